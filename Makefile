@@ -1,0 +1,67 @@
+# ftrun build. `make` builds build/ftrun; `make test` runs every test;
+# `make demo` runs an example graph; `make install` honours PREFIX and DESTDIR.
+# Missing Debian packages are installed by `make deps`, which the other
+# targets call when a header or tool is missing.
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+BUILD ?= build
+CC ?= cc
+PYTHON ?= /usr/bin/python3
+
+WARN := -Wall -Wextra -Werror -Wswitch-enum -Wshadow -Wno-unused-parameter -Wstrict-prototypes
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 $(WARN) -fopenmp -D_FILE_OFFSET_BITS=64 -MMD -MP
+LDLIBS := -lcjson -lopenblas -lz -lm -fopenmp
+
+SRCS := $(wildcard src/*.c src/graph/*.c src/runtime/*.c src/cpu/*.c src/cli/*.c)
+OBJS := $(SRCS:%.c=$(BUILD)/%.o)
+DEPS_STAMP := $(BUILD)/.deps-ok
+
+.PHONY: all deps demo test test-asan asan install uninstall clean check-deps
+
+all: $(BUILD)/ftrun
+
+# Debian packages the build and the tests need.
+DEB_PKGS := libcjson-dev zlib1g-dev libopenblas-dev bats python3-numpy valgrind man-db
+deps:
+	@scripts/deps.sh $(DEB_PKGS)
+
+$(DEPS_STAMP):
+	@scripts/deps.sh --if-missing $(DEB_PKGS)
+	@mkdir -p $(BUILD) && touch $@
+
+$(BUILD)/ftrun: $(OBJS)
+	$(CC) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
+
+$(BUILD)/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+-include $(OBJS:.o=.d)
+
+demo: $(BUILD)/ftrun
+	$(BUILD)/ftrun graphs/transformer_block.json -o $(BUILD)/demo-out -n 10
+	@echo "results in $(BUILD)/demo-out (timing.json and one .npy per output)"
+
+test: $(BUILD)/ftrun
+	@FTRUN=$(abspath $(BUILD)/ftrun) PYTHON=$(PYTHON) tests/run.sh
+
+# Address and undefined-behaviour sanitizers over the whole suite.
+asan:
+	$(MAKE) BUILD=build/asan CC=gcc CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" LDFLAGS="-fsanitize=address,undefined" build/asan/ftrun
+test-asan: asan
+	@FTRUN=$(abspath build/asan/ftrun) PYTHON=$(PYTHON) ASAN_OPTIONS=detect_leaks=1 tests/run.sh
+
+install: $(BUILD)/ftrun
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
+	install -m 755 $(BUILD)/ftrun $(DESTDIR)$(PREFIX)/bin/ftrun
+	install -m 644 man/ftrun.1 $(DESTDIR)$(PREFIX)/share/man/man1/ftrun.1
+	install -m 644 man/ftrun-graph.5 $(DESTDIR)$(PREFIX)/share/man/man5/ftrun-graph.5
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/ftrun $(DESTDIR)$(PREFIX)/share/man/man1/ftrun.1 \
+	      $(DESTDIR)$(PREFIX)/share/man/man5/ftrun-graph.5
+
+clean:
+	rm -rf build ftrun-out

@@ -1,0 +1,62 @@
+/* Shared basics: status codes, the error value every fallible function fills.
+ *
+ * Errors are values. A function that can fail returns an ft_status and, on
+ * failure, writes a complete human-readable message into the caller-owned
+ * ft_error. The message names the file, node, op and values involved; the
+ * command line prints it as "ftrun: error: <msg>" and exits with the code.
+ *
+ *   ft_error err = {0};
+ *   if (ft_graph_load(path, &opts, &g, &err)) { report(&err); return err.code; }
+ */
+#ifndef FT_COMMON_H
+#define FT_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FT_VERSION "0.1.0"
+
+/* Exit codes of the command line, and the status values of the library. */
+typedef enum {
+    FT_OK = 0,
+    FT_EMISMATCH = 1, /* a comparison found values out of tolerance */
+    FT_EUSAGE = 2,    /* bad command line */
+    FT_EGRAPH = 3,    /* invalid graph or input data */
+    FT_ERUNTIME = 4,  /* device, memory, kernel or output failure */
+} ft_status;
+
+typedef struct ft_error {
+    ft_status code;
+    char msg[2048];
+} ft_error;
+
+#if defined(__GNUC__)
+#define FT_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define FT_PRINTF(a, b)
+#endif
+
+/* Fill err (if not NULL) and return code. Never returns FT_OK unless given it. */
+ft_status ft_err(ft_error *err, ft_status code, const char *fmt, ...) FT_PRINTF(3, 4);
+/* Prepend "prefix: " to an existing message (used to add file or node context). */
+void ft_err_prefix(ft_error *err, const char *fmt, ...) FT_PRINTF(2, 3);
+
+/* Allocation helpers: return NULL on failure (callers report FT_ERUNTIME). */
+void *ft_malloc(size_t n);
+void *ft_calloc(size_t n, size_t size);
+void *ft_realloc(void *p, size_t n);
+char *ft_strdup(const char *s);
+
+/* Checked arithmetic: return 0 on success, 1 on overflow. */
+static inline int ft_mul_overflow(uint64_t a, uint64_t b, uint64_t *out)
+{
+    return __builtin_mul_overflow(a, b, out);
+}
+static inline int ft_add_overflow(uint64_t a, uint64_t b, uint64_t *out)
+{
+    return __builtin_add_overflow(a, b, out);
+}
+
+#define FT_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif

@@ -1,0 +1,49 @@
+/* CPU reference backend: kernel entry points, one file per op family.
+ * Each kernel has the ft_kernel_fn signature (runtime/backend.h) and is listed
+ * in the kernel table of cpu_backend.c with the dtypes it handles.
+ * Parallelism: OpenMP, with num_threads(k->threads); small tensors run serial. */
+#ifndef FT_CPU_H
+#define FT_CPU_H
+
+#include "../runtime/backend.h"
+
+/* Dtype sets the CPU backend implements today (f16/bf16 still to come for math). */
+#define CPU_FLOAT (FT_M(F32) | FT_M(F64))
+#define CPU_NUM (CPU_FLOAT | FT_DT_INT)
+#define CPU_SIGNED (CPU_FLOAT | FT_DT_SINT)
+#define CPU_ANY (CPU_NUM | FT_DT_BOOL)
+#define CPU_BYTES FT_DT_ANY /* pure data movement: every dtype */
+
+/* Below this many elements a kernel should not spawn threads. */
+#define CPU_PAR_MIN 32768
+
+/* elementwise.c */
+ft_status cpu_unary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_cast(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_binary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_variadic(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_where(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* matmul.c */
+ft_status cpu_matmul(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_gemm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* reduce.c */
+ft_status cpu_reduce(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_arg(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_cumsum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* norm.c */
+ft_status cpu_softmax(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_layer_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_rms_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* movement.c */
+ft_status cpu_copy(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_transpose(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_expand(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_tile(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_concat(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_split(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_slice(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_gather(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_gather_elements(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_pad(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+
+#endif

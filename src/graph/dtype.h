@@ -1,0 +1,69 @@
+/* Element types. The order of FT_DTYPES is the enum order and the bit order of
+ * ft_dtype_mask; names are the graph-format names (NumPy aliases also parse).
+ *
+ *   ft_dtype dt;
+ *   if (ft_dtype_parse("float32", &dt) == 0) size_t sz = ft_dtype_size(dt);
+ */
+#ifndef FT_DTYPE_H
+#define FT_DTYPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* X(ENUM, name, size, numpy descr) */
+#define FT_DTYPES(X)              \
+    X(F16, "f16", 2, "<f2")       \
+    X(BF16, "bf16", 2, "<f4")     \
+    X(F32, "f32", 4, "<f4")       \
+    X(F64, "f64", 8, "<f8")       \
+    X(I8, "i8", 1, "|i1")         \
+    X(I16, "i16", 2, "<i2")       \
+    X(I32, "i32", 4, "<i4")       \
+    X(I64, "i64", 8, "<i8")       \
+    X(U8, "u8", 1, "|u1")         \
+    X(BOOL, "bool", 1, "|b1")
+
+typedef enum {
+#define X(e, n, s, d) FT_##e,
+    FT_DTYPES(X)
+#undef X
+    FT_DTYPE_COUNT
+} ft_dtype;
+
+typedef uint32_t ft_dtype_mask;
+#define FT_M(e) ((ft_dtype_mask)1u << FT_##e)
+#define FT_DT_FLOAT (FT_M(F16) | FT_M(BF16) | FT_M(F32) | FT_M(F64))
+#define FT_DT_SINT (FT_M(I8) | FT_M(I16) | FT_M(I32) | FT_M(I64))
+#define FT_DT_INT (FT_DT_SINT | FT_M(U8))
+#define FT_DT_NUM (FT_DT_FLOAT | FT_DT_INT)
+#define FT_DT_SIGNED (FT_DT_FLOAT | FT_DT_SINT)
+#define FT_DT_BOOL FT_M(BOOL)
+#define FT_DT_ANY (FT_DT_NUM | FT_DT_BOOL)
+#define FT_DT_INDEX (FT_M(I32) | FT_M(I64))
+
+const char *ft_dtype_name(ft_dtype dt);
+size_t ft_dtype_size(ft_dtype dt);
+/* NumPy .npy descr for this dtype (bf16 is stored as f32). */
+const char *ft_dtype_npy_descr(ft_dtype dt);
+/* Parse a graph-format name or NumPy alias. Returns 0 on success. */
+int ft_dtype_parse(const char *s, ft_dtype *out);
+static inline int ft_dtype_in(ft_dtype dt, ft_dtype_mask m) { return (m >> dt) & 1u; }
+static inline int ft_dtype_is_float(ft_dtype dt) { return ft_dtype_in(dt, FT_DT_FLOAT); }
+static inline int ft_dtype_is_int(ft_dtype dt) { return ft_dtype_in(dt, FT_DT_INT); }
+/* "f32, f64 or i64" style list of the dtypes in a mask, into buf. */
+const char *ft_dtype_mask_str(ft_dtype_mask m, char *buf, size_t n);
+
+/* Scalar conversion helpers used by value loading and the CPU backend. */
+float ft_f16_to_f32(uint16_t h);
+uint16_t ft_f32_to_f16(float f);   /* round to nearest even, overflow to inf */
+float ft_bf16_to_f32(uint16_t h);
+uint16_t ft_f32_to_bf16(float f);  /* round to nearest even */
+
+/* Read element i of a buffer of dtype dt as double / int64, and store. Slow
+ * generic paths for value loading, comparison and rare kernels. */
+double ft_load_f64(const void *p, ft_dtype dt, size_t i);
+int64_t ft_load_i64(const void *p, ft_dtype dt, size_t i);
+void ft_store_f64(void *p, ft_dtype dt, size_t i, double v);
+void ft_store_i64(void *p, ft_dtype dt, size_t i, int64_t v);
+
+#endif

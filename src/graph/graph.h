@@ -1,0 +1,99 @@
+/* The graph in memory: tensors, nodes, attributes.
+ *
+ * Ownership: the graph owns every tensor, node, attribute, string and value
+ * buffer in it; ft_graph_free releases all of it. ft_graph_free(NULL) is a no-op.
+ *
+ *   ft_load_opts o = {.seed_override = -1};
+ *   ft_graph *g; ft_error err = {0};
+ *   if (ft_graph_load("mlp.json", &o, &g, &err)) ... err.msg, err.code
+ *   if (ft_graph_validate(g, &err)) ...      // topological order + inference
+ *   for (int k = 0; k < g->n_nodes; k++) { ft_node *n = &g->nodes[g->order[k]]; ... }
+ *   ft_graph_free(g);
+ */
+#ifndef FT_GRAPH_H
+#define FT_GRAPH_H
+
+#include "../common.h"
+#include "dtype.h"
+#include "ops.h"
+#include "shape.h"
+
+enum {
+    FT_TF_DECLARED = 1 << 0, /* listed under "tensors" */
+    FT_TF_INPUT = 1 << 1,    /* listed under "inputs" */
+    FT_TF_OUTPUT = 1 << 2,   /* listed under "outputs" */
+    FT_TF_VALUE = 1 << 3,    /* has a host value (data, file or init) */
+    FT_TF_INFERRED = 1 << 4, /* dtype and shape known (declared or inferred) */
+};
+
+typedef struct ft_tensor {
+    char *name;
+    ft_dtype dtype;
+    ft_shape shape;
+    unsigned flags;
+    int producer;    /* node index, or -1 */
+    int n_readers;   /* number of node input slots reading it */
+    void *value;     /* host bytes (row-major, dtype-sized), owned; NULL if none */
+    size_t value_bytes;
+    const char *source; /* "data", "file", "init", "--input", or NULL (static string) */
+} ft_tensor;
+
+typedef struct ft_node {
+    char *name;      /* given or "<op>_<index>" */
+    ft_op op;
+    int index;       /* position in the file's "nodes" array */
+    int n_in, n_out;
+    int *in;         /* tensor indices; -1 for an omitted optional input */
+    int *out;        /* tensor indices */
+    ft_attr_val *attrs; /* one per entry of ft_op_get(op)->attrs, defaults filled */
+} ft_node;
+
+typedef struct ft_graph {
+    char *file;      /* path as given */
+    char *dir;       /* folder of the file, for relative value files */
+    char *name;      /* "name" or the file's base name */
+    ft_tensor *tensors;
+    int n_tensors, cap_tensors;
+    ft_node *nodes;
+    int n_nodes;
+    int *inputs, n_inputs;
+    int *outputs, n_outputs;
+    int *order;      /* topological order of node indices (after validate) */
+    struct ft_strmap *tmap; /* tensor name -> index */
+} ft_graph;
+
+typedef struct ft_load_opts {
+    int64_t seed_override; /* replaces every random init's seed when >= 0 */
+} ft_load_opts;
+
+/* Parse a JSON graph file and load every value source. */
+ft_status ft_graph_load(const char *path, const ft_load_opts *opts, ft_graph **out, ft_error *err);
+/* Same, from a buffer (path is used for messages and relative files). */
+ft_status ft_graph_load_json(const char *path, const char *text, size_t len, const ft_load_opts *opts,
+                             ft_graph **out, ft_error *err);
+/* Topological order (refusing cycles), shape and dtype inference of every node,
+ * checks of declarations against inference, value presence. */
+ft_status ft_graph_validate(ft_graph *g, ft_error *err);
+void ft_graph_free(ft_graph *g);
+
+/* Tensor index by name, or -1. */
+int ft_graph_find(const ft_graph *g, const char *name);
+static inline size_t ft_tensor_bytes(const ft_tensor *t) { return (size_t)ft_numel(&t->shape) * ft_dtype_size(t->dtype); }
+
+/* Error with node context: "FILE: node 'NAME' (OP): message", code FT_EGRAPH unless given. */
+ft_status ft_node_err(ft_error *err, ft_status code, const ft_graph *g, const ft_node *n, const char *fmt, ...)
+    FT_PRINTF(5, 6);
+
+/* Counter-based generator used by "init" (Philox-4x32-10); see ftrun-graph(5). */
+void ft_philox4x32(uint64_t counter, uint64_t key, uint32_t out[4]);
+/* Fill buf (numel elements of dt) from an init spec. kind: 0 fill, 1 arange,
+ * 2 uniform, 3 normal. a/b: value / start,step / low,high / mean,std. */
+void ft_init_values(void *buf, ft_dtype dt, uint64_t numel, int kind, double a, double b, uint64_t seed);
+
+/* Small string -> int hash map (owned keys). */
+struct ft_strmap *ft_strmap_new(void);
+void ft_strmap_free(struct ft_strmap *m);
+int ft_strmap_get(const struct ft_strmap *m, const char *key);          /* -1 if absent */
+int ft_strmap_put(struct ft_strmap *m, const char *key, int value);     /* 0 ok, -1 no memory */
+
+#endif

@@ -1,0 +1,111 @@
+/* The op table (ops.def expanded) and attribute access.
+ *
+ *   const ft_op_info *oi = ft_op_get(FT_OP_SOFTMAX);  // name, arity, attrs, infer, flops
+ *   ft_op op; if (ft_op_lookup("softmax", &op) == 0) ...
+ *   int64_t axis = ft_attr(node, "axis")->i;           // defaults already filled in
+ *
+ * Attribute values of a node live in node->attrs, one per schema entry, in
+ * schema order; ft_attr() finds one by name (an unknown name is a programming
+ * error and aborts).
+ */
+#ifndef FT_OPS_H
+#define FT_OPS_H
+
+#include "../common.h"
+#include "dtype.h"
+#include "shape.h"
+
+typedef enum {
+#define X(e, name, mi, ma, mo, mao, dt, attrs, inf, fl) FT_OP_##e,
+#include "ops.def"
+#undef X
+    FT_OP_COUNT
+} ft_op;
+
+typedef enum { FT_ATTR_INT, FT_ATTR_FLOAT, FT_ATTR_STRING, FT_ATTR_INTS, FT_ATTR_FLOATS } ft_attr_type;
+
+typedef struct ft_attr_def {
+    char name[40];
+    ft_attr_type type;
+    int required;    /* no default: must be given */
+    int has_default; /* a default value exists ("=?" means neither) */
+    int64_t i;       /* default for INT */
+    double f;        /* default for FLOAT */
+    char s[40];      /* default for STRING */
+} ft_attr_def;
+
+typedef struct ft_attr_val {
+    int given;       /* set in the file */
+    int present;     /* given or defaulted */
+    int64_t i;
+    double f;
+    char *s;         /* owned */
+    int n;           /* INTS / FLOATS length */
+    int64_t *ints;   /* owned */
+    double *floats;  /* owned */
+} ft_attr_val;
+
+/* Dtype and shape of one tensor during inference. */
+typedef struct ft_tinfo {
+    ft_dtype dtype;
+    ft_shape shape;
+} ft_tinfo;
+
+struct ft_graph;
+struct ft_node;
+
+/* What an inference function sees. in[i] is NULL for an omitted optional input;
+ * the function fills out[0..n_out-1]. Fail with ft_infer_fail(). */
+typedef struct ft_infer_ctx {
+    const struct ft_graph *g;
+    const struct ft_node *node;
+    int n_in, n_out;
+    const ft_tinfo *const *in;
+    ft_tinfo *out;
+    ft_error *err;
+} ft_infer_ctx;
+
+typedef ft_status (*ft_infer_fn)(ft_infer_ctx *c);
+typedef uint64_t (*ft_flops_fn)(const struct ft_node *n, const ft_tinfo *const *in, const ft_tinfo *out);
+
+typedef struct ft_op_info {
+    const char *name;
+    int min_in, max_in, min_out, max_out; /* max -1: unbounded */
+    ft_dtype_mask dtypes;                 /* accepted dtypes of input 0 */
+    const char *attr_schema;
+    int n_attrs;
+    const ft_attr_def *attrs;
+    ft_infer_fn infer; /* ft_infer_unavailable: known op, not in this version */
+    int available;     /* infer != ft_infer_unavailable */
+    ft_flops_fn flops;
+} ft_op_info;
+
+const ft_op_info *ft_op_get(ft_op op);
+const char *ft_op_name(ft_op op);
+int ft_op_lookup(const char *name, ft_op *out);
+/* Index of attribute `name` in op's schema, or -1. */
+int ft_op_attr_index(ft_op op, const char *name);
+/* Attribute of a node by name (aborts on a name not in the op's schema). */
+const ft_attr_val *ft_attr(const struct ft_node *n, const char *name);
+
+/* "did you mean 'x', 'y'?" style suggestion of close names into buf ("" if none). */
+const char *ft_suggest(const char *name, const char *const *cands, int n, char *buf, size_t bufsz);
+/* Suggestion among op names. */
+const char *ft_suggest_op(const char *name, char *buf, size_t bufsz);
+
+/* Fail inference with "FILE: node 'N' (op): message" and FT_EGRAPH. */
+ft_status ft_infer_fail(ft_infer_ctx *c, const char *fmt, ...) FT_PRINTF(2, 3);
+
+/* Inference functions named in ops.def. */
+#define X(e, name, mi, ma, mo, mao, dt, attrs, inf, fl) ft_status inf(ft_infer_ctx *c);
+#include "ops.def"
+#undef X
+/* FLOP counters named in ops.def. */
+uint64_t ft_flops_none(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
+uint64_t ft_flops_out(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
+uint64_t ft_flops_in(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
+uint64_t ft_flops_norm(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
+uint64_t ft_flops_matmul(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
+uint64_t ft_flops_gemm(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
+
+#endif

@@ -1,0 +1,89 @@
+#include "shape.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int ft_shape_numel(const ft_shape *s, uint64_t *n)
+{
+    uint64_t p = 1;
+    for (int i = 0; i < s->rank; i++) {
+        if (s->dims[i] < 0 || __builtin_mul_overflow(p, (uint64_t)s->dims[i], &p))
+            return 1;
+    }
+    *n = p;
+    return 0;
+}
+
+uint64_t ft_numel(const ft_shape *s)
+{
+    uint64_t p = 1;
+    for (int i = 0; i < s->rank; i++)
+        p *= (uint64_t)s->dims[i];
+    return p;
+}
+
+int ft_shape_eq(const ft_shape *a, const ft_shape *b)
+{
+    if (a->rank != b->rank)
+        return 0;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i])
+            return 0;
+    return 1;
+}
+
+const char *ft_shape_str(const ft_shape *s, char *buf)
+{
+    size_t len = 0;
+    buf[len++] = '[';
+    for (int i = 0; i < s->rank && len < FT_SHAPE_STR - 24; i++)
+        len += (size_t)snprintf(buf + len, FT_SHAPE_STR - len, "%s%lld", i ? "," : "", (long long)s->dims[i]);
+    buf[len++] = ']';
+    buf[len] = 0;
+    return buf;
+}
+
+int ft_broadcast(const ft_shape *a, const ft_shape *b, ft_shape *out)
+{
+    ft_shape r;
+    r.rank = a->rank > b->rank ? a->rank : b->rank;
+    for (int i = 0; i < r.rank; i++) {
+        int ia = a->rank - r.rank + i, ib = b->rank - r.rank + i;
+        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+        if (da == db || db == 1)
+            r.dims[i] = da;
+        else if (da == 1)
+            r.dims[i] = db;
+        else
+            return -1;
+    }
+    *out = r;
+    return 0;
+}
+
+int ft_axis(int64_t axis, int rank, int *out)
+{
+    if (axis < -(int64_t)rank || axis >= rank)
+        return -1;
+    *out = (int)(axis < 0 ? axis + rank : axis);
+    return 0;
+}
+
+void ft_strides(const ft_shape *s, int64_t *strides)
+{
+    int64_t st = 1;
+    for (int i = s->rank - 1; i >= 0; i--) {
+        strides[i] = st;
+        st *= s->dims[i];
+    }
+}
+
+void ft_broadcast_strides(const ft_shape *in, const ft_shape *out, int64_t *strides)
+{
+    int64_t own[FT_MAX_RANK];
+    ft_strides(in, own);
+    for (int i = 0; i < out->rank; i++) {
+        int j = in->rank - out->rank + i;
+        strides[i] = (j < 0 || in->dims[j] == 1) ? 0 : own[j];
+    }
+}

@@ -1,0 +1,82 @@
+/* The backend interface: one struct of function pointers plus a kernel table
+ * indexed by op. The executor (exec.c) is the only caller. Memory handles are
+ * opaque device pointers: on the CPU they are host pointers, on CUDA device
+ * pointers; the executor only ever does pointer arithmetic on them and passes
+ * them back. Copies take a stream-ordered form so a device backend can queue
+ * them asynchronously; sync() waits for everything queued.
+ *
+ * Ownership: a backend context is created by open() and released by close();
+ * memory from alloc() is released by release() before close(). close(NULL)
+ * is a no-op.
+ *
+ * Support of op X in dtype Y is read from kernels[X].dtypes (a mask of the
+ * dtype of input 0), never from a separate list.
+ *
+ *   const ft_backend *be = ft_backend_find("cpu");
+ *   ft_backend_ctx *ctx; be->open(&opts, &ctx, &err);
+ *   void *arena; be->alloc(ctx, bytes, &arena, &err);
+ *   be->upload(ctx, arena + off, host, n, &err); ...; be->sync(ctx, &err);
+ */
+#ifndef FT_BACKEND_H
+#define FT_BACKEND_H
+
+#include "../common.h"
+#include "../graph/graph.h"
+
+/* A tensor as a kernel sees it: contiguous row-major data in backend memory.
+ * data is NULL for an omitted optional input. */
+typedef struct ft_view {
+    void *data;
+    ft_dtype dtype;
+    ft_shape shape;
+} ft_view;
+
+typedef struct ft_backend_ctx ft_backend_ctx;
+
+/* Everything a kernel gets besides its tensors. */
+typedef struct ft_kctx {
+    ft_backend_ctx *be;   /* the backend's own context */
+    const ft_graph *g;    /* for messages (ft_node_err) */
+    int threads;          /* CPU threads to use (>= 1) */
+    ft_error *err;
+} ft_kctx;
+
+/* A kernel: reads in[0..node->n_in-1], writes out[0..node->n_out-1].
+ * Returns FT_OK, or fills k->err (naming the node via ft_node_err) and returns
+ * FT_EGRAPH for bad data (index out of range, integer division by zero) or
+ * FT_ERUNTIME for a device or library failure. */
+typedef ft_status (*ft_kernel_fn)(ft_kctx *k, const ft_node *node, const ft_view *in, ft_view *out);
+
+typedef struct ft_kernel {
+    ft_kernel_fn fn;      /* NULL: op not implemented by this backend */
+    ft_dtype_mask dtypes; /* dtypes of input 0 it handles */
+} ft_kernel;
+
+typedef struct ft_backend_opts {
+    int device_index; /* cuda:N */
+    int threads;      /* 0: all cores */
+    int allow_tf32;
+} ft_backend_opts;
+
+typedef struct ft_backend {
+    const char *name; /* "cpu", "cuda" */
+    ft_status (*open)(const ft_backend_opts *o, ft_backend_ctx **out, ft_error *err);
+    void (*close)(ft_backend_ctx *c);
+    /* The device for reports ("cpu (x86_64, 16 threads)"). */
+    const char *(*describe)(ft_backend_ctx *c);
+    ft_status (*alloc)(ft_backend_ctx *c, size_t bytes, void **out, ft_error *err);
+    void (*release)(ft_backend_ctx *c, void *p);
+    ft_status (*upload)(ft_backend_ctx *c, void *dst, const void *src, size_t n, ft_error *err);
+    ft_status (*download)(ft_backend_ctx *c, void *dst, const void *src, size_t n, ft_error *err);
+    ft_status (*sync)(ft_backend_ctx *c, ft_error *err);
+    const ft_kernel *kernels; /* [FT_OP_COUNT] */
+} ft_backend;
+
+extern const ft_backend ft_cpu_backend;
+
+/* Backend by device name prefix ("cpu", "cuda"); NULL if not built in or not loadable. */
+const ft_backend *ft_backend_find(const char *name);
+/* 1 if the backend implements node's op for the dtype of its input 0. */
+int ft_backend_supports(const ft_backend *be, ft_op op, ft_dtype dt);
+
+#endif
