@@ -1,0 +1,333 @@
+#include "report.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Linear interpolation between closest ranks, as numpy.percentile's default. */
+static double pct(const double *sorted, int n, double q)
+{
+    double pos = q * (n - 1);
+    int lo = (int)floor(pos), hi = lo + 1 < n ? lo + 1 : lo;
+    return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
+}
+
+void ft_stats_compute(const double *ms, int n, ft_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    if (n <= 0)
+        return;
+    double *v = malloc((size_t)n * sizeof(double));
+    if (!v)
+        return;
+    memcpy(v, ms, (size_t)n * sizeof(double));
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += v[i];
+    s->min = v[0];
+    s->max = v[n - 1];
+    s->mean = sum / n;
+    s->median = pct(v, n, 0.5);
+    s->p90 = pct(v, n, 0.9);
+    s->p99 = pct(v, n, 0.99);
+    free(v);
+}
+
+void ft_sanitize_name(const char *name, char *buf, size_t n)
+{
+    size_t i = 0;
+    for (; name[i] && i + 1 < n; i++) {
+        char c = name[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+        buf[i] = ok ? c : '_';
+    }
+    buf[i] = 0;
+}
+
+ft_status ft_mkdirs(const char *dir, ft_error *err)
+{
+    char path[4096];
+    if (strlen(dir) >= sizeof path)
+        return ft_err(err, FT_ERUNTIME, "output directory name too long");
+    strcpy(path, dir);
+    for (char *p = path + 1;; p++) {
+        if (*p == '/' || *p == 0) {
+            char c = *p;
+            *p = 0;
+            struct stat st;
+            if (stat(path, &st) != 0) {
+                if (mkdir(path, 0777) != 0 && errno != EEXIST)
+                    return ft_err(err, FT_ERUNTIME, "cannot create output directory '%s': %s", path, strerror(errno));
+            } else if (!S_ISDIR(st.st_mode)) {
+                return ft_err(err, FT_ERUNTIME, "cannot create output directory '%s': '%s' exists and is not a directory",
+                              dir, path);
+            }
+            *p = c;
+            if (!c)
+                break;
+        }
+    }
+    return FT_OK;
+}
+
+static ft_status outset_add(ft_outset *s, const char *dir, const char *fname, ft_error *err, char **tmp_out)
+{
+    if (s->n == s->cap) {
+        int nc = s->cap ? s->cap * 2 : 8;
+        char **nt = realloc(s->tmp, (size_t)nc * sizeof(char *));
+        if (!nt)
+            return ft_err(err, FT_ERUNTIME, "out of memory");
+        s->tmp = nt;
+        char **nf = realloc(s->final, (size_t)nc * sizeof(char *));
+        if (!nf)
+            return ft_err(err, FT_ERUNTIME, "out of memory");
+        s->final = nf;
+        s->cap = nc;
+    }
+    size_t len = strlen(dir) + strlen(fname) + 48;
+    char *fin = malloc(len), *tmp = malloc(len);
+    if (!fin || !tmp) {
+        free(fin), free(tmp);
+        return ft_err(err, FT_ERUNTIME, "out of memory");
+    }
+    snprintf(fin, len, "%s/%s", dir, fname);
+    snprintf(tmp, len, "%s/.%s.tmp%ld", dir, fname, (long)getpid());
+    s->tmp[s->n] = tmp;
+    s->final[s->n] = fin;
+    s->n++;
+    *tmp_out = tmp;
+    return FT_OK;
+}
+
+ft_status ft_outset_npy(ft_outset *s, const char *dir, const char *fname, ft_dtype dt, const ft_shape *shape,
+                        const void *data, ft_error *err)
+{
+    char *tmp;
+    ft_status st = outset_add(s, dir, fname, err, &tmp);
+    if (st)
+        return st;
+    st = ft_npy_write_file(tmp, dt, shape, data, err);
+    if (st)
+        snprintf(err->msg, sizeof err->msg, "cannot write %s/%s: %s", dir, fname, strerror(errno ? errno : EIO));
+    return st;
+}
+
+ft_status ft_outset_text(ft_outset *s, const char *dir, const char *fname, const char *text, ft_error *err)
+{
+    char *tmp;
+    ft_status st = outset_add(s, dir, fname, err, &tmp);
+    if (st)
+        return st;
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return ft_err(err, FT_ERUNTIME, "cannot write %s/%s: %s", dir, fname, strerror(errno));
+    size_t n = strlen(text);
+    int bad = fwrite(text, 1, n, f) != n;
+    if (fclose(f) != 0 || bad)
+        return ft_err(err, FT_ERUNTIME, "cannot write %s/%s: %s", dir, fname, strerror(errno ? errno : EIO));
+    return FT_OK;
+}
+
+static void outset_free(ft_outset *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        free(s->tmp[i]);
+        free(s->final[i]);
+    }
+    free(s->tmp);
+    free(s->final);
+    memset(s, 0, sizeof *s);
+}
+
+void ft_outset_abort(ft_outset *s)
+{
+    for (int i = 0; i < s->n; i++)
+        unlink(s->tmp[i]);
+    outset_free(s);
+}
+
+ft_status ft_outset_commit(ft_outset *s, ft_error *err)
+{
+    for (int i = 0; i < s->n; i++)
+        if (rename(s->tmp[i], s->final[i]) != 0) {
+            ft_err(err, FT_ERUNTIME, "cannot rename %s to %s: %s", s->tmp[i], s->final[i], strerror(errno));
+            for (int j = 0; j < i; j++)
+                unlink(s->final[j]);
+            ft_outset_abort(s);
+            return FT_ERUNTIME;
+        }
+    outset_free(s);
+    return FT_OK;
+}
+
+static double r6(double v) { return round(v * 1e6) / 1e6; }
+
+char *ft_timing_json(const ft_graph *g, const ft_plan *p, const ft_run_result *r, const ft_timing_info *ti)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return NULL;
+    cJSON_AddStringToObject(root, "ftrun_version", FT_VERSION);
+    cJSON *jg = cJSON_AddObjectToObject(root, "graph");
+    cJSON_AddStringToObject(jg, "name", g->name);
+    cJSON_AddStringToObject(jg, "file", g->file);
+    cJSON_AddNumberToObject(jg, "nodes", g->n_nodes);
+    cJSON *jd = cJSON_AddObjectToObject(root, "device");
+    cJSON_AddStringToObject(jd, "name", ti->device_name);
+    cJSON_AddStringToObject(jd, "description", ti->device_desc);
+    cJSON_AddNumberToObject(root, "warmup", ti->warmup);
+    cJSON_AddNumberToObject(root, "iterations", r->n_runs);
+    cJSON_AddNumberToObject(root, "load_ms", r6(ti->load_ms));
+    cJSON_AddNumberToObject(root, "plan_ms", r6(ti->plan_ms));
+    cJSON_AddNumberToObject(root, "h2d_ms", r6(r->h2d_ms));
+    cJSON_AddNumberToObject(root, "d2h_ms", r6(r->d2h_ms));
+    ft_stats s;
+    ft_stats_compute(r->run_ms, r->n_runs, &s);
+    cJSON *jr = cJSON_AddObjectToObject(root, "run_ms");
+    cJSON_AddNumberToObject(jr, "min", r6(s.min));
+    cJSON_AddNumberToObject(jr, "median", r6(s.median));
+    cJSON_AddNumberToObject(jr, "mean", r6(s.mean));
+    cJSON_AddNumberToObject(jr, "p90", r6(s.p90));
+    cJSON_AddNumberToObject(jr, "p99", r6(s.p99));
+    cJSON_AddNumberToObject(jr, "max", r6(s.max));
+    cJSON *jm = cJSON_AddObjectToObject(root, "memory");
+    cJSON_AddNumberToObject(jm, "planned_peak_bytes", (double)p->arena_bytes);
+    cJSON_AddNumberToObject(jm, "unplanned_bytes", (double)p->unplanned_bytes);
+    cJSON_AddNumberToObject(jm, "weights_bytes", (double)p->weights_bytes);
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text)
+        return NULL;
+    size_t n = strlen(text);
+    char *out = malloc(n + 2);
+    if (out) {
+        memcpy(out, text, n);
+        out[n] = '\n';
+        out[n + 1] = 0;
+    }
+    cJSON_free(text);
+    return out;
+}
+
+static void node_costs(const ft_graph *g, const ft_node *n, uint64_t *flops, uint64_t *bytes)
+{
+    const ft_tinfo *in[64];
+    ft_tinfo insto[64], out[64];
+    *bytes = 0;
+    for (int i = 0; i < n->n_in && i < 64; i++) {
+        if (n->in[i] < 0) {
+            in[i] = NULL;
+            continue;
+        }
+        const ft_tensor *t = &g->tensors[n->in[i]];
+        insto[i] = (ft_tinfo){t->dtype, t->shape};
+        in[i] = &insto[i];
+        *bytes += ft_tensor_bytes(t);
+    }
+    for (int o = 0; o < n->n_out && o < 64; o++) {
+        const ft_tensor *t = &g->tensors[n->out[o]];
+        out[o] = (ft_tinfo){t->dtype, t->shape};
+        *bytes += ft_tensor_bytes(t);
+    }
+    *flops = ft_op_get(n->op)->flops(n, in, out);
+}
+
+static const char *human(uint64_t b, char *buf, size_t n)
+{
+    if (b < 1024)
+        snprintf(buf, n, "%llu B", (unsigned long long)b);
+    else if (b < 1024 * 1024)
+        snprintf(buf, n, "%.1f KiB", b / 1024.0);
+    else if (b < 1024ull * 1024 * 1024)
+        snprintf(buf, n, "%.1f MiB", b / 1048576.0);
+    else
+        snprintf(buf, n, "%.2f GiB", b / 1073741824.0);
+    return buf;
+}
+
+static void print_tensor_line(FILE *f, const ft_tensor *t)
+{
+    char s[FT_SHAPE_STR];
+    fprintf(f, "  %-24s %-5s %-20s%s%s\n", t->name, ft_dtype_name(t->dtype), ft_shape_str(&t->shape, s),
+            t->source ? " value from " : "", t->source ? t->source : "");
+}
+
+void ft_print_info(FILE *f, const ft_graph *g, const ft_plan *p)
+{
+    char h1[32], h2[32], h3[32];
+    fprintf(f, "graph: %s\nfile: %s\nnodes: %d, tensors: %d\n", g->name, g->file, g->n_nodes, g->n_tensors);
+    fprintf(f, "inputs:%s\n", g->n_inputs ? "" : " (none)");
+    for (int i = 0; i < g->n_inputs; i++)
+        print_tensor_line(f, &g->tensors[g->inputs[i]]);
+    fprintf(f, "outputs:\n");
+    for (int i = 0; i < g->n_outputs; i++)
+        print_tensor_line(f, &g->tensors[g->outputs[i]]);
+    fprintf(f, "nodes (execution order):\n");
+    fprintf(f, "  %4s  %-24s %-18s %-32s %14s %14s\n", "#", "name", "op", "outputs", "flops", "bytes");
+    uint64_t tf = 0, tb = 0;
+    for (int k = 0; k < g->n_nodes; k++) {
+        const ft_node *n = &g->nodes[g->order[k]];
+        char outs[256] = "";
+        size_t len = 0;
+        for (int o = 0; o < n->n_out && len < sizeof outs - 64; o++) {
+            const ft_tensor *t = &g->tensors[n->out[o]];
+            char s[FT_SHAPE_STR];
+            len += (size_t)snprintf(outs + len, sizeof outs - len, "%s%s %s%s", o ? ", " : "", t->name,
+                                    ft_dtype_name(t->dtype), ft_shape_str(&t->shape, s));
+        }
+        uint64_t fl, by;
+        node_costs(g, n, &fl, &by);
+        tf += fl;
+        tb += by;
+        fprintf(f, "  %4d  %-24s %-18s %-32s %14llu %14llu\n", k, n->name, ft_op_name(n->op), outs, (unsigned long long)fl,
+                (unsigned long long)by);
+    }
+    fprintf(f, "  total: %llu flops, %llu bytes moved\n", (unsigned long long)tf, (unsigned long long)tb);
+    fprintf(f, "memory plan:\n");
+    fprintf(f, "  planned peak:     %llu bytes (%s): one arena\n", (unsigned long long)p->arena_bytes, human(p->arena_bytes, h1, sizeof h1));
+    fprintf(f, "  unplanned:        %llu bytes (%s): every tensor in its own buffer\n", (unsigned long long)p->unplanned_bytes,
+            human(p->unplanned_bytes, h2, sizeof h2));
+    fprintf(f, "  persistent:       %llu bytes (inputs, outputs, constants)\n", (unsigned long long)p->persistent_bytes);
+    fprintf(f, "  weights:          %llu bytes (%s)\n", (unsigned long long)p->weights_bytes, human(p->weights_bytes, h3, sizeof h3));
+    if (p->unplanned_bytes)
+        fprintf(f, "  saving:           %.1f%%\n", 100.0 * (1.0 - (double)p->arena_bytes / (double)p->unplanned_bytes));
+}
+
+void ft_print_ops(FILE *f, const ft_backend *only)
+{
+    const ft_backend *bes[] = {&ft_cpu_backend};
+    fprintf(f, "%-20s %-30s %s\n", "op", "dtypes (contract)", "backends");
+    for (int op = 0; op < FT_OP_COUNT; op++) {
+        const ft_op_info *oi = ft_op_get((ft_op)op);
+        char m[128];
+        fprintf(f, "%-20s %-30s", oi->name, ft_dtype_mask_str(oi->dtypes, m, sizeof m));
+        if (!oi->available) {
+            fprintf(f, " not available in this version\n");
+            continue;
+        }
+        for (size_t b = 0; b < FT_ARRAY_LEN(bes); b++) {
+            if (only && only != bes[b])
+                continue;
+            const ft_kernel *k = &bes[b]->kernels[op];
+            ft_dtype_mask mk = k->fn ? (k->dtypes & oi->dtypes) : 0;
+            char buf[128] = "";
+            size_t len = 0;
+            for (int d = 0; d < FT_DTYPE_COUNT; d++)
+                if (ft_dtype_in((ft_dtype)d, mk))
+                    len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", len ? " " : "", ft_dtype_name((ft_dtype)d));
+            fprintf(f, " %s: %s", bes[b]->name, mk ? buf : "-");
+        }
+        fprintf(f, "\n");
+    }
+}

@@ -1,0 +1,204 @@
+/* Graph lifetime, lookups, node-context errors, the string map, and the
+ * counter-based generator behind "init". */
+#include "graph.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ft_strmap {
+    char **keys;
+    int *vals;
+    size_t cap, len;
+};
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+struct ft_strmap *ft_strmap_new(void)
+{
+    struct ft_strmap *m = ft_calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->cap = 64;
+    m->keys = ft_calloc(m->cap, sizeof *m->keys);
+    m->vals = ft_calloc(m->cap, sizeof *m->vals);
+    if (!m->keys || !m->vals) {
+        ft_strmap_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void ft_strmap_free(struct ft_strmap *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->cap && m->keys; i++)
+        free(m->keys[i]);
+    free(m->keys);
+    free(m->vals);
+    free(m);
+}
+
+int ft_strmap_get(const struct ft_strmap *m, const char *key)
+{
+    for (size_t i = hash_str(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+        if (!m->keys[i])
+            return -1;
+        if (strcmp(m->keys[i], key) == 0)
+            return m->vals[i];
+    }
+}
+
+static void put_slot(char **keys, int *vals, size_t cap, char *key, int val)
+{
+    size_t i = hash_str(key) & (cap - 1);
+    while (keys[i])
+        i = (i + 1) & (cap - 1);
+    keys[i] = key;
+    vals[i] = val;
+}
+
+int ft_strmap_put(struct ft_strmap *m, const char *key, int value)
+{
+    if ((m->len + 1) * 2 > m->cap) {
+        size_t nc = m->cap * 2;
+        char **nk = ft_calloc(nc, sizeof *nk);
+        int *nv = ft_calloc(nc, sizeof *nv);
+        if (!nk || !nv) {
+            free(nk);
+            free(nv);
+            return -1;
+        }
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->keys[i])
+                put_slot(nk, nv, nc, m->keys[i], m->vals[i]);
+        free(m->keys);
+        free(m->vals);
+        m->keys = nk;
+        m->vals = nv;
+        m->cap = nc;
+    }
+    char *k = ft_strdup(key);
+    if (!k)
+        return -1;
+    put_slot(m->keys, m->vals, m->cap, k, value);
+    m->len++;
+    return 0;
+}
+
+int ft_graph_find(const ft_graph *g, const char *name) { return g->tmap ? ft_strmap_get(g->tmap, name) : -1; }
+
+static void free_attrs(ft_node *n)
+{
+    if (!n->attrs)
+        return;
+    const ft_op_info *oi = ft_op_get(n->op);
+    for (int i = 0; i < oi->n_attrs; i++) {
+        free(n->attrs[i].s);
+        free(n->attrs[i].ints);
+        free(n->attrs[i].floats);
+    }
+    free(n->attrs);
+}
+
+void ft_graph_free(ft_graph *g)
+{
+    if (!g)
+        return;
+    for (int i = 0; i < g->n_tensors; i++) {
+        free(g->tensors[i].name);
+        free(g->tensors[i].value);
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        free(g->nodes[i].name);
+        free(g->nodes[i].in);
+        free(g->nodes[i].out);
+        free_attrs(&g->nodes[i]);
+    }
+    free(g->tensors);
+    free(g->nodes);
+    free(g->inputs);
+    free(g->outputs);
+    free(g->order);
+    free(g->file);
+    free(g->dir);
+    free(g->name);
+    ft_strmap_free(g->tmap);
+    free(g);
+}
+
+ft_status ft_node_err(ft_error *err, ft_status code, const ft_graph *g, const ft_node *n, const char *fmt, ...)
+{
+    char msg[1536];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return ft_err(err, code, "%s: node '%s' (%s): %s", g && g->file ? g->file : "<graph>", n->name,
+                  ft_op_name(n->op), msg);
+}
+
+/* Philox-4x32-10, Salmon et al., "Parallel random numbers: as easy as 1, 2, 3" (SC11). */
+void ft_philox4x32(uint64_t counter, uint64_t key, uint32_t out[4])
+{
+    uint32_t c0 = (uint32_t)counter, c1 = (uint32_t)(counter >> 32), c2 = 0, c3 = 0;
+    uint32_t k0 = (uint32_t)key, k1 = (uint32_t)(key >> 32);
+    for (int r = 0; r < 10; r++) {
+        uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
+        uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0;
+        uint32_t n1 = (uint32_t)p1;
+        uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+        uint32_t n3 = (uint32_t)p0;
+        c0 = n0, c1 = n1, c2 = n2, c3 = n3;
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+    out[0] = c0, out[1] = c1, out[2] = c2, out[3] = c3;
+}
+
+static double unit53(uint32_t hi, uint32_t lo)
+{
+    return ((double)(hi >> 5) * 67108864.0 + (double)(lo >> 6)) * (1.0 / 9007199254740992.0);
+}
+
+static void store_init(void *buf, ft_dtype dt, uint64_t i, double v)
+{
+    if (ft_dtype_is_int(dt)) {
+        v = trunc(v);
+        ft_store_i64(buf, dt, (size_t)i, isnan(v) ? 0 : v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v);
+    } else {
+        ft_store_f64(buf, dt, (size_t)i, v);
+    }
+}
+
+void ft_init_values(void *buf, ft_dtype dt, uint64_t numel, int kind, double a, double b, uint64_t seed)
+{
+    for (uint64_t i = 0; i < numel; i++) {
+        double v;
+        if (kind == 0) {
+            v = a;
+        } else if (kind == 1) {
+            v = a + (double)i * b;
+        } else {
+            uint32_t w[4];
+            ft_philox4x32(i, seed, w);
+            double u1 = unit53(w[0], w[1]);
+            if (kind == 2) {
+                v = a + (b - a) * u1;
+            } else {
+                double u2 = unit53(w[2], w[3]);
+                v = a + b * sqrt(-2.0 * log(1.0 - u1)) * cos(2.0 * M_PI * u2);
+            }
+        }
+        store_init(buf, dt, i, v);
+    }
+}

@@ -1,0 +1,205 @@
+/* Graph validation: every tensor has exactly one origin, nodes are ordered
+ * topologically (a cycle is refused, naming its nodes), and shapes and dtypes
+ * are inferred node by node through the op table. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph.h"
+
+static ft_status check_origins(ft_graph *g, ft_error *err)
+{
+    for (int k = 0; k < g->n_nodes; k++) {
+        const ft_node *n = &g->nodes[k];
+        for (int i = 0; i < n->n_in; i++) {
+            if (n->in[i] < 0)
+                continue;
+            ft_tensor *t = &g->tensors[n->in[i]];
+            t->n_readers++;
+            if (t->producer < 0 && !(t->flags & FT_TF_DECLARED))
+                return ft_node_err(err, FT_EGRAPH, g, n,
+                                   "input '%s' is neither declared under \"tensors\" nor produced by any node", t->name);
+        }
+    }
+    for (int i = 0; i < g->n_tensors; i++) {
+        const ft_tensor *t = &g->tensors[i];
+        if (t->producer >= 0 && (t->flags & FT_TF_INPUT))
+            return ft_err(err, FT_EGRAPH, "%s: tensor '%s' is listed under \"inputs\" but is produced by node '%s'", g->file,
+                          t->name, g->nodes[t->producer].name);
+        if (t->producer >= 0 && (t->flags & FT_TF_VALUE))
+            return ft_err(err, FT_EGRAPH, "%s: tensor '%s' has a value source (%s) but is produced by node '%s'", g->file,
+                          t->name, t->source, g->nodes[t->producer].name);
+        if (t->producer < 0 && !(t->flags & (FT_TF_INPUT | FT_TF_VALUE)))
+            return ft_err(err, FT_EGRAPH,
+                          "%s: tensor '%s' has no value: it is not an input, no node produces it, and it has no "
+                          "\"data\", \"file\" or \"init\"",
+                          g->file, t->name);
+    }
+    return FT_OK;
+}
+
+/* Follow not-yet-ordered producers backwards from `start` until a node repeats. */
+static ft_status report_cycle(const ft_graph *g, const int *indeg, int start, ft_error *err)
+{
+    int *seen = ft_calloc((size_t)g->n_nodes, sizeof(int));
+    int *path = ft_malloc((size_t)g->n_nodes * sizeof(int));
+    if (!seen || !path) {
+        free(seen);
+        free(path);
+        return ft_err(err, FT_EGRAPH, "%s: the graph has a cycle through node '%s'", g->file, g->nodes[start].name);
+    }
+    int len = 0, cur = start;
+    while (!seen[cur]) {
+        seen[cur] = len + 1;
+        path[len++] = cur;
+        const ft_node *n = &g->nodes[cur];
+        int next = -1;
+        for (int i = 0; i < n->n_in && next < 0; i++)
+            if (n->in[i] >= 0) {
+                int p = g->tensors[n->in[i]].producer;
+                if (p >= 0 && indeg[p] > 0)
+                    next = p;
+            }
+        if (next < 0)
+            break; /* cannot happen: an unordered node has an unordered producer */
+        cur = next;
+    }
+    char chain[1024] = "";
+    size_t l = 0;
+    /* path[seen[cur]-1 .. len-1] is the cycle, walked against the data flow */
+    for (int i = len - 1; i >= seen[cur] - 1 && l < sizeof chain - 80; i--)
+        l += (size_t)snprintf(chain + l, sizeof chain - l, "'%s' -> ", g->nodes[path[i]].name);
+    snprintf(chain + l, sizeof chain - l, "'%s'", g->nodes[path[len - 1]].name);
+    ft_status st = ft_node_err(err, FT_EGRAPH, g, &g->nodes[cur], "the graph has a cycle: %s", chain);
+    free(seen);
+    free(path);
+    return st;
+}
+
+static ft_status topo_order(ft_graph *g, ft_error *err)
+{
+    int n = g->n_nodes;
+    int *indeg = ft_calloc((size_t)(n ? n : 1), sizeof(int));
+    int *queue = ft_malloc((size_t)(n ? n : 1) * sizeof(int));
+    /* consumers lists in CSR form */
+    int *cstart = ft_calloc((size_t)g->n_tensors + 1, sizeof(int));
+    int total = 0;
+    for (int k = 0; k < n; k++)
+        total += g->nodes[k].n_in;
+    int *cons = ft_malloc((size_t)(total ? total : 1) * sizeof(int));
+    if (!indeg || !queue || !cstart || !cons) {
+        free(indeg), free(queue), free(cstart), free(cons);
+        return ft_err(err, FT_ERUNTIME, "out of memory ordering the graph");
+    }
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < g->nodes[k].n_in; i++) {
+            int t = g->nodes[k].in[i];
+            if (t >= 0) {
+                cstart[t + 1]++;
+                if (g->tensors[t].producer >= 0)
+                    indeg[k]++;
+            }
+        }
+    for (int t = 0; t < g->n_tensors; t++)
+        cstart[t + 1] += cstart[t];
+    int *fill = ft_calloc((size_t)g->n_tensors + 1, sizeof(int));
+    if (!fill) {
+        free(indeg), free(queue), free(cstart), free(cons);
+        return ft_err(err, FT_ERUNTIME, "out of memory ordering the graph");
+    }
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < g->nodes[k].n_in; i++) {
+            int t = g->nodes[k].in[i];
+            if (t >= 0)
+                cons[cstart[t] + fill[t]++] = k;
+        }
+    free(fill);
+    int head = 0, tail = 0;
+    for (int k = 0; k < n; k++)
+        if (indeg[k] == 0)
+            queue[tail++] = k;
+    while (head < tail) {
+        const ft_node *nd = &g->nodes[queue[head++]];
+        for (int o = 0; o < nd->n_out; o++) {
+            int t = nd->out[o];
+            for (int c = cstart[t]; c < cstart[t + 1]; c++)
+                if (--indeg[cons[c]] == 0)
+                    queue[tail++] = cons[c];
+        }
+    }
+    ft_status st = FT_OK;
+    if (tail < n) {
+        int start = 0;
+        while (indeg[start] == 0)
+            start++;
+        st = report_cycle(g, indeg, start, err);
+        free(queue);
+    } else {
+        free(g->order);
+        g->order = queue;
+    }
+    free(indeg), free(cstart), free(cons);
+    return st;
+}
+
+static ft_status infer_node(ft_graph *g, ft_node *n, ft_error *err)
+{
+    const ft_op_info *oi = ft_op_get(n->op);
+    const ft_tinfo *in[64];
+    ft_tinfo insto[64], out[64];
+    if (n->n_in > 64 || n->n_out > 64)
+        return ft_node_err(err, FT_EGRAPH, g, n, "more than 64 inputs or outputs");
+    for (int i = 0; i < n->n_in; i++) {
+        if (n->in[i] < 0) {
+            in[i] = NULL;
+            continue;
+        }
+        const ft_tensor *t = &g->tensors[n->in[i]];
+        insto[i].dtype = t->dtype;
+        insto[i].shape = t->shape;
+        in[i] = &insto[i];
+    }
+    ft_dtype dt0 = in[0]->dtype;
+    if (!ft_dtype_in(dt0, oi->dtypes)) {
+        char m[128];
+        return ft_node_err(err, FT_EGRAPH, g, n, "input '%s' has dtype %s; %s accepts %s", g->tensors[n->in[0]].name,
+                           ft_dtype_name(dt0), oi->name, ft_dtype_mask_str(oi->dtypes, m, sizeof m));
+    }
+    memset(out, 0, sizeof out);
+    ft_infer_ctx c = {g, n, n->n_in, n->n_out, in, out, err};
+    ft_status st = oi->infer(&c);
+    if (st)
+        return st;
+    for (int o = 0; o < n->n_out; o++) {
+        ft_tensor *t = &g->tensors[n->out[o]];
+        uint64_t numel, bytes;
+        char s1[FT_SHAPE_STR], s2[FT_SHAPE_STR];
+        if (ft_shape_numel(&out[o].shape, &numel) || ft_mul_overflow(numel, ft_dtype_size(out[o].dtype), &bytes) ||
+            bytes > FT_MAX_TENSOR_BYTES)
+            return ft_node_err(err, FT_EGRAPH, g, n, "output '%s' of shape %s is too large (limit %llu bytes)", t->name,
+                               ft_shape_str(&out[o].shape, s1), (unsigned long long)FT_MAX_TENSOR_BYTES);
+        if (t->flags & FT_TF_DECLARED) {
+            if (t->dtype != out[o].dtype || !ft_shape_eq(&t->shape, &out[o].shape))
+                return ft_node_err(err, FT_EGRAPH, g, n, "output '%s' is declared %s %s but the op produces %s %s", t->name,
+                                   ft_dtype_name(t->dtype), ft_shape_str(&t->shape, s1), ft_dtype_name(out[o].dtype),
+                                   ft_shape_str(&out[o].shape, s2));
+        } else {
+            t->dtype = out[o].dtype;
+            t->shape = out[o].shape;
+        }
+        t->flags |= FT_TF_INFERRED;
+    }
+    return FT_OK;
+}
+
+ft_status ft_graph_validate(ft_graph *g, ft_error *err)
+{
+    for (int i = 0; i < g->n_tensors; i++)
+        g->tensors[i].n_readers = 0;
+    ft_status st = check_origins(g, err);
+    if (!st)
+        st = topo_order(g, err);
+    for (int k = 0; k < g->n_nodes && !st; k++)
+        st = infer_node(g, &g->nodes[g->order[k]], err);
+    return st;
+}

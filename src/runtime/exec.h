@@ -1,0 +1,46 @@
+/* The executor: places the plan in one backend arena, uploads values, walks
+ * the nodes in order through the backend's kernel table, times the runs, and
+ * brings the outputs back to host memory.
+ *
+ * Ownership: ft_exec_run fills a caller-owned ft_run_result; ft_run_result_free
+ * releases its buffers.
+ *
+ *   ft_exec_opts o = {.warmup = 0, .iterations = 1};
+ *   ft_run_result r = {0};
+ *   if (ft_exec_check(g, be, &err) || ft_exec_run(g, &plan, be, ctx, &o, &r, &err)) ...
+ *   r.outputs[i] holds g->outputs[i]'s bytes; r.run_ms[k] each timed run.
+ *   ft_run_result_free(&r);
+ */
+#ifndef FT_EXEC_H
+#define FT_EXEC_H
+
+#include "backend.h"
+#include "plan.h"
+
+typedef struct ft_exec_opts {
+    int warmup;        /* untimed runs first */
+    int iterations;    /* timed runs (at least) */
+    double duration_s; /* keep running until this many seconds of timed runs (0: off) */
+    int threads;       /* passed to kernels */
+    int progress;      /* show progress on stderr for long runs */
+} ft_exec_opts;
+
+typedef struct ft_run_result {
+    double *run_ms;   /* one per timed run */
+    int n_runs;
+    double h2d_ms, d2h_ms;
+    void **outputs;   /* host copies, one per graph output */
+    int n_outputs;
+} ft_run_result;
+
+/* Every node's op and dtype is implemented by the backend (checked before
+ * anything runs): FT_ERUNTIME naming the node, op and dtype otherwise. */
+ft_status ft_exec_check(const ft_graph *g, const ft_backend *be, ft_error *err);
+ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be, ft_backend_ctx *ctx,
+                      const ft_exec_opts *o, ft_run_result *r, ft_error *err);
+void ft_run_result_free(ft_run_result *r);
+
+/* Seconds on a monotonic clock. */
+double ft_now(void);
+
+#endif

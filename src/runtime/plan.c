@@ -1,0 +1,140 @@
+#include "plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    uint64_t off, size;
+} block;
+
+typedef struct {
+    block *b;
+    int n, cap;
+    uint64_t top; /* end of the used part of the shared region */
+} freelist;
+
+static uint64_t align_up(uint64_t v) { return (v + FT_ALIGN - 1) & ~(uint64_t)(FT_ALIGN - 1); }
+
+int ft_plan_is_persistent(const ft_tensor *t) { return (t->flags & (FT_TF_INPUT | FT_TF_OUTPUT | FT_TF_VALUE)) != 0; }
+
+static uint64_t fl_alloc(freelist *fl, uint64_t size)
+{
+    int best = -1;
+    for (int i = 0; i < fl->n; i++)
+        if (fl->b[i].size >= size && (best < 0 || fl->b[i].size < fl->b[best].size))
+            best = i;
+    if (best >= 0) {
+        uint64_t off = fl->b[best].off;
+        fl->b[best].off += size;
+        fl->b[best].size -= size;
+        if (fl->b[best].size == 0) {
+            memmove(&fl->b[best], &fl->b[best + 1], (size_t)(fl->n - best - 1) * sizeof(block));
+            fl->n--;
+        }
+        return off;
+    }
+    /* grow: a free block touching the top is extended instead of wasted */
+    if (fl->n && fl->b[fl->n - 1].off + fl->b[fl->n - 1].size == fl->top) {
+        uint64_t off = fl->b[fl->n - 1].off;
+        fl->top = off + size;
+        fl->n--;
+        return off;
+    }
+    uint64_t off = fl->top;
+    fl->top += size;
+    return off;
+}
+
+static int fl_free(freelist *fl, uint64_t off, uint64_t size)
+{
+    int i = 0;
+    while (i < fl->n && fl->b[i].off < off)
+        i++;
+    if (fl->n == fl->cap) {
+        int nc = fl->cap ? fl->cap * 2 : 16;
+        block *nb = realloc(fl->b, (size_t)nc * sizeof(block));
+        if (!nb)
+            return -1;
+        fl->b = nb;
+        fl->cap = nc;
+    }
+    memmove(&fl->b[i + 1], &fl->b[i], (size_t)(fl->n - i) * sizeof(block));
+    fl->b[i] = (block){off, size};
+    fl->n++;
+    if (i + 1 < fl->n && fl->b[i].off + fl->b[i].size == fl->b[i + 1].off) { /* merge with next */
+        fl->b[i].size += fl->b[i + 1].size;
+        memmove(&fl->b[i + 1], &fl->b[i + 2], (size_t)(fl->n - i - 2) * sizeof(block));
+        fl->n--;
+    }
+    if (i > 0 && fl->b[i - 1].off + fl->b[i - 1].size == fl->b[i].off) { /* merge with previous */
+        fl->b[i - 1].size += fl->b[i].size;
+        memmove(&fl->b[i], &fl->b[i + 1], (size_t)(fl->n - i - 1) * sizeof(block));
+        fl->n--;
+    }
+    return 0;
+}
+
+ft_status ft_plan_build(const ft_graph *g, ft_plan *p, ft_error *err)
+{
+    memset(p, 0, sizeof *p);
+    p->n_tensors = g->n_tensors;
+    p->offset = ft_calloc((size_t)g->n_tensors, sizeof(uint64_t));
+    int *left = ft_calloc((size_t)g->n_tensors, sizeof(int));
+    freelist fl = {0};
+    if (!p->offset || !left) {
+        free(left);
+        ft_plan_free(p);
+        return ft_err(err, FT_ERUNTIME, "out of memory planning the tensor arena");
+    }
+    uint64_t pers = 0;
+    for (int i = 0; i < g->n_tensors; i++) {
+        const ft_tensor *t = &g->tensors[i];
+        uint64_t sz = align_up(ft_tensor_bytes(t));
+        p->unplanned_bytes += sz;
+        left[i] = t->n_readers;
+        if (ft_plan_is_persistent(t)) {
+            p->offset[i] = pers;
+            pers += sz;
+            if ((t->flags & FT_TF_VALUE) && !(t->flags & FT_TF_INPUT))
+                p->weights_bytes += ft_tensor_bytes(t);
+        }
+    }
+    p->persistent_bytes = pers;
+    int oom = 0;
+    for (int k = 0; k < g->n_nodes && !oom; k++) {
+        const ft_node *n = &g->nodes[g->order[k]];
+        for (int o = 0; o < n->n_out; o++) {
+            const ft_tensor *t = &g->tensors[n->out[o]];
+            if (!ft_plan_is_persistent(t))
+                p->offset[n->out[o]] = pers + fl_alloc(&fl, align_up(ft_tensor_bytes(t)));
+        }
+        for (int i = 0; i < n->n_in; i++) {
+            int ti = n->in[i];
+            if (ti < 0)
+                continue;
+            const ft_tensor *t = &g->tensors[ti];
+            if (--left[ti] == 0 && !ft_plan_is_persistent(t))
+                oom |= fl_free(&fl, p->offset[ti] - pers, align_up(ft_tensor_bytes(t)));
+        }
+        for (int o = 0; o < n->n_out; o++) { /* outputs nobody reads */
+            int ti = n->out[o];
+            const ft_tensor *t = &g->tensors[ti];
+            if (t->n_readers == 0 && !ft_plan_is_persistent(t))
+                oom |= fl_free(&fl, p->offset[ti] - pers, align_up(ft_tensor_bytes(t)));
+        }
+    }
+    p->arena_bytes = pers + fl.top;
+    free(fl.b);
+    free(left);
+    if (oom) {
+        ft_plan_free(p);
+        return ft_err(err, FT_ERUNTIME, "out of memory planning the tensor arena");
+    }
+    return FT_OK;
+}
+
+void ft_plan_free(ft_plan *p)
+{
+    free(p->offset);
+    p->offset = NULL;
+}

@@ -1,0 +1,36 @@
+/* The memory plan: every tensor gets a byte offset in one arena.
+ *
+ * Inputs, outputs and constants (tensors with a value) live in a persistent
+ * region and never share bytes. Intermediates are placed like ggml-alloc: in
+ * execution order each node's outputs take the best-fitting free block, and a
+ * tensor's block returns to the free list when its last reader has run. A
+ * node's outputs are placed before its inputs are released, so no kernel ever
+ * writes over its own input.
+ *
+ * Ownership: ft_plan_build fills a caller-owned ft_plan; ft_plan_free releases
+ * its arrays.
+ *
+ *   ft_plan p; if (ft_plan_build(g, &p, &err)) ...; p.offset[t], p.arena_bytes; ft_plan_free(&p);
+ */
+#ifndef FT_PLAN_H
+#define FT_PLAN_H
+
+#include "../graph/graph.h"
+
+#define FT_ALIGN 64
+
+typedef struct ft_plan {
+    int n_tensors;
+    uint64_t *offset;          /* per tensor, into the arena */
+    uint64_t arena_bytes;      /* planned peak: persistent + shared region */
+    uint64_t persistent_bytes; /* inputs, outputs, constants */
+    uint64_t unplanned_bytes;  /* every tensor in its own buffer */
+    uint64_t weights_bytes;    /* constants (value in the file, not an input) */
+} ft_plan;
+
+ft_status ft_plan_build(const ft_graph *g, ft_plan *p, ft_error *err);
+void ft_plan_free(ft_plan *p);
+/* 1 if tensor t lives in the persistent region. */
+int ft_plan_is_persistent(const ft_tensor *t);
+
+#endif

@@ -1,0 +1,31 @@
+#!/bin/bash
+# Runs every test tier and ends with the line "N passed, N failed[, N skipped]".
+#   FTRUN   the binary under test (default build/ftrun)
+#   PYTHON  a python3 with NumPy (default /usr/bin/python3)
+# Each tier prints TAP; this script counts "ok" / "not ok" lines (a "# skip"
+# directive counts as skipped, never as passed).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+export FTRUN=${FTRUN:-$here/../build/ftrun}
+export PYTHON=${PYTHON:-/usr/bin/python3}
+export TESTS_DIR=$here
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+status=0
+echo "# command-line tests (bats)"
+bats --tap "$here"/cli/*.bats 2>&1 | tee -a "$log" || status=1
+echo "# numeric tests against NumPy"
+"$PYTHON" "$here"/numeric/test_ops.py 2>&1 | tee -a "$log" || status=1
+
+passed=$(grep -E '^ok ' "$log" | grep -vc '# skip' || true)
+skipped=$(grep -E '^ok .*# skip' -c "$log" || true)
+failed=$(grep -Ec '^not ok ' "$log" || true)
+if [ "$failed" -gt 0 ]; then status=1; fi
+if [ "$passed" -eq 0 ]; then echo "# no test ran"; status=1; fi
+if [ "$skipped" -gt 0 ]; then
+    echo "$passed passed, $failed failed, $skipped skipped"
+else
+    echo "$passed passed, $failed failed"
+fi
+exit $status
