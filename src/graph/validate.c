@@ -76,6 +76,36 @@ static ft_status report_cycle(const ft_graph *g, const int *indeg, int start, ft
     return st;
 }
 
+/* Min-heap of node indices: among the nodes that are ready, the one written
+ * first in the file runs first, so a file already in order runs as written. */
+static void heap_push(int *h, int *n, int v)
+{
+    int i = (*n)++;
+    while (i > 0 && h[(i - 1) / 2] > v) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = v;
+}
+
+static int heap_pop(int *h, int *n)
+{
+    int top = h[0], v = h[--(*n)], i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && h[c + 1] < h[c])
+            c++;
+        if (h[c] >= v)
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = v;
+    return top;
+}
+
 static ft_status topo_order(ft_graph *g, ft_error *err)
 {
     int n = g->n_nodes;
@@ -114,19 +144,27 @@ static ft_status topo_order(ft_graph *g, ft_error *err)
                 cons[cstart[t] + fill[t]++] = k;
         }
     free(fill);
-    int head = 0, tail = 0;
+    int *heap = ft_malloc((size_t)(n ? n : 1) * sizeof(int));
+    if (!heap) {
+        free(indeg), free(queue), free(cstart), free(cons);
+        return ft_err(err, FT_ERUNTIME, "out of memory ordering the graph");
+    }
+    int nh = 0, tail = 0;
     for (int k = 0; k < n; k++)
         if (indeg[k] == 0)
-            queue[tail++] = k;
-    while (head < tail) {
-        const ft_node *nd = &g->nodes[queue[head++]];
+            heap_push(heap, &nh, k);
+    while (nh > 0) {
+        int k = heap_pop(heap, &nh);
+        queue[tail++] = k;
+        const ft_node *nd = &g->nodes[k];
         for (int o = 0; o < nd->n_out; o++) {
             int t = nd->out[o];
             for (int c = cstart[t]; c < cstart[t + 1]; c++)
                 if (--indeg[cons[c]] == 0)
-                    queue[tail++] = cons[c];
+                    heap_push(heap, &nh, cons[c]);
         }
     }
+    free(heap);
     ft_status st = FT_OK;
     if (tail < n) {
         int start = 0;
