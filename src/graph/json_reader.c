@@ -126,9 +126,10 @@ static int json_int(const cJSON *j, int64_t *v)
     if (!cJSON_IsNumber(j))
         return -1;
     double d = j->valuedouble;
-    if (d != floor(d) || d < -9223372036854775808.0 || d >= 9223372036854775808.0)
+    if (d != floor(d) || d < -9223372036854775808.0 || d > 9223372036854775808.0)
         return -1;
-    *v = (int64_t)d;
+    /* 9223372036854775807 (INT64_MAX, ONNX's "to the end") parses to the double 2^63 */
+    *v = d == 9223372036854775808.0 ? INT64_MAX : (int64_t)d;
     return 0;
 }
 

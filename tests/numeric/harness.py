@@ -1,0 +1,292 @@
+"""Runner of the numeric tests: builds one graph per case in a temporary folder, runs
+ftrun on it, compares every output with the NumPy expectation and prints TAP.
+The case modules (cases_*.py) only describe cases; the tolerance rules live in Tol."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import traceback
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+FTRUN = os.environ.get("FTRUN") or os.path.join(os.path.dirname(__file__), "..", "..", "build", "ftrun")
+
+DTYPE_NAME = {np.dtype(np.float16): "f16", np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
+              np.dtype(np.int8): "i8", np.dtype(np.int16): "i16", np.dtype(np.int32): "i32",
+              np.dtype(np.int64): "i64", np.dtype(np.uint8): "u8", np.dtype(np.bool_): "bool"}
+NP = {v: k for k, v in DTYPE_NAME.items()}
+FLOATS = ("f32", "f64")
+SINTS = ("i8", "i16", "i32", "i64")
+INTS = SINTS + ("u8",)
+NUMS = FLOATS + INTS
+ALL = ("f16",) + NUMS + ("bool",)
+
+
+def eps(dt):
+    return float(np.finfo(dt).eps) if np.dtype(dt).kind == "f" else 0.0
+
+
+class Tol:
+    """How close an output must be to the expectation.
+    exact:  equal values (NaN matches NaN); always used for ints and bool.
+    ulp:    at most this many units in the last place apart (floats).
+    else:   |got - exp| <= atol + rtol * |exp| with
+              rtol = r * eps(dtype)          (+ r64 for f64 outputs)
+              atol = a * eps(dtype) * scale  (+ a64 * scale for f64 outputs)
+            where scale is a scalar or an array broadcastable to the output (e.g. the
+            sum of |terms| of a reduction), and eps is the dtype's machine epsilon.
+    Floats always need matching NaN positions and identical infinities."""
+
+    def __init__(self, r=0.0, a=0.0, scale=1.0, r64=0.0, a64=0.0, ulp=None, exact=False):
+        self.r, self.a, self.scale, self.r64, self.a64, self.ulp, self.exact = r, a, scale, r64, a64, ulp, exact
+
+    def bounds(self, dt):
+        e = eps(dt)
+        f64 = np.dtype(dt) == np.float64
+        rtol = self.r * e + (self.r64 if f64 else 0.0)
+        atol = (self.a * e + (self.a64 if f64 else 0.0)) * np.asarray(self.scale, dtype=np.float64)
+        return rtol, atol
+
+    def describe(self, dt):
+        if self.exact or np.dtype(dt).kind != "f":
+            return "exact"
+        if self.ulp is not None:
+            return "%d ulp" % self.ulp
+        rtol, atol = self.bounds(dt)
+        return "rtol=%.3g atol<=%.3g" % (rtol, float(np.max(atol)) if np.size(atol) else 0.0)
+
+
+# FTNUM_STATS=1: print after each case the largest fraction of its tolerance it used
+STATS = os.environ.get("FTNUM_STATS") == "1"
+_used = threading.local()
+
+EXACT = Tol(exact=True)
+# Single correctly rounded IEEE operation (or two, e.g. 1/sqrt): 2 eps covers 2 roundings.
+BASIC = Tol(r=2)
+# One libm function, or a short composition of them (glibc is within ~1-3 ulp for f32);
+# the f64 oracle is itself rounded, so f64 gets a fixed 1e-12 relative bound.
+MATH = Tol(r=8, r64=1e-12)
+
+
+def ordered(a):
+    """Map floats to integers whose order and distance follow the float order (ulps)."""
+    it = {2: np.int16, 4: np.int32, 8: np.int64}[a.dtype.itemsize]
+    i = a.view(it).astype(np.int64)
+    mag = i & np.int64((1 << (8 * a.dtype.itemsize - 1)) - 1)
+    return np.where(i < 0, -mag, i)  # sign-magnitude to two's complement; -0 == +0
+
+
+def compare(got, exp, tol):
+    """None when got matches exp under tol, else (diagnostic lines, flat index or None)."""
+    if got.dtype != exp.dtype:
+        return ["dtype: got %s, expected %s" % (got.dtype, exp.dtype)], None
+    if got.shape != exp.shape:
+        return ["shape: got %s, expected %s" % (list(got.shape), list(exp.shape))], None
+    if exp.size == 0:
+        return None
+    g, e = got.reshape(-1), exp.reshape(-1)
+    if exp.dtype.kind != "f" or tol.exact:
+        bad = ~((g == e) | (np.isnan(g) & np.isnan(e))) if exp.dtype.kind == "f" else g != e
+        what = "exact"
+    else:
+        gn, en = np.isnan(g), np.isnan(e)
+        bad = gn != en
+        ok = ~gn & ~en
+        if tol.ulp is not None:
+            diff = np.abs(ordered(g) - ordered(e))
+            bad |= ok & (diff > tol.ulp)
+            if STATS and ok.any():
+                _used.v = max(getattr(_used, "v", 0.0), float(np.max(diff[ok])) / max(tol.ulp, 1))
+            what = "%d ulp" % tol.ulp
+        else:
+            rtol, atol = tol.bounds(exp.dtype)
+            atol = np.broadcast_to(atol, exp.shape).reshape(-1)
+            gi, ei = np.isinf(g), np.isinf(e)
+            with np.errstate(invalid="ignore", over="ignore"):
+                err = np.abs(g.astype(np.float64) - e.astype(np.float64))
+                lim = atol + rtol * np.abs(e.astype(np.float64))
+            bad |= ok & (gi | ei) & (g != e)
+            bad |= ok & ~gi & ~ei & ~(err <= lim)
+            what = tol.describe(exp.dtype)
+            if STATS:
+                m = ok & ~gi & ~ei
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    used = np.where(err[m] == 0, 0.0, err[m] / lim[m]) if m.any() else np.zeros(1)
+                _used.v = max(getattr(_used, "v", 0.0), float(np.max(used)))
+    nbad = int(np.count_nonzero(bad))
+    if not nbad:
+        return None
+    idx = np.flatnonzero(bad)
+    if exp.dtype.kind == "f":
+        with np.errstate(invalid="ignore", over="ignore"):
+            err = np.abs(g[idx].astype(np.float64) - e[idx].astype(np.float64))
+        err = np.where(np.isnan(err), np.inf, err)
+        worst = idx[int(np.argmax(err))]
+    else:
+        worst = idx[0]
+    pos = list(np.unravel_index(worst, exp.shape)) if exp.ndim else []
+    lines = ["%d of %d values differ (%s); worst at [%s]: got %r, expected %r" % (
+        nbad, exp.size, what, ",".join(str(int(p)) for p in pos), g[worst].item(), e[worst].item())]
+    if len(idx) > 1:
+        firsts = ", ".join("[%d] got %r exp %r" % (i, g[i].item(), e[i].item()) for i in idx[:4])
+        lines.append("first flat indices: " + firsts)
+    return lines, worst
+
+
+class Case:
+    """One graph run.  inputs: list of (name, array[, declared dtype]) -- or None for an
+    omitted optional input; expect: dict output name -> array (or a callable returning
+    it); tol: a Tol or a dict output name -> Tol.  build: a callable returning a dict
+    of these fields, called in the worker so that the large arrays of a case exist only
+    while it runs.  exit_code/stderr_re: for cases that must fail with a message."""
+
+    def __init__(self, name, op=None, inputs=(), attrs=None, expect=None, tol=EXACT, outputs=None,
+                 args=(), nodes=None, tensors=None, graph_inputs=None, via_flag="auto", exit_code=0,
+                 stderr_re=None, node_name="n0", build=None):
+        self.name, self.op, self.inputs, self.attrs = name, op, inputs, attrs
+        self.expect, self.tol, self.outputs, self.args = expect, tol, outputs, list(args)
+        self.nodes, self.tensors, self.graph_inputs, self.via_flag = nodes, tensors, graph_inputs, via_flag
+        self.exit_code, self.stderr_re, self.node_name, self.build = exit_code, stderr_re, node_name, build
+
+
+def rng_for(name):
+    return np.random.default_rng(zlib.crc32(name.encode()))
+
+
+def _graph(c, tmp):
+    """Writes the inputs and graph.json; returns (graph path, extra argv)."""
+    tensors = dict(c.tensors or {})
+    in_names, argv = [], []
+    for i, spec in enumerate(c.inputs):
+        if spec is None:
+            in_names.append(None)
+            continue
+        name, arr = spec[0], np.asarray(spec[1])
+        decl = spec[2] if len(spec) > 2 else DTYPE_NAME[arr.dtype]
+        fn = "%s.npy" % re.sub(r"[^A-Za-z0-9._-]", "_", name)
+        np.save(os.path.join(tmp, fn), arr, allow_pickle=False)
+        d = {"dtype": decl, "shape": list(arr.shape)}
+        # about a third of the cases feed their inputs with --input, the others with "file"
+        if name in c.via_flag or (c.via_flag == "auto" and zlib.crc32(c.name.encode()) % 3 == 0):
+            argv += ["--input", "%s=%s" % (name, os.path.join(tmp, fn))]
+        else:
+            d["file"] = fn
+        tensors[name] = d
+        in_names.append(name)
+    outs = c.outputs or ["y"]
+    if c.nodes is not None:
+        nodes = c.nodes
+    else:
+        node = {"name": c.node_name, "op": c.op, "inputs": in_names, "outputs": outs}
+        while node["inputs"] and node["inputs"][-1] is None:
+            node["inputs"].pop()
+        if c.attrs:
+            node["attrs"] = c.attrs
+        nodes = [node]
+    g = {"ftrun": 1, "name": "numeric", "tensors": tensors,
+         "inputs": c.graph_inputs if c.graph_inputs is not None else [n for n in in_names if n],
+         "outputs": outs, "nodes": nodes}
+    path = os.path.join(tmp, "graph.json")
+    with open(path, "w") as f:
+        json.dump(g, f, indent=1)
+    return path, argv
+
+
+def _inputs_at(c, out_shape, flat):
+    """Input values at the failing element when the inputs have the output's shape."""
+    parts = []
+    for spec in c.inputs:
+        if spec is not None and np.shape(spec[1]) == tuple(out_shape):
+            parts.append("%s=%r" % (spec[0], np.asarray(spec[1]).reshape(-1)[flat].item()))
+    return ("inputs there: " + ", ".join(parts)) if parts else None
+
+
+def run_case(c):
+    """Returns (ok, diagnostic lines)."""
+    tmp = tempfile.mkdtemp(prefix="ftnum-")
+    _used.v = 0.0
+    try:
+        if c.build:
+            for k, v in c.build().items():
+                setattr(c, k, v)
+        path, argv = _graph(c, tmp)
+        outdir = os.path.join(tmp, "out")
+        cmd = [FTRUN, "run", path, "-o", outdir, "-q"] + argv + c.args
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        except subprocess.TimeoutExpired:
+            return False, ["ftrun timed out after 120 s: " + " ".join(cmd)]
+        diag = []
+        if p.returncode != c.exit_code:
+            diag.append("exit code %d, expected %d" % (p.returncode, c.exit_code))
+            diag += ["stderr: " + l for l in p.stderr.strip().splitlines()[:6]]
+            return False, diag
+        if c.stderr_re is not None:
+            pats = [c.stderr_re] if isinstance(c.stderr_re, str) else c.stderr_re
+            for pat in pats:
+                if not re.search(pat, p.stderr):
+                    return False, ["stderr does not match /%s/: %s" % (pat, p.stderr.strip()[:300])]
+        if c.exit_code != 0:
+            left = [f for f in os.listdir(outdir) if f.endswith(".npy")] if os.path.isdir(outdir) else []
+            if left:
+                return False, ["a failed run left result files: %s" % ", ".join(sorted(left))]
+            return True, []
+        exp = c.expect() if callable(c.expect) else c.expect
+        ok = True
+        for name, want in exp.items():
+            want = np.asarray(want)
+            f = os.path.join(outdir, re.sub(r"[^A-Za-z0-9._-]", "_", name) + ".npy")
+            if not os.path.exists(f):
+                return False, ["output file %s missing" % os.path.basename(f)]
+            got = np.load(f, allow_pickle=False)
+            tol = c.tol.get(name, EXACT) if isinstance(c.tol, dict) else c.tol
+            r = compare(got, want, tol)
+            if r is not None:
+                ok = False
+                lines, flat = r
+                extra = _inputs_at(c, want.shape, flat) if flat is not None else None
+                diag += ["output '%s': %s" % (name, l) for l in lines] + ([extra] if extra else [])
+        if STATS:
+            diag.append("used %.3g of the tolerance" % getattr(_used, "v", 0.0))
+        return ok, diag
+    except Exception:
+        return False, ["harness error: " + l for l in traceback.format_exc().strip().splitlines()[-4:]]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if c.build:  # the arrays are rebuilt on demand; do not keep them all alive
+            c.inputs, c.expect = (), None
+
+
+def main(cases, workers=2):
+    names = set()
+    for c in cases:
+        if c.name in names:
+            print("duplicate case name: " + c.name, file=sys.stderr)
+            return 2
+        names.add(c.name)
+    only = os.environ.get("FTNUM_ONLY")
+    if only:
+        cases = [c for c in cases if re.search(only, c.name)]
+    print("1..%d" % len(cases), flush=True)
+    if not os.access(FTRUN, os.X_OK):
+        for k, c in enumerate(cases, 1):
+            print("not ok %d - %s\n# ftrun binary not found at %s" % (k, c.name, FTRUN))
+        return 1
+    failed = 0
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for k, (c, fut) in enumerate(zip(cases, [pool.submit(run_case, c) for c in cases]), 1):
+            ok, diag = fut.result()
+            print("%s %d - %s" % ("ok" if ok else "not ok", k, c.name))
+            for l in diag:
+                print("# " + l)
+            sys.stdout.flush()
+            failed += not ok
+    if failed:
+        print("# %d of %d numeric cases failed" % (failed, len(cases)))
+    return 1 if failed else 0
