@@ -1,0 +1,532 @@
+/* CPU kernels of the broadcasting elementwise ops: cpu_binary (arithmetic,
+ * comparisons, logic), cpu_variadic (max/min over any number of inputs) and
+ * cpu_where. One iterator walks the output with per-input strides after
+ * merging dimensions that are contiguous for every input; the innermost run
+ * goes to a row function specialised for the op, dtype and stride pattern. */
+#include "cpu.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EW_MAX_IN 3
+/* Thread ranges start on multiples of this many elements (no shared cache lines). */
+#define CHUNK_ALIGN 64
+
+/* A row: n elements of y from inputs x[j]; bit j of units is set when input j
+ * advances along the row (stride 1), clear when it repeats one element. */
+typedef void (*ew_row)(void *y, const void *const *x, unsigned units, int64_t n);
+
+typedef struct ew_plan {
+    int nin, rank;
+    int64_t dims[FT_MAX_RANK];
+    int64_t st[EW_MAX_IN][FT_MAX_RANK]; /* element strides of each input */
+    size_t isz[EW_MAX_IN], osz;
+    unsigned units;
+    ew_row fn;
+    const char *x[EW_MAX_IN];
+    char *y;
+} ew_plan;
+
+static void ew_setup(ew_plan *pl, ew_row fn, void *y, const ft_shape *oshape, size_t osz, int nin,
+                     const void *const *x, const ft_shape *const *ishape, const size_t *isz)
+{
+    int64_t st[EW_MAX_IN][FT_MAX_RANK];
+    pl->nin = nin, pl->fn = fn, pl->y = y, pl->osz = osz;
+    for (int j = 0; j < nin; j++) {
+        ft_broadcast_strides(ishape[j], oshape, st[j]);
+        pl->x[j] = x[j], pl->isz[j] = isz[j];
+    }
+    int r = 0;
+    for (int d = 0; d < oshape->rank; d++) {
+        const int64_t dim = oshape->dims[d];
+        if (dim == 1)
+            continue;
+        int merge = r > 0;
+        for (int j = 0; j < nin && merge; j++)
+            merge = pl->st[j][r - 1] == st[j][d] * dim;
+        if (merge) {
+            pl->dims[r - 1] *= dim;
+            for (int j = 0; j < nin; j++)
+                pl->st[j][r - 1] = st[j][d];
+            continue;
+        }
+        pl->dims[r] = dim;
+        for (int j = 0; j < nin; j++)
+            pl->st[j][r] = st[j][d];
+        r++;
+    }
+    if (r == 0) { /* a scalar or all dims 1: one element */
+        pl->dims[0] = 1;
+        for (int j = 0; j < nin; j++)
+            pl->st[j][0] = 0;
+        r = 1;
+    }
+    pl->rank = r;
+    /* The innermost stride of an input is its own row-major stride over output
+     * dims of size 1 only, so it is 1 or 0 (broadcast). */
+    pl->units = 0;
+    for (int j = 0; j < nin; j++)
+        if (pl->st[j][r - 1] != 0)
+            pl->units |= 1u << j;
+}
+
+/* Output elements [s, e) in row-major order. */
+static void ew_range(const ew_plan *pl, int64_t s, int64_t e)
+{
+    const int r = pl->rank, nin = pl->nin;
+    int64_t idx[FT_MAX_RANK], off[EW_MAX_IN] = {0};
+    int64_t rem = s;
+    for (int d = r - 1; d >= 0; d--) {
+        idx[d] = rem % pl->dims[d];
+        rem /= pl->dims[d];
+        for (int j = 0; j < nin; j++)
+            off[j] += idx[d] * pl->st[j][d];
+    }
+    const int64_t inner = pl->dims[r - 1];
+    for (int64_t pos = s; pos < e;) {
+        int64_t len = inner - idx[r - 1];
+        if (len > e - pos)
+            len = e - pos;
+        const void *xp[EW_MAX_IN];
+        for (int j = 0; j < nin; j++)
+            xp[j] = pl->x[j] + (size_t)off[j] * pl->isz[j];
+        pl->fn(pl->y + (size_t)pos * pl->osz, xp, pl->units, len);
+        pos += len;
+        if (pos >= e)
+            break;
+        idx[r - 1] += len;
+        for (int j = 0; j < nin; j++)
+            off[j] += len * pl->st[j][r - 1];
+        for (int d = r - 1; d > 0 && idx[d] == pl->dims[d]; d--) {
+            idx[d] = 0;
+            idx[d - 1]++;
+            for (int j = 0; j < nin; j++)
+                off[j] += pl->st[j][d - 1] - pl->dims[d] * pl->st[j][d];
+        }
+    }
+}
+
+static void ew_run(const ew_plan *pl, int64_t total, int threads)
+{
+    if (total < CPU_PAR_MIN || threads < 2) {
+        ew_range(pl, 0, total);
+        return;
+    }
+    const int64_t parts = threads;
+#pragma omp parallel for num_threads(threads) if (total >= CPU_PAR_MIN) schedule(static)
+    for (int64_t t = 0; t < parts; t++) {
+        int64_t s = t == 0 ? 0 : (total * t / parts) & ~(int64_t)(CHUNK_ALIGN - 1);
+        int64_t e = t == parts - 1 ? total : (total * (t + 1) / parts) & ~(int64_t)(CHUNK_ALIGN - 1);
+        if (e > s)
+            ew_range(pl, s, e);
+    }
+}
+
+/* ------------------------------ row functions ------------------------------ */
+
+#define BIN_ROW(NAME, TA, TB, TO, FN)                                                            \
+    static void NAME(void *yv, const void *const *xv, unsigned u, int64_t n)                     \
+    {                                                                                            \
+        const TA *A = xv[0];                                                                     \
+        const TB *B = xv[1];                                                                     \
+        TO *Y = yv;                                                                              \
+        if (u == 3) {                                                                            \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) Y[i] = FN(A[i], B[i]);           \
+        } else if (u == 1) {                                                                     \
+            const TB b = B[0];                                                                   \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) Y[i] = FN(A[i], b);              \
+        } else if (u == 2) {                                                                     \
+            const TA a = A[0];                                                                   \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) Y[i] = FN(a, B[i]);              \
+        } else {                                                                                 \
+            const TO v = FN(A[0], B[0]);                                                         \
+            for (int64_t i = 0; i < n; i++)                                                      \
+                Y[i] = v;                                                                        \
+        }                                                                                        \
+    }
+
+/* Scalar ops. Floats follow IEEE; integer add/sub/mul wrap, computed in an
+ * unsigned type at least as wide as int (no signed overflow, no promotion to
+ * signed int for the small types). */
+#define FLOAT_OPS(S, T)                                                                          \
+    static inline T add_##S(T a, T b) { return a + b; }                                          \
+    static inline T sub_##S(T a, T b) { return a - b; }                                          \
+    static inline T mul_##S(T a, T b) { return a * b; }                                          \
+    static inline T div_##S(T a, T b) { return a / b; }                                          \
+    static inline T fmod_##S(T a, T b) { return S##_fmod(a, b); }                               \
+    /* NumPy's remainder (npy_divmod): the sign of the divisor, +-0 signed like it */            \
+    static inline T mod_##S(T a, T b)                                                            \
+    {                                                                                            \
+        T m = S##_fmod(a, b);                                                                    \
+        if (b == 0)                                                                              \
+            return m;                                                                            \
+        if (m != 0)                                                                              \
+            return (b < 0) != (m < 0) ? m + b : m;                                               \
+        return S##_copysign(0, b);                                                               \
+    }                                                                                            \
+    static inline T pow_##S(T a, T b) { return S##_pow(a, b); }                                  \
+    /* NaN in either input propagates, like numpy.maximum */                                     \
+    static inline T max_##S(T a, T b) { return a > b || a != a ? a : b; }                        \
+    static inline T min_##S(T a, T b) { return a < b || a != a ? a : b; }
+
+#define f32_fmod fmodf
+#define f32_copysign copysignf
+#define f32_pow powf
+#define f64_fmod fmod
+#define f64_copysign copysign
+#define f64_pow pow
+FLOAT_OPS(f32, float)
+FLOAT_OPS(f64, double)
+
+/* a**e with wrap-around by repeated squaring in uint64 (the low bits of the
+ * product do not depend on the width); negative e: 0 unless |a| == 1. */
+static inline uint64_t ipow_u64(int64_t a, int64_t e)
+{
+    if (e < 0)
+        return a == 1 ? 1 : a == -1 ? ((e & 1) ? (uint64_t)-1 : 1) : 0;
+    uint64_t r = 1, b = (uint64_t)a;
+    while (e) {
+        if (e & 1)
+            r *= b;
+        b *= b;
+        e >>= 1;
+    }
+    return r;
+}
+
+/* Integer base, float exponent: an integral exponent uses the integer power;
+ * otherwise pow in double, then the float->int cast rule (truncate, NaN -> 0,
+ * saturate). */
+static inline int64_t ipow_f64(int64_t a, double e, int64_t lo, int64_t hi)
+{
+    if (e == trunc(e) && fabs(e) < 9.2e18)
+        return (int64_t)ipow_u64(a, (int64_t)e);
+    double r = pow((double)a, e);
+    if (r != r)
+        return 0;
+    if (r <= (double)lo)
+        return lo;
+    if (r >= (double)hi)
+        return hi;
+    return (int64_t)r;
+}
+
+/* A function, not an inline comparison, so u8 does not warn "always false". */
+static inline int is_neg(int64_t v) { return v < 0; }
+
+/* Integer division and modulo: the divisor is never 0 here (checked first);
+ * -1 is replaced by 1 in the division itself so INT_MIN / -1 cannot trap,
+ * and the quotient is negated with wrap-around instead. */
+#define INT_OPS(S, T, UT, SIGNED, TMIN, TMAX)                                                    \
+    static inline T add_##S(T a, T b) { return (T)((UT)a + (UT)b); }                             \
+    static inline T sub_##S(T a, T b) { return (T)((UT)a - (UT)b); }                             \
+    static inline T mul_##S(T a, T b) { return (T)((UT)a * (UT)b); }                             \
+    static inline T div_##S(T a, T b)                                                            \
+    {                                                                                            \
+        const int m1 = SIGNED && b == (T)-1;                                                     \
+        T q = (T)(a / (m1 ? (T)1 : b));                                                          \
+        return m1 ? (T)((UT)0 - (UT)q) : q;                                                      \
+    }                                                                                            \
+    static inline T fmod_##S(T a, T b) { return (T)(a % ((SIGNED && b == (T)-1) ? (T)1 : b)); }  \
+    static inline T mod_##S(T a, T b)                                                            \
+    {                                                                                            \
+        T r = fmod_##S(a, b);                                                                    \
+        return (r != 0 && is_neg(r) != is_neg(b)) ? (T)(r + b) : r;                                \
+    }                                                                                            \
+    static inline T pow_##S(T a, int64_t e) { return (T)ipow_u64((int64_t)a, e); }               \
+    static inline T powf_##S(T a, double e) { return (T)ipow_f64((int64_t)a, e, TMIN, TMAX); }   \
+    static inline T max_##S(T a, T b) { return a > b ? a : b; }                                  \
+    static inline T min_##S(T a, T b) { return a < b ? a : b; }
+
+INT_OPS(i8, int8_t, uint32_t, 1, INT8_MIN, INT8_MAX)
+INT_OPS(i16, int16_t, uint32_t, 1, INT16_MIN, INT16_MAX)
+INT_OPS(i32, int32_t, uint32_t, 1, INT32_MIN, INT32_MAX)
+INT_OPS(i64, int64_t, uint64_t, 1, INT64_MIN, INT64_MAX)
+INT_OPS(u8, uint8_t, uint32_t, 0, 0, UINT8_MAX)
+
+#define CMP_OPS(S, T)                                                                            \
+    static inline uint8_t eq_##S(T a, T b) { return a == b; }                                    \
+    static inline uint8_t lt_##S(T a, T b) { return a < b; }                                     \
+    static inline uint8_t le_##S(T a, T b) { return a <= b; }                                    \
+    static inline uint8_t gt_##S(T a, T b) { return a > b; }                                     \
+    static inline uint8_t ge_##S(T a, T b) { return a >= b; }
+
+/* X(suffix, C type) over the dtypes the arithmetic ops take */
+#define NUM_TYPES(X, ...)                                                                        \
+    X(f32, float, __VA_ARGS__)                                                                   \
+    X(f64, double, __VA_ARGS__)                                                                  \
+    X(i8, int8_t, __VA_ARGS__)                                                                   \
+    X(i16, int16_t, __VA_ARGS__)                                                                 \
+    X(i32, int32_t, __VA_ARGS__)                                                                 \
+    X(i64, int64_t, __VA_ARGS__)                                                                 \
+    X(u8, uint8_t, __VA_ARGS__)
+
+#define CMP_OPS_X(S, T, unused) CMP_OPS(S, T)
+NUM_TYPES(CMP_OPS_X, 0)
+
+static inline uint8_t eq_bool(uint8_t a, uint8_t b) { return (a != 0) == (b != 0); }
+static inline uint8_t and_bool(uint8_t a, uint8_t b) { return (a != 0) & (b != 0); }
+static inline uint8_t or_bool(uint8_t a, uint8_t b) { return (a != 0) | (b != 0); }
+static inline uint8_t xor_bool(uint8_t a, uint8_t b) { return (a != 0) ^ (b != 0); }
+
+/* Rows: OP_S for each op and dtype. */
+#define ROW_SAME(S, T, OP) BIN_ROW(OP##_##S##_row, T, T, T, OP##_##S)
+#define ROW_CMP(S, T, OP) BIN_ROW(OP##_##S##_row, T, T, uint8_t, OP##_##S)
+NUM_TYPES(ROW_SAME, add)
+NUM_TYPES(ROW_SAME, sub)
+NUM_TYPES(ROW_SAME, mul)
+NUM_TYPES(ROW_SAME, div)
+NUM_TYPES(ROW_SAME, mod)
+NUM_TYPES(ROW_SAME, fmod)
+NUM_TYPES(ROW_SAME, max)
+NUM_TYPES(ROW_SAME, min)
+NUM_TYPES(ROW_CMP, eq)
+NUM_TYPES(ROW_CMP, lt)
+NUM_TYPES(ROW_CMP, le)
+NUM_TYPES(ROW_CMP, gt)
+NUM_TYPES(ROW_CMP, ge)
+BIN_ROW(eq_bool_row, uint8_t, uint8_t, uint8_t, eq_bool)
+BIN_ROW(and_bool_row, uint8_t, uint8_t, uint8_t, and_bool)
+BIN_ROW(or_bool_row, uint8_t, uint8_t, uint8_t, or_bool)
+BIN_ROW(xor_bool_row, uint8_t, uint8_t, uint8_t, xor_bool)
+/* pow: a float base takes its exponent converted to the base's type; an
+ * integer base takes an i64 or an f64 exponent. */
+BIN_ROW(pow_f32_row, float, float, float, pow_f32)
+BIN_ROW(pow_f64_row, double, double, double, pow_f64)
+#define ROW_IPOW(S, T, unused)                                                                   \
+    BIN_ROW(pow_##S##_row, T, int64_t, T, pow_##S)                                               \
+    BIN_ROW(powf_##S##_row, T, double, T, powf_##S)
+ROW_IPOW(i8, int8_t, 0)
+ROW_IPOW(i16, int16_t, 0)
+ROW_IPOW(i32, int32_t, 0)
+ROW_IPOW(i64, int64_t, 0)
+ROW_IPOW(u8, uint8_t, 0)
+
+#define ROWS(OP)                                                                                 \
+    {                                                                                            \
+        [FT_F32] = OP##_f32_row, [FT_F64] = OP##_f64_row, [FT_I8] = OP##_i8_row,                 \
+        [FT_I16] = OP##_i16_row, [FT_I32] = OP##_i32_row, [FT_I64] = OP##_i64_row,               \
+        [FT_U8] = OP##_u8_row,                                                                   \
+    }
+
+static const ew_row bin_rows[FT_OP_COUNT][FT_DTYPE_COUNT] = {
+    [FT_OP_ADD] = ROWS(add),
+    [FT_OP_SUB] = ROWS(sub),
+    [FT_OP_MUL] = ROWS(mul),
+    [FT_OP_DIV] = ROWS(div),
+    [FT_OP_MAX] = ROWS(max),
+    [FT_OP_MIN] = ROWS(min),
+    [FT_OP_EQUAL] = {[FT_F32] = eq_f32_row, [FT_F64] = eq_f64_row, [FT_I8] = eq_i8_row, [FT_I16] = eq_i16_row,
+                     [FT_I32] = eq_i32_row, [FT_I64] = eq_i64_row, [FT_U8] = eq_u8_row, [FT_BOOL] = eq_bool_row},
+    [FT_OP_LESS] = ROWS(lt),
+    [FT_OP_LESS_EQUAL] = ROWS(le),
+    [FT_OP_GREATER] = ROWS(gt),
+    [FT_OP_GREATER_EQUAL] = ROWS(ge),
+    [FT_OP_AND] = {[FT_BOOL] = and_bool_row},
+    [FT_OP_OR] = {[FT_BOOL] = or_bool_row},
+    [FT_OP_XOR] = {[FT_BOOL] = xor_bool_row},
+};
+static const ew_row mod_rows[2][FT_DTYPE_COUNT] = {ROWS(mod), ROWS(fmod)};
+static const ew_row pow_rows[FT_DTYPE_COUNT] = {
+    [FT_F32] = pow_f32_row, [FT_F64] = pow_f64_row, [FT_I8] = pow_i8_row, [FT_I16] = pow_i16_row,
+    [FT_I32] = pow_i32_row, [FT_I64] = pow_i64_row, [FT_U8] = pow_u8_row,
+};
+static const ew_row powf_rows[FT_DTYPE_COUNT] = {
+    [FT_I8] = powf_i8_row, [FT_I16] = powf_i16_row, [FT_I32] = powf_i32_row, [FT_I64] = powf_i64_row,
+    [FT_U8] = powf_u8_row,
+};
+
+/* where: a byte copy per element size; cond bytes other than 0 count as true. */
+#define WHERE_ROW(NAME, T)                                                                       \
+    static void NAME(void *yv, const void *const *xv, unsigned u, int64_t n)                     \
+    {                                                                                            \
+        const uint8_t *C = xv[0];                                                                \
+        const T *A = xv[1], *B = xv[2];                                                          \
+        T *Y = yv;                                                                               \
+        if (u == 7) {                                                                            \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) Y[i] = C[i] ? A[i] : B[i];       \
+        } else if (u == 6) {                                                                     \
+            const T *S = C[0] ? A : B;                                                           \
+            memcpy(Y, S, (size_t)n * sizeof(T));                                                 \
+        } else {                                                                                 \
+            const int64_t sc = u & 1, sa = (u >> 1) & 1, sb = (u >> 2) & 1;                      \
+            for (int64_t i = 0; i < n; i++)                                                      \
+                Y[i] = C[i * sc] ? A[i * sa] : B[i * sb];                                        \
+        }                                                                                        \
+    }
+WHERE_ROW(where1_row, uint8_t)
+WHERE_ROW(where2_row, uint16_t)
+WHERE_ROW(where4_row, uint32_t)
+WHERE_ROW(where8_row, uint64_t)
+
+/* ------------------------------- entry points ------------------------------ */
+
+static const char *tname(const ft_kctx *k, const ft_node *n, int i) { return k->g->tensors[n->in[i]].name; }
+
+static const char *index_str(int rank, const int64_t *idx, char *buf)
+{
+    ft_shape s = {.rank = rank};
+    for (int d = 0; d < rank; d++)
+        s.dims[d] = idx[d];
+    return ft_shape_str(&s, buf);
+}
+
+/* Integer division or modulo: find the first zero divisor before computing,
+ * and name the first output element it would produce. Every divisor element
+ * is used when the output is not empty, and the output position of the first
+ * zero in the divisor's order is the first bad output position. */
+static ft_status check_divisor(ft_kctx *k, const ft_node *n, const ft_view *b, const ft_shape *oshape)
+{
+    const uint64_t cnt = ft_numel(&b->shape);
+    const size_t sz = ft_dtype_size(b->dtype);
+    const unsigned char *p = b->data;
+    uint64_t at = cnt;
+    for (uint64_t i = 0; i < cnt && at == cnt; i++) {
+        int zero = 1;
+        for (size_t c = 0; c < sz; c++)
+            zero &= p[i * sz + c] == 0;
+        if (zero)
+            at = i;
+    }
+    if (at == cnt)
+        return FT_OK;
+    int64_t bidx[FT_MAX_RANK], oidx[FT_MAX_RANK], ost[FT_MAX_RANK];
+    uint64_t rem = at, flat = 0;
+    for (int d = b->shape.rank - 1; d >= 0; d--) {
+        bidx[d] = (int64_t)(rem % (uint64_t)b->shape.dims[d]);
+        rem /= (uint64_t)b->shape.dims[d];
+    }
+    ft_strides(oshape, ost);
+    const int lead = oshape->rank - b->shape.rank;
+    for (int d = 0; d < oshape->rank; d++) {
+        oidx[d] = d < lead ? 0 : bidx[d - lead];
+        flat += (uint64_t)(oidx[d] * ost[d]);
+    }
+    char bs[FT_SHAPE_STR], os[FT_SHAPE_STR];
+    return ft_node_err(k->err, FT_EGRAPH, k->g, n,
+                       "integer division by zero at output element %llu %s: divisor input '%s' is 0 at "
+                       "index %s",
+                       (unsigned long long)flat, index_str(oshape->rank, oidx, os), tname(k, n, 1),
+                       index_str(b->shape.rank, bidx, bs));
+}
+
+/* The exponent of pow in the type its row reads: the base's float type, or
+ * i64 / f64 for an integer base. Returns the buffer to read (maybe the
+ * input's own) and sets *owned when it had to be converted. */
+static const void *pow_exponent(const ft_view *base, const ft_view *e, ft_dtype *edt, void **owned)
+{
+    ft_dtype want;
+    if (ft_dtype_is_float(base->dtype))
+        want = base->dtype;
+    else
+        want = ft_dtype_is_float(e->dtype) ? FT_F64 : FT_I64;
+    *edt = want;
+    *owned = NULL;
+    if (e->dtype == want)
+        return e->data;
+    const uint64_t cnt = ft_numel(&e->shape);
+    void *t = ft_malloc((size_t)(cnt ? cnt : 1) * ft_dtype_size(want));
+    if (!t)
+        return NULL;
+    for (uint64_t i = 0; i < cnt; i++) {
+        if (want == FT_I64)
+            ((int64_t *)t)[i] = ft_load_i64(e->data, e->dtype, i);
+        else
+            ft_store_f64(t, want, i, ft_load_f64(e->data, e->dtype, i));
+    }
+    *owned = t;
+    return t;
+}
+
+static void run_two(ft_kctx *k, ew_row fn, const ft_view *a, const void *bdata, const ft_shape *bshape,
+                    ft_dtype bdt, ft_view *y, int64_t total)
+{
+    ew_plan pl;
+    const void *x[2] = {a->data, bdata};
+    const ft_shape *s[2] = {&a->shape, bshape};
+    const size_t sz[2] = {ft_dtype_size(a->dtype), ft_dtype_size(bdt)};
+    ew_setup(&pl, fn, y->data, &y->shape, ft_dtype_size(y->dtype), 2, x, s, sz);
+    ew_run(&pl, total, k->threads);
+}
+
+ft_status cpu_binary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    const ft_op op = n->op;
+    const ft_dtype dt = in[0].dtype;
+    ew_row fn;
+    if (op == FT_OP_MOD)
+        fn = mod_rows[ft_attr(n, "fmod")->i != 0][dt];
+    else if (op == FT_OP_POW)
+        fn = ft_dtype_is_float(dt) || !ft_dtype_is_float(in[1].dtype) ? pow_rows[dt] : powf_rows[dt];
+    else
+        fn = bin_rows[op][dt];
+    if (!fn)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "no CPU kernel for %s on %s", ft_op_name(op),
+                           ft_dtype_name(dt));
+    const int64_t total = (int64_t)ft_numel(&out[0].shape);
+    if (total == 0)
+        return FT_OK;
+    if ((op == FT_OP_DIV || op == FT_OP_MOD) && ft_dtype_is_int(dt)) {
+        ft_status s = check_divisor(k, n, &in[1], &out[0].shape);
+        if (s)
+            return s;
+    }
+    if (op != FT_OP_POW) {
+        run_two(k, fn, &in[0], in[1].data, &in[1].shape, in[1].dtype, &out[0], total);
+        return FT_OK;
+    }
+    ft_dtype edt;
+    void *owned;
+    const void *e = pow_exponent(&in[0], &in[1], &edt, &owned);
+    if (!e)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory converting the exponent '%s'",
+                           tname(k, n, 1));
+    run_two(k, fn, &in[0], e, &in[1].shape, edt, &out[0], total);
+    free(owned);
+    return FT_OK;
+}
+
+ft_status cpu_variadic(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    const ft_dtype dt = in[0].dtype;
+    const ew_row fn = bin_rows[n->op][dt];
+    if (!fn)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "no CPU kernel for %s on %s", ft_op_name(n->op),
+                           ft_dtype_name(dt));
+    const int64_t total = (int64_t)ft_numel(&out[0].shape);
+    if (total == 0)
+        return FT_OK;
+    if (n->n_in == 1) {
+        if (out[0].data != in[0].data)
+            memcpy(out[0].data, in[0].data, (size_t)total * ft_dtype_size(dt));
+        return FT_OK;
+    }
+    /* Fold left into the output: max(max(x0, x1), x2) ... The output is
+     * contiguous in its own shape, so after the first step it is read with
+     * unit strides in place. */
+    run_two(k, fn, &in[0], in[1].data, &in[1].shape, dt, &out[0], total);
+    for (int i = 2; i < n->n_in; i++)
+        run_two(k, fn, &out[0], in[i].data, &in[i].shape, dt, &out[0], total);
+    return FT_OK;
+}
+
+ft_status cpu_where(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    const size_t es = ft_dtype_size(out[0].dtype);
+    ew_row fn = es == 1 ? where1_row : es == 2 ? where2_row : es == 4 ? where4_row : es == 8 ? where8_row : NULL;
+    if (!fn)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "no CPU kernel for where on %s",
+                           ft_dtype_name(out[0].dtype));
+    const int64_t total = (int64_t)ft_numel(&out[0].shape);
+    if (total == 0)
+        return FT_OK;
+    ew_plan pl;
+    const void *x[3] = {in[0].data, in[1].data, in[2].data};
+    const ft_shape *s[3] = {&in[0].shape, &in[1].shape, &in[2].shape};
+    const size_t sz[3] = {1, es, es};
+    ew_setup(&pl, fn, out[0].data, &out[0].shape, es, 3, x, s, sz);
+    ew_run(&pl, total, k->threads);
+    return FT_OK;
+}

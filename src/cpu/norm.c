@@ -1,0 +1,268 @@
+/* CPU normalisations over an axis: softmax / log_softmax, layer_norm and
+ * rms_norm, in f32 and f64. Statistics accumulate in double; every input
+ * element of a row is read before the same element of the output is written,
+ * so the kernels also work in place. */
+#include "cpu.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK 256
+
+static void around_axis(const ft_shape *s, int axis, int64_t *outer, int64_t *len, int64_t *inner)
+{
+    *outer = *inner = 1;
+    for (int i = 0; i < axis; i++)
+        *outer *= s->dims[i];
+    *len = s->dims[axis];
+    for (int i = axis + 1; i < s->rank; i++)
+        *inner *= s->dims[i];
+}
+
+/* ---- softmax -------------------------------------------------------------------- */
+
+/* Contiguous row: max subtracted, sum in double. EXP is the element type's exp
+ * (expf for f32: the sum and the division keep the error at a few ulp). */
+#define DEF_SOFTMAX(S, T, EXP)                                                                                    \
+    static void softmax_row_##S(const T *x, T *y, int64_t n, int logsm)                                          \
+    {                                                                                                             \
+        T m = x[0];                                                                                               \
+        for (int64_t i = 1; i < n; i++)                                                                           \
+            m = x[i] > m ? x[i] : m;                                                                              \
+        double s = 0;                                                                                             \
+        if (logsm) {                                                                                              \
+            for (int64_t i = 0; i < n; i++)                                                                       \
+                s += (double)EXP(x[i] - m);                                                                       \
+            double ls = log(s);                                                                                   \
+            for (int64_t i = 0; i < n; i++)                                                                       \
+                y[i] = (T)((double)(x[i] - m) - ls);                                                              \
+            return;                                                                                               \
+        }                                                                                                         \
+        for (int64_t i = 0; i < n; i++) {                                                                         \
+            T e = EXP(x[i] - m);                                                                                  \
+            y[i] = e;                                                                                             \
+            s += (double)e;                                                                                       \
+        }                                                                                                         \
+        double inv = 1.0 / s;                                                                                     \
+        for (int64_t i = 0; i < n; i++)                                                                           \
+            y[i] = (T)((double)y[i] * inv);                                                                       \
+    }                                                                                                             \
+    /* Strided: the axis has stride inner; columns [c0, c1) of one outer block. */                                \
+    static void softmax_cols_##S(const T *x, T *y, int64_t len, int64_t inner, int64_t c0, int64_t c1, int logsm)  \
+    {                                                                                                             \
+        int64_t n = c1 - c0;                                                                                      \
+        T m[CHUNK];                                                                                               \
+        double s[CHUNK];                                                                                          \
+        x += c0, y += c0;                                                                                         \
+        for (int64_t c = 0; c < n; c++)                                                                           \
+            m[c] = x[c], s[c] = 0;                                                                                \
+        for (int64_t i = 1; i < len; i++)                                                                         \
+            for (int64_t c = 0; c < n; c++)                                                                       \
+                m[c] = x[i * inner + c] > m[c] ? x[i * inner + c] : m[c];                                         \
+        for (int64_t i = 0; i < len; i++)                                                                         \
+            for (int64_t c = 0; c < n; c++) {                                                                     \
+                T v = x[i * inner + c] - m[c], e = EXP(v);                                                        \
+                y[i * inner + c] = logsm ? v : e;                                                                 \
+                s[c] += (double)e;                                                                                \
+            }                                                                                                     \
+        for (int64_t c = 0; c < n; c++)                                                                           \
+            s[c] = logsm ? log(s[c]) : 1.0 / s[c];                                                                \
+        for (int64_t i = 0; i < len; i++)                                                                         \
+            for (int64_t c = 0; c < n; c++) {                                                                     \
+                double v = (double)y[i * inner + c];                                                              \
+                y[i * inner + c] = (T)(logsm ? v - s[c] : v * s[c]);                                              \
+            }                                                                                                     \
+    }
+
+DEF_SOFTMAX(f32, float, expf)
+DEF_SOFTMAX(f64, double, exp)
+
+static ft_status bad_dtype(ft_kctx *k, const ft_node *n, ft_dtype dt)
+{
+    return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cpu %s kernel",
+                       ft_dtype_name(dt), ft_op_name(n->op));
+}
+
+ft_status cpu_softmax(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    const ft_shape *s = &in[0].shape;
+    ft_dtype dt = in[0].dtype;
+    if (dt != FT_F32 && dt != FT_F64)
+        return bad_dtype(k, n, dt);
+    int axis;
+    if (ft_axis(ft_attr(n, "axis")->i, s->rank, &axis) != 0)
+        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "axis out of range");
+    int logsm = n->op == FT_OP_LOG_SOFTMAX;
+    int64_t outer, len, inner;
+    around_axis(s, axis, &outer, &len, &inner);
+    if (outer * len * inner == 0)
+        return FT_OK;
+    int64_t nch = inner == 1 ? 1 : (inner + CHUNK - 1) / CHUNK, items = outer * nch;
+    int par = (int64_t)ft_numel(s) >= CPU_PAR_MIN && k->threads > 1;
+    const char *x = in[0].data;
+    char *y = out[0].data;
+    size_t es = ft_dtype_size(dt);
+#pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
+    for (int64_t it = 0; it < items; it++) {
+        int64_t o = it / nch, c0 = it % nch * CHUNK, c1 = c0 + CHUNK < inner ? c0 + CHUNK : inner;
+        size_t off = (size_t)(o * len * inner) * es;
+        if (dt == FT_F32) {
+            if (inner == 1)
+                softmax_row_f32((const float *)(x + off), (float *)(y + off), len, logsm);
+            else
+                softmax_cols_f32((const float *)(x + off), (float *)(y + off), len, inner, c0, c1, logsm);
+        } else {
+            if (inner == 1)
+                softmax_row_f64((const double *)(x + off), (double *)(y + off), len, logsm);
+            else
+                softmax_cols_f64((const double *)(x + off), (double *)(y + off), len, inner, c0, c1, logsm);
+        }
+    }
+    return FT_OK;
+}
+
+/* ---- layer_norm / rms_norm ------------------------------------------------------ */
+
+/* scale or bias as a dense vector over the normalised dims: the input itself
+ * when it already has that many elements (a one-way broadcastable tensor of
+ * the same size has the same layout), else an expanded copy in *owned. */
+static ft_status norm_param(ft_kctx *k, const ft_node *n, const ft_view *p, const ft_shape *x, int axis, int64_t d,
+                            const void **data, void **owned)
+{
+    *data = NULL;
+    *owned = NULL;
+    if (!p || !p->data)
+        return FT_OK;
+    if ((int64_t)ft_numel(&p->shape) == d) {
+        *data = p->data;
+        return FT_OK;
+    }
+    ft_shape nd = {.rank = x->rank - axis};
+    memcpy(nd.dims, x->dims + axis, sizeof(int64_t) * (size_t)nd.rank);
+    int64_t st[FT_MAX_RANK], idx[FT_MAX_RANK] = {0};
+    ft_broadcast_strides(&p->shape, &nd, st);
+    size_t es = ft_dtype_size(p->dtype);
+    char *buf = ft_malloc((size_t)d * es);
+    if (!buf)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory expanding a %lld-element parameter",
+                           (long long)d);
+    int64_t src = 0;
+    for (int64_t i = 0; i < d; i++) {
+        memcpy(buf + (size_t)i * es, (const char *)p->data + (size_t)src * es, es);
+        for (int a = nd.rank - 1; a >= 0; a--) {
+            src += st[a];
+            if (++idx[a] < nd.dims[a])
+                break;
+            src -= st[a] * nd.dims[a];
+            idx[a] = 0;
+        }
+    }
+    *data = buf;
+    *owned = buf;
+    return FT_OK;
+}
+
+/* One row of d elements. rms: no centring. Two passes (mean, then squared
+ * deviations) keep the variance accurate when |mean| >> std. */
+#define DEF_NORM(S, T)                                                                                            \
+    static void norm_row_##S(const T *x, T *y, int64_t d, const T *sc, const T *bi, double eps, int rms,       \
+                             T *mean_out, T *inv_out)                                                             \
+    {                                                                                                             \
+        double mean = 0, var = 0;                                                                                 \
+        if (!rms) {                                                                                               \
+            for (int64_t i = 0; i < d; i++)                                                                       \
+                mean += (double)x[i];                                                                             \
+            mean /= (double)d;                                                                                    \
+        }                                                                                                         \
+        for (int64_t i = 0; i < d; i++) {                                                                         \
+            double v = (double)x[i] - mean;                                                                       \
+            var += v * v;                                                                                         \
+        }                                                                                                         \
+        var /= (double)d;                                                                                         \
+        double inv = 1.0 / sqrt(var + eps);                                                                       \
+        if (mean_out)                                                                                             \
+            *mean_out = (T)mean;                                                                                  \
+        if (inv_out)                                                                                              \
+            *inv_out = (T)inv;                                                                                    \
+        for (int64_t i = 0; i < d; i++) {                                                                         \
+            double v = ((double)x[i] - mean) * inv;                                                               \
+            if (sc)                                                                                               \
+                v *= (double)sc[i];                                                                               \
+            if (bi)                                                                                               \
+                v += (double)bi[i];                                                                               \
+            y[i] = (T)v;                                                                                          \
+        }                                                                                                         \
+    }
+
+DEF_NORM(f32, float)
+DEF_NORM(f64, double)
+
+static ft_status norm_common(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, int rms)
+{
+    const ft_shape *s = &in[0].shape;
+    ft_dtype dt = in[0].dtype;
+    if (dt != FT_F32 && dt != FT_F64)
+        return bad_dtype(k, n, dt);
+    int axis;
+    if (ft_axis(ft_attr(n, "axis")->i, s->rank, &axis) != 0)
+        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "axis out of range");
+    double eps = ft_attr(n, "epsilon")->f;
+    int64_t rows = 1, d = 1;
+    for (int i = 0; i < axis; i++)
+        rows *= s->dims[i];
+    for (int i = axis; i < s->rank; i++)
+        d *= s->dims[i];
+    size_t es = ft_dtype_size(dt);
+    char *mo = !rms && n->n_out > 1 ? out[1].data : NULL;
+    char *io = !rms && n->n_out > 2 ? out[2].data : NULL;
+    if (rows == 0)
+        return FT_OK;
+    if (d == 0) {
+        /* Statistics of an empty row are undefined: NaN, as numpy.mean gives. */
+        char *stats[2] = {mo, io};
+        for (int i = 0; i < 2; i++)
+            for (int64_t r = 0; stats[i] && r < rows; r++) {
+                if (dt == FT_F32)
+                    ((float *)stats[i])[r] = NAN;
+                else
+                    ((double *)stats[i])[r] = NAN;
+            }
+        return FT_OK;
+    }
+    const void *sc = NULL, *bi = NULL;
+    void *own_sc = NULL, *own_bi = NULL;
+    ft_status st = norm_param(k, n, n->n_in > 1 ? &in[1] : NULL, s, axis, d, &sc, &own_sc);
+    if (!st && !rms)
+        st = norm_param(k, n, n->n_in > 2 ? &in[2] : NULL, s, axis, d, &bi, &own_bi);
+    if (st) {
+        free(own_sc);
+        return st;
+    }
+    int par = (int64_t)ft_numel(s) >= CPU_PAR_MIN && k->threads > 1 && rows > 1;
+    const char *x = in[0].data;
+    char *y = out[0].data;
+#pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
+    for (int64_t r = 0; r < rows; r++) {
+        size_t off = (size_t)(r * d) * es;
+        if (dt == FT_F32)
+            norm_row_f32((const float *)(x + off), (float *)(y + off), d, sc, bi, eps, rms,
+                         mo ? (float *)mo + r : NULL, io ? (float *)io + r : NULL);
+        else
+            norm_row_f64((const double *)(x + off), (double *)(y + off), d, sc, bi, eps, rms,
+                         mo ? (double *)mo + r : NULL, io ? (double *)io + r : NULL);
+    }
+    free(own_sc);
+    free(own_bi);
+    return FT_OK;
+}
+
+ft_status cpu_layer_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    return norm_common(k, n, in, out, 0);
+}
+
+ft_status cpu_rms_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    return norm_common(k, n, in, out, 1);
+}

@@ -1,0 +1,888 @@
+/* CPU reductions: reduce_* over any set of axes, argmax/argmin and cumsum.
+ *
+ * A reduction is planned once per call: size-1 dims are dropped and adjacent
+ * dims of the same kind (kept / reduced) merged, which turns most real cases
+ * into one of two loops:
+ *   - the innermost merged group is reduced ("runs"): every output reduces
+ *     contiguous runs of length L (last-axis reductions, reduce-all);
+ *   - the innermost group is kept ("columns"): outputs that are adjacent in
+ *     memory are reduced together, a vector of accumulators per input row
+ *     (leading-axis reductions, reductions over a middle axis).
+ * Floats (and ints for l2 / log_sum_exp) accumulate in double, summed
+ * pairwise along runs; ints accumulate in 64-bit unsigned arithmetic so that
+ * sums and products wrap exactly as they would in the dtype. */
+#include "cpu.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_SUMSQ, R_LSE } rop;
+/* What is accumulated per element. */
+typedef enum { K_SUM, K_ABS, K_SQ, K_MAX, K_MIN, K_PROD, K_EXP } rkind;
+
+/* Columns are processed in chunks of at most this many outputs (stack buffers). */
+#define CHUNK 256
+
+typedef struct {
+    int nk, nr;                             /* outer kept groups, reduced groups (without the run) */
+    int64_t kdim[FT_MAX_RANK], kstr[FT_MAX_RANK];
+    int64_t rdim[FT_MAX_RANK], rstr[FT_MAX_RANK];
+    int64_t inner;                          /* columns: length of the innermost kept group; else 1 */
+    int64_t L;                              /* runs: length of the innermost reduced group; else 1 */
+    int64_t nouter;                         /* product of kdim */
+    int64_t nred;                           /* elements reduced into each output */
+} rplan;
+
+/* ---- per-dtype element loops ------------------------------------------------- */
+
+#define G_SUM(v) (v)
+#define G_ABS(v) fabs(v)
+#define G_SQ(v) ((v) * (v))
+
+/* NumPy's pairwise summation: 8 partial sums in blocks of up to 128, split in
+ * halves above that. Error grows with log n instead of n. */
+#define DEF_PAIRWISE(NAME, T, LD, G)                                                                              \
+    static double NAME(const T *x, int64_t n)                                                                     \
+    {                                                                                                             \
+        if (n < 8) {                                                                                              \
+            double s = 0;                                                                                         \
+            for (int64_t i = 0; i < n; i++)                                                               \
+                s += G((double)LD(x[i]));                                                                         \
+            return s;                                                                                             \
+        }                                                                                                         \
+        if (n <= 128) {                                                                                           \
+            double r[8];                                                                                          \
+            for (int j = 0; j < 8; j++)                                                                           \
+                r[j] = G((double)LD(x[j]));                                                                       \
+            int64_t i = 8;                                                                                        \
+            for (; i + 8 <= n; i += 8)                                                                            \
+                for (int j = 0; j < 8; j++)                                                                       \
+                    r[j] += G((double)LD(x[i + j]));                                                              \
+            double s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));                         \
+            for (; i < n; i++)                                                                                    \
+                s += G((double)LD(x[i]));                                                                         \
+            return s;                                                                                             \
+        }                                                                                                         \
+        int64_t h = n / 2;                                                                                        \
+        h -= h % 8;                                                                                               \
+        return NAME(x, h) + NAME(x + h, n - h);                                                                   \
+    }
+
+#define LD_PLAIN(v) (v)
+#define LD_BOOL(v) ((v) != 0)
+
+/* S: suffix; T: element type; LD: load; FSTORE: store a double result;
+ * IS_INT: integer type (no NaN). */
+#define DEF_TYPE(S, T, LD, IS_INT)                                                                                \
+    DEF_PAIRWISE(pw_sum_##S, T, LD, G_SUM)                                                                        \
+    DEF_PAIRWISE(pw_abs_##S, T, LD, G_ABS)                                                                        \
+    DEF_PAIRWISE(pw_sq_##S, T, LD, G_SQ)                                                                          \
+    /* Reduce a contiguous run of n >= 1 elements in double. */                                                   \
+    static double frun_##S(const void *xv, int64_t n, rkind kind, double m)                                       \
+    {                                                                                                             \
+        const T *x = xv;                                                                                          \
+        double r;                                                                                                 \
+        int nan = 0;                                                                                              \
+        switch (kind) {                                                                                           \
+        case K_SUM:                                                                                               \
+            return pw_sum_##S(x, n);                                                                              \
+        case K_ABS:                                                                                               \
+            return pw_abs_##S(x, n);                                                                              \
+        case K_SQ:                                                                                                \
+            return pw_sq_##S(x, n);                                                                               \
+        case K_MAX:                                                                                               \
+            r = -INFINITY;                                                                                        \
+            for (int64_t i = 0; i < n; i++) {                                                                     \
+                double v = (double)LD(x[i]);                                                                      \
+                r = v > r ? v : r;                                                                                \
+                nan |= !IS_INT && v != v;                                                                         \
+            }                                                                                                     \
+            return nan ? NAN : r;                                                                                 \
+        case K_MIN:                                                                                               \
+            r = INFINITY;                                                                                         \
+            for (int64_t i = 0; i < n; i++) {                                                                     \
+                double v = (double)LD(x[i]);                                                                      \
+                r = v < r ? v : r;                                                                                \
+                nan |= !IS_INT && v != v;                                                                         \
+            }                                                                                                     \
+            return nan ? NAN : r;                                                                                 \
+        case K_PROD:                                                                                              \
+            r = 1;                                                                                                \
+            for (int64_t i = 0; i < n; i++)                                                                       \
+                r *= (double)LD(x[i]);                                                                            \
+            return r;                                                                                             \
+        case K_EXP:                                                                                               \
+            r = 0;                                                                                                \
+            for (int64_t i = 0; i < n; i++)                                                                       \
+                r += exp((double)LD(x[i]) - m);                                                                   \
+            return r;                                                                                             \
+        }                                                                                                         \
+        return 0;                                                                                                 \
+    }                                                                                                             \
+    /* The same in wrapping 64-bit integer arithmetic (max/min compare signed). */                                \
+    static uint64_t irun_##S(const void *xv, int64_t n, rkind kind)                                               \
+    {                                                                                                             \
+        const T *x = xv;                                                                                          \
+        uint64_t u;                                                                                               \
+        int64_t r;                                                                                                \
+        switch (kind) {                                                                                           \
+        case K_SUM:                                                                                               \
+            u = 0;                                                                                                \
+            for (int64_t i = 0; i < n; i++)                                                                       \
+                u += (uint64_t)(int64_t)LD(x[i]);                                                                 \
+            return u;                                                                                             \
+        case K_ABS:                                                                                               \
+            u = 0;                                                                                                \
+            for (int64_t i = 0; i < n; i++) {                                                                     \
+                int64_t v = (int64_t)LD(x[i]);                                                                    \
+                u += v < 0 ? 0 - (uint64_t)v : (uint64_t)v;                                                       \
+            }                                                                                                     \
+            return u;                                                                                             \
+        case K_SQ:                                                                                                \
+            u = 0;                                                                                                \
+            for (int64_t i = 0; i < n; i++) {                                                                     \
+                uint64_t v = (uint64_t)(int64_t)LD(x[i]);                                                         \
+                u += v * v;                                                                                       \
+            }                                                                                                     \
+            return u;                                                                                             \
+        case K_PROD:                                                                                              \
+            u = 1;                                                                                                \
+            for (int64_t i = 0; i < n; i++)                                                                       \
+                u *= (uint64_t)(int64_t)LD(x[i]);                                                                 \
+            return u;                                                                                             \
+        case K_MAX:                                                                                               \
+            r = INT64_MIN;                                                                                        \
+            for (int64_t i = 0; i < n; i++) {                                                                     \
+                int64_t v = (int64_t)LD(x[i]);                                                                    \
+                r = v > r ? v : r;                                                                                \
+            }                                                                                                     \
+            return (uint64_t)r;                                                                                   \
+        case K_MIN:                                                                                               \
+            r = INT64_MAX;                                                                                        \
+            for (int64_t i = 0; i < n; i++) {                                                                     \
+                int64_t v = (int64_t)LD(x[i]);                                                                    \
+                r = v < r ? v : r;                                                                                \
+            }                                                                                                     \
+            return (uint64_t)r;                                                                                   \
+        case K_EXP:                                                                                               \
+            break;                                                                                                \
+        }                                                                                                         \
+        return 0;                                                                                                 \
+    }                                                                                                             \
+    /* acc[j] (op)= x[j] for one row of a column chunk. */                                                        \
+    static void fvec_##S(const void *xv, int64_t n, rkind kind, double *acc, const double *m)                     \
+    {                                                                                                             \
+        const T *x = xv;                                                                                          \
+        switch (kind) {                                                                                           \
+        case K_SUM:                                                                                               \
+            for (int64_t j = 0; j < n; j++)                                                                       \
+                acc[j] += (double)LD(x[j]);                                                                       \
+            break;                                                                                                \
+        case K_ABS:                                                                                               \
+            for (int64_t j = 0; j < n; j++)                                                                       \
+                acc[j] += fabs((double)LD(x[j]));                                                                 \
+            break;                                                                                                \
+        case K_SQ:                                                                                                \
+            for (int64_t j = 0; j < n; j++) {                                                                     \
+                double v = (double)LD(x[j]);                                                                      \
+                acc[j] += v * v;                                                                                  \
+            }                                                                                                     \
+            break;                                                                                                \
+        case K_MAX:                                                                                               \
+            for (int64_t j = 0; j < n; j++) {                                                                     \
+                double v = (double)LD(x[j]);                                                                      \
+                acc[j] = (v > acc[j] || v != v) ? v : acc[j];                                                     \
+            }                                                                                                     \
+            break;                                                                                                \
+        case K_MIN:                                                                                               \
+            for (int64_t j = 0; j < n; j++) {                                                                     \
+                double v = (double)LD(x[j]);                                                                      \
+                acc[j] = (v < acc[j] || v != v) ? v : acc[j];                                                     \
+            }                                                                                                     \
+            break;                                                                                                \
+        case K_PROD:                                                                                              \
+            for (int64_t j = 0; j < n; j++)                                                                       \
+                acc[j] *= (double)LD(x[j]);                                                                       \
+            break;                                                                                                \
+        case K_EXP:                                                                                               \
+            for (int64_t j = 0; j < n; j++)                                                                       \
+                acc[j] += exp((double)LD(x[j]) - m[j]);                                                           \
+            break;                                                                                                \
+        }                                                                                                         \
+    }                                                                                                             \
+    static void ivec_##S(const void *xv, int64_t n, rkind kind, uint64_t *acc)                                    \
+    {                                                                                                             \
+        const T *x = xv;                                                                                          \
+        for (int64_t j = 0; j < n; j++) {                                                                         \
+            int64_t v = (int64_t)LD(x[j]);                                                                        \
+            switch (kind) {                                                                                       \
+            case K_SUM:                                                                                           \
+                acc[j] += (uint64_t)v;                                                                            \
+                break;                                                                                            \
+            case K_ABS:                                                                                           \
+                acc[j] += v < 0 ? 0 - (uint64_t)v : (uint64_t)v;                                                  \
+                break;                                                                                            \
+            case K_SQ:                                                                                            \
+                acc[j] += (uint64_t)v * (uint64_t)v;                                                              \
+                break;                                                                                            \
+            case K_PROD:                                                                                          \
+                acc[j] *= (uint64_t)v;                                                                            \
+                break;                                                                                            \
+            case K_MAX:                                                                                           \
+                acc[j] = v > (int64_t)acc[j] ? (uint64_t)v : acc[j];                                              \
+                break;                                                                                            \
+            case K_MIN:                                                                                           \
+                acc[j] = v < (int64_t)acc[j] ? (uint64_t)v : acc[j];                                              \
+                break;                                                                                            \
+            case K_EXP:                                                                                           \
+                break;                                                                                            \
+            }                                                                                                     \
+        }                                                                                                         \
+    }
+
+DEF_TYPE(f32, float, LD_PLAIN, 0)
+DEF_TYPE(f64, double, LD_PLAIN, 0)
+DEF_TYPE(i8, int8_t, LD_PLAIN, 1)
+DEF_TYPE(i16, int16_t, LD_PLAIN, 1)
+DEF_TYPE(i32, int32_t, LD_PLAIN, 1)
+DEF_TYPE(i64, int64_t, LD_PLAIN, 1)
+DEF_TYPE(u8, uint8_t, LD_PLAIN, 1)
+DEF_TYPE(b8, uint8_t, LD_BOOL, 1)
+
+/* Integer results computed in double (l2, log_sum_exp, identities): truncate
+ * toward zero, NaN -> 0, saturate like a float -> int cast. */
+static int64_t sat_i64(double v, int64_t lo, int64_t hi)
+{
+    if (v != v)
+        return 0;
+    if (v <= (double)lo)
+        return lo;
+    if (v >= (double)hi)
+        return hi;
+    return (int64_t)v;
+}
+
+static void store_d(ft_dtype dt, void *y, int64_t i, double v)
+{
+    switch (dt) {
+    case FT_F32: ((float *)y)[i] = (float)v; break;
+    case FT_F64: ((double *)y)[i] = v; break;
+    case FT_I8: ((int8_t *)y)[i] = (int8_t)sat_i64(v, INT8_MIN, INT8_MAX); break;
+    case FT_I16: ((int16_t *)y)[i] = (int16_t)sat_i64(v, INT16_MIN, INT16_MAX); break;
+    case FT_I32: ((int32_t *)y)[i] = (int32_t)sat_i64(v, INT32_MIN, INT32_MAX); break;
+    case FT_I64: ((int64_t *)y)[i] = sat_i64(v, INT64_MIN, INT64_MAX); break;
+    case FT_U8: ((uint8_t *)y)[i] = (uint8_t)sat_i64(v, 0, UINT8_MAX); break;
+    case FT_BOOL: ((uint8_t *)y)[i] = v != 0; break;
+    case FT_F16: case FT_BF16: case FT_DTYPE_COUNT: break;
+    }
+}
+
+/* Wrapping store of a 64-bit integer result (two's complement truncation). */
+static void store_u(ft_dtype dt, void *y, int64_t i, uint64_t v)
+{
+    switch (dt) {
+    case FT_I8: ((int8_t *)y)[i] = (int8_t)(uint8_t)v; break;
+    case FT_I16: ((int16_t *)y)[i] = (int16_t)(uint16_t)v; break;
+    case FT_I32: ((int32_t *)y)[i] = (int32_t)(uint32_t)v; break;
+    case FT_I64: ((int64_t *)y)[i] = (int64_t)v; break;
+    case FT_U8: ((uint8_t *)y)[i] = (uint8_t)v; break;
+    case FT_BOOL: ((uint8_t *)y)[i] = v != 0; break;
+    case FT_F32: case FT_F64: case FT_F16: case FT_BF16: case FT_DTYPE_COUNT: break;
+    }
+}
+
+typedef struct {
+    double (*frun)(const void *, int64_t, rkind, double);
+    uint64_t (*irun)(const void *, int64_t, rkind);
+    void (*fvec)(const void *, int64_t, rkind, double *, const double *);
+    void (*ivec)(const void *, int64_t, rkind, uint64_t *);
+} rfns;
+
+static const rfns *fns_of(ft_dtype dt)
+{
+#define F(S) {frun_##S, irun_##S, fvec_##S, ivec_##S}
+    static const rfns t[] = {F(f32), F(f64), F(i8), F(i16), F(i32), F(i64), F(u8), F(b8)};
+#undef F
+    switch (dt) {
+    case FT_F32: return &t[0];
+    case FT_F64: return &t[1];
+    case FT_I8: return &t[2];
+    case FT_I16: return &t[3];
+    case FT_I32: return &t[4];
+    case FT_I64: return &t[5];
+    case FT_U8: return &t[6];
+    case FT_BOOL: return &t[7];
+    case FT_F16: case FT_BF16: case FT_DTYPE_COUNT: break;
+    }
+    return NULL;
+}
+
+/* ---- planning ------------------------------------------------------------------- */
+
+static rop op_of(ft_op op)
+{
+    /* An if-chain: a switch over ft_op would have to list every op. */
+    if (op == FT_OP_REDUCE_MEAN) return R_MEAN;
+    if (op == FT_OP_REDUCE_MAX) return R_MAX;
+    if (op == FT_OP_REDUCE_MIN) return R_MIN;
+    if (op == FT_OP_REDUCE_PROD) return R_PROD;
+    if (op == FT_OP_REDUCE_L1) return R_L1;
+    if (op == FT_OP_REDUCE_L2) return R_L2;
+    if (op == FT_OP_REDUCE_SUM_SQUARE) return R_SUMSQ;
+    if (op == FT_OP_REDUCE_LOG_SUM_EXP) return R_LSE;
+    return R_SUM;
+}
+
+/* Reduced-axis mask, by the same rules as ft_infer_reduce. */
+static void reduced_axes(const ft_node *n, int rank, int *red)
+{
+    const ft_attr_val *ax = ft_attr(n, "axes");
+    memset(red, 0, sizeof(int) * FT_MAX_RANK);
+    for (int i = 0; i < ax->n; i++) {
+        int a;
+        if (ft_axis(ax->ints[i], rank, &a) == 0)
+            red[a] = 1;
+    }
+    if (ax->n == 0 && !ft_attr(n, "noop_with_empty_axes")->i)
+        for (int i = 0; i < rank; i++)
+            red[i] = 1;
+}
+
+/* Build the plan for a shape without zero dims. */
+static void make_plan(const ft_shape *s, const int *red, rplan *p)
+{
+    int64_t gd[FT_MAX_RANK], gs[FT_MAX_RANK];
+    int gr[FT_MAX_RANK], ng = 0;
+    int64_t st[FT_MAX_RANK];
+    ft_strides(s, st);
+    memset(p, 0, sizeof *p);
+    p->nred = 1;
+    for (int i = 0; i < s->rank; i++) {
+        if (s->dims[i] == 1)
+            continue;
+        if (red[i])
+            p->nred *= s->dims[i];
+        /* Row-major dims merge with their right neighbour: the merged stride
+         * is the inner one's. */
+        if (ng && gr[ng - 1] == red[i]) {
+            gd[ng - 1] *= s->dims[i];
+            gs[ng - 1] = st[i];
+        } else {
+            gd[ng] = s->dims[i], gs[ng] = st[i], gr[ng] = red[i];
+            ng++;
+        }
+    }
+    p->inner = p->L = 1;
+    int last = ng;
+    if (ng && !gr[ng - 1])
+        p->inner = gd[--last];
+    else if (ng)
+        p->L = gd[--last];
+    p->nouter = 1;
+    for (int g = 0; g < last; g++) {
+        if (gr[g]) {
+            p->rdim[p->nr] = gd[g], p->rstr[p->nr++] = gs[g];
+        } else {
+            p->kdim[p->nk] = gd[g], p->kstr[p->nk++] = gs[g];
+            p->nouter *= gd[g];
+        }
+    }
+}
+
+static int64_t outer_offset(const rplan *p, int64_t o)
+{
+    int64_t off = 0;
+    for (int d = p->nk - 1; d >= 0; d--) {
+        off += (o % p->kdim[d]) * p->kstr[d];
+        o /= p->kdim[d];
+    }
+    return off;
+}
+
+/* Odometer over the reduced groups (without the run), starting at index q. */
+typedef struct {
+    int64_t idx[FT_MAX_RANK];
+    int64_t off;
+} odo;
+
+static void odo_set(const rplan *p, odo *it, int64_t q)
+{
+    it->off = 0;
+    for (int d = p->nr - 1; d >= 0; d--) {
+        it->idx[d] = q % p->rdim[d];
+        it->off += it->idx[d] * p->rstr[d];
+        q /= p->rdim[d];
+    }
+}
+
+static void odo_next(const rplan *p, odo *it)
+{
+    for (int d = p->nr - 1; d >= 0; d--) {
+        it->off += p->rstr[d];
+        if (++it->idx[d] < p->rdim[d])
+            return;
+        it->off -= p->rstr[d] * p->rdim[d];
+        it->idx[d] = 0;
+    }
+}
+
+static double fcombine(rkind k, double a, double b)
+{
+    switch (k) {
+    case K_MAX: return (a != a || b != b) ? NAN : (a > b ? a : b);
+    case K_MIN: return (a != a || b != b) ? NAN : (a < b ? a : b);
+    case K_PROD: return a * b;
+    case K_SUM: case K_ABS: case K_SQ: case K_EXP: break;
+    }
+    return a + b;
+}
+
+static uint64_t icombine(rkind k, uint64_t a, uint64_t b)
+{
+    switch (k) {
+    case K_MAX: return (int64_t)a > (int64_t)b ? a : b;
+    case K_MIN: return (int64_t)a < (int64_t)b ? a : b;
+    case K_PROD: return a * b;
+    case K_SUM: case K_ABS: case K_SQ: case K_EXP: break;
+    }
+    return a + b;
+}
+
+/* Reduced positions [t0, t1) of the output at base (runs layout: t = q*L + i). */
+static double fseg(const rfns *f, const char *x, size_t es, const rplan *p, int64_t base, int64_t t0, int64_t t1,
+                   rkind k, double m)
+{
+    if (p->nr == 0)
+        return f->frun(x + (size_t)(base + t0) * es, t1 - t0, k, m);
+    odo it;
+    odo_set(p, &it, t0 / p->L);
+    int64_t i = t0 % p->L, t = t0;
+    double acc = 0;
+    int first = 1;
+    while (t < t1) {
+        int64_t len = p->L - i < t1 - t ? p->L - i : t1 - t;
+        double v = f->frun(x + (size_t)(base + it.off + i) * es, len, k, m);
+        acc = first ? v : fcombine(k, acc, v);
+        first = 0;
+        t += len;
+        i = 0;
+        odo_next(p, &it);
+    }
+    return acc;
+}
+
+static uint64_t iseg(const rfns *f, const char *x, size_t es, const rplan *p, int64_t base, int64_t t0, int64_t t1,
+                     rkind k)
+{
+    if (p->nr == 0)
+        return f->irun(x + (size_t)(base + t0) * es, t1 - t0, k);
+    odo it;
+    odo_set(p, &it, t0 / p->L);
+    int64_t i = t0 % p->L, t = t0;
+    uint64_t acc = 0;
+    int first = 1;
+    while (t < t1) {
+        int64_t len = p->L - i < t1 - t ? p->L - i : t1 - t;
+        uint64_t v = f->irun(x + (size_t)(base + it.off + i) * es, len, k);
+        acc = first ? v : icombine(k, acc, v);
+        first = 0;
+        t += len;
+        i = 0;
+        odo_next(p, &it);
+    }
+    return acc;
+}
+
+/* ---- reduce_* ------------------------------------------------------------------- */
+
+typedef struct {
+    const rfns *f;
+    ft_dtype dt;
+    size_t es;
+    rop op;
+    int ipath;   /* integer arithmetic (ints and bool except l2 / log_sum_exp) */
+    const rplan *p;
+    const char *x;
+    void *y;
+} rjob;
+
+static rkind kind_of(rop op)
+{
+    switch (op) {
+    case R_SUM: case R_MEAN: return K_SUM;
+    case R_L1: return K_ABS;
+    case R_L2: case R_SUMSQ: return K_SQ;
+    case R_MAX: case R_LSE: return K_MAX;
+    case R_MIN: return K_MIN;
+    case R_PROD: return K_PROD;
+    }
+    return K_SUM;
+}
+
+/* Finish one output from its accumulated value. */
+static void finish_f(const rjob *j, int64_t oi, double v)
+{
+    if (j->op == R_MEAN)
+        v /= (double)j->p->nred;
+    else if (j->op == R_L2)
+        v = sqrt(v);
+    store_d(j->dt, j->y, oi, v);
+}
+
+static void finish_i(const rjob *j, int64_t oi, uint64_t v)
+{
+    if (j->op == R_MEAN)
+        v = (uint64_t)((int64_t)v / j->p->nred);
+    store_u(j->dt, j->y, oi, v);
+}
+
+/* log(sum(exp(x))) = m + log(sum(exp(x - m))); a NaN or infinite maximum is
+ * the result itself (all -inf gives -inf, not NaN). */
+static double lse_finish(double m, double s) { return (m != m || isinf(m)) ? m : m + log(s); }
+
+/* Runs layout: one whole output. */
+
+static void runs_output(const rjob *j, int64_t o)
+{
+    const rplan *p = j->p;
+    int64_t base = outer_offset(p, o);
+    rkind k = kind_of(j->op);
+    if (j->ipath) {
+        finish_i(j, o, iseg(j->f, j->x, j->es, p, base, 0, p->nred, k));
+        return;
+    }
+    double v = fseg(j->f, j->x, j->es, p, base, 0, p->nred, k, 0);
+    if (j->op == R_LSE)
+        v = lse_finish(v, (v != v || isinf(v)) ? 0 : fseg(j->f, j->x, j->es, p, base, 0, p->nred, K_EXP, v));
+    finish_f(j, o, v);
+}
+
+/* One output whose reduced set is large: split it across threads. */
+static void runs_output_split(const rjob *j, int64_t o, int threads)
+{
+    const rplan *p = j->p;
+    int64_t base = outer_offset(p, o), nr = p->nred;
+    int parts = threads;
+    double fpart[parts];
+    uint64_t ipart[parts];
+    rkind k = kind_of(j->op);
+#pragma omp parallel for num_threads(threads)
+    for (int t = 0; t < parts; t++) {
+        int64_t t0 = nr * t / parts, t1 = nr * (t + 1) / parts;
+        if (j->ipath)
+            ipart[t] = t0 < t1 ? iseg(j->f, j->x, j->es, p, base, t0, t1, k) : (k == K_PROD ? 1 : 0);
+        else
+            fpart[t] = t0 < t1 ? fseg(j->f, j->x, j->es, p, base, t0, t1, k, 0) : (k == K_PROD ? 1 : 0);
+    }
+    if (j->ipath) {
+        uint64_t v = ipart[0];
+        for (int t = 1; t < parts; t++)
+            if (nr * (t + 1) / parts > nr * t / parts)
+                v = icombine(k, v, ipart[t]);
+        finish_i(j, o, v);
+        return;
+    }
+    double v = fpart[0];
+    for (int t = 1; t < parts; t++)
+        if (nr * (t + 1) / parts > nr * t / parts)
+            v = fcombine(k, v, fpart[t]);
+    if (j->op == R_LSE && !(v != v || isinf(v))) {
+        double m = v;
+#pragma omp parallel for num_threads(threads)
+        for (int t = 0; t < parts; t++) {
+            int64_t t0 = nr * t / parts, t1 = nr * (t + 1) / parts;
+            fpart[t] = t0 < t1 ? fseg(j->f, j->x, j->es, p, base, t0, t1, K_EXP, m) : 0;
+        }
+        double s = 0;
+        for (int t = 0; t < parts; t++)
+            s += fpart[t];
+        v = lse_finish(m, s);
+    }
+    finish_f(j, o, v);
+}
+
+/* Columns layout: outputs o*inner + [c0, c1) together. */
+static void cols_chunk(const rjob *j, int64_t o, int64_t c0, int64_t c1)
+{
+    const rplan *p = j->p;
+    int64_t base = outer_offset(p, o) + c0, n = c1 - c0, rows = p->nred;
+    rkind k = kind_of(j->op);
+    odo it;
+    if (j->ipath) {
+        uint64_t acc[CHUNK];
+        for (int64_t c = 0; c < n; c++)
+            acc[c] = k == K_PROD ? 1 : k == K_MAX ? (uint64_t)INT64_MIN : k == K_MIN ? (uint64_t)INT64_MAX : 0;
+        odo_set(p, &it, 0);
+        for (int64_t r = 0; r < rows; r++, odo_next(p, &it))
+            j->f->ivec(j->x + (size_t)(base + it.off) * j->es, n, k, acc);
+        for (int64_t c = 0; c < n; c++)
+            finish_i(j, o * p->inner + c0 + c, acc[c]);
+        return;
+    }
+    double acc[CHUNK], m[CHUNK];
+    for (int64_t c = 0; c < n; c++)
+        acc[c] = k == K_PROD ? 1 : k == K_MAX ? -INFINITY : k == K_MIN ? INFINITY : 0;
+    odo_set(p, &it, 0);
+    for (int64_t r = 0; r < rows; r++, odo_next(p, &it))
+        j->f->fvec(j->x + (size_t)(base + it.off) * j->es, n, k, acc, NULL);
+    if (j->op == R_LSE) {
+        /* Non-finite maxima are the result (lse_finish); shifting by 0 there
+         * keeps exp() from producing NaN that would be discarded anyway. */
+        double mm[CHUNK];
+        for (int64_t c = 0; c < n; c++) {
+            m[c] = acc[c];
+            mm[c] = (m[c] != m[c] || isinf(m[c])) ? 0 : m[c];
+            acc[c] = 0;
+        }
+        odo_set(p, &it, 0);
+        for (int64_t r = 0; r < rows; r++, odo_next(p, &it))
+            j->f->fvec(j->x + (size_t)(base + it.off) * j->es, n, K_EXP, acc, mm);
+        for (int64_t c = 0; c < n; c++)
+            acc[c] = lse_finish(m[c], acc[c]);
+    }
+    for (int64_t c = 0; c < n; c++)
+        finish_f(j, o * p->inner + c0 + c, acc[c]);
+}
+
+/* Value of a reduction over the empty set, as a double for store_d. */
+static double identity(rop op, ft_dtype dt)
+{
+    if (dt == FT_BOOL)
+        return op == R_MIN;
+    switch (op) {
+    case R_MAX: case R_LSE: return -INFINITY;
+    case R_MIN: return INFINITY;
+    case R_PROD: return 1;
+    case R_MEAN: return ft_dtype_is_int(dt) ? 0 : NAN;
+    case R_SUM: case R_L1: case R_L2: case R_SUMSQ: break;
+    }
+    return 0;
+}
+
+ft_status cpu_reduce(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    const ft_shape *s = &in[0].shape;
+    ft_dtype dt = in[0].dtype;
+    int64_t nout = (int64_t)ft_numel(&out[0].shape);
+    if (nout == 0)
+        return FT_OK;
+    rjob j = {.f = fns_of(dt), .dt = dt, .es = ft_dtype_size(dt), .op = op_of(n->op), .x = in[0].data,
+              .y = out[0].data};
+    if (!j.f)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cpu reduce kernel",
+                           ft_dtype_name(dt));
+    j.ipath = !ft_dtype_is_float(dt) && j.op != R_L2 && j.op != R_LSE;
+    int red[FT_MAX_RANK];
+    reduced_axes(n, s->rank, red);
+    if (ft_numel(s) == 0) {
+        /* Outputs exist, so only reduced dims are empty. */
+        double v = identity(j.op, dt);
+        for (int64_t i = 0; i < nout; i++)
+            store_d(dt, j.y, i, v);
+        return FT_OK;
+    }
+    rplan p;
+    make_plan(s, red, &p);
+    j.p = &p;
+    int64_t total = (int64_t)ft_numel(s);
+    int par = total >= CPU_PAR_MIN && k->threads > 1;
+    if (p.inner == 1) {
+        if (par && p.nouter < k->threads && p.nred >= CPU_PAR_MIN) {
+            for (int64_t o = 0; o < p.nouter; o++)
+                runs_output_split(&j, o, k->threads);
+        } else {
+#pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
+            for (int64_t o = 0; o < p.nouter; o++)
+                runs_output(&j, o);
+        }
+        return FT_OK;
+    }
+    /* Enough chunks to keep every thread busy, but not so narrow that each row
+     * visit touches less than a cache line. */
+    int64_t want = par ? (k->threads + p.nouter - 1) / p.nouter : 1;
+    int64_t chunk = (p.inner + want - 1) / want;
+    chunk = (chunk + 15) / 16 * 16;
+    if (chunk > CHUNK)
+        chunk = CHUNK;
+    int64_t nch = (p.inner + chunk - 1) / chunk, items = p.nouter * nch;
+#pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
+    for (int64_t it = 0; it < items; it++) {
+        int64_t o = it / nch, c0 = it % nch * chunk, c1 = c0 + chunk < p.inner ? c0 + chunk : p.inner;
+        cols_chunk(&j, o, c0, c1);
+    }
+    return FT_OK;
+}
+
+/* ---- argmax / argmin ------------------------------------------------------------ */
+
+/* Split shape s around axis into (outer, n, inner). */
+static void around_axis(const ft_shape *s, int axis, int64_t *outer, int64_t *len, int64_t *inner)
+{
+    *outer = *inner = 1;
+    for (int i = 0; i < axis; i++)
+        *outer *= s->dims[i];
+    *len = s->dims[axis];
+    for (int i = axis + 1; i < s->rank; i++)
+        *inner *= s->dims[i];
+}
+
+/* NaN beats every number (the first NaN, or the last with select_last_index),
+ * as numpy.argmax does; ties go to the first (or last) index. */
+#define ARG_BETTER(v, b, amax, last, IS_INT)                                                                       \
+    ((!(IS_INT) && (b) != (b)) ? ((last) && (v) != (v))                                                            \
+     : (!(IS_INT) && (v) != (v)) ? 1                                                                               \
+     : (amax) ? ((last) ? (v) >= (b) : (v) > (b))                                                                 \
+              : ((last) ? (v) <= (b) : (v) < (b)))
+
+#define DEF_ARG(S, T, IS_INT)                                                                                     \
+    static void arg_##S(const void *xv, int64_t *y, int64_t o, int64_t len, int64_t inner, int64_t c0, int64_t c1, \
+                        int amax, int last)                                                                       \
+    {                                                                                                             \
+        const T *x = (const T *)xv + o * len * inner;                                                             \
+        if (inner == 1) {                                                                                         \
+            T b = x[0];                                                                                           \
+            int64_t bi = 0;                                                                                       \
+            for (int64_t i = 1; i < len; i++)                                                                     \
+                if (ARG_BETTER(x[i], b, amax, last, IS_INT))                                                      \
+                    b = x[i], bi = i;                                                                             \
+            y[o] = bi;                                                                                            \
+            return;                                                                                               \
+        }                                                                                                         \
+        T b[CHUNK];                                                                                               \
+        int64_t bi[CHUNK], n = c1 - c0;                                                                           \
+        for (int64_t c = 0; c < n; c++)                                                                           \
+            b[c] = x[c0 + c], bi[c] = 0;                                                                          \
+        for (int64_t i = 1; i < len; i++) {                                                                       \
+            const T *row = x + i * inner + c0;                                                                    \
+            for (int64_t c = 0; c < n; c++)                                                                       \
+                if (ARG_BETTER(row[c], b[c], amax, last, IS_INT))                                                 \
+                    b[c] = row[c], bi[c] = i;                                                                     \
+        }                                                                                                         \
+        for (int64_t c = 0; c < n; c++)                                                                           \
+            y[o * inner + c0 + c] = bi[c];                                                                        \
+    }
+
+DEF_ARG(f32, float, 0)
+DEF_ARG(f64, double, 0)
+DEF_ARG(i8, int8_t, 1)
+DEF_ARG(i16, int16_t, 1)
+DEF_ARG(i32, int32_t, 1)
+DEF_ARG(i64, int64_t, 1)
+DEF_ARG(u8, uint8_t, 1)
+
+typedef void (*arg_fn)(const void *, int64_t *, int64_t, int64_t, int64_t, int64_t, int64_t, int, int);
+
+ft_status cpu_arg(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    const ft_shape *s = &in[0].shape;
+    int axis;
+    if (ft_axis(ft_attr(n, "axis")->i, s->rank, &axis) != 0)
+        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "axis out of range");
+    int amax = n->op == FT_OP_ARGMAX, last = ft_attr(n, "select_last_index")->i != 0;
+    arg_fn f = NULL;
+    switch (in[0].dtype) {
+    case FT_F32: f = arg_f32; break;
+    case FT_F64: f = arg_f64; break;
+    case FT_I8: f = arg_i8; break;
+    case FT_I16: f = arg_i16; break;
+    case FT_I32: f = arg_i32; break;
+    case FT_I64: f = arg_i64; break;
+    case FT_U8: f = arg_u8; break;
+    case FT_F16: case FT_BF16: case FT_BOOL: case FT_DTYPE_COUNT: break;
+    }
+    if (!f)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cpu %s kernel",
+                           ft_dtype_name(in[0].dtype), ft_op_name(n->op));
+    int64_t outer, len, inner;
+    around_axis(s, axis, &outer, &len, &inner);
+    if (outer * inner == 0)
+        return FT_OK;
+    if (len == 0)
+        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "%s over an empty axis (axis %d has length 0)",
+                           ft_op_name(n->op), axis);
+    int64_t nch = inner == 1 ? 1 : (inner + CHUNK - 1) / CHUNK, items = outer * nch;
+    int par = (int64_t)ft_numel(s) >= CPU_PAR_MIN && k->threads > 1;
+    int64_t *y = out[0].data;
+#pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
+    for (int64_t it = 0; it < items; it++) {
+        int64_t o = it / nch, c0 = it % nch * CHUNK, c1 = c0 + CHUNK < inner ? c0 + CHUNK : inner;
+        f(in[0].data, y, o, len, inner, c0, c1, amax, last);
+    }
+    return FT_OK;
+}
+
+/* ---- cumsum --------------------------------------------------------------------- */
+
+/* Floats accumulate in double, ints in wrapping 64-bit arithmetic. Each input
+ * element is read before its output is written, so in-place use is safe. */
+#define DEF_CUMSUM(S, T, ACC)                                                                                     \
+    static void cumsum_##S(const void *xv, void *yv, int64_t o, int64_t len, int64_t inner, int64_t c0,         \
+                           int64_t c1, int excl, int rev)                                                         \
+    {                                                                                                             \
+        const T *x = (const T *)xv + o * len * inner + c0;                                                        \
+        T *y = (T *)yv + o * len * inner + c0;                                                                    \
+        int64_t n = c1 - c0;                                                                                      \
+        ACC acc[CHUNK];                                                                                           \
+        for (int64_t c = 0; c < n; c++)                                                                           \
+            acc[c] = 0;                                                                                           \
+        for (int64_t s = 0; s < len; s++) {                                                                       \
+            int64_t i = rev ? len - 1 - s : s;                                                                    \
+            const T *xr = x + i * inner;                                                                          \
+            T *yr = y + i * inner;                                                                                \
+            for (int64_t c = 0; c < n; c++) {                                                                     \
+                ACC v = (ACC)xr[c];                                                                               \
+                if (excl) {                                                                                       \
+                    yr[c] = (T)acc[c];                                                                            \
+                    acc[c] += v;                                                                                  \
+                } else {                                                                                          \
+                    acc[c] += v;                                                                                  \
+                    yr[c] = (T)acc[c];                                                                            \
+                }                                                                                                 \
+            }                                                                                                     \
+        }                                                                                                         \
+    }
+
+DEF_CUMSUM(f32, float, double)
+DEF_CUMSUM(f64, double, double)
+DEF_CUMSUM(i8, int8_t, uint64_t)
+DEF_CUMSUM(i16, int16_t, uint64_t)
+DEF_CUMSUM(i32, int32_t, uint64_t)
+DEF_CUMSUM(i64, int64_t, uint64_t)
+DEF_CUMSUM(u8, uint8_t, uint64_t)
+
+typedef void (*cumsum_fn)(const void *, void *, int64_t, int64_t, int64_t, int64_t, int64_t, int, int);
+
+ft_status cpu_cumsum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    const ft_shape *s = &in[0].shape;
+    int axis;
+    if (ft_axis(ft_attr(n, "axis")->i, s->rank, &axis) != 0)
+        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "axis out of range");
+    int excl = ft_attr(n, "exclusive")->i != 0, rev = ft_attr(n, "reverse")->i != 0;
+    cumsum_fn f = NULL;
+    switch (in[0].dtype) {
+    case FT_F32: f = cumsum_f32; break;
+    case FT_F64: f = cumsum_f64; break;
+    case FT_I8: f = cumsum_i8; break;
+    case FT_I16: f = cumsum_i16; break;
+    case FT_I32: f = cumsum_i32; break;
+    case FT_I64: f = cumsum_i64; break;
+    case FT_U8: f = cumsum_u8; break;
+    case FT_F16: case FT_BF16: case FT_BOOL: case FT_DTYPE_COUNT: break;
+    }
+    if (!f)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cpu cumsum kernel",
+                           ft_dtype_name(in[0].dtype));
+    int64_t outer, len, inner;
+    around_axis(s, axis, &outer, &len, &inner);
+    if (outer * len * inner == 0)
+        return FT_OK;
+    int64_t nch = (inner + CHUNK - 1) / CHUNK, items = outer * nch;
+    int par = (int64_t)ft_numel(s) >= CPU_PAR_MIN && k->threads > 1;
+#pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
+    for (int64_t it = 0; it < items; it++) {
+        int64_t o = it / nch, c0 = it % nch * CHUNK, c1 = c0 + CHUNK < inner ? c0 + CHUNK : inner;
+        f(in[0].data, out[0].data, o, len, inner, c0, c1, excl, rev);
+    }
+    return FT_OK;
+}

@@ -1,0 +1,432 @@
+/* CPU kernels of the one-input elementwise ops (cpu_unary) and of cast
+ * (cpu_cast). Each op and dtype is a row function over a contiguous range;
+ * the ranges are split across OpenMP threads for large tensors. */
+#include "cpu.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tgmath.h>
+
+/* Attribute values, read once per node and converted per dtype in the rows. */
+typedef struct un_params {
+    double alpha, beta, gamma, lo, hi;
+    int64_t ilo, ihi; /* clip bounds of integer dtypes, already in range */
+} un_params;
+
+typedef void (*un_row)(const un_params *p, void *y, const void *x, int64_t n);
+
+/* Chunk boundaries are multiples of this many elements so two threads never
+ * write the same cache line. */
+#define CHUNK_ALIGN 64
+
+typedef void (*range_fn)(void *ctx, int64_t start, int64_t end);
+
+static void run_ranges(int threads, int64_t n, range_fn fn, void *ctx)
+{
+    if (n < CPU_PAR_MIN || threads < 2) {
+        fn(ctx, 0, n);
+        return;
+    }
+    const int64_t parts = threads;
+#pragma omp parallel for num_threads(threads) if (n >= CPU_PAR_MIN) schedule(static)
+    for (int64_t t = 0; t < parts; t++) {
+        int64_t s = t == 0 ? 0 : (n * t / parts) & ~(int64_t)(CHUNK_ALIGN - 1);
+        int64_t e = t == parts - 1 ? n : (n * (t + 1) / parts) & ~(int64_t)(CHUNK_ALIGN - 1);
+        if (e > s)
+            fn(ctx, s, e);
+    }
+}
+
+/* ---- scalar helpers (tgmath picks the float or double libm function) ---- */
+
+/* The expressions below are written once for float and double: K() gives a
+ * constant the type of x so f32 arithmetic stays in float. */
+#define K(v) ((__typeof__(x))(v))
+
+#define FLOAT_HELPERS(S, T)                                                                      \
+    /* exp of a non-positive argument only: no overflow for large |x|. */                        \
+    static inline T sigm_##S(T x)                                                               \
+    {                                                                                            \
+        T e = exp(-fabs(x)), r = K(1) / (K(1) + e);                                              \
+        return x >= 0 ? r : e * r;                                                               \
+    }                                                                                            \
+    static inline T softplus_##S(T x) { return log1p(exp(-fabs(x))) + (x > 0 ? x : K(0)); }     \
+    /* min(max(v, lo), hi) written with comparisons so NaN passes through. */                    \
+    static inline T clamp_##S(T x, T lo, T hi)                                                   \
+    {                                                                                            \
+        T t = x < lo ? lo : x;                                                                   \
+        return t > hi ? hi : t;                                                                  \
+    }
+FLOAT_HELPERS(f32, float)
+FLOAT_HELPERS(f64, double)
+
+#define SIGM(v) _Generic((v), float: sigm_f32, double: sigm_f64)(v)
+#define SOFTPLUS(v) _Generic((v), float: softplus_f32, double: softplus_f64)(v)
+#define CLAMP(v, l, h) _Generic((v), float: clamp_f32, double: clamp_f64)(v, l, h)
+
+/* X(OP, expression of x). Parameters: al, be, ga, lo, hi (the dtype of x). */
+#define FLOAT_UNARY(X)                                                                           \
+    X(NEG, -x)                                                                                   \
+    X(ABS, fabs(x))                                                                              \
+    X(SIGN, x > 0 ? K(1) : x < 0 ? K(-1) : x == 0 ? K(0) : x)                                    \
+    X(RELU, x < 0 ? K(0) : x)                                                                    \
+    X(SIGMOID, SIGM(x))                                                                          \
+    X(TANH, tanh(x))                                                                             \
+    X(EXP, exp(x))                                                                               \
+    X(LOG, log(x))                                                                               \
+    X(SQRT, sqrt(x))                                                                             \
+    X(RSQRT, K(1) / sqrt(x))                                                                     \
+    X(RECIPROCAL, K(1) / x)                                                                      \
+    X(SIN, sin(x))                                                                               \
+    X(COS, cos(x))                                                                               \
+    X(ERF, erf(x))                                                                               \
+    X(FLOOR, floor(x))                                                                           \
+    X(CEIL, ceil(x))                                                                             \
+    X(ROUND, rint(x)) /* default rounding mode: half to even */                                  \
+    X(SOFTPLUS, SOFTPLUS(x))                                                                     \
+    X(SOFTSIGN, x / (K(1) + fabs(x)))                                                            \
+    X(SILU, x * SIGM(x))                                                                         \
+    X(MISH, x * tanh(SOFTPLUS(x)))                                                               \
+    X(HARD_SWISH, x * CLAMP(x + K(3), K(0), K(6)) / K(6))                                       \
+    X(LEAKY_RELU, x < 0 ? al * x : x)                                                            \
+    X(ELU, x < 0 ? al * expm1(x) : x)                                                            \
+    X(CELU, x > 0 ? x : al * expm1(x / al))                                                      \
+    X(SELU, x > 0 ? ga * x : ga * al * expm1(x))                                                 \
+    X(HARD_SIGMOID, CLAMP(al * x + be, K(0), K(1)))                                              \
+    /* erfc keeps the tail accurate for negative x, where 1 + erf(.) cancels */                  \
+    X(GELU, K(0.5) * x * erfc(-x * K(0.70710678118654752440)))                                   \
+    X(CLIP, CLAMP(x, lo, hi))
+
+/* gelu approximate="tanh": 0.5*(1+tanh(u)) == sigmoid(2u), which does not cancel. */
+#define GELU_TANH_EXPR x *SIGM(K(1.5957691216057307117) * (x + K(0.044715) * x * x * x))
+
+#define UN_ROW_F(NAME, TI, TO, EXPR)                                                             \
+    static void NAME(const un_params *p, void *yv, const void *xv, int64_t n)                    \
+    {                                                                                            \
+        const TI *X = xv;                                                                        \
+        TO *Y = yv;                                                                              \
+        const TI al = (TI)p->alpha, be = (TI)p->beta, ga = (TI)p->gamma, lo = (TI)p->lo,         \
+                 hi = (TI)p->hi;                                                                 \
+        (void)al, (void)be, (void)ga, (void)lo, (void)hi;                                        \
+        _Pragma("omp simd") for (int64_t i = 0; i < n; i++)                                      \
+        {                                                                                        \
+            const TI x = X[i];                                                                   \
+            Y[i] = (TO)(EXPR);                                                                   \
+        }                                                                                        \
+    }
+
+#define GEN_F(OP, EXPR) UN_ROW_F(OP##_f32, float, float, EXPR) UN_ROW_F(OP##_f64, double, double, EXPR)
+FLOAT_UNARY(GEN_F)
+GEN_F(GELU_TANH, GELU_TANH_EXPR)
+UN_ROW_F(IS_NAN_f32, float, uint8_t, isnan(x))
+UN_ROW_F(IS_NAN_f64, double, uint8_t, isnan(x))
+UN_ROW_F(IS_INF_f32, float, uint8_t, isinf(x))
+UN_ROW_F(IS_INF_f64, double, uint8_t, isinf(x))
+
+/* Integer rows: negation wraps (like NumPy), so it is done in unsigned. */
+#define UN_ROW_I(NAME, T, UT, EXPR)                                                              \
+    static void NAME(const un_params *p, void *yv, const void *xv, int64_t n)                    \
+    {                                                                                            \
+        const T *X = xv;                                                                         \
+        T *Y = yv;                                                                               \
+        typedef UT ut; /* the unsigned type the expressions wrap in */                           \
+        const T lo = (T)p->ilo, hi = (T)p->ihi;                                                  \
+        (void)lo, (void)hi, (void)sizeof(ut);                                                    \
+        _Pragma("omp simd") for (int64_t i = 0; i < n; i++)                                      \
+        {                                                                                        \
+            const T x = X[i];                                                                    \
+            Y[i] = (T)(EXPR);                                                                    \
+        }                                                                                        \
+    }
+
+/* clip bounds arrive with lo <= hi (cpu_unary lowers lo to hi otherwise,
+ * so lo > hi gives hi everywhere like NumPy's clip). */
+#define INT_UNARY(X)                                                                             \
+    X(NEG, (ut)0 - (ut)x)                                                                        \
+    X(ABS, x < 0 ? (ut)0 - (ut)x : (ut)x)                                                        \
+    X(SIGN, (x > 0) - (x < 0))                                                                   \
+    X(CLIP, x < lo ? lo : (x > hi ? hi : x))
+
+#define GEN_I(OP, EXPR)                                                                          \
+    UN_ROW_I(OP##_i8, int8_t, uint32_t, EXPR)                                                    \
+    UN_ROW_I(OP##_i16, int16_t, uint32_t, EXPR)                                                  \
+    UN_ROW_I(OP##_i32, int32_t, uint32_t, EXPR)                                                  \
+    UN_ROW_I(OP##_i64, int64_t, uint64_t, EXPR)
+INT_UNARY(GEN_I)
+UN_ROW_I(CLIP_u8, uint8_t, uint32_t, x < lo ? lo : (x > hi ? hi : x))
+UN_ROW_I(NOT_bool, uint8_t, uint32_t, x == 0)
+
+#define TAB_F(OP, EXPR) [FT_OP_##OP] = {[FT_F32] = OP##_f32, [FT_F64] = OP##_f64},
+#define TAB_I(OP, EXPR) [FT_OP_##OP] = {[FT_I8] = OP##_i8, [FT_I16] = OP##_i16, [FT_I32] = OP##_i32, [FT_I64] = OP##_i64},
+
+static const un_row float_rows[FT_OP_COUNT][FT_DTYPE_COUNT] = {
+    FLOAT_UNARY(TAB_F) TAB_F(IS_NAN, 0) TAB_F(IS_INF, 0)};
+static const un_row int_rows[FT_OP_COUNT][FT_DTYPE_COUNT] = {INT_UNARY(TAB_I)};
+static const un_row gelu_tanh_rows[FT_DTYPE_COUNT] = {[FT_F32] = GELU_TANH_f32, [FT_F64] = GELU_TANH_f64};
+
+static un_row unary_row(ft_op op, ft_dtype dt)
+{
+    if (op == FT_OP_CLIP && dt == FT_U8)
+        return CLIP_u8;
+    if (op == FT_OP_NOT && dt == FT_BOOL)
+        return NOT_bool;
+    return float_rows[op][dt] ? float_rows[op][dt] : int_rows[op][dt];
+}
+
+static void int_range(ft_dtype dt, int64_t *lo, int64_t *hi)
+{
+    switch (dt) {
+    case FT_I8: *lo = INT8_MIN, *hi = INT8_MAX; return;
+    case FT_I16: *lo = INT16_MIN, *hi = INT16_MAX; return;
+    case FT_I32: *lo = INT32_MIN, *hi = INT32_MAX; return;
+    case FT_I64: *lo = INT64_MIN, *hi = INT64_MAX; return;
+    case FT_U8: *lo = 0, *hi = UINT8_MAX; return;
+    case FT_BOOL: *lo = 0, *hi = 1; return;
+    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: case FT_DTYPE_COUNT: break;
+    }
+    *lo = INT64_MIN, *hi = INT64_MAX;
+}
+
+/* A double bound as an integer of [tlo, thi]; NaN means no bound (def). */
+static int64_t int_bound(double v, int64_t tlo, int64_t thi, int64_t def)
+{
+    if (isnan(v))
+        return def;
+    if (v <= (double)tlo)
+        return tlo;
+    if (v >= (double)thi) /* (double)INT64_MAX is 2^63: the cast below stays in range */
+        return thi;
+    return (int64_t)v;
+}
+
+typedef struct un_job {
+    un_row fn;
+    const un_params *p;
+    const char *x;
+    char *y;
+    size_t isz, osz;
+} un_job;
+
+static void un_range(void *ctx, int64_t s, int64_t e)
+{
+    const un_job *j = ctx;
+    j->fn(j->p, j->y + (size_t)s * j->osz, j->x + (size_t)s * j->isz, e - s);
+}
+
+ft_status cpu_unary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    const ft_op op = n->op;
+    const ft_dtype dt = in[0].dtype;
+    un_params p = {.alpha = 0, .beta = 0, .gamma = 0, .lo = -INFINITY, .hi = INFINITY};
+    static const char *const fnames[] = {"alpha", "beta", "gamma", "min", "max"};
+    double *fvals[] = {&p.alpha, &p.beta, &p.gamma, &p.lo, &p.hi};
+    for (size_t i = 0; i < FT_ARRAY_LEN(fnames); i++)
+        if (ft_op_attr_index(op, fnames[i]) >= 0)
+            *fvals[i] = ft_attr(n, fnames[i])->f;
+
+    un_row fn = unary_row(op, dt);
+    if (op == FT_OP_GELU) {
+        const char *mode = ft_attr(n, "approximate")->s;
+        if (strcmp(mode, "tanh") == 0)
+            fn = gelu_tanh_rows[dt];
+        else if (strcmp(mode, "none") != 0)
+            return ft_node_err(k->err, FT_EGRAPH, k->g, n,
+                               "attribute 'approximate' is '%s'; expected 'none' or 'tanh'", mode);
+    }
+    if (!fn)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "no CPU kernel for %s on %s", ft_op_name(op),
+                           ft_dtype_name(dt));
+    if (op == FT_OP_CLIP && ft_dtype_is_int(dt)) {
+        int64_t tlo, thi;
+        int_range(dt, &tlo, &thi);
+        p.ilo = int_bound(ceil(p.lo), tlo, thi, tlo);
+        p.ihi = int_bound(floor(p.hi), tlo, thi, thi);
+        if (p.ilo > p.ihi)
+            p.ilo = p.ihi;
+    }
+    const int64_t cnt = (int64_t)ft_numel(&in[0].shape);
+    if (cnt == 0)
+        return FT_OK;
+    un_job j = {fn, &p, in[0].data, out[0].data, ft_dtype_size(dt), ft_dtype_size(out[0].dtype)};
+    run_ranges(k->threads, cnt, un_range, &j);
+    return FT_OK;
+}
+
+/* ---------------------------------- cast ---------------------------------- */
+
+/* Rounds d to float with round-to-odd: truncate, then set the last bit when
+ * inexact. A second rounding to f16/bf16 (11 and 8 bits, well below float's 24)
+ * then gives the correctly rounded result, which rounding twice to nearest
+ * would not in the rare halfway cases. */
+static inline float f64_to_f32_odd(double d)
+{
+    float f = (float)d;
+    if ((double)f == d || d != d)
+        return f;
+    if (fabs((double)f) > fabs(d))
+        f = nextafterf(f, 0.0f);
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    u |= 1;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static inline float i64_to_f32_odd(int64_t v)
+{
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    if (u < ((uint64_t)1 << 24))
+        return (float)v;
+    int sh = 64 - __builtin_clzll(u) - 24;
+    uint64_t m = u >> sh;
+    if (u & (((uint64_t)1 << sh) - 1))
+        m |= 1;
+    float f = ldexpf((float)m, sh);
+    return v < 0 ? -f : f;
+}
+
+/* How each source becomes the float that is rounded once more to f16/bf16. */
+#define HALF_EXACT(v) ((float)(v))
+#define HALF_F64(v) f64_to_f32_odd(v)
+#define HALF_I32(v) f64_to_f32_odd((double)(v))
+#define HALF_I64(v) i64_to_f32_odd(v)
+
+/* float -> int: truncate toward zero, NaN -> 0, saturate (decisions.md). The
+ * bounds are powers of two, exact in every float type, and the final cast only
+ * sees values in range, so no undefined conversion happens. */
+#define TOINT_FLOAT(TS, TD, MIN, MAX, LO, HIEX, v)                                               \
+    ((v) != (v) ? (TD)0 : (v) < (TS)(LO) ? (TD)(MIN) : (v) >= (TS)(HIEX) ? (TD)(MAX) : (TD)(v))
+/* int -> int wraps (two's complement, as NumPy's astype). */
+#define TOINT_WRAP(TS, TD, MIN, MAX, LO, HIEX, v) ((TD)(v))
+
+#define LOAD_PLAIN(x) (x)
+#define LOAD_BOOL(x) ((x) != 0)
+
+#define CAST_LOOP(TD, EXPR)                                                                      \
+    {                                                                                            \
+        TD *Y = yv;                                                                              \
+        _Pragma("omp simd") for (int64_t i = 0; i < n; i++)                                      \
+        {                                                                                        \
+            const TS v = LOAD(X[i]);                                                             \
+            Y[i] = (EXPR);                                                                       \
+        }                                                                                        \
+    }                                                                                            \
+    break;
+
+#define TOI(TD, MIN, MAX, LO, HIEX) TOINT(TS, TD, MIN, MAX, LO, HIEX, v)
+
+#define CAST_BODY                                                                                \
+    const TS *X = xv;                                                                            \
+    switch (dst) {                                                                               \
+    case FT_F16: CAST_LOOP(uint16_t, ft_f32_to_f16(HALF(v)))                                     \
+    case FT_BF16: CAST_LOOP(uint16_t, ft_f32_to_bf16(HALF(v)))                                   \
+    case FT_F32: CAST_LOOP(float, (float)v)                                                      \
+    case FT_F64: CAST_LOOP(double, (double)v)                                                    \
+    case FT_I8: CAST_LOOP(int8_t, TOI(int8_t, INT8_MIN, INT8_MAX, -128.0, 128.0))                \
+    case FT_I16: CAST_LOOP(int16_t, TOI(int16_t, INT16_MIN, INT16_MAX, -32768.0, 32768.0))       \
+    case FT_I32: CAST_LOOP(int32_t, TOI(int32_t, INT32_MIN, INT32_MAX, -2147483648.0, 2147483648.0)) \
+    case FT_I64:                                                                                 \
+        CAST_LOOP(int64_t, TOI(int64_t, INT64_MIN, INT64_MAX, -9223372036854775808.0, 9223372036854775808.0)) \
+    case FT_U8: CAST_LOOP(uint8_t, TOI(uint8_t, 0, UINT8_MAX, 0.0, 256.0))                       \
+    case FT_BOOL: CAST_LOOP(uint8_t, v != 0)                                                     \
+    case FT_DTYPE_COUNT: break;                                                                  \
+    }
+
+typedef void (*cast_fn)(void *yv, ft_dtype dst, const void *xv, int64_t n);
+
+#define TS float
+#define LOAD LOAD_PLAIN
+#define HALF HALF_EXACT
+#define TOINT TOINT_FLOAT
+static void cast_f32(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_BODY }
+#undef TS
+#undef HALF
+#define TS double
+#define HALF HALF_F64
+static void cast_f64(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_BODY }
+#undef TS
+#undef HALF
+#undef TOINT
+#define TOINT TOINT_WRAP
+#define HALF HALF_EXACT
+#define TS int8_t
+static void cast_i8(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_BODY }
+#undef TS
+#define TS int16_t
+static void cast_i16(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_BODY }
+#undef TS
+#define TS uint8_t
+static void cast_u8(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_BODY }
+#undef LOAD
+#define LOAD LOAD_BOOL
+static void cast_bool(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_BODY }
+#undef LOAD
+#define LOAD LOAD_PLAIN
+#undef TS
+#undef HALF
+#define TS int32_t
+#define HALF HALF_I32
+static void cast_i32(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_BODY }
+#undef TS
+#undef HALF
+#define TS int64_t
+#define HALF HALF_I64
+static void cast_i64(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_BODY }
+#undef TS
+#undef HALF
+#undef LOAD
+#undef TOINT
+
+/* f16 and bf16 sources widen exactly to float in blocks, then take the f32 path. */
+#define HALF_BLOCK 512
+static void cast_half(void *yv, ft_dtype dst, const void *xv, int64_t n, int bf)
+{
+    const uint16_t *X = xv;
+    const size_t osz = ft_dtype_size(dst);
+    float buf[HALF_BLOCK];
+    for (int64_t s = 0; s < n; s += HALF_BLOCK) {
+        int64_t m = n - s < HALF_BLOCK ? n - s : HALF_BLOCK;
+        for (int64_t i = 0; i < m; i++)
+            buf[i] = bf ? ft_bf16_to_f32(X[s + i]) : ft_f16_to_f32(X[s + i]);
+        cast_f32((char *)yv + (size_t)s * osz, dst, buf, m);
+    }
+}
+static void cast_f16(void *yv, ft_dtype dst, const void *xv, int64_t n) { cast_half(yv, dst, xv, n, 0); }
+static void cast_bf16(void *yv, ft_dtype dst, const void *xv, int64_t n) { cast_half(yv, dst, xv, n, 1); }
+
+static const cast_fn cast_from[FT_DTYPE_COUNT] = {
+    [FT_F16] = cast_f16, [FT_BF16] = cast_bf16, [FT_F32] = cast_f32, [FT_F64] = cast_f64, [FT_I8] = cast_i8,
+    [FT_I16] = cast_i16, [FT_I32] = cast_i32, [FT_I64] = cast_i64, [FT_U8] = cast_u8, [FT_BOOL] = cast_bool,
+};
+
+typedef struct cast_job {
+    cast_fn fn;
+    ft_dtype dst;
+    const char *x;
+    char *y;
+    size_t isz, osz;
+} cast_job;
+
+static void cast_range(void *ctx, int64_t s, int64_t e)
+{
+    const cast_job *j = ctx;
+    j->fn(j->y + (size_t)s * j->osz, j->dst, j->x + (size_t)s * j->isz, e - s);
+}
+
+ft_status cpu_cast(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    const ft_dtype src = in[0].dtype, dst = out[0].dtype;
+    const int64_t cnt = (int64_t)ft_numel(&in[0].shape);
+    if ((unsigned)src >= FT_DTYPE_COUNT || (unsigned)dst >= FT_DTYPE_COUNT)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "no CPU cast from dtype %d to %d", (int)src, (int)dst);
+    if (cnt == 0)
+        return FT_OK;
+    if (src == dst && src != FT_BOOL) {
+        memcpy(out[0].data, in[0].data, (size_t)cnt * ft_dtype_size(src));
+        return FT_OK;
+    }
+    cast_job j = {cast_from[src], dst, in[0].data, out[0].data, ft_dtype_size(src), ft_dtype_size(dst)};
+    run_ranges(k->threads, cnt, cast_range, &j);
+    return FT_OK;
+}
