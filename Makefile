@@ -23,7 +23,7 @@ DEPS_STAMP := $(BUILD)/.deps-ok
 all: $(BUILD)/ftrun
 
 # Debian packages the build and the tests need.
-DEB_PKGS := libcjson-dev zlib1g-dev libopenblas-dev bats python3-numpy valgrind man-db
+DEB_PKGS := gcc libcjson-dev zlib1g-dev libopenblas-dev bats python3-numpy valgrind man-db
 deps:
 	@scripts/deps.sh $(DEB_PKGS)
 

@@ -278,7 +278,8 @@ static int pick_device(const char *dev, int for_run, const ft_backend **be, char
 static int cmd_devices(void)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    printf("cpu      CPU reference backend, %ld core%s\n", cores, cores == 1 ? "" : "s");
+    printf("cpu      CPU reference backend, %ld thread%s (%ld core%s)\n", cores, cores == 1 ? "" : "s", cores,
+           cores == 1 ? "" : "s");
     printf("cuda     none: this ftrun was built without the CUDA backend\n");
     return 0;
 }
@@ -556,6 +557,10 @@ out:
 int main(int argc, char **argv)
 {
     cli c = {.seed = -1};
+    if (argc == 1) {
+        usage(stderr);
+        return FT_EUSAGE;
+    }
     int rc = parse_args(argc, argv, &c);
     if (!rc) {
         if (!strcmp(c.command, "devices")) {
