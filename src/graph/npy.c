@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const unsigned char MAGIC[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 
@@ -13,6 +14,13 @@ ft_status ft_read_file(const char *path, unsigned char **buf, size_t *len, ft_er
     FILE *f = fopen(path, "rb");
     if (!f)
         return ft_err(err, FT_EGRAPH, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        int e = errno;
+        fclose(f);
+        return ft_err(err, FT_EGRAPH, "%s: cannot read: %s", path,
+                      S_ISDIR(sb.st_mode) ? "Is a directory" : e ? strerror(e) : "not a regular file");
+    }
     if (fseeko(f, 0, SEEK_END) != 0) {
         fclose(f);
         return ft_err(err, FT_EGRAPH, "%s: cannot read: %s", path, strerror(errno));

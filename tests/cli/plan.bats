@@ -1,0 +1,145 @@
+#!/usr/bin/env bats
+# The memory plan as `ftrun info`, --dry-run and timing.json report it.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+# plan_numbers: parses the last `run`'s output into PEAK, UNPLANNED and WEIGHTS
+# ("planned peak: N bytes", "unplanned: M bytes", "weights: W", on one line or several).
+plan_numbers() {
+    local flat
+    flat=$(printf '%s\n' "$output" | tr '\n' ' ')
+    [[ "$flat" =~ planned\ peak:\ +([0-9]+)\ bytes ]] || { echo "no planned peak in: $output" >&2; return 1; }
+    PEAK=${BASH_REMATCH[1]}
+    [[ "$flat" =~ unplanned:\ +([0-9]+)\ bytes ]] || { echo "no unplanned in: $output" >&2; return 1; }
+    UNPLANNED=${BASH_REMATCH[1]}
+    [[ "$flat" =~ weights:\ +([0-9]+) ]] || { echo "no weights in: $output" >&2; return 1; }
+    WEIGHTS=${BASH_REMATCH[1]}
+}
+
+# A chain of 6 elementwise ops over 256 KiB tensors: at most two intermediates are
+# alive at once, so a plan needs far less than the sum of all tensors.
+chain_graph() {
+    graph chain.json <<'EOF'
+{"ftrun": 1, "name": "chain",
+ "tensors": {"a": {"dtype": "f32", "shape": [256, 256], "init": {"fill": 0.5}}},
+ "inputs": [], "outputs": ["out"],
+ "nodes": [
+   {"name": "n1", "op": "neg", "inputs": ["a"], "outputs": ["t1"]},
+   {"name": "n2", "op": "exp", "inputs": ["t1"], "outputs": ["t2"]},
+   {"name": "n3", "op": "neg", "inputs": ["t2"], "outputs": ["t3"]},
+   {"name": "n4", "op": "exp", "inputs": ["t3"], "outputs": ["t4"]},
+   {"name": "n5", "op": "neg", "inputs": ["t4"], "outputs": ["t5"]},
+   {"name": "n6", "op": "exp", "inputs": ["t5"], "outputs": ["out"]}
+ ]}
+EOF
+}
+
+@test "info graphs/mlp.json: planned peak is smaller than the unplanned sum" {
+    [ -f "$GRAPHS/mlp.json" ]
+    run --separate-stderr "$FTRUN" info "$GRAPHS/mlp.json"
+    status_is 0
+    plan_numbers
+    echo "peak=$PEAK unplanned=$UNPLANNED weights=$WEIGHTS"
+    [ "$PEAK" -gt 0 ]
+    [ "$PEAK" -lt "$UNPLANNED" ]
+    [ "$WEIGHTS" -gt 0 ]
+    [ "$WEIGHTS" -lt "$UNPLANNED" ]
+}
+
+@test "info on every example graph: exit 0 and planned peak <= unplanned" {
+    n=0
+    for g in "$GRAPHS"/*.json; do
+        run --separate-stderr "$FTRUN" info "$g"
+        [ "$status" -eq 0 ] || { echo "info $g: exit $status: $stderr"; return 1; }
+        plan_numbers
+        [ "$PEAK" -le "$UNPLANNED" ] || { echo "$g: peak $PEAK > unplanned $UNPLANNED"; return 1; }
+        n=$((n + 1))
+    done
+    [ "$n" -ge 4 ]
+}
+
+@test "info: unplanned is the sum of all tensors, weights the sum of constants (small.json)" {
+    run --separate-stderr "$FTRUN" info "$DATA/small.json"
+    status_is 0
+    plan_numbers
+    # a 2x3 f32 (24) + b 3 f32 (12) + s 2x3 f32 (24) + r 2x3 f32 (24) = 84,
+    # each buffer possibly rounded up to a 64-byte alignment (4 x 64 = 256)
+    [ "$UNPLANNED" -ge 84 ] && [ "$UNPLANNED" -le 256 ]
+    [ "$WEIGHTS" -eq 36 ]
+    [ "$PEAK" -le "$UNPLANNED" ]
+}
+
+@test "info: a chain of ops reuses memory (peak well below the sum)" {
+    g=$(chain_graph)
+    run --separate-stderr "$FTRUN" info "$g"
+    status_is 0
+    plan_numbers
+    t=$((256 * 256 * 4))
+    [ "$UNPLANNED" -eq $((7 * t)) ]
+    [ "$WEIGHTS" -eq "$t" ]
+    # weights + output + two live intermediates, plus alignment slack
+    [ "$PEAK" -le $((4 * t + 4096)) ]
+    [ "$PEAK" -lt "$UNPLANNED" ]
+}
+
+@test "info: node table gives FLOPs and bytes per node (matmul 2*M*N*K)" {
+    run --separate-stderr "$FTRUN" info "$DATA/input.json"
+    status_is 0
+    # proj: [2,3] x [3,2] -> 2*2*2*3 = 24 FLOPs
+    echo "$output" | grep -E "proj.*matmul.*\b24\b"
+}
+
+@test "info on an invalid graph: exit 3 like run" {
+    g=$(graph bad.json <<'EOF'
+{"ftrun": 1, "tensors": {"a": {"dtype": "f32", "shape": [2, 3], "init": {"fill": 1}},
+                        "b": {"dtype": "f32", "shape": [4, 5], "init": {"fill": 1}}},
+ "inputs": [], "outputs": ["c"],
+ "nodes": [{"name": "fc1", "op": "matmul", "inputs": ["a", "b"], "outputs": ["c"]}]}
+EOF
+)
+    run "$FTRUN" info "$g"
+    status_is 3
+    has "ftrun: error:" "node 'fc1' (matmul)" "[2,3]" "[4,5]"
+}
+
+@test "info does not need input values" {
+    run --separate-stderr "$FTRUN" info "$DATA/input.json"
+    status_is 0
+    [[ "$stderr" != *"has no value"* ]]
+    echo "$output" | grep -E "proj.*matmul"
+}
+
+@test "timing.json memory agrees with info" {
+    g=$(chain_graph)
+    run --separate-stderr "$FTRUN" info "$g"
+    status_is 0
+    plan_numbers
+    run "$FTRUN" "$g" -o "$T/o" --format none
+    status_is 0
+    [ "$(jget "$T/o/timing.json" 'd["memory"]["planned_peak_bytes"]')" -eq "$PEAK" ]
+    [ "$(jget "$T/o/timing.json" 'd["memory"]["unplanned_bytes"]')" -eq "$UNPLANNED" ]
+    [ "$(jget "$T/o/timing.json" 'd["memory"]["weights_bytes"]')" -eq "$WEIGHTS" ]
+}
+
+@test "--dry-run reports the node count and the planned arena bytes of info" {
+    g=$(chain_graph)
+    run --separate-stderr "$FTRUN" info "$g"
+    status_is 0
+    plan_numbers
+    run --separate-stderr "$FTRUN" "$g" --dry-run -o "$T/o"
+    status_is 0
+    [[ "$stderr" == *"6 nodes"* ]]
+    [[ "$stderr" == *"$PEAK"* ]]
+    [ ! -e "$T/o" ]
+}
+
+@test "the chain graph computes exp(-exp(-exp(-0.5)))" {
+    g=$(chain_graph)
+    run "$FTRUN" "$g" -o "$T/o"
+    status_is 0
+    py '
+o = np.load(sys.argv[1])
+v = np.exp(-np.exp(-np.exp(np.float32(-0.5))))
+assert o.shape == (256, 256) and np.allclose(o, v, rtol=1e-6), (o[0, 0], v)' "$T/o/out.npy"
+}
