@@ -138,7 +138,6 @@ ft_status cpu_matmul(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
     }
     if (par)
         openblas_set_num_threads(k->threads);
-    (void)n;
     return FT_OK;
 }
 

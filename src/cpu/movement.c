@@ -9,7 +9,6 @@
 #include "cpu.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 #if defined(__SSE2__)
 #include <xmmintrin.h>

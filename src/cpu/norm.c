@@ -8,7 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHUNK 256
+#define CHUNK 1024
+
+/* Width of the column chunks reduced together: wide, so that each row is read
+ * in long contiguous pieces, but narrow enough that every thread gets work. */
+static int64_t col_chunk(int64_t inner, int64_t nouter, int threads, int par)
+{
+    int64_t want = par ? (threads + nouter - 1) / nouter : 1;
+    int64_t c = (inner + want - 1) / want;
+    c = (c + 15) / 16 * 16;
+    return c < CHUNK ? c : CHUNK;
+}
 
 static void around_axis(const ft_shape *s, int axis, int64_t *outer, int64_t *len, int64_t *inner)
 {
@@ -28,8 +38,7 @@ static void around_axis(const ft_shape *s, int axis, int64_t *outer, int64_t *le
     static void softmax_row_##S(const T *x, T *y, int64_t n, int logsm)                                          \
     {                                                                                                             \
         T m = x[0];                                                                                               \
-        for (int64_t i = 1; i < n; i++)                                                                           \
-            m = x[i] > m ? x[i] : m;                                                                              \
+        _Pragma("omp simd reduction(max : m)") for (int64_t i = 1; i < n; i++) m = x[i] > m ? x[i] : m;           \
         double s = 0;                                                                                             \
         if (logsm) {                                                                                              \
             for (int64_t i = 0; i < n; i++)                                                                       \
@@ -45,8 +54,7 @@ static void around_axis(const ft_shape *s, int axis, int64_t *outer, int64_t *le
             s += (double)e;                                                                                       \
         }                                                                                                         \
         double inv = 1.0 / s;                                                                                     \
-        for (int64_t i = 0; i < n; i++)                                                                           \
-            y[i] = (T)((double)y[i] * inv);                                                                       \
+        _Pragma("omp simd") for (int64_t i = 0; i < n; i++) y[i] = (T)((double)y[i] * inv);                       \
     }                                                                                                             \
     /* Strided: the axis has stride inner; columns [c0, c1) of one outer block. */                                \
     static void softmax_cols_##S(const T *x, T *y, int64_t len, int64_t inner, int64_t c0, int64_t c1, int logsm)  \
@@ -98,14 +106,15 @@ ft_status cpu_softmax(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *
     around_axis(s, axis, &outer, &len, &inner);
     if (outer * len * inner == 0)
         return FT_OK;
-    int64_t nch = inner == 1 ? 1 : (inner + CHUNK - 1) / CHUNK, items = outer * nch;
     int par = (int64_t)ft_numel(s) >= CPU_PAR_MIN && k->threads > 1;
+    int64_t chunk = inner == 1 ? 1 : col_chunk(inner, outer, k->threads, par);
+    int64_t nch = (inner + chunk - 1) / chunk, items = outer * nch;
     const char *x = in[0].data;
     char *y = out[0].data;
     size_t es = ft_dtype_size(dt);
 #pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
     for (int64_t it = 0; it < items; it++) {
-        int64_t o = it / nch, c0 = it % nch * CHUNK, c1 = c0 + CHUNK < inner ? c0 + CHUNK : inner;
+        int64_t o = it / nch, c0 = it % nch * chunk, c1 = c0 + chunk < inner ? c0 + chunk : inner;
         size_t off = (size_t)(o * len * inner) * es;
         if (dt == FT_F32) {
             if (inner == 1)
@@ -171,11 +180,11 @@ static ft_status norm_param(ft_kctx *k, const ft_node *n, const ft_view *p, cons
     {                                                                                                             \
         double mean = 0, var = 0;                                                                                 \
         if (!rms) {                                                                                               \
-            for (int64_t i = 0; i < d; i++)                                                                       \
-                mean += (double)x[i];                                                                             \
+            _Pragma("omp simd reduction(+ : mean) simdlen(8)") for (int64_t i = 0; i < d; i++) mean += (double)x[i]; \
             mean /= (double)d;                                                                                    \
         }                                                                                                         \
-        for (int64_t i = 0; i < d; i++) {                                                                         \
+        _Pragma("omp simd reduction(+ : var) simdlen(8)") for (int64_t i = 0; i < d; i++)                         \
+        {                                                                                                         \
             double v = (double)x[i] - mean;                                                                       \
             var += v * v;                                                                                         \
         }                                                                                                         \
@@ -185,14 +194,17 @@ static ft_status norm_param(ft_kctx *k, const ft_node *n, const ft_view *p, cons
             *mean_out = (T)mean;                                                                                  \
         if (inv_out)                                                                                              \
             *inv_out = (T)inv;                                                                                    \
-        for (int64_t i = 0; i < d; i++) {                                                                         \
-            double v = ((double)x[i] - mean) * inv;                                                               \
-            if (sc)                                                                                               \
-                v *= (double)sc[i];                                                                               \
-            if (bi)                                                                                               \
-                v += (double)bi[i];                                                                               \
-            y[i] = (T)v;                                                                                          \
-        }                                                                                                         \
+        if (sc && bi)                                                                                             \
+            _Pragma("omp simd") for (int64_t i = 0; i < d; i++)                                                   \
+                y[i] = (T)(((double)x[i] - mean) * inv * (double)sc[i] + (double)bi[i]);                         \
+        else if (sc)                                                                                              \
+            _Pragma("omp simd") for (int64_t i = 0; i < d; i++)                                                   \
+                y[i] = (T)(((double)x[i] - mean) * inv * (double)sc[i]);                                          \
+        else if (bi)                                                                                              \
+            _Pragma("omp simd") for (int64_t i = 0; i < d; i++)                                                   \
+                y[i] = (T)(((double)x[i] - mean) * inv + (double)bi[i]);                                          \
+        else                                                                                                      \
+            _Pragma("omp simd") for (int64_t i = 0; i < d; i++) y[i] = (T)(((double)x[i] - mean) * inv);          \
     }
 
 DEF_NORM(f32, float)

@@ -10,7 +10,9 @@
  *     (leading-axis reductions, reductions over a middle axis).
  * Floats (and ints for l2 / log_sum_exp) accumulate in double, summed
  * pairwise along runs; ints accumulate in 64-bit unsigned arithmetic so that
- * sums and products wrap exactly as they would in the dtype. */
+ * sums and products wrap exactly as they would in the dtype. With
+ * noop_with_empty_axes=1 and no axes, each output reduces a single element
+ * (so reduce_sum_square squares, reduce_l1 takes |x|), as ONNX's reference. */
 #include "cpu.h"
 
 #include <math.h>
@@ -21,7 +23,17 @@ typedef enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_SUMSQ, R_LSE }
 typedef enum { K_SUM, K_ABS, K_SQ, K_MAX, K_MIN, K_PROD, K_EXP } rkind;
 
 /* Columns are processed in chunks of at most this many outputs (stack buffers). */
-#define CHUNK 256
+#define CHUNK 2048
+
+/* Width of the column chunks reduced together: wide, so that each row is read
+ * in long contiguous pieces, but narrow enough that every thread gets work. */
+static int64_t col_chunk(int64_t inner, int64_t nouter, int threads, int par)
+{
+    int64_t want = par ? (threads + nouter - 1) / nouter : 1;
+    int64_t c = (inner + want - 1) / want;
+    c = (c + 15) / 16 * 16;
+    return c < CHUNK ? c : CHUNK;
+}
 
 typedef struct {
     int nk, nr;                             /* outer kept groups, reduced groups (without the run) */
@@ -39,27 +51,14 @@ typedef struct {
 #define G_ABS(v) fabs(v)
 #define G_SQ(v) ((v) * (v))
 
-/* NumPy's pairwise summation: 8 partial sums in blocks of up to 128, split in
- * halves above that. Error grows with log n instead of n. */
+/* Pairwise summation as NumPy does it: blocks summed with a few vector
+ * partial sums, blocks combined in halves. The error grows with log n. */
 #define DEF_PAIRWISE(NAME, T, LD, G)                                                                              \
     static double NAME(const T *x, int64_t n)                                                                     \
     {                                                                                                             \
-        if (n < 8) {                                                                                              \
+        if (n <= 256) {                                                                                           \
             double s = 0;                                                                                         \
-            for (int64_t i = 0; i < n; i++)                                                               \
-                s += G((double)LD(x[i]));                                                                         \
-            return s;                                                                                             \
-        }                                                                                                         \
-        if (n <= 128) {                                                                                           \
-            double r[8];                                                                                          \
-            for (int j = 0; j < 8; j++)                                                                           \
-                r[j] = G((double)LD(x[j]));                                                                       \
-            int64_t i = 8;                                                                                        \
-            for (; i + 8 <= n; i += 8)                                                                            \
-                for (int j = 0; j < 8; j++)                                                                       \
-                    r[j] += G((double)LD(x[i + j]));                                                              \
-            double s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));                         \
-            for (; i < n; i++)                                                                                    \
+            _Pragma("omp simd reduction(+ : s) simdlen(8)") for (int64_t i = 0; i < n; i++)                       \
                 s += G((double)LD(x[i]));                                                                         \
             return s;                                                                                             \
         }                                                                                                         \
@@ -71,8 +70,9 @@ typedef struct {
 #define LD_PLAIN(v) (v)
 #define LD_BOOL(v) ((v) != 0)
 
-/* S: suffix; T: element type; LD: load; FSTORE: store a double result;
- * IS_INT: integer type (no NaN). */
+/* Loops for one element type. S: suffix; T: type; LD: load (bool normalises
+ * to 0/1); IS_INT: no NaN to look for. The _Pragma("omp simd") loops are
+ * vectorised at -O2 (plain loops of unknown length are not). */
 #define DEF_TYPE(S, T, LD, IS_INT)                                                                                \
     DEF_PAIRWISE(pw_sum_##S, T, LD, G_SUM)                                                                        \
     DEF_PAIRWISE(pw_abs_##S, T, LD, G_ABS)                                                                        \
@@ -92,7 +92,8 @@ typedef struct {
             return pw_sq_##S(x, n);                                                                               \
         case K_MAX:                                                                                               \
             r = -INFINITY;                                                                                        \
-            for (int64_t i = 0; i < n; i++) {                                                                     \
+            _Pragma("omp simd reduction(max : r) reduction(| : nan)") for (int64_t i = 0; i < n; i++)             \
+            {                                                                                                     \
                 double v = (double)LD(x[i]);                                                                      \
                 r = v > r ? v : r;                                                                                \
                 nan |= !IS_INT && v != v;                                                                         \
@@ -100,7 +101,8 @@ typedef struct {
             return nan ? NAN : r;                                                                                 \
         case K_MIN:                                                                                               \
             r = INFINITY;                                                                                         \
-            for (int64_t i = 0; i < n; i++) {                                                                     \
+            _Pragma("omp simd reduction(min : r) reduction(| : nan)") for (int64_t i = 0; i < n; i++)             \
+            {                                                                                                     \
                 double v = (double)LD(x[i]);                                                                      \
                 r = v < r ? v : r;                                                                                \
                 nan |= !IS_INT && v != v;                                                                         \
@@ -128,19 +130,21 @@ typedef struct {
         switch (kind) {                                                                                           \
         case K_SUM:                                                                                               \
             u = 0;                                                                                                \
-            for (int64_t i = 0; i < n; i++)                                                                       \
+            _Pragma("omp simd reduction(+ : u)") for (int64_t i = 0; i < n; i++)                                  \
                 u += (uint64_t)(int64_t)LD(x[i]);                                                                 \
             return u;                                                                                             \
         case K_ABS:                                                                                               \
             u = 0;                                                                                                \
-            for (int64_t i = 0; i < n; i++) {                                                                     \
+            _Pragma("omp simd reduction(+ : u)") for (int64_t i = 0; i < n; i++)                                  \
+            {                                                                                                     \
                 int64_t v = (int64_t)LD(x[i]);                                                                    \
                 u += v < 0 ? 0 - (uint64_t)v : (uint64_t)v;                                                       \
             }                                                                                                     \
             return u;                                                                                             \
         case K_SQ:                                                                                                \
             u = 0;                                                                                                \
-            for (int64_t i = 0; i < n; i++) {                                                                     \
+            _Pragma("omp simd reduction(+ : u)") for (int64_t i = 0; i < n; i++)                                  \
+            {                                                                                                     \
                 uint64_t v = (uint64_t)(int64_t)LD(x[i]);                                                         \
                 u += v * v;                                                                                       \
             }                                                                                                     \
@@ -152,14 +156,16 @@ typedef struct {
             return u;                                                                                             \
         case K_MAX:                                                                                               \
             r = INT64_MIN;                                                                                        \
-            for (int64_t i = 0; i < n; i++) {                                                                     \
+            _Pragma("omp simd reduction(max : r)") for (int64_t i = 0; i < n; i++)                                \
+            {                                                                                                     \
                 int64_t v = (int64_t)LD(x[i]);                                                                    \
                 r = v > r ? v : r;                                                                                \
             }                                                                                                     \
             return (uint64_t)r;                                                                                   \
         case K_MIN:                                                                                               \
             r = INT64_MAX;                                                                                        \
-            for (int64_t i = 0; i < n; i++) {                                                                     \
+            _Pragma("omp simd reduction(min : r)") for (int64_t i = 0; i < n; i++)                                \
+            {                                                                                                     \
                 int64_t v = (int64_t)LD(x[i]);                                                                    \
                 r = v < r ? v : r;                                                                                \
             }                                                                                                     \
@@ -170,39 +176,39 @@ typedef struct {
         return 0;                                                                                                 \
     }                                                                                                             \
     /* acc[j] (op)= x[j] for one row of a column chunk. */                                                        \
-    static void fvec_##S(const void *xv, int64_t n, rkind kind, double *acc, const double *m)                     \
+    static void fvec_##S(const void *xv, int64_t n, rkind kind, double *restrict acc, const double *m)            \
     {                                                                                                             \
-        const T *x = xv;                                                                                          \
+        const T *restrict x = xv;                                                                                 \
         switch (kind) {                                                                                           \
         case K_SUM:                                                                                               \
-            for (int64_t j = 0; j < n; j++)                                                                       \
-                acc[j] += (double)LD(x[j]);                                                                       \
+            _Pragma("omp simd") for (int64_t j = 0; j < n; j++) acc[j] += (double)LD(x[j]);                      \
             break;                                                                                                \
         case K_ABS:                                                                                               \
-            for (int64_t j = 0; j < n; j++)                                                                       \
-                acc[j] += fabs((double)LD(x[j]));                                                                 \
+            _Pragma("omp simd") for (int64_t j = 0; j < n; j++) acc[j] += fabs((double)LD(x[j]));                \
             break;                                                                                                \
         case K_SQ:                                                                                                \
-            for (int64_t j = 0; j < n; j++) {                                                                     \
+            _Pragma("omp simd") for (int64_t j = 0; j < n; j++)                                                   \
+            {                                                                                                     \
                 double v = (double)LD(x[j]);                                                                      \
                 acc[j] += v * v;                                                                                  \
             }                                                                                                     \
             break;                                                                                                \
         case K_MAX:                                                                                               \
-            for (int64_t j = 0; j < n; j++) {                                                                     \
+            _Pragma("omp simd") for (int64_t j = 0; j < n; j++)                                                   \
+            {                                                                                                     \
                 double v = (double)LD(x[j]);                                                                      \
                 acc[j] = (v > acc[j] || v != v) ? v : acc[j];                                                     \
             }                                                                                                     \
             break;                                                                                                \
         case K_MIN:                                                                                               \
-            for (int64_t j = 0; j < n; j++) {                                                                     \
+            _Pragma("omp simd") for (int64_t j = 0; j < n; j++)                                                   \
+            {                                                                                                     \
                 double v = (double)LD(x[j]);                                                                      \
                 acc[j] = (v < acc[j] || v != v) ? v : acc[j];                                                     \
             }                                                                                                     \
             break;                                                                                                \
         case K_PROD:                                                                                              \
-            for (int64_t j = 0; j < n; j++)                                                                       \
-                acc[j] *= (double)LD(x[j]);                                                                       \
+            _Pragma("omp simd") for (int64_t j = 0; j < n; j++) acc[j] *= (double)LD(x[j]);                      \
             break;                                                                                                \
         case K_EXP:                                                                                               \
             for (int64_t j = 0; j < n; j++)                                                                       \
@@ -210,33 +216,47 @@ typedef struct {
             break;                                                                                                \
         }                                                                                                         \
     }                                                                                                             \
-    static void ivec_##S(const void *xv, int64_t n, rkind kind, uint64_t *acc)                                    \
+    static void ivec_##S(const void *xv, int64_t n, rkind kind, uint64_t *restrict acc)                           \
     {                                                                                                             \
-        const T *x = xv;                                                                                          \
-        for (int64_t j = 0; j < n; j++) {                                                                         \
-            int64_t v = (int64_t)LD(x[j]);                                                                        \
-            switch (kind) {                                                                                       \
-            case K_SUM:                                                                                           \
-                acc[j] += (uint64_t)v;                                                                            \
-                break;                                                                                            \
-            case K_ABS:                                                                                           \
+        const T *restrict x = xv;                                                                                 \
+        switch (kind) {                                                                                           \
+        case K_SUM:                                                                                               \
+            _Pragma("omp simd") for (int64_t j = 0; j < n; j++) acc[j] += (uint64_t)(int64_t)LD(x[j]);           \
+            break;                                                                                                \
+        case K_ABS:                                                                                               \
+            _Pragma("omp simd") for (int64_t j = 0; j < n; j++)                                                   \
+            {                                                                                                     \
+                int64_t v = (int64_t)LD(x[j]);                                                                    \
                 acc[j] += v < 0 ? 0 - (uint64_t)v : (uint64_t)v;                                                  \
-                break;                                                                                            \
-            case K_SQ:                                                                                            \
-                acc[j] += (uint64_t)v * (uint64_t)v;                                                              \
-                break;                                                                                            \
-            case K_PROD:                                                                                          \
-                acc[j] *= (uint64_t)v;                                                                            \
-                break;                                                                                            \
-            case K_MAX:                                                                                           \
-                acc[j] = v > (int64_t)acc[j] ? (uint64_t)v : acc[j];                                              \
-                break;                                                                                            \
-            case K_MIN:                                                                                           \
-                acc[j] = v < (int64_t)acc[j] ? (uint64_t)v : acc[j];                                              \
-                break;                                                                                            \
-            case K_EXP:                                                                                           \
-                break;                                                                                            \
             }                                                                                                     \
+            break;                                                                                                \
+        case K_SQ:                                                                                                \
+            _Pragma("omp simd") for (int64_t j = 0; j < n; j++)                                                   \
+            {                                                                                                     \
+                uint64_t v = (uint64_t)(int64_t)LD(x[j]);                                                         \
+                acc[j] += v * v;                                                                                  \
+            }                                                                                                     \
+            break;                                                                                                \
+        case K_PROD:                                                                                              \
+            for (int64_t j = 0; j < n; j++)                                                                       \
+                acc[j] *= (uint64_t)(int64_t)LD(x[j]);                                                            \
+            break;                                                                                                \
+        case K_MAX:                                                                                               \
+            _Pragma("omp simd") for (int64_t j = 0; j < n; j++)                                                   \
+            {                                                                                                     \
+                int64_t v = (int64_t)LD(x[j]);                                                                    \
+                acc[j] = v > (int64_t)acc[j] ? (uint64_t)v : acc[j];                                              \
+            }                                                                                                     \
+            break;                                                                                                \
+        case K_MIN:                                                                                               \
+            _Pragma("omp simd") for (int64_t j = 0; j < n; j++)                                                   \
+            {                                                                                                     \
+                int64_t v = (int64_t)LD(x[j]);                                                                    \
+                acc[j] = v < (int64_t)acc[j] ? (uint64_t)v : acc[j];                                              \
+            }                                                                                                     \
+            break;                                                                                                \
+        case K_EXP:                                                                                               \
+            break;                                                                                                \
         }                                                                                                         \
     }
 
@@ -448,7 +468,8 @@ static uint64_t icombine(rkind k, uint64_t a, uint64_t b)
     return a + b;
 }
 
-/* Reduced positions [t0, t1) of the output at base (runs layout: t = q*L + i). */
+/* Partial reduction of the reduced positions [t0, t1) of the output at base
+ * (runs layout: position t is element t % L of run t / L). */
 static double fseg(const rfns *f, const char *x, size_t es, const rplan *p, int64_t base, int64_t t0, int64_t t1,
                    rkind k, double m)
 {
@@ -541,7 +562,6 @@ static void finish_i(const rjob *j, int64_t oi, uint64_t v)
 static double lse_finish(double m, double s) { return (m != m || isinf(m)) ? m : m + log(s); }
 
 /* Runs layout: one whole output. */
-
 static void runs_output(const rjob *j, int64_t o)
 {
     const rplan *p = j->p;
@@ -697,13 +717,7 @@ ft_status cpu_reduce(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
         }
         return FT_OK;
     }
-    /* Enough chunks to keep every thread busy, but not so narrow that each row
-     * visit touches less than a cache line. */
-    int64_t want = par ? (k->threads + p.nouter - 1) / p.nouter : 1;
-    int64_t chunk = (p.inner + want - 1) / want;
-    chunk = (chunk + 15) / 16 * 16;
-    if (chunk > CHUNK)
-        chunk = CHUNK;
+    int64_t chunk = col_chunk(p.inner, p.nouter, k->threads, par);
     int64_t nch = (p.inner + chunk - 1) / chunk, items = p.nouter * nch;
 #pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
     for (int64_t it = 0; it < items; it++) {
@@ -734,18 +748,56 @@ static void around_axis(const ft_shape *s, int axis, int64_t *outer, int64_t *le
      : (amax) ? ((last) ? (v) >= (b) : (v) > (b))                                                                 \
               : ((last) ? (v) <= (b) : (v) < (b)))
 
+/* Position of the first (or last) element equal to v (or of a NaN): blocks
+ * are tested with a vectorised any-match before being searched one by one. */
+#define DEF_FIND(S, T, COND)                                                                                      \
+    static int64_t S(const T *x, int64_t len, T v, int last)                                                     \
+    {                                                                                                             \
+        const int64_t B = 64;                                                                                     \
+        int64_t nb = (len + B - 1) / B;                                                                           \
+        for (int64_t q = 0; q < nb; q++) {                                                                        \
+            int64_t b0 = (last ? nb - 1 - q : q) * B, b1 = b0 + B < len ? b0 + B : len;                           \
+            int hit = 0;                                                                                          \
+            _Pragma("omp simd reduction(| : hit)") for (int64_t i = b0; i < b1; i++) hit |= COND(x[i], v);        \
+            if (!hit)                                                                                             \
+                continue;                                                                                         \
+            for (int64_t s = b0; s < b1; s++) {                                                                   \
+                int64_t i = last ? b0 + b1 - 1 - s : s;                                                           \
+                if (COND(x[i], v))                                                                                \
+                    return i;                                                                                     \
+            }                                                                                                     \
+        }                                                                                                         \
+        return 0;                                                                                                 \
+    }
+#define EQ(a, b) ((a) == (b))
+#define ISNAN(a, b) ((a) != (a))
+
 #define DEF_ARG(S, T, IS_INT)                                                                                     \
+    DEF_FIND(arg_find_##S, T, EQ)                                                                                 \
+    DEF_FIND(arg_find_nan_##S, T, ISNAN)                                                                          \
     static void arg_##S(const void *xv, int64_t *y, int64_t o, int64_t len, int64_t inner, int64_t c0, int64_t c1, \
                         int amax, int last)                                                                       \
     {                                                                                                             \
         const T *x = (const T *)xv + o * len * inner;                                                             \
         if (inner == 1) {                                                                                         \
+            /* Two vectorised passes over the row: the extreme value, then     \
+             * its first (or last) position. */                                \
             T b = x[0];                                                                                           \
-            int64_t bi = 0;                                                                                       \
-            for (int64_t i = 1; i < len; i++)                                                                     \
-                if (ARG_BETTER(x[i], b, amax, last, IS_INT))                                                      \
-                    b = x[i], bi = i;                                                                             \
-            y[o] = bi;                                                                                            \
+            int nan = 0;                                                                                          \
+            if (amax) {                                                                                           \
+                _Pragma("omp simd reduction(max : b) reduction(| : nan)") for (int64_t i = 0; i < len; i++)       \
+                {                                                                                                 \
+                    b = x[i] > b ? x[i] : b;                                                                      \
+                    nan |= !(IS_INT) && x[i] != x[i];                                                             \
+                }                                                                                                 \
+            } else {                                                                                              \
+                _Pragma("omp simd reduction(min : b) reduction(| : nan)") for (int64_t i = 0; i < len; i++)       \
+                {                                                                                                 \
+                    b = x[i] < b ? x[i] : b;                                                                      \
+                    nan |= !(IS_INT) && x[i] != x[i];                                                             \
+                }                                                                                                 \
+            }                                                                                                     \
+            y[o] = nan ? arg_find_nan_##S(x, len, b, last) : arg_find_##S(x, len, b, last);                      \
             return;                                                                                               \
         }                                                                                                         \
         T b[CHUNK];                                                                                               \
@@ -800,12 +852,13 @@ ft_status cpu_arg(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
     if (len == 0)
         return ft_node_err(k->err, FT_EGRAPH, k->g, n, "%s over an empty axis (axis %d has length 0)",
                            ft_op_name(n->op), axis);
-    int64_t nch = inner == 1 ? 1 : (inner + CHUNK - 1) / CHUNK, items = outer * nch;
     int par = (int64_t)ft_numel(s) >= CPU_PAR_MIN && k->threads > 1;
+    int64_t chunk = inner == 1 ? 1 : col_chunk(inner, outer, k->threads, par);
+    int64_t nch = (inner + chunk - 1) / chunk, items = outer * nch;
     int64_t *y = out[0].data;
 #pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
     for (int64_t it = 0; it < items; it++) {
-        int64_t o = it / nch, c0 = it % nch * CHUNK, c1 = c0 + CHUNK < inner ? c0 + CHUNK : inner;
+        int64_t o = it / nch, c0 = it % nch * chunk, c1 = c0 + chunk < inner ? c0 + chunk : inner;
         f(in[0].data, y, o, len, inner, c0, c1, amax, last);
     }
     return FT_OK;
@@ -877,11 +930,12 @@ ft_status cpu_cumsum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
     around_axis(s, axis, &outer, &len, &inner);
     if (outer * len * inner == 0)
         return FT_OK;
-    int64_t nch = (inner + CHUNK - 1) / CHUNK, items = outer * nch;
     int par = (int64_t)ft_numel(s) >= CPU_PAR_MIN && k->threads > 1;
+    int64_t chunk = col_chunk(inner, outer, k->threads, par);
+    int64_t nch = (inner + chunk - 1) / chunk, items = outer * nch;
 #pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
     for (int64_t it = 0; it < items; it++) {
-        int64_t o = it / nch, c0 = it % nch * CHUNK, c1 = c0 + CHUNK < inner ? c0 + CHUNK : inner;
+        int64_t o = it / nch, c0 = it % nch * chunk, c1 = c0 + chunk < inner ? c0 + chunk : inner;
         f(in[0].data, out[0].data, o, len, inner, c0, c1, excl, rev);
     }
     return FT_OK;

@@ -38,77 +38,132 @@ static void run_ranges(int threads, int64_t n, range_fn fn, void *ctx)
     }
 }
 
-/* ---- scalar helpers (tgmath picks the float or double libm function) ---- */
+/* ---------------------------- float expressions ---------------------------- */
 
-/* The expressions below are written once for float and double: K() gives a
- * constant the type of x so f32 arithmetic stays in float. */
+/* glibc's libmvec has vector versions of these (x86-64, glibc 2.35+). math.h
+ * declares them as such only under -ffast-math; declaring them here lets the
+ * `omp simd` loops below call the vector versions (within 4 ulp, special
+ * values handled) without fast-math's other effects. The attribute is GCC's. */
+#if defined(__x86_64__) && defined(__GLIBC__) && defined(__GLIBC_PREREQ) && !defined(__clang__)
+#if __GLIBC_PREREQ(2, 35)
+/* (double names in parentheses: tgmath.h defines them as macros) */
+#define FT_VEC __attribute__((simd("notinbranch")))
+FT_VEC float expf(float);
+FT_VEC double(exp)(double);
+FT_VEC float expm1f(float);
+FT_VEC double(expm1)(double);
+FT_VEC float logf(float);
+FT_VEC double(log)(double);
+FT_VEC float log1pf(float);
+FT_VEC double(log1p)(double);
+FT_VEC float sinf(float);
+FT_VEC double(sin)(double);
+FT_VEC float cosf(float);
+FT_VEC double(cos)(double);
+FT_VEC float tanhf(float);
+FT_VEC double(tanh)(double);
+FT_VEC float erff(float);
+FT_VEC double(erf)(double);
+FT_VEC float erfcf(float);
+FT_VEC double(erfc)(double);
+#endif
+#endif
+
+/* The expressions are written once for float and double (tgmath picks the
+ * libm function by type); K() makes a constant of x's type so f32 arithmetic
+ * stays in float. GCC vectorises a loop with a libm call only when the loop
+ * has no conditional, so an op that needs both is split in two loops (calls,
+ * then selects) over blocks: the X2 entries below. */
 #define K(v) ((__typeof__(x))(v))
 
+/* SEL(c, a, b) is c ? a : b. For float it is done on the bits: with a plain
+ * ?: GCC moves the arithmetic of a and b into the branches, and under
+ * -ftrapping-math it will not if-convert branches holding arithmetic, so the
+ * loop would stay scalar. For double the bit form does not vectorise with
+ * SSE2 (64-bit masks from a compare), so it stays a ?: there. */
+static inline float sel_f32(int c, float a, float b)
+{
+    uint32_t ua, ub, m = (uint32_t)0 - (uint32_t)(c != 0);
+    memcpy(&ua, &a, sizeof a);
+    memcpy(&ub, &b, sizeof b);
+    ua = (ua & m) | (ub & ~m);
+    memcpy(&a, &ua, sizeof a);
+    return a;
+}
+static inline double sel_f64(int c, double a, double b) { return c ? a : b; }
+
 #define FLOAT_HELPERS(S, T)                                                                      \
-    /* exp of a non-positive argument only: no overflow for large |x|. */                        \
-    static inline T sigm_##S(T x)                                                               \
-    {                                                                                            \
-        T e = exp(-fabs(x)), r = K(1) / (K(1) + e);                                              \
-        return x >= 0 ? r : e * r;                                                               \
-    }                                                                                            \
-    static inline T softplus_##S(T x) { return log1p(exp(-fabs(x))) + (x > 0 ? x : K(0)); }     \
-    /* min(max(v, lo), hi) written with comparisons so NaN passes through. */                    \
+    /* min(max(x, lo), hi) by comparisons, so NaN passes through */                              \
     static inline T clamp_##S(T x, T lo, T hi)                                                   \
     {                                                                                            \
-        T t = x < lo ? lo : x;                                                                   \
-        return t > hi ? hi : t;                                                                  \
+        T t = sel_##S(x < lo, lo, x);                                                            \
+        return sel_##S(t > hi, hi, t);                                                           \
+    }                                                                                            \
+    /* mish: n / d with n = 2t + u^2, d = n + 2 v^2 (see MISH below) */                          \
+    static inline T mish_ratio_##S(T u, T v, T t)                                                \
+    {                                                                                            \
+        T n = 2 * t + u * u;                                                                     \
+        return n / (n + 2 * v * v);                                                              \
     }
 FLOAT_HELPERS(f32, float)
 FLOAT_HELPERS(f64, double)
+#define SEL(c, a, b) _Generic((x), float: sel_f32, double: sel_f64)(c, a, b)
+#define CLAMP(v, l, h) _Generic((x), float: clamp_f32, double: clamp_f64)(v, l, h)
+#define MISH_RATIO(u, v, t) _Generic((x), float: mish_ratio_f32, double: mish_ratio_f64)(u, v, t)
 
-#define SIGM(v) _Generic((v), float: sigm_f32, double: sigm_f64)(v)
-#define SOFTPLUS(v) _Generic((v), float: softplus_f32, double: softplus_f64)(v)
-#define CLAMP(v, l, h) _Generic((v), float: clamp_f32, double: clamp_f64)(v, l, h)
-
-/* X(OP, expression of x). Parameters: al, be, ga, lo, hi (the dtype of x). */
-#define FLOAT_UNARY(X)                                                                           \
-    X(NEG, -x)                                                                                   \
-    X(ABS, fabs(x))                                                                              \
-    X(SIGN, x > 0 ? K(1) : x < 0 ? K(-1) : x == 0 ? K(0) : x)                                    \
-    X(RELU, x < 0 ? K(0) : x)                                                                    \
-    X(SIGMOID, SIGM(x))                                                                          \
-    X(TANH, tanh(x))                                                                             \
-    X(EXP, exp(x))                                                                               \
-    X(LOG, log(x))                                                                               \
-    X(SQRT, sqrt(x))                                                                             \
-    X(RSQRT, K(1) / sqrt(x))                                                                     \
-    X(RECIPROCAL, K(1) / x)                                                                      \
-    X(SIN, sin(x))                                                                               \
-    X(COS, cos(x))                                                                               \
-    X(ERF, erf(x))                                                                               \
-    X(FLOOR, floor(x))                                                                           \
-    X(CEIL, ceil(x))                                                                             \
-    X(ROUND, rint(x)) /* default rounding mode: half to even */                                  \
-    X(SOFTPLUS, SOFTPLUS(x))                                                                     \
-    X(SOFTSIGN, x / (K(1) + fabs(x)))                                                            \
-    X(SILU, x * SIGM(x))                                                                         \
-    X(MISH, x * tanh(SOFTPLUS(x)))                                                               \
-    X(HARD_SWISH, x * CLAMP(x + K(3), K(0), K(6)) / K(6))                                       \
-    X(LEAKY_RELU, x < 0 ? al * x : x)                                                            \
-    X(ELU, x < 0 ? al * expm1(x) : x)                                                            \
-    X(CELU, x > 0 ? x : al * expm1(x / al))                                                      \
-    X(SELU, x > 0 ? ga * x : ga * al * expm1(x))                                                 \
-    X(HARD_SIGMOID, CLAMP(al * x + be, K(0), K(1)))                                              \
+/* X1(OP, expression of x); X2(OP, t = expression of x with calls, expression
+ * of x and t without calls). Parameters: al, be, ga, gal (= ga*al), lo, hi
+ * (x's type). sigmoid as 1/(1+exp(-x)) is accurate in IEEE arithmetic:
+ * exp(-x) overflows to inf only where the result is below the smallest
+ * normal, giving 0. */
+#define FLOAT_UNARY(X1, X2)                                                                      \
+    X1(NEG, -x)                                                                                  \
+    X1(ABS, fabs(x))                                                                             \
+    X1(SIGN, SEL(x > 0, K(1), SEL(x < 0, K(-1), SEL(x == 0, K(0), x))))                          \
+    X1(RELU, SEL(x < 0, K(0), x))                                                                \
+    X1(SIGMOID, K(1) / (K(1) + exp(-x)))                                                         \
+    X1(TANH, tanh(x))                                                                            \
+    X1(EXP, exp(x))                                                                              \
+    X1(LOG, log(x))                                                                              \
+    X1(SQRT, sqrt(x))                                                                            \
+    X1(RSQRT, K(1) / sqrt(x))                                                                    \
+    X1(RECIPROCAL, K(1) / x)                                                                     \
+    X1(SIN, sin(x))                                                                              \
+    X1(COS, cos(x))                                                                              \
+    X1(ERF, erf(x))                                                                              \
+    X1(FLOOR, floor(x))                                                                          \
+    X1(CEIL, ceil(x))                                                                            \
+    X1(ROUND, rint(x)) /* default rounding mode: half to even */                                 \
+    X2(SOFTPLUS, log1p(exp(-fabs(x))), t + SEL(x > 0, x, K(0)))                                  \
+    X1(SOFTSIGN, x / (K(1) + fabs(x)))                                                           \
+    X1(SILU, x / (K(1) + exp(-x)))                                                               \
+    /* tanh(log(1+E)) = (E^2+2E) / (E^2+2E+2) with E = exp(x); for x >= 0 the same  \
+     * divided through by E^2, in t = exp(-|x|): no overflow, no cancellation */ \
+    X2(MISH, exp(-fabs(x)), x * MISH_RATIO(SEL(x >= 0, K(1), t), SEL(x >= 0, t, K(1)), t))       \
+    X1(HARD_SWISH, x * CLAMP(x + K(3), K(0), K(6)) / K(6))                                      \
+    X1(LEAKY_RELU, x * SEL(x < 0, al, K(1)))                                                     \
+    X2(ELU, expm1(x), SEL(x < 0, al * t, x))                                                     \
+    X2(CELU, expm1(x / al), SEL(x > 0, x, al * t))                                               \
+    X2(SELU, expm1(x), SEL(x > 0, ga * x, gal * t))                                              \
+    X1(HARD_SIGMOID, CLAMP(al * x + be, K(0), K(1)))                                             \
     /* erfc keeps the tail accurate for negative x, where 1 + erf(.) cancels */                  \
-    X(GELU, K(0.5) * x * erfc(-x * K(0.70710678118654752440)))                                   \
-    X(CLIP, CLAMP(x, lo, hi))
+    X1(GELU, K(0.5) * x * erfc(-x * K(0.70710678118654752440)))                                  \
+    X1(CLIP, CLAMP(x, lo, hi))
 
-/* gelu approximate="tanh": 0.5*(1+tanh(u)) == sigmoid(2u), which does not cancel. */
-#define GELU_TANH_EXPR x *SIGM(K(1.5957691216057307117) * (x + K(0.044715) * x * x * x))
+/* gelu approximate="tanh": 0.5*(1+tanh(u)) == 1/(1+exp(-2u)), which does not cancel. */
+#define GELU_TANH_EXPR x / (K(1) + exp(K(-1.5957691216057307117) * (x + K(0.044715) * x * x * x)))
+
+#define UN_PARAMS(TI)                                                                            \
+    const TI al = (TI)p->alpha, be = (TI)p->beta, ga = (TI)p->gamma, gal = (TI)(p->gamma * p->alpha); \
+    const TI lo = (TI)p->lo, hi = (TI)p->hi;                                                     \
+    (void)al, (void)be, (void)ga, (void)gal, (void)lo, (void)hi;
 
 #define UN_ROW_F(NAME, TI, TO, EXPR)                                                             \
     static void NAME(const un_params *p, void *yv, const void *xv, int64_t n)                    \
     {                                                                                            \
         const TI *X = xv;                                                                        \
         TO *Y = yv;                                                                              \
-        const TI al = (TI)p->alpha, be = (TI)p->beta, ga = (TI)p->gamma, lo = (TI)p->lo,         \
-                 hi = (TI)p->hi;                                                                 \
-        (void)al, (void)be, (void)ga, (void)lo, (void)hi;                                        \
+        UN_PARAMS(TI)                                                                            \
         _Pragma("omp simd") for (int64_t i = 0; i < n; i++)                                      \
         {                                                                                        \
             const TI x = X[i];                                                                   \
@@ -116,9 +171,35 @@ FLOAT_HELPERS(f64, double)
         }                                                                                        \
     }
 
-#define GEN_F(OP, EXPR) UN_ROW_F(OP##_f32, float, float, EXPR) UN_ROW_F(OP##_f64, double, double, EXPR)
-FLOAT_UNARY(GEN_F)
-GEN_F(GELU_TANH, GELU_TANH_EXPR)
+#define UN_BLOCK 256
+#define UN_ROW_F2(NAME, T, PRE, POST)                                                            \
+    static void NAME(const un_params *p, void *yv, const void *xv, int64_t n)                    \
+    {                                                                                            \
+        const T *X = xv;                                                                         \
+        T *Y = yv;                                                                               \
+        T tb[UN_BLOCK];                                                                          \
+        UN_PARAMS(T)                                                                             \
+        for (int64_t s = 0; s < n; s += UN_BLOCK) {                                              \
+            const int64_t m = n - s < UN_BLOCK ? n - s : UN_BLOCK;                               \
+            const T *Xs = X + s;                                                                 \
+            T *Ys = Y + s;                                                                       \
+            _Pragma("omp simd") for (int64_t i = 0; i < m; i++)                                  \
+            {                                                                                    \
+                const T x = Xs[i];                                                               \
+                tb[i] = (PRE);                                                                   \
+            }                                                                                    \
+            _Pragma("omp simd") for (int64_t i = 0; i < m; i++)                                  \
+            {                                                                                    \
+                const T x = Xs[i], t = tb[i];                                                    \
+                Ys[i] = (POST);                                                                  \
+            }                                                                                    \
+        }                                                                                        \
+    }
+
+#define GEN_F1(OP, EXPR) UN_ROW_F(OP##_f32, float, float, EXPR) UN_ROW_F(OP##_f64, double, double, EXPR)
+#define GEN_F2(OP, PRE, POST) UN_ROW_F2(OP##_f32, float, PRE, POST) UN_ROW_F2(OP##_f64, double, PRE, POST)
+FLOAT_UNARY(GEN_F1, GEN_F2)
+GEN_F1(GELU_TANH, GELU_TANH_EXPR)
 UN_ROW_F(IS_NAN_f32, float, uint8_t, isnan(x))
 UN_ROW_F(IS_NAN_f64, double, uint8_t, isnan(x))
 UN_ROW_F(IS_INF_f32, float, uint8_t, isinf(x))
@@ -157,11 +238,11 @@ INT_UNARY(GEN_I)
 UN_ROW_I(CLIP_u8, uint8_t, uint32_t, x < lo ? lo : (x > hi ? hi : x))
 UN_ROW_I(NOT_bool, uint8_t, uint32_t, x == 0)
 
-#define TAB_F(OP, EXPR) [FT_OP_##OP] = {[FT_F32] = OP##_f32, [FT_F64] = OP##_f64},
+#define TAB_F(OP, ...) [FT_OP_##OP] = {[FT_F32] = OP##_f32, [FT_F64] = OP##_f64},
 #define TAB_I(OP, EXPR) [FT_OP_##OP] = {[FT_I8] = OP##_i8, [FT_I16] = OP##_i16, [FT_I32] = OP##_i32, [FT_I64] = OP##_i64},
 
 static const un_row float_rows[FT_OP_COUNT][FT_DTYPE_COUNT] = {
-    FLOAT_UNARY(TAB_F) TAB_F(IS_NAN, 0) TAB_F(IS_INF, 0)};
+    FLOAT_UNARY(TAB_F, TAB_F) TAB_F(IS_NAN, 0) TAB_F(IS_INF, 0)};
 static const un_row int_rows[FT_OP_COUNT][FT_DTYPE_COUNT] = {INT_UNARY(TAB_I)};
 static const un_row gelu_tanh_rows[FT_DTYPE_COUNT] = {[FT_F32] = GELU_TANH_f32, [FT_F64] = GELU_TANH_f64};
 
