@@ -103,3 +103,11 @@ ft_status ft_infer_where(ft_infer_ctx *c)
     c->out[0].dtype = c->in[1]->dtype;
     return bcast(c, 0, 2, &c->out[0].shape);
 }
+
+ft_status ft_infer_gelu(ft_infer_ctx *c)
+{
+    const char *a = ft_attr(c->node, "approximate")->s;
+    if (strcmp(a, "none") != 0 && strcmp(a, "tanh") != 0)
+        return ft_infer_fail(c, "attribute 'approximate' is '%s'; expected 'none' or 'tanh'", a);
+    return ft_infer_unary(c);
+}
