@@ -12,7 +12,7 @@ PYTHON ?= /usr/bin/python3
 WARN := -Wall -Wextra -Werror -Wswitch-enum -Wshadow -Wno-unused-parameter -Wstrict-prototypes
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 $(WARN) -fopenmp -D_FILE_OFFSET_BITS=64 -MMD -MP
-LDLIBS := -lcjson -lopenblas -lz -lm -fopenmp
+LDLIBS := -lcjson -lopenblas -lfftw3f_omp -lfftw3_omp -lfftw3f -lfftw3 -lz -lm -fopenmp
 
 SRCS := $(wildcard src/*.c src/graph/*.c src/runtime/*.c src/cpu/*.c src/cli/*.c)
 OBJS := $(SRCS:%.c=$(BUILD)/%.o)
@@ -23,7 +23,7 @@ DEPS_STAMP := $(BUILD)/.deps-ok
 all: $(BUILD)/ftrun
 
 # Debian packages the build and the tests need.
-DEB_PKGS := gcc libcjson-dev zlib1g-dev libopenblas-dev bats python3-numpy valgrind man-db
+DEB_PKGS := gcc libcjson-dev zlib1g-dev libopenblas-dev libfftw3-dev bats python3-numpy python3-torch valgrind man-db
 deps:
 	@scripts/deps.sh $(DEB_PKGS)
 

@@ -7,7 +7,9 @@
 
 #include "../runtime/backend.h"
 
-/* Dtype sets the CPU backend implements today (f16/bf16 still to come for math). */
+/* Dtype sets the kernels implement natively. f16 and bf16 are added for every
+ * op whose kernel handles f32: cpu_backend.c converts them to f32, runs the f32
+ * kernel and rounds the results to nearest even (the ops.md contract). */
 #define CPU_FLOAT (FT_M(F32) | FT_M(F64))
 #define CPU_NUM (CPU_FLOAT | FT_DT_INT)
 #define CPU_SIGNED (CPU_FLOAT | FT_DT_SINT)
@@ -45,5 +47,24 @@ ft_status cpu_slice(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
 ft_status cpu_gather(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_gather_elements(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_pad(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* conv.c */
+ft_status cpu_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_conv_transpose(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* pool.c (pooling and resize) */
+ft_status cpu_max_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_average_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_global_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_resize(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* fft.c: fft, ifft, rfft, irfft */
+ft_status cpu_fft(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* attention.c: attention and the per-channel normalisations */
+ft_status cpu_attention(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_batch_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_instance_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_group_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* misc.c: dropout, topk, einsum */
+ft_status cpu_dropout(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_topk(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_einsum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 
 #endif

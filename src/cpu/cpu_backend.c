@@ -14,7 +14,8 @@ struct ft_backend_ctx {
 };
 
 #define K(fn, m) {fn, m}
-static const ft_kernel cpu_kernels[FT_OP_COUNT] = {
+/* What each kernel implements itself; see cpu_kernels below for f16/bf16. */
+static const ft_kernel native[FT_OP_COUNT] = {
     [FT_OP_IDENTITY] = K(cpu_copy, CPU_BYTES),
     [FT_OP_NEG] = K(cpu_unary, CPU_SIGNED),
     [FT_OP_ABS] = K(cpu_unary, CPU_SIGNED),
@@ -97,7 +98,97 @@ static const ft_kernel cpu_kernels[FT_OP_COUNT] = {
     [FT_OP_GATHER] = K(cpu_gather, CPU_BYTES),
     [FT_OP_GATHER_ELEMENTS] = K(cpu_gather_elements, CPU_BYTES),
     [FT_OP_PAD] = K(cpu_pad, CPU_BYTES),
+    [FT_OP_EINSUM] = K(cpu_einsum, CPU_FLOAT),
+    [FT_OP_TOPK] = K(cpu_topk, CPU_NUM),
+    [FT_OP_BATCH_NORM] = K(cpu_batch_norm, CPU_FLOAT),
+    [FT_OP_INSTANCE_NORM] = K(cpu_instance_norm, CPU_FLOAT),
+    [FT_OP_GROUP_NORM] = K(cpu_group_norm, CPU_FLOAT),
+    [FT_OP_CONV] = K(cpu_conv, CPU_FLOAT),
+    [FT_OP_CONV_TRANSPOSE] = K(cpu_conv_transpose, CPU_FLOAT),
+    [FT_OP_MAX_POOL] = K(cpu_max_pool, CPU_FLOAT | FT_M(I8) | FT_M(U8)),
+    [FT_OP_AVERAGE_POOL] = K(cpu_average_pool, CPU_FLOAT),
+    [FT_OP_GLOBAL_AVERAGE_POOL] = K(cpu_global_pool, CPU_FLOAT),
+    [FT_OP_GLOBAL_MAX_POOL] = K(cpu_global_pool, CPU_FLOAT),
+    [FT_OP_RESIZE] = K(cpu_resize, CPU_FLOAT),
+    [FT_OP_FFT] = K(cpu_fft, CPU_FLOAT),
+    [FT_OP_IFFT] = K(cpu_fft, CPU_FLOAT),
+    [FT_OP_RFFT] = K(cpu_fft, CPU_FLOAT),
+    [FT_OP_IRFFT] = K(cpu_fft, CPU_FLOAT),
+    [FT_OP_ATTENTION] = K(cpu_attention, CPU_FLOAT),
+    [FT_OP_DROPOUT] = K(cpu_dropout, CPU_FLOAT),
 };
+
+#define HALF (FT_M(F16) | FT_M(BF16))
+
+/* f16/bf16 through the f32 kernel: widen every 16-bit float input (exactly),
+ * run the kernel, round every 16-bit float output to nearest even. Inputs
+ * of other dtypes (indices, masks) pass through untouched. */
+static ft_status cpu_via_f32(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    ft_view vin[64] = {0}, vout[64] = {0};
+    void *tmp[128];
+    int nt = 0;
+    ft_status st = FT_OK;
+    if (n->n_in > 64 || n->n_out > 64)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "too many inputs or outputs");
+    for (int i = 0; i < n->n_in + n->n_out && !st; i++) {
+        int is_in = i < n->n_in;
+        const ft_view *v = is_in ? &in[i] : &out[i - n->n_in];
+        ft_view *w = is_in ? &vin[i] : &vout[i - n->n_in];
+        *w = *v;
+        if (!v->data || !ft_dtype_in(v->dtype, HALF))
+            continue;
+        uint64_t cnt = ft_numel(&v->shape);
+        float *f = ft_malloc((size_t)cnt * sizeof(float));
+        if (!f) {
+            st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory widening %s to f32 (%llu elements)",
+                             ft_dtype_name(v->dtype), (unsigned long long)cnt);
+            break;
+        }
+        tmp[nt++] = f;
+        if (is_in) {
+            const uint16_t *h = v->data;
+            if (v->dtype == FT_F16)
+                for (uint64_t j = 0; j < cnt; j++) f[j] = ft_f16_to_f32(h[j]);
+            else
+                for (uint64_t j = 0; j < cnt; j++) f[j] = ft_bf16_to_f32(h[j]);
+        }
+        w->data = f;
+        w->dtype = FT_F32;
+    }
+    if (!st)
+        st = native[n->op].fn(k, n, vin, vout);
+    for (int o = 0; o < n->n_out && !st; o++) {
+        if (!out[o].data || !ft_dtype_in(out[o].dtype, HALF))
+            continue;
+        uint64_t cnt = ft_numel(&out[o].shape);
+        const float *f = vout[o].data;
+        uint16_t *h = out[o].data;
+        if (out[o].dtype == FT_F16)
+            for (uint64_t j = 0; j < cnt; j++) h[j] = ft_f32_to_f16(f[j]);
+        else
+            for (uint64_t j = 0; j < cnt; j++) h[j] = ft_f32_to_bf16(f[j]);
+    }
+    for (int i = 0; i < nt; i++)
+        free(tmp[i]);
+    return st;
+}
+
+/* The table the executor dispatches through: native kernels, plus f16/bf16
+ * wherever the op's contract takes them and the kernel handles f32. */
+static ft_kernel cpu_kernels[FT_OP_COUNT];
+
+__attribute__((constructor)) static void cpu_kernels_init(void)
+{
+    for (int op = 0; op < FT_OP_COUNT; op++) {
+        cpu_kernels[op] = native[op];
+        ft_dtype_mask want = ft_op_get((ft_op)op)->dtypes & HALF;
+        if (native[op].fn && want && !(native[op].dtypes & want) && ft_dtype_in(FT_F32, native[op].dtypes)) {
+            cpu_kernels[op].fn = cpu_via_f32;
+            cpu_kernels[op].dtypes |= want;
+        }
+    }
+}
 
 static ft_status cpu_open(const ft_backend_opts *o, ft_backend_ctx **out, ft_error *err)
 {

@@ -96,6 +96,8 @@ const char *ft_suggest_op(const char *name, char *buf, size_t bufsz);
 /* Fail inference with "FILE: node 'N' (op): message" and FT_EGRAPH. */
 ft_status ft_infer_fail(ft_infer_ctx *c, const char *fmt, ...) FT_PRINTF(2, 3);
 
+/* The inference of an op that is named in the table but not built yet. */
+ft_status ft_infer_unavailable(ft_infer_ctx *c);
 /* Inference functions named in ops.def. */
 #define X(e, name, mi, ma, mo, mao, dt, attrs, inf, fl) ft_status inf(ft_infer_ctx *c);
 #include "ops.def"

@@ -53,9 +53,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
 
-import cases_elementwise  # noqa: E402
-import cases_movement  # noqa: E402
-import cases_reduce  # noqa: E402
+import glob  # noqa: E402
+import importlib  # noqa: E402
+
 import harness  # noqa: E402
 import philox  # noqa: E402
 
@@ -69,7 +69,11 @@ THREADED = ("add f32 big", "exp f32 256x1024", "cast f32 to i8", "reduce_sum f32
 
 
 def all_cases():
-    cs = cases_elementwise.cases() + cases_reduce.cases() + cases_movement.cases()
+    # every tests/numeric/cases_*.py module contributes its cases()
+    here = os.path.dirname(os.path.abspath(__file__))
+    cs = []
+    for path in sorted(glob.glob(os.path.join(here, "cases_*.py"))):
+        cs += importlib.import_module(os.path.basename(path)[:-3]).cases()
     extra = []
     for c in cs:
         if c.name.startswith(THREADED):

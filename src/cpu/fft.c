@@ -1,0 +1,3 @@
+#include "cpu.h"
+
+ft_status cpu_fft(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out) { return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "not implemented"); }
