@@ -51,7 +51,7 @@ test: $(BUILD)/ftrun
 asan:
 	$(MAKE) BUILD=build/asan CC=gcc CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" LDFLAGS="-fsanitize=address,undefined" build/asan/ftrun
 test-asan: asan
-	@FTRUN=$(abspath build/asan/ftrun) PYTHON=$(PYTHON) ASAN_OPTIONS=detect_leaks=1 tests/run.sh
+	@FTRUN=$(abspath build/asan/ftrun) FTRUN_SANITIZED=1 PYTHON=$(PYTHON) ASAN_OPTIONS=detect_leaks=1 tests/run.sh
 
 install: $(BUILD)/ftrun
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5

@@ -35,7 +35,16 @@ typedef struct {
     int max_io;
 } scratch;
 
-static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend *be, ft_kctx *kc, char *arena, scratch *s)
+/* Per-node timing of one run: NULL when not profiling or tracing. */
+typedef struct {
+    ft_run_result *r;
+    int run;
+    double t0;
+    int events;
+} node_timer;
+
+static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend *be, ft_kctx *kc, char *arena, scratch *s,
+                          node_timer *tm)
 {
     for (int k = 0; k < g->n_nodes; k++) {
         const ft_node *n = &g->nodes[g->order[k]];
@@ -51,9 +60,20 @@ static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend 
             int t = n->out[o];
             s->out[o] = (ft_view){arena + p->offset[t], g->tensors[t].dtype, g->tensors[t].shape};
         }
+        double a = tm ? ft_now() : 0;
         ft_status st = be->kernels[n->op].fn(kc, n, s->in, s->out);
+        if (!st && tm)
+            st = be->sync(kc->be, kc->err);
         if (st)
             return st;
+        if (tm) {
+            double b = ft_now();
+            int ni = g->order[k];
+            if (tm->r->node_ms)
+                tm->r->node_ms[ni] += (b - a) * 1e3;
+            if (tm->events)
+                tm->r->events[tm->r->n_events++] = (ft_trace_event){ni, tm->run, (a - tm->t0) * 1e3, (b - tm->t0) * 1e3};
+        }
     }
     return be->sync(kc->be, kc->err);
 }
@@ -105,8 +125,13 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
     ft_kctx kc = {ctx, g, o->threads > 0 ? o->threads : 1, err};
     double start = ft_now(), last = 0;
     int total = o->warmup + o->iterations;
+    size_t ev_cap = 0;
+    if (o->profile && !(r->node_ms = ft_calloc((size_t)g->n_nodes, sizeof(double)))) {
+        st = ft_err(err, FT_ERUNTIME, "out of memory for the profile");
+        goto out;
+    }
     for (int w = 0; w < o->warmup; w++) {
-        if ((st = run_once(g, p, be, &kc, base, &s)))
+        if ((st = run_once(g, p, be, &kc, base, &s, NULL)))
             goto out;
         progress(o, start, &last, w + 1, total);
     }
@@ -114,8 +139,19 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
     for (int it = 0;; it++) {
         if (it >= o->iterations && (o->duration_s <= 0 || ft_now() - timed_start >= o->duration_s))
             break;
+        if (o->trace && r->n_events + (size_t)g->n_nodes > ev_cap) {
+            size_t nc = ev_cap ? ev_cap * 2 : (size_t)g->n_nodes * 16 + 16;
+            ft_trace_event *ne = ft_realloc(r->events, nc * sizeof *ne);
+            if (!ne) {
+                st = ft_err(err, FT_ERUNTIME, "out of memory recording the trace");
+                goto out;
+            }
+            r->events = ne;
+            ev_cap = nc;
+        }
+        node_timer tm = {r, it, timed_start, o->trace};
         double a = ft_now();
-        if ((st = run_once(g, p, be, &kc, base, &s)))
+        if ((st = run_once(g, p, be, &kc, base, &s, (o->profile || o->trace) ? &tm : NULL)))
             goto out;
         double ms = (ft_now() - a) * 1e3;
         if (r->n_runs == cap) {
@@ -162,5 +198,7 @@ void ft_run_result_free(ft_run_result *r)
         free(r->outputs[i]);
     free(r->outputs);
     free(r->run_ms);
+    free(r->node_ms);
+    free(r->events);
     memset(r, 0, sizeof *r);
 }

@@ -23,7 +23,16 @@ typedef struct ft_exec_opts {
     double duration_s; /* keep running until this many seconds of timed runs (0: off) */
     int threads;       /* passed to kernels */
     int progress;      /* show progress on stderr for long runs */
+    int profile;       /* time every node (a sync after each) */
+    int trace;         /* record each node's start and end in every timed run */
 } ft_exec_opts;
+
+/* One node execution in a timed run, in ms since the first timed run began. */
+typedef struct ft_trace_event {
+    int node;          /* index into g->nodes */
+    int run;
+    double start_ms, end_ms;
+} ft_trace_event;
 
 typedef struct ft_run_result {
     double *run_ms;   /* one per timed run */
@@ -31,6 +40,9 @@ typedef struct ft_run_result {
     double h2d_ms, d2h_ms;
     void **outputs;   /* host copies, one per graph output */
     int n_outputs;
+    double *node_ms;  /* with profile: total ms per node (index into g->nodes) over the timed runs */
+    ft_trace_event *events; /* with trace: n_events entries */
+    size_t n_events;
 } ft_run_result;
 
 /* Every node's op and dtype is implemented by the backend (checked before

@@ -55,6 +55,9 @@ setup() {
     if ! command -v valgrind >/dev/null 2>&1; then
         skip "valgrind is not installed"
     fi
+    if [ -n "${FTRUN_SANITIZED:-}" ]; then
+        skip "the binary is built with sanitizers, which valgrind cannot run"
+    fi
     [ -x "$FTRUN" ] || { echo "ftrun binary not found at $FTRUN" >&2; return 1; }
     T=$BATS_TEST_TMPDIR
     cd "$T" || return 1

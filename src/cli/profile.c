@@ -1,0 +1,228 @@
+#include "profile.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../graph/cost.h"
+#include "report.h"
+
+typedef struct {
+    int node;
+    double ms;
+} row;
+
+static int by_time_desc(const void *a, const void *b)
+{
+    double x = ((const row *)a)->ms, y = ((const row *)b)->ms;
+    return (x < y) - (x > y);
+}
+
+static double total_node_ms(const ft_graph *g, const ft_run_result *r)
+{
+    double t = 0;
+    for (int i = 0; i < g->n_nodes; i++)
+        t += r->node_ms[i];
+    return t;
+}
+
+void ft_profile_print(FILE *f, const ft_graph *g, const ft_run_result *r)
+{
+    if (!r->node_ms || r->n_runs == 0)
+        return;
+    row *rows = malloc((size_t)(g->n_nodes ? g->n_nodes : 1) * sizeof *rows);
+    if (!rows)
+        return;
+    for (int i = 0; i < g->n_nodes; i++)
+        rows[i] = (row){i, r->node_ms[i]};
+    qsort(rows, (size_t)g->n_nodes, sizeof *rows, by_time_desc);
+    double total = total_node_ms(g, r);
+    fprintf(f, "ftrun: profile over %d run%s (mean per run):\n", r->n_runs, r->n_runs == 1 ? "" : "s");
+    fprintf(f, "  %-24s %-16s %10s %7s %14s %14s %9s %8s\n", "node", "op", "mean ms", "share", "flops", "bytes", "GFLOP/s",
+            "GB/s");
+    for (int k = 0; k < g->n_nodes; k++) {
+        const ft_node *n = &g->nodes[rows[k].node];
+        uint64_t fl, by;
+        ft_node_cost(g, n, &fl, &by);
+        double mean = rows[k].ms / r->n_runs;
+        double sec = mean * 1e-3;
+        fprintf(f, "  %-24s %-16s %10.4f %6.1f%% %14llu %14llu %9.2f %8.2f\n", n->name, ft_op_name(n->op), mean,
+                total > 0 ? 100.0 * rows[k].ms / total : 0.0, (unsigned long long)fl, (unsigned long long)by,
+                sec > 0 ? fl / sec * 1e-9 : 0.0, sec > 0 ? by / sec * 1e-9 : 0.0);
+    }
+    ft_stats s;
+    ft_stats_compute(r->run_ms, r->n_runs, &s);
+    fprintf(f, "  nodes sum to %.4f ms per run; whole run mean %.4f ms\n", total / r->n_runs, s.mean);
+    free(rows);
+}
+
+void ft_profile_json(struct cJSON *root, const ft_graph *g, const ft_run_result *r)
+{
+    if (!r->node_ms || r->n_runs == 0)
+        return;
+    double total = total_node_ms(g, r);
+    cJSON *arr = cJSON_AddArrayToObject(root, "nodes");
+    for (int k = 0; k < g->n_nodes; k++) {
+        int i = g->order[k];
+        const ft_node *n = &g->nodes[i];
+        uint64_t fl, by;
+        ft_node_cost(g, n, &fl, &by);
+        double mean = r->node_ms[i] / r->n_runs, sec = mean * 1e-3;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", n->name);
+        cJSON_AddStringToObject(o, "op", ft_op_name(n->op));
+        cJSON_AddNumberToObject(o, "mean_ms", round(mean * 1e6) / 1e6);
+        cJSON_AddNumberToObject(o, "percent", total > 0 ? round(1e3 * 100.0 * r->node_ms[i] / total) / 1e3 : 0.0);
+        cJSON_AddNumberToObject(o, "flops", (double)fl);
+        cJSON_AddNumberToObject(o, "bytes", (double)by);
+        cJSON_AddNumberToObject(o, "gflops_per_s", sec > 0 ? round(fl / sec * 1e-9 * 1e3) / 1e3 : 0.0);
+        cJSON_AddNumberToObject(o, "gbytes_per_s", sec > 0 ? round(by / sec * 1e-9 * 1e3) / 1e3 : 0.0);
+        cJSON_AddItemToArray(arr, o);
+    }
+}
+
+static void shapes_str(const ft_graph *g, const int *idx, int n, char *buf, size_t sz, int dtypes)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n && len + 32 < sz; i++) {
+        if (idx[i] < 0) {
+            len += (size_t)snprintf(buf + len, sz - len, "%s-", i ? " " : "");
+            continue;
+        }
+        const ft_tensor *t = &g->tensors[idx[i]];
+        char s[FT_SHAPE_STR];
+        len += (size_t)snprintf(buf + len, sz - len, "%s%s", i ? " " : "",
+                                dtypes ? ft_dtype_name(t->dtype) : ft_shape_str(&t->shape, s));
+    }
+}
+
+ft_status ft_trace_write(const char *path, const ft_graph *g, const ft_run_result *r, const char *device, ft_error *err)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *evs = root ? cJSON_AddArrayToObject(root, "traceEvents") : NULL;
+    if (!evs) {
+        cJSON_Delete(root);
+        return ft_err(err, FT_ERUNTIME, "out of memory writing the trace");
+    }
+    cJSON *meta = cJSON_CreateObject();
+    cJSON_AddStringToObject(meta, "name", "process_name");
+    cJSON_AddStringToObject(meta, "ph", "M");
+    cJSON_AddNumberToObject(meta, "pid", 1);
+    cJSON *margs = cJSON_AddObjectToObject(meta, "args");
+    char pname[256];
+    snprintf(pname, sizeof pname, "ftrun %s on %s", g->name, device);
+    cJSON_AddStringToObject(margs, "name", pname);
+    cJSON_AddItemToArray(evs, meta);
+    /* one enclosing event per timed run */
+    int run = -1;
+    double run_start = 0, run_end = 0;
+    for (size_t e = 0; e <= r->n_events; e++) {
+        if (e == r->n_events || r->events[e].run != run) {
+            if (run >= 0) {
+                cJSON *o = cJSON_CreateObject();
+                char nm[32];
+                snprintf(nm, sizeof nm, "run %d", run);
+                cJSON_AddStringToObject(o, "name", nm);
+                cJSON_AddStringToObject(o, "cat", "run");
+                cJSON_AddStringToObject(o, "ph", "X");
+                cJSON_AddNumberToObject(o, "ts", round(run_start * 1e3 * 1e3) / 1e3);
+                cJSON_AddNumberToObject(o, "dur", round((run_end - run_start) * 1e3 * 1e3) / 1e3);
+                cJSON_AddNumberToObject(o, "pid", 1);
+                cJSON_AddNumberToObject(o, "tid", 1);
+                cJSON_AddItemToArray(evs, o);
+            }
+            if (e == r->n_events)
+                break;
+            run = r->events[e].run;
+            run_start = r->events[e].start_ms;
+        }
+        run_end = r->events[e].end_ms;
+    }
+    for (size_t e = 0; e < r->n_events; e++) {
+        const ft_trace_event *ev = &r->events[e];
+        const ft_node *n = &g->nodes[ev->node];
+        uint64_t fl, by;
+        ft_node_cost(g, n, &fl, &by);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", n->name);
+        cJSON_AddStringToObject(o, "cat", ft_op_name(n->op));
+        cJSON_AddStringToObject(o, "ph", "X");
+        cJSON_AddNumberToObject(o, "ts", round(ev->start_ms * 1e6) / 1e3);
+        cJSON_AddNumberToObject(o, "dur", round((ev->end_ms - ev->start_ms) * 1e6) / 1e3);
+        cJSON_AddNumberToObject(o, "pid", 1);
+        cJSON_AddNumberToObject(o, "tid", 2);
+        cJSON *a = cJSON_AddObjectToObject(o, "args");
+        char buf[1024];
+        cJSON_AddStringToObject(a, "op", ft_op_name(n->op));
+        cJSON_AddNumberToObject(a, "run", ev->run);
+        shapes_str(g, n->in, n->n_in, buf, sizeof buf, 0);
+        cJSON_AddStringToObject(a, "input_shapes", buf);
+        shapes_str(g, n->in, n->n_in, buf, sizeof buf, 1);
+        cJSON_AddStringToObject(a, "input_dtypes", buf);
+        shapes_str(g, n->out, n->n_out, buf, sizeof buf, 0);
+        cJSON_AddStringToObject(a, "output_shapes", buf);
+        shapes_str(g, n->out, n->n_out, buf, sizeof buf, 1);
+        cJSON_AddStringToObject(a, "output_dtypes", buf);
+        cJSON_AddNumberToObject(a, "flops", (double)fl);
+        cJSON_AddNumberToObject(a, "bytes", (double)by);
+        cJSON_AddItemToArray(evs, o);
+    }
+    cJSON_AddStringToObject(root, "displayTimeUnit", "ms");
+    char *text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    if (!text)
+        return ft_err(err, FT_ERUNTIME, "out of memory writing the trace");
+    /* temporary name, renamed when complete: never a partial trace under the final name */
+    size_t pl = strlen(path) + 32;
+    char *tmp = malloc(pl);
+    FILE *f = tmp ? (snprintf(tmp, pl, "%s.tmp%ld", path, (long)getpid()), fopen(tmp, "w")) : NULL;
+    ft_status st = FT_OK;
+    if (!f) {
+        st = ft_err(err, FT_ERUNTIME, "cannot write trace %s: %s", path, strerror(errno));
+    } else {
+        size_t n = strlen(text);
+        int bad = fwrite(text, 1, n, f) != n || fputc('\n', f) == EOF;
+        if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
+            st = ft_err(err, FT_ERUNTIME, "cannot write trace %s: %s", path, strerror(errno ? errno : EIO));
+            unlink(tmp);
+        }
+    }
+    free(tmp);
+    cJSON_free(text);
+    return st;
+}
+
+int ft_timing_warnings(FILE *f, const ft_run_result *r)
+{
+    int n = 0;
+    if (r->n_runs <= 0)
+        return 0;
+    ft_stats s;
+    ft_stats_compute(r->run_ms, r->n_runs, &s);
+    if (r->n_runs >= 2 && s.mean > 0) {
+        double var = 0;
+        for (int i = 0; i < r->n_runs; i++)
+            var += (r->run_ms[i] - s.mean) * (r->run_ms[i] - s.mean);
+        double cv = sqrt(var / (r->n_runs - 1)) / s.mean;
+        if (cv > 0.025) {
+            fprintf(f, "ftrun: warning: unstable timings: the coefficient of variation is %.1f%% over %d runs (above 2.5%%); "
+                       "use more warm-up runs (-w), more iterations, or a quieter machine\n", 100 * cv, r->n_runs);
+            n++;
+        }
+    }
+    if (r->h2d_ms + r->d2h_ms > s.median) {
+        fprintf(f, "ftrun: warning: transfers take longer than the compute: h2d %.3f ms + d2h %.3f ms vs median run %.3f ms\n",
+                r->h2d_ms, r->d2h_ms, s.median);
+        n++;
+    }
+    if (r->n_runs < 100) {
+        fprintf(f, "ftrun: warning: %d run%s: p99 needs at least 100 runs%s to mean anything (pass -n 100 or more)\n", r->n_runs,
+                r->n_runs == 1 ? "" : "s", r->n_runs < 10 ? " and p90 at least 10" : "");
+        n++;
+    }
+    return n;
+}

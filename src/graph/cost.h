@@ -1,0 +1,10 @@
+/* Per-node cost model: FLOPs from the op table, bytes = every input and output
+ * read or written once. Usage: uint64_t f, b; ft_node_cost(g, node, &f, &b); */
+#ifndef FT_COST_H
+#define FT_COST_H
+
+#include "graph.h"
+
+void ft_node_cost(const ft_graph *g, const ft_node *n, uint64_t *flops, uint64_t *bytes);
+
+#endif
