@@ -50,7 +50,7 @@ ft_status cpu_pad(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 /* conv.c */
 ft_status cpu_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_conv_transpose(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
-/* pool.c (pooling and resize) */
+/* pool.c (pooling), resize.c (resize) */
 ft_status cpu_max_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_average_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_global_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);

@@ -1,6 +1,300 @@
+/* CPU pooling kernels: max_pool (f32, f64, i8, u8), average_pool and the
+ * global pools (f32, f64), channels-first with 1 to 3 spatial dims. The
+ * inference in src/graph/infer_pool.c has checked every attribute; the
+ * padding is recomputed here from the same attributes and the inferred
+ * output shape. Sums accumulate in double. Work is split over the output
+ * rows of every N*C plane. resize lives in resize.c. */
 #include "cpu.h"
 
-ft_status cpu_max_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out) { return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "not implemented"); }
-ft_status cpu_average_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out) { return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "not implemented"); }
-ft_status cpu_global_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out) { return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "not implemented"); }
-ft_status cpu_resize(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out) { return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "not implemented"); }
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* 1-D and 2-D pools run as 3-D ones whose leading spatial axes have size 1,
+ * kernel 1 and no padding. */
+typedef struct pool_geom {
+    int64_t planes;          /* N * C */
+    int64_t in[3], out[3];   /* spatial sizes */
+    int64_t k[3], s[3], d[3], pb[3], pe[3];
+} pool_geom;
+
+/* Per output position of one axis: the first input cell of its window inside
+ * the input, how many window cells are inside the input, and how many are
+ * inside the padded input (the count_include_pad divisor). */
+typedef struct axis_tab {
+    int64_t *first, *cnt, *cntpad;
+} axis_tab;
+
+static void list_or(const ft_attr_val *a, int count, int64_t def, int64_t *out)
+{
+    for (int i = 0; i < count; i++)
+        out[i] = (a->present && a->n > 0) ? a->ints[i] : def;
+}
+
+static void pool_geometry(const ft_node *n, const ft_view *x, const ft_view *y, pool_geom *g)
+{
+    int sp = x->shape.rank - 2, off = 3 - sp;
+    int64_t k[3], s[3], d[3], pads[6];
+    list_or(ft_attr(n, "kernel_shape"), sp, 1, k);
+    list_or(ft_attr(n, "strides"), sp, 1, s);
+    list_or(ft_attr(n, "dilations"), sp, 1, d);
+    list_or(ft_attr(n, "pads"), 2 * sp, 0, pads);
+    const char *ap = ft_attr(n, "auto_pad")->s;
+    int upper = strcmp(ap, "SAME_UPPER") == 0, lower = strcmp(ap, "SAME_LOWER") == 0;
+    g->planes = x->shape.dims[0] * x->shape.dims[1];
+    for (int i = 0; i < 3; i++) {
+        g->in[i] = g->out[i] = g->k[i] = g->s[i] = g->d[i] = 1;
+        g->pb[i] = g->pe[i] = 0;
+    }
+    for (int i = 0; i < sp; i++) {
+        int j = off + i;
+        g->in[j] = x->shape.dims[2 + i];
+        g->out[j] = y->shape.dims[2 + i];
+        g->k[j] = k[i], g->s[j] = s[i], g->d[j] = d[i];
+        if (upper || lower) {
+            /* ONNX SAME_*: total padding that makes ceil(in / stride) windows fit;
+             * the odd cell goes to the end (UPPER) or the beginning (LOWER). */
+            int64_t total = (g->out[j] - 1) * s[i] + (k[i] - 1) * d[i] + 1 - g->in[j];
+            if (total < 0)
+                total = 0;
+            g->pb[j] = upper ? total / 2 : total - total / 2;
+            g->pe[j] = total - g->pb[j];
+        } else if (strcmp(ap, "VALID") != 0) {
+            g->pb[j] = pads[i], g->pe[j] = pads[sp + i];
+        }
+    }
+}
+
+static void tabs_free(axis_tab *t)
+{
+    for (int i = 0; i < 3; i++)
+        free(t[i].first);
+}
+
+static ft_status tabs_make(ft_kctx *kc, const ft_node *n, const pool_geom *g, axis_tab *t)
+{
+    memset(t, 0, 3 * sizeof *t);
+    for (int i = 0; i < 3; i++) {
+        int64_t o = g->out[i];
+        int64_t *buf = ft_malloc((size_t)o * 3 * sizeof(int64_t));
+        if (!buf) {
+            tabs_free(t);
+            return ft_node_err(kc->err, FT_ERUNTIME, kc->g, n, "out of memory for the pooling tables (%lld entries)",
+                               (long long)o);
+        }
+        t[i].first = buf, t[i].cnt = buf + o, t[i].cntpad = buf + 2 * o;
+        int64_t in = g->in[i], k = g->k[i], s = g->s[i], d = g->d[i], pb = g->pb[i], pe = g->pe[i];
+        for (int64_t p = 0; p < o; p++) {
+            int64_t start = p * s - pb; /* >= -pb */
+            /* window cells start + j*d, j in [0, k): the ones in [0, in) */
+            int64_t jlo = start >= 0 ? 0 : (-start + d - 1) / d;
+            int64_t jhi = start > in - 1 ? 0 : (in - 1 - start) / d + 1;
+            if (jhi > k)
+                jhi = k;
+            int64_t jpad = start > in + pe - 1 ? 0 : (in + pe - 1 - start) / d + 1;
+            t[i].cnt[p] = jhi > jlo ? jhi - jlo : 0;
+            t[i].first[p] = t[i].cnt[p] ? start + jlo * d : 0; /* never point outside the input */
+            t[i].cntpad[p] = jpad < k ? jpad : k;
+        }
+    }
+    return FT_OK;
+}
+
+/* The parallel loop over rows: every (plane, output depth, output row). */
+#define ROW_SETUP(T)                                                                                                  \
+    int64_t p = r / (g->out[0] * g->out[1]), rest_ = r % (g->out[0] * g->out[1]);                                     \
+    int64_t od = rest_ / g->out[1], oh = rest_ % g->out[1];                                                           \
+    int64_t fd = t[0].first[od], cd = t[0].cnt[od], fh = t[1].first[oh], ch = t[1].cnt[oh];                           \
+    const int64_t dd = g->d[0] * g->in[1] * g->in[2], dh = g->d[1] * g->in[2], dw = g->d[2];                          \
+    const T *xp = x + p * g->in[0] * g->in[1] * g->in[2] + (fd * g->in[1] + fh) * g->in[2];                           \
+    T *yp = y + r * g->out[2];
+
+/* Max with NaN propagation for floats (a NaN anywhere in the window wins, as
+ * in reduce_max); an empty window (all padding) gives -inf or the int minimum.
+ * Branch-free: on random data a compare-and-branch mispredicts half the time. */
+#define DEF_MAXPOOL(S, T, LOWEST, ISNAN, NANV)                                                                        \
+    static void maxpool_##S(const pool_geom *g, const axis_tab *t, const T *x, T *y, int threads, int par)            \
+    {                                                                                                                 \
+        int64_t rows = g->planes * g->out[0] * g->out[1];                                                             \
+        _Pragma("omp parallel for num_threads(threads) schedule(static) if (par)")                                    \
+        for (int64_t r = 0; r < rows; r++) {                                                                          \
+            ROW_SETUP(T)                                                                                              \
+            for (int64_t ow = 0; ow < g->out[2]; ow++) {                                                              \
+                const T *xw = xp + t[2].first[ow];                                                                    \
+                int64_t cw = t[2].cnt[ow];                                                                            \
+                T m = LOWEST;                                                                                         \
+                int nan = 0;                                                                                          \
+                for (int64_t a = 0; a < cd; a++)                                                                      \
+                    for (int64_t b = 0; b < ch; b++) {                                                                \
+                        const T *row = xw + a * dd + b * dh;                                                          \
+                        for (int64_t c = 0; c < cw; c++) {                                                            \
+                            T v = row[c * dw];                                                                        \
+                            m = v > m ? v : m;                                                                        \
+                            nan |= ISNAN(v);                                                                          \
+                        }                                                                                             \
+                    }                                                                                                 \
+                yp[ow] = nan ? NANV : m;                                                                              \
+            }                                                                                                         \
+        }                                                                                                             \
+    }
+
+#define FNAN(v) ((v) != (v))
+#define INAN(v) 0
+DEF_MAXPOOL(f32, float, -INFINITY, FNAN, NAN)
+DEF_MAXPOOL(f64, double, -INFINITY, FNAN, NAN)
+DEF_MAXPOOL(i8, int8_t, INT8_MIN, INAN, 0)
+DEF_MAXPOOL(u8, uint8_t, 0, INAN, 0)
+
+/* Mean over the window cells inside the input; the divisor also counts the
+ * padding cells (not the ceil_mode overhang) with count_include_pad. A window
+ * with no input cell and no padding counted gives 0/0 = NaN. */
+#define DEF_AVGPOOL(S, T)                                                                                             \
+    static void avgpool_##S(const pool_geom *g, const axis_tab *t, const T *x, T *y, int incl, int threads,           \
+                            int par)                                                                                  \
+    {                                                                                                                 \
+        int64_t rows = g->planes * g->out[0] * g->out[1];                                                             \
+        _Pragma("omp parallel for num_threads(threads) schedule(static) if (par)")                                    \
+        for (int64_t r = 0; r < rows; r++) {                                                                          \
+            ROW_SETUP(T)                                                                                              \
+            int64_t cdh = incl ? t[0].cntpad[od] * t[1].cntpad[oh] : cd * ch;                                         \
+            for (int64_t ow = 0; ow < g->out[2]; ow++) {                                                              \
+                const T *xw = xp + t[2].first[ow];                                                                    \
+                int64_t cw = t[2].cnt[ow];                                                                            \
+                double sum = 0;                                                                                       \
+                for (int64_t a = 0; a < cd; a++)                                                                      \
+                    for (int64_t b = 0; b < ch; b++) {                                                                \
+                        const T *row = xw + a * dd + b * dh;                                                          \
+                        for (int64_t c = 0; c < cw; c++)                                                              \
+                            sum += (double)row[c * dw];                                                               \
+                    }                                                                                                 \
+                double cnt = (double)cdh * (double)(incl ? t[2].cntpad[ow] : cw);                                     \
+                yp[ow] = (T)(sum / cnt);                                                                              \
+            }                                                                                                         \
+        }                                                                                                             \
+    }
+
+DEF_AVGPOOL(f32, float)
+DEF_AVGPOOL(f64, double)
+
+/* Output cells times window cells, saturating (kernels may be huge). */
+static uint64_t pool_work(const pool_geom *g, uint64_t numel)
+{
+    uint64_t w = numel;
+    for (int i = 0; i < 3; i++)
+        if (ft_mul_overflow(w, (uint64_t)g->k[i], &w))
+            return UINT64_MAX;
+    return w;
+}
+
+static ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, int avg)
+{
+    pool_geom g;
+    axis_tab t[3];
+    pool_geometry(n, &in[0], &out[0], &g);
+    uint64_t numel = ft_numel(&out[0].shape);
+    if (numel == 0)
+        return FT_OK;
+    ft_status st = tabs_make(k, n, &g, t);
+    if (st)
+        return st;
+    int par = pool_work(&g, numel) >= CPU_PAR_MIN && k->threads > 1;
+    const void *x = in[0].data;
+    void *y = out[0].data;
+    if (avg) {
+        int incl = ft_attr(n, "count_include_pad")->i != 0;
+        if (in[0].dtype == FT_F32)
+            avgpool_f32(&g, t, x, y, incl, k->threads, par);
+        else if (in[0].dtype == FT_F64)
+            avgpool_f64(&g, t, x, y, incl, k->threads, par);
+        else
+            st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "average_pool: no cpu kernel for %s",
+                             ft_dtype_name(in[0].dtype));
+    } else {
+        switch (in[0].dtype) {
+        case FT_F32: maxpool_f32(&g, t, x, y, k->threads, par); break;
+        case FT_F64: maxpool_f64(&g, t, x, y, k->threads, par); break;
+        case FT_I8: maxpool_i8(&g, t, x, y, k->threads, par); break;
+        case FT_U8: maxpool_u8(&g, t, x, y, k->threads, par); break;
+        case FT_F16:
+        case FT_BF16:
+        case FT_I16:
+        case FT_I32:
+        case FT_I64:
+        case FT_BOOL:
+        case FT_DTYPE_COUNT:
+            st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "max_pool: no cpu kernel for %s",
+                             ft_dtype_name(in[0].dtype));
+            break;
+        }
+    }
+    tabs_free(t);
+    return st;
+}
+
+ft_status cpu_max_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    return run_pool(k, n, in, out, 0);
+}
+
+ft_status cpu_average_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    return run_pool(k, n, in, out, 1);
+}
+
+/* ---- global pools ----------------------------------------------------------------- */
+
+/* Sums in blocks so that the rounding error of f64 grows with the block count,
+ * not with the plane size. */
+#define GBLOCK 256
+
+#define DEF_GLOBAL(S, T)                                                                                              \
+    static void global_##S(const T *x, T *y, int64_t planes, int64_t len, int max, int threads, int par)              \
+    {                                                                                                                 \
+        _Pragma("omp parallel for num_threads(threads) schedule(static) if (par)")                                    \
+        for (int64_t p = 0; p < planes; p++) {                                                                        \
+            const T *xp = x + p * len;                                                                                \
+            if (max) {                                                                                                \
+                T m = -INFINITY;                                                                                      \
+                int nan = 0;                                                                                          \
+                for (int64_t i = 0; i < len; i++) {                                                                   \
+                    m = xp[i] > m ? xp[i] : m;                                                                        \
+                    nan |= xp[i] != xp[i];                                                                            \
+                }                                                                                                     \
+                y[p] = nan ? (T)NAN : m;                                                                              \
+            } else {                                                                                                  \
+                double total = 0;                                                                                     \
+                for (int64_t b = 0; b < len; b += GBLOCK) {                                                           \
+                    int64_t e = b + GBLOCK < len ? b + GBLOCK : len;                                                  \
+                    double s = 0;                                                                                     \
+                    for (int64_t i = b; i < e; i++)                                                                   \
+                        s += (double)xp[i];                                                                           \
+                    total += s;                                                                                       \
+                }                                                                                                     \
+                y[p] = (T)(total / (double)len);                                                                      \
+            }                                                                                                         \
+        }                                                                                                             \
+    }
+
+DEF_GLOBAL(f32, float)
+DEF_GLOBAL(f64, double)
+
+ft_status cpu_global_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    const ft_shape *s = &in[0].shape;
+    int64_t planes = s->dims[0] * s->dims[1], len = 1;
+    for (int i = 2; i < s->rank; i++)
+        len *= s->dims[i];
+    int max = n->op == FT_OP_GLOBAL_MAX_POOL;
+    int par = (uint64_t)planes * (uint64_t)len >= CPU_PAR_MIN && planes > 1 && k->threads > 1;
+    if (planes == 0)
+        return FT_OK;
+    if (in[0].dtype == FT_F32)
+        global_f32(in[0].data, out[0].data, planes, len, max, k->threads, par);
+    else if (in[0].dtype == FT_F64)
+        global_f64(in[0].data, out[0].data, planes, len, max, k->threads, par);
+    else
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "%s: no cpu kernel for %s", ft_op_name(n->op),
+                           ft_dtype_name(in[0].dtype));
+    return FT_OK;
+}

@@ -1,0 +1,194 @@
+/* CPU resize (f32, f64): nearest and N-linear interpolation over any axes,
+ * following the formulas of the ONNX reference implementation
+ * (onnx/reference/ops/op_resize.py). The inference in
+ * src/graph/infer_pool.c has checked the attributes and fixed the output
+ * shape; this file maps every output coordinate of every axis to its source
+ * cells once, then gathers. */
+#include "cpu.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { CT_HALF_PIXEL, CT_HALF_PIXEL_SYMMETRIC, CT_PYTORCH_HALF_PIXEL, CT_ALIGN_CORNERS, CT_ASYMMETRIC };
+enum { NM_ROUND_PREFER_FLOOR, NM_ROUND_PREFER_CEIL, NM_FLOOR, NM_CEIL };
+
+static int pick(const char *v, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(v, names[i]) == 0)
+            return i;
+    return 0; /* unreachable after inference */
+}
+
+/* Source coordinate of output coordinate x on an axis of `in` cells. scale is
+ * the attribute's scale, or out/in when sizes were given; the reference
+ * computes output_width = scale * in in floating point and uses it (not the
+ * integer size) where a mode needs the output length. Same expression order
+ * as the reference, so that ties of the nearest modes fall the same way. */
+static double src_coord(int ct, double x, double scale, int64_t in, int64_t out)
+{
+    double ow = scale * (double)in;
+    switch (ct) {
+    case CT_HALF_PIXEL: return (x + 0.5) / scale - 0.5;
+    case CT_HALF_PIXEL_SYMMETRIC: {
+        double adjustment = (double)out / ow;
+        double center = (double)in / 2;
+        double offset = center * (1 - adjustment);
+        return offset + (x + 0.5) / scale - 0.5;
+    }
+    case CT_PYTORCH_HALF_PIXEL: return ow == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
+    case CT_ALIGN_CORNERS: return ow == 1 ? 0.0 : x * (double)(in - 1) / (ow - 1);
+    default: return x / scale; /* asymmetric */
+    }
+}
+
+static int64_t clampi(int64_t v, int64_t n) { return v < 0 ? 0 : v >= n ? n - 1 : v; }
+
+/* One axis: for every output coordinate the lower and upper source cells
+ * (clamped to the edge, like the reference's edge padding) and the weight of
+ * the upper one (0 for nearest, and whenever the source coordinate is an
+ * integer: then only the lower cell is read). */
+typedef struct axis_map {
+    int64_t *lo, *hi;
+    double *w;
+    int active; /* some weight is not 0 */
+} axis_map;
+
+static void map_axis(axis_map *m, int linear, int ct, int nm, double scale, int64_t in, int64_t out)
+{
+    m->active = 0;
+    for (int64_t o = 0; o < out; o++) {
+        double xo = src_coord(ct, (double)o, scale, in, out);
+        /* Beyond one cell outside the input every choice reads the edge cell;
+         * the clamp keeps the conversion to an integer defined. */
+        if (xo < -1)
+            xo = -1;
+        if (xo > (double)in)
+            xo = (double)in;
+        double fl = floor(xo), ratio = xo - fl;
+        int64_t i0 = (int64_t)fl;
+        if (!linear) {
+            int up = 0;
+            if (ratio != 0) {
+                switch (nm) {
+                case NM_ROUND_PREFER_FLOOR: up = ratio > 0.5; break;
+                case NM_ROUND_PREFER_CEIL: up = ratio >= 0.5; break;
+                case NM_FLOOR: up = 0; break;
+                default: up = 1; break;
+                }
+            }
+            m->lo[o] = m->hi[o] = clampi(i0 + up, in);
+            m->w[o] = 0;
+        } else {
+            m->lo[o] = clampi(i0, in);
+            m->hi[o] = clampi(i0 + 1, in);
+            m->w[o] = m->lo[o] == m->hi[o] ? 0 : ratio;
+            m->active |= m->w[o] != 0;
+        }
+    }
+}
+
+/* Corners of the outer axes (all but the last): at most 2^(8-1). */
+#define MAX_CORNERS 128
+
+#define DEF_RESIZE(S, T)                                                                                              \
+    static void resize_##S(const T *x, T *y, const ft_shape *is, const ft_shape *os, const axis_map *m,               \
+                           int threads, int par)                                                                      \
+    {                                                                                                                 \
+        int r = is->rank;                                                                                             \
+        int64_t ist[FT_MAX_RANK];                                                                                     \
+        ft_strides(is, ist);                                                                                          \
+        int64_t olast = os->dims[r - 1], rows = (int64_t)(ft_numel(os) / (uint64_t)olast);                            \
+        const axis_map *ml = &m[r - 1];                                                                               \
+        _Pragma("omp parallel for num_threads(threads) schedule(static) if (par)")                                    \
+        for (int64_t row = 0; row < rows; row++) {                                                                    \
+            int64_t off[MAX_CORNERS];                                                                                 \
+            double wt[MAX_CORNERS];                                                                                   \
+            int nc = 1;                                                                                               \
+            off[0] = 0, wt[0] = 1;                                                                                    \
+            int64_t rem = row;                                                                                        \
+            for (int d = r - 2; d >= 0; d--) {                                                                        \
+                int64_t o = rem % os->dims[d];                                                                        \
+                rem /= os->dims[d];                                                                                   \
+                int64_t lo = m[d].lo[o] * ist[d];                                                                     \
+                double w = m[d].w[o];                                                                                 \
+                if (w == 0) {                                                                                         \
+                    for (int c = 0; c < nc; c++)                                                                      \
+                        off[c] += lo;                                                                                 \
+                    continue;                                                                                         \
+                }                                                                                                     \
+                int64_t hi = m[d].hi[o] * ist[d];                                                                     \
+                for (int c = 0; c < nc; c++) {                                                                        \
+                    off[nc + c] = off[c] + hi, wt[nc + c] = wt[c] * w;                                                \
+                    off[c] += lo, wt[c] *= 1 - w;                                                                     \
+                }                                                                                                     \
+                nc *= 2;                                                                                              \
+            }                                                                                                         \
+            T *yr = y + row * olast;                                                                                  \
+            if (nc == 1 && !ml->active) {                                                                             \
+                const T *xr = x + off[0];                                                                             \
+                for (int64_t o = 0; o < olast; o++)                                                                   \
+                    yr[o] = xr[ml->lo[o]];                                                                            \
+                continue;                                                                                             \
+            }                                                                                                         \
+            for (int64_t o = 0; o < olast; o++) {                                                                     \
+                int64_t lo = ml->lo[o], hi = ml->hi[o];                                                               \
+                double w = ml->w[o], acc = 0;                                                                         \
+                for (int c = 0; c < nc; c++) {                                                                        \
+                    const T *xr = x + off[c];                                                                         \
+                    double v = w == 0 ? (double)xr[lo] : (1 - w) * (double)xr[lo] + w * (double)xr[hi];               \
+                    acc += wt[c] * v;                                                                                 \
+                }                                                                                                     \
+                yr[o] = (T)acc;                                                                                       \
+            }                                                                                                         \
+        }                                                                                                             \
+    }
+
+DEF_RESIZE(f32, float)
+DEF_RESIZE(f64, double)
+
+ft_status cpu_resize(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    static const char *const cts[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+                                      "asymmetric"};
+    static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    const ft_shape *is = &in[0].shape, *os = &out[0].shape;
+    uint64_t numel = ft_numel(os);
+    if (numel == 0)
+        return FT_OK;
+    int r = is->rank;
+    int linear = strcmp(ft_attr(n, "mode")->s, "linear") == 0;
+    int ct = pick(ft_attr(n, "coordinate_transformation_mode")->s, cts, (int)FT_ARRAY_LEN(cts));
+    int nm = pick(ft_attr(n, "nearest_mode")->s, nms, (int)FT_ARRAY_LEN(nms));
+    const ft_attr_val *sc = ft_attr(n, "scales");
+    axis_map m[FT_MAX_RANK];
+    int64_t total = 0;
+    for (int d = 0; d < r; d++)
+        total += os->dims[d];
+    /* one block: lo, hi (int64) and w (double) per output coordinate of every axis */
+    char *buf = ft_malloc((size_t)total * (2 * sizeof(int64_t) + sizeof(double)));
+    if (!buf)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the resize tables (%lld entries)",
+                           (long long)total);
+    int64_t *ib = (int64_t *)buf;
+    double *wb = (double *)(buf + (size_t)total * 2 * sizeof(int64_t));
+    for (int d = 0; d < r; d++) {
+        int64_t o = os->dims[d], i = is->dims[d];
+        m[d].lo = ib, m[d].hi = ib + o, m[d].w = wb;
+        ib += 2 * o, wb += o;
+        /* ONNX: with sizes the scale is output / input, with scales the attribute itself */
+        double scale = sc->present ? sc->floats[d] : (double)o / (double)i;
+        map_axis(&m[d], linear, ct, nm, scale, i, o);
+    }
+    int par = numel >= CPU_PAR_MIN && k->threads > 1;
+    ft_status st = FT_OK;
+    if (in[0].dtype == FT_F32)
+        resize_f32(in[0].data, out[0].data, is, os, m, k->threads, par);
+    else if (in[0].dtype == FT_F64)
+        resize_f64(in[0].data, out[0].data, is, os, m, k->threads, par);
+    else
+        st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "resize: no cpu kernel for %s", ft_dtype_name(in[0].dtype));
+    free(buf);
+    return st;
+}
