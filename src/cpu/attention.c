@@ -1,6 +1,208 @@
+/* CPU scaled dot-product attention in f32 and f64 (the per-channel
+ * normalisations declared next to it in cpu.h live in norm_channels.c).
+ *
+ * Blocked online softmax: for a block of SB queries of one (batch, head), the
+ * keys are visited in blocks of TB; each block's scores come from one BLAS
+ * product, the running row maximum and sum are rescaled when the maximum
+ * grows, and P V is accumulated straight into the output rows. Memory stays
+ * at SB x TB scores per thread whatever T is, and no exp ever sees a positive
+ * argument, so long sequences with large logits cannot overflow. */
 #include "cpu.h"
 
-ft_status cpu_attention(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out) { return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "not implemented"); }
-ft_status cpu_batch_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out) { return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "not implemented"); }
-ft_status cpu_instance_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out) { return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "not implemented"); }
-ft_status cpu_group_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out) { return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "not implemented"); }
+#include <cblas.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Declared by OpenBLAS's cblas.h; repeated because other cblas headers lack it. */
+void openblas_set_num_threads(int);
+
+/* glibc's libmvec vector exp (see unary.c): math.h declares it only under
+ * -ffast-math; declaring it here lets the `omp simd` loops use it. */
+#if defined(__x86_64__) && defined(__GLIBC__) && defined(__GLIBC_PREREQ) && !defined(__clang__)
+#if __GLIBC_PREREQ(2, 35)
+__attribute__((simd("notinbranch"))) float expf(float);
+__attribute__((simd("notinbranch"))) double(exp)(double);
+#endif
+#endif
+
+#define SB_MAX 64 /* queries per block */
+#define TB 256    /* keys per block */
+
+typedef struct attn_p {
+    int64_t B, H, S, T, D, Dv, Hk, grp; /* grp = H / Hk query heads per kv head */
+    double scale;
+    int causal;
+    const void *mask; /* NULL, bool bytes, or values of the element type */
+    int mask_bool;
+    int64_t ms[4]; /* mask strides over [B,H,S,T], 0 along broadcast dims */
+} attn_p;
+
+/* Scores of one query row, keys [t0, t0+nt): mask, running max m, sum l,
+ * rescale of the output row o, and the row's exponentials left in `row`.
+ * A row with every key masked so far keeps m = -inf and l = 0; NaN scores
+ * there poison l so that NaN inputs never turn into a zero output. */
+#define DEF_ROW(SFX, TY, EXP)                                                                                         \
+    static void attn_row_##SFX(const attn_p *p, TY *row, int64_t nt, int64_t t0, int64_t qi, const void *mrow,        \
+                             TY *m, double *l, TY *o)                                                                 \
+    {                                                                                                                 \
+        if (mrow) {                                                                                                   \
+            int64_t st = p->ms[3];                                                                                    \
+            if (p->mask_bool) {                                                                                       \
+                const uint8_t *mk = (const uint8_t *)mrow + t0 * st;                                                  \
+                for (int64_t j = 0; j < nt; j++)                                                                      \
+                    if (!mk[j * st])                                                                                  \
+                        row[j] = -(TY)INFINITY;                                                                       \
+            } else {                                                                                                  \
+                const TY *mk = (const TY *)mrow + t0 * st;                                                            \
+                _Pragma("omp simd") for (int64_t j = 0; j < nt; j++) row[j] += mk[j * st];                            \
+            }                                                                                                         \
+        }                                                                                                             \
+        if (p->causal)                                                                                                \
+            for (int64_t j = qi + 1 - t0 < 0 ? 0 : qi + 1 - t0; j < nt; j++)                                          \
+                row[j] = -(TY)INFINITY;                                                                               \
+        TY mx = -(TY)INFINITY;                                                                                        \
+        _Pragma("omp simd reduction(max : mx)") for (int64_t j = 0; j < nt; j++) mx = row[j] > mx ? row[j] : mx;      \
+        TY mnew = *m > mx ? *m : mx;                                                                                  \
+        if (mnew == -(TY)INFINITY) {                                                                                  \
+            for (int64_t j = 0; j < nt; j++) {                                                                        \
+                if (row[j] != row[j])                                                                                 \
+                    *l = NAN;                                                                                         \
+                row[j] = 0;                                                                                           \
+            }                                                                                                         \
+            return;                                                                                                   \
+        }                                                                                                             \
+        double s = 0;                                                                                                 \
+        _Pragma("omp simd reduction(+ : s)") for (int64_t j = 0; j < nt; j++)                                         \
+        {                                                                                                             \
+            TY e = EXP(row[j] - mnew);                                                                                \
+            row[j] = e;                                                                                               \
+            s += (double)e;                                                                                           \
+        }                                                                                                             \
+        if (mnew != *m) {                                                                                             \
+            TY corr = EXP(*m - mnew); /* 0 when *m is -inf */                                                         \
+            *l *= (double)corr;                                                                                       \
+            _Pragma("omp simd") for (int64_t d = 0; d < p->Dv; d++) o[d] *= corr;                                     \
+            *m = mnew;                                                                                                \
+        }                                                                                                             \
+        *l += s;                                                                                                      \
+    }
+
+DEF_ROW(f32, float, expf)
+DEF_ROW(f64, double, exp)
+
+/* Queries [s0, s1) of head h of batch b. sc: SB x TB scores, m/l: SB. */
+#define DEF_BLOCK(SFX, TY, GEMM)                                                                                      \
+    static void attn_block_##SFX(const attn_p *p, const TY *q, const TY *k, const TY *v, TY *out, int64_t b,          \
+                               int64_t h, int64_t s0, int64_t s1, TY *sc, TY *m, double *l)                           \
+    {                                                                                                                 \
+        int64_t hk = h / p->grp, ns = s1 - s0, D = p->D, Dv = p->Dv;                                                  \
+        const TY *qb = q + ((b * p->H + h) * p->S + s0) * D;                                                          \
+        const TY *kb = k + (b * p->Hk + hk) * p->T * D;                                                               \
+        const TY *vb = v + (b * p->Hk + hk) * p->T * Dv;                                                              \
+        TY *ob = out + ((b * p->H + h) * p->S + s0) * Dv;                                                             \
+        memset(ob, 0, (size_t)(ns * Dv) * sizeof(TY));                                                                \
+        for (int64_t i = 0; i < ns; i++)                                                                              \
+            m[i] = -(TY)INFINITY, l[i] = 0;                                                                           \
+        const char *mb = NULL;                                                                                        \
+        size_t mes = p->mask_bool ? 1 : sizeof(TY);                                                                   \
+        if (p->mask)                                                                                                  \
+            mb = (const char *)p->mask + (size_t)(b * p->ms[0] + h * p->ms[1]) * mes;                                 \
+        /* causal: keys after the block's last query are masked for all of it */                                      \
+        int64_t tend = p->causal && s1 < p->T ? s1 : p->T;                                                            \
+        for (int64_t t0 = 0; t0 < tend; t0 += TB) {                                                                   \
+            int64_t nt = tend - t0 < TB ? tend - t0 : TB;                                                             \
+            if (D > 0)                                                                                                \
+                GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)ns, (int)nt, (int)D, (TY)p->scale, qb, (int)D,     \
+                     kb + t0 * D, (int)D, (TY)0, sc, (int)nt);                                                        \
+            else                                                                                                      \
+                memset(sc, 0, (size_t)(ns * nt) * sizeof(TY));                                                        \
+            for (int64_t i = 0; i < ns; i++)                                                                          \
+                attn_row_##SFX(p, sc + i * nt, nt, t0, s0 + i, mb ? mb + (size_t)((s0 + i) * p->ms[2]) * mes : NULL,  \
+                             m + i, l + i, ob + i * Dv);                                                              \
+            GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)ns, (int)Dv, (int)nt, (TY)1, sc, (int)nt,            \
+                 vb + t0 * Dv, (int)Dv, (TY)1, ob, (int)Dv);                                                          \
+        }                                                                                                             \
+        for (int64_t i = 0; i < ns; i++) {                                                                            \
+            TY *o = ob + i * Dv;                                                                                      \
+            if (l[i] == 0) /* every key masked: zeros, even where v holds inf or NaN */                               \
+                memset(o, 0, (size_t)Dv * sizeof(TY));                                                                \
+            else {                                                                                                    \
+                TY inv = (TY)(1.0 / l[i]);                                                                            \
+                _Pragma("omp simd") for (int64_t d = 0; d < Dv; d++) o[d] *= inv;                                     \
+            }                                                                                                         \
+        }                                                                                                             \
+    }
+
+DEF_BLOCK(f32, float, cblas_sgemm)
+DEF_BLOCK(f64, double, cblas_dgemm)
+
+ft_status cpu_attention(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    ft_dtype dt = in[0].dtype;
+    if (dt != FT_F32 && dt != FT_F64)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cpu attention kernel",
+                           ft_dtype_name(dt));
+    const int64_t *qd = in[0].shape.dims, *kd = in[1].shape.dims, *vd = in[2].shape.dims;
+    attn_p p = {.B = qd[0], .H = qd[1], .S = qd[2], .D = qd[3], .T = kd[2], .Hk = kd[1], .Dv = vd[3]};
+    if (ft_numel(&out[0].shape) == 0)
+        return FT_OK;
+    if (p.D > INT_MAX || p.Dv > INT_MAX)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "head size %lld is beyond what the BLAS library takes",
+                           (long long)(p.D > p.Dv ? p.D : p.Dv));
+    p.grp = p.H / p.Hk;
+    const ft_attr_val *sa = ft_attr(n, "scale");
+    /* With D = 0 every score is 0 whatever the scale: 1/sqrt(0) would only add NaN. */
+    p.scale = sa->present ? sa->f : p.D > 0 ? 1.0 / sqrt((double)p.D) : 1.0;
+    p.causal = ft_attr(n, "causal")->i != 0;
+    if (n->n_in > 3 && in[3].data) {
+        ft_shape full = {.rank = 4, .dims = {p.B, p.H, p.S, p.T}};
+        p.mask = in[3].data;
+        p.mask_bool = in[3].dtype == FT_BOOL;
+        ft_broadcast_strides(&in[3].shape, &full, p.ms);
+    }
+    /* Enough query blocks to feed every thread, without shrinking the
+     * products below the size where BLAS stays efficient. */
+    int64_t bh = p.B * p.H, sb = SB_MAX;
+    if (k->threads > 1 && bh * ((p.S + sb - 1) / sb) < 2 * k->threads) {
+        int64_t per = (2 * k->threads + bh - 1) / bh;
+        sb = (p.S + per - 1) / per;
+        sb = sb < 8 ? 8 : sb > SB_MAX ? SB_MAX : sb;
+    }
+    int64_t nsb = (p.S + sb - 1) / sb, items = bh * nsb;
+    double work = (double)bh * (double)p.S * (double)(p.T + 1) * (double)(p.D + p.Dv + 1);
+    int par = k->threads > 1 && items > 1 && work >= (double)(1 << 20);
+    size_t es = ft_dtype_size(dt);
+    int failed = 0;
+    openblas_set_num_threads(par ? 1 : k->threads);
+#pragma omp parallel num_threads(k->threads) if (par)
+    {
+        char *buf = ft_malloc((size_t)(sb * TB + sb) * es + (size_t)sb * sizeof(double));
+        if (!buf) {
+#pragma omp atomic write
+            failed = 1;
+        }
+        /* dynamic: with causal, later query blocks see more keys */
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t it = 0; it < items; it++) {
+            if (!buf)
+                continue;
+            int64_t b = it / (p.H * nsb), h = it / nsb % p.H, s0 = it % nsb * sb;
+            int64_t s1 = s0 + sb < p.S ? s0 + sb : p.S;
+            double *l = (double *)buf;
+            if (dt == FT_F32)
+                attn_block_f32(&p, in[0].data, in[1].data, in[2].data, out[0].data, b, h, s0, s1,
+                               (float *)(buf + sb * sizeof(double)), (float *)(buf + sb * sizeof(double)) + sb * TB, l);
+            else
+                attn_block_f64(&p, in[0].data, in[1].data, in[2].data, out[0].data, b, h, s0, s1,
+                               (double *)(buf + sb * sizeof(double)), (double *)(buf + sb * sizeof(double)) + sb * TB,
+                               l);
+        }
+        free(buf);
+    }
+    openblas_set_num_threads(k->threads);
+    if (failed)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the attention score blocks");
+    return FT_OK;
+}

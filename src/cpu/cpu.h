@@ -57,7 +57,7 @@ ft_status cpu_global_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vi
 ft_status cpu_resize(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 /* fft.c: fft, ifft, rfft, irfft */
 ft_status cpu_fft(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
-/* attention.c: attention and the per-channel normalisations */
+/* attention.c: attention; norm_channels.c: batch_norm, instance_norm, group_norm */
 ft_status cpu_attention(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_batch_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_instance_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
