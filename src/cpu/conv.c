@@ -1,4 +1,605 @@
+/* Convolution and transposed convolution on the CPU (ONNX Conv and
+ * ConvTranspose, channels first, 1-D to 3-D), in f32 and f64.
+ *
+ * conv: per (batch, group, tile of output positions), im2col of the tile into
+ * a buffer that stays in cache, then one BLAS gemm W[g] @ col into the output.
+ * conv_transpose: per (batch, group, block of output channels), gemm
+ * W[g]^T @ x into a column buffer, then col2im scatter-adds it into the
+ * output; blocks of distinct channels never write the same element, so they
+ * run in parallel. Groups with a single input channel (depthwise) skip BLAS
+ * and run direct loops, whose inner loop is a contiguous axpy at stride 1.
+ *
+ * Pads are derived from the attributes and the inferred output shape with the
+ * same rules as graph/infer_conv.c. */
 #include "cpu.h"
 
-ft_status cpu_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out) { return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "not implemented"); }
-ft_status cpu_conv_transpose(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out) { return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "not implemented"); }
+#include <cblas.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Declared by OpenBLAS's cblas.h; repeated because other cblas headers lack it. */
+void openblas_set_num_threads(int);
+
+#define MAX_SP 3
+/* Bytes of one column-buffer tile: small enough to stay in L2 between the
+ * im2col that writes it and the gemm that reads it. */
+#define TILE_BYTES (384 * 1024)
+
+typedef struct {
+    int r;                        /* spatial rank */
+    size_t es;                    /* element size */
+    int64_t N, C, M, G, Cg, Mg;   /* batch, channels in/out, groups, per group */
+    int64_t in[MAX_SP], out[MAX_SP], k[MAX_SP], s[MAX_SP], d[MAX_SP], pb[MAX_SP];
+    int64_t NI, P, KK;            /* input positions, output positions, kernel positions */
+} geom;
+
+/* Spatial attribute j, or its default when absent (an empty list is absent,
+ * as in inference). */
+static int64_t attr_at(const ft_node *n, const char *name, int j, int64_t dflt)
+{
+    const ft_attr_val *a = ft_attr(n, name);
+    return a->present && a->n > 0 ? a->ints[j] : dflt;
+}
+
+static int auto_pad_of(const ft_node *n)
+{
+    const char *s = ft_attr(n, "auto_pad")->s;
+    return !strcmp(s, "SAME_UPPER") ? 1 : !strcmp(s, "SAME_LOWER") ? 2 : !strcmp(s, "VALID") ? 3 : 0;
+}
+
+static void geom_of(const ft_node *n, const ft_view *in, const ft_view *out, int transpose, geom *g)
+{
+    const ft_shape *x = &in[0].shape, *w = &in[1].shape, *y = &out[0].shape;
+    memset(g, 0, sizeof *g);
+    g->r = x->rank - 2;
+    g->es = ft_dtype_size(in[0].dtype);
+    g->N = x->dims[0];
+    g->C = x->dims[1];
+    g->M = y->dims[1];
+    g->G = ft_attr(n, "group")->i;
+    g->Cg = g->C / g->G;
+    g->Mg = g->M / g->G;
+    g->NI = g->P = g->KK = 1;
+    int ap = auto_pad_of(n);
+    int has_os = transpose && ft_attr(n, "output_shape")->present && ft_attr(n, "output_shape")->n > 0;
+    for (int j = 0; j < g->r; j++) {
+        int64_t in_j = x->dims[2 + j], out_j = y->dims[2 + j], k = w->dims[2 + j];
+        int64_t s = attr_at(n, "strides", j, 1), d = attr_at(n, "dilations", j, 1), ek = (k - 1) * d + 1, pb = 0;
+        if (!transpose) {
+            if (ap == 0)
+                pb = attr_at(n, "pads", j, 0);
+            else if (ap == 1 || ap == 2) {
+                int64_t total = (out_j - 1) * s + ek - in_j;
+                total = total > 0 ? total : 0;
+                pb = ap == 1 ? total / 2 : total - total / 2;
+            }
+        } else if (has_os || ap == 1 || ap == 2) {
+            /* ONNX: the extra element of an odd total goes to the end for
+             * SAME_UPPER, to the begin otherwise. A negative total (an
+             * output_shape beyond the full result) extends the end, where
+             * no input reaches. */
+            int64_t total = s * (in_j - 1) + attr_at(n, "output_padding", j, 0) + ek - out_j;
+            pb = total <= 0 ? 0 : ap == 1 ? total / 2 : total - total / 2;
+        } else if (ap == 0) {
+            pb = attr_at(n, "pads", j, 0);
+        }
+        g->in[j] = in_j;
+        g->out[j] = out_j;
+        g->k[j] = k;
+        g->s[j] = s;
+        g->d[j] = d;
+        g->pb[j] = pb;
+        g->NI *= in_j;
+        g->P *= out_j;
+        g->KK *= k;
+    }
+}
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+/* Outputs o in [lo, hi) of spatial dim j whose input o*s + kj*d - pb lies in [0, in). */
+static void out_range(const geom *g, int j, int64_t kj, int64_t *lo, int64_t *hi)
+{
+    int64_t off = kj * g->d[j] - g->pb[j];
+    int64_t a = floor_div(-off + g->s[j] - 1, g->s[j]), b = floor_div(g->in[j] - 1 - off, g->s[j]) + 1;
+    *lo = a > 0 ? a : 0;
+    *hi = b < g->out[j] ? b : g->out[j];
+    if (*hi < *lo)
+        *hi = *lo;
+}
+
+/* Inputs i in [lo, hi) of spatial dim j whose output i*s + kj*d - pb lies in [0, out). */
+static void in_range(const geom *g, int j, int64_t kj, int64_t *lo, int64_t *hi)
+{
+    int64_t off = kj * g->d[j] - g->pb[j];
+    int64_t a = floor_div(-off + g->s[j] - 1, g->s[j]), b = floor_div(g->out[j] - 1 - off, g->s[j]) + 1;
+    *lo = a > 0 ? a : 0;
+    *hi = b < g->in[j] ? b : g->in[j];
+    if (*hi < *lo)
+        *hi = *lo;
+}
+
+/* Row-major element strides of a plane of the given spatial dims. */
+static void plane_strides(const int64_t *dims, int r, int64_t *st)
+{
+    int64_t acc = 1;
+    for (int j = r - 1; j >= 0; j--) {
+        st[j] = acc;
+        acc *= dims[j];
+    }
+}
+
+/* ------------------------------------------------------------------ typed runs */
+
+/* y[i] += w * x[i*s] (a gather along the last spatial dim). */
+#define RUNS(T, SUF)                                                                                              \
+    static void gather_##SUF(T *restrict y, const T *restrict x, int64_t n, int64_t s, T w)                      \
+    {                                                                                                            \
+        if (s == 1) {                                                                                            \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) y[i] += w * x[i];                                \
+        } else {                                                                                                 \
+            for (int64_t i = 0; i < n; i++)                                                                      \
+                y[i] += w * x[i * s];                                                                            \
+        }                                                                                                        \
+    }                                                                                                            \
+    /* y[i*s] += w * x[i] (a scatter along the last spatial dim). */                                             \
+    static void scatter_##SUF(T *restrict y, const T *restrict x, int64_t n, int64_t s, T w)                     \
+    {                                                                                                            \
+        if (s == 1) {                                                                                            \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) y[i] += w * x[i];                                \
+        } else {                                                                                                 \
+            for (int64_t i = 0; i < n; i++)                                                                      \
+                y[i * s] += w * x[i];                                                                            \
+        }                                                                                                        \
+    }                                                                                                            \
+    static void fill_##SUF(T *y, int64_t n, const T *b)                                                          \
+    {                                                                                                            \
+        T v = b ? *b : 0;                                                                                        \
+        _Pragma("omp simd") for (int64_t i = 0; i < n; i++) y[i] = v;                                            \
+    }                                                                                                            \
+    /* Adds bias[m] to rows m of a [rows, ld] block, columns [0, n). */                                          \
+    static void add_bias_##SUF(T *y, int64_t rows, int64_t n, int64_t ld, const T *b)                            \
+    {                                                                                                            \
+        for (int64_t m = 0; m < rows; m++) {                                                                     \
+            T v = b[m], *row = y + m * ld;                                                                       \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) row[i] += v;                                     \
+        }                                                                                                        \
+    }
+RUNS(float, f)
+RUNS(double, d)
+#undef RUNS
+
+static void fill(const geom *g, void *y, int64_t n, const void *b)
+{
+    if (g->es == 4)
+        fill_f(y, n, b);
+    else
+        fill_d(y, n, b);
+}
+
+/* ------------------------------------------------------------------ gemm */
+
+/* C[m,n] = op(A)[m,k] @ B[k,n], row-major, A transposed when ta.
+ * cblas takes int sizes; the shapes beyond them use a plain loop. */
+static void gemm(const geom *g, int ta, int64_t m, int64_t n, int64_t kd, const void *a, int64_t lda, const void *b,
+                 int64_t ldb, void *c, int64_t ldc)
+{
+    if (m <= 0 || n <= 0)
+        return;
+    if (m > INT_MAX || n > INT_MAX || kd > INT_MAX || lda > INT_MAX || ldb > INT_MAX || ldc > INT_MAX) {
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                double acc = 0;
+                for (int64_t p = 0; p < kd; p++) {
+                    int64_t ia = ta ? p * lda + i : i * lda + p, ib = p * ldb + j;
+                    acc += g->es == 4 ? (double)((const float *)a)[ia] * ((const float *)b)[ib]
+                                      : ((const double *)a)[ia] * ((const double *)b)[ib];
+                }
+                if (g->es == 4)
+                    ((float *)c)[i * ldc + j] = (float)acc;
+                else
+                    ((double *)c)[i * ldc + j] = acc;
+            }
+        return;
+    }
+    enum CBLAS_TRANSPOSE t = ta ? CblasTrans : CblasNoTrans;
+    if (g->es == 4)
+        cblas_sgemm(CblasRowMajor, t, CblasNoTrans, (int)m, (int)n, (int)kd, 1.0f, a, (int)lda, b, (int)ldb, 0.0f,
+                    c, (int)ldc);
+    else
+        cblas_dgemm(CblasRowMajor, t, CblasNoTrans, (int)m, (int)n, (int)kd, 1.0, a, (int)lda, b, (int)ldb, 0.0, c,
+                    (int)ldc);
+}
+
+/* ------------------------------------------------------------------ im2col */
+
+/* Copies n elements from src at stride s into contiguous dst. */
+static void copy_strided(void *dst, const void *src, int64_t n, int64_t s, size_t es)
+{
+    if (n <= 0)
+        return;
+    if (s == 1) {
+        memcpy(dst, src, (size_t)n * es);
+    } else if (es == 4) {
+        uint32_t *restrict o = dst;
+        const uint32_t *restrict x = src;
+        for (int64_t i = 0; i < n; i++)
+            o[i] = x[i * s];
+    } else {
+        uint64_t *restrict o = dst;
+        const uint64_t *restrict x = src;
+        for (int64_t i = 0; i < n; i++)
+            o[i] = x[i * s];
+    }
+}
+
+/* Advances the multi-index v over dims[0..n-1] (last fastest). */
+static void next_index(int64_t *v, const int64_t *dims, int n)
+{
+    for (int j = n - 1; j >= 0; j--) {
+        if (++v[j] < dims[j])
+            return;
+        v[j] = 0;
+    }
+}
+
+/* Splits a flat position of a plane into its leading multi-index
+ * (dims[0..n-1]) and its position along dims[n]. */
+static int64_t split_pos(int64_t p, const int64_t *dims, int n, int64_t *v)
+{
+    int64_t last = p % dims[n], row = p / dims[n];
+    for (int j = n - 1; j >= 0; j--) {
+        v[j] = row % dims[j];
+        row /= dims[j];
+    }
+    return last;
+}
+
+/* The ranges along the last spatial dim for each of its kernel positions
+ * (the ranges along the last dim do not depend on the leading dims). Kernels
+ * wider than the table compute theirs on the fly. */
+#define RANGE_TAB 64
+typedef struct {
+    int64_t lo[RANGE_TAB], hi[RANGE_TAB];
+} ranges;
+
+static void fill_ranges(const geom *g, int transpose, ranges *rg)
+{
+    int L = g->r - 1;
+    for (int64_t kq = 0; kq < g->k[L] && kq < RANGE_TAB; kq++)
+        (transpose ? in_range : out_range)(g, L, kq, &rg->lo[kq], &rg->hi[kq]);
+}
+
+static void range_at(const geom *g, int transpose, const ranges *rg, int64_t kq, int64_t *lo, int64_t *hi)
+{
+    if (kq < RANGE_TAB)
+        *lo = rg->lo[kq], *hi = rg->hi[kq];
+    else
+        (transpose ? in_range : out_range)(g, g->r - 1, kq, lo, hi);
+}
+
+/* Offset (in elements) of the input row that output row ov reads at leading
+ * kernel position kv, or -1 when that row lies in the padding. */
+static int64_t lead_in_offset(const geom *g, const int64_t *ov, const int64_t *kv, const int64_t *ist)
+{
+    int64_t off = 0;
+    for (int j = 0; j < g->r - 1; j++) {
+        int64_t i = ov[j] * g->s[j] + kv[j] * g->d[j] - g->pb[j];
+        if (i < 0 || i >= g->in[j])
+            return -1;
+        off += i * ist[j];
+    }
+    return off;
+}
+
+/* Offset of the output row that input row iv reaches at leading kernel
+ * position kv, or -1 when outside the output. */
+static int64_t lead_out_offset(const geom *g, const int64_t *iv, const int64_t *kv, const int64_t *ost)
+{
+    int64_t off = 0;
+    for (int j = 0; j < g->r - 1; j++) {
+        int64_t o = iv[j] * g->s[j] + kv[j] * g->d[j] - g->pb[j];
+        if (o < 0 || o >= g->out[j])
+            return -1;
+        off += o * ost[j];
+    }
+    return off;
+}
+
+/* col[(c*KK + kk), p - p0] = x[c, position p shifted by kernel position kk]
+ * (0 in the padding), for output positions p in [p0, p1) of one group. xg
+ * points at the group's first input channel. The positions are walked one
+ * output row segment at a time so that index arithmetic stays out of the
+ * per-channel copies. */
+static void im2col(const geom *g, const char *xg, char *col, int64_t p0, int64_t p1)
+{
+    const int L = g->r - 1;
+    const size_t es = g->es;
+    const int64_t OL = g->out[L], KL = g->k[L], klead = g->KK / KL, pt = p1 - p0, sL = g->s[L];
+    int64_t ist[MAX_SP];
+    ranges rg;
+    plane_strides(g->in, g->r, ist);
+    fill_ranges(g, 0, &rg);
+    for (int64_t p = p0; p < p1;) {
+        int64_t ov[MAX_SP], kv[MAX_SP] = {0};
+        int64_t o0 = split_pos(p, g->out, L, ov), len = min64(OL - o0, p1 - p);
+        char *seg = col + (size_t)(p - p0) * es;
+        for (int64_t kl = 0; kl < klead; kl++, next_index(kv, g->k, L)) {
+            int64_t off = lead_in_offset(g, ov, kv, ist);
+            for (int64_t kq = 0; kq < KL; kq++) {
+                int64_t lo, hi;
+                range_at(g, 0, &rg, kq, &lo, &hi);
+                int64_t a = off < 0 ? o0 : max64(lo, o0), b = off < 0 ? o0 : min64(hi, o0 + len);
+                if (b < a)
+                    b = a;
+                int64_t src = off + a * sL + kq * g->d[L] - g->pb[L];
+                for (int64_t c = 0; c < g->Cg; c++) {
+                    char *dp = seg + (size_t)((c * g->KK + kl * KL + kq) * pt) * es;
+                    if (a > o0)
+                        memset(dp, 0, (size_t)(a - o0) * es);
+                    if (b > a)
+                        copy_strided(dp + (size_t)(a - o0) * es, xg + (size_t)(c * g->NI + src) * es, b - a, sL, es);
+                    if (b < o0 + len)
+                        memset(dp + (size_t)(b - o0) * es, 0, (size_t)(o0 + len - b) * es);
+                }
+            }
+        }
+        p += len;
+    }
+}
+
+/* ------------------------------------------------------------------ direct loops */
+
+/* y (one output plane) += sum over kernel positions of w[kk] * x shifted:
+ * the conv of one input plane x with one filter w. */
+static void direct_gather(const geom *g, void *y, const void *x, const void *w)
+{
+    const int L = g->r - 1;
+    const size_t es = g->es;
+    const int64_t OL = g->out[L], KL = g->k[L], rows = g->P / OL, klead = g->KK / KL, sL = g->s[L];
+    int64_t ist[MAX_SP], ov[MAX_SP] = {0};
+    ranges rg;
+    plane_strides(g->in, g->r, ist);
+    fill_ranges(g, 0, &rg);
+    for (int64_t row = 0; row < rows; row++, next_index(ov, g->out, L)) {
+        char *yr = (char *)y + (size_t)(row * OL) * es;
+        int64_t kv[MAX_SP] = {0};
+        for (int64_t kl = 0; kl < klead; kl++, next_index(kv, g->k, L)) {
+            int64_t off = lead_in_offset(g, ov, kv, ist);
+            if (off < 0)
+                continue;
+            for (int64_t kq = 0; kq < KL; kq++) {
+                int64_t a, b;
+                range_at(g, 0, &rg, kq, &a, &b);
+                if (a >= b)
+                    continue;
+                int64_t src = off + a * sL + kq * g->d[L] - g->pb[L];
+                if (es == 4)
+                    gather_f((float *)yr + a, (const float *)x + src, b - a, sL, ((const float *)w)[kl * KL + kq]);
+                else
+                    gather_d((double *)yr + a, (const double *)x + src, b - a, sL, ((const double *)w)[kl * KL + kq]);
+            }
+        }
+    }
+}
+
+/* y (one output plane) += v * x scattered to output positions i*s + kk*d - pb
+ * for each kernel position kk and input position i in [i0, i1). With x set,
+ * x holds the whole input plane and v = w[kk] (a filter); with x NULL, w is
+ * a col buffer whose row kk holds the tile's values (v = 1). */
+static void direct_scatter(const geom *g, void *y, const void *x, const void *w, int64_t i0, int64_t i1)
+{
+    const int L = g->r - 1;
+    const size_t es = g->es;
+    const int64_t IL = g->in[L], KL = g->k[L], klead = g->KK / KL, sL = g->s[L], len_t = i1 - i0;
+    int64_t ost[MAX_SP];
+    ranges rg;
+    plane_strides(g->out, g->r, ost);
+    fill_ranges(g, 1, &rg);
+    for (int64_t p = i0; p < i1;) {
+        int64_t iv[MAX_SP], kv[MAX_SP] = {0};
+        int64_t c0 = split_pos(p, g->in, L, iv), len = min64(IL - c0, i1 - p);
+        for (int64_t kl = 0; kl < klead; kl++, next_index(kv, g->k, L)) {
+            int64_t off = lead_out_offset(g, iv, kv, ost);
+            if (off < 0)
+                continue;
+            for (int64_t kq = 0; kq < KL; kq++) {
+                int64_t lo, hi, kk = kl * KL + kq;
+                range_at(g, 1, &rg, kq, &lo, &hi);
+                int64_t a = max64(lo, c0), b = min64(hi, c0 + len);
+                if (a >= b)
+                    continue;
+                int64_t dst = off + a * sL + kq * g->d[L] - g->pb[L], at = p - i0 + (a - c0);
+                if (es == 4) {
+                    const float *src = x ? (const float *)x + at : (const float *)w + kk * len_t + at;
+                    scatter_f((float *)y + dst, src, b - a, sL, x ? ((const float *)w)[kk] : 1.0f);
+                } else {
+                    const double *src = x ? (const double *)x + at : (const double *)w + kk * len_t + at;
+                    scatter_d((double *)y + dst, src, b - a, sL, x ? ((const double *)w)[kk] : 1.0);
+                }
+            }
+        }
+        p += len;
+    }
+}
+
+/* ------------------------------------------------------------------ conv */
+
+static ft_status oom(ft_kctx *k, const ft_node *n, size_t bytes)
+{
+    return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory allocating a %zu-byte convolution buffer", bytes);
+}
+
+ft_status cpu_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    geom g;
+    geom_of(n, in, out, 0, &g);
+    const size_t es = g.es;
+    const char *x = in[0].data, *w = in[1].data, *b = n->n_in > 2 ? in[2].data : NULL;
+    char *y = out[0].data;
+    if (ft_numel(&out[0].shape) == 0)
+        return FT_OK;
+    const int64_t Kc = g.Cg * g.KK, P = g.P;
+    const int T = k->threads > 0 ? k->threads : 1;
+    /* C == 0: nothing to sum, the output is the bias. */
+    if (Kc == 0) {
+        for (int64_t t = 0; t < g.N * g.M; t++)
+            fill(&g, y + (size_t)(t * P) * es, P, b ? b + (size_t)(t % g.M) * es : NULL);
+        return FT_OK;
+    }
+    uint64_t work = (uint64_t)g.N * (uint64_t)g.M * (uint64_t)P * (uint64_t)Kc;
+
+    if (g.Cg == 1 && g.G > 1) {
+        /* depthwise: one plane per task, summed directly */
+        int par = T > 1 && g.N * g.M > 1 && work >= CPU_PAR_MIN;
+#pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (par)
+        for (int64_t t = 0; t < g.N * g.M; t++) {
+            int64_t nb = t / g.M, m = t % g.M, c = m / g.Mg;
+            char *yp = y + (size_t)(t * P) * es;
+            fill(&g, yp, P, b ? b + (size_t)m * es : NULL);
+            direct_gather(&g, yp, x + (size_t)((nb * g.C + c) * g.NI) * es, w + (size_t)(m * g.KK) * es);
+        }
+        return FT_OK;
+    }
+
+    /* A 1x1 kernel at stride 1 without padding reads x as the column matrix. */
+    int pointwise = 1;
+    for (int j = 0; j < g.r; j++)
+        pointwise &= g.k[j] == 1 && g.s[j] == 1 && g.pb[j] == 0 && g.in[j] == g.out[j];
+    /* Every tile repacks the weights inside BLAS: below ~128 columns that
+     * costs more than the cache misses of a larger tile. */
+    int64_t pt = max64(128, (int64_t)(TILE_BYTES / ((uint64_t)Kc * es)) / 16 * 16);
+    pt = min64(pt, P);
+    int64_t tiles = (P + pt - 1) / pt, ng = g.N * g.G;
+    /* Few tasks: cut the tiles finer so that every thread has equal work. */
+    if (T > 1 && ng * tiles < 4 * T && P >= 64 * T) {
+        int64_t want = (tiles + T - 1) / T * T;
+        pt = max64(32, (P + want - 1) / want);
+        pt = (pt + 15) / 16 * 16;
+        tiles = (P + pt - 1) / pt;
+    }
+    int64_t tasks = ng * tiles;
+    int par = T > 1 && tasks >= T && work >= (1u << 18);
+    int nbuf = par ? T : 1;
+    size_t bufsz = pointwise ? 0 : (size_t)(Kc * pt) * es;
+    char *cols = NULL;
+    if (bufsz && !(cols = ft_malloc(bufsz * (size_t)nbuf)))
+        return oom(k, n, bufsz * (size_t)nbuf);
+    /* Threads run one single-threaded gemm each; a lone task gets BLAS's own threads. */
+    openblas_set_num_threads(par ? 1 : T);
+#pragma omp parallel num_threads(T) if (par)
+    {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        char *col = cols ? cols + bufsz * (size_t)tid : NULL;
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t t = 0; t < tasks; t++) {
+            int64_t gi = t / tiles, tile = t % tiles, nb = gi / g.G, gr = gi % g.G;
+            int64_t p0 = tile * pt, p1 = min64(P, p0 + pt);
+            const char *xg = x + (size_t)((nb * g.C + gr * g.Cg) * g.NI) * es;
+            char *yg = y + (size_t)((nb * g.M + gr * g.Mg) * P + p0) * es;
+            const char *wg = w + (size_t)(gr * g.Mg * Kc) * es;
+            if (pointwise) {
+                gemm(&g, 0, g.Mg, p1 - p0, Kc, wg, Kc, xg + (size_t)p0 * es, P, yg, P);
+            } else {
+                im2col(&g, xg, col, p0, p1);
+                gemm(&g, 0, g.Mg, p1 - p0, Kc, wg, Kc, col, p1 - p0, yg, P);
+            }
+            if (b) {
+                if (es == 4)
+                    add_bias_f((float *)yg, g.Mg, p1 - p0, P, (const float *)b + gr * g.Mg);
+                else
+                    add_bias_d((double *)yg, g.Mg, p1 - p0, P, (const double *)b + gr * g.Mg);
+            }
+        }
+    }
+    openblas_set_num_threads(T);
+    free(cols);
+    return FT_OK;
+}
+
+/* ------------------------------------------------------------------ conv_transpose */
+
+ft_status cpu_conv_transpose(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    geom g;
+    geom_of(n, in, out, 1, &g);
+    const size_t es = g.es;
+    const char *x = in[0].data, *w = in[1].data, *b = n->n_in > 2 ? in[2].data : NULL;
+    char *y = out[0].data;
+    if (ft_numel(&out[0].shape) == 0)
+        return FT_OK;
+    const int64_t P = g.P, NI = g.NI, KK = g.KK, Mg = g.Mg;
+    const int T = k->threads > 0 ? k->threads : 1;
+    uint64_t work = (uint64_t)g.N * (uint64_t)g.C * (uint64_t)NI * (uint64_t)Mg * (uint64_t)KK;
+
+    if (g.Cg <= 1 || NI == 0) {
+        /* depthwise (or nothing to scatter): one output plane per task */
+        int par = T > 1 && g.N * g.M > 1 && work >= CPU_PAR_MIN;
+#pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (par)
+        for (int64_t t = 0; t < g.N * g.M; t++) {
+            int64_t nb = t / g.M, m = t % g.M, gr = m / Mg;
+            char *yp = y + (size_t)(t * P) * es;
+            fill(&g, yp, P, b ? b + (size_t)m * es : NULL);
+            for (int64_t c = gr * g.Cg; c < (gr + 1) * g.Cg; c++)
+                direct_scatter(&g, yp, x + (size_t)((nb * g.C + c) * NI) * es,
+                               w + (size_t)((c * Mg + m % Mg) * KK) * es, 0, NI);
+        }
+        return FT_OK;
+    }
+
+    /* Blocks of output channels: enough blocks for every thread when the
+     * batch and groups alone do not provide them. */
+    int64_t ng = g.N * g.G, mb = Mg;
+    if (T > 1 && ng < 4 * T) {
+        int64_t want = (4 * T + ng - 1) / ng;
+        mb = max64(1, (Mg + want - 1) / want);
+    }
+    int64_t mblocks = (Mg + mb - 1) / mb, tasks = ng * mblocks;
+    int64_t rows = mb * KK;
+    int64_t it = max64(16, (int64_t)(TILE_BYTES / ((uint64_t)rows * es)) / 16 * 16);
+    it = min64(it, NI);
+    int par = T > 1 && tasks > 1 && work >= (1u << 18);
+    int nbuf = par ? T : 1;
+    size_t bufsz = (size_t)(rows * it) * es;
+    char *cols = ft_malloc(bufsz * (size_t)nbuf);
+    if (!cols)
+        return oom(k, n, bufsz * (size_t)nbuf);
+    openblas_set_num_threads(par ? 1 : T);
+#pragma omp parallel num_threads(T) if (par)
+    {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        char *col = cols + bufsz * (size_t)tid;
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t t = 0; t < tasks; t++) {
+            int64_t gi = t / mblocks, m0 = (t % mblocks) * mb, m1 = min64(Mg, m0 + mb), nb = gi / g.G, gr = gi % g.G;
+            const char *xg = x + (size_t)((nb * g.C + gr * g.Cg) * NI) * es;
+            char *yg = y + (size_t)((nb * g.M + gr * Mg) * P) * es;
+            /* W[g] is [Cg, Mg*KK]; columns m0*KK.. of it, transposed */
+            const char *wg = w + (size_t)(gr * g.Cg * Mg * KK + m0 * KK) * es;
+            for (int64_t m = m0; m < m1; m++)
+                fill(&g, yg + (size_t)(m * P) * es, P, b ? b + (size_t)(gr * Mg + m) * es : NULL);
+            for (int64_t i0 = 0; i0 < NI; i0 += it) {
+                int64_t i1 = min64(NI, i0 + it), len = i1 - i0;
+                gemm(&g, 1, (m1 - m0) * KK, len, g.Cg, wg, Mg * KK, xg + (size_t)i0 * es, NI, col, len);
+                for (int64_t m = m0; m < m1; m++)
+                    direct_scatter(&g, yg + (size_t)(m * P) * es, NULL, col + (size_t)((m - m0) * KK * len) * es, i0,
+                                   i1);
+            }
+        }
+    }
+    openblas_set_num_threads(T);
+    free(cols);
+    return FT_OK;
+}

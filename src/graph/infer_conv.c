@@ -1,5 +1,249 @@
-/* Shape and dtype inference (not yet implemented). */
+/* Shape and dtype inference of conv and conv_transpose (ONNX Conv and
+ * ConvTranspose, channels first). The validator has already checked arity and
+ * the dtype of input 0; everything else is checked here. The CPU kernels
+ * (cpu/conv.c) derive their pads from the same attributes and the inferred
+ * output shape, so the padding rules here and there must stay in step. */
 #include "graph.h"
 
-ft_status ft_infer_conv(ft_infer_ctx *c) { return ft_infer_unavailable(c); }
-ft_status ft_infer_conv_transpose(ft_infer_ctx *c) { return ft_infer_unavailable(c); }
+#include <string.h>
+
+#define MAX_SP 3 /* 1-D, 2-D and 3-D */
+/* Bounds that keep the kernels' index arithmetic (o * stride + k * dilation
+ * - pad, in int64) far from overflow: every integer attribute is at most
+ * LIMIT, and a kernel span or a full transposed output at most SPAN. */
+#define LIMIT ((int64_t)1 << 40)
+#define SPAN ((int64_t)1 << 60)
+
+static const char *tname(const ft_infer_ctx *c, int i) { return c->g->tensors[c->node->in[i]].name; }
+
+/* Spatial parameters of one node, after checking every attribute. */
+typedef struct {
+    int r;                            /* number of spatial dims */
+    int64_t k[MAX_SP];                /* kernel size (from the weight) */
+    int64_t s[MAX_SP], d[MAX_SP];     /* strides, dilations */
+    int64_t pb[MAX_SP], pe[MAX_SP];   /* pads at the begin and the end */
+    int64_t op[MAX_SP];               /* output_padding (conv_transpose) */
+    int64_t os[MAX_SP];               /* output_shape (conv_transpose) */
+    int has_pads, has_os;
+    int auto_pad;                     /* 0 NOTSET, 1 SAME_UPPER, 2 SAME_LOWER, 3 VALID */
+} geom;
+
+static const char *const AUTO_PAD[] = {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
+
+/* An empty list counts as absent: converters often write "output_shape": []. */
+static const ft_attr_val *list_attr(ft_infer_ctx *c, const char *name)
+{
+    const ft_attr_val *a = ft_attr(c->node, name);
+    return a->present && a->n > 0 ? a : NULL;
+}
+
+/* Reads an optional list attribute of `want` values, each >= min. */
+static ft_status read_list(ft_infer_ctx *c, const char *name, int want, int64_t min, int64_t *dst, int *given)
+{
+    const ft_attr_val *a = list_attr(c, name);
+    if (given)
+        *given = a != NULL;
+    if (!a)
+        return FT_OK;
+    int r = c->in[0]->shape.rank - 2;
+    if (a->n != want)
+        return ft_infer_fail(c, "attribute '%s' has %d value%s but the %d-D %s needs %d (%s)", name, a->n,
+                             a->n == 1 ? "" : "s", r, ft_op_name(c->node->op), want,
+                             want == 2 * r ? "all begins, then all ends" : "one per spatial dim");
+    for (int i = 0; i < a->n; i++)
+        if (a->ints[i] < min || a->ints[i] > LIMIT)
+            return ft_infer_fail(c, "attribute '%s': value %lld at position %d is out of range (must be %lld to "
+                                 "2^40)", name, (long long)a->ints[i], i, (long long)min);
+    memcpy(dst, a->ints, sizeof(int64_t) * (size_t)a->n);
+    return FT_OK;
+}
+
+/* Checks shared by both ops: ranks, dtypes, the kernel, strides, dilations,
+ * pads and auto_pad. */
+static ft_status common(ft_infer_ctx *c, geom *g)
+{
+    const ft_shape *x = &c->in[0]->shape, *w = &c->in[1]->shape;
+    char sx[FT_SHAPE_STR], sw[FT_SHAPE_STR];
+    const char *op = ft_op_name(c->node->op);
+    memset(g, 0, sizeof *g);
+    if (x->rank < 3 || x->rank > 2 + MAX_SP)
+        return ft_infer_fail(c, "%s needs an input of rank 3, 4 or 5 (N, C and 1 to 3 spatial dims), got '%s' %s "
+                             "(rank %d)", op, tname(c, 0), ft_shape_str(x, sx), x->rank);
+    g->r = x->rank - 2;
+    if (c->in[1]->dtype != c->in[0]->dtype)
+        return ft_infer_fail(c, "weight '%s' has dtype %s but input '%s' has %s", tname(c, 1),
+                             ft_dtype_name(c->in[1]->dtype), tname(c, 0), ft_dtype_name(c->in[0]->dtype));
+    if (w->rank != x->rank)
+        return ft_infer_fail(c, "weight '%s' %s has rank %d but input '%s' %s has rank %d: a %d-D %s needs a "
+                             "weight of rank %d (%s, kernel...)", tname(c, 1), ft_shape_str(w, sw), w->rank,
+                             tname(c, 0), ft_shape_str(x, sx), x->rank, g->r, op, x->rank,
+                             c->node->op == FT_OP_CONV ? "M, C/group" : "C, M/group");
+    for (int j = 0; j < g->r; j++) {
+        g->k[j] = w->dims[2 + j];
+        if (g->k[j] < 1)
+            return ft_infer_fail(c, "weight '%s' %s has kernel size %lld along spatial dim %d: kernel sizes must "
+                                 "be >= 1", tname(c, 1), ft_shape_str(w, sw), (long long)g->k[j], j);
+        g->s[j] = g->d[j] = 1;
+    }
+    ft_status st;
+    if ((st = read_list(c, "strides", g->r, 1, g->s, NULL)) || (st = read_list(c, "dilations", g->r, 1, g->d, NULL)))
+        return st;
+    for (int j = 0; j < g->r; j++)
+        if ((__int128)(g->k[j] - 1) * g->d[j] + 1 > SPAN)
+            return ft_infer_fail(c, "the kernel along spatial dim %d spans (%lld - 1) * dilation %lld + 1 elements, "
+                                 "more than 2^60", j, (long long)g->k[j], (long long)g->d[j]);
+    int64_t pads[2 * MAX_SP] = {0};
+    if ((st = read_list(c, "pads", 2 * g->r, 0, pads, &g->has_pads)))
+        return st;
+    for (int j = 0; j < g->r; j++) {
+        g->pb[j] = pads[j];
+        g->pe[j] = pads[g->r + j];
+    }
+    const char *ap = ft_attr(c->node, "auto_pad")->s;
+    g->auto_pad = -1;
+    for (int i = 0; i < 4; i++)
+        if (strcmp(ap, AUTO_PAD[i]) == 0)
+            g->auto_pad = i;
+    if (g->auto_pad < 0)
+        return ft_infer_fail(c, "attribute 'auto_pad' = '%s' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", ap);
+    if (g->auto_pad != 0 && g->has_pads)
+        return ft_infer_fail(c, "attributes 'pads' and 'auto_pad' = '%s' cannot be used together (pads are "
+                             "computed by auto_pad; use auto_pad = 'NOTSET' with explicit pads)", ap);
+    if (g->auto_pad != 0)
+        memset(g->pb, 0, sizeof g->pb), memset(g->pe, 0, sizeof g->pe);
+    return FT_OK;
+}
+
+static ft_status check_bias(ft_infer_ctx *c, int64_t m)
+{
+    if (c->n_in < 3 || !c->in[2])
+        return FT_OK;
+    const ft_shape *b = &c->in[2]->shape;
+    char sb[FT_SHAPE_STR];
+    if (c->in[2]->dtype != c->in[0]->dtype)
+        return ft_infer_fail(c, "bias '%s' has dtype %s but input '%s' has %s", tname(c, 2),
+                             ft_dtype_name(c->in[2]->dtype), tname(c, 0), ft_dtype_name(c->in[0]->dtype));
+    if (b->rank != 1 || b->dims[0] != m)
+        return ft_infer_fail(c, "bias '%s' %s must have shape [%lld] (one value per output channel)", tname(c, 2),
+                             ft_shape_str(b, sb), (long long)m);
+    return FT_OK;
+}
+
+static ft_status check_size(ft_infer_ctx *c, const ft_shape *o)
+{
+    uint64_t n, bytes;
+    if (ft_shape_numel(o, &n) || ft_mul_overflow(n, ft_dtype_size(c->in[0]->dtype), &bytes) ||
+        bytes > FT_MAX_TENSOR_BYTES) {
+        char s[FT_SHAPE_STR];
+        return ft_infer_fail(c, "result shape %s is too large (limit %llu bytes)", ft_shape_str(o, s),
+                             (unsigned long long)FT_MAX_TENSOR_BYTES);
+    }
+    return FT_OK;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+
+ft_status ft_infer_conv(ft_infer_ctx *c)
+{
+    geom g;
+    ft_status st = common(c, &g);
+    if (st)
+        return st;
+    const ft_shape *x = &c->in[0]->shape, *w = &c->in[1]->shape;
+    char sx[FT_SHAPE_STR], sw[FT_SHAPE_STR];
+    int64_t group = ft_attr(c->node, "group")->i, C = x->dims[1], M = w->dims[0];
+    if (group < 1)
+        return ft_infer_fail(c, "attribute 'group' = %lld must be >= 1", (long long)group);
+    if (C % group != 0)
+        return ft_infer_fail(c, "input '%s' %s has C=%lld channels, not divisible by group=%lld", tname(c, 0),
+                             ft_shape_str(x, sx), (long long)C, (long long)group);
+    if (w->dims[1] != C / group)
+        return ft_infer_fail(c, "weight '%s' %s has %lld input channels per group (dim 1) but input '%s' %s with "
+                             "group=%lld needs C/group = %lld", tname(c, 1), ft_shape_str(w, sw),
+                             (long long)w->dims[1], tname(c, 0), ft_shape_str(x, sx), (long long)group,
+                             (long long)(C / group));
+    if (M % group != 0)
+        return ft_infer_fail(c, "weight '%s' %s has M=%lld output channels (dim 0), not divisible by group=%lld",
+                             tname(c, 1), ft_shape_str(w, sw), (long long)M, (long long)group);
+    if ((st = check_bias(c, M)))
+        return st;
+    ft_shape o = {.rank = x->rank, .dims = {x->dims[0], M}};
+    for (int j = 0; j < g.r; j++) {
+        int64_t in = x->dims[2 + j], ek = (g.k[j] - 1) * g.d[j] + 1, out;
+        if (g.auto_pad == 1 || g.auto_pad == 2)
+            out = ceil_div(in, g.s[j]);
+        else
+            out = (in + g.pb[j] + g.pe[j] - ek) >= 0 ? (in + g.pb[j] + g.pe[j] - ek) / g.s[j] + 1 : 0;
+        if (out < 1)
+            return ft_infer_fail(c, "output size along spatial dim %d would be %lld: input '%s' %s has size %lld "
+                                 "there, the kernel spans %lld (size %lld, dilation %lld), pads %lld+%lld, stride "
+                                 "%lld (auto_pad %s)", j, (long long)out, tname(c, 0), ft_shape_str(x, sx),
+                                 (long long)in, (long long)ek, (long long)g.k[j], (long long)g.d[j],
+                                 (long long)g.pb[j], (long long)g.pe[j], (long long)g.s[j], AUTO_PAD[g.auto_pad]);
+        o.dims[2 + j] = out;
+    }
+    if ((st = check_size(c, &o)))
+        return st;
+    c->out[0].dtype = c->in[0]->dtype;
+    c->out[0].shape = o;
+    return FT_OK;
+}
+
+ft_status ft_infer_conv_transpose(ft_infer_ctx *c)
+{
+    geom g;
+    ft_status st = common(c, &g);
+    if (st)
+        return st;
+    const ft_shape *x = &c->in[0]->shape, *w = &c->in[1]->shape;
+    char sx[FT_SHAPE_STR], sw[FT_SHAPE_STR];
+    int64_t group = ft_attr(c->node, "group")->i, C = x->dims[1];
+    if (group < 1)
+        return ft_infer_fail(c, "attribute 'group' = %lld must be >= 1", (long long)group);
+    if (w->dims[0] != C)
+        return ft_infer_fail(c, "weight '%s' %s has %lld input channels (dim 0) but input '%s' %s has C=%lld: a "
+                             "conv_transpose weight is [C, M/group, kernel...]", tname(c, 1), ft_shape_str(w, sw),
+                             (long long)w->dims[0], tname(c, 0), ft_shape_str(x, sx), (long long)C);
+    if (C % group != 0)
+        return ft_infer_fail(c, "input '%s' %s has C=%lld channels, not divisible by group=%lld", tname(c, 0),
+                             ft_shape_str(x, sx), (long long)C, (long long)group);
+    uint64_t Mu;
+    if (ft_mul_overflow((uint64_t)w->dims[1], (uint64_t)group, &Mu) || Mu > (uint64_t)INT64_MAX / 2)
+        return ft_infer_fail(c, "M/group=%lld times group=%lld output channels is too large", (long long)w->dims[1],
+                             (long long)group);
+    int64_t M = (int64_t)Mu;
+    if ((st = check_bias(c, M)))
+        return st;
+    if ((st = read_list(c, "output_padding", g.r, 0, g.op, NULL)) ||
+        (st = read_list(c, "output_shape", g.r, 1, g.os, &g.has_os)))
+        return st;
+    ft_shape o = {.rank = x->rank, .dims = {x->dims[0], M}};
+    for (int j = 0; j < g.r; j++) {
+        int64_t in = x->dims[2 + j], ek = (g.k[j] - 1) * g.d[j] + 1, out;
+        if ((__int128)g.s[j] * (in > 0 ? in - 1 : 0) + g.op[j] + ek > SPAN)
+            return ft_infer_fail(c, "the output along spatial dim %d would span stride %lld * (%lld - 1) + "
+                                 "output_padding %lld + kernel span %lld elements, more than 2^60", j,
+                                 (long long)g.s[j], (long long)in, (long long)g.op[j], (long long)ek);
+        /* ONNX: output_shape (then pads are ignored and recomputed from it),
+         * else SAME_* gives in * stride, else the pads decide. */
+        if (g.has_os)
+            out = g.os[j];
+        else if (g.auto_pad == 1 || g.auto_pad == 2)
+            out = in * g.s[j];
+        else
+            out = g.s[j] * (in - 1) + g.op[j] + ek - g.pb[j] - g.pe[j];
+        if (out < 1)
+            return ft_infer_fail(c, "output size along spatial dim %d would be %lld: input '%s' %s has size %lld "
+                                 "there, stride %lld, the kernel spans %lld (size %lld, dilation %lld), "
+                                 "output_padding %lld, pads %lld+%lld", j, (long long)out, tname(c, 0),
+                                 ft_shape_str(x, sx), (long long)in, (long long)g.s[j], (long long)ek,
+                                 (long long)g.k[j], (long long)g.d[j], (long long)g.op[j], (long long)g.pb[j],
+                                 (long long)g.pe[j]);
+        o.dims[2 + j] = out;
+    }
+    if ((st = check_size(c, &o)))
+        return st;
+    c->out[0].dtype = c->in[0]->dtype;
+    c->out[0].shape = o;
+    return FT_OK;
+}
