@@ -1,3 +1,299 @@
+/* CPU fft, ifft, rfft and irfft with FFTW3 (fftw_* for f64, fftwf_* for f32;
+ * f16/bf16 arrive here widened to f32 by cpu_backend.c).
+ *
+ * A transform along axis k of a row-major tensor is a batch of 1-D transforms:
+ * with outer = product of the (logical) dims before k, N the length along k and
+ * inner = product of the dims after k, element (o, j, i) lies at
+ * (o * len_k + j) * inner + i. One guru64 plan describes exactly that: one
+ * transform dim {N, stride inner} and two loop dims {outer, len_k * inner} and
+ * {inner, 1}, so any axis runs in place in the tensor, without transposes.
+ * FFTW transforms are unnormalised; the numpy.fft norms are applied after.
+ *
+ * Plans are made with FFTW_ESTIMATE (fast to make, deterministic, and it never
+ * touches the arrays, so the caller's tensors can be handed to the planner) and
+ * kept in a small cache keyed by everything the plan depends on: op, precision,
+ * geometry, thread count, in-place-ness and the SIMD alignment of both arrays
+ * (a plan may only be re-executed on arrays of the alignment it was made for).
+ * FFTW's planner and plan destruction are not thread-safe, executing is: the
+ * cache and every planner call are serialised by one mutex, and an entry in use
+ * is pinned by a reference count so that it is never destroyed under a running
+ * transform. */
 #include "cpu.h"
 
-ft_status cpu_fft(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out) { return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "not implemented"); }
+#include <fftw3.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { T_C2C_FWD, T_C2C_BWD, T_R2C, T_C2R } fft_kind;
+
+typedef struct {
+    int kind;       /* fft_kind */
+    int f64;
+    int threads;
+    int inplace;
+    int in_align, out_align;
+    int64_t outer, n, inner;
+    int64_t in_len, out_len; /* length along the axis in the input / output layout */
+} plan_key;
+
+typedef struct {
+    plan_key key;
+    void *plan;     /* fftw_plan or fftwf_plan */
+    int refs;
+    uint64_t last_use;
+} plan_entry;
+
+#define CACHE_SIZE 32
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static plan_entry cache[CACHE_SIZE];
+static uint64_t cache_clock;
+static pthread_once_t threads_once = PTHREAD_ONCE_INIT;
+static int threads_ok;
+
+static void threads_init(void)
+{
+    threads_ok = fftw_init_threads() && fftwf_init_threads();
+}
+
+/* With the lock held. */
+static void destroy_plan(int f64, void *p)
+{
+    if (!p)
+        return;
+    if (f64)
+        fftw_destroy_plan(p);
+    else
+        fftwf_destroy_plan(p);
+}
+
+/* With the lock held. The loop dims of length 1 are left out. */
+static void *make_plan(const plan_key *key, void *in, void *out)
+{
+    ptrdiff_t n = (ptrdiff_t)key->n, inner = (ptrdiff_t)key->inner;
+    /* strides count complex numbers on the complex side, reals on the real side */
+    ptrdiff_t is = inner, os = inner;
+    ptrdiff_t idist = (ptrdiff_t)key->in_len * inner, odist = (ptrdiff_t)key->out_len * inner;
+    ptrdiff_t loops[2][3] = {{(ptrdiff_t)key->outer, idist, odist}, {inner, 1, 1}};
+    int nl = 0;
+    unsigned flags = FFTW_ESTIMATE;
+    if (threads_ok) {
+        fftw_plan_with_nthreads(key->threads);
+        fftwf_plan_with_nthreads(key->threads);
+    }
+    if (key->f64) {
+        fftw_iodim64 d = {n, is, os}, h[2];
+        for (int i = 0; i < 2; i++)
+            if (loops[i][0] != 1)
+                h[nl++] = (fftw_iodim64){loops[i][0], loops[i][1], loops[i][2]};
+        switch ((fft_kind)key->kind) {
+        case T_C2C_FWD:
+        case T_C2C_BWD:
+            return fftw_plan_guru64_dft(1, &d, nl, h, in, out, key->kind == T_C2C_FWD ? FFTW_FORWARD : FFTW_BACKWARD,
+                                        flags);
+        case T_R2C:
+            return fftw_plan_guru64_dft_r2c(1, &d, nl, h, in, out, flags);
+        case T_C2R:
+            return fftw_plan_guru64_dft_c2r(1, &d, nl, h, in, out, flags);
+        }
+    } else {
+        fftwf_iodim64 d = {n, is, os}, h[2];
+        for (int i = 0; i < 2; i++)
+            if (loops[i][0] != 1)
+                h[nl++] = (fftwf_iodim64){loops[i][0], loops[i][1], loops[i][2]};
+        switch ((fft_kind)key->kind) {
+        case T_C2C_FWD:
+        case T_C2C_BWD:
+            return fftwf_plan_guru64_dft(1, &d, nl, h, in, out, key->kind == T_C2C_FWD ? FFTW_FORWARD : FFTW_BACKWARD,
+                                         flags);
+        case T_R2C:
+            return fftwf_plan_guru64_dft_r2c(1, &d, nl, h, in, out, flags);
+        case T_C2R:
+            return fftwf_plan_guru64_dft_c2r(1, &d, nl, h, in, out, flags);
+        }
+    }
+    return NULL;
+}
+
+/* A plan for key, pinned (release with plan_release). *slot is the cache
+ * index, or -1 for a plan made outside the cache because every entry is in use:
+ * the caller then owns it. NULL when FFTW cannot plan the problem. */
+static void *plan_acquire(const plan_key *key, void *in, void *out, int *slot)
+{
+    pthread_mutex_lock(&cache_lock);
+    int victim = -1;
+    for (int i = 0; i < CACHE_SIZE; i++) {
+        plan_entry *e = &cache[i];
+        if (e->plan && memcmp(&e->key, key, sizeof *key) == 0) {
+            e->refs++;
+            e->last_use = ++cache_clock;
+            *slot = i;
+            pthread_mutex_unlock(&cache_lock);
+            return e->plan;
+        }
+        if (!e->refs && (victim < 0 || !e->plan || (cache[victim].plan && e->last_use < cache[victim].last_use)))
+            victim = i;
+    }
+    void *p = make_plan(key, in, out);
+    if (p && victim >= 0) {
+        plan_entry *e = &cache[victim];
+        destroy_plan(e->key.f64, e->plan);
+        e->key = *key;
+        e->plan = p;
+        e->refs = 1;
+        e->last_use = ++cache_clock;
+        *slot = victim;
+    } else {
+        *slot = -1;
+    }
+    pthread_mutex_unlock(&cache_lock);
+    return p;
+}
+
+static void plan_release(const plan_key *key, void *p, int slot)
+{
+    pthread_mutex_lock(&cache_lock);
+    if (slot >= 0)
+        cache[slot].refs--;
+    else
+        destroy_plan(key->f64, p);
+    pthread_mutex_unlock(&cache_lock);
+}
+
+static void execute(const plan_key *key, void *p, void *in, void *out)
+{
+    if (key->f64) {
+        switch ((fft_kind)key->kind) {
+        case T_C2C_FWD:
+        case T_C2C_BWD: fftw_execute_dft(p, in, out); break;
+        case T_R2C: fftw_execute_dft_r2c(p, in, out); break;
+        case T_C2R: fftw_execute_dft_c2r(p, in, out); break;
+        }
+    } else {
+        switch ((fft_kind)key->kind) {
+        case T_C2C_FWD:
+        case T_C2C_BWD: fftwf_execute_dft(p, in, out); break;
+        case T_R2C: fftwf_execute_dft_r2c(p, in, out); break;
+        case T_C2R: fftwf_execute_dft_c2r(p, in, out); break;
+        }
+    }
+}
+
+static int alignment_of(int f64, void *p) { return f64 ? fftw_alignment_of(p) : fftwf_alignment_of(p); }
+
+/* numpy.fft's factor for a transform of length n in the given direction. */
+static double norm_scale(const char *norm, int inverse, int64_t n)
+{
+    if (!strcmp(norm, "ortho"))
+        return 1.0 / sqrt((double)n);
+    if (!strcmp(norm, inverse ? "backward" : "forward"))
+        return 1.0 / (double)n;
+    return 1.0;
+}
+
+static void scale_out(ft_kctx *k, ft_view *out, double s)
+{
+    int64_t cnt = (int64_t)ft_numel(&out->shape);
+    if (out->dtype == FT_F64) {
+        double *y = out->data;
+#pragma omp parallel for num_threads(k->threads) if (cnt >= CPU_PAR_MIN)
+        for (int64_t i = 0; i < cnt; i++)
+            y[i] *= s;
+    } else {
+        float *y = out->data;
+#pragma omp parallel for num_threads(k->threads) if (cnt >= CPU_PAR_MIN)
+        for (int64_t i = 0; i < cnt; i++)
+            y[i] = (float)((double)y[i] * s);
+    }
+}
+
+/* irfft's input, truncated or zero-padded to the n/2+1 bins c2r reads, in a
+ * scratch buffer that c2r may overwrite (it destroys its input). */
+static void fill_c2r_scratch(ft_kctx *k, const ft_view *in, void *scratch, const plan_key *key, int64_t m)
+{
+    size_t esz = ft_dtype_size(in->dtype) * 2, row = (size_t)key->inner * esz;
+    int64_t bins = key->in_len, keep = m < bins ? m : bins, outer = key->outer;
+    const char *src = in->data;
+    char *dst = scratch;
+#pragma omp parallel for num_threads(k->threads) if (outer * bins * key->inner >= CPU_PAR_MIN)
+    for (int64_t o = 0; o < outer; o++) {
+        if (keep)
+            memcpy(dst + (size_t)o * bins * row, src + (size_t)o * m * row, (size_t)keep * row);
+        if (bins > keep)
+            memset(dst + ((size_t)o * bins + keep) * row, 0, (size_t)(bins - keep) * row);
+    }
+}
+
+ft_status cpu_fft(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    const ft_view *x = &in[0];
+    ft_view *y = &out[0];
+    int cplx_in = n->op != FT_OP_RFFT;
+    int lrank = x->shape.rank - cplx_in, ax;
+    if (ft_axis(ft_attr(n, "axis")->i, lrank, &ax))
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "axis %lld out of range (rank %d)",
+                           (long long)ft_attr(n, "axis")->i, lrank);
+    if (ft_numel(&y->shape) == 0)
+        return FT_OK;
+
+    plan_key key;
+    memset(&key, 0, sizeof key); /* padding too: keys are compared with memcmp */
+    key.f64 = x->dtype == FT_F64;
+    key.outer = 1;
+    key.inner = 1;
+    for (int d = 0; d < ax; d++)
+        key.outer *= x->shape.dims[d];
+    for (int d = ax + 1; d < lrank; d++)
+        key.inner *= x->shape.dims[d];
+    int64_t m = x->shape.dims[ax];
+    if (n->op == FT_OP_FFT || n->op == FT_OP_IFFT) {
+        key.kind = n->op == FT_OP_FFT ? T_C2C_FWD : T_C2C_BWD;
+        key.n = key.in_len = key.out_len = m;
+    } else if (n->op == FT_OP_RFFT) {
+        key.kind = T_R2C;
+        key.n = key.in_len = m;
+        key.out_len = m / 2 + 1;
+    } else if (n->op == FT_OP_IRFFT) {
+        key.kind = T_C2R;
+        key.n = key.out_len = y->shape.dims[ax];
+        key.in_len = key.n / 2 + 1;
+    } else {
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "not a Fourier transform");
+    }
+    uint64_t work = ft_numel(&x->shape) > ft_numel(&y->shape) ? ft_numel(&x->shape) : ft_numel(&y->shape);
+    key.threads = work >= CPU_PAR_MIN ? k->threads : 1;
+
+    void *src = x->data, *scratch = NULL;
+    if (key.kind == T_C2R) {
+        size_t bytes = (size_t)(key.outer * key.in_len * key.inner) * 2 * ft_dtype_size(x->dtype);
+        scratch = ft_malloc(bytes);
+        if (!scratch)
+            return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory: %zu bytes of scratch for irfft", bytes);
+        fill_c2r_scratch(k, x, scratch, &key, m);
+        src = scratch;
+    }
+    key.inplace = src == y->data;
+    key.in_align = alignment_of(key.f64, src);
+    key.out_align = alignment_of(key.f64, y->data);
+
+    pthread_once(&threads_once, threads_init);
+    int slot;
+    void *p = plan_acquire(&key, src, y->data, &slot);
+    if (!p) {
+        free(scratch);
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "FFTW could not plan a %s transform of length %lld "
+                           "(%lld x %lld batch)", ft_dtype_name(x->dtype), (long long)key.n,
+                           (long long)key.outer, (long long)key.inner);
+    }
+    execute(&key, p, src, y->data);
+    plan_release(&key, p, slot);
+    free(scratch);
+
+    int inverse = n->op == FT_OP_IFFT || n->op == FT_OP_IRFFT;
+    double s = norm_scale(ft_attr(n, "norm")->s, inverse, key.n);
+    if (s != 1.0)
+        scale_out(k, y, s);
+    return FT_OK;
+}
