@@ -11,7 +11,8 @@ PYTHON ?= /usr/bin/python3
 
 WARN := -Wall -Wextra -Werror -Wswitch-enum -Wshadow -Wno-unused-parameter -Wstrict-prototypes
 CFLAGS ?= -O2 -g
-CFLAGS += -std=gnu11 $(WARN) -fopenmp -D_FILE_OFFSET_BITS=64 -MMD -MP
+# Flags the build always needs; CFLAGS (optimisation, sanitizers) may be set on the command line.
+FT_CFLAGS := -std=gnu11 $(WARN) -fopenmp -D_FILE_OFFSET_BITS=64 -MMD -MP
 LDLIBS := -lcjson -lopenblas -lfftw3f_omp -lfftw3_omp -lfftw3f -lfftw3 -lz -lm -fopenmp
 
 SRCS := $(wildcard src/*.c src/graph/*.c src/runtime/*.c src/cpu/*.c src/cli/*.c)
@@ -36,7 +37,7 @@ $(BUILD)/ftrun: $(OBJS)
 
 $(BUILD)/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(FT_CFLAGS) $(CFLAGS) -c $< -o $@
 
 -include $(OBJS:.o=.d)
 

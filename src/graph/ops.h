@@ -96,6 +96,15 @@ const char *ft_suggest_op(const char *name, char *buf, size_t bufsz);
 /* Fail inference with "FILE: node 'N' (op): message" and FT_EGRAPH. */
 ft_status ft_infer_fail(ft_infer_ctx *c, const char *fmt, ...) FT_PRINTF(2, 3);
 
+/* Parse an einsum equation for n_ops operands of the given ranks: lab[i][d]
+ * gets the label id of dim d of operand i (a letter id, or 52 + j for the j-th
+ * of the *n_ell dims of "..."); out_lab/out_rank the output's labels. names
+ * (optional) name the operands in messages. Returns 0, or -1 with a message
+ * naming the equation in msg. Shared by inference and the kernels so they can
+ * never disagree on a label. */
+int ft_einsum_parse(const char *eq, int n_ops, const int *ranks, const char *const *names,
+                    int8_t (*lab)[FT_MAX_RANK], int *n_ell, int8_t *out_lab, int *out_rank, char *msg, size_t msgsz);
+
 /* The inference of an op that is named in the table but not built yet. */
 ft_status ft_infer_unavailable(ft_infer_ctx *c);
 /* Inference functions named in ops.def. */

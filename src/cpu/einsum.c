@@ -1,0 +1,574 @@
+/* CPU kernel of einsum (ONNX Einsum / numpy.einsum), f32 and f64.
+ *
+ * Every operand is seen as a strided view with one stride per label: a label
+ * repeated within an operand (a diagonal) gets the sum of its dims' strides, and
+ * a "..." dim of size 1 broadcast against a larger one gets stride 0. Two ways
+ * to evaluate:
+ *   - contraction: operands are contracted pairwise, left to right; each pair
+ *     is a batched matrix product C[b,m,n] = sum_k A[b,m,k] B[b,k,n] after
+ *     grouping labels (b: in both and still needed, m/n: in one and needed,
+ *     k: in both and not needed; labels only in one operand and not needed are
+ *     summed away while packing). Large products go to OpenBLAS, with no copy
+ *     when an operand is already laid out as [b,m,k] or [b,k,m]; small ones to
+ *     the loop below.
+ *   - the loop: for each output element, the sum over every summed label of
+ *     the product of the operands, accumulated in double. Used for one
+ *     operand (diagonal, trace, sums) and when a pairwise intermediate would
+ *     be much larger than the inputs and the output. A pure relabelling of
+ *     one operand (a transpose) is copied in tiles instead.
+ * Letters never broadcast (inference requires one size per letter); "..."
+ * dims do, NumPy style.
+ */
+#include "cpu.h"
+
+#include <cblas.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Declared by OpenBLAS's cblas.h; repeated because other cblas headers lack it. */
+void openblas_set_num_threads(int);
+
+#define EIN_ELL 52
+#define EIN_NL (EIN_ELL + FT_MAX_RANK)
+#define EIN_MAXOPS 64
+
+typedef struct {
+    const char *data;
+    int64_t st[EIN_NL]; /* element stride per label; 0 where absent or broadcast */
+    uint64_t has;       /* labels the values depend on (or of size 1) */
+} ein_op;
+
+typedef struct {
+    ft_kctx *k;
+    const ft_node *n;
+    ft_dtype dt;
+    size_t es;
+    int64_t size[EIN_NL];
+} ein_ctx;
+
+static uint64_t numel_of(const ein_ctx *e, const int8_t *lab, int nl)
+{
+    uint64_t r = 1;
+    for (int i = 0; i < nl; i++)
+        r *= (uint64_t)e->size[lab[i]];
+    return r;
+}
+
+/* Labels of a mask in ascending id order. */
+static int mask_labels(uint64_t m, int8_t *lab)
+{
+    int n = 0;
+    for (int l = 0; l < EIN_NL; l++)
+        if (m >> l & 1)
+            lab[n++] = (int8_t)l;
+    return n;
+}
+
+/* ------------------------------------------------------------------ the loop */
+
+/* dst (contiguous, labels olab[0..no) in that order) = sum over the labels
+ * slab[0..ns) of the product of the operands, accumulated in double. */
+#define EIN_LOOP_DEF(NAME, T)                                                                                      \
+    static void NAME(const ein_ctx *e, int nops, const ein_op *ops, const int8_t *olab, int no, const int8_t *slab, \
+                     int ns, T *dst)                                                                               \
+    {                                                                                                              \
+        uint64_t total = numel_of(e, olab, no), sum = numel_of(e, slab, ns);                                       \
+        if (total == 0)                                                                                            \
+            return;                                                                                                \
+        /* The innermost summed label runs as a tight loop; the others by odometer. */                             \
+        int64_t inner = ns ? e->size[slab[ns - 1]] : 1;                                                            \
+        uint64_t outer_sum = ns && inner ? sum / (uint64_t)inner : (ns ? 0 : 1);                                   \
+        int64_t ist[EIN_MAXOPS];                                                                                   \
+        for (int i = 0; i < nops; i++)                                                                             \
+            ist[i] = ns ? ops[i].st[slab[ns - 1]] : 0;                                                             \
+        uint64_t work = total * (sum ? sum : 1) * (uint64_t)nops;                                                  \
+        int par = e->k->threads > 1 && work >= CPU_PAR_MIN && total > 1;                                           \
+        _Pragma("omp parallel num_threads(e->k->threads) if (par)")                                                \
+        {                                                                                                          \
+            int nth = 1, tid = 0;                                                                                  \
+            EIN_THREAD_ID(nth, tid);                                                                               \
+            uint64_t lo = total * (uint64_t)tid / (uint64_t)nth, hi = total * (uint64_t)(tid + 1) / (uint64_t)nth; \
+            int64_t oi[FT_MAX_RANK + EIN_NL], si[EIN_NL], off[EIN_MAXOPS], so[EIN_MAXOPS];                         \
+            uint64_t rem = lo;                                                                                     \
+            for (int d = no - 1; d >= 0; d--) {                                                                    \
+                oi[d] = (int64_t)(rem % (uint64_t)e->size[olab[d]]);                                               \
+                rem /= (uint64_t)e->size[olab[d]];                                                                 \
+            }                                                                                                      \
+            for (int i = 0; i < nops; i++) {                                                                       \
+                off[i] = 0;                                                                                        \
+                for (int d = 0; d < no; d++)                                                                       \
+                    off[i] += oi[d] * ops[i].st[olab[d]];                                                          \
+            }                                                                                                      \
+            for (uint64_t t = lo; t < hi; t++) {                                                                   \
+                double acc = 0;                                                                                    \
+                if (!ns) {                                                                                         \
+                    acc = 1;                                                                                       \
+                    for (int i = 0; i < nops; i++)                                                                 \
+                        acc *= (double)((const T *)ops[i].data)[off[i]];                                           \
+                } else if (outer_sum) {                                                                            \
+                    for (int d = 0; d < ns - 1; d++)                                                               \
+                        si[d] = 0;                                                                                 \
+                    for (int i = 0; i < nops; i++)                                                                 \
+                        so[i] = off[i];                                                                            \
+                    for (uint64_t s = 0; s < outer_sum; s++) {                                                     \
+                        if (nops == 2) {                                                                           \
+                            const T *a = (const T *)ops[0].data + so[0], *b = (const T *)ops[1].data + so[1];      \
+                            int64_t sa = ist[0], sb = ist[1];                                                      \
+                            for (int64_t j = 0; j < inner; j++)                                                    \
+                                acc += (double)a[j * sa] * (double)b[j * sb];                                      \
+                        } else if (nops == 1) {                                                                    \
+                            const T *a = (const T *)ops[0].data + so[0];                                           \
+                            int64_t sa = ist[0];                                                                   \
+                            for (int64_t j = 0; j < inner; j++)                                                    \
+                                acc += (double)a[j * sa];                                                          \
+                        } else {                                                                                   \
+                            for (int64_t j = 0; j < inner; j++) {                                                  \
+                                double p = 1;                                                                      \
+                                for (int i = 0; i < nops; i++)                                                     \
+                                    p *= (double)((const T *)ops[i].data)[so[i] + j * ist[i]];                     \
+                                acc += p;                                                                          \
+                            }                                                                                      \
+                        }                                                                                          \
+                        for (int d = ns - 2; d >= 0; d--) {                                                        \
+                            int l = slab[d];                                                                       \
+                            if (++si[d] < e->size[l]) {                                                            \
+                                for (int i = 0; i < nops; i++)                                                     \
+                                    so[i] += ops[i].st[l];                                                         \
+                                break;                                                                             \
+                            }                                                                                      \
+                            si[d] = 0;                                                                             \
+                            for (int i = 0; i < nops; i++)                                                         \
+                                so[i] -= (e->size[l] - 1) * ops[i].st[l];                                          \
+                        }                                                                                          \
+                    }                                                                                              \
+                }                                                                                                  \
+                dst[t] = (T)acc;                                                                                   \
+                for (int d = no - 1; d >= 0; d--) {                                                                \
+                    int l = olab[d];                                                                               \
+                    if (++oi[d] < e->size[l]) {                                                                    \
+                        for (int i = 0; i < nops; i++)                                                             \
+                            off[i] += ops[i].st[l];                                                                \
+                        break;                                                                                     \
+                    }                                                                                              \
+                    oi[d] = 0;                                                                                     \
+                    for (int i = 0; i < nops; i++)                                                                 \
+                        off[i] -= (e->size[l] - 1) * ops[i].st[l];                                                 \
+                }                                                                                                  \
+            }                                                                                                      \
+        }                                                                                                          \
+    }
+
+#ifdef _OPENMP
+#define EIN_THREAD_ID(nth, tid) (nth = omp_get_num_threads(), tid = omp_get_thread_num())
+#else
+#define EIN_THREAD_ID(nth, tid) ((void)0)
+#endif
+
+EIN_LOOP_DEF(ein_loop_f32, float)
+EIN_LOOP_DEF(ein_loop_f64, double)
+
+static void ein_loop(const ein_ctx *e, int nops, const ein_op *ops, const int8_t *olab, int no, const int8_t *slab,
+                     int ns, void *dst)
+{
+    if (e->dt == FT_F32)
+        ein_loop_f32(e, nops, ops, olab, no, slab, ns, dst);
+    else
+        ein_loop_f64(e, nops, ops, olab, no, slab, ns, dst);
+}
+
+/* A pure relabelling of one operand (transpose, diagonal, broadcast) into dst,
+ * in tiles: the output's last label and the label the input is densest along
+ * are walked 32 x 32 at a time, so that neither side strides through memory a
+ * whole row at a time. Returns 0 (and does nothing) when the plain loop already
+ * reads along the output's rows. */
+static int ein_permute(const ein_ctx *e, const ein_op *op, const int8_t *olab, int no, void *dst)
+{
+    if (no < 2)
+        return 0;
+    int p = olab[no - 1], qi = -1;
+    for (int d = 0; d < no - 1; d++) {
+        int l = olab[d];
+        if (e->size[l] > 1 && op->st[l] != 0 && (qi < 0 || op->st[l] < op->st[olab[qi]]))
+            qi = d;
+    }
+    if (qi < 0 || e->size[p] <= 1 || op->st[p] <= op->st[olab[qi]])
+        return 0;
+    int q = olab[qi];
+    int64_t os[FT_MAX_RANK + EIN_NL], s = 1;
+    for (int d = no - 1; d >= 0; d--)
+        os[d] = s, s *= e->size[olab[d]];
+    int8_t rest[FT_MAX_RANK + EIN_NL];
+    int64_t rdst[FT_MAX_RANK + EIN_NL];
+    int nr = 0;
+    uint64_t R = 1;
+    for (int d = 0; d < no - 1; d++)
+        if (d != qi) {
+            rdst[nr] = os[d];
+            rest[nr++] = olab[d];
+            R *= (uint64_t)e->size[olab[d]];
+        }
+    const int TB = 32;
+    int64_t P = e->size[p], Q = e->size[q], sp = op->st[p], sq = op->st[q], oq = os[qi];
+    int64_t nqt = (Q + TB - 1) / TB;
+    int64_t tasks = (int64_t)R * nqt;
+    size_t es = e->es;
+    int par = e->k->threads > 1 && R * (uint64_t)(P * Q) >= CPU_PAR_MIN;
+#pragma omp parallel for num_threads(e->k->threads) schedule(static) if (par)
+    for (int64_t t = 0; t < tasks; t++) {
+        uint64_t r = (uint64_t)(t / nqt);
+        int64_t q0 = (t % nqt) * TB, q1 = q0 + TB < Q ? q0 + TB : Q;
+        int64_t so = 0, doff = 0;
+        for (int d = nr - 1; d >= 0; d--) {
+            int64_t i = (int64_t)(r % (uint64_t)e->size[rest[d]]);
+            r /= (uint64_t)e->size[rest[d]];
+            so += i * op->st[rest[d]];
+            doff += i * rdst[d];
+        }
+        for (int64_t p0 = 0; p0 < P; p0 += TB) {
+            int64_t p1 = p0 + TB < P ? p0 + TB : P;
+            for (int64_t iq = q0; iq < q1; iq++) {
+                int64_t sb = so + iq * sq, db = doff + iq * oq;
+                if (es == 4)
+                    for (int64_t ip = p0; ip < p1; ip++)
+                        ((uint32_t *)dst)[db + ip] = ((const uint32_t *)op->data)[sb + ip * sp];
+                else
+                    for (int64_t ip = p0; ip < p1; ip++)
+                        ((uint64_t *)dst)[db + ip] = ((const uint64_t *)op->data)[sb + ip * sp];
+            }
+        }
+    }
+    return 1;
+}
+
+/* dst in the label order olab = op relabelled (no summation). */
+static void ein_copy(const ein_ctx *e, const ein_op *op, const int8_t *olab, int no, void *dst)
+{
+    if (!ein_permute(e, op, olab, no, dst))
+        ein_loop(e, 1, op, olab, no, NULL, 0, dst);
+}
+
+/* ------------------------------------------------------------ contraction */
+
+/* One row-major product C[m,n] = op(A) op(B) (beta 0). Sizes fit in int. */
+static void gemm_one(ft_dtype dt, int ta, int tb, int m, int n, int k, const void *a, int lda, const void *b, int ldb,
+                     void *c)
+{
+    enum CBLAS_TRANSPOSE tA = ta ? CblasTrans : CblasNoTrans;
+    /* Vector shapes go to gemv, which OpenBLAS runs much faster than a
+     * degenerate gemm; gemv's beta=0 may keep NaN garbage in y, hence the clear. */
+    if (m == 1 || n == 1)
+        memset(c, 0, (size_t)m * (size_t)n * (dt == FT_F32 ? 4 : 8));
+#define EIN_GEMM(T, GEMV, GEMM)                                                                                    \
+    if (m == 1)                                                                                                    \
+        GEMV(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? n : k, tb ? k : n, (T)1, (const T *)b, ldb,        \
+             (const T *)a, ta ? lda : 1, (T)0, (T *)c, 1);                                                         \
+    else if (n == 1)                                                                                               \
+        GEMV(CblasRowMajor, tA, ta ? k : m, ta ? m : k, (T)1, (const T *)a, lda, (const T *)b, tb ? 1 : ldb, (T)0,  \
+             (T *)c, 1);                                                                                           \
+    else                                                                                                           \
+        GEMM(CblasRowMajor, tA, tb ? CblasTrans : CblasNoTrans, m, n, k, (T)1, (const T *)a, lda, (const T *)b, ldb, \
+             (T)0, (T *)c, n);
+    if (dt == FT_F32) {
+        EIN_GEMM(float, cblas_sgemv, cblas_sgemm)
+    } else {
+        EIN_GEMM(double, cblas_dgemv, cblas_dgemm)
+    }
+#undef EIN_GEMM
+}
+
+/* 1 when op's values are laid out contiguously in the label order lab. */
+static int contiguous(const ein_ctx *e, const ein_op *op, const int8_t *lab, int nl)
+{
+    int64_t want = 1;
+    for (int i = nl - 1; i >= 0; i--) {
+        int l = lab[i];
+        if (e->size[l] == 1)
+            continue;
+        if (op->st[l] != want)
+            return 0;
+        want *= e->size[l];
+    }
+    return 1;
+}
+
+/* Sets op's strides for contiguous data in the label order lab. */
+static void set_layout(const ein_ctx *e, ein_op *op, const void *data, const int8_t *lab, int nl)
+{
+    memset(op->st, 0, sizeof op->st);
+    op->data = data;
+    op->has = 0;
+    int64_t s = 1;
+    for (int i = nl - 1; i >= 0; i--) {
+        op->st[lab[i]] = s;
+        op->has |= (uint64_t)1 << lab[i];
+        s *= e->size[lab[i]];
+    }
+}
+
+/* Orders the labels of mask m as they appear in the sequence ord (labels of
+ * m missing from ord follow in id order). */
+static int order_by(uint64_t m, const int8_t *ord, int nord, int8_t *lab)
+{
+    int n = 0;
+    for (int i = 0; i < nord; i++)
+        if (m >> ord[i] & 1) {
+            lab[n++] = ord[i];
+            m &= ~((uint64_t)1 << ord[i]);
+        }
+    return n + mask_labels(m, lab + n);
+}
+
+/* The labels of an operand in its own dim order (by stride, largest first). */
+static int op_order(const ein_ctx *e, const ein_op *op, int8_t *lab)
+{
+    int n = mask_labels(op->has, lab);
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && op->st[lab[j]] > op->st[lab[j - 1]]; j--) {
+            int8_t t = lab[j];
+            lab[j] = lab[j - 1];
+            lab[j - 1] = t;
+        }
+    return n;
+}
+
+static int fits_int(uint64_t v) { return v <= (uint64_t)INT_MAX; }
+
+/* Contracts a and b, keeping the labels of `keep`. The result goes to dst in
+ * the label order res (nres labels, exactly the kept labels of a and b) when
+ * res is given; otherwise into a new buffer (*owned) in an order chosen here,
+ * described by *r. */
+static ft_status ein_pair(ein_ctx *e, const ein_op *a, const ein_op *b, uint64_t keep, const int8_t *res, int nres,
+                          void *dst, ein_op *r, void **owned)
+{
+    ft_status st = FT_OK;
+    uint64_t la = a->has, lb = b->has;
+    uint64_t mb = la & lb & keep, mm = la & ~lb & keep, mn = lb & ~la & keep, mk = la & lb & ~keep;
+    uint64_t sa = la & ~lb & ~keep, sb = lb & ~la & ~keep;
+    int8_t ord_a[EIN_NL], ord_b[EIN_NL], bl[EIN_NL], ml[EIN_NL], nl[EIN_NL], kl[EIN_NL];
+    int noa = op_order(e, a, ord_a), nob = op_order(e, b, ord_b);
+    int nb, nm, nn, nk;
+    if (res) {
+        nb = order_by(mb, res, nres, bl), nm = order_by(mm, res, nres, ml), nn = order_by(mn, res, nres, nl);
+    } else {
+        nb = order_by(mb, ord_a, noa, bl), nm = order_by(mm, ord_a, noa, ml), nn = order_by(mn, ord_b, nob, nl);
+    }
+    nk = order_by(mk, ord_a, noa, kl);
+    int8_t cl[EIN_NL]; /* C's labels: batch, m, n */
+    memcpy(cl, bl, (size_t)nb);
+    memcpy(cl + nb, ml, (size_t)nm);
+    memcpy(cl + nb + nm, nl, (size_t)nn);
+    int nc = nb + nm + nn;
+    uint64_t BT = numel_of(e, bl, nb), M = numel_of(e, ml, nm), N = numel_of(e, nl, nn), K = numel_of(e, kl, nk);
+    uint64_t cnt = BT * M * N;
+    if (!res) {
+        *owned = ft_malloc(cnt ? (size_t)cnt * e->es : 1);
+        if (!*owned)
+            return ft_node_err(e->k->err, FT_ERUNTIME, e->k->g, e->n, "out of memory: einsum intermediate of %llu "
+                               "elements", (unsigned long long)cnt);
+        dst = *owned;
+        res = cl, nres = nc;
+        set_layout(e, r, dst, cl, nc);
+    }
+    if (cnt == 0)
+        return FT_OK;
+    if (K == 0) {
+        memset(dst, 0, (size_t)cnt * e->es);
+        return FT_OK;
+    }
+    int use_gemm = K >= 8 && M * N >= 16 && (double)BT * (double)(M * N) * (double)K >= 16384 && fits_int(M) && fits_int(N) && fits_int(K) &&
+                   fits_int(M * K) && fits_int(K * N);
+    if (!use_gemm) {
+        ein_op two[2] = {*a, *b};
+        int8_t sum[EIN_NL];
+        int ns = mask_labels(mk | sa | sb, sum);
+        ein_loop(e, 2, two, res, nres, sum, ns, dst);
+        return FT_OK;
+    }
+    /* C^T = B^T A^T: swapping the operands turns an output ordered [b,n,m] into a direct write. */
+    if (nc == nres && memcmp(cl, res, (size_t)nc) != 0) {
+        int8_t alt[EIN_NL];
+        memcpy(alt, bl, (size_t)nb);
+        memcpy(alt + nb, nl, (size_t)nn);
+        memcpy(alt + nb + nn, ml, (size_t)nm);
+        if (memcmp(alt, res, (size_t)nc) == 0) {
+            const ein_op *t = a;
+            a = b, b = t;
+            uint64_t tm = sa;
+            sa = sb, sb = tm;
+            int8_t tl[EIN_NL];
+            memcpy(tl, ml, (size_t)nm), memcpy(ml, nl, (size_t)nn), memcpy(nl, tl, (size_t)nm);
+            int ti = nm;
+            nm = nn, nn = ti;
+            uint64_t tu = M;
+            M = N, N = tu;
+            memcpy(cl, alt, (size_t)nc);
+        }
+    }
+    int direct_c = nc == nres && memcmp(cl, res, (size_t)nc) == 0;
+    /* A as [b,m,k] or [b,k,m]; B as [b,k,n] or [b,n,k]; else packed. */
+    int8_t seq[EIN_NL];
+    const char *A = NULL, *B = NULL;
+    int ta = 0, tb = 0;
+    void *pa = NULL, *pb = NULL, *pc = NULL;
+    if (!sa) {
+        memcpy(seq, bl, (size_t)nb), memcpy(seq + nb, ml, (size_t)nm), memcpy(seq + nb + nm, kl, (size_t)nk);
+        if (contiguous(e, a, seq, nb + nm + nk))
+            A = a->data;
+        memcpy(seq + nb, kl, (size_t)nk), memcpy(seq + nb + nk, ml, (size_t)nm);
+        if (!A && contiguous(e, a, seq, nb + nm + nk))
+            A = a->data, ta = 1;
+    }
+    if (!sb) {
+        memcpy(seq, bl, (size_t)nb), memcpy(seq + nb, kl, (size_t)nk), memcpy(seq + nb + nk, nl, (size_t)nn);
+        if (contiguous(e, b, seq, nb + nk + nn))
+            B = b->data;
+        memcpy(seq + nb, nl, (size_t)nn), memcpy(seq + nb + nn, kl, (size_t)nk);
+        if (!B && contiguous(e, b, seq, nb + nk + nn))
+            B = b->data, tb = 1;
+    }
+    if (!A || !B || !direct_c) {
+        pa = !A ? ft_malloc((size_t)(BT * M * K) * e->es) : NULL;
+        pb = !B ? ft_malloc((size_t)(BT * K * N) * e->es) : NULL;
+        pc = !direct_c ? ft_malloc((size_t)cnt * e->es) : NULL;
+        if ((!A && !pa) || (!B && !pb) || (!direct_c && !pc)) {
+            st = ft_node_err(e->k->err, FT_ERUNTIME, e->k->g, e->n, "out of memory packing einsum operands "
+                             "(%llu x %llu x %llu x %llu)", (unsigned long long)BT, (unsigned long long)M,
+                             (unsigned long long)K, (unsigned long long)N);
+            goto done;
+        }
+    }
+    int8_t sum[EIN_NL];
+    if (!A) {
+        memcpy(seq, bl, (size_t)nb), memcpy(seq + nb, ml, (size_t)nm), memcpy(seq + nb + nm, kl, (size_t)nk);
+        ein_loop(e, 1, a, seq, nb + nm + nk, sum, mask_labels(sa, sum), pa);
+        A = pa, ta = 0;
+    }
+    if (!B) {
+        memcpy(seq, bl, (size_t)nb), memcpy(seq + nb, kl, (size_t)nk), memcpy(seq + nb + nk, nl, (size_t)nn);
+        ein_loop(e, 1, b, seq, nb + nk + nn, sum, mask_labels(sb, sum), pb);
+        B = pb, tb = 0;
+    }
+    char *C = direct_c ? dst : pc;
+    {
+        int m = (int)M, nn_ = (int)N, kk = (int)K;
+        int lda = ta ? m : kk, ldb = tb ? kk : nn_;
+        size_t amat = (size_t)(M * K) * e->es, bmat = (size_t)(K * N) * e->es, cmat = (size_t)(M * N) * e->es;
+        uint64_t work = M * N * K;
+        int par = e->k->threads > 1 && BT >= 2 && work < (1u << 21) && work * BT >= (1u << 18);
+        openblas_set_num_threads(par ? 1 : e->k->threads);
+#pragma omp parallel for num_threads(e->k->threads) schedule(static) if (par)
+        for (int64_t t = 0; t < (int64_t)BT; t++)
+            gemm_one(e->dt, ta, tb, m, nn_, kk, A + (size_t)t * amat, lda, B + (size_t)t * bmat, ldb,
+                     C + (size_t)t * cmat);
+        openblas_set_num_threads(e->k->threads);
+    }
+    if (!direct_c) {
+        ein_op c;
+        set_layout(e, &c, pc, cl, nc);
+        ein_copy(e, &c, res, nres, dst);
+    }
+done:
+    free(pa);
+    free(pb);
+    free(pc);
+    return st;
+}
+
+ft_status cpu_einsum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    const char *eq = ft_attr(n, "equation")->s;
+    int nops = n->n_in;
+    if (nops > EIN_MAXOPS)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "einsum: more than %d operands", EIN_MAXOPS);
+    int ranks[EIN_MAXOPS];
+    for (int i = 0; i < nops; i++)
+        ranks[i] = in[i].shape.rank;
+    int8_t lab[EIN_MAXOPS][FT_MAX_RANK], olab[FT_MAX_RANK];
+    int n_ell, no;
+    char msg[1024];
+    if (ft_einsum_parse(eq, nops, ranks, NULL, lab, &n_ell, olab, &no, msg, sizeof msg))
+        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "%s", msg);
+    ein_ctx e = {.k = k, .n = n, .dt = in[0].dtype, .es = ft_dtype_size(in[0].dtype)};
+    for (int l = 0; l < EIN_NL; l++)
+        e.size[l] = 1;
+    uint64_t used = 0;
+    for (int i = 0; i < nops; i++)
+        for (int d = 0; d < ranks[i]; d++) {
+            int l = lab[i][d];
+            if (!(used >> l & 1) || e.size[l] == 1)
+                e.size[l] = in[i].shape.dims[d];
+            used |= (uint64_t)1 << l;
+        }
+    ein_op *ops = ft_calloc((size_t)nops, sizeof *ops);
+    if (!ops)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory");
+    uint64_t need_later[EIN_MAXOPS + 1];
+    for (int i = 0; i < nops; i++) {
+        int64_t s = 1;
+        ops[i].data = in[i].data;
+        for (int d = ranks[i] - 1; d >= 0; d--) {
+            int l = lab[i][d];
+            int64_t dim = in[i].shape.dims[d];
+            if (dim == e.size[l]) { /* else a broadcast "..." dim of size 1: stride 0 */
+                ops[i].st[l] += s;
+                ops[i].has |= (uint64_t)1 << l;
+            }
+            s *= dim;
+        }
+    }
+    uint64_t outm = 0;
+    for (int d = 0; d < no; d++)
+        outm |= (uint64_t)1 << olab[d];
+    need_later[nops] = outm;
+    for (int i = nops - 1; i >= 0; i--)
+        need_later[i] = need_later[i + 1] | ops[i].has;
+    ft_status st = FT_OK;
+    uint64_t total = ft_numel(&out[0].shape);
+    if (total == 0)
+        goto done;
+    /* Pairwise contraction unless an intermediate would be much larger than
+     * every input and the output (the loop needs no memory at all). */
+    uint64_t biggest = total;
+    for (int i = 0; i < nops; i++)
+        if (ft_numel(&in[i].shape) > biggest)
+            biggest = ft_numel(&in[i].shape);
+    int pairwise = nops >= 2;
+    uint64_t cur = ops[0].has;
+    for (int i = 1; i + 1 < nops && pairwise; i++) {
+        cur = (cur | ops[i].has) & need_later[i + 1];
+        int8_t tl[EIN_NL];
+        if (numel_of(&e, tl, mask_labels(cur, tl)) > 4 * biggest + 65536)
+            pairwise = 0;
+    }
+    if (!pairwise) {
+        int8_t sl[EIN_NL];
+        int ns = mask_labels(need_later[0] & ~outm, sl);
+        if (nops == 1 && ns == 0)
+            ein_copy(&e, &ops[0], olab, no, out[0].data);
+        else
+            ein_loop(&e, nops, ops, olab, no, sl, ns, out[0].data);
+        goto done;
+    }
+    ein_op acc = ops[0];
+    void *held = NULL;
+    for (int i = 1; i < nops && !st; i++) {
+        void *owned = NULL;
+        ein_op r;
+        if (i == nops - 1)
+            st = ein_pair(&e, &acc, &ops[i], outm, olab, no, out[0].data, NULL, NULL);
+        else
+            st = ein_pair(&e, &acc, &ops[i], need_later[i + 1], NULL, 0, NULL, &r, &owned);
+        free(held);
+        held = owned;
+        if (!st && i < nops - 1)
+            acc = r;
+    }
+    free(held);
+done:
+    free(ops);
+    return st;
+}
