@@ -1,16 +1,21 @@
 /* ftrun command line: parses options, runs the commands, prints reports.
  * Knows nothing of kernels: it drives graph -> plan -> executor -> files. */
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <omp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "../graph/ftg.h"
 #include "../graph/npy.h"
+#include "../graph/npz.h"
 #include "../runtime/compare.h"
 #include "report.h"
 
@@ -21,6 +26,7 @@ typedef struct {
 typedef struct {
     const char *command;
     const char *graph;
+    const char *graph2; /* compare: the second operand */
     const char *device;
     const char *outdir;
     const char *format;
@@ -32,10 +38,42 @@ typedef struct {
     long long seed;
     double rtol, atol;
     int have_rtol, have_atol;
-    int dry_run, quiet, verbose;
-    int run_only_given; /* an option that only `run` takes */
-    const char *run_only_name;
+    int dry_run, quiet, verbose, compress;
+    unsigned given;            /* OB_* bits of the options given */
+    const char *given_name[32]; /* the spelling of each, for messages */
+    int given_order[32], n_given;
 } cli;
+
+/* Options and the commands that take them (-q, -v, -h, -V go everywhere). */
+enum {
+    OB_DEVICE = 1u << 0, OB_INPUT = 1u << 1, OB_OUTDIR = 1u << 2, OB_FORMAT = 1u << 3, OB_WARMUP = 1u << 4,
+    OB_ITER = 1u << 5, OB_DURATION = 1u << 6, OB_EXPECT = 1u << 7, OB_RTOL = 1u << 8, OB_ATOL = 1u << 9,
+    OB_SEED = 1u << 10, OB_THREADS = 1u << 11, OB_DRYRUN = 1u << 12, OB_COMPRESS = 1u << 13,
+};
+static const struct {
+    const char *command;
+    unsigned allowed;
+    int min_pos, max_pos;
+    const char *operands;
+} commands[] = {
+    {"run", ~(unsigned)OB_COMPRESS, 1, 1, "a GRAPH file"},
+    {"info", 0, 1, 1, "a GRAPH file"},
+    {"ops", OB_DEVICE, 0, 0, ""},
+    {"devices", 0, 0, 0, ""},
+    {"pack", OB_OUTDIR | OB_COMPRESS | OB_SEED, 1, 1, "a GRAPH file"},
+    {"unpack", OB_OUTDIR, 1, 1, "a GRAPH file"},
+    {"compare", OB_RTOL | OB_ATOL, 2, 2, "two operands, A and B"},
+};
+
+static void note_opt(cli *c, unsigned bit, const char *name)
+{
+    int b = __builtin_ctz(bit);
+    if (!(c->given & bit)) {
+        c->given_name[b] = name;
+        c->given_order[c->n_given++] = b;
+    }
+    c->given |= bit;
+}
 
 static const char *prog = "ftrun";
 
@@ -46,16 +84,19 @@ static void usage(FILE *f)
             "       ftrun info GRAPH              inputs, outputs, nodes with shapes, FLOPs, bytes, memory plan\n"
             "       ftrun ops [--device DEV]      every op with the dtypes each backend implements\n"
             "       ftrun devices                 the devices this machine offers\n"
+            "       ftrun pack GRAPH -o OUT.ftg [--compress]   JSON graph -> binary graph (--compress: zlib blobs)\n"
+            "       ftrun unpack GRAPH.ftg -o DIR              binary graph -> DIR/graph.json + one .npy per value\n"
+            "       ftrun compare A B [--rtol R] [--atol A]    compare .npy files, .npz files or result folders\n"
             "\n"
             "Options of run:\n"
             "  -d, --device DEV        cpu, cuda, cuda:N or auto (default: auto = cuda:0 if usable, else cpu)\n"
-            "  -i, --input NAME=FILE   value of input NAME from a .npy file (repeatable)\n"
+            "  -i, --input NAME=FILE   value of input NAME from a .npy or .npz file (repeatable)\n"
             "  -o, --output-dir DIR    where results go (default ftrun-out)\n"
-            "      --format FMT        npy (one .npy per output, default) or none (no result files)\n"
+            "      --format FMT        npy (one .npy per output, default), npz (one outputs.npz) or none\n"
             "  -w, --warmup N          untimed runs first (default 0)\n"
             "  -n, --iterations N      timed runs (default 1)\n"
             "      --duration SEC      keep running timed iterations until SEC seconds have passed (at least -n)\n"
-            "      --expect FILE|DIR   compare outputs to golden values (.npy file or folder of .npy)\n"
+            "      --expect FILE|DIR   compare outputs to golden values (.npy or .npz file, or folder of .npy)\n"
             "      --rtol R, --atol A  tolerances: pass when |x-y| <= atol + rtol*|y| (defaults per dtype)\n"
             "      --seed N            replace the seed of every random init\n"
             "      --threads N         CPU threads (default: all cores)\n"
@@ -114,7 +155,7 @@ static int parse_double(const char *opt, const char *s, double *out)
 
 enum {
     OPT_FORMAT = 256, OPT_DURATION, OPT_EXPECT, OPT_RTOL, OPT_ATOL, OPT_SEED, OPT_THREADS, OPT_DRY_RUN,
-    OPT_UNAVAILABLE,
+    OPT_COMPRESS, OPT_UNAVAILABLE,
 };
 
 static const struct option long_opts[] = {
@@ -131,6 +172,7 @@ static const struct option long_opts[] = {
     {"seed", required_argument, 0, OPT_SEED},
     {"threads", required_argument, 0, OPT_THREADS},
     {"dry-run", no_argument, 0, OPT_DRY_RUN},
+    {"compress", no_argument, 0, OPT_COMPRESS},
     {"quiet", no_argument, 0, 'q'},
     {"verbose", no_argument, 0, 'v'},
     {"help", no_argument, 0, 'h'},
@@ -148,17 +190,15 @@ static const struct option long_opts[] = {
 
 static int parse_args(int argc, char **argv, cli *c)
 {
-    static const char *const commands[] = {"run", "info", "ops", "devices", "pack", "unpack", "compare"};
-    int first = 1;
+    int first = 1, cmd = 0;
     c->command = "run";
     if (argc > 1)
         for (size_t i = 0; i < FT_ARRAY_LEN(commands); i++)
-            if (strcmp(argv[1], commands[i]) == 0) {
-                c->command = commands[i];
+            if (strcmp(argv[1], commands[i].command) == 0) {
+                c->command = commands[i].command;
+                cmd = (int)i;
                 first = 2;
             }
-    if (!strcmp(c->command, "pack") || !strcmp(c->command, "unpack") || !strcmp(c->command, "compare"))
-        return usage_error("command '%s' is not available in this version of ftrun (%s)", c->command, FT_VERSION);
     /* getopt_long permutes, so options may follow the graph; argv[0] is skipped by getopt */
     char **av = argv + first - 1;
     int ac = argc - first + 1;
@@ -166,9 +206,8 @@ static int parse_args(int argc, char **argv, cli *c)
     optind = 1;
     int ch, idx;
     while ((ch = getopt_long(ac, av, ":d:i:o:w:n:qvhV", long_opts, &idx)) != -1) {
-        const char *oname = NULL;
         switch (ch) {
-        case 'd': c->device = optarg; break;
+        case 'd': c->device = optarg; note_opt(c, OB_DEVICE, "--device"); break;
         case 'i': {
             const char *eq = strchr(optarg, '=');
             if (!eq || eq == optarg || !eq[1])
@@ -181,25 +220,22 @@ static int parse_args(int argc, char **argv, cli *c)
             if (!name)
                 return usage_error("out of memory");
             c->inputs[c->n_inputs++] = (input_arg){name, eq + 1};
-            oname = "--input";
+            note_opt(c, OB_INPUT, "--input");
             break;
         }
-        case 'o': c->outdir = optarg; oname = "--output-dir"; break;
+        case 'o': c->outdir = optarg; note_opt(c, OB_OUTDIR, "--output-dir"); break;
         case OPT_FORMAT:
-            if (strcmp(optarg, "npy") && strcmp(optarg, "none")) {
-                if (!strcmp(optarg, "npz"))
-                    return usage_error("option --format: 'npz' is not available in this version of ftrun; use npy or none");
-                return usage_error("option --format: '%s' is not one of npy, none", optarg);
-            }
+            if (strcmp(optarg, "npy") && strcmp(optarg, "npz") && strcmp(optarg, "none"))
+                return usage_error("option --format: '%s' is not one of npy, npz, none", optarg);
             c->format = optarg;
-            oname = "--format";
+            note_opt(c, OB_FORMAT, "--format");
             break;
-        case 'w': if (parse_long("--warmup", optarg, 0, INT_MAX, &c->warmup)) return FT_EUSAGE; oname = "--warmup"; break;
-        case 'n': if (parse_long("--iterations", optarg, 1, INT_MAX, &c->iterations)) return FT_EUSAGE; oname = "--iterations"; break;
-        case OPT_DURATION: if (parse_double("--duration", optarg, &c->duration)) return FT_EUSAGE; oname = "--duration"; break;
-        case OPT_EXPECT: c->expect = optarg; oname = "--expect"; break;
-        case OPT_RTOL: if (parse_double("--rtol", optarg, &c->rtol)) return FT_EUSAGE; c->have_rtol = 1; oname = "--rtol"; break;
-        case OPT_ATOL: if (parse_double("--atol", optarg, &c->atol)) return FT_EUSAGE; c->have_atol = 1; oname = "--atol"; break;
+        case 'w': if (parse_long("--warmup", optarg, 0, INT_MAX, &c->warmup)) return FT_EUSAGE; note_opt(c, OB_WARMUP, "--warmup"); break;
+        case 'n': if (parse_long("--iterations", optarg, 1, INT_MAX, &c->iterations)) return FT_EUSAGE; note_opt(c, OB_ITER, "--iterations"); break;
+        case OPT_DURATION: if (parse_double("--duration", optarg, &c->duration)) return FT_EUSAGE; note_opt(c, OB_DURATION, "--duration"); break;
+        case OPT_EXPECT: c->expect = optarg; note_opt(c, OB_EXPECT, "--expect"); break;
+        case OPT_RTOL: if (parse_double("--rtol", optarg, &c->rtol)) return FT_EUSAGE; c->have_rtol = 1; note_opt(c, OB_RTOL, "--rtol"); break;
+        case OPT_ATOL: if (parse_double("--atol", optarg, &c->atol)) return FT_EUSAGE; c->have_atol = 1; note_opt(c, OB_ATOL, "--atol"); break;
         case OPT_SEED: {
             char *end;
             errno = 0;
@@ -207,11 +243,12 @@ static int parse_args(int argc, char **argv, cli *c)
             if (!*optarg || *end || errno || v < 0)
                 return usage_error("option --seed: '%s' is not an integer in [0, %lld]", optarg, LLONG_MAX);
             c->seed = v;
-            oname = "--seed";
+            note_opt(c, OB_SEED, "--seed");
             break;
         }
-        case OPT_THREADS: if (parse_long("--threads", optarg, 1, 4096, &c->threads)) return FT_EUSAGE; oname = "--threads"; break;
-        case OPT_DRY_RUN: c->dry_run = 1; oname = "--dry-run"; break;
+        case OPT_THREADS: if (parse_long("--threads", optarg, 1, 4096, &c->threads)) return FT_EUSAGE; note_opt(c, OB_THREADS, "--threads"); break;
+        case OPT_DRY_RUN: c->dry_run = 1; note_opt(c, OB_DRYRUN, "--dry-run"); break;
+        case OPT_COMPRESS: c->compress = 1; note_opt(c, OB_COMPRESS, "--compress"); break;
         case 'q': c->quiet = 1; break;
         case 'v': c->verbose = 1; break;
         case 'h': usage(stdout); exit(0);
@@ -228,26 +265,27 @@ static int parse_args(int argc, char **argv, cli *c)
                 return usage_error("unknown option -%c", optopt);
             return usage_error("unknown option '%s'", av[optind - 1]);
         }
-        if (oname && !c->run_only_given) {
-            c->run_only_given = 1;
-            c->run_only_name = oname;
-        }
     }
     int npos = ac - optind;
-    int want_graph = !strcmp(c->command, "run") || !strcmp(c->command, "info");
-    if (want_graph) {
-        if (npos < 1)
-            return usage_error(first == 1 && argc == 1 ? "no graph file given" : "'%s' needs a GRAPH file", c->command);
-        if (npos > 1)
-            return usage_error("unexpected argument '%s' (one GRAPH file per run)", av[optind + 1]);
-        c->graph = av[optind];
-    } else if (npos > 0) {
+    if (commands[cmd].max_pos == 0 && npos > 0)
         return usage_error("'%s' takes no arguments, got '%s'", c->command, av[optind]);
+    if (npos < commands[cmd].min_pos) {
+        if (first == 1 && argc == 1)
+            return usage_error("no graph file given");
+        return usage_error("'%s' needs %s", c->command, commands[cmd].operands);
     }
-    if (strcmp(c->command, "run") && c->run_only_given)
-        return usage_error("option %s does not apply to '%s'", c->run_only_name, c->command);
-    if (strcmp(c->command, "run") && strcmp(c->command, "ops") && c->device)
-        return usage_error("option --device does not apply to '%s'", c->command);
+    if (npos > commands[cmd].max_pos)
+        return usage_error("unexpected argument '%s' ('%s' takes %s)", av[optind + commands[cmd].max_pos], c->command,
+                           commands[cmd].operands);
+    if (npos >= 1)
+        c->graph = av[optind];
+    if (npos >= 2)
+        c->graph2 = av[optind + 1];
+    for (int k = 0; k < c->n_given; k++)
+        if (!(commands[cmd].allowed & (1u << c->given_order[k])))
+            return usage_error("option %s does not apply to '%s'", c->given_name[c->given_order[k]], c->command);
+    if ((!strcmp(c->command, "pack") || !strcmp(c->command, "unpack")) && !c->outdir)
+        return usage_error("'%s' needs -o %s", c->command, !strcmp(c->command, "pack") ? "OUT.ftg" : "DIR");
     return 0;
 }
 
@@ -312,7 +350,7 @@ static ft_status apply_inputs(const cli *c, ft_graph *g, ft_error *err)
         }
         ft_tensor *tt = &g->tensors[t];
         ft_npy arr;
-        ft_status st = ft_npy_read(a->file, &arr, err);
+        ft_status st = ft_array_read(a->file, a->name, &arr, err);
         if (st) {
             ft_err_prefix(err, "--input %s", a->name);
             return st;
@@ -328,17 +366,15 @@ static ft_status apply_inputs(const cli *c, ft_graph *g, ft_error *err)
             ft_npy_clear(&arr);
             return st;
         }
-        free(tt->value);
-        tt->value = arr.data;
-        tt->value_bytes = arr.nbytes;
+        ft_tensor_set_value(tt, arr.data, arr.nbytes);
         tt->source = "--input";
     }
     for (int i = 0; i < g->n_inputs; i++) {
         const ft_tensor *t = &g->tensors[g->inputs[i]];
         if (!t->value)
             return ft_err(err, FT_EGRAPH,
-                          "%s: input '%s' (%s %s) has no value: pass --input %s=FILE.npy or give it \"data\", \"file\" or "
-                          "\"init\" in the graph",
+                          "%s: input '%s' (%s %s) has no value: pass --input %s=FILE.npy (or .npz) or give it \"data\", "
+                          "\"file\" or \"init\" in the graph",
                           g->file, t->name, ft_dtype_name(t->dtype), ft_shape_str(&t->shape, (char[FT_SHAPE_STR]){0}), t->name);
     }
     return FT_OK;
@@ -359,36 +395,82 @@ static ft_status check_output_names(const ft_graph *g, ft_error *err)
     return FT_OK;
 }
 
-/* Golden values per output, loaded before running so a bad path fails fast. */
+/* Golden values per output, loaded before running so a bad path fails fast.
+ * A folder holds <name>.npy per output; a file is an .npz (member <name>.npy
+ * per output) or a .npy (graphs of one output), told apart by first bytes. */
 static ft_status load_expect(const cli *c, const ft_graph *g, ft_npy *exp, ft_error *err)
 {
     size_t len = strlen(c->expect);
-    int is_file = len > 4 && !strcmp(c->expect + len - 4, ".npy");
-    if (is_file && g->n_outputs != 1)
-        return ft_err(err, FT_EGRAPH, "--expect %s: a single .npy file can only check a graph with one output (this graph has %d); pass a directory",
+    struct stat sb;
+    int exists = stat(c->expect, &sb) == 0;
+    int is_file = exists ? !S_ISDIR(sb.st_mode)
+                         : len > 4 && (!strcmp(c->expect + len - 4, ".npy") || !strcmp(c->expect + len - 4, ".npz"));
+    ft_npz z = {0};
+    int is_npz = 0;
+    if (is_file && exists) {
+        FILE *f = fopen(c->expect, "rb");
+        unsigned char head[4] = {0};
+        size_t n = f ? fread(head, 1, sizeof head, f) : 0;
+        if (f)
+            fclose(f);
+        is_npz = ft_npz_is_npz(head, n);
+    }
+    if (is_npz) {
+        ft_status st = ft_npz_open(c->expect, &z, err);
+        if (st) {
+            ft_err_prefix(err, "--expect");
+            return st;
+        }
+    } else if (is_file && g->n_outputs != 1) {
+        return ft_err(err, FT_EGRAPH, "--expect %s: a single .npy file can only check a graph with one output (this graph has %d); pass an .npz file or a directory",
                       c->expect, g->n_outputs);
-    for (int i = 0; i < g->n_outputs; i++) {
+    }
+    ft_status st = FT_OK;
+    for (int i = 0; i < g->n_outputs && !st; i++) {
         const ft_tensor *t = &g->tensors[g->outputs[i]];
         char fname[600], path[4200];
         ft_sanitize_name(t->name, fname, sizeof fname);
-        if (is_file)
-            snprintf(path, sizeof path, "%s", c->expect);
-        else
-            snprintf(path, sizeof path, "%s/%s.npy", c->expect, fname);
-        ft_status st = ft_npy_read(path, &exp[i], err);
+        if (is_npz) {
+            int k = ft_npz_find(&z, t->name);
+            snprintf(path, sizeof path, "%s (member %s.npy)", c->expect, k >= 0 ? z.e[k].name : fname);
+            if (k < 0) {
+                char list[1024];
+                st = ft_err(err, FT_EGRAPH, "--expect: output '%s': %s has no member %s.npy (members: %s)", t->name, c->expect,
+                            fname, ft_npz_names(&z, list, sizeof list));
+                break;
+            }
+            st = ft_npz_read(&z, k, &exp[i], err);
+        } else {
+            if (is_file)
+                snprintf(path, sizeof path, "%s", c->expect);
+            else
+                snprintf(path, sizeof path, "%s/%s.npy", c->expect, fname);
+            st = ft_npy_read(path, &exp[i], err);
+        }
         if (st) {
             ft_err_prefix(err, "--expect: output '%s'", t->name);
-            return st;
+            break;
         }
         char s1[FT_SHAPE_STR], s2[FT_SHAPE_STR];
         if (ft_npy_to_dtype(&exp[i], t->dtype) != 0)
-            return ft_err(err, FT_EGRAPH, "--expect: output '%s' is %s but %s holds %s", t->name, ft_dtype_name(t->dtype), path,
-                          ft_dtype_name(exp[i].dtype));
-        if (!ft_shape_eq(&exp[i].shape, &t->shape))
-            return ft_err(err, FT_EGRAPH, "--expect: output '%s' has shape %s but %s has shape %s", t->name,
-                          ft_shape_str(&t->shape, s1), path, ft_shape_str(&exp[i].shape, s2));
+            st = ft_err(err, FT_EGRAPH, "--expect: output '%s' is %s but %s holds %s", t->name, ft_dtype_name(t->dtype), path,
+                        ft_dtype_name(exp[i].dtype));
+        else if (!ft_shape_eq(&exp[i].shape, &t->shape))
+            st = ft_err(err, FT_EGRAPH, "--expect: output '%s' has shape %s but %s has shape %s", t->name,
+                        ft_shape_str(&t->shape, s1), path, ft_shape_str(&exp[i].shape, s2));
     }
-    return FT_OK;
+    ft_npz_close(&z);
+    return st;
+}
+
+static ft_tol pick_tol(const cli *c, ft_dtype dt)
+{
+    ft_tol tol = ft_tol_default(dt);
+    if (c->have_rtol)
+        tol.rtol = c->rtol;
+    if (c->have_atol)
+        tol.atol = c->atol;
+    return tol;
 }
 
 static int check_expect(const cli *c, const ft_graph *g, const ft_run_result *r, const ft_npy *exp)
@@ -396,27 +478,210 @@ static int check_expect(const cli *c, const ft_graph *g, const ft_run_result *r,
     int bad = 0;
     for (int i = 0; i < g->n_outputs; i++) {
         const ft_tensor *t = &g->tensors[g->outputs[i]];
-        ft_tol tol = ft_tol_default(t->dtype);
-        if (c->have_rtol) tol.rtol = c->rtol;
-        if (c->have_atol) tol.atol = c->atol;
+        ft_tol tol = pick_tol(c, t->dtype);
         ft_cmp cm;
         ft_compare(r->outputs[i], exp[i].data, t->dtype, &t->shape, tol, &cm);
-        if (cm.n_bad) {
-            char idx[FT_SHAPE_STR];
-            fprintf(stderr,
-                    "%s: expect: output '%s': %llu of %llu values out of tolerance (rtol=%g, atol=%g): max abs error %g, "
-                    "max rel error %g; worst at %s (got %.9g, expected %.9g)\n",
-                    prog, t->name, (unsigned long long)cm.n_bad, (unsigned long long)cm.n, tol.rtol, tol.atol, cm.max_abs,
-                    cm.max_rel, ft_index_str(cm.worst, &t->shape, idx), cm.worst_got, cm.worst_want);
-            bad = 1;
-        } else if (c->verbose) {
-            fprintf(stderr, "%s: expect: output '%s': %llu values match (max abs error %g, max rel error %g)\n", prog, t->name,
-                    (unsigned long long)cm.n, cm.max_abs, cm.max_rel);
+        bad |= cm.n_bad != 0;
+        if (cm.n_bad || c->verbose) {
+            char prefix[600];
+            snprintf(prefix, sizeof prefix, "%s: expect: output '%s'", prog, t->name);
+            ft_report_cmp(stderr, prefix, &cm, t->dtype, &t->shape, tol);
         }
     }
     if (!bad && !c->quiet)
         fprintf(stderr, "%s: expect: %d output%s match %s\n", prog, g->n_outputs, g->n_outputs == 1 ? "" : "s", c->expect);
     return bad ? FT_EMISMATCH : FT_OK;
+}
+
+static const char *human_bytes(uint64_t b, char *buf, size_t n)
+{
+    if (b < 10240)
+        snprintf(buf, n, "%llu bytes", (unsigned long long)b);
+    else if (b < 10 * 1048576ull)
+        snprintf(buf, n, "%.1f KiB", b / 1024.0);
+    else if (b < 10 * 1073741824ull)
+        snprintf(buf, n, "%.1f MiB", b / 1048576.0);
+    else
+        snprintf(buf, n, "%.2f GiB", b / 1073741824.0);
+    return buf;
+}
+
+static int cmd_pack(const cli *c)
+{
+    ft_error err = {0};
+    ft_graph *g;
+    struct stat sb;
+    if (stat(c->outdir, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "%s: error: pack -o %s: that is a directory; pack writes one file such as %s/model.ftg\n", prog,
+                c->outdir, c->outdir);
+        return FT_ERUNTIME;
+    }
+    if (load_graph(c, &g, &err))
+        return fail(&err);
+    char *doc = NULL;
+    size_t len = 0;
+    ft_pack_stats ps;
+    ft_status st = ft_graph_doc_text(c->graph, &doc, &len, &err);
+    if (!st)
+        st = ft_ftg_write(g, doc, len, c->outdir, c->compress, &ps, &err);
+    free(doc);
+    ft_graph_free(g);
+    if (st)
+        return fail(&err);
+    if (!c->quiet) {
+        char a[32], b[32], f[32];
+        fprintf(stderr, "%s: pack: wrote %s: %d blob%s (%d zlib), %s of values stored in %s; file %s\n", prog, c->outdir, ps.blobs,
+                ps.blobs == 1 ? "" : "s", ps.zlib_blobs, human_bytes(ps.value_bytes, a, sizeof a),
+                human_bytes(ps.stored_bytes, b, sizeof b), human_bytes(ps.file_bytes, f, sizeof f));
+    }
+    return 0;
+}
+
+typedef struct {
+    char **fname; /* per tensor: its .npy file name, or NULL */
+} unpack_ctx;
+
+static int fill_file(void *ctx, const ft_graph *g, int tensor, struct cJSON *decl, ft_error *err)
+{
+    const unpack_ctx *u = ctx;
+    if (!cJSON_AddStringToObject(decl, "file", u->fname[tensor])) {
+        ft_err(err, FT_ERUNTIME, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static int cmd_unpack(const cli *c)
+{
+    ft_error err = {0};
+    ft_graph *g;
+    if (load_graph(c, &g, &err))
+        return fail(&err);
+    char *doc = NULL, *json = NULL;
+    size_t len = 0;
+    int files = 0;
+    ft_outset outs = {0};
+    unpack_ctx u = {ft_calloc((size_t)(g->n_tensors ? g->n_tensors : 1), sizeof(char *))};
+    struct ft_strmap *used = ft_strmap_new();
+    ft_status st = !u.fname || !used ? ft_err(&err, FT_ERUNTIME, "out of memory") : ft_graph_doc_text(c->graph, &doc, &len, &err);
+    /* one file per value, named after the tensor; names equal after
+     * sanitising get a numeric suffix */
+    for (int i = 0; i < g->n_tensors && !st; i++) {
+        const ft_tensor *t = &g->tensors[i];
+        if (!(t->flags & FT_TF_VALUE) || !(t->flags & FT_TF_DECLARED))
+            continue;
+        char base[520], name[560];
+        ft_sanitize_name(t->name, base, sizeof base);
+        snprintf(name, sizeof name, "%s.npy", base);
+        for (int k = 2; ft_strmap_get(used, name) >= 0 || !strcmp(name, "graph.json"); k++)
+            snprintf(name, sizeof name, "%s_%d.npy", base, k);
+        if (ft_strmap_put(used, name, i) || !(u.fname[i] = ft_strdup(name)))
+            st = ft_err(&err, FT_ERUNTIME, "out of memory");
+    }
+    if (!st && !(json = ft_graph_doc_rewrite(g, doc, len, fill_file, &u, 1, &err)))
+        st = err.code ? err.code : FT_ERUNTIME;
+    if (!st)
+        st = ft_mkdirs(c->outdir, &err);
+    for (int i = 0; i < g->n_tensors && !st; i++) {
+        const ft_tensor *t = &g->tensors[i];
+        if (u.fname[i] && !(st = ft_outset_npy(&outs, c->outdir, u.fname[i], t->dtype, &t->shape, t->value, &err)))
+            files++;
+    }
+    if (!st) {
+        size_t jl = strlen(json);
+        char *text = ft_malloc(jl + 2);
+        if (!text) {
+            st = ft_err(&err, FT_ERUNTIME, "out of memory");
+        } else {
+            memcpy(text, json, jl);
+            memcpy(text + jl, "\n", 2);
+            st = ft_outset_text(&outs, c->outdir, "graph.json", text, &err);
+            free(text);
+        }
+    }
+    if (!st)
+        st = ft_outset_commit(&outs, &err);
+    else
+        ft_outset_abort(&outs);
+    for (int i = 0; u.fname && i < g->n_tensors; i++)
+        free(u.fname[i]);
+    free(u.fname);
+    ft_strmap_free(used);
+    free(doc);
+    free(json);
+    ft_graph_free(g);
+    if (st)
+        return fail(&err);
+    if (!c->quiet)
+        fprintf(stderr, "%s: unpack: wrote %s/graph.json and %d .npy file%s\n", prog, c->outdir, files, files == 1 ? "" : "s");
+    return 0;
+}
+
+/* `compare A B`: B holds the expected values. */
+static int cmd_compare(const cli *c)
+{
+    ft_error err = {0};
+    ft_arrays a, b;
+    if (ft_arrays_load(c->graph, &a, &err))
+        return fail(&err);
+    if (ft_arrays_load(c->graph2, &b, &err)) {
+        ft_arrays_free(&a);
+        return fail(&err);
+    }
+    int single = a.n == 1 && b.n == 1, problems = 0, bad = 0, compared = 0;
+    for (int i = 0; i < b.n && !single; i++) {
+        int found = 0;
+        for (int j = 0; j < a.n && !found; j++)
+            found = !strcmp(a.name[j], b.name[i]);
+        if (!found) {
+            fprintf(stderr, "%s: error: compare: '%s' is in %s but not in %s\n", prog, b.name[i], b.where[i], c->graph);
+            problems++;
+        }
+    }
+    for (int i = 0; i < a.n; i++) {
+        int j = single ? 0 : -1;
+        for (int k = 0; k < b.n && j < 0; k++)
+            if (!strcmp(a.name[i], b.name[k]))
+                j = k;
+        if (j < 0) {
+            fprintf(stderr, "%s: error: compare: '%s' is in %s but not in %s\n", prog, a.name[i], a.where[i], c->graph2);
+            problems++;
+            continue;
+        }
+        const ft_npy *x = &a.a[i], *y = &b.a[j];
+        char label[1100], s1[FT_SHAPE_STR], s2[FT_SHAPE_STR];
+        if (!strcmp(a.name[i], b.name[j]))
+            snprintf(label, sizeof label, "'%s'", a.name[i]);
+        else
+            snprintf(label, sizeof label, "'%s' vs '%s'", a.name[i], b.name[j]);
+        if (x->dtype != y->dtype || !ft_shape_eq(&x->shape, &y->shape)) {
+            fprintf(stderr, "%s: error: compare: %s: %s %s in %s but %s %s in %s\n", prog, label, ft_dtype_name(x->dtype),
+                    ft_shape_str(&x->shape, s1), a.where[i], ft_dtype_name(y->dtype), ft_shape_str(&y->shape, s2), b.where[j]);
+            problems++;
+            continue;
+        }
+        ft_tol tol = pick_tol(c, x->dtype);
+        ft_cmp cm;
+        ft_compare(x->data, y->data, x->dtype, &x->shape, tol, &cm);
+        char prefix[1200];
+        snprintf(prefix, sizeof prefix, "%s %s %s", label, ft_dtype_name(x->dtype), ft_shape_str(&x->shape, s1));
+        ft_report_cmp(stdout, prefix, &cm, x->dtype, &x->shape, tol);
+        compared++;
+        bad += cm.n_bad != 0;
+    }
+    if (!c->quiet) {
+        if (problems)
+            fprintf(stderr, "%s: compare: %d problem%s with the operands (missing tensors, dtype or shape); %d of %d compared tensors out of tolerance\n",
+                    prog, problems, problems == 1 ? "" : "s", bad, compared);
+        else if (bad)
+            fprintf(stderr, "%s: compare: %d of %d tensor%s out of tolerance\n", prog, bad, compared, compared == 1 ? "" : "s");
+        else
+            fprintf(stderr, "%s: compare: %d tensor%s\n", prog, compared, compared == 1 ? " matches" : "s match");
+    }
+    ft_arrays_free(&a);
+    ft_arrays_free(&b);
+    fflush(stdout);
+    return problems ? FT_EGRAPH : bad ? FT_EMISMATCH : 0;
 }
 
 static int cmd_info(const cli *c)
@@ -444,6 +709,8 @@ static int cmd_run(const cli *c)
     int rc = pick_device(c->device, 1, &be, devname, sizeof devname);
     if (rc)
         return rc;
+    if (c->threads > 0)
+        omp_set_num_threads((int)c->threads); /* loading (CRC, inflate) uses threads too */
     double t0 = ft_now();
     ft_graph *g = NULL;
     ft_plan plan = {0};
@@ -513,6 +780,25 @@ static int cmd_run(const cli *c)
         goto out;
     }
     int write_npy = !c->format || !strcmp(c->format, "npy");
+    if (c->format && !strcmp(c->format, "npz")) {
+        ft_npz_item *items = ft_calloc((size_t)g->n_outputs, sizeof *items);
+        char(*names)[600] = ft_calloc((size_t)g->n_outputs, sizeof *names);
+        ft_status st = !items || !names ? ft_err(&err, FT_ERUNTIME, "out of memory") : FT_OK;
+        for (int i = 0; i < g->n_outputs && !st; i++) {
+            const ft_tensor *t = &g->tensors[g->outputs[i]];
+            ft_sanitize_name(t->name, names[i], sizeof names[i]);
+            items[i] = (ft_npz_item){names[i], t->dtype, &t->shape, res.outputs[i]};
+        }
+        if (!st)
+            st = ft_outset_npz(&outs, dir, "outputs.npz", items, g->n_outputs, &err);
+        free(items);
+        free(names);
+        if (st) {
+            ft_outset_abort(&outs);
+            rc = fail(&err);
+            goto out;
+        }
+    }
     for (int i = 0; i < g->n_outputs && write_npy; i++) {
         const ft_tensor *t = &g->tensors[g->outputs[i]];
         char fname[600];
@@ -573,6 +859,12 @@ int main(int argc, char **argv)
             ft_print_ops(stdout, be);
         } else if (!strcmp(c.command, "info")) {
             rc = cmd_info(&c);
+        } else if (!strcmp(c.command, "pack")) {
+            rc = cmd_pack(&c);
+        } else if (!strcmp(c.command, "unpack")) {
+            rc = cmd_unpack(&c);
+        } else if (!strcmp(c.command, "compare")) {
+            rc = cmd_compare(&c);
         } else {
             rc = cmd_run(&c);
         }

@@ -139,6 +139,27 @@ ft_status ft_outset_text(ft_outset *s, const char *dir, const char *fname, const
     return FT_OK;
 }
 
+ft_status ft_outset_npz(ft_outset *s, const char *dir, const char *fname, const ft_npz_item *items, int n, ft_error *err)
+{
+    char *tmp;
+    ft_status st = outset_add(s, dir, fname, err, &tmp);
+    if (st)
+        return st;
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return ft_err(err, FT_ERUNTIME, "cannot write %s/%s: %s", dir, fname, strerror(errno));
+    st = ft_npz_write(f, tmp, items, n, err);
+    if (fclose(f) != 0 && !st)
+        st = ft_err(err, FT_ERUNTIME, "cannot write %s/%s: %s", dir, fname, strerror(errno ? errno : EIO));
+    return st;
+}
+
+void ft_report_cmp(FILE *f, const char *prefix, const ft_cmp *c, ft_dtype dt, const ft_shape *s, ft_tol tol)
+{
+    char line[1024];
+    fprintf(f, "%s: %s\n", prefix, ft_cmp_str(c, dt, s, tol, line, sizeof line));
+}
+
 static void outset_free(ft_outset *s)
 {
     for (int i = 0; i < s->n; i++) {

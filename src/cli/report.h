@@ -6,6 +6,8 @@
 #include <stdio.h>
 
 #include "../graph/npy.h"
+#include "../graph/npz.h"
+#include "../runtime/compare.h"
 #include "../runtime/exec.h"
 
 typedef struct ft_stats {
@@ -27,6 +29,8 @@ ft_status ft_mkdirs(const char *dir, ft_error *err);
 ft_status ft_outset_npy(ft_outset *s, const char *dir, const char *fname, ft_dtype dt, const ft_shape *shape,
                         const void *data, ft_error *err);
 ft_status ft_outset_text(ft_outset *s, const char *dir, const char *fname, const char *text, ft_error *err);
+/* An .npz of n arrays (see npz.h). */
+ft_status ft_outset_npz(ft_outset *s, const char *dir, const char *fname, const ft_npz_item *items, int n, ft_error *err);
 /* Rename every temporary file to its final name; on failure remove them all. */
 ft_status ft_outset_commit(ft_outset *s, ft_error *err);
 /* Remove every temporary file (used on failure). */
@@ -40,6 +44,10 @@ typedef struct ft_timing_info {
 
 /* timing.json text (caller frees). */
 char *ft_timing_json(const ft_graph *g, const ft_plan *p, const ft_run_result *r, const ft_timing_info *ti);
+
+/* The one report of a comparison, for --expect and `ftrun compare`:
+ * "PREFIX: <ft_cmp_str>\n" on f. */
+void ft_report_cmp(FILE *f, const char *prefix, const ft_cmp *c, ft_dtype dt, const ft_shape *s, ft_tol tol);
 
 void ft_print_info(FILE *f, const ft_graph *g, const ft_plan *p);
 void ft_print_ops(FILE *f, const ft_backend *only);

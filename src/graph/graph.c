@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 struct ft_strmap {
     char **keys;
@@ -116,7 +117,8 @@ void ft_graph_free(ft_graph *g)
         return;
     for (int i = 0; i < g->n_tensors; i++) {
         free(g->tensors[i].name);
-        free(g->tensors[i].value);
+        if (!g->tensors[i].borrowed)
+            free(g->tensors[i].value);
     }
     for (int i = 0; i < g->n_nodes; i++) {
         free(g->nodes[i].name);
@@ -133,7 +135,18 @@ void ft_graph_free(ft_graph *g)
     free(g->dir);
     free(g->name);
     ft_strmap_free(g->tmap);
+    if (g->map)
+        munmap(g->map, g->map_bytes);
     free(g);
+}
+
+void ft_tensor_set_value(ft_tensor *t, void *owned, size_t bytes)
+{
+    if (!t->borrowed)
+        free(t->value);
+    t->value = owned;
+    t->value_bytes = bytes;
+    t->borrowed = 0;
 }
 
 ft_status ft_node_err(ft_error *err, ft_status code, const ft_graph *g, const ft_node *n, const char *fmt, ...)

@@ -2,6 +2,10 @@
  *
  * Ownership: the graph owns every tensor, node, attribute, string and value
  * buffer in it; ft_graph_free releases all of it. ft_graph_free(NULL) is a no-op.
+ * A tensor loaded from an uncompressed blob of a binary graph (.ftg) is
+ * "borrowed": its value points into the graph's read-only mapping of the file
+ * (g->map), is never written, and is not freed on its own. Replace a value with
+ * ft_tensor_set_value, which knows the difference.
  *
  *   ft_load_opts o = {.seed_override = -1};
  *   ft_graph *g; ft_error err = {0};
@@ -35,7 +39,8 @@ typedef struct ft_tensor {
     int n_readers;   /* number of node input slots reading it */
     void *value;     /* host bytes (row-major, dtype-sized), owned; NULL if none */
     size_t value_bytes;
-    const char *source; /* "data", "file", "init", "--input", or NULL (static string) */
+    const char *source; /* "data", "file", "init", "blob", "--input", or NULL (static string) */
+    int borrowed;       /* value points into the graph's file mapping (read-only, not owned) */
 } ft_tensor;
 
 typedef struct ft_node {
@@ -60,13 +65,16 @@ typedef struct ft_graph {
     int *outputs, n_outputs;
     int *order;      /* topological order of node indices (after validate) */
     struct ft_strmap *tmap; /* tensor name -> index */
+    void *map;       /* read-only mapping of a binary graph file (NULL for JSON) */
+    size_t map_bytes;
 } ft_graph;
 
 typedef struct ft_load_opts {
     int64_t seed_override; /* replaces every random init's seed when >= 0 */
 } ft_load_opts;
 
-/* Parse a JSON graph file and load every value source. */
+/* Load a graph file: a binary graph (.ftg, recognised by its first bytes, see
+ * ftg.h) or a JSON graph; every value source is loaded and checked. */
 ft_status ft_graph_load(const char *path, const ft_load_opts *opts, ft_graph **out, ft_error *err);
 /* Same, from a buffer (path is used for messages and relative files). */
 ft_status ft_graph_load_json(const char *path, const char *text, size_t len, const ft_load_opts *opts,
@@ -75,6 +83,9 @@ ft_status ft_graph_load_json(const char *path, const char *text, size_t len, con
  * checks of declarations against inference, value presence. */
 ft_status ft_graph_validate(ft_graph *g, ft_error *err);
 void ft_graph_free(ft_graph *g);
+/* Give t the value `owned` (allocated with ft_malloc, bytes long), releasing
+ * its previous value unless that was borrowed from the file mapping. */
+void ft_tensor_set_value(ft_tensor *t, void *owned, size_t bytes);
 
 /* Tensor index by name, or -1. */
 int ft_graph_find(const ft_graph *g, const char *name);

@@ -1,6 +1,7 @@
 /* JSON graph reader: cJSON document -> ft_graph, including every value source.
  * Every message names the file and the tensor or node; syntax errors carry
- * line:column. */
+ * line:column. The header of a binary graph goes through the same reader
+ * (ft_graph_parse_doc with a blob set), which is where "blob" is allowed. */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ftg.h"
 #include "graph.h"
 #include "npy.h"
 
@@ -19,6 +21,7 @@ typedef struct {
     ft_graph *g;
     const ft_load_opts *opts;
     ft_error *err;
+    ft_blob_set *blobs; /* non-NULL while reading a binary graph's header */
 } reader;
 
 static ft_status oom(reader *r) { return ft_err(r->err, FT_ERUNTIME, "%s: out of memory while loading the graph", r->g->file); }
@@ -290,9 +293,10 @@ static ft_status load_file(reader *r, ft_tensor *t, const cJSON *jf, const cJSON
     char *path = join_path(r->g->dir, jf->valuestring);
     if (!path)
         return oom(r);
-    unsigned char *buf = NULL;
+    /* mapped, not read: the values are copied once, straight from the page cache */
+    const unsigned char *buf = NULL;
     size_t len = 0;
-    ft_status st = ft_read_file(path, &buf, &len, r->err);
+    ft_status st = ft_map_file(path, 1, &buf, &len, r->err);
     if (st) {
         ft_err_prefix(r->err, "%s: tensor '%s': \"file\"", r->g->file, t->name);
         free(path);
@@ -326,7 +330,7 @@ static ft_status load_file(reader *r, ft_tensor *t, const cJSON *jf, const cJSON
     } else {
         memcpy(t->value, buf + offset, need);
     }
-    free(buf);
+    ft_unmap_file(buf, len);
     free(path);
     return st;
 }
@@ -392,9 +396,82 @@ static ft_status load_init(reader *r, ft_tensor *t, const cJSON *j)
     return FT_OK;
 }
 
+/* Integers of a blob descriptor: exact in a JSON double up to 2^53. */
+static int json_u64(const cJSON *j, uint64_t *v)
+{
+    int64_t x;
+    if (cJSON_IsBool(j) || json_int(j, &x) || x < 0 || x > ((int64_t)1 << 53))
+        return -1;
+    *v = (uint64_t)x;
+    return 0;
+}
+
+/* Records the blob; its bytes are checked and decoded by ftg.c once every
+ * blob is known (overlaps need them all). */
+static ft_status load_blob(reader *r, ft_tensor *t, const cJSON *j, uint64_t need)
+{
+    static const char *const keys[] = {"offset", "nbytes", "encoding", "stored", "crc32"};
+    if (!cJSON_IsObject(j))
+        return terr(r, t->name, "\"blob\" must be an object with offset, nbytes, encoding, stored and crc32, got %s",
+                    jtype(j));
+    char what[160];
+    snprintf(what, sizeof what, "tensor '%.120s': \"blob\"", t->name);
+    ft_status st = check_keys(r, j, keys, 5, what);
+    if (st)
+        return st;
+    for (int k = 0; k < 5; k++)
+        if (!cJSON_GetObjectItemCaseSensitive(j, keys[k]))
+            return terr(r, t->name, "\"blob\" lacks \"%s\"", keys[k]);
+    ft_blob b = {.tensor = (int)(t - r->g->tensors)};
+    uint64_t crc;
+    const char *bad = NULL;
+    if (json_u64(cJSON_GetObjectItemCaseSensitive(j, "offset"), &b.offset))
+        bad = "offset";
+    else if (json_u64(cJSON_GetObjectItemCaseSensitive(j, "nbytes"), &b.nbytes))
+        bad = "nbytes";
+    else if (json_u64(cJSON_GetObjectItemCaseSensitive(j, "stored"), &b.stored))
+        bad = "stored";
+    else if (json_u64(cJSON_GetObjectItemCaseSensitive(j, "crc32"), &crc) || crc > 0xffffffffu)
+        bad = "crc32";
+    if (bad)
+        return terr(r, t->name, "\"blob\": \"%s\" must be a non-negative integer%s", bad,
+                    !strcmp(bad, "crc32") ? " below 2^32" : "");
+    b.crc = (uint32_t)crc;
+    const cJSON *je = cJSON_GetObjectItemCaseSensitive(j, "encoding");
+    if (!cJSON_IsString(je) || (strcmp(je->valuestring, "raw") && strcmp(je->valuestring, "zlib")))
+        return terr(r, t->name, "\"blob\": \"encoding\" must be \"raw\" or \"zlib\", got %s%s%s%s", jtype(je),
+                    cJSON_IsString(je) ? " '" : "", cJSON_IsString(je) ? je->valuestring : "", cJSON_IsString(je) ? "'" : "");
+    b.zlib = je->valuestring[0] == 'z';
+    char s1[FT_SHAPE_STR];
+    if (b.offset % FT_FTG_ALIGN)
+        return terr(r, t->name, "blob offset %llu is not a multiple of %d", (unsigned long long)b.offset, FT_FTG_ALIGN);
+    if (b.nbytes != need)
+        return terr(r, t->name, "blob nbytes %llu does not match the declaration: %s %s is %llu bytes",
+                    (unsigned long long)b.nbytes, ft_dtype_name(t->dtype), ft_shape_str(&t->shape, s1),
+                    (unsigned long long)need);
+    if (!b.zlib && b.stored != b.nbytes)
+        return terr(r, t->name, "raw blob stores %llu bytes but nbytes is %llu (a raw blob stores exactly nbytes)",
+                    (unsigned long long)b.stored, (unsigned long long)b.nbytes);
+    uint64_t d = r->blobs->data_bytes;
+    if (b.offset > d || b.stored > d - b.offset)
+        return terr(r, t->name, "blob bytes [%llu, %llu) of the data section lie beyond the end of the file (the data section has %llu bytes)",
+                    (unsigned long long)b.offset, (unsigned long long)(b.offset + b.stored), (unsigned long long)d);
+    ft_blob_set *bs = r->blobs;
+    if (bs->n == bs->cap) {
+        int nc = bs->cap ? bs->cap * 2 : 64;
+        ft_blob *nv = ft_realloc(bs->v, (size_t)nc * sizeof *nv);
+        if (!nv)
+            return oom(r);
+        bs->v = nv;
+        bs->cap = nc;
+    }
+    bs->v[bs->n++] = b;
+    return FT_OK;
+}
+
 static ft_status parse_tensor_decl(reader *r, const cJSON *decl)
 {
-    static const char *const keys[] = {"dtype", "shape", "data", "file", "offset", "init"};
+    static const char *const keys[] = {"dtype", "shape", "data", "file", "offset", "init", "blob"};
     const char *name = decl->string;
     if (!*name)
         return gerr(r, "\"tensors\": a tensor name must not be empty");
@@ -402,7 +479,7 @@ static ft_status parse_tensor_decl(reader *r, const cJSON *decl)
         return terr(r, name, "the declaration must be an object with \"dtype\" and \"shape\", got %s", jtype(decl));
     char what[160];
     snprintf(what, sizeof what, "tensor '%.120s'", name);
-    ft_status st = check_keys(r, decl, keys, 6, what);
+    ft_status st = check_keys(r, decl, keys, r->blobs ? 7 : 6, what);
     if (st)
         return st;
     if (ft_graph_find(r->g, name) >= 0)
@@ -426,14 +503,21 @@ static ft_status parse_tensor_decl(reader *r, const cJSON *decl)
                     ft_dtype_name(t->dtype), (unsigned long long)FT_MAX_TENSOR_BYTES);
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(decl, "data"), *file = cJSON_GetObjectItemCaseSensitive(decl, "file"),
                 *init = cJSON_GetObjectItemCaseSensitive(decl, "init"), *off = cJSON_GetObjectItemCaseSensitive(decl, "offset");
-    int sources = !!data + !!file + !!init;
+    const cJSON *blob = r->blobs ? cJSON_GetObjectItemCaseSensitive(decl, "blob") : NULL;
+    int sources = !!data + !!file + !!init + !!blob;
     if (sources > 1)
-        return terr(r, name, "has %d value sources; give at most one of \"data\", \"file\", \"init\"", sources);
+        return terr(r, name, "has %d value sources; give at most one of \"data\", \"file\", \"init\"%s", sources,
+                    r->blobs ? ", \"blob\"" : "");
     if (off && !file)
         return terr(r, name, "\"offset\" is only meaningful with \"file\"");
     if (!sources)
         return FT_OK;
     t->value_bytes = (size_t)bytes;
+    if (blob) {
+        t->flags |= FT_TF_VALUE;
+        t->source = "blob";
+        return load_blob(r, t, blob, bytes);
+    }
     t->value = ft_calloc(1, (size_t)bytes);
     if (!t->value)
         return ft_err(r->err, FT_ERUNTIME, "%s: tensor '%s': out of memory allocating %llu bytes", r->g->file, name,
@@ -796,14 +880,14 @@ out:
     return st;
 }
 
-ft_status ft_graph_load_json(const char *path, const char *text, size_t len, const ft_load_opts *opts, ft_graph **out,
-                             ft_error *err)
+ft_status ft_graph_parse_doc(const char *path, const char *text, size_t len, const ft_load_opts *opts,
+                             ft_blob_set *blobs, ft_graph **out, ft_error *err)
 {
     *out = NULL;
     ft_graph *g = ft_calloc(1, sizeof *g);
     if (!g)
         return ft_err(err, FT_ERUNTIME, "out of memory");
-    reader r = {g, opts, err};
+    reader r = {g, opts, err, blobs};
     g->file = ft_strdup(path);
     const char *slash = strrchr(path, '/');
     g->dir = slash ? ft_strdup(path) : ft_strdup(".");
@@ -830,11 +914,26 @@ ft_status ft_graph_load_json(const char *path, const char *text, size_t len, con
     return FT_OK;
 }
 
+ft_status ft_graph_load_json(const char *path, const char *text, size_t len, const ft_load_opts *opts, ft_graph **out,
+                             ft_error *err)
+{
+    return ft_graph_parse_doc(path, text, len, opts, NULL, out, err);
+}
+
 ft_status ft_graph_load(const char *path, const ft_load_opts *opts, ft_graph **out, ft_error *err)
 {
+    *out = NULL;
+    /* the kind of file is decided by its first bytes, never by its name */
+    FILE *f = fopen(path, "rb");
+    if (f) {
+        unsigned char head[8];
+        size_t n = fread(head, 1, sizeof head, f);
+        fclose(f);
+        if (ft_ftg_is_ftg(head, n))
+            return ft_ftg_load(path, opts, out, err);
+    }
     unsigned char *buf;
     size_t len;
-    *out = NULL;
     ft_status st = ft_read_file(path, &buf, &len, err);
     if (st)
         return st;

@@ -3,7 +3,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const unsigned char MAGIC[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 
@@ -47,6 +50,41 @@ ft_status ft_read_file(const char *path, unsigned char **buf, size_t *len, ft_er
     *buf = b;
     *len = (size_t)size;
     return FT_OK;
+}
+
+static const unsigned char empty_file[1];
+
+ft_status ft_map_file(const char *path, int populate, const unsigned char **buf, size_t *len, ft_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return ft_err(err, FT_EGRAPH, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        int e = errno;
+        close(fd);
+        return ft_err(err, FT_EGRAPH, "%s: cannot read: %s", path,
+                      S_ISDIR(sb.st_mode) ? "Is a directory" : e ? strerror(e) : "not a regular file");
+    }
+    *len = (size_t)sb.st_size;
+    if (*len == 0) {
+        close(fd);
+        *buf = empty_file;
+        return FT_OK;
+    }
+    void *m = mmap(NULL, *len, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
+    int e = errno;
+    close(fd);
+    if (m == MAP_FAILED)
+        return ft_err(err, FT_EGRAPH, "%s: cannot read: %s", path, strerror(e));
+    *buf = m;
+    return FT_OK;
+}
+
+void ft_unmap_file(const unsigned char *buf, size_t len)
+{
+    if (buf && buf != empty_file)
+        munmap((void *)buf, len);
 }
 
 void ft_npy_clear(ft_npy *a)

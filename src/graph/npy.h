@@ -37,5 +37,10 @@ ft_status ft_npy_write_file(const char *path, ft_dtype dt, const ft_shape *s, co
 int ft_npy_to_dtype(ft_npy *a, ft_dtype want);
 /* Read a whole file into memory (caller frees). */
 ft_status ft_read_file(const char *path, unsigned char **buf, size_t *len, ft_error *err);
+/* Map a whole file read-only (no copy; pages read as they are touched, or
+ * all at once with populate). Release with ft_unmap_file. An empty file gives
+ * len 0 and a valid pointer. Errors as ft_read_file. */
+ft_status ft_map_file(const char *path, int populate, const unsigned char **buf, size_t *len, ft_error *err);
+void ft_unmap_file(const unsigned char *buf, size_t len);
 
 #endif

@@ -49,8 +49,11 @@ void ft_compare(const void *got, const void *want, ft_dtype dt, const ft_shape *
         }
         if (!bad)
             continue;
-        if (c->n_bad++ == 0)
+        if (c->n_bad++ == 0) {
             c->first_bad = i;
+            c->first_got = x;
+            c->first_want = y;
+        }
         double excess = (isnan(x - y) || isinf(x - y)) ? INFINITY : fabs(x - y);
         if (excess > worst_excess) {
             worst_excess = excess;
@@ -70,4 +73,29 @@ const char *ft_index_str(uint64_t flat, const ft_shape *s, char *buf)
         flat = d ? flat / d : 0;
     }
     return ft_shape_str(&idx, buf);
+}
+
+static const char *num(double v, ft_dtype dt, char *buf, size_t n)
+{
+    snprintf(buf, n, ft_dtype_is_float(dt) ? (dt == FT_F64 ? "%.17g" : "%.9g") : "%.0f", v);
+    return buf;
+}
+
+const char *ft_cmp_str(const ft_cmp *c, ft_dtype dt, const ft_shape *s, ft_tol tol, char *buf, size_t n)
+{
+    char i1[FT_SHAPE_STR], i2[FT_SHAPE_STR], a[40], b[40], d[40], e[40];
+    int len;
+    if (!c->n_bad)
+        len = snprintf(buf, n, "%llu value%s match (rtol=%g, atol=%g): max abs error %g, max rel error %g",
+                       (unsigned long long)c->n, c->n == 1 ? "" : "s", tol.rtol, tol.atol, c->max_abs, c->max_rel);
+    else
+        len = snprintf(buf, n, "%llu of %llu values out of tolerance (rtol=%g, atol=%g): max abs error %g, max rel error %g; "
+                       "first at %s (got %s, expected %s)",
+                       (unsigned long long)c->n_bad, (unsigned long long)c->n, tol.rtol, tol.atol, c->max_abs, c->max_rel,
+                       ft_index_str(c->first_bad, s, i1), num(c->first_got, dt, a, sizeof a),
+                       num(c->first_want, dt, b, sizeof b));
+    if (c->n_bad > 1 && c->worst != c->first_bad && len > 0 && (size_t)len < n)
+        snprintf(buf + len, n - (size_t)len, "; worst at %s (got %s, expected %s)", ft_index_str(c->worst, s, i2),
+                 num(c->worst_got, dt, d, sizeof d), num(c->worst_want, dt, e, sizeof e));
+    return buf;
 }

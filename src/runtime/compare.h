@@ -1,9 +1,10 @@
-/* Value comparison for --expect (and later --check and `ftrun compare`):
+/* Value comparison for --expect and `ftrun compare` (and later --check):
  * pass when abs(got - want) <= atol + rtol * abs(want); NaN matches NaN;
  * an infinity matches only the same infinity.
  *
  *   ft_tol t = ft_tol_default(FT_F32);
  *   ft_cmp c; ft_compare(got, want, FT_F32, &shape, t, &c);  c.n_bad == 0 -> pass
+ *   char line[512]; ft_cmp_str(&c, FT_F32, &shape, t, line, sizeof line);
  */
 #ifndef FT_COMPARE_H
 #define FT_COMPARE_H
@@ -20,11 +21,19 @@ typedef struct ft_cmp {
     double max_abs, max_rel;  /* over finite pairs */
     uint64_t worst;           /* flat index of the largest abs(got - want) beyond tolerance (or first bad) */
     double worst_got, worst_want;
-    uint64_t first_bad;
+    uint64_t first_bad;       /* flat index of the first value out of tolerance */
+    double first_got, first_want;
 } ft_cmp;
 
 ft_tol ft_tol_default(ft_dtype dt);
 void ft_compare(const void *got, const void *want, ft_dtype dt, const ft_shape *s, ft_tol tol, ft_cmp *out);
+/* The verdict as one line (no prefix, no newline), the same for --expect and
+ * `ftrun compare`:
+ *   "3 of 100 values out of tolerance (rtol=0.0001, atol=1e-05): max abs error
+ *    0.5, max rel error 0.5; first at [0,1] (got 1.5, expected 1); worst at
+ *    [1,2] (got 3, expected 2)"
+ * or "100 values match (rtol=..., atol=...): max abs error 0, max rel error 0". */
+const char *ft_cmp_str(const ft_cmp *c, ft_dtype dt, const ft_shape *s, ft_tol tol, char *buf, size_t n);
 /* "[1,2]" for a flat index into shape s. buf must hold FT_SHAPE_STR bytes. */
 const char *ft_index_str(uint64_t flat, const ft_shape *s, char *buf);
 
