@@ -17,6 +17,7 @@
 #include "../graph/npy.h"
 #include "../graph/npz.h"
 #include "../runtime/compare.h"
+#include "profile.h"
 #include "report.h"
 
 typedef struct {
@@ -38,7 +39,9 @@ typedef struct {
     long long seed;
     double rtol, atol;
     int have_rtol, have_atol;
-    int dry_run, quiet, verbose, compress;
+    int dry_run, quiet, verbose, compress, profile;
+    const char *trace;
+    const char *device_only; /* a CUDA-only switch that was given */
     unsigned given;            /* OB_* bits of the options given */
     const char *given_name[32]; /* the spelling of each, for messages */
     int given_order[32], n_given;
@@ -48,7 +51,8 @@ typedef struct {
 enum {
     OB_DEVICE = 1u << 0, OB_INPUT = 1u << 1, OB_OUTDIR = 1u << 2, OB_FORMAT = 1u << 3, OB_WARMUP = 1u << 4,
     OB_ITER = 1u << 5, OB_DURATION = 1u << 6, OB_EXPECT = 1u << 7, OB_RTOL = 1u << 8, OB_ATOL = 1u << 9,
-    OB_SEED = 1u << 10, OB_THREADS = 1u << 11, OB_DRYRUN = 1u << 12, OB_COMPRESS = 1u << 13,
+    OB_SEED = 1u << 10, OB_THREADS = 1u << 11, OB_DRYRUN = 1u << 12, OB_COMPRESS = 1u << 13, OB_PROFILE = 1u << 14,
+    OB_TRACE = 1u << 15, OB_DEVICE_ONLY = 1u << 16,
 };
 static const struct {
     const char *command;
@@ -101,6 +105,9 @@ static void usage(FILE *f)
             "      --seed N            replace the seed of every random init\n"
             "      --threads N         CPU threads (default: all cores)\n"
             "      --dry-run           parse, validate, infer shapes, plan memory; run nothing\n"
+            "      --profile           time every node: table on stderr, \"nodes\" in timing.json\n"
+            "      --trace FILE        Chrome trace-event JSON of the timed runs (Perfetto, chrome://tracing)\n"
+            "      --cuda-graph, --allow-tf32   CUDA switches (no effect on the CPU; a warning says so)\n"
             "  -q, --quiet             only errors on stderr\n"
             "  -v, --verbose           more detail on stderr\n"
             "  -h, --help              this help\n"
@@ -155,7 +162,7 @@ static int parse_double(const char *opt, const char *s, double *out)
 
 enum {
     OPT_FORMAT = 256, OPT_DURATION, OPT_EXPECT, OPT_RTOL, OPT_ATOL, OPT_SEED, OPT_THREADS, OPT_DRY_RUN,
-    OPT_COMPRESS, OPT_UNAVAILABLE,
+    OPT_COMPRESS, OPT_PROFILE, OPT_TRACE, OPT_DEVICE_ONLY, OPT_UNAVAILABLE,
 };
 
 static const struct option long_opts[] = {
@@ -178,12 +185,13 @@ static const struct option long_opts[] = {
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
     /* in the contract, not in this version: a clear error rather than "unknown option" */
-    {"profile", no_argument, 0, OPT_UNAVAILABLE},
-    {"trace", required_argument, 0, OPT_UNAVAILABLE},
+    {"profile", no_argument, 0, OPT_PROFILE},
+    {"trace", required_argument, 0, OPT_TRACE},
+    /* CUDA-only switches: accepted, and a warning says they do nothing on the CPU */
+    {"cuda-graph", no_argument, 0, OPT_DEVICE_ONLY},
+    {"allow-tf32", no_argument, 0, OPT_DEVICE_ONLY},
     {"check", optional_argument, 0, OPT_UNAVAILABLE},
     {"check-nodes", no_argument, 0, OPT_UNAVAILABLE},
-    {"cuda-graph", no_argument, 0, OPT_UNAVAILABLE},
-    {"allow-tf32", no_argument, 0, OPT_UNAVAILABLE},
     {"fallback", required_argument, 0, OPT_UNAVAILABLE},
     {0, 0, 0, 0},
 };
@@ -249,6 +257,17 @@ static int parse_args(int argc, char **argv, cli *c)
         case OPT_THREADS: if (parse_long("--threads", optarg, 1, 4096, &c->threads)) return FT_EUSAGE; note_opt(c, OB_THREADS, "--threads"); break;
         case OPT_DRY_RUN: c->dry_run = 1; note_opt(c, OB_DRYRUN, "--dry-run"); break;
         case OPT_COMPRESS: c->compress = 1; note_opt(c, OB_COMPRESS, "--compress"); break;
+        case OPT_PROFILE: c->profile = 1; note_opt(c, OB_PROFILE, "--profile"); break;
+        case OPT_TRACE:
+            if (!*optarg)
+                return usage_error("option --trace needs a file name");
+            c->trace = optarg;
+            note_opt(c, OB_TRACE, "--trace");
+            break;
+        case OPT_DEVICE_ONLY:
+            note_opt(c, OB_DEVICE_ONLY, long_opts[idx].name);
+            c->device_only = long_opts[idx].name;
+            break;
         case 'q': c->quiet = 1; break;
         case 'v': c->verbose = 1; break;
         case 'h': usage(stdout); exit(0);
@@ -763,12 +782,16 @@ static int cmd_run(const cli *c)
         goto out;
     }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (c->device_only && !c->quiet)
+        fprintf(stderr, "%s: warning: --%s applies to CUDA devices; running on %s without it\n", prog, c->device_only, devname);
     ft_exec_opts eo = {
         .warmup = (int)c->warmup,
         .iterations = (int)(c->iterations ? c->iterations : 1),
         .duration_s = c->duration,
         .threads = c->threads > 0 ? (int)c->threads : (cores > 0 ? (int)cores : 1),
         .progress = !c->quiet && isatty(2),
+        .profile = c->profile,
+        .trace = c->trace != NULL,
     };
     if (ft_exec_run(g, &plan, be, ctx, &eo, &res, &err)) {
         rc = fail(&err);
@@ -819,6 +842,14 @@ static int cmd_run(const cli *c)
         rc = fail(&err);
         goto out;
     }
+    if (c->trace && ft_trace_write(c->trace, g, &res, devname, &err)) {
+        rc = fail(&err);
+        goto out;
+    }
+    if (c->profile && !c->quiet)
+        ft_profile_print(stderr, g, &res);
+    if (!c->quiet && res.n_runs >= 2)
+        ft_timing_warnings(stderr, &res);
     if (!c->quiet) {
         ft_stats s;
         ft_stats_compute(res.run_ms, res.n_runs, &s);
@@ -840,8 +871,11 @@ out:
     return rc;
 }
 
+void ft_blas_tune(char **argv);
+
 int main(int argc, char **argv)
 {
+    ft_blas_tune(argv); /* may execute ftrun again with better BLAS kernels */
     cli c = {.seed = -1};
     if (argc == 1) {
         usage(stderr);

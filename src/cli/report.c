@@ -1,4 +1,5 @@
 #include "report.h"
+#include "profile.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -226,6 +227,7 @@ char *ft_timing_json(const ft_graph *g, const ft_plan *p, const ft_run_result *r
     cJSON_AddNumberToObject(jm, "planned_peak_bytes", (double)p->arena_bytes);
     cJSON_AddNumberToObject(jm, "unplanned_bytes", (double)p->unplanned_bytes);
     cJSON_AddNumberToObject(jm, "weights_bytes", (double)p->weights_bytes);
+    ft_profile_json(root, g, r);
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     if (!text)

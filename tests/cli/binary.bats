@@ -485,7 +485,7 @@ open(d + "/bomb.ftg", "wb").write(build(graph(two), W + zlib.compress(bytes(1000
 open(d + "/crc.ftg", "wb").write(build(graph(w16(W, crc=1)), W))
 open(d + "/cut.ftg", "wb").write(build(graph(two), W + z)[:-3])
 open(d + "/overlap.ftg", "wb").write(build(graph({"w": two["w"], "v": {"dtype": "f32", "shape": [16], "blob": blob(0, W)}}), W))' "$T" "$T"
-    vg() { valgrind -q --leak-check=full --error-exitcode=99 --errors-for-leak-kinds=definite "$@"; }
+    vg() { valgrind -q --trace-children=yes --leak-check=full --error-exitcode=99 --errors-for-leak-kinds=definite "$@"; }
     run vg "$FTRUN" "$T/good.ftg" --threads 1 -q -o "$T/o"
     status_is 0
     "$FTRUN" pack "$T/good.ftg" -o "$T/re.ftg" -q

@@ -274,11 +274,11 @@ EOF
 }
 
 @test "default stderr on success: one summary line with graph, nodes, device, median, runs, results dir" {
-    run --separate-stderr "$FTRUN" "$DATA/small.json" -n 3 -o "$T/sum"
+    run --separate-stderr "$FTRUN" "$DATA/small.json" -o "$T/sum"
     status_is 0
     [ -z "$output" ]
     [ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
-    [[ "$stderr" == "ftrun: small: 2 nodes on cpu: median "*" ms over 3 runs; results in "*sum* ]]
+    [[ "$stderr" == "ftrun: small: 2 nodes on cpu: median "*" ms over 1 run; results in "*sum* ]]
 }
 
 @test "-v prints more than the default (load/plan details)" {

@@ -193,10 +193,10 @@ open(d + "/notzip.npz", "wb").write(b"PK\x03\x04" + bytes(100))' "$T"
 x = np.arange(6, dtype=np.float32).reshape(2, 3) / 7
 np.savez_compressed(sys.argv[1] + "/in.npz", x=x)
 np.savez_compressed(sys.argv[1] + "/gold.npz", y=x @ np.array([[1, 2], [3, 4], [5, 6]], np.float32))' "$T"
-    run valgrind -q --leak-check=full --error-exitcode=99 --errors-for-leak-kinds=definite \
+    run valgrind -q --trace-children=yes --leak-check=full --error-exitcode=99 --errors-for-leak-kinds=definite \
         "$FTRUN" "$DATA/input.json" -i x="$T/in.npz" --expect "$T/gold.npz" --format npz --threads 1 -q -o "$T/o"
     status_is 0
-    run valgrind -q --leak-check=full --error-exitcode=99 --errors-for-leak-kinds=definite \
+    run valgrind -q --trace-children=yes --leak-check=full --error-exitcode=99 --errors-for-leak-kinds=definite \
         "$FTRUN" compare "$T/o/outputs.npz" "$T/gold.npz" -q
     status_is 0
 }
