@@ -574,7 +574,7 @@ static uint64_t zcompress(const unsigned char *src, uint64_t n, int level, int s
     if (deflateInit2(&z, level, Z_DEFLATED, MAX_WBITS, 8, strategy) != Z_OK)
         return 0;
     uint64_t in_left = n, out_left = cap;
-    int ret;
+    int ret = Z_BUF_ERROR; /* no room at all: nothing compressed */
     do {
         if (z.avail_in == 0 && in_left) {
             uInt k = in_left > (1u << 30) ? (1u << 30) : (uInt)in_left;
