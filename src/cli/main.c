@@ -39,7 +39,7 @@ typedef struct {
     long long seed;
     double rtol, atol;
     int have_rtol, have_atol;
-    int dry_run, quiet, verbose, compress, profile;
+    int dry_run, quiet, verbose, compress, profile, allow_external;
     const char *trace;
     const char *device_only; /* a CUDA-only switch that was given */
     unsigned given;            /* OB_* bits of the options given */
@@ -52,7 +52,7 @@ enum {
     OB_DEVICE = 1u << 0, OB_INPUT = 1u << 1, OB_OUTDIR = 1u << 2, OB_FORMAT = 1u << 3, OB_WARMUP = 1u << 4,
     OB_ITER = 1u << 5, OB_DURATION = 1u << 6, OB_EXPECT = 1u << 7, OB_RTOL = 1u << 8, OB_ATOL = 1u << 9,
     OB_SEED = 1u << 10, OB_THREADS = 1u << 11, OB_DRYRUN = 1u << 12, OB_COMPRESS = 1u << 13, OB_PROFILE = 1u << 14,
-    OB_TRACE = 1u << 15, OB_DEVICE_ONLY = 1u << 16,
+    OB_TRACE = 1u << 15, OB_DEVICE_ONLY = 1u << 16, OB_EXTERNAL = 1u << 17,
 };
 static const struct {
     const char *command;
@@ -61,10 +61,10 @@ static const struct {
     const char *operands;
 } commands[] = {
     {"run", ~(unsigned)OB_COMPRESS, 1, 1, "a GRAPH file"},
-    {"info", 0, 1, 1, "a GRAPH file"},
+    {"info", OB_EXTERNAL, 1, 1, "a GRAPH file"},
     {"ops", OB_DEVICE, 0, 0, ""},
     {"devices", 0, 0, 0, ""},
-    {"pack", OB_OUTDIR | OB_COMPRESS | OB_SEED, 1, 1, "a GRAPH file"},
+    {"pack", OB_OUTDIR | OB_COMPRESS | OB_SEED | OB_EXTERNAL, 1, 1, "a GRAPH file"},
     {"unpack", OB_OUTDIR, 1, 1, "a GRAPH file"},
     {"compare", OB_RTOL | OB_ATOL, 2, 2, "two operands, A and B"},
 };
@@ -105,6 +105,7 @@ static void usage(FILE *f)
             "      --seed N            replace the seed of every random init\n"
             "      --threads N         CPU threads (default: all cores)\n"
             "      --dry-run           parse, validate, infer shapes, plan memory; run nothing\n"
+            "      --allow-external-files  let the graph's \"file\" values name files outside its folder\n"
             "      --profile           time every node: table on stderr, \"nodes\" in timing.json\n"
             "      --trace FILE        Chrome trace-event JSON of the timed runs (Perfetto, chrome://tracing)\n"
             "      --cuda-graph, --allow-tf32   CUDA switches (no effect on the CPU; a warning says so)\n"
@@ -162,7 +163,7 @@ static int parse_double(const char *opt, const char *s, double *out)
 
 enum {
     OPT_FORMAT = 256, OPT_DURATION, OPT_EXPECT, OPT_RTOL, OPT_ATOL, OPT_SEED, OPT_THREADS, OPT_DRY_RUN,
-    OPT_COMPRESS, OPT_PROFILE, OPT_TRACE, OPT_DEVICE_ONLY, OPT_UNAVAILABLE,
+    OPT_COMPRESS, OPT_PROFILE, OPT_TRACE, OPT_DEVICE_ONLY, OPT_EXTERNAL, OPT_UNAVAILABLE,
 };
 
 static const struct option long_opts[] = {
@@ -186,6 +187,7 @@ static const struct option long_opts[] = {
     {"version", no_argument, 0, 'V'},
     /* in the contract, not in this version: a clear error rather than "unknown option" */
     {"profile", no_argument, 0, OPT_PROFILE},
+    {"allow-external-files", no_argument, 0, OPT_EXTERNAL},
     {"trace", required_argument, 0, OPT_TRACE},
     /* CUDA-only switches: accepted, and a warning says they do nothing on the CPU */
     {"cuda-graph", no_argument, 0, OPT_DEVICE_ONLY},
@@ -258,6 +260,7 @@ static int parse_args(int argc, char **argv, cli *c)
         case OPT_DRY_RUN: c->dry_run = 1; note_opt(c, OB_DRYRUN, "--dry-run"); break;
         case OPT_COMPRESS: c->compress = 1; note_opt(c, OB_COMPRESS, "--compress"); break;
         case OPT_PROFILE: c->profile = 1; note_opt(c, OB_PROFILE, "--profile"); break;
+        case OPT_EXTERNAL: c->allow_external = 1; note_opt(c, OB_EXTERNAL, "--allow-external-files"); break;
         case OPT_TRACE:
             if (!*optarg)
                 return usage_error("option --trace needs a file name");
@@ -343,7 +346,7 @@ static int cmd_devices(void)
 
 static ft_status load_graph(const cli *c, ft_graph **g, ft_error *err)
 {
-    ft_load_opts lo = {.seed_override = c->seed};
+    ft_load_opts lo = {.seed_override = c->seed, .allow_external = c->allow_external};
     ft_status st = ft_graph_load(c->graph, &lo, g, err);
     if (!st)
         st = ft_graph_validate(*g, err);
@@ -720,8 +723,11 @@ static int cmd_info(const cli *c)
     return fflush(stdout) == 0 ? 0 : FT_ERUNTIME;
 }
 
+static void catch_stop_signals(void);
+
 static int cmd_run(const cli *c)
 {
+    catch_stop_signals();
     ft_error err = {0};
     const ft_backend *be;
     char devname[32];
@@ -873,6 +879,22 @@ out:
 
 void ft_blas_tune(char **argv);
 
+static void on_stop_signal(int sig) { ft_stop_signal = sig; }
+
+/* During `run`, SIGINT and SIGTERM stop the work between nodes and remove any
+ * result file in flight; a second signal ends ftrun at once. The other
+ * commands keep the default action: their files appear by rename only. */
+static void catch_stop_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
 int main(int argc, char **argv)
 {
     ft_blas_tune(argv); /* may execute ftrun again with better BLAS kernels */
@@ -904,6 +926,11 @@ int main(int argc, char **argv)
         }
     }
 done:
+    if (ft_stop_signal) {
+        /* whatever was in flight has been removed: no partial result files */
+        fprintf(stderr, "%s: interrupted by %s; no results written\n", prog, ft_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
+        rc = 128 + ft_stop_signal;
+    }
     for (int i = 0; i < c.n_inputs; i++)
         free((char *)c.inputs[i].name);
     free(c.inputs);

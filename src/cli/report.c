@@ -181,6 +181,10 @@ void ft_outset_abort(ft_outset *s)
 
 ft_status ft_outset_commit(ft_outset *s, ft_error *err)
 {
+    if (ft_stop_signal) { /* interrupted while writing: keep nothing */
+        ft_outset_abort(s);
+        return ft_err(err, FT_ERUNTIME, "interrupted while writing results");
+    }
     for (int i = 0; i < s->n; i++)
         if (rename(s->tmp[i], s->final[i]) != 0) {
             ft_err(err, FT_ERUNTIME, "cannot rename %s to %s: %s", s->tmp[i], s->final[i], strerror(errno));

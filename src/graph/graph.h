@@ -71,6 +71,7 @@ typedef struct ft_graph {
 
 typedef struct ft_load_opts {
     int64_t seed_override; /* replaces every random init's seed when >= 0 */
+    int allow_external;    /* "file" may name paths outside the graph's folder */
 } ft_load_opts;
 
 /* Load a graph file: a binary graph (.ftg, recognised by its first bytes, see

@@ -16,6 +16,7 @@
 
 #define MAX_NODES 1000000
 #define MAX_TENSORS 4000000
+#define FT_MAX_NAME 1024 /* bytes in a tensor or node name */
 
 typedef struct {
     ft_graph *g;
@@ -87,6 +88,8 @@ static int add_tensor(reader *r, const char *name)
     ft_graph *g = r->g;
     if (g->n_tensors >= MAX_TENSORS)
         return -2;
+    if (strlen(name) > FT_MAX_NAME)
+        return -3;
     if (g->n_tensors == g->cap_tensors) {
         int nc = g->cap_tensors ? g->cap_tensors * 2 : 64;
         ft_tensor *nt = ft_realloc(g->tensors, (size_t)nc * sizeof *nt);
@@ -102,6 +105,15 @@ static int add_tensor(reader *r, const char *name)
     if (!t->name || ft_strmap_put(g->tmap, name, g->n_tensors))
         return -1;
     return g->n_tensors++;
+}
+
+static ft_status add_tensor_err(reader *r, int code, const char *name)
+{
+    if (code == -2)
+        return gerr(r, "more than %d tensors (the limit)", MAX_TENSORS);
+    if (code == -3)
+        return gerr(r, "a tensor name of %zu bytes ('%.40s...') exceeds the limit of %d bytes", strlen(name), name, FT_MAX_NAME);
+    return oom(r);
 }
 
 /* A JSON number or one of "nan", "inf", "+inf", "-inf". */
@@ -283,6 +295,29 @@ static char *join_path(const char *dir, const char *rel)
     return p;
 }
 
+/* A graph from somewhere else must not read files it was not shipped with:
+ * "file" is relative to the graph's folder and must stay inside it, after
+ * symbolic links are resolved. --allow-external-files lifts this. */
+static ft_status check_inside(reader *r, const ft_tensor *t, const char *rel, const char *path)
+{
+    if (rel[0] == '/')
+        return terr(r, t->name, "\"file\" is an absolute path (%s); graph files may only read files inside their "
+                    "own folder (pass --allow-external-files to allow it)", rel);
+    char *base = realpath(r->g->dir, NULL), *real = realpath(path, NULL);
+    ft_status st = FT_OK;
+    if (base && real) {
+        size_t bl = strlen(base);
+        int inside = strncmp(real, base, bl) == 0 && (real[bl] == '/' || (bl == 1 && base[0] == '/'));
+        if (!inside)
+            st = terr(r, t->name, "\"file\" %s resolves to %s, outside the graph's folder %s; graph files may only "
+                      "read files inside their own folder (pass --allow-external-files to allow it)", rel, real, base);
+    }
+    /* a path that does not resolve is reported when it is opened */
+    free(base);
+    free(real);
+    return st;
+}
+
 static ft_status load_file(reader *r, ft_tensor *t, const cJSON *jf, const cJSON *joff)
 {
     if (!cJSON_IsString(jf) || !*jf->valuestring)
@@ -293,6 +328,13 @@ static ft_status load_file(reader *r, ft_tensor *t, const cJSON *jf, const cJSON
     char *path = join_path(r->g->dir, jf->valuestring);
     if (!path)
         return oom(r);
+    if (!(r->opts && r->opts->allow_external)) {
+        ft_status pst = check_inside(r, t, jf->valuestring, path);
+        if (pst) {
+            free(path);
+            return pst;
+        }
+    }
     /* mapped, not read: the values are copied once, straight from the page cache */
     const unsigned char *buf = NULL;
     size_t len = 0;
@@ -486,7 +528,7 @@ static ft_status parse_tensor_decl(reader *r, const cJSON *decl)
         return terr(r, name, "declared twice under \"tensors\"");
     int idx = add_tensor(r, name);
     if (idx < 0)
-        return idx == -2 ? gerr(r, "more than %d tensors", MAX_TENSORS) : oom(r);
+        return add_tensor_err(r, idx, name);
     ft_tensor *t = &r->g->tensors[idx];
     t->flags |= FT_TF_DECLARED | FT_TF_INFERRED;
     const cJSON *jd = cJSON_GetObjectItemCaseSensitive(decl, "dtype"), *js = cJSON_GetObjectItemCaseSensitive(decl, "shape");
@@ -659,6 +701,9 @@ static ft_status parse_node(reader *r, int index, const cJSON *jn)
     const ft_op_info *oi = ft_op_get(n->op);
     char defname[64];
     snprintf(defname, sizeof defname, "%s_%d", oi->name, index);
+    if (jname && strlen(jname->valuestring) > FT_MAX_NAME)
+        return gerr(r, "nodes[%d]: a node name of %zu bytes exceeds the limit of %d bytes", index, strlen(jname->valuestring),
+                    FT_MAX_NAME);
     n->name = ft_strdup(jname ? jname->valuestring : defname);
     if (!n->name)
         return oom(r);
@@ -706,7 +751,7 @@ static ft_status parse_node(reader *r, int index, const cJSON *jn)
             return ft_node_err(r->err, FT_EGRAPH, g, n, "inputs[%d] must be a tensor name (or \"\"/null), got %s", i, jtype(it));
         int t = ft_graph_find(g, it->valuestring);
         if (t < 0 && (t = add_tensor(r, it->valuestring)) < 0)
-            return t == -2 ? gerr(r, "more than %d tensors", MAX_TENSORS) : oom(r);
+            return add_tensor_err(r, t, it->valuestring);
         n->in[i++] = t;
     }
     i = 0;
@@ -716,7 +761,7 @@ static ft_status parse_node(reader *r, int index, const cJSON *jn)
             return ft_node_err(r->err, FT_EGRAPH, g, n, "outputs[%d] must be a non-empty tensor name, got %s", i, jtype(it));
         int t = ft_graph_find(g, it->valuestring);
         if (t < 0 && (t = add_tensor(r, it->valuestring)) < 0)
-            return t == -2 ? gerr(r, "more than %d tensors", MAX_TENSORS) : oom(r);
+            return add_tensor_err(r, t, it->valuestring);
         ft_tensor *tt = &g->tensors[t];
         if (tt->producer >= 0)
             return ft_node_err(r->err, FT_EGRAPH, g, n, "output '%s' is already produced by node '%s'; each tensor has exactly one producer",
@@ -760,6 +805,28 @@ static ft_status parse_name_list(reader *r, const cJSON *j, const char *key, int
     return FT_OK;
 }
 
+/* Depth of [ and { open at `at`, outside strings: tells a nesting-limit
+ * failure from a plain syntax error. */
+static int depth_at(const char *text, const char *at)
+{
+    int depth = 0, in_str = 0;
+    for (const char *p = text; p < at && *p; p++) {
+        if (in_str) {
+            if (*p == '\\' && p[1])
+                p++;
+            else if (*p == '"')
+                in_str = 0;
+        } else if (*p == '"') {
+            in_str = 1;
+        } else if (*p == '[' || *p == '{') {
+            depth++;
+        } else if (*p == ']' || *p == '}') {
+            depth--;
+        }
+    }
+    return depth;
+}
+
 static void line_col(const char *text, const char *at, int *line, int *col)
 {
     *line = 1;
@@ -790,6 +857,9 @@ static ft_status parse_doc(reader *r, const char *text, size_t len)
         size_t k = 0;
         for (const char *p = end; *p && *p != '\n' && k < 16; p++)
             near[k++] = *p;
+        if (depth_at(text, end) >= CJSON_NESTING_LIMIT)
+            return ft_err(r->err, FT_EGRAPH, "%s:%d:%d: JSON nesting deeper than %d levels (the limit)", g->file, line,
+                          col, CJSON_NESTING_LIMIT);
         if (*end == 0)
             return ft_err(r->err, FT_EGRAPH, "%s:%d:%d: JSON syntax error: unexpected end of file", g->file, line, col);
         return ft_err(r->err, FT_EGRAPH, "%s:%d:%d: JSON syntax error near '%s'", g->file, line, col, near);

@@ -5,6 +5,13 @@
 #include <string.h>
 #include <time.h>
 
+volatile sig_atomic_t ft_stop_signal;
+
+static ft_status interrupted(ft_error *err)
+{
+    return ft_err(err, FT_ERUNTIME, "interrupted by %s", ft_stop_signal == SIGINT ? "SIGINT" : ft_stop_signal == SIGTERM ? "SIGTERM" : "a signal");
+}
+
 double ft_now(void)
 {
     struct timespec ts;
@@ -47,6 +54,8 @@ static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend 
                           node_timer *tm)
 {
     for (int k = 0; k < g->n_nodes; k++) {
+        if (ft_stop_signal)
+            return interrupted(kc->err);
         const ft_node *n = &g->nodes[g->order[k]];
         for (int i = 0; i < n->n_in; i++) {
             int t = n->in[i];

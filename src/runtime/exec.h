@@ -14,6 +14,8 @@
 #ifndef FT_EXEC_H
 #define FT_EXEC_H
 
+#include <signal.h>
+
 #include "backend.h"
 #include "plan.h"
 
@@ -51,6 +53,11 @@ ft_status ft_exec_check(const ft_graph *g, const ft_backend *be, ft_error *err);
 ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be, ft_backend_ctx *ctx,
                       const ft_exec_opts *o, ft_run_result *r, ft_error *err);
 void ft_run_result_free(ft_run_result *r);
+
+/* Set by the command line's SIGINT/SIGTERM handler (the signal number); the
+ * executor stops between nodes when it is nonzero. The one piece of global
+ * state, because a signal handler can reach nothing else. */
+extern volatile sig_atomic_t ft_stop_signal;
 
 /* Seconds on a monotonic clock. */
 double ft_now(void);
