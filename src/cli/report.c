@@ -334,11 +334,10 @@ void ft_print_info(FILE *f, const ft_graph *g, const ft_plan *p)
 void ft_print_ops(FILE *f, const ft_backend *only)
 {
     const ft_backend *bes[] = {&ft_cpu_backend};
-    fprintf(f, "%-20s %-30s %s\n", "op", "dtypes (contract)", "backends");
+    fprintf(f, "%-20s %s\n", "op", "dtypes each backend implements (ops.md lists the dtypes an op takes)");
     for (int op = 0; op < FT_OP_COUNT; op++) {
         const ft_op_info *oi = ft_op_get((ft_op)op);
-        char m[128];
-        fprintf(f, "%-20s %-30s", oi->name, ft_dtype_mask_str(oi->dtypes, m, sizeof m));
+        fprintf(f, "%-20s", oi->name);
         if (!oi->available) {
             fprintf(f, " not available in this version\n");
             continue;
@@ -348,12 +347,14 @@ void ft_print_ops(FILE *f, const ft_backend *only)
                 continue;
             const ft_kernel *k = &bes[b]->kernels[op];
             ft_dtype_mask mk = k->fn ? (k->dtypes & oi->dtypes) : 0;
-            char buf[128] = "";
+            char buf[128] = "", miss[128];
             size_t len = 0;
             for (int d = 0; d < FT_DTYPE_COUNT; d++)
                 if (ft_dtype_in((ft_dtype)d, mk))
                     len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", len ? " " : "", ft_dtype_name((ft_dtype)d));
             fprintf(f, " %s: %s", bes[b]->name, mk ? buf : "-");
+            if (oi->dtypes & ~mk)
+                fprintf(f, " (lacks %s)", ft_dtype_mask_str(oi->dtypes & ~mk, miss, sizeof miss));
         }
         fprintf(f, "\n");
     }
