@@ -41,7 +41,7 @@ typedef struct {
     int have_rtol, have_atol;
     int dry_run, quiet, verbose, compress, profile, allow_external;
     const char *trace;
-    const char *device_only; /* a CUDA-only switch that was given */
+    const char *device_only[2]; /* CUDA-only switches that were given */
     unsigned given;            /* OB_* bits of the options given */
     const char *given_name[32]; /* the spelling of each, for messages */
     int given_order[32], n_given;
@@ -136,6 +136,15 @@ static int fail(const ft_error *err)
     return err->code ? err->code : FT_ERUNTIME;
 }
 
+/* info and compare report on standard output: a failed write fails the command. */
+static int stdout_status(int rc)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return rc;
+    fprintf(stderr, "%s: error: cannot write to standard output: %s\n", prog, strerror(errno ? errno : EIO));
+    return FT_ERUNTIME;
+}
+
 static int parse_long(const char *opt, const char *s, long lo, long hi, long *out)
 {
     char *end;
@@ -223,12 +232,11 @@ static int parse_args(int argc, char **argv, cli *c)
             if (!eq || eq == optarg || !eq[1])
                 return usage_error("option --input: expected NAME=FILE, got '%s'", optarg);
             input_arg *ni = realloc(c->inputs, (size_t)(c->n_inputs + 1) * sizeof *ni);
-            if (!ni)
-                return usage_error("out of memory");
-            c->inputs = ni;
-            char *name = strndup(optarg, (size_t)(eq - optarg));
+            char *name = ni ? strndup(optarg, (size_t)(eq - optarg)) : NULL;
+            if (ni)
+                c->inputs = ni;
             if (!name)
-                return usage_error("out of memory");
+                return fail(&(ft_error){FT_ERUNTIME, "out of memory reading the command line"});
             c->inputs[c->n_inputs++] = (input_arg){name, eq + 1};
             note_opt(c, OB_INPUT, "--input");
             break;
@@ -269,7 +277,7 @@ static int parse_args(int argc, char **argv, cli *c)
             break;
         case OPT_DEVICE_ONLY:
             note_opt(c, OB_DEVICE_ONLY, long_opts[idx].name);
-            c->device_only = long_opts[idx].name;
+            c->device_only[long_opts[idx].name[0] == 'c' ? 0 : 1] = long_opts[idx].name;
             break;
         case 'q': c->quiet = 1; break;
         case 'v': c->verbose = 1; break;
@@ -433,8 +441,11 @@ static ft_status load_expect(const cli *c, const ft_graph *g, ft_npy *exp, ft_er
         FILE *f = fopen(c->expect, "rb");
         unsigned char head[4] = {0};
         size_t n = f ? fread(head, 1, sizeof head, f) : 0;
+        int e = !f || ferror(f) ? errno : 0;
         if (f)
             fclose(f);
+        if (e)
+            return ft_err(err, e == ENOMEM ? FT_ERUNTIME : FT_EGRAPH, "--expect %s: cannot read: %s", c->expect, strerror(e));
         is_npz = ft_npz_is_npz(head, n);
     }
     if (is_npz) {
@@ -702,8 +713,7 @@ static int cmd_compare(const cli *c)
     }
     ft_arrays_free(&a);
     ft_arrays_free(&b);
-    fflush(stdout);
-    return problems ? FT_EGRAPH : bad ? FT_EMISMATCH : 0;
+    return stdout_status(problems ? FT_EGRAPH : bad ? FT_EMISMATCH : 0);
 }
 
 static int cmd_info(const cli *c)
@@ -720,7 +730,7 @@ static int cmd_info(const cli *c)
     ft_print_info(stdout, g, &p);
     ft_plan_free(&p);
     ft_graph_free(g);
-    return fflush(stdout) == 0 ? 0 : FT_ERUNTIME;
+    return stdout_status(0);
 }
 
 static void catch_stop_signals(void);
@@ -788,8 +798,10 @@ static int cmd_run(const cli *c)
         goto out;
     }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (c->device_only && !c->quiet)
-        fprintf(stderr, "%s: warning: --%s applies to CUDA devices; running on %s without it\n", prog, c->device_only, devname);
+    for (int k = 0; k < 2 && !c->quiet; k++)
+        if (c->device_only[k])
+            fprintf(stderr, "%s: warning: --%s applies to CUDA devices; running on %s without it\n", prog, c->device_only[k],
+                    devname);
     ft_exec_opts eo = {
         .warmup = (int)c->warmup,
         .iterations = (int)(c->iterations ? c->iterations : 1),
@@ -841,14 +853,18 @@ static int cmd_run(const cli *c)
     }
     ft_timing_info ti = {devname, be->describe(ctx), eo.warmup, eo.iterations, load_ms, plan_ms};
     timing = ft_timing_json(g, &plan, &res, &ti);
-    if (!timing || ft_outset_text(&outs, dir, "timing.json", timing, &err) || ft_outset_commit(&outs, &err)) {
-        if (!timing)
-            err = (ft_error){FT_ERUNTIME, "out of memory writing timing.json"};
+    /* the trace first: if it cannot be written, no result file appears either */
+    if (c->trace && ft_trace_write(c->trace, g, &res, devname, &err)) {
         ft_outset_abort(&outs);
         rc = fail(&err);
         goto out;
     }
-    if (c->trace && ft_trace_write(c->trace, g, &res, devname, &err)) {
+    if (!timing || ft_outset_text(&outs, dir, "timing.json", timing, &err) || ft_outset_commit(&outs, &err)) {
+        if (!timing)
+            err = (ft_error){FT_ERUNTIME, "out of memory writing timing.json"};
+        ft_outset_abort(&outs);
+        if (c->trace)
+            unlink(c->trace); /* written above for this run, which failed */
         rc = fail(&err);
         goto out;
     }

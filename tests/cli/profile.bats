@@ -96,6 +96,8 @@ for r in runs:
     status_is 4
     [[ "$stderr" == *"trace"*"file/trace.json"* ]]
     [ ! -e "$T/file/trace.json" ]
+    # and no result file either
+    [ -z "$(ls -A "$T/o" 2>/dev/null)" ]
 }
 
 @test "--trace without a file name: exit 2" {
@@ -177,6 +179,9 @@ assert n >= 2 and n * mean >= 0.3 * 1000 * 0.8, (n, mean)
     run --separate-stderr "$FTRUN" "$g" --allow-tf32 -o "$T/o2"
     status_is 0
     [[ "$stderr" == *"--allow-tf32 applies to CUDA devices"* ]]
+    run --separate-stderr "$FTRUN" "$g" --allow-tf32 --cuda-graph -o "$T/o3"
+    status_is 0
+    [[ "$stderr" == *"--cuda-graph applies"* && "$stderr" == *"--allow-tf32 applies"* ]]
 }
 
 @test "--profile does not change results" {
