@@ -1,9 +1,11 @@
 """A small NumPy interpreter of the ftrun graph format (see ftrun-graph(5)).
 
-It exists so that bench/examples.py can time NumPy doing the same work as
-ftrun on the example graphs, and check that both give the same values. It
+It exists so that bench/examples.py and bench/run.py can time NumPy doing
+the same work as ftrun, and check that both give the same values; run.py's
+PyTorch interpreter (torchgraph.py) reuses its reader and value sources. It
 covers the value sources (data, file, init with ftrun's Philox-4x32-10
-generator) and the ops the example graphs use, not the whole op list.
+generator) and the ops of the example and bench graphs (and a few more), not
+the whole op list.
 
     g = Graph.load("graphs/mlp.json")
     vals = g.values(feeds={"x": np.load("x.npy")})   # constants and inputs
@@ -34,18 +36,29 @@ def philox4x32_10(counter, key):
     """Philox-4x32-10 for an array of 64-bit counters and one 64-bit key.
 
     The counter words are (lo32(i), hi32(i), 0, 0), the key words
-    (lo32(key), hi32(key)). Returns the four output words as uint64 arrays."""
+    (lo32(key), hi32(key)). Returns the four output words as uint64 arrays
+    (each holding a 32-bit value). In-place ufuncs: a round then costs a few
+    passes over the block instead of a dozen fresh temporaries."""
     counter = np.asarray(counter, dtype=np.uint64)
     c0 = counter & MASK32
     c1 = counter >> np.uint64(32)
     c2 = np.zeros_like(c0)
     c3 = np.zeros_like(c0)
+    p0 = np.empty_like(c0)
+    p1 = np.empty_like(c0)
+    s32 = np.uint64(32)
     k0, k1 = key & 0xFFFFFFFF, (key >> 32) & 0xFFFFFFFF
     for _ in range(10):
-        p0 = M0 * c0
-        p1 = M1 * c2
-        c0, c1, c2, c3 = ((p1 >> np.uint64(32)) ^ c1 ^ np.uint64(k0), p1 & MASK32,
-                          (p0 >> np.uint64(32)) ^ c3 ^ np.uint64(k1), p0 & MASK32)
+        np.multiply(c0, M0, out=p0)
+        np.multiply(c2, M1, out=p1)
+        np.right_shift(p1, s32, out=c0)
+        c0 ^= c1
+        c0 ^= np.uint64(k0)
+        np.bitwise_and(p1, MASK32, out=c1)
+        np.right_shift(p0, s32, out=c2)
+        c2 ^= c3
+        c2 ^= np.uint64(k1)
+        np.bitwise_and(p0, MASK32, out=c3)
         k0 = (k0 + W0) & 0xFFFFFFFF
         k1 = (k1 + W1) & 0xFFFFFFFF
     return c0, c1, c2, c3
@@ -56,38 +69,63 @@ def _unit53(hi, lo):
             + (lo >> np.uint64(6)).astype(np.float64)) / 9007199254740992.0
 
 
+# Elements per Philox block: the block's working set (six uint64 arrays) stays
+# in cache, which makes initialising a 16M-element weight about 7x faster
+# than one pass over whole arrays.
+_INIT_BLOCK = 1 << 16
+
+
+def _init_block(spec, start, stop, seed):
+    i = np.arange(start, stop, dtype=np.uint64)
+    if "fill" in spec:
+        return np.full(stop - start, float(spec["fill"]), dtype=np.float64)
+    if "arange" in spec:
+        a = spec["arange"]
+        return float(a.get("start", 0)) + i.astype(np.float64) * float(a.get("step", 1))
+    x0, x1, x2, x3 = philox4x32_10(i, seed)
+    u1 = _unit53(x0, x1)
+    if "uniform" in spec:
+        u = spec["uniform"]
+        low, high = float(u.get("low", 0)), float(u.get("high", 1))
+        return low + (high - low) * u1
+    if "normal" in spec:
+        u = spec["normal"]
+        mean, std = float(u.get("mean", 0)), float(u.get("std", 1))
+        u2 = _unit53(x2, x3)
+        return mean + std * np.sqrt(-2.0 * np.log(1.0 - u1)) * np.cos(2.0 * math.pi * u2)
+    raise ValueError("unknown init %r" % (spec,))
+
+
+def float_to_int(v, dt):
+    """Doubles to an integer dtype as ftrun converts them: truncation toward
+    zero, NaN -> 0, saturation at the dtype's range (2^63 itself is not an
+    int64, hence the comparisons in double before converting)."""
+    info = np.iinfo(dt)
+    v = np.trunc(np.nan_to_num(np.asarray(v, dtype=np.float64), nan=0.0, posinf=np.inf, neginf=-np.inf))
+    hi, lo = v >= float(info.max), v <= float(info.min)
+    y = np.where(hi | lo, 0.0, v).astype(dt)
+    y[hi] = info.max
+    y[lo] = info.min
+    return y
+
+
 def init_values(spec, dtype, shape, seed_override=None):
     """Values of an "init" value source, computed in double, then converted."""
     n = int(np.prod(shape, dtype=np.int64))
-    i = np.arange(n, dtype=np.uint64)
-    if "fill" in spec:
-        v = np.full(n, float(spec["fill"]), dtype=np.float64)
-    elif "arange" in spec:
-        a = spec["arange"]
-        v = float(a.get("start", 0)) + i.astype(np.float64) * float(a.get("step", 1))
-    else:
-        seed = int(spec.get("seed", 0)) if seed_override is None else seed_override
-        x0, x1, x2, x3 = philox4x32_10(i, seed)
-        u1 = _unit53(x0, x1)
-        if "uniform" in spec:
-            u = spec["uniform"]
-            low, high = float(u.get("low", 0)), float(u.get("high", 1))
-            v = low + (high - low) * u1
-        elif "normal" in spec:
-            u = spec["normal"]
-            mean, std = float(u.get("mean", 0)), float(u.get("std", 1))
-            u2 = _unit53(x2, x3)
-            v = mean + std * np.sqrt(-2.0 * np.log(1.0 - u1)) * np.cos(2.0 * math.pi * u2)
-        else:
-            raise ValueError("unknown init %r" % (spec,))
+    seed = int(spec.get("seed", 0)) if seed_override is None else seed_override
     dt = np.dtype(dtype)
-    if dt.kind in "iu":
-        v = np.trunc(v).astype(np.int64).astype(dt)
-    elif dt == np.float16:
-        v = v.astype(np.float32).astype(np.float16)
-    else:
-        v = v.astype(dt)
-    return v.reshape(shape)
+    out = np.empty(n, dtype=dt)
+    for start in range(0, n, _INIT_BLOCK):
+        stop = min(n, start + _INIT_BLOCK)
+        v = _init_block(spec, start, stop, seed)
+        if dt.kind in "iu":
+            v = float_to_int(v, dt)
+        elif dt == np.float16:
+            v = v.astype(np.float32).astype(np.float16)
+        else:
+            v = v.astype(dt)
+        out[start:stop] = v
+    return out.reshape(shape)
 
 
 def _data_value(x):
@@ -237,6 +275,13 @@ def _softmax(ins, a):
     return e / e.sum(axis=axis, keepdims=True)
 
 
+def _log_softmax(ins, a):
+    x = ins[0]
+    axis = a.get("axis", -1)
+    z = x - x.max(axis=axis, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=axis, keepdims=True))
+
+
 _ERF_P = (-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
           -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
           -1.60960333262415e-02)
@@ -288,14 +333,172 @@ def _slice(ins, a):
     return x[tuple(idx)]
 
 
+def _clip(x, lo, hi):
+    if x.dtype.kind in "iu":  # integer bounds: ceil(min), floor(max), within the dtype's range
+        info = np.iinfo(x.dtype)
+        lo = info.min if lo == -np.inf else min(max(math.ceil(lo), info.min), info.max)
+        hi = info.max if hi == np.inf else min(max(math.floor(hi), info.min), info.max)
+        return np.clip(x, lo, hi).astype(x.dtype)
+    return np.clip(x, x.dtype.type(lo), x.dtype.type(hi))
+
+
 def _cast(ins, a):
     x = ins[0]
     dt = np.dtype(DTYPES[a["to"]])
     if x.dtype.kind == "f" and dt.kind in "iu":
-        info = np.iinfo(dt)
-        y = np.trunc(np.nan_to_num(x.astype(np.float64), nan=0.0))
-        return np.clip(y, info.min, info.max).astype(dt)
+        return float_to_int(x, dt)
     return x.astype(dt)
+
+
+def _gemm(ins, a):
+    A, B = ins[0], ins[1]
+    if a.get("trans_a", 0):
+        A = A.T
+    if a.get("trans_b", 0):
+        B = B.T
+    t = A.dtype.type
+    y = A @ B
+    alpha, beta = a.get("alpha", 1.0), a.get("beta", 1.0)
+    if alpha != 1.0:
+        y = y * t(alpha)
+    if len(ins) > 2 and ins[2] is not None:
+        y = y + (ins[2] if beta == 1.0 else t(beta) * ins[2])
+    return y
+
+
+def _per_channel(v, ndim):
+    return v.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+def _batch_norm(ins, a):
+    x, scale, bias, mean, var = ins
+    t = x.dtype.type
+    k = scale / np.sqrt(var + t(a.get("epsilon", 1e-5)))
+    return (x - _per_channel(mean, x.ndim)) * _per_channel(k, x.ndim) + _per_channel(bias, x.ndim)
+
+
+def spatial_params(a, in_sizes, kernel):
+    """strides, dilations, begin pads, end pads and output sizes of a conv or
+    pool over spatial sizes in_sizes (ONNX rules, auto_pad included; ceil_mode
+    drops a last window that would start in the end padding, as ftrun and
+    PyTorch do)."""
+    r = len(in_sizes)
+    strides = list(a.get("strides") or [1] * r)
+    dil = list(a.get("dilations") or [1] * r)
+    pads = list(a.get("pads") or [0] * (2 * r))
+    ceil_mode = a.get("ceil_mode", 0)
+    auto = a.get("auto_pad", "NOTSET")
+    pb, pe, out = pads[:r], pads[r:], []
+    for i in range(r):
+        eff = (kernel[i] - 1) * dil[i] + 1
+        if auto in ("SAME_UPPER", "SAME_LOWER"):
+            o = -(-in_sizes[i] // strides[i])
+            total = max(0, (o - 1) * strides[i] + eff - in_sizes[i])
+            small, big = total // 2, total - total // 2
+            pb[i], pe[i] = (small, big) if auto == "SAME_UPPER" else (big, small)
+        elif auto == "VALID":
+            pb[i] = pe[i] = 0
+        span = in_sizes[i] + pb[i] + pe[i] - eff
+        o = (-(-span // strides[i]) if ceil_mode else span // strides[i]) + 1
+        if ceil_mode and (o - 1) * strides[i] >= in_sizes[i] + pb[i]:
+            o -= 1
+        out.append(o)
+    return strides, dil, pb, pe, out
+
+
+def _windows(x, kernel, a, fill):
+    """x [N, C, *spatial] -> a strided view [N, C, *out, *kernel] of the padded
+    input (padding value fill), and the output sizes."""
+    r = x.ndim - 2
+    strides, dil, pb, pe, out = spatial_params(a, x.shape[2:], kernel)
+    eff = [(kernel[i] - 1) * dil[i] + 1 for i in range(r)]
+    # extra end padding so that every ceil_mode window exists
+    pe = [max(pe[i], (out[i] - 1) * strides[i] + eff[i] - x.shape[2 + i] - pb[i]) for i in range(r)]
+    if any(pb) or any(pe):
+        x = np.pad(x, [(0, 0), (0, 0)] + list(zip(pb, pe)), constant_values=fill)
+    v = np.lib.stride_tricks.sliding_window_view(x, eff, axis=tuple(range(2, 2 + r)))
+    idx = (slice(None), slice(None)) + tuple(slice(0, (out[i] - 1) * strides[i] + 1, strides[i]) for i in range(r)) \
+        + tuple(slice(None, None, dil[i]) for i in range(r))
+    return v[idx], out
+
+
+def _conv(ins, a):
+    """im2col: one contiguous copy per kernel offset into cols [N, C*K, P],
+    then a batched BLAS product [O, C*K] x [C*K, P] per group, which lands
+    directly in [N, O, *out] order."""
+    x, w = ins[0], ins[1]
+    r = x.ndim - 2
+    g = a.get("group", 1)
+    kernel = w.shape[2:]
+    strides, dil, pb, pe, out = spatial_params(a, x.shape[2:], kernel)
+    if any(pb) or any(pe):
+        x = np.pad(x, [(0, 0), (0, 0)] + list(zip(pb, pe)))
+    n, c = x.shape[:2]
+    ksize, p = int(np.prod(kernel)), int(np.prod(out))
+    cols = np.empty((n, c, ksize) + tuple(out), dtype=x.dtype)
+    for j, off in enumerate(np.ndindex(*kernel)):
+        idx = tuple(slice(off[i] * dil[i], off[i] * dil[i] + (out[i] - 1) * strides[i] + 1, strides[i])
+                    for i in range(r))
+        cols[:, :, j] = x[(slice(None), slice(None)) + idx]
+    cg, og = c // g, w.shape[0] // g
+    cols = cols.reshape(n, g, cg * ksize, p)
+    wg = w.reshape(g, og, cg * ksize)
+    y = np.empty((n, g, og, p), dtype=x.dtype)
+    for i in range(g):
+        np.matmul(wg[i], cols[:, i], out=y[:, i])
+    y = y.reshape((n, g * og) + tuple(out))
+    if len(ins) > 2 and ins[2] is not None:
+        y += _per_channel(ins[2], y.ndim)
+    return y
+
+
+def _lowest(dt):
+    return -np.inf if dt.kind == "f" else np.iinfo(dt).min
+
+
+def _max_pool(ins, a):
+    x = ins[0]
+    r = x.ndim - 2
+    xw, _ = _windows(x, a["kernel_shape"], a, _lowest(x.dtype))
+    return xw.max(axis=tuple(range(2 + r, 2 + 2 * r)))
+
+
+def _average_pool(ins, a):
+    x = ins[0]
+    r = x.ndim - 2
+    axes = tuple(range(2 + r, 2 + 2 * r))
+    xw, _ = _windows(x, a["kernel_shape"], a, 0)
+    total = xw.sum(axis=axes, dtype=x.dtype)
+    # the divisor: elements of the input (or of input and explicit pads with
+    # count_include_pad) under each window, never the ceil_mode overhang
+    ones = np.ones((1, 1) + x.shape[2:], dtype=x.dtype)
+    if a.get("count_include_pad", 0):
+        _, _, pb, pe, _ = spatial_params(a, x.shape[2:], a["kernel_shape"])
+        ones = np.pad(ones, [(0, 0), (0, 0)] + list(zip(pb, pe)), constant_values=1)
+        a = dict(a, pads=[0] * (2 * r), auto_pad="NOTSET")
+    cw, _ = _windows(ones, a["kernel_shape"], a, 0)
+    return (total / cw.sum(axis=axes, dtype=x.dtype)).astype(x.dtype)
+
+
+def _complex(x):
+    return x[..., 0] + 1j * x[..., 1].astype(np.result_type(x.dtype, np.complex64))
+
+
+def _real_pair(z, dt):
+    return np.ascontiguousarray(np.stack([z.real, z.imag], axis=-1).astype(dt))
+
+
+def _fft(fn, complex_in, real_out):
+    """numpy.fft computes in double; the result is rounded to the input's dtype."""
+    def op(ins, a):
+        x = ins[0]
+        v = _complex(x) if complex_in else x
+        kw = {"axis": a.get("axis", -1), "norm": a.get("norm", "backward")}
+        if real_out and a.get("n") is not None:
+            kw["n"] = a["n"]
+        z = fn(v, **kw)
+        return z.astype(x.dtype) if real_out else _real_pair(z, x.dtype)
+    return op
 
 
 OPS = {
@@ -311,8 +514,15 @@ OPS = {
     "rsqrt": lambda i, a: 1 / np.sqrt(i[0]),
     "reciprocal": lambda i, a: 1 / i[0],
     "erf": lambda i, a: _erf_np(i[0]),
+    "sin": lambda i, a: np.sin(i[0]),
+    "cos": lambda i, a: np.cos(i[0]),
+    "floor": lambda i, a: np.floor(i[0]),
+    "ceil": lambda i, a: np.ceil(i[0]),
+    "round": lambda i, a: np.round(i[0]),
+    "silu": lambda i, a: i[0] / (1 + np.exp(-i[0])),
+    "leaky_relu": lambda i, a: np.where(i[0] >= 0, i[0], i[0] * i[0].dtype.type(a.get("alpha", 0.01))),
     "gelu": _gelu,
-    "clip": lambda i, a: np.clip(i[0], a.get("min", -np.inf), a.get("max", np.inf)).astype(i[0].dtype),
+    "clip": lambda i, a: _clip(i[0], a.get("min", -np.inf), a.get("max", np.inf)),
     "cast": _cast,
     "not": lambda i, a: np.logical_not(i[0]),
     "is_nan": lambda i, a: np.isnan(i[0]),
@@ -334,6 +544,7 @@ OPS = {
     "xor": lambda i, a: i[0] ^ i[1],
     "where": lambda i, a: np.where(i[0], i[1], i[2]),
     "matmul": lambda i, a: np.matmul(i[0], i[1]),
+    "gemm": _gemm,
     "reduce_sum": _reduce(np.sum),
     "reduce_mean": _reduce(np.mean),
     "reduce_max": _reduce(np.max),
@@ -343,7 +554,18 @@ OPS = {
     "argmin": _arg(np.argmin),
     "cumsum": lambda i, a: np.cumsum(i[0], axis=a["axis"], dtype=i[0].dtype),
     "softmax": _softmax,
+    "log_softmax": _log_softmax,
     "layer_norm": _layer_norm,
+    "batch_norm": _batch_norm,
+    "conv": _conv,
+    "max_pool": _max_pool,
+    "average_pool": _average_pool,
+    "global_average_pool": lambda i, a: i[0].mean(axis=tuple(range(2, i[0].ndim)), keepdims=True, dtype=i[0].dtype),
+    "global_max_pool": lambda i, a: i[0].max(axis=tuple(range(2, i[0].ndim)), keepdims=True),
+    "fft": _fft(np.fft.fft, True, False),
+    "ifft": _fft(np.fft.ifft, True, False),
+    "rfft": _fft(np.fft.rfft, False, False),
+    "irfft": _fft(np.fft.irfft, True, True),
     "reshape": _reshape,
     "transpose": lambda i, a: np.transpose(i[0], a.get("perm")),
     "flatten": lambda i, a: i[0].reshape(int(np.prod(i[0].shape[:a.get("axis", 1)])), -1),

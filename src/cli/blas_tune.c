@@ -2,8 +2,15 @@
  * The 0.3.21 in Debian 12 does not recognise some recent Intel CPUs and falls
  * back to its Prescott (SSE3) kernels, which run matrix products 2-4x slower
  * than the AVX-512 ones the CPU can run. When that happened, and the user has
- * not chosen a core with OPENBLAS_CORETYPE, ftrun sets it and executes itself
- * again, once. */
+ * not chosen a core with OPENBLAS_CORETYPE, ftrun sets it.
+ *
+ * libgomp also reads its settings when it loads: by default an idle OpenMP
+ * thread spins for a long while after each parallel loop, fighting OpenBLAS's
+ * own threads and any other process for the cores (the transformer example
+ * ran 2x slower on 2 busy cores). Unless the user set OMP_WAIT_POLICY or
+ * GOMP_SPINCOUNT, ftrun sets a short spin (GOMP_SPINCOUNT=10000).
+ *
+ * If either was set, ftrun executes itself again, once, to apply them. */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -12,13 +19,13 @@
 char *openblas_get_corename(void);
 void ft_blas_tune(char **argv);
 
-void ft_blas_tune(char **argv)
+static int blas_core_fix(void)
 {
     if (getenv("OPENBLAS_CORETYPE"))
-        return; /* the user's choice, or our own second start */
+        return 0; /* the user's choice, or our own second start */
     const char *core = openblas_get_corename();
     if (!core || (strcasecmp(core, "Prescott") != 0 && strcasecmp(core, "Core2") != 0 && strcasecmp(core, "Nehalem") != 0))
-        return;
+        return 0;
     __builtin_cpu_init();
     const char *want = NULL;
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
@@ -26,8 +33,16 @@ void ft_blas_tune(char **argv)
         want = "SkylakeX";
     else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         want = "Haswell";
-    if (!want || setenv("OPENBLAS_CORETYPE", want, 1) != 0)
-        return;
-    execv("/proc/self/exe", argv);
-    /* exec failed: go on with the kernels OpenBLAS chose */
+    return want && setenv("OPENBLAS_CORETYPE", want, 1) == 0;
+}
+
+void ft_blas_tune(char **argv)
+{
+    int changed = blas_core_fix();
+    if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT"))
+        changed |= setenv("GOMP_SPINCOUNT", "10000", 1) == 0;
+    /* argv[0] rather than /proc/self/exe, which under valgrind is valgrind itself */
+    if (changed && argv[0])
+        execvp(argv[0], argv);
+    /* nothing to change, or exec failed: go on as loaded */
 }

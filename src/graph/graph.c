@@ -186,8 +186,22 @@ static double unit53(uint32_t hi, uint32_t lo)
 static void store_init(void *buf, ft_dtype dt, uint64_t i, double v)
 {
     if (ft_dtype_is_int(dt)) {
+        /* truncate toward zero, saturating at the dtype's range (as cast does) */
+        static const double lo[] = {[FT_I8] = -128.0, [FT_I16] = -32768.0, [FT_I32] = -2147483648.0,
+                                    [FT_I64] = -9223372036854775808.0, [FT_U8] = 0.0};
+        static const double hi[] = {[FT_I8] = 127.0, [FT_I16] = 32767.0, [FT_I32] = 2147483647.0,
+                                    [FT_I64] = 9223372036854775807.0, [FT_U8] = 255.0};
         v = trunc(v);
-        ft_store_i64(buf, dt, (size_t)i, isnan(v) ? 0 : v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v);
+        int64_t x;
+        if (isnan(v))
+            x = 0;
+        else if (v <= lo[dt])
+            x = dt == FT_I64 ? INT64_MIN : (int64_t)lo[dt];
+        else if (v >= hi[dt])
+            x = dt == FT_I64 ? INT64_MAX : (int64_t)hi[dt];
+        else
+            x = (int64_t)v;
+        ft_store_i64(buf, dt, (size_t)i, x);
     } else {
         ft_store_f64(buf, dt, (size_t)i, v);
     }

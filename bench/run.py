@@ -1,0 +1,546 @@
+#!/usr/bin/python3
+"""ftrun's benchmark suite: ftrun against PyTorch eager and NumPy on the graphs
+in bench/graphs/, same graph file, same values, outputs checked to agree.
+
+    /usr/bin/python3 bench/run.py [--threads N] [--only NAME[,NAME]] [-w W] [-n N]
+
+Every runtime does W untimed then N timed runs of the whole graph and reports
+the median: ftrun's run_ms.median from timing.json (`build/ftrun G -q -w W -n N
+--threads T -o TMP`), bench/torchgraph.py and bench/npgraph.py timed around
+one whole interpretation of the graph (values built beforehand, as ftrun's
+load is outside run_ms). The N runs are split into R rounds (--rounds) that
+alternate the runtimes; each time is then the median of the round medians.
+All three get the same thread count and the same OpenBLAS kernels. A full run
+replaces that thread count's section of bench/RESULTS.md; see bench/README.md.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+class Bench:
+    """A benchmark graph. pending: ops that ftrun may not have yet; a failing
+    ftrun run of such a graph is reported as skipped, not as a failure.
+    per_node: report median / nodes (dispatch overhead)."""
+
+    def __init__(self, name, warmup, iterations, pending=None, per_node=False, feeds=None, about=""):
+        self.name = name
+        self.path = os.path.join("bench", "graphs", name + ".json")
+        self.warmup, self.iterations = warmup, iterations
+        self.pending = pending or []
+        self.per_node = per_node
+        self.feeds = feeds or {}  # input name -> .npy path (relative to the repository root)
+        self.about = about
+
+
+# W and N per graph keep a whole run at about a minute on a 2-core machine.
+BENCHES = [
+    Bench("mlp", 2, 15, about="batch 256, 1024-4096-4096-1024, gemm+relu, softmax"),
+    Bench("cnn_block", 2, 15, pending=["conv", "batch_norm", "max_pool"],
+          about="ResNet basic block on [8,64,56,56]: conv3x3-bn-relu-conv3x3-bn, residual, relu, 2x2 max pool"),
+    Bench("transformer", 2, 15,
+          about="pre-norm encoder block: batch 8, seq 256, d_model 512, 8 heads, ffn 2048, gelu"),
+    Bench("fft_pipeline", 3, 40, pending=["rfft", "irfft"],
+          about="Hann window, rfft of 256x4096, magnitude, mean log spectrum; per-bin gain, irfft"),
+    Bench("dispatch_1000", 20, 300, per_node=True, about="1,000 mul/add on a [16] f32 tensor"),
+]
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                   help="threads for every runtime (default: every core, %(default)s)")
+    p.add_argument("--only", action="append", default=[], metavar="NAME",
+                   help="run only these graphs (repeatable or comma-separated; of: %s); "
+                        "RESULTS.md is then left alone" % ", ".join(b.name for b in BENCHES))
+    p.add_argument("-w", "--warmup", type=int, help="untimed runs for every graph (default: per graph)")
+    p.add_argument("-n", "--iterations", type=int, help="timed runs for every graph (default: per graph)")
+    p.add_argument("--rounds", type=int, default=5,
+                   help="split the timed runs into R rounds that alternate the runtimes; each time is the "
+                        "median of the round medians (default %(default)s; 1: one median of N runs)")
+    p.add_argument("--ftrun", default=os.path.join(ROOT, "build", "ftrun"))
+    # A CUDA run would compare ftrun -d cuda with PyTorch CUDA eager and CUDA graphs (see peers_for).
+    p.add_argument("--device", default="cpu", choices=["cpu"], help="device of every runtime (only cpu so far)")
+    p.add_argument("--results", default=os.path.join(HERE, "RESULTS.md"), help="results file (default %(default)s)")
+    p.add_argument("--no-results", action="store_true", help="print the table only")
+    a = p.parse_args()
+    if a.threads < 1 or a.rounds < 1:
+        p.error("--threads and --rounds must be >= 1")
+    if (a.warmup is not None and a.warmup < 0) or (a.iterations is not None and a.iterations < 1):
+        p.error("-w must be >= 0 and -n >= 1")
+    a.only = [x for o in a.only for x in o.split(",") if x]
+    known = {b.name for b in BENCHES}
+    for x in a.only:
+        if x not in known:
+            p.error("unknown graph '%s' (have: %s)" % (x, ", ".join(sorted(known))))
+    return a
+
+
+def openblas_core():
+    """OpenBLAS's kernel choice, made the way ftrun makes it for itself
+    (src/cli/blas_tune.c): Debian's OpenBLAS 0.3.21 takes some recent Intel
+    CPUs for a Prescott and runs SSE3 kernels, 3-5x slower than the AVX-512
+    ones; ftrun then sets OPENBLAS_CORETYPE and restarts. NumPy and PyTorch
+    load the same OpenBLAS, so they get the same OPENBLAS_CORETYPE here,
+    before they load, or the table would compare kernels rather than
+    runtimes. A value already in the environment is kept (ftrun keeps it too).
+    Returns a line for the results."""
+    if os.environ.get("OPENBLAS_CORETYPE"):
+        return "OPENBLAS_CORETYPE=%s (given)" % os.environ["OPENBLAS_CORETYPE"]
+    probe = ("import ctypes; l = ctypes.CDLL('libopenblas.so.0'); "
+             "l.openblas_get_corename.restype = ctypes.c_char_p; print(l.openblas_get_corename().decode())")
+    try:
+        core = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        core = ""
+    if not core:
+        return "OpenBLAS core: unknown"
+    if core.lower() not in ("prescott", "core2", "nehalem"):
+        return "OpenBLAS core: %s (its own choice)" % core
+    flags = set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    break
+    except OSError:
+        pass
+    want = ("SkylakeX" if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= flags
+            else "Haswell" if {"avx2", "fma"} <= flags else None)
+    if not want:
+        return "OpenBLAS core: %s (its own choice)" % core
+    os.environ["OPENBLAS_CORETYPE"] = want
+    return "OPENBLAS_CORETYPE=%s for every runtime (OpenBLAS alone would take %s, as ftrun corrects)" % (want, core)
+
+
+ARGS = parse_args()
+# The BLAS libraries and OpenMP read these when they load: set them before
+# NumPy and PyTorch are imported, so that every runtime gets ARGS.threads
+# and the same BLAS kernels.
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[var] = str(ARGS.threads)
+BLAS_CORE = openblas_core()
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+sys.path.insert(0, HERE)
+import npgraph  # noqa: E402
+import torchgraph  # noqa: E402
+
+torch.set_num_threads(ARGS.threads)
+
+
+LOAD_BEFORE = 0.0
+SHOWN_FTRUN = ARGS.ftrun  # the path given; ARGS.ftrun becomes a private copy of it
+
+
+class Skip(Exception):
+    """A runtime cannot run this graph (yet); the message says why."""
+
+
+def sanitise(name):
+    return "".join(c if c.isalnum() and c.isascii() or c in "._-" else "_" for c in name)
+
+
+def time_ms(fn, warmup, iterations, sync=lambda: None):
+    """(median, min) in ms of `iterations` calls after `warmup` calls, and the last result."""
+    for _ in range(warmup):
+        fn()
+    sync()
+    times, out = [], None
+    for _ in range(iterations):
+        t0 = time.perf_counter()
+        out = fn()
+        sync()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return (float(np.median(times)), min(times)), out
+
+
+# --- the runtimes ---------------------------------------------------------------
+# Each peer: name, and run(bench, case, w, n) -> ((median ms, min ms),
+# {output: ndarray}), or raises Skip. `case` holds what the runtimes share:
+# the parsed graph and its values.
+
+class FtrunPeer:
+    def __init__(self, exe, device="cpu"):
+        self.name = "ftrun"
+        self.exe, self.device = exe, device
+        self.available = self._ops()
+
+    def _ops(self):
+        """op -> False where `ftrun ops` says "not available"."""
+        r = subprocess.run([self.exe, "ops"], capture_output=True, text=True)
+        ops = {}
+        for line in r.stdout.splitlines():
+            f = line.split()
+            if f and f[0] != "op":
+                ops[f[0]] = "not available" not in line
+        return ops
+
+    def run(self, bench, case, warmup, iterations):
+        missing = sorted({n["op"] for n in case.graph.nodes if self.available.get(n["op"]) is False})
+        if missing:
+            raise Skip("`ftrun ops`: %s not available" % ", ".join(missing))
+        with tempfile.TemporaryDirectory(prefix="ftrun-bench-") as tmp:
+            cmd = [self.exe, bench.path, "-q", "-w", str(warmup), "-n", str(iterations),
+                   "--threads", str(ARGS.threads), "-o", tmp]
+            if self.device != "cpu":
+                cmd += ["-d", self.device]
+            for k, v in bench.feeds.items():
+                cmd += ["-i", "%s=%s" % (k, v)]
+            r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+            if r.returncode != 0:
+                msg = (r.stderr.strip().splitlines() or ["(no message)"])[-1]
+                msg = "exit %d: %s" % (r.returncode, msg.replace("ftrun: error: ", ""))
+                if bench.pending:
+                    raise Skip(msg)
+                raise RuntimeError("%s: %s" % (" ".join([os.path.relpath(SHOWN_FTRUN, ROOT)] + cmd[1:]), msg))
+            with open(os.path.join(tmp, "timing.json")) as f:
+                timing = json.load(f)
+            outs = {t: np.load(os.path.join(tmp, sanitise(t) + ".npy")) for t in case.graph.outputs}
+        return (timing["run_ms"]["median"], timing["run_ms"]["min"]), outs
+
+
+class TorchPeer:
+    """PyTorch eager through bench/torchgraph.py. For device "cuda" the values
+    would move to the GPU and sync would be torch.cuda.synchronize."""
+
+    def __init__(self, device="cpu"):
+        self.name = "torch"
+        self.device = device
+        self.sync = (lambda: None) if device == "cpu" else torch.cuda.synchronize
+
+    def run(self, bench, case, warmup, iterations):
+        try:
+            tg = torchgraph.TorchGraph(case.graph, self.device)
+        except NotImplementedError as e:
+            raise Skip(str(e))
+        vals = tg.values(np_values=case.values)
+        ms, outs = time_ms(lambda: tg.run(vals), warmup, iterations, self.sync)
+        return ms, {k: torchgraph.to_numpy(v) for k, v in outs.items()}
+
+
+class NumpyPeer:
+    def __init__(self):
+        self.name = "numpy"
+
+    def run(self, bench, case, warmup, iterations):
+        missing = sorted({n["op"] for n in case.graph.nodes if n["op"] not in npgraph.OPS})
+        if missing:
+            raise Skip("npgraph.py lacks %s" % ", ".join(missing))
+        return time_ms(lambda: case.graph.run(case.values), warmup, iterations)
+
+
+def peers_for(device):
+    """The runtimes compared on a device; the first is the one measured (ftrun),
+    the rest its peers, in table order. A CUDA run would return FtrunPeer(exe,
+    "cuda"), TorchPeer("cuda") and a PyTorch CUDA-graph peer (capture one
+    tg.run in torch.cuda.graph, time replay()), and no NumPy."""
+    if device == "cpu":
+        return [FtrunPeer(ARGS.ftrun), TorchPeer("cpu"), NumpyPeer()]
+    raise SystemExit("run.py: device '%s' is not supported yet" % device)
+
+
+# --- comparing outputs ------------------------------------------------------------
+
+def compare(got, ref):
+    """Largest absolute difference over all outputs, the largest relative one
+    (max |x - y| / max |y| per output), and whether every value is within
+    |x - y| <= 1e-5 * max(1, max|y|) + 1e-4 * |y| (f32 sums of thousands of
+    terms round differently in each runtime; ints and bools must be equal)."""
+    worst_abs, worst_rel, ok, notes = 0.0, 0.0, True, []
+    for name, y in ref.items():
+        x = got[name]
+        if x.shape != y.shape or x.dtype != y.dtype:
+            notes.append("%s: %s %s vs %s %s" % (name, x.dtype, x.shape, y.dtype, y.shape))
+            ok = False
+            continue
+        if x.size == 0:
+            continue
+        xd, yd = x.astype(np.float64), y.astype(np.float64)
+        diff = np.where(np.isnan(xd) & np.isnan(yd), 0.0, np.abs(xd - yd))
+        diff = np.where(np.isinf(xd) & (xd == yd), 0.0, diff)
+        diff = np.nan_to_num(diff, nan=np.inf)
+        scale = float(np.nanmax(np.abs(np.where(np.isfinite(yd), yd, 0.0))))
+        d = float(diff.max())
+        worst_abs = max(worst_abs, d)
+        worst_rel = max(worst_rel, d / scale if scale > 0 else (0.0 if d == 0 else np.inf))
+        if y.dtype.kind == "f":
+            bad = diff > 1e-5 * max(scale, 1.0) + 1e-4 * np.abs(np.nan_to_num(yd))
+        else:
+            bad = diff != 0
+        if bad.any():
+            i = np.unravel_index(int(np.argmax(np.where(bad, diff, -1))), y.shape)
+            notes.append("%s: %d of %d values differ, worst at %s: %r vs %r" % (name, int(bad.sum()), y.size,
+                                                                              list(i), x[i], y[i]))
+            ok = False
+    return worst_abs, worst_rel, ok, notes
+
+
+# --- running ---------------------------------------------------------------------
+
+class Case:
+    def __init__(self, bench):
+        self.graph = npgraph.Graph.load(os.path.join(ROOT, bench.path))
+        feeds = {k: np.load(os.path.join(ROOT, v)) for k, v in bench.feeds.items()}
+        self.values = self.graph.values(feeds)
+
+
+def split_runs(n, rounds):
+    """n timed runs spread over at most `rounds` rounds, as evenly as possible."""
+    r = max(1, min(rounds, n))
+    return [n // r + (1 if i < n % r else 0) for i in range(r)]
+
+
+def run_bench(bench, peers):
+    w = bench.warmup if ARGS.warmup is None else ARGS.warmup
+    n = bench.iterations if ARGS.iterations is None else ARGS.iterations
+    rounds = split_runs(n, ARGS.rounds)
+    row = {"name": bench.name, "w": w, "n": n, "rounds": len(rounds), "ms": {}, "skip": {}, "error": {},
+           "diff": {}, "notes": []}
+    t0 = time.perf_counter()
+    case = Case(bench)
+    row["nodes"] = len(case.graph.nodes)
+    outs, medians, mins = {}, {p.name: [] for p in peers}, {p.name: [] for p in peers}
+    # Rounds interleave the runtimes (in a rotating order), so that load from
+    # other processes that comes and goes falls on all of them alike; each
+    # runtime's time is the median of its round medians.
+    for k, n_r in enumerate(rounds):
+        for p in peers[k % len(peers):] + peers[:k % len(peers)]:
+            if p.name in row["skip"] or p.name in row["error"]:
+                continue
+            try:
+                ms, out = p.run(bench, case, w, n_r)
+            except Skip as e:
+                row["skip"][p.name] = str(e)
+                continue
+            except Exception as e:  # a failure of one runtime is reported, the others still run
+                row["error"][p.name] = "%s: %s" % (type(e).__name__, e)
+                continue
+            medians[p.name].append(ms[0])
+            mins[p.name].append(ms[1])
+            outs[p.name] = out
+    row["min"] = {}
+    for name, ms in medians.items():
+        if ms and name not in row["error"]:
+            row["ms"][name] = float(np.median(ms))
+            row["min"][name] = min(mins[name])
+    # reference: the first peer that ran (PyTorch when it did), each other runtime checked against it
+    ref_name = next((p.name for p in peers[1:] if p.name in outs), None)
+    if ref_name:
+        row["ref"] = ref_name
+        for name, out in outs.items():
+            if name != ref_name and name not in row["error"]:
+                row["diff"][name] = compare(out, outs[ref_name])
+    row["seconds"] = time.perf_counter() - t0
+    del case, outs
+    return row
+
+
+def fmt_ms(row, peer):
+    if peer in row["ms"]:
+        return "%.3f" % row["ms"][peer]
+    if peer in row["skip"]:
+        return "skipped"
+    if peer in row["error"]:
+        return "FAILED"
+    return "-"
+
+
+def ratio(row, a, b):
+    if a in row["ms"] and b in row["ms"] and row["ms"][b] > 0:
+        return "%.2f" % (row["ms"][a] / row["ms"][b])
+    return "-"
+
+
+def agree_cell(row, peer):
+    if peer not in row["diff"]:
+        return "-"
+    _, rel, ok, _ = row["diff"][peer]
+    return "%.1e%s" % (rel, "" if ok else " NO")
+
+
+def table(rows, peers, markdown):
+    names = [p.name for p in peers]
+    head = ["graph", "nodes"] + ["%s ms" % p for p in names] + ["ftrun/%s" % p for p in names[1:]] + \
+        ["rel diff %s" % p for p in names if p != "torch"]
+    body = []
+    for r in rows:
+        body.append([r["name"], str(r["nodes"])] + [fmt_ms(r, p) for p in names] +
+                    [ratio(r, "ftrun", p) for p in names[1:]] + [agree_cell(r, p) for p in names if p != "torch"])
+    if markdown:
+        lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" if i == 0 else "---:" for i in range(len(head))) + "|"]
+        lines += ["| " + " | ".join(b) + " |" for b in body]
+        return "\n".join(lines)
+    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(head)]
+    fmt = "  ".join("%-*s" if i == 0 else "%*s" for i in range(len(head)))
+    out = [fmt % tuple(x for pair in zip(widths, head) for x in pair)]
+    out += [fmt % tuple(x for pair in zip(widths, b) for x in pair) for b in body]
+    return "\n".join(out)
+
+
+def notes(rows):
+    out = []
+    for r in rows:
+        if r["nodes"] and any(b.name == r["name"] and b.per_node for b in BENCHES):
+            per = ", ".join("%s %.2f us" % (p, r["ms"][p] * 1e3 / r["nodes"]) for p in ("ftrun", "torch", "numpy")
+                            if p in r["ms"])
+            out.append("%s: per-node time (median / %d nodes): %s" % (r["name"], r["nodes"], per))
+        if len(r["min"]) > 1 and "ftrun" in r["min"]:
+            m = r["min"]
+            out.append("%s: fastest run (less sensitive to other load): %s; %s" % (
+                r["name"], ", ".join("%s %.3f ms" % (p, m[p]) for p in m),
+                ", ".join("ftrun/%s %.2f" % (p, m["ftrun"] / m[p]) for p in m if p != "ftrun" and m[p] > 0)))
+        for p, why in r["skip"].items():
+            out.append("%s: %s skipped: %s" % (r["name"], p, why))
+        for p, why in r["error"].items():
+            out.append("%s: %s failed: %s" % (r["name"], p, why))
+        for p, (ab, rel, ok, ns) in r["diff"].items():
+            out.append("%s: %s vs %s: max abs diff %.3g, max rel diff %.3g: %s%s"
+                       % (r["name"], p, r["ref"], ab, rel, "agree" if ok else "DISAGREE",
+                          "" if ok else " (" + "; ".join(ns) + ")"))
+    return out
+
+
+# --- RESULTS.md ----------------------------------------------------------------
+
+def machine():
+    model, cores = platform.processor() or "unknown", None
+    try:
+        info = dict(line.split(":", 1) for line in subprocess.run(["lscpu"], capture_output=True, text=True)
+                    .stdout.splitlines() if ":" in line)
+        info = {k.strip(): v.strip() for k, v in info.items()}
+        model = info.get("Model name", model)
+        if "Model" in info:  # hypervisors often report a generic name: add family/model/stepping
+            model += " (family %s, model %s, stepping %s)" % (info.get("CPU family", "?"), info["Model"],
+                                                              info.get("Stepping", "?"))
+        cores = int(info.get("Core(s) per socket", 0)) * int(info.get("Socket(s)", 1)) or None
+    except (OSError, ValueError):
+        pass
+    return model, cores, os.cpu_count()
+
+
+def git_commit():
+    try:
+        r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+        return r.stdout.strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def ftrun_version():
+    try:
+        return subprocess.run([ARGS.ftrun, "--version"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "ftrun (not found)"
+
+
+HEADER = """# ftrun benchmark results
+
+Written by `bench/run.py` (see bench/README.md): ftrun against PyTorch eager
+(bench/torchgraph.py) and NumPy (bench/npgraph.py) on bench/graphs/, every
+runtime with the same thread count, medians of the timed runs after warm-ups.
+Ratios below 1: ftrun is faster. "rel diff" is max |x - y| / max |y| against
+PyTorch's outputs ("NO": outside the agreement tolerance). Each thread count
+has its own section; a full run replaces its section.
+"""
+
+
+def header():
+    graphs = "\n".join("- `%s`: %s" % (b.name, b.about) for b in BENCHES)
+    return HEADER + "\nGraphs (bench/graphs/):\n\n" + graphs + "\n"
+
+
+def section(rows, peers, total_s):
+    model, cores, cpus = machine()
+    lines = [
+        "<!-- threads=%d -->" % ARGS.threads,
+        "## %d thread%s" % (ARGS.threads, "" if ARGS.threads == 1 else "s"),
+        "",
+        "- machine: %s, %s cores (%d logical CPUs)" % (model, cores or "?", cpus or 0),
+        "- date: %s" % datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "- commit: %s (%s), PyTorch %s, NumPy %s, Python %s" % (git_commit(), ftrun_version(), torch.__version__,
+                                                               np.__version__, platform.python_version()),
+        "- threads: %d; device: %s; run.py took %.0f s" % (ARGS.threads, ARGS.device, total_s),
+        "- BLAS: " + BLAS_CORE,
+        "- runs: W warm-ups then the timed runs, in R rounds alternating the runtimes (W each round); time = "
+        "median of the round medians: %s" % ", ".join("%s W=%d N=%d R=%d" % (r["name"], r["w"], r["n"], r["rounds"])
+                                                     for r in rows),
+        "- load average (1 min) before / after: %.2f / %.2f (above 0 means other processes shared the cores)"
+        % (LOAD_BEFORE, os.getloadavg()[0]),
+        "",
+        table(rows, peers, markdown=True),
+        "",
+    ]
+    lines += ["- " + n for n in notes(rows)]
+    lines += ["", "<!-- end threads=%d -->" % ARGS.threads, ""]
+    return "\n".join(lines)
+
+
+def write_results(path, text):
+    """Replaces this thread count's section, keeps the others, sorted by threads."""
+    sections = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            old = f.read()
+        for m in re.finditer(r"<!-- threads=(\d+) -->.*?<!-- end threads=\1 -->\n", old, re.S):
+            sections[int(m.group(1))] = m.group(0)
+    sections[ARGS.threads] = text
+    body = header() + "\n" + "\n".join(sections[k] for k in sorted(sections))
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(body)
+    os.replace(tmp, path)
+
+
+def main():
+    sys.stdout.reconfigure(line_buffering=True)  # the table after the progress lines on stderr
+    if not os.access(ARGS.ftrun, os.X_OK):
+        sys.exit("run.py: %s not found: build it with `make`" % ARGS.ftrun)
+    # Time one binary throughout: a `make` elsewhere in the tree during the run
+    # would otherwise swap or delete build/ftrun between graphs.
+    snap = tempfile.TemporaryDirectory(prefix="ftrun-bench-bin-")
+    exe = os.path.join(snap.name, "ftrun")
+    shutil.copy2(ARGS.ftrun, exe)
+    global SHOWN_FTRUN
+    SHOWN_FTRUN = ARGS.ftrun
+    ARGS.ftrun = exe
+    peers = peers_for(ARGS.device)
+    benches = [b for b in BENCHES if not ARGS.only or b.name in ARGS.only]
+    global LOAD_BEFORE
+    LOAD_BEFORE = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    rows = []
+    for b in benches:
+        print("%s ..." % b.name, end=" ", file=sys.stderr, flush=True)
+        rows.append(run_bench(b, peers))
+        print("%.1f s" % rows[-1]["seconds"], file=sys.stderr, flush=True)
+    total = time.perf_counter() - t0
+    print("threads %d, device %s, medians in ms over %d round%s (ratio below 1: ftrun is faster); %s"
+          % (ARGS.threads, ARGS.device, ARGS.rounds, "" if ARGS.rounds == 1 else "s", BLAS_CORE))
+    print(table(rows, peers, markdown=False))
+    for n in notes(rows):
+        print("  " + n)
+    if not ARGS.only and not ARGS.no_results:
+        write_results(ARGS.results, section(rows, peers, total))
+        print("wrote %s (section: %d thread%s)" % (os.path.relpath(ARGS.results), ARGS.threads,
+                                                   "" if ARGS.threads == 1 else "s"))
+    failed = any(r["error"] or any(not d[2] for d in r["diff"].values()) for r in rows)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
