@@ -66,3 +66,51 @@ uninstall:
 
 clean:
 	rm -rf build ftrun-out
+
+# Fault injection (tests/fault/README.md): an LD_PRELOAD shim that makes the Nth
+# allocation or I/O call fail; `make fault-sweep` runs the full sweep over every
+# call of every command (tests/cli/fault.bats runs a bounded one in `make test`).
+.PHONY: fault fault-sweep
+fault: $(BUILD)/fault/libfaultinject.so
+
+$(BUILD)/fault/libfaultinject.so: tests/fault/faultinject.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(WARN) -O2 -g -fPIC -shared -Wl,-soname,libfaultinject.so -o $@ $< -ldl
+
+fault-sweep: $(BUILD)/ftrun $(BUILD)/fault/libfaultinject.so
+	FTRUN=$(abspath $(BUILD)/ftrun) FAULT_SHIM=$(abspath $(BUILD)/fault/libfaultinject.so) PYTHON=$(PYTHON) tests/fault/sweep.sh
+
+# ---- fuzzing: libFuzzer harnesses of fuzz/ (fuzz/README.md) ----
+# `make fuzz FUZZ_SECONDS=60` builds every harness with clang (ASan + UBSan) and
+# fuzzes each in turn; `make fuzz-regress` replays fuzz/regress and fuzz/corpus.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD := $(BUILD)/fuzz
+FUZZ_FLAGS := -std=gnu11 -O1 -g -fopenmp -D_FILE_OFFSET_BITS=64 -MMD -MP -fno-omit-frame-pointer \
+	-fsanitize=address,undefined -fno-sanitize-recover=undefined
+# The harnesses need the graph code and the planner, not the kernels or the CLI.
+FUZZ_SRCS := $(wildcard src/*.c src/graph/*.c) src/runtime/plan.c
+FUZZ_OBJS := $(FUZZ_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)
+FUZZ_BINS := $(patsubst fuzz/fuzz_%.c,$(FUZZ_BUILD)/fuzz_%,$(wildcard fuzz/fuzz_*.c))
+
+.PHONY: fuzz fuzz-build fuzz-regress
+.SECONDARY: $(FUZZ_OBJS)
+
+fuzz-build: $(FUZZ_BINS)
+
+$(FUZZ_BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
+	@command -v $(FUZZ_CC) >/dev/null || { echo "fuzz: $(FUZZ_CC) not found (apt-get install clang libclang-rt-14-dev)" >&2; exit 1; }
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(wildcard fuzz/*.h) $(FUZZ_OBJS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Wall -Wextra -Wno-unused-parameter -Werror -fsanitize=fuzzer -Isrc -o $@ $< \
+		$(FUZZ_OBJS) -lcjson -lz -lm
+
+fuzz: fuzz-build
+	FUZZ_BUILD=$(FUZZ_BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh
+
+fuzz-regress: fuzz-build
+	FUZZ_BUILD=$(FUZZ_BUILD) fuzz/run.sh --regress
+
+-include $(FUZZ_OBJS:.o=.d)

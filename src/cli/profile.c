@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../graph/cost.h"
+#include "../graph/ftg.h"
 #include "report.h"
 
 typedef struct {
@@ -65,6 +66,8 @@ void ft_profile_json(struct cJSON *root, const ft_graph *g, const ft_run_result 
         return;
     double total = total_node_ms(g, r);
     cJSON *arr = cJSON_AddArrayToObject(root, "nodes");
+    if (!arr)
+        return; /* out of memory: the caller sees it in ft_json_oom() */
     for (int k = 0; k < g->n_nodes; k++) {
         int i = g->order[k];
         const ft_node *n = &g->nodes[i];
@@ -102,6 +105,7 @@ static void shapes_str(const ft_graph *g, const int *idx, int n, char *buf, size
 
 ft_status ft_trace_write(const char *path, const ft_graph *g, const ft_run_result *r, const char *device, ft_error *err)
 {
+    unsigned long oom0 = ft_json_oom(); /* an Add that fails would leave an event out */
     cJSON *root = cJSON_CreateObject();
     cJSON *evs = root ? cJSON_AddArrayToObject(root, "traceEvents") : NULL;
     if (!evs) {
@@ -174,8 +178,10 @@ ft_status ft_trace_write(const char *path, const ft_graph *g, const ft_run_resul
     cJSON_AddStringToObject(root, "displayTimeUnit", "ms");
     char *text = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
-    if (!text)
+    if (!text || ft_json_oom() != oom0) {
+        cJSON_free(text);
         return ft_err(err, FT_ERUNTIME, "out of memory writing the trace");
+    }
     /* temporary name, renamed when complete: never a partial trace under the final name */
     size_t pl = strlen(path) + 32;
     char *tmp = malloc(pl);

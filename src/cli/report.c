@@ -1,4 +1,5 @@
 #include "report.h"
+#include "../graph/ftg.h"
 #include "profile.h"
 
 #include <cjson/cJSON.h>
@@ -28,9 +29,14 @@ void ft_stats_compute(const double *ms, int n, ft_stats *s)
     memset(s, 0, sizeof *s);
     if (n <= 0)
         return;
-    double *v = malloc((size_t)n * sizeof(double));
-    if (!v)
+    /* the usual few runs need no allocation; without memory to sort, NaN
+     * says "unknown" where 0 would be a wrong time */
+    double small[256];
+    double *v = n <= 256 ? small : malloc((size_t)n * sizeof(double));
+    if (!v) {
+        s->min = s->max = s->mean = s->median = s->p90 = s->p99 = NAN;
         return;
+    }
     memcpy(v, ms, (size_t)n * sizeof(double));
     qsort(v, (size_t)n, sizeof(double), cmp_double);
     double sum = 0;
@@ -42,7 +48,8 @@ void ft_stats_compute(const double *ms, int n, ft_stats *s)
     s->median = pct(v, n, 0.5);
     s->p90 = pct(v, n, 0.9);
     s->p99 = pct(v, n, 0.99);
-    free(v);
+    if (v != small)
+        free(v);
 }
 
 void ft_sanitize_name(const char *name, char *buf, size_t n)
@@ -201,6 +208,7 @@ static double r6(double v) { return round(v * 1e6) / 1e6; }
 
 char *ft_timing_json(const ft_graph *g, const ft_plan *p, const ft_run_result *r, const ft_timing_info *ti)
 {
+    unsigned long oom0 = ft_json_oom(); /* an Add that fails would leave a key out */
     cJSON *root = cJSON_CreateObject();
     if (!root)
         return NULL;
@@ -234,8 +242,10 @@ char *ft_timing_json(const ft_graph *g, const ft_plan *p, const ft_run_result *r
     ft_profile_json(root, g, r);
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
-    if (!text)
+    if (!text || ft_json_oom() != oom0) {
+        cJSON_free(text);
         return NULL;
+    }
     size_t n = strlen(text);
     char *out = malloc(n + 2);
     if (out) {

@@ -231,7 +231,7 @@ int ft_inflate_exact(const void *srcv, uint64_t slen, void *dstv, uint64_t dlen,
     memset(&z, 0, sizeof z);
     if (inflateInit2(&z, raw ? -MAX_WBITS : MAX_WBITS) != Z_OK) {
         snprintf(why, wn, "zlib could not start (out of memory)");
-        return -1;
+        return -2;
     }
     const unsigned char *ip = src;
     unsigned char *op = dst, probe;
@@ -272,6 +272,11 @@ int ft_inflate_exact(const void *srcv, uint64_t slen, void *dstv, uint64_t dlen,
                      (unsigned long long)slen);
             goto out;
         }
+        if (ret == Z_MEM_ERROR) {
+            snprintf(why, wn, "out of memory inflating the %s stream", raw ? "deflate" : "zlib");
+            rc = -2;
+            goto out;
+        }
         if (ret != Z_OK && ret != Z_BUF_ERROR) {
             snprintf(why, wn, "the %s stream is corrupt (%s)", raw ? "deflate" : "zlib", z.msg ? z.msg : "inflate failed");
             goto out;
@@ -297,7 +302,8 @@ static ft_status attach_blobs(ft_graph *g, ft_blob_set *bs, const unsigned char 
 {
     ft_blob *b = bs->v;
     int n = bs->n;
-    qsort(b, (size_t)n, sizeof *b, by_offset);
+    if (n > 1) /* b is NULL when the graph has no blob */
+        qsort(b, (size_t)n, sizeof *b, by_offset);
     int prev = -1;
     for (int i = 0; i < n; i++) {
         if (b[i].stored == 0)
@@ -334,7 +340,7 @@ static ft_status attach_blobs(ft_graph *g, ft_blob_set *bs, const unsigned char 
     }
     free(pc);
     /* raw blobs are used in place; zlib blobs inflate in parallel */
-    int failed = -1;
+    int failed = -1, failed_oom = 0;
     char why[256] = "";
     for (int i = 0; i < n; i++) {
         ft_tensor *t = &g->tensors[b[i].tensor];
@@ -353,16 +359,18 @@ static ft_status attach_blobs(ft_graph *g, ft_blob_set *bs, const unsigned char 
         if (!b[i].zlib)
             continue;
         char w[256];
-        if (ft_inflate_exact(data + b[i].offset, b[i].stored, g->tensors[b[i].tensor].value, b[i].nbytes, 0, w, sizeof w)) {
+        int rc = ft_inflate_exact(data + b[i].offset, b[i].stored, g->tensors[b[i].tensor].value, b[i].nbytes, 0, w, sizeof w);
+        if (rc) {
 #pragma omp critical(ftg_inflate_err)
             if (failed < 0 || b[i].offset < b[failed].offset) {
                 failed = i;
+                failed_oom = rc == -2;
                 memcpy(why, w, sizeof why);
             }
         }
     }
     if (failed >= 0)
-        return ft_err(err, FT_EGRAPH, "%s: tensor '%s': %s", g->file, g->tensors[b[failed].tensor].name, why);
+        return ft_err(err, failed_oom ? FT_ERUNTIME : FT_EGRAPH, "%s: tensor '%s': %s", g->file, g->tensors[b[failed].tensor].name, why);
     return FT_OK;
 }
 
@@ -398,7 +406,7 @@ ft_status ft_ftg_load(const char *path, const ft_load_opts *opts, ft_graph **out
     int e = errno;
     close(fd);
     if (map == MAP_FAILED)
-        return ft_err(err, FT_EGRAPH, "%s: cannot map the file: %s", path, strerror(e));
+        return ft_err(err, e == ENOMEM ? FT_ERUNTIME : FT_EGRAPH, "%s: cannot map the file: %s", path, strerror(e));
     const unsigned char *m = map;
     for (uint64_t i = FT_FTG_FIXED + hlen; i < dat; i++)
         if (m[i]) {
@@ -439,9 +447,14 @@ ft_status ft_graph_doc_text(const char *path, char **text, size_t *len, ft_error
     *text = NULL;
     FILE *f = fopen(path, "rb");
     if (!f)
-        return ft_err(err, FT_EGRAPH, "%s: cannot open: %s", path, strerror(errno));
+        return ft_err(err, errno == ENOMEM ? FT_ERUNTIME : FT_EGRAPH, "%s: cannot open: %s", path, strerror(errno));
     unsigned char fixed[FT_FTG_FIXED] = {0};
     size_t nf = fread(fixed, 1, sizeof fixed, f);
+    if (ferror(f) && errno != EISDIR) {
+        int e = errno;
+        fclose(f);
+        return ft_err(err, e == ENOMEM ? FT_ERUNTIME : FT_EGRAPH, "%s: read error: %s", path, strerror(e));
+    }
     if (!ft_ftg_is_ftg(fixed, nf)) {
         fclose(f);
         return ft_read_file(path, (unsigned char **)text, len, err);
@@ -453,7 +466,7 @@ ft_status ft_graph_doc_text(const char *path, char **text, size_t *len, ft_error
     if (!st && !(*text = ft_malloc((size_t)hlen + 1)))
         st = ft_err(err, FT_ERUNTIME, "%s: out of memory", path);
     if (!st && fread(*text, 1, (size_t)hlen, f) != (size_t)hlen)
-        st = ft_err(err, FT_EGRAPH, "%s: read error in the header", path);
+        st = ft_err(err, FT_EGRAPH, "%s: read error in the header: %s", path, ferror(f) ? strerror(errno) : "the file is shorter than its header says");
     fclose(f);
     if (st) {
         free(*text);
@@ -470,12 +483,15 @@ ft_status ft_graph_doc_text(const char *path, char **text, size_t *len, ft_error
 char *ft_graph_doc_rewrite(const ft_graph *g, const char *doc, size_t len, ft_source_fill fill, void *ctx, int pretty,
                            ft_error *err)
 {
+    unsigned long oom0 = ft_json_oom();
     cJSON *root = cJSON_ParseWithLength(doc, len);
     cJSON *jt = root ? cJSON_GetObjectItemCaseSensitive(root, "tensors") : NULL;
     if (!root) {
         /* the document was read a moment ago by the same reader */
-        cJSON_Delete(root);
-        ft_err(err, FT_EGRAPH, "%s: the graph document changed while it was being converted", g->file);
+        if (ft_json_oom() != oom0)
+            ft_err(err, FT_ERUNTIME, "%s: out of memory parsing the graph document (%zu bytes)", g->file, len);
+        else
+            ft_err(err, FT_EGRAPH, "%s: the graph document changed while it was being converted", g->file);
         return NULL;
     }
     static const char *const sources[] = {"data", "file", "offset", "init", "blob"};
@@ -548,7 +564,11 @@ static int add_num(cJSON *o, const char *key, uint64_t v)
     /* exact integers, whatever cJSON's double formatting would do */
     char buf[32];
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-    return cJSON_AddItemToObject(o, key, cJSON_CreateRaw(buf)) ? 0 : -1;
+    cJSON *raw = cJSON_CreateRaw(buf);
+    if (raw && cJSON_AddItemToObject(o, key, raw))
+        return 0;
+    cJSON_Delete(raw); /* an item the object did not take is still ours */
+    return -1;
 }
 
 static int fill_blob(void *ctx, const ft_graph *g, int tensor, cJSON *decl, ft_error *err)
@@ -556,7 +576,11 @@ static int fill_blob(void *ctx, const ft_graph *g, int tensor, cJSON *decl, ft_e
     const wctx *w = ctx;
     const wblob *b = &w->b[w->of_tensor[tensor]];
     cJSON *o = cJSON_CreateObject();
-    if (!o || !cJSON_AddItemToObject(decl, "blob", o) || add_num(o, "offset", b->offset) || add_num(o, "nbytes", b->n) ||
+    if (o && !cJSON_AddItemToObject(decl, "blob", o)) {
+        cJSON_Delete(o);
+        o = NULL;
+    }
+    if (!o || add_num(o, "offset", b->offset) || add_num(o, "nbytes", b->n) ||
         !cJSON_AddStringToObject(o, "encoding", b->z ? "zlib" : "raw") || add_num(o, "stored", b->stored) ||
         add_num(o, "crc32", b->crc)) {
         ft_err(err, FT_ERUNTIME, "%s: out of memory writing the header", g->file);

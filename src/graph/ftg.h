@@ -30,7 +30,7 @@ uint32_t ft_crc32(uint32_t crc, const void *buf, size_t n);
 /* Inflate exactly dlen bytes from a zlib stream (raw: a bare deflate stream,
  * as in zip files). A stream that would give more or fewer bytes, is corrupt,
  * or is followed by more stored bytes is refused: returns -1 with the reason
- * in why. 0 on success. */
+ * in why (-2 when zlib ran out of memory). 0 on success. */
 int ft_inflate_exact(const void *src, uint64_t slen, void *dst, uint64_t dlen, int raw, char *why, size_t wn);
 
 /* One "blob" value source of a .ftg header, as declared (checked against the
@@ -68,6 +68,11 @@ ft_status ft_graph_doc_text(const char *path, char **text, size_t *len, ft_error
  * fill() adds to its declaration object (fill returns 0, or -1 on failure,
  * having filled err). Returns the new text (caller frees) or NULL. */
 typedef int (*ft_source_fill)(void *ctx, const ft_graph *g, int tensor, struct cJSON *decl, ft_error *err);
+
+/* cJSON gives NULL both for bad input and for a failed allocation. This routes
+ * its allocations through a counter (json_reader.c) and returns the number
+ * that failed so far: a change across a cJSON call means it ran out of memory. */
+unsigned long ft_json_oom(void);
 char *ft_graph_doc_rewrite(const ft_graph *g, const char *doc, size_t len, ft_source_fill fill, void *ctx, int pretty,
                            ft_error *err);
 

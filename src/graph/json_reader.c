@@ -27,6 +27,23 @@ typedef struct {
 
 static ft_status oom(reader *r) { return ft_err(r->err, FT_ERUNTIME, "%s: out of memory while loading the graph", r->g->file); }
 
+/* cJSON gives NULL both for bad input and for a failed allocation: its
+ * allocations are counted here so that the two can be told apart. */
+static unsigned long json_oom;
+static void *json_malloc(size_t n)
+{
+    void *p = malloc(n);
+    if (!p)
+        __atomic_add_fetch(&json_oom, 1, __ATOMIC_RELAXED);
+    return p;
+}
+
+unsigned long ft_json_oom(void)
+{
+    cJSON_InitHooks(&(cJSON_Hooks){json_malloc, free});
+    return __atomic_load_n(&json_oom, __ATOMIC_RELAXED);
+}
+
 static ft_status terr(reader *r, const char *tname, const char *fmt, ...) FT_PRINTF(3, 4);
 static ft_status terr(reader *r, const char *tname, const char *fmt, ...)
 {
@@ -102,8 +119,11 @@ static int add_tensor(reader *r, const char *name)
     memset(t, 0, sizeof *t);
     t->name = ft_strdup(name);
     t->producer = -1;
-    if (!t->name || ft_strmap_put(g->tmap, name, g->n_tensors))
+    if (!t->name || ft_strmap_put(g->tmap, name, g->n_tensors)) {
+        free(t->name); /* not counted in n_tensors: ft_graph_free would miss it */
+        t->name = NULL;
         return -1;
+    }
     return g->n_tensors++;
 }
 
@@ -668,6 +688,8 @@ static ft_status parse_attrs(reader *r, ft_node *n, const cJSON *ja)
                 return ft_node_err(r->err, FT_EGRAPH, r->g, n, "unknown attribute '%s'%s%s (%s takes %s)", it->string,
                                    *sug ? "; " : "", sug, oi->name, oi->n_attrs ? list : "no attributes");
             }
+            if (n->attrs[k].given)
+                return ft_node_err(r->err, FT_EGRAPH, r->g, n, "attribute '%s' is given twice", it->string);
             ft_status st = parse_attr(r, n, &oi->attrs[k], &n->attrs[k], it);
             if (st)
                 return st;
@@ -847,7 +869,10 @@ static ft_status parse_doc(reader *r, const char *text, size_t len)
     if (strlen(text) != len)
         return gerr(r, "the file contains a NUL byte at offset %zu; a JSON graph is UTF-8 text", strlen(text));
     const char *end = NULL;
+    unsigned long oom0 = ft_json_oom();
     cJSON *doc = cJSON_ParseWithOpts(text, &end, 1);
+    if (!doc && ft_json_oom() != oom0)
+        return ft_err(r->err, FT_ERUNTIME, "%s: out of memory parsing %zu bytes of JSON", g->file, len);
     if (!doc) {
         int line, col;
         if (!end)
@@ -995,13 +1020,16 @@ ft_status ft_graph_load(const char *path, const ft_load_opts *opts, ft_graph **o
     *out = NULL;
     /* the kind of file is decided by its first bytes, never by its name */
     FILE *f = fopen(path, "rb");
-    if (f) {
-        unsigned char head[8];
-        size_t n = fread(head, 1, sizeof head, f);
-        fclose(f);
-        if (ft_ftg_is_ftg(head, n))
-            return ft_ftg_load(path, opts, out, err);
-    }
+    if (!f)
+        return ft_err(err, errno == ENOMEM ? FT_ERUNTIME : FT_EGRAPH, "%s: cannot open: %s", path, strerror(errno));
+    unsigned char head[8];
+    size_t n = fread(head, 1, sizeof head, f);
+    int rerr = ferror(f) && errno != EISDIR ? errno : 0; /* a folder is reported below */
+    fclose(f);
+    if (rerr)
+        return ft_err(err, rerr == ENOMEM ? FT_ERUNTIME : FT_EGRAPH, "%s: read error: %s", path, strerror(rerr));
+    if (ft_ftg_is_ftg(head, n))
+        return ft_ftg_load(path, opts, out, err);
     unsigned char *buf;
     size_t len;
     ft_status st = ft_read_file(path, &buf, &len, err);

@@ -16,7 +16,7 @@ ft_status ft_read_file(const char *path, unsigned char **buf, size_t *len, ft_er
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return ft_err(err, FT_EGRAPH, "%s: cannot open: %s", path, strerror(errno));
+        return ft_err(err, errno == ENOMEM ? FT_ERUNTIME : FT_EGRAPH, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb;
     if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
         int e = errno;
@@ -40,11 +40,12 @@ ft_status ft_read_file(const char *path, unsigned char **buf, size_t *len, ft_er
         return ft_err(err, FT_ERUNTIME, "%s: out of memory reading %lld bytes", path, (long long)size);
     }
     size_t got = fread(b, 1, (size_t)size, f);
-    int rerr = ferror(f);
+    int rerr = ferror(f) ? errno : 0;
     fclose(f);
     if (rerr || got != (size_t)size) {
         free(b);
-        return ft_err(err, FT_EGRAPH, "%s: read error (got %zu of %lld bytes)", path, got, (long long)size);
+        return ft_err(err, FT_EGRAPH, "%s: read error (got %zu of %lld bytes): %s", path, got, (long long)size,
+                      rerr ? strerror(rerr) : "the file shrank while it was read");
     }
     b[size] = 0;
     *buf = b;
@@ -76,7 +77,7 @@ ft_status ft_map_file(const char *path, int populate, const unsigned char **buf,
     int e = errno;
     close(fd);
     if (m == MAP_FAILED)
-        return ft_err(err, FT_EGRAPH, "%s: cannot read: %s", path, strerror(e));
+        return ft_err(err, e == ENOMEM ? FT_ERUNTIME : FT_EGRAPH, "%s: cannot read: %s", path, strerror(e));
     *buf = m;
     return FT_OK;
 }
@@ -234,7 +235,7 @@ ft_status ft_npy_parse(const char *path, const unsigned char *buf, size_t n, ft_
     }
     out->nbytes = (size_t)nbytes;
     size_t es = ft_dtype_size(out->dtype);
-    if (!fortran || out->shape.rank < 2) {
+    if (!fortran || out->shape.rank < 2 || numel == 0) { /* empty: its other dims may overflow the strides */
         memcpy(out->data, buf + off, (size_t)nbytes);
     } else {
         /* Fortran order: element with C index (i0..ik) sits at sum(i_j * fstride_j). */

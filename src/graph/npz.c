@@ -59,7 +59,9 @@ static ft_status npy_bytes(const char *path, const ft_npz_item *it, char **buf, 
     if (!m)
         return ft_err(err, FT_ERUNTIME, "%s: out of memory", path);
     ft_status st = ft_npy_write(m, path, it->dtype, it->shape, it->data, err);
-    if (fclose(m) != 0 && !st)
+    /* glibc's fclose of a memory stream reports success and leaves the buffer
+     * NULL when its last realloc fails */
+    if ((fclose(m) != 0 || !*buf) && !st)
         st = ft_err(err, FT_ERUNTIME, "%s: out of memory for member '%s'", path, it->name);
     if (st) {
         free(*buf);
@@ -349,9 +351,10 @@ ft_status ft_npz_read(const ft_npz *z, int i, ft_npy *out, ft_error *err)
         char why[256];
         if (!(dec = ft_malloc((size_t)e->usize)))
             return ft_err(err, FT_ERUNTIME, "%s: out of memory for %llu bytes", label, (unsigned long long)e->usize);
-        if (ft_inflate_exact(src, e->csize, dec, e->usize, 1, why, sizeof why)) {
+        int rc = ft_inflate_exact(src, e->csize, dec, e->usize, 1, why, sizeof why);
+        if (rc) {
             free(dec);
-            return ft_err(err, FT_EGRAPH, "%s: %s", label, why);
+            return ft_err(err, rc == -2 ? FT_ERUNTIME : FT_EGRAPH, "%s: %s", label, why);
         }
         src = dec;
     }
@@ -477,7 +480,7 @@ static ft_status arrays_dir(ft_arrays *s, const char *dir, ft_error *err)
 {
     DIR *d = opendir(dir);
     if (!d)
-        return ft_err(err, FT_EGRAPH, "%s: cannot open: %s", dir, strerror(errno));
+        return ft_err(err, errno == ENOMEM ? FT_ERUNTIME : FT_EGRAPH, "%s: cannot open: %s", dir, strerror(errno));
     char **files = NULL;
     int nf = 0;
     ft_status st = FT_OK;

@@ -5,12 +5,18 @@
 
 int ft_shape_numel(const ft_shape *s, uint64_t *n)
 {
+    /* As in NumPy, the other dims of an empty shape must still multiply within
+     * bounds ([0, 2^62, 9] is refused): every product of dims of an accepted
+     * shape then fits in int64, 0 or not. */
     uint64_t p = 1;
+    int empty = 0;
     for (int i = 0; i < s->rank; i++) {
-        if (s->dims[i] < 0 || __builtin_mul_overflow(p, (uint64_t)s->dims[i], &p))
+        if (s->dims[i] == 0)
+            empty = 1;
+        else if (s->dims[i] < 0 || __builtin_mul_overflow(p, (uint64_t)s->dims[i], &p) || p > FT_MAX_TENSOR_BYTES)
             return 1;
     }
-    *n = p;
+    *n = empty ? 0 : p;
     return 0;
 }
 

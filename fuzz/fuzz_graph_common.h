@@ -1,0 +1,38 @@
+/* What the graph harnesses (fuzz_json.c, fuzz_ftg.c) do with a graph that
+ * loaded: what `ftrun info` does (validate, cost every node, plan memory). */
+#ifndef FT_FUZZ_GRAPH_COMMON_H
+#define FT_FUZZ_GRAPH_COMMON_H
+
+#include "graph/cost.h"
+#include "graph/graph.h"
+#include "runtime/plan.h"
+
+static void fz_check_graph(ft_graph *g)
+{
+    ft_error err = {0};
+    if (ft_graph_validate(g, &err) != FT_OK) {
+        if (!err.msg[0])
+            abort(); /* every failure must say why */
+        return;
+    }
+    for (int k = 0; k < g->n_nodes; k++) {
+        uint64_t flops, bytes;
+        ft_node_cost(g, &g->nodes[g->order[k]], &flops, &bytes);
+    }
+    ft_plan p;
+    memset(&p, 0, sizeof p);
+    if (ft_plan_build(g, &p, &err) == FT_OK) {
+        /* every placed tensor (persistent or produced by a node) lies inside the arena */
+        for (int t = 0; t < p.n_tensors && t < g->n_tensors; t++) {
+            const ft_tensor *x = &g->tensors[t];
+            if ((ft_plan_is_persistent(x) || x->producer >= 0) &&
+                (p.offset[t] > p.arena_bytes || ft_tensor_bytes(x) > p.arena_bytes - p.offset[t]))
+                abort();
+        }
+        ft_plan_free(&p);
+    } else if (!err.msg[0]) {
+        abort();
+    }
+}
+
+#endif

@@ -1,0 +1,260 @@
+#!/usr/bin/python3
+"""Regenerates the seed corpora of fuzz/corpus/ (run from the repository root
+with a built build/ftrun: /usr/bin/python3 fuzz/make_seeds.py).
+
+  json/  graphs/*.json, tests/cli/data/*.json, one-node graphs of every op taken
+         from the numeric test cases (inputs written inline as "data"), and
+         graphs using "init", "file" (w.bin, w.npy: the files the harness puts
+         beside the graph) and the error paths of the format
+  ftg/   small JSON seeds packed with `ftrun pack` (raw and --compress)
+  npy/   np.save of every dtype, scalar, empty, Fortran-order, version 2.0
+  npz/   np.savez / np.savez_compressed archives
+and fuzz/json.dict (libFuzzer dictionary of the graph format: keys, dtypes, op
+and attribute names from src/graph/ops.def, the .ftg magic), used by the json
+and ftg harnesses.
+Existing files of the same name are overwritten; nothing else is removed."""
+import glob
+import io
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "fuzz", "corpus")
+FTRUN = os.environ.get("FTRUN", os.path.join(ROOT, "build", "ftrun"))
+
+
+def put(kind, name, data):
+    d = os.path.join(OUT, kind)
+    os.makedirs(d, exist_ok=True)
+    mode = "w" if isinstance(data, str) else "wb"
+    with open(os.path.join(d, name), mode) as f:
+        f.write(data)
+
+
+def jval(x):
+    if isinstance(x, float):
+        if math.isnan(x):
+            return "nan"
+        if math.isinf(x):
+            return "inf" if x > 0 else "-inf"
+    return x
+
+
+def inline(arr):
+    a = np.asarray(arr)
+    if a.dtype == np.float16:
+        a = a.astype(np.float32)
+    flat = [jval(v) for v in a.reshape(-1).tolist()]
+    return flat[0] if a.ndim == 0 else flat
+
+
+def light(path):
+    """The graph with every random "init" of more than 1024 elements made a
+    "fill": random values cost most of a fuzzing run and add no coverage."""
+    g = json.load(open(path))
+    for d in (g.get("tensors") or {}).values():
+        init = d.get("init") if isinstance(d, dict) else None
+        if isinstance(init, dict) and ("uniform" in init or "normal" in init) and \
+                int(np.prod(d.get("shape", []), dtype=np.int64)) > 1024:
+            d["init"] = {"fill": 0.5}
+    return json.dumps(g, separators=(",", ":"))
+
+
+def op_graphs():
+    sys.path.insert(0, os.path.join(ROOT, "tests", "numeric"))
+    import harness
+    import test_ops
+    np.seterr(all="ignore")
+    per_op = {}
+    for c in test_ops.all_cases():
+        try:
+            if c.build:
+                for k, v in c.build().items():
+                    setattr(c, k, v)
+        except Exception:
+            continue
+        arrs = [s for s in c.inputs if s is not None]
+        total = sum(np.size(s[1]) for s in arrs)
+        if total > 100000:
+            continue
+        tmp = tempfile.mkdtemp(prefix="ftseed-")
+        try:
+            path, _ = harness._graph(c, tmp)
+            g = json.load(open(path))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        for s in arrs:
+            d = g["tensors"][s[0]]
+            d.pop("file", None)
+            if total <= 64:
+                d["data"] = inline(s[1])
+            else:  # larger inputs as "init", keeping the seed small (and fast: see light())
+                d["init"] = {"uniform": {"low": -2, "high": 2}} \
+                    if d["dtype"] in ("f16", "bf16", "f32", "f64") and np.size(s[1]) <= 1024 else {"fill": 1}
+        text = json.dumps(g, separators=(",", ":"))
+        per_op.setdefault(c.op or "multi", []).append((total > 64, len(text), c.exit_code != 0, text))
+    n = 0
+    for op, gs in sorted(per_op.items()):
+        gs.sort()
+        ok = [t for t in gs if not t[2]][:2]
+        bad = [t for t in gs if t[2]][:1]
+        for k, (_, _, _, text) in enumerate(ok + bad):
+            put("json", "op_%s_%d.json" % (op, k), text)
+            n += 1
+    return n
+
+
+HAND = {
+    "init_all": {"ftrun": 1, "name": "inits", "tensors": {
+        "a": {"dtype": "f32", "shape": [2, 3], "init": {"uniform": {"low": -1, "high": 1}, "seed": 7}},
+        "b": {"dtype": "f64", "shape": [3], "init": {"normal": {"mean": 0, "std": 2}}},
+        "c": {"dtype": "i32", "shape": [4], "init": {"arange": {"start": 1, "step": 2}}},
+        "d": {"dtype": "bf16", "shape": [], "init": {"fill": 1.5}},
+        "e": {"dtype": "u8", "shape": [0, 3], "init": {"fill": 0}}},
+        "outputs": ["y", "z"], "nodes": [
+            {"op": "add", "inputs": ["a", "a"], "outputs": ["y"]},
+            {"op": "reduce_sum", "inputs": ["b"], "outputs": ["z"], "attrs": {"axes": [0], "keepdims": 0}}]},
+    "files": {"ftrun": 1, "tensors": {
+        "raw": {"dtype": "i16", "shape": [4, 8], "file": "w.bin", "offset": 64},
+        "n": {"dtype": "f32", "shape": [4, 4], "file": "w.npy"},
+        "nb": {"dtype": "bf16", "shape": [4, 4], "file": "w.npy"}},
+        "outputs": ["y"], "nodes": [{"op": "matmul", "inputs": ["n", "nb"], "outputs": ["y"]}]},
+    "inputs_decl": {"ftrun": 1, "tensors": {"x": {"dtype": "f32", "shape": [2, 4]},
+                                            "h": {"dtype": "f32", "shape": [2, 4]}},
+                    "inputs": ["x"], "outputs": ["y"], "nodes": [
+                        {"name": "a", "op": "relu", "inputs": ["x"], "outputs": ["h"]},
+                        {"name": "b", "op": "softmax", "inputs": ["h"], "outputs": ["y"], "attrs": {"axis": -1}}]},
+    "nested_data": {"ftrun": 1, "tensors": {"m": {"dtype": "bool", "shape": [2, 2], "data": [[True, False], [0, 1]]},
+                                            "s": {"dtype": "f16", "shape": [], "data": "-inf"}},
+                    "outputs": ["y"], "nodes": [{"op": "not", "inputs": ["m"], "outputs": ["y"]}]},
+    "cycle": {"ftrun": 1, "tensors": {}, "outputs": ["a"], "nodes": [
+        {"op": "neg", "inputs": ["b"], "outputs": ["a"]}, {"op": "neg", "inputs": ["a"], "outputs": ["b"]}]},
+    "two_producers": {"ftrun": 1, "tensors": {"x": {"dtype": "f32", "shape": [1], "data": [1]}}, "outputs": ["y"],
+                      "nodes": [{"op": "exp", "inputs": ["x"], "outputs": ["y"]},
+                                {"op": "log", "inputs": ["x"], "outputs": ["y"]}]},
+    "version2": {"ftrun": 2, "outputs": ["y"], "nodes": []},
+}
+
+
+def hand_graphs():
+    for name, g in HAND.items():
+        put("json", "hand_%s.json" % name, json.dumps(g, indent=1))
+    put("json", "hand_syntax.json", '{"ftrun": 1, "nodes": [ {"op": "add", }\n')
+    return len(HAND) + 1
+
+
+def ftg_seeds():
+    srcs = ["hand_init_all.json", "hand_nested_data.json", "op_add_0.json", "op_matmul_0.json",
+            "op_gather_0.json", "op_conv_0.json", "op_where_0.json", "op_cast_0.json"]
+    tmp = tempfile.mkdtemp(prefix="ftseed-")
+    n = 0
+    try:
+        for s in srcs:
+            src = os.path.join(OUT, "json", s)
+            if not os.path.exists(src):
+                continue
+            for comp in (False, True):
+                out = os.path.join(tmp, "g.ftg")
+                cmd = [FTRUN, "pack", src, "-o", out] + (["--compress"] if comp else [])
+                if subprocess.run(cmd, capture_output=True).returncode != 0:
+                    continue
+                data = open(out, "rb").read()
+                if len(data) <= 16384:
+                    put("ftg", "%s%s.ftg" % (s[:-5], "_z" if comp else ""), data)
+                    n += 1
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return n
+
+
+def npy_bytes(a, **kw):
+    b = io.BytesIO()
+    np.lib.format.write_array(b, a, allow_pickle=False, **kw)
+    return b.getvalue()
+
+
+def npy_seeds():
+    arrs = {
+        "f16": np.array([1.5, -2, np.inf], np.float16), "f32": np.arange(6, dtype=np.float32).reshape(2, 3),
+        "f64": np.array([[np.nan]]), "i8": np.array([-128, 127], np.int8), "i16": np.arange(4, dtype=np.int16),
+        "i32": np.array(7, np.int32), "i64": np.array([2 ** 62, -1]), "u8": np.arange(5, dtype=np.uint8),
+        "bool": np.array([True, False]), "empty": np.zeros((3, 0), np.float32),
+        "fortran": np.asfortranarray(np.arange(24, dtype=np.int32).reshape(2, 3, 4)),
+        "rank8": np.ones((1, 2, 1, 2, 1, 1, 2, 1), np.float32),
+    }
+    for k, a in arrs.items():
+        put("npy", k + ".npy", npy_bytes(a))
+    put("npy", "v2.npy", npy_bytes(np.arange(3, dtype=np.float64), version=(2, 0)))
+    put("npy", "v3.npy", npy_bytes(np.arange(3, dtype=np.int64), version=(3, 0)))
+    put("npy", "bigendian.npy", npy_bytes(np.arange(3, dtype=">f4")))
+    return len(arrs) + 3
+
+
+def npz_seeds():
+    sets = {
+        "one": {"y": np.arange(6, dtype=np.float32).reshape(2, 3)},
+        "many": {"a": np.array([1, 2], np.int8), "b/c": np.array(True), "e": np.zeros((0,), np.float64)},
+    }
+    n = 0
+    for k, d in sets.items():
+        for comp in (False, True):
+            b = io.BytesIO()
+            (np.savez_compressed if comp else np.savez)(b, **d)
+            put("npz", "%s%s.npz" % (k, "_z" if comp else ""), b.getvalue())
+            n += 1
+    b = io.BytesIO()
+    np.savez(b)
+    put("npz", "empty.npz", b.getvalue())
+    return n + 1
+
+
+def make_dict():
+    import re
+    words = ["ftrun", "name", "tensors", "inputs", "outputs", "nodes", "op", "attrs", "dtype", "shape", "data",
+             "file", "offset", "init", "blob", "fill", "arange", "uniform", "normal", "seed", "start", "step",
+             "low", "high", "mean", "std", "nbytes", "encoding", "stored", "crc32", "raw", "zlib",
+             "f16", "bf16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "bool", "float16", "bfloat16", "float32",
+             "float64", "int8", "int16", "int32", "int64", "uint8", "bool_", "nan", "inf", "-inf", "+inf",
+             "w.bin", "w.npy", "../w.bin", "/etc/hostname"]
+    ops_def = open(os.path.join(ROOT, "src", "graph", "ops.def")).read()
+    for m in re.finditer(r'^X\(\w+, "(\w+)", [^"]*"([^"]*)"', ops_def, re.M):
+        words.append(m.group(1))
+        for a in m.group(2).split():
+            words.append(a.split(":")[0])
+    seen, lines = set(), ["# libFuzzer dictionary of the ftrun graph format (written by fuzz/make_seeds.py)"]
+    for w in words:
+        if w not in seen:
+            seen.add(w)
+            lines.append('"\\"%s\\""' % w)
+    lines += ['":"', '"{"', '"}"', '"["', '"]"', '","', '"true"', '"false"', '"null"', '"[]"', '"-1"', '"0"', '"1"',
+              '"9223372036854775807"', '"-9223372036854775808"', '"1e308"', '"4294967296"',
+              '"\\x89FTG\\x0d\\x0a\\x1a\\x0a"', '"\\x01\\x00\\x00\\x00"']
+    with open(os.path.join(ROOT, "fuzz", "json.dict"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return len(lines) - 1
+
+
+def main():
+    n = {"json": 0}
+    os.makedirs(os.path.join(OUT, "json"), exist_ok=True)
+    for p in sorted(glob.glob(os.path.join(ROOT, "graphs", "*.json")) + glob.glob(os.path.join(ROOT, "tests", "cli", "data", "*.json"))):
+        prefix = "graphs_" if "/graphs/" in p else "data_"
+        put("json", prefix + os.path.basename(p), light(p))
+        n["json"] += 1
+    n["json"] += op_graphs() + hand_graphs()
+    n["ftg"] = ftg_seeds()
+    n["npy"] = npy_seeds()
+    n["npz"] = npz_seeds()
+    n["dict"] = make_dict()
+    print(" ".join("%s: %d" % kv for kv in n.items()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+#!/usr/bin/env bats
+# Fault injection (tests/fault/README.md): every allocation and I/O call that
+# ftrun makes while it runs is made to fail in turn, and each failure must end
+# in a clear error with the contract's status (4, or 3 for reading an input),
+# never a crash, a hang, a leak or a partial result file.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup_file() {
+    local root src
+    root=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+    src=$root/tests/fault/faultinject.c
+    SHIM=${FAULT_SHIM:-$root/build/fault/libfaultinject.so}
+    if [ ! -f "$SHIM" ] || [ "$src" -nt "$SHIM" ]; then
+        SHIM=$BATS_FILE_TMPDIR/libfaultinject.so
+        ${CC:-cc} -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared -Wl,-soname,libfaultinject.so -o "$SHIM" "$src" -ldl
+    fi
+    export SHIM
+}
+
+# ftf ARGS...: ftrun with the shim preloaded (FAULT_* from the environment).
+ftf() {
+    # ASan wants to come first; the shim passes every call on to it
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 FAULT_PROG=${FTRUN##*/} LD_PRELOAD=$SHIM \
+        timeout -k 5 20 "$FTRUN" "$@"
+}
+
+# count CLASS ARGS...: how many calls of CLASS the command makes.
+count() {
+    local cls=$1
+    shift
+    FAULT_CLASS=$cls FAULT_COUNT=1 FAULT_LOG=$T/count.log ftf "$@" >/dev/null 2>&1
+    sed -n 's/^faultinject: [a-z]* calls: //p' "$T/count.log" | tail -1
+    rm -f "$T/count.log"
+}
+
+@test "fault: the shim counts calls after main and fails exactly the one asked for" {
+    export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}
+    grep -qw avx2 /proc/cpuinfo || export OPENBLAS_CORETYPE=Prescott
+    na=$(count alloc "$DATA/small.json" --threads 1 -q -o "$T/a")
+    ni=$(count io "$DATA/small.json" --threads 1 -q -o "$T/a")
+    [ "$na" -gt 20 ]
+    [ "$ni" -gt 5 ]
+    # past the last call: nothing fails
+    FAULT_AT=$((na + 1)) run ftf "$DATA/small.json" --threads 1 -q -o "$T/b"
+    status_is 0
+    dir_has_exactly "$T/b" r.npy s.npy timing.json
+    # the first I/O call fails, and says so
+    FAULT_CLASS=io FAULT_AT=1 FAULT_VERBOSE=1 run ftf "$DATA/small.json" --threads 1 -q -o "$T/c"
+    has "faultinject: call 1 ("
+    # other programs run untouched (FAULT_PROG)
+    FAULT_CLASS=io FAULT_AT=1 FAULT_PROG=ftrun LD_PRELOAD=$SHIM run cat "$DATA/small.json"
+    status_is 0
+    has '"ftrun": 1'
+}
+
+@test "fault: sweep: every allocation and I/O call of run, run --format npz, run of a .ftg, info, pack, unpack, compare" {
+    # leaks: at every point under ASan (make test-asan), else sampled with valgrind below
+    if [ -n "${FTRUN_SANITIZED:-}" ]; then leak=asan; else leak=none; fi
+    run env FTRUN="$FTRUN" FAULT_SHIM="$SHIM" FAULT_GRAPH=small FAULT_LEAK=$leak FAULT_WORK="$T/sweep" \
+        "$TESTS_DIR/fault/sweep.sh" run run-npz run-ftg info pack unpack compare
+    if [ "$status" -ne 0 ]; then
+        printf '%s\n' "$output" | grep -E '^(FAIL|#)' | head -40
+        return 1
+    fi
+    has "# no problems"
+    # every case reached its calls
+    [ "$(printf '%s\n' "$output" | grep -Ec '^# [a-z-]+ +(alloc|io) +[1-9][0-9]* calls')" -eq 14 ]
+}
+
+@test "fault: sweep under valgrind: no leak or memory error when a call fails (a sample of the points)" {
+    if [ -n "${FTRUN_SANITIZED:-}" ]; then
+        skip "the sanitized binary is swept with ASan leak checks at every point"
+    fi
+    command -v valgrind >/dev/null 2>&1 || skip "valgrind is not installed"
+    run env FTRUN="$FTRUN" FAULT_SHIM="$SHIM" FAULT_GRAPH=small FAULT_LEAK=valgrind FAULT_STEP=67 FAULT_STEP_IO=13 \
+        FAULT_LEAK_STEP=1 FAULT_WORK="$T/sweep" "$TESTS_DIR/fault/sweep.sh" run run-npz run-ftg info pack unpack compare
+    if [ "$status" -ne 0 ]; then
+        printf '%s\n' "$output" | grep -E '^(FAIL|#)' | head -40
+        return 1
+    fi
+    has "# no problems"
+}
+
+@test "fault: ftrun's start (re-executing itself for faster BLAS kernels) tolerates failures" {
+    # without OPENBLAS_CORETYPE, ftrun may execute itself once on CPUs OpenBLAS
+    # does not recognise; the count goes on across that exec
+    unset OPENBLAS_CORETYPE
+    for n in 1 2 3 4 5 6; do
+        FAULT_AT=$n run ftf "$DATA/small.json" --threads 1 -q -o "$T/o$n"
+        if [ "$status" -eq 0 ]; then
+            dir_has_exactly "$T/o$n" r.npy s.npy timing.json
+        else
+            status_is 4
+            is_error
+        fi
+    done
+}
+
+@test "fault: running out of memory while parsing a graph is exit 4, never a JSON syntax error" {
+    export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}
+    grep -qw avx2 /proc/cpuinfo || export OPENBLAS_CORETYPE=Prescott
+    total=$(count alloc info "$DATA/small.json")
+    oom=0
+    for ((n = 1; n <= total; n++)); do
+        FAULT_AT=$n run ftf info "$DATA/small.json"
+        lacks "syntax error" "changed while"
+        if [ "$status" -ne 0 ]; then
+            status_is 4
+            is_error
+            [[ "$output" == *"out of memory parsing"* ]] && oom=$((oom + 1))
+        fi
+    done
+    [ "$oom" -ge 5 ]
+}
+
+@test "fault: a full disk on standard output fails info and compare with exit 4 and a message" {
+    [ -w /dev/full ] || skip "no /dev/full"
+    run bash -c '"$0" info "$1" > /dev/full' "$FTRUN" "$DATA/small.json"
+    status_is 4
+    has "ftrun: error: cannot write to standard output: No space left on device"
+    "$FTRUN" "$DATA/small.json" -q -o "$T/a"
+    run bash -c '"$0" compare "$1" "$1" > /dev/full' "$FTRUN" "$T/a"
+    status_is 4
+    has "ftrun: error: cannot write to standard output: No space left on device"
+}
