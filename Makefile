@@ -69,7 +69,8 @@ clean:
 
 # Fault injection (tests/fault/README.md): an LD_PRELOAD shim that makes the Nth
 # allocation or I/O call fail; `make fault-sweep` runs the full sweep over every
-# call of every command (tests/cli/fault.bats runs a bounded one in `make test`).
+# call of every command on the ASan build, which checks for leaks at every point
+# (tests/cli/fault.bats runs a bounded sweep in `make test`).
 .PHONY: fault fault-sweep
 fault: $(BUILD)/fault/libfaultinject.so
 
@@ -77,8 +78,9 @@ $(BUILD)/fault/libfaultinject.so: tests/fault/faultinject.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(WARN) -O2 -g -fPIC -shared -Wl,-soname,libfaultinject.so -o $@ $< -ldl
 
-fault-sweep: $(BUILD)/ftrun $(BUILD)/fault/libfaultinject.so
-	FTRUN=$(abspath $(BUILD)/ftrun) FAULT_SHIM=$(abspath $(BUILD)/fault/libfaultinject.so) PYTHON=$(PYTHON) tests/fault/sweep.sh
+fault-sweep: asan $(BUILD)/fault/libfaultinject.so
+	FTRUN=$(abspath build/asan/ftrun) FTRUN_SANITIZED=1 FAULT_SHIM=$(abspath $(BUILD)/fault/libfaultinject.so) \
+	    PYTHON=$(PYTHON) tests/fault/sweep.sh $(FAULT_CASES)
 
 # ---- fuzzing: libFuzzer harnesses of fuzz/ (fuzz/README.md) ----
 # `make fuzz FUZZ_SECONDS=60` builds every harness with clang (ASan + UBSan) and

@@ -4,10 +4,14 @@
 #ifndef FT_FUZZ_COMMON_H
 #define FT_FUZZ_COMMON_H
 
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* A graph may legitimately declare a tensor of many GiB; ftrun then reports
@@ -30,20 +34,40 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 static char fz_dir[64];
 
-static void fz_rm(const char *name)
+static void fz_rmdir(const char *dir)
 {
+    static const char *const names[] = {"w.bin", "w.npy", "graph.json", "graph.ftg"};
     char p[128];
-    snprintf(p, sizeof p, "%s/%s", fz_dir, name);
-    unlink(p);
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        unlink(p);
+    }
+    rmdir(dir);
 }
 
-static void fz_cleanup(void)
+static void fz_cleanup(void) { fz_rmdir(fz_dir); }
+
+/* A crashing run never reaches its atexit handler: remove the folders of
+ * harness processes that no longer exist. */
+static void fz_remove_stale(const char *tmp)
 {
-    fz_rm("w.bin");
-    fz_rm("w.npy");
-    fz_rm("graph.json");
-    fz_rm("graph.ftg");
-    rmdir(fz_dir);
+    DIR *d = opendir(tmp);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *end;
+        if (strncmp(e->d_name, "ftrun-fuzz-", 11) != 0)
+            continue;
+        long pid = strtol(e->d_name + 11, &end, 10);
+        if (*end || pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH)) {
+            char p[128];
+            snprintf(p, sizeof p, "%s/%s", tmp, e->d_name);
+            if (!*end && pid > 0)
+                fz_rmdir(p);
+        }
+    }
+    closedir(d);
 }
 
 __attribute__((unused)) static int fz_write(const char *name, const void *buf, size_t n)
@@ -57,14 +81,18 @@ __attribute__((unused)) static int fz_write(const char *name, const void *buf, s
     return (fclose(f) != 0 || w != n) ? -1 : 0;
 }
 
-/* The scratch folder: w.bin (256 raw bytes) and w.npy (f32 [4,4], 0..15), the
+/* The scratch folder ftrun-fuzz-PID ($TMPDIR, else /dev/shm, else /tmp): w.bin (256 raw bytes) and w.npy (f32 [4,4], 0..15), the
  * names json.dict offers for "file". */
 __attribute__((unused)) static void fz_setup(void)
 {
+    /* tmpfs when there is one: the ftg harness writes its input there every run */
     const char *tmp = getenv("TMPDIR");
-    snprintf(fz_dir, sizeof fz_dir, "%s/ftrun-fuzz-XXXXXX", tmp && *tmp && strlen(tmp) < 32 ? tmp : "/tmp");
-    if (!mkdtemp(fz_dir)) {
-        perror("mkdtemp");
+    if (!tmp || !*tmp || strlen(tmp) >= 32)
+        tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+    fz_remove_stale(tmp);
+    snprintf(fz_dir, sizeof fz_dir, "%s/ftrun-fuzz-%ld", tmp, (long)getpid());
+    if (mkdir(fz_dir, 0700) != 0 && errno != EEXIST) {
+        perror(fz_dir);
         abort();
     }
     atexit(fz_cleanup);

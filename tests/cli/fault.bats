@@ -125,3 +125,27 @@ count() {
     status_is 4
     has "ftrun: error: cannot write to standard output: No space left on device"
 }
+
+@test "fault: zlib running out of memory while inflating (.ftg blob, .npz member) is exit 4, not a corrupt file" {
+    export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}
+    grep -qw avx2 /proc/cpuinfo || export OPENBLAS_CORETYPE=Prescott
+    graph ones.json >/dev/null <<'JSON'
+{"ftrun": 1,
+ "tensors": {"w": {"dtype": "f32", "shape": [64], "init": {"fill": 1}}},
+ "inputs": [], "outputs": ["y"],
+ "nodes": [{"name": "act", "op": "relu", "inputs": ["w"], "outputs": ["y"]}]}
+JSON
+    "$FTRUN" pack "$T/ones.json" -o "$T/ones.ftg" --compress -q
+    "$FTRUN" "$T/ones.json" -q -o "$T/gold" --format npz
+    # the first allocation zlib makes: inflateInit's state
+    FAULT_ONLY=libz.so FAULT_AT=1 run ftf "$T/ones.ftg" -q -o "$T/a"
+    status_is 4
+    is_error
+    has "tensor 'w'" "out of memory"
+    [ ! -e "$T/a" ] || dir_has_exactly "$T/a"
+    FAULT_ONLY=libz.so FAULT_AT=1 run ftf "$T/ones.json" -q -o "$T/b" --expect "$T/gold/outputs.npz"
+    status_is 4
+    is_error
+    has "member y.npy" "out of memory"
+    [ ! -e "$T/b" ] || dir_has_exactly "$T/b"
+}

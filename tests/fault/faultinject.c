@@ -14,8 +14,8 @@
  *                          addition to the main program (default libc.so,
  *                          libcjson.so,libz.so); FAULT_LIBS=all counts every caller
  *   FAULT_ONLY=a,b         count only calls from these objects ("main" is the
- *                          program): FAULT_ONLY=libcjson.so FAULT_AT=1 fails
- *                          the first allocation cJSON makes
+ *                          program): FAULT_ONLY=libz.so FAULT_AT=1 fails the
+ *                          first allocation zlib makes
  *
  * Only calls made after main starts are counted (__libc_start_main is wrapped),
  * and only calls whose immediate caller lies in the program or a listed
