@@ -13,15 +13,41 @@ WARN := -Wall -Wextra -Werror -Wswitch-enum -Wshadow -Wno-unused-parameter -Wstr
 CFLAGS ?= -O2 -g
 # Flags the build always needs; CFLAGS (optimisation, sanitizers) may be set on the command line.
 FT_CFLAGS := -std=gnu11 $(WARN) -fopenmp -D_FILE_OFFSET_BITS=64 -MMD -MP
-LDLIBS := -lcjson -lopenblas -lfftw3f_omp -lfftw3_omp -lfftw3f -lfftw3 -lz -lm -fopenmp
+LDLIBS := -lcjson -lopenblas -lfftw3f_omp -lfftw3_omp -lfftw3f -lfftw3 -lz -lm -ldl -fopenmp
+# The CUDA backend (a shared object loaded at run time) calls back into the
+# binary's graph functions, so the binary exports its symbols.
+FT_LDFLAGS := -rdynamic
+
+# The CUDA backend, built when nvcc is found (CUDA_HOME/bin or PATH). It links
+# cuBLAS and cuFFT; the ftrun binary itself never links CUDA.
+CUDA_HOME ?= /usr/local/cuda
+NVCC ?= $(firstword $(wildcard $(CUDA_HOME)/bin/nvcc) $(shell command -v nvcc 2>/dev/null))
+CUDA_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+NVCC_WARN := -Xcompiler -Wall,-Wextra,-Werror,-Wswitch-enum,-Wshadow,-Wno-unused-parameter -Werror all-warnings
+NVCC_FLAGS := -std=c++17 -O3 $(CUDA_ARCH) $(NVCC_WARN) -Xcompiler -fPIC,-fvisibility=hidden -MMD -MP
+CUDA_SRCS := $(wildcard src/cuda/*.cu)
+CUDA_OBJS := $(CUDA_SRCS:%.cu=$(BUILD)/%.o)
+CUDA_LIB := $(BUILD)/libftrun-cuda.so
 
 SRCS := $(wildcard src/*.c src/graph/*.c src/runtime/*.c src/cpu/*.c src/cli/*.c)
 OBJS := $(SRCS:%.c=$(BUILD)/%.o)
 DEPS_STAMP := $(BUILD)/.deps-ok
 
-.PHONY: all deps demo test test-asan asan install uninstall clean check-deps
+.PHONY: all deps demo test test-asan asan install uninstall clean check-deps cuda
 
-all: $(BUILD)/ftrun
+all: $(BUILD)/ftrun $(if $(NVCC),$(CUDA_LIB))
+
+cuda: $(CUDA_LIB)
+
+$(CUDA_LIB): $(CUDA_OBJS)
+	@test -n "$(NVCC)" || { echo "cuda: nvcc not found (set CUDA_HOME or NVCC)" >&2; exit 1; }
+	$(NVCC) -shared $(CUDA_ARCH) -o $@ $(CUDA_OBJS) -lcublas -lcufft -Xlinker -rpath,'$$ORIGIN',-rpath,$(CUDA_HOME)/lib64
+
+$(BUILD)/src/cuda/%.o: src/cuda/%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCC_FLAGS) -c $< -o $@
+
+-include $(CUDA_OBJS:.o=.d)
 
 # Debian packages the build and the tests need.
 DEB_PKGS := gcc libcjson-dev zlib1g-dev libopenblas-dev libfftw3-dev bats python3-numpy python3-torch valgrind man-db
@@ -33,7 +59,7 @@ $(DEPS_STAMP):
 	@mkdir -p $(BUILD) && touch $@
 
 $(BUILD)/ftrun: $(OBJS)
-	$(CC) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
+	$(CC) $(FT_LDFLAGS) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
 
 $(BUILD)/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
@@ -41,11 +67,11 @@ $(BUILD)/%.o: %.c | $(DEPS_STAMP)
 
 -include $(OBJS:.o=.d)
 
-demo: $(BUILD)/ftrun
+demo: all
 	$(BUILD)/ftrun graphs/transformer_block.json -o $(BUILD)/demo-out -n 10
 	@echo "results in $(BUILD)/demo-out (timing.json and one .npy per output)"
 
-test: $(BUILD)/ftrun
+test: all
 	@FTRUN=$(abspath $(BUILD)/ftrun) PYTHON=$(PYTHON) tests/run.sh
 
 # Address and undefined-behaviour sanitizers over the whole suite.
@@ -54,14 +80,17 @@ asan:
 test-asan: asan
 	@FTRUN=$(abspath build/asan/ftrun) FTRUN_SANITIZED=1 PYTHON=$(PYTHON) ASAN_OPTIONS=detect_leaks=1 tests/run.sh
 
-install: $(BUILD)/ftrun
+install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 755 $(BUILD)/ftrun $(DESTDIR)$(PREFIX)/bin/ftrun
+	if [ -f $(CUDA_LIB) ]; then install -d $(DESTDIR)$(PREFIX)/lib/ftrun && \
+	    install -m 755 $(CUDA_LIB) $(DESTDIR)$(PREFIX)/lib/ftrun/libftrun-cuda.so; fi
 	install -m 644 man/ftrun.1 $(DESTDIR)$(PREFIX)/share/man/man1/ftrun.1
 	install -m 644 man/ftrun-graph.5 $(DESTDIR)$(PREFIX)/share/man/man5/ftrun-graph.5
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/ftrun $(DESTDIR)$(PREFIX)/share/man/man1/ftrun.1 \
+	rm -f $(DESTDIR)$(PREFIX)/bin/ftrun $(DESTDIR)$(PREFIX)/lib/ftrun/libftrun-cuda.so \
+	      $(DESTDIR)$(PREFIX)/share/man/man1/ftrun.1 \
 	      $(DESTDIR)$(PREFIX)/share/man/man5/ftrun-graph.5
 
 clean:

@@ -18,6 +18,7 @@
 #include "../graph/npz.h"
 #include "../runtime/compare.h"
 #include "profile.h"
+#include "check.h"
 #include "report.h"
 
 typedef struct {
@@ -42,6 +43,7 @@ typedef struct {
     int dry_run, quiet, verbose, compress, profile, allow_external;
     const char *trace;
     const char *device_only[2]; /* CUDA-only switches that were given */
+    int cuda_graph, allow_tf32, check, check_nodes, fallback_cpu;
     unsigned given;            /* OB_* bits of the options given */
     const char *given_name[32]; /* the spelling of each, for messages */
     int given_order[32], n_given;
@@ -52,7 +54,7 @@ enum {
     OB_DEVICE = 1u << 0, OB_INPUT = 1u << 1, OB_OUTDIR = 1u << 2, OB_FORMAT = 1u << 3, OB_WARMUP = 1u << 4,
     OB_ITER = 1u << 5, OB_DURATION = 1u << 6, OB_EXPECT = 1u << 7, OB_RTOL = 1u << 8, OB_ATOL = 1u << 9,
     OB_SEED = 1u << 10, OB_THREADS = 1u << 11, OB_DRYRUN = 1u << 12, OB_COMPRESS = 1u << 13, OB_PROFILE = 1u << 14,
-    OB_TRACE = 1u << 15, OB_DEVICE_ONLY = 1u << 16, OB_EXTERNAL = 1u << 17,
+    OB_TRACE = 1u << 15, OB_DEVICE_ONLY = 1u << 16, OB_EXTERNAL = 1u << 17, OB_CHECK = 1u << 18, OB_FALLBACK = 1u << 19,
 };
 static const struct {
     const char *command;
@@ -108,7 +110,13 @@ static void usage(FILE *f)
             "      --allow-external-files  let the graph's \"file\" values name files outside its folder\n"
             "      --profile           time every node: table on stderr, \"nodes\" in timing.json\n"
             "      --trace FILE        Chrome trace-event JSON of the timed runs (Perfetto, chrome://tracing)\n"
-            "      --cuda-graph, --allow-tf32   CUDA switches (no effect on the CPU; a warning says so)\n"
+            "      --check[=cpu]       also run on the CPU reference backend and compare every output\n"
+            "      --check-nodes       with --check: recompute every node on the CPU from the inputs the device\n"
+            "                          saw and name the first node whose outputs differ\n"
+            "      --fallback cpu      run ops the device lacks on the CPU, with a warning naming them\n"
+            "      --cuda-graph        capture one run as a CUDA graph and replay it for the timed runs\n"
+            "      --allow-tf32        let f32 matrix products use TF32 tensor cores\n"
+            "                          (--cuda-graph and --allow-tf32 do nothing on the CPU; a warning says so)\n"
             "  -q, --quiet             only errors on stderr\n"
             "  -v, --verbose           more detail on stderr\n"
             "  -h, --help              this help\n"
@@ -172,7 +180,7 @@ static int parse_double(const char *opt, const char *s, double *out)
 
 enum {
     OPT_FORMAT = 256, OPT_DURATION, OPT_EXPECT, OPT_RTOL, OPT_ATOL, OPT_SEED, OPT_THREADS, OPT_DRY_RUN,
-    OPT_COMPRESS, OPT_PROFILE, OPT_TRACE, OPT_DEVICE_ONLY, OPT_EXTERNAL, OPT_UNAVAILABLE,
+    OPT_COMPRESS, OPT_PROFILE, OPT_TRACE, OPT_DEVICE_ONLY, OPT_EXTERNAL, OPT_CHECK, OPT_CHECK_NODES, OPT_FALLBACK,
 };
 
 static const struct option long_opts[] = {
@@ -194,16 +202,15 @@ static const struct option long_opts[] = {
     {"verbose", no_argument, 0, 'v'},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
-    /* in the contract, not in this version: a clear error rather than "unknown option" */
     {"profile", no_argument, 0, OPT_PROFILE},
     {"allow-external-files", no_argument, 0, OPT_EXTERNAL},
     {"trace", required_argument, 0, OPT_TRACE},
     /* CUDA-only switches: accepted, and a warning says they do nothing on the CPU */
     {"cuda-graph", no_argument, 0, OPT_DEVICE_ONLY},
     {"allow-tf32", no_argument, 0, OPT_DEVICE_ONLY},
-    {"check", optional_argument, 0, OPT_UNAVAILABLE},
-    {"check-nodes", no_argument, 0, OPT_UNAVAILABLE},
-    {"fallback", required_argument, 0, OPT_UNAVAILABLE},
+    {"check", optional_argument, 0, OPT_CHECK},
+    {"check-nodes", no_argument, 0, OPT_CHECK_NODES},
+    {"fallback", required_argument, 0, OPT_FALLBACK},
     {0, 0, 0, 0},
 };
 
@@ -278,13 +285,31 @@ static int parse_args(int argc, char **argv, cli *c)
         case OPT_DEVICE_ONLY:
             note_opt(c, OB_DEVICE_ONLY, long_opts[idx].name);
             c->device_only[long_opts[idx].name[0] == 'c' ? 0 : 1] = long_opts[idx].name;
+            if (long_opts[idx].name[0] == 'c')
+                c->cuda_graph = 1;
+            else
+                c->allow_tf32 = 1;
+            break;
+        case OPT_CHECK:
+            if (optarg && strcmp(optarg, "cpu"))
+                return usage_error("option --check: '%s' is not a reference backend (the one there is: cpu)", optarg);
+            c->check = 1;
+            note_opt(c, OB_CHECK, "--check");
+            break;
+        case OPT_CHECK_NODES:
+            c->check = c->check_nodes = 1;
+            note_opt(c, OB_CHECK, "--check-nodes");
+            break;
+        case OPT_FALLBACK:
+            if (strcmp(optarg, "cpu"))
+                return usage_error("option --fallback: '%s' is not a fallback backend (the one there is: cpu)", optarg);
+            c->fallback_cpu = 1;
+            note_opt(c, OB_FALLBACK, "--fallback");
             break;
         case 'q': c->quiet = 1; break;
         case 'v': c->verbose = 1; break;
         case 'h': usage(stdout); exit(0);
         case 'V': printf("ftrun %s\n", FT_VERSION); exit(0);
-        case OPT_UNAVAILABLE:
-            return usage_error("option '--%s' is not available in this version of ftrun (%s)", long_opts[idx].name, FT_VERSION);
         case ':':
             if (optopt)
                 return usage_error("option -%c needs an argument", optopt);
@@ -319,11 +344,27 @@ static int parse_args(int argc, char **argv, cli *c)
     return 0;
 }
 
-/* Parse DEV into a backend; returns an exit code (0 ok). */
-static int pick_device(const char *dev, int for_run, const ft_backend **be, char *name, size_t nsz)
+/* Parse DEV into a backend and device index; returns an exit code (0 ok).
+ * need_device: the device must be usable (run); otherwise (ops) the backend's
+ * table is enough. auto is cuda:0 when a CUDA device and the CUDA backend are
+ * both usable, else the CPU; an explicitly requested device is never replaced. */
+static int pick_device(const char *dev, int need_device, int quiet, const ft_backend **be, int *index, char *name, size_t nsz)
 {
+    ft_error e = {0};
+    *index = 0;
     if (!dev || !strcmp(dev, "auto")) {
-        *be = &ft_cpu_backend; /* no CUDA backend in this build: auto is the CPU */
+        ft_device_info d[1];
+        if (ft_cuda_devices(d, 1, &e) > 0) {
+            const ft_backend *cb = ft_backend_get("cuda", &e);
+            if (cb) {
+                *be = cb;
+                snprintf(name, nsz, "cuda:0");
+                return 0;
+            }
+            if (!quiet)
+                fprintf(stderr, "%s: warning: a CUDA device is present but %s; running on cpu\n", prog, e.msg);
+        }
+        *be = &ft_cpu_backend;
         snprintf(name, nsz, "cpu");
         return 0;
     }
@@ -335,11 +376,27 @@ static int pick_device(const char *dev, int for_run, const ft_backend **be, char
     int idx = 0;
     if (!strcmp(dev, "cuda") || (!strncmp(dev, "cuda:", 5) && dev[5] && strspn(dev + 5, "0123456789") == strlen(dev + 5) &&
                                  strlen(dev + 5) < 6 && (idx = atoi(dev + 5), 1))) {
-        fprintf(stderr, "%s: error: device 'cuda:%d' is not available: this ftrun was built without the CUDA backend\n",
-                prog, idx);
-        return FT_ERUNTIME;
+        *index = idx;
+        snprintf(name, nsz, "cuda:%d", idx);
+        if (need_device) {
+            ft_device_info d[64];
+            int n = ft_cuda_devices(d, 64, &e);
+            if (n < 0) {
+                fprintf(stderr, "%s: error: device 'cuda:%d' is not available: %s\n", prog, idx, e.msg);
+                return FT_ERUNTIME;
+            }
+            if (idx >= n) {
+                fprintf(stderr, "%s: error: device 'cuda:%d' is not available: this machine has %d CUDA device%s (cuda:0%s%.0d)\n",
+                        prog, idx, n, n == 1 ? "" : "s", n > 1 ? " to cuda:" : "", n > 1 ? n - 1 : 0);
+                return FT_ERUNTIME;
+            }
+        }
+        if (!(*be = ft_backend_get("cuda", &e))) {
+            fprintf(stderr, "%s: error: device 'cuda:%d' is not available: %s\n", prog, idx, e.msg);
+            return FT_ERUNTIME;
+        }
+        return 0;
     }
-    (void)for_run;
     return usage_error("option --device: '%s' is not one of cpu, cuda, cuda:N, auto", dev);
 }
 
@@ -348,8 +405,20 @@ static int cmd_devices(void)
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     printf("cpu      CPU reference backend, %ld thread%s (%ld core%s)\n", cores, cores == 1 ? "" : "s", cores,
            cores == 1 ? "" : "s");
-    printf("cuda     none: this ftrun was built without the CUDA backend\n");
-    return 0;
+    ft_device_info d[64];
+    ft_error e = {0};
+    int n = ft_cuda_devices(d, 64, &e);
+    if (n < 0)
+        printf("cuda     none: %s\n", e.msg);
+    for (int i = 0; i < n && i < 64; i++)
+        printf("cuda:%-3d %s, %.1f GiB, compute capability %d.%d, %d SMs\n", d[i].index, d[i].name,
+               (double)d[i].total_bytes / (1024.0 * 1024 * 1024), d[i].cc_major, d[i].cc_minor, d[i].sm_count);
+    ft_error be = {0};
+    if (ft_backend_get("cuda", &be))
+        printf("         CUDA backend: %s (loaded)\n", ft_cuda_backend_path());
+    else
+        printf("         CUDA backend: %s\n", be.msg);
+    return stdout_status(0);
 }
 
 static ft_status load_graph(const cli *c, ft_graph **g, ft_error *err)
@@ -741,9 +810,13 @@ static int cmd_run(const cli *c)
     ft_error err = {0};
     const ft_backend *be;
     char devname[32];
-    int rc = pick_device(c->device, 1, &be, devname, sizeof devname);
+    int devidx = 0;
+    int rc = pick_device(c->device, 1, c->quiet, &be, &devidx, devname, sizeof devname);
     if (rc)
         return rc;
+    /* On the CPU there is nothing to fall back from. */
+    const ft_backend *fb = c->fallback_cpu && be != &ft_cpu_backend ? &ft_cpu_backend : NULL;
+    ft_backend_ctx *fb_ctx = NULL;
     if (c->threads > 0)
         omp_set_num_threads((int)c->threads); /* loading (CRC, inflate) uses threads too */
     double t0 = ft_now();
@@ -759,12 +832,20 @@ static int cmd_run(const cli *c)
         goto out;
     }
     double load_ms = (ft_now() - t0) * 1e3;
-    if (ft_exec_check(g, be, &err)) {
+    if (ft_exec_check(g, be, fb, &err)) {
         rc = fail(&err);
         goto out;
     }
+    if (fb && !c->quiet)
+        for (int k = 0; k < g->n_nodes; k++) {
+            const ft_node *n = &g->nodes[g->order[k]];
+            ft_dtype dt = g->tensors[n->in[0]].dtype;
+            if (!ft_backend_supports(be, n->op, dt))
+                fprintf(stderr, "%s: warning: node '%s' (%s, %s) runs on the cpu: %s lacks it (--fallback cpu)\n", prog,
+                        n->name, ft_op_name(n->op), ft_dtype_name(dt), devname);
+        }
     t0 = ft_now();
-    if (ft_plan_build(g, &plan, &err)) {
+    if ((c->check_nodes ? ft_plan_build_unshared(g, &plan, &err) : ft_plan_build(g, &plan, &err))) {
         rc = fail(&err);
         goto out;
     }
@@ -792,13 +873,16 @@ static int cmd_run(const cli *c)
         rc = 0;
         goto out;
     }
-    ft_backend_opts bo = {.threads = (int)c->threads};
-    if (be->open(&bo, &ctx, &err)) {
+    ft_backend_opts bo = {.device_index = devidx, .threads = (int)c->threads, .allow_tf32 = c->allow_tf32};
+    if (be->open(&bo, &ctx, &err) || (fb && fb->open(&bo, &fb_ctx, &err))) {
         rc = fail(&err);
         goto out;
     }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    for (int k = 0; k < 2 && !c->quiet; k++)
+    if (c->cuda_graph && be->capture && (c->profile || c->trace) && !c->quiet)
+        fprintf(stderr, "%s: warning: --cuda-graph is not used with --%s (per-node times need a sync after every node)\n",
+                prog, c->profile ? "profile" : "trace");
+    for (int k = 0; k < 2 && !c->quiet && be == &ft_cpu_backend; k++)
         if (c->device_only[k])
             fprintf(stderr, "%s: warning: --%s applies to CUDA devices; running on %s without it\n", prog, c->device_only[k],
                     devname);
@@ -810,6 +894,10 @@ static int cmd_run(const cli *c)
         .progress = !c->quiet && isatty(2),
         .profile = c->profile,
         .trace = c->trace != NULL,
+        .cuda_graph = c->cuda_graph,
+        .fallback = fb,
+        .fallback_ctx = fb_ctx,
+        .keep_tensors = c->check_nodes,
     };
     if (ft_exec_run(g, &plan, be, ctx, &eo, &res, &err)) {
         rc = fail(&err);
@@ -879,6 +967,16 @@ static int cmd_run(const cli *c)
                 devname, s.median, res.n_runs, res.n_runs == 1 ? "" : "s", dir);
     }
     rc = exp ? check_expect(c, g, &res, exp) : 0;
+    if (c->check) {
+        ft_check_opts co = {prog, devname, stderr, eo.threads, c->quiet, c->verbose, c->have_rtol, c->have_atol, c->rtol, c->atol};
+        int bad1 = 0, bad2 = 0;
+        if (ft_check_outputs(g, &res, &co, &bad1, &err) || (c->check_nodes && ft_check_nodes(g, &res, &co, &bad2, &err))) {
+            rc = fail(&err);
+            goto out;
+        }
+        if ((bad1 || bad2) && !rc)
+            rc = FT_EMISMATCH;
+    }
 out:
     if (exp)
         for (int i = 0; i < g->n_outputs; i++)
@@ -888,6 +986,8 @@ out:
     ft_run_result_free(&res);
     if (ctx)
         be->close(ctx);
+    if (fb_ctx)
+        fb->close(fb_ctx);
     ft_plan_free(&plan);
     ft_graph_free(g);
     return rc;
@@ -926,7 +1026,8 @@ int main(int argc, char **argv)
         } else if (!strcmp(c.command, "ops")) {
             const ft_backend *be = NULL;
             char dn[32];
-            if (c.device && (rc = pick_device(c.device, 0, &be, dn, sizeof dn)) != 0)
+            int di;
+            if (c.device && strcmp(c.device, "auto") && (rc = pick_device(c.device, 0, c.quiet, &be, &di, dn, sizeof dn)) != 0)
                 goto done;
             ft_print_ops(stdout, be);
         } else if (!strcmp(c.command, "info")) {

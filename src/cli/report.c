@@ -343,7 +343,10 @@ void ft_print_info(FILE *f, const ft_graph *g, const ft_plan *p)
 
 void ft_print_ops(FILE *f, const ft_backend *only)
 {
-    const ft_backend *bes[] = {&ft_cpu_backend};
+    ft_error e = {0};
+    const ft_backend *cuda = ft_backend_get("cuda", &e);
+    const ft_backend *bes[2] = {&ft_cpu_backend, cuda};
+    size_t n_bes = cuda ? 2 : 1;
     fprintf(f, "%-20s %s\n", "op", "dtypes each backend implements (ops.md lists the dtypes an op takes)");
     for (int op = 0; op < FT_OP_COUNT; op++) {
         const ft_op_info *oi = ft_op_get((ft_op)op);
@@ -352,7 +355,7 @@ void ft_print_ops(FILE *f, const ft_backend *only)
             fprintf(f, " not available in this version\n");
             continue;
         }
-        for (size_t b = 0; b < FT_ARRAY_LEN(bes); b++) {
+        for (size_t b = 0; b < n_bes; b++) {
             if (only && only != bes[b])
                 continue;
             const ft_kernel *k = &bes[b]->kernels[op];

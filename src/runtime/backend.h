@@ -58,6 +58,19 @@ typedef struct ft_backend_opts {
     int allow_tf32;
 } ft_backend_opts;
 
+/* One device as a backend sees it (ftrun devices). */
+typedef struct ft_device_info {
+    int index;
+    char name[256];
+    uint64_t total_bytes, free_bytes;
+    int cc_major, cc_minor; /* compute capability */
+    int sm_count;
+} ft_device_info;
+
+/* Version of this interface; a backend shared object built against another
+ * version is refused when loaded. */
+#define FT_BACKEND_ABI 2
+
 typedef struct ft_backend {
     const char *name; /* "cpu", "cuda" */
     ft_status (*open)(const ft_backend_opts *o, ft_backend_ctx **out, ft_error *err);
@@ -70,12 +83,32 @@ typedef struct ft_backend {
     ft_status (*download)(ft_backend_ctx *c, void *dst, const void *src, size_t n, ft_error *err);
     ft_status (*sync)(ft_backend_ctx *c, ft_error *err);
     const ft_kernel *kernels; /* [FT_OP_COUNT] */
+    /* Optional device timing (NULL: the executor times on the host after
+     * sync()). mark(c, slot) records a point on the stream, slots 0..3;
+     * elapsed(c, a, b, &ms) waits for mark b and gives the time from a to b. */
+    ft_status (*mark)(ft_backend_ctx *c, int slot, ft_error *err);
+    ft_status (*elapsed)(ft_backend_ctx *c, int a, int b, double *ms, ft_error *err);
+    /* Optional graph capture (NULL: not offered). capture(c, 1) starts
+     * recording what is queued instead of running it; capture(c, 0) ends the
+     * recording and prepares it; replay(c) queues one replay. */
+    ft_status (*capture)(ft_backend_ctx *c, int begin, ft_error *err);
+    ft_status (*replay)(ft_backend_ctx *c, ft_error *err);
 } ft_backend;
 
 extern const ft_backend ft_cpu_backend;
 
-/* Backend by device name prefix ("cpu", "cuda"); NULL if not built in or not loadable. */
-const ft_backend *ft_backend_find(const char *name);
+/* Backend by name: "cpu" is built in; "cuda" is the shared object
+ * libftrun-cuda.so, loaded on first use (see cuda_loader.c). NULL with a
+ * message in err (what is missing) when it cannot be had. Loading the CUDA
+ * backend needs no GPU; opening a device does. */
+const ft_backend *ft_backend_get(const char *name, ft_error *err);
+/* The CUDA devices of this machine through the driver alone (no backend
+ * loaded): fills up to max entries and returns the count, or returns -1 with
+ * err saying why there are none usable (no driver, driver too old, no device). */
+int ft_cuda_devices(ft_device_info *out, int max, ft_error *err);
+/* Path of the CUDA backend shared object that ft_backend_get("cuda") loads
+ * (or would try first). */
+const char *ft_cuda_backend_path(void);
 /* 1 if the backend implements node's op for the dtype of its input 0. */
 int ft_backend_supports(const ft_backend *be, ft_op op, ft_dtype dt);
 

@@ -19,12 +19,12 @@ double ft_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-ft_status ft_exec_check(const ft_graph *g, const ft_backend *be, ft_error *err)
+ft_status ft_exec_check(const ft_graph *g, const ft_backend *be, const ft_backend *fallback, ft_error *err)
 {
     for (int k = 0; k < g->n_nodes; k++) {
         const ft_node *n = &g->nodes[g->order[k]];
         ft_dtype dt = g->tensors[n->in[0]].dtype;
-        if (!ft_backend_supports(be, n->op, dt)) {
+        if (!ft_backend_supports(be, n->op, dt) && !(fallback && ft_backend_supports(fallback, n->op, dt))) {
             char m[128];
             const ft_kernel *kk = &be->kernels[n->op];
             if (!kk->fn)
@@ -40,7 +40,52 @@ ft_status ft_exec_check(const ft_graph *g, const ft_backend *be, ft_error *err)
 typedef struct {
     ft_view *in, *out;
     int max_io;
+    const ft_exec_opts *o;
 } scratch;
+
+/* One node on the fallback backend: its inputs come to host memory, the
+ * fallback kernel runs there, its outputs go back to the device arena. */
+static ft_status run_fallback(const ft_graph *g, const ft_node *n, const ft_backend *be, ft_kctx *kc, scratch *s)
+{
+    const ft_exec_opts *o = s->o;
+    ft_view *hin = ft_calloc((size_t)n->n_in, sizeof *hin), *hout = ft_calloc((size_t)n->n_out, sizeof *hout);
+    ft_status st = (!hin || !hout) ? ft_node_err(kc->err, FT_ERUNTIME, g, n, "out of memory for the fallback copies") : FT_OK;
+    if (!st)
+        st = be->sync(kc->be, kc->err);
+    for (int i = 0; i < n->n_in && !st; i++) {
+        hin[i] = s->in[i];
+        if (!s->in[i].data)
+            continue;
+        size_t nb = (size_t)ft_numel(&s->in[i].shape) * ft_dtype_size(s->in[i].dtype);
+        if (!(hin[i].data = ft_malloc(nb ? nb : 1)))
+            st = ft_node_err(kc->err, FT_ERUNTIME, g, n, "out of memory copying input %d to the host (%zu bytes)", i, nb);
+        else
+            st = be->download(kc->be, hin[i].data, s->in[i].data, nb, kc->err);
+    }
+    for (int i = 0; i < n->n_out && !st; i++) {
+        hout[i] = s->out[i];
+        size_t nb = (size_t)ft_numel(&s->out[i].shape) * ft_dtype_size(s->out[i].dtype);
+        if (!(hout[i].data = ft_malloc(nb ? nb : 1)))
+            st = ft_node_err(kc->err, FT_ERUNTIME, g, n, "out of memory for output %d on the host (%zu bytes)", i, nb);
+    }
+    if (!st) {
+        ft_kctx fk = {o->fallback_ctx, g, kc->threads, kc->err};
+        st = o->fallback->kernels[n->op].fn(&fk, n, hin, hout);
+    }
+    for (int i = 0; i < n->n_out && !st; i++)
+        st = be->upload(kc->be, s->out[i].data, hout[i].data,
+                        (size_t)ft_numel(&s->out[i].shape) * ft_dtype_size(s->out[i].dtype), kc->err);
+    if (!st)
+        st = be->sync(kc->be, kc->err);
+    for (int i = 0; hin && i < n->n_in; i++)
+        if (s->in[i].data)
+            free(hin[i].data);
+    for (int i = 0; hout && i < n->n_out; i++)
+        free(hout[i].data);
+    free(hin);
+    free(hout);
+    return st;
+}
 
 /* Per-node timing of one run: NULL when not profiling or tracing. */
 typedef struct {
@@ -50,8 +95,9 @@ typedef struct {
     int events;
 } node_timer;
 
+/* capture: queue only (no sync, no host work): the run is being recorded. */
 static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend *be, ft_kctx *kc, char *arena, scratch *s,
-                          node_timer *tm)
+                          node_timer *tm, int capture)
 {
     for (int k = 0; k < g->n_nodes; k++) {
         if (ft_stop_signal)
@@ -70,7 +116,16 @@ static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend 
             s->out[o] = (ft_view){arena + p->offset[t], g->tensors[t].dtype, g->tensors[t].shape};
         }
         double a = tm ? ft_now() : 0;
-        ft_status st = be->kernels[n->op].fn(kc, n, s->in, s->out);
+        int dev_timer = tm && be->mark && tm->r->node_ms;
+        ft_status st = dev_timer ? be->mark(kc->be, 2, kc->err) : FT_OK;
+        if (!st) {
+            if (be->kernels[n->op].fn && ft_dtype_in(g->tensors[n->in[0]].dtype, be->kernels[n->op].dtypes))
+                st = be->kernels[n->op].fn(kc, n, s->in, s->out);
+            else
+                st = run_fallback(g, n, be, kc, s);
+        }
+        if (!st && dev_timer)
+            st = be->mark(kc->be, 3, kc->err);
         if (!st && tm)
             st = be->sync(kc->be, kc->err);
         if (st)
@@ -78,13 +133,16 @@ static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend 
         if (tm) {
             double b = ft_now();
             int ni = g->order[k];
+            double dms = (b - a) * 1e3;
+            if (dev_timer && (st = be->elapsed(kc->be, 2, 3, &dms, kc->err)))
+                return st;
             if (tm->r->node_ms)
-                tm->r->node_ms[ni] += (b - a) * 1e3;
+                tm->r->node_ms[ni] += dms;
             if (tm->events)
                 tm->r->events[tm->r->n_events++] = (ft_trace_event){ni, tm->run, (a - tm->t0) * 1e3, (b - tm->t0) * 1e3};
         }
     }
-    return be->sync(kc->be, kc->err);
+    return capture ? FT_OK : be->sync(kc->be, kc->err);
 }
 
 static void progress(const ft_exec_opts *o, double start, double *last, int done, int total)
@@ -108,7 +166,7 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
         if (g->nodes[k].n_in > max_io) max_io = g->nodes[k].n_in;
         if (g->nodes[k].n_out > max_io) max_io = g->nodes[k].n_out;
     }
-    scratch s = {ft_calloc((size_t)max_io, sizeof(ft_view)), ft_calloc((size_t)max_io, sizeof(ft_view)), max_io};
+    scratch s = {ft_calloc((size_t)max_io, sizeof(ft_view)), ft_calloc((size_t)max_io, sizeof(ft_view)), max_io, o};
     int cap = o->iterations > 0 ? o->iterations : 1;
     r->run_ms = ft_malloc((size_t)cap * sizeof(double));
     r->outputs = ft_calloc((size_t)g->n_outputs, sizeof(void *));
@@ -139,11 +197,25 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
         st = ft_err(err, FT_ERUNTIME, "out of memory for the profile");
         goto out;
     }
-    for (int w = 0; w < o->warmup; w++) {
-        if ((st = run_once(g, p, be, &kc, base, &s, NULL)))
+    /* A captured graph is recorded from a run whose workspaces and plans
+     * already exist: at least one warm-up run first. */
+    int use_graph = o->cuda_graph && be->capture && be->replay && !o->profile && !o->trace;
+    int warmup = use_graph && o->warmup < 1 ? 1 : o->warmup;
+    for (int w = 0; w < warmup; w++) {
+        if ((st = run_once(g, p, be, &kc, base, &s, NULL, 0)))
             goto out;
         progress(o, start, &last, w + 1, total);
     }
+    if (use_graph) {
+        if ((st = be->capture(ctx, 1, err)))
+            goto out;
+        st = run_once(g, p, be, &kc, base, &s, NULL, 1);
+        ft_status st2 = be->capture(ctx, 0, st ? &(ft_error){0} : err);
+        if (st || (st = st2))
+            goto out;
+    }
+    int dev_time = be->mark && be->elapsed;
+    r->device_timed = dev_time;
     double timed_start = ft_now();
     for (int it = 0;; it++) {
         if (it >= o->iterations && (o->duration_s <= 0 || ft_now() - timed_start >= o->duration_s))
@@ -160,9 +232,17 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
         }
         node_timer tm = {r, it, timed_start, o->trace};
         double a = ft_now();
-        if ((st = run_once(g, p, be, &kc, base, &s, (o->profile || o->trace) ? &tm : NULL)))
+        if (dev_time && (st = be->mark(ctx, 0, err)))
+            goto out;
+        if (use_graph)
+            st = be->replay(ctx, err);
+        else
+            st = run_once(g, p, be, &kc, base, &s, (o->profile || o->trace) ? &tm : NULL, 0);
+        if (st || (dev_time && (st = be->mark(ctx, 1, err))) || (use_graph && (st = be->sync(ctx, err))))
             goto out;
         double ms = (ft_now() - a) * 1e3;
+        if (dev_time && (st = be->elapsed(ctx, 0, 1, &ms, err)))
+            goto out;
         if (r->n_runs == cap) {
             double *nr = ft_realloc(r->run_ms, (size_t)cap * 2 * sizeof(double));
             if (!nr) {
@@ -189,6 +269,22 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
         if ((st = be->download(ctx, r->outputs[i], base + p->offset[g->outputs[i]], nb, err)))
             goto out;
     }
+    if (!st && o->keep_tensors) {
+        if (!(r->tensors = ft_calloc((size_t)g->n_tensors, sizeof(void *)))) {
+            st = ft_err(err, FT_ERUNTIME, "out of memory keeping every tensor");
+            goto out;
+        }
+        r->n_tensors = g->n_tensors;
+        for (int i = 0; i < g->n_tensors && !st; i++) {
+            size_t nb = ft_tensor_bytes(&g->tensors[i]);
+            if (!(r->tensors[i] = ft_malloc(nb ? nb : 1)))
+                st = ft_err(err, FT_ERUNTIME, "out of memory copying tensor '%s' (%zu bytes)", g->tensors[i].name, nb);
+            else
+                st = be->download(ctx, r->tensors[i], base + p->offset[i], nb, err);
+        }
+        if (st)
+            goto out;
+    }
     st = be->sync(ctx, err);
     r->d2h_ms = (ft_now() - t0) * 1e3;
 out:
@@ -209,5 +305,8 @@ void ft_run_result_free(ft_run_result *r)
     free(r->run_ms);
     free(r->node_ms);
     free(r->events);
+    for (int i = 0; r->tensors && i < r->n_tensors; i++)
+        free(r->tensors[i]);
+    free(r->tensors);
     memset(r, 0, sizeof *r);
 }

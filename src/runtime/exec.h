@@ -27,6 +27,12 @@ typedef struct ft_exec_opts {
     int progress;      /* show progress on stderr for long runs */
     int profile;       /* time every node (a sync after each) */
     int trace;         /* record each node's start and end in every timed run */
+    int cuda_graph;    /* capture one run (after the warm-up; one is added if none) and replay it for the timed runs */
+    /* Nodes the backend lacks run here instead (--fallback cpu): their inputs
+     * are copied to host memory, the kernel runs, the outputs go back. */
+    const ft_backend *fallback;
+    ft_backend_ctx *fallback_ctx;
+    int keep_tensors;  /* copy every tensor to host memory after the last run (needs an unshared plan) */
 } ft_exec_opts;
 
 /* One node execution in a timed run, in ms since the first timed run began. */
@@ -45,11 +51,15 @@ typedef struct ft_run_result {
     double *node_ms;  /* with profile: total ms per node (index into g->nodes) over the timed runs */
     ft_trace_event *events; /* with trace: n_events entries */
     size_t n_events;
+    void **tensors;   /* with keep_tensors: a host copy of every tensor (index into g->tensors) */
+    int n_tensors;
+    int device_timed; /* run_ms and node_ms are device times (backend timers), not host clock */
 } ft_run_result;
 
-/* Every node's op and dtype is implemented by the backend (checked before
- * anything runs): FT_ERUNTIME naming the node, op and dtype otherwise. */
-ft_status ft_exec_check(const ft_graph *g, const ft_backend *be, ft_error *err);
+/* Every node's op and dtype is implemented by the backend, or by fallback
+ * when it is not NULL (checked before anything runs): FT_ERUNTIME naming the
+ * node, op and dtype otherwise. */
+ft_status ft_exec_check(const ft_graph *g, const ft_backend *be, const ft_backend *fallback, ft_error *err);
 ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be, ft_backend_ctx *ctx,
                       const ft_exec_opts *o, ft_run_result *r, ft_error *err);
 void ft_run_result_free(ft_run_result *r);

@@ -133,6 +133,20 @@ ft_status ft_plan_build(const ft_graph *g, ft_plan *p, ft_error *err)
     return FT_OK;
 }
 
+ft_status ft_plan_build_unshared(const ft_graph *g, ft_plan *p, ft_error *err)
+{
+    ft_status st = ft_plan_build(g, p, err);
+    if (st)
+        return st;
+    uint64_t off = 0;
+    for (int i = 0; i < g->n_tensors; i++) {
+        p->offset[i] = off;
+        off += align_up(ft_tensor_bytes(&g->tensors[i]));
+    }
+    p->arena_bytes = off;
+    return FT_OK;
+}
+
 void ft_plan_free(ft_plan *p)
 {
     free(p->offset);

@@ -29,6 +29,10 @@ typedef struct ft_plan {
 } ft_plan;
 
 ft_status ft_plan_build(const ft_graph *g, ft_plan *p, ft_error *err);
+/* A plan where no two tensors share bytes (every intermediate kept to the end
+ * of the run): what --check-nodes needs to read every tensor afterwards.
+ * arena_bytes is then unplanned_bytes. */
+ft_status ft_plan_build_unshared(const ft_graph *g, ft_plan *p, ft_error *err);
 void ft_plan_free(ft_plan *p);
 /* 1 if tensor t lives in the persistent region. */
 int ft_plan_is_persistent(const ft_tensor *t);

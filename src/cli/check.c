@@ -1,0 +1,142 @@
+/* --check and --check-nodes: the run's results against the CPU reference. */
+#include "check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../runtime/plan.h"
+
+static ft_tol tol_for(const ft_check_opts *o, ft_dtype dt)
+{
+    ft_tol t = ft_tol_default(dt);
+    if (o->have_rtol)
+        t.rtol = o->rtol;
+    if (o->have_atol)
+        t.atol = o->atol;
+    return t;
+}
+
+ft_status ft_check_outputs(const ft_graph *g, const ft_run_result *r, const ft_check_opts *o, int *mismatch, ft_error *err)
+{
+    *mismatch = 0;
+    ft_backend_opts bo = {.threads = o->threads};
+    ft_backend_ctx *ctx = NULL;
+    ft_plan p = {0};
+    ft_run_result ref = {0};
+    ft_exec_opts eo = {.warmup = 0, .iterations = 1, .threads = o->threads > 0 ? o->threads : 1};
+    ft_status st = ft_cpu_backend.open(&bo, &ctx, err);
+    if (!st)
+        st = ft_plan_build(g, &p, err);
+    if (!st)
+        st = ft_exec_run(g, &p, &ft_cpu_backend, ctx, &eo, &ref, err);
+    if (st) {
+        ft_err_prefix(err, "--check: the cpu reference run failed");
+        goto out;
+    }
+    int bad = 0;
+    for (int i = 0; i < g->n_outputs; i++) {
+        const ft_tensor *t = &g->tensors[g->outputs[i]];
+        ft_tol tol = tol_for(o, t->dtype);
+        ft_cmp cm;
+        ft_compare(r->outputs[i], ref.outputs[i], t->dtype, &t->shape, tol, &cm);
+        bad += cm.n_bad != 0;
+        if (cm.n_bad || o->verbose) {
+            char prefix[700];
+            snprintf(prefix, sizeof prefix, "%s: check: output '%s' on %s against cpu", o->prog, t->name, o->device);
+            ft_report_cmp(o->out, prefix, &cm, t->dtype, &t->shape, tol);
+        }
+    }
+    if (!bad && !o->quiet)
+        fprintf(o->out, "%s: check: %d output%s on %s match the cpu reference\n", o->prog, g->n_outputs,
+                g->n_outputs == 1 ? "" : "s", o->device);
+    else if (bad)
+        fprintf(o->out, "%s: check: %d of %d output%s on %s differ from the cpu reference\n", o->prog, bad, g->n_outputs,
+                g->n_outputs == 1 ? "" : "s", o->device);
+    *mismatch = bad != 0;
+out:
+    ft_run_result_free(&ref);
+    ft_plan_free(&p);
+    if (ctx)
+        ft_cpu_backend.close(ctx);
+    return st;
+}
+
+ft_status ft_check_nodes(const ft_graph *g, const ft_run_result *r, const ft_check_opts *o, int *mismatch, ft_error *err)
+{
+    *mismatch = 0;
+    if (!r->tensors)
+        return ft_err(err, FT_ERUNTIME, "--check-nodes: the run kept no tensors");
+    ft_backend_opts bo = {.threads = o->threads};
+    ft_backend_ctx *ctx = NULL;
+    ft_status st = ft_cpu_backend.open(&bo, &ctx, err);
+    if (st)
+        return st;
+    int max_io = 1;
+    for (int k = 0; k < g->n_nodes; k++) {
+        if (g->nodes[k].n_in > max_io) max_io = g->nodes[k].n_in;
+        if (g->nodes[k].n_out > max_io) max_io = g->nodes[k].n_out;
+    }
+    ft_view *in = ft_calloc((size_t)max_io, sizeof *in), *out = ft_calloc((size_t)max_io, sizeof *out);
+    if (!in || !out) {
+        st = ft_err(err, FT_ERUNTIME, "out of memory for --check-nodes");
+        goto done;
+    }
+    ft_kctx kc = {ctx, g, o->threads > 0 ? o->threads : 1, err};
+    int n_bad = 0, first = -1;
+    /* Each node is recomputed on the CPU from the inputs the device saw, so a
+     * divergence is the node's own, not drift carried from earlier nodes. */
+    for (int k = 0; k < g->n_nodes && !st; k++) {
+        const ft_node *n = &g->nodes[g->order[k]];
+        for (int i = 0; i < n->n_in; i++) {
+            int t = n->in[i];
+            in[i] = t < 0 ? (ft_view){0} : (ft_view){r->tensors[t], g->tensors[t].dtype, g->tensors[t].shape};
+        }
+        for (int i = 0; i < n->n_out && !st; i++) {
+            const ft_tensor *t = &g->tensors[n->out[i]];
+            size_t nb = ft_tensor_bytes(t);
+            out[i] = (ft_view){ft_malloc(nb ? nb : 1), t->dtype, t->shape};
+            if (!out[i].data)
+                st = ft_node_err(err, FT_ERUNTIME, g, n, "out of memory recomputing output '%s' (%zu bytes)", t->name, nb);
+        }
+        if (!st)
+            st = ft_cpu_backend.kernels[n->op].fn(&kc, n, in, out);
+        int node_bad = 0;
+        for (int i = 0; i < n->n_out && !st; i++) {
+            const ft_tensor *t = &g->tensors[n->out[i]];
+            ft_tol tol = tol_for(o, t->dtype);
+            ft_cmp cm;
+            ft_compare(r->tensors[n->out[i]], out[i].data, t->dtype, &t->shape, tol, &cm);
+            if (cm.n_bad && !node_bad && (first < 0 || o->verbose)) {
+                char prefix[900];
+                snprintf(prefix, sizeof prefix, "%s: check-nodes: %s node '%s' (%s) output '%s' on %s against cpu", o->prog,
+                         first < 0 ? "first divergence at" : "also", n->name, ft_op_name(n->op), t->name, o->device);
+                ft_report_cmp(o->out, prefix, &cm, t->dtype, &t->shape, tol);
+            }
+            node_bad |= cm.n_bad != 0;
+        }
+        for (int i = 0; i < n->n_out; i++) {
+            free(out[i].data);
+            out[i].data = NULL;
+        }
+        if (node_bad) {
+            n_bad++;
+            if (first < 0)
+                first = k;
+        }
+    }
+    if (st) {
+        ft_err_prefix(err, "--check-nodes: the cpu reference failed");
+    } else if (n_bad) {
+        fprintf(o->out, "%s: check-nodes: %d of %d node%s on %s differ from the cpu reference given the same inputs\n", o->prog,
+                n_bad, g->n_nodes, g->n_nodes == 1 ? "" : "s", o->device);
+        *mismatch = 1;
+    } else if (!o->quiet) {
+        fprintf(o->out, "%s: check-nodes: all %d node%s on %s match the cpu reference given the same inputs\n", o->prog,
+                g->n_nodes, g->n_nodes == 1 ? "" : "s", o->device);
+    }
+done:
+    free(in);
+    free(out);
+    ft_cpu_backend.close(ctx);
+    return st;
+}

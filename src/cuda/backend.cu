@@ -1,0 +1,501 @@
+/* The CUDA backend: context, memory, transfers through pinned staging
+ * buffers, device timing, CUDA graph capture, the report of data errors found
+ * by kernels, and the kernel table. Built as libftrun-cuda.so; the ftrun
+ * binary loads it with dlopen (runtime/cuda_loader.c) and calls
+ * ftrun_cuda_backend() for the backend struct. The binary exports its graph
+ * functions (ft_node_err, ft_attr, ...) to this object. */
+#include "cu.cuh"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Transfers are staged in two pinned buffers of this size, so a copy of any
+ * size runs at pinned bandwidth with a bounded amount of pinned memory. */
+#define STAGE_BYTES ((size_t)32 << 20)
+/* cuBLAS gets a fixed workspace so that graph capture never makes it allocate. */
+#define CUBLAS_WS_BYTES ((size_t)32 << 20)
+
+ft_status cu_fail(ft_kctx *k, const ft_node *n, const char *call, const char *name, const char *text, const char *file,
+                  int line)
+{
+    const char *base = strstr(file, "src/");
+    return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "%s failed on cuda:%d: %s (%s) at %s:%d", call, k->be->device, name,
+                       text, base ? base : file, line);
+}
+
+const char *cu_cublas_str(cublasStatus_t s) { return cublasGetStatusName(s); }
+
+const char *cu_cufft_str(cufftResult r)
+{
+    switch (r) {
+    case CUFFT_SUCCESS: return "CUFFT_SUCCESS";
+    case CUFFT_INVALID_PLAN: return "CUFFT_INVALID_PLAN";
+    case CUFFT_ALLOC_FAILED: return "CUFFT_ALLOC_FAILED";
+    case CUFFT_INVALID_TYPE: return "CUFFT_INVALID_TYPE";
+    case CUFFT_INVALID_VALUE: return "CUFFT_INVALID_VALUE";
+    case CUFFT_INTERNAL_ERROR: return "CUFFT_INTERNAL_ERROR";
+    case CUFFT_EXEC_FAILED: return "CUFFT_EXEC_FAILED";
+    case CUFFT_SETUP_FAILED: return "CUFFT_SETUP_FAILED";
+    case CUFFT_INVALID_SIZE: return "CUFFT_INVALID_SIZE";
+    case CUFFT_UNALIGNED_DATA: return "CUFFT_UNALIGNED_DATA";
+    case CUFFT_INVALID_DEVICE: return "CUFFT_INVALID_DEVICE";
+    case CUFFT_NO_WORKSPACE: return "CUFFT_NO_WORKSPACE";
+    case CUFFT_NOT_IMPLEMENTED: return "CUFFT_NOT_IMPLEMENTED";
+    case CUFFT_NOT_SUPPORTED: return "CUFFT_NOT_SUPPORTED";
+    case CUFFT_MISSING_DEPENDENCY: return "CUFFT_MISSING_DEPENDENCY";
+    case CUFFT_NVRTC_FAILURE: return "CUFFT_NVRTC_FAILURE";
+    case CUFFT_NVJITLINK_FAILURE: return "CUFFT_NVJITLINK_FAILURE";
+    case CUFFT_NVSHMEM_FAILURE: return "CUFFT_NVSHMEM_FAILURE";
+    }
+    return "unknown cuFFT status";
+}
+
+cu_shape cu_shape_of(const ft_shape *s)
+{
+    cu_shape c;
+    memset(&c, 0, sizeof c);
+    c.rank = s->rank;
+    int64_t st = 1;
+    for (int d = s->rank - 1; d >= 0; d--) {
+        c.dims[d] = s->dims[d];
+        c.strides[d] = st;
+        st *= s->dims[d];
+    }
+    return c;
+}
+
+cu_shape cu_shape_bcast(const ft_shape *in, const ft_shape *out)
+{
+    cu_shape c;
+    memset(&c, 0, sizeof c);
+    c.rank = out->rank;
+    int64_t st[FT_MAX_RANK];
+    ft_broadcast_strides(in, out, st);
+    for (int d = 0; d < out->rank; d++) {
+        c.dims[d] = out->dims[d];
+        c.strides[d] = st[d];
+    }
+    return c;
+}
+
+ft_status cu_workspace(ft_kctx *k, const ft_node *n, size_t bytes, void **out)
+{
+    ft_backend_ctx *c = k->be;
+    if (bytes <= c->ws_bytes) {
+        *out = c->ws;
+        return FT_OK;
+    }
+    if (c->capturing)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n,
+                           "needs %zu bytes of workspace during CUDA graph capture (%zu reserved by the warm-up run)", bytes,
+                           c->ws_bytes);
+    /* The old buffer may still be in use by queued kernels. */
+    CU_TRY(k, n, cudaStreamSynchronize(c->stream));
+    if (c->ws) {
+        cudaFree(c->ws);
+        c->ws = NULL;
+        c->ws_bytes = 0;
+    }
+    size_t want = bytes + bytes / 4;
+    want = (want + 255) & ~(size_t)255;
+    cudaError_t e = cudaMalloc(&c->ws, want);
+    if (e != cudaSuccess) {
+        c->ws = NULL;
+        cudaGetLastError();
+        size_t fr = 0, tot = 0;
+        cudaMemGetInfo(&fr, &tot);
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n,
+                           "out of memory on cuda:%d: cannot allocate %zu bytes of workspace (%zu of %zu bytes free)",
+                           c->device, want, fr, tot);
+    }
+    c->ws_bytes = want;
+    *out = c->ws;
+    return FT_OK;
+}
+
+/* Errors outside a node: "cuda:N: CALL failed: NAME (text)". */
+static ft_status dev_fail(ft_backend_ctx *c, ft_error *err, const char *what, cudaError_t e)
+{
+    cudaGetLastError();
+    return ft_err(err, FT_ERUNTIME, "cuda:%d: %s failed: %s (%s)", c ? c->device : -1, what, cudaGetErrorName(e),
+                  cudaGetErrorString(e));
+}
+#define DEV_TRY(c, err, call)                                      \
+    do {                                                           \
+        cudaError_t e__ = (call);                                  \
+        if (e__ != cudaSuccess) return dev_fail((c), (err), #call, e__); \
+    } while (0)
+
+static void cu_close(ft_backend_ctx *c)
+{
+    if (!c)
+        return;
+    if (c->stream)
+        cudaStreamSynchronize(c->stream);
+    if (c->graph_exec)
+        cudaGraphExecDestroy(c->graph_exec);
+    if (c->graph)
+        cudaGraphDestroy(c->graph);
+    cu_fft_cache_free(c->fft);
+    if (c->blas)
+        cublasDestroy(c->blas);
+    if (c->blas_ws)
+        cudaFree(c->blas_ws);
+    if (c->ws)
+        cudaFree(c->ws);
+    for (int i = 0; i < 2; i++) {
+        if (c->stage[i])
+            cudaFreeHost(c->stage[i]);
+        if (c->stage_ev[i])
+            cudaEventDestroy(c->stage_ev[i]);
+    }
+    for (int i = 0; i < 4; i++)
+        if (c->marks[i])
+            cudaEventDestroy(c->marks[i]);
+    if (c->derr)
+        cudaFreeHost(c->derr);
+    if (c->stream)
+        cudaStreamDestroy(c->stream);
+    free(c);
+}
+
+static ft_status cu_open(const ft_backend_opts *o, ft_backend_ctx **out, ft_error *err)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return ft_err(err, FT_ERUNTIME, "device 'cuda:%d' is not available: %s (%s)", o->device_index, cudaGetErrorName(e),
+                      cudaGetErrorString(e));
+    }
+    if (count == 0)
+        return ft_err(err, FT_ERUNTIME, "device 'cuda:%d' is not available: the CUDA runtime sees no device",
+                      o->device_index);
+    if (o->device_index < 0 || o->device_index >= count)
+        return ft_err(err, FT_ERUNTIME, "device 'cuda:%d' is not available: this machine has %d CUDA device%s (cuda:0 to cuda:%d)",
+                      o->device_index, count, count == 1 ? "" : "s", count - 1);
+    ft_backend_ctx *c = (ft_backend_ctx *)calloc(1, sizeof *c);
+    if (!c)
+        return ft_err(err, FT_ERUNTIME, "out of memory opening the cuda backend");
+    c->device = o->device_index;
+    c->allow_tf32 = o->allow_tf32;
+    ft_status st = FT_OK;
+#define OPEN_TRY(call)                                              \
+    do {                                                            \
+        cudaError_t e_ = (call);                                    \
+        if (e_ != cudaSuccess) { st = dev_fail(c, err, #call, e_); goto fail; } \
+    } while (0)
+    OPEN_TRY(cudaSetDevice(c->device));
+    OPEN_TRY(cudaGetDeviceProperties(&c->prop, c->device));
+    c->sm_count = c->prop.multiProcessorCount > 0 ? c->prop.multiProcessorCount : 1;
+    OPEN_TRY(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+    for (int i = 0; i < 2; i++)
+        OPEN_TRY(cudaEventCreateWithFlags(&c->stage_ev[i], cudaEventDisableTiming));
+    for (int i = 0; i < 4; i++)
+        OPEN_TRY(cudaEventCreate(&c->marks[i]));
+    OPEN_TRY(cudaHostAlloc((void **)&c->derr, sizeof(cu_derr), cudaHostAllocMapped));
+    memset(c->derr, 0, sizeof(cu_derr));
+    OPEN_TRY(cudaHostGetDevicePointer((void **)&c->derr_dev, c->derr, 0));
+    {
+        cublasStatus_t bs = cublasCreate(&c->blas);
+        if (bs != CUBLAS_STATUS_SUCCESS) {
+            c->blas = NULL;
+            st = ft_err(err, FT_ERUNTIME, "cuda:%d: cublasCreate failed: %s", c->device, cublasGetStatusName(bs));
+            goto fail;
+        }
+        OPEN_TRY(cudaMalloc(&c->blas_ws, CUBLAS_WS_BYTES));
+        if ((bs = cublasSetStream(c->blas, c->stream)) != CUBLAS_STATUS_SUCCESS ||
+            (bs = cublasSetWorkspace(c->blas, c->blas_ws, CUBLAS_WS_BYTES)) != CUBLAS_STATUS_SUCCESS ||
+            (bs = cublasSetMathMode(c->blas, c->allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH)) !=
+                CUBLAS_STATUS_SUCCESS) {
+            st = ft_err(err, FT_ERUNTIME, "cuda:%d: setting up cuBLAS failed: %s", c->device, cublasGetStatusName(bs));
+            goto fail;
+        }
+    }
+    snprintf(c->desc, sizeof c->desc, "%s (compute capability %d.%d, %d SMs, %.1f GiB)", c->prop.name, c->prop.major,
+             c->prop.minor, c->prop.multiProcessorCount, (double)c->prop.totalGlobalMem / (1024.0 * 1024 * 1024));
+    *out = c;
+    return FT_OK;
+fail:
+    cu_close(c);
+    return st;
+#undef OPEN_TRY
+}
+
+static const char *cu_describe(ft_backend_ctx *c) { return c->desc; }
+
+static ft_status cu_alloc(ft_backend_ctx *c, size_t bytes, void **out, ft_error *err)
+{
+    void *p = NULL;
+    cudaError_t e = cudaMalloc(&p, bytes ? bytes : 256);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        size_t fr = 0, tot = 0;
+        cudaMemGetInfo(&fr, &tot);
+        return ft_err(err, FT_ERUNTIME,
+                      "out of memory on cuda:%d: cannot allocate %zu bytes for the tensor arena (%zu of %zu bytes free): %s",
+                      c->device, bytes, fr, tot, cudaGetErrorName(e));
+    }
+    *out = p;
+    return FT_OK;
+}
+
+static void cu_release(ft_backend_ctx *c, void *p)
+{
+    if (c->stream)
+        cudaStreamSynchronize(c->stream);
+    cudaFree(p);
+}
+
+/* Pinned staging buffers, made on the first transfer. 0 when they could not
+ * be had (transfers then go straight from pageable memory). */
+static int have_stage(ft_backend_ctx *c)
+{
+    if (c->stage[0])
+        return 1;
+    for (int i = 0; i < 2; i++)
+        if (cudaHostAlloc(&c->stage[i], STAGE_BYTES, cudaHostAllocDefault) != cudaSuccess) {
+            cudaGetLastError();
+            if (i == 1) {
+                cudaFreeHost(c->stage[0]);
+                c->stage[0] = NULL;
+            }
+            c->stage[i] = NULL;
+            return 0;
+        }
+    c->stage_bytes = STAGE_BYTES;
+    return 1;
+}
+
+static ft_status cu_upload(ft_backend_ctx *c, void *dst, const void *src, size_t n, ft_error *err)
+{
+    if (!n)
+        return FT_OK;
+    if (!have_stage(c)) {
+        DEV_TRY(c, err, cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, c->stream));
+        return FT_OK;
+    }
+    /* Two buffers in turn: fill one while the other is being copied. */
+    for (size_t off = 0, b = 0; off < n; b ^= 1) {
+        size_t m = n - off < c->stage_bytes ? n - off : c->stage_bytes;
+        DEV_TRY(c, err, cudaEventSynchronize(c->stage_ev[b]));
+        memcpy(c->stage[b], (const char *)src + off, m);
+        DEV_TRY(c, err, cudaMemcpyAsync((char *)dst + off, c->stage[b], m, cudaMemcpyHostToDevice, c->stream));
+        DEV_TRY(c, err, cudaEventRecord(c->stage_ev[b], c->stream));
+        off += m;
+    }
+    return FT_OK;
+}
+
+static ft_status cu_download(ft_backend_ctx *c, void *dst, const void *src, size_t n, ft_error *err)
+{
+    if (!n)
+        return FT_OK;
+    if (!have_stage(c)) {
+        DEV_TRY(c, err, cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, c->stream));
+        DEV_TRY(c, err, cudaStreamSynchronize(c->stream));
+        return FT_OK;
+    }
+    /* Queue chunk i into one buffer, then drain chunk i-1 from the other. */
+    size_t prev_off = 0, prev_m = 0;
+    int prev_b = -1;
+    for (size_t off = 0, b = 0;; b ^= 1) {
+        size_t m = off < n ? (n - off < c->stage_bytes ? n - off : c->stage_bytes) : 0;
+        if (m) {
+            DEV_TRY(c, err, cudaMemcpyAsync(c->stage[b], (const char *)src + off, m, cudaMemcpyDeviceToHost, c->stream));
+            DEV_TRY(c, err, cudaEventRecord(c->stage_ev[b], c->stream));
+        }
+        if (prev_b >= 0) {
+            DEV_TRY(c, err, cudaEventSynchronize(c->stage_ev[prev_b]));
+            memcpy((char *)dst + prev_off, c->stage[prev_b], prev_m);
+        }
+        if (!m)
+            break;
+        prev_b = (int)b;
+        prev_off = off;
+        prev_m = m;
+        off += m;
+    }
+    return FT_OK;
+}
+
+static ft_status cu_sync(ft_backend_ctx *c, ft_error *err)
+{
+    cudaError_t e = cudaStreamSynchronize(c->stream);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return ft_err(err, FT_ERUNTIME,
+                      "cuda:%d: a kernel failed: %s (%s); run with --profile to synchronise after every node and name it",
+                      c->device, cudaGetErrorName(e), cudaGetErrorString(e));
+    }
+    cu_derr d = *c->derr;
+    if (d.code > 0) {
+        memset(c->derr, 0, sizeof *c->derr);
+        const ft_graph *g = c->g;
+        if (!g || d.node < 0 || d.node >= g->n_nodes)
+            return ft_err(err, FT_EGRAPH, "cuda:%d: a kernel found invalid data", c->device);
+        const ft_node *n = &g->nodes[d.node];
+        if (d.code == CU_DERR_DIVZERO)
+            return ft_node_err(err, FT_EGRAPH, g, n, "integer division by zero at element %lld", d.pos);
+        return ft_node_err(err, FT_EGRAPH, g, n, "index %lld is out of range [%lld, %lld] (at element %lld of the indices)",
+                           d.value, d.lo, d.hi, d.pos);
+    }
+    return FT_OK;
+}
+
+static ft_status cu_mark(ft_backend_ctx *c, int slot, ft_error *err)
+{
+    if (slot < 0 || slot >= 4)
+        return ft_err(err, FT_ERUNTIME, "cuda: timing slot %d out of range", slot);
+    DEV_TRY(c, err, cudaEventRecord(c->marks[slot], c->stream));
+    return FT_OK;
+}
+
+static ft_status cu_elapsed(ft_backend_ctx *c, int a, int b, double *ms, ft_error *err)
+{
+    if (a < 0 || a >= 4 || b < 0 || b >= 4)
+        return ft_err(err, FT_ERUNTIME, "cuda: timing slot out of range");
+    float f = 0;
+    DEV_TRY(c, err, cudaEventSynchronize(c->marks[b]));
+    DEV_TRY(c, err, cudaEventElapsedTime(&f, c->marks[a], c->marks[b]));
+    *ms = f;
+    return FT_OK;
+}
+
+static ft_status cu_capture(ft_backend_ctx *c, int begin, ft_error *err)
+{
+    if (begin) {
+        DEV_TRY(c, err, cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal));
+        c->capturing = 1;
+        return FT_OK;
+    }
+    c->capturing = 0;
+    if (c->graph_exec) {
+        cudaGraphExecDestroy(c->graph_exec);
+        c->graph_exec = NULL;
+    }
+    if (c->graph) {
+        cudaGraphDestroy(c->graph);
+        c->graph = NULL;
+    }
+    DEV_TRY(c, err, cudaStreamEndCapture(c->stream, &c->graph));
+    DEV_TRY(c, err, cudaGraphInstantiate(&c->graph_exec, c->graph, 0));
+    return FT_OK;
+}
+
+static ft_status cu_replay(ft_backend_ctx *c, ft_error *err)
+{
+    if (!c->graph_exec)
+        return ft_err(err, FT_ERUNTIME, "cuda:%d: no captured CUDA graph to replay", c->device);
+    DEV_TRY(c, err, cudaGraphLaunch(c->graph_exec, c->stream));
+    return FT_OK;
+}
+
+/* Every op, and the kernel and dtypes that run it here. No default: a new op
+ * in ops.def fails to compile until it is placed (-Wswitch-enum). */
+static ft_kernel kernel_of(ft_op op)
+{
+    ft_kernel k = {NULL, 0};
+#define KK(f_, m_) do { k.fn = (f_); k.dtypes = (m_); } while (0)
+    switch (op) {
+    case FT_OP_IDENTITY: case FT_OP_RESHAPE: case FT_OP_FLATTEN: case FT_OP_SQUEEZE: case FT_OP_UNSQUEEZE:
+        KK(cu_copy, CU_BYTES); break;
+    case FT_OP_NEG: case FT_OP_ABS: case FT_OP_SIGN:
+        KK(cu_unary, CU_SIGNED); break;
+    case FT_OP_RELU: case FT_OP_SIGMOID: case FT_OP_TANH: case FT_OP_EXP: case FT_OP_LOG: case FT_OP_SQRT:
+    case FT_OP_RSQRT: case FT_OP_RECIPROCAL: case FT_OP_SIN: case FT_OP_COS: case FT_OP_ERF: case FT_OP_FLOOR:
+    case FT_OP_CEIL: case FT_OP_ROUND: case FT_OP_SOFTPLUS: case FT_OP_SOFTSIGN: case FT_OP_SILU: case FT_OP_MISH:
+    case FT_OP_HARD_SWISH: case FT_OP_LEAKY_RELU: case FT_OP_ELU: case FT_OP_CELU: case FT_OP_SELU:
+    case FT_OP_HARD_SIGMOID: case FT_OP_GELU: case FT_OP_IS_NAN: case FT_OP_IS_INF:
+        KK(cu_unary, CU_FLOAT); break;
+    case FT_OP_CLIP: KK(cu_unary, CU_NUM); break;
+    case FT_OP_NOT: KK(cu_unary, FT_DT_BOOL); break;
+    case FT_OP_CAST: KK(cu_cast, CU_BYTES); break;
+    case FT_OP_ADD: case FT_OP_SUB: case FT_OP_MUL: case FT_OP_DIV: case FT_OP_POW: case FT_OP_MOD:
+    case FT_OP_LESS: case FT_OP_LESS_EQUAL: case FT_OP_GREATER: case FT_OP_GREATER_EQUAL:
+        KK(cu_binary, CU_NUM); break;
+    case FT_OP_EQUAL: KK(cu_binary, CU_ANY); break;
+    case FT_OP_AND: case FT_OP_OR: case FT_OP_XOR: KK(cu_binary, FT_DT_BOOL); break;
+    case FT_OP_MAX: case FT_OP_MIN: KK(cu_variadic, CU_NUM); break;
+    case FT_OP_WHERE: KK(cu_where, FT_DT_BOOL); break;
+    case FT_OP_MATMUL: KK(cu_matmul, CU_FLOAT); break;
+    case FT_OP_GEMM: KK(cu_gemm, CU_FLOAT); break;
+    case FT_OP_EINSUM: KK(cu_einsum, CU_FLOAT); break;
+    case FT_OP_REDUCE_SUM: case FT_OP_REDUCE_MEAN: case FT_OP_REDUCE_PROD: case FT_OP_REDUCE_L1: case FT_OP_REDUCE_L2:
+    case FT_OP_REDUCE_SUM_SQUARE: case FT_OP_REDUCE_LOG_SUM_EXP:
+        KK(cu_reduce, CU_NUM); break;
+    case FT_OP_REDUCE_MAX: case FT_OP_REDUCE_MIN: KK(cu_reduce, CU_ANY); break;
+    case FT_OP_ARGMAX: case FT_OP_ARGMIN: KK(cu_arg, CU_NUM); break;
+    case FT_OP_CUMSUM: KK(cu_cumsum, CU_NUM); break;
+    case FT_OP_TOPK: KK(cu_topk, CU_NUM); break;
+    case FT_OP_SOFTMAX: case FT_OP_LOG_SOFTMAX: KK(cu_softmax, CU_FLOAT); break;
+    case FT_OP_LAYER_NORM: KK(cu_layer_norm, CU_FLOAT); break;
+    case FT_OP_RMS_NORM: KK(cu_rms_norm, CU_FLOAT); break;
+    case FT_OP_BATCH_NORM: KK(cu_batch_norm, CU_FLOAT); break;
+    case FT_OP_INSTANCE_NORM: KK(cu_instance_norm, CU_FLOAT); break;
+    case FT_OP_GROUP_NORM: KK(cu_group_norm, CU_FLOAT); break;
+    case FT_OP_TRANSPOSE: KK(cu_transpose, CU_BYTES); break;
+    case FT_OP_EXPAND: KK(cu_expand, CU_BYTES); break;
+    case FT_OP_TILE: KK(cu_tile, CU_BYTES); break;
+    case FT_OP_CONCAT: KK(cu_concat, CU_BYTES); break;
+    case FT_OP_SPLIT: KK(cu_split, CU_BYTES); break;
+    case FT_OP_SLICE: KK(cu_slice, CU_BYTES); break;
+    case FT_OP_GATHER: KK(cu_gather, CU_BYTES); break;
+    case FT_OP_GATHER_ELEMENTS: KK(cu_gather_elements, CU_BYTES); break;
+    case FT_OP_PAD: KK(cu_pad, CU_BYTES); break;
+    case FT_OP_CONV: KK(cu_conv, CU_FLOAT); break;
+    case FT_OP_CONV_TRANSPOSE: KK(cu_conv_transpose, CU_FLOAT); break;
+    case FT_OP_MAX_POOL: KK(cu_max_pool, CU_FLOAT | FT_M(I8) | FT_M(U8)); break;
+    case FT_OP_AVERAGE_POOL: KK(cu_average_pool, CU_FLOAT); break;
+    case FT_OP_GLOBAL_AVERAGE_POOL: case FT_OP_GLOBAL_MAX_POOL: KK(cu_global_pool, CU_FLOAT); break;
+    case FT_OP_RESIZE: KK(cu_resize, CU_FLOAT); break;
+    case FT_OP_FFT: case FT_OP_IFFT: case FT_OP_RFFT: case FT_OP_IRFFT: KK(cu_fft, CU_FLOAT); break;
+    case FT_OP_ATTENTION: KK(cu_attention, CU_FLOAT); break;
+    case FT_OP_DROPOUT: KK(cu_dropout, CU_FLOAT); break;
+    case FT_OP_COUNT: break;
+    }
+#undef KK
+    return k;
+}
+
+static ft_kernel real_kernels[FT_OP_COUNT]; /* what runs each op */
+static ft_kernel cu_kernels[FT_OP_COUNT];   /* the table the executor sees: cu_enter for each */
+
+/* Every node enters here: remember the graph whose kernels are queued, so a
+ * data error a kernel records can be reported with its node at sync. */
+static ft_status cu_enter(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    k->be->g = k->g;
+    return real_kernels[n->op].fn(k, n, in, out);
+}
+
+static const ft_backend cu_backend = {
+    "cuda",
+    cu_open,
+    cu_close,
+    cu_describe,
+    cu_alloc,
+    cu_release,
+    cu_upload,
+    cu_download,
+    cu_sync,
+    cu_kernels,
+    cu_mark,
+    cu_elapsed,
+    cu_capture,
+    cu_replay,
+};
+
+extern "C" __attribute__((visibility("default"))) const ft_backend *ftrun_cuda_backend(int abi)
+{
+    if (abi != FT_BACKEND_ABI)
+        return NULL;
+    for (int op = 0; op < FT_OP_COUNT; op++) {
+        real_kernels[op] = kernel_of((ft_op)op);
+        cu_kernels[op] = real_kernels[op];
+        if (cu_kernels[op].fn)
+            cu_kernels[op].fn = cu_enter;
+    }
+    return &cu_backend;
+}

@@ -1,0 +1,258 @@
+/* The CUDA backend's shared layer: the backend context, the checking macros
+ * every CUDA/cuBLAS/cuFFT call goes through, dtype dispatch, element
+ * conversions, launch geometry, the per-node workspace and the device-side
+ * report of data errors (an index out of range, integer division by zero).
+ *
+ * A CUDA op file has three layers: __global__ kernels, launchers on
+ * k->be->stream, and the entry point with the ft_kernel_fn signature that takes
+ * the node. Entry points are declared below and listed in backend.cu's table.
+ *
+ *   ft_status cu_relu(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out) {
+ *       cudaStream_t s = k->be->stream;
+ *       relu_kernel<<<cu_grid(k->be, cnt), CU_BLOCK, 0, s>>>(...);
+ *       CU_LAUNCHED(k, n);          // cudaGetLastError, naming node and op
+ *       return FT_OK;
+ *   }
+ *
+ * Ownership: the context owns its stream, handles, workspace, pinned staging
+ * buffers and plan caches; cu_close releases all of them. Kernels never
+ * allocate device memory themselves: they use cu_workspace. */
+#ifndef FT_CU_CUH
+#define FT_CU_CUH
+
+extern "C" {
+#include "../runtime/backend.h"
+}
+
+/* The toolkit's own headers do not build under -Wswitch-enum. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wswitch-enum"
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <cufft.h>
+#pragma GCC diagnostic pop
+#include <stdint.h>
+
+/* Dtype sets. Every float op runs natively in f16 and bf16 (loads widen to
+ * f32, arithmetic in f32, one rounding to nearest even on store: the ops.md
+ * contract, and what the CPU reference does). */
+#define CU_FLOAT FT_DT_FLOAT
+#define CU_NUM FT_DT_NUM
+#define CU_SIGNED FT_DT_SIGNED
+#define CU_ANY FT_DT_ANY
+#define CU_BYTES FT_DT_ANY
+
+/* A data error found by a kernel; lives in host-mapped pinned memory so the
+ * host reads it after a sync without a copy. The first error wins (atomicCAS
+ * on code). */
+enum { CU_DERR_NONE = 0, CU_DERR_INDEX = 1, CU_DERR_DIVZERO = 2 };
+typedef struct cu_derr {
+    int code;          /* CU_DERR_* */
+    int node;          /* index into g->nodes */
+    long long pos;     /* flat position in the output (or index tensor) */
+    long long value;   /* the offending index */
+    long long lo, hi;  /* valid range [lo, hi] */
+} cu_derr;
+
+struct cu_fft_cache;
+struct cu_conv_cache;
+
+struct ft_backend_ctx {
+    int device;
+    cudaDeviceProp prop;
+    int sm_count;
+    cudaStream_t stream;
+    cublasHandle_t blas;
+    void *blas_ws;         /* cuBLAS workspace, fixed so graph capture never allocates */
+    int allow_tf32;
+    char desc[320];
+    void *ws;              /* per-node workspace (device) */
+    size_t ws_bytes;
+    void *stage[2];        /* pinned staging buffers for transfers */
+    size_t stage_bytes;
+    cudaEvent_t stage_ev[2];
+    cudaEvent_t marks[4];  /* device timing (backend mark/elapsed) */
+    cu_derr *derr;         /* host view of the data-error record (mapped) */
+    cu_derr *derr_dev;     /* device view of the same record */
+    const ft_graph *g;     /* the graph of the kernels queued, for messages at sync */
+    int capturing;         /* inside CUDA graph capture: no allocation, no sync */
+    cudaGraph_t graph;
+    cudaGraphExec_t graph_exec;
+    struct cu_fft_cache *fft; /* cuFFT plans per shape (fft.cu) */
+};
+
+/* Threads per block for elementwise-style kernels. */
+#define CU_BLOCK 256
+
+/* Grid for a grid-stride loop over n items: enough blocks to fill the GPU,
+ * never more than the items need, at least 1. */
+static inline unsigned cu_grid(const ft_backend_ctx *c, uint64_t n, unsigned block = CU_BLOCK)
+{
+    uint64_t need = (n + block - 1) / block;
+    uint64_t cap = (uint64_t)c->sm_count * 32u;
+    if (need > cap) need = cap;
+    return need ? (unsigned)need : 1u;
+}
+
+/* Failure of a CUDA/cuBLAS/cuFFT call: "FILE: node 'N' (op): CALL failed: NAME
+ * (text) at src/cuda/x.cu:LINE", FT_ERUNTIME. Defined in backend.cu. */
+ft_status cu_fail(ft_kctx *k, const ft_node *n, const char *call, const char *name, const char *text,
+                  const char *file, int line);
+const char *cu_cublas_str(cublasStatus_t s);
+const char *cu_cufft_str(cufftResult r);
+
+#define CU_TRY(k, n, call)                                                                              \
+    do {                                                                                                \
+        cudaError_t e_ = (call);                                                                        \
+        if (e_ != cudaSuccess)                                                                          \
+            return cu_fail((k), (n), #call, cudaGetErrorName(e_), cudaGetErrorString(e_), __FILE__, __LINE__); \
+    } while (0)
+#define CUBLAS_TRY(k, n, call)                                                                          \
+    do {                                                                                                \
+        cublasStatus_t s_ = (call);                                                                     \
+        if (s_ != CUBLAS_STATUS_SUCCESS)                                                                \
+            return cu_fail((k), (n), #call, cu_cublas_str(s_), "cuBLAS", __FILE__, __LINE__);           \
+    } while (0)
+#define CUFFT_TRY(k, n, call)                                                                           \
+    do {                                                                                                \
+        cufftResult r_ = (call);                                                                        \
+        if (r_ != CUFFT_SUCCESS)                                                                        \
+            return cu_fail((k), (n), #call, cu_cufft_str(r_), "cuFFT", __FILE__, __LINE__);             \
+    } while (0)
+/* After every kernel launch. */
+#define CU_LAUNCHED(k, n) CU_TRY(k, n, cudaGetLastError())
+
+/* Per-node scratch memory on the device, valid until the next call (one call
+ * per kernel invocation; ask for the total). Grows by reallocation outside
+ * CUDA graph capture; inside capture a larger request is an error. */
+ft_status cu_workspace(ft_kctx *k, const ft_node *n, size_t bytes, void **out);
+
+/* Index of node n in k->g->nodes (for device error reports). */
+static inline int cu_node_index(const ft_kctx *k, const ft_node *n) { return (int)(n - k->g->nodes); }
+
+/* Device side: record a data error (first one wins). */
+__device__ __forceinline__ void cu_report(cu_derr *e, int code, int node, long long pos, long long value, long long lo,
+                                          long long hi)
+{
+    if (atomicCAS(&e->code, 0, -1) == 0) {
+        e->node = node;
+        e->pos = pos;
+        e->value = value;
+        e->lo = lo;
+        e->hi = hi;
+        __threadfence_system();
+        atomicExch(&e->code, code);
+    }
+}
+
+/* Element conversions: widen to f32 / f64 and narrow with one rounding. */
+template <class T> __device__ __forceinline__ float cu_f(T v) { return (float)v; }
+template <> __device__ __forceinline__ float cu_f<__half>(__half v) { return __half2float(v); }
+template <> __device__ __forceinline__ float cu_f<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <class T> __device__ __forceinline__ T cu_from_f(float v) { return (T)v; }
+template <> __device__ __forceinline__ __half cu_from_f<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 cu_from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+/* The arithmetic type of a storage type: f32 for the 16-bit floats, itself otherwise. */
+template <class T> struct cu_acc { typedef T type; };
+template <> struct cu_acc<__half> { typedef float type; };
+template <> struct cu_acc<__nv_bfloat16> { typedef float type; };
+template <class T> __device__ __forceinline__ typename cu_acc<T>::type cu_load(const T *p, int64_t i) { return p[i]; }
+template <> __device__ __forceinline__ float cu_load<__half>(const __half *p, int64_t i) { return __half2float(p[i]); }
+template <> __device__ __forceinline__ float cu_load<__nv_bfloat16>(const __nv_bfloat16 *p, int64_t i) { return __bfloat162float(p[i]); }
+template <class T, class A> __device__ __forceinline__ void cu_store(T *p, int64_t i, A v) { p[i] = (T)v; }
+template <> __device__ __forceinline__ void cu_store<__half, float>(__half *p, int64_t i, float v) { p[i] = __float2half_rn(v); }
+template <> __device__ __forceinline__ void cu_store<__nv_bfloat16, float>(__nv_bfloat16 *p, int64_t i, float v) { p[i] = __float2bfloat16_rn(v); }
+
+/* Dtype dispatch: runs BODY with T the storage type of dt. bool is stored as
+ * one byte 0/1 (uint8_t). */
+#define CU_DISPATCH(dt, T, BODY)                                   \
+    switch (dt) {                                                  \
+    case FT_F16: { typedef __half T; BODY; } break;                \
+    case FT_BF16: { typedef __nv_bfloat16 T; BODY; } break;        \
+    case FT_F32: { typedef float T; BODY; } break;                 \
+    case FT_F64: { typedef double T; BODY; } break;                \
+    case FT_I8: { typedef int8_t T; BODY; } break;                 \
+    case FT_I16: { typedef int16_t T; BODY; } break;               \
+    case FT_I32: { typedef int32_t T; BODY; } break;               \
+    case FT_I64: { typedef int64_t T; BODY; } break;               \
+    case FT_U8: { typedef uint8_t T; BODY; } break;                \
+    case FT_BOOL: { typedef uint8_t T; BODY; } break;              \
+    case FT_DTYPE_COUNT: break;                                    \
+    }
+/* Same over the float dtypes only (others: nothing runs). */
+#define CU_DISPATCH_FLOAT(dt, T, BODY)                             \
+    switch (dt) {                                                  \
+    case FT_F16: { typedef __half T; BODY; } break;                \
+    case FT_BF16: { typedef __nv_bfloat16 T; BODY; } break;        \
+    case FT_F32: { typedef float T; BODY; } break;                 \
+    case FT_F64: { typedef double T; BODY; } break;                \
+    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: \
+    case FT_BOOL: case FT_DTYPE_COUNT: break;                      \
+    }
+
+/* A shape with row-major strides, passed to kernels by value. */
+typedef struct cu_shape {
+    int rank;
+    int64_t dims[FT_MAX_RANK];
+    int64_t strides[FT_MAX_RANK]; /* elements; 0 for a broadcast dim */
+} cu_shape;
+
+/* Contiguous strides of s. */
+cu_shape cu_shape_of(const ft_shape *s);
+/* Shape `out` with the strides of `in` read through broadcasting to out. */
+cu_shape cu_shape_bcast(const ft_shape *in, const ft_shape *out);
+
+/* Kernel entry points (the ft_kernel_fn signature), per op family. */
+#define CU_KFN(name) ft_status name(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+/* elementwise.cu */
+CU_KFN(cu_unary);
+CU_KFN(cu_cast);
+CU_KFN(cu_binary);
+CU_KFN(cu_variadic);
+CU_KFN(cu_where);
+/* reduce.cu */
+CU_KFN(cu_reduce);
+CU_KFN(cu_arg);
+CU_KFN(cu_cumsum);
+CU_KFN(cu_topk);
+/* norm.cu */
+CU_KFN(cu_softmax);
+CU_KFN(cu_layer_norm);
+CU_KFN(cu_rms_norm);
+CU_KFN(cu_batch_norm);
+CU_KFN(cu_instance_norm);
+CU_KFN(cu_group_norm);
+/* movement.cu */
+CU_KFN(cu_copy);
+CU_KFN(cu_transpose);
+CU_KFN(cu_expand);
+CU_KFN(cu_tile);
+CU_KFN(cu_concat);
+CU_KFN(cu_split);
+CU_KFN(cu_slice);
+CU_KFN(cu_gather);
+CU_KFN(cu_gather_elements);
+CU_KFN(cu_pad);
+/* matmul.cu */
+CU_KFN(cu_matmul);
+CU_KFN(cu_gemm);
+CU_KFN(cu_einsum);
+/* conv.cu */
+CU_KFN(cu_conv);
+CU_KFN(cu_conv_transpose);
+/* pool.cu */
+CU_KFN(cu_max_pool);
+CU_KFN(cu_average_pool);
+CU_KFN(cu_global_pool);
+CU_KFN(cu_resize);
+/* fft.cu */
+CU_KFN(cu_fft);
+void cu_fft_cache_free(struct cu_fft_cache *c);
+/* attention.cu */
+CU_KFN(cu_attention);
+CU_KFN(cu_dropout);
+
+#endif
