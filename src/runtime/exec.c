@@ -28,8 +28,8 @@ ft_status ft_exec_check(const ft_graph *g, const ft_backend *be, const ft_backen
             char m[128];
             const ft_kernel *kk = &be->kernels[n->op];
             if (!kk->fn)
-                return ft_node_err(err, FT_ERUNTIME, g, n, "the %s backend does not implement op '%s'", be->name,
-                                   ft_op_name(n->op));
+                return ft_node_err(err, FT_ERUNTIME, g, n, "the %s backend does not implement op '%s'%s", be->name,
+                                   ft_op_name(n->op), strcmp(be->name, "cpu") ? " (--fallback cpu runs it on the cpu)" : "");
             return ft_node_err(err, FT_ERUNTIME, g, n, "the %s backend does not implement '%s' for dtype %s (it has: %s)",
                                be->name, ft_op_name(n->op), ft_dtype_name(dt), ft_dtype_mask_str(kk->dtypes, m, sizeof m));
         }

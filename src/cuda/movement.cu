@@ -1,0 +1,778 @@
+/* CUDA kernels of the shape and data-movement ops (cu.cuh, movement.cu):
+ * every dtype, moved as opaque units of 1, 2, 4, 8 or 16 bytes, so that one
+ * instantiation per unit size serves all ten dtypes. The semantic reference
+ * is src/cpu/movement.c; shapes and attributes were checked by
+ * src/graph/infer_movement.c, index data is checked here on the device.
+ *
+ * Most ops reduce to one strided copy ("xfer", as on the CPU): a box of dims
+ * read through source strides and written through destination strides.
+ * After merging dims that stay contiguous on both sides, a copy whose
+ * innermost run is contiguous on both sides moves 16-byte units where the
+ * alignment allows; a copy that is contiguous along different dims on the
+ * two sides (a transpose) goes through shared-memory tiles. */
+#include "cu.cuh"
+
+#include <math.h>
+#include <string.h>
+
+/* tile views its output with twice the rank (repeat, dim) per axis */
+#define XF_MAX_RANK (2 * FT_MAX_RANK)
+#define TP_TILE 32
+#define TP_ROWS 8
+
+namespace {
+
+/* ---- division by a runtime constant ----------------------------------------------------- */
+
+/* Flat indices are split into coordinates once per element; a 64-bit
+ * division costs ~70 instructions on the GPU, a multiply-high by a magic
+ * number a handful. Round-up method (Granlund & Montgomery): with
+ * l = ceil(log2 d) and m = floor(2^64 (2^l - d) / d) + 1,
+ * n / d = (mulhi(n, m) + n) >> l for every n < 2^63 (the sum then fits). */
+struct fdiv {
+    uint64_t d, m;
+    unsigned l;
+};
+
+fdiv fdiv_make(uint64_t d)
+{
+    fdiv f;
+    f.d = d ? d : 1;
+    f.l = 0;
+    while (f.l < 63 && ((uint64_t)1 << f.l) < f.d)
+        f.l++;
+    unsigned __int128 num = (unsigned __int128)(((uint64_t)1 << f.l) - f.d) << 64;
+    f.m = (uint64_t)(num / f.d) + 1;
+    return f;
+}
+
+__device__ __forceinline__ uint64_t fdiv_q(const fdiv &f, uint64_t n) { return (__umul64hi(n, f.m) + n) >> f.l; }
+
+__device__ __forceinline__ int64_t grid_start() { return (int64_t)blockIdx.x * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ int64_t grid_step() { return (int64_t)gridDim.x * blockDim.x; }
+
+/* An index error: the record lives in host-mapped memory, so every report is
+ * a remote atomic; a tensor full of bad indices must not turn into millions
+ * of them. One report per thread at most, by one lane of the lanes that
+ * found one together. */
+__device__ __forceinline__ void index_error(bool &done, cu_derr *e, int node, int64_t pos, int64_t v, int64_t dim)
+{
+    if (done)
+        return;
+    done = true;
+    unsigned mask = __activemask();
+    if ((int)(threadIdx.x & 31) == __ffs(mask) - 1)
+        cu_report(e, CU_DERR_INDEX, node, pos, v, -dim, dim - 1);
+}
+
+/* Run the statements after U with U the unsigned type of `es` (1, 2, 4, 8) or
+ * `us` (also 16: uint4) bytes. Variadic: a launch's <<<...>>> has commas. */
+#define ELEM_DISPATCH(es, U, ...)                                   \
+    switch (es) {                                                   \
+    case 1: { typedef uint8_t U; __VA_ARGS__; } break;              \
+    case 2: { typedef uint16_t U; __VA_ARGS__; } break;             \
+    case 4: { typedef uint32_t U; __VA_ARGS__; } break;             \
+    case 8: { typedef unsigned long long U; __VA_ARGS__; } break;   \
+    default: break;                                                 \
+    }
+#define UNIT_DISPATCH(us, U, ...)                                   \
+    switch (us) {                                                   \
+    case 1: { typedef uint8_t U; __VA_ARGS__; } break;              \
+    case 2: { typedef uint16_t U; __VA_ARGS__; } break;             \
+    case 4: { typedef uint32_t U; __VA_ARGS__; } break;             \
+    case 8: { typedef unsigned long long U; __VA_ARGS__; } break;   \
+    case 16: { typedef uint4 U; __VA_ARGS__; } break;               \
+    default: break;                                                 \
+    }
+
+/* ---- strided copy ----------------------------------------------------------------------- */
+
+typedef struct xfer {
+    int rank;
+    int64_t dims[XF_MAX_RANK];
+    int64_t ds[XF_MAX_RANK]; /* destination strides, elements */
+    int64_t ss[XF_MAX_RANK]; /* source strides, elements; 0 broadcasts, < 0 reverses */
+} xfer;
+
+/* Drop size-1 dims and merge neighbours that are contiguous in both source and
+ * destination; returns the element count (0: nothing to do). */
+int64_t xfer_simplify(xfer *x)
+{
+    int r = 0;
+    int64_t total = 1;
+    for (int i = 0; i < x->rank; i++) {
+        if (x->dims[i] == 0) {
+            x->rank = 0;
+            return 0;
+        }
+        total *= x->dims[i];
+        if (x->dims[i] == 1)
+            continue;
+        if (r > 0 && x->ss[r - 1] == x->ss[i] * x->dims[i] && x->ds[r - 1] == x->ds[i] * x->dims[i]) {
+            x->dims[r - 1] *= x->dims[i];
+            x->ss[r - 1] = x->ss[i];
+            x->ds[r - 1] = x->ds[i];
+        } else {
+            x->dims[r] = x->dims[i];
+            x->ss[r] = x->ss[i];
+            x->ds[r] = x->ds[i];
+            r++;
+        }
+    }
+    x->rank = r;
+    return total;
+}
+
+/* Widest unit (bytes) the copy can move: the innermost run must be contiguous
+ * on both sides and every stride, the run length and both base addresses
+ * must be multiples of the unit. Rewrites x in units; returns the unit size. */
+size_t xfer_widen(xfer *x, size_t es, const void *dst, const void *src)
+{
+    int R = x->rank;
+    if (R == 0 || x->ds[R - 1] != 1 || x->ss[R - 1] != 1)
+        return es;
+    for (size_t us = 16; us > es; us /= 2) {
+        int64_t f = (int64_t)(us / es);
+        int ok = x->dims[R - 1] % f == 0 && (uintptr_t)dst % us == 0 && (uintptr_t)src % us == 0;
+        for (int m = 0; ok && m < R - 1; m++)
+            ok = x->ds[m] % f == 0 && x->ss[m] % f == 0;
+        if (!ok)
+            continue;
+        x->dims[R - 1] /= f;
+        for (int m = 0; m < R - 1; m++) {
+            x->ds[m] /= f;
+            x->ss[m] /= f;
+        }
+        return us;
+    }
+    return es;
+}
+
+struct xf_args {
+    int rank; /* >= 1 */
+    int64_t total;
+    fdiv dv[XF_MAX_RANK];
+    int64_t ds[XF_MAX_RANK], ss[XF_MAX_RANK];
+};
+
+template <class U> __global__ void __launch_bounds__(CU_BLOCK) xf_kernel(U *__restrict__ dst, const U *__restrict__ src, xf_args a)
+{
+    for (int64_t t = grid_start(); t < a.total; t += grid_step()) {
+        uint64_t rest = (uint64_t)t;
+        int64_t so = 0, dof = 0;
+        for (int m = a.rank - 1; m > 0; m--) {
+            uint64_t q = fdiv_q(a.dv[m], rest);
+            int64_t c = (int64_t)(rest - q * a.dv[m].d);
+            so += c * a.ss[m];
+            dof += c * a.ds[m];
+            rest = q;
+        }
+        so += (int64_t)rest * a.ss[0];
+        dof += (int64_t)rest * a.ds[0];
+        dst[dof] = src[so];
+    }
+}
+
+/* Transposing copy, D[i*dq + j] = S[i + j*sa] over an outer box: the source
+ * is contiguous along i, the destination along j. A 32x32 tile goes through
+ * shared memory (one column of padding: the column reads hit distinct banks)
+ * so that both the loads and the stores of a warp are contiguous. */
+struct tp_args {
+    int orank;
+    fdiv odv[XF_MAX_RANK];
+    int64_t oss[XF_MAX_RANK], ods[XF_MAX_RANK];
+    int64_t nq, na, sa, dq;
+    int64_t nbq, nba, tiles;
+};
+
+template <class U> __global__ void __launch_bounds__(TP_TILE *TP_ROWS) tp_kernel(U *__restrict__ dst, const U *__restrict__ src, tp_args a)
+{
+    __shared__ U tile[TP_TILE][TP_TILE + 1];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    for (int64_t t = blockIdx.x; t < a.tiles; t += gridDim.x) {
+        int64_t ja = t % a.nba, rest = t / a.nba;
+        int64_t iq = rest % a.nbq;
+        uint64_t o = (uint64_t)(rest / a.nbq);
+        int64_t so = 0, dof = 0;
+        for (int m = a.orank - 1; m > 0; m--) {
+            uint64_t q = fdiv_q(a.odv[m], o);
+            int64_t c = (int64_t)(o - q * a.odv[m].d);
+            so += c * a.oss[m];
+            dof += c * a.ods[m];
+            o = q;
+        }
+        if (a.orank > 0) {
+            so += (int64_t)o * a.oss[0];
+            dof += (int64_t)o * a.ods[0];
+        }
+        const int64_t i0 = iq * TP_TILE, j0 = ja * TP_TILE;
+        const U *S = src + so;
+        U *D = dst + dof;
+        if (i0 + tx < a.nq)
+            for (int r = ty; r < TP_TILE; r += TP_ROWS)
+                if (j0 + r < a.na)
+                    tile[r][tx] = S[(i0 + tx) + (j0 + r) * a.sa];
+        __syncthreads();
+        if (j0 + tx < a.na)
+            for (int r = ty; r < TP_TILE; r += TP_ROWS)
+                if (i0 + r < a.nq)
+                    D[(i0 + r) * a.dq + (j0 + tx)] = tile[tx][r];
+        __syncthreads();
+    }
+}
+
+ft_status xfer_tiled(ft_kctx *k, const ft_node *n, const xfer *x, int q, void *dst, const void *src, size_t es)
+{
+    tp_args a;
+    memset(&a, 0, sizeof a);
+    int R = x->rank, ia = R - 1;
+    a.nq = x->dims[q];
+    a.na = x->dims[ia];
+    a.sa = x->ss[ia];
+    a.dq = x->ds[q];
+    int64_t outer = 1;
+    for (int m = 0; m < ia; m++) {
+        if (m == q)
+            continue;
+        a.odv[a.orank] = fdiv_make((uint64_t)x->dims[m]);
+        a.oss[a.orank] = x->ss[m];
+        a.ods[a.orank] = x->ds[m];
+        a.orank++;
+        outer *= x->dims[m];
+    }
+    a.nbq = (a.nq + TP_TILE - 1) / TP_TILE;
+    a.nba = (a.na + TP_TILE - 1) / TP_TILE;
+    a.tiles = outer * a.nbq * a.nba;
+    uint64_t cap = (uint64_t)k->be->sm_count * 16u;
+    unsigned grid = (unsigned)((uint64_t)a.tiles < cap ? (uint64_t)a.tiles : cap);
+    dim3 block(TP_TILE, TP_ROWS);
+    cudaStream_t s = k->be->stream;
+    ELEM_DISPATCH(es, U, tp_kernel<U><<<grid, block, 0, s>>>((U *)dst, (const U *)src, a));
+    CU_LAUNCHED(k, n);
+    return FT_OK;
+}
+
+/* Copy the box x from src to dst (element strides, es-byte elements). */
+ft_status xfer_run(ft_kctx *k, const ft_node *n, xfer *x, void *dst, const void *src, size_t es)
+{
+    int64_t total = xfer_simplify(x);
+    if (total == 0)
+        return FT_OK;
+    cudaStream_t s = k->be->stream;
+    int R = x->rank;
+    if (R == 0 || (R == 1 && x->ds[0] == 1 && x->ss[0] == 1)) {
+        CU_TRY(k, n, cudaMemcpyAsync(dst, src, (size_t)total * es, cudaMemcpyDeviceToDevice, s));
+        return FT_OK;
+    }
+    if (R >= 2 && x->ds[R - 1] == 1 && x->ss[R - 1] != 1 && x->ss[R - 1] != 0)
+        for (int q = 0; q < R - 1; q++)
+            if (x->ss[q] == 1)
+                return xfer_tiled(k, n, x, q, dst, src, es);
+    size_t us = xfer_widen(x, es, dst, src);
+    xf_args a;
+    memset(&a, 0, sizeof a);
+    a.rank = x->rank;
+    a.total = total / (int64_t)(us / es);
+    for (int m = 0; m < x->rank; m++) {
+        a.dv[m] = fdiv_make((uint64_t)x->dims[m]);
+        a.ds[m] = x->ds[m];
+        a.ss[m] = x->ss[m];
+    }
+    unsigned grid = cu_grid(k->be, (uint64_t)a.total);
+    UNIT_DISPATCH(us, U, xf_kernel<U><<<grid, CU_BLOCK, 0, s>>>((U *)dst, (const U *)src, a));
+    CU_LAUNCHED(k, n);
+    return FT_OK;
+}
+
+/* A box covering shape s of a contiguous destination read from a contiguous
+ * source of the same shape; callers then adjust strides. */
+void xfer_init(xfer *x, const ft_shape *s)
+{
+    memset(x, 0, sizeof *x);
+    x->rank = s->rank;
+    ft_strides(s, x->ds);
+    ft_strides(s, x->ss);
+    for (int i = 0; i < s->rank; i++)
+        x->dims[i] = s->dims[i];
+}
+
+/* ---- gather ----------------------------------------------------------------------------- */
+
+/* Output (outer, nq, row) in units of the row: unit t copies unit j of row
+ * (o*dim + idx[qi]) of the data. */
+struct ga_args {
+    int64_t total, dim, rowu;
+    fdiv drow, dnq;
+    int node;
+};
+
+template <class U, class I>
+__global__ void __launch_bounds__(CU_BLOCK) gather_kernel(U *__restrict__ dst, const U *__restrict__ src, const I *__restrict__ idx, ga_args a, cu_derr *err)
+{
+    bool done = false;
+    for (int64_t t = grid_start(); t < a.total; t += grid_step()) {
+        uint64_t r1 = fdiv_q(a.drow, (uint64_t)t);
+        int64_t j = t - (int64_t)r1 * a.rowu;
+        uint64_t o = fdiv_q(a.dnq, r1);
+        int64_t qi = (int64_t)(r1 - o * a.dnq.d);
+        int64_t v = (int64_t)idx[qi];
+        if (v < -a.dim || v >= a.dim) {
+            index_error(done, err, a.node, qi, v, a.dim);
+            dst[t] = U();
+            continue;
+        }
+        if (v < 0)
+            v += a.dim;
+        dst[t] = src[((int64_t)o * a.dim + v) * a.rowu + j];
+    }
+}
+
+/* Indices of an empty output are still checked, as on the CPU. */
+template <class I> __global__ void __launch_bounds__(CU_BLOCK) check_kernel(const I *__restrict__ idx, int64_t count, int64_t dim, int node, cu_derr *err)
+{
+    bool done = false;
+    for (int64_t t = grid_start(); t < count; t += grid_step()) {
+        int64_t v = (int64_t)idx[t];
+        if (v < -dim || v >= dim)
+            index_error(done, err, node, t, v, dim);
+    }
+}
+
+ft_status check_indices(ft_kctx *k, const ft_node *n, const ft_view *idx, int64_t dim)
+{
+    int64_t count = (int64_t)ft_numel(&idx->shape);
+    if (count == 0)
+        return FT_OK;
+    unsigned grid = cu_grid(k->be, (uint64_t)count);
+    cudaStream_t s = k->be->stream;
+    int node = cu_node_index(k, n);
+    if (idx->dtype == FT_I64)
+        check_kernel<int64_t><<<grid, CU_BLOCK, 0, s>>>((const int64_t *)idx->data, count, dim, node, k->be->derr_dev);
+    else
+        check_kernel<int32_t><<<grid, CU_BLOCK, 0, s>>>((const int32_t *)idx->data, count, dim, node, k->be->derr_dev);
+    CU_LAUNCHED(k, n);
+    return FT_OK;
+}
+
+/* gather_elements: out[p] = data[p with coordinate `axis` replaced by idx[p]]. */
+struct ge_args {
+    int rank, axis, node;
+    int64_t total, dim;
+    fdiv qd[FT_MAX_RANK];      /* index (= output) dims */
+    int64_t dstr[FT_MAX_RANK]; /* data strides */
+};
+
+template <class U, class I>
+__global__ void __launch_bounds__(CU_BLOCK) gather_el_kernel(U *__restrict__ dst, const U *__restrict__ src, const I *__restrict__ idx, ge_args a, cu_derr *err)
+{
+    bool done = false;
+    for (int64_t t = grid_start(); t < a.total; t += grid_step()) {
+        uint64_t rest = (uint64_t)t;
+        int64_t off = 0;
+        for (int m = a.rank - 1; m > 0; m--) {
+            uint64_t q = fdiv_q(a.qd[m], rest);
+            if (m != a.axis)
+                off += (int64_t)(rest - q * a.qd[m].d) * a.dstr[m];
+            rest = q;
+        }
+        if (a.axis != 0)
+            off += (int64_t)rest * a.dstr[0];
+        int64_t v = (int64_t)idx[t];
+        if (v < -a.dim || v >= a.dim) {
+            index_error(done, err, a.node, t, v, a.dim);
+            dst[t] = U();
+            continue;
+        }
+        if (v < 0)
+            v += a.dim;
+        dst[t] = src[off + v * a.dstr[a.axis]];
+    }
+}
+
+/* ---- pad -------------------------------------------------------------------------------- */
+
+enum { PAD_CONSTANT, PAD_EDGE, PAD_REFLECT };
+
+/* Every output element finds its source on its own: per axis, a coordinate
+ * in the border maps into the kept (cropped) range by the mode, which is
+ * what the CPU's border copies, innermost axis first, amount to. */
+struct pad_args {
+    int rank, mode;
+    int64_t total;
+    fdiv od[FT_MAX_RANK];                                       /* output dims */
+    int64_t kept[FT_MAX_RANK], ob[FT_MAX_RANK], is[FT_MAX_RANK]; /* kept size, begin pad, source stride */
+};
+
+template <class U> __global__ void __launch_bounds__(CU_BLOCK) pad_kernel(U *__restrict__ dst, const U *__restrict__ src, pad_args a, U val)
+{
+    for (int64_t t = grid_start(); t < a.total; t += grid_step()) {
+        uint64_t rest = (uint64_t)t;
+        int64_t off = 0;
+        bool inside = true;
+        for (int m = a.rank - 1; m >= 0; m--) {
+            int64_t c;
+            if (m > 0) {
+                uint64_t q = fdiv_q(a.od[m], rest);
+                c = (int64_t)(rest - q * a.od[m].d);
+                rest = q;
+            } else {
+                c = (int64_t)rest;
+            }
+            c -= a.ob[m];
+            const int64_t kp = a.kept[m];
+            if (c < 0 || c >= kp) {
+                if (a.mode == PAD_CONSTANT || kp <= 0) {
+                    inside = false;
+                    break;
+                }
+                if (a.mode == PAD_EDGE)
+                    c = c < 0 ? 0 : kp - 1;
+                else /* mirror without repeating the edge element; inference keeps pads < kp */
+                    c = c < 0 ? -c : 2 * (kp - 1) - c;
+                c = c < 0 ? 0 : c >= kp ? kp - 1 : c;
+            }
+            off += c * a.is[m];
+        }
+        dst[t] = inside ? src[off] : val;
+    }
+}
+
+/* The pad value in dtype dt: floats round to nearest, ints truncate toward zero
+ * and saturate (NaN -> 0), bool is nonzero; as cast does (src/cpu/movement.c). */
+void pad_value(double v, ft_dtype dt, unsigned char *buf)
+{
+    double lo = 0, hi = 0;
+    switch (dt) {
+    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: case FT_BOOL:
+        ft_store_f64(buf, dt, 0, v);
+        return;
+    case FT_I64: {
+        int64_t x = isnan(v) ? 0 : v >= 9223372036854775808.0 ? INT64_MAX : v < -9223372036854775808.0 ? INT64_MIN
+                                                                                                     : (int64_t)v;
+        ft_store_i64(buf, dt, 0, x);
+        return;
+    }
+    case FT_I8: lo = -128.0, hi = 127.0; break;
+    case FT_I16: lo = -32768.0, hi = 32767.0; break;
+    case FT_I32: lo = -2147483648.0, hi = 2147483647.0; break;
+    case FT_U8: lo = 0.0, hi = 255.0; break;
+    case FT_DTYPE_COUNT: return;
+    }
+    double x = isnan(v) ? 0 : v < lo ? lo : v > hi ? hi : v;
+    ft_store_i64(buf, dt, 0, (int64_t)x);
+}
+
+} /* namespace */
+
+/* ---- entry points ----------------------------------------------------------------------- */
+
+CU_KFN(cu_copy)
+{
+    size_t bytes = (size_t)ft_numel(&in[0].shape) * ft_dtype_size(in[0].dtype);
+    if (bytes == 0 || out->data == in[0].data)
+        return FT_OK;
+    CU_TRY(k, n, cudaMemcpyAsync(out->data, in[0].data, bytes, cudaMemcpyDeviceToDevice, k->be->stream));
+    return FT_OK;
+}
+
+CU_KFN(cu_transpose)
+{
+    const ft_attr_val *pa = ft_attr(n, "perm");
+    int r = in[0].shape.rank;
+    int64_t is[FT_MAX_RANK];
+    ft_strides(&in[0].shape, is);
+    xfer x;
+    xfer_init(&x, &out->shape);
+    for (int i = 0; i < r; i++) {
+        int p = r - 1 - i;
+        if (pa->present)
+            ft_axis(pa->ints[i], r, &p);
+        x.ss[i] = is[p];
+    }
+    return xfer_run(k, n, &x, out->data, in[0].data, ft_dtype_size(in[0].dtype));
+}
+
+CU_KFN(cu_expand)
+{
+    xfer x;
+    xfer_init(&x, &out->shape);
+    ft_broadcast_strides(&in[0].shape, &out->shape, x.ss);
+    return xfer_run(k, n, &x, out->data, in[0].data, ft_dtype_size(in[0].dtype));
+}
+
+CU_KFN(cu_tile)
+{
+    /* out[r*d + j] along each axis is in[j]: view the output as (repeat, dim)
+     * pairs and broadcast the input over the repeat dims. */
+    const ft_shape *s = &in[0].shape;
+    int64_t is[FT_MAX_RANK], os[FT_MAX_RANK];
+    ft_strides(s, is);
+    ft_strides(&out->shape, os);
+    xfer x;
+    memset(&x, 0, sizeof x);
+    x.rank = 2 * s->rank;
+    for (int i = 0; i < s->rank; i++) {
+        x.dims[2 * i] = s->dims[i] ? out->shape.dims[i] / s->dims[i] : 0;
+        x.dims[2 * i + 1] = s->dims[i];
+        x.ss[2 * i] = 0;
+        x.ss[2 * i + 1] = is[i];
+        x.ds[2 * i] = s->dims[i] * os[i];
+        x.ds[2 * i + 1] = os[i];
+    }
+    return xfer_run(k, n, &x, out->data, in[0].data, ft_dtype_size(in[0].dtype));
+}
+
+CU_KFN(cu_concat)
+{
+    int axis = 0;
+    ft_axis(ft_attr(n, "axis")->i, out->shape.rank, &axis);
+    size_t es = ft_dtype_size(out->dtype);
+    int64_t os[FT_MAX_RANK], off = 0;
+    ft_strides(&out->shape, os);
+    for (int i = 0; i < n->n_in; i++) {
+        xfer x;
+        xfer_init(&x, &in[i].shape);
+        memcpy(x.ds, os, sizeof os);
+        ft_status st = xfer_run(k, n, &x, (char *)out->data + off * os[axis] * (int64_t)es, in[i].data, es);
+        if (st)
+            return st;
+        off += in[i].shape.dims[axis];
+    }
+    return FT_OK;
+}
+
+CU_KFN(cu_split)
+{
+    int axis = 0;
+    ft_axis(ft_attr(n, "axis")->i, in[0].shape.rank, &axis);
+    size_t es = ft_dtype_size(in[0].dtype);
+    int64_t is[FT_MAX_RANK], off = 0;
+    ft_strides(&in[0].shape, is);
+    for (int i = 0; i < n->n_out; i++) {
+        xfer x;
+        xfer_init(&x, &out[i].shape);
+        memcpy(x.ss, is, sizeof is);
+        ft_status st = xfer_run(k, n, &x, out[i].data, (const char *)in[0].data + off * is[axis] * (int64_t)es, es);
+        if (st)
+            return st;
+        off += out[i].shape.dims[axis];
+    }
+    return FT_OK;
+}
+
+/* First index of an ONNX Slice on one axis of size dim (slice_len() in
+ * src/graph/infer_movement.c gives the length). */
+static int64_t slice_first(int64_t dim, int64_t start, int64_t step)
+{
+    if (start < 0)
+        start += dim;
+    if (step > 0)
+        return start < 0 ? 0 : start > dim ? dim : start;
+    return start < 0 ? 0 : start > dim - 1 ? dim - 1 : start;
+}
+
+CU_KFN(cu_slice)
+{
+    const ft_attr_val *sa = ft_attr(n, "starts"), *aa = ft_attr(n, "axes"), *pa = ft_attr(n, "steps");
+    const ft_shape *s = &in[0].shape;
+    int64_t is[FT_MAX_RANK], first[FT_MAX_RANK] = {0}, step[FT_MAX_RANK];
+    ft_strides(s, is);
+    for (int d = 0; d < s->rank; d++)
+        step[d] = 1;
+    for (int i = 0; i < sa->n; i++) {
+        int ax = i;
+        if (aa->present)
+            ft_axis(aa->ints[i], s->rank, &ax);
+        step[ax] = pa->present ? pa->ints[i] : 1;
+        first[ax] = slice_first(s->dims[ax], sa->ints[i], step[ax]);
+    }
+    xfer x;
+    xfer_init(&x, &out->shape);
+    int64_t base = 0;
+    for (int d = 0; d < s->rank; d++) {
+        if (out->shape.dims[d] == 0)
+            return FT_OK;
+        base += first[d] * is[d];
+        /* one element: the stride is never used, and a huge step would overflow */
+        x.ss[d] = out->shape.dims[d] > 1 ? is[d] * step[d] : 0;
+    }
+    size_t es = ft_dtype_size(in[0].dtype);
+    return xfer_run(k, n, &x, out->data, (const char *)in[0].data + base * (int64_t)es, es);
+}
+
+CU_KFN(cu_gather)
+{
+    const ft_shape *s = &in[0].shape;
+    int axis = 0;
+    ft_axis(ft_attr(n, "axis")->i, s->rank, &axis);
+    int64_t dim = s->dims[axis], outer = 1, inner = 1, nq = (int64_t)ft_numel(&in[1].shape);
+    for (int d = 0; d < axis; d++)
+        outer *= s->dims[d];
+    for (int d = axis + 1; d < s->rank; d++)
+        inner *= s->dims[d];
+    if (nq == 0)
+        return FT_OK;
+    if (outer == 0 || inner == 0)
+        return check_indices(k, n, &in[1], dim);
+    size_t es = ft_dtype_size(in[0].dtype), row = (size_t)inner * es, us = 16;
+    while (us > 1 && (row % us || (uintptr_t)in[0].data % us || (uintptr_t)out->data % us))
+        us /= 2;
+    ga_args a;
+    memset(&a, 0, sizeof a);
+    a.rowu = (int64_t)(row / us);
+    a.total = outer * nq * a.rowu;
+    a.dim = dim;
+    a.drow = fdiv_make((uint64_t)a.rowu);
+    a.dnq = fdiv_make((uint64_t)nq);
+    a.node = cu_node_index(k, n);
+    unsigned grid = cu_grid(k->be, (uint64_t)a.total);
+    cudaStream_t st = k->be->stream;
+    cu_derr *err = k->be->derr_dev;
+    if (in[1].dtype == FT_I64) {
+        const int64_t *ip = (const int64_t *)in[1].data;
+        UNIT_DISPATCH(us, U, gather_kernel<U, int64_t><<<grid, CU_BLOCK, 0, st>>>((U *)out->data, (const U *)in[0].data, ip, a, err));
+    } else {
+        const int32_t *ip = (const int32_t *)in[1].data;
+        UNIT_DISPATCH(us, U, gather_kernel<U, int32_t><<<grid, CU_BLOCK, 0, st>>>((U *)out->data, (const U *)in[0].data, ip, a, err));
+    }
+    CU_LAUNCHED(k, n);
+    return FT_OK;
+}
+
+CU_KFN(cu_gather_elements)
+{
+    const ft_shape *s = &in[0].shape, *q = &in[1].shape;
+    int r = s->rank, axis = 0;
+    ft_axis(ft_attr(n, "axis")->i, r, &axis);
+    int64_t total = (int64_t)ft_numel(q);
+    if (total == 0 || r == 0)
+        return FT_OK;
+    ge_args a;
+    memset(&a, 0, sizeof a);
+    a.rank = r;
+    a.axis = axis;
+    a.node = cu_node_index(k, n);
+    a.total = total;
+    a.dim = s->dims[axis];
+    ft_strides(s, a.dstr);
+    for (int d = 0; d < r; d++)
+        a.qd[d] = fdiv_make((uint64_t)q->dims[d]);
+    size_t es = ft_dtype_size(in[0].dtype);
+    unsigned grid = cu_grid(k->be, (uint64_t)total);
+    cudaStream_t st = k->be->stream;
+    cu_derr *err = k->be->derr_dev;
+    if (in[1].dtype == FT_I64) {
+        const int64_t *ip = (const int64_t *)in[1].data;
+        ELEM_DISPATCH(es, U, gather_el_kernel<U, int64_t><<<grid, CU_BLOCK, 0, st>>>((U *)out->data, (const U *)in[0].data, ip, a, err));
+    } else {
+        const int32_t *ip = (const int32_t *)in[1].data;
+        ELEM_DISPATCH(es, U, gather_el_kernel<U, int32_t><<<grid, CU_BLOCK, 0, st>>>((U *)out->data, (const U *)in[0].data, ip, a, err));
+    }
+    CU_LAUNCHED(k, n);
+    return FT_OK;
+}
+
+CU_KFN(cu_pad)
+{
+    const ft_attr_val *pa = ft_attr(n, "pads"), *aa = ft_attr(n, "axes");
+    const char *mode = ft_attr(n, "mode")->s;
+    int reflect = strcmp(mode, "reflect") == 0, edge = strcmp(mode, "edge") == 0;
+    const ft_shape *s = &in[0].shape, *os = &out->shape;
+    int r = s->rank, na = aa->present && aa->n > 0 ? aa->n : r;
+    if (ft_numel(os) == 0)
+        return FT_OK;
+    int64_t pb[FT_MAX_RANK] = {0}, pe[FT_MAX_RANK] = {0};
+    for (int i = 0; i < na; i++) {
+        int ax = i;
+        if (aa->present && aa->n > 0)
+            ft_axis(aa->ints[i], r, &ax);
+        pb[ax] = pa->ints[i];
+        pe[ax] = pa->ints[i + na];
+    }
+    /* Condensed axes: unpadded neighbours merge (their coordinates never
+     * leave the input), unpadded size-1 axes vanish. */
+    int cr = 0, unp[FT_MAX_RANK];
+    int64_t cin[FT_MAX_RANK], cout[FT_MAX_RANK], cob[FT_MAX_RANK], ccrop[FT_MAX_RANK], ckept[FT_MAX_RANK];
+    for (int d = 0; d < r; d++) {
+        int u = pb[d] == 0 && pe[d] == 0;
+        if (u && s->dims[d] == 1)
+            continue;
+        if (u && cr > 0 && unp[cr - 1]) {
+            cin[cr - 1] *= s->dims[d];
+            cout[cr - 1] *= s->dims[d];
+            ckept[cr - 1] *= s->dims[d];
+            continue;
+        }
+        unp[cr] = u;
+        cin[cr] = s->dims[d];
+        cout[cr] = os->dims[d];
+        ckept[cr] = s->dims[d] + (pb[d] < 0 ? pb[d] : 0) + (pe[d] < 0 ? pe[d] : 0);
+        cob[cr] = pb[d] > 0 ? pb[d] : 0;
+        ccrop[cr] = pb[d] < 0 ? -pb[d] : 0;
+        cr++;
+    }
+    if (cr == 0) {
+        unp[0] = 1;
+        cin[0] = cout[0] = ckept[0] = 1;
+        cob[0] = ccrop[0] = 0;
+        cr = 1;
+    }
+    size_t es = ft_dtype_size(in[0].dtype);
+    if (cr == 1 && unp[0]) {
+        CU_TRY(k, n, cudaMemcpyAsync(out->data, in[0].data, (size_t)cin[0] * es, cudaMemcpyDeviceToDevice, k->be->stream));
+        return FT_OK;
+    }
+    /* 16-byte units when the innermost condensed axis is unpadded and every
+     * address stays a multiple of the unit (all strides contain that axis). */
+    int64_t crop_elems = 0;
+    {
+        int64_t st = 1;
+        for (int c = cr - 1; c >= 0; c--) {
+            crop_elems += ccrop[c] * st;
+            st *= cin[c];
+        }
+    }
+    const char *src = (const char *)in[0].data + crop_elems * (int64_t)es;
+    size_t us = es;
+    if (unp[cr - 1])
+        for (size_t w = 16; w > es; w /= 2)
+            if (cin[cr - 1] % (int64_t)(w / es) == 0 && (uintptr_t)src % w == 0 && (uintptr_t)out->data % w == 0) {
+                us = w;
+                break;
+            }
+    int64_t f = (int64_t)(us / es);
+    cin[cr - 1] /= f;
+    cout[cr - 1] /= f;
+    ckept[cr - 1] /= f;
+    pad_args a;
+    memset(&a, 0, sizeof a);
+    a.rank = cr;
+    a.mode = reflect ? PAD_REFLECT : edge ? PAD_EDGE : PAD_CONSTANT;
+    a.total = 1;
+    {
+        int64_t st = 1;
+        for (int c = cr - 1; c >= 0; c--) {
+            a.od[c] = fdiv_make((uint64_t)cout[c]);
+            a.kept[c] = ckept[c];
+            a.ob[c] = cob[c];
+            a.is[c] = st;
+            st *= cin[c];
+            a.total *= cout[c];
+        }
+    }
+    /* the value's bytes repeated over the unit (zeros for edge/reflect) */
+    unsigned char val[16], one[8];
+    memset(val, 0, sizeof val);
+    memset(one, 0, sizeof one);
+    if (a.mode == PAD_CONSTANT) {
+        pad_value(ft_attr(n, "value")->f, in[0].dtype, one);
+        for (size_t i = 0; i < us; i++)
+            val[i] = one[i % es];
+    }
+    unsigned grid = cu_grid(k->be, (uint64_t)a.total);
+    cudaStream_t st = k->be->stream;
+    UNIT_DISPATCH(us, U, U v; memcpy(&v, val, sizeof v);
+                  pad_kernel<U><<<grid, CU_BLOCK, 0, st>>>((U *)out->data, (const U *)src, a, v));
+    CU_LAUNCHED(k, n);
+    return FT_OK;
+}

@@ -1,0 +1,200 @@
+#!/usr/bin/env bats
+# Everything ftrun does around a device, on machines with or without a GPU:
+# a stand-in driver (tests/device/fake_driver.c) and a stand-in backend whose
+# kernels are the CPU reference's (tests/device/fake_backend.c) exercise device
+# selection, transfers, device timers, graph capture and replay, --check,
+# --check-nodes and --fallback. The real CUDA backend's numbers are checked by
+# `make test-cuda` on a GPU.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup_file() {
+    local d=$BATS_FILE_TMPDIR
+    cc -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -O1 -g -fPIC -shared \
+        -o "$d/fake_backend.so" "$TESTS_DIR/device/fake_backend.c"
+    cc -std=gnu11 -Wall -Wextra -Werror -O1 -fPIC -shared -o "$d/fake_driver.so" "$TESTS_DIR/device/fake_driver.c"
+}
+
+fake() {
+    FTRUN_CUDA_DRIVER=$BATS_FILE_TMPDIR/fake_driver.so FTRUN_CUDA_BACKEND=$BATS_FILE_TMPDIR/fake_backend.so "$@"
+}
+
+@test "devices: no driver says so and names the library; -d cuda is exit 4 with the reason; auto runs on the cpu" {
+    FTRUN_CUDA_DRIVER=/nonexistent/libcuda.so.1 run --separate-stderr "$FTRUN" devices
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"cuda     none: no CUDA driver: /nonexistent/libcuda.so.1"* ]]
+    FTRUN_CUDA_DRIVER=/nonexistent/libcuda.so.1 run --separate-stderr "$FTRUN" "$GRAPHS/mlp.json" -d cuda -o "$T/o"
+    [ "$status" -eq 4 ]
+    [[ "$stderr" == *"error: device 'cuda:0' is not available: no CUDA driver"* ]]
+    [ ! -e "$T/o" ]
+    FTRUN_CUDA_DRIVER=/nonexistent/libcuda.so.1 run --separate-stderr "$FTRUN" "$GRAPHS/mlp.json" -o "$T/a"
+    [ "$status" -eq 0 ]
+    [ "$(jget "$T/a/timing.json" 'd["device"]["name"]')" = cpu ]
+}
+
+@test "devices: a driver that does not start is named with its error" {
+    FAKE_CUDA_INIT=100 fake run --separate-stderr "$FTRUN" devices
+    [[ "$output" == *"cuda     none: the CUDA driver (version 13.0) did not start: cuInit: CUDA_ERROR_NO_DEVICE (100)"* ]]
+    FAKE_CUDA_INIT=100 fake run --separate-stderr "$FTRUN" "$GRAPHS/mlp.json" -d cuda:0 -o "$T/o"
+    [ "$status" -eq 4 ]
+    [[ "$stderr" == *"cuInit: CUDA_ERROR_NO_DEVICE"* ]]
+}
+
+@test "devices lists each device with memory and compute capability, and the backend that was loaded" {
+    FAKE_CUDA_DEVICES=2 fake run --separate-stderr "$FTRUN" devices
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"cuda:0   Fake CUDA device 0, 80.0 GiB, compute capability 9.0, 132 SMs"* ]]
+    [[ "$output" == *"cuda:1   Fake CUDA device 1, 80.0 GiB, compute capability 9.0, 132 SMs"* ]]
+    [[ "$output" == *"CUDA backend: $BATS_FILE_TMPDIR/fake_backend.so (loaded)"* ]]
+}
+
+@test "-d cuda:N beyond the devices present: exit 4 naming how many there are" {
+    FAKE_CUDA_DEVICES=2 fake run --separate-stderr "$FTRUN" "$GRAPHS/mlp.json" -d cuda:5 -o "$T/o"
+    [ "$status" -eq 4 ]
+    [[ "$stderr" == *"device 'cuda:5' is not available: this machine has 2 CUDA devices (cuda:0 to cuda:1)"* ]]
+    [ ! -e "$T/o" ]
+}
+
+@test "a missing or mismatched backend object: exit 4 naming the file" {
+    FTRUN_CUDA_DRIVER=$BATS_FILE_TMPDIR/fake_driver.so FTRUN_CUDA_BACKEND=$T/none.so \
+        run --separate-stderr "$FTRUN" "$GRAPHS/mlp.json" -d cuda -o "$T/o"
+    [ "$status" -eq 4 ]
+    [[ "$stderr" == *"the CUDA backend is not installed (no $T/none.so"* ]]
+    # auto with a device but no backend: a warning, then the cpu
+    FTRUN_CUDA_DRIVER=$BATS_FILE_TMPDIR/fake_driver.so FTRUN_CUDA_BACKEND=$T/none.so \
+        run --separate-stderr "$FTRUN" "$GRAPHS/mlp.json" -o "$T/a"
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"warning: a CUDA device is present but the CUDA backend is not installed"* ]]
+    [ "$(jget "$T/a/timing.json" 'd["device"]["name"]')" = cpu ]
+    echo "not an elf" > "$T/bad.so"
+    FTRUN_CUDA_DRIVER=$BATS_FILE_TMPDIR/fake_driver.so FTRUN_CUDA_BACKEND=$T/bad.so \
+        run --separate-stderr "$FTRUN" "$GRAPHS/mlp.json" -d cuda -o "$T/o"
+    [ "$status" -eq 4 ]
+    [[ "$stderr" == *"the CUDA backend $T/bad.so cannot be loaded:"* ]]
+}
+
+@test "auto picks cuda:0 when a device and the backend are there; results equal the cpu's" {
+    fake run --separate-stderr "$FTRUN" "$GRAPHS/mlp.json" -o "$T/g"
+    [ "$status" -eq 0 ]
+    [ "$(jget "$T/g/timing.json" 'd["device"]["name"]')" = cuda:0 ]
+    [ "$(jget "$T/g/timing.json" 'd["device"]["description"]')" = "Fake CUDA device 0" ]
+    run "$FTRUN" "$GRAPHS/mlp.json" -d cpu -o "$T/c" -q
+    [ "$status" -eq 0 ]
+    py 'a=np.load(sys.argv[1]); b=np.load(sys.argv[2]); assert a.dtype == b.dtype and np.array_equal(a, b)' \
+        "$T/g/probs.npy" "$T/c/probs.npy"
+}
+
+@test "--check: outputs agree with the cpu reference: exit 0 and a line saying so" {
+    fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" -d cuda -o "$T/o" --check
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"check: 1 output on cuda:0 match the cpu reference"* ]]
+    fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" -d cuda -o "$T/o2" --check=cpu -q
+    [ "$status" -eq 0 ]
+    [ -z "$stderr" ]
+}
+
+@test "--check: a diverging device: exit 1, the output, the error sizes and where; results still written" {
+    FAKE_PERTURB_OP=softmax fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" -d cuda -o "$T/o" --check
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == *"check: output 'y' on cuda:0 against cpu:"*"values out of tolerance (rtol=0.0001, atol=1e-05): max abs error"* ]]
+    [[ "$stderr" == *"check: 1 of 1 output on cuda:0 differ from the cpu reference"* ]]
+    [ -f "$T/o/y.npy" ] && [ -f "$T/o/timing.json" ]
+    # looser tolerances than the perturbation (+0.5 on one element) let it pass
+    FAKE_PERTURB_OP=softmax fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" -d cuda -o "$T/o2" \
+        --check --atol 10
+    [ "$status" -eq 0 ]
+}
+
+@test "--check-nodes names the first node that diverges given the same inputs, and only it" {
+    FAKE_PERTURB_OP=softmax fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" -d cuda -o "$T/o" \
+        --check-nodes
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == *"check-nodes: first divergence at node 'attn_probs' (softmax) output 'attn' on cuda:0 against cpu: 1 of 262144 values out of tolerance"* ]]
+    [[ "$stderr" == *"first at [0,0,0,0]"* ]]
+    [[ "$stderr" == *"check-nodes: 1 of 25 nodes on cuda:0 differ"* ]]
+    fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" -d cuda -o "$T/o2" --check-nodes
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"check-nodes: all 25 nodes on cuda:0 match the cpu reference given the same inputs"* ]]
+}
+
+@test "--check on the cpu compares the reference with itself" {
+    run --separate-stderr "$FTRUN" "$GRAPHS/stats.json" -d cpu -o "$T/o" --check-nodes
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"check: "*" on cpu match the cpu reference"* ]]
+    [[ "$stderr" == *"check-nodes: all "*" nodes on cpu match"* ]]
+}
+
+@test "--check and --fallback take only cpu" {
+    run --separate-stderr "$FTRUN" "$GRAPHS/mlp.json" --check=gpu
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"option --check: 'gpu' is not a reference backend (the one there is: cpu)"* ]]
+    run --separate-stderr "$FTRUN" "$GRAPHS/mlp.json" --fallback gpu
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"option --fallback: 'gpu' is not a fallback backend"* ]]
+    run --separate-stderr "$FTRUN" info "$GRAPHS/mlp.json" --check
+    [ "$status" -eq 2 ]
+}
+
+@test "an op the device lacks: exit 4 before anything runs, with a hint; --fallback cpu runs it there with a warning" {
+    FAKE_MISSING_OP=softmax fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" -d cuda -o "$T/o"
+    [ "$status" -eq 4 ]
+    [[ "$stderr" == *"node 'attn_probs' (softmax): the cuda backend does not implement op 'softmax' (--fallback cpu runs it on the cpu)"* ]]
+    [ ! -e "$T/o" ]
+    FAKE_MISSING_OP=softmax fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" -d cuda -o "$T/f" \
+        --fallback cpu --check -n 2
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"warning: node 'attn_probs' (softmax, f32) runs on the cpu: cuda:0 lacks it (--fallback cpu)"* ]]
+    [[ "$stderr" == *"check: 1 output on cuda:0 match the cpu reference"* ]]
+}
+
+@test "--cuda-graph records one run and replays it for the timed runs; results unchanged" {
+    FAKE_REPORT_CAPTURE=1 fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" -d cuda -o "$T/o" \
+        --cuda-graph -n 4 --check
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"fake: captured 25 kernels"* ]]
+    [[ "$stderr" != *"applies to CUDA devices"* ]]
+    [[ "$stderr" == *"check: 1 output on cuda:0 match"* ]]
+    [ "$(jget "$T/o/timing.json" 'len([1 for _ in range(d["iterations"])])')" = 4 ]
+    # with --profile each node needs its own sync: no capture, and a warning says so
+    FAKE_REPORT_CAPTURE=1 fake run --separate-stderr "$FTRUN" "$GRAPHS/mlp.json" -d cuda -o "$T/p" --cuda-graph --profile
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"--cuda-graph is not used with --profile"* ]]
+    [[ "$stderr" != *"fake: captured"* ]]
+}
+
+@test "device timers: --profile on a device gives per-node times that sum to about the run" {
+    fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" -d cuda -o "$T/o" --profile -n 3
+    [ "$status" -eq 0 ]
+    py 'd=json.load(open(sys.argv[1])); s=sum(n["mean_ms"] for n in d["nodes"]); m=d["run_ms"]["mean"]
+assert len(d["nodes"]) == 25 and abs(s - m) <= 0.1 * m + 0.05, (s, m)' "$T/o/timing.json"
+}
+
+@test "ops --device cuda lists the backend's own table" {
+    fake run --separate-stderr "$FTRUN" ops --device cuda
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"softmax"*"cuda: f16 bf16 f32 f64"* ]]
+    [[ "$output" != *" cpu: "* ]]
+    FAKE_MISSING_OP=erf fake run --separate-stderr "$FTRUN" ops
+    echo "$output" | grep -E '^erf +cpu: f16 bf16 f32 f64 cuda: - \(lacks'
+}
+
+@test "the CUDA backend built here loads into this ftrun (every symbol resolves) and has every op and dtype the cpu has" {
+    lib=$ROOT/build/libftrun-cuda.so
+    if [ ! -f "$lib" ]; then skip "the CUDA backend was not built (no nvcc)"; fi
+    FTRUN_CUDA_BACKEND=$lib run --separate-stderr "$FTRUN" devices
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"CUDA backend: $lib (loaded)"* ]]
+    FTRUN_CUDA_BACKEND=$lib run --separate-stderr "$FTRUN" ops
+    [ "$status" -eq 0 ]
+    py '
+rows = [l.split() for l in sys.argv[1].splitlines()[1:]]
+for r in rows:
+    if "cpu:" not in r: continue
+    i, j = r.index("cpu:"), r.index("cuda:")
+    cpu = [x for x in r[i+1:j] if not x.startswith("(")]
+    cuda = [x for x in r[j+1:] if not x.startswith("(")]
+    cut = lambda xs: xs[:xs.index("(lacks")] if "(lacks" in xs else xs
+    assert cut(cpu) == cut(cuda), (r[0], cpu, cuda)
+print(len(rows))' "$output"
+}
