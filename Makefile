@@ -74,11 +74,28 @@ demo: all
 test: all
 	@FTRUN=$(abspath $(BUILD)/ftrun) PYTHON=$(PYTHON) tests/run.sh
 
+# The CUDA tier alone (needs a GPU): numeric tests on cuda:0 and the parity
+# suite against the cpu reference; the -sanitize form runs the parity suite
+# under compute-sanitizer's memcheck and racecheck.
+.PHONY: test-cuda test-cuda-sanitize
+test-cuda: all
+	@$(BUILD)/ftrun devices | grep -q '^cuda:' || { $(BUILD)/ftrun devices; echo "test-cuda: no usable CUDA device" >&2; exit 1; }
+	@FTRUN=$(abspath $(BUILD)/ftrun) PYTHON=$(PYTHON) tests/cuda/run.sh > $(BUILD)/test-cuda.log 2>&1; rc=$$?; \
+	    cat $(BUILD)/test-cuda.log; \
+	    echo "$$(grep -c '^ok ' $(BUILD)/test-cuda.log) passed, $$(grep -c '^not ok ' $(BUILD)/test-cuda.log) failed"; exit $$rc
+test-cuda-sanitize: all
+	@for tool in memcheck racecheck; do \
+	    echo "# compute-sanitizer --tool $$tool"; \
+	    extra=; [ $$tool = memcheck ] && extra="--leak-check full"; \
+	    FTRUN=$(abspath $(BUILD)/ftrun) FTPARITY_WRAP="$(CUDA_HOME)/bin/compute-sanitizer --tool $$tool --error-exitcode 97 $$extra" \
+	        FTPARITY_JOBS=4 $(PYTHON) tests/cuda/parity.py || exit 1; \
+	done
+
 # Address and undefined-behaviour sanitizers over the whole suite.
 asan:
 	$(MAKE) BUILD=build/asan CC=gcc CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" LDFLAGS="-fsanitize=address,undefined" build/asan/ftrun
 test-asan: asan
-	@FTRUN=$(abspath build/asan/ftrun) FTRUN_SANITIZED=1 PYTHON=$(PYTHON) ASAN_OPTIONS=detect_leaks=1 tests/run.sh
+	@FTRUN=$(abspath build/asan/ftrun) FTRUN_SANITIZED=1 FTRUN_SKIP_CUDA=1 PYTHON=$(PYTHON) ASAN_OPTIONS=detect_leaks=1 tests/run.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5

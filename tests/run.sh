@@ -18,6 +18,20 @@ bats --tap "$here"/cli/*.bats 2>&1 | tee -a "$log" || status=1
 echo "# numeric tests against NumPy"
 "$PYTHON" "$here"/numeric/test_ops.py 2>&1 | tee -a "$log" || status=1
 
+# The CUDA tier: the numeric tests again on cuda:0 (against NumPy) and the
+# backend parity suite (cuda against the cpu reference). It needs a usable
+# CUDA device; without one it is one skipped test that says why.
+if [ "${FTRUN_SKIP_CUDA:-}" = 1 ]; then
+    echo "# CUDA tier: not run here (FTRUN_SKIP_CUDA=1)"
+elif "$FTRUN" devices 2>/dev/null | grep -q '^cuda:' &&
+     "$FTRUN" devices 2>/dev/null | grep -q 'CUDA backend: .*(loaded)'; then
+    "$here"/cuda/run.sh 2>&1 | tee -a "$log" || status=1
+else
+    why=$("$FTRUN" devices 2>/dev/null | sed -n 's/^cuda  *none: //p; s/^ *CUDA backend: \(.*[^)]\)$/\1/p' | head -1)
+    echo "# CUDA tier SKIPPED: no usable CUDA device (${why:-unknown reason})"
+    echo "ok 1 - CUDA parity suite # skip no usable CUDA device: ${why:-unknown reason}" | tee -a "$log"
+fi
+
 passed=$(grep -E '^ok ' "$log" | grep -vc '# skip' || true)
 skipped=$(grep -E '^ok .*# skip' -c "$log" || true)
 failed=$(grep -Ec '^not ok ' "$log" || true)

@@ -5,6 +5,7 @@ import json
 import os
 import re
 import shutil
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -207,6 +208,13 @@ def _inputs_at(c, out_shape, flat):
     return ("inputs there: " + ", ".join(parts)) if parts else None
 
 
+# FTNUM_ARGS: extra ftrun options for every case (the CUDA tier passes "-d cuda");
+# FTNUM_WRAP: a command put before ftrun (e.g. compute-sanitizer); FTNUM_TAG: a
+# prefix for case names so that tiers stay apart in the TAP log.
+EXTRA_ARGS = shlex.split(os.environ.get("FTNUM_ARGS", ""))
+EXTRA_PREFIX = shlex.split(os.environ.get("FTNUM_WRAP", ""))
+
+
 def run_case(c):
     """Returns (ok, diagnostic lines)."""
     tmp = tempfile.mkdtemp(prefix="ftnum-")
@@ -217,7 +225,7 @@ def run_case(c):
                 setattr(c, k, v)
         path, argv = _graph(c, tmp)
         outdir = os.path.join(tmp, "out")
-        cmd = [FTRUN, "run", path, "-o", outdir, "-q"] + argv + c.args
+        cmd = EXTRA_PREFIX + [FTRUN, "run", path, "-o", outdir, "-q"] + argv + c.args + EXTRA_ARGS
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         except subprocess.TimeoutExpired:
@@ -282,7 +290,7 @@ def main(cases, workers=2):
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for k, (c, fut) in enumerate(zip(cases, [pool.submit(run_case, c) for c in cases]), 1):
             ok, diag = fut.result()
-            print("%s %d - %s" % ("ok" if ok else "not ok", k, c.name))
+            print("%s %d - %s%s" % ("ok" if ok else "not ok", k, os.environ.get("FTNUM_TAG", ""), c.name))
             for l in diag:
                 print("# " + l)
             sys.stdout.flush()

@@ -1,0 +1,17 @@
+#!/bin/bash
+# The CUDA tier (needs a usable CUDA device): the numeric tests on cuda:0
+# against NumPy, then the parity suite (every op x dtype x shape on cuda
+# against the cpu reference). Prints TAP; exits 1 if anything failed.
+#   FTRUN, PYTHON          as for tests/run.sh
+#   FTCUDA_WRAP=CMD        run every ftrun under CMD (make test-cuda-sanitize
+#                          uses compute-sanitizer)
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+export FTRUN=${FTRUN:-$here/../../build/ftrun}
+PYTHON=${PYTHON:-/usr/bin/python3}
+status=0
+echo "# CUDA tier: numeric tests on cuda:0 against NumPy"
+FTNUM_ARGS="-d cuda" FTNUM_TAG="cuda: " FTNUM_WRAP="${FTCUDA_WRAP:-}" "$PYTHON" "$here"/../numeric/test_ops.py || status=1
+echo "# CUDA tier: parity suite, cuda:0 against the cpu reference"
+FTPARITY_WRAP="${FTCUDA_WRAP:-}" "$PYTHON" "$here"/parity.py || status=1
+exit $status
