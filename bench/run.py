@@ -70,8 +70,9 @@ def parse_args():
                    help="split the timed runs into R rounds that alternate the runtimes; each time is the "
                         "median of the round medians (default %(default)s; 1: one median of N runs)")
     p.add_argument("--ftrun", default=os.path.join(ROOT, "build", "ftrun"))
-    # A CUDA run would compare ftrun -d cuda with PyTorch CUDA eager and CUDA graphs (see peers_for).
-    p.add_argument("--device", default="cpu", choices=["cpu"], help="device of every runtime (only cpu so far)")
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                   help="cpu: ftrun, PyTorch and NumPy on the CPU; cuda: ftrun -d cuda and PyTorch on the GPU "
+                        "(no NumPy); default %(default)s")
     p.add_argument("--results", default=os.path.join(HERE, "RESULTS.md"), help="results file (default %(default)s)")
     p.add_argument("--no-results", action="store_true", help="print the table only")
     a = p.parse_args()
@@ -216,7 +217,8 @@ class FtrunPeer:
 
 class TorchPeer:
     """PyTorch eager through bench/torchgraph.py. For device "cuda" the values
-    would move to the GPU and sync would be torch.cuda.synchronize."""
+    live on the GPU and every timed call ends with torch.cuda.synchronize(),
+    so that the time covers the kernels and not only their launches."""
 
     def __init__(self, device="cpu"):
         self.name = "torch"
@@ -246,12 +248,18 @@ class NumpyPeer:
 
 def peers_for(device):
     """The runtimes compared on a device; the first is the one measured (ftrun),
-    the rest its peers, in table order. A CUDA run would return FtrunPeer(exe,
-    "cuda"), TorchPeer("cuda") and a PyTorch CUDA-graph peer (capture one
-    tg.run in torch.cuda.graph, time replay()), and no NumPy."""
+    the rest its peers, in table order. NumPy has no GPU, so a CUDA run
+    compares ftrun with PyTorch alone."""
     if device == "cpu":
         return [FtrunPeer(ARGS.ftrun), TorchPeer("cpu"), NumpyPeer()]
-    raise SystemExit("run.py: device '%s' is not supported yet" % device)
+    if not torch.cuda.is_available():
+        raise SystemExit("run.py: --device cuda needs PyTorch with CUDA, and torch %s has none "
+                         "(torch.cuda.is_available() is False); bench/cuda.py compares ftrun with "
+                         "cuBLAS and cudaMemcpy without it" % torch.__version__)
+    # PyTorch's f32 products must not use TF32 either: ftrun only does with --allow-tf32.
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    return [FtrunPeer(ARGS.ftrun, "cuda"), TorchPeer("cuda")]
 
 
 # --- comparing outputs ------------------------------------------------------------
@@ -464,13 +472,29 @@ def header():
     return HEADER + "\nGraphs (bench/graphs/):\n\n" + graphs + "\n"
 
 
+def section_key():
+    """The marker of this run's section in RESULTS.md: one per CPU thread count, one for CUDA."""
+    return "threads=%d" % ARGS.threads if ARGS.device == "cpu" else "device=%s" % ARGS.device
+
+
+def gpu_name():
+    """The `cuda:0` line of `ftrun devices` (name, memory, compute capability)."""
+    try:
+        out = subprocess.run([ARGS.ftrun, "devices"], capture_output=True, text=True, timeout=120).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return next((line.split(None, 1)[1].strip() for line in out.splitlines() if line.startswith("cuda:0")), "unknown")
+
+
 def section(rows, peers, total_s):
     model, cores, cpus = machine()
     lines = [
-        "<!-- threads=%d -->" % ARGS.threads,
-        "## %d thread%s" % (ARGS.threads, "" if ARGS.threads == 1 else "s"),
+        "<!-- %s -->" % section_key(),
+        ("## %d thread%s" % (ARGS.threads, "" if ARGS.threads == 1 else "s") if ARGS.device == "cpu"
+         else "## %s (%d CPU thread%s)" % (ARGS.device.upper(), ARGS.threads, "" if ARGS.threads == 1 else "s")),
         "",
         "- machine: %s, %s cores (%d logical CPUs)" % (model, cores or "?", cpus or 0),
+    ] + (["- GPU: cuda:0 %s" % gpu_name()] if ARGS.device != "cpu" else []) + [
         "- date: %s" % datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "- commit: %s (%s), PyTorch %s, NumPy %s, Python %s" % (git_commit(), ftrun_version(), torch.__version__,
                                                                np.__version__, platform.python_version()),
@@ -486,20 +510,25 @@ def section(rows, peers, total_s):
         "",
     ]
     lines += ["- " + n for n in notes(rows)]
-    lines += ["", "<!-- end threads=%d -->" % ARGS.threads, ""]
+    lines += ["", "<!-- end %s -->" % section_key(), ""]
     return "\n".join(lines)
 
 
 def write_results(path, text):
-    """Replaces this thread count's section, keeps the others, sorted by threads."""
+    """Replaces this run's section (its thread count on the CPU, or its
+    device), keeps the others: CPU ones sorted by threads, then devices."""
     sections = {}
     if os.path.exists(path):
         with open(path) as f:
             old = f.read()
-        for m in re.finditer(r"<!-- threads=(\d+) -->.*?<!-- end threads=\1 -->\n", old, re.S):
-            sections[int(m.group(1))] = m.group(0)
-    sections[ARGS.threads] = text
-    body = header() + "\n" + "\n".join(sections[k] for k in sorted(sections))
+        for m in re.finditer(r"<!-- (threads=\d+|device=\w+) -->.*?<!-- end \1 -->\n", old, re.S):
+            sections[m.group(1)] = m.group(0)
+    sections[section_key()] = text
+
+    def order(key):
+        kind, value = key.split("=", 1)
+        return (0, int(value), "") if kind == "threads" else (1, 0, value)
+    body = header() + "\n" + "\n".join(sections[k] for k in sorted(sections, key=order))
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
         f.write(body)
@@ -515,6 +544,10 @@ def main():
     snap = tempfile.TemporaryDirectory(prefix="ftrun-bench-bin-")
     exe = os.path.join(snap.name, "ftrun")
     shutil.copy2(ARGS.ftrun, exe)
+    # ftrun loads its CUDA backend from beside the binary: the snapshot needs it too.
+    backend = os.path.join(os.path.dirname(os.path.abspath(ARGS.ftrun)), "libftrun-cuda.so")
+    if ARGS.device != "cpu" and os.path.exists(backend):
+        shutil.copy2(backend, os.path.join(snap.name, "libftrun-cuda.so"))
     global SHOWN_FTRUN
     SHOWN_FTRUN = ARGS.ftrun
     ARGS.ftrun = exe
@@ -536,8 +569,8 @@ def main():
         print("  " + n)
     if not ARGS.only and not ARGS.no_results:
         write_results(ARGS.results, section(rows, peers, total))
-        print("wrote %s (section: %d thread%s)" % (os.path.relpath(ARGS.results), ARGS.threads,
-                                                   "" if ARGS.threads == 1 else "s"))
+        print("wrote %s (section: %s)" % (os.path.relpath(ARGS.results), section_key() if ARGS.device != "cpu" else
+                                          "%d thread%s" % (ARGS.threads, "" if ARGS.threads == 1 else "s")))
     failed = any(r["error"] or any(not d[2] for d in r["diff"].values()) for r in rows)
     return 1 if failed else 0
 

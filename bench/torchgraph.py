@@ -13,9 +13,14 @@ catalogue, not all of it: an op it lacks raises NotImplementedError naming it.
     vals = g.values()                                   # {name: tensor}
     outs = g.run(vals)                                  # {output name: tensor}
 
-The device is a parameter so that a CUDA peer is the same interpreter with
-values moved to the GPU (and timed with torch.cuda.synchronize()); only "cpu"
-is exercised here.
+    g = TorchGraph.load("graphs/transformer_block.json", device="cuda")
+    outs = {k: to_numpy(v) for k, v in g.run(g.values()).items()}
+
+With device="cuda" the values are copied to the GPU once, by values(), and
+every op makes its results on its inputs' device (the index and mask tensors
+an op creates take device= from its inputs). Kernels run asynchronously: a
+caller timing a run calls torch.cuda.synchronize() before reading the clock,
+and to_numpy() brings outputs back to the host.
 """
 import math
 import os
