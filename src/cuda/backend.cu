@@ -207,7 +207,8 @@ static ft_status cu_open(const ft_backend_opts *o, ft_backend_ctx **out, ft_erro
         OPEN_TRY(cudaMalloc(&c->blas_ws, CUBLAS_WS_BYTES));
         if ((bs = cublasSetStream(c->blas, c->stream)) != CUBLAS_STATUS_SUCCESS ||
             (bs = cublasSetWorkspace(c->blas, c->blas_ws, CUBLAS_WS_BYTES)) != CUBLAS_STATUS_SUCCESS ||
-            (bs = cublasSetMathMode(c->blas, c->allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH)) !=
+            (bs = cublasSetMathMode(c->blas, (cublasMath_t)((c->allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH) |
+                                                                  CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION))) !=
                 CUBLAS_STATUS_SUCCESS) {
             st = ft_err(err, FT_ERUNTIME, "cuda:%d: setting up cuBLAS failed: %s", c->device, cublasGetStatusName(bs));
             goto fail;
@@ -338,6 +339,9 @@ static ft_status cu_sync(ft_backend_ctx *c, ft_error *err)
         const ft_node *n = &g->nodes[d.node];
         if (d.code == CU_DERR_DIVZERO)
             return ft_node_err(err, FT_EGRAPH, g, n, "integer division by zero at element %lld", d.pos);
+        if (d.hi < d.lo)
+            return ft_node_err(err, FT_EGRAPH, g, n, "index %lld is out of range: the axis it indexes is empty (at element %lld of the indices)",
+                               d.value, d.pos);
         return ft_node_err(err, FT_EGRAPH, g, n, "index %lld is out of range [%lld, %lld] (at element %lld of the indices)",
                            d.value, d.lo, d.hi, d.pos);
     }

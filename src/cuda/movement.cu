@@ -19,24 +19,25 @@
 #define XF_MAX_RANK (2 * FT_MAX_RANK)
 #define TP_TILE 32
 #define TP_ROWS 8
+#define TP_MIN_RUN 8
 
 namespace {
 
 /* ---- division by a runtime constant ----------------------------------------------------- */
 
 /* Flat indices are split into coordinates once per element; a 64-bit
- * division costs ~70 instructions on the GPU, a multiply-high by a magic
- * number a handful. Round-up method (Granlund & Montgomery): with
+ * division is a subroutine of dozens of instructions on the GPU, a
+ * multiply-high by a magic number a handful. Round-up method (Granlund & Montgomery): with
  * l = ceil(log2 d) and m = floor(2^64 (2^l - d) / d) + 1,
  * n / d = (mulhi(n, m) + n) >> l for every n < 2^63 (the sum then fits). */
-struct fdiv {
+struct fastdiv {
     uint64_t d, m;
     unsigned l;
 };
 
-fdiv fdiv_make(uint64_t d)
+fastdiv fastdiv_make(uint64_t d)
 {
-    fdiv f;
+    fastdiv f;
     f.d = d ? d : 1;
     f.l = 0;
     while (f.l < 63 && ((uint64_t)1 << f.l) < f.d)
@@ -46,7 +47,7 @@ fdiv fdiv_make(uint64_t d)
     return f;
 }
 
-__device__ __forceinline__ uint64_t fdiv_q(const fdiv &f, uint64_t n) { return (__umul64hi(n, f.m) + n) >> f.l; }
+__device__ __forceinline__ uint64_t fastdiv_q(const fastdiv &f, uint64_t n) { return (__umul64hi(n, f.m) + n) >> f.l; }
 
 __device__ __forceinline__ int64_t grid_start() { return (int64_t)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ int64_t grid_step() { return (int64_t)gridDim.x * blockDim.x; }
@@ -151,17 +152,18 @@ size_t xfer_widen(xfer *x, size_t es, const void *dst, const void *src)
 struct xf_args {
     int rank; /* >= 1 */
     int64_t total;
-    fdiv dv[XF_MAX_RANK];
+    fastdiv dv[XF_MAX_RANK];
     int64_t ds[XF_MAX_RANK], ss[XF_MAX_RANK];
 };
 
-template <class U> __global__ void __launch_bounds__(CU_BLOCK) xf_kernel(U *__restrict__ dst, const U *__restrict__ src, xf_args a)
+template <class U>
+__global__ void __launch_bounds__(CU_BLOCK) xf_kernel(U *__restrict__ dst, const U *__restrict__ src, xf_args a)
 {
     for (int64_t t = grid_start(); t < a.total; t += grid_step()) {
         uint64_t rest = (uint64_t)t;
         int64_t so = 0, dof = 0;
         for (int m = a.rank - 1; m > 0; m--) {
-            uint64_t q = fdiv_q(a.dv[m], rest);
+            uint64_t q = fastdiv_q(a.dv[m], rest);
             int64_t c = (int64_t)(rest - q * a.dv[m].d);
             so += c * a.ss[m];
             dof += c * a.ds[m];
@@ -179,13 +181,15 @@ template <class U> __global__ void __launch_bounds__(CU_BLOCK) xf_kernel(U *__re
  * so that both the loads and the stores of a warp are contiguous. */
 struct tp_args {
     int orank;
-    fdiv odv[XF_MAX_RANK];
+    fastdiv odv[XF_MAX_RANK];
     int64_t oss[XF_MAX_RANK], ods[XF_MAX_RANK];
     int64_t nq, na, sa, dq;
     int64_t nbq, nba, tiles;
 };
 
-template <class U> __global__ void __launch_bounds__(TP_TILE *TP_ROWS) tp_kernel(U *__restrict__ dst, const U *__restrict__ src, tp_args a)
+template <class U>
+__global__ void __launch_bounds__(TP_TILE * TP_ROWS)
+    tp_kernel(U *__restrict__ dst, const U *__restrict__ src, tp_args a)
 {
     __shared__ U tile[TP_TILE][TP_TILE + 1];
     const int tx = threadIdx.x, ty = threadIdx.y;
@@ -195,7 +199,7 @@ template <class U> __global__ void __launch_bounds__(TP_TILE *TP_ROWS) tp_kernel
         uint64_t o = (uint64_t)(rest / a.nbq);
         int64_t so = 0, dof = 0;
         for (int m = a.orank - 1; m > 0; m--) {
-            uint64_t q = fdiv_q(a.odv[m], o);
+            uint64_t q = fastdiv_q(a.odv[m], o);
             int64_t c = (int64_t)(o - q * a.odv[m].d);
             so += c * a.oss[m];
             dof += c * a.ods[m];
@@ -234,7 +238,7 @@ ft_status xfer_tiled(ft_kctx *k, const ft_node *n, const xfer *x, int q, void *d
     for (int m = 0; m < ia; m++) {
         if (m == q)
             continue;
-        a.odv[a.orank] = fdiv_make((uint64_t)x->dims[m]);
+        a.odv[a.orank] = fastdiv_make((uint64_t)x->dims[m]);
         a.oss[a.orank] = x->ss[m];
         a.ods[a.orank] = x->ds[m];
         a.orank++;
@@ -264,9 +268,12 @@ ft_status xfer_run(ft_kctx *k, const ft_node *n, xfer *x, void *dst, const void 
         CU_TRY(k, n, cudaMemcpyAsync(dst, src, (size_t)total * es, cudaMemcpyDeviceToDevice, s));
         return FT_OK;
     }
-    if (R >= 2 && x->ds[R - 1] == 1 && x->ss[R - 1] != 1 && x->ss[R - 1] != 0)
+    /* A tile needs both contiguous runs long enough to fill a good part of
+     * it; below that (HWC <-> CHW with 3 channels) the strided kernel, whose
+     * partly used sectors are caught by L2, keeps every thread busy. */
+    if (R >= 2 && x->ds[R - 1] == 1 && x->ss[R - 1] != 1 && x->ss[R - 1] != 0 && x->dims[R - 1] >= TP_MIN_RUN)
         for (int q = 0; q < R - 1; q++)
-            if (x->ss[q] == 1)
+            if (x->ss[q] == 1 && x->dims[q] >= TP_MIN_RUN)
                 return xfer_tiled(k, n, x, q, dst, src, es);
     size_t us = xfer_widen(x, es, dst, src);
     xf_args a;
@@ -274,7 +281,7 @@ ft_status xfer_run(ft_kctx *k, const ft_node *n, xfer *x, void *dst, const void 
     a.rank = x->rank;
     a.total = total / (int64_t)(us / es);
     for (int m = 0; m < x->rank; m++) {
-        a.dv[m] = fdiv_make((uint64_t)x->dims[m]);
+        a.dv[m] = fastdiv_make((uint64_t)x->dims[m]);
         a.ds[m] = x->ds[m];
         a.ss[m] = x->ss[m];
     }
@@ -302,18 +309,19 @@ void xfer_init(xfer *x, const ft_shape *s)
  * (o*dim + idx[qi]) of the data. */
 struct ga_args {
     int64_t total, dim, rowu;
-    fdiv drow, dnq;
+    fastdiv drow, dnq;
     int node;
 };
 
 template <class U, class I>
-__global__ void __launch_bounds__(CU_BLOCK) gather_kernel(U *__restrict__ dst, const U *__restrict__ src, const I *__restrict__ idx, ga_args a, cu_derr *err)
+__global__ void __launch_bounds__(CU_BLOCK) gather_kernel(U *__restrict__ dst, const U *__restrict__ src,
+                                                          const I *__restrict__ idx, ga_args a, cu_derr *err)
 {
     bool done = false;
     for (int64_t t = grid_start(); t < a.total; t += grid_step()) {
-        uint64_t r1 = fdiv_q(a.drow, (uint64_t)t);
+        uint64_t r1 = fastdiv_q(a.drow, (uint64_t)t);
         int64_t j = t - (int64_t)r1 * a.rowu;
-        uint64_t o = fdiv_q(a.dnq, r1);
+        uint64_t o = fastdiv_q(a.dnq, r1);
         int64_t qi = (int64_t)(r1 - o * a.dnq.d);
         int64_t v = (int64_t)idx[qi];
         if (v < -a.dim || v >= a.dim) {
@@ -328,7 +336,9 @@ __global__ void __launch_bounds__(CU_BLOCK) gather_kernel(U *__restrict__ dst, c
 }
 
 /* Indices of an empty output are still checked, as on the CPU. */
-template <class I> __global__ void __launch_bounds__(CU_BLOCK) check_kernel(const I *__restrict__ idx, int64_t count, int64_t dim, int node, cu_derr *err)
+template <class I>
+__global__ void __launch_bounds__(CU_BLOCK)
+    check_kernel(const I *__restrict__ idx, int64_t count, int64_t dim, int node, cu_derr *err)
 {
     bool done = false;
     for (int64_t t = grid_start(); t < count; t += grid_step()) {
@@ -358,19 +368,20 @@ ft_status check_indices(ft_kctx *k, const ft_node *n, const ft_view *idx, int64_
 struct ge_args {
     int rank, axis, node;
     int64_t total, dim;
-    fdiv qd[FT_MAX_RANK];      /* index (= output) dims */
+    fastdiv qd[FT_MAX_RANK];      /* index (= output) dims */
     int64_t dstr[FT_MAX_RANK]; /* data strides */
 };
 
 template <class U, class I>
-__global__ void __launch_bounds__(CU_BLOCK) gather_el_kernel(U *__restrict__ dst, const U *__restrict__ src, const I *__restrict__ idx, ge_args a, cu_derr *err)
+__global__ void __launch_bounds__(CU_BLOCK) gather_el_kernel(U *__restrict__ dst, const U *__restrict__ src,
+                                                             const I *__restrict__ idx, ge_args a, cu_derr *err)
 {
     bool done = false;
     for (int64_t t = grid_start(); t < a.total; t += grid_step()) {
         uint64_t rest = (uint64_t)t;
         int64_t off = 0;
         for (int m = a.rank - 1; m > 0; m--) {
-            uint64_t q = fdiv_q(a.qd[m], rest);
+            uint64_t q = fastdiv_q(a.qd[m], rest);
             if (m != a.axis)
                 off += (int64_t)(rest - q * a.qd[m].d) * a.dstr[m];
             rest = q;
@@ -399,11 +410,13 @@ enum { PAD_CONSTANT, PAD_EDGE, PAD_REFLECT };
 struct pad_args {
     int rank, mode;
     int64_t total;
-    fdiv od[FT_MAX_RANK];                                       /* output dims */
+    fastdiv od[FT_MAX_RANK];                                       /* output dims */
     int64_t kept[FT_MAX_RANK], ob[FT_MAX_RANK], is[FT_MAX_RANK]; /* kept size, begin pad, source stride */
 };
 
-template <class U> __global__ void __launch_bounds__(CU_BLOCK) pad_kernel(U *__restrict__ dst, const U *__restrict__ src, pad_args a, U val)
+template <class U>
+__global__ void __launch_bounds__(CU_BLOCK)
+    pad_kernel(U *__restrict__ dst, const U *__restrict__ src, pad_args a, U val)
 {
     for (int64_t t = grid_start(); t < a.total; t += grid_step()) {
         uint64_t rest = (uint64_t)t;
@@ -412,7 +425,7 @@ template <class U> __global__ void __launch_bounds__(CU_BLOCK) pad_kernel(U *__r
         for (int m = a.rank - 1; m >= 0; m--) {
             int64_t c;
             if (m > 0) {
-                uint64_t q = fdiv_q(a.od[m], rest);
+                uint64_t q = fastdiv_q(a.od[m], rest);
                 c = (int64_t)(rest - q * a.od[m].d);
                 rest = q;
             } else {
@@ -622,18 +635,20 @@ CU_KFN(cu_gather)
     a.rowu = (int64_t)(row / us);
     a.total = outer * nq * a.rowu;
     a.dim = dim;
-    a.drow = fdiv_make((uint64_t)a.rowu);
-    a.dnq = fdiv_make((uint64_t)nq);
+    a.drow = fastdiv_make((uint64_t)a.rowu);
+    a.dnq = fastdiv_make((uint64_t)nq);
     a.node = cu_node_index(k, n);
     unsigned grid = cu_grid(k->be, (uint64_t)a.total);
     cudaStream_t st = k->be->stream;
     cu_derr *err = k->be->derr_dev;
+    const void *x = in[0].data;
+    void *y = out->data;
     if (in[1].dtype == FT_I64) {
         const int64_t *ip = (const int64_t *)in[1].data;
-        UNIT_DISPATCH(us, U, gather_kernel<U, int64_t><<<grid, CU_BLOCK, 0, st>>>((U *)out->data, (const U *)in[0].data, ip, a, err));
+        UNIT_DISPATCH(us, U, gather_kernel<U, int64_t><<<grid, CU_BLOCK, 0, st>>>((U *)y, (const U *)x, ip, a, err));
     } else {
         const int32_t *ip = (const int32_t *)in[1].data;
-        UNIT_DISPATCH(us, U, gather_kernel<U, int32_t><<<grid, CU_BLOCK, 0, st>>>((U *)out->data, (const U *)in[0].data, ip, a, err));
+        UNIT_DISPATCH(us, U, gather_kernel<U, int32_t><<<grid, CU_BLOCK, 0, st>>>((U *)y, (const U *)x, ip, a, err));
     }
     CU_LAUNCHED(k, n);
     return FT_OK;
@@ -656,17 +671,19 @@ CU_KFN(cu_gather_elements)
     a.dim = s->dims[axis];
     ft_strides(s, a.dstr);
     for (int d = 0; d < r; d++)
-        a.qd[d] = fdiv_make((uint64_t)q->dims[d]);
+        a.qd[d] = fastdiv_make((uint64_t)q->dims[d]);
     size_t es = ft_dtype_size(in[0].dtype);
     unsigned grid = cu_grid(k->be, (uint64_t)total);
     cudaStream_t st = k->be->stream;
     cu_derr *err = k->be->derr_dev;
+    const void *x = in[0].data;
+    void *y = out->data;
     if (in[1].dtype == FT_I64) {
         const int64_t *ip = (const int64_t *)in[1].data;
-        ELEM_DISPATCH(es, U, gather_el_kernel<U, int64_t><<<grid, CU_BLOCK, 0, st>>>((U *)out->data, (const U *)in[0].data, ip, a, err));
+        ELEM_DISPATCH(es, U, gather_el_kernel<U, int64_t><<<grid, CU_BLOCK, 0, st>>>((U *)y, (const U *)x, ip, a, err));
     } else {
         const int32_t *ip = (const int32_t *)in[1].data;
-        ELEM_DISPATCH(es, U, gather_el_kernel<U, int32_t><<<grid, CU_BLOCK, 0, st>>>((U *)out->data, (const U *)in[0].data, ip, a, err));
+        ELEM_DISPATCH(es, U, gather_el_kernel<U, int32_t><<<grid, CU_BLOCK, 0, st>>>((U *)y, (const U *)x, ip, a, err));
     }
     CU_LAUNCHED(k, n);
     return FT_OK;
@@ -719,7 +736,8 @@ CU_KFN(cu_pad)
     }
     size_t es = ft_dtype_size(in[0].dtype);
     if (cr == 1 && unp[0]) {
-        CU_TRY(k, n, cudaMemcpyAsync(out->data, in[0].data, (size_t)cin[0] * es, cudaMemcpyDeviceToDevice, k->be->stream));
+        cudaStream_t strm = k->be->stream;
+        CU_TRY(k, n, cudaMemcpyAsync(out->data, in[0].data, (size_t)cin[0] * es, cudaMemcpyDeviceToDevice, strm));
         return FT_OK;
     }
     /* 16-byte units when the innermost condensed axis is unpadded and every
@@ -752,7 +770,7 @@ CU_KFN(cu_pad)
     {
         int64_t st = 1;
         for (int c = cr - 1; c >= 0; c--) {
-            a.od[c] = fdiv_make((uint64_t)cout[c]);
+            a.od[c] = fastdiv_make((uint64_t)cout[c]);
             a.kept[c] = ckept[c];
             a.ob[c] = cob[c];
             a.is[c] = st;

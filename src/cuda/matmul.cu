@@ -1,0 +1,1178 @@
+/* Matrix products on the GPU: matmul, gemm and einsum, all through cuBLAS.
+ *
+ * cuBLAS is column-major and our tensors are row-major. A row-major
+ * C = A B is the column-major C^T = B^T A^T, so row-major buffers go to
+ * cuBLAS as they are. More generally a matrix whose rows and columns each
+ * have one stride, one of them 1, is read in place (transposed if need be),
+ * and a batch with one stride per operand is one strided-batched call:
+ * mm_plan works that out. Only layouts cuBLAS cannot read are copied
+ * (einsum's packing) or described by pointer arrays (matmul's irregular
+ * batch broadcasting).
+ *
+ * Precision: f32 in f32 (TF32 only when the backend allows it), f16/bf16 on
+ * tensor cores with f32 accumulation and one rounding on store, f64 in f64.
+ *
+ * einsum follows cpu/einsum.c: every operand is a strided view with one
+ * stride per label; operands are contracted pairwise, left to right, each
+ * pair one batched product after packing what cuBLAS cannot read in place;
+ * diagonals, sums over labels of one operand, small contractions and
+ * contractions whose intermediates would be huge run in a generic strided
+ * kernel that accumulates in double, as the CPU loop does.
+ */
+#include "cu.cuh"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Grid-stride loop over [0, total), 64-bit. */
+#define MM_FOR(t, total)                                                                                     \
+    for (uint64_t t = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; t < (total);                            \
+         t += (uint64_t)gridDim.x * blockDim.x)
+
+/* ------------------------------------------------------------------ cuBLAS */
+namespace {
+
+
+static cudaDataType_t mm_type(ft_dtype dt)
+{
+    switch (dt) {
+    case FT_F16:
+        return CUDA_R_16F;
+    case FT_BF16:
+        return CUDA_R_16BF;
+    case FT_F64:
+        return CUDA_R_64F;
+    case FT_F32:
+    case FT_I8:
+    case FT_I16:
+    case FT_I32:
+    case FT_I64:
+    case FT_U8:
+    case FT_BOOL:
+    case FT_DTYPE_COUNT:
+        break;
+    }
+    return CUDA_R_32F;
+}
+
+/* One cuBLAS call: column-major C (m x n) = op(A) (m x k) op(B) (k x n),
+ * batch products apart by the element strides sa, sb, sc (or, for a
+ * pointer-array call, a, b and c are device arrays of batch pointers). */
+typedef struct {
+    cublasOperation_t ta, tb;
+    int64_t m, n, k, batch;
+    const void *a, *b;
+    void *c;
+    int64_t lda, ldb, ldc, sa, sb, sc;
+} mm_call;
+
+/* X (rows x cols, X(i,j) at i*rs + j*cs) as column-major storage without
+ * transposition: a unit row stride (or a single row) and a leading
+ * dimension of at least the row count, as cuBLAS requires. */
+static int cm_plain(int64_t rows, int64_t cols, int64_t rs, int64_t cs, int64_t *ld)
+{
+    int64_t need = rows > 1 ? rows : 1, l = cols == 1 ? need : cs;
+    if ((rs != 1 && rows != 1) || l < need)
+        return 0;
+    *ld = l;
+    return 1;
+}
+
+/* X as a cuBLAS operand: stored as is (N) or as its transpose (T). */
+static int cm_operand(int64_t rows, int64_t cols, int64_t rs, int64_t cs, cublasOperation_t *op, int64_t *ld)
+{
+    if (cm_plain(rows, cols, rs, cs, ld)) {
+        *op = CUBLAS_OP_N;
+        return 1;
+    }
+    if (cm_plain(cols, rows, cs, rs, ld)) {
+        *op = CUBLAS_OP_T;
+        return 1;
+    }
+    return 0;
+}
+
+/* Row-major meaning: C[b] (M x N) = A[b] (M x K) B[b] (K x N), each operand
+ * given as {row stride, column stride, batch stride} in elements. Fills the
+ * call, or returns 0 when an operand has a layout cuBLAS cannot read (the
+ * operands' feasibility does not depend on which of the two forms C takes,
+ * since cm_operand accepts a matrix exactly when it accepts its transpose). */
+static int mm_plan(int64_t batch, int64_t M, int64_t N, int64_t K, const void *A, const int64_t *as, const void *B,
+                   const int64_t *bs, void *C, const int64_t *cs, mm_call *o)
+{
+    memset(o, 0, sizeof *o);
+    o->k = K;
+    o->batch = batch;
+    o->c = C;
+    o->sc = cs[2];
+    if (cm_plain(N, M, cs[1], cs[0], &o->ldc)) { /* C^T (N x M) = B^T (N x K) A^T (K x M) */
+        o->m = N, o->n = M;
+        o->a = B, o->sa = bs[2];
+        o->b = A, o->sb = as[2];
+        return cm_operand(N, K, bs[1], bs[0], &o->ta, &o->lda) && cm_operand(K, M, as[1], as[0], &o->tb, &o->ldb);
+    }
+    if (cm_plain(M, N, cs[0], cs[1], &o->ldc)) { /* C stored column-major: C = A B */
+        o->m = M, o->n = N;
+        o->a = A, o->sa = as[2];
+        o->b = B, o->sb = bs[2];
+        return cm_operand(M, K, as[0], as[1], &o->ta, &o->lda) && cm_operand(K, N, bs[0], bs[1], &o->tb, &o->ldb);
+    }
+    return 0;
+}
+
+/* Issues the call: A and B of dtype ab, C of dtype cd (C may be f32 for
+ * f16/bf16 operands). The 64-bit entry points only when a size needs them. */
+static ft_status mm_exec(ft_kctx *k, const ft_node *n, ft_dtype ab, ft_dtype cd, const mm_call *c, double alpha,
+                         double beta, int arrays)
+{
+    cudaDataType_t at = mm_type(ab), ct = mm_type(cd);
+    cublasComputeType_t comp = ab == FT_F64                        ? CUBLAS_COMPUTE_64F
+                               : ab == FT_F32 && k->be->allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                                    : CUBLAS_COMPUTE_32F;
+    float fa = (float)alpha, fb = (float)beta;
+    const void *pa = ab == FT_F64 ? (const void *)&alpha : (const void *)&fa;
+    const void *pb = ab == FT_F64 ? (const void *)&beta : (const void *)&fb;
+    cublasHandle_t h = k->be->blas;
+    int big = c->m > INT_MAX || c->n > INT_MAX || c->k > INT_MAX || c->lda > INT_MAX || c->ldb > INT_MAX ||
+              c->ldc > INT_MAX || c->batch > INT_MAX;
+    if (arrays) {
+        const void *const *A = (const void *const *)c->a, *const *B = (const void *const *)c->b;
+        void *const *C = (void *const *)c->c;
+        if (!big)
+            CUBLAS_TRY(k, n, cublasGemmBatchedEx(h, c->ta, c->tb, (int)c->m, (int)c->n, (int)c->k, pa, A, at,
+                                                 (int)c->lda, B, at, (int)c->ldb, pb, C, ct, (int)c->ldc, (int)c->batch,
+                                                 comp, CUBLAS_GEMM_DEFAULT));
+        else
+            CUBLAS_TRY(k, n, cublasGemmBatchedEx_64(h, c->ta, c->tb, c->m, c->n, c->k, pa, A, at, c->lda, B, at, c->ldb,
+                                                    pb, C, ct, c->ldc, c->batch, comp, CUBLAS_GEMM_DEFAULT));
+    } else if (c->batch == 1) {
+        if (!big)
+            CUBLAS_TRY(k, n, cublasGemmEx(h, c->ta, c->tb, (int)c->m, (int)c->n, (int)c->k, pa, c->a, at, (int)c->lda,
+                                          c->b, at, (int)c->ldb, pb, c->c, ct, (int)c->ldc, comp, CUBLAS_GEMM_DEFAULT));
+        else
+            CUBLAS_TRY(k, n, cublasGemmEx_64(h, c->ta, c->tb, c->m, c->n, c->k, pa, c->a, at, c->lda, c->b, at, c->ldb,
+                                             pb, c->c, ct, c->ldc, comp, CUBLAS_GEMM_DEFAULT));
+    } else {
+        if (!big)
+            CUBLAS_TRY(k, n, cublasGemmStridedBatchedEx(h, c->ta, c->tb, (int)c->m, (int)c->n, (int)c->k, pa, c->a, at,
+                                                        (int)c->lda, c->sa, c->b, at, (int)c->ldb, c->sb, pb, c->c, ct,
+                                                        (int)c->ldc, c->sc, (int)c->batch, comp, CUBLAS_GEMM_DEFAULT));
+        else
+            CUBLAS_TRY(k, n, cublasGemmStridedBatchedEx_64(h, c->ta, c->tb, c->m, c->n, c->k, pa, c->a, at, c->lda,
+                                                           c->sa, c->b, at, c->ldb, c->sb, pb, c->c, ct, c->ldc, c->sc,
+                                                           c->batch, comp, CUBLAS_GEMM_DEFAULT));
+    }
+    return FT_OK;
+}
+
+static ft_status mm_layout_err(ft_kctx *k, const ft_node *n, int64_t M, int64_t N, int64_t K)
+{
+    return ft_node_err(k->err, FT_ERUNTIME, k->g, n,
+                       "internal error: a %lld x %lld x %lld product has a layout cuBLAS cannot read", (long long)M,
+                       (long long)N, (long long)K);
+}
+
+} // namespace
+
+/* Shared with conv.cu: C[b] = alpha A[b] B[b] + beta C[b] with the
+ * row-major meaning and {row, column, batch} element strides of mm_plan. */
+ft_status cu_gemm_strided(ft_kctx *k, const ft_node *n, ft_dtype ab, ft_dtype cd, int64_t batch, int64_t M, int64_t N,
+                          int64_t K, double alpha, const void *A, const int64_t *as, const void *B, const int64_t *bs,
+                          double beta, void *C, const int64_t *cs)
+{
+    mm_call c;
+    if (!mm_plan(batch, M, N, K, A, as, B, bs, C, cs, &c))
+        return mm_layout_err(k, n, M, N, K);
+    return mm_exec(k, n, ab, cd, &c, alpha, beta, 0);
+}
+
+/* ------------------------------------------------------------------ matmul */
+namespace {
+
+
+/* Pointers of an irregular batch: batch t has the multi-index of t over
+ * dims, and each operand its own stride per dim (0 where broadcast). */
+typedef struct {
+    int nd;
+    int64_t dims[FT_MAX_RANK], sa[FT_MAX_RANK], sb[FT_MAX_RANK]; /* strides in bytes */
+    const char *a, *b;
+    char *c;
+    int64_t cmat; /* bytes per C matrix */
+    int64_t batch;
+} mm_ptrs_args;
+
+__global__ void mm_ptrs(mm_ptrs_args p, const void **pa, const void **pb, void **pc)
+{
+    MM_FOR (t, (uint64_t)p.batch) {
+        int64_t rem = (int64_t)t, oa = 0, ob = 0;
+        for (int i = p.nd - 1; i >= 0; i--) {
+            int64_t idx = rem % p.dims[i];
+            rem /= p.dims[i];
+            oa += idx * p.sa[i];
+            ob += idx * p.sb[i];
+        }
+        pa[t] = p.a + oa;
+        pb[t] = p.b + ob;
+        pc[t] = p.c + (int64_t)t * p.cmat;
+    }
+}
+
+} // namespace
+
+CU_KFN(cu_matmul)
+{
+    const ft_shape *as = &in[0].shape, *bs = &in[1].shape;
+    ft_dtype dt = in[0].dtype;
+    size_t es = ft_dtype_size(dt);
+    uint64_t total = ft_numel(&out[0].shape);
+    if (total == 0)
+        return FT_OK;
+    /* 1-D operands are promoted to [1,K] / [K,1]; the promoted dim is absent
+     * from the output, which changes nothing in the row-major layout. */
+    int64_t M = as->rank >= 2 ? as->dims[as->rank - 2] : 1, K = as->dims[as->rank - 1];
+    int64_t N = bs->rank >= 2 ? bs->dims[bs->rank - 1] : 1;
+    if (K == 0) {
+        CU_TRY(k, n, cudaMemsetAsync(out[0].data, 0, (size_t)total * es, k->be->stream));
+        return FT_OK;
+    }
+    int ra = as->rank > 2 ? as->rank - 2 : 0, rb = bs->rank > 2 ? bs->rank - 2 : 0;
+    int r = ra > rb ? ra : rb;
+    int64_t bdims[FT_MAX_RANK], sa[FT_MAX_RANK], sb[FT_MAX_RANK];
+    /* Batch strides in whole matrices; 0 along broadcast dims. */
+    uint64_t nbatch = 1;
+    int64_t na = 1, nb = 1;
+    for (int i = r - 1; i >= 0; i--) {
+        int ia = i - (r - ra), ib = i - (r - rb);
+        int64_t da = ia >= 0 ? as->dims[ia] : 1, db = ib >= 0 ? bs->dims[ib] : 1;
+        bdims[i] = da > db ? da : db;
+        sa[i] = da == 1 ? 0 : na;
+        sb[i] = db == 1 ? 0 : nb;
+        na *= da;
+        nb *= db;
+        nbatch *= (uint64_t)bdims[i];
+    }
+    int64_t ast[3] = {K, 1, M * K}, bst[3] = {N, 1, K * N}, cst[3] = {N, 1, M * N};
+    mm_call c;
+    /* b shared by every batch and a not broadcast: one tall product. */
+    if (nb == 1 && (uint64_t)na == nbatch) {
+        int64_t rows = (int64_t)nbatch * M;
+        if (!mm_plan(1, rows, N, K, in[0].data, ast, in[1].data, bst, out[0].data, cst, &c))
+            return mm_layout_err(k, n, rows, N, K);
+        return mm_exec(k, n, dt, dt, &c, 1.0, 0.0, 0);
+    }
+    /* Merge batch dims along which both operands advance regularly; one
+     * merged dim is a strided batch (stride 0 for a broadcast operand). */
+    int nd = 0;
+    int64_t md[FT_MAX_RANK], ma[FT_MAX_RANK], mb[FT_MAX_RANK];
+    for (int i = 0; i < r; i++) {
+        if (bdims[i] == 1)
+            continue;
+        if (nd && ma[nd - 1] == sa[i] * bdims[i] && mb[nd - 1] == sb[i] * bdims[i]) {
+            md[nd - 1] *= bdims[i];
+            ma[nd - 1] = sa[i];
+            mb[nd - 1] = sb[i];
+        } else {
+            md[nd] = bdims[i];
+            ma[nd] = sa[i];
+            mb[nd] = sb[i];
+            nd++;
+        }
+    }
+    if (nd <= 1) {
+        ast[2] = nd ? ma[0] * M * K : 0;
+        bst[2] = nd ? mb[0] * K * N : 0;
+        if (!mm_plan((int64_t)nbatch, M, N, K, in[0].data, ast, in[1].data, bst, out[0].data, cst, &c))
+            return mm_layout_err(k, n, M, N, K);
+        return mm_exec(k, n, dt, dt, &c, 1.0, 0.0, 0);
+    }
+    /* Broadcasting over part of the batch: pointer arrays built on the device. */
+    void *ws;
+    ft_status st = cu_workspace(k, n, (size_t)nbatch * 3 * sizeof(void *), &ws);
+    if (st)
+        return st;
+    const void **pa = (const void **)ws, **pb = pa + nbatch;
+    void **pc = (void **)(pb + nbatch);
+    mm_ptrs_args p;
+    memset(&p, 0, sizeof p);
+    p.nd = nd;
+    for (int i = 0; i < nd; i++) {
+        p.dims[i] = md[i];
+        p.sa[i] = ma[i] * M * K * (int64_t)es;
+        p.sb[i] = mb[i] * K * N * (int64_t)es;
+    }
+    p.a = (const char *)in[0].data;
+    p.b = (const char *)in[1].data;
+    p.c = (char *)out[0].data;
+    p.cmat = M * N * (int64_t)es;
+    p.batch = (int64_t)nbatch;
+    mm_ptrs<<<cu_grid(k->be, nbatch), CU_BLOCK, 0, k->be->stream>>>(p, pa, pb, pc);
+    CU_LAUNCHED(k, n);
+    if (!mm_plan((int64_t)nbatch, M, N, K, pa, ast, pb, bst, pc, cst, &c))
+        return mm_layout_err(k, n, M, N, K);
+    return mm_exec(k, n, dt, dt, &c, 1.0, 0.0, 1);
+}
+
+/* ------------------------------------------------------------------ gemm */
+namespace {
+
+
+/* Narrowing of a value computed in double the way the CPU reference stores
+ * it: through f32 for f32/f16/bf16 (the 16-bit types run as f32 there). */
+template <class T> __device__ __forceinline__ T mm_from_d(double v) { return cu_from_f<T>((float)v); }
+template <> __device__ __forceinline__ double mm_from_d<double>(double v) { return v; }
+
+/* y (M x N) = c broadcast (strides s0, s1), or beta * c when scale is set. */
+template <class T>
+__global__ void gemm_fill(T *y, const T *c, int64_t total, int64_t N, int64_t s0, int64_t s1, int scale, double beta)
+{
+    MM_FOR (t, (uint64_t)total) {
+        int64_t i = (int64_t)t / N, j = (int64_t)t - i * N, src = i * s0 + j * s1;
+        if (scale)
+            y[t] = mm_from_d<T>(beta * (double)cu_load(c, src));
+        else
+            y[t] = c[src];
+    }
+}
+
+template <class T>
+static void gemm_fill_launch(const ft_backend_ctx *be, void *y, const void *c, uint64_t total, int64_t N,
+                             const int64_t *st, int scale, double beta)
+{
+    gemm_fill<T><<<cu_grid(be, total), CU_BLOCK, 0, be->stream>>>((T *)y, (const T *)c, (int64_t)total, N, st[0], st[1],
+                                                                    scale, beta);
+}
+
+} // namespace
+
+CU_KFN(cu_gemm)
+{
+    ft_dtype dt = in[0].dtype;
+    int ta = ft_attr(n, "trans_a")->i != 0, tb = ft_attr(n, "trans_b")->i != 0;
+    double alpha = ft_attr(n, "alpha")->f, beta = ft_attr(n, "beta")->f;
+    const ft_shape *as = &in[0].shape, *bs = &in[1].shape;
+    int64_t M = ta ? as->dims[1] : as->dims[0], K = ta ? as->dims[0] : as->dims[1];
+    int64_t N = tb ? bs->dims[0] : bs->dims[1];
+    if (M == 0 || N == 0)
+        return FT_OK;
+    cudaStream_t s = k->be->stream;
+    int has_c = n->n_in > 2 && in[2].data;
+    /* y starts as c and cuBLAS adds alpha*op(a)op(b) with beta. f32 and f64
+     * take beta*c computed here in double (the CPU's order of rounding);
+     * f16/bf16 keep c as is so that cuBLAS forms alpha*ab + beta*c in f32
+     * with one rounding, as the CPU does; beta = 0 gives 0*c here (NaN for
+     * an infinite c, as the formula does, where cuBLAS would drop c). */
+    double cbeta = 0.0;
+    if (has_c) {
+        int scale = dt == FT_F32 || dt == FT_F64 || beta == 0.0 || K == 0;
+        int64_t st[2];
+        ft_shape os = {2, {M, N}};
+        ft_broadcast_strides(&in[2].shape, &os, st);
+        uint64_t total = (uint64_t)M * (uint64_t)N;
+        CU_DISPATCH_FLOAT(dt, T, gemm_fill_launch<T>(k->be, out[0].data, in[2].data, total, N, st, scale, beta));
+        CU_LAUNCHED(k, n);
+        cbeta = scale ? 1.0 : beta;
+    } else if (K == 0) {
+        CU_TRY(k, n, cudaMemsetAsync(out[0].data, 0, (size_t)M * (size_t)N * ft_dtype_size(dt), s));
+    }
+    if (K == 0)
+        return FT_OK;
+    /* op(a)(m,k): a stored [M,K] (row stride a's dim 1) or, transposed, [K,M]. */
+    int64_t ast[3] = {ta ? 1 : as->dims[1], ta ? as->dims[1] : 1, 0};
+    int64_t bst[3] = {tb ? 1 : bs->dims[1], tb ? bs->dims[1] : 1, 0};
+    int64_t cst[3] = {N, 1, 0};
+    return cu_gemm_strided(k, n, dt, dt, 1, M, N, K, alpha, in[0].data, ast, in[1].data, bst, cbeta, out[0].data, cst);
+}
+
+/* ------------------------------------------------------------------ einsum */
+namespace {
+
+
+#define EIN_ELL 52
+#define EIN_NL (EIN_ELL + FT_MAX_RANK)
+#define EIN_MAXOPS 64
+/* Words of a loop table: header, sizes, and per operand a pointer and one
+ * stride per label (output labels and summed labels are distinct). */
+#define EIN_TAB_MAX (4 + EIN_NL + EIN_MAXOPS * (1 + EIN_NL))
+#define EIN_POKE 256
+
+__device__ __forceinline__ double ein_ld(const void *p, int64_t i, int dt)
+{
+    if (dt == FT_F64)
+        return ((const double *)p)[i];
+    if (dt == FT_F32)
+        return (double)((const float *)p)[i];
+    if (dt == FT_F16)
+        return (double)__half2float(((const __half *)p)[i]);
+    return (double)__bfloat162float(((const __nv_bfloat16 *)p)[i]);
+}
+
+/* Through f32 for the 32- and 16-bit types, as the CPU loop stores. */
+__device__ __forceinline__ void ein_st(void *p, int64_t i, int dt, double v)
+{
+    if (dt == FT_F64)
+        ((double *)p)[i] = v;
+    else if (dt == FT_F32)
+        ((float *)p)[i] = (float)v;
+    else if (dt == FT_F16)
+        ((__half *)p)[i] = __float2half_rn((float)v);
+    else
+        ((__nv_bfloat16 *)p)[i] = __float2bfloat16_rn((float)v);
+}
+
+/* Loop tables travel to the device as kernel arguments (stream-ordered and
+ * capturable, unlike a copy from pageable memory). */
+typedef struct {
+    int64_t v[EIN_POKE];
+} ein_chunk;
+
+__global__ void ein_poke(int64_t *dst, ein_chunk c, int cnt)
+{
+    if ((int)threadIdx.x < cnt)
+        dst[threadIdx.x] = c.v[threadIdx.x];
+}
+
+/* Loop table (int64 words): nops, no, ns, dtype; the no output label sizes;
+ * the ns summed label sizes; then per operand its pointer, its strides along
+ * the output labels and along the summed labels. Labels of size 1 are left
+ * out everywhere. Up to 2 operands the per-operand offsets stay in registers. */
+#define EIN_FOR_OPS(i) _Pragma("unroll (NMAX <= 4 ? NMAX : 1)") for (int i = 0; i < NMAX; i++) if (i < nops)
+#define EIN_PTR(i) ((const void *)(uintptr_t)opt[(i) * w])
+#define EIN_OST(i, d) opt[(i) * w + 1 + (d)]
+#define EIN_SST(i, d) opt[(i) * w + 1 + no + (d)]
+
+#define EIN_TABLE_PROLOGUE                                                                                           \
+    extern __shared__ int64_t sm[];                                                                                  \
+    for (int i_ = threadIdx.x; i_ < words; i_ += blockDim.x)                                                         \
+        sm[i_] = tab[i_];                                                                                            \
+    __syncthreads();                                                                                                 \
+    const int nops = (int)sm[0], no = (int)sm[1], ns = (int)sm[2], dt = (int)sm[3], w = 1 + no + ns;                \
+    const int64_t *osz = sm + 4, *ssz = osz + no, *opt = ssz + ns;                                                   \
+    (void)ssz
+
+/* Offsets of output element t in each operand. */
+#define EIN_OUT_OFFSETS(t, off)                                                                                      \
+    do {                                                                                                             \
+        uint64_t rem_ = (t);                                                                                         \
+        EIN_FOR_OPS(i) off[i] = 0;                                                                                   \
+        for (int d_ = no - 1; d_ >= 0; d_--) {                                                                       \
+            uint64_t sz_ = (uint64_t)osz[d_];                                                                        \
+            int64_t idx_ = (int64_t)(rem_ % sz_);                                                                    \
+            rem_ /= sz_;                                                                                             \
+            EIN_FOR_OPS(i) off[i] += idx_ * EIN_OST(i, d_);                                                          \
+        }                                                                                                            \
+    } while (0)
+
+/* One thread per output element; the summed labels by odometer, the last
+ * (densest in operand 0) as a tight loop. */
+template <int NMAX>
+__global__ void __launch_bounds__(CU_BLOCK)
+    ein_loop_out(const int64_t *tab, int words, void *dst, uint64_t total, uint64_t sumtotal)
+{
+    EIN_TABLE_PROLOGUE;
+    MM_FOR (t, total) {
+        int64_t off[NMAX];
+        EIN_OUT_OFFSETS(t, off);
+        double acc;
+        if (ns == 0) {
+            acc = 1;
+            EIN_FOR_OPS(i) acc *= ein_ld(EIN_PTR(i), off[i], dt);
+        } else {
+            acc = 0;
+            int64_t si[EIN_NL], ist[NMAX];
+            const int64_t inner = ssz[ns - 1];
+            const uint64_t outer = sumtotal / (uint64_t)inner;
+            for (int d = 0; d < ns - 1; d++)
+                si[d] = 0;
+            EIN_FOR_OPS(i) ist[i] = EIN_SST(i, ns - 1);
+            for (uint64_t s = 0; s < outer; s++) {
+                for (int64_t j = 0; j < inner; j++) {
+                    double p = 1;
+                    EIN_FOR_OPS(i) p *= ein_ld(EIN_PTR(i), off[i] + j * ist[i], dt);
+                    acc += p;
+                }
+                for (int d = ns - 2; d >= 0; d--) {
+                    if (++si[d] < ssz[d]) {
+                        EIN_FOR_OPS(i) off[i] += EIN_SST(i, d);
+                        break;
+                    }
+                    si[d] = 0;
+                    EIN_FOR_OPS(i) off[i] -= (ssz[d] - 1) * EIN_SST(i, d);
+                }
+            }
+        }
+        ein_st(dst, (int64_t)t, dt, acc);
+    }
+}
+
+/* Sum of v over the block (valid in thread 0); red holds one value per warp. */
+__device__ __forceinline__ double ein_block_sum(double v, double *red)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, o);
+    int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    if (lane == 0)
+        red[wid] = v;
+    __syncthreads();
+    v = 0;
+    if (wid == 0) {
+        v = lane < (int)(blockDim.x >> 5) ? red[lane] : 0.0;
+        for (int o = 16; o > 0; o >>= 1)
+            v += __shfl_down_sync(0xffffffffu, v, o);
+    }
+    __syncthreads();
+    return v;
+}
+
+/* Few outputs with long sums: block x takes output elements, the gridDim.y
+ * blocks of a column split the summed space; with one split the block
+ * stores its result, otherwise a partial per split goes to part. */
+template <int NMAX>
+__global__ void __launch_bounds__(CU_BLOCK)
+    ein_loop_split(const int64_t *tab, int words, void *dst, double *part, uint64_t total, uint64_t sumtotal)
+{
+    __shared__ double red[CU_BLOCK / 32];
+    EIN_TABLE_PROLOGUE;
+    const unsigned splits = gridDim.y;
+    const int narrow = sumtotal <= 0xffffffffull; /* every index then fits 32 bits: cheaper divisions */
+    for (uint64_t o = blockIdx.x; o < total; o += gridDim.x) {
+        int64_t off[NMAX];
+        EIN_OUT_OFFSETS(o, off);
+        double acc = 0;
+        const uint64_t step = (uint64_t)blockDim.x * splits;
+        for (uint64_t s = (uint64_t)blockIdx.y * blockDim.x + threadIdx.x; s < sumtotal; s += step) {
+            int64_t so[NMAX];
+            EIN_FOR_OPS(i) so[i] = off[i];
+            uint64_t rem = s;
+            for (int d = ns - 1; d >= 0; d--) {
+                int64_t idx;
+                if (narrow) {
+                    uint32_t r32 = (uint32_t)rem, z = (uint32_t)ssz[d];
+                    idx = r32 % z;
+                    rem = r32 / z;
+                } else {
+                    idx = (int64_t)(rem % (uint64_t)ssz[d]);
+                    rem /= (uint64_t)ssz[d];
+                }
+                EIN_FOR_OPS(i) so[i] += idx * EIN_SST(i, d);
+            }
+            double p = 1;
+            EIN_FOR_OPS(i) p *= ein_ld(EIN_PTR(i), so[i], dt);
+            acc += p;
+        }
+        acc = ein_block_sum(acc, red);
+        if (threadIdx.x == 0) {
+            if (splits == 1)
+                ein_st(dst, (int64_t)o, dt, acc);
+            else
+                part[o * splits + blockIdx.y] = acc;
+        }
+    }
+}
+
+/* Adds each output's partials in a fixed order (deterministic results). */
+__global__ void ein_finish(const double *part, void *dst, int dt, uint64_t total, unsigned splits)
+{
+    MM_FOR (o, total) {
+        double s = 0;
+        for (unsigned y = 0; y < splits; y++)
+            s += part[o * splits + y];
+        ein_st(dst, (int64_t)o, dt, s);
+    }
+}
+
+/* ---- strided copies (einsum's permutations) ---- */
+
+/* dst (contiguous over dims[0..r)) = src read at strides st. */
+typedef struct {
+    int r;
+    int64_t dims[FT_MAX_RANK], st[FT_MAX_RANK];
+} pm_args;
+
+template <class E, class I>
+__device__ __forceinline__ void pm_naive_run(const E *src, E *dst, const pm_args &a, I total)
+{
+    for (I t = (I)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += (I)gridDim.x * blockDim.x) {
+        I rem = t;
+        int64_t off = 0;
+        for (int d = a.r - 1; d > 0; d--) {
+            I sz = (I)a.dims[d], idx = rem % sz;
+            rem /= sz;
+            off += (int64_t)idx * a.st[d];
+        }
+        dst[t] = src[off + (int64_t)rem * a.st[0]];
+    }
+}
+
+template <class E> __global__ void __launch_bounds__(CU_BLOCK) pm_naive(const E *src, E *dst, pm_args a, uint64_t total)
+{
+    /* 32-bit index arithmetic while t + the grid stride cannot wrap. */
+    if (total < (1ull << 31))
+        pm_naive_run<E, uint32_t>(src, dst, a, (uint32_t)total);
+    else
+        pm_naive_run<E, uint64_t>(src, dst, a, total);
+}
+
+/* A transpose through shared memory: p is the destination's last dim (unit
+ * stride there), q a dim the source is densest along; reads go along q and
+ * writes along p, both coalesced. The remaining dims index the tiles. */
+typedef struct {
+    int nr;
+    int64_t rd[FT_MAX_RANK], rs[FT_MAX_RANK], rt[FT_MAX_RANK]; /* other dims: size, source and destination stride */
+    int64_t P, Q, sp, sq, dq;
+    uint64_t tp, tq, tiles; /* tiles along p, along q, in all */
+} pt_args;
+
+template <class E> __global__ void __launch_bounds__(256) pm_tiled(const E *src, E *dst, pt_args a)
+{
+    __shared__ E tile[32][33];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    for (uint64_t t = blockIdx.x; t < a.tiles; t += gridDim.x) {
+        uint64_t rest = t / a.tp, r = rest / a.tq;
+        int64_t p0 = (int64_t)(t - rest * a.tp) * 32, q0 = (int64_t)(rest - r * a.tq) * 32;
+        int64_t so = 0, dof = 0;
+        for (int d = a.nr - 1; d >= 0; d--) {
+            int64_t idx = (int64_t)(r % (uint64_t)a.rd[d]);
+            r /= (uint64_t)a.rd[d];
+            so += idx * a.rs[d];
+            dof += idx * a.rt[d];
+        }
+        for (int j = 0; j < 32; j += 8) {
+            int64_t p = p0 + ty + j, q = q0 + tx;
+            if (p < a.P && q < a.Q)
+                tile[ty + j][tx] = src[so + q * a.sq + p * a.sp];
+        }
+        __syncthreads();
+        for (int j = 0; j < 32; j += 8) {
+            int64_t q = q0 + ty + j, p = p0 + tx;
+            if (p < a.P && q < a.Q)
+                dst[dof + q * a.dq + p] = tile[tx][ty + j];
+        }
+        __syncthreads();
+    }
+}
+
+#define PM_BY_SIZE(es, E, ...)                                                                                       \
+    switch (es) {                                                                                                    \
+    case 2: {                                                                                                        \
+        typedef uint16_t E;                                                                                          \
+        __VA_ARGS__;                                                                                                 \
+    } break;                                                                                                         \
+    case 4: {                                                                                                        \
+        typedef uint32_t E;                                                                                          \
+        __VA_ARGS__;                                                                                                 \
+    } break;                                                                                                         \
+    default: {                                                                                                       \
+        typedef unsigned long long E;                                                                                \
+        __VA_ARGS__;                                                                                                 \
+    } break;                                                                                                         \
+    }
+
+/* dst (contiguous over dims[0..r), r <= FT_MAX_RANK, dims already merged)
+ * = src at strides st, elements of es bytes. */
+static ft_status pm_launch(ft_kctx *k, const ft_node *n, size_t es, const void *src, void *dst, int r,
+                           const int64_t *dims, const int64_t *st)
+{
+    cudaStream_t s = k->be->stream;
+    uint64_t total = 1;
+    for (int d = 0; d < r; d++)
+        total *= (uint64_t)dims[d];
+    if (r == 0 || (r == 1 && st[0] == 1)) {
+        CU_TRY(k, n, cudaMemcpyAsync(dst, src, (size_t)total * es, cudaMemcpyDeviceToDevice, s));
+        return FT_OK;
+    }
+    int q = -1;
+    if (r >= 2 && st[r - 1] != 1 && dims[r - 1] >= 16)
+        for (int d = 0; d < r - 1; d++)
+            if (st[d] != 0 && dims[d] >= 16 && (q < 0 || st[d] < st[q]))
+                q = d;
+    if (q >= 0 && st[q] < st[r - 1]) {
+        pt_args a;
+        memset(&a, 0, sizeof a);
+        int64_t dst_st[FT_MAX_RANK], acc = 1;
+        for (int d = r - 1; d >= 0; d--)
+            dst_st[d] = acc, acc *= dims[d];
+        for (int d = 0; d < r - 1; d++)
+            if (d != q) {
+                a.rd[a.nr] = dims[d];
+                a.rs[a.nr] = st[d];
+                a.rt[a.nr++] = dst_st[d];
+            }
+        a.P = dims[r - 1], a.sp = st[r - 1];
+        a.Q = dims[q], a.sq = st[q], a.dq = dst_st[q];
+        a.tp = (uint64_t)(a.P + 31) / 32;
+        a.tq = (uint64_t)(a.Q + 31) / 32;
+        a.tiles = total / (uint64_t)(a.P * a.Q) * a.tp * a.tq;
+        uint64_t cap = (uint64_t)k->be->sm_count * 16;
+        unsigned grid = (unsigned)(a.tiles < cap ? a.tiles : cap);
+        PM_BY_SIZE(es, E, pm_tiled<E><<<grid, dim3(32, 8), 0, s>>>((const E *)src, (E *)dst, a));
+        CU_LAUNCHED(k, n);
+        return FT_OK;
+    }
+    pm_args a;
+    memset(&a, 0, sizeof a);
+    a.r = r;
+    for (int d = 0; d < r; d++)
+        a.dims[d] = dims[d], a.st[d] = st[d];
+    PM_BY_SIZE(es, E, pm_naive<E><<<cu_grid(k->be, total), CU_BLOCK, 0, s>>>((const E *)src, (E *)dst, a, total));
+    CU_LAUNCHED(k, n);
+    return FT_OK;
+}
+
+/* ---- the plan ---- */
+
+/* Workspace areas: two intermediates (ping-pong), packed A, B and C, the
+ * loop table and the split partials. */
+enum { EB_INTER0, EB_INTER1, EB_PA, EB_PB, EB_PC, EB_TAB, EB_PART, EB_COUNT };
+
+typedef struct {
+    const void *data;
+    int64_t st[EIN_NL]; /* element stride per label; 0 where absent or broadcast */
+    uint64_t has;       /* labels of size > 1 the values depend on */
+} ein_op;
+
+/* The whole evaluation runs twice: a sizing pass (dry) that launches nothing
+ * and records the largest request per workspace area, then the real pass
+ * on one workspace of their sum. Both take the same decisions, which depend
+ * on shapes and strides only. */
+typedef struct {
+    ft_kctx *k;
+    const ft_node *n;
+    ft_dtype dt;
+    size_t es;
+    int64_t size[EIN_NL];
+    int dry;
+    uint64_t need[EB_COUNT];
+    char *buf[EB_COUNT];
+} ein_ctx;
+
+static void *ein_buf(ein_ctx *e, int which, uint64_t bytes)
+{
+    if (e->dry) {
+        if (bytes > e->need[which])
+            e->need[which] = bytes;
+        return NULL;
+    }
+    return e->buf[which];
+}
+
+static uint64_t numel_of(const ein_ctx *e, const int8_t *lab, int nl)
+{
+    uint64_t r = 1;
+    for (int i = 0; i < nl; i++)
+        r *= (uint64_t)e->size[lab[i]];
+    return r;
+}
+
+/* Labels of a mask in ascending id order. */
+static int mask_labels(uint64_t m, int8_t *lab)
+{
+    int cnt = 0;
+    for (int l = 0; l < EIN_NL; l++)
+        if (m >> l & 1)
+            lab[cnt++] = (int8_t)l;
+    return cnt;
+}
+
+/* Orders the labels of mask m as they appear in ord (labels of m missing
+ * from ord follow in id order). */
+static int order_by(uint64_t m, const int8_t *ord, int nord, int8_t *lab)
+{
+    int cnt = 0;
+    for (int i = 0; i < nord; i++)
+        if (m >> ord[i] & 1) {
+            lab[cnt++] = ord[i];
+            m &= ~((uint64_t)1 << ord[i]);
+        }
+    return cnt + mask_labels(m, lab + cnt);
+}
+
+/* The labels of an operand in its own dim order (by stride, largest first). */
+static int op_order(const ein_op *op, int8_t *lab)
+{
+    int cnt = mask_labels(op->has, lab);
+    for (int i = 1; i < cnt; i++)
+        for (int j = i; j > 0 && op->st[lab[j]] > op->st[lab[j - 1]]; j--) {
+            int8_t t = lab[j];
+            lab[j] = lab[j - 1];
+            lab[j - 1] = t;
+        }
+    return cnt;
+}
+
+/* op's strides for contiguous data in the label order lab. */
+static void set_layout(const ein_ctx *e, ein_op *op, const void *data, const int8_t *lab, int nl)
+{
+    memset(op->st, 0, sizeof op->st);
+    op->data = data;
+    op->has = 0;
+    int64_t s = 1;
+    for (int i = nl - 1; i >= 0; i--) {
+        op->st[lab[i]] = s;
+        op->has |= (uint64_t)1 << lab[i];
+        s *= e->size[lab[i]];
+    }
+}
+
+/* The labels lab[0..nl) (outermost first) as one dim of strides st: 1 with
+ * its stride when each label's stride is the next one's times its size. An
+ * empty group is a dim of size 1 (stride 0). */
+static int group_of(const ein_ctx *e, const int64_t *st, const int8_t *lab, int nl, int64_t *stride)
+{
+    for (int i = 0; i + 1 < nl; i++)
+        if (st[lab[i]] != st[lab[i + 1]] * e->size[lab[i + 1]])
+            return 0;
+    *stride = nl ? st[lab[nl - 1]] : 0;
+    return 1;
+}
+
+/* dst (contiguous, labels olab in that order) = sum over the labels slab of
+ * the product of the operands, in the generic kernel. */
+static ft_status ein_loop(ein_ctx *e, int nops, const ein_op *ops, const int8_t *olab, int no, const int8_t *slab_in,
+                          int ns, void *dst)
+{
+    ft_kctx *k = e->k;
+    const ft_node *n = e->n;
+    uint64_t total = numel_of(e, olab, no), sumtotal = numel_of(e, slab_in, ns);
+    if (total == 0)
+        return FT_OK;
+    /* The innermost summed label is the one operand 0 is densest along. */
+    int8_t slab[EIN_NL];
+    memcpy(slab, slab_in, (size_t)ns);
+    for (int i = 1; i < ns; i++)
+        for (int j = i; j > 0; j--) {
+            int64_t a = ops[0].has >> slab[j] & 1 ? ops[0].st[slab[j]] : 0;
+            int64_t b = ops[0].has >> slab[j - 1] & 1 ? ops[0].st[slab[j - 1]] : 0;
+            if (a <= b)
+                break;
+            int8_t t = slab[j];
+            slab[j] = slab[j - 1];
+            slab[j - 1] = t;
+        }
+    int words = 4 + no + ns + nops * (1 + no + ns);
+    /* Few outputs with long sums: split the sums over blocks (up to 4 blocks
+     * per SM in all, at least 4 terms per thread). */
+    unsigned splits = 0;
+    uint64_t sms = (uint64_t)k->be->sm_count;
+    if (ns > 0 && total < 2 * sms * CU_BLOCK && sumtotal >= 1024) {
+        uint64_t want = (4 * sms + total - 1) / total, cap = sumtotal / (CU_BLOCK * 4);
+        if (want > cap)
+            want = cap;
+        if (want > 65535)
+            want = 65535;
+        splits = want > 1 ? (unsigned)want : 1;
+    }
+    int64_t *tabdev = (int64_t *)ein_buf(e, EB_TAB, (uint64_t)words * 8);
+    double *part = splits > 1 ? (double *)ein_buf(e, EB_PART, total * splits * 8) : NULL;
+    if (e->dry)
+        return FT_OK;
+    int64_t tab[EIN_TAB_MAX];
+    tab[0] = nops, tab[1] = no, tab[2] = ns, tab[3] = (int64_t)e->dt;
+    int64_t *osz = tab + 4, *ssz = osz + no, *opt = ssz + ns;
+    for (int d = 0; d < no; d++)
+        osz[d] = e->size[olab[d]];
+    for (int d = 0; d < ns; d++)
+        ssz[d] = e->size[slab[d]];
+    for (int i = 0; i < nops; i++) {
+        int64_t *o = opt + i * (1 + no + ns);
+        o[0] = (int64_t)(uintptr_t)ops[i].data;
+        for (int d = 0; d < no; d++)
+            o[1 + d] = ops[i].has >> olab[d] & 1 ? ops[i].st[olab[d]] : 0;
+        for (int d = 0; d < ns; d++)
+            o[1 + no + d] = ops[i].has >> slab[d] & 1 ? ops[i].st[slab[d]] : 0;
+    }
+    cudaStream_t s = k->be->stream;
+    for (int w0 = 0; w0 < words; w0 += EIN_POKE) {
+        ein_chunk c;
+        int cnt = words - w0 < EIN_POKE ? words - w0 : EIN_POKE;
+        memset(&c, 0, sizeof c);
+        memcpy(c.v, tab + w0, (size_t)cnt * 8);
+        ein_poke<<<1, EIN_POKE, 0, s>>>(tabdev + w0, c, cnt);
+        CU_LAUNCHED(k, n);
+    }
+    size_t smem = (size_t)words * 8;
+    if (!splits) {
+        unsigned grid = cu_grid(k->be, total);
+        if (nops <= 2)
+            ein_loop_out<2><<<grid, CU_BLOCK, smem, s>>>(tabdev, words, dst, total, sumtotal);
+        else
+            ein_loop_out<EIN_MAXOPS><<<grid, CU_BLOCK, smem, s>>>(tabdev, words, dst, total, sumtotal);
+        CU_LAUNCHED(k, n);
+        return FT_OK;
+    }
+    dim3 grid((unsigned)total, splits); /* total < 2 * SMs * CU_BLOCK here */
+    if (nops <= 2)
+        ein_loop_split<2><<<grid, CU_BLOCK, smem, s>>>(tabdev, words, dst, part, total, sumtotal);
+    else
+        ein_loop_split<EIN_MAXOPS><<<grid, CU_BLOCK, smem, s>>>(tabdev, words, dst, part, total, sumtotal);
+    CU_LAUNCHED(k, n);
+    if (splits > 1) {
+        ein_finish<<<cu_grid(k->be, total), CU_BLOCK, 0, s>>>(part, dst, (int)e->dt, total, splits);
+        CU_LAUNCHED(k, n);
+    }
+    return FT_OK;
+}
+
+/* dst (contiguous, labels lab in that order) = op relabelled: a strided
+ * copy with the dims that stay contiguous merged; past FT_MAX_RANK merged
+ * dims (intermediates can carry many labels) the generic kernel. */
+static ft_status ein_copy(ein_ctx *e, const ein_op *op, const int8_t *lab, int nl, void *dst)
+{
+    int64_t dims[EIN_NL], st[EIN_NL];
+    int r = 0;
+    for (int i = 0; i < nl; i++) {
+        int64_t d = e->size[lab[i]], s = op->has >> lab[i] & 1 ? op->st[lab[i]] : 0;
+        if (r && st[r - 1] == s * d) {
+            dims[r - 1] *= d;
+            st[r - 1] = s;
+        } else {
+            dims[r] = d;
+            st[r++] = s;
+        }
+    }
+    if (r > FT_MAX_RANK)
+        return ein_loop(e, 1, op, lab, nl, NULL, 0, dst);
+    if (e->dry)
+        return FT_OK;
+    return pm_launch(e->k, e->n, e->es, op->data, dst, r, dims, st);
+}
+
+/* dst (contiguous, labels lab in that order) = op with the labels of the
+ * mask sum summed away. */
+static ft_status ein_pack(ein_ctx *e, const ein_op *op, const int8_t *lab, int nl, uint64_t sum, void *dst)
+{
+    if (!sum)
+        return ein_copy(e, op, lab, nl, dst);
+    int8_t sl[EIN_NL];
+    int ns = mask_labels(sum, sl);
+    return ein_loop(e, 1, op, lab, nl, sl, ns, dst);
+}
+
+#define EIN_TRY(x)                                                                                                   \
+    do {                                                                                                             \
+        ft_status st_ = (x);                                                                                         \
+        if (st_)                                                                                                     \
+            return st_;                                                                                              \
+    } while (0)
+
+/* Contracts a and b keeping the labels of keep. With res, the result goes
+ * to dst in the label order res (exactly the kept labels); otherwise into
+ * the intermediate area `inter`, in an order chosen here and described by
+ * *r. Labels: b in both and kept (batch), m / n in one and kept, k in both
+ * and not kept (contracted), sa / sb in one only and not kept (summed while
+ * packing). C[b,m,n] = A[b,m,k] B[b,k,n] in one batched product when that
+ * is worth it, the generic kernel otherwise. */
+static ft_status ein_pair(ein_ctx *e, const ein_op *a, const ein_op *b, uint64_t keep, const int8_t *res, int nres,
+                          void *dst, ein_op *r, int inter)
+{
+    uint64_t la = a->has, lb = b->has;
+    uint64_t mb = la & lb & keep, mm = la & ~lb & keep, mn = lb & ~la & keep, mk = la & lb & ~keep;
+    uint64_t sa = la & ~lb & ~keep, sb = lb & ~la & ~keep;
+    int8_t ord_a[EIN_NL], ord_b[EIN_NL], bl[EIN_NL], ml[EIN_NL], nl[EIN_NL], kl[EIN_NL];
+    int noa = op_order(a, ord_a), nob = op_order(b, ord_b);
+    int nb, nm, nn, nk;
+    if (res) {
+        nb = order_by(mb, res, nres, bl), nm = order_by(mm, res, nres, ml), nn = order_by(mn, res, nres, nl);
+    } else {
+        nb = order_by(mb, ord_a, noa, bl), nm = order_by(mm, ord_a, noa, ml), nn = order_by(mn, ord_b, nob, nl);
+    }
+    nk = order_by(mk, ord_a, noa, kl);
+    int8_t cl[EIN_NL]; /* C's labels: batch, m, n */
+    memcpy(cl, bl, (size_t)nb);
+    memcpy(cl + nb, ml, (size_t)nm);
+    memcpy(cl + nb + nm, nl, (size_t)nn);
+    int nc = nb + nm + nn;
+    uint64_t BT = numel_of(e, bl, nb), M = numel_of(e, ml, nm), N = numel_of(e, nl, nn), K = numel_of(e, kl, nk);
+    size_t es = e->es;
+    if (!res) {
+        dst = ein_buf(e, inter, BT * M * N * es);
+        res = cl, nres = nc;
+        set_layout(e, r, dst, cl, nc);
+    }
+    /* The CPU's threshold: tiny or thin products run in the loop. */
+    int use_gemm = K >= 8 && M * N >= 16 && (double)BT * (double)(M * N) * (double)K >= 16384;
+    if (!use_gemm) {
+        ein_op two[2] = {*a, *b};
+        int8_t sum[EIN_NL];
+        int ns = mask_labels(mk | sa | sb, sum);
+        return ein_loop(e, 2, two, res, nres, sum, ns, dst);
+    }
+    /* Each operand is read in place when its batch, row and column labels
+     * each collapse to one stride cuBLAS accepts; otherwise packed. */
+    int64_t dst_st[EIN_NL], s = 1;
+    memset(dst_st, 0, sizeof dst_st);
+    for (int i = nres - 1; i >= 0; i--)
+        dst_st[res[i]] = s, s *= e->size[res[i]];
+    int64_t ast[3], bst[3], cst[3], ld;
+    cublasOperation_t op;
+    int c_direct = group_of(e, dst_st, ml, nm, &cst[0]) && group_of(e, dst_st, nl, nn, &cst[1]) &&
+                   group_of(e, dst_st, bl, nb, &cst[2]) &&
+                   (cm_plain((int64_t)N, (int64_t)M, cst[1], cst[0], &ld) ||
+                    cm_plain((int64_t)M, (int64_t)N, cst[0], cst[1], &ld));
+    int a_direct = !sa && group_of(e, a->st, ml, nm, &ast[0]) && group_of(e, a->st, kl, nk, &ast[1]) &&
+                   group_of(e, a->st, bl, nb, &ast[2]) && cm_operand((int64_t)M, (int64_t)K, ast[0], ast[1], &op, &ld);
+    int b_direct = !sb && group_of(e, b->st, kl, nk, &bst[0]) && group_of(e, b->st, nl, nn, &bst[1]) &&
+                   group_of(e, b->st, bl, nb, &bst[2]) && cm_operand((int64_t)K, (int64_t)N, bst[0], bst[1], &op, &ld);
+    const void *A = a->data, *B = b->data;
+    void *C = dst;
+    int8_t seq[EIN_NL];
+    if (!a_direct) {
+        void *pa = ein_buf(e, EB_PA, BT * M * K * es);
+        memcpy(seq, bl, (size_t)nb), memcpy(seq + nb, ml, (size_t)nm), memcpy(seq + nb + nm, kl, (size_t)nk);
+        EIN_TRY(ein_pack(e, a, seq, nb + nm + nk, sa, pa));
+        A = pa;
+        ast[0] = (int64_t)K, ast[1] = 1, ast[2] = (int64_t)(M * K);
+    }
+    if (!b_direct) {
+        void *pb = ein_buf(e, EB_PB, BT * K * N * es);
+        memcpy(seq, bl, (size_t)nb), memcpy(seq + nb, kl, (size_t)nk), memcpy(seq + nb + nk, nl, (size_t)nn);
+        EIN_TRY(ein_pack(e, b, seq, nb + nk + nn, sb, pb));
+        B = pb;
+        bst[0] = (int64_t)N, bst[1] = 1, bst[2] = (int64_t)(K * N);
+    }
+    if (!c_direct) {
+        C = ein_buf(e, EB_PC, BT * M * N * es);
+        cst[0] = (int64_t)N, cst[1] = 1, cst[2] = (int64_t)(M * N);
+    }
+    if (!e->dry) {
+        mm_call c;
+        if (!mm_plan((int64_t)BT, (int64_t)M, (int64_t)N, (int64_t)K, A, ast, B, bst, C, cst, &c))
+            return mm_layout_err(e->k, e->n, (int64_t)M, (int64_t)N, (int64_t)K);
+        EIN_TRY(mm_exec(e->k, e->n, e->dt, e->dt, &c, 1.0, 0.0, 0));
+    }
+    if (!c_direct) {
+        ein_op cv;
+        set_layout(e, &cv, C, cl, nc);
+        EIN_TRY(ein_copy(e, &cv, res, nres, dst));
+    }
+    return FT_OK;
+}
+
+/* One pass of the evaluation (see ein_ctx). */
+static ft_status ein_run(ein_ctx *e, int nops, const ein_op *ops, const uint64_t *need_later, uint64_t outm,
+                         const int8_t *olab, int no, int pairwise, void *dst)
+{
+    if (!pairwise) {
+        int8_t sl[EIN_NL];
+        int ns = mask_labels(need_later[0] & ~outm, sl);
+        if (nops == 1 && ns == 0)
+            return ein_copy(e, &ops[0], olab, no, dst);
+        return ein_loop(e, nops, ops, olab, no, sl, ns, dst);
+    }
+    ein_op acc = ops[0];
+    for (int i = 1; i < nops; i++) {
+        ein_op r;
+        if (i == nops - 1)
+            return ein_pair(e, &acc, &ops[i], outm, olab, no, dst, NULL, 0);
+        EIN_TRY(ein_pair(e, &acc, &ops[i], need_later[i + 1], NULL, 0, NULL, &r, EB_INTER0 + (i & 1)));
+        acc = r;
+    }
+    return FT_OK;
+}
+
+} // namespace
+
+CU_KFN(cu_einsum)
+{
+    const char *eq = ft_attr(n, "equation")->s;
+    int nops = n->n_in;
+    if (nops > EIN_MAXOPS)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "einsum: more than %d operands", EIN_MAXOPS);
+    int ranks[EIN_MAXOPS];
+    for (int i = 0; i < nops; i++)
+        ranks[i] = in[i].shape.rank;
+    int8_t lab[EIN_MAXOPS][FT_MAX_RANK], olab_all[FT_MAX_RANK];
+    int n_ell, no_all;
+    char msg[1024];
+    if (ft_einsum_parse(eq, nops, ranks, NULL, lab, &n_ell, olab_all, &no_all, msg, sizeof msg))
+        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "%s", msg);
+    uint64_t total = ft_numel(&out[0].shape);
+    if (total == 0)
+        return FT_OK;
+    ein_ctx e;
+    memset(&e, 0, sizeof e);
+    e.k = k, e.n = n, e.dt = in[0].dtype, e.es = ft_dtype_size(in[0].dtype);
+    for (int l = 0; l < EIN_NL; l++)
+        e.size[l] = 1;
+    uint64_t used = 0;
+    for (int i = 0; i < nops; i++)
+        for (int d = 0; d < ranks[i]; d++) {
+            int l = lab[i][d];
+            if (!(used >> l & 1) || e.size[l] == 1)
+                e.size[l] = in[i].shape.dims[d];
+            used |= (uint64_t)1 << l;
+        }
+    ein_op *ops = (ein_op *)ft_calloc((size_t)nops, sizeof *ops);
+    if (!ops)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory");
+    /* Labels of size 1 carry no layout: they are left out everywhere. A
+     * repeated label (diagonal) gets the sum of its dims' strides; a "..."
+     * dim of size 1 broadcast against a larger one does not count. */
+    for (int i = 0; i < nops; i++) {
+        int64_t s = 1;
+        ops[i].data = in[i].data;
+        for (int d = ranks[i] - 1; d >= 0; d--) {
+            int l = lab[i][d];
+            int64_t dim = in[i].shape.dims[d];
+            if (e.size[l] != 1 && dim == e.size[l]) {
+                ops[i].st[l] += s;
+                ops[i].has |= (uint64_t)1 << l;
+            }
+            s *= dim;
+        }
+    }
+    int8_t olab[FT_MAX_RANK];
+    int no = 0;
+    uint64_t outm = 0;
+    for (int d = 0; d < no_all; d++)
+        if (e.size[olab_all[d]] != 1) {
+            olab[no++] = olab_all[d];
+            outm |= (uint64_t)1 << olab_all[d];
+        }
+    uint64_t need_later[EIN_MAXOPS + 1];
+    need_later[nops] = outm;
+    for (int i = nops - 1; i >= 0; i--)
+        need_later[i] = need_later[i + 1] | ops[i].has;
+    ft_status st = FT_OK;
+    /* A summed label of size 0: every sum is empty. */
+    int empty = 0;
+    for (int l = 0; l < EIN_NL; l++)
+        empty |= (need_later[0] >> l & 1) && e.size[l] == 0;
+    if (empty) {
+        free(ops);
+        CU_TRY(k, n, cudaMemsetAsync(out[0].data, 0, (size_t)total * e.es, k->be->stream));
+        return FT_OK;
+    }
+    /* Pairwise contraction unless an intermediate would be much larger than
+     * every input and the output (the generic kernel needs no memory). */
+    uint64_t biggest = total;
+    for (int i = 0; i < nops; i++)
+        if (ft_numel(&in[i].shape) > biggest)
+            biggest = ft_numel(&in[i].shape);
+    int pairwise = nops >= 2;
+    uint64_t cur = ops[0].has;
+    for (int i = 1; i + 1 < nops && pairwise; i++) {
+        cur = (cur | ops[i].has) & need_later[i + 1];
+        int8_t tl[EIN_NL];
+        if (numel_of(&e, tl, mask_labels(cur, tl)) > 4 * biggest + 65536)
+            pairwise = 0;
+    }
+    for (int pass = 0; pass < 2 && !st; pass++) {
+        e.dry = pass == 0;
+        if (!e.dry) {
+            size_t off[EB_COUNT], sum = 0;
+            for (int b = 0; b < EB_COUNT; b++) {
+                off[b] = sum;
+                sum += ((size_t)e.need[b] + 255) & ~(size_t)255;
+            }
+            void *ws = NULL;
+            if (sum && (st = cu_workspace(k, n, sum, &ws)))
+                break;
+            for (int b = 0; b < EB_COUNT; b++)
+                e.buf[b] = (char *)ws + off[b];
+        }
+        st = ein_run(&e, nops, ops, need_later, outm, olab, no, pairwise, out[0].data);
+    }
+    free(ops);
+    return st;
+}

@@ -1,0 +1,791 @@
+/* CUDA pooling and resize (cu.cuh, pool.cu): max_pool (floats, i8, u8),
+ * average_pool, the global pools (floats) and resize (floats), channels-first.
+ * The semantic references are src/cpu/pool.c and src/cpu/resize.c, whose
+ * formulas, summation orders and double-precision arithmetic are reproduced
+ * here so that results agree bit for bit wherever the CPU's are defined by
+ * one order (windows, resize), and within double rounding elsewhere (global
+ * average). f16/bf16 take the CPU's path through f32: loads widen, a double
+ * result is rounded to f32 and then to the 16-bit type.
+ *
+ * Per-axis window bounds and resize source cells are computed once per
+ * output coordinate of each axis by a small kernel into the workspace; the
+ * main kernels run one thread per output element and look them up. */
+#include "cu.cuh"
+
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+namespace {
+
+/* ---- helpers ---------------------------------------------------------------------------- */
+
+/* Division by a runtime constant through a multiply-high (Granlund &
+ * Montgomery, round-up method): with l = ceil(log2 d) and
+ * m = floor(2^64 (2^l - d) / d) + 1, n / d = (mulhi(n, m) + n) >> l for every
+ * n < 2^63. A 64-bit division is a subroutine of dozens of instructions on the GPU. */
+struct fastdiv {
+    uint64_t d, m;
+    unsigned l;
+};
+
+fastdiv fastdiv_make(uint64_t d)
+{
+    fastdiv f;
+    f.d = d ? d : 1;
+    f.l = 0;
+    while (f.l < 63 && ((uint64_t)1 << f.l) < f.d)
+        f.l++;
+    unsigned __int128 num = (unsigned __int128)(((uint64_t)1 << f.l) - f.d) << 64;
+    f.m = (uint64_t)(num / f.d) + 1;
+    return f;
+}
+
+__device__ __forceinline__ uint64_t fastdiv_q(const fastdiv &f, uint64_t n) { return (__umul64hi(n, f.m) + n) >> f.l; }
+
+__device__ __forceinline__ int64_t grid_start() { return (int64_t)blockIdx.x * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ int64_t grid_step() { return (int64_t)gridDim.x * blockDim.x; }
+
+/* A double result stored as the CPU does: f32 and the 16-bit floats through
+ * one rounding to f32 (the 16-bit ones then rounded again, as the CPU's f32
+ * path does), f64 as is. */
+template <class T> __device__ __forceinline__ T from_double(double v) { return (T)v; }
+template <> __device__ __forceinline__ float from_double<float>(double v) { return __double2float_rn(v); }
+template <> __device__ __forceinline__ __half from_double<__half>(double v)
+{
+    return __float2half_rn(__double2float_rn(v));
+}
+template <> __device__ __forceinline__ __nv_bfloat16 from_double<__nv_bfloat16>(double v)
+{
+    return __float2bfloat16_rn(__double2float_rn(v));
+}
+
+/* The NaN the CPU stores for a max over a NaN: C's NAN (0x7fc00000) in f32,
+ * widened to f64, or narrowed by ft_f32_to_f16 / ft_f32_to_bf16. */
+template <class T> __device__ __forceinline__ T nan_out() { return T(); }
+template <> __device__ __forceinline__ float nan_out<float>() { return __int_as_float(0x7fc00000); }
+template <> __device__ __forceinline__ double nan_out<double>() { return __longlong_as_double(0x7ff8000000000000LL); }
+template <> __device__ __forceinline__ __half nan_out<__half>() { return __ushort_as_half((unsigned short)0x7e00); }
+template <> __device__ __forceinline__ __nv_bfloat16 nan_out<__nv_bfloat16>()
+{
+    return __ushort_as_bfloat16((unsigned short)0x7fc0);
+}
+
+/* Start of a max (the result of an empty window) in the compare type. */
+template <class A> __device__ __forceinline__ A lowest();
+template <> __device__ __forceinline__ float lowest<float>() { return -INFINITY; }
+template <> __device__ __forceinline__ double lowest<double>() { return -(double)INFINITY; }
+template <> __device__ __forceinline__ int8_t lowest<int8_t>() { return INT8_MIN; }
+template <> __device__ __forceinline__ uint8_t lowest<uint8_t>() { return 0; }
+
+template <class A> __device__ __forceinline__ bool is_nan(A v) { return v != v; }
+template <> __device__ __forceinline__ bool is_nan<int8_t>(int8_t) { return false; }
+template <> __device__ __forceinline__ bool is_nan<uint8_t>(uint8_t) { return false; }
+
+ft_status no_kernel(ft_kctx *k, const ft_node *n, ft_dtype dt)
+{
+    return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "%s: no cuda kernel for %s", ft_op_name(n->op), ft_dtype_name(dt));
+}
+
+/* ---- max_pool, average_pool ------------------------------------------------------------- */
+
+/* 1-D and 2-D pools run as 3-D ones whose leading spatial axes have size 1,
+ * kernel 1 and no padding. */
+struct pool_geom {
+    int64_t planes;        /* N * C */
+    int64_t in[3], out[3]; /* spatial sizes */
+    int64_t k[3], s[3], d[3], pb[3], pe[3];
+};
+
+void list_or(const ft_attr_val *a, int count, int64_t def, int64_t *out)
+{
+    for (int i = 0; i < count; i++)
+        out[i] = (a->present && a->n > 0) ? a->ints[i] : def;
+}
+
+/* The padding is recomputed from the attributes and the inferred output
+ * shape exactly as src/cpu/pool.c does (auto_pad included). */
+void pool_geometry(const ft_node *n, const ft_view *x, const ft_view *y, pool_geom *g)
+{
+    int sp = x->shape.rank - 2, off = 3 - sp;
+    int64_t ks[3], st[3], dl[3], pads[6];
+    list_or(ft_attr(n, "kernel_shape"), sp, 1, ks);
+    list_or(ft_attr(n, "strides"), sp, 1, st);
+    list_or(ft_attr(n, "dilations"), sp, 1, dl);
+    list_or(ft_attr(n, "pads"), 2 * sp, 0, pads);
+    const char *ap = ft_attr(n, "auto_pad")->s;
+    int upper = strcmp(ap, "SAME_UPPER") == 0, lower = strcmp(ap, "SAME_LOWER") == 0;
+    g->planes = x->shape.dims[0] * x->shape.dims[1];
+    for (int i = 0; i < 3; i++) {
+        g->in[i] = g->out[i] = g->k[i] = g->s[i] = g->d[i] = 1;
+        g->pb[i] = g->pe[i] = 0;
+    }
+    for (int i = 0; i < sp; i++) {
+        int j = off + i;
+        g->in[j] = x->shape.dims[2 + i];
+        g->out[j] = y->shape.dims[2 + i];
+        g->k[j] = ks[i], g->s[j] = st[i], g->d[j] = dl[i];
+        if (upper || lower) {
+            int64_t total = (g->out[j] - 1) * st[i] + (ks[i] - 1) * dl[i] + 1 - g->in[j];
+            if (total < 0)
+                total = 0;
+            g->pb[j] = upper ? total / 2 : total - total / 2;
+            g->pe[j] = total - g->pb[j];
+        } else if (strcmp(ap, "VALID") != 0) {
+            g->pb[j] = pads[i], g->pe[j] = pads[sp + i];
+        }
+    }
+}
+
+/* Per output position of one axis: the first input cell of its window inside
+ * the input, how many window cells are inside the input, and how many are
+ * inside the padded input (the count_include_pad divisor). */
+struct ptab {
+    int64_t first, cnt, cntpad;
+};
+
+struct tab_args {
+    int64_t total;
+    int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
+};
+
+__global__ void __launch_bounds__(CU_BLOCK) pool_tab_kernel(ptab *__restrict__ tab, tab_args a)
+{
+    for (int64_t e = grid_start(); e < a.total; e += grid_step()) {
+        int i = 0;
+        int64_t p = e;
+        while (i < 2 && p >= a.out[i])
+            p -= a.out[i++];
+        const int64_t in = a.in[i], k = a.k[i], d = a.d[i], pe = a.pe[i];
+        const int64_t start = p * a.s[i] - a.pb[i]; /* >= -pb */
+        /* window cells start + j*d, j in [0, k): the ones in [0, in) */
+        int64_t jlo = start >= 0 ? 0 : (-start + d - 1) / d;
+        int64_t jhi = start > in - 1 ? 0 : (in - 1 - start) / d + 1;
+        if (jhi > k)
+            jhi = k;
+        int64_t jpad = start > in + pe - 1 ? 0 : (in + pe - 1 - start) / d + 1;
+        ptab t;
+        t.cnt = jhi > jlo ? jhi - jlo : 0;
+        t.first = t.cnt ? start + jlo * d : 0; /* never point outside the input */
+        t.cntpad = jpad < k ? jpad : k;
+        tab[e] = t;
+    }
+}
+
+struct pool_args {
+    int64_t total;
+    fastdiv o0, o1, o2;
+    int64_t in1, in2, plane;
+    int64_t dd, dh, dw; /* dilation steps in elements */
+    int64_t t1, t2;     /* table offsets of axes 1 and 2 (axis 0 at 0) */
+    int incl;
+};
+
+/* The window of output t: plane p, tables of its three coordinates. */
+__device__ __forceinline__ int64_t pool_locate(const pool_args &a, const ptab *tab, int64_t t, ptab &td, ptab &th,
+                                               ptab &tw)
+{
+    uint64_t r = (uint64_t)t, q;
+    q = fastdiv_q(a.o2, r);
+    const int64_t ow = (int64_t)(r - q * a.o2.d);
+    r = q;
+    q = fastdiv_q(a.o1, r);
+    const int64_t oh = (int64_t)(r - q * a.o1.d);
+    r = q;
+    q = fastdiv_q(a.o0, r);
+    const int64_t od = (int64_t)(r - q * a.o0.d);
+    td = tab[od];
+    th = tab[a.t1 + oh];
+    tw = tab[a.t2 + ow];
+    return (int64_t)q * a.plane + (td.first * a.in1 + th.first) * a.in2 + tw.first;
+}
+
+/* Max with NaN propagation for floats (a NaN anywhere in the window wins);
+ * an empty window gives -inf or the int minimum. Same visiting order and
+ * strict compare as the CPU, so the sign of a zero maximum agrees too. */
+template <class T>
+__global__ void __launch_bounds__(CU_BLOCK)
+    maxpool_kernel(T *__restrict__ y, const T *__restrict__ x, const ptab *__restrict__ tab, pool_args a)
+{
+    typedef typename cu_acc<T>::type A;
+    for (int64_t t = grid_start(); t < a.total; t += grid_step()) {
+        ptab td, th, tw;
+        const T *xw = x + pool_locate(a, tab, t, td, th, tw);
+        A m = lowest<A>();
+        bool nan = false;
+        for (int64_t i = 0; i < td.cnt; i++)
+            for (int64_t j = 0; j < th.cnt; j++) {
+                const T *row = xw + i * a.dd + j * a.dh;
+                for (int64_t c = 0; c < tw.cnt; c++) {
+                    A v = cu_load(row, c * a.dw);
+                    m = v > m ? v : m;
+                    nan |= is_nan(v);
+                }
+            }
+        if (nan)
+            y[t] = nan_out<T>();
+        else
+            cu_store(y, t, m);
+    }
+}
+
+/* Mean over the window cells inside the input, summed in double in the CPU's
+ * order; the divisor also counts the padding cells (not the ceil_mode
+ * overhang) with count_include_pad. No input cell and no padding counted
+ * gives 0/0 = NaN, as on the CPU. */
+template <class T>
+__global__ void __launch_bounds__(CU_BLOCK)
+    avgpool_kernel(T *__restrict__ y, const T *__restrict__ x, const ptab *__restrict__ tab, pool_args a)
+{
+    for (int64_t t = grid_start(); t < a.total; t += grid_step()) {
+        ptab td, th, tw;
+        const T *xw = x + pool_locate(a, tab, t, td, th, tw);
+        double sum = 0;
+        for (int64_t i = 0; i < td.cnt; i++)
+            for (int64_t j = 0; j < th.cnt; j++) {
+                const T *row = xw + i * a.dd + j * a.dh;
+                for (int64_t c = 0; c < tw.cnt; c++)
+                    sum += (double)cu_load(row, c * a.dw);
+            }
+        int64_t cdh = a.incl ? td.cntpad * th.cntpad : td.cnt * th.cnt;
+        double cnt = __dmul_rn((double)cdh, (double)(a.incl ? tw.cntpad : tw.cnt));
+        y[t] = from_double<T>(sum / cnt);
+    }
+}
+
+ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, int avg)
+{
+    ft_dtype dt = in[0].dtype;
+    int ok = 0;
+    switch (dt) {
+    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: ok = 1; break;
+    case FT_I8: case FT_U8: ok = !avg; break;
+    case FT_I16: case FT_I32: case FT_I64: case FT_BOOL: case FT_DTYPE_COUNT: break;
+    }
+    if (!ok)
+        return no_kernel(k, n, dt);
+    uint64_t numel = ft_numel(&out[0].shape);
+    if (numel == 0)
+        return FT_OK;
+    pool_geom g;
+    pool_geometry(n, &in[0], &out[0], &g);
+    tab_args ta;
+    memset(&ta, 0, sizeof ta);
+    ta.total = g.out[0] + g.out[1] + g.out[2];
+    for (int i = 0; i < 3; i++) {
+        ta.in[i] = g.in[i], ta.out[i] = g.out[i], ta.k[i] = g.k[i], ta.s[i] = g.s[i];
+        ta.d[i] = g.d[i], ta.pb[i] = g.pb[i], ta.pe[i] = g.pe[i];
+    }
+    void *ws = NULL;
+    ft_status st = cu_workspace(k, n, (size_t)ta.total * sizeof(ptab), &ws);
+    if (st)
+        return st;
+    ptab *tab = (ptab *)ws;
+    cudaStream_t s = k->be->stream;
+    pool_tab_kernel<<<cu_grid(k->be, (uint64_t)ta.total), CU_BLOCK, 0, s>>>(tab, ta);
+    CU_LAUNCHED(k, n);
+
+    pool_args a;
+    memset(&a, 0, sizeof a);
+    a.total = (int64_t)numel;
+    a.o0 = fastdiv_make((uint64_t)g.out[0]);
+    a.o1 = fastdiv_make((uint64_t)g.out[1]);
+    a.o2 = fastdiv_make((uint64_t)g.out[2]);
+    a.in1 = g.in[1];
+    a.in2 = g.in[2];
+    a.plane = g.in[0] * g.in[1] * g.in[2];
+    a.dd = g.d[0] * g.in[1] * g.in[2];
+    a.dh = g.d[1] * g.in[2];
+    a.dw = g.d[2];
+    a.t1 = g.out[0];
+    a.t2 = g.out[0] + g.out[1];
+    a.incl = avg && ft_attr(n, "count_include_pad")->i != 0;
+    unsigned grid = cu_grid(k->be, numel);
+    const void *x = in[0].data;
+    void *y = out[0].data;
+#define POOL_LAUNCH(T)                                                                                           \
+    do {                                                                                                         \
+        if (avg)                                                                                                 \
+            avgpool_kernel<T><<<grid, CU_BLOCK, 0, s>>>((T *)y, (const T *)x, tab, a);                           \
+        else                                                                                                     \
+            maxpool_kernel<T><<<grid, CU_BLOCK, 0, s>>>((T *)y, (const T *)x, tab, a);                           \
+    } while (0)
+    switch (dt) {
+    case FT_F16: POOL_LAUNCH(__half); break;
+    case FT_BF16: POOL_LAUNCH(__nv_bfloat16); break;
+    case FT_F32: POOL_LAUNCH(float); break;
+    case FT_F64: POOL_LAUNCH(double); break;
+    case FT_I8: maxpool_kernel<int8_t><<<grid, CU_BLOCK, 0, s>>>((int8_t *)y, (const int8_t *)x, tab, a); break;
+    case FT_U8: maxpool_kernel<uint8_t><<<grid, CU_BLOCK, 0, s>>>((uint8_t *)y, (const uint8_t *)x, tab, a); break;
+    case FT_I16: case FT_I32: case FT_I64: case FT_BOOL: case FT_DTYPE_COUNT: break;
+    }
+#undef POOL_LAUNCH
+    CU_LAUNCHED(k, n);
+    return FT_OK;
+}
+
+/* ---- global pools ----------------------------------------------------------------------- */
+
+/* Planes up to this long get one warp each; longer ones a block, or several
+ * blocks (chunks combined by a second kernel) when there are too few planes
+ * to fill the GPU. */
+#define GP_WARP_LEN 1024
+#define GP_MIN_CHUNK 4096
+
+/* Partial result: a double sum, or the maximum with the flat position of its
+ * first occurrence (so that the sign of a zero maximum is the one of the
+ * CPU's sequential scan, whatever order the threads see the plane in) and
+ * whether a NaN was seen. */
+struct gacc {
+    double v;
+    long long i;
+    int nan;
+};
+
+template <bool MAX> __device__ __forceinline__ gacc gacc_init()
+{
+    gacc g;
+    g.v = MAX ? -(double)INFINITY : 0.0;
+    g.i = LLONG_MAX;
+    g.nan = 0;
+    return g;
+}
+
+/* Fold the value v at position i: only a strictly greater value moves the
+ * maximum, as in the CPU's scan (the positions seen by one thread rise). */
+template <bool MAX> __device__ __forceinline__ void gacc_add(gacc &g, double v, long long i)
+{
+    if (MAX) {
+        if (v > g.v) {
+            g.v = v;
+            g.i = i;
+        }
+        g.nan |= v != v;
+    } else {
+        g.v += v;
+    }
+}
+
+template <bool MAX> __device__ __forceinline__ void gacc_merge(gacc &g, const gacc &o)
+{
+    if (MAX) {
+        if (o.v > g.v || (o.v == g.v && o.i < g.i)) {
+            g.v = o.v;
+            g.i = o.i;
+        }
+        g.nan |= o.nan;
+    } else {
+        g.v += o.v;
+    }
+}
+
+template <bool MAX> __device__ __forceinline__ gacc gacc_shfl_down(const gacc &g, int off)
+{
+    gacc o;
+    o.v = __shfl_down_sync(0xffffffffu, g.v, off);
+    o.i = __shfl_down_sync(0xffffffffu, g.i, off);
+    o.nan = __shfl_down_sync(0xffffffffu, g.nan, off);
+    return o;
+}
+
+template <bool MAX> __device__ __forceinline__ void gacc_warp(gacc &g)
+{
+    for (int off = 16; off > 0; off >>= 1) {
+        gacc o = gacc_shfl_down<MAX>(g, off);
+        gacc_merge<MAX>(g, o);
+    }
+}
+
+template <class T, bool MAX> __device__ __forceinline__ void gacc_store(T *y, int64_t p, const gacc &g, int64_t len)
+{
+    if (MAX)
+        y[p] = g.nan ? nan_out<T>() : from_double<T>(g.v);
+    else
+        y[p] = from_double<T>(g.v / (double)len);
+}
+
+template <class T, bool MAX>
+__global__ void __launch_bounds__(CU_BLOCK)
+    gpool_warp_kernel(T *__restrict__ y, const T *__restrict__ x, int64_t planes, int64_t len)
+{
+    const int lane = (int)(threadIdx.x & 31);
+    /* warp-uniform loop: every lane takes part in the shuffles */
+    for (int64_t p = grid_start() >> 5; p < planes; p += grid_step() >> 5) {
+        const T *xp = x + p * len;
+        gacc g = gacc_init<MAX>();
+        for (int64_t i = lane; i < len; i += 32)
+            gacc_add<MAX>(g, (double)cu_load(xp, i), i);
+        gacc_warp<MAX>(g);
+        if (lane == 0)
+            gacc_store<T, MAX>(y, p, g, len);
+    }
+}
+
+/* One block per (plane, chunk of clen cells); with one chunk per plane the
+ * block writes the result, otherwise its partial. */
+template <class T, bool MAX>
+__global__ void __launch_bounds__(CU_BLOCK) gpool_block_kernel(T *__restrict__ y, gacc *__restrict__ part,
+                                                               const T *__restrict__ x, int64_t planes, int64_t len,
+                                                               int64_t nch, int64_t clen)
+{
+    __shared__ gacc sh[CU_BLOCK / 32];
+    const int lane = (int)(threadIdx.x & 31), wid = (int)(threadIdx.x >> 5);
+    const int nw = (int)(blockDim.x >> 5);
+    for (int64_t w = blockIdx.x; w < planes * nch; w += gridDim.x) {
+        const int64_t p = w / nch, b = (w % nch) * clen, e = b + clen < len ? b + clen : len;
+        const T *xp = x + p * len;
+        gacc g = gacc_init<MAX>();
+        for (int64_t i = b + threadIdx.x; i < e; i += blockDim.x)
+            gacc_add<MAX>(g, (double)cu_load(xp, i), i);
+        gacc_warp<MAX>(g);
+        if (lane == 0)
+            sh[wid] = g;
+        __syncthreads();
+        if (wid == 0) {
+            g = lane < nw ? sh[lane] : gacc_init<MAX>();
+            gacc_warp<MAX>(g);
+            if (lane == 0) {
+                if (part)
+                    part[w] = g;
+                else
+                    gacc_store<T, MAX>(y, p, g, len);
+            }
+        }
+        __syncthreads();
+    }
+}
+
+template <class T, bool MAX>
+__global__ void __launch_bounds__(CU_BLOCK)
+    gpool_combine_kernel(T *__restrict__ y, const gacc *__restrict__ part, int64_t planes, int64_t nch, int64_t len)
+{
+    for (int64_t p = grid_start(); p < planes; p += grid_step()) {
+        gacc g = part[p * nch];
+        for (int64_t c = 1; c < nch; c++)
+            gacc_merge<MAX>(g, part[p * nch + c]);
+        gacc_store<T, MAX>(y, p, g, len);
+    }
+}
+
+template <class T, bool MAX>
+ft_status global_pool(ft_kctx *k, const ft_node *n, const T *x, T *y, int64_t planes, int64_t len)
+{
+    cudaStream_t s = k->be->stream;
+    if (len <= GP_WARP_LEN) {
+        gpool_warp_kernel<T, MAX><<<cu_grid(k->be, (uint64_t)planes * 32u), CU_BLOCK, 0, s>>>(y, x, planes, len);
+        CU_LAUNCHED(k, n);
+        return FT_OK;
+    }
+    /* enough blocks to fill every SM (8 blocks of 256 threads each) */
+    int64_t target = (int64_t)k->be->sm_count * 8, nch = 1;
+    if (planes < target) {
+        nch = (target + planes - 1) / planes;
+        int64_t most = (len + GP_MIN_CHUNK - 1) / GP_MIN_CHUNK;
+        if (nch > most)
+            nch = most;
+        if (nch < 1)
+            nch = 1;
+    }
+    int64_t clen = (len + nch - 1) / nch;
+    nch = (len + clen - 1) / clen; /* no empty chunk */
+    uint64_t work = (uint64_t)planes * (uint64_t)nch, cap = (uint64_t)k->be->sm_count * 32u;
+    unsigned grid = (unsigned)(work < cap ? work : cap);
+    if (nch == 1) {
+        gpool_block_kernel<T, MAX><<<grid, CU_BLOCK, 0, s>>>(y, NULL, x, planes, len, 1, clen);
+        CU_LAUNCHED(k, n);
+        return FT_OK;
+    }
+    void *ws = NULL;
+    ft_status st = cu_workspace(k, n, (size_t)work * sizeof(gacc), &ws);
+    if (st)
+        return st;
+    gacc *part = (gacc *)ws;
+    gpool_block_kernel<T, MAX><<<grid, CU_BLOCK, 0, s>>>(y, part, x, planes, len, nch, clen);
+    CU_LAUNCHED(k, n);
+    gpool_combine_kernel<T, MAX><<<cu_grid(k->be, (uint64_t)planes), CU_BLOCK, 0, s>>>(y, part, planes, nch, len);
+    CU_LAUNCHED(k, n);
+    return FT_OK;
+}
+
+template <class T>
+ft_status global_pool_t(ft_kctx *k, const ft_node *n, const void *x, void *y, int64_t planes, int64_t len, int max)
+{
+    if (max)
+        return global_pool<T, true>(k, n, (const T *)x, (T *)y, planes, len);
+    return global_pool<T, false>(k, n, (const T *)x, (T *)y, planes, len);
+}
+
+/* ---- resize ----------------------------------------------------------------------------- */
+
+enum { CT_HALF_PIXEL, CT_HALF_PIXEL_SYMMETRIC, CT_PYTORCH_HALF_PIXEL, CT_ALIGN_CORNERS, CT_ASYMMETRIC };
+enum { NM_ROUND_PREFER_FLOOR, NM_ROUND_PREFER_CEIL, NM_FLOOR, NM_CEIL };
+
+int pick(const char *v, const char *const *names, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (strcmp(v, names[i]) == 0)
+            return i;
+    return 0; /* unreachable after inference */
+}
+
+/* Source coordinate of output coordinate x, as src_coord() in
+ * src/cpu/resize.c: same expressions in the same order, and every product
+ * rounded on its own (__dmul_rn: no fused multiply-add), so that the nearest
+ * modes pick the same cells and ties fall the same way. */
+__device__ __forceinline__ double src_coord(int ct, double x, double scale, int64_t in, int64_t out)
+{
+    double ow = __dmul_rn(scale, (double)in);
+    switch (ct) {
+    case CT_HALF_PIXEL: return (x + 0.5) / scale - 0.5;
+    case CT_HALF_PIXEL_SYMMETRIC: {
+        double adjustment = (double)out / ow;
+        double center = (double)in / 2;
+        double offset = __dmul_rn(center, 1 - adjustment);
+        return offset + (x + 0.5) / scale - 0.5;
+    }
+    case CT_PYTORCH_HALF_PIXEL: return ow == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
+    case CT_ALIGN_CORNERS: return ow == 1 ? 0.0 : __dmul_rn(x, (double)(in - 1)) / (ow - 1);
+    default: return x / scale; /* asymmetric */
+    }
+}
+
+/* For one output coordinate of one axis: the lower and upper source cells
+ * (clamped to the edge) and the weight of the upper one (0 for nearest, and
+ * whenever only the lower cell is read). */
+struct rtab {
+    int64_t lo, hi;
+    double w;
+};
+
+struct rmap_args {
+    int rank, linear, ct, nm;
+    int64_t total;
+    int64_t in[FT_MAX_RANK], out[FT_MAX_RANK];
+    double scale[FT_MAX_RANK];
+};
+
+__device__ __forceinline__ int64_t clampi(int64_t v, int64_t n) { return v < 0 ? 0 : v >= n ? n - 1 : v; }
+
+/* Also raises *last_active when some weight of the last axis is not 0: the
+ * CPU then computes that axis through doubles instead of copying. */
+__global__ void __launch_bounds__(CU_BLOCK) resize_map_kernel(rtab *__restrict__ tab, int *last_active, rmap_args a)
+{
+    for (int64_t e = grid_start(); e < a.total; e += grid_step()) {
+        int d = 0;
+        int64_t o = e;
+        while (d < a.rank - 1 && o >= a.out[d])
+            o -= a.out[d++];
+        const int64_t in = a.in[d];
+        double xo = src_coord(a.ct, (double)o, a.scale[d], in, a.out[d]);
+        /* Beyond one cell outside the input every choice reads the edge cell;
+         * the clamp keeps the conversion to an integer defined. */
+        if (xo < -1)
+            xo = -1;
+        if (xo > (double)in)
+            xo = (double)in;
+        double fl = floor(xo), ratio = xo - fl;
+        int64_t i0 = (int64_t)fl;
+        rtab t;
+        if (!a.linear) {
+            int up = 0;
+            if (ratio != 0) {
+                switch (a.nm) {
+                case NM_ROUND_PREFER_FLOOR: up = ratio > 0.5; break;
+                case NM_ROUND_PREFER_CEIL: up = ratio >= 0.5; break;
+                case NM_FLOOR: up = 0; break;
+                default: up = 1; break;
+                }
+            }
+            t.lo = t.hi = clampi(i0 + up, in);
+            t.w = 0;
+        } else {
+            t.lo = clampi(i0, in);
+            t.hi = clampi(i0 + 1, in);
+            t.w = t.lo == t.hi ? 0 : ratio;
+            if (t.w != 0 && d == a.rank - 1)
+                *last_active = 1;
+        }
+        tab[e] = t;
+    }
+}
+
+struct resize_args {
+    int rank;
+    int64_t total;
+    fastdiv od[FT_MAX_RANK];     /* output dims */
+    int64_t toff[FT_MAX_RANK]; /* first table entry of each axis */
+    int64_t ist[FT_MAX_RANK];  /* input strides */
+};
+
+/* One output element: the corners of the outer axes with a nonzero weight
+ * (2^active of them) in the CPU's order (axis rank-2 first, its upper cell
+ * is bit 0), each weight the product of the axis factors in that order,
+ * each corner interpolated along the last axis, summed in order. */
+template <class T>
+__global__ void __launch_bounds__(CU_BLOCK) resize_kernel(T *__restrict__ y, const T *__restrict__ x,
+                                                          const rtab *__restrict__ tab,
+                                                          const int *__restrict__ last_active, resize_args a)
+{
+    const bool act_last = *last_active != 0;
+    const int r = a.rank;
+    for (int64_t t = grid_start(); t < a.total; t += grid_step()) {
+        uint64_t rest = (uint64_t)t, q = fastdiv_q(a.od[r - 1], rest);
+        const rtab ml = tab[a.toff[r - 1] + (int64_t)(rest - q * a.od[r - 1].d)];
+        rest = q;
+        int64_t base = 0, dlt[FT_MAX_RANK - 1];
+        double wv[FT_MAX_RANK - 1];
+        unsigned act = 0;
+#pragma unroll
+        for (int d = FT_MAX_RANK - 2; d >= 0; d--) {
+            dlt[d] = 0;
+            wv[d] = 0;
+            if (d <= r - 2) {
+                int64_t c;
+                if (d > 0) {
+                    q = fastdiv_q(a.od[d], rest);
+                    c = (int64_t)(rest - q * a.od[d].d);
+                    rest = q;
+                } else {
+                    c = (int64_t)rest;
+                }
+                const rtab e = tab[a.toff[d] + c];
+                base += e.lo * a.ist[d];
+                if (e.w != 0) {
+                    act |= 1u << d;
+                    dlt[d] = (e.hi - e.lo) * a.ist[d];
+                    wv[d] = e.w;
+                }
+            }
+        }
+        if (act == 0 && !act_last) {
+            y[t] = x[base + ml.lo];
+            continue;
+        }
+        const int nc = 1 << __popc(act);
+        double acc = 0;
+        for (int c = 0; c < nc; c++) {
+            int64_t off = base;
+            double wt = 1;
+            int j = 0;
+#pragma unroll
+            for (int d = FT_MAX_RANK - 2; d >= 0; d--)
+                if ((act >> d) & 1u) {
+                    if ((c >> j) & 1) {
+                        off += dlt[d];
+                        wt = __dmul_rn(wt, wv[d]);
+                    } else {
+                        wt = __dmul_rn(wt, 1 - wv[d]);
+                    }
+                    j++;
+                }
+            const T *xr = x + off;
+            double v = (double)cu_load(xr, ml.lo);
+            if (ml.w != 0)
+                v = __dadd_rn(__dmul_rn(1 - ml.w, v), __dmul_rn(ml.w, (double)cu_load(xr, ml.hi)));
+            acc = __dadd_rn(acc, __dmul_rn(wt, v));
+        }
+        y[t] = from_double<T>(acc);
+    }
+}
+
+} /* namespace */
+
+/* ---- entry points ----------------------------------------------------------------------- */
+
+CU_KFN(cu_max_pool) { return run_pool(k, n, in, out, 0); }
+
+CU_KFN(cu_average_pool) { return run_pool(k, n, in, out, 1); }
+
+CU_KFN(cu_global_pool)
+{
+    const ft_shape *s = &in[0].shape;
+    int64_t planes = s->dims[0] * s->dims[1], len = 1;
+    for (int i = 2; i < s->rank; i++)
+        len *= s->dims[i];
+    int max = n->op == FT_OP_GLOBAL_MAX_POOL;
+    ft_dtype dt = in[0].dtype;
+    switch (dt) {
+    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: break;
+    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL: case FT_DTYPE_COUNT:
+        return no_kernel(k, n, dt);
+    }
+    if (planes == 0 || len == 0)
+        return FT_OK;
+    const void *x = in[0].data;
+    void *y = out[0].data;
+    switch (dt) {
+    case FT_F16: return global_pool_t<__half>(k, n, x, y, planes, len, max);
+    case FT_BF16: return global_pool_t<__nv_bfloat16>(k, n, x, y, planes, len, max);
+    case FT_F32: return global_pool_t<float>(k, n, x, y, planes, len, max);
+    case FT_F64: return global_pool_t<double>(k, n, x, y, planes, len, max);
+    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL: case FT_DTYPE_COUNT: break;
+    }
+    return FT_OK;
+}
+
+CU_KFN(cu_resize)
+{
+    static const char *const cts[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+                                      "asymmetric"};
+    static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    ft_dtype dt = in[0].dtype;
+    switch (dt) {
+    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: break;
+    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL: case FT_DTYPE_COUNT:
+        return no_kernel(k, n, dt);
+    }
+    const ft_shape *is = &in[0].shape, *os = &out[0].shape;
+    uint64_t numel = ft_numel(os);
+    if (numel == 0 || is->rank == 0)
+        return FT_OK;
+    const int r = is->rank;
+    const ft_attr_val *sc = ft_attr(n, "scales");
+    rmap_args m;
+    memset(&m, 0, sizeof m);
+    m.rank = r;
+    m.linear = strcmp(ft_attr(n, "mode")->s, "linear") == 0;
+    m.ct = pick(ft_attr(n, "coordinate_transformation_mode")->s, cts, (int)FT_ARRAY_LEN(cts));
+    m.nm = pick(ft_attr(n, "nearest_mode")->s, nms, (int)FT_ARRAY_LEN(nms));
+    resize_args a;
+    memset(&a, 0, sizeof a);
+    a.rank = r;
+    a.total = (int64_t)numel;
+    int64_t ist[FT_MAX_RANK];
+    ft_strides(is, ist);
+    for (int d = 0; d < r; d++) {
+        m.in[d] = is->dims[d];
+        m.out[d] = os->dims[d];
+        /* ONNX: with sizes the scale is output / input, with scales the attribute itself */
+        m.scale[d] = sc->present ? sc->floats[d] : (double)os->dims[d] / (double)is->dims[d];
+        a.toff[d] = m.total;
+        m.total += os->dims[d];
+        a.od[d] = fastdiv_make((uint64_t)os->dims[d]);
+        a.ist[d] = ist[d];
+    }
+    /* workspace: the flag, padded to the table's alignment, then the table */
+    void *ws = NULL;
+    ft_status st = cu_workspace(k, n, 16 + (size_t)m.total * sizeof(rtab), &ws);
+    if (st)
+        return st;
+    int *flag = (int *)ws;
+    rtab *tab = (rtab *)((char *)ws + 16);
+    cudaStream_t s = k->be->stream;
+    CU_TRY(k, n, cudaMemsetAsync(flag, 0, sizeof(int), s));
+    resize_map_kernel<<<cu_grid(k->be, (uint64_t)m.total), CU_BLOCK, 0, s>>>(tab, flag, m);
+    CU_LAUNCHED(k, n);
+    unsigned grid = cu_grid(k->be, numel);
+    const void *x = in[0].data;
+    void *y = out[0].data;
+    switch (dt) {
+    case FT_F16: resize_kernel<__half><<<grid, CU_BLOCK, 0, s>>>((__half *)y, (const __half *)x, tab, flag, a); break;
+    case FT_BF16:
+        resize_kernel<__nv_bfloat16>
+            <<<grid, CU_BLOCK, 0, s>>>((__nv_bfloat16 *)y, (const __nv_bfloat16 *)x, tab, flag, a);
+        break;
+    case FT_F32: resize_kernel<float><<<grid, CU_BLOCK, 0, s>>>((float *)y, (const float *)x, tab, flag, a); break;
+    case FT_F64: resize_kernel<double><<<grid, CU_BLOCK, 0, s>>>((double *)y, (const double *)x, tab, flag, a); break;
+    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL: case FT_DTYPE_COUNT: break;
+    }
+    CU_LAUNCHED(k, n);
+    return FT_OK;
+}
