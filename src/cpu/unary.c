@@ -200,10 +200,10 @@ FLOAT_HELPERS(f64, double)
 #define GEN_F2(OP, PRE, POST) UN_ROW_F2(OP##_f32, float, PRE, POST) UN_ROW_F2(OP##_f64, double, PRE, POST)
 FLOAT_UNARY(GEN_F1, GEN_F2)
 GEN_F1(GELU_TANH, GELU_TANH_EXPR)
-UN_ROW_F(IS_NAN_f32, float, uint8_t, isnan(x))
-UN_ROW_F(IS_NAN_f64, double, uint8_t, isnan(x))
-UN_ROW_F(IS_INF_f32, float, uint8_t, isinf(x))
-UN_ROW_F(IS_INF_f64, double, uint8_t, isinf(x))
+UN_ROW_F(IS_NAN_f32, float, uint8_t, isnan(x) != 0)
+UN_ROW_F(IS_NAN_f64, double, uint8_t, isnan(x) != 0)
+UN_ROW_F(IS_INF_f32, float, uint8_t, isinf(x) != 0)
+UN_ROW_F(IS_INF_f64, double, uint8_t, isinf(x) != 0)
 
 /* Integer rows: negation wraps (like NumPy), so it is done in unsigned. */
 #define UN_ROW_I(NAME, T, UT, EXPR)                                                              \

@@ -6,6 +6,10 @@
  * functions (ft_node_err, ft_attr, ...) to this object. */
 #include "cu.cuh"
 
+extern "C" {
+#include "../runtime/compare.h"
+}
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -337,6 +341,15 @@ static ft_status cu_sync(ft_backend_ctx *c, ft_error *err)
         if (!g || d.node < 0 || d.node >= g->n_nodes)
             return ft_err(err, FT_EGRAPH, "cuda:%d: a kernel found invalid data", c->device);
         const ft_node *n = &g->nodes[d.node];
+        if (d.code == CU_DERR_DIVZERO && n->n_in >= 2 && n->in[1] >= 0 && n->n_out >= 1) {
+            /* the same words as the CPU's message: output element, then where the divisor is 0 */
+            const ft_tensor *b = &g->tensors[n->in[1]], *o = &g->tensors[n->out[0]];
+            char os[FT_SHAPE_STR], bs[FT_SHAPE_STR];
+            return ft_node_err(err, FT_EGRAPH, g, n,
+                               "integer division by zero at output element %lld %s: divisor input '%s' is 0 at index %s",
+                               d.pos, ft_index_str((uint64_t)d.pos, &o->shape, os), b->name,
+                               ft_index_str((uint64_t)d.lo, &b->shape, bs));
+        }
         if (d.code == CU_DERR_DIVZERO)
             return ft_node_err(err, FT_EGRAPH, g, n, "integer division by zero at element %lld", d.pos);
         if (d.hi < d.lo)

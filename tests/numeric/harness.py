@@ -91,6 +91,12 @@ def compare(got, exp, tol):
         return ["shape: got %s, expected %s" % (list(got.shape), list(exp.shape))], None
     if exp.size == 0:
         return None
+    if got.dtype == np.bool_:
+        # a bool is one byte 0 or 1: NumPy reads any nonzero byte as True, so look at the bytes
+        raw = got.reshape(-1).view(np.uint8)
+        if raw.max() > 1:
+            k = int(np.argmax(raw > 1))
+            return ["bool output holds byte %d at flat index %d (a bool must be 0 or 1)" % (raw[k], k)], k
     g, e = got.reshape(-1), exp.reshape(-1)
     if exp.dtype.kind != "f" or tol.exact:
         bad = ~((g == e) | (np.isnan(g) & np.isnan(e))) if exp.dtype.kind == "f" else g != e
