@@ -41,7 +41,7 @@ cuda: $(CUDA_LIB)
 
 $(CUDA_LIB): $(CUDA_OBJS)
 	@test -n "$(NVCC)" || { echo "cuda: nvcc not found (set CUDA_HOME or NVCC)" >&2; exit 1; }
-	$(NVCC) -shared $(CUDA_ARCH) -o $@ $(CUDA_OBJS) -lcublas -lcufft -Xlinker -rpath,'$$ORIGIN',-rpath,$(CUDA_HOME)/lib64
+	$(NVCC) -shared $(CUDA_ARCH) -o $@ $(CUDA_OBJS) -lcublas -lcufft -Xlinker -rpath,$(CUDA_HOME)/lib64
 
 $(BUILD)/src/cuda/%.o: src/cuda/%.cu
 	@mkdir -p $(dir $@)

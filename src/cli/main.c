@@ -879,7 +879,13 @@ static int cmd_run(const cli *c)
         goto out;
     }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (c->cuda_graph && be->capture && (c->profile || c->trace) && !c->quiet)
+    int n_fallback = 0;
+    for (int k = 0; fb && k < g->n_nodes; k++)
+        n_fallback += !ft_backend_supports(be, g->nodes[k].op, g->tensors[g->nodes[k].in[0]].dtype);
+    if (c->cuda_graph && be->capture && n_fallback && !c->quiet)
+        fprintf(stderr, "%s: warning: --cuda-graph is not used: %d node%s run on the cpu (--fallback cpu)\n", prog, n_fallback,
+                n_fallback == 1 ? "" : "s");
+    else if (c->cuda_graph && be->capture && (c->profile || c->trace) && !c->quiet)
         fprintf(stderr, "%s: warning: --cuda-graph is not used with --%s (per-node times need a sync after every node)\n",
                 prog, c->profile ? "profile" : "trace");
     for (int k = 0; k < 2 && !c->quiet && be == &ft_cpu_backend; k++)

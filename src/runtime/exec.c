@@ -200,6 +200,11 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
     /* A captured graph is recorded from a run whose workspaces and plans
      * already exist: at least one warm-up run first. */
     int use_graph = o->cuda_graph && be->capture && be->replay && !o->profile && !o->trace;
+    for (int k = 0; k < g->n_nodes && use_graph; k++) { /* a fallback node synchronises: nothing to record */
+        const ft_node *n = &g->nodes[k];
+        if (!ft_backend_supports(be, n->op, g->tensors[n->in[0]].dtype))
+            use_graph = 0;
+    }
     int warmup = use_graph && o->warmup < 1 ? 1 : o->warmup;
     for (int w = 0; w < warmup; w++) {
         if ((st = run_once(g, p, be, &kc, base, &s, NULL, 0)))

@@ -198,3 +198,12 @@ for r in rows:
     assert cut(cpu) == cut(cuda), (r[0], cpu, cuda)
 print(len(rows))' "$output"
 }
+
+@test "--cuda-graph with a node on the cpu fallback: not recorded, a warning says why, results right" {
+    FAKE_MISSING_OP=softmax FAKE_REPORT_CAPTURE=1 fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" \
+        -d cuda -o "$T/o" --cuda-graph --fallback cpu -n 2 --check
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"warning: --cuda-graph is not used: 1 node run on the cpu (--fallback cpu)"* ]]
+    [[ "$stderr" != *"fake: captured"* ]]
+    [[ "$stderr" == *"check: 1 output on cuda:0 match"* ]]
+}

@@ -8,7 +8,7 @@ load helpers
 VG_STATUS=99
 
 vg() {
-    valgrind -q --trace-children=yes --leak-check=full --error-exitcode=$VG_STATUS --errors-for-leak-kinds=definite "$@"
+    valgrind -q --suppressions="$TESTS_DIR/cli/valgrind.supp" --trace-children=yes --leak-check=full --error-exitcode=$VG_STATUS --errors-for-leak-kinds=definite "$@"
 }
 
 # feed_args GRAPH: writes a random .npy for every graph input without a value source
