@@ -159,6 +159,8 @@ static void cu_close(ft_backend_ctx *c)
             cudaEventDestroy(c->marks[i]);
     if (c->derr)
         cudaFreeHost(c->derr);
+    if (c->derr_dev)
+        cudaFree(c->derr_dev);
     if (c->stream)
         cudaStreamDestroy(c->stream);
     free(c);
@@ -198,9 +200,11 @@ static ft_status cu_open(const ft_backend_opts *o, ft_backend_ctx **out, ft_erro
         OPEN_TRY(cudaEventCreateWithFlags(&c->stage_ev[i], cudaEventDisableTiming));
     for (int i = 0; i < 4; i++)
         OPEN_TRY(cudaEventCreate(&c->marks[i]));
-    OPEN_TRY(cudaHostAlloc((void **)&c->derr, sizeof(cu_derr), cudaHostAllocMapped));
+    OPEN_TRY(cudaHostAlloc((void **)&c->derr, sizeof(cu_derr), cudaHostAllocDefault));
     memset(c->derr, 0, sizeof(cu_derr));
-    OPEN_TRY(cudaHostGetDevicePointer((void **)&c->derr_dev, c->derr, 0));
+    OPEN_TRY(cudaMalloc((void **)&c->derr_dev, sizeof(cu_derr)));
+    /* on the stream: every kernel that may report is queued after it */
+    OPEN_TRY(cudaMemsetAsync(c->derr_dev, 0, sizeof(cu_derr), c->stream));
     {
         cublasStatus_t bs = cublasCreate(&c->blas);
         if (bs != CUBLAS_STATUS_SUCCESS) {
@@ -327,7 +331,11 @@ static ft_status cu_download(ft_backend_ctx *c, void *dst, const void *src, size
 
 static ft_status cu_sync(ft_backend_ctx *c, ft_error *err)
 {
-    cudaError_t e = cudaStreamSynchronize(c->stream);
+    /* The data-error record comes back with the same wait. */
+    cudaError_t e = cudaMemcpyAsync(c->derr, c->derr_dev, sizeof *c->derr, cudaMemcpyDeviceToHost, c->stream);
+    cudaError_t e2 = cudaStreamSynchronize(c->stream);
+    if (e == cudaSuccess)
+        e = e2;
     if (e != cudaSuccess) {
         cudaGetLastError();
         return ft_err(err, FT_ERUNTIME,
@@ -337,6 +345,9 @@ static ft_status cu_sync(ft_backend_ctx *c, ft_error *err)
     cu_derr d = *c->derr;
     if (d.code > 0) {
         memset(c->derr, 0, sizeof *c->derr);
+        /* cleared for the next run; queued, so it precedes any later kernel */
+        if (cudaMemsetAsync(c->derr_dev, 0, sizeof *c->derr, c->stream) != cudaSuccess)
+            cudaGetLastError();
         const ft_graph *g = c->g;
         if (!g || d.node < 0 || d.node >= g->n_nodes)
             return ft_err(err, FT_EGRAPH, "cuda:%d: a kernel found invalid data", c->device);

@@ -44,9 +44,11 @@ extern "C" {
 #define CU_ANY FT_DT_ANY
 #define CU_BYTES FT_DT_ANY
 
-/* A data error found by a kernel; lives in host-mapped pinned memory so the
- * host reads it after a sync without a copy. The first error wins (atomicCAS
- * on code). */
+/* A data error found by a kernel. The first error wins (atomicCAS on code),
+ * so the record lives in device memory: atomics on host-mapped memory go over
+ * the host link and are only atomic where that link supports them (not on
+ * PCIe hosts: hostNativeAtomicSupported is 0 there). The host copies it back
+ * at every sync. */
 enum { CU_DERR_NONE = 0, CU_DERR_INDEX = 1, CU_DERR_DIVZERO = 2 };
 typedef struct cu_derr {
     int code;          /* CU_DERR_* */
@@ -74,8 +76,8 @@ struct ft_backend_ctx {
     size_t stage_bytes;
     cudaEvent_t stage_ev[2];
     cudaEvent_t marks[4];  /* device timing (backend mark/elapsed) */
-    cu_derr *derr;         /* host view of the data-error record (mapped) */
-    cu_derr *derr_dev;     /* device view of the same record */
+    cu_derr *derr;         /* pinned host copy of the data-error record, refreshed at sync */
+    cu_derr *derr_dev;     /* the record itself, in device memory (kernels report here) */
     const ft_graph *g;     /* the graph of the kernels queued, for messages at sync */
     int capturing;         /* inside CUDA graph capture: no allocation, no sync */
     cudaGraph_t graph;
@@ -142,7 +144,7 @@ __device__ __forceinline__ void cu_report(cu_derr *e, int code, int node, long l
         e->value = value;
         e->lo = lo;
         e->hi = hi;
-        __threadfence_system();
+        __threadfence();
         atomicExch(&e->code, code);
     }
 }

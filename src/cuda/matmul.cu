@@ -286,13 +286,52 @@ CU_KFN(cu_matmul)
             return mm_layout_err(k, n, M, N, K);
         return mm_exec(k, n, dt, dt, &c, 1.0, 0.0, 0);
     }
-    /* Broadcasting over part of the batch: pointer arrays built on the device. */
+    /* Broadcasting over part of the batch. cuBLAS cannot see the matrices
+     * behind pointer arrays and its tensor-core kernels take them as 16-byte
+     * aligned (a misaligned-address fault otherwise), so pointer arrays only
+     * when every matrix starts on 16 bytes; else one strided-batched call
+     * (whose pointers cuBLAS does check) per index of the other merged dims,
+     * batched along the longest. */
+    const uint64_t amat = (uint64_t)(M * K) * es, bmat = (uint64_t)(K * N) * es, cmat = (uint64_t)(M * N) * es;
+    if (((uintptr_t)in[0].data | (uintptr_t)in[1].data | (uintptr_t)out[0].data | amat | bmat | cmat) % 16) {
+        int big = 0;
+        int64_t cm[FT_MAX_RANK], idx[FT_MAX_RANK], acc = 1; /* C is contiguous over the merged dims */
+        for (int i = nd - 1; i >= 0; i--) {
+            cm[i] = acc, acc *= md[i], idx[i] = 0;
+            if (md[i] > md[big])
+                big = i;
+        }
+        ast[2] = ma[big] * M * K, bst[2] = mb[big] * K * N, cst[2] = cm[big] * M * N;
+        for (uint64_t call = 0; call < nbatch / (uint64_t)md[big]; call++) {
+            int64_t oa = 0, ob = 0, oc = 0;
+            for (int i = 0; i < nd; i++)
+                if (i != big)
+                    oa += idx[i] * ma[i], ob += idx[i] * mb[i], oc += idx[i] * cm[i];
+            if (!mm_plan(md[big], M, N, K, (const char *)in[0].data + (uint64_t)oa * amat, ast,
+                         (const char *)in[1].data + (uint64_t)ob * bmat, bst, (char *)out[0].data + (uint64_t)oc * cmat,
+                         cst, &c))
+                return mm_layout_err(k, n, M, N, K);
+            ft_status st = mm_exec(k, n, dt, dt, &c, 1.0, 0.0, 0);
+            if (st)
+                return st;
+            for (int i = nd - 1; i >= 0; i--) {
+                if (i == big)
+                    continue;
+                if (++idx[i] < md[i])
+                    break;
+                idx[i] = 0;
+            }
+        }
+        return FT_OK;
+    }
+    /* Each array on its own 256 bytes: cuBLAS also wants the arrays aligned. */
+    const size_t arr = ((size_t)nbatch * sizeof(void *) + 255) & ~(size_t)255;
     void *ws;
-    ft_status st = cu_workspace(k, n, (size_t)nbatch * 3 * sizeof(void *), &ws);
+    ft_status st = cu_workspace(k, n, 3 * arr, &ws);
     if (st)
         return st;
-    const void **pa = (const void **)ws, **pb = pa + nbatch;
-    void **pc = (void **)(pb + nbatch);
+    const void **pa = (const void **)ws, **pb = (const void **)((char *)ws + arr);
+    void **pc = (void **)((char *)ws + 2 * arr);
     mm_ptrs_args p;
     memset(&p, 0, sizeof p);
     p.nd = nd;

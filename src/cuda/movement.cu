@@ -52,10 +52,10 @@ __device__ __forceinline__ uint64_t fastdiv_q(const fastdiv &f, uint64_t n) { re
 __device__ __forceinline__ int64_t grid_start() { return (int64_t)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ int64_t grid_step() { return (int64_t)gridDim.x * blockDim.x; }
 
-/* An index error: the record lives in host-mapped memory, so every report is
- * a remote atomic; a tensor full of bad indices must not turn into millions
- * of them. One report per thread at most, by one lane of the lanes that
- * found one together. */
+/* An index error: every report is an atomic on the one error record, so a
+ * tensor full of bad indices must not turn into millions of them contending
+ * for one address. One report per thread at most, by one lane of the lanes
+ * that found one together. */
 __device__ __forceinline__ void index_error(bool &done, cu_derr *e, int node, int64_t pos, int64_t v, int64_t dim)
 {
     if (done)

@@ -95,9 +95,10 @@ typedef struct {
     int events;
 } node_timer;
 
-/* capture: queue only (no sync, no host work): the run is being recorded. */
+/* no_sync: queue only, the caller synchronises (a run being recorded, or
+ * one whose end is marked on the device first). */
 static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend *be, ft_kctx *kc, char *arena, scratch *s,
-                          node_timer *tm, int capture)
+                          node_timer *tm, int no_sync)
 {
     for (int k = 0; k < g->n_nodes; k++) {
         if (ft_stop_signal)
@@ -142,7 +143,7 @@ static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend 
                 tm->r->events[tm->r->n_events++] = (ft_trace_event){ni, tm->run, (a - tm->t0) * 1e3, (b - tm->t0) * 1e3};
         }
     }
-    return capture ? FT_OK : be->sync(kc->be, kc->err);
+    return no_sync ? FT_OK : be->sync(kc->be, kc->err);
 }
 
 static void progress(const ft_exec_opts *o, double start, double *last, int done, int total)
@@ -239,11 +240,15 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
         double a = ft_now();
         if (dev_time && (st = be->mark(ctx, 0, err)))
             goto out;
+        /* With device timers the end mark is queued right behind the last
+         * kernel, before the host waits: the wait is not the run's time. */
+        int per_node = o->profile || o->trace;
+        int defer_sync = use_graph || (dev_time && !per_node);
         if (use_graph)
             st = be->replay(ctx, err);
         else
-            st = run_once(g, p, be, &kc, base, &s, (o->profile || o->trace) ? &tm : NULL, 0);
-        if (st || (dev_time && (st = be->mark(ctx, 1, err))) || (use_graph && (st = be->sync(ctx, err))))
+            st = run_once(g, p, be, &kc, base, &s, per_node ? &tm : NULL, defer_sync);
+        if (st || (dev_time && (st = be->mark(ctx, 1, err))) || (defer_sync && (st = be->sync(ctx, err))))
             goto out;
         double ms = (ft_now() - a) * 1e3;
         if (dev_time && (st = be->elapsed(ctx, 0, 1, &ms, err)))
