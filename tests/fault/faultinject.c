@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -55,6 +56,12 @@ static long fi_calls;         /* atomic */
 static volatile int fi_ready;
 
 static __thread int in_shim __attribute__((tls_model("initial-exec")));
+/* Set in the main thread and in a new thread once its own start routine runs:
+ * what a thread library or a sanitizer does to start a thread (reading
+ * /proc/self/maps for the stack bounds, ...) happens at a moment that varies
+ * from run to run, and counting it would make the Nth call a different call
+ * each time. */
+static __thread int thread_ready __attribute__((tls_model("initial-exec")));
 
 /* Address ranges of the objects whose calls count. */
 #define MAX_RANGES 64
@@ -241,7 +248,7 @@ static void describe(const void *ra, char *buf, size_t n)
 /* Counts the call and says whether it must fail. */
 static int should_fail(int cls, const char *what, const void *ra)
 {
-    if (!fi_armed || cls != fi_class || in_shim || !counted_caller(ra))
+    if (!fi_armed || cls != fi_class || in_shim || !thread_ready || !counted_caller(ra))
         return 0;
     long n = __atomic_add_fetch(&fi_calls, 1, __ATOMIC_RELAXED);
     int fail = fi_at > 0 && (n == fi_at || (fi_persist && n > fi_at));
@@ -312,6 +319,7 @@ static int prog_matches(const char *argv0)
 
 static int wrapped_main(int argc, char **argv, char **envp)
 {
+    thread_ready = 1;
     if (!prog_matches(argc > 0 ? argv[0] : NULL))
         return user_main(argc, argv, envp);
     dl_iterate_phdr(phdr_cb, NULL);
@@ -319,6 +327,36 @@ static int wrapped_main(int argc, char **argv, char **envp)
     fi_armed = 1;
     atexit(report); /* registered before main's own, so it runs last */
     return user_main(argc, argv, envp);
+}
+
+/* Thread starts: the start routine runs with thread_ready set. A fixed pool
+ * of slots (no allocation here); a slot is read before its thread can be
+ * reused, as no program starts this many threads at once. */
+#define N_STARTS 4096
+static struct start_slot {
+    void *(*fn)(void *);
+    void *arg;
+} starts[N_STARTS];
+static unsigned n_starts;
+
+static void *start_wrapped(void *p)
+{
+    struct start_slot *sl = p;
+    void *(*fn)(void *) = sl->fn;
+    void *arg = sl->arg;
+    thread_ready = 1;
+    return fn(arg);
+}
+
+EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+    static int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+    if (!real)
+        real = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))dlsym(RTLD_NEXT, "pthread_create");
+    struct start_slot *sl = &starts[__atomic_fetch_add(&n_starts, 1, __ATOMIC_RELAXED) % N_STARTS];
+    sl->fn = fn;
+    sl->arg = arg;
+    return real(t, attr, start_wrapped, sl);
 }
 
 EXPORT int __libc_start_main(int (*main)(int, char **, char **), int argc, char **argv, void (*init)(void),
