@@ -207,3 +207,15 @@ print(len(rows))' "$output"
     [[ "$stderr" != *"fake: captured"* ]]
     [[ "$stderr" == *"check: 1 output on cuda:0 match"* ]]
 }
+
+@test "an installed ftrun finds the backend in ../lib/ftrun/ beside its bin/ folder" {
+    mkdir -p "$T/usr/bin" "$T/usr/lib/ftrun"
+    cp "$FTRUN" "$T/usr/bin/ftrun"
+    cp "$BATS_FILE_TMPDIR/fake_backend.so" "$T/usr/lib/ftrun/libftrun-cuda.so"
+    FTRUN_CUDA_DRIVER=$BATS_FILE_TMPDIR/fake_driver.so run --separate-stderr "$T/usr/bin/ftrun" devices
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"CUDA backend: $T/usr/bin/../lib/ftrun/libftrun-cuda.so (loaded)"* ]]
+    FTRUN_CUDA_DRIVER=$BATS_FILE_TMPDIR/fake_driver.so run --separate-stderr "$T/usr/bin/ftrun" "$GRAPHS/mlp.json" -o "$T/o"
+    [ "$status" -eq 0 ]
+    [ "$(jget "$T/o/timing.json" 'd["device"]["name"]')" = cuda:0 ]
+}
