@@ -43,6 +43,11 @@ ARGS = parse_args()
 # NumPy's BLAS reads these when it loads: give it the same threads as ftrun.
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = str(ARGS.threads)
+sys.path.insert(0, HERE)
+import blascore  # noqa: E402
+
+# the same BLAS kernels as ftrun picks for itself
+BLAS_CORE = blascore.openblas_core()
 
 import numpy as np  # noqa: E402
 
@@ -133,7 +138,7 @@ def main():
         all_ok &= ok
         rows.append((name, f_ms, n_ms, f_ms / n_ms if n_ms > 0 else float("inf"), diff, ok))
 
-    print("threads %d, %d warm-up + %d timed runs, medians" % (ARGS.threads, ARGS.warmup, ARGS.iterations))
+    print("threads %d, %d warm-up + %d timed runs, medians; %s" % (ARGS.threads, ARGS.warmup, ARGS.iterations, BLAS_CORE))
     print("%-18s %12s %12s %8s %14s  %s" % ("graph", "ftrun ms", "numpy ms", "ratio", "max abs diff", "agree"))
     for name, f_ms, n_ms, ratio, diff, ok in rows:
         if f_ms is None:
