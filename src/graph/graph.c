@@ -209,6 +209,9 @@ static void store_init(void *buf, ft_dtype dt, uint64_t i, double v)
 
 void ft_init_values(void *buf, ft_dtype dt, uint64_t numel, int kind, double a, double b, uint64_t seed)
 {
+    /* Every element depends on its index alone (counter-based generator), so
+     * the threads may take any share: the values are the same bit for bit. */
+#pragma omp parallel for schedule(static) if (numel >= 65536)
     for (uint64_t i = 0; i < numel; i++) {
         double v;
         if (kind == 0) {
