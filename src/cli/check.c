@@ -8,12 +8,7 @@
 
 static ft_tol tol_for(const ft_check_opts *o, ft_dtype dt)
 {
-    ft_tol t = ft_tol_default(dt);
-    if (o->have_rtol)
-        t.rtol = o->rtol;
-    if (o->have_atol)
-        t.atol = o->atol;
-    return t;
+    return ft_tol_choose(dt, o->have_rtol, o->rtol, o->have_atol, o->atol);
 }
 
 ft_status ft_check_outputs(const ft_graph *g, const ft_run_result *r, const ft_check_opts *o, int *mismatch, ft_error *err)

@@ -567,12 +567,7 @@ static ft_status load_expect(const cli *c, const ft_graph *g, ft_npy *exp, ft_er
 
 static ft_tol pick_tol(const cli *c, ft_dtype dt)
 {
-    ft_tol tol = ft_tol_default(dt);
-    if (c->have_rtol)
-        tol.rtol = c->rtol;
-    if (c->have_atol)
-        tol.atol = c->atol;
-    return tol;
+    return ft_tol_choose(dt, c->have_rtol, c->rtol, c->have_atol, c->atol);
 }
 
 static int check_expect(const cli *c, const ft_graph *g, const ft_run_result *r, const ft_npy *exp)
@@ -836,14 +831,17 @@ static int cmd_run(const cli *c)
         rc = fail(&err);
         goto out;
     }
-    if (fb && !c->quiet)
-        for (int k = 0; k < g->n_nodes; k++) {
-            const ft_node *n = &g->nodes[g->order[k]];
-            ft_dtype dt = g->tensors[n->in[0]].dtype;
-            if (!ft_backend_supports(be, n->op, dt))
-                fprintf(stderr, "%s: warning: node '%s' (%s, %s) runs on the cpu: %s lacks it (--fallback cpu)\n", prog,
-                        n->name, ft_op_name(n->op), ft_dtype_name(dt), devname);
-        }
+    int n_fallback = 0;
+    for (int k = 0; fb && k < g->n_nodes; k++) {
+        const ft_node *n = &g->nodes[g->order[k]];
+        ft_dtype dt = g->tensors[n->in[0]].dtype;
+        if (ft_backend_supports(be, n->op, dt))
+            continue;
+        n_fallback++;
+        if (!c->quiet)
+            fprintf(stderr, "%s: warning: node '%s' (%s, %s) runs on the cpu: %s lacks it (--fallback cpu)\n", prog, n->name,
+                    ft_op_name(n->op), ft_dtype_name(dt), devname);
+    }
     t0 = ft_now();
     if ((c->check_nodes ? ft_plan_build_unshared(g, &plan, &err) : ft_plan_build(g, &plan, &err))) {
         rc = fail(&err);
@@ -879,9 +877,6 @@ static int cmd_run(const cli *c)
         goto out;
     }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int n_fallback = 0;
-    for (int k = 0; fb && k < g->n_nodes; k++)
-        n_fallback += !ft_backend_supports(be, g->nodes[k].op, g->tensors[g->nodes[k].in[0]].dtype);
     if (c->cuda_graph && be->capture && n_fallback && !c->quiet)
         fprintf(stderr, "%s: warning: --cuda-graph is not used: %d node%s run on the cpu (--fallback cpu)\n", prog, n_fallback,
                 n_fallback == 1 ? "" : "s");

@@ -60,12 +60,8 @@ cu_shape cu_shape_of(const ft_shape *s)
     cu_shape c;
     memset(&c, 0, sizeof c);
     c.rank = s->rank;
-    int64_t st = 1;
-    for (int d = s->rank - 1; d >= 0; d--) {
-        c.dims[d] = s->dims[d];
-        c.strides[d] = st;
-        st *= s->dims[d];
-    }
+    memcpy(c.dims, s->dims, (size_t)s->rank * sizeof c.dims[0]);
+    ft_strides(s, c.strides);
     return c;
 }
 

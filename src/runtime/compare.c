@@ -17,6 +17,16 @@ ft_tol ft_tol_default(ft_dtype dt)
     return (ft_tol){0, 0};
 }
 
+ft_tol ft_tol_choose(ft_dtype dt, int have_rtol, double rtol, int have_atol, double atol)
+{
+    ft_tol t = ft_tol_default(dt);
+    if (have_rtol)
+        t.rtol = rtol;
+    if (have_atol)
+        t.atol = atol;
+    return t;
+}
+
 void ft_compare(const void *got, const void *want, ft_dtype dt, const ft_shape *s, ft_tol tol, ft_cmp *c)
 {
     memset(c, 0, sizeof *c);

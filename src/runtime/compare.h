@@ -26,6 +26,9 @@ typedef struct ft_cmp {
 } ft_cmp;
 
 ft_tol ft_tol_default(ft_dtype dt);
+/* The default of dt with the user's --rtol / --atol in place of the parts
+ * given (have_rtol, have_atol). */
+ft_tol ft_tol_choose(ft_dtype dt, int have_rtol, double rtol, int have_atol, double atol);
 void ft_compare(const void *got, const void *want, ft_dtype dt, const ft_shape *s, ft_tol tol, ft_cmp *out);
 /* The verdict as one line (no prefix, no newline), the same for --expect and
  * `ftrun compare`:

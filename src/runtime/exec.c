@@ -43,6 +43,8 @@ typedef struct {
     const ft_exec_opts *o;
 } scratch;
 
+static size_t view_bytes(const ft_view *v) { return (size_t)ft_numel(&v->shape) * ft_dtype_size(v->dtype); }
+
 /* One node on the fallback backend: its inputs come to host memory, the
  * fallback kernel runs there, its outputs go back to the device arena. */
 static ft_status run_fallback(const ft_graph *g, const ft_node *n, const ft_backend *be, ft_kctx *kc, scratch *s)
@@ -56,7 +58,7 @@ static ft_status run_fallback(const ft_graph *g, const ft_node *n, const ft_back
         hin[i] = s->in[i];
         if (!s->in[i].data)
             continue;
-        size_t nb = (size_t)ft_numel(&s->in[i].shape) * ft_dtype_size(s->in[i].dtype);
+        size_t nb = view_bytes(&s->in[i]);
         if (!(hin[i].data = ft_malloc(nb ? nb : 1)))
             st = ft_node_err(kc->err, FT_ERUNTIME, g, n, "out of memory copying input %d to the host (%zu bytes)", i, nb);
         else
@@ -64,7 +66,7 @@ static ft_status run_fallback(const ft_graph *g, const ft_node *n, const ft_back
     }
     for (int i = 0; i < n->n_out && !st; i++) {
         hout[i] = s->out[i];
-        size_t nb = (size_t)ft_numel(&s->out[i].shape) * ft_dtype_size(s->out[i].dtype);
+        size_t nb = view_bytes(&s->out[i]);
         if (!(hout[i].data = ft_malloc(nb ? nb : 1)))
             st = ft_node_err(kc->err, FT_ERUNTIME, g, n, "out of memory for output %d on the host (%zu bytes)", i, nb);
     }
@@ -73,8 +75,7 @@ static ft_status run_fallback(const ft_graph *g, const ft_node *n, const ft_back
         st = o->fallback->kernels[n->op].fn(&fk, n, hin, hout);
     }
     for (int i = 0; i < n->n_out && !st; i++)
-        st = be->upload(kc->be, s->out[i].data, hout[i].data,
-                        (size_t)ft_numel(&s->out[i].shape) * ft_dtype_size(s->out[i].dtype), kc->err);
+        st = be->upload(kc->be, s->out[i].data, hout[i].data, view_bytes(&s->out[i]), kc->err);
     if (!st)
         st = be->sync(kc->be, kc->err);
     for (int i = 0; hin && i < n->n_in; i++)
@@ -120,7 +121,7 @@ static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend 
         int dev_timer = tm && be->mark && tm->r->node_ms;
         ft_status st = dev_timer ? be->mark(kc->be, 2, kc->err) : FT_OK;
         if (!st) {
-            if (be->kernels[n->op].fn && ft_dtype_in(g->tensors[n->in[0]].dtype, be->kernels[n->op].dtypes))
+            if (ft_backend_supports(be, n->op, g->tensors[n->in[0]].dtype))
                 st = be->kernels[n->op].fn(kc, n, s->in, s->out);
             else
                 st = run_fallback(g, n, be, kc, s);
