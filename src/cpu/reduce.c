@@ -14,13 +14,9 @@
  * noop_with_empty_axes=1 and no axes, each output reduces a single element
  * (so reduce_sum_square squares, reduce_l1 takes |x|), as ONNX's reference. */
 #include "cpu.h"
+#include "../runtime/reduce_geom.h"
 
 #include <math.h>
-#include <string.h>
-
-typedef enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_SUMSQ, R_LSE } rop;
-/* What is accumulated per element. */
-typedef enum { K_SUM, K_ABS, K_SQ, K_MAX, K_MIN, K_PROD, K_EXP } rkind;
 
 /* Columns are processed in chunks of at most this many outputs (stack buffers). */
 #define CHUNK 2048
@@ -34,16 +30,6 @@ static int64_t col_chunk(int64_t inner, int64_t nouter, int threads, int par)
     c = (c + 15) / 16 * 16;
     return c < CHUNK ? c : CHUNK;
 }
-
-typedef struct {
-    int nk, nr;                             /* outer kept groups, reduced groups (without the run) */
-    int64_t kdim[FT_MAX_RANK], kstr[FT_MAX_RANK];
-    int64_t rdim[FT_MAX_RANK], rstr[FT_MAX_RANK];
-    int64_t inner;                          /* columns: length of the innermost kept group; else 1 */
-    int64_t L;                              /* runs: length of the innermost reduced group; else 1 */
-    int64_t nouter;                         /* product of kdim */
-    int64_t nred;                           /* elements reduced into each output */
-} rplan;
 
 /* ---- per-dtype element loops ------------------------------------------------- */
 
@@ -78,7 +64,7 @@ typedef struct {
     DEF_PAIRWISE(pw_abs_##S, T, LD, G_ABS)                                                                        \
     DEF_PAIRWISE(pw_sq_##S, T, LD, G_SQ)                                                                          \
     /* Reduce a contiguous run of n >= 1 elements in double. */                                                   \
-    static double frun_##S(const void *xv, int64_t n, rkind kind, double m)                                       \
+    static double frun_##S(const void *xv, int64_t n, ft_rkind kind, double m)                                    \
     {                                                                                                             \
         const T *x = xv;                                                                                          \
         double r;                                                                                                 \
@@ -122,7 +108,7 @@ typedef struct {
         return 0;                                                                                                 \
     }                                                                                                             \
     /* The same in wrapping 64-bit integer arithmetic (max/min compare signed). */                                \
-    static uint64_t irun_##S(const void *xv, int64_t n, rkind kind)                                               \
+    static uint64_t irun_##S(const void *xv, int64_t n, ft_rkind kind)                                            \
     {                                                                                                             \
         const T *x = xv;                                                                                          \
         uint64_t u;                                                                                               \
@@ -176,7 +162,7 @@ typedef struct {
         return 0;                                                                                                 \
     }                                                                                                             \
     /* acc[j] (op)= x[j] for one row of a column chunk. */                                                        \
-    static void fvec_##S(const void *xv, int64_t n, rkind kind, double *restrict acc, const double *m)            \
+    static void fvec_##S(const void *xv, int64_t n, ft_rkind kind, double *restrict acc, const double *m)         \
     {                                                                                                             \
         const T *restrict x = xv;                                                                                 \
         switch (kind) {                                                                                           \
@@ -216,7 +202,7 @@ typedef struct {
             break;                                                                                                \
         }                                                                                                         \
     }                                                                                                             \
-    static void ivec_##S(const void *xv, int64_t n, rkind kind, uint64_t *restrict acc)                           \
+    static void ivec_##S(const void *xv, int64_t n, ft_rkind kind, uint64_t *restrict acc)                        \
     {                                                                                                             \
         const T *restrict x = xv;                                                                                 \
         switch (kind) {                                                                                           \
@@ -312,10 +298,10 @@ static void store_u(ft_dtype dt, void *y, int64_t i, uint64_t v)
 }
 
 typedef struct {
-    double (*frun)(const void *, int64_t, rkind, double);
-    uint64_t (*irun)(const void *, int64_t, rkind);
-    void (*fvec)(const void *, int64_t, rkind, double *, const double *);
-    void (*ivec)(const void *, int64_t, rkind, uint64_t *);
+    double (*frun)(const void *, int64_t, ft_rkind, double);
+    uint64_t (*irun)(const void *, int64_t, ft_rkind);
+    void (*fvec)(const void *, int64_t, ft_rkind, double *, const double *);
+    void (*ivec)(const void *, int64_t, ft_rkind, uint64_t *);
 } rfns;
 
 static const rfns *fns_of(ft_dtype dt)
@@ -339,77 +325,7 @@ static const rfns *fns_of(ft_dtype dt)
 
 /* ---- planning ------------------------------------------------------------------- */
 
-static rop op_of(ft_op op)
-{
-    /* An if-chain: a switch over ft_op would have to list every op. */
-    if (op == FT_OP_REDUCE_MEAN) return R_MEAN;
-    if (op == FT_OP_REDUCE_MAX) return R_MAX;
-    if (op == FT_OP_REDUCE_MIN) return R_MIN;
-    if (op == FT_OP_REDUCE_PROD) return R_PROD;
-    if (op == FT_OP_REDUCE_L1) return R_L1;
-    if (op == FT_OP_REDUCE_L2) return R_L2;
-    if (op == FT_OP_REDUCE_SUM_SQUARE) return R_SUMSQ;
-    if (op == FT_OP_REDUCE_LOG_SUM_EXP) return R_LSE;
-    return R_SUM;
-}
-
-/* Reduced-axis mask, by the same rules as ft_infer_reduce. */
-static void reduced_axes(const ft_node *n, int rank, int *red)
-{
-    const ft_attr_val *ax = ft_attr(n, "axes");
-    memset(red, 0, sizeof(int) * FT_MAX_RANK);
-    for (int i = 0; i < ax->n; i++) {
-        int a;
-        if (ft_axis(ax->ints[i], rank, &a) == 0)
-            red[a] = 1;
-    }
-    if (ax->n == 0 && !ft_attr(n, "noop_with_empty_axes")->i)
-        for (int i = 0; i < rank; i++)
-            red[i] = 1;
-}
-
-/* Build the plan for a shape without zero dims. */
-static void make_plan(const ft_shape *s, const int *red, rplan *p)
-{
-    int64_t gd[FT_MAX_RANK], gs[FT_MAX_RANK];
-    int gr[FT_MAX_RANK], ng = 0;
-    int64_t st[FT_MAX_RANK];
-    ft_strides(s, st);
-    memset(p, 0, sizeof *p);
-    p->nred = 1;
-    for (int i = 0; i < s->rank; i++) {
-        if (s->dims[i] == 1)
-            continue;
-        if (red[i])
-            p->nred *= s->dims[i];
-        /* Row-major dims merge with their right neighbour: the merged stride
-         * is the inner one's. */
-        if (ng && gr[ng - 1] == red[i]) {
-            gd[ng - 1] *= s->dims[i];
-            gs[ng - 1] = st[i];
-        } else {
-            gd[ng] = s->dims[i], gs[ng] = st[i], gr[ng] = red[i];
-            ng++;
-        }
-    }
-    p->inner = p->L = 1;
-    int last = ng;
-    if (ng && !gr[ng - 1])
-        p->inner = gd[--last];
-    else if (ng)
-        p->L = gd[--last];
-    p->nouter = 1;
-    for (int g = 0; g < last; g++) {
-        if (gr[g]) {
-            p->rdim[p->nr] = gd[g], p->rstr[p->nr++] = gs[g];
-        } else {
-            p->kdim[p->nk] = gd[g], p->kstr[p->nk++] = gs[g];
-            p->nouter *= gd[g];
-        }
-    }
-}
-
-static int64_t outer_offset(const rplan *p, int64_t o)
+static int64_t outer_offset(const ft_rplan *p, int64_t o)
 {
     int64_t off = 0;
     for (int d = p->nk - 1; d >= 0; d--) {
@@ -425,7 +341,7 @@ typedef struct {
     int64_t off;
 } odo;
 
-static void odo_set(const rplan *p, odo *it, int64_t q)
+static void odo_set(const ft_rplan *p, odo *it, int64_t q)
 {
     it->off = 0;
     for (int d = p->nr - 1; d >= 0; d--) {
@@ -435,7 +351,7 @@ static void odo_set(const rplan *p, odo *it, int64_t q)
     }
 }
 
-static void odo_next(const rplan *p, odo *it)
+static void odo_next(const ft_rplan *p, odo *it)
 {
     for (int d = p->nr - 1; d >= 0; d--) {
         it->off += p->rstr[d];
@@ -446,7 +362,7 @@ static void odo_next(const rplan *p, odo *it)
     }
 }
 
-static double fcombine(rkind k, double a, double b)
+static double fcombine(ft_rkind k, double a, double b)
 {
     switch (k) {
     case K_MAX: return (a != a || b != b) ? NAN : (a > b ? a : b);
@@ -457,7 +373,7 @@ static double fcombine(rkind k, double a, double b)
     return a + b;
 }
 
-static uint64_t icombine(rkind k, uint64_t a, uint64_t b)
+static uint64_t icombine(ft_rkind k, uint64_t a, uint64_t b)
 {
     switch (k) {
     case K_MAX: return (int64_t)a > (int64_t)b ? a : b;
@@ -470,8 +386,8 @@ static uint64_t icombine(rkind k, uint64_t a, uint64_t b)
 
 /* Partial reduction of the reduced positions [t0, t1) of the output at base
  * (runs layout: position t is element t % L of run t / L). */
-static double fseg(const rfns *f, const char *x, size_t es, const rplan *p, int64_t base, int64_t t0, int64_t t1,
-                   rkind k, double m)
+static double fseg(const rfns *f, const char *x, size_t es, const ft_rplan *p, int64_t base, int64_t t0, int64_t t1,
+                   ft_rkind k, double m)
 {
     if (p->nr == 0)
         return f->frun(x + (size_t)(base + t0) * es, t1 - t0, k, m);
@@ -492,8 +408,8 @@ static double fseg(const rfns *f, const char *x, size_t es, const rplan *p, int6
     return acc;
 }
 
-static uint64_t iseg(const rfns *f, const char *x, size_t es, const rplan *p, int64_t base, int64_t t0, int64_t t1,
-                     rkind k)
+static uint64_t iseg(const rfns *f, const char *x, size_t es, const ft_rplan *p, int64_t base, int64_t t0, int64_t t1,
+                     ft_rkind k)
 {
     if (p->nr == 0)
         return f->irun(x + (size_t)(base + t0) * es, t1 - t0, k);
@@ -520,25 +436,12 @@ typedef struct {
     const rfns *f;
     ft_dtype dt;
     size_t es;
-    rop op;
+    ft_rop op;
     int ipath;   /* integer arithmetic (ints and bool except l2 / log_sum_exp) */
-    const rplan *p;
+    const ft_rplan *p;
     const char *x;
     void *y;
 } rjob;
-
-static rkind kind_of(rop op)
-{
-    switch (op) {
-    case R_SUM: case R_MEAN: return K_SUM;
-    case R_L1: return K_ABS;
-    case R_L2: case R_SUMSQ: return K_SQ;
-    case R_MAX: case R_LSE: return K_MAX;
-    case R_MIN: return K_MIN;
-    case R_PROD: return K_PROD;
-    }
-    return K_SUM;
-}
 
 /* Finish one output from its accumulated value. */
 static void finish_f(const rjob *j, int64_t oi, double v)
@@ -564,9 +467,9 @@ static double lse_finish(double m, double s) { return (m != m || isinf(m)) ? m :
 /* Runs layout: one whole output. */
 static void runs_output(const rjob *j, int64_t o)
 {
-    const rplan *p = j->p;
+    const ft_rplan *p = j->p;
     int64_t base = outer_offset(p, o);
-    rkind k = kind_of(j->op);
+    ft_rkind k = ft_reduce_kind(j->op);
     if (j->ipath) {
         finish_i(j, o, iseg(j->f, j->x, j->es, p, base, 0, p->nred, k));
         return;
@@ -580,12 +483,12 @@ static void runs_output(const rjob *j, int64_t o)
 /* One output whose reduced set is large: split it across threads. */
 static void runs_output_split(const rjob *j, int64_t o, int threads)
 {
-    const rplan *p = j->p;
+    const ft_rplan *p = j->p;
     int64_t base = outer_offset(p, o), nr = p->nred;
     int parts = threads;
     double fpart[parts];
     uint64_t ipart[parts];
-    rkind k = kind_of(j->op);
+    ft_rkind k = ft_reduce_kind(j->op);
 #pragma omp parallel for num_threads(threads)
     for (int t = 0; t < parts; t++) {
         int64_t t0 = nr * t / parts, t1 = nr * (t + 1) / parts;
@@ -624,9 +527,9 @@ static void runs_output_split(const rjob *j, int64_t o, int threads)
 /* Columns layout: outputs o*inner + [c0, c1) together. */
 static void cols_chunk(const rjob *j, int64_t o, int64_t c0, int64_t c1)
 {
-    const rplan *p = j->p;
+    const ft_rplan *p = j->p;
     int64_t base = outer_offset(p, o) + c0, n = c1 - c0, rows = p->nred;
-    rkind k = kind_of(j->op);
+    ft_rkind k = ft_reduce_kind(j->op);
     odo it;
     if (j->ipath) {
         uint64_t acc[CHUNK];
@@ -664,21 +567,6 @@ static void cols_chunk(const rjob *j, int64_t o, int64_t c0, int64_t c1)
         finish_f(j, o * p->inner + c0 + c, acc[c]);
 }
 
-/* Value of a reduction over the empty set, as a double for store_d. */
-static double identity(rop op, ft_dtype dt)
-{
-    if (dt == FT_BOOL)
-        return op == R_MIN;
-    switch (op) {
-    case R_MAX: case R_LSE: return -INFINITY;
-    case R_MIN: return INFINITY;
-    case R_PROD: return 1;
-    case R_MEAN: return ft_dtype_is_int(dt) ? 0 : NAN;
-    case R_SUM: case R_L1: case R_L2: case R_SUMSQ: break;
-    }
-    return 0;
-}
-
 ft_status cpu_reduce(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_shape *s = &in[0].shape;
@@ -686,23 +574,23 @@ ft_status cpu_reduce(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
     int64_t nout = (int64_t)ft_numel(&out[0].shape);
     if (nout == 0)
         return FT_OK;
-    rjob j = {.f = fns_of(dt), .dt = dt, .es = ft_dtype_size(dt), .op = op_of(n->op), .x = in[0].data,
+    rjob j = {.f = fns_of(dt), .dt = dt, .es = ft_dtype_size(dt), .op = ft_reduce_op(n->op), .x = in[0].data,
               .y = out[0].data};
     if (!j.f)
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cpu reduce kernel",
                            ft_dtype_name(dt));
     j.ipath = !ft_dtype_is_float(dt) && j.op != R_L2 && j.op != R_LSE;
     int red[FT_MAX_RANK];
-    reduced_axes(n, s->rank, red);
+    ft_reduce_axes(n, s->rank, red);
     if (ft_numel(s) == 0) {
         /* Outputs exist, so only reduced dims are empty. */
-        double v = identity(j.op, dt);
+        double v = ft_reduce_identity(j.op, dt);
         for (int64_t i = 0; i < nout; i++)
             store_d(dt, j.y, i, v);
         return FT_OK;
     }
-    rplan p;
-    make_plan(s, red, &p);
+    ft_rplan p;
+    ft_reduce_plan(s, red, &p);
     j.p = &p;
     int64_t total = (int64_t)ft_numel(s);
     int par = total >= CPU_PAR_MIN && k->threads > 1;
@@ -728,17 +616,6 @@ ft_status cpu_reduce(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
 }
 
 /* ---- argmax / argmin ------------------------------------------------------------ */
-
-/* Split shape s around axis into (outer, n, inner). */
-static void around_axis(const ft_shape *s, int axis, int64_t *outer, int64_t *len, int64_t *inner)
-{
-    *outer = *inner = 1;
-    for (int i = 0; i < axis; i++)
-        *outer *= s->dims[i];
-    *len = s->dims[axis];
-    for (int i = axis + 1; i < s->rank; i++)
-        *inner *= s->dims[i];
-}
 
 /* NaN beats every number (the first NaN, or the last with select_last_index),
  * as numpy.argmax does; ties go to the first (or last) index. */
@@ -846,7 +723,7 @@ ft_status cpu_arg(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cpu %s kernel",
                            ft_dtype_name(in[0].dtype), ft_op_name(n->op));
     int64_t outer, len, inner;
-    around_axis(s, axis, &outer, &len, &inner);
+    ft_reduce_around_axis(s, axis, &outer, &len, &inner);
     if (outer * inner == 0)
         return FT_OK;
     if (len == 0)
@@ -927,7 +804,7 @@ ft_status cpu_cumsum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cpu cumsum kernel",
                            ft_dtype_name(in[0].dtype));
     int64_t outer, len, inner;
-    around_axis(s, axis, &outer, &len, &inner);
+    ft_reduce_around_axis(s, axis, &outer, &len, &inner);
     if (outer * len * inner == 0)
         return FT_OK;
     int par = (int64_t)ft_numel(s) >= CPU_PAR_MIN && k->threads > 1;

@@ -23,6 +23,10 @@
  * how two partial results combine and how a result is stored. */
 #include "cu.cuh"
 
+extern "C" {
+#include "../runtime/reduce_geom.h"
+}
+
 #include <math.h>
 #include <string.h>
 
@@ -86,19 +90,12 @@ __device__ __forceinline__ double fin(double m) { return (m != m || fabs(m) == I
 
 /* ---- plan ------------------------------------------------------------------- */
 
-enum { K_SUM, K_ABS, K_SQ, K_MAX, K_MIN, K_PROD, K_EXP };
-enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_SUMSQ, R_LSE };
 /* What a kernel does with a finished (output, piece) value. */
 enum { OUT_FINAL, OUT_PART, OUT_M };
 
-struct RPlan {
-    int nk, nr;                               /* kept groups (without inner), reduced groups (without the run) */
-    int64_t kdim[FT_MAX_RANK], kstr[FT_MAX_RANK];
-    int64_t rdim[FT_MAX_RANK], rstr[FT_MAX_RANK];
-    int64_t inner;                            /* columns: innermost kept group (stride 1); rows: 1 */
-    int64_t L;                                /* rows: innermost reduced run (stride 1); columns: 1 */
-    int64_t nouter;                           /* product of kdim */
-    int64_t nred;                             /* elements reduced into each output */
+/* The CPU's plan (rows are its runs) plus the segment count the rows kernel
+ * divides by. */
+struct RPlan : ft_rplan {
     int64_t nseg;                             /* rows: nred / L */
 };
 
@@ -652,114 +649,20 @@ static ft_status red_run(ft_kctx *k, const ft_node *n, P p, const typename P::T 
     return FT_OK;
 }
 
-static int op_of(ft_op op)
-{
-    /* An if-chain: a switch over ft_op would have to list every op. */
-    if (op == FT_OP_REDUCE_MEAN) return R_MEAN;
-    if (op == FT_OP_REDUCE_MAX) return R_MAX;
-    if (op == FT_OP_REDUCE_MIN) return R_MIN;
-    if (op == FT_OP_REDUCE_PROD) return R_PROD;
-    if (op == FT_OP_REDUCE_L1) return R_L1;
-    if (op == FT_OP_REDUCE_L2) return R_L2;
-    if (op == FT_OP_REDUCE_SUM_SQUARE) return R_SUMSQ;
-    if (op == FT_OP_REDUCE_LOG_SUM_EXP) return R_LSE;
-    return R_SUM;
-}
-
-static int kind_of(int op)
-{
-    switch (op) {
-    case R_L1: return K_ABS;
-    case R_L2: case R_SUMSQ: return K_SQ;
-    case R_MAX: case R_LSE: return K_MAX;
-    case R_MIN: return K_MIN;
-    case R_PROD: return K_PROD;
-    default: return K_SUM;
-    }
-}
-
-/* Reduced-axis mask, by the same rules as ft_infer_reduce. */
-static void reduced_axes(const ft_node *n, int rank, int *red)
-{
-    const ft_attr_val *ax = ft_attr(n, "axes");
-    memset(red, 0, sizeof(int) * FT_MAX_RANK);
-    for (int i = 0; i < ax->n; i++) {
-        int a;
-        if (ft_axis(ax->ints[i], rank, &a) == 0)
-            red[a] = 1;
-    }
-    if (ax->n == 0 && !ft_attr(n, "noop_with_empty_axes")->i)
-        for (int i = 0; i < rank; i++)
-            red[i] = 1;
-}
-
-/* The CPU's plan (cpu/reduce.c make_plan) for a shape without zero dims. */
-static void make_plan(const ft_shape *s, const int *red, RPlan *p)
-{
-    int64_t gd[FT_MAX_RANK], gs[FT_MAX_RANK], st[FT_MAX_RANK];
-    int gr[FT_MAX_RANK], ng = 0;
-    ft_strides(s, st);
-    memset(p, 0, sizeof *p);
-    p->nred = 1;
-    for (int i = 0; i < s->rank; i++) {
-        if (s->dims[i] == 1)
-            continue;
-        if (red[i])
-            p->nred *= s->dims[i];
-        if (ng && gr[ng - 1] == red[i]) {
-            gd[ng - 1] *= s->dims[i];
-            gs[ng - 1] = st[i];
-        } else {
-            gd[ng] = s->dims[i], gs[ng] = st[i], gr[ng] = red[i];
-            ng++;
-        }
-    }
-    p->inner = p->L = 1;
-    int last = ng;
-    if (ng && !gr[ng - 1])
-        p->inner = gd[--last];
-    else if (ng)
-        p->L = gd[--last];
-    p->nouter = 1;
-    for (int g = 0; g < last; g++) {
-        if (gr[g]) {
-            p->rdim[p->nr] = gd[g], p->rstr[p->nr++] = gs[g];
-        } else {
-            p->kdim[p->nk] = gd[g], p->kstr[p->nk++] = gs[g];
-            p->nouter *= gd[g];
-        }
-    }
-    p->nseg = p->nred / p->L;
-}
-
-/* Value of a reduction over the empty set (cpu/reduce.c identity). */
-static double identity(int op, ft_dtype dt)
-{
-    if (dt == FT_BOOL)
-        return op == R_MIN;
-    switch (op) {
-    case R_MAX: case R_LSE: return -INFINITY;
-    case R_MIN: return INFINITY;
-    case R_PROD: return 1;
-    case R_MEAN: return ft_dtype_is_int(dt) ? 0 : NAN;
-    default: return 0;
-    }
-}
-
 template <class T>
-static ft_status reduce_t(ft_kctx *k, const ft_node *n, const T *x, void *y, const RPlan &pl, int64_t nout, int op,
+static ft_status reduce_t(ft_kctx *k, const ft_node *n, const T *x, void *y, const RPlan &pl, int64_t nout, ft_rop op,
                           int ipath, int is_bool)
 {
     if constexpr (!is_fp<T>::value) {
         if (ipath) {
             IRed<T> p = IRed<T>();
-            p.kind = kind_of(op), p.op = op, p.is_bool = is_bool, p.y = (T *)y;
+            p.kind = ft_reduce_kind(op), p.op = op, p.is_bool = is_bool, p.y = (T *)y;
             return red_run(k, n, p, x, pl, nout);
         }
     }
     (void)ipath, (void)is_bool;
     FRed<T> p = FRed<T>();
-    p.kind = kind_of(op), p.op = op, p.y = (T *)y;
+    p.kind = ft_reduce_kind(op), p.op = op, p.y = (T *)y;
     return red_run(k, n, p, x, pl, nout);
 }
 
@@ -998,16 +901,6 @@ static ft_status cumsum_t(ft_kctx *k, const ft_node *n, const T *x, T *y, int64_
     return FT_OK;
 }
 
-static void around_axis(const ft_shape *s, int axis, int64_t *outer, int64_t *len, int64_t *inner)
-{
-    *outer = *inner = 1;
-    for (int i = 0; i < axis; i++)
-        *outer *= s->dims[i];
-    *len = s->dims[axis];
-    for (int i = axis + 1; i < s->rank; i++)
-        *inner *= s->dims[i];
-}
-
 } // namespace
 
 /* ---- entry points ------------------------------------------------------------ */
@@ -1019,19 +912,20 @@ ft_status cu_reduce(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
     const int64_t nout = (int64_t)ft_numel(&out[0].shape);
     if (nout == 0)
         return FT_OK;
-    const int op = op_of(n->op);
+    const ft_rop op = ft_reduce_op(n->op);
     if (dt == FT_BOOL && op != R_MAX && op != R_MIN)
         return bad_dtype(k, n, dt);
     if (ft_numel(s) == 0) {
         /* Outputs exist, so only reduced dims are empty. */
-        const double v = identity(op, dt);
+        const double v = ft_reduce_identity(op, dt);
         CU_DISPATCH(dt, T, return fill_identity<T>(k, n, out[0].data, nout, v));
         return bad_dtype(k, n, dt);
     }
     int red[FT_MAX_RANK];
-    reduced_axes(n, s->rank, red);
+    ft_reduce_axes(n, s->rank, red);
     RPlan pl;
-    make_plan(s, red, &pl);
+    ft_reduce_plan(s, red, &pl);
+    pl.nseg = pl.nred / pl.L;
     const int ipath = !ft_dtype_is_float(dt) && op != R_L2 && op != R_LSE;
     CU_DISPATCH(dt, T,
                 return reduce_t<T>(k, n, (const T *)in[0].data, out[0].data, pl, nout, op, ipath, dt == FT_BOOL));
@@ -1046,7 +940,7 @@ ft_status cu_arg(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
         return ft_node_err(k->err, FT_EGRAPH, k->g, n, "axis out of range");
     const int amax = n->op == FT_OP_ARGMAX, last = ft_attr(n, "select_last_index")->i != 0;
     int64_t outer, len, inner;
-    around_axis(s, axis, &outer, &len, &inner);
+    ft_reduce_around_axis(s, axis, &outer, &len, &inner);
     if (outer * inner == 0)
         return FT_OK;
     if (len == 0)
@@ -1089,7 +983,7 @@ ft_status cu_cumsum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
         return ft_node_err(k->err, FT_EGRAPH, k->g, n, "axis out of range");
     const int excl = ft_attr(n, "exclusive")->i != 0, rev = ft_attr(n, "reverse")->i != 0;
     int64_t outer, len, inner;
-    around_axis(s, axis, &outer, &len, &inner);
+    ft_reduce_around_axis(s, axis, &outer, &len, &inner);
     if (outer * len * inner == 0)
         return FT_OK;
     const ft_dtype dt = in[0].dtype;
