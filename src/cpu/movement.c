@@ -3,32 +3,24 @@
  * attributes were checked by src/graph/infer_movement.c; data (indices) is
  * checked here before anything is written.
  *
- * Most ops reduce to one strided copy ("xfer"): a box of dims read through
- * source strides and written through destination strides, both in elements.
- * Source strides may be 0 (broadcast) or negative (reversed slices). */
+ * Most ops reduce to one strided copy (ft_xfer, src/runtime/copy_geom.h): a
+ * box of dims read through source strides and written through destination
+ * strides, both in elements. Source strides may be 0 (broadcast) or negative
+ * (reversed slices). */
 #include "cpu.h"
+#include "../runtime/copy_geom.h"
 
-#include <math.h>
 #include <string.h>
 #if defined(__SSE2__)
 #include <xmmintrin.h>
 #endif
 
-/* tile views its output with twice the rank (repeat, dim) per axis */
-#define XF_MAX_RANK (2 * FT_MAX_RANK)
 #define TILE 64
 
 /* Element-size integer types for byte moves of any dtype. */
 typedef uint16_t u16a __attribute__((may_alias));
 typedef uint32_t u32a __attribute__((may_alias));
 typedef uint64_t u64a __attribute__((may_alias));
-
-typedef struct xfer {
-    int rank;
-    int64_t dims[XF_MAX_RANK];
-    int64_t ds[XF_MAX_RANK]; /* destination strides */
-    int64_t ss[XF_MAX_RANK]; /* source strides */
-} xfer;
 
 static void fill_elems(char *d, const char *s, int64_t n, size_t es)
 {
@@ -65,37 +57,8 @@ static void run_copy(char *d, int64_t dst, const char *s, int64_t sst, int64_t n
 #undef RUN
 }
 
-/* Drop size-1 dims and merge neighbours that are contiguous in both source and
- * destination; returns the element count (0: nothing to do). */
-static int64_t xfer_simplify(xfer *x)
-{
-    int r = 0;
-    int64_t total = 1;
-    for (int i = 0; i < x->rank; i++) {
-        if (x->dims[i] == 0) {
-            x->rank = 0;
-            return 0;
-        }
-        total *= x->dims[i];
-        if (x->dims[i] == 1)
-            continue;
-        if (r > 0 && x->ss[r - 1] == x->ss[i] * x->dims[i] && x->ds[r - 1] == x->ds[i] * x->dims[i]) {
-            x->dims[r - 1] *= x->dims[i];
-            x->ss[r - 1] = x->ss[i];
-            x->ds[r - 1] = x->ds[i];
-        } else {
-            x->dims[r] = x->dims[i];
-            x->ss[r] = x->ss[i];
-            x->ds[r] = x->ds[i];
-            r++;
-        }
-    }
-    x->rank = r;
-    return total;
-}
-
 /* Offsets of outer index o over dims[0..nd-1] (skipping dim `skip`). */
-static void outer_offsets(const xfer *x, int nd, int skip, int64_t o, int64_t *so, int64_t *dof)
+static void outer_offsets(const ft_xfer *x, int nd, int skip, int64_t o, int64_t *so, int64_t *dof)
 {
     int64_t s = 0, d = 0;
     for (int m = nd - 1; m >= 0; m--) {
@@ -143,7 +106,7 @@ static void tile4(char *D0, const char *S0, int64_t i0, int64_t i1, int64_t j0, 
 
 /* Transposing copy: the destination is contiguous along the last dim a, the
  * source along dim q. Square tiles keep both sides in cache. */
-static void xfer_tiled(const ft_kctx *k, const xfer *x, int q, char *dst, const char *src, size_t es, int par)
+static void xfer_tiled(const ft_kctx *k, const ft_xfer *x, int q, char *dst, const char *src, size_t es, int par)
 {
     int a = x->rank - 1;
     int64_t na = x->dims[a], nq = x->dims[q], sa = x->ss[a], dq = x->ds[q];
@@ -178,9 +141,9 @@ static void xfer_tiled(const ft_kctx *k, const xfer *x, int q, char *dst, const 
 }
 
 /* Copy the box x from src to dst (element strides, es-byte elements). */
-static void xfer_run(const ft_kctx *k, xfer *x, char *dst, const char *src, size_t es)
+static void xfer_run(const ft_kctx *k, ft_xfer *x, char *dst, const char *src, size_t es)
 {
-    int64_t total = xfer_simplify(x);
+    int64_t total = ft_xfer_simplify(x);
     if (total == 0)
         return;
     int R = x->rank;
@@ -215,7 +178,7 @@ static void xfer_run(const ft_kctx *k, xfer *x, char *dst, const char *src, size
     int64_t nchunk = par ? (outer < 4 * nth ? outer : 4 * nth) : 1;
 #pragma omp parallel for num_threads(nth) schedule(static) if (par)
     for (int64_t ch = 0; ch < nchunk; ch++) {
-        int64_t lo = outer * ch / nchunk, hi = outer * (ch + 1) / nchunk, so, dof, idx[XF_MAX_RANK];
+        int64_t lo = outer * ch / nchunk, hi = outer * (ch + 1) / nchunk, so, dof, idx[FT_XFER_MAX_RANK];
         int64_t o = lo;
         for (int m = R - 2; m >= 0; m--) {
             idx[m] = o % x->dims[m];
@@ -237,72 +200,37 @@ static void xfer_run(const ft_kctx *k, xfer *x, char *dst, const char *src, size
     }
 }
 
-/* A box covering shape s of a contiguous destination read from a contiguous
- * source of the same shape; callers then adjust strides. */
-static void xfer_init(xfer *x, const ft_shape *s)
-{
-    x->rank = s->rank;
-    ft_strides(s, x->ds);
-    ft_strides(s, x->ss);
-    for (int i = 0; i < s->rank; i++)
-        x->dims[i] = s->dims[i];
-}
-
 static const char *tensor_name(const ft_kctx *k, const ft_node *n, int i) { return k->g->tensors[n->in[i]].name; }
 
 ft_status cpu_copy(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     if (out->data == in[0].data)
         return FT_OK;
-    xfer x = {.rank = 1, .dims = {(int64_t)ft_numel(&in[0].shape)}, .ds = {1}, .ss = {1}};
+    ft_xfer x = {.rank = 1, .dims = {(int64_t)ft_numel(&in[0].shape)}, .ds = {1}, .ss = {1}};
     xfer_run(k, &x, out->data, in[0].data, ft_dtype_size(in[0].dtype));
     return FT_OK;
 }
 
 ft_status cpu_transpose(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    const ft_attr_val *pa = ft_attr(n, "perm");
-    int r = in[0].shape.rank;
-    int64_t is[FT_MAX_RANK];
-    ft_strides(&in[0].shape, is);
-    xfer x;
-    xfer_init(&x, &out->shape);
-    for (int i = 0; i < r; i++) {
-        int p = r - 1 - i;
-        if (pa->present)
-            ft_axis(pa->ints[i], r, &p);
-        x.ss[i] = is[p];
-    }
+    ft_xfer x;
+    ft_xfer_transpose(&x, n, &in[0].shape, &out->shape);
     xfer_run(k, &x, out->data, in[0].data, ft_dtype_size(in[0].dtype));
     return FT_OK;
 }
 
 ft_status cpu_expand(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    xfer x;
-    xfer_init(&x, &out->shape);
-    ft_broadcast_strides(&in[0].shape, &out->shape, x.ss);
+    ft_xfer x;
+    ft_xfer_expand(&x, &in[0].shape, &out->shape);
     xfer_run(k, &x, out->data, in[0].data, ft_dtype_size(in[0].dtype));
     return FT_OK;
 }
 
 ft_status cpu_tile(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    /* out[r*d + j] along each axis is in[j]: view the output as (repeat, dim)
-     * pairs and broadcast the input over the repeat dims. */
-    const ft_shape *s = &in[0].shape;
-    int64_t is[FT_MAX_RANK], os[FT_MAX_RANK];
-    ft_strides(s, is);
-    ft_strides(&out->shape, os);
-    xfer x = {.rank = 2 * s->rank};
-    for (int i = 0; i < s->rank; i++) {
-        x.dims[2 * i] = s->dims[i] ? out->shape.dims[i] / s->dims[i] : 0;
-        x.dims[2 * i + 1] = s->dims[i];
-        x.ss[2 * i] = 0;
-        x.ss[2 * i + 1] = is[i];
-        x.ds[2 * i] = s->dims[i] * os[i];
-        x.ds[2 * i + 1] = os[i];
-    }
+    ft_xfer x;
+    ft_xfer_tile(&x, &in[0].shape, &out->shape);
     xfer_run(k, &x, out->data, in[0].data, ft_dtype_size(in[0].dtype));
     return FT_OK;
 }
@@ -312,13 +240,11 @@ ft_status cpu_concat(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
     int axis = 0;
     ft_axis(ft_attr(n, "axis")->i, out->shape.rank, &axis);
     size_t es = ft_dtype_size(out->dtype);
-    int64_t os[FT_MAX_RANK], off = 0;
-    ft_strides(&out->shape, os);
+    int64_t off = 0;
     for (int i = 0; i < n->n_in; i++) {
-        xfer x;
-        xfer_init(&x, &in[i].shape);
-        memcpy(x.ds, os, sizeof os);
-        xfer_run(k, &x, (char *)out->data + off * os[axis] * (int64_t)es, in[i].data, es);
+        ft_xfer x;
+        int64_t at = ft_xfer_part(&x, &in[i].shape, &out->shape, axis, off, 1);
+        xfer_run(k, &x, (char *)out->data + at * (int64_t)es, in[i].data, es);
         off += in[i].shape.dims[axis];
     }
     return FT_OK;
@@ -329,54 +255,22 @@ ft_status cpu_split(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
     int axis = 0;
     ft_axis(ft_attr(n, "axis")->i, in[0].shape.rank, &axis);
     size_t es = ft_dtype_size(in[0].dtype);
-    int64_t is[FT_MAX_RANK], off = 0;
-    ft_strides(&in[0].shape, is);
+    int64_t off = 0;
     for (int i = 0; i < n->n_out; i++) {
-        xfer x;
-        xfer_init(&x, &out[i].shape);
-        memcpy(x.ss, is, sizeof is);
-        xfer_run(k, &x, out[i].data, (const char *)in[0].data + off * is[axis] * (int64_t)es, es);
+        ft_xfer x;
+        int64_t at = ft_xfer_part(&x, &out[i].shape, &in[0].shape, axis, off, 0);
+        xfer_run(k, &x, out[i].data, (const char *)in[0].data + at * (int64_t)es, es);
         off += out[i].shape.dims[axis];
     }
     return FT_OK;
 }
 
-/* First index of an ONNX Slice on one axis of size dim (see slice_len() in
- * src/graph/infer_movement.c, which gives the length). */
-static int64_t slice_first(int64_t dim, int64_t start, int64_t step)
-{
-    if (start < 0)
-        start += dim;
-    if (step > 0)
-        return start < 0 ? 0 : start > dim ? dim : start;
-    return start < 0 ? 0 : start > dim - 1 ? dim - 1 : start;
-}
-
 ft_status cpu_slice(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    const ft_attr_val *sa = ft_attr(n, "starts"), *aa = ft_attr(n, "axes"), *pa = ft_attr(n, "steps");
-    const ft_shape *s = &in[0].shape;
-    int64_t is[FT_MAX_RANK], first[FT_MAX_RANK] = {0}, step[FT_MAX_RANK];
-    ft_strides(s, is);
-    for (int d = 0; d < s->rank; d++)
-        step[d] = 1;
-    for (int i = 0; i < sa->n; i++) {
-        int ax = i;
-        if (aa->present)
-            ft_axis(aa->ints[i], s->rank, &ax);
-        step[ax] = pa->present ? pa->ints[i] : 1;
-        first[ax] = slice_first(s->dims[ax], sa->ints[i], step[ax]);
-    }
-    xfer x;
-    xfer_init(&x, &out->shape);
-    int64_t base = 0;
-    for (int d = 0; d < s->rank; d++) {
-        if (out->shape.dims[d] == 0)
-            return FT_OK;
-        base += first[d] * is[d];
-        /* one element: the stride is never used, and a huge step would overflow */
-        x.ss[d] = out->shape.dims[d] > 1 ? is[d] * step[d] : 0;
-    }
+    ft_xfer x;
+    int64_t base;
+    if (!ft_xfer_slice(&x, n, &in[0].shape, &out->shape, &base))
+        return FT_OK;
     size_t es = ft_dtype_size(in[0].dtype);
     xfer_run(k, &x, out->data, (const char *)in[0].data + base * (int64_t)es, es);
     return FT_OK;
@@ -525,46 +419,14 @@ ft_status cpu_gather_elements(ft_kctx *k, const ft_node *n, const ft_view *in, f
     return FT_OK;
 }
 
-/* The pad value in dtype dt: floats round to nearest, ints truncate toward zero
- * and saturate (NaN -> 0), bool is nonzero; as cast does. */
-static void pad_value(double v, ft_dtype dt, unsigned char *buf)
-{
-    static const double lo[] = {[FT_I8] = -128.0, [FT_I16] = -32768.0, [FT_I32] = -2147483648.0, [FT_U8] = 0.0};
-    static const double hi[] = {[FT_I8] = 127.0, [FT_I16] = 32767.0, [FT_I32] = 2147483647.0, [FT_U8] = 255.0};
-    switch (dt) {
-    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: case FT_BOOL:
-        ft_store_f64(buf, dt, 0, v);
-        return;
-    case FT_I64: {
-        int64_t x = isnan(v) ? 0 : v >= 9223372036854775808.0 ? INT64_MAX : v < -9223372036854775808.0 ? INT64_MIN
-                                                                                                     : (int64_t)v;
-        ft_store_i64(buf, dt, 0, x);
-        return;
-    }
-    case FT_I8: case FT_I16: case FT_I32: case FT_U8: {
-        double x = isnan(v) ? 0 : v < lo[dt] ? lo[dt] : v > hi[dt] ? hi[dt] : v;
-        ft_store_i64(buf, dt, 0, (int64_t)x);
-        return;
-    }
-    case FT_DTYPE_COUNT: break;
-    }
-}
-
 ft_status cpu_pad(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    const ft_attr_val *pa = ft_attr(n, "pads"), *aa = ft_attr(n, "axes");
     const char *mode = ft_attr(n, "mode")->s;
     int reflect = strcmp(mode, "reflect") == 0, edge = strcmp(mode, "edge") == 0;
     const ft_shape *s = &in[0].shape, *os_ = &out->shape;
-    int r = s->rank, na = aa->present && aa->n > 0 ? aa->n : r;
-    int64_t pb[FT_MAX_RANK] = {0}, pe[FT_MAX_RANK] = {0};
-    for (int i = 0; i < na; i++) {
-        int ax = i;
-        if (aa->present && aa->n > 0)
-            ft_axis(aa->ints[i], r, &ax);
-        pb[ax] = pa->ints[i];
-        pe[ax] = pa->ints[i + na];
-    }
+    int r = s->rank;
+    int64_t pb[FT_MAX_RANK], pe[FT_MAX_RANK];
+    ft_pad_amounts(n, r, pb, pe);
     size_t es = ft_dtype_size(in[0].dtype);
     int64_t is[FT_MAX_RANK], os[FT_MAX_RANK], kept[FT_MAX_RANK], ob[FT_MAX_RANK], soff = 0, doff = 0;
     ft_strides(s, is);
@@ -578,7 +440,7 @@ ft_status cpu_pad(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
     if (ft_numel(os_) == 0)
         return FT_OK;
     char *dst = out->data;
-    xfer x = {.rank = r};
+    ft_xfer x = {.rank = r};
     for (int d = 0; d < r; d++) {
         x.dims[d] = kept[d];
         x.ds[d] = os[d];
@@ -590,7 +452,7 @@ ft_status cpu_pad(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
      * the axes before d and the full (already padded) range of those after. */
     _Alignas(8) unsigned char val[16] = {0};
     if (!reflect && !edge)
-        pad_value(ft_attr(n, "value")->f, in[0].dtype, val);
+        ft_pad_value(ft_attr(n, "value")->f, in[0].dtype, val);
     for (int d = r - 1; d >= 0; d--) {
         int64_t P = ob[d], E = pe[d] > 0 ? pe[d] : 0, base = 0;
         if (!P && !E)
@@ -601,7 +463,7 @@ ft_status cpu_pad(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
             int64_t cnt = side ? E : P;
             if (!cnt)
                 continue;
-            xfer b = {.rank = r};
+            ft_xfer b = {.rank = r};
             for (int m = 0; m < r; m++) {
                 b.dims[m] = m < d ? kept[m] : m > d ? os_->dims[m] : cnt;
                 b.ds[m] = os[m];

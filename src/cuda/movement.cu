@@ -4,19 +4,19 @@
  * is src/cpu/movement.c; shapes and attributes were checked by
  * src/graph/infer_movement.c, index data is checked here on the device.
  *
- * Most ops reduce to one strided copy ("xfer", as on the CPU): a box of dims
- * read through source strides and written through destination strides.
- * After merging dims that stay contiguous on both sides, a copy whose
- * innermost run is contiguous on both sides moves 16-byte units where the
- * alignment allows; a copy that is contiguous along different dims on the
- * two sides (a transpose) goes through shared-memory tiles. */
+ * Most ops reduce to one strided copy (ft_xfer, src/runtime/copy_geom.h, as
+ * on the CPU): a box of dims read through source strides and written through
+ * destination strides. After merging dims that stay contiguous on both sides,
+ * a copy whose innermost run is contiguous on both sides moves 16-byte units
+ * where the alignment allows; a copy that is contiguous along different dims
+ * on the two sides (a transpose) goes through shared-memory tiles. */
 #include "cu.cuh"
+extern "C" {
+#include "../runtime/copy_geom.h"
+}
 
-#include <math.h>
 #include <string.h>
 
-/* tile views its output with twice the rank (repeat, dim) per axis */
-#define XF_MAX_RANK (2 * FT_MAX_RANK)
 #define TP_TILE 32
 #define TP_ROWS 8
 #define TP_MIN_RUN 8
@@ -88,46 +88,10 @@ __device__ __forceinline__ void index_error(bool &done, cu_derr *e, int node, in
 
 /* ---- strided copy ----------------------------------------------------------------------- */
 
-typedef struct xfer {
-    int rank;
-    int64_t dims[XF_MAX_RANK];
-    int64_t ds[XF_MAX_RANK]; /* destination strides, elements */
-    int64_t ss[XF_MAX_RANK]; /* source strides, elements; 0 broadcasts, < 0 reverses */
-} xfer;
-
-/* Drop size-1 dims and merge neighbours that are contiguous in both source and
- * destination; returns the element count (0: nothing to do). */
-int64_t xfer_simplify(xfer *x)
-{
-    int r = 0;
-    int64_t total = 1;
-    for (int i = 0; i < x->rank; i++) {
-        if (x->dims[i] == 0) {
-            x->rank = 0;
-            return 0;
-        }
-        total *= x->dims[i];
-        if (x->dims[i] == 1)
-            continue;
-        if (r > 0 && x->ss[r - 1] == x->ss[i] * x->dims[i] && x->ds[r - 1] == x->ds[i] * x->dims[i]) {
-            x->dims[r - 1] *= x->dims[i];
-            x->ss[r - 1] = x->ss[i];
-            x->ds[r - 1] = x->ds[i];
-        } else {
-            x->dims[r] = x->dims[i];
-            x->ss[r] = x->ss[i];
-            x->ds[r] = x->ds[i];
-            r++;
-        }
-    }
-    x->rank = r;
-    return total;
-}
-
 /* Widest unit (bytes) the copy can move: the innermost run must be contiguous
  * on both sides and every stride, the run length and both base addresses
  * must be multiples of the unit. Rewrites x in units; returns the unit size. */
-size_t xfer_widen(xfer *x, size_t es, const void *dst, const void *src)
+size_t xfer_widen(ft_xfer *x, size_t es, const void *dst, const void *src)
 {
     int R = x->rank;
     if (R == 0 || x->ds[R - 1] != 1 || x->ss[R - 1] != 1)
@@ -152,8 +116,8 @@ size_t xfer_widen(xfer *x, size_t es, const void *dst, const void *src)
 struct xf_args {
     int rank; /* >= 1 */
     int64_t total;
-    fastdiv dv[XF_MAX_RANK];
-    int64_t ds[XF_MAX_RANK], ss[XF_MAX_RANK];
+    fastdiv dv[FT_XFER_MAX_RANK];
+    int64_t ds[FT_XFER_MAX_RANK], ss[FT_XFER_MAX_RANK];
 };
 
 template <class U>
@@ -181,8 +145,8 @@ __global__ void __launch_bounds__(CU_BLOCK) xf_kernel(U *__restrict__ dst, const
  * so that both the loads and the stores of a warp are contiguous. */
 struct tp_args {
     int orank;
-    fastdiv odv[XF_MAX_RANK];
-    int64_t oss[XF_MAX_RANK], ods[XF_MAX_RANK];
+    fastdiv odv[FT_XFER_MAX_RANK];
+    int64_t oss[FT_XFER_MAX_RANK], ods[FT_XFER_MAX_RANK];
     int64_t nq, na, sa, dq;
     int64_t nbq, nba, tiles;
 };
@@ -225,7 +189,7 @@ __global__ void __launch_bounds__(TP_TILE * TP_ROWS)
     }
 }
 
-ft_status xfer_tiled(ft_kctx *k, const ft_node *n, const xfer *x, int q, void *dst, const void *src, size_t es)
+ft_status xfer_tiled(ft_kctx *k, const ft_node *n, const ft_xfer *x, int q, void *dst, const void *src, size_t es)
 {
     tp_args a;
     memset(&a, 0, sizeof a);
@@ -257,9 +221,9 @@ ft_status xfer_tiled(ft_kctx *k, const ft_node *n, const xfer *x, int q, void *d
 }
 
 /* Copy the box x from src to dst (element strides, es-byte elements). */
-ft_status xfer_run(ft_kctx *k, const ft_node *n, xfer *x, void *dst, const void *src, size_t es)
+ft_status xfer_run(ft_kctx *k, const ft_node *n, ft_xfer *x, void *dst, const void *src, size_t es)
 {
-    int64_t total = xfer_simplify(x);
+    int64_t total = ft_xfer_simplify(x);
     if (total == 0)
         return FT_OK;
     cudaStream_t s = k->be->stream;
@@ -289,18 +253,6 @@ ft_status xfer_run(ft_kctx *k, const ft_node *n, xfer *x, void *dst, const void 
     UNIT_DISPATCH(us, U, xf_kernel<U><<<grid, CU_BLOCK, 0, s>>>((U *)dst, (const U *)src, a));
     CU_LAUNCHED(k, n);
     return FT_OK;
-}
-
-/* A box covering shape s of a contiguous destination read from a contiguous
- * source of the same shape; callers then adjust strides. */
-void xfer_init(xfer *x, const ft_shape *s)
-{
-    memset(x, 0, sizeof *x);
-    x->rank = s->rank;
-    ft_strides(s, x->ds);
-    ft_strides(s, x->ss);
-    for (int i = 0; i < s->rank; i++)
-        x->dims[i] = s->dims[i];
 }
 
 /* ---- gather ----------------------------------------------------------------------------- */
@@ -450,31 +402,6 @@ __global__ void __launch_bounds__(CU_BLOCK)
     }
 }
 
-/* The pad value in dtype dt: floats round to nearest, ints truncate toward zero
- * and saturate (NaN -> 0), bool is nonzero; as cast does (src/cpu/movement.c). */
-void pad_value(double v, ft_dtype dt, unsigned char *buf)
-{
-    double lo = 0, hi = 0;
-    switch (dt) {
-    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: case FT_BOOL:
-        ft_store_f64(buf, dt, 0, v);
-        return;
-    case FT_I64: {
-        int64_t x = isnan(v) ? 0 : v >= 9223372036854775808.0 ? INT64_MAX : v < -9223372036854775808.0 ? INT64_MIN
-                                                                                                     : (int64_t)v;
-        ft_store_i64(buf, dt, 0, x);
-        return;
-    }
-    case FT_I8: lo = -128.0, hi = 127.0; break;
-    case FT_I16: lo = -32768.0, hi = 32767.0; break;
-    case FT_I32: lo = -2147483648.0, hi = 2147483647.0; break;
-    case FT_U8: lo = 0.0, hi = 255.0; break;
-    case FT_DTYPE_COUNT: return;
-    }
-    double x = isnan(v) ? 0 : v < lo ? lo : v > hi ? hi : v;
-    ft_store_i64(buf, dt, 0, (int64_t)x);
-}
-
 } /* namespace */
 
 /* ---- entry points ----------------------------------------------------------------------- */
@@ -490,48 +417,22 @@ CU_KFN(cu_copy)
 
 CU_KFN(cu_transpose)
 {
-    const ft_attr_val *pa = ft_attr(n, "perm");
-    int r = in[0].shape.rank;
-    int64_t is[FT_MAX_RANK];
-    ft_strides(&in[0].shape, is);
-    xfer x;
-    xfer_init(&x, &out->shape);
-    for (int i = 0; i < r; i++) {
-        int p = r - 1 - i;
-        if (pa->present)
-            ft_axis(pa->ints[i], r, &p);
-        x.ss[i] = is[p];
-    }
+    ft_xfer x;
+    ft_xfer_transpose(&x, n, &in[0].shape, &out->shape);
     return xfer_run(k, n, &x, out->data, in[0].data, ft_dtype_size(in[0].dtype));
 }
 
 CU_KFN(cu_expand)
 {
-    xfer x;
-    xfer_init(&x, &out->shape);
-    ft_broadcast_strides(&in[0].shape, &out->shape, x.ss);
+    ft_xfer x;
+    ft_xfer_expand(&x, &in[0].shape, &out->shape);
     return xfer_run(k, n, &x, out->data, in[0].data, ft_dtype_size(in[0].dtype));
 }
 
 CU_KFN(cu_tile)
 {
-    /* out[r*d + j] along each axis is in[j]: view the output as (repeat, dim)
-     * pairs and broadcast the input over the repeat dims. */
-    const ft_shape *s = &in[0].shape;
-    int64_t is[FT_MAX_RANK], os[FT_MAX_RANK];
-    ft_strides(s, is);
-    ft_strides(&out->shape, os);
-    xfer x;
-    memset(&x, 0, sizeof x);
-    x.rank = 2 * s->rank;
-    for (int i = 0; i < s->rank; i++) {
-        x.dims[2 * i] = s->dims[i] ? out->shape.dims[i] / s->dims[i] : 0;
-        x.dims[2 * i + 1] = s->dims[i];
-        x.ss[2 * i] = 0;
-        x.ss[2 * i + 1] = is[i];
-        x.ds[2 * i] = s->dims[i] * os[i];
-        x.ds[2 * i + 1] = os[i];
-    }
+    ft_xfer x;
+    ft_xfer_tile(&x, &in[0].shape, &out->shape);
     return xfer_run(k, n, &x, out->data, in[0].data, ft_dtype_size(in[0].dtype));
 }
 
@@ -540,13 +441,11 @@ CU_KFN(cu_concat)
     int axis = 0;
     ft_axis(ft_attr(n, "axis")->i, out->shape.rank, &axis);
     size_t es = ft_dtype_size(out->dtype);
-    int64_t os[FT_MAX_RANK], off = 0;
-    ft_strides(&out->shape, os);
+    int64_t off = 0;
     for (int i = 0; i < n->n_in; i++) {
-        xfer x;
-        xfer_init(&x, &in[i].shape);
-        memcpy(x.ds, os, sizeof os);
-        ft_status st = xfer_run(k, n, &x, (char *)out->data + off * os[axis] * (int64_t)es, in[i].data, es);
+        ft_xfer x;
+        int64_t at = ft_xfer_part(&x, &in[i].shape, &out->shape, axis, off, 1);
+        ft_status st = xfer_run(k, n, &x, (char *)out->data + at * (int64_t)es, in[i].data, es);
         if (st)
             return st;
         off += in[i].shape.dims[axis];
@@ -559,13 +458,11 @@ CU_KFN(cu_split)
     int axis = 0;
     ft_axis(ft_attr(n, "axis")->i, in[0].shape.rank, &axis);
     size_t es = ft_dtype_size(in[0].dtype);
-    int64_t is[FT_MAX_RANK], off = 0;
-    ft_strides(&in[0].shape, is);
+    int64_t off = 0;
     for (int i = 0; i < n->n_out; i++) {
-        xfer x;
-        xfer_init(&x, &out[i].shape);
-        memcpy(x.ss, is, sizeof is);
-        ft_status st = xfer_run(k, n, &x, out[i].data, (const char *)in[0].data + off * is[axis] * (int64_t)es, es);
+        ft_xfer x;
+        int64_t at = ft_xfer_part(&x, &out[i].shape, &in[0].shape, axis, off, 0);
+        ft_status st = xfer_run(k, n, &x, out[i].data, (const char *)in[0].data + at * (int64_t)es, es);
         if (st)
             return st;
         off += out[i].shape.dims[axis];
@@ -573,42 +470,12 @@ CU_KFN(cu_split)
     return FT_OK;
 }
 
-/* First index of an ONNX Slice on one axis of size dim (slice_len() in
- * src/graph/infer_movement.c gives the length). */
-static int64_t slice_first(int64_t dim, int64_t start, int64_t step)
-{
-    if (start < 0)
-        start += dim;
-    if (step > 0)
-        return start < 0 ? 0 : start > dim ? dim : start;
-    return start < 0 ? 0 : start > dim - 1 ? dim - 1 : start;
-}
-
 CU_KFN(cu_slice)
 {
-    const ft_attr_val *sa = ft_attr(n, "starts"), *aa = ft_attr(n, "axes"), *pa = ft_attr(n, "steps");
-    const ft_shape *s = &in[0].shape;
-    int64_t is[FT_MAX_RANK], first[FT_MAX_RANK] = {0}, step[FT_MAX_RANK];
-    ft_strides(s, is);
-    for (int d = 0; d < s->rank; d++)
-        step[d] = 1;
-    for (int i = 0; i < sa->n; i++) {
-        int ax = i;
-        if (aa->present)
-            ft_axis(aa->ints[i], s->rank, &ax);
-        step[ax] = pa->present ? pa->ints[i] : 1;
-        first[ax] = slice_first(s->dims[ax], sa->ints[i], step[ax]);
-    }
-    xfer x;
-    xfer_init(&x, &out->shape);
-    int64_t base = 0;
-    for (int d = 0; d < s->rank; d++) {
-        if (out->shape.dims[d] == 0)
-            return FT_OK;
-        base += first[d] * is[d];
-        /* one element: the stride is never used, and a huge step would overflow */
-        x.ss[d] = out->shape.dims[d] > 1 ? is[d] * step[d] : 0;
-    }
+    ft_xfer x;
+    int64_t base;
+    if (!ft_xfer_slice(&x, n, &in[0].shape, &out->shape, &base))
+        return FT_OK;
     size_t es = ft_dtype_size(in[0].dtype);
     return xfer_run(k, n, &x, out->data, (const char *)in[0].data + base * (int64_t)es, es);
 }
@@ -691,21 +558,14 @@ CU_KFN(cu_gather_elements)
 
 CU_KFN(cu_pad)
 {
-    const ft_attr_val *pa = ft_attr(n, "pads"), *aa = ft_attr(n, "axes");
     const char *mode = ft_attr(n, "mode")->s;
     int reflect = strcmp(mode, "reflect") == 0, edge = strcmp(mode, "edge") == 0;
     const ft_shape *s = &in[0].shape, *os = &out->shape;
-    int r = s->rank, na = aa->present && aa->n > 0 ? aa->n : r;
+    int r = s->rank;
     if (ft_numel(os) == 0)
         return FT_OK;
-    int64_t pb[FT_MAX_RANK] = {0}, pe[FT_MAX_RANK] = {0};
-    for (int i = 0; i < na; i++) {
-        int ax = i;
-        if (aa->present && aa->n > 0)
-            ft_axis(aa->ints[i], r, &ax);
-        pb[ax] = pa->ints[i];
-        pe[ax] = pa->ints[i + na];
-    }
+    int64_t pb[FT_MAX_RANK], pe[FT_MAX_RANK];
+    ft_pad_amounts(n, r, pb, pe);
     /* Condensed axes: unpadded neighbours merge (their coordinates never
      * leave the input), unpadded size-1 axes vanish. */
     int cr = 0, unp[FT_MAX_RANK];
@@ -783,7 +643,7 @@ CU_KFN(cu_pad)
     memset(val, 0, sizeof val);
     memset(one, 0, sizeof one);
     if (a.mode == PAD_CONSTANT) {
-        pad_value(ft_attr(n, "value")->f, in[0].dtype, one);
+        ft_pad_value(ft_attr(n, "value")->f, in[0].dtype, one);
         for (size_t i = 0; i < us; i++)
             val[i] = one[i % es];
     }
