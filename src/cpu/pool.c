@@ -1,23 +1,16 @@
 /* CPU pooling kernels: max_pool (f32, f64, i8, u8), average_pool and the
  * global pools (f32, f64), channels-first with 1 to 3 spatial dims. The
  * inference in src/graph/infer_pool.c has checked every attribute; the
- * padding is recomputed here from the same attributes and the inferred
- * output shape. Sums accumulate in double. Work is split over the output
+ * padding is recomputed from the same attributes and the inferred output
+ * shape by ft_pool_geom_of (src/runtime/pool_geom.c). Sums accumulate in double. Work is split over the output
  * rows of every N*C plane. resize lives in resize.c. */
 #include "cpu.h"
+#include "../runtime/pool_geom.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* 1-D and 2-D pools run as 3-D ones whose leading spatial axes have size 1,
- * kernel 1 and no padding. */
-typedef struct pool_geom {
-    int64_t planes;          /* N * C */
-    int64_t in[3], out[3];   /* spatial sizes */
-    int64_t k[3], s[3], d[3], pb[3], pe[3];
-} pool_geom;
 
 /* Per output position of one axis: the first input cell of its window inside
  * the input, how many window cells are inside the input, and how many are
@@ -26,53 +19,13 @@ typedef struct axis_tab {
     int64_t *first, *cnt, *cntpad;
 } axis_tab;
 
-static void list_or(const ft_attr_val *a, int count, int64_t def, int64_t *out)
-{
-    for (int i = 0; i < count; i++)
-        out[i] = (a->present && a->n > 0) ? a->ints[i] : def;
-}
-
-static void pool_geometry(const ft_node *n, const ft_view *x, const ft_view *y, pool_geom *g)
-{
-    int sp = x->shape.rank - 2, off = 3 - sp;
-    int64_t k[3], s[3], d[3], pads[6];
-    list_or(ft_attr(n, "kernel_shape"), sp, 1, k);
-    list_or(ft_attr(n, "strides"), sp, 1, s);
-    list_or(ft_attr(n, "dilations"), sp, 1, d);
-    list_or(ft_attr(n, "pads"), 2 * sp, 0, pads);
-    const char *ap = ft_attr(n, "auto_pad")->s;
-    int upper = strcmp(ap, "SAME_UPPER") == 0, lower = strcmp(ap, "SAME_LOWER") == 0;
-    g->planes = x->shape.dims[0] * x->shape.dims[1];
-    for (int i = 0; i < 3; i++) {
-        g->in[i] = g->out[i] = g->k[i] = g->s[i] = g->d[i] = 1;
-        g->pb[i] = g->pe[i] = 0;
-    }
-    for (int i = 0; i < sp; i++) {
-        int j = off + i;
-        g->in[j] = x->shape.dims[2 + i];
-        g->out[j] = y->shape.dims[2 + i];
-        g->k[j] = k[i], g->s[j] = s[i], g->d[j] = d[i];
-        if (upper || lower) {
-            /* ONNX SAME_*: total padding that makes ceil(in / stride) windows fit;
-             * the odd cell goes to the end (UPPER) or the beginning (LOWER). */
-            int64_t total = (g->out[j] - 1) * s[i] + (k[i] - 1) * d[i] + 1 - g->in[j];
-            if (total < 0)
-                total = 0;
-            g->pb[j] = upper ? total / 2 : total - total / 2;
-            g->pe[j] = total - g->pb[j];
-        } else if (strcmp(ap, "VALID") != 0) {
-            g->pb[j] = pads[i], g->pe[j] = pads[sp + i];
-        }
-    }
-}
-
 static void tabs_free(axis_tab *t)
 {
     for (int i = 0; i < 3; i++)
         free(t[i].first);
 }
 
-static ft_status tabs_make(ft_kctx *kc, const ft_node *n, const pool_geom *g, axis_tab *t)
+static ft_status tabs_make(ft_kctx *kc, const ft_node *n, const ft_pool_geom *g, axis_tab *t)
 {
     memset(t, 0, 3 * sizeof *t);
     for (int i = 0; i < 3; i++) {
@@ -114,7 +67,7 @@ static ft_status tabs_make(ft_kctx *kc, const ft_node *n, const pool_geom *g, ax
  * in reduce_max); an empty window (all padding) gives -inf or the int minimum.
  * Branch-free: on random data a compare-and-branch mispredicts half the time. */
 #define DEF_MAXPOOL(S, T, LOWEST, ISNAN, NANV)                                                                        \
-    static void maxpool_##S(const pool_geom *g, const axis_tab *t, const T *x, T *y, int threads, int par)            \
+    static void maxpool_##S(const ft_pool_geom *g, const axis_tab *t, const T *x, T *y, int threads, int par)         \
     {                                                                                                                 \
         int64_t rows = g->planes * g->out[0] * g->out[1];                                                             \
         _Pragma("omp parallel for num_threads(threads) schedule(static) if (par)")                                    \
@@ -150,7 +103,7 @@ DEF_MAXPOOL(u8, uint8_t, 0, INAN, 0)
  * padding cells (not the ceil_mode overhang) with count_include_pad. A window
  * with no input cell and no padding counted gives 0/0 = NaN. */
 #define DEF_AVGPOOL(S, T)                                                                                             \
-    static void avgpool_##S(const pool_geom *g, const axis_tab *t, const T *x, T *y, int incl, int threads,           \
+    static void avgpool_##S(const ft_pool_geom *g, const axis_tab *t, const T *x, T *y, int incl, int threads,        \
                             int par)                                                                                  \
     {                                                                                                                 \
         int64_t rows = g->planes * g->out[0] * g->out[1];                                                             \
@@ -178,7 +131,7 @@ DEF_AVGPOOL(f32, float)
 DEF_AVGPOOL(f64, double)
 
 /* Output cells times window cells, saturating (kernels may be huge). */
-static uint64_t pool_work(const pool_geom *g, uint64_t numel)
+static uint64_t pool_work(const ft_pool_geom *g, uint64_t numel)
 {
     uint64_t w = numel;
     for (int i = 0; i < 3; i++)
@@ -189,9 +142,9 @@ static uint64_t pool_work(const pool_geom *g, uint64_t numel)
 
 static ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, int avg)
 {
-    pool_geom g;
+    ft_pool_geom g;
     axis_tab t[3];
-    pool_geometry(n, &in[0], &out[0], &g);
+    ft_pool_geom_of(n, &in[0], &out[0], &g);
     uint64_t numel = ft_numel(&out[0].shape);
     if (numel == 0)
         return FT_OK;

@@ -5,21 +5,11 @@
  * shape; this file maps every output coordinate of every axis to its source
  * cells once, then gathers. */
 #include "cpu.h"
+#include "../runtime/pool_geom.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum { CT_HALF_PIXEL, CT_HALF_PIXEL_SYMMETRIC, CT_PYTORCH_HALF_PIXEL, CT_ALIGN_CORNERS, CT_ASYMMETRIC };
-enum { NM_ROUND_PREFER_FLOOR, NM_ROUND_PREFER_CEIL, NM_FLOOR, NM_CEIL };
-
-static int pick(const char *v, const char *const *names, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (strcmp(v, names[i]) == 0)
-            return i;
-    return 0; /* unreachable after inference */
-}
 
 /* Source coordinate of output coordinate x on an axis of `in` cells. scale is
  * the attribute's scale, or out/in when sizes were given; the reference
@@ -30,15 +20,15 @@ static double src_coord(int ct, double x, double scale, int64_t in, int64_t out)
 {
     double ow = scale * (double)in;
     switch (ct) {
-    case CT_HALF_PIXEL: return (x + 0.5) / scale - 0.5;
-    case CT_HALF_PIXEL_SYMMETRIC: {
+    case FT_RESIZE_CT_HALF_PIXEL: return (x + 0.5) / scale - 0.5;
+    case FT_RESIZE_CT_HALF_PIXEL_SYMMETRIC: {
         double adjustment = (double)out / ow;
         double center = (double)in / 2;
         double offset = center * (1 - adjustment);
         return offset + (x + 0.5) / scale - 0.5;
     }
-    case CT_PYTORCH_HALF_PIXEL: return ow == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
-    case CT_ALIGN_CORNERS: return ow == 1 ? 0.0 : x * (double)(in - 1) / (ow - 1);
+    case FT_RESIZE_CT_PYTORCH_HALF_PIXEL: return ow == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
+    case FT_RESIZE_CT_ALIGN_CORNERS: return ow == 1 ? 0.0 : x * (double)(in - 1) / (ow - 1);
     default: return x / scale; /* asymmetric */
     }
 }
@@ -72,9 +62,9 @@ static void map_axis(axis_map *m, int linear, int ct, int nm, double scale, int6
             int up = 0;
             if (ratio != 0) {
                 switch (nm) {
-                case NM_ROUND_PREFER_FLOOR: up = ratio > 0.5; break;
-                case NM_ROUND_PREFER_CEIL: up = ratio >= 0.5; break;
-                case NM_FLOOR: up = 0; break;
+                case FT_RESIZE_NM_ROUND_PREFER_FLOOR: up = ratio > 0.5; break;
+                case FT_RESIZE_NM_ROUND_PREFER_CEIL: up = ratio >= 0.5; break;
+                case FT_RESIZE_NM_FLOOR: up = 0; break;
                 default: up = 1; break;
                 }
             }
@@ -150,18 +140,13 @@ DEF_RESIZE(f64, double)
 
 ft_status cpu_resize(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    static const char *const cts[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
-                                      "asymmetric"};
-    static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
     const ft_shape *is = &in[0].shape, *os = &out[0].shape;
     uint64_t numel = ft_numel(os);
     if (numel == 0)
         return FT_OK;
     int r = is->rank;
-    int linear = strcmp(ft_attr(n, "mode")->s, "linear") == 0;
-    int ct = pick(ft_attr(n, "coordinate_transformation_mode")->s, cts, (int)FT_ARRAY_LEN(cts));
-    int nm = pick(ft_attr(n, "nearest_mode")->s, nms, (int)FT_ARRAY_LEN(nms));
-    const ft_attr_val *sc = ft_attr(n, "scales");
+    ft_resize_modes md;
+    ft_resize_modes_of(n, &md);
     axis_map m[FT_MAX_RANK];
     int64_t total = 0;
     for (int d = 0; d < r; d++)
@@ -177,9 +162,7 @@ ft_status cpu_resize(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
         int64_t o = os->dims[d], i = is->dims[d];
         m[d].lo = ib, m[d].hi = ib + o, m[d].w = wb;
         ib += 2 * o, wb += o;
-        /* ONNX: with sizes the scale is output / input, with scales the attribute itself */
-        double scale = sc->present ? sc->floats[d] : (double)o / (double)i;
-        map_axis(&m[d], linear, ct, nm, scale, i, o);
+        map_axis(&m[d], md.linear, md.ct, md.nm, ft_resize_scale(n, is, os, d), i, o);
     }
     int par = numel >= CPU_PAR_MIN && k->threads > 1;
     ft_status st = FT_OK;

@@ -11,6 +11,9 @@
  * output coordinate of each axis by a small kernel into the workspace; the
  * main kernels run one thread per output element and look them up. */
 #include "cu.cuh"
+extern "C" {
+#include "../runtime/pool_geom.h"
+}
 
 #include <limits.h>
 #include <math.h>
@@ -88,54 +91,6 @@ ft_status no_kernel(ft_kctx *k, const ft_node *n, ft_dtype dt)
 }
 
 /* ---- max_pool, average_pool ------------------------------------------------------------- */
-
-/* 1-D and 2-D pools run as 3-D ones whose leading spatial axes have size 1,
- * kernel 1 and no padding. */
-struct pool_geom {
-    int64_t planes;        /* N * C */
-    int64_t in[3], out[3]; /* spatial sizes */
-    int64_t k[3], s[3], d[3], pb[3], pe[3];
-};
-
-void list_or(const ft_attr_val *a, int count, int64_t def, int64_t *out)
-{
-    for (int i = 0; i < count; i++)
-        out[i] = (a->present && a->n > 0) ? a->ints[i] : def;
-}
-
-/* The padding is recomputed from the attributes and the inferred output
- * shape exactly as src/cpu/pool.c does (auto_pad included). */
-void pool_geometry(const ft_node *n, const ft_view *x, const ft_view *y, pool_geom *g)
-{
-    int sp = x->shape.rank - 2, off = 3 - sp;
-    int64_t ks[3], st[3], dl[3], pads[6];
-    list_or(ft_attr(n, "kernel_shape"), sp, 1, ks);
-    list_or(ft_attr(n, "strides"), sp, 1, st);
-    list_or(ft_attr(n, "dilations"), sp, 1, dl);
-    list_or(ft_attr(n, "pads"), 2 * sp, 0, pads);
-    const char *ap = ft_attr(n, "auto_pad")->s;
-    int upper = strcmp(ap, "SAME_UPPER") == 0, lower = strcmp(ap, "SAME_LOWER") == 0;
-    g->planes = x->shape.dims[0] * x->shape.dims[1];
-    for (int i = 0; i < 3; i++) {
-        g->in[i] = g->out[i] = g->k[i] = g->s[i] = g->d[i] = 1;
-        g->pb[i] = g->pe[i] = 0;
-    }
-    for (int i = 0; i < sp; i++) {
-        int j = off + i;
-        g->in[j] = x->shape.dims[2 + i];
-        g->out[j] = y->shape.dims[2 + i];
-        g->k[j] = ks[i], g->s[j] = st[i], g->d[j] = dl[i];
-        if (upper || lower) {
-            int64_t total = (g->out[j] - 1) * st[i] + (ks[i] - 1) * dl[i] + 1 - g->in[j];
-            if (total < 0)
-                total = 0;
-            g->pb[j] = upper ? total / 2 : total - total / 2;
-            g->pe[j] = total - g->pb[j];
-        } else if (strcmp(ap, "VALID") != 0) {
-            g->pb[j] = pads[i], g->pe[j] = pads[sp + i];
-        }
-    }
-}
 
 /* Per output position of one axis: the first input cell of its window inside
  * the input, how many window cells are inside the input, and how many are
@@ -267,8 +222,8 @@ ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
     uint64_t numel = ft_numel(&out[0].shape);
     if (numel == 0)
         return FT_OK;
-    pool_geom g;
-    pool_geometry(n, &in[0], &out[0], &g);
+    ft_pool_geom g;
+    ft_pool_geom_of(n, &in[0], &out[0], &g);
     tab_args ta;
     memset(&ta, 0, sizeof ta);
     ta.total = g.out[0] + g.out[1] + g.out[2];
@@ -517,17 +472,6 @@ ft_status global_pool_t(ft_kctx *k, const ft_node *n, const void *x, void *y, in
 
 /* ---- resize ----------------------------------------------------------------------------- */
 
-enum { CT_HALF_PIXEL, CT_HALF_PIXEL_SYMMETRIC, CT_PYTORCH_HALF_PIXEL, CT_ALIGN_CORNERS, CT_ASYMMETRIC };
-enum { NM_ROUND_PREFER_FLOOR, NM_ROUND_PREFER_CEIL, NM_FLOOR, NM_CEIL };
-
-int pick(const char *v, const char *const *names, int count)
-{
-    for (int i = 0; i < count; i++)
-        if (strcmp(v, names[i]) == 0)
-            return i;
-    return 0; /* unreachable after inference */
-}
-
 /* Source coordinate of output coordinate x, as src_coord() in
  * src/cpu/resize.c: same expressions in the same order, and every product
  * rounded on its own (__dmul_rn: no fused multiply-add), so that the nearest
@@ -536,15 +480,15 @@ __device__ __forceinline__ double src_coord(int ct, double x, double scale, int6
 {
     double ow = __dmul_rn(scale, (double)in);
     switch (ct) {
-    case CT_HALF_PIXEL: return (x + 0.5) / scale - 0.5;
-    case CT_HALF_PIXEL_SYMMETRIC: {
+    case FT_RESIZE_CT_HALF_PIXEL: return (x + 0.5) / scale - 0.5;
+    case FT_RESIZE_CT_HALF_PIXEL_SYMMETRIC: {
         double adjustment = (double)out / ow;
         double center = (double)in / 2;
         double offset = __dmul_rn(center, 1 - adjustment);
         return offset + (x + 0.5) / scale - 0.5;
     }
-    case CT_PYTORCH_HALF_PIXEL: return ow == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
-    case CT_ALIGN_CORNERS: return ow == 1 ? 0.0 : __dmul_rn(x, (double)(in - 1)) / (ow - 1);
+    case FT_RESIZE_CT_PYTORCH_HALF_PIXEL: return ow == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
+    case FT_RESIZE_CT_ALIGN_CORNERS: return ow == 1 ? 0.0 : __dmul_rn(x, (double)(in - 1)) / (ow - 1);
     default: return x / scale; /* asymmetric */
     }
 }
@@ -590,9 +534,9 @@ __global__ void __launch_bounds__(CU_BLOCK) resize_map_kernel(rtab *__restrict__
             int up = 0;
             if (ratio != 0) {
                 switch (a.nm) {
-                case NM_ROUND_PREFER_FLOOR: up = ratio > 0.5; break;
-                case NM_ROUND_PREFER_CEIL: up = ratio >= 0.5; break;
-                case NM_FLOOR: up = 0; break;
+                case FT_RESIZE_NM_ROUND_PREFER_FLOOR: up = ratio > 0.5; break;
+                case FT_RESIZE_NM_ROUND_PREFER_CEIL: up = ratio >= 0.5; break;
+                case FT_RESIZE_NM_FLOOR: up = 0; break;
                 default: up = 1; break;
                 }
             }
@@ -725,9 +669,6 @@ CU_KFN(cu_global_pool)
 
 CU_KFN(cu_resize)
 {
-    static const char *const cts[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
-                                      "asymmetric"};
-    static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
     ft_dtype dt = in[0].dtype;
     switch (dt) {
     case FT_F16: case FT_BF16: case FT_F32: case FT_F64: break;
@@ -739,13 +680,14 @@ CU_KFN(cu_resize)
     if (numel == 0 || is->rank == 0)
         return FT_OK;
     const int r = is->rank;
-    const ft_attr_val *sc = ft_attr(n, "scales");
     rmap_args m;
     memset(&m, 0, sizeof m);
     m.rank = r;
-    m.linear = strcmp(ft_attr(n, "mode")->s, "linear") == 0;
-    m.ct = pick(ft_attr(n, "coordinate_transformation_mode")->s, cts, (int)FT_ARRAY_LEN(cts));
-    m.nm = pick(ft_attr(n, "nearest_mode")->s, nms, (int)FT_ARRAY_LEN(nms));
+    ft_resize_modes md;
+    ft_resize_modes_of(n, &md);
+    m.linear = md.linear;
+    m.ct = md.ct;
+    m.nm = md.nm;
     resize_args a;
     memset(&a, 0, sizeof a);
     a.rank = r;
@@ -755,8 +697,7 @@ CU_KFN(cu_resize)
     for (int d = 0; d < r; d++) {
         m.in[d] = is->dims[d];
         m.out[d] = os->dims[d];
-        /* ONNX: with sizes the scale is output / input, with scales the attribute itself */
-        m.scale[d] = sc->present ? sc->floats[d] : (double)os->dims[d] / (double)is->dims[d];
+        m.scale[d] = ft_resize_scale(n, is, os, d);
         a.toff[d] = m.total;
         m.total += os->dims[d];
         a.od[d] = fastdiv_make((uint64_t)os->dims[d]);
