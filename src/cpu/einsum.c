@@ -20,6 +20,7 @@
  * dims do, NumPy style.
  */
 #include "cpu.h"
+#include "../runtime/einsum_geom.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -32,57 +33,30 @@
 /* Declared by OpenBLAS's cblas.h; repeated because other cblas headers lack it. */
 void openblas_set_num_threads(int);
 
-#define EIN_ELL 52
-#define EIN_NL (EIN_ELL + FT_MAX_RANK)
-#define EIN_MAXOPS 64
-
-typedef struct {
-    const char *data;
-    int64_t st[EIN_NL]; /* element stride per label; 0 where absent or broadcast */
-    uint64_t has;       /* labels the values depend on (or of size 1) */
-} ein_op;
-
 typedef struct {
     ft_kctx *k;
     const ft_node *n;
     ft_dtype dt;
     size_t es;
-    int64_t size[EIN_NL];
+    int64_t size[FT_EIN_NL];
 } ein_ctx;
-
-static uint64_t numel_of(const ein_ctx *e, const int8_t *lab, int nl)
-{
-    uint64_t r = 1;
-    for (int i = 0; i < nl; i++)
-        r *= (uint64_t)e->size[lab[i]];
-    return r;
-}
-
-/* Labels of a mask in ascending id order. */
-static int mask_labels(uint64_t m, int8_t *lab)
-{
-    int n = 0;
-    for (int l = 0; l < EIN_NL; l++)
-        if (m >> l & 1)
-            lab[n++] = (int8_t)l;
-    return n;
-}
 
 /* ------------------------------------------------------------------ the loop */
 
 /* dst (contiguous, labels olab[0..no) in that order) = sum over the labels
  * slab[0..ns) of the product of the operands, accumulated in double. */
 #define EIN_LOOP_DEF(NAME, T)                                                                                      \
-    static void NAME(const ein_ctx *e, int nops, const ein_op *ops, const int8_t *olab, int no, const int8_t *slab, \
-                     int ns, T *dst)                                                                               \
+    static void NAME(const ein_ctx *e, int nops, const ft_ein_op *ops, const int8_t *olab, int no,                 \
+                     const int8_t *slab, int ns, T *dst)                                                           \
     {                                                                                                              \
-        uint64_t total = numel_of(e, olab, no), sum = numel_of(e, slab, ns);                                       \
+        uint64_t total = ft_ein_numel(e->size, olab, no);                                                          \
+        uint64_t sum = ft_ein_numel(e->size, slab, ns);                                                            \
         if (total == 0)                                                                                            \
             return;                                                                                                \
         /* The innermost summed label runs as a tight loop; the others by odometer. */                             \
         int64_t inner = ns ? e->size[slab[ns - 1]] : 1;                                                            \
         uint64_t outer_sum = ns && inner ? sum / (uint64_t)inner : (ns ? 0 : 1);                                   \
-        int64_t ist[EIN_MAXOPS];                                                                                   \
+        int64_t ist[FT_EIN_MAXOPS];                                                                                \
         for (int i = 0; i < nops; i++)                                                                             \
             ist[i] = ns ? ops[i].st[slab[ns - 1]] : 0;                                                             \
         uint64_t work = total * (sum ? sum : 1) * (uint64_t)nops;                                                  \
@@ -92,7 +66,8 @@ static int mask_labels(uint64_t m, int8_t *lab)
             int nth = 1, tid = 0;                                                                                  \
             EIN_THREAD_ID(nth, tid);                                                                               \
             uint64_t lo = total * (uint64_t)tid / (uint64_t)nth, hi = total * (uint64_t)(tid + 1) / (uint64_t)nth; \
-            int64_t oi[FT_MAX_RANK + EIN_NL], si[EIN_NL], off[EIN_MAXOPS], so[EIN_MAXOPS];                         \
+            int64_t oi[FT_MAX_RANK + FT_EIN_NL], si[FT_EIN_NL];                                                    \
+            int64_t off[FT_EIN_MAXOPS], so[FT_EIN_MAXOPS];                                                         \
             uint64_t rem = lo;                                                                                     \
             for (int d = no - 1; d >= 0; d--) {                                                                    \
                 oi[d] = (int64_t)(rem % (uint64_t)e->size[olab[d]]);                                               \
@@ -171,7 +146,7 @@ static int mask_labels(uint64_t m, int8_t *lab)
 EIN_LOOP_DEF(ein_loop_f32, float)
 EIN_LOOP_DEF(ein_loop_f64, double)
 
-static void ein_loop(const ein_ctx *e, int nops, const ein_op *ops, const int8_t *olab, int no, const int8_t *slab,
+static void ein_loop(const ein_ctx *e, int nops, const ft_ein_op *ops, const int8_t *olab, int no, const int8_t *slab,
                      int ns, void *dst)
 {
     if (e->dt == FT_F32)
@@ -185,7 +160,7 @@ static void ein_loop(const ein_ctx *e, int nops, const ein_op *ops, const int8_t
  * are walked 32 x 32 at a time, so that neither side strides through memory a
  * whole row at a time. Returns 0 (and does nothing) when the plain loop already
  * reads along the output's rows. */
-static int ein_permute(const ein_ctx *e, const ein_op *op, const int8_t *olab, int no, void *dst)
+static int ein_permute(const ein_ctx *e, const ft_ein_op *op, const int8_t *olab, int no, void *dst)
 {
     if (no < 2)
         return 0;
@@ -198,11 +173,11 @@ static int ein_permute(const ein_ctx *e, const ein_op *op, const int8_t *olab, i
     if (qi < 0 || e->size[p] <= 1 || op->st[p] <= op->st[olab[qi]])
         return 0;
     int q = olab[qi];
-    int64_t os[FT_MAX_RANK + EIN_NL], s = 1;
+    int64_t os[FT_MAX_RANK + FT_EIN_NL], s = 1;
     for (int d = no - 1; d >= 0; d--)
         os[d] = s, s *= e->size[olab[d]];
-    int8_t rest[FT_MAX_RANK + EIN_NL];
-    int64_t rdst[FT_MAX_RANK + EIN_NL];
+    int8_t rest[FT_MAX_RANK + FT_EIN_NL];
+    int64_t rdst[FT_MAX_RANK + FT_EIN_NL];
     int nr = 0;
     uint64_t R = 1;
     for (int d = 0; d < no - 1; d++)
@@ -245,7 +220,7 @@ static int ein_permute(const ein_ctx *e, const ein_op *op, const int8_t *olab, i
 }
 
 /* dst in the label order olab = op relabelled (no summation). */
-static void ein_copy(const ein_ctx *e, const ein_op *op, const int8_t *olab, int no, void *dst)
+static void ein_copy(const ein_ctx *e, const ft_ein_op *op, const int8_t *olab, int no, void *dst)
 {
     if (!ein_permute(e, op, olab, no, dst))
         ein_loop(e, 1, op, olab, no, NULL, 0, dst);
@@ -281,7 +256,7 @@ static void gemm_one(ft_dtype dt, int ta, int tb, int m, int n, int k, const voi
 }
 
 /* 1 when op's values are laid out contiguously in the label order lab. */
-static int contiguous(const ein_ctx *e, const ein_op *op, const int8_t *lab, int nl)
+static int contiguous(const ein_ctx *e, const ft_ein_op *op, const int8_t *lab, int nl)
 {
     int64_t want = 1;
     for (int i = nl - 1; i >= 0; i--) {
@@ -295,74 +270,21 @@ static int contiguous(const ein_ctx *e, const ein_op *op, const int8_t *lab, int
     return 1;
 }
 
-/* Sets op's strides for contiguous data in the label order lab. */
-static void set_layout(const ein_ctx *e, ein_op *op, const void *data, const int8_t *lab, int nl)
-{
-    memset(op->st, 0, sizeof op->st);
-    op->data = data;
-    op->has = 0;
-    int64_t s = 1;
-    for (int i = nl - 1; i >= 0; i--) {
-        op->st[lab[i]] = s;
-        op->has |= (uint64_t)1 << lab[i];
-        s *= e->size[lab[i]];
-    }
-}
-
-/* Orders the labels of mask m as they appear in the sequence ord (labels of
- * m missing from ord follow in id order). */
-static int order_by(uint64_t m, const int8_t *ord, int nord, int8_t *lab)
-{
-    int n = 0;
-    for (int i = 0; i < nord; i++)
-        if (m >> ord[i] & 1) {
-            lab[n++] = ord[i];
-            m &= ~((uint64_t)1 << ord[i]);
-        }
-    return n + mask_labels(m, lab + n);
-}
-
-/* The labels of an operand in its own dim order (by stride, largest first). */
-static int op_order(const ein_ctx *e, const ein_op *op, int8_t *lab)
-{
-    int n = mask_labels(op->has, lab);
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && op->st[lab[j]] > op->st[lab[j - 1]]; j--) {
-            int8_t t = lab[j];
-            lab[j] = lab[j - 1];
-            lab[j - 1] = t;
-        }
-    return n;
-}
-
 static int fits_int(uint64_t v) { return v <= (uint64_t)INT_MAX; }
 
 /* Contracts a and b, keeping the labels of `keep`. The result goes to dst in
  * the label order res (nres labels, exactly the kept labels of a and b) when
  * res is given; otherwise into a new buffer (*owned) in an order chosen here,
  * described by *r. */
-static ft_status ein_pair(ein_ctx *e, const ein_op *a, const ein_op *b, uint64_t keep, const int8_t *res, int nres,
-                          void *dst, ein_op *r, void **owned)
+static ft_status ein_pair(ein_ctx *e, const ft_ein_op *a, const ft_ein_op *b, uint64_t keep, const int8_t *res,
+                          int nres, void *dst, ft_ein_op *r, void **owned)
 {
     ft_status st = FT_OK;
-    uint64_t la = a->has, lb = b->has;
-    uint64_t mb = la & lb & keep, mm = la & ~lb & keep, mn = lb & ~la & keep, mk = la & lb & ~keep;
-    uint64_t sa = la & ~lb & ~keep, sb = lb & ~la & ~keep;
-    int8_t ord_a[EIN_NL], ord_b[EIN_NL], bl[EIN_NL], ml[EIN_NL], nl[EIN_NL], kl[EIN_NL];
-    int noa = op_order(e, a, ord_a), nob = op_order(e, b, ord_b);
-    int nb, nm, nn, nk;
-    if (res) {
-        nb = order_by(mb, res, nres, bl), nm = order_by(mm, res, nres, ml), nn = order_by(mn, res, nres, nl);
-    } else {
-        nb = order_by(mb, ord_a, noa, bl), nm = order_by(mm, ord_a, noa, ml), nn = order_by(mn, ord_b, nob, nl);
-    }
-    nk = order_by(mk, ord_a, noa, kl);
-    int8_t cl[EIN_NL]; /* C's labels: batch, m, n */
-    memcpy(cl, bl, (size_t)nb);
-    memcpy(cl + nb, ml, (size_t)nm);
-    memcpy(cl + nb + nm, nl, (size_t)nn);
-    int nc = nb + nm + nn;
-    uint64_t BT = numel_of(e, bl, nb), M = numel_of(e, ml, nm), N = numel_of(e, nl, nn), K = numel_of(e, kl, nk);
+    ft_ein_pair_plan g;
+    ft_ein_pair_labels(e->size, a, b, keep, res, nres, &g);
+    int8_t *bl = g.bl, *ml = g.ml, *nl = g.nl, *kl = g.kl, *cl = g.cl;
+    int nb = g.nb, nm = g.nm, nn = g.nn, nk = g.nk, nc = g.nc;
+    uint64_t mk = g.mk, sa = g.sa, sb = g.sb, BT = g.BT, M = g.M, N = g.N, K = g.K;
     uint64_t cnt = BT * M * N;
     if (!res) {
         *owned = ft_malloc(cnt ? (size_t)cnt * e->es : 1);
@@ -371,7 +293,7 @@ static ft_status ein_pair(ein_ctx *e, const ein_op *a, const ein_op *b, uint64_t
                                "elements", (unsigned long long)cnt);
         dst = *owned;
         res = cl, nres = nc;
-        set_layout(e, r, dst, cl, nc);
+        ft_ein_set_layout(e->size, r, dst, cl, nc);
     }
     if (cnt == 0)
         return FT_OK;
@@ -379,27 +301,27 @@ static ft_status ein_pair(ein_ctx *e, const ein_op *a, const ein_op *b, uint64_t
         memset(dst, 0, (size_t)cnt * e->es);
         return FT_OK;
     }
-    int use_gemm = K >= 8 && M * N >= 16 && (double)BT * (double)(M * N) * (double)K >= 16384 && fits_int(M) && fits_int(N) && fits_int(K) &&
-                   fits_int(M * K) && fits_int(K * N);
+    int use_gemm = ft_ein_gemm_worth(BT, M, N, K) && fits_int(M) && fits_int(N) && fits_int(K) && fits_int(M * K) &&
+                   fits_int(K * N);
     if (!use_gemm) {
-        ein_op two[2] = {*a, *b};
-        int8_t sum[EIN_NL];
-        int ns = mask_labels(mk | sa | sb, sum);
+        ft_ein_op two[2] = {*a, *b};
+        int8_t sum[FT_EIN_NL];
+        int ns = ft_ein_mask_labels(mk | sa | sb, sum);
         ein_loop(e, 2, two, res, nres, sum, ns, dst);
         return FT_OK;
     }
     /* C^T = B^T A^T: swapping the operands turns an output ordered [b,n,m] into a direct write. */
     if (nc == nres && memcmp(cl, res, (size_t)nc) != 0) {
-        int8_t alt[EIN_NL];
+        int8_t alt[FT_EIN_NL];
         memcpy(alt, bl, (size_t)nb);
         memcpy(alt + nb, nl, (size_t)nn);
         memcpy(alt + nb + nn, ml, (size_t)nm);
         if (memcmp(alt, res, (size_t)nc) == 0) {
-            const ein_op *t = a;
+            const ft_ein_op *t = a;
             a = b, b = t;
             uint64_t tm = sa;
             sa = sb, sb = tm;
-            int8_t tl[EIN_NL];
+            int8_t tl[FT_EIN_NL];
             memcpy(tl, ml, (size_t)nm), memcpy(ml, nl, (size_t)nn), memcpy(nl, tl, (size_t)nm);
             int ti = nm;
             nm = nn, nn = ti;
@@ -410,7 +332,7 @@ static ft_status ein_pair(ein_ctx *e, const ein_op *a, const ein_op *b, uint64_t
     }
     int direct_c = nc == nres && memcmp(cl, res, (size_t)nc) == 0;
     /* A as [b,m,k] or [b,k,m]; B as [b,k,n] or [b,n,k]; else packed. */
-    int8_t seq[EIN_NL];
+    int8_t seq[FT_EIN_NL];
     const char *A = NULL, *B = NULL;
     int ta = 0, tb = 0;
     void *pa = NULL, *pb = NULL, *pc = NULL;
@@ -441,15 +363,15 @@ static ft_status ein_pair(ein_ctx *e, const ein_op *a, const ein_op *b, uint64_t
             goto done;
         }
     }
-    int8_t sum[EIN_NL];
+    int8_t sum[FT_EIN_NL];
     if (!A) {
         memcpy(seq, bl, (size_t)nb), memcpy(seq + nb, ml, (size_t)nm), memcpy(seq + nb + nm, kl, (size_t)nk);
-        ein_loop(e, 1, a, seq, nb + nm + nk, sum, mask_labels(sa, sum), pa);
+        ein_loop(e, 1, a, seq, nb + nm + nk, sum, ft_ein_mask_labels(sa, sum), pa);
         A = pa, ta = 0;
     }
     if (!B) {
         memcpy(seq, bl, (size_t)nb), memcpy(seq + nb, kl, (size_t)nk), memcpy(seq + nb + nk, nl, (size_t)nn);
-        ein_loop(e, 1, b, seq, nb + nk + nn, sum, mask_labels(sb, sum), pb);
+        ein_loop(e, 1, b, seq, nb + nk + nn, sum, ft_ein_mask_labels(sb, sum), pb);
         B = pb, tb = 0;
     }
     char *C = direct_c ? dst : pc;
@@ -467,8 +389,8 @@ static ft_status ein_pair(ein_ctx *e, const ein_op *a, const ein_op *b, uint64_t
         openblas_set_num_threads(e->k->threads);
     }
     if (!direct_c) {
-        ein_op c;
-        set_layout(e, &c, pc, cl, nc);
+        ft_ein_op c;
+        ft_ein_set_layout(e->size, &c, pc, cl, nc);
         ein_copy(e, &c, res, nres, dst);
     }
 done:
@@ -482,82 +404,41 @@ ft_status cpu_einsum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
 {
     const char *eq = ft_attr(n, "equation")->s;
     int nops = n->n_in;
-    if (nops > EIN_MAXOPS)
-        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "einsum: more than %d operands", EIN_MAXOPS);
-    int ranks[EIN_MAXOPS];
+    if (nops > FT_EIN_MAXOPS)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "einsum: more than %d operands", FT_EIN_MAXOPS);
+    int ranks[FT_EIN_MAXOPS];
     for (int i = 0; i < nops; i++)
         ranks[i] = in[i].shape.rank;
-    int8_t lab[EIN_MAXOPS][FT_MAX_RANK], olab[FT_MAX_RANK];
+    int8_t lab[FT_EIN_MAXOPS][FT_MAX_RANK], olab[FT_MAX_RANK];
     int n_ell, no;
     char msg[1024];
     if (ft_einsum_parse(eq, nops, ranks, NULL, lab, &n_ell, olab, &no, msg, sizeof msg))
         return ft_node_err(k->err, FT_EGRAPH, k->g, n, "%s", msg);
     ein_ctx e = {.k = k, .n = n, .dt = in[0].dtype, .es = ft_dtype_size(in[0].dtype)};
-    for (int l = 0; l < EIN_NL; l++)
-        e.size[l] = 1;
-    uint64_t used = 0;
-    for (int i = 0; i < nops; i++)
-        for (int d = 0; d < ranks[i]; d++) {
-            int l = lab[i][d];
-            if (!(used >> l & 1) || e.size[l] == 1)
-                e.size[l] = in[i].shape.dims[d];
-            used |= (uint64_t)1 << l;
-        }
-    ein_op *ops = ft_calloc((size_t)nops, sizeof *ops);
+    ft_ein_op *ops = ft_calloc((size_t)nops, sizeof *ops);
     if (!ops)
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory");
-    uint64_t need_later[EIN_MAXOPS + 1];
-    for (int i = 0; i < nops; i++) {
-        int64_t s = 1;
-        ops[i].data = in[i].data;
-        for (int d = ranks[i] - 1; d >= 0; d--) {
-            int l = lab[i][d];
-            int64_t dim = in[i].shape.dims[d];
-            if (dim == e.size[l]) { /* else a broadcast "..." dim of size 1: stride 0 */
-                ops[i].st[l] += s;
-                ops[i].has |= (uint64_t)1 << l;
-            }
-            s *= dim;
-        }
-    }
-    uint64_t outm = 0;
-    for (int d = 0; d < no; d++)
-        outm |= (uint64_t)1 << olab[d];
-    need_later[nops] = outm;
-    for (int i = nops - 1; i >= 0; i--)
-        need_later[i] = need_later[i + 1] | ops[i].has;
+    ft_ein_operands(nops, in, lab, e.size, ops);
+    uint64_t need_later[FT_EIN_MAXOPS + 1];
+    uint64_t outm = ft_ein_need_later(nops, ops, olab, no, need_later);
     ft_status st = FT_OK;
     uint64_t total = ft_numel(&out[0].shape);
     if (total == 0)
         goto done;
-    /* Pairwise contraction unless an intermediate would be much larger than
-     * every input and the output (the loop needs no memory at all). */
-    uint64_t biggest = total;
-    for (int i = 0; i < nops; i++)
-        if (ft_numel(&in[i].shape) > biggest)
-            biggest = ft_numel(&in[i].shape);
-    int pairwise = nops >= 2;
-    uint64_t cur = ops[0].has;
-    for (int i = 1; i + 1 < nops && pairwise; i++) {
-        cur = (cur | ops[i].has) & need_later[i + 1];
-        int8_t tl[EIN_NL];
-        if (numel_of(&e, tl, mask_labels(cur, tl)) > 4 * biggest + 65536)
-            pairwise = 0;
-    }
-    if (!pairwise) {
-        int8_t sl[EIN_NL];
-        int ns = mask_labels(need_later[0] & ~outm, sl);
+    if (!ft_ein_pairwise(e.size, nops, in, ops, need_later, total)) {
+        int8_t sl[FT_EIN_NL];
+        int ns = ft_ein_mask_labels(need_later[0] & ~outm, sl);
         if (nops == 1 && ns == 0)
             ein_copy(&e, &ops[0], olab, no, out[0].data);
         else
             ein_loop(&e, nops, ops, olab, no, sl, ns, out[0].data);
         goto done;
     }
-    ein_op acc = ops[0];
+    ft_ein_op acc = ops[0];
     void *held = NULL;
     for (int i = 1; i < nops && !st; i++) {
         void *owned = NULL;
-        ein_op r;
+        ft_ein_op r;
         if (i == nops - 1)
             st = ein_pair(&e, &acc, &ops[i], outm, olab, no, out[0].data, NULL, NULL);
         else

@@ -1,6 +1,7 @@
 /* Matrix products on the CPU through OpenBLAS's cblas: matmul (numpy.matmul
  * semantics with batch broadcasting) and gemm. */
 #include "cpu.h"
+#include "../runtime/einsum_geom.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -93,22 +94,9 @@ ft_status cpu_matmul(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
         zero(out[0].data, total, es);
         return FT_OK;
     }
-    int ra = as->rank > 2 ? as->rank - 2 : 0, rb = bs->rank > 2 ? bs->rank - 2 : 0;
-    int r = ra > rb ? ra : rb;
-    int64_t bdims[FT_MAX_RANK], sa[FT_MAX_RANK], sb[FT_MAX_RANK];
-    /* Batch strides in whole matrices; 0 along broadcast dims. */
-    uint64_t nbatch = 1;
-    int64_t na = 1, nb = 1;
-    for (int i = r - 1; i >= 0; i--) {
-        int ia = i - (r - ra), ib = i - (r - rb);
-        int64_t da = ia >= 0 ? as->dims[ia] : 1, db = ib >= 0 ? bs->dims[ib] : 1;
-        bdims[i] = da > db ? da : db;
-        sa[i] = da == 1 ? 0 : na;
-        sb[i] = db == 1 ? 0 : nb;
-        na *= da;
-        nb *= db;
-        nbatch *= (uint64_t)bdims[i];
-    }
+    int64_t bdims[FT_MAX_RANK], sa[FT_MAX_RANK], sb[FT_MAX_RANK], na, nb;
+    uint64_t nbatch;
+    int r = ft_matmul_batch(as, bs, bdims, sa, sb, &nbatch, &na, &nb);
     openblas_set_num_threads(k->threads);
     const char *A = in[0].data, *B = in[1].data;
     char *C = out[0].data;

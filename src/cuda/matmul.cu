@@ -21,6 +21,10 @@
  */
 #include "cu.cuh"
 
+extern "C" {
+#include "../runtime/einsum_geom.h"
+}
+
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,22 +240,9 @@ CU_KFN(cu_matmul)
         CU_TRY(k, n, cudaMemsetAsync(out[0].data, 0, (size_t)total * es, k->be->stream));
         return FT_OK;
     }
-    int ra = as->rank > 2 ? as->rank - 2 : 0, rb = bs->rank > 2 ? bs->rank - 2 : 0;
-    int r = ra > rb ? ra : rb;
-    int64_t bdims[FT_MAX_RANK], sa[FT_MAX_RANK], sb[FT_MAX_RANK];
-    /* Batch strides in whole matrices; 0 along broadcast dims. */
-    uint64_t nbatch = 1;
-    int64_t na = 1, nb = 1;
-    for (int i = r - 1; i >= 0; i--) {
-        int ia = i - (r - ra), ib = i - (r - rb);
-        int64_t da = ia >= 0 ? as->dims[ia] : 1, db = ib >= 0 ? bs->dims[ib] : 1;
-        bdims[i] = da > db ? da : db;
-        sa[i] = da == 1 ? 0 : na;
-        sb[i] = db == 1 ? 0 : nb;
-        na *= da;
-        nb *= db;
-        nbatch *= (uint64_t)bdims[i];
-    }
+    int64_t bdims[FT_MAX_RANK], sa[FT_MAX_RANK], sb[FT_MAX_RANK], na, nb;
+    uint64_t nbatch;
+    int r = ft_matmul_batch(as, bs, bdims, sa, sb, &nbatch, &na, &nb);
     int64_t ast[3] = {K, 1, M * K}, bst[3] = {N, 1, K * N}, cst[3] = {N, 1, M * N};
     mm_call c;
     /* b shared by every batch and a not broadcast: one tall product. */
@@ -427,12 +418,9 @@ CU_KFN(cu_gemm)
 namespace {
 
 
-#define EIN_ELL 52
-#define EIN_NL (EIN_ELL + FT_MAX_RANK)
-#define EIN_MAXOPS 64
 /* Words of a loop table: header, sizes, and per operand a pointer and one
  * stride per label (output labels and summed labels are distinct). */
-#define EIN_TAB_MAX (4 + EIN_NL + EIN_MAXOPS * (1 + EIN_NL))
+#define EIN_TAB_MAX (4 + FT_EIN_NL + FT_EIN_MAXOPS * (1 + FT_EIN_NL))
 #define EIN_POKE 256
 
 __device__ __forceinline__ double ein_ld(const void *p, int64_t i, int dt)
@@ -518,7 +506,7 @@ __global__ void __launch_bounds__(CU_BLOCK)
             EIN_FOR_OPS(i) acc *= ein_ld(EIN_PTR(i), off[i], dt);
         } else {
             acc = 0;
-            int64_t si[EIN_NL], ist[NMAX];
+            int64_t si[FT_EIN_NL], ist[NMAX];
             const int64_t inner = ssz[ns - 1];
             const uint64_t outer = sumtotal / (uint64_t)inner;
             for (int d = 0; d < ns - 1; d++)
@@ -764,12 +752,6 @@ static ft_status pm_launch(ft_kctx *k, const ft_node *n, size_t es, const void *
  * loop table and the split partials. */
 enum { EB_INTER0, EB_INTER1, EB_PA, EB_PB, EB_PC, EB_TAB, EB_PART, EB_COUNT };
 
-typedef struct {
-    const void *data;
-    int64_t st[EIN_NL]; /* element stride per label; 0 where absent or broadcast */
-    uint64_t has;       /* labels of size > 1 the values depend on */
-} ein_op;
-
 /* The whole evaluation runs twice: a sizing pass (dry) that launches nothing
  * and records the largest request per workspace area, then the real pass
  * on one workspace of their sum. Both take the same decisions, which depend
@@ -779,7 +761,7 @@ typedef struct {
     const ft_node *n;
     ft_dtype dt;
     size_t es;
-    int64_t size[EIN_NL];
+    int64_t size[FT_EIN_NL];
     int dry;
     uint64_t need[EB_COUNT];
     char *buf[EB_COUNT];
@@ -793,64 +775,6 @@ static void *ein_buf(ein_ctx *e, int which, uint64_t bytes)
         return NULL;
     }
     return e->buf[which];
-}
-
-static uint64_t numel_of(const ein_ctx *e, const int8_t *lab, int nl)
-{
-    uint64_t r = 1;
-    for (int i = 0; i < nl; i++)
-        r *= (uint64_t)e->size[lab[i]];
-    return r;
-}
-
-/* Labels of a mask in ascending id order. */
-static int mask_labels(uint64_t m, int8_t *lab)
-{
-    int cnt = 0;
-    for (int l = 0; l < EIN_NL; l++)
-        if (m >> l & 1)
-            lab[cnt++] = (int8_t)l;
-    return cnt;
-}
-
-/* Orders the labels of mask m as they appear in ord (labels of m missing
- * from ord follow in id order). */
-static int order_by(uint64_t m, const int8_t *ord, int nord, int8_t *lab)
-{
-    int cnt = 0;
-    for (int i = 0; i < nord; i++)
-        if (m >> ord[i] & 1) {
-            lab[cnt++] = ord[i];
-            m &= ~((uint64_t)1 << ord[i]);
-        }
-    return cnt + mask_labels(m, lab + cnt);
-}
-
-/* The labels of an operand in its own dim order (by stride, largest first). */
-static int op_order(const ein_op *op, int8_t *lab)
-{
-    int cnt = mask_labels(op->has, lab);
-    for (int i = 1; i < cnt; i++)
-        for (int j = i; j > 0 && op->st[lab[j]] > op->st[lab[j - 1]]; j--) {
-            int8_t t = lab[j];
-            lab[j] = lab[j - 1];
-            lab[j - 1] = t;
-        }
-    return cnt;
-}
-
-/* op's strides for contiguous data in the label order lab. */
-static void set_layout(const ein_ctx *e, ein_op *op, const void *data, const int8_t *lab, int nl)
-{
-    memset(op->st, 0, sizeof op->st);
-    op->data = data;
-    op->has = 0;
-    int64_t s = 1;
-    for (int i = nl - 1; i >= 0; i--) {
-        op->st[lab[i]] = s;
-        op->has |= (uint64_t)1 << lab[i];
-        s *= e->size[lab[i]];
-    }
 }
 
 /* The labels lab[0..nl) (outermost first) as one dim of strides st: 1 with
@@ -867,16 +791,16 @@ static int group_of(const ein_ctx *e, const int64_t *st, const int8_t *lab, int 
 
 /* dst (contiguous, labels olab in that order) = sum over the labels slab of
  * the product of the operands, in the generic kernel. */
-static ft_status ein_loop(ein_ctx *e, int nops, const ein_op *ops, const int8_t *olab, int no, const int8_t *slab_in,
+static ft_status ein_loop(ein_ctx *e, int nops, const ft_ein_op *ops, const int8_t *olab, int no, const int8_t *slab_in,
                           int ns, void *dst)
 {
     ft_kctx *k = e->k;
     const ft_node *n = e->n;
-    uint64_t total = numel_of(e, olab, no), sumtotal = numel_of(e, slab_in, ns);
+    uint64_t total = ft_ein_numel(e->size, olab, no), sumtotal = ft_ein_numel(e->size, slab_in, ns);
     if (total == 0)
         return FT_OK;
     /* The innermost summed label is the one operand 0 is densest along. */
-    int8_t slab[EIN_NL];
+    int8_t slab[FT_EIN_NL];
     memcpy(slab, slab_in, (size_t)ns);
     for (int i = 1; i < ns; i++)
         for (int j = i; j > 0; j--) {
@@ -935,7 +859,7 @@ static ft_status ein_loop(ein_ctx *e, int nops, const ein_op *ops, const int8_t 
         if (nops <= 2)
             ein_loop_out<2><<<grid, CU_BLOCK, smem, s>>>(tabdev, words, dst, total, sumtotal);
         else
-            ein_loop_out<EIN_MAXOPS><<<grid, CU_BLOCK, smem, s>>>(tabdev, words, dst, total, sumtotal);
+            ein_loop_out<FT_EIN_MAXOPS><<<grid, CU_BLOCK, smem, s>>>(tabdev, words, dst, total, sumtotal);
         CU_LAUNCHED(k, n);
         return FT_OK;
     }
@@ -943,7 +867,7 @@ static ft_status ein_loop(ein_ctx *e, int nops, const ein_op *ops, const int8_t 
     if (nops <= 2)
         ein_loop_split<2><<<grid, CU_BLOCK, smem, s>>>(tabdev, words, dst, part, total, sumtotal);
     else
-        ein_loop_split<EIN_MAXOPS><<<grid, CU_BLOCK, smem, s>>>(tabdev, words, dst, part, total, sumtotal);
+        ein_loop_split<FT_EIN_MAXOPS><<<grid, CU_BLOCK, smem, s>>>(tabdev, words, dst, part, total, sumtotal);
     CU_LAUNCHED(k, n);
     if (splits > 1) {
         ein_finish<<<cu_grid(k->be, total), CU_BLOCK, 0, s>>>(part, dst, (int)e->dt, total, splits);
@@ -955,9 +879,9 @@ static ft_status ein_loop(ein_ctx *e, int nops, const ein_op *ops, const int8_t 
 /* dst (contiguous, labels lab in that order) = op relabelled: a strided
  * copy with the dims that stay contiguous merged; past FT_MAX_RANK merged
  * dims (intermediates can carry many labels) the generic kernel. */
-static ft_status ein_copy(ein_ctx *e, const ein_op *op, const int8_t *lab, int nl, void *dst)
+static ft_status ein_copy(ein_ctx *e, const ft_ein_op *op, const int8_t *lab, int nl, void *dst)
 {
-    int64_t dims[EIN_NL], st[EIN_NL];
+    int64_t dims[FT_EIN_NL], st[FT_EIN_NL];
     int r = 0;
     for (int i = 0; i < nl; i++) {
         int64_t d = e->size[lab[i]], s = op->has >> lab[i] & 1 ? op->st[lab[i]] : 0;
@@ -978,12 +902,12 @@ static ft_status ein_copy(ein_ctx *e, const ein_op *op, const int8_t *lab, int n
 
 /* dst (contiguous, labels lab in that order) = op with the labels of the
  * mask sum summed away. */
-static ft_status ein_pack(ein_ctx *e, const ein_op *op, const int8_t *lab, int nl, uint64_t sum, void *dst)
+static ft_status ein_pack(ein_ctx *e, const ft_ein_op *op, const int8_t *lab, int nl, uint64_t sum, void *dst)
 {
     if (!sum)
         return ein_copy(e, op, lab, nl, dst);
-    int8_t sl[EIN_NL];
-    int ns = mask_labels(sum, sl);
+    int8_t sl[FT_EIN_NL];
+    int ns = ft_ein_mask_labels(sum, sl);
     return ein_loop(e, 1, op, lab, nl, sl, ns, dst);
 }
 
@@ -1001,44 +925,31 @@ static ft_status ein_pack(ein_ctx *e, const ein_op *op, const int8_t *lab, int n
  * and not kept (contracted), sa / sb in one only and not kept (summed while
  * packing). C[b,m,n] = A[b,m,k] B[b,k,n] in one batched product when that
  * is worth it, the generic kernel otherwise. */
-static ft_status ein_pair(ein_ctx *e, const ein_op *a, const ein_op *b, uint64_t keep, const int8_t *res, int nres,
-                          void *dst, ein_op *r, int inter)
+static ft_status ein_pair(ein_ctx *e, const ft_ein_op *a, const ft_ein_op *b, uint64_t keep, const int8_t *res,
+                          int nres, void *dst, ft_ein_op *r, int inter)
 {
-    uint64_t la = a->has, lb = b->has;
-    uint64_t mb = la & lb & keep, mm = la & ~lb & keep, mn = lb & ~la & keep, mk = la & lb & ~keep;
-    uint64_t sa = la & ~lb & ~keep, sb = lb & ~la & ~keep;
-    int8_t ord_a[EIN_NL], ord_b[EIN_NL], bl[EIN_NL], ml[EIN_NL], nl[EIN_NL], kl[EIN_NL];
-    int noa = op_order(a, ord_a), nob = op_order(b, ord_b);
-    int nb, nm, nn, nk;
-    if (res) {
-        nb = order_by(mb, res, nres, bl), nm = order_by(mm, res, nres, ml), nn = order_by(mn, res, nres, nl);
-    } else {
-        nb = order_by(mb, ord_a, noa, bl), nm = order_by(mm, ord_a, noa, ml), nn = order_by(mn, ord_b, nob, nl);
-    }
-    nk = order_by(mk, ord_a, noa, kl);
-    int8_t cl[EIN_NL]; /* C's labels: batch, m, n */
-    memcpy(cl, bl, (size_t)nb);
-    memcpy(cl + nb, ml, (size_t)nm);
-    memcpy(cl + nb + nm, nl, (size_t)nn);
-    int nc = nb + nm + nn;
-    uint64_t BT = numel_of(e, bl, nb), M = numel_of(e, ml, nm), N = numel_of(e, nl, nn), K = numel_of(e, kl, nk);
+    ft_ein_pair_plan g;
+    ft_ein_pair_labels(e->size, a, b, keep, res, nres, &g);
+    const int8_t *bl = g.bl, *ml = g.ml, *nl = g.nl, *kl = g.kl, *cl = g.cl;
+    const int nb = g.nb, nm = g.nm, nn = g.nn, nk = g.nk, nc = g.nc;
+    const uint64_t mk = g.mk, sa = g.sa, sb = g.sb, BT = g.BT, M = g.M, N = g.N, K = g.K;
     size_t es = e->es;
     if (!res) {
         dst = ein_buf(e, inter, BT * M * N * es);
         res = cl, nres = nc;
-        set_layout(e, r, dst, cl, nc);
+        ft_ein_set_layout(e->size, r, dst, cl, nc);
     }
     /* The CPU's threshold: tiny or thin products run in the loop. */
-    int use_gemm = K >= 8 && M * N >= 16 && (double)BT * (double)(M * N) * (double)K >= 16384;
+    int use_gemm = ft_ein_gemm_worth(BT, M, N, K);
     if (!use_gemm) {
-        ein_op two[2] = {*a, *b};
-        int8_t sum[EIN_NL];
-        int ns = mask_labels(mk | sa | sb, sum);
+        ft_ein_op two[2] = {*a, *b};
+        int8_t sum[FT_EIN_NL];
+        int ns = ft_ein_mask_labels(mk | sa | sb, sum);
         return ein_loop(e, 2, two, res, nres, sum, ns, dst);
     }
     /* Each operand is read in place when its batch, row and column labels
      * each collapse to one stride cuBLAS accepts; otherwise packed. */
-    int64_t dst_st[EIN_NL], s = 1;
+    int64_t dst_st[FT_EIN_NL], s = 1;
     memset(dst_st, 0, sizeof dst_st);
     for (int i = nres - 1; i >= 0; i--)
         dst_st[res[i]] = s, s *= e->size[res[i]];
@@ -1054,7 +965,7 @@ static ft_status ein_pair(ein_ctx *e, const ein_op *a, const ein_op *b, uint64_t
                    group_of(e, b->st, bl, nb, &bst[2]) && cm_operand((int64_t)K, (int64_t)N, bst[0], bst[1], &op, &ld);
     const void *A = a->data, *B = b->data;
     void *C = dst;
-    int8_t seq[EIN_NL];
+    int8_t seq[FT_EIN_NL];
     if (!a_direct) {
         void *pa = ein_buf(e, EB_PA, BT * M * K * es);
         memcpy(seq, bl, (size_t)nb), memcpy(seq + nb, ml, (size_t)nm), memcpy(seq + nb + nm, kl, (size_t)nk);
@@ -1080,27 +991,27 @@ static ft_status ein_pair(ein_ctx *e, const ein_op *a, const ein_op *b, uint64_t
         EIN_TRY(mm_exec(e->k, e->n, e->dt, e->dt, &c, 1.0, 0.0, 0));
     }
     if (!c_direct) {
-        ein_op cv;
-        set_layout(e, &cv, C, cl, nc);
+        ft_ein_op cv;
+        ft_ein_set_layout(e->size, &cv, C, cl, nc);
         EIN_TRY(ein_copy(e, &cv, res, nres, dst));
     }
     return FT_OK;
 }
 
 /* One pass of the evaluation (see ein_ctx). */
-static ft_status ein_run(ein_ctx *e, int nops, const ein_op *ops, const uint64_t *need_later, uint64_t outm,
+static ft_status ein_run(ein_ctx *e, int nops, const ft_ein_op *ops, const uint64_t *need_later, uint64_t outm,
                          const int8_t *olab, int no, int pairwise, void *dst)
 {
     if (!pairwise) {
-        int8_t sl[EIN_NL];
-        int ns = mask_labels(need_later[0] & ~outm, sl);
+        int8_t sl[FT_EIN_NL];
+        int ns = ft_ein_mask_labels(need_later[0] & ~outm, sl);
         if (nops == 1 && ns == 0)
             return ein_copy(e, &ops[0], olab, no, dst);
         return ein_loop(e, nops, ops, olab, no, sl, ns, dst);
     }
-    ein_op acc = ops[0];
+    ft_ein_op acc = ops[0];
     for (int i = 1; i < nops; i++) {
-        ein_op r;
+        ft_ein_op r;
         if (i == nops - 1)
             return ein_pair(e, &acc, &ops[i], outm, olab, no, dst, NULL, 0);
         EIN_TRY(ein_pair(e, &acc, &ops[i], need_later[i + 1], NULL, 0, NULL, &r, EB_INTER0 + (i & 1)));
@@ -1115,12 +1026,12 @@ CU_KFN(cu_einsum)
 {
     const char *eq = ft_attr(n, "equation")->s;
     int nops = n->n_in;
-    if (nops > EIN_MAXOPS)
-        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "einsum: more than %d operands", EIN_MAXOPS);
-    int ranks[EIN_MAXOPS];
+    if (nops > FT_EIN_MAXOPS)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "einsum: more than %d operands", FT_EIN_MAXOPS);
+    int ranks[FT_EIN_MAXOPS];
     for (int i = 0; i < nops; i++)
         ranks[i] = in[i].shape.rank;
-    int8_t lab[EIN_MAXOPS][FT_MAX_RANK], olab_all[FT_MAX_RANK];
+    int8_t lab[FT_EIN_MAXOPS][FT_MAX_RANK], olab_all[FT_MAX_RANK];
     int n_ell, no_all;
     char msg[1024];
     if (ft_einsum_parse(eq, nops, ranks, NULL, lab, &n_ell, olab_all, &no_all, msg, sizeof msg))
@@ -1131,71 +1042,35 @@ CU_KFN(cu_einsum)
     ein_ctx e;
     memset(&e, 0, sizeof e);
     e.k = k, e.n = n, e.dt = in[0].dtype, e.es = ft_dtype_size(in[0].dtype);
-    for (int l = 0; l < EIN_NL; l++)
-        e.size[l] = 1;
-    uint64_t used = 0;
-    for (int i = 0; i < nops; i++)
-        for (int d = 0; d < ranks[i]; d++) {
-            int l = lab[i][d];
-            if (!(used >> l & 1) || e.size[l] == 1)
-                e.size[l] = in[i].shape.dims[d];
-            used |= (uint64_t)1 << l;
-        }
-    ein_op *ops = (ein_op *)ft_calloc((size_t)nops, sizeof *ops);
+    ft_ein_op *ops = (ft_ein_op *)ft_calloc((size_t)nops, sizeof *ops);
     if (!ops)
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory");
-    /* Labels of size 1 carry no layout: they are left out everywhere. A
-     * repeated label (diagonal) gets the sum of its dims' strides; a "..."
-     * dim of size 1 broadcast against a larger one does not count. */
-    for (int i = 0; i < nops; i++) {
-        int64_t s = 1;
-        ops[i].data = in[i].data;
-        for (int d = ranks[i] - 1; d >= 0; d--) {
-            int l = lab[i][d];
-            int64_t dim = in[i].shape.dims[d];
-            if (e.size[l] != 1 && dim == e.size[l]) {
-                ops[i].st[l] += s;
-                ops[i].has |= (uint64_t)1 << l;
+    ft_ein_operands(nops, in, lab, e.size, ops);
+    /* Labels of size 1 carry no layout: they are left out everywhere. */
+    for (int i = 0; i < nops; i++)
+        for (int l = 0; l < FT_EIN_NL; l++)
+            if (e.size[l] == 1) {
+                ops[i].st[l] = 0;
+                ops[i].has &= ~((uint64_t)1 << l);
             }
-            s *= dim;
-        }
-    }
     int8_t olab[FT_MAX_RANK];
     int no = 0;
-    uint64_t outm = 0;
     for (int d = 0; d < no_all; d++)
-        if (e.size[olab_all[d]] != 1) {
+        if (e.size[olab_all[d]] != 1)
             olab[no++] = olab_all[d];
-            outm |= (uint64_t)1 << olab_all[d];
-        }
-    uint64_t need_later[EIN_MAXOPS + 1];
-    need_later[nops] = outm;
-    for (int i = nops - 1; i >= 0; i--)
-        need_later[i] = need_later[i + 1] | ops[i].has;
+    uint64_t need_later[FT_EIN_MAXOPS + 1];
+    uint64_t outm = ft_ein_need_later(nops, ops, olab, no, need_later);
     ft_status st = FT_OK;
     /* A summed label of size 0: every sum is empty. */
     int empty = 0;
-    for (int l = 0; l < EIN_NL; l++)
+    for (int l = 0; l < FT_EIN_NL; l++)
         empty |= (need_later[0] >> l & 1) && e.size[l] == 0;
     if (empty) {
         free(ops);
         CU_TRY(k, n, cudaMemsetAsync(out[0].data, 0, (size_t)total * e.es, k->be->stream));
         return FT_OK;
     }
-    /* Pairwise contraction unless an intermediate would be much larger than
-     * every input and the output (the generic kernel needs no memory). */
-    uint64_t biggest = total;
-    for (int i = 0; i < nops; i++)
-        if (ft_numel(&in[i].shape) > biggest)
-            biggest = ft_numel(&in[i].shape);
-    int pairwise = nops >= 2;
-    uint64_t cur = ops[0].has;
-    for (int i = 1; i + 1 < nops && pairwise; i++) {
-        cur = (cur | ops[i].has) & need_later[i + 1];
-        int8_t tl[EIN_NL];
-        if (numel_of(&e, tl, mask_labels(cur, tl)) > 4 * biggest + 65536)
-            pairwise = 0;
-    }
+    int pairwise = ft_ein_pairwise(e.size, nops, in, ops, need_later, total);
     for (int pass = 0; pass < 2 && !st; pass++) {
         e.dry = pass == 0;
         if (!e.dry) {

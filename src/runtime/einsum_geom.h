@@ -1,0 +1,82 @@
+/* Host-side planning of einsum and of matmul's batch broadcasting, shared by
+ * the CPU kernels (cpu/einsum.c, cpu/matmul.c) and the CUDA ones
+ * (cuda/matmul.cu) so that both backends derive the same layouts and take
+ * the same decisions from the same shapes; pure C, no device code. */
+#ifndef FT_EINSUM_GEOM_H
+#define FT_EINSUM_GEOM_H
+
+#include "backend.h"
+
+#include <stdint.h>
+
+/* Label ids: 52 letters, then one per "..." dim (see ft_einsum_parse). */
+#define FT_EIN_ELL 52
+#define FT_EIN_NL (FT_EIN_ELL + FT_MAX_RANK)
+#define FT_EIN_MAXOPS 64
+
+/* An operand (or intermediate) as a strided view with one stride per label. */
+typedef struct {
+    const void *data;
+    int64_t st[FT_EIN_NL]; /* element stride per label; 0 where absent or broadcast */
+    uint64_t has;          /* labels the values depend on (or of size 1) */
+} ft_ein_op;
+
+uint64_t ft_ein_numel(const int64_t *size, const int8_t *lab, int nl);
+
+/* Labels of a mask in ascending id order; returns their count. */
+int ft_ein_mask_labels(uint64_t m, int8_t *lab);
+
+/* Orders the labels of mask m as they appear in ord (labels of m missing
+ * from ord follow in id order). */
+int ft_ein_order_by(uint64_t m, const int8_t *ord, int nord, int8_t *lab);
+
+/* The labels of an operand in its own dim order (by stride, largest first). */
+int ft_ein_op_order(const ft_ein_op *op, int8_t *lab);
+
+/* op's strides for contiguous data in the label order lab. */
+void ft_ein_set_layout(const int64_t *size, ft_ein_op *op, const void *data, const int8_t *lab, int nl);
+
+/* size[l] of every label (1 for unused ones), then ops[i] as views of in[i]:
+ * a repeated label (diagonal) gets the sum of its dims' strides, and a "..."
+ * dim of size 1 broadcast against a larger one gets stride 0. lab is the
+ * label table of ft_einsum_parse. */
+void ft_ein_operands(int nops, const ft_view *in, int8_t (*lab)[FT_MAX_RANK], int64_t *size, ft_ein_op *ops);
+
+/* need_later[i] (i = 0..nops) = labels of ops[i..nops) and of the output
+ * labels olab[0..no); returns the output's mask, need_later[nops]. */
+uint64_t ft_ein_need_later(int nops, const ft_ein_op *ops, const int8_t *olab, int no, uint64_t *need_later);
+
+/* 1 to contract pairwise, left to right; 0 for the direct loop, when an
+ * intermediate would be much larger than every input and the output (of
+ * total elements), since the loop needs no memory at all. */
+int ft_ein_pairwise(const int64_t *size, int nops, const ft_view *in, const ft_ein_op *ops,
+                    const uint64_t *need_later, uint64_t total);
+
+/* Label groups of one pairwise contraction C[b,m,n] = sum_k A[b,m,k] B[b,k,n]:
+ * b in both and kept, m / n in one and kept, k in both and not kept; sa / sb
+ * in one only and not kept (summed away while packing). */
+typedef struct {
+    uint64_t mk, sa, sb;
+    int nb, nm, nn, nk, nc;
+    int8_t bl[FT_EIN_NL], ml[FT_EIN_NL], nl[FT_EIN_NL], kl[FT_EIN_NL];
+    int8_t cl[FT_EIN_NL]; /* C's labels: batch, m, n */
+    uint64_t BT, M, N, K; /* element counts of the groups */
+} ft_ein_pair_plan;
+
+/* Groups follow res (the result's label order) when res is given, else the
+ * operands' own dim orders; k always follows a's order. */
+void ft_ein_pair_labels(const int64_t *size, const ft_ein_op *a, const ft_ein_op *b, uint64_t keep,
+                        const int8_t *res, int nres, ft_ein_pair_plan *p);
+
+/* 1 when a pair is worth a matrix product rather than the loop: tiny or thin
+ * products run faster in the loop. */
+int ft_ein_gemm_worth(uint64_t BT, uint64_t M, uint64_t N, uint64_t K);
+
+/* matmul's batch dims (all but the last two of a and of b, right-aligned,
+ * broadcast NumPy style): bdims, and per operand each dim's stride in whole
+ * matrices (0 along broadcast dims); *nbatch, *na and *nb get the matrix
+ * counts of the batch, of a and of b. Returns the number of batch dims. */
+int ft_matmul_batch(const ft_shape *as, const ft_shape *bs, int64_t *bdims, int64_t *sa, int64_t *sb,
+                    uint64_t *nbatch, int64_t *na, int64_t *nb);
+
+#endif
