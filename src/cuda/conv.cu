@@ -16,12 +16,13 @@
  * channel per group, or an empty input, runs a direct kernel.
  *
  * Spatial parameters are padded to 3 dims with leading dims of size 1, so
- * every kernel is written once. Pads come from the attributes and the
- * inferred output shape with the rules of cpu/conv.c and graph/infer_conv.c.
+ * every kernel is written once. Pads and sizes come from runtime/conv_geom.c,
+ * which the CPU kernels share.
  */
 #include "cu.cuh"
-
-#include <string.h>
+extern "C" {
+#include "../runtime/conv_geom.h"
+}
 
 /* Defined in matmul.cu: C[b] = alpha A[b] B[b] + beta C[b] with row-major
  * meaning, operands given by {row, column, batch} element strides; A and B
@@ -42,68 +43,23 @@ typedef struct {
     int64_t NI, P, KK;                              /* input positions, output positions, kernel taps */
 } cv_geom;
 
-/* Spatial attribute j, or its default when absent (an empty list is absent,
- * as in inference). */
-static int64_t attr_at(const ft_node *n, const char *name, int j, int64_t dflt)
-{
-    const ft_attr_val *a = ft_attr(n, name);
-    return a->present && a->n > 0 ? a->ints[j] : dflt;
-}
-
-static int auto_pad_of(const ft_node *n)
-{
-    const char *s = ft_attr(n, "auto_pad")->s;
-    return !strcmp(s, "SAME_UPPER") ? 1 : !strcmp(s, "SAME_LOWER") ? 2 : !strcmp(s, "VALID") ? 3 : 0;
-}
-
+/* The shared geometry with its spatial dims right-aligned into the 3 slots
+ * of cv_geom, the leading ones of size 1 without padding. */
 static void geom_of(const ft_node *n, const ft_view *in, const ft_view *out, int transpose, cv_geom *g)
 {
-    const ft_shape *x = &in[0].shape, *w = &in[1].shape, *y = &out[0].shape;
-    int r = x->rank - 2, lead = 3 - r;
-    memset(g, 0, sizeof *g);
-    g->N = x->dims[0];
-    g->C = x->dims[1];
-    g->M = y->dims[1];
-    g->G = ft_attr(n, "group")->i;
-    g->Cg = g->C / g->G;
-    g->Mg = g->M / g->G;
-    g->NI = g->P = g->KK = 1;
-    for (int j = 0; j < lead; j++)
-        g->in[j] = g->out[j] = g->k[j] = g->s[j] = g->d[j] = 1;
-    int ap = auto_pad_of(n);
-    int has_os = transpose && ft_attr(n, "output_shape")->present && ft_attr(n, "output_shape")->n > 0;
-    for (int j = 0; j < r; j++) {
-        int64_t in_j = x->dims[2 + j], out_j = y->dims[2 + j], kj = w->dims[2 + j];
-        int64_t s = attr_at(n, "strides", j, 1), d = attr_at(n, "dilations", j, 1), ek = (kj - 1) * d + 1, pb = 0;
-        if (!transpose) {
-            if (ap == 0)
-                pb = attr_at(n, "pads", j, 0);
-            else if (ap == 1 || ap == 2) {
-                int64_t total = (out_j - 1) * s + ek - in_j;
-                total = total > 0 ? total : 0;
-                pb = ap == 1 ? total / 2 : total - total / 2;
-            }
-        } else if (has_os || ap == 1 || ap == 2) {
-            /* ONNX: the extra element of an odd total goes to the end for
-             * SAME_UPPER, to the begin otherwise. A negative total (an
-             * output_shape beyond the full result) extends the end, where
-             * no input reaches. */
-            int64_t total = s * (in_j - 1) + attr_at(n, "output_padding", j, 0) + ek - out_j;
-            pb = total <= 0 ? 0 : ap == 1 ? total / 2 : total - total / 2;
-        } else if (ap == 0) {
-            pb = attr_at(n, "pads", j, 0);
-        }
-        int jj = lead + j;
-        g->in[jj] = in_j;
-        g->out[jj] = out_j;
-        g->k[jj] = kj;
-        g->s[jj] = s;
-        g->d[jj] = d;
-        g->pb[jj] = pb;
-        g->NI *= in_j;
-        g->P *= out_j;
-        g->KK *= kj;
+    ft_conv_geom c;
+    ft_conv_geom_of(n, in, out, transpose, &c);
+    for (int j = 0, lead = 3 - c.r; j < 3; j++) {
+        int src = j - lead;
+        g->in[j] = src < 0 ? 1 : c.in[src];
+        g->out[j] = src < 0 ? 1 : c.out[src];
+        g->k[j] = src < 0 ? 1 : c.k[src];
+        g->s[j] = src < 0 ? 1 : c.s[src];
+        g->d[j] = src < 0 ? 1 : c.d[src];
+        g->pb[j] = src < 0 ? 0 : c.pb[src];
     }
+    g->N = c.N, g->C = c.C, g->M = c.M, g->G = c.G, g->Cg = c.Cg, g->Mg = c.Mg;
+    g->NI = c.NI, g->P = c.P, g->KK = c.KK;
 }
 
 /* Grid-stride loop over [0, total), 64-bit. */
@@ -348,31 +304,63 @@ static void col2im_launch(const ft_backend_ctx *be, const void *col, const void 
                                                                          n0, m0, mbt, total);
 }
 
+/* Tiles of the column buffer under CV_WS_CAP: *nt of the N images when one
+ * image (parts parts of per_part bytes) fits, else one image cut into *pt
+ * parts (at least one, however large). Gets the workspace for a tile. */
+static ft_status tile_workspace(ft_kctx *k, const ft_node *n, uint64_t per_part, int64_t parts, int64_t N,
+                                int64_t *nt, int64_t *pt, void **ws)
+{
+    uint64_t per_img = per_part * (uint64_t)parts;
+    if (per_img <= CV_WS_CAP) {
+        *nt = (int64_t)(CV_WS_CAP / per_img);
+        *nt = *nt < N ? *nt : N;
+        *pt = parts;
+    } else {
+        *nt = 1;
+        *pt = (int64_t)(CV_WS_CAP / per_part);
+        *pt = *pt < 1 ? 1 : *pt < parts ? *pt : parts;
+    }
+    return cu_workspace(k, n, (size_t)((uint64_t)*nt * (uint64_t)*pt * per_part), ws);
+}
+
+/* C[nl, gi] = A[gi] @ B[nl, gi] + beta C[nl, gi] (M x N, inner K) for the nt
+ * images nl and the G groups gi: one strided-batched call per group over the
+ * images, or per image over the groups, whichever needs fewer calls. Each
+ * operand has its {row, column} element strides and the offsets to the next
+ * group and image (A is the same for every image); A and B of dtype ab, C of
+ * dtype cd. */
+static ft_status grouped_products(ft_kctx *k, const ft_node *n, ft_dtype ab, ft_dtype cd, int64_t G, int64_t nt,
+                                  int64_t M, int64_t N, int64_t K, const char *A, int64_t a_row, int64_t a_col,
+                                  int64_t a_grp, const char *B, int64_t b_row, int64_t b_img, int64_t b_grp,
+                                  double beta, char *C, int64_t c_row, int64_t c_img, int64_t c_grp)
+{
+    size_t es = ft_dtype_size(ab), ces = ft_dtype_size(cd);
+    int64_t ast[3] = {a_row, a_col, 0}, bst[3] = {b_row, 1, 0}, cst[3] = {c_row, 1, 0};
+    ft_status st = FT_OK;
+    if (G <= nt) {
+        bst[2] = b_img, cst[2] = c_img;
+        for (int64_t gi = 0; gi < G && !st; gi++)
+            st = cu_gemm_strided(k, n, ab, cd, nt, M, N, K, 1.0, A + (size_t)(gi * a_grp) * es, ast,
+                                 B + (size_t)(gi * b_grp) * es, bst, beta, C + (size_t)(gi * c_grp) * ces, cst);
+    } else {
+        ast[2] = a_grp, bst[2] = b_grp, cst[2] = c_grp;
+        for (int64_t nl = 0; nl < nt && !st; nl++)
+            st = cu_gemm_strided(k, n, ab, cd, G, M, N, K, 1.0, A, ast, B + (size_t)(nl * b_img) * es, bst, beta,
+                                 C + (size_t)(nl * c_img) * ces, cst);
+    }
+    return st;
+}
+
 /* y[n0+nl, g] (Mg x pc, row stride P) = W[g] (Mg x Kc) @ Bm, for the nt
  * images of a tile and every group; Bm of image nl and group g starts at
- * B + nl*b_img + g*b_grp with row stride b_row. One call per group batched
- * over the images, or per image batched over the groups: fewer calls. */
+ * B + nl*b_img + g*b_grp with row stride b_row. */
 static ft_status conv_products(ft_kctx *k, const ft_node *n, ft_dtype dt, const cv_geom *g, const void *w,
                                const char *B, int64_t b_row, int64_t b_img, int64_t b_grp, char *y, int64_t nt,
                                int64_t pc, double beta)
 {
-    size_t es = ft_dtype_size(dt);
     int64_t Kc = g->Cg * g->KK;
-    int64_t ast[3] = {Kc, 1, 0}, bst[3] = {b_row, 1, 0}, cst[3] = {g->P, 1, 0};
-    const char *W = (const char *)w;
-    ft_status st = FT_OK;
-    if (g->G <= nt) {
-        bst[2] = b_img, cst[2] = g->M * g->P;
-        for (int64_t gi = 0; gi < g->G && !st; gi++)
-            st = cu_gemm_strided(k, n, dt, dt, nt, g->Mg, pc, Kc, 1.0, W + (size_t)(gi * g->Mg * Kc) * es, ast,
-                                 B + (size_t)(gi * b_grp) * es, bst, beta, y + (size_t)(gi * g->Mg * g->P) * es, cst);
-    } else {
-        ast[2] = g->Mg * Kc, bst[2] = b_grp, cst[2] = g->Mg * g->P;
-        for (int64_t nl = 0; nl < nt && !st; nl++)
-            st = cu_gemm_strided(k, n, dt, dt, g->G, g->Mg, pc, Kc, 1.0, W, ast, B + (size_t)(nl * b_img) * es, bst,
-                                 beta, y + (size_t)(nl * g->M * g->P) * es, cst);
-    }
-    return st;
+    return grouped_products(k, n, dt, dt, g->G, nt, g->Mg, pc, Kc, (const char *)w, Kc, 1, g->Mg * Kc, B, b_row, b_img,
+                            b_grp, beta, y, g->P, g->M * g->P, g->Mg * g->P);
 }
 
 } // namespace
@@ -420,19 +408,9 @@ CU_KFN(cu_conv)
 
     /* Tiles of images, or of output positions when one image's column
      * buffer is over the cap. */
-    uint64_t per_pos = (uint64_t)g.C * (uint64_t)g.KK * es, per_img = per_pos * (uint64_t)P;
     int64_t nt, pt;
-    if (per_img <= CV_WS_CAP) {
-        nt = (int64_t)(CV_WS_CAP / per_img);
-        nt = nt < g.N ? nt : g.N;
-        pt = P;
-    } else {
-        nt = 1;
-        pt = (int64_t)(CV_WS_CAP / per_pos);
-        pt = pt < 1 ? 1 : pt < P ? pt : P;
-    }
     void *ws;
-    ft_status st = cu_workspace(k, n, (size_t)((uint64_t)nt * (uint64_t)pt * per_pos), &ws);
+    ft_status st = tile_workspace(k, n, (uint64_t)g.C * (uint64_t)g.KK * es, P, g.N, &nt, &pt, &ws);
     if (st)
         return st;
     for (int64_t n0 = 0; n0 < g.N; n0 += nt) {
@@ -477,19 +455,9 @@ CU_KFN(cu_conv_transpose)
     const size_t ces = ft_dtype_size(cdt);
     /* Tiles of images, or of output channels (in every group) when one
      * image's column buffer is over the cap. */
-    uint64_t per_ch = (uint64_t)g.G * (uint64_t)KK * (uint64_t)NI * ces, per_img = per_ch * (uint64_t)Mg;
     int64_t nt, mb;
-    if (per_img <= CV_WS_CAP) {
-        nt = (int64_t)(CV_WS_CAP / per_img);
-        nt = nt < g.N ? nt : g.N;
-        mb = Mg;
-    } else {
-        nt = 1;
-        mb = (int64_t)(CV_WS_CAP / per_ch);
-        mb = mb < 1 ? 1 : mb < Mg ? mb : Mg;
-    }
     void *ws;
-    ft_status st = cu_workspace(k, n, (size_t)((uint64_t)nt * (uint64_t)mb * per_ch), &ws);
+    ft_status st = tile_workspace(k, n, (uint64_t)g.G * (uint64_t)KK * (uint64_t)NI * ces, Mg, g.N, &nt, &mb, &ws);
     if (st)
         return st;
     const char *x = (const char *)in[0].data, *w = (const char *)in[1].data;
@@ -500,22 +468,9 @@ CU_KFN(cu_conv_transpose)
             int64_t mbt = Mg - m0 < mb ? Mg - m0 : mb, rows = mbt * KK;
             /* col[nl, gi] (rows x NI) = W[gi]^T (rows x Cg) @ x[n0+nl, gi] (Cg x NI),
              * W[gi] being [Cg, Mg*KK] of which the columns m0*KK.. are taken. */
-            int64_t ast[3] = {1, Mg * KK, 0}, bst[3] = {NI, 1, 0}, cst[3] = {NI, 1, 0};
-            const char *wb = w + (size_t)(m0 * KK) * es, *xb = x + (size_t)(n0 * g.C * NI) * es;
-            if (g.G <= ntc) {
-                bst[2] = g.C * NI, cst[2] = g.G * rows * NI;
-                for (int64_t gi = 0; gi < g.G && !st; gi++)
-                    st = cu_gemm_strided(k, n, dt, cdt, ntc, rows, NI, g.Cg, 1.0,
-                                         wb + (size_t)(gi * g.Cg * Mg * KK) * es, ast,
-                                         xb + (size_t)(gi * g.Cg * NI) * es, bst, 0.0,
-                                         col + (size_t)(gi * rows * NI) * ces, cst);
-            } else {
-                ast[2] = g.Cg * Mg * KK, bst[2] = g.Cg * NI, cst[2] = rows * NI;
-                for (int64_t nl = 0; nl < ntc && !st; nl++)
-                    st = cu_gemm_strided(k, n, dt, cdt, g.G, rows, NI, g.Cg, 1.0, wb, ast,
-                                         xb + (size_t)(nl * g.C * NI) * es, bst, 0.0,
-                                         col + (size_t)(nl * g.G * rows * NI) * ces, cst);
-            }
+            st = grouped_products(k, n, dt, cdt, g.G, ntc, rows, NI, g.Cg, w + (size_t)(m0 * KK) * es, 1, Mg * KK,
+                                  g.Cg * Mg * KK, x + (size_t)(n0 * g.C * NI) * es, NI, g.C * NI, g.Cg * NI, 0.0, col,
+                                  NI, g.G * rows * NI, rows * NI);
             if (st)
                 return st;
             uint64_t cnt = (uint64_t)ntc * (uint64_t)g.G * (uint64_t)mbt * (uint64_t)g.P;
