@@ -13,7 +13,7 @@ WARN := -Wall -Wextra -Werror -Wswitch-enum -Wshadow -Wno-unused-parameter -Wstr
 CFLAGS ?= -O2 -g
 # Flags the build always needs; CFLAGS (optimisation, sanitizers) may be set on the command line.
 FT_CFLAGS := -std=gnu11 $(WARN) -fopenmp -D_FILE_OFFSET_BITS=64 -MMD -MP
-LDLIBS := -lcjson -lopenblas -lfftw3f_omp -lfftw3_omp -lfftw3f -lfftw3 -lz -lm -ldl -fopenmp
+LDLIBS := -lcjson -lprotobuf-c -lopenblas -lfftw3f_omp -lfftw3_omp -lfftw3f -lfftw3 -lz -lm -ldl -fopenmp
 # The CUDA backend (a shared object loaded at run time) calls back into the
 # binary's graph functions, so the binary exports its symbols.
 FT_LDFLAGS := -rdynamic
@@ -30,7 +30,18 @@ CUDA_OBJS := $(CUDA_SRCS:%.cu=$(BUILD)/%.o)
 CUDA_LIB := $(BUILD)/libftrun-cuda.so
 
 SRCS := $(wildcard src/*.c src/graph/*.c src/runtime/*.c src/cpu/*.c src/cli/*.c)
-OBJS := $(SRCS:%.c=$(BUILD)/%.o)
+OBJS := $(SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/onnx.pb-c.o
+
+# The ONNX schema is Debian's (libonnx-dev); protoc-c turns it into C at build
+# time, so no generated code lives in the repository.
+ONNX_PROTO ?= /usr/include/onnx/onnx.proto
+$(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h: $(ONNX_PROTO) | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)/gen
+	protoc-c --c_out=$(BUILD)/gen -I$(dir $(ONNX_PROTO)) $(ONNX_PROTO)
+$(BUILD)/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
+	$(CC) $(FT_CFLAGS) $(CFLAGS) -c $< -o $@
+$(filter-out $(BUILD)/gen/%,$(OBJS)): | $(BUILD)/gen/onnx.pb-c.h
+FT_CFLAGS += -I$(BUILD)/gen
 DEPS_STAMP := $(BUILD)/.deps-ok
 
 .PHONY: all deps demo test test-asan asan install uninstall clean check-deps cuda
@@ -50,7 +61,8 @@ $(BUILD)/src/cuda/%.o: src/cuda/%.cu
 -include $(CUDA_OBJS:.o=.d)
 
 # Debian packages the build and the tests need.
-DEB_PKGS := gcc libcjson-dev zlib1g-dev libopenblas-dev libfftw3-dev bats python3-numpy python3-torch valgrind man-db
+DEB_PKGS := gcc libcjson-dev zlib1g-dev libopenblas-dev libfftw3-dev libprotobuf-c-dev protobuf-c-compiler libonnx-dev \
+	bats python3-numpy python3-torch python3-torchvision python3-onnx libonnx-testdata valgrind man-db
 deps:
 	@scripts/deps.sh $(DEB_PKGS)
 

@@ -1,0 +1,133 @@
+/* ONNX import, the side the op mappers see (onnx_ops*.c).
+ *
+ * The reader (onnx_reader.c) walks the model's nodes in file order. For each
+ * node it first tries load-time folding (onnx_fold.c: shape arithmetic whose
+ * inputs are all known, see ft_onnx_fold); otherwise it calls the node's
+ * mapper from the table in onnx_ops.c, which emits one ftrun node or a short
+ * fixed expansion. After a mapper returns, the reader infers the dtype and
+ * shape of everything it emitted, so the next node sees static shapes.
+ *
+ * A mapper:
+ *
+ *   static ft_status map_gemm(onx_ctx *c, const onx_node *n)
+ *   {
+ *       ft_node *g = onx_emit(c, n, FT_OP_GEMM, NULL, -1, NULL, -1); // inputs/outputs as in ONNX
+ *       if (!g) return onx_status(c);
+ *       onx_set_f(g, "alpha", onx_attr_f(n, "alpha", 1.0));
+ *       onx_set_i(g, "trans_a", onx_attr_i(n, "transA", 0));
+ *       return FT_OK;
+ *   }
+ *
+ * Parameters ONNX passes as inputs that ftrun takes as attributes are read
+ * with onx_const_ints / onx_const_floats; an input that is computed at run
+ * time is an error naming the node, op, input and reason. An attribute value
+ * or dtype ftrun does not support is reported with onx_unsupported: the reader
+ * collects every such report of the model into one message (exit 3) and goes
+ * on with the next node.
+ *
+ * Ownership: the context owns everything it hands out (strings, value lists);
+ * it lives until ft_onnx_load returns. Emitted nodes and tensors belong to the
+ * graph being built.
+ */
+#ifndef FT_ONNX_IMPORT_H
+#define FT_ONNX_IMPORT_H
+
+#include "graph.h"
+
+typedef struct onx_ctx onx_ctx;
+struct Onnx__NodeProto;
+
+typedef struct onx_node {
+    const char *name;    /* the node's name, or "<OpType>_<index>" when it has none */
+    const char *op_type; /* e.g. "Conv" */
+    int index;           /* position in the graph's node list */
+    int opset;           /* default-domain opset version the model imports */
+    int n_in, n_out;     /* as in the model, omitted ("") inputs included */
+    const struct Onnx__NodeProto *pb;
+} onx_node;
+
+/* ---- inputs ---- */
+/* Tensor index (in the graph being built) of input k, or -1 when k >= n_in or
+ * the input is omitted (""). Its dtype and shape are known. */
+int onx_in(onx_ctx *c, const onx_node *n, int k);
+const ft_tensor *onx_in_tensor(onx_ctx *c, const onx_node *n, int k); /* NULL when absent */
+/* The value of input k when it is known at load time (initializer, Constant,
+ * folded), else NULL. */
+const ft_tensor *onx_in_const(onx_ctx *c, const onx_node *n, int k);
+/* Input k as a list of integers (any integer dtype, any rank, flattened).
+ * Absent input: *count = -1 and FT_OK. Computed at run time: an error "node
+ * 'N' (Op): input K ('name') must be known at load time: REASON". The list is
+ * owned by the context. */
+ft_status onx_const_ints(onx_ctx *c, const onx_node *n, int k, const char *reason, const int64_t **v, int *count);
+/* Same for floating-point (and integer) values, converted to double. */
+ft_status onx_const_floats(onx_ctx *c, const onx_node *n, int k, const char *reason, const double **v, int *count);
+
+/* ---- attributes of the ONNX node ---- */
+int onx_has_attr(const onx_node *n, const char *name);
+int64_t onx_attr_i(const onx_node *n, const char *name, int64_t def);
+double onx_attr_f(const onx_node *n, const char *name, double def);
+/* String attribute (NUL-terminated, owned by the context) or def. */
+const char *onx_attr_s(onx_ctx *c, const onx_node *n, const char *name, const char *def);
+/* INTS / FLOATS attribute: count, or -1 when absent (*v untouched). */
+int onx_attr_ints(const onx_node *n, const char *name, const int64_t **v);
+int onx_attr_floats(const onx_node *n, const char *name, const float **v);
+
+/* ---- building ---- */
+/* Tensor index for output k of the ONNX node (created on first use), or -1
+ * when the model leaves that output unnamed. */
+int onx_out(onx_ctx *c, const onx_node *n, int k);
+/* A fresh intermediate tensor, named "<node>/<suffix>" (made unique). */
+int onx_tmp(onx_ctx *c, const onx_node *n, const char *suffix);
+/* A new constant tensor with the given value (bytes copied), named
+ * "<node>/<suffix>". Returns its index, or -1 (out of memory; onx_status). */
+int onx_const_new(onx_ctx *c, const onx_node *n, const char *suffix, ft_dtype dt, const ft_shape *s, const void *data);
+/* Emit an ftrun node. in/out: tensor indices (-1 for an omitted optional
+ * input); pass in == NULL with n_in == -1 to take the ONNX node's inputs as
+ * they are, and out == NULL with n_out == -1 for its outputs (trailing unnamed
+ * outputs dropped). Attributes start at their defaults. The node is named after
+ * the ONNX node ("<name>" for the first node a mapper emits, "<name>/<op>_<k>"
+ * for the others). Returns NULL on failure (onx_status has it). */
+ft_node *onx_emit(onx_ctx *c, const onx_node *n, ft_op op, const int *in, int n_in, const int *out, int n_out);
+/* Set an attribute of an emitted node (aborts on a name not in its schema). */
+ft_status onx_set_i(onx_ctx *c, ft_node *fn, const char *name, int64_t v);
+ft_status onx_set_f(onx_ctx *c, ft_node *fn, const char *name, double v);
+ft_status onx_set_s(onx_ctx *c, ft_node *fn, const char *name, const char *v);
+ft_status onx_set_ints(onx_ctx *c, ft_node *fn, const char *name, const int64_t *v, int count);
+ft_status onx_set_floats(onx_ctx *c, ft_node *fn, const char *name, const double *v, int count);
+/* Infer dtype and shape of everything emitted so far (a mapper that needs the
+ * shape of its own intermediate calls this; the reader calls it after each
+ * mapper). */
+ft_status onx_infer_pending(onx_ctx *c);
+/* Make output tensor t an alias of tensor src (Identity-like ops that emit no
+ * node: Dropout in inference, Identity). */
+ft_status onx_alias(onx_ctx *c, const onx_node *n, int out_k, int src);
+
+/* ---- errors ---- */
+/* Record "node 'N' (Op, opset V): <message>" as unsupported; returns FT_EGRAPH.
+ * The reader lists every such record of the model in one message. */
+ft_status onx_unsupported(onx_ctx *c, const onx_node *n, const char *fmt, ...) FT_PRINTF(3, 4);
+/* A hard error naming the model file, node and op (returns code). */
+ft_status onx_error(onx_ctx *c, const onx_node *n, ft_status code, const char *fmt, ...) FT_PRINTF(4, 5);
+/* The status and message of the last failure of onx_emit/onx_const_new. */
+ft_status onx_status(onx_ctx *c);
+
+/* ---- the mapper table (onnx_ops.c) ---- */
+typedef ft_status (*onx_map_fn)(onx_ctx *c, const onx_node *n);
+typedef struct onx_op_map {
+    const char *op_type; /* default-domain ("" or "ai.onnx") op type */
+    int since;           /* first opset this mapper handles (older: unsupported) */
+    onx_map_fn map;
+} onx_op_map;
+/* The mapper for op_type at opset, or NULL. */
+const onx_op_map *onx_find_map(const char *op_type, int opset);
+
+/* Every default-domain ONNX op with how ftrun treats it, for `ftrun ops --onnx`:
+ * 'm' mapped to ftrun ops, 'f' folded at load time only, '-' missing. */
+typedef struct onx_op_status {
+    const char *op_type;
+    char how;
+    const char *note; /* the ftrun op(s) or the reason, "" when none */
+} onx_op_status;
+int onx_op_catalogue(const onx_op_status **list);
+
+#endif
