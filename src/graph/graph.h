@@ -69,9 +69,25 @@ typedef struct ft_graph {
     size_t map_bytes;
 } ft_graph;
 
+/* Bindings of symbolic dims (see dims.h): --dim NAME=N, and the shape of an
+ * input from --shape INPUT=D0,D1,... or from the file given with -i. */
+typedef struct ft_dim_bind {
+    const char *name;
+    int64_t value;
+} ft_dim_bind;
+typedef struct ft_shape_bind {
+    const char *input;
+    ft_shape shape;
+    const char *origin; /* for messages: "--shape" or the -i file's path */
+} ft_shape_bind;
+
 typedef struct ft_load_opts {
     int64_t seed_override; /* replaces every random init's seed when >= 0 */
     int allow_external;    /* "file" may name paths outside the graph's folder */
+    const ft_dim_bind *dims;
+    int n_dims;
+    const ft_shape_bind *shapes;
+    int n_shapes;
 } ft_load_opts;
 
 /* Load a graph file: a binary graph (.ftg, recognised by its first bytes, see
