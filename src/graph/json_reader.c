@@ -741,9 +741,14 @@ static ft_status resolve_dims(reader *r)
     }
     if (!st)
         st = ft_dimenv_finish(e, g->file, r->err);
-    for (int i = 0; i < r->np && !st; i++)
-        if (!r->p[i].done)
+    for (int i = 0; i < r->np && !st; i++) {
+        const ft_tensor *t = &g->tensors[r->p[i].t];
+        int fixed = 1;
+        for (int k = 0; k < t->shape.rank; k++)
+            fixed &= t->shape.dims[k] >= 0; /* else it has no value source (checked above) */
+        if (!r->p[i].done && fixed)
             st = load_value(r, &g->tensors[r->p[i].t], r->p[i].decl);
+    }
     ft_dimenv_free(e);
     return st;
 }
