@@ -345,6 +345,22 @@ assert np.array_equal(np.load(sys.argv[1]), k)' "$T/o/ko.npy"
     [[ "$output" != *"c "*"value from --random-inputs"* ]]
 }
 
+@test "--random-inputs: bool inputs are floor(2*u1), whatever --random-range says" {
+    g=$(graph b.json <<'EOF'
+{"ftrun": 1, "tensors": {"p": {"dtype": "f32", "shape": [3]}, "q": {"dtype": "bool", "shape": [64]}},
+ "inputs": ["p", "q"], "outputs": ["qo"],
+ "nodes": [{"op": "identity", "inputs": ["q"], "outputs": ["qo"]}]}
+EOF
+)
+    run "$FTRUN" "$g" --random-inputs=40 --random-range 5,9 -o "$T/o"
+    status_is 0
+    PYTHONPATH=$TESTS_DIR/cli py '
+import philox
+want = np.floor(philox.values("uniform", 41, 64, 0, 2)) != 0
+got = np.load(sys.argv[1])
+assert got.dtype == np.bool_ and np.array_equal(got, want) and 0 < got.sum() < 64, (got, want)' "$T/o/qo.npy"
+}
+
 @test "without --random-inputs an input with no value says how to supply one" {
     g=$(rand_graph)
     run "$FTRUN" "$g" --dim n=4
