@@ -471,3 +471,20 @@ assert a == b, (a, b)' "$T/a.json" "$T/b/b.json"
     status_is 0
     has "[3,2]"
 }
+
+# --- failures of every call --------------------------------------------------------------
+
+@test "fault sweep: every allocation and I/O call of a run with a named dim, --random-inputs and convert fails cleanly" {
+    # tests/fault/sweep.sh: exit 3 or 4 with a message, no crash, no partial file; leaks at every point under ASan
+    if [ -n "${FTRUN_SANITIZED:-}" ]; then leak=asan; else leak=none; fi
+    shim=$BATS_TEST_TMPDIR/libfaultinject.so
+    ${CC:-cc} -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared -o "$shim" "$TESTS_DIR/fault/faultinject.c" -ldl
+    run env FTRUN="$FTRUN" FAULT_SHIM="$shim" FAULT_GRAPH=small FAULT_LEAK=$leak FAULT_WORK="$T/sweep" \
+        "$TESTS_DIR/fault/sweep.sh" run-dims run-random convert
+    if [ "$status" -ne 0 ]; then
+        printf '%s\n' "$output" | grep -E '^(FAIL|#)' | head -40
+        return 1
+    fi
+    has "# no problems"
+    [ "$(printf '%s\n' "$output" | grep -Ec '^# [a-z-]+ +(alloc|io) +[1-9][0-9]* calls')" -eq 6 ]
+}
