@@ -174,6 +174,8 @@ static const onx_op_map MAPS[] = {
     {"BatchNormalization", 7, ox_map_batch_norm}, {"InstanceNormalization", 6, ox_map_instance_norm},
     {"GroupNormalization", 18, ox_map_group_norm}, {"LpNormalization", 1, ox_map_lp_norm},
     {"MeanVarianceNormalization", 9, ox_map_mvn}, {"Attention", 23, ox_map_attention},
+    /* losses */
+    {"NegativeLogLikelihoodLoss", 12, ox_map_nll_loss}, {"SoftmaxCrossEntropyLoss", 12, ox_map_softmax_ce_loss},
     /* shape and data movement */
     {"Identity", 1, ox_map_identity}, {"Dropout", 7, ox_map_dropout}, {"Reshape", 5, ox_map_reshape},
     {"Transpose", 1, ox_map_transpose}, {"Flatten", 1, ox_map_flatten}, {"Squeeze", 1, ox_map_squeeze},
@@ -206,7 +208,6 @@ const onx_op_map *onx_find_map(const char *op_type, int opset)
 #define STR "string tensors are not ftrun tensors"
 #define QUANT "quantized integer arithmetic (no ftrun op)"
 #define RAND "random sampling (no ftrun op)"
-#define LOSS "training loss (no ftrun op)"
 
 /* Every default-domain operator up to opset 23, in alphabetical order. 'm'
  * entries are exactly the op types of MAPS. */
@@ -318,7 +319,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Mul", 'm', "mul"},
     {"Multinomial", '-', RAND},
     {"Neg", 'm', "neg"},
-    {"NegativeLogLikelihoodLoss", '-', LOSS},
+    {"NegativeLogLikelihoodLoss", 'm', "gather_elements + neg (+ gather of weights, where for ignore_index) + reduce"},
     {"NonMaxSuppression", '-', DYN},
     {"NonZero", '-', DYN},
     {"Not", 'm', "not"},
@@ -381,7 +382,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Size", 'f', FOLD},
     {"Slice", 'm', "slice (starts/ends/axes/steps known at load)"},
     {"Softmax", 'm', "softmax (before opset 13: flatten + softmax + reshape)"},
-    {"SoftmaxCrossEntropyLoss", '-', LOSS},
+    {"SoftmaxCrossEntropyLoss", 'm', "log_softmax + the NegativeLogLikelihoodLoss expansion"},
     {"Softplus", 'm', "softplus"},
     {"Softsign", 'm', "softsign"},
     {"SpaceToDepth", 'm', "reshape + transpose + reshape"},
