@@ -184,6 +184,7 @@ static const onx_op_map MAPS[] = {
     {"Gather", 1, ox_map_gather}, {"GatherElements", 11, ox_map_gather}, {"Pad", 2, ox_map_pad},
     {"DepthToSpace", 1, ox_map_depth_space}, {"SpaceToDepth", 1, ox_map_depth_space},
     {"Trilu", 14, ox_map_trilu}, {"OneHot", 9, ox_map_one_hot}, {"Compress", 9, ox_map_compress},
+    {"GatherND", 11, ox_map_gather_nd},
     /* convolution, pooling, resampling */
     {"Conv", 1, ox_map_conv}, {"ConvTranspose", 1, ox_map_conv}, {"MaxPool", 1, ox_map_pool},
     {"AveragePool", 7, ox_map_pool}, {"GlobalAveragePool", 1, ox_map_global_pool},
@@ -272,7 +273,7 @@ static const onx_op_status CATALOGUE[] = {
     {"GRU", '-', "no ftrun op (recurrent layers)"},
     {"Gather", 'm', "gather"},
     {"GatherElements", 'm', "gather_elements"},
-    {"GatherND", '-', "no ftrun op (gather_nd)"},
+    {"GatherND", 'm', "reshape + linear index (mul, reduce_sum) + gather (batch_dims 0)"},
     {"Gelu", 'm', "gelu"},
     {"Gemm", 'm', "gemm"},
     {"GlobalAveragePool", 'm', "global_average_pool"},

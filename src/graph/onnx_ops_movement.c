@@ -3,7 +3,7 @@
  * Concat, Split, Slice, Gather/GatherElements, Pad, with the parameters ONNX
  * moved from attributes to inputs over the opsets read at load time; and short
  * expansions: DepthToSpace/SpaceToDepth (reshape, transpose, reshape), Trilu
- * (a constant mask), OneHot (equal + where), Compress (gather).
+ * (a constant mask), OneHot (equal + where), Compress and GatherND (gather).
  *
  *   ft_status st = ox_map_slice(c, n);  // opset 13: starts/ends/axes/steps inputs -> slice attributes
  *
@@ -360,4 +360,50 @@ ft_status ox_map_compress(onx_ctx *c, const onx_node *n)
     ft_node *f = ox_emit2(c, n, FT_OP_GATHER, x, idx, ox_out(c, n, 0));
     OX_NEED(f);
     return onx_set_i(c, f, "axis", ax);
+}
+
+/* GatherND (batch_dims 0): the first k dims of data flattened into one, the
+ * k-tuples of indices (negatives wrapped) turned into linear indices by a
+ * product with the row-major strides and a sum over the last axis, then gather. */
+ft_status ox_map_gather_nd(onx_ctx *c, const onx_node *n)
+{
+    if (onx_attr_i(n, "batch_dims", 0) != 0)
+        return onx_unsupported(c, n, "attribute batch_dims=%lld (the expansion handles batch_dims 0)",
+                               (long long)onx_attr_i(n, "batch_dims", 0));
+    const ft_shape *ds = ox_shape(c, n, 0), *is = ox_shape(c, n, 1);
+    if (ox_dtype(c, n, 1) != FT_I64)
+        return onx_error(c, n, FT_EGRAPH, "input 1 (indices) has dtype %s; expected i64",
+                         ft_dtype_name(ox_dtype(c, n, 1)));
+    int64_t k = is->rank ? is->dims[is->rank - 1] : 0;
+    if (is->rank < 1 || k < 1 || k > ds->rank)
+        return onx_error(c, n, FT_EGRAPH, "the last dim of indices (%lld) must be 1..%d, the rank of data",
+                         (long long)k, ds->rank);
+    int64_t dims[FT_MAX_RANK], strides[FT_MAX_RANK], lead = 1;
+    for (int64_t i = k - 1; i >= 0; i--) {
+        strides[i] = lead;
+        dims[i] = ds->dims[i];
+        lead *= ds->dims[i];
+    }
+    ft_shape flat = {.rank = ds->rank - (int)k + 1, .dims = {lead}}, vs = {.rank = 1, .dims = {k}};
+    for (int i = (int)k; i < ds->rank; i++)
+        flat.dims[i - k + 1] = ds->dims[i];
+    ft_shape zs = {.rank = 0};
+    int64_t zero_v = 0;
+    int fd = ox_tmp(c, n, "flat"), neg = ox_tmp(c, n, "negative"), wrapped = ox_tmp(c, n, "plus_dim"),
+        fixed = ox_tmp(c, n, "wrapped"), scaled = ox_tmp(c, n, "scaled"), lin = ox_tmp(c, n, "linear"),
+        dimc = ox_const_ints(c, n, "dims", FT_I64, &vs, dims), strc = ox_const_ints(c, n, "strides", FT_I64, &vs, strides),
+        zero = ox_const_ints(c, n, "zero", FT_I64, &zs, &zero_v);
+    OX_NEED(fd >= 0 && neg >= 0 && wrapped >= 0 && fixed >= 0 && scaled >= 0 && lin >= 0 && dimc >= 0 && strc >= 0 &&
+            zero >= 0);
+    int idx = onx_in(c, n, 1);
+    OX_NEED(ox_reshape(c, n, onx_in(c, n, 0), &flat, fd));
+    OX_NEED(ox_emit2(c, n, FT_OP_LESS, idx, zero, neg) && ox_emit2(c, n, FT_OP_ADD, idx, dimc, wrapped));
+    OX_NEED(emit_where(c, n, neg, wrapped, idx, fixed) && ox_emit2(c, n, FT_OP_MUL, fixed, strc, scaled));
+    int64_t last = -1;
+    ft_node *f = ox_emit1(c, n, FT_OP_REDUCE_SUM, scaled, lin);
+    OX_NEED(f);
+    OX_TRY(onx_set_ints(c, f, "axes", &last, 1));
+    OX_TRY(onx_set_i(c, f, "keepdims", 0));
+    OX_NEED(ox_emit2(c, n, FT_OP_GATHER, fd, lin, ox_out(c, n, 0)));
+    return FT_OK;
 }
