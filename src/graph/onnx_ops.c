@@ -84,9 +84,20 @@ int ox_scalar(onx_ctx *c, const onx_node *n, const char *suffix, ft_dtype dt, do
     return onx_const_new(c, n, suffix, dt, &s, buf);
 }
 
-ft_dtype ox_dtype(onx_ctx *c, const onx_node *n, int k) { return onx_in_tensor(c, n, k)->dtype; }
+/* An absent input reads as an f32 scalar; the node that uses it fails in
+ * inference with a message naming the missing input. */
+ft_dtype ox_dtype(onx_ctx *c, const onx_node *n, int k)
+{
+    const ft_tensor *t = onx_in_tensor(c, n, k);
+    return t ? t->dtype : FT_F32;
+}
 
-const ft_shape *ox_shape(onx_ctx *c, const onx_node *n, int k) { return &onx_in_tensor(c, n, k)->shape; }
+const ft_shape *ox_shape(onx_ctx *c, const onx_node *n, int k)
+{
+    static const ft_shape none = {.rank = 0};
+    const ft_tensor *t = onx_in_tensor(c, n, k);
+    return t ? &t->shape : &none;
+}
 
 ft_status ox_check_dtype(onx_ctx *c, const onx_node *n, ft_op op, int k)
 {
@@ -159,8 +170,8 @@ static const onx_op_map MAPS[] = {
     {"Pow", 7, ox_map_binary}, {"Mod", 10, ox_map_binary}, {"Equal", 7, ox_map_binary},
     {"Less", 7, ox_map_binary}, {"LessOrEqual", 12, ox_map_binary}, {"Greater", 7, ox_map_binary},
     {"GreaterOrEqual", 12, ox_map_binary}, {"And", 7, ox_map_binary}, {"Or", 7, ox_map_binary},
-    {"Xor", 7, ox_map_binary}, {"Max", 8, ox_map_variadic}, {"Min", 8, ox_map_variadic},
-    {"Sum", 8, ox_map_sum_mean}, {"Mean", 8, ox_map_sum_mean}, {"Where", 9, ox_map_where},
+    {"Xor", 7, ox_map_binary}, {"Max", 6, ox_map_variadic}, {"Min", 6, ox_map_variadic},
+    {"Sum", 6, ox_map_sum_mean}, {"Mean", 6, ox_map_sum_mean}, {"Where", 9, ox_map_where},
     /* matrix products, reductions, scans */
     {"MatMul", 1, ox_map_matmul}, {"Gemm", 7, ox_map_gemm}, {"Einsum", 12, ox_map_einsum},
     {"ReduceSum", 1, ox_map_reduce}, {"ReduceMean", 1, ox_map_reduce}, {"ReduceMax", 1, ox_map_reduce},

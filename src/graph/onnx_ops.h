@@ -49,12 +49,9 @@ int ox_scalar(onx_ctx *c, const onx_node *n, const char *suffix, ft_dtype dt, do
 /* A constant of dtype dt and shape s holding the int64 values v (converted). */
 int ox_const_ints(onx_ctx *c, const onx_node *n, const char *suffix, ft_dtype dt, const ft_shape *s,
                   const int64_t *v);
-/* Dtype of input k (input k must be present). */
+/* Dtype and shape of input k (f32 and a scalar when the input is absent). */
 ft_dtype ox_dtype(onx_ctx *c, const onx_node *n, int k);
-/* Shape of input k (input k must be present). */
 const ft_shape *ox_shape(onx_ctx *c, const onx_node *n, int k);
-/* Shape of any tensor of the graph being built (after onx_infer_pending). */
-const ft_shape *ox_tshape(onx_ctx *c, const onx_node *n, int t);
 /* onx_unsupported with "input K ('name') has dtype D; ftrun's OP takes ..."
  * when input k's dtype is not one op accepts for its first input. */
 ft_status ox_check_dtype(onx_ctx *c, const onx_node *n, ft_op op, int k);
