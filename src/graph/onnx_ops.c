@@ -185,6 +185,8 @@ static const onx_op_map MAPS[] = {
     {"BatchNormalization", 7, ox_map_batch_norm}, {"InstanceNormalization", 6, ox_map_instance_norm},
     {"GroupNormalization", 18, ox_map_group_norm}, {"LpNormalization", 1, ox_map_lp_norm},
     {"MeanVarianceNormalization", 9, ox_map_mvn}, {"Attention", 23, ox_map_attention},
+    /* linear quantization */
+    {"DequantizeLinear", 10, ox_map_dequantize}, {"QuantizeLinear", 10, ox_map_quantize},
     /* losses */
     {"NegativeLogLikelihoodLoss", 12, ox_map_nll_loss}, {"SoftmaxCrossEntropyLoss", 12, ox_map_softmax_ce_loss},
     /* shape and data movement */
@@ -267,7 +269,7 @@ static const onx_op_status CATALOGUE[] = {
     {"DFT", 'm', "fft, ifft, rfft (+ pad, slice, squeeze)"},
     {"DeformConv", '-', "no ftrun op (deformable convolution)"},
     {"DepthToSpace", 'm', "reshape + transpose + reshape"},
-    {"DequantizeLinear", '-', QUANT},
+    {"DequantizeLinear", 'm', "cast + sub + mul (per tensor or per axis)"},
     {"Det", '-', "no ftrun op (det)"},
     {"Div", 'm', "div"},
     {"Dropout", 'm', "identity in inference; dropout when training_mode is true"},
@@ -345,7 +347,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Pow", 'm', "pow"},
     {"QLinearConv", '-', QUANT},
     {"QLinearMatMul", '-', QUANT},
-    {"QuantizeLinear", '-', QUANT},
+    {"QuantizeLinear", 'm', "div + round + add + clip + cast (per tensor or per axis)"},
     {"RMSNormalization", 'm', "rms_norm"},
     {"RNN", '-', "no ftrun op (recurrent layers)"},
     {"RandomNormal", '-', RAND},
