@@ -187,6 +187,8 @@ static const onx_op_map MAPS[] = {
     {"MeanVarianceNormalization", 9, ox_map_mvn}, {"Attention", 23, ox_map_attention},
     /* linear quantization */
     {"DequantizeLinear", 10, ox_map_dequantize}, {"QuantizeLinear", 10, ox_map_quantize},
+    {"DynamicQuantizeLinear", 11, ox_map_dyn_quantize}, {"MatMulInteger", 10, ox_map_integer_op},
+    {"ConvInteger", 10, ox_map_integer_op}, {"QLinearMatMul", 10, ox_map_qlinear}, {"QLinearConv", 10, ox_map_qlinear},
     /* losses */
     {"NegativeLogLikelihoodLoss", 12, ox_map_nll_loss}, {"SoftmaxCrossEntropyLoss", 12, ox_map_softmax_ce_loss},
     /* shape and data movement */
@@ -220,7 +222,6 @@ const onx_op_map *onx_find_map(const char *op_type, int opset)
 #define DYN "data-dependent output shape"
 #define SEQ "sequence and optional values are not ftrun tensors"
 #define STR "string tensors are not ftrun tensors"
-#define QUANT "quantized integer arithmetic (no ftrun op)"
 #define RAND "random sampling (no ftrun op)"
 
 /* Every default-domain operator up to opset 23, in alphabetical order. 'm'
@@ -261,7 +262,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Constant", 'f', FOLD},
     {"ConstantOfShape", 'f', FOLD},
     {"Conv", 'm', "conv"},
-    {"ConvInteger", '-', QUANT},
+    {"ConvInteger", 'm', "cast to f64 + sub + conv + cast to i32"},
     {"ConvTranspose", 'm', "conv_transpose"},
     {"Cos", 'm', "cos"},
     {"Cosh", 'm', "(exp(x) + exp(-x)) / 2"},
@@ -273,7 +274,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Det", '-', "no ftrun op (det)"},
     {"Div", 'm', "div"},
     {"Dropout", 'm', "identity in inference; dropout when training_mode is true"},
-    {"DynamicQuantizeLinear", '-', QUANT},
+    {"DynamicQuantizeLinear", 'm', "reduce_min/max + the QuantizeLinear expansion (u8)"},
     {"Einsum", 'm', "einsum"},
     {"Elu", 'm', "elu"},
     {"Equal", 'm', "equal"},
@@ -319,7 +320,7 @@ static const onx_op_status CATALOGUE[] = {
     {"LpNormalization", 'm', "div by reduce_l1 / reduce_l2"},
     {"LpPool", '-', "no ftrun op (lp_pool)"},
     {"MatMul", 'm', "matmul"},
-    {"MatMulInteger", '-', QUANT},
+    {"MatMulInteger", 'm', "cast to f64 + sub + matmul + cast to i32"},
     {"Max", 'm', "max"},
     {"MaxPool", 'm', "max_pool (Indices output unsupported)"},
     {"MaxRoiPool", '-', "no ftrun op (roi pooling)"},
@@ -345,8 +346,8 @@ static const onx_op_status CATALOGUE[] = {
     {"PRelu", 'm', "where(x < 0, x * slope, x)"},
     {"Pad", 'm', "pad (pads known at load)"},
     {"Pow", 'm', "pow"},
-    {"QLinearConv", '-', QUANT},
-    {"QLinearMatMul", '-', QUANT},
+    {"QLinearConv", 'm', "dequantize + conv + quantize"},
+    {"QLinearMatMul", 'm', "dequantize + matmul + quantize"},
     {"QuantizeLinear", 'm', "div + round + add + clip + cast (per tensor or per axis)"},
     {"RMSNormalization", 'm', "rms_norm"},
     {"RNN", '-', "no ftrun op (recurrent layers)"},

@@ -66,6 +66,10 @@ ft_node *ox_reshape(onx_ctx *c, const onx_node *n, int t, const ft_shape *s, int
 /* Transpose tensor t by perm into out. */
 ft_node *ox_transpose(onx_ctx *c, const onx_node *n, int t, const int64_t *perm, int rank, int out);
 
+/* Conv's attributes (strides, pads, dilations, group, auto_pad; with tr,
+ * ConvTranspose's output_padding and output_shape) onto ftrun node f. */
+ft_status ox_conv_attrs(onx_ctx *c, const onx_node *n, ft_node *f, int tr);
+
 /* ---- mappers, by file ---- */
 /* onnx_ops_elementwise.c */
 ft_status ox_map_unary(onx_ctx *c, const onx_node *n);
@@ -108,6 +112,9 @@ ft_status ox_map_softmax_ce_loss(onx_ctx *c, const onx_node *n);
 /* onnx_ops_quant.c */
 ft_status ox_map_dequantize(onx_ctx *c, const onx_node *n);
 ft_status ox_map_quantize(onx_ctx *c, const onx_node *n);
+ft_status ox_map_dyn_quantize(onx_ctx *c, const onx_node *n);
+ft_status ox_map_integer_op(onx_ctx *c, const onx_node *n);
+ft_status ox_map_qlinear(onx_ctx *c, const onx_node *n);
 /* onnx_ops_movement.c */
 ft_status ox_map_identity(onx_ctx *c, const onx_node *n);
 ft_status ox_map_dropout(onx_ctx *c, const onx_node *n);

@@ -40,6 +40,11 @@ ft_status ox_map_conv(onx_ctx *c, const onx_node *n)
     int in[3] = {onx_in(c, n, 0), onx_in(c, n, 1), onx_in(c, n, 2)}, out = ox_out(c, n, 0);
     ft_node *f = onx_emit(c, n, op, in, in[2] >= 0 ? 3 : 2, &out, 1);
     OX_NEED(f);
+    return ox_conv_attrs(c, n, f, tr);
+}
+
+ft_status ox_conv_attrs(onx_ctx *c, const onx_node *n, ft_node *f, int tr)
+{
     OX_TRY(copy_ints(c, n, f, "strides", "strides"));
     OX_TRY(copy_ints(c, n, f, "pads", "pads"));
     OX_TRY(copy_ints(c, n, f, "dilations", "dilations"));
