@@ -204,7 +204,7 @@ static const onx_op_map MAPS[] = {
     {"Conv", 1, ox_map_conv}, {"ConvTranspose", 1, ox_map_conv}, {"MaxPool", 1, ox_map_pool},
     {"AveragePool", 7, ox_map_pool}, {"GlobalAveragePool", 1, ox_map_global_pool},
     {"GlobalMaxPool", 1, ox_map_global_pool}, {"Resize", 10, ox_map_resize}, {"Upsample", 7, ox_map_resize},
-    {"LRN", 1, ox_map_lrn}, {"HannWindow", 17, ox_map_window}, {"HammingWindow", 17, ox_map_window},
+    {"LRN", 1, ox_map_lrn}, {"LpPool", 2, ox_map_lp_pool}, {"GlobalLpPool", 2, ox_map_lp_pool}, {"HannWindow", 17, ox_map_window}, {"HammingWindow", 17, ox_map_window},
     {"BlackmanWindow", 17, ox_map_window},
 };
 
@@ -291,7 +291,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Gelu", 'm', "gelu"},
     {"Gemm", 'm', "gemm"},
     {"GlobalAveragePool", 'm', "global_average_pool"},
-    {"GlobalLpPool", '-', "no ftrun op (lp_pool)"},
+    {"GlobalLpPool", 'm', "abs + pow + reduce_sum + pow"},
     {"GlobalMaxPool", 'm', "global_max_pool"},
     {"Greater", 'm', "greater"},
     {"GreaterOrEqual", 'm', "greater_equal"},
@@ -318,7 +318,7 @@ static const onx_op_status CATALOGUE[] = {
     {"LogSoftmax", 'm', "log_softmax (before opset 13: flatten + log_softmax + reshape)"},
     {"Loop", '-', DYN},
     {"LpNormalization", 'm', "div by reduce_l1 / reduce_l2"},
-    {"LpPool", '-', "no ftrun op (lp_pool)"},
+    {"LpPool", 'm', "abs + pow + average_pool (count_include_pad) + mul + pow"},
     {"MatMul", 'm', "matmul"},
     {"MatMulInteger", 'm', "cast to f64 + sub + matmul + cast to i32"},
     {"Max", 'm', "max"},

@@ -1,7 +1,8 @@
 /* ONNX convolution, pooling and resampling ops -> ftrun: Conv,
  * ConvTranspose, MaxPool, AveragePool, the global pools, Resize (opset 10,
  * 11-13, 18-19 forms) and the deprecated Upsample (as resize), LRN as a
- * pooling expansion over the channel axis, and the window functions
+ * pooling expansion over the channel axis, LpPool and GlobalLpPool through
+ * average_pool and reduce_sum, and the window functions
  * (HannWindow, HammingWindow, BlackmanWindow) as constants when their size is
  * known at load.
  *
@@ -263,4 +264,54 @@ ft_status ox_map_window(onx_ctx *c, const onx_node *n)
     free(buf);
     OX_NEED(t >= 0);
     return onx_alias(c, n, 0, t);
+}
+
+/* LpPool: (sum over the window of |x|^p)^(1/p) = (average_pool(|x|^p,
+ * count_include_pad) * window size)^(1/p); GlobalLpPool the same with a
+ * reduce_sum over the spatial axes. */
+ft_status ox_map_lp_pool(onx_ctx *c, const onx_node *n)
+{
+    OX_TRY(ox_check_dtype(c, n, FT_OP_AVERAGE_POOL, 0));
+    int global = strcmp(n->op_type, "GlobalLpPool") == 0;
+    const ft_shape *s = ox_shape(c, n, 0);
+    ft_dtype dt = ox_dtype(c, n, 0);
+    double p = (double)onx_attr_i(n, "p", 2);
+    if (p < 1)
+        return onx_error(c, n, FT_EGRAPH, "attribute p=%g; expected p >= 1", p);
+    if (s->rank < 3)
+        return onx_error(c, n, FT_EGRAPH, "input 0 has rank %d; expected [N,C,spatial...]", s->rank);
+    int x = onx_in(c, n, 0), ab = ox_tmp(c, n, "abs"), pw = ox_tmp(c, n, "power"), sum = ox_tmp(c, n, "sum"),
+        pc = ox_scalar(c, n, "p", dt, p), inv = ox_scalar(c, n, "inv_p", dt, 1.0 / p);
+    OX_NEED(ab >= 0 && pw >= 0 && sum >= 0 && pc >= 0 && inv >= 0);
+    OX_NEED(ox_emit1(c, n, FT_OP_ABS, x, ab) && ox_emit2(c, n, FT_OP_POW, ab, pc, pw));
+    if (global) {
+        int64_t axes[FT_MAX_RANK];
+        for (int i = 2; i < s->rank; i++)
+            axes[i - 2] = i;
+        ft_node *f = ox_emit1(c, n, FT_OP_REDUCE_SUM, pw, sum);
+        OX_NEED(f);
+        OX_TRY(onx_set_ints(c, f, "axes", axes, s->rank - 2));
+    } else {
+        const int64_t *ks;
+        int nk = onx_attr_ints(n, "kernel_shape", &ks);
+        if (nk < 1)
+            return onx_error(c, n, FT_EGRAPH, "attribute kernel_shape is missing");
+        double win = 1;
+        for (int i = 0; i < nk; i++)
+            win *= (double)ks[i];
+        int avg = ox_tmp(c, n, "mean"), wc = ox_scalar(c, n, "window", dt, win);
+        OX_NEED(avg >= 0 && wc >= 0);
+        ft_node *f = ox_emit1(c, n, FT_OP_AVERAGE_POOL, pw, avg);
+        OX_NEED(f);
+        OX_TRY(copy_ints(c, n, f, "kernel_shape", "kernel_shape"));
+        OX_TRY(copy_ints(c, n, f, "strides", "strides"));
+        OX_TRY(copy_ints(c, n, f, "pads", "pads"));
+        OX_TRY(copy_ints(c, n, f, "dilations", "dilations"));
+        OX_TRY(onx_set_i(c, f, "ceil_mode", onx_attr_i(n, "ceil_mode", 0)));
+        OX_TRY(onx_set_i(c, f, "count_include_pad", 1));
+        OX_TRY(auto_pad(c, n, f));
+        OX_NEED(ox_emit2(c, n, FT_OP_MUL, avg, wc, sum));
+    }
+    OX_NEED(ox_emit2(c, n, FT_OP_POW, sum, inv, ox_out(c, n, 0)));
+    return FT_OK;
 }

@@ -169,6 +169,10 @@ case("dequantize_13_axis", "DequantizeLinear", {"x": qx},
 xd2s = f32(1, 8, 2, 3)
 d2s = xd2s.reshape(1, 2, 2, 2, 2, 3).transpose(0, 3, 4, 1, 5, 2).reshape(1, 2, 4, 6)
 case("depth_to_space_13_dcr", "DepthToSpace", {"x": xd2s}, {"y": d2s}, 13, {"blocksize": 2})
+xl = np.abs(f32(1, 2, 5, 6)) + 0.1
+case("lp_pool_18", "LpPool", {"x": xl}, {"y": F.lp_pool2d(T(xl), 3.0, (2, 3), stride=(1, 2)).numpy()}, 18,
+     {"p": 3, "kernel_shape": [2, 3], "strides": [1, 2]})
+case("global_lp_pool_2", "GlobalLpPool", {"x": xl}, {"y": np.sqrt((xl * xl).sum((2, 3), keepdims=True))}, 2)
 
 
 def run(i, c):
