@@ -199,7 +199,7 @@ static const onx_op_map MAPS[] = {
     {"Gather", 1, ox_map_gather}, {"GatherElements", 11, ox_map_gather}, {"Pad", 2, ox_map_pad},
     {"DepthToSpace", 1, ox_map_depth_space}, {"SpaceToDepth", 1, ox_map_depth_space},
     {"Trilu", 14, ox_map_trilu}, {"OneHot", 9, ox_map_one_hot}, {"Compress", 9, ox_map_compress},
-    {"GatherND", 11, ox_map_gather_nd},
+    {"GatherND", 11, ox_map_gather_nd}, {"CenterCropPad", 18, ox_map_center_crop_pad},
     /* convolution, pooling, resampling */
     {"Conv", 1, ox_map_conv}, {"ConvTranspose", 1, ox_map_conv}, {"MaxPool", 1, ox_map_pool},
     {"AveragePool", 7, ox_map_pool}, {"GlobalAveragePool", 1, ox_map_global_pool},
@@ -253,7 +253,7 @@ static const onx_op_status CATALOGUE[] = {
     {"CastLike", 'm', "cast"},
     {"Ceil", 'm', "ceil"},
     {"Celu", 'm', "celu"},
-    {"CenterCropPad", '-', "no ftrun op (center_crop_pad)"},
+    {"CenterCropPad", 'm', "slice + pad (target shape known at load)"},
     {"Clip", 'm', "clip (min/max known at load)"},
     {"Col2Im", '-', "no ftrun op (col2im)"},
     {"Compress", 'm', "gather (condition known at load)"},

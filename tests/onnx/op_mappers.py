@@ -173,6 +173,11 @@ xl = np.abs(f32(1, 2, 5, 6)) + 0.1
 case("lp_pool_18", "LpPool", {"x": xl}, {"y": F.lp_pool2d(T(xl), 3.0, (2, 3), stride=(1, 2)).numpy()}, 18,
      {"p": 3, "kernel_shape": [2, 3], "strides": [1, 2]})
 case("global_lp_pool_2", "GlobalLpPool", {"x": xl}, {"y": np.sqrt((xl * xl).sum((2, 3), keepdims=True))}, 2)
+xcc = f32(5, 4, 3)
+ccp = np.zeros((3, 7, 3), np.float32)
+ccp[:, 1:5, :] = xcc[1:4]
+case("center_crop_pad_18", "CenterCropPad", {"x": xcc}, {"y": ccp}, 18, {"axes": [0, 1]},
+     {"shape": np.array([3, 7], np.int64)})
 
 
 def run(i, c):
