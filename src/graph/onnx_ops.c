@@ -144,6 +144,28 @@ ft_node *ox_transpose(onx_ctx *c, const onx_node *n, int t, const int64_t *perm,
     return r;
 }
 
+ft_node *ox_where(onx_ctx *c, const onx_node *n, int cond, int a, int b, int out)
+{
+    int in[3] = {cond, a, b};
+    return onx_emit(c, n, FT_OP_WHERE, in, 3, &out, 1);
+}
+
+ft_node *ox_cast(onx_ctx *c, const onx_node *n, int t, ft_dtype to, int out)
+{
+    ft_node *f = ox_emit1(c, n, FT_OP_CAST, t, out);
+    if (f && onx_set_s(c, f, "to", ft_dtype_name(to)))
+        return NULL;
+    return f;
+}
+
+ft_node *ox_axis_op(onx_ctx *c, const onx_node *n, ft_op op, int t, int64_t axis, int out)
+{
+    ft_node *f = ox_emit1(c, n, op, t, out);
+    if (f && onx_set_ints(c, f, "axes", &axis, 1))
+        return NULL;
+    return f;
+}
+
 /* -------------------------------------------------------------- the mappers */
 
 /* since: the first opset the mapper handles. Ops whose signature changed

@@ -66,6 +66,12 @@ ft_node *ox_reshape(onx_ctx *c, const onx_node *n, int t, const ft_shape *s, int
 /* Transpose tensor t by perm into out. */
 ft_node *ox_transpose(onx_ctx *c, const onx_node *n, int t, const int64_t *perm, int rank, int out);
 
+/* where(cond, a, b) into out. */
+ft_node *ox_where(onx_ctx *c, const onx_node *n, int cond, int a, int b, int out);
+/* cast of t to dtype `to` into out. */
+ft_node *ox_cast(onx_ctx *c, const onx_node *n, int t, ft_dtype to, int out);
+/* op (squeeze, unsqueeze, a reduction) of t over the one axis `axis` into out. */
+ft_node *ox_axis_op(onx_ctx *c, const onx_node *n, ft_op op, int t, int64_t axis, int out);
 /* Conv's attributes (strides, pads, dilations, group, auto_pad; with tr,
  * ConvTranspose's output_padding and output_shape) onto ftrun node f. */
 ft_status ox_conv_attrs(onx_ctx *c, const onx_node *n, ft_node *f, int tr);

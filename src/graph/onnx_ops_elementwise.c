@@ -239,12 +239,6 @@ ft_status ox_map_is_inf(onx_ctx *c, const onx_node *n)
     return FT_OK;
 }
 
-static ft_node *emit_where(onx_ctx *c, const onx_node *n, int cond, int a, int b, int out)
-{
-    int in[3] = {cond, a, b};
-    return onx_emit(c, n, FT_OP_WHERE, in, 3, &out, 1);
-}
-
 /* PRelu: where(x < 0, x * slope, x). */
 ft_status ox_map_prelu(onx_ctx *c, const onx_node *n)
 {
@@ -254,7 +248,7 @@ ft_status ox_map_prelu(onx_ctx *c, const onx_node *n)
         scaled = ox_tmp(c, n, "scaled");
     OX_NEED(zero >= 0 && neg >= 0 && scaled >= 0);
     OX_NEED(ox_emit2(c, n, FT_OP_LESS, x, zero, neg) && ox_emit2(c, n, FT_OP_MUL, x, slope, scaled));
-    OX_NEED(emit_where(c, n, neg, scaled, x, ox_out(c, n, 0)));
+    OX_NEED(ox_where(c, n, neg, scaled, x, ox_out(c, n, 0)));
     return FT_OK;
 }
 
@@ -268,7 +262,7 @@ ft_status ox_map_thresholded_relu(onx_ctx *c, const onx_node *n)
         above = ox_tmp(c, n, "above");
     OX_NEED(alpha >= 0 && zero >= 0 && above >= 0);
     OX_NEED(ox_emit2(c, n, FT_OP_GREATER, x, alpha, above));
-    OX_NEED(emit_where(c, n, above, x, zero, ox_out(c, n, 0)));
+    OX_NEED(ox_where(c, n, above, x, zero, ox_out(c, n, 0)));
     return FT_OK;
 }
 
@@ -287,8 +281,8 @@ ft_status ox_map_shrink(onx_ctx *c, const onx_node *n)
             upper >= 0);
     OX_NEED(ox_emit2(c, n, FT_OP_LESS, x, lo, below) && ox_emit2(c, n, FT_OP_GREATER, x, hi, above));
     OX_NEED(ox_emit2(c, n, FT_OP_ADD, x, b, plus) && ox_emit2(c, n, FT_OP_SUB, x, b, minus));
-    OX_NEED(emit_where(c, n, above, minus, zero, upper));
-    OX_NEED(emit_where(c, n, below, plus, upper, ox_out(c, n, 0)));
+    OX_NEED(ox_where(c, n, above, minus, zero, upper));
+    OX_NEED(ox_where(c, n, below, plus, upper, ox_out(c, n, 0)));
     return FT_OK;
 }
 

@@ -12,20 +12,6 @@
 
 #include <string.h>
 
-static ft_node *emit_where(onx_ctx *c, const onx_node *n, int cond, int a, int b, int out)
-{
-    int in[3] = {cond, a, b};
-    return onx_emit(c, n, FT_OP_WHERE, in, 3, &out, 1);
-}
-
-static ft_node *emit_axes(onx_ctx *c, const onx_node *n, ft_op op, int in, int64_t axis, int out)
-{
-    ft_node *f = ox_emit1(c, n, op, in, out);
-    if (f && onx_set_ints(c, f, "axes", &axis, 1))
-        return NULL;
-    return f;
-}
-
 /* loss = -logp[n, target[n, ...], ...] (* weight[target]) reduced into out.
  * logp is [N, C, d...] of dtype dt; target input k_t, weight input k_w. */
 static ft_status nll(onx_ctx *c, const onx_node *n, int logp, ft_dtype dt, int k_t, int k_w, int out)
@@ -41,17 +27,17 @@ static ft_status nll(onx_ctx *c, const onx_node *n, int logp, ft_dtype dt, int k
         keep = ox_tmp(c, n, "kept");
         OX_NEED(ii >= 0 && zero >= 0 && ign >= 0 && safe >= 0 && keep >= 0);
         OX_NEED(ox_emit2(c, n, FT_OP_EQUAL, target, ii, ign) && ox_emit1(c, n, FT_OP_NOT, ign, keep));
-        OX_NEED(emit_where(c, n, keep, target, zero, safe));
+        OX_NEED(ox_where(c, n, keep, target, zero, safe));
         target = safe;
     }
     int tu = ox_tmp(c, n, "target_col"), g = ox_tmp(c, n, "picked"), l = ox_tmp(c, n, "picked_flat"),
         nl = ox_tmp(c, n, "neg_log_likelihood");
     OX_NEED(tu >= 0 && g >= 0 && l >= 0 && nl >= 0);
-    OX_NEED(emit_axes(c, n, FT_OP_UNSQUEEZE, target, 1, tu));
+    OX_NEED(ox_axis_op(c, n, FT_OP_UNSQUEEZE, target, 1, tu));
     ft_node *f = ox_emit2(c, n, FT_OP_GATHER_ELEMENTS, logp, tu, g);
     OX_NEED(f);
     OX_TRY(onx_set_i(c, f, "axis", 1));
-    OX_NEED(emit_axes(c, n, FT_OP_SQUEEZE, g, 1, l) && ox_emit1(c, n, FT_OP_NEG, l, nl));
+    OX_NEED(ox_axis_op(c, n, FT_OP_SQUEEZE, g, 1, l) && ox_emit1(c, n, FT_OP_NEG, l, nl));
     int w = -1;
     if (weight >= 0) {
         int wg = ox_tmp(c, n, "weight");
@@ -59,7 +45,7 @@ static ft_status nll(onx_ctx *c, const onx_node *n, int logp, ft_dtype dt, int k
         w = wg;
         if (keep >= 0) {
             int zero = ox_scalar(c, n, "zero", dt, 0), wk = ox_tmp(c, n, "weight_kept");
-            OX_NEED(zero >= 0 && wk >= 0 && emit_where(c, n, keep, wg, zero, wk));
+            OX_NEED(zero >= 0 && wk >= 0 && ox_where(c, n, keep, wg, zero, wk));
             w = wk;
         }
     } else if (keep >= 0) {

@@ -233,12 +233,6 @@ ft_status ox_map_depth_space(onx_ctx *c, const onx_node *n)
     return FT_OK;
 }
 
-static ft_node *emit_where(onx_ctx *c, const onx_node *n, int cond, int a, int b, int out)
-{
-    int in[3] = {cond, a, b};
-    return onx_emit(c, n, FT_OP_WHERE, in, 3, &out, 1);
-}
-
 /* Trilu: where(mask, x, 0), the mask [N, M] built at load time:
  * upper keeps j - i >= k, lower keeps j - i <= k. */
 ft_status ox_map_trilu(onx_ctx *c, const onx_node *n)
@@ -266,7 +260,7 @@ ft_status ox_map_trilu(onx_ctx *c, const onx_node *n)
     int mask = onx_const_new(c, n, "mask", FT_BOOL, &ms, m);
     free(m);
     int zero = ox_scalar(c, n, "zero", ox_dtype(c, n, 0), 0);
-    OX_NEED(mask >= 0 && zero >= 0 && emit_where(c, n, mask, onx_in(c, n, 0), zero, ox_out(c, n, 0)));
+    OX_NEED(mask >= 0 && zero >= 0 && ox_where(c, n, mask, onx_in(c, n, 0), zero, ox_out(c, n, 0)));
     return FT_OK;
 }
 
@@ -309,13 +303,13 @@ ft_status ox_map_one_hot(onx_ctx *c, const onx_node *n)
     OX_NEED(f);
     OX_TRY(onx_set_s(c, f, "to", "i64"));
     OX_NEED(ox_emit2(c, n, FT_OP_LESS, idx, zero, neg) && ox_emit2(c, n, FT_OP_ADD, idx, dep, wrapped));
-    OX_NEED(emit_where(c, n, neg, wrapped, idx, fixed));
+    OX_NEED(ox_where(c, n, neg, wrapped, idx, fixed));
     OX_NEED(f = ox_emit1(c, n, FT_OP_UNSQUEEZE, fixed, un));
     OX_TRY(onx_set_ints(c, f, "axes", &ax64, 1));
     OX_NEED(ox_emit2(c, n, FT_OP_EQUAL, un, iota, hot));
     int values = onx_in(c, n, 2);
     OX_NEED(ox_emit2(c, n, FT_OP_GATHER, values, one, on) && ox_emit2(c, n, FT_OP_GATHER, values, zero, off));
-    OX_NEED(emit_where(c, n, hot, on, off, ox_out(c, n, 0)));
+    OX_NEED(ox_where(c, n, hot, on, off, ox_out(c, n, 0)));
     return FT_OK;
 }
 
@@ -399,7 +393,7 @@ ft_status ox_map_gather_nd(onx_ctx *c, const onx_node *n)
     int idx = onx_in(c, n, 1);
     OX_NEED(ox_reshape(c, n, onx_in(c, n, 0), &flat, fd));
     OX_NEED(ox_emit2(c, n, FT_OP_LESS, idx, zero, neg) && ox_emit2(c, n, FT_OP_ADD, idx, dimc, wrapped));
-    OX_NEED(emit_where(c, n, neg, wrapped, idx, fixed) && ox_emit2(c, n, FT_OP_MUL, fixed, strc, scaled));
+    OX_NEED(ox_where(c, n, neg, wrapped, idx, fixed) && ox_emit2(c, n, FT_OP_MUL, fixed, strc, scaled));
     int64_t last = -1;
     ft_node *f = ox_emit1(c, n, FT_OP_REDUCE_SUM, scaled, lin);
     OX_NEED(f);

@@ -57,6 +57,16 @@ ft_status ox_conv_attrs(onx_ctx *c, const onx_node *n, ft_node *f, int tr)
     return auto_pad(c, n, f);
 }
 
+/* The window attributes shared by the pools. */
+static ft_status pool_attrs(onx_ctx *c, const onx_node *n, ft_node *f)
+{
+    OX_TRY(copy_ints(c, n, f, "kernel_shape", "kernel_shape"));
+    OX_TRY(copy_ints(c, n, f, "strides", "strides"));
+    OX_TRY(copy_ints(c, n, f, "pads", "pads"));
+    OX_TRY(copy_ints(c, n, f, "dilations", "dilations"));
+    return onx_set_i(c, f, "ceil_mode", onx_attr_i(n, "ceil_mode", 0));
+}
+
 ft_status ox_map_pool(onx_ctx *c, const onx_node *n)
 {
     int max = strcmp(n->op_type, "MaxPool") == 0;
@@ -68,11 +78,7 @@ ft_status ox_map_pool(onx_ctx *c, const onx_node *n)
         return onx_unsupported(c, n, "attribute storage_order=1 (only used for Indices)");
     ft_node *f = ox_emit1(c, n, op, onx_in(c, n, 0), ox_out(c, n, 0));
     OX_NEED(f);
-    OX_TRY(copy_ints(c, n, f, "kernel_shape", "kernel_shape"));
-    OX_TRY(copy_ints(c, n, f, "strides", "strides"));
-    OX_TRY(copy_ints(c, n, f, "pads", "pads"));
-    OX_TRY(copy_ints(c, n, f, "dilations", "dilations"));
-    OX_TRY(onx_set_i(c, f, "ceil_mode", onx_attr_i(n, "ceil_mode", 0)));
+    OX_TRY(pool_attrs(c, n, f));
     if (!max)
         OX_TRY(onx_set_i(c, f, "count_include_pad", onx_attr_i(n, "count_include_pad", 0)));
     return auto_pad(c, n, f);
@@ -303,11 +309,7 @@ ft_status ox_map_lp_pool(onx_ctx *c, const onx_node *n)
         OX_NEED(avg >= 0 && wc >= 0);
         ft_node *f = ox_emit1(c, n, FT_OP_AVERAGE_POOL, pw, avg);
         OX_NEED(f);
-        OX_TRY(copy_ints(c, n, f, "kernel_shape", "kernel_shape"));
-        OX_TRY(copy_ints(c, n, f, "strides", "strides"));
-        OX_TRY(copy_ints(c, n, f, "pads", "pads"));
-        OX_TRY(copy_ints(c, n, f, "dilations", "dilations"));
-        OX_TRY(onx_set_i(c, f, "ceil_mode", onx_attr_i(n, "ceil_mode", 0)));
+        OX_TRY(pool_attrs(c, n, f));
         OX_TRY(onx_set_i(c, f, "count_include_pad", 1));
         OX_TRY(auto_pad(c, n, f));
         OX_NEED(ox_emit2(c, n, FT_OP_MUL, avg, wc, sum));

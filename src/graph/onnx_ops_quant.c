@@ -39,14 +39,6 @@ static int along(onx_ctx *c, const onx_node *n, int k, int rank, int64_t axis64,
     return r;
 }
 
-static ft_node *emit_cast(onx_ctx *c, const onx_node *n, int in, ft_dtype to, int out)
-{
-    ft_node *f = ox_emit1(c, n, FT_OP_CAST, in, out);
-    if (f && onx_set_s(c, f, "to", ft_dtype_name(to)))
-        return NULL;
-    return f;
-}
-
 /* out = (cast(x, fdt) - cast(zp, fdt)) [* scale]; zp -1: none, scale -1: none. */
 static ft_status dequant(onx_ctx *c, const onx_node *n, int x, int scale, int zp, ft_dtype fdt, int out,
                          const char *tag)
@@ -54,14 +46,14 @@ static ft_status dequant(onx_ctx *c, const onx_node *n, int x, int scale, int zp
     char b[64];
     snprintf(b, sizeof b, "%s_float", tag);
     int xf = (zp < 0 && scale < 0) ? out : ox_tmp(c, n, b);
-    OX_NEED(xf >= 0 && emit_cast(c, n, x, fdt, xf));
+    OX_NEED(xf >= 0 && ox_cast(c, n, x, fdt, xf));
     int cur = xf;
     if (zp >= 0) {
         snprintf(b, sizeof b, "%s_zero_point", tag);
         int zf = ox_tmp(c, n, b);
         snprintf(b, sizeof b, "%s_centered", tag);
         int cen = scale < 0 ? out : ox_tmp(c, n, b);
-        OX_NEED(zf >= 0 && cen >= 0 && emit_cast(c, n, zp, fdt, zf) && ox_emit2(c, n, FT_OP_SUB, xf, zf, cen));
+        OX_NEED(zf >= 0 && cen >= 0 && ox_cast(c, n, zp, fdt, zf) && ox_emit2(c, n, FT_OP_SUB, xf, zf, cen));
         cur = cen;
     }
     if (scale >= 0)
@@ -94,13 +86,13 @@ static ft_status quant(onx_ctx *c, const onx_node *n, int x, ft_dtype xdt, int s
     if (zp >= 0) {
         int zf = ox_tmp(c, n, "zero_point_float");
         shifted = ox_tmp(c, n, "shifted");
-        OX_NEED(zf >= 0 && shifted >= 0 && emit_cast(c, n, zp, xdt, zf) && ox_emit2(c, n, FT_OP_ADD, r, zf, shifted));
+        OX_NEED(zf >= 0 && shifted >= 0 && ox_cast(c, n, zp, xdt, zf) && ox_emit2(c, n, FT_OP_ADD, r, zf, shifted));
     }
     ft_node *f = ox_emit1(c, n, FT_OP_CLIP, shifted, cl);
     OX_NEED(f);
     OX_TRY(onx_set_f(c, f, "min", lo));
     OX_TRY(onx_set_f(c, f, "max", hi));
-    OX_NEED(emit_cast(c, n, cl, qdt, out));
+    OX_NEED(ox_cast(c, n, cl, qdt, out));
     return FT_OK;
 }
 
@@ -186,7 +178,7 @@ ft_status ox_map_integer_op(onx_ctx *c, const onx_node *n)
     OX_NEED(f);
     if (conv)
         OX_TRY(ox_conv_attrs(c, n, f, 0));
-    OX_NEED(emit_cast(c, n, p, FT_I32, ox_out(c, n, 0)));
+    OX_NEED(ox_cast(c, n, p, FT_I32, ox_out(c, n, 0)));
     return FT_OK;
 }
 
@@ -209,7 +201,7 @@ ft_status ox_map_qlinear(onx_ctx *c, const onx_node *n)
     int in[3] = {a, b, -1}, nin = 2;
     if (conv && n->n_in > 8 && onx_in(c, n, 8) >= 0) {
         int bias_f = ox_tmp(c, n, "bias_float"), bscale = ox_tmp(c, n, "bias_scale"), bias = ox_tmp(c, n, "bias");
-        OX_NEED(bias_f >= 0 && bscale >= 0 && bias >= 0 && emit_cast(c, n, onx_in(c, n, 8), fdt, bias_f));
+        OX_NEED(bias_f >= 0 && bscale >= 0 && bias >= 0 && ox_cast(c, n, onx_in(c, n, 8), fdt, bias_f));
         OX_NEED(ox_emit2(c, n, FT_OP_MUL, onx_in(c, n, 1), onx_in(c, n, 4), bscale));
         OX_NEED(ox_emit2(c, n, FT_OP_MUL, bias_f, bscale, bias));
         in[2] = bias;
