@@ -3,6 +3,7 @@
  * Zip format: PKWARE APPNOTE.TXT, sections 4.3.7 (local header), 4.3.12
  * (central directory) and 4.3.16 (end of central directory). */
 #include "npz.h"
+#include "onnx.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -375,7 +376,10 @@ ft_status ft_array_read(const char *path, const char *name, ft_npy *out, ft_erro
     if (st)
         return st;
     if (!ft_npz_is_npz(buf, len)) {
-        st = ft_npy_parse(path, buf, len, out, err);
+        /* an ONNX TensorProto has no magic: it starts with the tag of dims,
+         * data_type, name or raw_data (what every writer puts first) */
+        int pb = len > 0 && !ft_npy_is_npy(buf, len) && strchr("\x08\x0a\x10\x42\x4a", buf[0]) && buf[0];
+        st = pb ? ft_pb_parse(path, buf, len, out, err) : ft_npy_parse(path, buf, len, out, err);
         free(buf);
         return st;
     }
