@@ -77,7 +77,7 @@ static ft_status qrange(onx_ctx *c, const onx_node *n, ft_dtype qdt, double *lo,
 /* out = cast(clip(round(x / scale) + cast(zp, xdt), range of qdt), qdt). */
 static ft_status quant(onx_ctx *c, const onx_node *n, int x, ft_dtype xdt, int scale, int zp, ft_dtype qdt, int out)
 {
-    double lo, hi;
+    double lo = 0, hi = 0;
     OX_TRY(qrange(c, n, qdt, &lo, &hi));
     int q = ox_tmp(c, n, "scaled"), r = ox_tmp(c, n, "rounded"), cl = ox_tmp(c, n, "clipped");
     OX_NEED(q >= 0 && r >= 0 && cl >= 0);
