@@ -220,7 +220,7 @@ static const onx_op_map MAPS[] = {
     {"Concat", 4, ox_map_concat}, {"Split", 2, ox_map_split}, {"Slice", 1, ox_map_slice},
     {"Gather", 1, ox_map_gather}, {"GatherElements", 11, ox_map_gather}, {"Pad", 2, ox_map_pad},
     {"DepthToSpace", 1, ox_map_depth_space}, {"SpaceToDepth", 1, ox_map_depth_space},
-    {"Trilu", 14, ox_map_trilu}, {"OneHot", 9, ox_map_one_hot}, {"Compress", 9, ox_map_compress},
+    {"Trilu", 14, ox_map_trilu}, {"OneHot", 9, ox_map_one_hot},
     {"GatherND", 11, ox_map_gather_nd}, {"CenterCropPad", 18, ox_map_center_crop_pad},
     /* convolution, pooling, resampling */
     {"Conv", 1, ox_map_conv}, {"ConvTranspose", 1, ox_map_conv}, {"MaxPool", 1, ox_map_pool},
@@ -278,7 +278,7 @@ static const onx_op_status CATALOGUE[] = {
     {"CenterCropPad", 'm', "slice + pad (target shape known at load)"},
     {"Clip", 'm', "clip (min/max known at load)"},
     {"Col2Im", '-', "no ftrun op (col2im)"},
-    {"Compress", 'm', "gather (condition known at load)"},
+    {"Compress", '-', DYN},
     {"Concat", 'm', "concat"},
     {"ConcatFromSequence", '-', SEQ},
     {"Constant", 'f', FOLD},

@@ -138,7 +138,6 @@ ft_status ox_map_pad(onx_ctx *c, const onx_node *n);
 ft_status ox_map_depth_space(onx_ctx *c, const onx_node *n);
 ft_status ox_map_trilu(onx_ctx *c, const onx_node *n);
 ft_status ox_map_one_hot(onx_ctx *c, const onx_node *n);
-ft_status ox_map_compress(onx_ctx *c, const onx_node *n);
 ft_status ox_map_gather_nd(onx_ctx *c, const onx_node *n);
 ft_status ox_map_center_crop_pad(onx_ctx *c, const onx_node *n);
 /* onnx_ops_nn.c */

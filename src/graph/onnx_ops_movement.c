@@ -3,7 +3,7 @@
  * Concat, Split, Slice, Gather/GatherElements, Pad, with the parameters ONNX
  * moved from attributes to inputs over the opsets read at load time; and short
  * expansions: DepthToSpace/SpaceToDepth (reshape, transpose, reshape), Trilu
- * (a constant mask), OneHot (equal + where), Compress and GatherND (gather),
+ * (a constant mask), OneHot (equal + where), GatherND (gather),
  * CenterCropPad (slice + pad).
  *
  *   ft_status st = ox_map_slice(c, n);  // opset 13: starts/ends/axes/steps inputs -> slice attributes
@@ -311,50 +311,6 @@ ft_status ox_map_one_hot(onx_ctx *c, const onx_node *n)
     OX_NEED(ox_emit2(c, n, FT_OP_GATHER, values, one, on) && ox_emit2(c, n, FT_OP_GATHER, values, zero, off));
     OX_NEED(ox_where(c, n, hot, on, off, ox_out(c, n, 0)));
     return FT_OK;
-}
-
-/* Compress with a condition known at load: gather of the selected indices
- * (of the flattened input when axis is absent). */
-ft_status ox_map_compress(onx_ctx *c, const onx_node *n)
-{
-    const ft_tensor *cond = onx_in_const(c, n, 1);
-    if (!cond) {
-        const int64_t *v;
-        int cnt;
-        OX_TRY(onx_const_ints(c, n, 1, "the output shape depends on the condition", &v, &cnt));
-        return onx_error(c, n, FT_EGRAPH, "input 1 (condition) must be known at load time");
-    }
-    const ft_shape *s = ox_shape(c, n, 0);
-    int x = onx_in(c, n, 0), has_axis = onx_has_attr(n, "axis"), ax = 0;
-    int64_t dim = 0;
-    if (has_axis) {
-        OX_TRY(ox_axis(c, n, "axis", onx_attr_i(n, "axis", 0), s->rank, &ax));
-        dim = s->dims[ax];
-    } else {
-        ft_shape flat = {.rank = 1, .dims = {(int64_t)ft_numel(s)}};
-        int t = ox_tmp(c, n, "flat");
-        OX_NEED(t >= 0 && ox_reshape(c, n, x, &flat, t));
-        x = t;
-        dim = flat.dims[0];
-    }
-    uint64_t len = ft_numel(&cond->shape);
-    if ((int64_t)len > dim)
-        return onx_error(c, n, FT_EGRAPH, "condition has %llu values but the axis has %lld", (unsigned long long)len,
-                         (long long)dim);
-    int64_t *sel = malloc((len ? len : 1) * sizeof *sel);
-    if (!sel)
-        return onx_error(c, n, FT_ERUNTIME, "out of memory for the Compress indices");
-    int64_t m = 0;
-    for (uint64_t i = 0; i < len; i++)
-        if (ft_load_i64(cond->value, cond->dtype, i) != 0)
-            sel[m++] = (int64_t)i;
-    ft_shape ss = {.rank = 1, .dims = {m}};
-    int idx = ox_const_ints(c, n, "selected", FT_I64, &ss, sel);
-    free(sel);
-    OX_NEED(idx >= 0);
-    ft_node *f = ox_emit2(c, n, FT_OP_GATHER, x, idx, ox_out(c, n, 0));
-    OX_NEED(f);
-    return onx_set_i(c, f, "axis", ax);
 }
 
 /* GatherND (batch_dims 0): the first k dims of data flattened into one, the
