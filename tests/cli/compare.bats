@@ -132,7 +132,7 @@ load helpers
     mkdir "$T/empty"
     run "$FTRUN" compare "$T/empty" "$T/a.npy"
     status_is 3
-    has "$T/empty" "no .npy or .npz"
+    has "$T/empty" "no .npy, .npz or .pb"
     mkdir "$T/dup"
     npy "$T/dup/y.npy" 'np.ones(3, np.float32)'
     py 'np.savez(sys.argv[1], y=np.ones(3, np.float32))' "$T/dup/outputs.npz"
@@ -176,4 +176,21 @@ load helpers
     [ "$output" = "'r' f32 [2,3]: $exp_line" ]
     [[ "$exp_line" == "2 of 6 values out of tolerance"*"first at [0,2] (got 2, expected 1); worst at [0,2]"* ]] ||
         [[ "$exp_line" == "2 of 6 values out of tolerance"*"first at [0,2] (got 2, expected 1)" ]]
+}
+
+@test "ONNX TensorProto files (.pb) compare with .npy files, alone and in folders" {
+    npy "$T/a.npy" 'np.arange(6, dtype=np.float32).reshape(2, 3)'
+    py 'from onnx import numpy_helper; open(sys.argv[1], "wb").write(numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "a").SerializeToString())' "$T/a.pb"
+    run "$FTRUN" compare "$T/a.pb" "$T/a.npy"
+    status_is 0
+    has "6 values match"
+    py 'from onnx import numpy_helper; open(sys.argv[1], "wb").write(numpy_helper.from_array(np.array([[0, 1, 2], [3, 4, 6]], np.float32), "a").SerializeToString())' "$T/b.pb"
+    run "$FTRUN" compare "$T/b.pb" "$T/a.npy"
+    status_is 1
+    has "1 of 6 values out of tolerance"
+    mkdir "$T/d1" "$T/d2"
+    cp "$T/a.pb" "$T/d1/a.pb"
+    cp "$T/a.npy" "$T/d2/a.npy"
+    run "$FTRUN" compare "$T/d1" "$T/d2"
+    status_is 0
 }
