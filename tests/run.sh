@@ -24,6 +24,8 @@ echo "# numeric tests against NumPy"
 echo "# ONNX op mappers: ONNX's node test data, and newer-opset models against NumPy/PyTorch"
 "${cpu_env[@]}" "$PYTHON" "$here"/onnx/node_cases.py 2>&1 | tee -a "$log" || status=1
 "${cpu_env[@]}" "$PYTHON" "$here"/onnx/op_mappers.py 2>&1 | tee -a "$log" || status=1
+echo "# ONNX load-time folding against NumPy"
+"${cpu_env[@]}" "$PYTHON" "$here"/onnx/fold_cases.py 2>&1 | tee -a "$log" || status=1
 
 # The CUDA tier: the numeric tests again on cuda:0 (against NumPy) and the
 # backend parity suite (cuda against the cpu reference). It needs a usable
