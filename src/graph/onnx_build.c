@@ -219,7 +219,8 @@ const char *onx_attr_s(onx_ctx *c, const onx_node *n, const char *name, const ch
     char *s = keep(c, ft_malloc(a->s.len + 1));
     if (!s)
         return def;
-    memcpy(s, a->s.data, a->s.len);
+    if (a->s.len)
+        memcpy(s, a->s.data, a->s.len);
     s[a->s.len] = 0;
     return s;
 }
@@ -362,7 +363,8 @@ int onx_const_new(onx_ctx *c, const onx_node *n, const char *suffix, ft_dtype dt
         onx_oom(c);
         return -1;
     }
-    memcpy(a.data, data, a.nbytes);
+    if (a.nbytes)
+        memcpy(a.data, data, a.nbytes);
     char name[FT_MAX_NAME + 64];
     snprintf(name, sizeof name, "%.1000s/%s", n->name, suffix);
     int t = onx_add_const(c, name, &a, "Constant");

@@ -114,7 +114,7 @@ static ft_status read_external(const Onnx__TensorProto *tp, const char *file, co
         else if (offset > len || len - offset < need)
             st = ft_err(err, FT_EGRAPH, "%s: %s: external data %s holds %zu bytes; the tensor needs %zu bytes at offset %llu",
                         file, what, path, len, need, (unsigned long long)offset);
-        else
+        else if (need)
             memcpy(dst, buf + offset, need);
         ft_unmap_file(buf, len);
     }
@@ -229,7 +229,8 @@ ft_status ft_onnx_tensor_decode(const Onnx__TensorProto *tp, const char *file, c
                         tp->raw_data.len, ft_dtype_name(dt), ft_shape_str(&out->shape, (char[FT_SHAPE_STR]){0}),
                         (unsigned long long)bytes);
         else {
-            memcpy(data, tp->raw_data.data, (size_t)bytes);
+            if (bytes)
+                memcpy(data, tp->raw_data.data, (size_t)bytes);
             st = FT_OK;
             if (dt == FT_BOOL)
                 for (uint64_t i = 0; i < numel; i++)
