@@ -207,6 +207,7 @@ static const onx_op_map MAPS[] = {
     {"BatchNormalization", 7, ox_map_batch_norm}, {"InstanceNormalization", 6, ox_map_instance_norm},
     {"GroupNormalization", 18, ox_map_group_norm}, {"LpNormalization", 1, ox_map_lp_norm},
     {"MeanVarianceNormalization", 9, ox_map_mvn}, {"Attention", 23, ox_map_attention},
+    {"RotaryEmbedding", 23, ox_map_rotary},
     /* linear quantization */
     {"DequantizeLinear", 10, ox_map_dequantize}, {"QuantizeLinear", 10, ox_map_quantize},
     {"DynamicQuantizeLinear", 11, ox_map_dyn_quantize}, {"MatMulInteger", 10, ox_map_integer_op},
@@ -395,7 +396,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Resize", 'm', "resize (modes nearest and linear)"},
     {"ReverseSequence", '-', "no ftrun op (reverse_sequence)"},
     {"RoiAlign", '-', "no ftrun op (roi_align)"},
-    {"RotaryEmbedding", '-', "no ftrun op (rotary_embedding)"},
+    {"RotaryEmbedding", 'm', "gather + slice + mul/add/sub + concat (+ reshape for 3-D or interleaved)"},
     {"Round", 'm', "round"},
     {"STFT", '-', "no ftrun op (stft)"},
     {"Scan", '-', DYN},
