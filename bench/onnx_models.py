@@ -160,3 +160,55 @@ def export(m, outdir):
     shutil.rmtree(dest, ignore_errors=True)
     os.rename(tmp, dest)
     return dest
+
+
+def export_graph(name, graph, values, outdir, sources):
+    """A graph of bench/graphs/ as ONNX, for ONNX Runtime: bench/torchgraph.py's
+    interpretation of it traced by torch.onnx.export (opset 17), the graph's
+    inputs as the model's inputs, every other value a constant. Writes
+    outdir/graph-NAME/ (model.onnx, INPUT.npy per input) when missing or stale
+    (stamp: this file, the `sources` files and the torch version). Returns
+    (model path, {input: .npy path}); raises what the exporter raises for an op
+    it cannot export (rfft, irfft)."""
+    import torch
+    import onnx
+    import torchgraph
+    dest = os.path.join(outdir, "graph-" + name)
+    names = list(graph.inputs)
+    feeds = {k: os.path.join(dest, "input-%d.npy" % i) for i, k in enumerate(names)}
+    h = hashlib.sha256(key().encode())
+    for s in sources:
+        with open(s, "rb") as f:
+            h.update(f.read())
+    k = h.hexdigest()
+    stamp = os.path.join(dest, "stamp")
+    if os.path.exists(stamp) and open(stamp).read().strip() == k:
+        return os.path.join(dest, "model.onnx"), feeds
+    tmp = dest + ".tmp%d" % os.getpid()
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    try:
+        tg = torchgraph.TorchGraph(graph, "cpu")
+        tv = tg.values(np_values=values)
+
+        class Interpreted(torch.nn.Module):
+            def forward(self, *xs):
+                v = dict(tv)
+                v.update(zip(names, xs))
+                out = tg.run(v)
+                return tuple(out[o] for o in graph.outputs)
+
+        torch.onnx.export(Interpreted(), tuple(tv[i] for i in names), os.path.join(tmp, "model.onnx"),
+                          opset_version=17, input_names=names, output_names=list(graph.outputs),
+                          do_constant_folding=True)
+        onnx.checker.check_model(os.path.join(tmp, "model.onnx"))
+        for i, n in enumerate(names):
+            np.save(os.path.join(tmp, "input-%d.npy" % i), np.ascontiguousarray(values[n]))
+        with open(os.path.join(tmp, "stamp"), "w") as f:
+            f.write(k + "\n")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    shutil.rmtree(dest, ignore_errors=True)
+    os.rename(tmp, dest)
+    return os.path.join(dest, "model.onnx"), feeds

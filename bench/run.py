@@ -244,7 +244,9 @@ class OrtPeer:
     """ONNX Runtime (CPU) through onnxruntime-node: `node bench/ort/run.js
     MODEL -i NAME=FILE --threads T -w W -n N -o TMP`, one process per round
     (session creation outside the time); the time is its median of N
-    session.run calls, graph optimization level "all"."""
+    session.run calls, graph optimization level "all". A graph of
+    bench/graphs/ runs as the ONNX export of torchgraph.py's interpretation
+    of it (onnx_models.export_graph), skipped where the exporter lacks an op."""
     SCRIPT = os.path.join(HERE, "ort", "run.js")
 
     def __init__(self):
@@ -261,10 +263,18 @@ class OrtPeer:
     def run(self, bench, case, warmup, iterations):
         if self.version == "not installed":
             raise Skip("onnxruntime-node is not installed in bench/ort (make bench-deps)")
+        model, feeds = bench.path, bench.feeds
+        if case.graph is not None:
+            try:
+                model, feeds = onnx_models.export_graph(
+                    bench.name, case.graph, case.values, ONNX_DIR,
+                    [os.path.join(ROOT, bench.path)] + [os.path.join(HERE, f) for f in ("torchgraph.py", "npgraph.py")])
+            except Exception as e:
+                raise Skip("torch.onnx.export of torchgraph.py's graph: %s" % (str(e).splitlines() or [""])[0][:120])
         with tempfile.TemporaryDirectory(prefix="ftrun-bench-ort-") as tmp:
-            cmd = [self.node, self.SCRIPT, bench.path, "--threads", str(ARGS.threads), "-w", str(warmup),
+            cmd = [self.node, self.SCRIPT, model, "--threads", str(ARGS.threads), "-w", str(warmup),
                    "-n", str(iterations), "-o", tmp]
-            for k, v in bench.feeds.items():
+            for k, v in feeds.items():
                 cmd += ["-i", "%s=%s" % (k, v)]
             r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
             if r.returncode != 0:
@@ -283,7 +293,7 @@ def peers_for(device):
     if ARGS.onnx:
         return [FtrunPeer(ARGS.ftrun), TorchPeer("cpu"), OrtPeer()]
     if device == "cpu":
-        return [FtrunPeer(ARGS.ftrun), TorchPeer("cpu"), NumpyPeer()]
+        return [FtrunPeer(ARGS.ftrun), TorchPeer("cpu"), NumpyPeer(), OrtPeer()]
     if not torch.cuda.is_available():
         raise SystemExit("run.py: --device cuda needs PyTorch with CUDA, and torch %s has none "
                          "(torch.cuda.is_available() is False); bench/cuda.py compares ftrun with "
@@ -449,7 +459,7 @@ def notes(rows):
     out = []
     for r in rows:
         if r["nodes"] and any(b.name == r["name"] and b.per_node for b in suite()):
-            per = ", ".join("%s %.2f us" % (p, r["ms"][p] * 1e3 / r["nodes"]) for p in ("ftrun", "torch", "numpy")
+            per = ", ".join("%s %.2f us" % (p, r["ms"][p] * 1e3 / r["nodes"]) for p in ("ftrun", "torch", "numpy", "ort")
                             if p in r["ms"])
             out.append("%s: per-node time (median / %d nodes): %s" % (r["name"], r["nodes"], per))
         if len(r["min"]) > 1 and "ftrun" in r["min"]:
@@ -504,8 +514,10 @@ def ftrun_version():
 HEADER = """# ftrun benchmark results
 
 Written by `bench/run.py` (see bench/README.md): ftrun against PyTorch eager
-(bench/torchgraph.py) and NumPy (bench/npgraph.py) on bench/graphs/, every
-runtime with the same thread count, medians of the timed runs after warm-ups.
+(bench/torchgraph.py), NumPy (bench/npgraph.py) and, in sections written
+since it joined, ONNX Runtime (bench/ort/run.js on the ONNX export of
+torchgraph.py's interpretation) on bench/graphs/, every runtime with the same
+thread count, medians of the timed runs after warm-ups.
 Ratios below 1: ftrun is faster. "rel diff" is max |x - y| / max |y| against
 PyTorch's outputs ("NO": outside the agreement tolerance). Each thread count
 has its own section; a full run replaces its section.
