@@ -649,8 +649,7 @@ def main():
         print("  " + n)
     if not ARGS.only and not ARGS.no_results:
         write_results(ARGS.results, section(rows, peers, total))
-        print("wrote %s (section: %s)" % (os.path.relpath(ARGS.results), section_key() if ARGS.device != "cpu" else
-                                          "%d thread%s" % (ARGS.threads, "" if ARGS.threads == 1 else "s")))
+        print("wrote %s (section: %s)" % (os.path.relpath(ARGS.results), section_key()))
     failed = any(r["error"] or any(not d[2] for d in r["diff"].values()) for r in rows)
     return 1 if failed else 0
 

@@ -2,6 +2,7 @@
 // ONNX Runtime (onnxruntime-node, CPU) as a peer of ftrun in bench/run.py.
 //
 //   node bench/ort/run.js MODEL.onnx [-i NAME=FILE.npy]... [--threads T] [-w W] [-n N] [-o DIR]
+//                         [--profile FILE]
 //
 // Loads MODEL with graph optimization level "all", intra-op threads T
 // (default 1), one inter-op thread, sequential execution; feeds the inputs
@@ -9,6 +10,10 @@
 // one JSON line: {"median_ms", "min_ms", "times_ms", "load_ms", "outputs",
 // "ort"}. With -o it writes each output as DIR/NAME.npy (NAME with characters
 // other than [A-Za-z0-9._-] replaced by "_", as ftrun names its output files).
+// With --profile, ONNX Runtime's profiler records every run (so the times
+// printed include its overhead): its trace goes to FILE (Chrome trace-event
+// JSON) and a table of the nodes' kernel times in the timed runs, mean per
+// run, most first, to stderr (compare `ftrun MODEL --profile`).
 // Errors go to stderr with exit status 1 (2 for bad arguments).
 //
 // Install the runtime first: `make bench-deps` (or, in bench/ort,
@@ -20,12 +25,12 @@ const path = require('path');
 
 function usage(msg) {
   process.stderr.write('run.js: ' + msg + '\nusage: node bench/ort/run.js MODEL.onnx [-i NAME=FILE.npy]... ' +
-                       '[--threads T] [-w W] [-n N] [-o DIR]\n');
+                       '[--threads T] [-w W] [-n N] [-o DIR] [--profile FILE]\n');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const a = { model: null, inputs: [], threads: 1, warmup: 3, iterations: 10, out: null };
+  const a = { model: null, inputs: [], threads: 1, warmup: 3, iterations: 10, out: null, profile: null };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     const val = () => { if (i + 1 >= argv.length) usage(k + ' needs a value'); return argv[++i]; };
@@ -38,6 +43,7 @@ function parseArgs(argv) {
     else if (k === '-w') a.warmup = int(0);
     else if (k === '-n') a.iterations = int(1);
     else if (k === '-o') a.out = val();
+    else if (k === '--profile') a.profile = val();
     else if (k.startsWith('-')) usage('unknown option ' + k);
     else if (a.model === null) a.model = k;
     else usage('one model only');
@@ -110,6 +116,36 @@ function writeNpy(file, tensor) {
   fs.renameSync(tmp, file);
 }
 
+// The kernel times of ONNX Runtime's trace in the runs after the first
+// `skip` (the warm-ups): per node, mean per run, most first, as a table on stderr.
+function profileTable(trace, skip) {
+  const events = JSON.parse(fs.readFileSync(trace, 'utf8'));
+  const runsAt = events.filter((e) => e.cat === 'Session' && e.name === 'model_run').map((e) => e.ts + e.dur)
+    .sort((x, y) => x - y);
+  const from = skip > 0 && runsAt.length >= skip ? runsAt[skip - 1] : -Infinity;
+  const runs = runsAt.length - (skip > 0 ? Math.min(skip, runsAt.length) : 0);
+  if (runs < 1) throw new Error(trace + ': no timed run in the profile');
+  const nodes = new Map();
+  let total = 0;
+  for (const e of events) {
+    if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time') || e.ts < from) continue;
+    const name = e.name.slice(0, -'_kernel_time'.length);
+    const n = nodes.get(name) || { op: (e.args && e.args.op_name) || '?', us: 0 };
+    n.us += e.dur;
+    total += e.dur;
+    nodes.set(name, n);
+  }
+  const rows = [...nodes.entries()].sort((x, y) => y[1].us - x[1].us);
+  const lines = ['run.js: ONNX Runtime profile over ' + runs + ' runs (mean per run), ' + rows.length +
+                 ' nodes, ' + (total / runs / 1e3).toFixed(3) + ' ms in kernels:',
+                 '  ' + 'node'.padEnd(48) + ' ' + 'op'.padEnd(24) + ' ' + 'ms'.padStart(9) + ' ' + '%'.padStart(6)];
+  for (const [name, n] of rows) {
+    lines.push('  ' + name.slice(0, 48).padEnd(48) + ' ' + n.op.slice(0, 24).padEnd(24) + ' ' +
+               (n.us / runs / 1e3).toFixed(3).padStart(9) + ' ' + (100 * n.us / total).toFixed(1).padStart(6));
+  }
+  process.stderr.write(lines.join('\n') + '\n');
+}
+
 function sanitise(name) {
   return name.replace(/[^A-Za-z0-9._-]/g, '_');
 }
@@ -126,13 +162,15 @@ async function main() {
     process.exit(1);
   }
   const t0 = process.hrtime.bigint();
-  const session = await ort.InferenceSession.create(a.model, {
+  const opts = {
     executionProviders: ['cpu'],
     graphOptimizationLevel: 'all',
     intraOpNumThreads: a.threads,
     interOpNumThreads: 1,
     executionMode: 'sequential',
-  });
+  };
+  if (a.profile) Object.assign(opts, { enableProfiling: true, profileFilePrefix: a.profile + '.ort' });
+  const session = await ort.InferenceSession.create(a.model, opts);
   const loadMs = Number(process.hrtime.bigint() - t0) / 1e6;
   const feeds = {};
   for (const [name, file] of a.inputs) {
@@ -156,6 +194,16 @@ async function main() {
   if (a.out) {
     fs.mkdirSync(a.out, { recursive: true });
     for (const name of session.outputNames) writeNpy(path.join(a.out, sanitise(name) + '.npy'), out[name]);
+  }
+  if (a.profile) {
+    session.endProfiling();
+    const dir = path.dirname(path.resolve(a.profile));
+    const base = path.basename(a.profile) + '.ort';
+    const found = fs.readdirSync(dir).filter((f) => f.startsWith(base) && f.endsWith('.json'))
+      .map((f) => path.join(dir, f)).sort((x, y) => fs.statSync(y).mtimeMs - fs.statSync(x).mtimeMs);
+    if (!found.length) throw new Error('no profile written under ' + path.join(dir, base) + '*');
+    fs.renameSync(found[0], a.profile);
+    profileTable(a.profile, a.warmup);
   }
   process.stdout.write(JSON.stringify({
     median_ms: median, min_ms: sorted[0], times_ms: times, load_ms: loadMs,
