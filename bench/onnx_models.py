@@ -147,16 +147,20 @@ def export(m, outdir):
     tmp = dest + ".tmp%d" % os.getpid()
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
-    mod = module(m)
-    x = input_array(m)
-    # Exported with gradients enabled: under no_grad, PyTorch's eval-mode
-    # TransformerEncoderLayer takes its fused fast path, which has no ONNX export.
-    torch.onnx.export(mod, (torch.from_numpy(x),), os.path.join(tmp, "model.onnx"), opset_version=m.opset,
-                      input_names=[m.input_name], output_names=["y"], do_constant_folding=True)
-    onnx.checker.check_model(os.path.join(tmp, "model.onnx"))
-    np.save(os.path.join(tmp, "input.npy"), x)
-    with open(os.path.join(tmp, "stamp"), "w") as f:
-        f.write(k + "\n")
+    try:
+        mod = module(m)
+        x = input_array(m)
+        # Exported with gradients enabled: under no_grad, PyTorch's eval-mode
+        # TransformerEncoderLayer takes its fused fast path, which has no ONNX export.
+        torch.onnx.export(mod, (torch.from_numpy(x),), os.path.join(tmp, "model.onnx"), opset_version=m.opset,
+                          input_names=[m.input_name], output_names=["y"], do_constant_folding=True)
+        onnx.checker.check_model(os.path.join(tmp, "model.onnx"))
+        np.save(os.path.join(tmp, "input.npy"), x)
+        with open(os.path.join(tmp, "stamp"), "w") as f:
+            f.write(k + "\n")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     shutil.rmtree(dest, ignore_errors=True)
     os.rename(tmp, dest)
     return dest
