@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""ftrun's benchmark suite: ftrun against PyTorch eager and NumPy on the graphs
-in bench/graphs/, same graph file, same values, outputs checked to agree.
+"""ftrun's benchmark suite: ftrun against PyTorch eager, NumPy and ONNX Runtime
+on the graphs in bench/graphs/ (with --onnx: ftrun, ONNX Runtime and PyTorch
+on ONNX models), same values, outputs checked to agree.
 
     /usr/bin/python3 bench/run.py [--threads N] [--only NAME[,NAME]] [-w W] [-n N]
 
