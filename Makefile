@@ -70,6 +70,14 @@ $(DEPS_STAMP):
 	@scripts/deps.sh --if-missing $(DEB_PKGS)
 	@mkdir -p $(BUILD) && touch $@
 
+# ONNX Runtime for `bench/run.py --onnx` (bench/README.md), into bench/ort/node_modules:
+# the binaries shipped in the npm package (the install script's download is skipped).
+.PHONY: bench-deps
+bench-deps:
+	@command -v npm >/dev/null || { echo "bench-deps: npm not found (Node.js 16 or later with npm)" >&2; exit 1; }
+	cd bench/ort && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund
+	cd bench/ort && node -e "require('onnxruntime-node')" && echo "bench-deps: onnxruntime-node loads"
+
 $(BUILD)/ftrun: $(OBJS)
 	$(CC) $(FT_LDFLAGS) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
 

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""ftrun's benchmark suite: ftrun against PyTorch eager and NumPy on the graphs
-in bench/graphs/, same graph file, same values, outputs checked to agree.
+"""ftrun's benchmark suite: ftrun against PyTorch eager, NumPy and ONNX Runtime
+on the graphs in bench/graphs/ (with --onnx: ftrun, ONNX Runtime and PyTorch
+on ONNX models), same values, outputs checked to agree.
 
     /usr/bin/python3 bench/run.py [--threads N] [--only NAME[,NAME]] [-w W] [-n N]
 
@@ -12,6 +13,11 @@ load is outside run_ms). The N runs are split into R rounds (--rounds) that
 alternate the runtimes; each time is then the median of the round medians.
 All three get the same thread count and the same OpenBLAS kernels. A full run
 replaces that thread count's section of bench/RESULTS.md; see bench/README.md.
+
+With --onnx the suite is the ONNX models of bench/onnx_models.py instead
+(exported once under build/bench-onnx/): ftrun on the .onnx file, ONNX
+Runtime on the same file (bench/ort/run.js, onnxruntime-node) and PyTorch
+eager on the module it was exported from.
 """
 import argparse
 import datetime
@@ -25,6 +31,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import blascore  # noqa: E402
+import onnx_models  # noqa: E402
 import tempfile
 import time
 
@@ -35,11 +42,17 @@ ROOT = os.path.dirname(HERE)
 class Bench:
     """A benchmark graph. pending: ops that ftrun may not have yet; a failing
     ftrun run of such a graph is reported as skipped, not as a failure.
-    per_node: report median / nodes (dispatch overhead)."""
+    per_node: report median / nodes (dispatch overhead). onnx: the model of
+    bench/onnx_models.py (path and feeds are then its exported files)."""
 
-    def __init__(self, name, warmup, iterations, pending=None, per_node=False, feeds=None, about=""):
+    def __init__(self, name, warmup, iterations, pending=None, per_node=False, feeds=None, about="", onnx=None):
         self.name = name
         self.path = os.path.join("bench", "graphs", name + ".json")
+        self.onnx = onnx
+        if onnx is not None:
+            d = os.path.join(ONNX_DIR, name)
+            self.path = os.path.join(d, "model.onnx")
+            feeds = {onnx.input_name: os.path.join(d, "input.npy")}
         self.warmup, self.iterations = warmup, iterations
         self.pending = pending or []
         self.per_node = per_node
@@ -59,14 +72,23 @@ BENCHES = [
     Bench("dispatch_1000", 20, 300, per_node=True, about="1,000 mul/add on a [16] f32 tensor"),
 ]
 
+# --onnx: the models of bench/onnx_models.py, exported under build/bench-onnx/.
+ONNX_DIR = os.path.join(ROOT, "build", "bench-onnx")
+ONNX_BENCHES = [Bench(m.name, m.warmup, m.iterations, about="%s (opset %d)" % (m.about, m.opset), onnx=m)
+                for m in onnx_models.MODELS.values()]
+
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                    help="threads for every runtime (default: every core, %(default)s)")
     p.add_argument("--only", action="append", default=[], metavar="NAME",
-                   help="run only these graphs (repeatable or comma-separated; of: %s); "
-                        "RESULTS.md is then left alone" % ", ".join(b.name for b in BENCHES))
+                   help="run only these graphs (repeatable or comma-separated; of: %s; with --onnx: %s); "
+                        "RESULTS.md is then left alone" % (", ".join(b.name for b in BENCHES),
+                                                           ", ".join(b.name for b in ONNX_BENCHES)))
+    p.add_argument("--onnx", action="store_true",
+                   help="the ONNX models (bench/onnx_models.py) on ftrun, ONNX Runtime and PyTorch "
+                        "instead of bench/graphs/ (CPU only)")
     p.add_argument("-w", "--warmup", type=int, help="untimed runs for every graph (default: per graph)")
     p.add_argument("-n", "--iterations", type=int, help="timed runs for every graph (default: per graph)")
     p.add_argument("--rounds", type=int, default=5,
@@ -83,8 +105,10 @@ def parse_args():
         p.error("--threads and --rounds must be >= 1")
     if (a.warmup is not None and a.warmup < 0) or (a.iterations is not None and a.iterations < 1):
         p.error("-w must be >= 0 and -n >= 1")
+    if a.onnx and a.device != "cpu":
+        p.error("--onnx runs on the CPU only")
     a.only = [x for o in a.only for x in o.split(",") if x]
-    known = {b.name for b in BENCHES}
+    known = {b.name for b in (ONNX_BENCHES if a.onnx else BENCHES)}
     for x in a.only:
         if x not in known:
             p.error("unknown graph '%s' (have: %s)" % (x, ", ".join(sorted(known))))
@@ -109,7 +133,7 @@ import torchgraph  # noqa: E402
 torch.set_num_threads(ARGS.threads)
 
 
-LOAD_BEFORE = 0.0
+LOAD_BEFORE = (0.0, 0.0, 0.0)
 SHOWN_FTRUN = ARGS.ftrun  # the path given; ARGS.ftrun becomes a private copy of it
 
 
@@ -157,7 +181,8 @@ class FtrunPeer:
         return ops
 
     def run(self, bench, case, warmup, iterations):
-        missing = sorted({n["op"] for n in case.graph.nodes if self.available.get(n["op"]) is False})
+        missing = sorted({n["op"] for n in case.graph.nodes if self.available.get(n["op"]) is False}) \
+            if case.graph is not None else []
         if missing:
             raise Skip("`ftrun ops`: %s not available" % ", ".join(missing))
         with tempfile.TemporaryDirectory(prefix="ftrun-bench-") as tmp:
@@ -176,7 +201,7 @@ class FtrunPeer:
                 raise RuntimeError("%s: %s" % (" ".join([os.path.relpath(SHOWN_FTRUN, ROOT)] + cmd[1:]), msg))
             with open(os.path.join(tmp, "timing.json")) as f:
                 timing = json.load(f)
-            outs = {t: np.load(os.path.join(tmp, sanitise(t) + ".npy")) for t in case.graph.outputs}
+            outs = {t: np.load(os.path.join(tmp, sanitise(t) + ".npy")) for t in case.outputs}
         return (timing["run_ms"]["median"], timing["run_ms"]["min"]), outs
 
 
@@ -191,6 +216,11 @@ class TorchPeer:
         self.sync = (lambda: None) if device == "cpu" else torch.cuda.synchronize
 
     def run(self, bench, case, warmup, iterations):
+        if case.module is not None:  # an ONNX model: the nn.Module it was exported from
+            x = torch.from_numpy(case.feeds[bench.onnx.input_name])
+            with torch.inference_mode():
+                ms, y = time_ms(lambda: case.module(x), warmup, iterations)
+            return ms, {"y": y.numpy().copy()}
         try:
             tg = torchgraph.TorchGraph(case.graph, self.device)
         except NotImplementedError as e:
@@ -211,12 +241,60 @@ class NumpyPeer:
         return time_ms(lambda: case.graph.run(case.values), warmup, iterations)
 
 
+class OrtPeer:
+    """ONNX Runtime (CPU) through onnxruntime-node: `node bench/ort/run.js
+    MODEL -i NAME=FILE --threads T -w W -n N -o TMP`, one process per round
+    (session creation outside the time); the time is its median of N
+    session.run calls, graph optimization level "all". A graph of
+    bench/graphs/ runs as the ONNX export of torchgraph.py's interpretation
+    of it (onnx_models.export_graph), skipped where the exporter lacks an op."""
+    SCRIPT = os.path.join(HERE, "ort", "run.js")
+
+    def __init__(self):
+        self.name = "ort"
+        self.node = shutil.which("node")
+        self.version = "not installed"
+        if self.node and os.path.isdir(os.path.join(HERE, "ort", "node_modules", "onnxruntime-node")):
+            r = subprocess.run([self.node, "-e", "process.stdout.write(require('onnxruntime-node').env.versions.node)"],
+                               cwd=os.path.join(HERE, "ort"), capture_output=True, text=True)
+            if r.returncode == 0:
+                self.version = "onnxruntime-node %s, node %s" % (r.stdout.strip(), subprocess.run(
+                    [self.node, "--version"], capture_output=True, text=True).stdout.strip())
+
+    def run(self, bench, case, warmup, iterations):
+        if self.version == "not installed":
+            raise Skip("onnxruntime-node is not installed in bench/ort (make bench-deps)")
+        model, feeds = bench.path, bench.feeds
+        if case.graph is not None:
+            try:
+                model, feeds = onnx_models.export_graph(
+                    bench.name, case.graph, case.values, ONNX_DIR,
+                    [os.path.join(ROOT, bench.path)] + [os.path.join(HERE, f) for f in ("torchgraph.py", "npgraph.py")])
+            except Exception as e:
+                raise Skip("torch.onnx.export of torchgraph.py's graph: %s" % (str(e).splitlines() or [""])[0][:120])
+        with tempfile.TemporaryDirectory(prefix="ftrun-bench-ort-") as tmp:
+            cmd = [self.node, self.SCRIPT, model, "--threads", str(ARGS.threads), "-w", str(warmup),
+                   "-n", str(iterations), "-o", tmp]
+            for k, v in feeds.items():
+                cmd += ["-i", "%s=%s" % (k, v)]
+            r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+            if r.returncode != 0:
+                msg = (r.stderr.strip().splitlines() or ["(no message)"])[-1]
+                raise RuntimeError("node bench/ort/run.js %s: exit %d: %s" % (bench.name, r.returncode, msg))
+            res = json.loads(r.stdout.strip().splitlines()[-1])
+            outs = {t: np.load(os.path.join(tmp, sanitise(t) + ".npy")) for t in case.outputs}
+        return (res["median_ms"], res["min_ms"]), outs
+
+
 def peers_for(device):
     """The runtimes compared on a device; the first is the one measured (ftrun),
     the rest its peers, in table order. NumPy has no GPU, so a CUDA run
-    compares ftrun with PyTorch alone."""
+    compares ftrun with PyTorch alone; the ONNX models run on ftrun, PyTorch
+    and ONNX Runtime."""
+    if ARGS.onnx:
+        return [FtrunPeer(ARGS.ftrun), TorchPeer("cpu"), OrtPeer()]
     if device == "cpu":
-        return [FtrunPeer(ARGS.ftrun), TorchPeer("cpu"), NumpyPeer()]
+        return [FtrunPeer(ARGS.ftrun), TorchPeer("cpu"), NumpyPeer(), OrtPeer()]
     if not torch.cuda.is_available():
         raise SystemExit("run.py: --device cuda needs PyTorch with CUDA, and torch %s has none "
                          "(torch.cuda.is_available() is False); bench/cuda.py compares ftrun with "
@@ -266,10 +344,23 @@ def compare(got, ref):
 # --- running ---------------------------------------------------------------------
 
 class Case:
+    """What the runtimes share: a graph of bench/graphs/ and its values, or an
+    ONNX model (exported when missing or stale), its input and its module."""
+
     def __init__(self, bench):
+        self.graph = self.module = None
+        if bench.onnx is not None:
+            import onnx
+            onnx_models.export(bench.onnx, ONNX_DIR)
+            g = onnx.load(bench.path, load_external_data=False).graph
+            self.nodes, self.outputs = len(g.node), [o.name for o in g.output]
+            self.feeds = {k: np.load(v) for k, v in bench.feeds.items()}
+            self.module = onnx_models.module(bench.onnx)
+            return
         self.graph = npgraph.Graph.load(os.path.join(ROOT, bench.path))
         feeds = {k: np.load(os.path.join(ROOT, v)) for k, v in bench.feeds.items()}
         self.values = self.graph.values(feeds)
+        self.nodes, self.outputs = len(self.graph.nodes), self.graph.outputs
 
 
 def split_runs(n, rounds):
@@ -286,7 +377,7 @@ def run_bench(bench, peers):
            "diff": {}, "notes": []}
     t0 = time.perf_counter()
     case = Case(bench)
-    row["nodes"] = len(case.graph.nodes)
+    row["nodes"] = case.nodes
     outs, medians, mins = {}, {p.name: [] for p in peers}, {p.name: [] for p in peers}
     # Rounds interleave the runtimes (in a rotating order), so that load from
     # other processes that comes and goes falls on all of them alike; each
@@ -368,8 +459,8 @@ def table(rows, peers, markdown):
 def notes(rows):
     out = []
     for r in rows:
-        if r["nodes"] and any(b.name == r["name"] and b.per_node for b in BENCHES):
-            per = ", ".join("%s %.2f us" % (p, r["ms"][p] * 1e3 / r["nodes"]) for p in ("ftrun", "torch", "numpy")
+        if r["nodes"] and any(b.name == r["name"] and b.per_node for b in suite()):
+            per = ", ".join("%s %.2f us" % (p, r["ms"][p] * 1e3 / r["nodes"]) for p in ("ftrun", "torch", "numpy", "ort")
                             if p in r["ms"])
             out.append("%s: per-node time (median / %d nodes): %s" % (r["name"], r["nodes"], per))
         if len(r["min"]) > 1 and "ftrun" in r["min"]:
@@ -424,22 +515,40 @@ def ftrun_version():
 HEADER = """# ftrun benchmark results
 
 Written by `bench/run.py` (see bench/README.md): ftrun against PyTorch eager
-(bench/torchgraph.py) and NumPy (bench/npgraph.py) on bench/graphs/, every
-runtime with the same thread count, medians of the timed runs after warm-ups.
+(bench/torchgraph.py), NumPy (bench/npgraph.py) and, in sections written
+since it joined, ONNX Runtime (bench/ort/run.js on the ONNX export of
+torchgraph.py's interpretation) on bench/graphs/, every runtime with the same
+thread count, medians of the timed runs after warm-ups.
 Ratios below 1: ftrun is faster. "rel diff" is max |x - y| / max |y| against
 PyTorch's outputs ("NO": outside the agreement tolerance). Each thread count
 has its own section; a full run replaces its section.
+
+The "ONNX models" sections (`bench/run.py --onnx`) compare ftrun on an ONNX
+file with ONNX Runtime on the same file (onnxruntime-node, CPU, graph
+optimization level "all", intra-op threads = the thread count) and with
+PyTorch eager on the module the file was exported from; there "ftrun/ort"
+is the ratio to beat.
 """
+
+
+def suite():
+    """The benchmarks of this run's kind: bench/graphs/ or, with --onnx, the ONNX models."""
+    return ONNX_BENCHES if ARGS.onnx else BENCHES
 
 
 def header():
     graphs = "\n".join("- `%s`: %s" % (b.name, b.about) for b in BENCHES)
-    return HEADER + "\nGraphs (bench/graphs/):\n\n" + graphs + "\n"
+    models = "\n".join("- `%s`: %s" % (b.name, b.about) for b in ONNX_BENCHES)
+    return HEADER + "\nGraphs (bench/graphs/):\n\n" + graphs + "\n\nONNX models (bench/onnx_models.py):\n\n" + \
+        models + "\n"
 
 
 def section_key():
-    """The marker of this run's section in RESULTS.md: one per CPU thread count, one for CUDA."""
-    return "threads=%d" % ARGS.threads if ARGS.device == "cpu" else "device=%s" % ARGS.device
+    """The marker of this run's section in RESULTS.md: one per CPU thread count
+    (and per thread count for the ONNX models), one for CUDA."""
+    if ARGS.device != "cpu":
+        return "device=%s" % ARGS.device
+    return ("onnx-threads=%d" if ARGS.onnx else "threads=%d") % ARGS.threads
 
 
 def gpu_name():
@@ -453,13 +562,18 @@ def gpu_name():
 
 def section(rows, peers, total_s):
     model, cores, cpus = machine()
+    ort = next((p.version for p in peers if p.name == "ort"), None)
     lines = [
         "<!-- %s -->" % section_key(),
-        ("## %d thread%s" % (ARGS.threads, "" if ARGS.threads == 1 else "s") if ARGS.device == "cpu"
+        ("## %s%d thread%s" % ("ONNX models, " if ARGS.onnx else "", ARGS.threads, "" if ARGS.threads == 1 else "s")
+         if ARGS.device == "cpu"
          else "## %s (%d CPU thread%s)" % (ARGS.device.upper(), ARGS.threads, "" if ARGS.threads == 1 else "s")),
         "",
-        "- machine: %s, %s cores (%d logical CPUs)" % (model, cores or "?", cpus or 0),
-    ] + (["- GPU: cuda:0 %s" % gpu_name()] if ARGS.device != "cpu" else []) + [
+        "- machine: %s, %s cores (%d logical CPUs, nproc %d)" % (model, cores or "?", cpus or 0,
+                                                               len(os.sched_getaffinity(0))),
+    ] + (["- GPU: cuda:0 %s" % gpu_name()] if ARGS.device != "cpu" else []) + \
+        (["- ONNX Runtime: %s (CPU provider, graph optimization level all, intra-op threads %d, "
+          "inter-op 1, sequential)" % (ort, ARGS.threads)] if ort else []) + [
         "- date: %s" % datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "- commit: %s (%s), PyTorch %s, NumPy %s, Python %s" % (git_commit(), ftrun_version(), torch.__version__,
                                                                np.__version__, platform.python_version()),
@@ -468,8 +582,8 @@ def section(rows, peers, total_s):
         "- runs: W warm-ups then the timed runs, in R rounds alternating the runtimes (W each round); time = "
         "median of the round medians: %s" % ", ".join("%s W=%d N=%d R=%d" % (r["name"], r["w"], r["n"], r["rounds"])
                                                      for r in rows),
-        "- load average (1 min) before / after: %.2f / %.2f (above 0 means other processes shared the cores)"
-        % (LOAD_BEFORE, os.getloadavg()[0]),
+        "- load average (1, 5, 15 min) before / after: %s / %s (above 0 means other processes shared the cores)"
+        % (" ".join("%.2f" % x for x in LOAD_BEFORE), " ".join("%.2f" % x for x in os.getloadavg())),
         "",
         table(rows, peers, markdown=True),
         "",
@@ -486,13 +600,14 @@ def write_results(path, text):
     if os.path.exists(path):
         with open(path) as f:
             old = f.read()
-        for m in re.finditer(r"<!-- (threads=\d+|device=\w+) -->.*?<!-- end \1 -->\n", old, re.S):
+        for m in re.finditer(r"<!-- ((?:onnx-)?threads=\d+|device=\w+) -->.*?<!-- end \1 -->\n", old, re.S):
             sections[m.group(1)] = m.group(0)
     sections[section_key()] = text
 
     def order(key):
         kind, value = key.split("=", 1)
-        return (0, int(value), "") if kind == "threads" else (1, 0, value)
+        return (0, int(value), "") if kind == "threads" else (1, int(value), "") if kind == "onnx-threads" \
+            else (2, 0, value)
     body = header() + "\n" + "\n".join(sections[k] for k in sorted(sections, key=order))
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
@@ -517,9 +632,9 @@ def main():
     SHOWN_FTRUN = ARGS.ftrun
     ARGS.ftrun = exe
     peers = peers_for(ARGS.device)
-    benches = [b for b in BENCHES if not ARGS.only or b.name in ARGS.only]
+    benches = [b for b in suite() if not ARGS.only or b.name in ARGS.only]
     global LOAD_BEFORE
-    LOAD_BEFORE = os.getloadavg()[0]
+    LOAD_BEFORE = os.getloadavg()
     t0 = time.perf_counter()
     rows = []
     for b in benches:
@@ -527,6 +642,7 @@ def main():
         rows.append(run_bench(b, peers))
         print("%.1f s" % rows[-1]["seconds"], file=sys.stderr, flush=True)
     total = time.perf_counter() - t0
+    print("load average before / after: %s / %s" % (LOAD_BEFORE, os.getloadavg()))
     print("threads %d, device %s, medians in ms over %d round%s (ratio below 1: ftrun is faster); %s"
           % (ARGS.threads, ARGS.device, ARGS.rounds, "" if ARGS.rounds == 1 else "s", BLAS_CORE))
     print(table(rows, peers, markdown=False))
@@ -534,8 +650,7 @@ def main():
         print("  " + n)
     if not ARGS.only and not ARGS.no_results:
         write_results(ARGS.results, section(rows, peers, total))
-        print("wrote %s (section: %s)" % (os.path.relpath(ARGS.results), section_key() if ARGS.device != "cpu" else
-                                          "%d thread%s" % (ARGS.threads, "" if ARGS.threads == 1 else "s")))
+        print("wrote %s (section: %s)" % (os.path.relpath(ARGS.results), section_key()))
     failed = any(r["error"] or any(not d[2] for d in r["diff"].values()) for r in rows)
     return 1 if failed else 0
 

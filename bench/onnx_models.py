@@ -1,0 +1,218 @@
+"""The ONNX benchmark models of bench/run.py --onnx: PyTorch modules, exported
+once to ONNX under build/bench-onnx/NAME/ (model.onnx, input.npy), cached.
+
+    import onnx_models
+    m = onnx_models.MODELS["resnet18"]
+    d = onnx_models.export(m, "build/bench-onnx")   # -> folder with model.onnx, input.npy
+    module = onnx_models.module(m)                  # the same weights, for PyTorch eager
+
+Weights are random (torchvision's weights=None and fresh nn.Modules) from a
+fixed seed per model, BatchNorm/LayerNorm statistics and affine parameters
+randomised too (as in the test export script of the ONNX importer,
+tests/onnx/export_torch.py on the onnx-torch branch, from which
+randomise_norms and the GPT block are copied); eval mode, batch fixed (no
+dynamic axes). Inputs are float32 from a fixed NumPy seed. A folder is
+re-exported only when its "stamp" differs from the SHA-256 of this file and
+the torch version; it is written under a temporary name and renamed into
+place.
+"""
+import hashlib
+import os
+import shutil
+
+import numpy as np
+
+
+class Model:
+    def __init__(self, name, opset, shape, about, input_name="x", warmup=2, iterations=20):
+        self.name, self.opset, self.shape, self.about = name, opset, shape, about
+        self.input_name = input_name
+        self.warmup, self.iterations = warmup, iterations
+
+
+MODELS = {m.name: m for m in [
+    Model("resnet18", 13, (1, 3, 224, 224), "torchvision resnet18, batch 1, 224x224"),
+    Model("mobilenet_v2", 13, (1, 3, 224, 224), "torchvision mobilenet_v2, batch 1, 224x224"),
+    Model("efficientnet_b0", 13, (1, 3, 224, 224), "torchvision efficientnet_b0, batch 1, 224x224"),
+    Model("transformer_encoder", 17, (1, 128, 512),
+          "nn.TransformerEncoderLayer d_model 512, 8 heads, ffn 2048, batch_first, batch 1, seq 128"),
+    Model("gpt_block", 17, (1, 128, 768),
+          "GPT-2-style pre-norm block: d 768, 12 heads, causal mask, GELU MLP 3072, batch 1, seq 128"),
+    Model("mlp", 13, (256, 1024), "Linear 1024->4096, ReLU, Linear 4096->1024, batch 256"),
+]}
+
+
+def randomise_norms(model, g):
+    """BatchNorm/LayerNorm statistics and affine parameters from generator g."""
+    import torch
+    for m in model.modules():
+        if isinstance(m, (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d)):
+            with torch.no_grad():
+                m.running_mean.copy_(torch.randn(m.running_mean.shape, generator=g) * 0.1)
+                m.running_var.copy_(torch.rand(m.running_var.shape, generator=g) + 0.5)
+                if m.weight is not None:
+                    m.weight.copy_(torch.rand(m.weight.shape, generator=g) + 0.5)
+                    m.bias.copy_(torch.randn(m.bias.shape, generator=g) * 0.1)
+        elif isinstance(m, torch.nn.LayerNorm) and m.weight is not None:
+            with torch.no_grad():
+                m.weight.copy_(torch.rand(m.weight.shape, generator=g) + 0.5)
+                m.bias.copy_(torch.randn(m.bias.shape, generator=g) * 0.1)
+
+
+def gpt_block_class():
+    import torch
+    from torch import nn
+
+    class CausalSelfAttention(nn.Module):
+        def __init__(self, d, heads, ctx):
+            super().__init__()
+            self.h = heads
+            self.scale = 1.0 / float(d // heads) ** 0.5
+            self.qkv = nn.Linear(d, 3 * d)
+            self.proj = nn.Linear(d, d)
+            self.register_buffer("mask", torch.tril(torch.ones(ctx, ctx)).view(1, 1, ctx, ctx))
+
+        def forward(self, x):
+            b, t, d = x.size()
+            q, k, v = self.qkv(x).split(d, dim=2)
+            q = q.view(b, t, self.h, d // self.h).transpose(1, 2)
+            k = k.view(b, t, self.h, d // self.h).transpose(1, 2)
+            v = v.view(b, t, self.h, d // self.h).transpose(1, 2)
+            att = (q @ k.transpose(-2, -1)) * self.scale
+            att = att.masked_fill(self.mask[:, :, :t, :t] == 0, float("-inf"))
+            att = torch.softmax(att, dim=-1)
+            y = (att @ v).transpose(1, 2).contiguous().view(b, t, d)
+            return self.proj(y)
+
+    class GptBlock(nn.Module):
+        def __init__(self, d, heads, ctx):
+            super().__init__()
+            self.ln1 = nn.LayerNorm(d)
+            self.attn = CausalSelfAttention(d, heads, ctx)
+            self.ln2 = nn.LayerNorm(d)
+            self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+        def forward(self, x):
+            x = x + self.attn(self.ln1(x))
+            return x + self.mlp(self.ln2(x))
+
+    return GptBlock
+
+
+def module(m):
+    """The PyTorch module of model m, in eval mode, weights from its fixed seed."""
+    import torch
+    seed = sum(ord(ch) for ch in m.name)
+    torch.manual_seed(seed)
+    g = torch.Generator().manual_seed(seed + 1)
+    if m.name in ("resnet18", "mobilenet_v2", "efficientnet_b0"):
+        import torchvision.models as tvm
+        mod = getattr(tvm, m.name)(weights=None)
+    elif m.name == "transformer_encoder":
+        mod = torch.nn.TransformerEncoderLayer(d_model=512, nhead=8, dim_feedforward=2048, dropout=0.0,
+                                               batch_first=True)
+    elif m.name == "gpt_block":
+        mod = gpt_block_class()(768, 12, 128)
+    elif m.name == "mlp":
+        mod = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 1024))
+    else:
+        raise KeyError(m.name)
+    randomise_norms(mod, g)
+    return mod.eval()
+
+
+def input_array(m):
+    return np.random.RandomState(7).standard_normal(m.shape).astype(np.float32)
+
+
+def key():
+    import torch
+    h = hashlib.sha256()
+    with open(os.path.abspath(__file__), "rb") as f:
+        h.update(f.read())
+    h.update(torch.__version__.encode())
+    return h.hexdigest()
+
+
+def export(m, outdir):
+    """outdir/NAME with model.onnx (input m.input_name, output "y") and
+    input.npy; exported only when missing or stale. Returns the folder."""
+    import torch
+    import onnx
+    dest = os.path.join(outdir, m.name)
+    stamp = os.path.join(dest, "stamp")
+    k = key()
+    if os.path.exists(stamp) and open(stamp).read().strip() == k:
+        return dest
+    tmp = dest + ".tmp%d" % os.getpid()
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    try:
+        mod = module(m)
+        x = input_array(m)
+        # Exported with gradients enabled: under no_grad, PyTorch's eval-mode
+        # TransformerEncoderLayer takes its fused fast path, which has no ONNX export.
+        torch.onnx.export(mod, (torch.from_numpy(x),), os.path.join(tmp, "model.onnx"), opset_version=m.opset,
+                          input_names=[m.input_name], output_names=["y"], do_constant_folding=True)
+        onnx.checker.check_model(os.path.join(tmp, "model.onnx"))
+        np.save(os.path.join(tmp, "input.npy"), x)
+        with open(os.path.join(tmp, "stamp"), "w") as f:
+            f.write(k + "\n")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    shutil.rmtree(dest, ignore_errors=True)
+    os.rename(tmp, dest)
+    return dest
+
+
+def export_graph(name, graph, values, outdir, sources):
+    """A graph of bench/graphs/ as ONNX, for ONNX Runtime: bench/torchgraph.py's
+    interpretation of it traced by torch.onnx.export (opset 17), the graph's
+    inputs as the model's inputs, every other value a constant. Writes
+    outdir/graph-NAME/ (model.onnx, INPUT.npy per input) when missing or stale
+    (stamp: this file, the `sources` files and the torch version). Returns
+    (model path, {input: .npy path}); raises what the exporter raises for an op
+    it cannot export (rfft, irfft)."""
+    import torch
+    import onnx
+    import torchgraph
+    dest = os.path.join(outdir, "graph-" + name)
+    names = list(graph.inputs)
+    feeds = {k: os.path.join(dest, "input-%d.npy" % i) for i, k in enumerate(names)}
+    h = hashlib.sha256(key().encode())
+    for s in sources:
+        with open(s, "rb") as f:
+            h.update(f.read())
+    k = h.hexdigest()
+    stamp = os.path.join(dest, "stamp")
+    if os.path.exists(stamp) and open(stamp).read().strip() == k:
+        return os.path.join(dest, "model.onnx"), feeds
+    tmp = dest + ".tmp%d" % os.getpid()
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    try:
+        tg = torchgraph.TorchGraph(graph, "cpu")
+        tv = tg.values(np_values=values)
+
+        class Interpreted(torch.nn.Module):
+            def forward(self, *xs):
+                v = dict(tv)
+                v.update(zip(names, xs))
+                out = tg.run(v)
+                return tuple(out[o] for o in graph.outputs)
+
+        torch.onnx.export(Interpreted(), tuple(tv[i] for i in names), os.path.join(tmp, "model.onnx"),
+                          opset_version=17, input_names=names, output_names=list(graph.outputs),
+                          do_constant_folding=True)
+        onnx.checker.check_model(os.path.join(tmp, "model.onnx"))
+        for i, n in enumerate(names):
+            np.save(os.path.join(tmp, "input-%d.npy" % i), np.ascontiguousarray(values[n]))
+        with open(os.path.join(tmp, "stamp"), "w") as f:
+            f.write(k + "\n")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    shutil.rmtree(dest, ignore_errors=True)
+    os.rename(tmp, dest)
+    return os.path.join(dest, "model.onnx"), feeds
