@@ -79,15 +79,13 @@ int ft_bind_dim_arg(ft_bindings *b, const char *arg, char *msg, size_t n)
     return 0;
 }
 
-/* arr: the values of a -i file (so a model may read them at load time), or NULL */
-static int add_shape(ft_bindings *b, char *input, const ft_shape *s, const char *origin, const ft_npy *arr)
+static int add_shape(ft_bindings *b, char *input, const ft_shape *s, const char *origin)
 {
     ft_shape_bind *ns = ft_realloc(b->shapes, (size_t)(b->n_shapes + 1) * sizeof *ns);
     if (!ns)
         return -1;
     b->shapes = ns;
-    b->shapes[b->n_shapes++] = (ft_shape_bind){input, *s, origin, arr ? arr->dtype : FT_F32, arr ? arr->data : NULL,
-                                               arr ? arr->nbytes : 0};
+    b->shapes[b->n_shapes++] = (ft_shape_bind){.input = input, .shape = *s, .origin = origin};
     return 0;
 }
 
@@ -121,7 +119,7 @@ int ft_bind_shape_arg(ft_bindings *b, const char *arg, char *msg, size_t n)
             free(name);
             return usage(msg, n, "option --shape: input '%s' is given twice", b->shapes[i].input);
         }
-    if (add_shape(b, name, &s, shape_origin, NULL)) {
+    if (add_shape(b, name, &s, shape_origin)) {
         free(name);
         return oom_msg(msg, n);
     }
@@ -203,8 +201,13 @@ ft_status ft_bind_read_files(ft_bindings *b, ft_error *err)
             ft_err_prefix(err, "--input %s", b->in_name[i]);
             return st;
         }
-        if (add_shape(b, b->in_name[i], &b->in_arr[i].shape, b->in_file[i], &b->in_arr[i]))
+        if (add_shape(b, b->in_name[i], &b->in_arr[i].shape, b->in_file[i]))
             return ft_err(err, FT_ERUNTIME, "out of memory");
+        /* the values too: a loader may need them at load time (ONNX parameters given as inputs) */
+        ft_shape_bind *sb = &b->shapes[b->n_shapes - 1];
+        sb->dtype = b->in_arr[i].dtype;
+        sb->data = b->in_arr[i].data;
+        sb->nbytes = b->in_arr[i].nbytes;
     }
     return FT_OK;
 }
