@@ -613,21 +613,27 @@ static int cmd_pack(const cli *c)
                 c->outdir, c->outdir);
         return FT_ERUNTIME;
     }
-    if (load_graph(c, &g, &err))
+    if (ft_outfile_check(c->outdir, FT_OUT_DASH, &err) || load_graph(c, &g, &err))
         return fail(&err);
     char *doc = NULL;
     size_t len = 0;
     ft_pack_stats ps;
+    ft_outfile of = {0};
     ft_status st = ft_graph_doc_text(c->graph, &doc, &len, &err);
     if (!st)
-        st = ft_ftg_write(g, doc, len, c->outdir, c->compress, &ps, &err);
+        st = ft_outfile_open(&of, c->outdir, FT_OUT_DASH, &err);
+    if (!st && (st = ft_ftg_write(g, doc, len, of.f, c->outdir, c->compress, &ps, &err)))
+        ft_outfile_abort(&of);
+    else if (!st)
+        st = ft_outfile_commit(&of, &err);
     free(doc);
     ft_graph_free(g);
     if (st)
         return fail(&err);
     if (!c->quiet) {
         char a[32], b[32], f[32];
-        fprintf(stderr, "%s: pack: wrote %s: %d blob%s (%d zlib), %s of values stored in %s; file %s\n", prog, c->outdir, ps.blobs,
+        fprintf(stderr, "%s: pack: wrote %s: %d blob%s (%d zlib), %s of values stored in %s; file %s\n", prog,
+                strcmp(c->outdir, "-") ? c->outdir : "standard output", ps.blobs,
                 ps.blobs == 1 ? "" : "s", ps.zlib_blobs, human_bytes(ps.value_bytes, a, sizeof a),
                 human_bytes(ps.stored_bytes, b, sizeof b), human_bytes(ps.file_bytes, f, sizeof f));
     }
@@ -652,7 +658,7 @@ static int cmd_unpack(const cli *c)
 {
     ft_error err = {0};
     ft_graph *g;
-    if (load_graph(c, &g, &err))
+    if (ft_outdir_check(c->outdir, NULL, 0, &err) || load_graph(c, &g, &err))
         return fail(&err);
     char *doc = NULL, *json = NULL;
     size_t len = 0;
@@ -799,6 +805,33 @@ static int cmd_info(const cli *c)
 
 static void catch_stop_signals(void);
 
+/* Every place a run writes to, checked before it runs: the folder, each
+ * result file in it, the trace. */
+static ft_status check_run_outputs(const cli *c, const ft_graph *g, const char *dir, ft_error *err)
+{
+    int npy = !c->format || !strcmp(c->format, "npy"), n = 0;
+    char(*names)[600] = ft_calloc((size_t)g->n_outputs + 2, sizeof *names);
+    const char **list = ft_calloc((size_t)g->n_outputs + 2, sizeof *list);
+    ft_status st = !names || !list ? ft_err(err, FT_ERUNTIME, "out of memory") : FT_OK;
+    for (int i = 0; i < g->n_outputs && npy && !st; i++) {
+        ft_sanitize_name(g->tensors[g->outputs[i]].name, names[n], sizeof names[n] - 8);
+        strcat(names[n++], ".npy");
+    }
+    if (!st && c->format && !strcmp(c->format, "npz"))
+        strcpy(names[n++], "outputs.npz");
+    if (!st)
+        strcpy(names[n++], "timing.json");
+    for (int i = 0; i < n; i++)
+        list[i] = names[i];
+    if (!st)
+        st = ft_outdir_check(dir, list, n, err);
+    if (!st && c->trace && (st = ft_outfile_check(c->trace, FT_OUT_DASH, err)))
+        ft_err_prefix(err, "--trace");
+    free(names);
+    free(list);
+    return st;
+}
+
 static int cmd_run(const cli *c)
 {
     catch_stop_signals();
@@ -871,6 +904,11 @@ static int cmd_run(const cli *c)
         rc = 0;
         goto out;
     }
+    const char *dir = c->outdir ? c->outdir : "ftrun-out";
+    if (check_run_outputs(c, g, dir, &err)) { /* before anything runs */
+        rc = fail(&err);
+        goto out;
+    }
     ft_backend_opts bo = {.device_index = devidx, .threads = (int)c->threads, .allow_tf32 = c->allow_tf32};
     if (be->open(&bo, &ctx, &err) || (fb && fb->open(&bo, &fb_ctx, &err))) {
         rc = fail(&err);
@@ -904,7 +942,6 @@ static int cmd_run(const cli *c)
         rc = fail(&err);
         goto out;
     }
-    const char *dir = c->outdir ? c->outdir : "ftrun-out";
     if (ft_mkdirs(dir, &err)) {
         rc = fail(&err);
         goto out;
@@ -942,18 +979,22 @@ static int cmd_run(const cli *c)
     }
     ft_timing_info ti = {devname, be->describe(ctx), eo.warmup, eo.iterations, load_ms, plan_ms};
     timing = ft_timing_json(g, &plan, &res, &ti);
-    /* the trace first: if it cannot be written, no result file appears either */
-    if (c->trace && ft_trace_write(c->trace, g, &res, devname, &err)) {
+    /* the trace first, under a temporary name: if it cannot be written, no
+     * result file appears either; it is renamed once the results are */
+    ft_outfile tr = {0};
+    if (c->trace && (ft_outfile_open(&tr, c->trace, FT_OUT_DASH, &err) || ft_trace_write(tr.f, c->trace, g, &res, devname, &err) ||
+                     ft_outfile_close(&tr, &err))) {
+        ft_outfile_abort(&tr);
         ft_outset_abort(&outs);
         rc = fail(&err);
         goto out;
     }
-    if (!timing || ft_outset_text(&outs, dir, "timing.json", timing, &err) || ft_outset_commit(&outs, &err)) {
+    if (!timing || ft_outset_text(&outs, dir, "timing.json", timing, &err) || ft_outset_commit(&outs, &err) ||
+        (c->trace && ft_outfile_commit(&tr, &err))) {
         if (!timing)
             err = (ft_error){FT_ERUNTIME, "out of memory writing timing.json"};
         ft_outset_abort(&outs);
-        if (c->trace)
-            unlink(c->trace); /* written above for this run, which failed */
+        ft_outfile_abort(&tr);
         rc = fail(&err);
         goto out;
     }

@@ -103,7 +103,7 @@ static void shapes_str(const ft_graph *g, const int *idx, int n, char *buf, size
     }
 }
 
-ft_status ft_trace_write(const char *path, const ft_graph *g, const ft_run_result *r, const char *device, ft_error *err)
+ft_status ft_trace_write(FILE *f, const char *path, const ft_graph *g, const ft_run_result *r, const char *device, ft_error *err)
 {
     unsigned long oom0 = ft_json_oom(); /* an Add that fails would leave an event out */
     cJSON *root = cJSON_CreateObject();
@@ -182,22 +182,11 @@ ft_status ft_trace_write(const char *path, const ft_graph *g, const ft_run_resul
         cJSON_free(text);
         return ft_err(err, FT_ERUNTIME, "out of memory writing the trace");
     }
-    /* temporary name, renamed when complete: never a partial trace under the final name */
-    size_t pl = strlen(path) + 32;
-    char *tmp = malloc(pl);
-    FILE *f = tmp ? (snprintf(tmp, pl, "%s.tmp%ld", path, (long)getpid()), fopen(tmp, "w")) : NULL;
+    /* the caller's file: a temporary one renamed when complete (src/cli/outfile.h) */
+    size_t n = strlen(text);
     ft_status st = FT_OK;
-    if (!f) {
-        st = ft_err(err, FT_ERUNTIME, "cannot write trace %s: %s", path, strerror(errno));
-    } else {
-        size_t n = strlen(text);
-        int bad = fwrite(text, 1, n, f) != n || fputc('\n', f) == EOF;
-        if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
-            st = ft_err(err, FT_ERUNTIME, "cannot write trace %s: %s", path, strerror(errno ? errno : EIO));
-            unlink(tmp);
-        }
-    }
-    free(tmp);
+    if (fwrite(text, 1, n, f) != n || fputc('\n', f) == EOF)
+        st = ft_err(err, FT_ERUNTIME, "cannot write trace %s: %s", path, strerror(errno ? errno : EIO));
     cJSON_free(text);
     return st;
 }

@@ -14,8 +14,9 @@ struct cJSON;
 void ft_profile_print(FILE *f, const ft_graph *g, const ft_run_result *r);
 /* Add "nodes": [...] to a timing.json object. */
 void ft_profile_json(struct cJSON *root, const ft_graph *g, const ft_run_result *r);
-/* Chrome trace-event JSON (complete events, microseconds) of the timed runs. */
-ft_status ft_trace_write(const char *path, const ft_graph *g, const ft_run_result *r, const char *device, ft_error *err);
+/* Chrome trace-event JSON (complete events, microseconds) of the timed runs,
+ * written to f (path names it in messages). */
+ft_status ft_trace_write(FILE *f, const char *path, const ft_graph *g, const ft_run_result *r, const char *device, ft_error *err);
 /* Warnings about the timings (unstable, transfer-bound, too few runs for the
  * percentiles) on f, each line starting with "ftrun: warning: ". Returns the count. */
 int ft_timing_warnings(FILE *f, const ft_run_result *r);
