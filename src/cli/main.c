@@ -36,7 +36,7 @@ typedef struct {
     input_arg *inputs;
     int n_inputs;
     long warmup, iterations, threads;
-    double duration;
+    double duration, default_duration;
     long long seed;
     double rtol, atol;
     int have_rtol, have_atol;
@@ -925,10 +925,14 @@ static int cmd_run(const cli *c)
         if (c->device_only[k])
             fprintf(stderr, "%s: warning: --%s applies to CUDA devices; running on %s without it\n", prog, c->device_only[k],
                     devname);
+    /* Neither -n, -w nor --duration: warm up for a fifth of the default
+     * duration, then time runs for the whole of it (numbers worth quoting). */
+    double dflt = c->given & (OB_ITER | OB_WARMUP | OB_DURATION) ? 0 : c->default_duration;
     ft_exec_opts eo = {
         .warmup = (int)c->warmup,
+        .warmup_s = dflt / 5,
         .iterations = (int)(c->iterations ? c->iterations : 1),
-        .duration_s = c->duration,
+        .duration_s = dflt > 0 ? dflt : c->duration,
         .threads = c->threads > 0 ? (int)c->threads : (cores > 0 ? (int)cores : 1),
         .progress = !c->quiet && isatty(2),
         .profile = c->profile,
@@ -977,7 +981,7 @@ static int cmd_run(const cli *c)
             goto out;
         }
     }
-    ft_timing_info ti = {devname, be->describe(ctx), eo.warmup, eo.iterations, load_ms, plan_ms};
+    ft_timing_info ti = {devname, be->describe(ctx), res.n_warmup, eo.iterations, load_ms, plan_ms};
     timing = ft_timing_json(g, &plan, &res, &ti);
     /* the trace first, under a temporary name: if it cannot be written, no
      * result file appears either; it is renamed once the results are */
@@ -1001,13 +1005,10 @@ static int cmd_run(const cli *c)
     if (c->profile && !c->quiet)
         ft_profile_print(stderr, g, &res);
     if (!c->quiet && res.n_runs >= 2)
-        ft_timing_warnings(stderr, &res);
-    if (!c->quiet) {
-        ft_stats s;
-        ft_stats_compute(res.run_ms, res.n_runs, &s);
-        fprintf(stderr, "%s: %s: %d nodes on %s: median %.3f ms over %d run%s; results in %s/\n", prog, g->name, g->n_nodes,
-                devname, s.median, res.n_runs, res.n_runs == 1 ? "" : "s", dir);
-    }
+        ft_timing_warnings(stderr, &res, (be != &ft_cpu_backend ? FT_WARN_TRANSFERS : 0) |
+                                             ((c->given & OB_ITER) && !c->duration ? FT_WARN_FEW_RUNS : 0));
+    if (!c->quiet)
+        ft_print_summary(stderr, g, devname, &res, dir, write_npy || (c->format && !strcmp(c->format, "npz")));
     rc = exp ? check_expect(c, g, &res, exp) : 0;
     if (c->check) {
         ft_check_opts co = {prog, devname, stderr, eo.threads, c->quiet, c->verbose, c->have_rtol, c->have_atol, c->rtol, c->atol};
@@ -1062,6 +1063,10 @@ int main(int argc, char **argv)
         return FT_EUSAGE;
     }
     int rc = parse_args(argc, argv, &c);
+    const char *dd = getenv("FTRUN_DEFAULT_DURATION");
+    c.default_duration = 1.0;
+    if (!rc && dd && parse_double("FTRUN_DEFAULT_DURATION (environment)", dd, &c.default_duration))
+        rc = FT_EUSAGE;
     if (!rc) {
         if (!strcmp(c.command, "devices")) {
             rc = cmd_devices();

@@ -52,6 +52,31 @@ void ft_stats_compute(const double *ms, int n, ft_stats *s)
         free(v);
 }
 
+void ft_print_summary(FILE *f, const ft_graph *g, const char *device, const ft_run_result *r, const char *dir, int results)
+{
+    ft_stats s;
+    ft_stats_compute(r->run_ms, r->n_runs, &s);
+    fprintf(f, "ftrun: %s: %d nodes on %s: ", g->name, g->n_nodes, device);
+    if (r->n_runs == 1) {
+        fprintf(f, "1 run, %.3f ms", s.median);
+    } else {
+        double total = 0;
+        for (int i = 0; i < r->n_runs; i++)
+            total += r->run_ms[i];
+        fprintf(f, "%d runs (%.1f/s): min %.3f, median %.3f, mean %.3f", r->n_runs, total > 0 ? r->n_runs / (total / 1e3) : 0.0,
+                s.min, s.median, s.mean);
+        if (r->n_runs >= 10) /* a percentile of fewer runs means little */
+            fprintf(f, ", p90 %.3f", s.p90);
+        if (r->n_runs >= 100)
+            fprintf(f, ", p99 %.3f", s.p99);
+        fprintf(f, " ms");
+    }
+    if (results)
+        fprintf(f, "; results in %s/\n", dir);
+    else
+        fprintf(f, "; timings in %s/timing.json\n", dir);
+}
+
 void ft_sanitize_name(const char *name, char *buf, size_t n)
 {
     size_t i = 0;

@@ -26,6 +26,11 @@ typedef struct ft_timing_info {
     double load_ms, plan_ms;
 } ft_timing_info;
 
+/* The summary line of a run on f: runs, runs per second and the statistics
+ * of the run times (one run: its time), then where the results are
+ * (results 0: only timing.json, --format none). */
+void ft_print_summary(FILE *f, const ft_graph *g, const char *device, const ft_run_result *r, const char *dir, int results);
+
 /* timing.json text (caller frees). */
 char *ft_timing_json(const ft_graph *g, const ft_plan *p, const ft_run_result *r, const ft_timing_info *ti);
 

@@ -219,3 +219,15 @@ print(len(rows))' "$output"
     [ "$status" -eq 0 ]
     [ "$(jget "$T/o/timing.json" 'd["device"]["name"]')" = cuda:0 ]
 }
+
+@test "warnings: on a device, transfers slower than the compute are named with both times" {
+    # 32 MiB of constants uploaded, one element of work
+    py '
+g = {"ftrun": 1, "tensors": {"x": {"dtype": "f32", "shape": [8388608], "init": {"fill": 2}}},
+     "outputs": ["y"], "nodes": [{"op": "slice", "inputs": ["x"], "outputs": ["y"],
+                                  "attrs": {"starts": [0], "ends": [1]}}]}
+json.dump(g, open(sys.argv[1], "w"))' "$T/big.json"
+    fake run --separate-stderr "$FTRUN" "$T/big.json" -d cuda -w 2 -n 5 -o "$T/o"
+    [ "$status" -eq 0 ]
+    printf '%s\n' "$stderr" | grep -Eq "warning: transfers take longer than the compute: h2d [0-9.]+ ms \+ d2h [0-9.]+ ms vs median run [0-9.]+ ms"
+}
