@@ -3,6 +3,11 @@
 # Missing Debian packages are installed by `make deps`, which the other
 # targets call when a header or tool is missing.
 
+# Every core by default (the CUDA objects build one per core); -jN chooses.
+ifeq ($(filter -j% --jobs%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+endif
+
 PREFIX ?= /usr/local
 DESTDIR ?=
 BUILD ?= build
@@ -80,7 +85,7 @@ $(BUILD)/%.o: %.c | $(DEPS_STAMP)
 -include $(OBJS:.o=.d)
 
 demo: all
-	$(BUILD)/ftrun graphs/transformer_block.json -o $(BUILD)/demo-out -n 10
+	$(BUILD)/ftrun graphs/transformer_block.json -o $(BUILD)/demo-out
 	@echo "results in $(BUILD)/demo-out (timing.json and one .npy per output)"
 
 test: all
@@ -121,6 +126,7 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/ftrun $(DESTDIR)$(PREFIX)/lib/ftrun/libftrun-cuda.so \
 	      $(DESTDIR)$(PREFIX)/share/man/man1/ftrun.1 \
 	      $(DESTDIR)$(PREFIX)/share/man/man5/ftrun-graph.5
+	rmdir $(DESTDIR)$(PREFIX)/lib/ftrun 2>/dev/null || true
 
 clean:
 	rm -rf build ftrun-out

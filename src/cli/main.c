@@ -90,7 +90,7 @@ static void usage(FILE *f)
             "       ftrun info GRAPH              inputs, outputs, nodes with shapes, FLOPs, bytes, memory plan\n"
             "       ftrun ops [--device DEV]      every op with the dtypes each backend implements\n"
             "       ftrun devices                 the devices this machine offers\n"
-            "       ftrun pack GRAPH -o OUT.ftg [--compress]   JSON graph -> binary graph (--compress: zlib blobs)\n"
+            "       ftrun pack GRAPH -o OUT.ftg [--compress]   JSON graph -> binary graph (--compress: zlib blobs; -o -: stdout)\n"
             "       ftrun unpack GRAPH.ftg -o DIR              binary graph -> DIR/graph.json + one .npy per value\n"
             "       ftrun compare A B [--rtol R] [--atol A]    compare .npy files, .npz files or result folders\n"
             "\n"
@@ -99,9 +99,10 @@ static void usage(FILE *f)
             "  -i, --input NAME=FILE   value of input NAME from a .npy or .npz file (repeatable)\n"
             "  -o, --output-dir DIR    where results go (default ftrun-out)\n"
             "      --format FMT        npy (one .npy per output, default), npz (one outputs.npz) or none\n"
-            "  -w, --warmup N          untimed runs first (default 0)\n"
-            "  -n, --iterations N      timed runs (default 1)\n"
+            "  -w, --warmup N          untimed runs first\n"
+            "  -n, --iterations N      timed runs (-n 1: one run)\n"
             "      --duration SEC      keep running timed iterations until SEC seconds have passed (at least -n)\n"
+            "                          (none of the three: 0.2 s of warm-up, then 1 s of timed runs)\n"
             "      --expect FILE|DIR   compare outputs to golden values (.npy or .npz file, or folder of .npy)\n"
             "      --rtol R, --atol A  tolerances: pass when |x-y| <= atol + rtol*|y| (defaults per dtype)\n"
             "      --seed N            replace the seed of every random init\n"
@@ -109,7 +110,7 @@ static void usage(FILE *f)
             "      --dry-run           parse, validate, infer shapes, plan memory; run nothing\n"
             "      --allow-external-files  let the graph's \"file\" values name files outside its folder\n"
             "      --profile           time every node: table on stderr, \"nodes\" in timing.json\n"
-            "      --trace FILE        Chrome trace-event JSON of the timed runs (Perfetto, chrome://tracing)\n"
+            "      --trace FILE        Chrome trace-event JSON of the timed runs (Perfetto, chrome://tracing; -: stdout)\n"
             "      --check[=cpu]       also run on the CPU reference backend and compare every output\n"
             "      --check-nodes       with --check: recompute every node on the CPU from the inputs the device\n"
             "                          saw and name the first node whose outputs differ\n"
@@ -123,7 +124,8 @@ static void usage(FILE *f)
             "  -V, --version           the version\n"
             "\n"
             "Exit status: 0 success, 1 comparison out of tolerance, 2 usage error,\n"
-            "3 invalid graph or input, 4 run-time failure. See ftrun(1) and ftrun-graph(5).\n");
+            "3 invalid graph or input, 4 run-time failure, 130/143 stopped by SIGINT/SIGTERM.\n"
+            "See ftrun(1) and ftrun-graph(5).\n");
 }
 
 static int usage_error(const char *fmt, ...) FT_PRINTF(1, 2);
@@ -238,6 +240,10 @@ static int parse_args(int argc, char **argv, cli *c)
             const char *eq = strchr(optarg, '=');
             if (!eq || eq == optarg || !eq[1])
                 return usage_error("option --input: expected NAME=FILE, got '%s'", optarg);
+            for (int k = 0; k < c->n_inputs; k++)
+                if (strlen(c->inputs[k].name) == (size_t)(eq - optarg) && !strncmp(c->inputs[k].name, optarg, (size_t)(eq - optarg)))
+                    return usage_error("option --input: input '%s' is given twice (%s and %s)", c->inputs[k].name,
+                                       c->inputs[k].file, eq + 1);
             input_arg *ni = realloc(c->inputs, (size_t)(c->n_inputs + 1) * sizeof *ni);
             char *name = ni ? strndup(optarg, (size_t)(eq - optarg)) : NULL;
             if (ni)
@@ -586,7 +592,7 @@ static int check_expect(const cli *c, const ft_graph *g, const ft_run_result *r,
         }
     }
     if (!bad && !c->quiet)
-        fprintf(stderr, "%s: expect: %d output%s match %s\n", prog, g->n_outputs, g->n_outputs == 1 ? "" : "s", c->expect);
+        fprintf(stderr, "%s: expect: %d output%s %s\n", prog, g->n_outputs, g->n_outputs == 1 ? " matches" : "s match", c->expect);
     return bad ? FT_EMISMATCH : FT_OK;
 }
 
@@ -915,6 +921,9 @@ static int cmd_run(const cli *c)
         goto out;
     }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (c->threads > cores && cores > 0 && !c->quiet)
+        fprintf(stderr, "%s: warning: --threads %ld is more than the %ld core%s of this machine: the threads share them, "
+                        "which slows the run and its timings\n", prog, c->threads, cores, cores == 1 ? "" : "s");
     if (c->cuda_graph && be->capture && n_fallback && !c->quiet)
         fprintf(stderr, "%s: warning: --cuda-graph is not used: %d node%s run on the cpu (--fallback cpu)\n", prog, n_fallback,
                 n_fallback == 1 ? "" : "s");

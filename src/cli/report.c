@@ -231,13 +231,24 @@ void ft_print_info(FILE *f, const ft_graph *g, const ft_plan *p)
         fprintf(f, "  saving:           %.1f%%\n", 100.0 * (1.0 - (double)p->arena_bytes / (double)p->unplanned_bytes));
 }
 
+/* "f16 bf16 f32": the dtypes of a mask, separated by spaces. */
+static const char *dtype_list(ft_dtype_mask m, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (int d = 0; d < FT_DTYPE_COUNT; d++)
+        if (ft_dtype_in((ft_dtype)d, m) && len < n)
+            len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? " " : "", ft_dtype_name((ft_dtype)d));
+    return buf;
+}
+
 void ft_print_ops(FILE *f, const ft_backend *only)
 {
     ft_error e = {0};
     const ft_backend *cuda = ft_backend_get("cuda", &e);
     const ft_backend *bes[2] = {&ft_cpu_backend, cuda};
     size_t n_bes = cuda ? 2 : 1;
-    fprintf(f, "%-20s %s\n", "op", "dtypes each backend implements (ops.md lists the dtypes an op takes)");
+    fprintf(f, "%-20s %s\n", "op", "dtypes the graph format accepts (ftrun-graph(5), OPS), then those each backend implements");
     for (int op = 0; op < FT_OP_COUNT; op++) {
         const ft_op_info *oi = ft_op_get((ft_op)op);
         fprintf(f, "%-20s", oi->name);
@@ -245,17 +256,15 @@ void ft_print_ops(FILE *f, const ft_backend *only)
             fprintf(f, " not available in this version\n");
             continue;
         }
+        char acc[128];
+        fprintf(f, " format: %s ", dtype_list(oi->dtypes, acc, sizeof acc));
         for (size_t b = 0; b < n_bes; b++) {
             if (only && only != bes[b])
                 continue;
             const ft_kernel *k = &bes[b]->kernels[op];
             ft_dtype_mask mk = k->fn ? (k->dtypes & oi->dtypes) : 0;
-            char buf[128] = "", miss[128];
-            size_t len = 0;
-            for (int d = 0; d < FT_DTYPE_COUNT; d++)
-                if (ft_dtype_in((ft_dtype)d, mk))
-                    len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", len ? " " : "", ft_dtype_name((ft_dtype)d));
-            fprintf(f, " %s: %s", bes[b]->name, mk ? buf : "-");
+            char buf[128], miss[128];
+            fprintf(f, " %s: %s", bes[b]->name, mk ? dtype_list(mk, buf, sizeof buf) : "-");
             if (oi->dtypes & ~mk)
                 fprintf(f, " (lacks %s)", ft_dtype_mask_str(oi->dtypes & ~mk, miss, sizeof miss));
         }

@@ -176,7 +176,7 @@ assert len(d["nodes"]) == 25 and abs(s - m) <= 0.1 * m + 0.05, (s, m)' "$T/o/tim
     [[ "$output" == *"softmax"*"cuda: f16 bf16 f32 f64"* ]]
     [[ "$output" != *" cpu: "* ]]
     FAKE_MISSING_OP=erf fake run --separate-stderr "$FTRUN" ops
-    echo "$output" | grep -E '^erf +cpu: f16 bf16 f32 f64 cuda: - \(lacks'
+    echo "$output" | grep -E '^erf +format: f16 bf16 f32 f64 +cpu: f16 bf16 f32 f64 cuda: - \(lacks'
 }
 
 @test "the CUDA backend built here loads into this ftrun (every symbol resolves) and has every op and dtype the cpu has" {
