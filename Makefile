@@ -8,6 +8,7 @@ ifeq ($(filter -j% --jobs%,$(MAKEFLAGS)),)
 MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
 endif
 
+.DEFAULT_GOAL := all
 PREFIX ?= /usr/local
 DESTDIR ?=
 BUILD ?= build
@@ -40,7 +41,7 @@ OBJS := $(SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/onnx.pb-c.o
 # The ONNX schema is Debian's (libonnx-dev); protoc-c turns it into C at build
 # time, so no generated code lives in the repository.
 ONNX_PROTO ?= /usr/include/onnx/onnx.proto
-$(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h: $(ONNX_PROTO) | $(DEPS_STAMP)
+$(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h &: $(ONNX_PROTO) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)/gen
 	protoc-c --c_out=$(BUILD)/gen -I$(dir $(ONNX_PROTO)) $(ONNX_PROTO)
 $(BUILD)/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c

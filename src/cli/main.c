@@ -20,6 +20,7 @@
 #include "profile.h"
 #include "check.h"
 #include "report.h"
+#include "show.h"
 
 typedef struct {
     const char *name, *file;
@@ -42,6 +43,9 @@ typedef struct {
     int have_rtol, have_atol;
     int dry_run, quiet, verbose, compress, profile, allow_external;
     const char *trace;
+    int print;                  /* --print */
+    char **pos;                 /* the operands (show takes any number) */
+    int npos;
     const char *device_only[2]; /* CUDA-only switches that were given */
     int cuda_graph, allow_tf32, check, check_nodes, fallback_cpu;
     unsigned given;            /* OB_* bits of the options given */
@@ -55,6 +59,7 @@ enum {
     OB_ITER = 1u << 5, OB_DURATION = 1u << 6, OB_EXPECT = 1u << 7, OB_RTOL = 1u << 8, OB_ATOL = 1u << 9,
     OB_SEED = 1u << 10, OB_THREADS = 1u << 11, OB_DRYRUN = 1u << 12, OB_COMPRESS = 1u << 13, OB_PROFILE = 1u << 14,
     OB_TRACE = 1u << 15, OB_DEVICE_ONLY = 1u << 16, OB_EXTERNAL = 1u << 17, OB_CHECK = 1u << 18, OB_FALLBACK = 1u << 19,
+    OB_PRINT = 1u << 20,
 };
 static const struct {
     const char *command;
@@ -69,6 +74,7 @@ static const struct {
     {"pack", OB_OUTDIR | OB_COMPRESS | OB_SEED | OB_EXTERNAL, 1, 1, "a GRAPH file"},
     {"unpack", OB_OUTDIR, 1, 1, "a GRAPH file"},
     {"compare", OB_RTOL | OB_ATOL, 2, 2, "two operands, A and B"},
+    {"show", 0, 1, INT_MAX, "one or more .npy or .npz files or result folders"},
 };
 
 static void note_opt(cli *c, unsigned bit, const char *name)
@@ -93,6 +99,7 @@ static void usage(FILE *f)
             "       ftrun pack GRAPH -o OUT.ftg [--compress]   JSON graph -> binary graph (--compress: zlib blobs; -o -: stdout)\n"
             "       ftrun unpack GRAPH.ftg -o DIR              binary graph -> DIR/graph.json + one .npy per value\n"
             "       ftrun compare A B [--rtol R] [--atol A]    compare .npy files, .npz files or result folders\n"
+            "       ftrun show FILE...                         print arrays (.npy, .npz, result folders) as NumPy does\n"
             "\n"
             "Options of run:\n"
             "  -d, --device DEV        cpu, cuda, cuda:N or auto (default: auto = cuda:0 if usable, else cpu)\n"
@@ -109,6 +116,7 @@ static void usage(FILE *f)
             "      --threads N         CPU threads (default: all cores)\n"
             "      --dry-run           parse, validate, infer shapes, plan memory; run nothing\n"
             "      --allow-external-files  let the graph's \"file\" values name files outside its folder\n"
+            "      --print             print every output on stdout as NumPy does (dtype, shape, min/max/mean, values)\n"
             "      --profile           time every node: table on stderr, \"nodes\" in timing.json\n"
             "      --trace FILE        Chrome trace-event JSON of the timed runs (Perfetto, chrome://tracing; -: stdout)\n"
             "      --check[=cpu]       also run on the CPU reference backend and compare every output\n"
@@ -183,6 +191,7 @@ static int parse_double(const char *opt, const char *s, double *out)
 enum {
     OPT_FORMAT = 256, OPT_DURATION, OPT_EXPECT, OPT_RTOL, OPT_ATOL, OPT_SEED, OPT_THREADS, OPT_DRY_RUN,
     OPT_COMPRESS, OPT_PROFILE, OPT_TRACE, OPT_DEVICE_ONLY, OPT_EXTERNAL, OPT_CHECK, OPT_CHECK_NODES, OPT_FALLBACK,
+    OPT_PRINT,
 };
 
 static const struct option long_opts[] = {
@@ -205,6 +214,7 @@ static const struct option long_opts[] = {
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
     {"profile", no_argument, 0, OPT_PROFILE},
+    {"print", no_argument, 0, OPT_PRINT},
     {"allow-external-files", no_argument, 0, OPT_EXTERNAL},
     {"trace", required_argument, 0, OPT_TRACE},
     /* CUDA-only switches: accepted, and a warning says they do nothing on the CPU */
@@ -281,6 +291,7 @@ static int parse_args(int argc, char **argv, cli *c)
         case OPT_DRY_RUN: c->dry_run = 1; note_opt(c, OB_DRYRUN, "--dry-run"); break;
         case OPT_COMPRESS: c->compress = 1; note_opt(c, OB_COMPRESS, "--compress"); break;
         case OPT_PROFILE: c->profile = 1; note_opt(c, OB_PROFILE, "--profile"); break;
+        case OPT_PRINT: c->print = 1; note_opt(c, OB_PRINT, "--print"); break;
         case OPT_EXTERNAL: c->allow_external = 1; note_opt(c, OB_EXTERNAL, "--allow-external-files"); break;
         case OPT_TRACE:
             if (!*optarg)
@@ -338,6 +349,8 @@ static int parse_args(int argc, char **argv, cli *c)
     if (npos > commands[cmd].max_pos)
         return usage_error("unexpected argument '%s' ('%s' takes %s)", av[optind + commands[cmd].max_pos], c->command,
                            commands[cmd].operands);
+    c->pos = av + optind;
+    c->npos = npos;
     if (npos >= 1)
         c->graph = av[optind];
     if (npos >= 2)
@@ -1018,6 +1031,14 @@ static int cmd_run(const cli *c)
                                              ((c->given & OB_ITER) && !c->duration ? FT_WARN_FEW_RUNS : 0));
     if (!c->quiet)
         ft_print_summary(stderr, g, devname, &res, dir, write_npy || (c->format && !strcmp(c->format, "npz")));
+    for (int i = 0; i < g->n_outputs && c->print; i++) {
+        const ft_tensor *t = &g->tensors[g->outputs[i]];
+        ft_show_array(stdout, t->name, t->dtype, &t->shape, res.outputs[i]);
+    }
+    if (c->print && stdout_status(0)) {
+        rc = FT_ERUNTIME;
+        goto out;
+    }
     rc = exp ? check_expect(c, g, &res, exp) : 0;
     if (c->check) {
         ft_check_opts co = {prog, devname, stderr, eo.threads, c->quiet, c->verbose, c->have_rtol, c->have_atol, c->rtol, c->atol};
@@ -1094,6 +1115,9 @@ int main(int argc, char **argv)
             rc = cmd_unpack(&c);
         } else if (!strcmp(c.command, "compare")) {
             rc = cmd_compare(&c);
+        } else if (!strcmp(c.command, "show")) {
+            ft_error err = {0};
+            rc = ft_show_files(stdout, (const char *const *)c.pos, c.npos, &err) ? fail(&err) : stdout_status(0);
         } else {
             rc = cmd_run(&c);
         }
