@@ -31,20 +31,7 @@ static int is_float(ft_dtype dt)
 
 static double value(ft_dtype dt, const void *data, int64_t i)
 {
-    switch (dt) {
-    case FT_F16: return ft_f16_to_f32(((const uint16_t *)data)[i]);
-    case FT_BF16: return ft_bf16_to_f32(((const uint16_t *)data)[i]);
-    case FT_F32: return ((const float *)data)[i];
-    case FT_F64: return ((const double *)data)[i];
-    case FT_I8: return ((const int8_t *)data)[i];
-    case FT_I16: return ((const int16_t *)data)[i];
-    case FT_I32: return ((const int32_t *)data)[i];
-    case FT_I64: return (double)((const int64_t *)data)[i];
-    case FT_U8: return ((const uint8_t *)data)[i];
-    case FT_BOOL: return ((const uint8_t *)data)[i] != 0;
-    case FT_DTYPE_COUNT: break;
-    }
-    return 0;
+    return ft_load_f64(data, dt, (size_t)i);
 }
 
 static int same_in_dtype(ft_dtype dt, double x, double v)
