@@ -146,3 +146,11 @@ EOF
     [ ! -e "$T/stage/usr/bin/ftrun" ]
     [ -d "$T/stage/usr/lib" ]
 }
+
+@test "make: builds every core's worth at once by default, -jN still chooses, and plain make builds all" {
+    run make -n -p -C "$ROOT" NVCC= 2>/dev/null
+    printf '%s\n' "$output" | grep -qE "^MAKEFLAGS = .*-j$(nproc)( |$)"
+    printf '%s\n' "$output" | grep -q '^\.DEFAULT_GOAL := all$'
+    run make -n -p -C "$ROOT" NVCC= -j7 2>/dev/null
+    [ "$(printf '%s\n' "$output" | grep -E '^MAKEFLAGS = ' | grep -oE -- '-j[0-9]+' | sort -u)" = "-j7" ]
+}
