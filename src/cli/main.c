@@ -1095,7 +1095,7 @@ int main(int argc, char **argv)
     int rc = parse_args(argc, argv, &c);
     const char *dd = getenv("FTRUN_DEFAULT_DURATION");
     c.default_duration = 1.0;
-    if (!rc && dd && parse_double("FTRUN_DEFAULT_DURATION (environment)", dd, &c.default_duration))
+    if (!rc && dd && !strcmp(c.command, "run") && parse_double("FTRUN_DEFAULT_DURATION (environment)", dd, &c.default_duration))
         rc = FT_EUSAGE;
     if (!rc) {
         if (!strcmp(c.command, "devices")) {
