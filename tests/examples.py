@@ -7,7 +7,9 @@ written (tests/cli/examples.bats).
     examples.py readme README.md       the commands of the README's Usage block
 
 A command's expected exit status is 0, or the one a roff comment
-'.\\" status N' just before it in the .EX block gives.
+'.\\" status N' just before it in the .EX block gives. A roff comment
+'.\\" setup: COMMAND' in a block is a command the page does not show that
+makes the files the example needs (run as written, before what follows).
 """
 import json
 import re
@@ -53,6 +55,10 @@ def commands(block_lines):
         m = re.match(r'^\.\\"\s*status\s+(\d+)', raw)
         if m:
             status = int(m.group(1))
+            continue
+        m = re.match(r'^\.\\"\s*setup:\s*(.*)$', raw)
+        if m:  # a command the page does not show that makes the files its example needs
+            out.append({"cmd": m.group(1), "status": 0, "setup": True})
             continue
         if raw.startswith('.\\"'):
             continue

@@ -359,6 +359,19 @@ ft_status ft_outdir_check(const char *dir, const char *const *names, int n, ft_e
     return FT_OK;
 }
 
+ft_status ft_outpath_check(const char *path, ft_error *err)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    if (slash && slash - path >= (long)sizeof dir)
+        return ft_err(err, FT_ERUNTIME, "cannot write %s: name too long", path);
+    snprintf(dir, sizeof dir, "%.*s", !slash ? 1 : slash == path ? 1 : (int)(slash - path), !slash ? "." : path);
+    if (!*name)
+        return ft_err(err, FT_ERUNTIME, "cannot write %s: that names a directory, not a file", path);
+    return ft_outdir_check(dir, &name, 1, err);
+}
+
 /* ---- sets of files in one folder ---- */
 
 static ft_status outset_add(ft_outset *s, const char *dir, const char *fname, ft_error *err, ft_outfile **out)

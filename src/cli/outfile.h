@@ -62,6 +62,9 @@ ft_status ft_outfile_write_text(const char *path, unsigned flags, const char *te
  * the nearest existing folder above it can be written (it is created later by
  * ft_mkdirs); each of the n names (may be 0) in it is a writable target. */
 ft_status ft_outdir_check(const char *dir, const char *const *names, int n, ft_error *err);
+/* A file to be written in a folder that is created when missing (convert
+ * -o): ft_outdir_check of its folder and name. */
+ft_status ft_outpath_check(const char *path, ft_error *err);
 /* Create DIR (and parents). */
 ft_status ft_mkdirs(const char *dir, ft_error *err);
 

@@ -107,6 +107,14 @@ char *ft_timing_json(const ft_graph *g, const ft_plan *p, const ft_run_result *r
     cJSON_AddStringToObject(jg, "name", g->name);
     cJSON_AddStringToObject(jg, "file", g->file);
     cJSON_AddNumberToObject(jg, "nodes", g->n_nodes);
+    /* where each input's value came from: "--input", "--random-inputs", "data", "file", "init", "blob" */
+    cJSON *ji = cJSON_AddObjectToObject(root, "inputs");
+    for (int i = 0; i < g->n_inputs; i++) {
+        const ft_tensor *t = &g->tensors[g->inputs[i]];
+        cJSON_AddStringToObject(ji, t->name, t->source ? t->source : "none");
+    }
+    if (ti->random_inputs)
+        cJSON_AddNumberToObject(root, "random_seed", (double)ti->random_seed);
     cJSON *jd = cJSON_AddObjectToObject(root, "device");
     cJSON_AddStringToObject(jd, "name", ti->device_name);
     cJSON_AddStringToObject(jd, "description", ti->device_desc);
@@ -193,7 +201,10 @@ static void print_tensor_line(FILE *f, const ft_tensor *t)
 void ft_print_info(FILE *f, const ft_graph *g, const ft_plan *p)
 {
     char h1[32], h2[32], h3[32];
-    fprintf(f, "graph: %s\nfile: %s\nnodes: %d, tensors: %d\n", g->name, g->file, g->n_nodes, g->n_tensors);
+    fprintf(f, "graph: %s\nfile: %s\n", g->name, g->file);
+    if (g->about)
+        fprintf(f, "source: %s\n", g->about);
+    fprintf(f, "nodes: %d, tensors: %d\n", g->n_nodes, g->n_tensors);
     fprintf(f, "inputs:%s\n", g->n_inputs ? "" : " (none)");
     for (int i = 0; i < g->n_inputs; i++)
         print_tensor_line(f, &g->tensors[g->inputs[i]]);

@@ -24,6 +24,8 @@ typedef struct ft_timing_info {
     const char *device_name, *device_desc;
     int warmup, iterations;
     double load_ms, plan_ms;
+    int random_inputs;    /* --random-inputs given: "random_seed" in timing.json */
+    uint64_t random_seed;
 } ft_timing_info;
 
 /* The summary line of a run on f: runs, runs per second and the statistics

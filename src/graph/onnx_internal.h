@@ -1,0 +1,81 @@
+/* What the ONNX reader (onnx_reader.c), the builder side (onnx_build.c) and
+ * the load-time folder (onnx_fold.c) share beyond onnx_import.h. Not for the
+ * op mappers. The context is the importer's state for one model. */
+#ifndef FT_ONNX_INTERNAL_H
+#define FT_ONNX_INTERNAL_H
+
+#include "npy.h"
+#include "onnx_import.h"
+
+#include <string.h>
+
+#include "graph.h"
+#include "onnx.pb-c.h"
+
+
+typedef struct unsup_rec {
+    char *key;   /* groups missing ops: "op NonZero (ai.onnx opset 13)"; NULL for one-off records */
+    char *text;  /* the line (for a group: its node names) */
+} unsup_rec;
+
+struct onx_ctx {
+    const char *file;
+    const ft_load_opts *opts;
+    ft_error *err;
+    ft_graph *g;
+    Onnx__ModelProto *model;
+    int opset;
+    struct ft_strmap *names;    /* ONNX value name -> tensor index */
+    struct ft_strmap *inits;    /* initializer name -> index into init */
+    struct ft_strmap *poisoned; /* values an unsupported node would have made */
+    struct ft_strmap *outnames; /* the graph's output names */
+    Onnx__TensorProto **init;
+    ft_node **nodes;
+    int n_nodes, cap_nodes, pending, emitted_here;
+    void **owned;
+    int n_owned, cap_owned;
+    unsup_rec *unsup;
+    int n_unsup, cap_unsup, unsup_flag;
+    ft_status last;
+    char *fold_names[64];
+    int fold_counts[64], n_fold_kinds, n_folded;
+};
+
+static inline const char *nz(const char *s) { return s ? s : ""; }
+static inline int is_default_domain(const char *d) { return !d || !*d || !strcmp(d, "ai.onnx"); }
+
+/* Shared by onnx_build.c and onnx_reader.c. */
+ft_status onx_oom(onx_ctx *c);
+int onx_add_tensor(onx_ctx *c, const char *want);                       /* -1: out of memory */
+int onx_bind(onx_ctx *c, const char *onnx_name, int t);                /* -1: out of memory */
+int onx_add_const(onx_ctx *c, const char *name, ft_npy *a, const char *source); /* takes a's data */
+/* Tensor of an ONNX value name (initializers decoded on first use); -1 when
+ * unknown, -2 on failure (c->last). */
+int onx_resolve(onx_ctx *c, const char *name);
+/* Record something unsupported; key groups records ("op X ...:" + node names). */
+ft_status onx_record(onx_ctx *c, const char *key, const char *text);
+
+struct Onnx__AttributeProto;
+
+/* Try to fold node n at load time (its outputs become constants). Returns 1
+ * when folded, 0 when the node is left to its mapper; on failure returns -1
+ * with *st set (an unsupported record or a hard error). */
+int ft_onnx_fold(onx_ctx *c, const onx_node *n, ft_status *st);
+/* 1 for ops that exist only at load time (Constant, Shape, Size, ...). */
+int ft_onnx_fold_only(const char *op_type);
+/* 1 for ops refused outright, with the reason (loops, data-dependent shapes). */
+int ft_onnx_refused(const char *op_type, const char **why);
+
+/* Output k of n becomes a constant with value a (taken over; a is cleared). */
+ft_status onx_const_out(onx_ctx *c, const onx_node *n, int k, ft_npy *a);
+/* The attribute `name` of n, or NULL. */
+const struct Onnx__AttributeProto *onx_attr(const onx_node *n, const char *name);
+/* Decode a TENSOR attribute into a (owned copy). */
+ft_status onx_attr_tensor(onx_ctx *c, const onx_node *n, const struct Onnx__AttributeProto *a, ft_npy *out);
+/* Count a fold of op_type for `ftrun info`. */
+void onx_note_fold(onx_ctx *c, const char *op_type);
+/* Import the nodes of a subgraph (a folded If's branch) into the graph being
+ * built, in the current name scope, and make n's outputs the branch's. */
+ft_status onx_import_branch(onx_ctx *c, const onx_node *n, const struct Onnx__GraphProto *branch);
+
+#endif
