@@ -78,9 +78,11 @@ EOF
     run "$FTRUN" --help
     has "130/143"
     # and the behaviour it documents
-    "$FTRUN" "$GRAPHS/transformer_block.json" --duration 30 -q -o "$T/o" 2> "$T/err" &
+    "$FTRUN" "$GRAPHS/transformer_block.json" --duration 30 -v -o "$T/o" 2> "$T/err" &
     pid=$!
-    sleep 1
+    # -v says when the graph is loaded and planned: the run is under way then
+    for _ in $(seq 200); do grep -q "loaded" "$T/err" && break; sleep 0.1; done
+    sleep 0.2
     kill -TERM "$pid"
     st=0
     wait "$pid" || st=$?
