@@ -66,6 +66,13 @@ EOF
     [ ! -e "$T/-" ]
 }
 
+@test "--trace to a link to /proc/self/fd/1: the link is kept, the trace reaches standard output" {
+    ln -s /proc/self/fd/1 "$T/lnk"
+    "$FTRUN" "$GRAPHS/mlp.json" -n 2 -q -o "$T/o" --trace "$T/lnk" | cat > "$T/piped"
+    [ -L "$T/lnk" ]
+    py 'd = json.load(open(sys.argv[1])); assert any(e.get("name") == "run 1" for e in d["traceEvents"])' "$T/piped"
+}
+
 @test "--trace to a FIFO: written in place" {
     mkfifo "$T/tp"
     timeout 20 cat "$T/tp" > "$T/got" 3>&- &
