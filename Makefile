@@ -3,6 +3,12 @@
 # Missing Debian packages are installed by `make deps`, which the other
 # targets call when a header or tool is missing.
 
+# Every core by default (the CUDA objects build one per core); -jN chooses.
+ifeq ($(filter -j% --jobs%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+endif
+
+.DEFAULT_GOAL := all
 PREFIX ?= /usr/local
 DESTDIR ?=
 BUILD ?= build
@@ -35,7 +41,7 @@ OBJS := $(SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/onnx.pb-c.o
 # The ONNX schema is Debian's (libonnx-dev); protoc-c turns it into C at build
 # time, so no generated code lives in the repository.
 ONNX_PROTO ?= /usr/include/onnx/onnx.proto
-$(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h: $(ONNX_PROTO) | $(DEPS_STAMP)
+$(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h &: $(ONNX_PROTO) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)/gen
 	protoc-c --c_out=$(BUILD)/gen -I$(dir $(ONNX_PROTO)) $(ONNX_PROTO)
 $(BUILD)/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
@@ -88,7 +94,7 @@ $(BUILD)/%.o: %.c | $(DEPS_STAMP)
 -include $(OBJS:.o=.d)
 
 demo: all
-	$(BUILD)/ftrun graphs/transformer_block.json -o $(BUILD)/demo-out -n 10
+	$(BUILD)/ftrun graphs/transformer_block.json -o $(BUILD)/demo-out
 	@echo "results in $(BUILD)/demo-out (timing.json and one .npy per output)"
 
 test: all
@@ -129,6 +135,7 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/ftrun $(DESTDIR)$(PREFIX)/lib/ftrun/libftrun-cuda.so \
 	      $(DESTDIR)$(PREFIX)/share/man/man1/ftrun.1 \
 	      $(DESTDIR)$(PREFIX)/share/man/man5/ftrun-graph.5
+	rmdir $(DESTDIR)$(PREFIX)/lib/ftrun 2>/dev/null || true
 
 clean:
 	rm -rf build ftrun-out

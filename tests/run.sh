@@ -9,6 +9,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 export FTRUN=${FTRUN:-$here/../build/ftrun}
 export PYTHON=${PYTHON:-/usr/bin/python3}
 export TESTS_DIR=$here
+# one run, not a second of them, where a test gives neither -n, -w nor --duration
+export FTRUN_DEFAULT_DURATION=${FTRUN_DEFAULT_DURATION:-0}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 

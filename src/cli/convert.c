@@ -111,9 +111,14 @@ ft_status ft_convert(ft_graph *g, const char *out, int compress, ft_pack_stats *
     else
         snprintf(dir, sizeof dir, ".");
     if (ft_convert_kind(out) == 2) {
+        ft_outfile of = {0};
         st = ft_mkdirs(dir, err);
         if (!st)
-            st = ft_ftg_write(g, doc, len, out, compress, ps, err);
+            st = ft_outfile_open(&of, out, 0, err);
+        if (!st && (st = ft_ftg_write(g, doc, len, of.f, out, compress, ps, err)))
+            ft_outfile_abort(&of);
+        else if (!st)
+            st = ft_outfile_commit(&of, err);
     } else {
         /* OUT.json, its values in OUT.values/ beside it */
         snprintf(sub, sizeof sub, "%.*s.values/", (int)(strlen(name) - 5), name);

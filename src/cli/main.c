@@ -23,6 +23,7 @@
 #include "convert.h"
 #include "inputs.h"
 #include "report.h"
+#include "show.h"
 
 typedef struct {
     const char *command;
@@ -34,12 +35,15 @@ typedef struct {
     const char *expect;
     ft_bindings *bind; /* -i, --dim, --shape, --random-inputs (inputs.h) */
     long warmup, iterations, threads;
-    double duration;
+    double duration, default_duration;
     long long seed;
     double rtol, atol;
     int have_rtol, have_atol;
     int dry_run, quiet, verbose, compress, profile, allow_external;
     const char *trace;
+    int print;                  /* --print */
+    char **pos;                 /* the operands (show takes any number) */
+    int npos;
     const char *device_only[2]; /* CUDA-only switches that were given */
     int cuda_graph, allow_tf32, check, check_nodes, fallback_cpu, onnx_ops;
     unsigned given;            /* OB_* bits of the options given */
@@ -53,7 +57,7 @@ enum {
     OB_ITER = 1u << 5, OB_DURATION = 1u << 6, OB_EXPECT = 1u << 7, OB_RTOL = 1u << 8, OB_ATOL = 1u << 9,
     OB_SEED = 1u << 10, OB_THREADS = 1u << 11, OB_DRYRUN = 1u << 12, OB_COMPRESS = 1u << 13, OB_PROFILE = 1u << 14,
     OB_TRACE = 1u << 15, OB_DEVICE_ONLY = 1u << 16, OB_EXTERNAL = 1u << 17, OB_CHECK = 1u << 18, OB_FALLBACK = 1u << 19,
-    OB_DIMS = 1u << 20, OB_RANDOM = 1u << 21, OB_ONNX = 1u << 22,
+    OB_DIMS = 1u << 20, OB_RANDOM = 1u << 21, OB_ONNX = 1u << 22, OB_PRINT = 1u << 23,
 };
 static const struct {
     const char *command;
@@ -69,6 +73,7 @@ static const struct {
     {"unpack", OB_OUTDIR | OB_DIMS, 1, 1, "a GRAPH file"},
     {"convert", OB_OUTDIR | OB_COMPRESS | OB_SEED | OB_EXTERNAL | OB_DIMS, 1, 1, "a MODEL file"},
     {"compare", OB_RTOL | OB_ATOL, 2, 2, "two operands, A and B"},
+    {"show", 0, 1, INT_MAX, "one or more .npy or .npz files or result folders"},
 };
 
 static void note_opt(cli *c, unsigned bit, const char *name)
@@ -92,11 +97,12 @@ static void usage(FILE *f)
             "       ftrun ops [--device DEV]      every op with the dtypes each backend implements\n"
             "       ftrun ops --onnx              every ONNX operator and what ftrun makes of it\n"
             "       ftrun devices                 the devices this machine offers\n"
-            "       ftrun pack GRAPH -o OUT.ftg [--compress]   JSON graph -> binary graph (--compress: zlib blobs)\n"
+            "       ftrun pack GRAPH -o OUT.ftg [--compress]   JSON graph -> binary graph (--compress: zlib blobs; -o -: stdout)\n"
             "       ftrun unpack GRAPH.ftg -o DIR              binary graph -> DIR/graph.json + one .npy per value\n"
             "       ftrun convert MODEL -o OUT.json|OUT.ftg    any graph file -> ftrun graph (OUT.json: values in\n"
             "                                                  OUT.values/); takes --dim, --shape, --compress (.ftg)\n"
             "       ftrun compare A B [--rtol R] [--atol A]    compare .npy files, .npz files or result folders\n"
+            "       ftrun show FILE...                         print arrays (.npy, .npz, result folders) as NumPy does\n"
             "\n"
             "Options of run:\n"
             "  -d, --device DEV        cpu, cuda, cuda:N or auto (default: auto = cuda:0 if usable, else cpu)\n"
@@ -110,17 +116,19 @@ static void usage(FILE *f)
             "      --random-range LO,HI  range of --random-inputs for floats and integers ([LO,HI))\n"
             "  -o, --output-dir DIR    where results go (default ftrun-out)\n"
             "      --format FMT        npy (one .npy per output, default), npz (one outputs.npz) or none\n"
-            "  -w, --warmup N          untimed runs first (default 0)\n"
-            "  -n, --iterations N      timed runs (default 1)\n"
+            "  -w, --warmup N          untimed runs first\n"
+            "  -n, --iterations N      timed runs (-n 1: one run)\n"
             "      --duration SEC      keep running timed iterations until SEC seconds have passed (at least -n)\n"
+            "                          (none of the three: 0.2 s of warm-up, then 1 s of timed runs)\n"
             "      --expect FILE|DIR   compare outputs to golden values (.npy or .npz file, or folder of .npy)\n"
             "      --rtol R, --atol A  tolerances: pass when |x-y| <= atol + rtol*|y| (defaults per dtype)\n"
             "      --seed N            replace the seed of every random init\n"
             "      --threads N         CPU threads (default: all cores)\n"
             "      --dry-run           parse, validate, infer shapes, plan memory; run nothing\n"
             "      --allow-external-files  let the graph's \"file\" values name files outside its folder\n"
+            "      --print             print every output on stdout as NumPy does (dtype, shape, min/max/mean, values)\n"
             "      --profile           time every node: table on stderr, \"nodes\" in timing.json\n"
-            "      --trace FILE        Chrome trace-event JSON of the timed runs (Perfetto, chrome://tracing)\n"
+            "      --trace FILE        Chrome trace-event JSON of the timed runs (Perfetto, chrome://tracing; -: stdout)\n"
             "      --check[=cpu]       also run on the CPU reference backend and compare every output\n"
             "      --check-nodes       with --check: recompute every node on the CPU from the inputs the device\n"
             "                          saw and name the first node whose outputs differ\n"
@@ -134,7 +142,8 @@ static void usage(FILE *f)
             "  -V, --version           the version\n"
             "\n"
             "Exit status: 0 success, 1 comparison out of tolerance, 2 usage error,\n"
-            "3 invalid graph or input, 4 run-time failure. See ftrun(1) and ftrun-graph(5).\n");
+            "3 invalid graph or input, 4 run-time failure, 130/143 stopped by SIGINT/SIGTERM.\n"
+            "See ftrun(1) and ftrun-graph(5).\n");
 }
 
 static int usage_error(const char *fmt, ...) FT_PRINTF(1, 2);
@@ -192,7 +201,7 @@ static int parse_double(const char *opt, const char *s, double *out)
 enum {
     OPT_FORMAT = 256, OPT_DURATION, OPT_EXPECT, OPT_RTOL, OPT_ATOL, OPT_SEED, OPT_THREADS, OPT_DRY_RUN,
     OPT_COMPRESS, OPT_PROFILE, OPT_TRACE, OPT_DEVICE_ONLY, OPT_EXTERNAL, OPT_CHECK, OPT_CHECK_NODES, OPT_FALLBACK,
-    OPT_DIM, OPT_SHAPE, OPT_RANDOM, OPT_RANDOM_RANGE, OPT_ONNX,
+    OPT_DIM, OPT_SHAPE, OPT_RANDOM, OPT_RANDOM_RANGE, OPT_ONNX, OPT_PRINT,
 };
 
 static const struct option long_opts[] = {
@@ -216,6 +225,7 @@ static const struct option long_opts[] = {
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
     {"profile", no_argument, 0, OPT_PROFILE},
+    {"print", no_argument, 0, OPT_PRINT},
     {"allow-external-files", no_argument, 0, OPT_EXTERNAL},
     {"trace", required_argument, 0, OPT_TRACE},
     /* CUDA-only switches: accepted, and a warning says they do nothing on the CPU */
@@ -296,6 +306,7 @@ static int parse_args(int argc, char **argv, cli *c)
         case OPT_DRY_RUN: c->dry_run = 1; note_opt(c, OB_DRYRUN, "--dry-run"); break;
         case OPT_COMPRESS: c->compress = 1; note_opt(c, OB_COMPRESS, "--compress"); break;
         case OPT_PROFILE: c->profile = 1; note_opt(c, OB_PROFILE, "--profile"); break;
+        case OPT_PRINT: c->print = 1; note_opt(c, OB_PRINT, "--print"); break;
         case OPT_EXTERNAL: c->allow_external = 1; note_opt(c, OB_EXTERNAL, "--allow-external-files"); break;
         case OPT_TRACE:
             if (!*optarg)
@@ -353,6 +364,8 @@ static int parse_args(int argc, char **argv, cli *c)
     if (npos > commands[cmd].max_pos)
         return usage_error("unexpected argument '%s' ('%s' takes %s)", av[optind + commands[cmd].max_pos], c->command,
                            commands[cmd].operands);
+    c->pos = av + optind;
+    c->npos = npos;
     if (npos >= 1)
         c->graph = av[optind];
     if (npos >= 2)
@@ -578,7 +591,7 @@ static int check_expect(const cli *c, const ft_graph *g, const ft_run_result *r,
         }
     }
     if (!bad && !c->quiet)
-        fprintf(stderr, "%s: expect: %d output%s match %s\n", prog, g->n_outputs, g->n_outputs == 1 ? "" : "s", c->expect);
+        fprintf(stderr, "%s: expect: %d output%s %s\n", prog, g->n_outputs, g->n_outputs == 1 ? " matches" : "s match", c->expect);
     return bad ? FT_EMISMATCH : FT_OK;
 }
 
@@ -605,21 +618,27 @@ static int cmd_pack(const cli *c)
                 c->outdir, c->outdir);
         return FT_ERUNTIME;
     }
-    if (load_graph(c, &g, &err))
+    if (ft_outfile_check(c->outdir, FT_OUT_DASH, &err) || load_graph(c, &g, &err))
         return fail(&err);
     char *doc = NULL;
     size_t len = 0;
     ft_pack_stats ps;
+    ft_outfile of = {0};
     ft_status st = ft_graph_doc_text(c->graph, &doc, &len, &err);
     if (!st)
-        st = ft_ftg_write(g, doc, len, c->outdir, c->compress, &ps, &err);
+        st = ft_outfile_open(&of, c->outdir, FT_OUT_DASH, &err);
+    if (!st && (st = ft_ftg_write(g, doc, len, of.f, c->outdir, c->compress, &ps, &err)))
+        ft_outfile_abort(&of);
+    else if (!st)
+        st = ft_outfile_commit(&of, &err);
     free(doc);
     ft_graph_free(g);
     if (st)
         return fail(&err);
     if (!c->quiet) {
         char a[32], b[32], f[32];
-        fprintf(stderr, "%s: pack: wrote %s: %d blob%s (%d zlib), %s of values stored in %s; file %s\n", prog, c->outdir, ps.blobs,
+        fprintf(stderr, "%s: pack: wrote %s: %d blob%s (%d zlib), %s of values stored in %s; file %s\n", prog,
+                strcmp(c->outdir, "-") ? c->outdir : "standard output", ps.blobs,
                 ps.blobs == 1 ? "" : "s", ps.zlib_blobs, human_bytes(ps.value_bytes, a, sizeof a),
                 human_bytes(ps.stored_bytes, b, sizeof b), human_bytes(ps.file_bytes, f, sizeof f));
     }
@@ -630,7 +649,7 @@ static int cmd_unpack(const cli *c)
 {
     ft_error err = {0};
     ft_graph *g;
-    if (load_graph(c, &g, &err))
+    if (ft_outdir_check(c->outdir, NULL, 0, &err) || load_graph(c, &g, &err))
         return fail(&err);
     char *doc = NULL;
     size_t len = 0;
@@ -652,7 +671,7 @@ static int cmd_convert(const cli *c)
 {
     ft_error err = {0};
     ft_graph *g;
-    if (load_graph(c, &g, &err))
+    if (ft_outpath_check(c->outdir, &err) || load_graph(c, &g, &err))
         return fail(&err);
     ft_pack_stats ps = {0};
     int files = 0;
@@ -757,6 +776,33 @@ static int cmd_info(const cli *c)
 
 static void catch_stop_signals(void);
 
+/* Every place a run writes to, checked before it runs: the folder, each
+ * result file in it, the trace. */
+static ft_status check_run_outputs(const cli *c, const ft_graph *g, const char *dir, ft_error *err)
+{
+    int npy = !c->format || !strcmp(c->format, "npy"), n = 0;
+    char(*names)[600] = ft_calloc((size_t)g->n_outputs + 2, sizeof *names);
+    const char **list = ft_calloc((size_t)g->n_outputs + 2, sizeof *list);
+    ft_status st = !names || !list ? ft_err(err, FT_ERUNTIME, "out of memory") : FT_OK;
+    for (int i = 0; i < g->n_outputs && npy && !st; i++) {
+        ft_sanitize_name(g->tensors[g->outputs[i]].name, names[n], sizeof names[n] - 8);
+        strcat(names[n++], ".npy");
+    }
+    if (!st && c->format && !strcmp(c->format, "npz"))
+        strcpy(names[n++], "outputs.npz");
+    if (!st)
+        strcpy(names[n++], "timing.json");
+    for (int i = 0; i < n; i++)
+        list[i] = names[i];
+    if (!st)
+        st = ft_outdir_check(dir, list, n, err);
+    if (!st && c->trace && (st = ft_outfile_check(c->trace, FT_OUT_DASH, err)))
+        ft_err_prefix(err, "--trace");
+    free(names);
+    free(list);
+    return st;
+}
+
 static int cmd_run(const cli *c)
 {
     catch_stop_signals();
@@ -829,12 +875,20 @@ static int cmd_run(const cli *c)
         rc = 0;
         goto out;
     }
+    const char *dir = c->outdir ? c->outdir : "ftrun-out";
+    if (check_run_outputs(c, g, dir, &err)) { /* before anything runs */
+        rc = fail(&err);
+        goto out;
+    }
     ft_backend_opts bo = {.device_index = devidx, .threads = (int)c->threads, .allow_tf32 = c->allow_tf32};
     if (be->open(&bo, &ctx, &err) || (fb && fb->open(&bo, &fb_ctx, &err))) {
         rc = fail(&err);
         goto out;
     }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (c->threads > cores && cores > 0 && !c->quiet)
+        fprintf(stderr, "%s: warning: --threads %ld is more than the %ld core%s of this machine: the threads share them, "
+                        "which slows the run and its timings\n", prog, c->threads, cores, cores == 1 ? "" : "s");
     if (c->cuda_graph && be->capture && n_fallback && !c->quiet)
         fprintf(stderr, "%s: warning: --cuda-graph is not used: %d node%s run on the cpu (--fallback cpu)\n", prog, n_fallback,
                 n_fallback == 1 ? "" : "s");
@@ -845,10 +899,14 @@ static int cmd_run(const cli *c)
         if (c->device_only[k])
             fprintf(stderr, "%s: warning: --%s applies to CUDA devices; running on %s without it\n", prog, c->device_only[k],
                     devname);
+    /* Neither -n, -w nor --duration: warm up for a fifth of the default
+     * duration, then time runs for the whole of it (numbers worth quoting). */
+    double dflt = c->given & (OB_ITER | OB_WARMUP | OB_DURATION) ? 0 : c->default_duration;
     ft_exec_opts eo = {
         .warmup = (int)c->warmup,
+        .warmup_s = dflt / 5,
         .iterations = (int)(c->iterations ? c->iterations : 1),
-        .duration_s = c->duration,
+        .duration_s = dflt > 0 ? dflt : c->duration,
         .threads = c->threads > 0 ? (int)c->threads : (cores > 0 ? (int)cores : 1),
         .progress = !c->quiet && isatty(2),
         .profile = c->profile,
@@ -862,7 +920,6 @@ static int cmd_run(const cli *c)
         rc = fail(&err);
         goto out;
     }
-    const char *dir = c->outdir ? c->outdir : "ftrun-out";
     if (ft_mkdirs(dir, &err)) {
         rc = fail(&err);
         goto out;
@@ -898,32 +955,41 @@ static int cmd_run(const cli *c)
             goto out;
         }
     }
-    ft_timing_info ti = {devname, be->describe(ctx), eo.warmup, eo.iterations, load_ms, plan_ms, c->bind->random, c->bind->seed};
+    ft_timing_info ti = {devname, be->describe(ctx), res.n_warmup, eo.iterations, load_ms, plan_ms, c->bind->random, c->bind->seed};
     timing = ft_timing_json(g, &plan, &res, &ti);
-    /* the trace first: if it cannot be written, no result file appears either */
-    if (c->trace && ft_trace_write(c->trace, g, &res, devname, &err)) {
+    /* the trace first, under a temporary name: if it cannot be written, no
+     * result file appears either; it is renamed once the results are */
+    ft_outfile tr = {0};
+    if (c->trace && (ft_outfile_open(&tr, c->trace, FT_OUT_DASH, &err) || ft_trace_write(tr.f, c->trace, g, &res, devname, &err) ||
+                     ft_outfile_close(&tr, &err))) {
+        ft_outfile_abort(&tr);
         ft_outset_abort(&outs);
         rc = fail(&err);
         goto out;
     }
-    if (!timing || ft_outset_text(&outs, dir, "timing.json", timing, &err) || ft_outset_commit(&outs, &err)) {
+    if (!timing || ft_outset_text(&outs, dir, "timing.json", timing, &err) || ft_outset_commit(&outs, &err) ||
+        (c->trace && ft_outfile_commit(&tr, &err))) {
         if (!timing)
             err = (ft_error){FT_ERUNTIME, "out of memory writing timing.json"};
         ft_outset_abort(&outs);
-        if (c->trace)
-            unlink(c->trace); /* written above for this run, which failed */
+        ft_outfile_abort(&tr);
         rc = fail(&err);
         goto out;
     }
     if (c->profile && !c->quiet)
         ft_profile_print(stderr, g, &res);
     if (!c->quiet && res.n_runs >= 2)
-        ft_timing_warnings(stderr, &res);
-    if (!c->quiet) {
-        ft_stats s;
-        ft_stats_compute(res.run_ms, res.n_runs, &s);
-        fprintf(stderr, "%s: %s: %d nodes on %s: median %.3f ms over %d run%s; results in %s/\n", prog, g->name, g->n_nodes,
-                devname, s.median, res.n_runs, res.n_runs == 1 ? "" : "s", dir);
+        ft_timing_warnings(stderr, &res, (be != &ft_cpu_backend ? FT_WARN_TRANSFERS : 0) |
+                                             ((c->given & OB_ITER) && !c->duration ? FT_WARN_FEW_RUNS : 0));
+    if (!c->quiet)
+        ft_print_summary(stderr, g, devname, &res, dir, write_npy || (c->format && !strcmp(c->format, "npz")));
+    for (int i = 0; i < g->n_outputs && c->print; i++) {
+        const ft_tensor *t = &g->tensors[g->outputs[i]];
+        ft_show_array(stdout, t->name, t->dtype, &t->shape, res.outputs[i]);
+    }
+    if (c->print && stdout_status(0)) {
+        rc = FT_ERUNTIME;
+        goto out;
     }
     rc = exp ? check_expect(c, g, &res, exp) : 0;
     if (c->check) {
@@ -994,6 +1060,10 @@ int main(int argc, char **argv)
         return FT_EUSAGE;
     }
     int rc = parse_args(argc, argv, &c);
+    const char *dd = getenv("FTRUN_DEFAULT_DURATION");
+    c.default_duration = 1.0;
+    if (!rc && dd && !strcmp(c.command, "run") && parse_double("FTRUN_DEFAULT_DURATION (environment)", dd, &c.default_duration))
+        rc = FT_EUSAGE;
     if (!rc) {
         if (!strcmp(c.command, "devices")) {
             rc = cmd_devices();
@@ -1016,6 +1086,9 @@ int main(int argc, char **argv)
             rc = cmd_convert(&c);
         } else if (!strcmp(c.command, "compare")) {
             rc = cmd_compare(&c);
+        } else if (!strcmp(c.command, "show")) {
+            ft_error err = {0};
+            rc = ft_show_files(stdout, (const char *const *)c.pos, c.npos, &err) ? fail(&err) : stdout_status(0);
         } else {
             rc = cmd_run(&c);
         }

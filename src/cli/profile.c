@@ -103,7 +103,7 @@ static void shapes_str(const ft_graph *g, const int *idx, int n, char *buf, size
     }
 }
 
-ft_status ft_trace_write(const char *path, const ft_graph *g, const ft_run_result *r, const char *device, ft_error *err)
+ft_status ft_trace_write(FILE *f, const char *path, const ft_graph *g, const ft_run_result *r, const char *device, ft_error *err)
 {
     unsigned long oom0 = ft_json_oom(); /* an Add that fails would leave an event out */
     cJSON *root = cJSON_CreateObject();
@@ -182,50 +182,56 @@ ft_status ft_trace_write(const char *path, const ft_graph *g, const ft_run_resul
         cJSON_free(text);
         return ft_err(err, FT_ERUNTIME, "out of memory writing the trace");
     }
-    /* temporary name, renamed when complete: never a partial trace under the final name */
-    size_t pl = strlen(path) + 32;
-    char *tmp = malloc(pl);
-    FILE *f = tmp ? (snprintf(tmp, pl, "%s.tmp%ld", path, (long)getpid()), fopen(tmp, "w")) : NULL;
+    /* the caller's file: a temporary one renamed when complete (src/cli/outfile.h) */
+    size_t n = strlen(text);
     ft_status st = FT_OK;
-    if (!f) {
-        st = ft_err(err, FT_ERUNTIME, "cannot write trace %s: %s", path, strerror(errno));
-    } else {
-        size_t n = strlen(text);
-        int bad = fwrite(text, 1, n, f) != n || fputc('\n', f) == EOF;
-        if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
-            st = ft_err(err, FT_ERUNTIME, "cannot write trace %s: %s", path, strerror(errno ? errno : EIO));
-            unlink(tmp);
-        }
-    }
-    free(tmp);
+    if (fwrite(text, 1, n, f) != n || fputc('\n', f) == EOF)
+        st = ft_err(err, FT_ERUNTIME, "cannot write trace %s: %s", path, strerror(errno ? errno : EIO));
     cJSON_free(text);
     return st;
 }
 
-int ft_timing_warnings(FILE *f, const ft_run_result *r)
+/* The spread of the run times that a few preempted runs do not decide:
+ * 1.4826 x the median absolute deviation, over the median (for normally
+ * distributed times, the coefficient of variation). NAN without memory. */
+static double robust_cv(const double *ms, int n, double median)
+{
+    double *d = malloc((size_t)n * sizeof *d);
+    if (!d || median <= 0) {
+        free(d);
+        return NAN;
+    }
+    for (int i = 0; i < n; i++)
+        d[i] = fabs(ms[i] - median);
+    ft_stats s;
+    ft_stats_compute(d, n, &s);
+    free(d);
+    return 1.4826 * s.median / median;
+}
+
+int ft_timing_warnings(FILE *f, const ft_run_result *r, unsigned what)
 {
     int n = 0;
     if (r->n_runs <= 0)
         return 0;
     ft_stats s;
     ft_stats_compute(r->run_ms, r->n_runs, &s);
-    if (r->n_runs >= 2 && s.mean > 0) {
-        double var = 0;
-        for (int i = 0; i < r->n_runs; i++)
-            var += (r->run_ms[i] - s.mean) * (r->run_ms[i] - s.mean);
-        double cv = sqrt(var / (r->n_runs - 1)) / s.mean;
-        if (cv > 0.025) {
-            fprintf(f, "ftrun: warning: unstable timings: the coefficient of variation is %.1f%% over %d runs (above 2.5%%); "
-                       "use more warm-up runs (-w), more iterations, or a quieter machine\n", 100 * cv, r->n_runs);
-            n++;
-        }
+    /* what matters is the median quoted: its 95% confidence half-width is
+     * about 1.96 x 1.2533 x sd / sqrt(n) */
+    double cv = r->n_runs >= 2 ? robust_cv(r->run_ms, r->n_runs, s.median) : 0;
+    double hw = 1.96 * 1.2533 * cv / sqrt((double)r->n_runs);
+    if (hw > 0.01) {
+        fprintf(f, "ftrun: warning: unstable timings: the coefficient of variation is %.1f%% over %d runs, so the median is "
+                   "known only to within %.1f%% (above 1%%); use more warm-up runs (-w), a longer --duration, or a quieter "
+                   "machine\n", 100 * cv, r->n_runs, 100 * hw);
+        n++;
     }
-    if (r->h2d_ms + r->d2h_ms > s.median) {
+    if ((what & FT_WARN_TRANSFERS) && r->h2d_ms + r->d2h_ms > s.median) {
         fprintf(f, "ftrun: warning: transfers take longer than the compute: h2d %.3f ms + d2h %.3f ms vs median run %.3f ms\n",
                 r->h2d_ms, r->d2h_ms, s.median);
         n++;
     }
-    if (r->n_runs < 100) {
+    if ((what & FT_WARN_FEW_RUNS) && r->n_runs < 100) {
         fprintf(f, "ftrun: warning: %d run%s: p99 needs at least 100 runs%s to mean anything (pass -n 100 or more)\n", r->n_runs,
                 r->n_runs == 1 ? "" : "s", r->n_runs < 10 ? " and p90 at least 10" : "");
         n++;

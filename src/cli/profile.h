@@ -14,10 +14,17 @@ struct cJSON;
 void ft_profile_print(FILE *f, const ft_graph *g, const ft_run_result *r);
 /* Add "nodes": [...] to a timing.json object. */
 void ft_profile_json(struct cJSON *root, const ft_graph *g, const ft_run_result *r);
-/* Chrome trace-event JSON (complete events, microseconds) of the timed runs. */
-ft_status ft_trace_write(const char *path, const ft_graph *g, const ft_run_result *r, const char *device, ft_error *err);
-/* Warnings about the timings (unstable, transfer-bound, too few runs for the
- * percentiles) on f, each line starting with "ftrun: warning: ". Returns the count. */
-int ft_timing_warnings(FILE *f, const ft_run_result *r);
+/* Chrome trace-event JSON (complete events, microseconds) of the timed runs,
+ * written to f (path names it in messages). */
+ft_status ft_trace_write(FILE *f, const char *path, const ft_graph *g, const ft_run_result *r, const char *device, ft_error *err);
+/* Warnings about the timings on f, each line starting with "ftrun: warning: ";
+ * returns the count. Always: unstable timings, when the median is known only
+ * to within more than 1% (95% confidence, from 1.4826 x the median absolute
+ * deviation: a spread that a few preempted runs do not decide). With FT_WARN_TRANSFERS (a device that is not
+ * the host; on the CPU "transfers" are memory copies): transfers longer than
+ * the median run. With FT_WARN_FEW_RUNS (the count was fixed with -n): fewer
+ * than 100 runs for p99, 10 for p90. */
+enum { FT_WARN_TRANSFERS = 1, FT_WARN_FEW_RUNS = 2 };
+int ft_timing_warnings(FILE *f, const ft_run_result *r, unsigned what);
 
 #endif

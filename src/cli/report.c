@@ -52,6 +52,31 @@ void ft_stats_compute(const double *ms, int n, ft_stats *s)
         free(v);
 }
 
+void ft_print_summary(FILE *f, const ft_graph *g, const char *device, const ft_run_result *r, const char *dir, int results)
+{
+    ft_stats s;
+    ft_stats_compute(r->run_ms, r->n_runs, &s);
+    fprintf(f, "ftrun: %s: %d nodes on %s: ", g->name, g->n_nodes, device);
+    if (r->n_runs == 1) {
+        fprintf(f, "1 run, %.3f ms", s.median);
+    } else {
+        double total = 0;
+        for (int i = 0; i < r->n_runs; i++)
+            total += r->run_ms[i];
+        fprintf(f, "%d runs (%.1f/s): min %.3f, median %.3f, mean %.3f", r->n_runs, total > 0 ? r->n_runs / (total / 1e3) : 0.0,
+                s.min, s.median, s.mean);
+        if (r->n_runs >= 10) /* a percentile of fewer runs means little */
+            fprintf(f, ", p90 %.3f", s.p90);
+        if (r->n_runs >= 100)
+            fprintf(f, ", p99 %.3f", s.p99);
+        fprintf(f, " ms");
+    }
+    if (results)
+        fprintf(f, "; results in %s/\n", dir);
+    else
+        fprintf(f, "; timings in %s/timing.json\n", dir);
+}
+
 void ft_sanitize_name(const char *name, char *buf, size_t n)
 {
     size_t i = 0;
@@ -63,145 +88,10 @@ void ft_sanitize_name(const char *name, char *buf, size_t n)
     buf[i] = 0;
 }
 
-ft_status ft_mkdirs(const char *dir, ft_error *err)
-{
-    char path[4096];
-    if (strlen(dir) >= sizeof path)
-        return ft_err(err, FT_ERUNTIME, "output directory name too long");
-    strcpy(path, dir);
-    for (char *p = path + 1;; p++) {
-        if (*p == '/' || *p == 0) {
-            char c = *p;
-            *p = 0;
-            struct stat st;
-            if (stat(path, &st) != 0) {
-                if (mkdir(path, 0777) != 0 && errno != EEXIST)
-                    return ft_err(err, FT_ERUNTIME, "cannot create output directory '%s': %s", path, strerror(errno));
-            } else if (!S_ISDIR(st.st_mode)) {
-                return ft_err(err, FT_ERUNTIME, "cannot create output directory '%s': '%s' exists and is not a directory",
-                              dir, path);
-            }
-            *p = c;
-            if (!c)
-                break;
-        }
-    }
-    return FT_OK;
-}
-
-static ft_status outset_add(ft_outset *s, const char *dir, const char *fname, ft_error *err, char **tmp_out)
-{
-    if (s->n == s->cap) {
-        int nc = s->cap ? s->cap * 2 : 8;
-        char **nt = realloc(s->tmp, (size_t)nc * sizeof(char *));
-        if (!nt)
-            return ft_err(err, FT_ERUNTIME, "out of memory");
-        s->tmp = nt;
-        char **nf = realloc(s->final, (size_t)nc * sizeof(char *));
-        if (!nf)
-            return ft_err(err, FT_ERUNTIME, "out of memory");
-        s->final = nf;
-        s->cap = nc;
-    }
-    size_t len = strlen(dir) + strlen(fname) + 48;
-    char *fin = malloc(len), *tmp = malloc(len);
-    if (!fin || !tmp) {
-        free(fin), free(tmp);
-        return ft_err(err, FT_ERUNTIME, "out of memory");
-    }
-    snprintf(fin, len, "%s/%s", dir, fname);
-    snprintf(tmp, len, "%s/.%s.tmp%ld", dir, fname, (long)getpid());
-    s->tmp[s->n] = tmp;
-    s->final[s->n] = fin;
-    s->n++;
-    *tmp_out = tmp;
-    return FT_OK;
-}
-
-ft_status ft_outset_npy(ft_outset *s, const char *dir, const char *fname, ft_dtype dt, const ft_shape *shape,
-                        const void *data, ft_error *err)
-{
-    char *tmp;
-    ft_status st = outset_add(s, dir, fname, err, &tmp);
-    if (st)
-        return st;
-    st = ft_npy_write_file(tmp, dt, shape, data, err);
-    if (st)
-        snprintf(err->msg, sizeof err->msg, "cannot write %s/%s: %s", dir, fname, strerror(errno ? errno : EIO));
-    return st;
-}
-
-ft_status ft_outset_text(ft_outset *s, const char *dir, const char *fname, const char *text, ft_error *err)
-{
-    char *tmp;
-    ft_status st = outset_add(s, dir, fname, err, &tmp);
-    if (st)
-        return st;
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return ft_err(err, FT_ERUNTIME, "cannot write %s/%s: %s", dir, fname, strerror(errno));
-    size_t n = strlen(text);
-    int bad = fwrite(text, 1, n, f) != n;
-    if (fclose(f) != 0 || bad)
-        return ft_err(err, FT_ERUNTIME, "cannot write %s/%s: %s", dir, fname, strerror(errno ? errno : EIO));
-    return FT_OK;
-}
-
-ft_status ft_outset_npz(ft_outset *s, const char *dir, const char *fname, const ft_npz_item *items, int n, ft_error *err)
-{
-    char *tmp;
-    ft_status st = outset_add(s, dir, fname, err, &tmp);
-    if (st)
-        return st;
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        return ft_err(err, FT_ERUNTIME, "cannot write %s/%s: %s", dir, fname, strerror(errno));
-    st = ft_npz_write(f, tmp, items, n, err);
-    if (fclose(f) != 0 && !st)
-        st = ft_err(err, FT_ERUNTIME, "cannot write %s/%s: %s", dir, fname, strerror(errno ? errno : EIO));
-    return st;
-}
-
 void ft_report_cmp(FILE *f, const char *prefix, const ft_cmp *c, ft_dtype dt, const ft_shape *s, ft_tol tol)
 {
     char line[1024];
     fprintf(f, "%s: %s\n", prefix, ft_cmp_str(c, dt, s, tol, line, sizeof line));
-}
-
-static void outset_free(ft_outset *s)
-{
-    for (int i = 0; i < s->n; i++) {
-        free(s->tmp[i]);
-        free(s->final[i]);
-    }
-    free(s->tmp);
-    free(s->final);
-    memset(s, 0, sizeof *s);
-}
-
-void ft_outset_abort(ft_outset *s)
-{
-    for (int i = 0; i < s->n; i++)
-        unlink(s->tmp[i]);
-    outset_free(s);
-}
-
-ft_status ft_outset_commit(ft_outset *s, ft_error *err)
-{
-    if (ft_stop_signal) { /* interrupted while writing: keep nothing */
-        ft_outset_abort(s);
-        return ft_err(err, FT_ERUNTIME, "interrupted while writing results");
-    }
-    for (int i = 0; i < s->n; i++)
-        if (rename(s->tmp[i], s->final[i]) != 0) {
-            ft_err(err, FT_ERUNTIME, "cannot rename %s to %s: %s", s->tmp[i], s->final[i], strerror(errno));
-            for (int j = 0; j < i; j++)
-                unlink(s->final[j]);
-            ft_outset_abort(s);
-            return FT_ERUNTIME;
-        }
-    outset_free(s);
-    return FT_OK;
 }
 
 static double r6(double v) { return round(v * 1e6) / 1e6; }
@@ -352,13 +242,24 @@ void ft_print_info(FILE *f, const ft_graph *g, const ft_plan *p)
         fprintf(f, "  saving:           %.1f%%\n", 100.0 * (1.0 - (double)p->arena_bytes / (double)p->unplanned_bytes));
 }
 
+/* "f16 bf16 f32": the dtypes of a mask, separated by spaces. */
+static const char *dtype_list(ft_dtype_mask m, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (int d = 0; d < FT_DTYPE_COUNT; d++)
+        if (ft_dtype_in((ft_dtype)d, m) && len < n)
+            len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? " " : "", ft_dtype_name((ft_dtype)d));
+    return buf;
+}
+
 void ft_print_ops(FILE *f, const ft_backend *only)
 {
     ft_error e = {0};
     const ft_backend *cuda = ft_backend_get("cuda", &e);
     const ft_backend *bes[2] = {&ft_cpu_backend, cuda};
     size_t n_bes = cuda ? 2 : 1;
-    fprintf(f, "%-20s %s\n", "op", "dtypes each backend implements (ops.md lists the dtypes an op takes)");
+    fprintf(f, "%-20s %s\n", "op", "dtypes the graph format accepts (ftrun-graph(5), OPS), then those each backend implements");
     for (int op = 0; op < FT_OP_COUNT; op++) {
         const ft_op_info *oi = ft_op_get((ft_op)op);
         fprintf(f, "%-20s", oi->name);
@@ -366,17 +267,15 @@ void ft_print_ops(FILE *f, const ft_backend *only)
             fprintf(f, " not available in this version\n");
             continue;
         }
+        char acc[128];
+        fprintf(f, " format: %s ", dtype_list(oi->dtypes, acc, sizeof acc));
         for (size_t b = 0; b < n_bes; b++) {
             if (only && only != bes[b])
                 continue;
             const ft_kernel *k = &bes[b]->kernels[op];
             ft_dtype_mask mk = k->fn ? (k->dtypes & oi->dtypes) : 0;
-            char buf[128] = "", miss[128];
-            size_t len = 0;
-            for (int d = 0; d < FT_DTYPE_COUNT; d++)
-                if (ft_dtype_in((ft_dtype)d, mk))
-                    len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", len ? " " : "", ft_dtype_name((ft_dtype)d));
-            fprintf(f, " %s: %s", bes[b]->name, mk ? buf : "-");
+            char buf[128], miss[128];
+            fprintf(f, " %s: %s", bes[b]->name, mk ? dtype_list(mk, buf, sizeof buf) : "-");
             if (oi->dtypes & ~mk)
                 fprintf(f, " (lacks %s)", ft_dtype_mask_str(oi->dtypes & ~mk, miss, sizeof miss));
         }

@@ -9,6 +9,7 @@
 #include "../graph/npz.h"
 #include "../runtime/compare.h"
 #include "../runtime/exec.h"
+#include "outfile.h"
 
 typedef struct ft_stats {
     double min, median, mean, p90, p99, max;
@@ -19,23 +20,6 @@ void ft_stats_compute(const double *ms, int n, ft_stats *s);
 /* File name of an output: characters outside [A-Za-z0-9._-] become '_'. */
 void ft_sanitize_name(const char *name, char *buf, size_t n);
 
-/* A set of files written under temporary names and renamed together. */
-typedef struct ft_outset {
-    int n, cap;
-    char **tmp, **final;
-} ft_outset;
-/* Create DIR (and parents). */
-ft_status ft_mkdirs(const char *dir, ft_error *err);
-ft_status ft_outset_npy(ft_outset *s, const char *dir, const char *fname, ft_dtype dt, const ft_shape *shape,
-                        const void *data, ft_error *err);
-ft_status ft_outset_text(ft_outset *s, const char *dir, const char *fname, const char *text, ft_error *err);
-/* An .npz of n arrays (see npz.h). */
-ft_status ft_outset_npz(ft_outset *s, const char *dir, const char *fname, const ft_npz_item *items, int n, ft_error *err);
-/* Rename every temporary file to its final name; on failure remove them all. */
-ft_status ft_outset_commit(ft_outset *s, ft_error *err);
-/* Remove every temporary file (used on failure). */
-void ft_outset_abort(ft_outset *s);
-
 typedef struct ft_timing_info {
     const char *device_name, *device_desc;
     int warmup, iterations;
@@ -43,6 +27,11 @@ typedef struct ft_timing_info {
     int random_inputs;    /* --random-inputs given: "random_seed" in timing.json */
     uint64_t random_seed;
 } ft_timing_info;
+
+/* The summary line of a run on f: runs, runs per second and the statistics
+ * of the run times (one run: its time), then where the results are
+ * (results 0: only timing.json, --format none). */
+void ft_print_summary(FILE *f, const ft_graph *g, const char *device, const ft_run_result *r, const char *dir, int results);
 
 /* timing.json text (caller frees). */
 char *ft_timing_json(const ft_graph *g, const ft_plan *p, const ft_run_result *r, const ft_timing_info *ti);

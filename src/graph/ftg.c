@@ -691,7 +691,7 @@ static void put32(unsigned char *p, uint32_t v)
         p[i] = (unsigned char)(v >> (8 * i));
 }
 
-ft_status ft_ftg_write(const ft_graph *g, const char *doc, size_t doc_len, const char *path, int compress,
+ft_status ft_ftg_write(const ft_graph *g, const char *doc, size_t doc_len, FILE *f, const char *path, int compress,
                        ft_pack_stats *stats, ft_error *err)
 {
     memset(stats, 0, sizeof *stats);
@@ -699,8 +699,7 @@ ft_status ft_ftg_write(const ft_graph *g, const char *doc, size_t doc_len, const
     for (int i = 0; i < g->n_tensors; i++)
         n += (g->tensors[i].flags & FT_TF_VALUE) && (g->tensors[i].flags & FT_TF_DECLARED);
     wctx w = {ft_calloc((size_t)(n ? n : 1), sizeof(wblob)), ft_malloc((size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof(int))};
-    char *header = NULL, *tmp = NULL;
-    FILE *f = NULL;
+    char *header = NULL;
     ft_status st = FT_OK;
     if (!w.b || !w.of_tensor) {
         st = ft_err(err, FT_ERUNTIME, "out of memory packing %s", g->file);
@@ -732,16 +731,6 @@ ft_status ft_ftg_write(const ft_graph *g, const char *doc, size_t doc_len, const
         goto out;
     }
     uint64_t hlen = strlen(header), dat = align_up(FT_FTG_FIXED + hlen);
-    size_t tl = strlen(path) + 32;
-    if (!(tmp = ft_malloc(tl))) {
-        st = ft_err(err, FT_ERUNTIME, "out of memory");
-        goto out;
-    }
-    snprintf(tmp, tl, "%s.tmp%ld", path, (long)getpid());
-    if (!(f = fopen(tmp, "wb"))) {
-        st = ft_err(err, FT_ERUNTIME, "%s: cannot create: %s", tmp, strerror(errno));
-        goto out;
-    }
     unsigned char fixed[FT_FTG_FIXED];
     memcpy(fixed, FT_FTG_MAGIC, 8);
     put32(fixed + 8, FT_FTG_VERSION);
@@ -756,29 +745,16 @@ ft_status ft_ftg_write(const ft_graph *g, const char *doc, size_t doc_len, const
         bad = write_zeros(f, b->offset - pos) || fwrite(b->z ? b->z : b->src, 1, (size_t)b->stored, f) != b->stored;
         pos = b->offset + b->stored;
     }
-    int cerr = fclose(f);
-    f = NULL;
-    if (bad || cerr) {
-        st = ft_err(err, FT_ERUNTIME, "%s: write error: %s", path, strerror(errno ? errno : EIO));
-        unlink(tmp);
-        goto out;
-    }
-    if (rename(tmp, path) != 0) {
-        st = ft_err(err, FT_ERUNTIME, "%s: cannot write: %s", path, strerror(errno));
-        unlink(tmp);
+    if (bad) {
+        st = ft_err(err, FT_ERUNTIME, "cannot write %s: %s", path, strerror(errno ? errno : EIO));
         goto out;
     }
     stats->file_bytes = dat + pos;
 out:
-    if (f) {
-        fclose(f);
-        unlink(tmp);
-    }
     for (int i = 0; w.b && i < n; i++)
         free(w.b[i].z);
     free(w.b);
     free(w.of_tensor);
     free(header);
-    free(tmp);
     return st;
 }

@@ -5,10 +5,13 @@
  *
  *   ft_graph *g; ft_graph_load("m.ftg", &opts, &g, &err);   // dispatches here
  *   char *doc; size_t n; ft_graph_doc_text("m.json", &doc, &n, &err);
- *   ft_ftg_write(g, doc, n, "m.ftg", 1, &stats, &err); free(doc);
+ *   FILE *f = fopen("m.ftg", "wb");
+ *   ft_ftg_write(g, doc, n, f, "m.ftg", 1, &stats, &err); free(doc); fclose(f);
  */
 #ifndef FT_FTG_H
 #define FT_FTG_H
+
+#include <stdio.h>
 
 #include "graph.h"
 
@@ -94,10 +97,11 @@ typedef struct ft_pack_stats {
     uint64_t file_bytes;
 } ft_pack_stats;
 
-/* Write g as a binary graph at path (through a temporary file renamed when
- * complete). doc is g's JSON document (ft_graph_doc_text). With compress,
- * a blob is zlib-compressed when that makes it smaller. */
-ft_status ft_ftg_write(const ft_graph *g, const char *doc, size_t doc_len, const char *path, int compress,
+/* Write g as a binary graph to f (path names it in messages; the caller
+ * opens and closes f: the command line writes through a temporary file,
+ * src/cli/outfile.h). doc is g's JSON document (ft_graph_doc_text). With
+ * compress, a blob is zlib-compressed when that makes it smaller. */
+ft_status ft_ftg_write(const ft_graph *g, const char *doc, size_t doc_len, FILE *f, const char *path, int compress,
                        ft_pack_stats *stats, ft_error *err);
 
 #endif

@@ -21,8 +21,13 @@ static ft_status bcast(ft_infer_ctx *c, int first, int last, ft_shape *out)
         ft_shape r;
         if (ft_broadcast(out, &c->in[i]->shape, &r) != 0) {
             char a[FT_SHAPE_STR], b[FT_SHAPE_STR];
-            return ft_infer_fail(c, "shapes %s and %s ('%s') do not broadcast", ft_shape_str(out, a),
-                                 ft_shape_str(&c->in[i]->shape, b), c->g->tensors[c->node->in[i]].name);
+            if (i == first + 1)
+                return ft_infer_fail(c, "shapes %s ('%s') and %s ('%s') do not broadcast", ft_shape_str(out, a),
+                                     c->g->tensors[c->node->in[first]].name, ft_shape_str(&c->in[i]->shape, b),
+                                     c->g->tensors[c->node->in[i]].name);
+            return ft_infer_fail(c, "shapes %s (inputs %d to %d broadcast together) and %s ('%s') do not broadcast",
+                                 ft_shape_str(out, a), first, i - 1, ft_shape_str(&c->in[i]->shape, b),
+                                 c->g->tensors[c->node->in[i]].name);
         }
         *out = r;
     }

@@ -450,6 +450,24 @@ static ft_status parse_doc(reader *r, const char *text, size_t len)
                           col, CJSON_NESTING_LIMIT);
         if (*end == 0)
             return ft_err(r->err, FT_EGRAPH, "%s:%d:%d: JSON syntax error: unexpected end of file", g->file, line, col);
+        /* cJSON stops at the start of a string or word that the end of the
+         * file cuts: a truncated file, not a bad character there */
+        const char *str = NULL, *p = text; /* the string open at the end of the file, if any */
+        for (; *p; p++)
+            if (str && *p == '\\' && p[1])
+                p++;
+            else if (*p == '"')
+                str = str ? NULL : p;
+        const char *w = end;
+        while (*w && strchr("0123456789+-.eEtrufalsn", *w))
+            w++;
+        if ((str && str <= end) || !*w) {
+            int eline, ecol, sline, scol;
+            line_col(text, p, &eline, &ecol);
+            line_col(text, str && str <= end ? str : end, &sline, &scol);
+            return ft_err(r->err, FT_EGRAPH, "%s:%d:%d: JSON syntax error: unexpected end of file (in the %s that starts at %d:%d)",
+                          g->file, eline, ecol, str && str <= end ? "string" : "value", sline, scol);
+        }
         return ft_err(r->err, FT_EGRAPH, "%s:%d:%d: JSON syntax error near '%s'", g->file, line, col, near);
     }
     ft_status st = FT_OK;

@@ -208,9 +208,10 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
             use_graph = 0;
     }
     int warmup = use_graph && o->warmup < 1 ? 1 : o->warmup;
-    for (int w = 0; w < warmup; w++) {
+    for (int w = 0; w < warmup || (o->warmup_s > 0 && ft_now() - start < o->warmup_s); w++) {
         if ((st = run_once(g, p, be, &kc, base, &s, NULL, 0)))
             goto out;
+        r->n_warmup++;
         progress(o, start, &last, w + 1, total);
     }
     if (use_graph) {

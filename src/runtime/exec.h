@@ -21,6 +21,7 @@
 
 typedef struct ft_exec_opts {
     int warmup;        /* untimed runs first */
+    double warmup_s;   /* and more untimed runs until this many seconds have passed (0: off) */
     int iterations;    /* timed runs (at least) */
     double duration_s; /* keep running until this many seconds of timed runs (0: off) */
     int threads;       /* passed to kernels */
@@ -45,6 +46,7 @@ typedef struct ft_trace_event {
 typedef struct ft_run_result {
     double *run_ms;   /* one per timed run */
     int n_runs;
+    int n_warmup;     /* untimed runs made first */
     double h2d_ms, d2h_ms;
     void **outputs;   /* host copies, one per graph output */
     int n_outputs;

@@ -176,7 +176,7 @@ assert len(d["nodes"]) == 25 and abs(s - m) <= 0.1 * m + 0.05, (s, m)' "$T/o/tim
     [[ "$output" == *"softmax"*"cuda: f16 bf16 f32 f64"* ]]
     [[ "$output" != *" cpu: "* ]]
     FAKE_MISSING_OP=erf fake run --separate-stderr "$FTRUN" ops
-    echo "$output" | grep -E '^erf +cpu: f16 bf16 f32 f64 cuda: - \(lacks'
+    echo "$output" | grep -E '^erf +format: f16 bf16 f32 f64 +cpu: f16 bf16 f32 f64 cuda: - \(lacks'
 }
 
 @test "the CUDA backend built here loads into this ftrun (every symbol resolves) and has every op and dtype the cpu has" {
@@ -218,4 +218,16 @@ print(len(rows))' "$output"
     FTRUN_CUDA_DRIVER=$BATS_FILE_TMPDIR/fake_driver.so run --separate-stderr "$T/usr/bin/ftrun" "$GRAPHS/mlp.json" -o "$T/o"
     [ "$status" -eq 0 ]
     [ "$(jget "$T/o/timing.json" 'd["device"]["name"]')" = cuda:0 ]
+}
+
+@test "warnings: on a device, transfers slower than the compute are named with both times" {
+    # 32 MiB of constants uploaded, one element of work
+    py '
+g = {"ftrun": 1, "tensors": {"x": {"dtype": "f32", "shape": [8388608], "init": {"fill": 2}}},
+     "outputs": ["y"], "nodes": [{"op": "slice", "inputs": ["x"], "outputs": ["y"],
+                                  "attrs": {"starts": [0], "ends": [1]}}]}
+json.dump(g, open(sys.argv[1], "w"))' "$T/big.json"
+    fake run --separate-stderr "$FTRUN" "$T/big.json" -d cuda -w 2 -n 5 -o "$T/o"
+    [ "$status" -eq 0 ]
+    printf '%s\n' "$stderr" | grep -Eq "warning: transfers take longer than the compute: h2d [0-9.]+ ms \+ d2h [0-9.]+ ms vs median run [0-9.]+ ms"
 }

@@ -124,7 +124,7 @@ json.dump(g, open(sys.argv[1], "w"))' "$T/pf.json"
     run --separate-stderr "$FTRUN" "$T/pf.json" -n 3 -o "$T/o" --threads 1
     status_is 0
     if printf '%s\n' "$stderr" | grep -q "unstable timings"; then
-        printf '%s\n' "$stderr" | grep -Eq "coefficient of variation is [0-9.]+% over 3 runs \(above 2.5%\)"
+        printf '%s\n' "$stderr" | grep -Eq "coefficient of variation is [0-9.]+% over 3 runs, so the median is known only to within [0-9.]+% \(above 1%\)"
     else
         # the runs happened to be steady: then the reported spread must really be small
         py '
@@ -134,7 +134,7 @@ assert (t["max"] - t["min"]) <= 0.1 * t["mean"], t
     fi
 }
 
-@test "warnings: transfers slower than the compute, with both times" {
+@test "warnings: none about transfers on the cpu, where they are memory copies" {
     # 32 MiB of constants uploaded, one element of work
     py '
 g = {"ftrun": 1, "tensors": {"x": {"dtype": "f32", "shape": [8388608], "init": {"fill": 2}}},
@@ -143,7 +143,8 @@ g = {"ftrun": 1, "tensors": {"x": {"dtype": "f32", "shape": [8388608], "init": {
 json.dump(g, open(sys.argv[1], "w"))' "$T/big.json"
     run --separate-stderr "$FTRUN" "$T/big.json" -w 2 -n 5 -o "$T/o"
     status_is 0
-    printf '%s\n' "$stderr" | grep -Eq "warning: transfers take longer than the compute: h2d [0-9.]+ ms \+ d2h [0-9.]+ ms vs median run [0-9.]+ ms"
+    [[ "$stderr" != *"transfers take longer"* ]]
+    # the copies did take longer: the warning was left out, not missed
     py '
 t = json.load(open(sys.argv[1]))
 assert t["h2d_ms"] + t["d2h_ms"] > t["run_ms"]["median"], t

@@ -74,6 +74,7 @@ import numpy as np
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 FTRUN = os.environ.get("FTRUN") or os.path.join(ROOT, "build", "ftrun")
+os.environ.setdefault("FTRUN_DEFAULT_DURATION", "0")  # one run per case unless -n is given
 DEVICE = os.environ.get("FTPARITY_DEVICE") or "cuda"
 ONLY = os.environ.get("FTPARITY_ONLY")
 JOBS = max(1, int(os.environ.get("FTPARITY_JOBS") or "2"))

@@ -92,6 +92,7 @@ else
     export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Prescott}
 fi
 export OMP_NUM_THREADS=1
+export FTRUN_DEFAULT_DURATION=0 # one run where a case gives neither -n, -w nor --duration
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}:verify_asan_link_order=0
 unset FAULT_AT FAULT_COUNT FAULT_BASE FAULT_VERBOSE FAULT_LOG FAULT_LIBS
 

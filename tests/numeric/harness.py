@@ -17,6 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 FTRUN = os.environ.get("FTRUN") or os.path.join(os.path.dirname(__file__), "..", "..", "build", "ftrun")
+# one run per case, not the second of timed runs a plain `ftrun run` makes
+os.environ.setdefault("FTRUN_DEFAULT_DURATION", "0")
 
 DTYPE_NAME = {np.dtype(np.float16): "f16", np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
               np.dtype(np.int8): "i8", np.dtype(np.int16): "i16", np.dtype(np.int32): "i32",

@@ -1,0 +1,372 @@
+/* NumPy-style printing of arrays (show.h). */
+#include "show.h"
+#include "../graph/npz.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define LINE_WIDTH 75
+
+typedef struct {
+    FILE *f;
+    ft_dtype dt;
+    const ft_shape *s;
+    const void *data;
+    int summarise, width, prec;
+    int sci;        /* floats in scientific notation (NumPy's choice for the whole array) */
+    int digits;     /* sci: mantissa digits after the point, the same for every value */
+    int intw, fracw; /* fixed: widths before and after the point, to align the points */
+    int col;     /* column of the cursor on the current line */
+    int pending; /* spaces that pad the last value: written unless the line wraps */
+} printer;
+
+static int is_float(ft_dtype dt)
+{
+    return dt == FT_F16 || dt == FT_BF16 || dt == FT_F32 || dt == FT_F64;
+}
+
+static double value(ft_dtype dt, const void *data, int64_t i)
+{
+    return ft_load_f64(data, dt, (size_t)i);
+}
+
+static int same_in_dtype(ft_dtype dt, double x, double v)
+{
+    switch (dt) {
+    case FT_F16: return ft_f16_to_f32(ft_f32_to_f16((float)x)) == (float)v;
+    case FT_BF16: return ft_bf16_to_f32(ft_f32_to_bf16((float)x)) == (float)v;
+    case FT_F32: return (float)x == (float)v;
+    case FT_F64: case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL: case FT_DTYPE_COUNT: break;
+    }
+    return x == v;
+}
+
+/* One value as NumPy's str() writes it: "1.5", "2." (a whole float), "nan",
+ * "-inf", "True", "7". */
+static int fmt_value(const printer *p, int64_t i, char *buf, size_t n)
+{
+    if (p->dt == FT_BOOL)
+        return snprintf(buf, n, "%s", value(p->dt, p->data, i) != 0 ? "True" : "False");
+    if (p->dt == FT_I64)
+        return snprintf(buf, n, "%lld", (long long)((const int64_t *)p->data)[i]);
+    double v = value(p->dt, p->data, i);
+    if (!is_float(p->dt))
+        return snprintf(buf, n, "%.0f", v);
+    if (isnan(v))
+        return snprintf(buf, n, "nan");
+    if (isinf(v))
+        return snprintf(buf, n, "%sinf", v < 0 ? "-" : "");
+    if (!p->sci && v == floor(v))
+        return snprintf(buf, n, "%.0f.", v);
+    if (p->sci && p->digits >= 0)
+        return snprintf(buf, n, "%.*e", p->digits, v);
+    /* the fewest digits after the point (at most prec) that give the value
+     * back in its own dtype, as NumPy's unique repr ("0.1", "1e-07") */
+    for (int k = 0; k < p->prec; k++) {
+        char t[64];
+        snprintf(t, sizeof t, p->sci ? "%.*e" : "%.*f", k, v);
+        if (same_in_dtype(p->dt, strtod(t, NULL), v)) {
+            if (!p->sci && k == 0)
+                return snprintf(buf, n, "%s.", t);
+            return snprintf(buf, n, "%s", t);
+        }
+    }
+    return snprintf(buf, n, p->sci ? "%.*e" : "%.*f", p->prec, v);
+}
+
+/* Digits after the point of a formatted finite value ("2." 0, "0.25" 2, "1.5e+00" 1). */
+static int frac_digits(const char *b)
+{
+    const char *dot = strchr(b, '.');
+    if (!dot)
+        return 0;
+    int k = 0;
+    while (dot[1 + k] >= '0' && dot[1 + k] <= '9')
+        k++;
+    return k;
+}
+
+static void put_value(printer *p, int64_t i)
+{
+    char buf[64];
+    fmt_value(p, i, buf, sizeof buf);
+    const char *dot = strchr(buf, '.');
+    if (is_float(p->dt) && !p->sci && dot) { /* points aligned, fractions padded with spaces */
+        int left = (int)(dot - buf), fr = (int)strlen(dot + 1);
+        fprintf(p->f, "%*s%s", p->width - 1 - p->fracw - left, "", buf);
+        p->pending = p->fracw - fr;
+    } else {
+        fprintf(p->f, "%*s", p->width, buf);
+    }
+    p->col += p->width;
+}
+
+/* Separator between two items of the last dimension, wrapping the line. */
+static void sep(printer *p, int indent)
+{
+    if (p->col + 1 + p->width + 1 > LINE_WIDTH) { /* NumPy leaves no spaces at the end of a line */
+        fprintf(p->f, "\n%*s", indent, "");
+        p->col = indent;
+    } else {
+        fprintf(p->f, "%*s ", p->pending, "");
+        p->col++;
+    }
+    p->pending = 0;
+}
+
+static void rec(printer *p, int d, int64_t off, const int64_t *stride)
+{
+    int rank = p->s->rank;
+    int64_t n = p->s->dims[d];
+    int cut = p->summarise && n > 2 * FT_SHOW_EDGE;
+    fputc('[', p->f);
+    p->col++;
+    for (int64_t i = 0; i < n; i++) {
+        if (cut && i == FT_SHOW_EDGE) {
+            if (d == rank - 1) {
+                sep(p, d + 1);
+                fputs("...", p->f);
+                p->col += 3;
+            } else {
+                fputc('\n', p->f);
+                for (int k = 0; k < rank - d - 2; k++)
+                    fputc('\n', p->f);
+                fprintf(p->f, "%*s...", d + 1, "");
+                p->col = d + 4;
+            }
+            i = n - FT_SHOW_EDGE;
+        }
+        if (d == rank - 1) {
+            if (i > 0)
+                sep(p, d + 1);
+            put_value(p, off + i * stride[d]);
+        } else {
+            if (i > 0) {
+                fputc('\n', p->f);
+                for (int k = 0; k < rank - d - 2; k++)
+                    fputc('\n', p->f);
+                fprintf(p->f, "%*s", d + 1, "");
+                p->col = d + 1;
+            }
+            rec(p, d + 1, off + i * stride[d], stride);
+        }
+    }
+    fprintf(p->f, "%*s]", p->pending, "");
+    p->pending = 0;
+    p->col++;
+}
+
+/* Is element i printed? (the summary keeps the ends of every dimension) */
+static int shown(const printer *p, int64_t i)
+{
+    if (!p->summarise)
+        return 1;
+    for (int d = p->s->rank - 1; d >= 0; d--) {
+        int64_t n = p->s->dims[d], k = i % n;
+        i /= n;
+        if (n > 2 * FT_SHOW_EDGE && k >= FT_SHOW_EDGE && k < n - FT_SHOW_EDGE)
+            return 0;
+    }
+    return 1;
+}
+
+void ft_show_array(FILE *f, const char *label, ft_dtype dt, const ft_shape *s, const void *data)
+{
+    char sh[FT_SHAPE_STR];
+    uint64_t n = ft_numel(s);
+    fprintf(f, "%s: %s %s", label, ft_dtype_name(dt), ft_shape_str(s, sh));
+    /* statistics over every value (NaN and infinities counted apart) */
+    double lo = INFINITY, hi = -INFINITY, sum = 0;
+    uint64_t finite = 0, nans = 0, infs = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        double v = value(dt, data, (int64_t)i);
+        if (isnan(v)) {
+            nans++;
+        } else if (isinf(v)) {
+            infs++;
+        } else {
+            finite++;
+            sum += v;
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+        }
+    }
+    if (finite && dt == FT_I64) { /* exact beyond 2^53 */
+        int64_t a = INT64_MAX, b = INT64_MIN;
+        for (uint64_t i = 0; i < n; i++) {
+            int64_t v = ((const int64_t *)data)[i];
+            a = v < a ? v : a;
+            b = v > b ? v : b;
+        }
+        fprintf(f, ", min %lld, max %lld, mean %.6g", (long long)a, (long long)b, sum / (double)finite);
+    } else if (finite) {
+        fprintf(f, ", min %.6g, max %.6g, mean %.6g", lo, hi, sum / (double)finite);
+    }
+    if (nans)
+        fprintf(f, ", %llu NaN", (unsigned long long)nans);
+    if (infs)
+        fprintf(f, ", %llu infinite", (unsigned long long)infs);
+    fputc('\n', f);
+    printer p = {.f = f, .dt = dt, .s = s, .data = data, .summarise = n > FT_SHOW_THRESHOLD, .width = 1, .prec = 8};
+    /* NumPy writes a float array in scientific notation when its finite
+     * nonzero magnitudes reach 1e8, go below 1e-4, or span more than 1e3 */
+    double amin = INFINITY, amax = 0;
+    for (uint64_t i = 0; i < n && is_float(dt); i++) {
+        double v = fabs(value(dt, data, (int64_t)i));
+        if (isfinite(v) && v != 0) {
+            amin = v < amin ? v : amin;
+            amax = v > amax ? v : amax;
+        }
+    }
+    p.sci = amax > 0 && (amax >= 1e8 || amin < 1e-4 || amax / amin > 1e3);
+    if (n == 0) {
+        for (int d = 0; d < s->rank; d++)
+            fputc('[', f);
+        for (int d = 0; d < s->rank; d++)
+            fputc(']', f);
+        fputc('\n', f);
+        return;
+    }
+    p.digits = -1;
+    int other = 0; /* widest non-finite value or whole */
+    for (uint64_t i = 0; i < n; i++) { /* a common width, as NumPy aligns */
+        char buf[64];
+        if (!shown(&p, (int64_t)i))
+            continue;
+        int w = fmt_value(&p, (int64_t)i, buf, sizeof buf);
+        double v = value(dt, data, (int64_t)i);
+        if (is_float(dt) && isfinite(v)) {
+            int fr = frac_digits(buf);
+            p.fracw = fr > p.fracw ? fr : p.fracw;
+            int left = (int)(strchr(buf, '.') ? strchr(buf, '.') - buf : w);
+            p.intw = left > p.intw ? left : p.intw;
+        } else {
+            other = w > other ? w : other;
+        }
+    }
+    if (is_float(dt) && p.sci) { /* every mantissa with the digits the longest needs */
+        p.digits = p.fracw;
+        p.intw = p.fracw = 0;
+        for (uint64_t i = 0; i < n; i++) {
+            char buf[64];
+            if (shown(&p, (int64_t)i)) {
+                int w = fmt_value(&p, (int64_t)i, buf, sizeof buf);
+                other = w > other ? w : other;
+            }
+        }
+    }
+    p.width = other;
+    if (is_float(dt) && !p.sci && p.intw + 1 + p.fracw > p.width)
+        p.width = p.intw + 1 + p.fracw;
+    if (s->rank == 0) {
+        char buf[64];
+        fmt_value(&p, 0, buf, sizeof buf);
+        fprintf(f, "%s\n", buf);
+        return;
+    }
+    int64_t stride[FT_MAX_RANK];
+    stride[s->rank - 1] = 1;
+    for (int d = s->rank - 2; d >= 0; d--)
+        stride[d] = stride[d + 1] * s->dims[d + 1];
+    rec(&p, 0, 0, stride);
+    fputc('\n', f);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static ft_status show_file(FILE *f, const char *path, ft_error *err);
+
+/* Every .npy and .npz file of a folder, by name. */
+static ft_status show_dir(FILE *f, const char *dir, ft_error *err)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return ft_err(err, FT_EGRAPH, "%s: cannot open: %s", dir, strerror(errno));
+    char **names = NULL;
+    int n = 0, cap = 0;
+    ft_status st = FT_OK;
+    struct dirent *e;
+    while (!st && (e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (e->d_name[0] == '.' || l < 5 || (strcmp(e->d_name + l - 4, ".npy") && strcmp(e->d_name + l - 4, ".npz")))
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            char **nn = realloc(names, (size_t)cap * sizeof *nn);
+            if (!nn) {
+                st = ft_err(err, FT_ERUNTIME, "out of memory");
+                break;
+            }
+            names = nn;
+        }
+        size_t pl = strlen(dir) + l + 2;
+        if (!(names[n] = malloc(pl))) {
+            st = ft_err(err, FT_ERUNTIME, "out of memory");
+            break;
+        }
+        snprintf(names[n++], pl, "%s/%s", dir, e->d_name);
+    }
+    closedir(d);
+    if (!st && n == 0)
+        st = ft_err(err, FT_EGRAPH, "%s: no .npy or .npz file in this folder", dir);
+    if (!st)
+        qsort(names, (size_t)n, sizeof *names, by_name);
+    for (int i = 0; i < n && !st; i++)
+        st = show_file(f, names[i], err);
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return st;
+}
+
+static ft_status show_file(FILE *f, const char *path, ft_error *err)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return ft_err(err, FT_EGRAPH, "%s: cannot open: %s", path, strerror(errno));
+    if (S_ISDIR(sb.st_mode))
+        return show_dir(f, path, err);
+    /* an archive: each member by name; anything else: the one array */
+    unsigned char head[4] = {0};
+    FILE *in = fopen(path, "rb");
+    size_t got = in ? fread(head, 1, sizeof head, in) : 0;
+    if (in)
+        fclose(in);
+    ft_npz z = {0};
+    int members = ft_npz_is_npz(head, got);
+    if (members && ft_npz_open(path, &z, err))
+        return err->code;
+    ft_status st = FT_OK;
+    for (int i = 0; i < (members ? z.n : 1) && !st; i++) {
+        ft_npy a;
+        char label[1200];
+        if (members)
+            snprintf(label, sizeof label, "%s (member %s.npy)", path, z.e[i].name);
+        else
+            snprintf(label, sizeof label, "%s", path);
+        if (!(st = ft_array_read(path, members ? z.e[i].name : NULL, &a, err))) {
+            ft_show_array(f, label, a.dtype, &a.shape, a.data);
+            ft_npy_clear(&a);
+        }
+    }
+    if (members)
+        ft_npz_close(&z);
+    return st;
+}
+
+ft_status ft_show_files(FILE *f, const char *const *paths, int n, ft_error *err)
+{
+    for (int i = 0; i < n; i++) {
+        ft_status st = show_file(f, paths[i], err);
+        if (st)
+            return st;
+    }
+    return FT_OK;
+}

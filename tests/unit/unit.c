@@ -1,0 +1,111 @@
+/* Unit checks of the numbers ftrun reports and of the memory plan, linked
+ * against ftrun's own objects (tests/cli/unit.bats builds and runs it).
+ *
+ *   unit stats V1 V2 ...   the run statistics of these times (src/cli/report.h),
+ *                          one "name value" line each, for NumPy to recompute
+ *   unit plan GRAPH...     every graph's memory plan (src/runtime/plan.h):
+ *                          tensors alive at the same time never share bytes,
+ *                          and a node's outputs never overlap its inputs;
+ *                          prints "GRAPH: ok N tensors, arena B" or the
+ *                          offending pair, exit status 1
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/report.h"
+#include "graph/graph.h"
+#include "runtime/plan.h"
+
+static int stats(int argc, char **argv)
+{
+    int n = argc;
+    double *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+    if (!v)
+        return 2;
+    for (int i = 0; i < n; i++)
+        v[i] = strtod(argv[i], NULL);
+    ft_stats s;
+    ft_stats_compute(v, n, &s);
+    printf("min %.17g\nmedian %.17g\nmean %.17g\np90 %.17g\np99 %.17g\nmax %.17g\n", s.min, s.median, s.mean, s.p90, s.p99,
+           s.max);
+    free(v);
+    return 0;
+}
+
+static int check_plan(const char *path)
+{
+    ft_error err = {0};
+    ft_graph *g = NULL;
+    ft_load_opts lo = {.seed_override = -1};
+    if (ft_graph_load(path, &lo, &g, &err) || ft_graph_validate(g, &err)) {
+        printf("%s: %s\n", path, err.msg);
+        ft_graph_free(g);
+        return 1;
+    }
+    ft_plan p;
+    if (ft_plan_build(g, &p, &err)) {
+        printf("%s: %s\n", path, err.msg);
+        ft_graph_free(g);
+        return 1;
+    }
+    /* life of each tensor in execution steps: from the node that writes it
+     * (or -1: before the run) to the last node that reads it (or the end) */
+    int nt = g->n_tensors, bad = 0;
+    int *first = malloc((size_t)nt * sizeof(int)), *last = malloc((size_t)nt * sizeof(int));
+    for (int i = 0; i < nt; i++) {
+        first[i] = -1;
+        last[i] = ft_plan_is_persistent(&g->tensors[i]) ? g->n_nodes : -1;
+    }
+    for (int k = 0; k < g->n_nodes; k++) {
+        const ft_node *n = &g->nodes[g->order[k]];
+        for (int o = 0; o < n->n_out; o++) {
+            first[n->out[o]] = k;
+            if (last[n->out[o]] < k)
+                last[n->out[o]] = k;
+        }
+        for (int i = 0; i < n->n_in; i++)
+            if (n->in[i] >= 0 && last[n->in[i]] < k)
+                last[n->in[i]] = k;
+    }
+    for (int a = 0; a < nt && !bad; a++)
+        for (int b = a + 1; b < nt && !bad; b++) {
+            uint64_t sa = ft_tensor_bytes(&g->tensors[a]), sb = ft_tensor_bytes(&g->tensors[b]);
+            if (!sa || !sb)
+                continue;
+            int live_together = first[a] <= last[b] && first[b] <= last[a];
+            int share = p.offset[a] < p.offset[b] + sb && p.offset[b] < p.offset[a] + sa;
+            if (live_together && share) {
+                printf("%s: tensors '%s' (steps %d to %d, bytes %llu+%llu) and '%s' (steps %d to %d, bytes %llu+%llu) "
+                       "are alive together and share bytes\n",
+                       path, g->tensors[a].name, first[a], last[a], (unsigned long long)p.offset[a], (unsigned long long)sa,
+                       g->tensors[b].name, first[b], last[b], (unsigned long long)p.offset[b], (unsigned long long)sb);
+                bad = 1;
+            }
+            if (p.offset[a] + sa > p.arena_bytes || p.offset[b] + sb > p.arena_bytes) {
+                printf("%s: a tensor lies beyond the arena of %llu bytes\n", path, (unsigned long long)p.arena_bytes);
+                bad = 1;
+            }
+        }
+    if (!bad)
+        printf("%s: ok %d tensors, arena %llu\n", path, nt, (unsigned long long)p.arena_bytes);
+    free(first);
+    free(last);
+    ft_plan_free(&p);
+    ft_graph_free(g);
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && !strcmp(argv[1], "stats"))
+        return stats(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "plan")) {
+        int rc = 0;
+        for (int i = 2; i < argc; i++)
+            rc |= check_plan(argv[i]);
+        return rc;
+    }
+    fprintf(stderr, "usage: unit stats V... | unit plan GRAPH...\n");
+    return 2;
+}
