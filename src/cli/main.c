@@ -115,7 +115,8 @@ static void usage(FILE *f)
             "                          integers in [0,10), bool 0 or 1; -i wins for the inputs it names\n"
             "      --random-range LO,HI  range of --random-inputs for floats and integers ([LO,HI))\n"
             "  -o, --output-dir DIR    where results go (default ftrun-out)\n"
-            "      --format FMT        npy (one .npy per output, default), npz (one outputs.npz) or none\n"
+            "      --format FMT        npy (one .npy per output, default), npz (one outputs.npz), pb (one ONNX\n"
+            "                          TensorProto .pb per output) or none\n"
             "  -w, --warmup N          untimed runs first\n"
             "  -n, --iterations N      timed runs (-n 1: one run)\n"
             "      --duration SEC      keep running timed iterations until SEC seconds have passed (at least -n)\n"
@@ -280,8 +281,8 @@ static int parse_args(int argc, char **argv, cli *c)
         }
         case 'o': c->outdir = optarg; note_opt(c, OB_OUTDIR, "--output-dir"); break;
         case OPT_FORMAT:
-            if (strcmp(optarg, "npy") && strcmp(optarg, "npz") && strcmp(optarg, "none"))
-                return usage_error("option --format: '%s' is not one of npy, npz, none", optarg);
+            if (strcmp(optarg, "npy") && strcmp(optarg, "npz") && strcmp(optarg, "pb") && strcmp(optarg, "none"))
+                return usage_error("option --format: '%s' is not one of npy, npz, pb, none", optarg);
             c->format = optarg;
             note_opt(c, OB_FORMAT, "--format");
             break;
@@ -780,13 +781,13 @@ static void catch_stop_signals(void);
  * result file in it, the trace. */
 static ft_status check_run_outputs(const cli *c, const ft_graph *g, const char *dir, ft_error *err)
 {
-    int npy = !c->format || !strcmp(c->format, "npy"), n = 0;
+    int pb = c->format && !strcmp(c->format, "pb"), npy = !c->format || !strcmp(c->format, "npy") || pb, n = 0;
     char(*names)[600] = ft_calloc((size_t)g->n_outputs + 2, sizeof *names);
     const char **list = ft_calloc((size_t)g->n_outputs + 2, sizeof *list);
     ft_status st = !names || !list ? ft_err(err, FT_ERUNTIME, "out of memory") : FT_OK;
     for (int i = 0; i < g->n_outputs && npy && !st; i++) {
         ft_sanitize_name(g->tensors[g->outputs[i]].name, names[n], sizeof names[n] - 8);
-        strcat(names[n++], ".npy");
+        strcat(names[n++], pb ? ".pb" : ".npy");
     }
     if (!st && c->format && !strcmp(c->format, "npz"))
         strcpy(names[n++], "outputs.npz");
@@ -924,7 +925,8 @@ static int cmd_run(const cli *c)
         rc = fail(&err);
         goto out;
     }
-    int write_npy = !c->format || !strcmp(c->format, "npy");
+    int write_pb = c->format && !strcmp(c->format, "pb");
+    int write_npy = !c->format || !strcmp(c->format, "npy") || write_pb; /* one file per output */
     if (c->format && !strcmp(c->format, "npz")) {
         ft_npz_item *items = ft_calloc((size_t)g->n_outputs, sizeof *items);
         char(*names)[600] = ft_calloc((size_t)g->n_outputs, sizeof *names);
@@ -948,8 +950,9 @@ static int cmd_run(const cli *c)
         const ft_tensor *t = &g->tensors[g->outputs[i]];
         char fname[600];
         ft_sanitize_name(t->name, fname, sizeof fname - 8);
-        strcat(fname, ".npy");
-        if (ft_outset_npy(&outs, dir, fname, t->dtype, &t->shape, res.outputs[i], &err)) {
+        strcat(fname, write_pb ? ".pb" : ".npy");
+        if (write_pb ? ft_outset_pb(&outs, dir, fname, t->name, t->dtype, &t->shape, res.outputs[i], &err)
+                     : ft_outset_npy(&outs, dir, fname, t->dtype, &t->shape, res.outputs[i], &err)) {
             ft_outset_abort(&outs);
             rc = fail(&err);
             goto out;

@@ -2,6 +2,7 @@
  * place for regular files, writes in place for FIFOs and character devices,
  * "-" for standard output, and the checks made before anything runs. */
 #include "outfile.h"
+#include "../graph/onnx.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -417,6 +418,16 @@ ft_status ft_outset_npy(ft_outset *s, const char *dir, const char *fname, ft_dty
     if (st)
         return st;
     return outset_done(o, ft_npy_write(o->f, o->path, dt, shape, data, err), err);
+}
+
+ft_status ft_outset_pb(ft_outset *s, const char *dir, const char *fname, const char *name, ft_dtype dt,
+                       const ft_shape *shape, const void *data, ft_error *err)
+{
+    ft_outfile *o;
+    ft_status st = outset_add(s, dir, fname, err, &o);
+    if (st)
+        return st;
+    return outset_done(o, ft_pb_write(o->f, o->path, name, dt, shape, data, err), err);
 }
 
 ft_status ft_outset_text(ft_outset *s, const char *dir, const char *fname, const char *text, ft_error *err)

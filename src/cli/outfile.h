@@ -78,6 +78,9 @@ ft_status ft_outset_npy(ft_outset *s, const char *dir, const char *fname, ft_dty
                         const void *data, ft_error *err);
 ft_status ft_outset_text(ft_outset *s, const char *dir, const char *fname, const char *text, ft_error *err);
 /* An .npz of n arrays (see npz.h). */
+/* An ONNX TensorProto file (.pb) holding tensor `name`. */
+ft_status ft_outset_pb(ft_outset *s, const char *dir, const char *fname, const char *name, ft_dtype dt,
+                       const ft_shape *shape, const void *data, ft_error *err);
 ft_status ft_outset_npz(ft_outset *s, const char *dir, const char *fname, const ft_npz_item *items, int n, ft_error *err);
 /* Rename every temporary file to its final name; on failure remove them all. */
 ft_status ft_outset_commit(ft_outset *s, ft_error *err);

@@ -200,3 +200,26 @@ np.savez_compressed(sys.argv[1] + "/gold.npz", y=x @ np.array([[1, 2], [3, 4], [
         "$FTRUN" compare "$T/o/outputs.npz" "$T/gold.npz" -q
     status_is 0
 }
+
+@test "--format pb writes one ONNX TensorProto per output, named after it, read back by onnx's numpy_helper" {
+    cat > "$T/g.json" <<'J'
+{"ftrun": 1, "tensors": {"x": {"dtype": "f32", "shape": [2, 3], "data": [[1, -2, 3], [-4, 5, -6]]},
+                         "k": {"dtype": "i64", "shape": [2], "data": [7, -9]}},
+ "inputs": [], "outputs": ["y", "z"],
+ "nodes": [{"op": "relu", "inputs": ["x"], "outputs": ["y"]}, {"op": "neg", "inputs": ["k"], "outputs": ["z"]}]}
+J
+    run "$FTRUN" run "$T/g.json" --format pb -o "$T/out" -n 1
+    status_is 0
+    [ -f "$T/out/y.pb" ] && [ -f "$T/out/z.pb" ] && [ ! -e "$T/out/y.npy" ]
+    py 'from onnx import TensorProto, numpy_helper
+y = TensorProto(); y.ParseFromString(open(sys.argv[1], "rb").read())
+z = TensorProto(); z.ParseFromString(open(sys.argv[2], "rb").read())
+assert y.name == "y" and z.name == "z", (y.name, z.name)
+assert np.array_equal(numpy_helper.to_array(y), np.maximum(np.array([[1, -2, 3], [-4, 5, -6]], np.float32), 0))
+assert numpy_helper.to_array(z).dtype == np.int64 and list(numpy_helper.to_array(z)) == [-7, 9]' "$T/out/y.pb" "$T/out/z.pb"
+    run "$FTRUN" compare "$T/out" "$T/out"
+    status_is 0
+    run "$FTRUN" run "$T/g.json" --format pbx -o "$T/out2"
+    status_is 2
+    has "not one of npy, npz, pb, none"
+}
