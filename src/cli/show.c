@@ -283,7 +283,7 @@ static int by_name(const void *a, const void *b)
 
 static ft_status show_file(FILE *f, const char *path, ft_error *err);
 
-/* Every .npy and .npz file of a folder, by name. */
+/* Every .npy, .npz and .pb file of a folder, by name. */
 static ft_status show_dir(FILE *f, const char *dir, ft_error *err)
 {
     DIR *d = opendir(dir);
@@ -295,7 +295,7 @@ static ft_status show_dir(FILE *f, const char *dir, ft_error *err)
     struct dirent *e;
     while (!st && (e = readdir(d))) {
         size_t l = strlen(e->d_name);
-        if (e->d_name[0] == '.' || l < 5 || (strcmp(e->d_name + l - 4, ".npy") && strcmp(e->d_name + l - 4, ".npz")))
+        if (!ft_is_array_file_name(e->d_name))
             continue;
         if (n == cap) {
             cap = cap ? cap * 2 : 16;
@@ -315,7 +315,7 @@ static ft_status show_dir(FILE *f, const char *dir, ft_error *err)
     }
     closedir(d);
     if (!st && n == 0)
-        st = ft_err(err, FT_EGRAPH, "%s: no .npy or .npz file in this folder", dir);
+        st = ft_err(err, FT_EGRAPH, "%s: no .npy, .npz or .pb file in this folder", dir);
     if (!st)
         qsort(names, (size_t)n, sizeof *names, by_name);
     for (int i = 0; i < n && !st; i++)

@@ -485,6 +485,15 @@ static ft_status arrays_file(ft_arrays *s, const char *path, const char *base, f
     return st;
 }
 
+int ft_is_array_file_name(const char *name)
+{
+    size_t l = strlen(name);
+    if (name[0] == '.')
+        return 0;
+    return (l > 3 && !strcmp(name + l - 3, ".pb")) ||
+           (l > 4 && (!strcmp(name + l - 4, ".npy") || !strcmp(name + l - 4, ".npz")));
+}
+
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static ft_status arrays_dir(ft_arrays *s, const char *dir, ft_error *err)
@@ -496,9 +505,7 @@ static ft_status arrays_dir(ft_arrays *s, const char *dir, ft_error *err)
     int nf = 0;
     ft_status st = FT_OK;
     for (struct dirent *de; (de = readdir(d)) != NULL;) {
-        size_t l = strlen(de->d_name);
-        if (de->d_name[0] == '.' || l < 4 ||
-            (strcmp(de->d_name + l - 3, ".pb") && (l < 5 || (strcmp(de->d_name + l - 4, ".npy") && strcmp(de->d_name + l - 4, ".npz")))))
+        if (!ft_is_array_file_name(de->d_name))
             continue;
         char **nfv = ft_realloc(files, (size_t)(nf + 1) * sizeof *nfv);
         if (!nfv || !(nfv[nf] = ft_strdup(de->d_name))) {

@@ -62,6 +62,10 @@ void ft_npz_close(ft_npz *z);
  * absent and the archive has exactly one member, that one. */
 ft_status ft_array_read(const char *path, const char *name, ft_npy *out, ft_error *err);
 
+/* 1 for the names of the array files a folder is searched for: NAME.npy,
+ * NAME.npz and NAME.pb (hidden files excluded). */
+int ft_is_array_file_name(const char *name);
+
 /* Named arrays for `ftrun compare`: a .npy file (one array named after the
  * file), an .npz file (its members), or a folder (its .npy files and the
  * members of its .npz files; a name found twice is an error). */

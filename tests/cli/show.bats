@@ -115,3 +115,18 @@ assert text == want, (text, want)
     run "$FTRUN" info "$DATA/small.json" --print
     status_is 2
 }
+
+@test "show reads ONNX TensorProto .pb files, alone and in a folder, as NumPy prints them" {
+    mkdir "$T/set"
+    py 'from onnx import numpy_helper
+a = np.array([[1.5, -2.0, 3.25]], np.float32)
+open(sys.argv[1], "wb").write(numpy_helper.from_array(a, "a").SerializeToString())' "$T/set/input_0.pb"
+    run "$FTRUN" show "$T/set/input_0.pb"
+    status_is 0
+    has "f32 [1,3], min -2, max 3.25, mean 0.916667"
+    want=$(py 'print(str(np.array([[1.5, -2.0, 3.25]], np.float32)))')
+    has "$want"
+    run "$FTRUN" show "$T/set"
+    status_is 0
+    has "input_0.pb: f32 [1,3]"
+}
