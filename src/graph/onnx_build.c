@@ -441,6 +441,11 @@ ft_node *onx_emit(onx_ctx *c, const onx_node *n, ft_op op, const int *in, int n_
                   n_out, oi->name);
         return NULL;
     }
+    for (int k = 0; k < oi->min_in; k++)
+        if (in[k] < 0) {
+            onx_error(c, n, FT_EGRAPH, "input %d, which ftrun's %s needs, is missing", k, oi->name);
+            return NULL;
+        }
     for (int k = 0; k < n_out; k++)
         if (out[k] < 0 || c->g->tensors[out[k]].producer >= 0 || (c->g->tensors[out[k]].flags & FT_TF_VALUE)) {
             onx_error(c, n, FT_EGRAPH, "output %d is missing or produced twice", k);

@@ -116,7 +116,18 @@ static int val_load(const ft_tensor *t, val *v)
 }
 
 static double getf(const val *v, uint64_t k) { return v->isf ? v->f[k] : (double)v->i[k]; }
-static int64_t geti(const val *v, uint64_t k) { return v->isf ? (int64_t)v->f[k] : v->i[k]; }
+/* double -> int64 toward zero, saturating (NaN gives 0) */
+static int64_t to_i64(double f)
+{
+    if (f != f)
+        return 0;
+    if (f >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (f <= -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)f;
+}
+static int64_t geti(const val *v, uint64_t k) { return v->isf ? to_i64(v->f[k]) : v->i[k]; }
 static void put(val *v, uint64_t k, double f, int64_t i)
 {
     if (v->isf)
@@ -212,6 +223,8 @@ static ft_status fold_constant(onx_ctx *c, const onx_node *n)
 static ft_status fold_shape(onx_ctx *c, const onx_node *n, int size)
 {
     const ft_tensor *t = onx_in_tensor(c, n, 0);
+    if (!t)
+        return onx_error(c, n, FT_EGRAPH, "input 0 (the tensor whose shape it reads) is missing");
     val v;
     ft_shape s = {.rank = size ? 0 : 1};
     int r = t->shape.rank;
@@ -316,6 +329,8 @@ static ft_status fold_range(onx_ctx *c, const onx_node *n)
 static ft_status fold_eye_like(onx_ctx *c, const onx_node *n)
 {
     const ft_tensor *t = onx_in_tensor(c, n, 0);
+    if (!t)
+        return onx_error(c, n, FT_EGRAPH, "input 0 is missing");
     if (t->shape.rank != 2)
         return onx_error(c, n, FT_EGRAPH, "input must be 2-D, got rank %d", t->shape.rank);
     ft_dtype dt = t->dtype;
@@ -527,7 +542,7 @@ static int eval_move(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, va
             return -1;
         for (uint64_t e = 0; e < out->n; e++) {
             double f = getf(&in[0], e);
-            int64_t i = in[0].isf ? (f != f ? 0 : (int64_t)trunc(f)) : in[0].i[e];
+            int64_t i = in[0].isf ? to_i64(f) : in[0].i[e];
             put(out, e, f, dt == FT_BOOL && in[0].isf ? (f != 0) : i);
         }
         return 0;
@@ -931,6 +946,8 @@ int ft_onnx_fold(onx_ctx *c, const onx_node *n, ft_status *st)
     /* trailing omitted inputs count as absent */
     while (nin > 0 && in[nin - 1].n == (uint64_t)-1)
         nin--;
+    if (nin == 0) /* no input: the mapper reports what is missing */
+        return 0;
     for (int i = 0; i < nin; i++)
         if (in[i].n == (uint64_t)-1) /* an omitted middle input (Slice's axes): not folded here */
             goto none;

@@ -82,7 +82,10 @@ static ft_status import_node(onx_ctx *c, const Onnx__NodeProto *np, int index)
         st = onx_record(c, key, nm);
         return st == FT_EGRAPH ? poison_outputs(c, np) : st;
     }
+    c->err->msg[0] = 0;
     st = m->map(c, &n);
+    if (st && !c->unsup_flag && !c->err->msg[0]) /* a mapper that failed without saying why */
+        st = onx_error(c, &n, FT_EGRAPH, "cannot be imported with %d inputs and %d outputs", n.n_in, n.n_out);
     if (st && c->unsup_flag && st == FT_EGRAPH) {
         c->pending = c->n_nodes; /* what it emitted is never inferred: the import fails at the end */
         return poison_outputs(c, np);
