@@ -86,6 +86,13 @@ demo: all
 test: all
 	@FTRUN=$(abspath $(BUILD)/ftrun) PYTHON=$(PYTHON) tests/run.sh
 
+# Real models exported from PyTorch (tests/onnx/torch_models.sh): the CI set runs
+# in `make test`; this target adds the slow ones (resnet50, vit_b_16: 430 MB).
+.PHONY: test-torch-models
+test-torch-models: all
+	@FTRUN=$(abspath $(BUILD)/ftrun) PYTHON=$(PYTHON) tests/onnx/torch_models.sh \
+	    $$($(PYTHON) tests/onnx/export_torch.py --list | cut -d' ' -f1)
+
 # The CUDA tier alone (needs a GPU): numeric tests on cuda:0 and the parity
 # suite against the cpu reference; the -sanitize form runs the parity suite
 # under compute-sanitizer's memcheck and racecheck.
