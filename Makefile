@@ -154,10 +154,12 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD := $(BUILD)/fuzz
 FUZZ_FLAGS := -std=gnu11 -O1 -g -fopenmp -D_FILE_OFFSET_BITS=64 -MMD -MP -fno-omit-frame-pointer \
-	-fsanitize=address,undefined -fno-sanitize-recover=undefined
-# The harnesses need the graph code and the planner, not the kernels or the CLI.
-FUZZ_SRCS := $(wildcard src/*.c src/graph/*.c) src/runtime/plan.c
+	-fsanitize=address,undefined -fno-sanitize-recover=undefined -I$(BUILD)/gen
+# The harnesses need the graph code (with the generated ONNX schema) and the
+# planner, not the kernels or the CLI.
+FUZZ_SRCS := $(wildcard src/*.c src/graph/*.c) src/runtime/plan.c $(BUILD)/gen/onnx.pb-c.c
 FUZZ_OBJS := $(FUZZ_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)
+$(filter-out $(FUZZ_BUILD)/obj/$(BUILD)/gen/%,$(FUZZ_OBJS)): | $(BUILD)/gen/onnx.pb-c.h
 FUZZ_BINS := $(patsubst fuzz/fuzz_%.c,$(FUZZ_BUILD)/fuzz_%,$(wildcard fuzz/fuzz_*.c))
 
 .PHONY: fuzz fuzz-build fuzz-regress
@@ -172,7 +174,7 @@ $(FUZZ_BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
 
 $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(wildcard fuzz/*.h) $(FUZZ_OBJS)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -Wall -Wextra -Wno-unused-parameter -Werror -fsanitize=fuzzer -Isrc -o $@ $< \
-		$(FUZZ_OBJS) -lcjson -lz -lm
+		$(FUZZ_OBJS) -lcjson -lprotobuf-c -lz -lm
 
 fuzz: fuzz-build
 	FUZZ_BUILD=$(FUZZ_BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh
