@@ -20,6 +20,7 @@
 #include "profile.h"
 #include "check.h"
 #include "report.h"
+#include "test.h"
 
 typedef struct {
     const char *name, *file;
@@ -93,6 +94,8 @@ static void usage(FILE *f)
             "       ftrun pack GRAPH -o OUT.ftg [--compress]   JSON graph -> binary graph (--compress: zlib blobs)\n"
             "       ftrun unpack GRAPH.ftg -o DIR              binary graph -> DIR/graph.json + one .npy per value\n"
             "       ftrun compare A B [--rtol R] [--atol A]    compare .npy files, .npz files or result folders\n"
+            "       ftrun test DIR... [-d DEV] [-j N] [--junit FILE] [--timeout SEC] [--threads N] [--rtol R] [--atol A]\n"
+            "                          run test folders (ONNX backend-test layout or ftrun's own); exit 1 if a case fails\n"
             "\n"
             "Options of run:\n"
             "  -d, --device DEV        cpu, cuda, cuda:N or auto (default: auto = cuda:0 if usable, else cpu)\n"
@@ -348,7 +351,7 @@ static int parse_args(int argc, char **argv, cli *c)
  * need_device: the device must be usable (run); otherwise (ops) the backend's
  * table is enough. auto is cuda:0 when a CUDA device and the CUDA backend are
  * both usable, else the CPU; an explicitly requested device is never replaced. */
-static int pick_device(const char *dev, int need_device, int quiet, const ft_backend **be, int *index, char *name, size_t nsz)
+int pick_device(const char *dev, int need_device, int quiet, const ft_backend **be, int *index, char *name, size_t nsz)
 {
     ft_error e = {0};
     *index = 0;
@@ -1020,6 +1023,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return FT_EUSAGE;
     }
+    if (!strcmp(argv[1], "test"))
+        return ft_cmd_test(argc - 1, argv + 1);
     int rc = parse_args(argc, argv, &c);
     if (!rc) {
         if (!strcmp(c.command, "devices")) {
