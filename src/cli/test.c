@@ -621,6 +621,27 @@ static void drain(int *fd, sbuf *b, size_t cap)
         sb_add(b, buf, (size_t)n < cap - b->len ? (size_t)n : cap - b->len);
 }
 
+/* Messages and logs quote files that may hold any bytes: what is not valid
+ * UTF-8, and control characters but tab and newline, become '?', so that
+ * the report and the XML stay valid text. */
+static void clean_text(char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+    while (p && *p) {
+        int n = *p < 0x80 ? 1 : (*p & 0xE0) == 0xC0 && *p >= 0xC2 ? 2 : (*p & 0xF0) == 0xE0 ? 3 : (*p & 0xF8) == 0xF0 && *p <= 0xF4 ? 4 : 0;
+        for (int k = 1; k < n; k++)
+            if ((p[k] & 0xC0) != 0x80)
+                n = 0;
+        if (n == 1 && *p < 0x20 && *p != '\n' && *p != '\t')
+            n = 0;
+        if (!n) {
+            *p++ = '?';
+            continue;
+        }
+        p += n;
+    }
+}
+
 static char *first_line(const char *s)
 {
     while (s && (*s == '\n' || *s == ' '))
@@ -656,6 +677,8 @@ static void finish_case(const topts *o, tcase *c, slot *s, int wstatus)
     for (char *p = buf; *p; p++)
         if (*p == '\n' || *p == '\r')
             *p = ' ';
+    clean_text(buf);
+    clean_text(c->log.s);
     c->msg = ft_strdup(buf);
     free(s->res.s);
     s->idx = -1;
@@ -860,7 +883,9 @@ static int write_junit(const topts *o, const caselist *L, char **dirs, int n_dir
     if (!st) {
         const char *dir = slash ? (slash == path ? "/" : (*slash = 0, path)) : ".";
         const char *fname = slash ? slash + 1 : path;
-        st = !*fname ? ft_err(&err, FT_EUSAGE, "no file name") : ft_outset_text(&outs, dir, fname, b.s, &err);
+        st = !*fname ? ft_err(&err, FT_EUSAGE, "no file name") : ft_mkdirs(dir, &err);
+        if (!st)
+            st = ft_outset_text(&outs, dir, fname, b.s, &err);
         if (!st)
             st = ft_outset_commit(&outs, &err);
         else
