@@ -129,8 +129,8 @@ static void usage(FILE *f)
             "3 invalid graph or input, 4 run-time failure. See ftrun(1) and ftrun-graph(5).\n");
 }
 
-static int usage_error(const char *fmt, ...) FT_PRINTF(1, 2);
-static int usage_error(const char *fmt, ...)
+int usage_error(const char *fmt, ...) FT_PRINTF(1, 2);
+int usage_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

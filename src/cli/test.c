@@ -902,18 +902,6 @@ static int write_junit(const topts *o, const caselist *L, char **dirs, int n_dir
 
 /* ------------------------------------------------------------- command */
 
-static int usage_err(const char *fmt, ...) FT_PRINTF(1, 2);
-static int usage_err(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "%s: error: test: ", prog);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\nTry 'ftrun --help'.\n");
-    return FT_EUSAGE;
-}
-
 /* A number >= lo (an integer when whole is set). */
 static int number(const char *opt, const char *s, double lo, int whole, double *out)
 {
@@ -921,7 +909,7 @@ static int number(const char *opt, const char *s, double lo, int whole, double *
     errno = 0;
     double v = strtod(s, &end);
     if (!*s || *end || errno || !isfinite(v) || v < lo || (whole && (v != floor(v) || v > 1e6)))
-        return usage_err("option %s: '%s' is not %s >= %g", opt, s, whole ? "an integer" : "a finite number", lo);
+        return usage_error("option %s: '%s' is not %s >= %g", opt, s, whole ? "an integer" : "a finite number", lo);
     *out = v;
     return 0;
 }
@@ -976,7 +964,7 @@ int ft_cmd_test(int argc, char **argv)
         case OPT_TIMEOUT: if (number("--timeout", optarg, 0, 0, &o.timeout)) return FT_EUSAGE; break;
         case OPT_JUNIT:
             if (!*optarg)
-                return usage_err("option --junit needs a file name");
+                return usage_error("option --junit needs a file name");
             o.junit = optarg;
             break;
         case 'q': o.quiet = 1; break;
@@ -985,12 +973,12 @@ int ft_cmd_test(int argc, char **argv)
             printf("Usage: ftrun test DIR... [-d DEV] [-j N] [--junit FILE] [--timeout SEC] [--rtol R] [--atol A] [-q|-v]\n"
                    "Runs test folders (ONNX backend-test layout or ftrun's own); see TEST FOLDERS in ftrun(1).\n");
             return 0;
-        case ':': return usage_err("option '%s' needs an argument", argv[optind - 1]);
-        default: return usage_err("option '%s' does not apply to 'test'", argv[optind - 1]);
+        case ':': return usage_error("option '%s' needs an argument", argv[optind - 1]);
+        default: return usage_error("option '%s' does not apply to 'test'", argv[optind - 1]);
         }
     }
     if (optind >= argc)
-        return usage_err("'test' needs at least one DIR");
+        return usage_error("'test' needs at least one DIR");
     if (!have_threads)
         o.threads = cores / o.jobs > 1 ? cores / o.jobs : 1;
     if (o.device && strcmp(o.device, "auto")) {

@@ -24,4 +24,8 @@ int ft_cmd_test(int argc, char **argv);
  * device must be usable. Returns an exit status (0 ok) after printing why. */
 int pick_device(const char *dev, int need_device, int quiet, const ft_backend **be, int *index, char *name, size_t nsz);
 
+/* "ftrun: error: MESSAGE" and "Try 'ftrun --help'." on stderr; returns
+ * FT_EUSAGE (src/cli/main.c). */
+int usage_error(const char *fmt, ...) FT_PRINTF(1, 2);
+
 #endif
