@@ -110,6 +110,14 @@ test-cuda-sanitize: all
 	        FTPARITY_JOBS=4 $(PYTHON) tests/cuda/parity.py || exit 1; \
 	done
 
+# tests/onnx/unsupported.txt, rewritten from the ONNX importer's own
+# "unsupported" refusals in Debian's libonnx-testdata (never from a mismatch
+# or a crash: those fail the run, listed or not).
+.PHONY: onnx-unsupported-list
+onnx-unsupported-list: $(BUILD)/ftrun
+	@FTRUN=$(abspath $(BUILD)/ftrun) FTRUN_CUDA_DRIVER=/nonexistent/libcuda.so.1 $(PYTHON) tests/onnx/testdata.py --write-list \
+	    > $(BUILD)/onnx-list.log; rc=$$?; grep -v '^ok ' $(BUILD)/onnx-list.log; exit $$rc
+
 # Address and undefined-behaviour sanitizers over the whole suite.
 asan:
 	$(MAKE) BUILD=build/asan CC=gcc CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" LDFLAGS="-fsanitize=address,undefined" build/asan/ftrun

@@ -19,11 +19,10 @@
 #include "../runtime/compare.h"
 #include "profile.h"
 #include "check.h"
+#include "convert.h"
+#include "inputs.h"
 #include "report.h"
-
-typedef struct {
-    const char *name, *file;
-} input_arg;
+#include "test.h"
 
 typedef struct {
     const char *command;
@@ -33,8 +32,7 @@ typedef struct {
     const char *outdir;
     const char *format;
     const char *expect;
-    input_arg *inputs;
-    int n_inputs;
+    ft_bindings *bind; /* -i, --dim, --shape, --random-inputs (inputs.h) */
     long warmup, iterations, threads;
     double duration;
     long long seed;
@@ -55,6 +53,7 @@ enum {
     OB_ITER = 1u << 5, OB_DURATION = 1u << 6, OB_EXPECT = 1u << 7, OB_RTOL = 1u << 8, OB_ATOL = 1u << 9,
     OB_SEED = 1u << 10, OB_THREADS = 1u << 11, OB_DRYRUN = 1u << 12, OB_COMPRESS = 1u << 13, OB_PROFILE = 1u << 14,
     OB_TRACE = 1u << 15, OB_DEVICE_ONLY = 1u << 16, OB_EXTERNAL = 1u << 17, OB_CHECK = 1u << 18, OB_FALLBACK = 1u << 19,
+    OB_DIMS = 1u << 20, OB_RANDOM = 1u << 21,
 };
 static const struct {
     const char *command;
@@ -63,11 +62,12 @@ static const struct {
     const char *operands;
 } commands[] = {
     {"run", ~(unsigned)OB_COMPRESS, 1, 1, "a GRAPH file"},
-    {"info", OB_EXTERNAL, 1, 1, "a GRAPH file"},
+    {"info", OB_EXTERNAL | OB_INPUT | OB_DIMS | OB_RANDOM, 1, 1, "a GRAPH file"},
     {"ops", OB_DEVICE, 0, 0, ""},
     {"devices", 0, 0, 0, ""},
-    {"pack", OB_OUTDIR | OB_COMPRESS | OB_SEED | OB_EXTERNAL, 1, 1, "a GRAPH file"},
-    {"unpack", OB_OUTDIR, 1, 1, "a GRAPH file"},
+    {"pack", OB_OUTDIR | OB_COMPRESS | OB_SEED | OB_EXTERNAL | OB_DIMS, 1, 1, "a GRAPH file"},
+    {"unpack", OB_OUTDIR | OB_DIMS, 1, 1, "a GRAPH file"},
+    {"convert", OB_OUTDIR | OB_COMPRESS | OB_SEED | OB_EXTERNAL | OB_DIMS, 1, 1, "a MODEL file"},
     {"compare", OB_RTOL | OB_ATOL, 2, 2, "two operands, A and B"},
 };
 
@@ -92,11 +92,22 @@ static void usage(FILE *f)
             "       ftrun devices                 the devices this machine offers\n"
             "       ftrun pack GRAPH -o OUT.ftg [--compress]   JSON graph -> binary graph (--compress: zlib blobs)\n"
             "       ftrun unpack GRAPH.ftg -o DIR              binary graph -> DIR/graph.json + one .npy per value\n"
+            "       ftrun convert MODEL -o OUT.json|OUT.ftg    any graph file -> ftrun graph (OUT.json: values in\n"
+            "                                                  OUT.values/); takes --dim, --shape, --compress (.ftg)\n"
             "       ftrun compare A B [--rtol R] [--atol A]    compare .npy files, .npz files or result folders\n"
+            "       ftrun test DIR... [-d DEV] [-j N] [--junit FILE] [--timeout SEC] [--threads N] [--rtol R] [--atol A]\n"
+            "                          run test folders (ONNX backend-test layout or ftrun's own); exit 1 if a case fails\n"
             "\n"
             "Options of run:\n"
             "  -d, --device DEV        cpu, cuda, cuda:N or auto (default: auto = cuda:0 if usable, else cpu)\n"
-            "  -i, --input NAME=FILE   value of input NAME from a .npy or .npz file (repeatable)\n"
+            "  -i, --input NAME=FILE   value of input NAME from a .npy or .npz file (repeatable); its shape\n"
+            "                          binds the input's named dims\n"
+            "      --dim NAME=N        the value of the named (symbolic) dim NAME (repeatable)\n"
+            "      --shape INPUT=D0,D1,...  the shape of INPUT (INPUT= for a scalar; repeatable)\n"
+            "      --random-inputs[=SEED]  inputs without a value get Philox uniform values (seed default 0;\n"
+            "                          input k of the graph's inputs uses SEED+k): floats in [-1,1),\n"
+            "                          integers in [0,10), bool 0 or 1; -i wins for the inputs it names\n"
+            "      --random-range LO,HI  range of --random-inputs for floats and integers ([LO,HI))\n"
             "  -o, --output-dir DIR    where results go (default ftrun-out)\n"
             "      --format FMT        npy (one .npy per output, default), npz (one outputs.npz) or none\n"
             "  -w, --warmup N          untimed runs first (default 0)\n"
@@ -126,8 +137,8 @@ static void usage(FILE *f)
             "3 invalid graph or input, 4 run-time failure. See ftrun(1) and ftrun-graph(5).\n");
 }
 
-static int usage_error(const char *fmt, ...) FT_PRINTF(1, 2);
-static int usage_error(const char *fmt, ...)
+int usage_error(const char *fmt, ...) FT_PRINTF(1, 2);
+int usage_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -181,6 +192,7 @@ static int parse_double(const char *opt, const char *s, double *out)
 enum {
     OPT_FORMAT = 256, OPT_DURATION, OPT_EXPECT, OPT_RTOL, OPT_ATOL, OPT_SEED, OPT_THREADS, OPT_DRY_RUN,
     OPT_COMPRESS, OPT_PROFILE, OPT_TRACE, OPT_DEVICE_ONLY, OPT_EXTERNAL, OPT_CHECK, OPT_CHECK_NODES, OPT_FALLBACK,
+    OPT_DIM, OPT_SHAPE, OPT_RANDOM, OPT_RANDOM_RANGE,
 };
 
 static const struct option long_opts[] = {
@@ -211,6 +223,10 @@ static const struct option long_opts[] = {
     {"check", optional_argument, 0, OPT_CHECK},
     {"check-nodes", no_argument, 0, OPT_CHECK_NODES},
     {"fallback", required_argument, 0, OPT_FALLBACK},
+    {"dim", required_argument, 0, OPT_DIM},
+    {"shape", required_argument, 0, OPT_SHAPE},
+    {"random-inputs", optional_argument, 0, OPT_RANDOM},
+    {"random-range", required_argument, 0, OPT_RANDOM_RANGE},
     {0, 0, 0, 0},
 };
 
@@ -234,18 +250,21 @@ static int parse_args(int argc, char **argv, cli *c)
     while ((ch = getopt_long(ac, av, ":d:i:o:w:n:qvhV", long_opts, &idx)) != -1) {
         switch (ch) {
         case 'd': c->device = optarg; note_opt(c, OB_DEVICE, "--device"); break;
-        case 'i': {
-            const char *eq = strchr(optarg, '=');
-            if (!eq || eq == optarg || !eq[1])
-                return usage_error("option --input: expected NAME=FILE, got '%s'", optarg);
-            input_arg *ni = realloc(c->inputs, (size_t)(c->n_inputs + 1) * sizeof *ni);
-            char *name = ni ? strndup(optarg, (size_t)(eq - optarg)) : NULL;
-            if (ni)
-                c->inputs = ni;
-            if (!name)
-                return fail(&(ft_error){FT_ERUNTIME, "out of memory reading the command line"});
-            c->inputs[c->n_inputs++] = (input_arg){name, eq + 1};
-            note_opt(c, OB_INPUT, "--input");
+        case 'i':
+        case OPT_DIM:
+        case OPT_SHAPE:
+        case OPT_RANDOM:
+        case OPT_RANDOM_RANGE: {
+            char msg[1500];
+            int (*const parse[])(ft_bindings *, const char *, char *, size_t) = {
+                ft_bind_input_arg, ft_bind_dim_arg, ft_bind_shape_arg, ft_bind_random_arg, ft_bind_range_arg};
+            int k = ch == 'i' ? 0 : ch - OPT_DIM + 1, rc = parse[k](c->bind, optarg, msg, sizeof msg);
+            if (rc == FT_EUSAGE)
+                return usage_error("%s", msg);
+            if (rc)
+                return fail(&(ft_error){rc, "out of memory reading the command line"});
+            static const char *const spelling[] = {"--input", "--dim", "--shape", "--random-inputs", "--random-range"};
+            note_opt(c, k == 0 ? OB_INPUT : k < 3 ? OB_DIMS : OB_RANDOM, spelling[k]);
             break;
         }
         case 'o': c->outdir = optarg; note_opt(c, OB_OUTDIR, "--output-dir"); break;
@@ -341,6 +360,13 @@ static int parse_args(int argc, char **argv, cli *c)
             return usage_error("option %s does not apply to '%s'", c->given_name[c->given_order[k]], c->command);
     if ((!strcmp(c->command, "pack") || !strcmp(c->command, "unpack")) && !c->outdir)
         return usage_error("'%s' needs -o %s", c->command, !strcmp(c->command, "pack") ? "OUT.ftg" : "DIR");
+    if (!strcmp(c->command, "convert") && (!c->outdir || !ft_convert_kind(c->outdir)))
+        return usage_error("'convert' needs -o OUT.json or -o OUT.ftg (the output kind is chosen by the name: .json or .ftg)%s%s",
+                           c->outdir ? ", got " : "", c->outdir ? c->outdir : "");
+    if (!strcmp(c->command, "convert") && c->compress && ft_convert_kind(c->outdir) != 2)
+        return usage_error("option --compress applies to -o OUT.ftg only");
+    if (c->bind->have_range && !c->bind->random)
+        return usage_error("option --random-range needs --random-inputs");
     return 0;
 }
 
@@ -348,7 +374,7 @@ static int parse_args(int argc, char **argv, cli *c)
  * need_device: the device must be usable (run); otherwise (ops) the backend's
  * table is enough. auto is cuda:0 when a CUDA device and the CUDA backend are
  * both usable, else the CPU; an explicitly requested device is never replaced. */
-static int pick_device(const char *dev, int need_device, int quiet, const ft_backend **be, int *index, char *name, size_t nsz)
+int pick_device(const char *dev, int need_device, int quiet, const ft_backend **be, int *index, char *name, size_t nsz)
 {
     ft_error e = {0};
     *index = 0;
@@ -424,7 +450,11 @@ static int cmd_devices(void)
 static ft_status load_graph(const cli *c, ft_graph **g, ft_error *err)
 {
     ft_load_opts lo = {.seed_override = c->seed, .allow_external = c->allow_external};
-    ft_status st = ft_graph_load(c->graph, &lo, g, err);
+    *g = NULL;
+    ft_status st = ft_bind_read_files(c->bind, err); /* their shapes bind dims */
+    ft_bind_load_opts(c->bind, &lo);
+    if (!st)
+        st = ft_graph_load(c->graph, &lo, g, err);
     if (!st)
         st = ft_graph_validate(*g, err);
     if (st) {
@@ -432,51 +462,6 @@ static ft_status load_graph(const cli *c, ft_graph **g, ft_error *err)
         *g = NULL;
     }
     return st;
-}
-
-static ft_status apply_inputs(const cli *c, ft_graph *g, ft_error *err)
-{
-    for (int i = 0; i < c->n_inputs; i++) {
-        const input_arg *a = &c->inputs[i];
-        int t = ft_graph_find(g, a->name);
-        if (t < 0 || !(g->tensors[t].flags & FT_TF_INPUT)) {
-            char list[1024] = "";
-            size_t len = 0;
-            for (int k = 0; k < g->n_inputs && len < sizeof list - 64; k++)
-                len += (size_t)snprintf(list + len, sizeof list - len, "%s'%s'", k ? ", " : "", g->tensors[g->inputs[k]].name);
-            return ft_err(err, FT_EGRAPH, "--input %s=%s: '%s' is not an input of %s (its inputs: %s)", a->name, a->file,
-                          a->name, g->file, g->n_inputs ? list : "none");
-        }
-        ft_tensor *tt = &g->tensors[t];
-        ft_npy arr;
-        ft_status st = ft_array_read(a->file, a->name, &arr, err);
-        if (st) {
-            ft_err_prefix(err, "--input %s", a->name);
-            return st;
-        }
-        char s1[FT_SHAPE_STR], s2[FT_SHAPE_STR];
-        if (ft_npy_to_dtype(&arr, tt->dtype) != 0)
-            st = ft_err(err, FT_EGRAPH, "--input %s: %s has dtype %s but input '%s' is declared %s", a->name, a->file,
-                        ft_dtype_name(arr.dtype), a->name, ft_dtype_name(tt->dtype));
-        else if (!ft_shape_eq(&arr.shape, &tt->shape))
-            st = ft_err(err, FT_EGRAPH, "--input %s: %s has shape %s but input '%s' is declared %s", a->name, a->file,
-                        ft_shape_str(&arr.shape, s1), a->name, ft_shape_str(&tt->shape, s2));
-        if (st) {
-            ft_npy_clear(&arr);
-            return st;
-        }
-        ft_tensor_set_value(tt, arr.data, arr.nbytes);
-        tt->source = "--input";
-    }
-    for (int i = 0; i < g->n_inputs; i++) {
-        const ft_tensor *t = &g->tensors[g->inputs[i]];
-        if (!t->value)
-            return ft_err(err, FT_EGRAPH,
-                          "%s: input '%s' (%s %s) has no value: pass --input %s=FILE.npy (or .npz) or give it \"data\", "
-                          "\"file\" or \"init\" in the graph",
-                          g->file, t->name, ft_dtype_name(t->dtype), ft_shape_str(&t->shape, (char[FT_SHAPE_STR]){0}), t->name);
-    }
-    return FT_OK;
 }
 
 /* Output file names must be distinct after sanitising. */
@@ -634,83 +619,47 @@ static int cmd_pack(const cli *c)
     return 0;
 }
 
-typedef struct {
-    char **fname; /* per tensor: its .npy file name, or NULL */
-} unpack_ctx;
-
-static int fill_file(void *ctx, const ft_graph *g, int tensor, struct cJSON *decl, ft_error *err)
-{
-    const unpack_ctx *u = ctx;
-    if (!cJSON_AddStringToObject(decl, "file", u->fname[tensor])) {
-        ft_err(err, FT_ERUNTIME, "out of memory");
-        return -1;
-    }
-    return 0;
-}
-
 static int cmd_unpack(const cli *c)
 {
     ft_error err = {0};
     ft_graph *g;
     if (load_graph(c, &g, &err))
         return fail(&err);
-    char *doc = NULL, *json = NULL;
+    char *doc = NULL;
     size_t len = 0;
     int files = 0;
-    ft_outset outs = {0};
-    unpack_ctx u = {ft_calloc((size_t)(g->n_tensors ? g->n_tensors : 1), sizeof(char *))};
-    struct ft_strmap *used = ft_strmap_new();
-    ft_status st = !u.fname || !used ? ft_err(&err, FT_ERUNTIME, "out of memory") : ft_graph_doc_text(c->graph, &doc, &len, &err);
-    /* one file per value, named after the tensor; names equal after
-     * sanitising get a numeric suffix */
-    for (int i = 0; i < g->n_tensors && !st; i++) {
-        const ft_tensor *t = &g->tensors[i];
-        if (!(t->flags & FT_TF_VALUE) || !(t->flags & FT_TF_DECLARED))
-            continue;
-        char base[520], name[560];
-        ft_sanitize_name(t->name, base, sizeof base);
-        snprintf(name, sizeof name, "%s.npy", base);
-        for (int k = 2; ft_strmap_get(used, name) >= 0 || !strcmp(name, "graph.json"); k++)
-            snprintf(name, sizeof name, "%s_%d.npy", base, k);
-        if (ft_strmap_put(used, name, i) || !(u.fname[i] = ft_strdup(name)))
-            st = ft_err(&err, FT_ERUNTIME, "out of memory");
-    }
-    if (!st && !(json = ft_graph_doc_rewrite(g, doc, len, fill_file, &u, 1, &err)))
-        st = err.code ? err.code : FT_ERUNTIME;
+    ft_status st = ft_graph_doc_text(c->graph, &doc, &len, &err);
     if (!st)
-        st = ft_mkdirs(c->outdir, &err);
-    for (int i = 0; i < g->n_tensors && !st; i++) {
-        const ft_tensor *t = &g->tensors[i];
-        if (u.fname[i] && !(st = ft_outset_npy(&outs, c->outdir, u.fname[i], t->dtype, &t->shape, t->value, &err)))
-            files++;
-    }
-    if (!st) {
-        size_t jl = strlen(json);
-        char *text = ft_malloc(jl + 2);
-        if (!text) {
-            st = ft_err(&err, FT_ERUNTIME, "out of memory");
-        } else {
-            memcpy(text, json, jl);
-            memcpy(text + jl, "\n", 2);
-            st = ft_outset_text(&outs, c->outdir, "graph.json", text, &err);
-            free(text);
-        }
-    }
-    if (!st)
-        st = ft_outset_commit(&outs, &err);
-    else
-        ft_outset_abort(&outs);
-    for (int i = 0; u.fname && i < g->n_tensors; i++)
-        free(u.fname[i]);
-    free(u.fname);
-    ft_strmap_free(used);
+        st = ft_write_json_graph(g, doc, len, c->outdir, "graph.json", "", &files, &err);
     free(doc);
-    free(json);
     ft_graph_free(g);
     if (st)
         return fail(&err);
     if (!c->quiet)
         fprintf(stderr, "%s: unpack: wrote %s/graph.json and %d .npy file%s\n", prog, c->outdir, files, files == 1 ? "" : "s");
+    return 0;
+}
+
+/* `convert MODEL -o OUT.json|OUT.ftg`: any graph file as an ftrun graph. */
+static int cmd_convert(const cli *c)
+{
+    ft_error err = {0};
+    ft_graph *g;
+    if (load_graph(c, &g, &err))
+        return fail(&err);
+    ft_pack_stats ps = {0};
+    int files = 0;
+    ft_status st = ft_convert(g, c->outdir, c->compress, &ps, &files, &err);
+    int n_nodes = g->n_nodes;
+    ft_graph_free(g);
+    if (st)
+        return fail(&err);
+    if (!c->quiet && ft_convert_kind(c->outdir) == 2)
+        fprintf(stderr, "%s: convert: wrote %s: %d node%s, %d blob%s\n", prog, c->outdir, n_nodes, n_nodes == 1 ? "" : "s",
+                ps.blobs, ps.blobs == 1 ? "" : "s");
+    else if (!c->quiet)
+        fprintf(stderr, "%s: convert: wrote %s: %d node%s, %d .npy file%s in %.*s.values/\n", prog, c->outdir, n_nodes,
+                n_nodes == 1 ? "" : "s", files, files == 1 ? "" : "s", (int)strlen(c->outdir) - 5, c->outdir);
     return 0;
 }
 
@@ -784,8 +733,10 @@ static int cmd_info(const cli *c)
 {
     ft_error err = {0};
     ft_graph *g;
-    if (load_graph(c, &g, &err))
+    if (load_graph(c, &g, &err) || ft_bind_apply(c->bind, g, 0, &err)) {
+        ft_graph_free(g);
         return fail(&err);
+    }
     ft_plan p;
     if (ft_plan_build(g, &p, &err)) {
         ft_graph_free(g);
@@ -822,7 +773,7 @@ static int cmd_run(const cli *c)
     ft_outset outs = {0};
     ft_npy *exp = NULL;
     char *timing = NULL;
-    if (load_graph(c, &g, &err) || apply_inputs(c, g, &err) || check_output_names(g, &err)) {
+    if (load_graph(c, &g, &err) || ft_bind_apply(c->bind, g, 1, &err) || check_output_names(g, &err)) {
         rc = fail(&err);
         goto out;
     }
@@ -940,7 +891,7 @@ static int cmd_run(const cli *c)
             goto out;
         }
     }
-    ft_timing_info ti = {devname, be->describe(ctx), eo.warmup, eo.iterations, load_ms, plan_ms};
+    ft_timing_info ti = {devname, be->describe(ctx), eo.warmup, eo.iterations, load_ms, plan_ms, c->bind->random, c->bind->seed};
     timing = ft_timing_json(g, &plan, &res, &ti);
     /* the trace first: if it cannot be written, no result file appears either */
     if (c->trace && ft_trace_write(c->trace, g, &res, devname, &err)) {
@@ -1015,11 +966,14 @@ static void catch_stop_signals(void)
 int main(int argc, char **argv)
 {
     ft_blas_tune(argv); /* may execute ftrun again with better BLAS kernels */
-    cli c = {.seed = -1};
+    ft_bindings bind = {0};
+    cli c = {.seed = -1, .bind = &bind};
     if (argc == 1) {
         usage(stderr);
         return FT_EUSAGE;
     }
+    if (!strcmp(argv[1], "test"))
+        return ft_cmd_test(argc - 1, argv + 1);
     int rc = parse_args(argc, argv, &c);
     if (!rc) {
         if (!strcmp(c.command, "devices")) {
@@ -1037,6 +991,8 @@ int main(int argc, char **argv)
             rc = cmd_pack(&c);
         } else if (!strcmp(c.command, "unpack")) {
             rc = cmd_unpack(&c);
+        } else if (!strcmp(c.command, "convert")) {
+            rc = cmd_convert(&c);
         } else if (!strcmp(c.command, "compare")) {
             rc = cmd_compare(&c);
         } else {
@@ -1049,8 +1005,6 @@ done:
         fprintf(stderr, "%s: interrupted by %s; no results written\n", prog, ft_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
         rc = 128 + ft_stop_signal;
     }
-    for (int i = 0; i < c.n_inputs; i++)
-        free((char *)c.inputs[i].name);
-    free(c.inputs);
+    ft_bindings_free(&bind);
     return rc;
 }

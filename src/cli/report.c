@@ -217,6 +217,14 @@ char *ft_timing_json(const ft_graph *g, const ft_plan *p, const ft_run_result *r
     cJSON_AddStringToObject(jg, "name", g->name);
     cJSON_AddStringToObject(jg, "file", g->file);
     cJSON_AddNumberToObject(jg, "nodes", g->n_nodes);
+    /* where each input's value came from: "--input", "--random-inputs", "data", "file", "init", "blob" */
+    cJSON *ji = cJSON_AddObjectToObject(root, "inputs");
+    for (int i = 0; i < g->n_inputs; i++) {
+        const ft_tensor *t = &g->tensors[g->inputs[i]];
+        cJSON_AddStringToObject(ji, t->name, t->source ? t->source : "none");
+    }
+    if (ti->random_inputs)
+        cJSON_AddNumberToObject(root, "random_seed", (double)ti->random_seed);
     cJSON *jd = cJSON_AddObjectToObject(root, "device");
     cJSON_AddStringToObject(jd, "name", ti->device_name);
     cJSON_AddStringToObject(jd, "description", ti->device_desc);

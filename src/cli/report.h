@@ -40,6 +40,8 @@ typedef struct ft_timing_info {
     const char *device_name, *device_desc;
     int warmup, iterations;
     double load_ms, plan_ms;
+    int random_inputs;    /* --random-inputs given: "random_seed" in timing.json */
+    uint64_t random_seed;
 } ft_timing_info;
 
 /* timing.json text (caller frees). */

@@ -10,6 +10,10 @@
  *   if (ft_dimenv_resolve(e, "m.onnx", "x", 2, d, &s, &err)) ...  // s = [N,128]
  *   ...every input...
  *   if (ft_dimenv_finish(e, "m.onnx", &err)) ...      // bindings that matched nothing
+ *   (messages: "m.onnx: input 'x' dim 0 ('batch') is not known: pass --dim
+ *   batch=N, ...", "m.onnx: --dim batch=4 but -i x=a.npy has shape [2,3]
+ *   (dim 0 'batch')", "--shape y=2: 'y' is not an input of m.onnx (its
+ *   inputs: 'x')")
  *   ft_dimenv_free(e);
  *
  * Ownership: the environment copies nothing from opts (the bindings must
@@ -38,6 +42,18 @@ void ft_dimenv_free(ft_dimenv *e);
  * Fails (FT_EGRAPH) naming file, input, dim and the option that would fix it. */
 ft_status ft_dimenv_resolve(ft_dimenv *e, const char *file, const char *input, int rank, const ft_symdim *dims,
                             ft_shape *out, ft_error *err);
+/* Optional, before the first resolve: declare every input, so that a name
+ * fixed by the shape binding of a later input is known to an earlier one
+ * (without it, inputs resolve in call order). dims are copied; their names
+ * must outlive e. */
+ft_status ft_dimenv_declare(ft_dimenv *e, const char *input, int rank, const ft_symdim *dims, ft_error *err);
+/* A tensor whose shape is fixed by its value (origin, for messages: "file
+ * w.npy"): the numbers are checked and the names bound from shape. */
+ft_status ft_dimenv_fix(ft_dimenv *e, const char *file, const char *tensor, const char *origin, int rank,
+                        const ft_symdim *dims, const ft_shape *shape, ft_error *err);
+/* The dims known so far into out (-1 where a name is not bound yet): the
+ * number of unknown dims, or -1 on failure (a --dim conflict; err filled). */
+int ft_dimenv_known(ft_dimenv *e, const char *file, int rank, const ft_symdim *dims, ft_shape *out, ft_error *err);
 /* After every input: a --dim or --shape that matched nothing is an error
  * naming it and the names the graph has. */
 ft_status ft_dimenv_finish(ft_dimenv *e, const char *file, ft_error *err);

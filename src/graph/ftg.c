@@ -497,9 +497,14 @@ char *ft_graph_doc_rewrite(const ft_graph *g, const char *doc, size_t len, ft_so
     static const char *const sources[] = {"data", "file", "offset", "init", "blob"};
     for (int i = 0; i < g->n_tensors; i++) {
         const ft_tensor *t = &g->tensors[i];
+        cJSON *decl = jt && (t->flags & FT_TF_DECLARED) ? cJSON_GetObjectItemCaseSensitive(jt, t->name) : NULL;
+        if (cJSON_IsObject(decl) && ft_doc_set_shape(decl, &t->shape)) {
+            cJSON_Delete(root);
+            ft_err(err, FT_ERUNTIME, "%s: out of memory writing the graph document", g->file);
+            return NULL;
+        }
         if (!(t->flags & FT_TF_VALUE) || !(t->flags & FT_TF_DECLARED))
             continue;
-        cJSON *decl = jt ? cJSON_GetObjectItemCaseSensitive(jt, t->name) : NULL;
         if (!cJSON_IsObject(decl)) {
             cJSON_Delete(root);
             ft_err(err, FT_EGRAPH, "%s: tensor '%s': the graph document changed while it was being converted", g->file, t->name);

@@ -73,8 +73,19 @@ typedef int (*ft_source_fill)(void *ctx, const ft_graph *g, int tensor, struct c
  * its allocations through a counter (json_reader.c) and returns the number
  * that failed so far: a change across a cJSON call means it ran out of memory. */
 unsigned long ft_json_oom(void);
+/* Rewriting also replaces each declared shape by the tensor's concrete one
+ * (named dims as bound at load). */
 char *ft_graph_doc_rewrite(const ft_graph *g, const char *doc, size_t len, ft_source_fill fill, void *ctx, int pretty,
                            ft_error *err);
+
+/* A declaration's "shape" set to s (the named dims of a symbolic shape
+ * become numbers). Returns 0, or -1 when out of memory. */
+int ft_doc_set_shape(struct cJSON *decl, const ft_shape *s);
+/* A graph document made from g itself (for graphs read from another format):
+ * "tensors" declares every input, output and tensor with a value (without its
+ * value source: ft_graph_doc_rewrite's fill adds one), "nodes" lists every node
+ * with every attribute that has a value. Caller frees; NULL on failure. */
+char *ft_graph_doc_make(const ft_graph *g, size_t *len, ft_error *err);
 
 typedef struct ft_pack_stats {
     int blobs, zlib_blobs;

@@ -222,8 +222,10 @@ void ft_init_values(void *buf, ft_dtype dt, uint64_t numel, int kind, double a, 
             uint32_t w[4];
             ft_philox4x32(i, seed, w);
             double u1 = unit53(w[0], w[1]);
-            if (kind == 2) {
+            if (kind == 2 || kind == 4) {
                 v = a + (b - a) * u1;
+                if (kind == 4)
+                    v = floor(v);
             } else {
                 double u2 = unit53(w[2], w[3]);
                 v = a + b * sqrt(-2.0 * log(1.0 - u1)) * cos(2.0 * M_PI * u2);

@@ -115,7 +115,8 @@ ft_status ft_node_err(ft_error *err, ft_status code, const ft_graph *g, const ft
 /* Counter-based generator used by "init" (Philox-4x32-10); see ftrun-graph(5). */
 void ft_philox4x32(uint64_t counter, uint64_t key, uint32_t out[4]);
 /* Fill buf (numel elements of dt) from an init spec. kind: 0 fill, 1 arange,
- * 2 uniform, 3 normal. a/b: value / start,step / low,high / mean,std. */
+ * 2 uniform, 3 normal, 4 uniform rounded down (floor: the integers of
+ * [low, high) for --random-inputs). a/b: value / start,step / low,high / mean,std. */
 void ft_init_values(void *buf, ft_dtype dt, uint64_t numel, int kind, double a, double b, uint64_t seed);
 
 /* Small string -> int hash map (owned keys). */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dims.h"
 #include "ftg.h"
 #include "graph.h"
 #include "npy.h"
@@ -18,11 +19,22 @@
 #define MAX_TENSORS 4000000
 #define FT_MAX_NAME 1024 /* bytes in a tensor or node name */
 
+/* A declared tensor whose shape names a dim: its value source is read once
+ * the names are bound (resolve_dims). */
+typedef struct {
+    int t;
+    const cJSON *decl;
+    int rank, done;
+    ft_symdim sym[FT_MAX_RANK]; /* names point into the document */
+} pending;
+
 typedef struct {
     ft_graph *g;
     const ft_load_opts *opts;
     ft_error *err;
     ft_blob_set *blobs; /* non-NULL while reading a binary graph's header */
+    pending *p;
+    int np, capp;
 } reader;
 
 static ft_status oom(reader *r) { return ft_err(r->err, FT_ERUNTIME, "%s: out of memory while loading the graph", r->g->file); }
@@ -170,21 +182,34 @@ static int json_int(const cJSON *j, int64_t *v)
 
 /* ---- shapes and dtypes ---- */
 
-static ft_status parse_shape(reader *r, const char *tname, const cJSON *j, ft_shape *s)
+/* A dim is a non-negative integer or a name (a symbolic dim: sym[i] gets
+ * it, s->dims[i] is -1 until it is bound). *named counts the names. */
+static ft_status parse_shape(reader *r, const char *tname, const cJSON *j, ft_shape *s, ft_symdim *sym, int *named)
 {
     if (!cJSON_IsArray(j))
-        return terr(r, tname, "\"shape\" must be an array of non-negative integers, got %s", jtype(j));
+        return terr(r, tname, "\"shape\" must be an array of non-negative integers and dim names, got %s", jtype(j));
     int n = cJSON_GetArraySize(j);
     if (n > FT_MAX_RANK)
         return terr(r, tname, "rank %d exceeds the maximum rank %d", n, FT_MAX_RANK);
     s->rank = n;
+    *named = 0;
     int i = 0;
     const cJSON *it;
     cJSON_ArrayForEach(it, j)
     {
         int64_t v;
+        if (cJSON_IsString(it)) {
+            size_t len = strlen(it->valuestring);
+            if (len == 0 || len > 256)
+                return terr(r, tname, "\"shape\"[%d]: a dim name must be 1 to 256 bytes long", i);
+            sym[i] = (ft_symdim){-1, it->valuestring};
+            s->dims[i++] = -1;
+            (*named)++;
+            continue;
+        }
         if (json_int(it, &v) || v < 0 || cJSON_IsBool(it))
-            return terr(r, tname, "\"shape\"[%d] must be a non-negative integer", i);
+            return terr(r, tname, "\"shape\"[%d] must be a non-negative integer or a dim name", i);
+        sym[i] = (ft_symdim){v, NULL};
         s->dims[i++] = v;
     }
     return FT_OK;
@@ -338,7 +363,10 @@ static ft_status check_inside(reader *r, const ft_tensor *t, const char *rel, co
     return st;
 }
 
-static ft_status load_file(reader *r, ft_tensor *t, const cJSON *jf, const cJSON *joff)
+/* With env non-NULL (a tensor whose shape names a dim): a .npy file fixes
+ * the shape, binding the names (sym); a raw file is left for later (*raw). */
+static ft_status load_file(reader *r, ft_tensor *t, const cJSON *jf, const cJSON *joff, ft_dimenv *env,
+                           const ft_symdim *sym, int *raw)
 {
     if (!cJSON_IsString(jf) || !*jf->valuestring)
         return terr(r, t->name, "\"file\" must be a non-empty string (a path relative to the graph's folder)");
@@ -364,7 +392,7 @@ static ft_status load_file(reader *r, ft_tensor *t, const cJSON *jf, const cJSON
         free(path);
         return st;
     }
-    size_t need = ft_tensor_bytes(t);
+    size_t need = env ? 0 : ft_tensor_bytes(t);
     char s1[FT_SHAPE_STR], s2[FT_SHAPE_STR];
     if (ft_npy_is_npy(buf, len)) {
         ft_npy a;
@@ -373,10 +401,17 @@ static ft_status load_file(reader *r, ft_tensor *t, const cJSON *jf, const cJSON
         else if ((st = ft_npy_parse(path, buf, len, &a, r->err)) != FT_OK)
             ft_err_prefix(r->err, "%s: tensor '%s'", r->g->file, t->name);
         else {
+            char origin[4200];
+            snprintf(origin, sizeof origin, "file %s", path);
             if (ft_npy_to_dtype(&a, t->dtype) != 0)
                 st = terr(r, t->name, "%s has dtype %s but the tensor is declared %s", path, ft_dtype_name(a.dtype),
                           ft_dtype_name(t->dtype));
-            else if (!ft_shape_eq(&a.shape, &t->shape))
+            else if (env) {
+                if (!(st = ft_dimenv_fix(env, r->g->file, t->name, origin, t->shape.rank, sym, &a.shape, r->err))) {
+                    t->shape = a.shape;
+                    t->value_bytes = a.nbytes;
+                }
+            } else if (!ft_shape_eq(&a.shape, &t->shape))
                 st = terr(r, t->name, "%s has shape %s but the tensor is declared %s", path, ft_shape_str(&a.shape, s1),
                           ft_shape_str(&t->shape, s2));
             if (!st) {
@@ -386,6 +421,8 @@ static ft_status load_file(reader *r, ft_tensor *t, const cJSON *jf, const cJSON
             }
             ft_npy_clear(&a);
         }
+    } else if (env) {
+        *raw = 1;
     } else if ((uint64_t)offset > len || len - (size_t)offset < need) {
         st = terr(r, t->name, "%s is too short: %s %s needs %zu bytes from offset %lld, the file has %zu bytes", path,
                   ft_dtype_name(t->dtype), ft_shape_str(&t->shape, s1), need, (long long)offset, len);
@@ -531,6 +568,43 @@ static ft_status load_blob(reader *r, ft_tensor *t, const cJSON *j, uint64_t nee
     return FT_OK;
 }
 
+/* The value source of a declared tensor whose shape is concrete. */
+static ft_status load_value(reader *r, ft_tensor *t, const cJSON *decl)
+{
+    const char *name = t->name;
+    uint64_t numel, bytes;
+    if (ft_shape_numel(&t->shape, &numel) || ft_mul_overflow(numel, ft_dtype_size(t->dtype), &bytes) ||
+        bytes > FT_MAX_TENSOR_BYTES)
+        return terr(r, name, "shape %s of %s is too large (limit %llu bytes)", ft_shape_str(&t->shape, (char[FT_SHAPE_STR]){0}),
+                    ft_dtype_name(t->dtype), (unsigned long long)FT_MAX_TENSOR_BYTES);
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(decl, "data"), *file = cJSON_GetObjectItemCaseSensitive(decl, "file"),
+                *init = cJSON_GetObjectItemCaseSensitive(decl, "init"), *off = cJSON_GetObjectItemCaseSensitive(decl, "offset");
+    const cJSON *blob = r->blobs ? cJSON_GetObjectItemCaseSensitive(decl, "blob") : NULL;
+    if (!data && !file && !init && !blob)
+        return FT_OK;
+    t->value_bytes = (size_t)bytes;
+    if (blob) {
+        t->flags |= FT_TF_VALUE;
+        t->source = "blob";
+        return load_blob(r, t, blob, bytes);
+    }
+    t->value = ft_calloc(1, (size_t)bytes);
+    if (!t->value)
+        return ft_err(r->err, FT_ERUNTIME, "%s: tensor '%s': out of memory allocating %llu bytes", r->g->file, name,
+                      (unsigned long long)bytes);
+    t->flags |= FT_TF_VALUE;
+    if (data) {
+        t->source = "data";
+        return load_data(r, t, data);
+    }
+    if (file) {
+        t->source = "file";
+        return load_file(r, t, file, off, NULL, NULL, NULL);
+    }
+    t->source = "init";
+    return load_init(r, t, init);
+}
+
 static ft_status parse_tensor_decl(reader *r, const cJSON *decl)
 {
     static const char *const keys[] = {"dtype", "shape", "data", "file", "offset", "init", "blob"};
@@ -556,13 +630,10 @@ static ft_status parse_tensor_decl(reader *r, const cJSON *decl)
         return terr(r, name, "missing \"dtype\"");
     if (!js)
         return terr(r, name, "missing \"shape\"");
-    if ((st = parse_dtype(r, name, jd, &t->dtype)) || (st = parse_shape(r, name, js, &t->shape)))
+    ft_symdim sym[FT_MAX_RANK];
+    int named = 0;
+    if ((st = parse_dtype(r, name, jd, &t->dtype)) || (st = parse_shape(r, name, js, &t->shape, sym, &named)))
         return st;
-    uint64_t numel, bytes;
-    if (ft_shape_numel(&t->shape, &numel) || ft_mul_overflow(numel, ft_dtype_size(t->dtype), &bytes) ||
-        bytes > FT_MAX_TENSOR_BYTES)
-        return terr(r, name, "shape %s of %s is too large (limit %llu bytes)", ft_shape_str(&t->shape, (char[FT_SHAPE_STR]){0}),
-                    ft_dtype_name(t->dtype), (unsigned long long)FT_MAX_TENSOR_BYTES);
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(decl, "data"), *file = cJSON_GetObjectItemCaseSensitive(decl, "file"),
                 *init = cJSON_GetObjectItemCaseSensitive(decl, "init"), *off = cJSON_GetObjectItemCaseSensitive(decl, "offset");
     const cJSON *blob = r->blobs ? cJSON_GetObjectItemCaseSensitive(decl, "blob") : NULL;
@@ -572,29 +643,109 @@ static ft_status parse_tensor_decl(reader *r, const cJSON *decl)
                     r->blobs ? ", \"blob\"" : "");
     if (off && !file)
         return terr(r, name, "\"offset\" is only meaningful with \"file\"");
-    if (!sources)
-        return FT_OK;
-    t->value_bytes = (size_t)bytes;
-    if (blob) {
-        t->flags |= FT_TF_VALUE;
-        t->source = "blob";
-        return load_blob(r, t, blob, bytes);
+    if (!named)
+        return load_value(r, t, decl);
+    if (r->np == r->capp) {
+        int nc = r->capp ? r->capp * 2 : 8;
+        pending *np = ft_realloc(r->p, (size_t)nc * sizeof *np);
+        if (!np)
+            return oom(r);
+        r->p = np;
+        r->capp = nc;
     }
-    t->value = ft_calloc(1, (size_t)bytes);
-    if (!t->value)
-        return ft_err(r->err, FT_ERUNTIME, "%s: tensor '%s': out of memory allocating %llu bytes", r->g->file, name,
-                      (unsigned long long)bytes);
-    t->flags |= FT_TF_VALUE;
-    if (data) {
-        t->source = "data";
-        return load_data(r, t, data);
+    pending *p = &r->p[r->np++];
+    *p = (pending){.t = idx, .decl = decl, .rank = t->shape.rank};
+    memcpy(p->sym, sym, sizeof sym);
+    return FT_OK;
+}
+
+static pending *find_pending(reader *r, int t)
+{
+    for (int i = 0; i < r->np; i++)
+        if (r->p[i].t == t)
+            return &r->p[i];
+    return NULL;
+}
+
+/* Symbolic dims (dims.h), once "inputs" is known: .npy files of tensors that
+ * name dims fix them; then every declared input resolves (its shape binding
+ * from -i or --shape, --dim, or the names bound so far); then the value
+ * sources of the other tensors that name dims are read at the bound shape.
+ * A tensor without a value source (produced by a node) keeps -1 where a name
+ * is bound by nothing: validation takes the inferred size there. */
+static ft_status resolve_dims(reader *r)
+{
+    ft_graph *g = r->g;
+    ft_dimenv *e = ft_dimenv_new(r->opts);
+    if (!e)
+        return oom(r);
+    ft_status st = FT_OK;
+    ft_symdim concrete[FT_MAX_RANK];
+    for (int i = 0; i < g->n_inputs && !st; i++) {
+        ft_tensor *t = &g->tensors[g->inputs[i]];
+        pending *p = find_pending(r, g->inputs[i]);
+        for (int k = 0; k < t->shape.rank; k++)
+            concrete[k] = (ft_symdim){t->shape.dims[k], NULL};
+        if (t->flags & FT_TF_DECLARED)
+            st = ft_dimenv_declare(e, t->name, t->shape.rank, p ? p->sym : concrete, r->err);
     }
-    if (file) {
-        t->source = "file";
-        return load_file(r, t, file, off);
+    for (int i = 0; i < r->np && !st; i++) {
+        pending *p = &r->p[i];
+        const cJSON *file = cJSON_GetObjectItemCaseSensitive(p->decl, "file");
+        int raw = 0;
+        if (!file)
+            continue;
+        ft_tensor *t = &g->tensors[p->t];
+        st = load_file(r, t, file, cJSON_GetObjectItemCaseSensitive(p->decl, "offset"), e, p->sym, &raw);
+        if (!st && !raw) {
+            p->done = 1;
+            t->flags |= FT_TF_VALUE;
+            t->source = "file";
+        }
     }
-    t->source = "init";
-    return load_init(r, t, init);
+    for (int i = 0; i < g->n_inputs && !st; i++) {
+        ft_tensor *t = &g->tensors[g->inputs[i]];
+        if (!(t->flags & FT_TF_DECLARED))
+            continue;
+        pending *p = find_pending(r, g->inputs[i]);
+        for (int k = 0; k < t->shape.rank; k++)
+            concrete[k] = (ft_symdim){t->shape.dims[k], NULL};
+        ft_shape s;
+        st = ft_dimenv_resolve(e, g->file, t->name, t->shape.rank, p ? p->sym : concrete, &s, r->err);
+        if (!st && p && !p->done)
+            t->shape = s;
+    }
+    for (int i = 0; i < r->np && !st; i++) {
+        pending *p = &r->p[i];
+        ft_tensor *t = &g->tensors[p->t];
+        if (p->done || (t->flags & FT_TF_INPUT))
+            continue;
+        ft_shape s;
+        int unknown = ft_dimenv_known(e, g->file, p->rank, p->sym, &s, r->err);
+        if (unknown < 0) {
+            st = r->err->code;
+            break;
+        }
+        t->shape = s;
+        static const char *const src[] = {"data", "file", "init", "blob"};
+        const char *has = NULL;
+        for (int k = 0; k < 4 && !has; k++)
+            if (cJSON_GetObjectItemCaseSensitive(p->decl, src[k]))
+                has = src[k];
+        for (int k = 0; k < p->rank && unknown && has && !st; k++)
+            if (s.dims[k] < 0)
+                st = terr(r, t->name,
+                          "dim %d ('%s') is not known, and its value (\"%s\") needs a concrete shape: pass --dim %s=N, or "
+                          "bind '%s' through an input",
+                          k, p->sym[k].name, has, p->sym[k].name, p->sym[k].name);
+    }
+    if (!st)
+        st = ft_dimenv_finish(e, g->file, r->err);
+    for (int i = 0; i < r->np && !st; i++)
+        if (!r->p[i].done)
+            st = load_value(r, &g->tensors[r->p[i].t], r->p[i].decl);
+    ft_dimenv_free(e);
+    return st;
 }
 
 /* ---- nodes ---- */
@@ -970,6 +1121,8 @@ static ft_status parse_doc(reader *r, const char *text, size_t len)
         goto out;
     if (g->n_outputs == 0)
         st = gerr(r, "\"outputs\" is empty: a graph needs at least one output");
+    if (!st)
+        st = resolve_dims(r);
 out:
     cJSON_Delete(doc);
     return st;
@@ -982,7 +1135,7 @@ ft_status ft_graph_parse_doc(const char *path, const char *text, size_t len, con
     ft_graph *g = ft_calloc(1, sizeof *g);
     if (!g)
         return ft_err(err, FT_ERUNTIME, "out of memory");
-    reader r = {g, opts, err, blobs};
+    reader r = {g, opts, err, blobs, NULL, 0, 0};
     g->file = ft_strdup(path);
     const char *slash = strrchr(path, '/');
     g->dir = slash ? ft_strdup(path) : ft_strdup(".");
@@ -1001,6 +1154,7 @@ ft_status ft_graph_parse_doc(const char *path, const char *text, size_t len, con
         return ft_err(err, FT_ERUNTIME, "out of memory");
     }
     ft_status st = parse_doc(&r, text, len);
+    free(r.p);
     if (st) {
         ft_graph_free(g);
         return st;

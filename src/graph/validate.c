@@ -217,10 +217,15 @@ static ft_status infer_node(ft_graph *g, ft_node *n, ft_error *err)
             return ft_node_err(err, FT_EGRAPH, g, n, "output '%s' of shape %s is too large (limit %llu bytes)", t->name,
                                ft_shape_str(&out[o].shape, s1), (unsigned long long)FT_MAX_TENSOR_BYTES);
         if (t->flags & FT_TF_DECLARED) {
-            if (t->dtype != out[o].dtype || !ft_shape_eq(&t->shape, &out[o].shape))
+            /* -1: a named dim bound by nothing (json_reader.c resolve_dims) takes the inferred size */
+            int same = t->shape.rank == out[o].shape.rank;
+            for (int d = 0; d < t->shape.rank && same; d++)
+                same = t->shape.dims[d] < 0 || t->shape.dims[d] == out[o].shape.dims[d];
+            if (t->dtype != out[o].dtype || !same)
                 return ft_node_err(err, FT_EGRAPH, g, n, "output '%s' is declared %s %s but the op produces %s %s", t->name,
                                    ft_dtype_name(t->dtype), ft_shape_str(&t->shape, s1), ft_dtype_name(out[o].dtype),
                                    ft_shape_str(&out[o].shape, s2));
+            t->shape = out[o].shape;
         } else {
             t->dtype = out[o].dtype;
             t->shape = out[o].shape;
