@@ -488,7 +488,8 @@ static ft_status load_expect(const cli *c, const ft_graph *g, ft_npy *exp, ft_er
     struct stat sb;
     int exists = stat(c->expect, &sb) == 0;
     int is_file = exists ? !S_ISDIR(sb.st_mode)
-                         : len > 4 && (!strcmp(c->expect + len - 4, ".npy") || !strcmp(c->expect + len - 4, ".npz"));
+                         : len > 4 && (!strcmp(c->expect + len - 4, ".npy") || !strcmp(c->expect + len - 4, ".npz") ||
+                                     !strcmp(c->expect + len - 3, ".pb"));
     ft_npz z = {0};
     int is_npz = 0;
     if (is_file && exists) {
@@ -530,9 +531,13 @@ static ft_status load_expect(const cli *c, const ft_graph *g, ft_npy *exp, ft_er
         } else {
             if (is_file)
                 snprintf(path, sizeof path, "%s", c->expect);
-            else
-                snprintf(path, sizeof path, "%s/%s.npy", c->expect, fname);
-            st = ft_npy_read(path, &exp[i], err);
+            else {
+                /* NAME.npy, or an ONNX tensor file NAME.pb */
+                snprintf(path, sizeof path, "%s/%s.pb", c->expect, fname);
+                if (access(path, F_OK) != 0)
+                    snprintf(path, sizeof path, "%s/%s.npy", c->expect, fname);
+            }
+            st = ft_array_read(path, NULL, &exp[i], err);
         }
         if (st) {
             ft_err_prefix(err, "--expect: output '%s'", t->name);

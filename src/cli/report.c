@@ -311,7 +311,10 @@ static void print_tensor_line(FILE *f, const ft_tensor *t)
 void ft_print_info(FILE *f, const ft_graph *g, const ft_plan *p)
 {
     char h1[32], h2[32], h3[32];
-    fprintf(f, "graph: %s\nfile: %s\nnodes: %d, tensors: %d\n", g->name, g->file, g->n_nodes, g->n_tensors);
+    fprintf(f, "graph: %s\nfile: %s\n", g->name, g->file);
+    if (g->about)
+        fprintf(f, "source: %s\n", g->about);
+    fprintf(f, "nodes: %d, tensors: %d\n", g->n_nodes, g->n_tensors);
     fprintf(f, "inputs:%s\n", g->n_inputs ? "" : " (none)");
     for (int i = 0; i < g->n_inputs; i++)
         print_tensor_line(f, &g->tensors[g->inputs[i]]);

@@ -134,6 +134,7 @@ void ft_graph_free(ft_graph *g)
     free(g->file);
     free(g->dir);
     free(g->name);
+    free(g->about);
     ft_strmap_free(g->tmap);
     if (g->map)
         munmap(g->map, g->map_bytes);

@@ -22,6 +22,9 @@
 #include "ops.h"
 #include "shape.h"
 
+/* Bytes in a tensor or node name (the readers refuse longer ones). */
+#define FT_MAX_NAME 1024
+
 enum {
     FT_TF_DECLARED = 1 << 0, /* listed under "tensors" */
     FT_TF_INPUT = 1 << 1,    /* listed under "inputs" */
@@ -66,6 +69,7 @@ typedef struct ft_graph {
     int *order;      /* topological order of node indices (after validate) */
     struct ft_strmap *tmap; /* tensor name -> index */
     void *map;       /* read-only mapping of a binary graph file (NULL for JSON) */
+    char *about;     /* what the reader noted for `ftrun info` (ONNX: producer, opsets, folding), or NULL */
     size_t map_bytes;
 } ft_graph;
 
@@ -79,6 +83,12 @@ typedef struct ft_shape_bind {
     const char *input;
     ft_shape shape;
     const char *origin; /* for messages: "--shape" or the -i file's path */
+    /* The values from -i when the caller has read them (else data NULL): an
+     * ONNX input that a node needs as a parameter (Reshape's shape, ...) is
+     * then taken from them at load time. */
+    ft_dtype dtype;
+    const void *data;
+    size_t nbytes;
 } ft_shape_bind;
 
 typedef struct ft_load_opts {
@@ -90,8 +100,9 @@ typedef struct ft_load_opts {
     int n_shapes;
 } ft_load_opts;
 
-/* Load a graph file: a binary graph (.ftg, recognised by its first bytes, see
- * ftg.h) or a JSON graph; every value source is loaded and checked. */
+/* Load a graph file: a binary graph (.ftg), an ONNX model (onnx.h) or a JSON
+ * graph, recognised by their first bytes (load.c); every value source is
+ * loaded and checked. */
 ft_status ft_graph_load(const char *path, const ft_load_opts *opts, ft_graph **out, ft_error *err);
 /* Same, from a buffer (path is used for messages and relative files). */
 ft_status ft_graph_load_json(const char *path, const char *text, size_t len, const ft_load_opts *opts,
@@ -100,6 +111,9 @@ ft_status ft_graph_load_json(const char *path, const char *text, size_t len, con
  * checks of declarations against inference, value presence. */
 ft_status ft_graph_validate(ft_graph *g, ft_error *err);
 void ft_graph_free(ft_graph *g);
+/* Infer the dtype and shape of n's outputs from its inputs' (already known),
+ * checking declared outputs; what ft_graph_validate does for every node. */
+ft_status ft_node_infer(ft_graph *g, ft_node *n, ft_error *err);
 /* Give t the value `owned` (allocated with ft_malloc, bytes long), releasing
  * its previous value unless that was borrowed from the file mapping. */
 void ft_tensor_set_value(ft_tensor *t, void *owned, size_t bytes);

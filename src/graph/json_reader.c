@@ -17,7 +17,7 @@
 
 #define MAX_NODES 1000000
 #define MAX_TENSORS 4000000
-#define FT_MAX_NAME 1024 /* bytes in a tensor or node name */
+
 
 /* A declared tensor whose shape names a dim: its value source is read once
  * the names are bound (resolve_dims). */
@@ -1167,29 +1167,4 @@ ft_status ft_graph_load_json(const char *path, const char *text, size_t len, con
                              ft_error *err)
 {
     return ft_graph_parse_doc(path, text, len, opts, NULL, out, err);
-}
-
-ft_status ft_graph_load(const char *path, const ft_load_opts *opts, ft_graph **out, ft_error *err)
-{
-    *out = NULL;
-    /* the kind of file is decided by its first bytes, never by its name */
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return ft_err(err, errno == ENOMEM ? FT_ERUNTIME : FT_EGRAPH, "%s: cannot open: %s", path, strerror(errno));
-    unsigned char head[8];
-    size_t n = fread(head, 1, sizeof head, f);
-    int rerr = ferror(f) && errno != EISDIR ? errno : 0; /* a folder is reported below */
-    fclose(f);
-    if (rerr)
-        return ft_err(err, rerr == ENOMEM ? FT_ERUNTIME : FT_EGRAPH, "%s: read error: %s", path, strerror(rerr));
-    if (ft_ftg_is_ftg(head, n))
-        return ft_ftg_load(path, opts, out, err);
-    unsigned char *buf;
-    size_t len;
-    ft_status st = ft_read_file(path, &buf, &len, err);
-    if (st)
-        return st;
-    st = ft_graph_load_json(path, (const char *)buf, len, opts, out, err);
-    free(buf);
-    return st;
 }

@@ -3,6 +3,7 @@
  * Zip format: PKWARE APPNOTE.TXT, sections 4.3.7 (local header), 4.3.12
  * (central directory) and 4.3.16 (end of central directory). */
 #include "npz.h"
+#include "onnx.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -366,6 +367,14 @@ ft_status ft_npz_read(const ft_npz *z, int i, ft_npy *out, ft_error *err)
     return st;
 }
 
+/* A .npy or an ONNX TensorProto. A TensorProto has no magic: it starts with
+ * the tag of dims, data_type, name or raw_data (what every writer puts first). */
+static ft_status parse_single(const char *path, const unsigned char *buf, size_t len, ft_npy *out, ft_error *err)
+{
+    int pb = len > 0 && !ft_npy_is_npy(buf, len) && buf[0] && strchr("\x08\x0a\x10\x42\x4a", buf[0]);
+    return pb ? ft_pb_parse(path, buf, len, out, err) : ft_npy_parse(path, buf, len, out, err);
+}
+
 ft_status ft_array_read(const char *path, const char *name, ft_npy *out, ft_error *err)
 {
     unsigned char *buf;
@@ -375,7 +384,7 @@ ft_status ft_array_read(const char *path, const char *name, ft_npy *out, ft_erro
     if (st)
         return st;
     if (!ft_npz_is_npz(buf, len)) {
-        st = ft_npy_parse(path, buf, len, out, err);
+        st = parse_single(path, buf, len, out, err);
         free(buf);
         return st;
     }
@@ -450,7 +459,7 @@ static ft_status arrays_file(ft_arrays *s, const char *path, const char *base, f
     if (st)
         return st;
     if (!ft_npz_is_npz(buf, len)) {
-        st = ft_npy_parse(path, buf, len, &arr, err);
+        st = parse_single(path, buf, len, &arr, err);
         free(buf);
         if (st)
             return st;
@@ -459,6 +468,8 @@ static ft_status arrays_file(ft_arrays *s, const char *path, const char *base, f
         size_t nl = strlen(name);
         if (nl > 4 && !strcmp(name + nl - 4, ".npy"))
             name[nl - 4] = 0;
+        else if (nl > 3 && !strcmp(name + nl - 3, ".pb"))
+            name[nl - 3] = 0;
         return arrays_add(s, name, path, &arr, err);
     }
     ft_npz z;
@@ -486,7 +497,8 @@ static ft_status arrays_dir(ft_arrays *s, const char *dir, ft_error *err)
     ft_status st = FT_OK;
     for (struct dirent *de; (de = readdir(d)) != NULL;) {
         size_t l = strlen(de->d_name);
-        if (de->d_name[0] == '.' || l < 5 || (strcmp(de->d_name + l - 4, ".npy") && strcmp(de->d_name + l - 4, ".npz")))
+        if (de->d_name[0] == '.' || l < 4 ||
+            (strcmp(de->d_name + l - 3, ".pb") && (l < 5 || (strcmp(de->d_name + l - 4, ".npy") && strcmp(de->d_name + l - 4, ".npz")))))
             continue;
         char **nfv = ft_realloc(files, (size_t)(nf + 1) * sizeof *nfv);
         if (!nfv || !(nfv[nf] = ft_strdup(de->d_name))) {
@@ -509,7 +521,7 @@ static ft_status arrays_dir(ft_arrays *s, const char *dir, ft_error *err)
         free(files[i]);
     free(files);
     if (!st && s->n == 0)
-        st = ft_err(err, FT_EGRAPH, "%s: the folder holds no .npy or .npz file", dir);
+        st = ft_err(err, FT_EGRAPH, "%s: the folder holds no .npy, .npz or .pb file", dir);
     return st;
 }
 

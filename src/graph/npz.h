@@ -56,7 +56,8 @@ ft_status ft_npz_read(const ft_npz *z, int i, ft_npy *out, ft_error *err);
 const char *ft_npz_names(const ft_npz *z, char *buf, size_t n);
 void ft_npz_close(ft_npz *z);
 
-/* One array from a .npy or .npz file (told apart by their first bytes). For
+/* One array from a .npy, .npz or ONNX TensorProto (.pb) file (told apart by
+ * their first bytes, see onnx.h for .pb). For
  * an .npz: member NAME.npy (or its sanitised name); when name is NULL or
  * absent and the archive has exactly one member, that one. */
 ft_status ft_array_read(const char *path, const char *name, ft_npy *out, ft_error *err);

@@ -180,7 +180,7 @@ static ft_status topo_order(ft_graph *g, ft_error *err)
     return st;
 }
 
-static ft_status infer_node(ft_graph *g, ft_node *n, ft_error *err)
+ft_status ft_node_infer(ft_graph *g, ft_node *n, ft_error *err)
 {
     const ft_op_info *oi = ft_op_get(n->op);
     const ft_tinfo *in[64];
@@ -243,6 +243,6 @@ ft_status ft_graph_validate(ft_graph *g, ft_error *err)
     if (!st)
         st = topo_order(g, err);
     for (int k = 0; k < g->n_nodes && !st; k++)
-        st = infer_node(g, &g->nodes[g->order[k]], err);
+        st = ft_node_infer(g, &g->nodes[g->order[k]], err);
     return st;
 }

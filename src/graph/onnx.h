@@ -1,0 +1,49 @@
+/* ONNX models (ModelProto) and ONNX tensor files (TensorProto, ".pb"), read
+ * with protobuf-c and the schema Debian's libonnx-dev installs
+ * (/usr/include/onnx/onnx.proto, compiled into build/gen/onnx.pb-c.h).
+ *
+ *   ft_graph *g;                         // usually through ft_graph_load (load.c)
+ *   if (ft_onnx_load("m.onnx", buf, len, &opts, &g, &err)) ... err.msg
+ *
+ *   ft_npy a = {0};                      // a tensor file: dtype, shape, data
+ *   if (ft_pb_parse("input_0.pb", buf, len, &a, &err)) ...; ft_npy_clear(&a);
+ *   ft_pb_write_file("out.pb", "y", FT_F32, &shape, data, &err);
+ *
+ * Ownership: ft_onnx_load returns a graph the caller frees with ft_graph_free;
+ * ft_pb_parse fills an ft_npy the caller clears. The caller keeps buf.
+ */
+#ifndef FT_ONNX_H
+#define FT_ONNX_H
+
+#include <stdio.h>
+
+#include "graph.h"
+#include "npy.h"
+
+/* 1 when buf starts like an ONNX model (a ModelProto's first field tag). */
+int ft_onnx_sniff(const unsigned char *buf, size_t n);
+/* Read an ONNX model held in buf (path names it in messages and locates
+ * external data files): checks, folding and import of every node. */
+ft_status ft_onnx_load(const char *path, const unsigned char *buf, size_t len, const ft_load_opts *opts,
+                       ft_graph **out, ft_error *err);
+
+/* A TensorProto file. Values in raw_data or the typed fields; external data is
+ * refused here (a lone tensor file has no folder rule). */
+ft_status ft_pb_parse(const char *path, const unsigned char *buf, size_t n, ft_npy *out, ft_error *err);
+/* Write a TensorProto named `name` (raw_data, little-endian) to a stream. */
+ft_status ft_pb_write(FILE *f, const char *path, const char *name, ft_dtype dt, const ft_shape *s, const void *data,
+                      ft_error *err);
+
+/* ---- shared by the onnx_*.c files ---- */
+struct Onnx__TensorProto;
+/* ftrun dtype of an ONNX TensorProto data_type; -1 when ftrun has none. */
+int ft_onnx_dtype(int32_t onnx_type, ft_dtype *dt);
+const char *ft_onnx_type_name(int32_t onnx_type);
+int32_t ft_onnx_type_of(ft_dtype dt);
+/* Decode a TensorProto into out (owned copy, C order). what names it in
+ * messages ("initializer 'w'"). dir: the model's folder, for external data
+ * (NULL refuses external data); allow_external lifts the folder rule. */
+ft_status ft_onnx_tensor_decode(const struct Onnx__TensorProto *tp, const char *file, const char *what, const char *dir,
+                                int allow_external, ft_npy *out, ft_error *err);
+
+#endif

@@ -1,0 +1,1018 @@
+/* Load-time folding of ONNX shape arithmetic, so the planned graph is static.
+ *
+ * Ops that exist only to compute shapes or constants (Constant, Shape, Size,
+ * ConstantOfShape, Range, EyeLike, If with a known condition) are always
+ * evaluated here; the small integer and float ops exporters chain around them
+ * (Gather, Concat, Unsqueeze, Slice, Cast, Add, Mul, Equal, Where, ...) are
+ * evaluated when every input is known and the result is small, and otherwise
+ * left to their mappers (onnx_ops*.c). Values are computed in int64 for
+ * integer and bool dtypes and in double for floats, then stored in the
+ * output's dtype. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx.h"
+#include "onnx.pb-c.h"
+#include "onnx_internal.h"
+
+/* The largest result folded for an op that could also run as a node. */
+#define FOLD_MAX_ELEMS 65536
+/* The largest result of a fold-only op (ConstantOfShape, Range, EyeLike). */
+#define FOLD_ONLY_MAX_BYTES ((uint64_t)1 << 30)
+
+static const char *const fold_only[] = {"Constant", "Shape", "Size", "ConstantOfShape", "Range", "EyeLike", "If"};
+
+static const struct {
+    const char *op, *why;
+} refused[] = {
+    {"NonZero", "its output shape depends on the data"},
+    {"Unique", "its output shape depends on the data"},
+    {"NonMaxSuppression", "its output shape depends on the data"},
+    {"Compress", "its output shape depends on the data"},
+    {"Loop", "loops are not supported"},
+    {"Scan", "loops are not supported"},
+    {"SequenceConstruct", "sequences are not supported"},
+    {"SequenceEmpty", "sequences are not supported"},
+    {"SequenceAt", "sequences are not supported"},
+    {"SequenceInsert", "sequences are not supported"},
+    {"SequenceErase", "sequences are not supported"},
+    {"SequenceLength", "sequences are not supported"},
+    {"SequenceMap", "sequences are not supported"},
+    {"SplitToSequence", "sequences are not supported"},
+    {"ConcatFromSequence", "sequences are not supported"},
+    {"Optional", "optional values are not supported"},
+    {"OptionalHasElement", "optional values are not supported"},
+    {"OptionalGetElement", "optional values are not supported"},
+    {"StringNormalizer", "string tensors are not supported"},
+    {"StringConcat", "string tensors are not supported"},
+    {"StringSplit", "string tensors are not supported"},
+    {"RegexFullMatch", "string tensors are not supported"},
+    {"TfIdfVectorizer", "string tensors are not supported"},
+};
+
+int ft_onnx_fold_only(const char *op)
+{
+    for (size_t i = 0; i < FT_ARRAY_LEN(fold_only); i++)
+        if (!strcmp(op, fold_only[i]))
+            return 1;
+    return 0;
+}
+
+int ft_onnx_refused(const char *op, const char **why)
+{
+    for (size_t i = 0; i < FT_ARRAY_LEN(refused); i++)
+        if (!strcmp(op, refused[i].op)) {
+            *why = refused[i].why;
+            return 1;
+        }
+    return 0;
+}
+
+/* ---- values ---- */
+
+typedef struct val {
+    ft_dtype dt;
+    ft_shape s;
+    uint64_t n;
+    int isf;
+    int64_t *i;
+    double *f;
+} val;
+
+static void val_free(val *v)
+{
+    free(v->i);
+    free(v->f);
+    memset(v, 0, sizeof *v);
+}
+
+static int val_alloc(val *v, ft_dtype dt, const ft_shape *s)
+{
+    memset(v, 0, sizeof *v);
+    v->dt = dt;
+    v->s = *s;
+    v->n = ft_numel(s);
+    v->isf = ft_dtype_is_float(dt);
+    size_t m = (size_t)(v->n ? v->n : 1);
+    if (v->isf)
+        v->f = ft_calloc(m, sizeof *v->f);
+    else
+        v->i = ft_calloc(m, sizeof *v->i);
+    return v->isf ? !v->f : !v->i;
+}
+
+static int val_load(const ft_tensor *t, val *v)
+{
+    if (val_alloc(v, t->dtype, &t->shape))
+        return -1;
+    for (uint64_t k = 0; k < v->n; k++) {
+        if (v->isf)
+            v->f[k] = ft_load_f64(t->value, t->dtype, k);
+        else
+            v->i[k] = ft_load_i64(t->value, t->dtype, k);
+    }
+    return 0;
+}
+
+static double getf(const val *v, uint64_t k) { return v->isf ? v->f[k] : (double)v->i[k]; }
+static int64_t geti(const val *v, uint64_t k) { return v->isf ? (int64_t)v->f[k] : v->i[k]; }
+static void put(val *v, uint64_t k, double f, int64_t i)
+{
+    if (v->isf)
+        v->f[k] = f;
+    else
+        v->i[k] = v->dt == FT_BOOL ? (i != 0) : i;
+}
+/* Copy element a[ka] into b[kb] (same kind). */
+static void copy_el(val *b, uint64_t kb, const val *a, uint64_t ka) { put(b, kb, getf(a, ka), geti(a, ka)); }
+
+/* Output k of n gets v (freed). */
+static ft_status emit_val(onx_ctx *c, const onx_node *n, int k, val *v)
+{
+    ft_npy a = {.dtype = v->dt, .shape = v->s};
+    a.nbytes = (size_t)v->n * ft_dtype_size(v->dt);
+    if (!(a.data = ft_malloc(a.nbytes ? a.nbytes : 1))) {
+        val_free(v);
+        return onx_error(c, n, FT_ERUNTIME, "out of memory folding the node");
+    }
+    for (uint64_t i = 0; i < v->n; i++) {
+        if (v->isf)
+            ft_store_f64(a.data, v->dt, i, v->f[i]);
+        else
+            ft_store_i64(a.data, v->dt, i, v->i[i]);
+    }
+    val_free(v);
+    return onx_const_out(c, n, k, &a);
+}
+
+static void unravel(uint64_t idx, const ft_shape *s, int64_t *co)
+{
+    for (int d = s->rank - 1; d >= 0; d--) {
+        int64_t dim = s->dims[d] ? s->dims[d] : 1;
+        co[d] = (int64_t)(idx % (uint64_t)dim);
+        idx /= (uint64_t)dim;
+    }
+}
+
+static uint64_t ravel(const int64_t *co, const int64_t *strides, int rank)
+{
+    uint64_t o = 0;
+    for (int d = 0; d < rank; d++)
+        o += (uint64_t)(co[d] * strides[d]);
+    return o;
+}
+
+static int shape_ok(const ft_shape *s, uint64_t max)
+{
+    uint64_t n;
+    return s->rank <= FT_MAX_RANK && !ft_shape_numel(s, &n) && n <= max;
+}
+
+/* ---- fold-only ops ---- */
+
+static ft_status fold_constant(onx_ctx *c, const onx_node *n)
+{
+    const Onnx__AttributeProto *a;
+    ft_npy v = {0};
+    if ((a = onx_attr(n, "value"))) {
+        ft_status st = onx_attr_tensor(c, n, a, &v);
+        if (st)
+            return st;
+    } else if ((a = onx_attr(n, "value_float")) || (a = onx_attr(n, "value_int"))) {
+        int isf = !strcmp(a->name, "value_float");
+        v.dtype = isf ? FT_F32 : FT_I64;
+        v.nbytes = isf ? 4 : 8;
+        if (!(v.data = ft_malloc(8)))
+            return onx_error(c, n, FT_ERUNTIME, "out of memory");
+        if (isf)
+            *(float *)v.data = a->f;
+        else
+            *(int64_t *)v.data = a->i;
+    } else if ((a = onx_attr(n, "value_floats")) || (a = onx_attr(n, "value_ints"))) {
+        int isf = !strcmp(a->name, "value_floats");
+        size_t cnt = isf ? a->n_floats : a->n_ints;
+        v.dtype = isf ? FT_F32 : FT_I64;
+        v.shape.rank = 1;
+        v.shape.dims[0] = (int64_t)cnt;
+        v.nbytes = cnt * (isf ? 4 : 8);
+        if (!(v.data = ft_malloc(v.nbytes ? v.nbytes : 1)))
+            return onx_error(c, n, FT_ERUNTIME, "out of memory");
+        if (cnt)
+            memcpy(v.data, isf ? (void *)a->floats : (void *)a->ints, v.nbytes);
+    } else if (onx_attr(n, "sparse_value"))
+        return onx_unsupported(c, n, "a sparse constant");
+    else if (onx_attr(n, "value_string") || onx_attr(n, "value_strings"))
+        return onx_unsupported(c, n, "a string constant (string tensors are not supported)");
+    else
+        return onx_error(c, n, FT_EGRAPH, "a Constant without a value attribute");
+    return onx_const_out(c, n, 0, &v);
+}
+
+static ft_status fold_shape(onx_ctx *c, const onx_node *n, int size)
+{
+    const ft_tensor *t = onx_in_tensor(c, n, 0);
+    val v;
+    ft_shape s = {.rank = size ? 0 : 1};
+    int r = t->shape.rank;
+    int64_t start = onx_attr_i(n, "start", 0), end = onx_attr_i(n, "end", r);
+    if (start < 0)
+        start += r;
+    if (end < 0)
+        end += r;
+    start = start < 0 ? 0 : start > r ? r : start;
+    end = end < 0 ? 0 : end > r ? r : end;
+    if (!size)
+        s.dims[0] = end > start ? end - start : 0;
+    if (val_alloc(&v, FT_I64, &s))
+        return onx_error(c, n, FT_ERUNTIME, "out of memory");
+    if (size)
+        v.i[0] = (int64_t)ft_numel(&t->shape);
+    else
+        for (int64_t d = start; d < end; d++)
+            v.i[d - start] = t->shape.dims[d];
+    return emit_val(c, n, 0, &v);
+}
+
+static ft_status need_const(onx_ctx *c, const onx_node *n, int k, const char *what, val *v)
+{
+    const ft_tensor *t = onx_in_const(c, n, k);
+    if (!t)
+        return onx_unsupported(c, n, "its %s (input %d) is computed at run time; ftrun needs it known at load time "
+                               "(data-dependent shapes are not supported)", what, k);
+    return val_load(t, v) ? onx_error(c, n, FT_ERUNTIME, "out of memory") : FT_OK;
+}
+
+static ft_status fold_constant_of_shape(onx_ctx *c, const onx_node *n)
+{
+    val sh, v;
+    ft_status st = need_const(c, n, 0, "shape", &sh);
+    if (st)
+        return st;
+    ft_shape s = {.rank = (int)sh.n};
+    for (uint64_t k = 0; k < sh.n && k < FT_MAX_RANK; k++)
+        s.dims[k] = geti(&sh, k);
+    val_free(&sh);
+    for (int d = 0; d < s.rank; d++)
+        if (s.dims[d] < 0)
+            return onx_error(c, n, FT_EGRAPH, "shape has a negative dim (%lld)", (long long)s.dims[d]);
+    ft_npy fillv = {.dtype = FT_F32};
+    const Onnx__AttributeProto *a = onx_attr(n, "value");
+    if (a && (st = onx_attr_tensor(c, n, a, &fillv)))
+        return st;
+    uint64_t numel, bytes;
+    if (s.rank > FT_MAX_RANK || ft_shape_numel(&s, &numel) || ft_mul_overflow(numel, ft_dtype_size(fillv.dtype), &bytes) ||
+        bytes > FOLD_ONLY_MAX_BYTES) {
+        ft_npy_clear(&fillv);
+        return onx_unsupported(c, n, "the constant it makes is too large to fold (limit %llu bytes)",
+                               (unsigned long long)FOLD_ONLY_MAX_BYTES);
+    }
+    if (val_alloc(&v, fillv.dtype, &s)) {
+        ft_npy_clear(&fillv);
+        return onx_error(c, n, FT_ERUNTIME, "out of memory");
+    }
+    double f = fillv.data ? ft_load_f64(fillv.data, fillv.dtype, 0) : 0;
+    int64_t i = fillv.data ? ft_load_i64(fillv.data, fillv.dtype, 0) : 0;
+    for (uint64_t k = 0; k < v.n; k++)
+        put(&v, k, f, i);
+    ft_npy_clear(&fillv);
+    return emit_val(c, n, 0, &v);
+}
+
+static ft_status fold_range(onx_ctx *c, const onx_node *n)
+{
+    val a[3];
+    ft_status st = FT_OK;
+    int got = 0;
+    for (; got < 3 && !st; got++)
+        st = need_const(c, n, got, got == 0 ? "start" : got == 1 ? "limit" : "delta", &a[got]);
+    if (st) {
+        for (int k = 0; k < got - 1; k++)
+            val_free(&a[k]);
+        return st;
+    }
+    ft_dtype dt = a[0].dt;
+    double s = getf(&a[0], 0), l = getf(&a[1], 0), d = getf(&a[2], 0);
+    int64_t si = geti(&a[0], 0), li = geti(&a[1], 0), di = geti(&a[2], 0);
+    int isf = a[0].isf;
+    for (int k = 0; k < 3; k++)
+        val_free(&a[k]);
+    if (isf ? d == 0 : di == 0)
+        return onx_error(c, n, FT_EGRAPH, "delta is 0");
+    double cnt = isf ? ceil((l - s) / d) : ceil((double)(li - si) / (double)di);
+    if (!(cnt > 0))
+        cnt = 0;
+    ft_shape sh = {.rank = 1, .dims = {(int64_t)cnt}};
+    if (cnt * (double)ft_dtype_size(dt) > (double)FOLD_ONLY_MAX_BYTES)
+        return onx_unsupported(c, n, "the range it makes is too large to fold");
+    val v;
+    if (val_alloc(&v, dt, &sh))
+        return onx_error(c, n, FT_ERUNTIME, "out of memory");
+    for (uint64_t k = 0; k < v.n; k++)
+        put(&v, k, s + (double)k * d, si + (int64_t)k * di);
+    return emit_val(c, n, 0, &v);
+}
+
+static ft_status fold_eye_like(onx_ctx *c, const onx_node *n)
+{
+    const ft_tensor *t = onx_in_tensor(c, n, 0);
+    if (t->shape.rank != 2)
+        return onx_error(c, n, FT_EGRAPH, "input must be 2-D, got rank %d", t->shape.rank);
+    ft_dtype dt = t->dtype;
+    if (onx_has_attr(n, "dtype") && ft_onnx_dtype((int32_t)onx_attr_i(n, "dtype", 1), &dt))
+        return onx_unsupported(c, n, "dtype %s", ft_onnx_type_name((int32_t)onx_attr_i(n, "dtype", 1)));
+    int64_t k = onx_attr_i(n, "k", 0);
+    val v;
+    if (!shape_ok(&t->shape, FOLD_ONLY_MAX_BYTES / 8) || val_alloc(&v, dt, &t->shape))
+        return onx_unsupported(c, n, "the matrix it makes is too large to fold");
+    for (int64_t r = 0; r < t->shape.dims[0]; r++) {
+        int64_t col = r + k;
+        if (col >= 0 && col < t->shape.dims[1])
+            put(&v, (uint64_t)(r * t->shape.dims[1] + col), 1, 1);
+    }
+    return emit_val(c, n, 0, &v);
+}
+
+static ft_status fold_if(onx_ctx *c, const onx_node *n)
+{
+    val cond;
+    ft_status st = need_const(c, n, 0, "condition", &cond);
+    if (st)
+        return st;
+    int take = cond.n > 0 && geti(&cond, 0) != 0;
+    val_free(&cond);
+    const Onnx__AttributeProto *b = onx_attr(n, take ? "then_branch" : "else_branch");
+    if (!b || !b->g)
+        return onx_error(c, n, FT_EGRAPH, "no %s graph", take ? "then_branch" : "else_branch");
+    return onx_import_branch(c, n, b->g);
+}
+
+/* ---- ops evaluated when every input is known ---- */
+
+typedef enum { K_NONE, K_UNARY, K_BINARY, K_CMP, K_VARIADIC, K_WHERE, K_CAST, K_IDENTITY, K_GATHER, K_UNSQUEEZE,
+               K_SQUEEZE, K_RESHAPE, K_FLATTEN, K_CONCAT, K_SLICE, K_EXPAND, K_TILE, K_TRANSPOSE, K_REDUCE } kind;
+
+static const struct {
+    const char *op;
+    kind k;
+} evaluable[] = {
+    {"Neg", K_UNARY},        {"Abs", K_UNARY},         {"Floor", K_UNARY},        {"Ceil", K_UNARY},
+    {"Sqrt", K_UNARY},       {"Not", K_UNARY},         {"Add", K_BINARY},         {"Sub", K_BINARY},
+    {"Mul", K_BINARY},       {"Div", K_BINARY},        {"And", K_BINARY},         {"Or", K_BINARY},
+    {"Xor", K_BINARY},       {"Equal", K_CMP},         {"Less", K_CMP},           {"Greater", K_CMP},
+    {"LessOrEqual", K_CMP},  {"GreaterOrEqual", K_CMP}, {"Max", K_VARIADIC},      {"Min", K_VARIADIC},
+    {"Where", K_WHERE},      {"Cast", K_CAST},         {"Identity", K_IDENTITY},  {"Gather", K_GATHER},
+    {"Unsqueeze", K_UNSQUEEZE}, {"Squeeze", K_SQUEEZE}, {"Reshape", K_RESHAPE},   {"Flatten", K_FLATTEN},
+    {"Concat", K_CONCAT},    {"Slice", K_SLICE},       {"Expand", K_EXPAND},      {"Tile", K_TILE},
+    {"Transpose", K_TRANSPOSE}, {"ReduceProd", K_REDUCE}, {"ReduceSum", K_REDUCE}, {"ReduceMax", K_REDUCE},
+    {"ReduceMin", K_REDUCE},
+};
+
+static double unary_f(const char *op, double x)
+{
+    switch (op[0]) {
+    case 'N':
+        return op[1] == 'e' ? -x : x == 0;
+    case 'A':
+        return fabs(x);
+    case 'F':
+        return floor(x);
+    case 'C':
+        return ceil(x);
+    default:
+        return sqrt(x);
+    }
+}
+
+static int64_t unary_i(const char *op, int64_t x)
+{
+    if (!strcmp(op, "Neg"))
+        return -x;
+    if (!strcmp(op, "Abs"))
+        return x < 0 ? -x : x;
+    if (!strcmp(op, "Not"))
+        return !x;
+    if (!strcmp(op, "Sqrt"))
+        return (int64_t)sqrt((double)x);
+    return x;
+}
+
+/* One binary op on a pair; *bad set for an integer division by zero. */
+static void binary(const char *op, int fl, double af, double bf, int64_t ai, int64_t bi, double *rf, int64_t *ri, int *bad)
+{
+    if (!strcmp(op, "Add"))
+        *rf = af + bf, *ri = (int64_t)((uint64_t)ai + (uint64_t)bi);
+    else if (!strcmp(op, "Sub"))
+        *rf = af - bf, *ri = (int64_t)((uint64_t)ai - (uint64_t)bi);
+    else if (!strcmp(op, "Mul"))
+        *rf = af * bf, *ri = (int64_t)((uint64_t)ai * (uint64_t)bi);
+    else if (!strcmp(op, "Div")) {
+        *rf = af / bf;
+        if (!fl && (bi == 0 || (ai == INT64_MIN && bi == -1)))
+            *bad = 1, *ri = 0;
+        else if (fl)
+            *ri = 0;
+        else
+            *ri = ai / bi;
+    } else if (!strcmp(op, "And"))
+        *ri = ai && bi;
+    else if (!strcmp(op, "Or"))
+        *ri = ai || bi;
+    else if (!strcmp(op, "Xor"))
+        *ri = !ai != !bi;
+    else if (!strcmp(op, "Equal"))
+        *ri = *rf = af == bf && ai == bi;
+    else if (!strcmp(op, "Less"))
+        *ri = *rf = af < bf || (af == bf && ai < bi);
+    else if (!strcmp(op, "Greater"))
+        *ri = *rf = af > bf || (af == bf && ai > bi);
+    else if (!strcmp(op, "LessOrEqual"))
+        *ri = *rf = !(af > bf || (af == bf && ai > bi));
+    else if (!strcmp(op, "GreaterOrEqual"))
+        *ri = *rf = !(af < bf || (af == bf && ai < bi));
+    else if (!strcmp(op, "Max"))
+        *rf = af != af || af > bf ? af : bf, *ri = ai > bi ? ai : bi;
+    else /* Min */
+        *rf = af != af || af < bf ? af : bf, *ri = ai < bi ? ai : bi;
+}
+
+/* Elementwise over broadcast inputs (2 for binary/compare, 3 for Where). */
+static int eval_broadcast(const char *op, kind k, val *in, int nin, val *out)
+{
+    ft_shape s = in[0].s;
+    for (int i = 1; i < nin; i++)
+        if (ft_broadcast(&s, &in[i].s, &s))
+            return -2;
+    if (!shape_ok(&s, FOLD_MAX_ELEMS))
+        return 1;
+    ft_dtype dt = k == K_CMP ? FT_BOOL : k == K_WHERE ? in[1].dt : in[0].dt;
+    if (val_alloc(out, dt, &s))
+        return -1;
+    int64_t st[3][FT_MAX_RANK], co[FT_MAX_RANK];
+    for (int i = 0; i < nin; i++)
+        ft_broadcast_strides(&in[i].s, &s, st[i]);
+    int bad = 0;
+    for (uint64_t e = 0; e < out->n; e++) {
+        unravel(e, &s, co);
+        uint64_t o[3];
+        for (int i = 0; i < nin; i++)
+            o[i] = ravel(co, st[i], s.rank);
+        if (k == K_WHERE) {
+            copy_el(out, e, &in[geti(&in[0], o[0]) ? 1 : 2], o[geti(&in[0], o[0]) ? 1 : 2]);
+            continue;
+        }
+        /* integer operands compare exactly in int64; floats in double */
+        int fl = in[0].isf || in[1].isf;
+        double rf = 0;
+        int64_t ri = 0;
+        binary(op, fl, getf(&in[0], o[0]), getf(&in[1], o[1]), fl ? 0 : geti(&in[0], o[0]), fl ? 0 : geti(&in[1], o[1]), &rf, &ri,
+               &bad);
+        if (!fl && k != K_CMP)
+            rf = (double)ri;
+        put(out, e, rf, k == K_CMP && fl ? (int64_t)rf : ri);
+    }
+    return bad ? -3 : 0;
+}
+
+/* Axis list (attribute before `since`, input k from it on), normalised
+ * against rank (left as given when rank < 0); *nax -1 when there is none. */
+static int axes_of(onx_ctx *c, const onx_node *n, int since, int k, int rank, int64_t *ax, int *nax)
+{
+    const int64_t *v = NULL;
+    int cnt = -1;
+    if (n->opset < since)
+        cnt = onx_attr_ints(n, "axes", &v);
+    else {
+        const ft_tensor *t = onx_in_const(c, n, k);
+        if (onx_in(c, n, k) >= 0 && !t)
+            return -1;
+        if (t) {
+            cnt = (int)ft_numel(&t->shape);
+            if (cnt > FT_MAX_RANK * 2)
+                return -1;
+            for (int i = 0; i < cnt; i++)
+                ax[i] = ft_load_i64(t->value, t->dtype, (size_t)i);
+            v = ax;
+        }
+    }
+    if (cnt < 0) {
+        *nax = -1;
+        return 0;
+    }
+    if (cnt > FT_MAX_RANK * 2)
+        return -1;
+    for (int i = 0; i < cnt; i++) {
+        int64_t a = v[i] < 0 && rank >= 0 ? v[i] + rank : v[i];
+        if (rank >= 0 && (a < 0 || a >= rank))
+            return -1;
+        ax[i] = a;
+    }
+    *nax = cnt;
+    return 0;
+}
+
+/* Movement ops: out[e] = in[src(e)]. */
+static int eval_move(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, val *out)
+{
+    ft_shape s = in[0].s, os = {0};
+    int r = s.rank;
+    int64_t ax[FT_MAX_RANK * 2];
+    int nax = 0;
+    switch (k) {
+    case K_CAST: {
+        ft_dtype dt;
+        if (ft_onnx_dtype((int32_t)onx_attr_i(n, "to", 1), &dt))
+            return 1;
+        if (val_alloc(out, dt, &s))
+            return -1;
+        for (uint64_t e = 0; e < out->n; e++) {
+            double f = getf(&in[0], e);
+            int64_t i = in[0].isf ? (f != f ? 0 : (int64_t)trunc(f)) : in[0].i[e];
+            put(out, e, f, dt == FT_BOOL && in[0].isf ? (f != 0) : i);
+        }
+        return 0;
+    }
+    case K_IDENTITY:
+        os = s;
+        break;
+    case K_UNSQUEEZE: {
+        int nr = r;
+        if (axes_of(c, n, 13, 1, -1, ax, &nax) || nax < 0)
+            return 1;
+        nr = r + nax;
+        if (nr > FT_MAX_RANK)
+            return 1;
+        int mark[FT_MAX_RANK] = {0};
+        for (int i = 0; i < nax; i++) {
+            int64_t a = ax[i] < 0 ? ax[i] + nr : ax[i];
+            if (a < 0 || a >= nr || mark[a])
+                return 1;
+            mark[a] = 1;
+        }
+        os.rank = nr;
+        for (int d = 0, j = 0; d < nr; d++)
+            os.dims[d] = mark[d] ? 1 : s.dims[j++];
+        break;
+    }
+    case K_SQUEEZE: {
+        if (axes_of(c, n, 13, 1, r, ax, &nax))
+            return 1;
+        int mark[FT_MAX_RANK] = {0};
+        for (int i = 0; i < nax; i++)
+            mark[ax[i]] = 1;
+        for (int d = 0; d < r; d++)
+            if ((nax < 0 && s.dims[d] != 1) || (nax >= 0 && !mark[d]))
+                os.dims[os.rank++] = s.dims[d];
+        break;
+    }
+    case K_RESHAPE: {
+        if (nin < 2 || in[1].n > FT_MAX_RANK)
+            return 1;
+        int neg = -1;
+        uint64_t prod = 1;
+        os.rank = (int)in[1].n;
+        for (int d = 0; d < os.rank; d++) {
+            int64_t v = geti(&in[1], (uint64_t)d);
+            if (v == 0 && !onx_attr_i(n, "allowzero", 0))
+                v = d < r ? s.dims[d] : -2;
+            if (v == -1) {
+                if (neg >= 0)
+                    return 1;
+                neg = d;
+                v = 1;
+            } else if (v < 0)
+                return 1;
+            os.dims[d] = v;
+            prod *= (uint64_t)v;
+        }
+        if (neg >= 0) {
+            if (prod == 0 || in[0].n % prod)
+                return 1;
+            os.dims[neg] = (int64_t)(in[0].n / prod);
+        }
+        if (ft_numel(&os) != in[0].n)
+            return 1;
+        break;
+    }
+    case K_FLATTEN: {
+        int64_t a = onx_attr_i(n, "axis", 1);
+        if (a < 0)
+            a += r;
+        if (a < 0 || a > r)
+            return 1;
+        os.rank = 2;
+        os.dims[0] = os.dims[1] = 1;
+        for (int d = 0; d < r; d++)
+            os.dims[d < a ? 0 : 1] *= s.dims[d];
+        break;
+    }
+    case K_NONE:
+    case K_UNARY:
+    case K_BINARY:
+    case K_CMP:
+    case K_VARIADIC:
+    case K_WHERE:
+    case K_GATHER:
+    case K_CONCAT:
+    case K_SLICE:
+    case K_EXPAND:
+    case K_TILE:
+    case K_TRANSPOSE:
+    case K_REDUCE:
+        return 1;
+    }
+    /* a reshape-like op: same elements, new shape */
+    if (val_alloc(out, in[0].dt, &os))
+        return -1;
+    for (uint64_t e = 0; e < out->n; e++)
+        copy_el(out, e, &in[0], e);
+    return 0;
+}
+
+static int eval_index(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, val *out)
+{
+    ft_shape s = in[0].s, os = s;
+    int r = s.rank;
+    int64_t co[FT_MAX_RANK], ic[FT_MAX_RANK], st[FT_MAX_RANK];
+    ft_strides(&s, st);
+    if (k == K_GATHER) {
+        int64_t a = onx_attr_i(n, "axis", 0);
+        if (a < 0)
+            a += r;
+        if (a < 0 || a >= r || r - 1 + in[1].s.rank > FT_MAX_RANK)
+            return 1;
+        os.rank = 0;
+        for (int d = 0; d < a; d++)
+            os.dims[os.rank++] = s.dims[d];
+        for (int d = 0; d < in[1].s.rank; d++)
+            os.dims[os.rank++] = in[1].s.dims[d];
+        for (int d = (int)a + 1; d < r; d++)
+            os.dims[os.rank++] = s.dims[d];
+        if (!shape_ok(&os, FOLD_MAX_ELEMS) || val_alloc(out, in[0].dt, &os))
+            return 1;
+        int qr = in[1].s.rank;
+        for (uint64_t e = 0; e < out->n; e++) {
+            unravel(e, &os, co);
+            uint64_t qi = 0;
+            for (int d = 0; d < qr; d++)
+                qi = qi * (uint64_t)in[1].s.dims[d] + (uint64_t)co[a + d];
+            int64_t idx = geti(&in[1], qi);
+            if (idx < 0)
+                idx += s.dims[a];
+            if (idx < 0 || idx >= s.dims[a])
+                return -4;
+            for (int d = 0; d < a; d++)
+                ic[d] = co[d];
+            ic[a] = idx;
+            for (int d = (int)a + 1; d < r; d++)
+                ic[d] = co[d - 1 + qr];
+            copy_el(out, e, &in[0], ravel(ic, st, r));
+        }
+        return 0;
+    }
+    if (k == K_CONCAT) {
+        int64_t a = onx_attr_i(n, "axis", 0);
+        if (a < 0)
+            a += r;
+        if (a < 0 || a >= r)
+            return 1;
+        os.dims[a] = 0;
+        for (int i = 0; i < nin; i++) {
+            if (in[i].s.rank != r || in[i].dt != in[0].dt)
+                return 1;
+            for (int d = 0; d < r; d++)
+                if (d != a && in[i].s.dims[d] != s.dims[d])
+                    return 1;
+            os.dims[a] += in[i].s.dims[a];
+        }
+        if (!shape_ok(&os, FOLD_MAX_ELEMS) || val_alloc(out, in[0].dt, &os))
+            return 1;
+        for (uint64_t e = 0; e < out->n; e++) {
+            unravel(e, &os, co);
+            int i = 0;
+            while (co[a] >= in[i].s.dims[a])
+                co[a] -= in[i++].s.dims[a];
+            int64_t ist[FT_MAX_RANK];
+            ft_strides(&in[i].s, ist);
+            copy_el(out, e, &in[i], ravel(co, ist, r));
+        }
+        return 0;
+    }
+    if (k == K_SLICE) {
+        int64_t start[FT_MAX_RANK], step[FT_MAX_RANK];
+        for (int d = 0; d < r; d++)
+            start[d] = 0, step[d] = 1;
+        const int64_t *sv, *ev, *av = NULL, *pv = NULL;
+        int ns, ne, na = -1, np = -1;
+        int64_t buf[4][FT_MAX_RANK];
+        if (n->opset < 10) {
+            ns = onx_attr_ints(n, "starts", &sv);
+            ne = onx_attr_ints(n, "ends", &ev);
+            na = onx_attr_ints(n, "axes", &av);
+        } else {
+            int cnt[4] = {-1, -1, -1, -1};
+            for (int i = 1; i < nin && i < 5; i++) {
+                if (in[i].n > FT_MAX_RANK)
+                    return 1;
+                cnt[i - 1] = (int)in[i].n;
+                for (uint64_t j = 0; j < in[i].n; j++)
+                    buf[i - 1][j] = geti(&in[i], j);
+            }
+            sv = buf[0], ev = buf[1], ns = cnt[0], ne = cnt[1];
+            if (cnt[2] >= 0)
+                av = buf[2], na = cnt[2];
+            if (cnt[3] >= 0)
+                pv = buf[3], np = cnt[3];
+        }
+        if (ns < 0 || ns != ne || (na >= 0 && na != ns) || (np >= 0 && np != ns) || ns > r)
+            return 1;
+        for (int i = 0; i < ns; i++) {
+            int64_t a = av ? av[i] : i;
+            if (a < 0)
+                a += r;
+            if (a < 0 || a >= r)
+                return 1;
+            int64_t dim = s.dims[a], b = sv[i], e2 = ev[i], p = pv ? pv[i] : 1;
+            if (p == 0)
+                return 1;
+            if (b < 0)
+                b += dim;
+            if (e2 < 0)
+                e2 += dim;
+            if (p > 0) {
+                b = b < 0 ? 0 : b > dim ? dim : b;
+                e2 = e2 < 0 ? 0 : e2 > dim ? dim : e2;
+                os.dims[a] = e2 > b ? (e2 - b + p - 1) / p : 0;
+            } else {
+                b = b < 0 ? -1 : b > dim - 1 ? dim - 1 : b;
+                e2 = e2 < -1 ? -1 : e2 > dim - 1 ? dim - 1 : e2;
+                os.dims[a] = b > e2 ? (b - e2 + (-p) - 1) / (-p) : 0;
+            }
+            start[a] = b;
+            step[a] = p;
+        }
+        if (!shape_ok(&os, FOLD_MAX_ELEMS) || val_alloc(out, in[0].dt, &os))
+            return 1;
+        for (uint64_t e = 0; e < out->n; e++) {
+            unravel(e, &os, co);
+            for (int d = 0; d < r; d++)
+                ic[d] = start[d] + co[d] * step[d];
+            copy_el(out, e, &in[0], ravel(ic, st, r));
+        }
+        return 0;
+    }
+    if (k == K_EXPAND || k == K_TILE) {
+        if (nin < 2 || in[1].n > FT_MAX_RANK)
+            return 1;
+        ft_shape t = {.rank = (int)in[1].n};
+        for (int d = 0; d < t.rank; d++)
+            t.dims[d] = geti(&in[1], (uint64_t)d);
+        if (k == K_EXPAND) {
+            if (ft_broadcast(&s, &t, &os))
+                return 1;
+        } else {
+            if (t.rank != r)
+                return 1;
+            for (int d = 0; d < r; d++) {
+                if (t.dims[d] < 0)
+                    return 1;
+                os.dims[d] = s.dims[d] * t.dims[d];
+            }
+        }
+        if (!shape_ok(&os, FOLD_MAX_ELEMS) || val_alloc(out, in[0].dt, &os))
+            return 1;
+        int64_t bst[FT_MAX_RANK];
+        if (k == K_EXPAND)
+            ft_broadcast_strides(&s, &os, bst);
+        for (uint64_t e = 0; e < out->n; e++) {
+            unravel(e, &os, co);
+            if (k == K_EXPAND)
+                copy_el(out, e, &in[0], ravel(co, bst, os.rank));
+            else {
+                for (int d = 0; d < r; d++)
+                    ic[d] = co[d] % s.dims[d];
+                copy_el(out, e, &in[0], ravel(ic, st, r));
+            }
+        }
+        return 0;
+    }
+    if (k == K_TRANSPOSE) {
+        int64_t perm[FT_MAX_RANK];
+        const int64_t *pv;
+        int np = onx_attr_ints(n, "perm", &pv);
+        if (np >= 0 && np != r)
+            return 1;
+        int seen[FT_MAX_RANK] = {0};
+        for (int d = 0; d < r; d++) {
+            perm[d] = np >= 0 ? pv[d] : r - 1 - d;
+            if (perm[d] < 0)
+                perm[d] += r;
+            if (perm[d] < 0 || perm[d] >= r || seen[perm[d]]++)
+                return 1;
+            os.dims[d] = s.dims[perm[d]];
+        }
+        if (val_alloc(out, in[0].dt, &os))
+            return -1;
+        for (uint64_t e = 0; e < out->n; e++) {
+            unravel(e, &os, co);
+            for (int d = 0; d < r; d++)
+                ic[perm[d]] = co[d];
+            copy_el(out, e, &in[0], ravel(ic, st, r));
+        }
+        return 0;
+    }
+    return 1;
+}
+
+static int eval_reduce(onx_ctx *c, const onx_node *n, val *in, val *out)
+{
+    const char *op = n->op_type;
+    int r = in[0].s.rank;
+    int64_t ax[FT_MAX_RANK * 2];
+    int nax;
+    if (axes_of(c, n, !strcmp(op, "ReduceSum") ? 13 : 18, 1, r, ax, &nax))
+        return 1;
+    if (nax <= 0 && onx_attr_i(n, "noop_with_empty_axes", 0)) {
+        if (val_alloc(out, in[0].dt, &in[0].s))
+            return -1;
+        for (uint64_t e = 0; e < out->n; e++)
+            copy_el(out, e, &in[0], e);
+        return 0;
+    }
+    int red[FT_MAX_RANK] = {0};
+    for (int d = 0; d < r; d++)
+        red[d] = nax <= 0;
+    for (int i = 0; i < nax; i++)
+        red[ax[i]] = 1;
+    int keep = (int)onx_attr_i(n, "keepdims", 1);
+    ft_shape os = {0}, ks = in[0].s;
+    for (int d = 0; d < r; d++) {
+        if (red[d])
+            ks.dims[d] = 1;
+        if (!red[d] || keep)
+            os.dims[os.rank++] = red[d] ? 1 : in[0].s.dims[d];
+    }
+    if ((!strcmp(op, "ReduceMax") || !strcmp(op, "ReduceMin")) && in[0].n == 0)
+        return 1;
+    if (val_alloc(out, in[0].dt, &os))
+        return -1;
+    int64_t kst[FT_MAX_RANK], co[FT_MAX_RANK];
+    ft_strides(&ks, kst);
+    int prod = !strcmp(op, "ReduceProd"), mx = !strcmp(op, "ReduceMax"), mn = !strcmp(op, "ReduceMin");
+    uint8_t *seen = ft_calloc((size_t)(out->n ? out->n : 1), 1);
+    if (!seen)
+        return -1;
+    for (uint64_t e = 0; e < out->n; e++)
+        put(out, e, prod, prod);
+    for (uint64_t e = 0; e < in[0].n; e++) {
+        unravel(e, &in[0].s, co);
+        for (int d = 0; d < r; d++)
+            if (red[d])
+                co[d] = 0;
+        uint64_t o = ravel(co, kst, r);
+        double f = getf(&in[0], e), of = getf(out, o);
+        int64_t i = geti(&in[0], e), oi = geti(out, o);
+        if (mx || mn) {
+            if (!seen[o] || (mx ? (in[0].isf ? f > of : i > oi) : (in[0].isf ? f < of : i < oi)))
+                put(out, o, f, i);
+        } else if (prod)
+            put(out, o, of * f, (int64_t)((uint64_t)oi * (uint64_t)i));
+        else
+            put(out, o, of + f, (int64_t)((uint64_t)oi + (uint64_t)i));
+        seen[o] = 1;
+    }
+    free(seen);
+    return 0;
+}
+
+int ft_onnx_fold(onx_ctx *c, const onx_node *n, ft_status *st)
+{
+    const char *op = n->op_type;
+    if (ft_onnx_fold_only(op)) {
+        if (!strcmp(op, "Constant"))
+            *st = fold_constant(c, n);
+        else if (!strcmp(op, "Shape") || !strcmp(op, "Size"))
+            *st = fold_shape(c, n, op[1] == 'i');
+        else if (!strcmp(op, "ConstantOfShape"))
+            *st = fold_constant_of_shape(c, n);
+        else if (!strcmp(op, "Range"))
+            *st = fold_range(c, n);
+        else if (!strcmp(op, "EyeLike"))
+            *st = fold_eye_like(c, n);
+        else
+            *st = fold_if(c, n);
+        if (!*st)
+            onx_note_fold(c, op);
+        return *st ? -1 : 1;
+    }
+    kind k = K_NONE;
+    for (size_t i = 0; i < FT_ARRAY_LEN(evaluable); i++)
+        if (!strcmp(op, evaluable[i].op))
+            k = evaluable[i].k;
+    if (k == K_NONE || n->n_in < 1 || n->n_in > 16)
+        return 0;
+    val in[16];
+    int nin = 0;
+    for (int i = 0; i < n->n_in; i++) {
+        if (onx_in(c, n, i) < 0) {
+            in[nin] = (val){0};
+            in[nin++].n = (uint64_t)-1; /* marks an omitted optional input */
+            continue;
+        }
+        /* graph inputs given with -i stay inputs here: only their mappers
+         * and the fold-only ops read them as parameters */
+        const ft_tensor *t = onx_in_const(c, n, i);
+        if (!t || (t->flags & FT_TF_INPUT) || !shape_ok(&t->shape, FOLD_MAX_ELEMS))
+            goto none;
+        if (val_load(t, &in[nin]))
+            goto oom;
+        nin++;
+    }
+    /* trailing omitted inputs count as absent */
+    while (nin > 0 && in[nin - 1].n == (uint64_t)-1)
+        nin--;
+    for (int i = 0; i < nin; i++)
+        if (in[i].n == (uint64_t)-1) /* an omitted middle input (Slice's axes): not folded here */
+            goto none;
+    val out = {0};
+    int rc = 1;
+    switch (k) {
+    case K_UNARY:
+        if (val_alloc(&out, in[0].dt, &in[0].s))
+            goto oom;
+        for (uint64_t e = 0; e < out.n; e++)
+            put(&out, e, unary_f(op, getf(&in[0], e)), unary_i(op, geti(&in[0], e)));
+        rc = 0;
+        break;
+    case K_BINARY:
+    case K_CMP:
+        rc = nin == 2 ? eval_broadcast(op, k, in, 2, &out) : 1;
+        break;
+    case K_WHERE:
+        rc = nin == 3 ? eval_broadcast(op, k, in, 3, &out) : 1;
+        break;
+    case K_VARIADIC:
+        if (nin == 1) {
+            rc = val_alloc(&out, in[0].dt, &in[0].s) ? -1 : 0;
+            for (uint64_t e = 0; !rc && e < out.n; e++)
+                copy_el(&out, e, &in[0], e);
+        } else
+            rc = nin == 2 ? eval_broadcast(op, k, in, 2, &out) : 1;
+        break;
+    case K_CAST:
+    case K_IDENTITY:
+    case K_UNSQUEEZE:
+    case K_SQUEEZE:
+    case K_RESHAPE:
+    case K_FLATTEN:
+        rc = eval_move(c, n, k, in, nin, &out);
+        break;
+    case K_GATHER:
+    case K_CONCAT:
+    case K_SLICE:
+    case K_EXPAND:
+    case K_TILE:
+    case K_TRANSPOSE:
+        rc = eval_index(c, n, k, in, nin, &out);
+        break;
+    case K_REDUCE:
+        rc = eval_reduce(c, n, in, &out);
+        break;
+    case K_NONE:
+        rc = 1;
+        break;
+    }
+    for (int i = 0; i < nin; i++)
+        val_free(&in[i]);
+    if (rc == -1) {
+        val_free(&out);
+        *st = onx_error(c, n, FT_ERUNTIME, "out of memory folding the node");
+        return -1;
+    }
+    if (rc == -3 || rc == -4) {
+        val_free(&out);
+        *st = onx_error(c, n, FT_EGRAPH, "%s", rc == -3 ? "integer division by zero in values known at load time"
+                                                         : "an index is out of range in values known at load time");
+        return -1;
+    }
+    if (rc) { /* not foldable here (an unusual form, or too large): the mapper runs it */
+        val_free(&out);
+        return 0;
+    }
+    if (n->n_out > 1) {
+        val_free(&out);
+        return 0;
+    }
+    onx_note_fold(c, op);
+    *st = emit_val(c, n, 0, &out);
+    return *st ? -1 : 1;
+none:
+    for (int i = 0; i < nin; i++)
+        val_free(&in[i]);
+    return 0;
+oom:
+    for (int i = 0; i < nin; i++)
+        val_free(&in[i]);
+    *st = onx_error(c, n, FT_ERUNTIME, "out of memory folding the node");
+    return -1;
+}

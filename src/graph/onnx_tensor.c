@@ -1,0 +1,290 @@
+/* TensorProto <-> arrays: initializers, Constant values and .pb tensor files.
+ * Values come from raw_data (little-endian, as the ONNX spec says), from the
+ * typed fields (float_data, int32_data, int64_data, double_data, uint64_data)
+ * or from an external file beside the model. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx.h"
+#include "onnx.pb-c.h"
+
+static const struct {
+    int32_t onnx;
+    const char *name;
+    int ft; /* ft_dtype, or -1 */
+} types[] = {
+    {0, "UNDEFINED", -1},  {1, "FLOAT", FT_F32},   {2, "UINT8", FT_U8},       {3, "INT8", FT_I8},
+    {4, "UINT16", -1},     {5, "INT16", FT_I16},   {6, "INT32", FT_I32},      {7, "INT64", FT_I64},
+    {8, "STRING", -1},     {9, "BOOL", FT_BOOL},   {10, "FLOAT16", FT_F16},   {11, "DOUBLE", FT_F64},
+    {12, "UINT32", -1},    {13, "UINT64", -1},     {14, "COMPLEX64", -1},     {15, "COMPLEX128", -1},
+    {16, "BFLOAT16", FT_BF16}, {17, "FLOAT8E4M3FN", -1}, {18, "FLOAT8E4M3FNUZ", -1}, {19, "FLOAT8E5M2", -1},
+    {20, "FLOAT8E5M2FNUZ", -1}, {21, "UINT4", -1}, {22, "INT4", -1},     {23, "FLOAT4E2M1", -1},
+};
+
+int ft_onnx_dtype(int32_t onnx_type, ft_dtype *dt)
+{
+    for (size_t i = 0; i < FT_ARRAY_LEN(types); i++)
+        if (types[i].onnx == onnx_type) {
+            if (types[i].ft < 0)
+                return -1;
+            *dt = (ft_dtype)types[i].ft;
+            return 0;
+        }
+    return -1;
+}
+
+const char *ft_onnx_type_name(int32_t onnx_type)
+{
+    for (size_t i = 0; i < FT_ARRAY_LEN(types); i++)
+        if (types[i].onnx == onnx_type)
+            return types[i].name;
+    return "an unknown type";
+}
+
+int32_t ft_onnx_type_of(ft_dtype dt)
+{
+    for (size_t i = 0; i < FT_ARRAY_LEN(types); i++)
+        if (types[i].ft == (int)dt)
+            return types[i].onnx;
+    return 0;
+}
+
+/* Check that path (rel resolved against dir) stays inside dir. */
+static ft_status check_inside(const char *file, const char *what, const char *dir, const char *rel, const char *path,
+                              ft_error *err)
+{
+    if (rel[0] == '/')
+        return ft_err(err, FT_EGRAPH, "%s: %s: external data location is an absolute path (%s); a model may only read "
+                      "files inside its own folder (pass --allow-external-files to allow it)", file, what, rel);
+    char *base = realpath(dir, NULL), *real = realpath(path, NULL);
+    ft_status st = FT_OK;
+    if (base && real) {
+        size_t bl = strlen(base);
+        int inside = strncmp(real, base, bl) == 0 && (real[bl] == '/' || (bl == 1 && base[0] == '/'));
+        if (!inside)
+            st = ft_err(err, FT_EGRAPH, "%s: %s: external data %s resolves to %s, outside the model's folder %s; a model "
+                        "may only read files inside its own folder (pass --allow-external-files to allow it)",
+                        file, what, rel, real, base);
+    }
+    free(base);
+    free(real);
+    return st;
+}
+
+static ft_status read_external(const Onnx__TensorProto *tp, const char *file, const char *what, const char *dir,
+                               int allow_external, unsigned char *dst, size_t need, ft_error *err)
+{
+    if (!dir)
+        return ft_err(err, FT_EGRAPH, "%s: %s: external data is not allowed in a tensor file", file, what);
+    const char *loc = NULL;
+    uint64_t offset = 0, length = UINT64_MAX;
+    for (size_t i = 0; i < tp->n_external_data; i++) {
+        const Onnx__StringStringEntryProto *e = tp->external_data[i];
+        if (!e->key || !e->value)
+            continue;
+        char *end;
+        if (!strcmp(e->key, "location"))
+            loc = e->value;
+        else if (!strcmp(e->key, "offset") || !strcmp(e->key, "length")) {
+            errno = 0;
+            unsigned long long v = strtoull(e->value, &end, 10);
+            if (errno || end == e->value || *end || e->value[0] == '-')
+                return ft_err(err, FT_EGRAPH, "%s: %s: external data %s '%s' is not a number", file, what, e->key, e->value);
+            *(!strcmp(e->key, "offset") ? &offset : &length) = v;
+        }
+    }
+    if (!loc || !*loc)
+        return ft_err(err, FT_EGRAPH, "%s: %s: external data without a location", file, what);
+    size_t dl = strlen(dir), ll = strlen(loc);
+    char *path = ft_malloc(dl + ll + 2);
+    if (!path)
+        return ft_err(err, FT_ERUNTIME, "out of memory");
+    snprintf(path, dl + ll + 2, "%s/%s", dir, loc);
+    ft_status st = allow_external ? FT_OK : check_inside(file, what, dir, loc, path, err);
+    const unsigned char *buf = NULL;
+    size_t len = 0;
+    if (!st && (st = ft_map_file(path, 0, &buf, &len, err)))
+        ft_err_prefix(err, "%s: %s: external data", file, what);
+    if (!st) {
+        if (length != UINT64_MAX && length != need)
+            st = ft_err(err, FT_EGRAPH, "%s: %s: external data length %llu but the tensor needs %zu bytes", file, what,
+                        (unsigned long long)length, need);
+        else if (offset > len || len - offset < need)
+            st = ft_err(err, FT_EGRAPH, "%s: %s: external data %s holds %zu bytes; the tensor needs %zu bytes at offset %llu",
+                        file, what, path, len, need, (unsigned long long)offset);
+        else
+            memcpy(dst, buf + offset, need);
+        ft_unmap_file(buf, len);
+    }
+    free(path);
+    return st;
+}
+
+/* Values of a typed field, converted to the tensor's dtype. */
+static ft_status read_typed(const Onnx__TensorProto *tp, ft_dtype dt, uint64_t numel, unsigned char *dst, const char *file,
+                            const char *what, ft_error *err)
+{
+    size_t have = 0;
+    const char *field = "?";
+    switch (dt) {
+    case FT_F32:
+        have = tp->n_float_data, field = "float_data";
+        break;
+    case FT_F64:
+        have = tp->n_double_data, field = "double_data";
+        break;
+    case FT_I64:
+        have = tp->n_int64_data, field = "int64_data";
+        break;
+    case FT_I8:
+    case FT_I16:
+    case FT_I32:
+    case FT_U8:
+    case FT_BOOL:
+    case FT_F16:
+    case FT_BF16:
+        have = tp->n_int32_data, field = "int32_data";
+        break;
+    case FT_DTYPE_COUNT:
+        have = 0, field = "?";
+        break;
+    }
+    if (have != numel)
+        return ft_err(err, FT_EGRAPH, "%s: %s: %s holds %zu values; the shape needs %llu", file, what, field, have,
+                      (unsigned long long)numel);
+    for (uint64_t i = 0; i < numel; i++) {
+        switch (dt) {
+        case FT_F32:
+            ((float *)dst)[i] = tp->float_data[i];
+            break;
+        case FT_F64:
+            ((double *)dst)[i] = tp->double_data[i];
+            break;
+        case FT_I64:
+            ((int64_t *)dst)[i] = tp->int64_data[i];
+            break;
+        case FT_I32:
+            ((int32_t *)dst)[i] = tp->int32_data[i];
+            break;
+        case FT_I16:
+            ((int16_t *)dst)[i] = (int16_t)tp->int32_data[i];
+            break;
+        case FT_I8:
+            ((int8_t *)dst)[i] = (int8_t)tp->int32_data[i];
+            break;
+        case FT_U8:
+            dst[i] = (uint8_t)tp->int32_data[i];
+            break;
+        case FT_BOOL:
+            dst[i] = tp->int32_data[i] != 0;
+            break;
+        case FT_F16:
+        case FT_BF16:
+            ((uint16_t *)dst)[i] = (uint16_t)tp->int32_data[i]; /* the bits, as the spec stores them */
+            break;
+        case FT_DTYPE_COUNT:
+            break;
+        }
+    }
+    return FT_OK;
+}
+
+ft_status ft_onnx_tensor_decode(const Onnx__TensorProto *tp, const char *file, const char *what, const char *dir,
+                                int allow_external, ft_npy *out, ft_error *err)
+{
+    memset(out, 0, sizeof *out);
+    ft_dtype dt;
+    if (ft_onnx_dtype(tp->data_type, &dt))
+        return ft_err(err, FT_EGRAPH, "%s: %s has element type %s (%d), which ftrun does not support", file, what,
+                      ft_onnx_type_name(tp->data_type), (int)tp->data_type);
+    if (tp->segment)
+        return ft_err(err, FT_EGRAPH, "%s: %s is a segment of a tensor, which ftrun does not support", file, what);
+    if (tp->n_dims > FT_MAX_RANK)
+        return ft_err(err, FT_EGRAPH, "%s: %s has rank %zu (the limit is %d)", file, what, tp->n_dims, FT_MAX_RANK);
+    out->dtype = dt;
+    out->shape.rank = (int)tp->n_dims;
+    for (size_t i = 0; i < tp->n_dims; i++) {
+        if (tp->dims[i] < 0)
+            return ft_err(err, FT_EGRAPH, "%s: %s has a negative dim (%lld)", file, what, (long long)tp->dims[i]);
+        out->shape.dims[i] = tp->dims[i];
+    }
+    uint64_t numel, bytes;
+    if (ft_shape_numel(&out->shape, &numel) || ft_mul_overflow(numel, ft_dtype_size(dt), &bytes) ||
+        bytes > FT_MAX_TENSOR_BYTES) {
+        char s[FT_SHAPE_STR];
+        return ft_err(err, FT_EGRAPH, "%s: %s of shape %s is too large (limit %llu bytes)", file, what,
+                      ft_shape_str(&out->shape, s), (unsigned long long)FT_MAX_TENSOR_BYTES);
+    }
+    unsigned char *data = ft_malloc(bytes ? (size_t)bytes : 1);
+    if (!data)
+        return ft_err(err, FT_ERUNTIME, "%s: out of memory reading %s (%llu bytes)", file, what, (unsigned long long)bytes);
+    ft_status st;
+    if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+        st = read_external(tp, file, what, dir, allow_external, data, (size_t)bytes, err);
+    else if (tp->has_raw_data) {
+        if (tp->raw_data.len != bytes)
+            st = ft_err(err, FT_EGRAPH, "%s: %s: raw_data holds %zu bytes; %s %s needs %llu", file, what,
+                        tp->raw_data.len, ft_dtype_name(dt), ft_shape_str(&out->shape, (char[FT_SHAPE_STR]){0}),
+                        (unsigned long long)bytes);
+        else {
+            memcpy(data, tp->raw_data.data, (size_t)bytes);
+            st = FT_OK;
+            if (dt == FT_BOOL)
+                for (uint64_t i = 0; i < numel; i++)
+                    data[i] = data[i] != 0;
+        }
+    } else
+        st = read_typed(tp, dt, numel, data, file, what, err);
+    if (st) {
+        free(data);
+        return st;
+    }
+    out->data = data;
+    out->nbytes = (size_t)bytes;
+    return FT_OK;
+}
+
+ft_status ft_pb_parse(const char *path, const unsigned char *buf, size_t n, ft_npy *out, ft_error *err)
+{
+    memset(out, 0, sizeof *out);
+    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, n, buf);
+    if (!tp)
+        return ft_err(err, FT_EGRAPH, "%s: not a .npy, .npz or ONNX TensorProto file (the protobuf is malformed or "
+                      "truncated)", path);
+    ft_status st;
+    if (!tp->has_data_type)
+        st = ft_err(err, FT_EGRAPH, "%s: not an ONNX TensorProto (no data_type)", path);
+    else
+        st = ft_onnx_tensor_decode(tp, path, "the tensor", NULL, 0, out, err);
+    onnx__tensor_proto__free_unpacked(tp, NULL);
+    return st;
+}
+
+ft_status ft_pb_write(FILE *f, const char *path, const char *name, ft_dtype dt, const ft_shape *s, const void *data,
+                      ft_error *err)
+{
+    Onnx__TensorProto tp = ONNX__TENSOR_PROTO__INIT;
+    int64_t dims[FT_MAX_RANK];
+    for (int i = 0; i < s->rank; i++)
+        dims[i] = s->dims[i];
+    tp.n_dims = (size_t)s->rank;
+    tp.dims = dims;
+    tp.has_data_type = 1;
+    tp.data_type = ft_onnx_type_of(dt);
+    tp.name = (char *)(name ? name : "");
+    tp.has_raw_data = 1;
+    tp.raw_data.len = (size_t)ft_numel(s) * ft_dtype_size(dt);
+    tp.raw_data.data = (uint8_t *)data;
+    size_t len = onnx__tensor_proto__get_packed_size(&tp);
+    uint8_t *buf = ft_malloc(len ? len : 1);
+    if (!buf)
+        return ft_err(err, FT_ERUNTIME, "%s: out of memory", path);
+    onnx__tensor_proto__pack(&tp, buf);
+    size_t w = fwrite(buf, 1, len, f);
+    free(buf);
+    if (w != len)
+        return ft_err(err, FT_ERUNTIME, "%s: write error: %s", path, strerror(errno ? errno : EIO));
+    return FT_OK;
+}
