@@ -1,0 +1,454 @@
+/* The ONNX op table: which mapper handles each default-domain op type
+ * (onx_find_map), every ONNX operator with how ftrun treats it
+ * (onx_op_catalogue, shown by `ftrun ops --onnx`), and the helpers the mapper
+ * files share (declared in onnx_ops.h).
+ *
+ *   const onx_op_map *m = onx_find_map("Gemm", 13);
+ *   if (m) st = m->map(c, n);
+ *
+ * Ownership: the tables are static; the helpers' results belong to the context
+ * or the graph being built, as in onnx_import.h.
+ */
+#include "onnx_ops.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ helpers */
+
+int ox_dtype_from_onnx(int64_t t, ft_dtype *dt, const char **name)
+{
+    static const char *const names[] = {
+        "UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64", "STRING", "BOOL", "FLOAT16",
+        "DOUBLE", "UINT32", "UINT64", "COMPLEX64", "COMPLEX128", "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ",
+        "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1",
+    };
+    *name = t >= 0 && t < (int64_t)FT_ARRAY_LEN(names) ? names[t] : "unknown";
+    switch (t) {
+    case 1: *dt = FT_F32; return 0;
+    case 2: *dt = FT_U8; return 0;
+    case 3: *dt = FT_I8; return 0;
+    case 5: *dt = FT_I16; return 0;
+    case 6: *dt = FT_I32; return 0;
+    case 7: *dt = FT_I64; return 0;
+    case 9: *dt = FT_BOOL; return 0;
+    case 10: *dt = FT_F16; return 0;
+    case 11: *dt = FT_F64; return 0;
+    case 16: *dt = FT_BF16; return 0;
+    default: return -1;
+    }
+}
+
+ft_node *ox_emit1(onx_ctx *c, const onx_node *n, ft_op op, int in, int out)
+{
+    return onx_emit(c, n, op, &in, 1, &out, 1);
+}
+
+ft_node *ox_emit2(onx_ctx *c, const onx_node *n, ft_op op, int a, int b, int out)
+{
+    int in[2] = {a, b};
+    return onx_emit(c, n, op, in, 2, &out, 1);
+}
+
+int ox_out(onx_ctx *c, const onx_node *n, int k)
+{
+    int t = onx_out(c, n, k);
+    if (t >= 0)
+        return t;
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, "unused_output_%d", k);
+    return onx_tmp(c, n, suffix);
+}
+
+int ox_const_ints(onx_ctx *c, const onx_node *n, const char *suffix, ft_dtype dt, const ft_shape *s,
+                  const int64_t *v)
+{
+    uint64_t numel = ft_numel(s);
+    void *buf = ft_malloc(numel ? numel * ft_dtype_size(dt) : 1);
+    if (!buf)
+        return onx_const_new(c, n, suffix, dt, s, NULL); /* reports the lack of memory */
+    for (uint64_t i = 0; i < numel; i++)
+        ft_store_i64(buf, dt, i, v[i]);
+    int t = onx_const_new(c, n, suffix, dt, s, buf);
+    free(buf);
+    return t;
+}
+
+int ox_scalar(onx_ctx *c, const onx_node *n, const char *suffix, ft_dtype dt, double v)
+{
+    ft_shape s = {.rank = 0};
+    unsigned char buf[8] = {0};
+    ft_store_f64(buf, dt, 0, v);
+    return onx_const_new(c, n, suffix, dt, &s, buf);
+}
+
+/* An absent input reads as an f32 scalar; the node that uses it fails in
+ * inference with a message naming the missing input. */
+ft_dtype ox_dtype(onx_ctx *c, const onx_node *n, int k)
+{
+    const ft_tensor *t = onx_in_tensor(c, n, k);
+    return t ? t->dtype : FT_F32;
+}
+
+const ft_shape *ox_shape(onx_ctx *c, const onx_node *n, int k)
+{
+    static const ft_shape none = {.rank = 0};
+    const ft_tensor *t = onx_in_tensor(c, n, k);
+    return t ? &t->shape : &none;
+}
+
+ft_status ox_check_dtype(onx_ctx *c, const onx_node *n, ft_op op, int k)
+{
+    const ft_tensor *t = onx_in_tensor(c, n, k);
+    const ft_op_info *oi = ft_op_get(op);
+    if (!t || ft_dtype_in(t->dtype, oi->dtypes))
+        return FT_OK;
+    char b[160];
+    return onx_unsupported(c, n, "input %d ('%s') has dtype %s; ftrun's %s takes %s", k, t->name,
+                           ft_dtype_name(t->dtype), oi->name, ft_dtype_mask_str(oi->dtypes, b, sizeof b));
+}
+
+ft_status ox_ints_param(onx_ctx *c, const onx_node *n, const char *attr, int k, int input_since, const char *reason,
+                        const int64_t **v, int *count)
+{
+    if (n->opset < input_since) {
+        *count = onx_attr_ints(n, attr, v);
+        return FT_OK;
+    }
+    return onx_const_ints(c, n, k, reason, v, count);
+}
+
+ft_status ox_axis(onx_ctx *c, const onx_node *n, const char *what, int64_t axis, int rank, int *out)
+{
+    if (ft_axis(axis, rank, out) == 0)
+        return FT_OK;
+    return onx_error(c, n, FT_EGRAPH, "%s %lld is out of range for input 0 of rank %d (expected %d..%d)", what,
+                     (long long)axis, rank, -rank, rank - 1);
+}
+
+ft_node *ox_reshape(onx_ctx *c, const onx_node *n, int t, const ft_shape *s, int out)
+{
+    ft_node *r = ox_emit1(c, n, FT_OP_RESHAPE, t, out);
+    if (r && onx_set_ints(c, r, "shape", s->dims, s->rank))
+        return NULL;
+    return r;
+}
+
+ft_node *ox_transpose(onx_ctx *c, const onx_node *n, int t, const int64_t *perm, int rank, int out)
+{
+    ft_node *r = ox_emit1(c, n, FT_OP_TRANSPOSE, t, out);
+    if (r && onx_set_ints(c, r, "perm", perm, rank))
+        return NULL;
+    return r;
+}
+
+ft_node *ox_where(onx_ctx *c, const onx_node *n, int cond, int a, int b, int out)
+{
+    int in[3] = {cond, a, b};
+    return onx_emit(c, n, FT_OP_WHERE, in, 3, &out, 1);
+}
+
+ft_node *ox_cast(onx_ctx *c, const onx_node *n, int t, ft_dtype to, int out)
+{
+    ft_node *f = ox_emit1(c, n, FT_OP_CAST, t, out);
+    if (f && onx_set_s(c, f, "to", ft_dtype_name(to)))
+        return NULL;
+    return f;
+}
+
+ft_node *ox_axis_op(onx_ctx *c, const onx_node *n, ft_op op, int t, int64_t axis, int out)
+{
+    ft_node *f = ox_emit1(c, n, op, t, out);
+    if (f && onx_set_ints(c, f, "axes", &axis, 1))
+        return NULL;
+    return f;
+}
+
+/* -------------------------------------------------------------- the mappers */
+
+/* since: the first opset the mapper handles. Ops whose signature changed
+ * before opset 7 (the oldest this importer reads) start at 7; the mapper reads
+ * n->opset for the later changes. */
+static const onx_op_map MAPS[] = {
+    /* elementwise, one input */
+    {"Abs", 6, ox_map_unary}, {"Neg", 6, ox_map_unary}, {"Sign", 9, ox_map_unary},
+    {"Relu", 6, ox_map_unary}, {"Sigmoid", 6, ox_map_unary}, {"Tanh", 6, ox_map_unary},
+    {"Exp", 6, ox_map_unary}, {"Log", 6, ox_map_unary}, {"Sqrt", 6, ox_map_unary},
+    {"Reciprocal", 6, ox_map_unary}, {"Sin", 7, ox_map_unary}, {"Cos", 7, ox_map_unary},
+    {"Erf", 9, ox_map_unary}, {"Floor", 6, ox_map_unary}, {"Ceil", 6, ox_map_unary},
+    {"Round", 11, ox_map_unary}, {"Softplus", 1, ox_map_unary}, {"Softsign", 1, ox_map_unary},
+    {"HardSwish", 14, ox_map_unary}, {"Mish", 18, ox_map_unary}, {"Not", 1, ox_map_unary},
+    {"IsNaN", 9, ox_map_unary}, {"IsInf", 10, ox_map_is_inf},
+    {"Tan", 7, ox_map_trig}, {"Sinh", 9, ox_map_trig}, {"Cosh", 9, ox_map_trig},
+    {"Asinh", 9, ox_map_trig}, {"Acosh", 9, ox_map_trig}, {"Atanh", 9, ox_map_trig},
+    {"LeakyRelu", 6, ox_map_alpha_act}, {"Elu", 6, ox_map_alpha_act}, {"Celu", 12, ox_map_alpha_act},
+    {"Selu", 6, ox_map_alpha_act}, {"HardSigmoid", 6, ox_map_alpha_act}, {"Gelu", 20, ox_map_gelu},
+    {"ThresholdedRelu", 10, ox_map_thresholded_relu}, {"Shrink", 9, ox_map_shrink},
+    {"PRelu", 7, ox_map_prelu}, {"Clip", 6, ox_map_clip}, {"Cast", 6, ox_map_cast}, {"CastLike", 15, ox_map_cast},
+    /* elementwise, broadcasting */
+    {"Add", 7, ox_map_binary}, {"Sub", 7, ox_map_binary}, {"Mul", 7, ox_map_binary}, {"Div", 7, ox_map_binary},
+    {"Pow", 7, ox_map_binary}, {"Mod", 10, ox_map_binary}, {"Equal", 7, ox_map_binary},
+    {"Less", 7, ox_map_binary}, {"LessOrEqual", 12, ox_map_binary}, {"Greater", 7, ox_map_binary},
+    {"GreaterOrEqual", 12, ox_map_binary}, {"And", 7, ox_map_binary}, {"Or", 7, ox_map_binary},
+    {"Xor", 7, ox_map_binary}, {"Max", 6, ox_map_variadic}, {"Min", 6, ox_map_variadic},
+    {"Sum", 6, ox_map_sum_mean}, {"Mean", 6, ox_map_sum_mean}, {"Where", 9, ox_map_where},
+    /* matrix products, reductions, scans */
+    {"MatMul", 1, ox_map_matmul}, {"Gemm", 7, ox_map_gemm}, {"Einsum", 12, ox_map_einsum},
+    {"ReduceSum", 1, ox_map_reduce}, {"ReduceMean", 1, ox_map_reduce}, {"ReduceMax", 1, ox_map_reduce},
+    {"ReduceMin", 1, ox_map_reduce}, {"ReduceProd", 1, ox_map_reduce}, {"ReduceL1", 1, ox_map_reduce},
+    {"ReduceL2", 1, ox_map_reduce}, {"ReduceSumSquare", 1, ox_map_reduce}, {"ReduceLogSumExp", 1, ox_map_reduce},
+    {"ReduceLogSum", 1, ox_map_reduce}, {"ArgMax", 1, ox_map_arg}, {"ArgMin", 1, ox_map_arg},
+    {"CumSum", 11, ox_map_cumsum}, {"TopK", 1, ox_map_topk}, {"DFT", 17, ox_map_dft},
+    /* normalization, attention */
+    {"Softmax", 1, ox_map_softmax}, {"LogSoftmax", 1, ox_map_softmax}, {"Hardmax", 1, ox_map_hardmax},
+    {"LayerNormalization", 17, ox_map_layer_norm}, {"RMSNormalization", 23, ox_map_rms_norm},
+    {"BatchNormalization", 7, ox_map_batch_norm}, {"InstanceNormalization", 6, ox_map_instance_norm},
+    {"GroupNormalization", 18, ox_map_group_norm}, {"LpNormalization", 1, ox_map_lp_norm},
+    {"MeanVarianceNormalization", 9, ox_map_mvn}, {"Attention", 23, ox_map_attention},
+    /* linear quantization */
+    {"DequantizeLinear", 10, ox_map_dequantize}, {"QuantizeLinear", 10, ox_map_quantize},
+    {"DynamicQuantizeLinear", 11, ox_map_dyn_quantize}, {"MatMulInteger", 10, ox_map_integer_op},
+    {"ConvInteger", 10, ox_map_integer_op}, {"QLinearMatMul", 10, ox_map_qlinear}, {"QLinearConv", 10, ox_map_qlinear},
+    /* losses */
+    {"NegativeLogLikelihoodLoss", 12, ox_map_nll_loss}, {"SoftmaxCrossEntropyLoss", 12, ox_map_softmax_ce_loss},
+    /* shape and data movement */
+    {"Identity", 1, ox_map_identity}, {"Dropout", 7, ox_map_dropout}, {"Reshape", 5, ox_map_reshape},
+    {"Transpose", 1, ox_map_transpose}, {"Flatten", 1, ox_map_flatten}, {"Squeeze", 1, ox_map_squeeze},
+    {"Unsqueeze", 1, ox_map_squeeze}, {"Expand", 8, ox_map_expand}, {"Tile", 6, ox_map_tile},
+    {"Concat", 4, ox_map_concat}, {"Split", 2, ox_map_split}, {"Slice", 1, ox_map_slice},
+    {"Gather", 1, ox_map_gather}, {"GatherElements", 11, ox_map_gather}, {"Pad", 2, ox_map_pad},
+    {"DepthToSpace", 1, ox_map_depth_space}, {"SpaceToDepth", 1, ox_map_depth_space},
+    {"Trilu", 14, ox_map_trilu}, {"OneHot", 9, ox_map_one_hot},
+    {"GatherND", 11, ox_map_gather_nd}, {"CenterCropPad", 18, ox_map_center_crop_pad},
+    /* convolution, pooling, resampling */
+    {"Conv", 1, ox_map_conv}, {"ConvTranspose", 1, ox_map_conv}, {"MaxPool", 1, ox_map_pool},
+    {"AveragePool", 7, ox_map_pool}, {"GlobalAveragePool", 1, ox_map_global_pool},
+    {"GlobalMaxPool", 1, ox_map_global_pool}, {"Resize", 10, ox_map_resize}, {"Upsample", 7, ox_map_resize},
+    {"LRN", 1, ox_map_lrn}, {"LpPool", 2, ox_map_lp_pool}, {"GlobalLpPool", 2, ox_map_lp_pool}, {"HannWindow", 17, ox_map_window}, {"HammingWindow", 17, ox_map_window},
+    {"BlackmanWindow", 17, ox_map_window},
+};
+
+const onx_op_map *onx_find_map(const char *op_type, int opset)
+{
+    for (size_t i = 0; i < FT_ARRAY_LEN(MAPS); i++)
+        if (strcmp(MAPS[i].op_type, op_type) == 0)
+            return opset >= MAPS[i].since ? &MAPS[i] : NULL;
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- catalogue */
+
+#define FOLD "folded at load time; needs its inputs known at load"
+#define DYN "data-dependent output shape"
+#define SEQ "sequence and optional values are not ftrun tensors"
+#define STR "string tensors are not ftrun tensors"
+#define RAND "random sampling (no ftrun op)"
+
+/* Every default-domain operator up to opset 23, in alphabetical order. 'm'
+ * entries are exactly the op types of MAPS. */
+static const onx_op_status CATALOGUE[] = {
+    {"Abs", 'm', "abs"},
+    {"Acos", '-', "no ftrun op (acos)"},
+    {"Acosh", 'm', "log(x + sqrt(x*x - 1))"},
+    {"Add", 'm', "add"},
+    {"AffineGrid", '-', "no ftrun op (affine_grid)"},
+    {"And", 'm', "and"},
+    {"ArgMax", 'm', "argmax"},
+    {"ArgMin", 'm', "argmin"},
+    {"Asin", '-', "no ftrun op (asin)"},
+    {"Asinh", 'm', "log(x + sqrt(x*x + 1))"},
+    {"Atan", '-', "no ftrun op (atan)"},
+    {"Atanh", 'm', "0.5 * log((1 + x) / (1 - x))"},
+    {"Attention", 'm', "attention (4-D, or 3-D with q_num_heads/kv_num_heads: reshape + transpose around it)"},
+    {"AveragePool", 'm', "average_pool"},
+    {"BatchNormalization", 'm', "batch_norm (inference form)"},
+    {"Bernoulli", '-', RAND},
+    {"BitShift", '-', "no ftrun op (bit shifts)"},
+    {"BitwiseAnd", '-', "no ftrun op (bitwise ops on integers)"},
+    {"BitwiseNot", '-', "no ftrun op (bitwise ops on integers)"},
+    {"BitwiseOr", '-', "no ftrun op (bitwise ops on integers)"},
+    {"BitwiseXor", '-', "no ftrun op (bitwise ops on integers)"},
+    {"BlackmanWindow", 'm', "constant (size known at load)"},
+    {"Cast", 'm', "cast"},
+    {"CastLike", 'm', "cast"},
+    {"Ceil", 'm', "ceil"},
+    {"Celu", 'm', "celu"},
+    {"CenterCropPad", 'm', "slice + pad (target shape known at load)"},
+    {"Clip", 'm', "clip (min/max known at load)"},
+    {"Col2Im", '-', "no ftrun op (col2im)"},
+    {"Compress", '-', DYN},
+    {"Concat", 'm', "concat"},
+    {"ConcatFromSequence", '-', SEQ},
+    {"Constant", 'f', FOLD},
+    {"ConstantOfShape", 'f', FOLD},
+    {"Conv", 'm', "conv"},
+    {"ConvInteger", 'm', "cast to f64 + sub + conv + cast to i32"},
+    {"ConvTranspose", 'm', "conv_transpose"},
+    {"Cos", 'm', "cos"},
+    {"Cosh", 'm', "(exp(x) + exp(-x)) / 2"},
+    {"CumSum", 'm', "cumsum (axis known at load)"},
+    {"DFT", 'm', "fft, ifft, rfft (+ pad, slice, squeeze)"},
+    {"DeformConv", '-', "no ftrun op (deformable convolution)"},
+    {"DepthToSpace", 'm', "reshape + transpose + reshape"},
+    {"DequantizeLinear", 'm', "cast + sub + mul (per tensor or per axis)"},
+    {"Det", '-', "no ftrun op (det)"},
+    {"Div", 'm', "div"},
+    {"Dropout", 'm', "identity in inference; dropout when training_mode is true"},
+    {"DynamicQuantizeLinear", 'm', "reduce_min/max + the QuantizeLinear expansion (u8)"},
+    {"Einsum", 'm', "einsum"},
+    {"Elu", 'm', "elu"},
+    {"Equal", 'm', "equal"},
+    {"Erf", 'm', "erf"},
+    {"Exp", 'm', "exp"},
+    {"Expand", 'm', "expand (shape known at load)"},
+    {"EyeLike", 'f', FOLD},
+    {"Flatten", 'm', "flatten"},
+    {"Floor", 'm', "floor"},
+    {"GRU", '-', "no ftrun op (recurrent layers)"},
+    {"Gather", 'm', "gather"},
+    {"GatherElements", 'm', "gather_elements"},
+    {"GatherND", 'm', "reshape + linear index (mul, reduce_sum) + gather (batch_dims 0)"},
+    {"Gelu", 'm', "gelu"},
+    {"Gemm", 'm', "gemm"},
+    {"GlobalAveragePool", 'm', "global_average_pool"},
+    {"GlobalLpPool", 'm', "abs + pow + reduce_sum + pow"},
+    {"GlobalMaxPool", 'm', "global_max_pool"},
+    {"Greater", 'm', "greater"},
+    {"GreaterOrEqual", 'm', "greater_equal"},
+    {"GridSample", '-', "no ftrun op (grid_sample)"},
+    {"GroupNormalization", 'm', "group_norm (opset 18's per-group scale and bias repeated per channel)"},
+    {"HammingWindow", 'm', "constant (size known at load)"},
+    {"HannWindow", 'm', "constant (size known at load)"},
+    {"HardSigmoid", 'm', "hard_sigmoid"},
+    {"HardSwish", 'm', "hard_swish"},
+    {"Hardmax", 'm', "argmax + equal + cast"},
+    {"Identity", 'm', "alias of its input"},
+    {"If", 'f', "folded at load time; needs its condition known at load"},
+    {"ImageDecoder", '-', "no ftrun op (image decoding)"},
+    {"InstanceNormalization", 'm', "instance_norm"},
+    {"IsInf", 'm', "is_inf (and a sign test for detect_negative/detect_positive)"},
+    {"IsNaN", 'm', "is_nan"},
+    {"LRN", 'm', "pow + average_pool + div (window over channels)"},
+    {"LSTM", '-', "no ftrun op (recurrent layers)"},
+    {"LayerNormalization", 'm', "layer_norm"},
+    {"LeakyRelu", 'm', "leaky_relu"},
+    {"Less", 'm', "less"},
+    {"LessOrEqual", 'm', "less_equal"},
+    {"Log", 'm', "log"},
+    {"LogSoftmax", 'm', "log_softmax (before opset 13: flatten + log_softmax + reshape)"},
+    {"Loop", '-', DYN},
+    {"LpNormalization", 'm', "div by reduce_l1 / reduce_l2"},
+    {"LpPool", 'm', "abs + pow + average_pool (count_include_pad) + mul + pow"},
+    {"MatMul", 'm', "matmul"},
+    {"MatMulInteger", 'm', "cast to f64 + sub + matmul + cast to i32"},
+    {"Max", 'm', "max"},
+    {"MaxPool", 'm', "max_pool (Indices output unsupported)"},
+    {"MaxRoiPool", '-', "no ftrun op (roi pooling)"},
+    {"MaxUnpool", '-', "no ftrun op (max_unpool)"},
+    {"Mean", 'm', "add chain + div"},
+    {"MeanVarianceNormalization", 'm', "reduce_mean + sub + mul + sqrt + div"},
+    {"MelWeightMatrix", '-', "no ftrun op (mel filter bank)"},
+    {"Min", 'm', "min"},
+    {"Mish", 'm', "mish"},
+    {"Mod", 'm', "mod"},
+    {"Mul", 'm', "mul"},
+    {"Multinomial", '-', RAND},
+    {"Neg", 'm', "neg"},
+    {"NegativeLogLikelihoodLoss", 'm', "gather_elements + neg (+ gather of weights, where for ignore_index) + reduce"},
+    {"NonMaxSuppression", '-', DYN},
+    {"NonZero", '-', DYN},
+    {"Not", 'm', "not"},
+    {"OneHot", 'm', "equal + where (depth known at load)"},
+    {"Optional", '-', SEQ},
+    {"OptionalGetElement", '-', SEQ},
+    {"OptionalHasElement", '-', SEQ},
+    {"Or", 'm', "or"},
+    {"PRelu", 'm', "where(x < 0, x * slope, x)"},
+    {"Pad", 'm', "pad (pads known at load)"},
+    {"Pow", 'm', "pow"},
+    {"QLinearConv", 'm', "dequantize + conv + quantize"},
+    {"QLinearMatMul", 'm', "dequantize + matmul + quantize"},
+    {"QuantizeLinear", 'm', "div + round + add + clip + cast (per tensor or per axis)"},
+    {"RMSNormalization", 'm', "rms_norm"},
+    {"RNN", '-', "no ftrun op (recurrent layers)"},
+    {"RandomNormal", '-', RAND},
+    {"RandomNormalLike", '-', RAND},
+    {"RandomUniform", '-', RAND},
+    {"RandomUniformLike", '-', RAND},
+    {"Range", 'f', FOLD},
+    {"Reciprocal", 'm', "reciprocal"},
+    {"ReduceL1", 'm', "reduce_l1"},
+    {"ReduceL2", 'm', "reduce_l2"},
+    {"ReduceLogSum", 'm', "reduce_sum + log"},
+    {"ReduceLogSumExp", 'm', "reduce_log_sum_exp"},
+    {"ReduceMax", 'm', "reduce_max"},
+    {"ReduceMean", 'm', "reduce_mean"},
+    {"ReduceMin", 'm', "reduce_min"},
+    {"ReduceProd", 'm', "reduce_prod"},
+    {"ReduceSum", 'm', "reduce_sum"},
+    {"ReduceSumSquare", 'm', "reduce_sum_square"},
+    {"RegexFullMatch", '-', STR},
+    {"Relu", 'm', "relu"},
+    {"Reshape", 'm', "reshape (shape known at load)"},
+    {"Resize", 'm', "resize (modes nearest and linear)"},
+    {"ReverseSequence", '-', "no ftrun op (reverse_sequence)"},
+    {"RoiAlign", '-', "no ftrun op (roi_align)"},
+    {"RotaryEmbedding", '-', "no ftrun op (rotary_embedding)"},
+    {"Round", 'm', "round"},
+    {"STFT", '-', "no ftrun op (stft)"},
+    {"Scan", '-', DYN},
+    {"Scatter", '-', "no ftrun op (scatter_elements)"},
+    {"ScatterElements", '-', "no ftrun op (scatter_elements)"},
+    {"ScatterND", '-', "no ftrun op (scatter_nd)"},
+    {"Selu", 'm', "selu"},
+    {"SequenceAt", '-', SEQ},
+    {"SequenceConstruct", '-', SEQ},
+    {"SequenceEmpty", '-', SEQ},
+    {"SequenceErase", '-', SEQ},
+    {"SequenceInsert", '-', SEQ},
+    {"SequenceLength", '-', SEQ},
+    {"SequenceMap", '-', SEQ},
+    {"Shape", 'f', FOLD},
+    {"Shrink", 'm', "where + add/sub"},
+    {"Sigmoid", 'm', "sigmoid"},
+    {"Sign", 'm', "sign"},
+    {"Sin", 'm', "sin"},
+    {"Sinh", 'm', "(exp(x) - exp(-x)) / 2"},
+    {"Size", 'f', FOLD},
+    {"Slice", 'm', "slice (starts/ends/axes/steps known at load)"},
+    {"Softmax", 'm', "softmax (before opset 13: flatten + softmax + reshape)"},
+    {"SoftmaxCrossEntropyLoss", 'm', "log_softmax + the NegativeLogLikelihoodLoss expansion"},
+    {"Softplus", 'm', "softplus"},
+    {"Softsign", 'm', "softsign"},
+    {"SpaceToDepth", 'm', "reshape + transpose + reshape"},
+    {"Split", 'm', "split (sizes known at load)"},
+    {"SplitToSequence", '-', SEQ},
+    {"Sqrt", 'm', "sqrt"},
+    {"Squeeze", 'm', "squeeze (axes known at load)"},
+    {"StringConcat", '-', STR},
+    {"StringNormalizer", '-', STR},
+    {"StringSplit", '-', STR},
+    {"Sub", 'm', "sub"},
+    {"Sum", 'm', "add chain"},
+    {"Tan", 'm', "sin / cos"},
+    {"Tanh", 'm', "tanh"},
+    {"TfIdfVectorizer", '-', "no ftrun op (tf-idf)"},
+    {"ThresholdedRelu", 'm', "where(x > alpha, x, 0)"},
+    {"Tile", 'm', "tile (repeats known at load)"},
+    {"TopK", 'm', "topk (k known at load)"},
+    {"Transpose", 'm', "transpose"},
+    {"Trilu", 'm', "where with a constant mask (k known at load)"},
+    {"Unique", '-', DYN},
+    {"Unsqueeze", 'm', "unsqueeze (axes known at load)"},
+    {"Upsample", 'm', "resize (deprecated op; modes nearest and linear)"},
+    {"Where", 'm', "where"},
+    {"Xor", 'm', "xor"},
+};
+
+int onx_op_catalogue(const onx_op_status **list)
+{
+    *list = CATALOGUE;
+    return (int)FT_ARRAY_LEN(CATALOGUE);
+}

@@ -1,0 +1,338 @@
+/* ONNX elementwise ops -> ftrun elementwise ops: one-to-one unary and binary
+ * ops, activations with attributes, Clip, Cast/CastLike, variadic Sum/Mean,
+ * and short expansions for the ops ftrun has no single op for (PRelu,
+ * ThresholdedRelu, Shrink, Tan, Sinh, Cosh, Asinh, Acosh, Atanh, IsInf with
+ * one sign). The table in onnx_ops.c names each mapper.
+ *
+ *   ft_status st = ox_map_unary(c, n);   // n->op_type "Relu" -> one relu node
+ *
+ * Ownership: nothing is kept; emitted nodes belong to the graph being built.
+ */
+#include "onnx_ops.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+    const char *onnx;
+    ft_op op;
+} op_pair;
+
+static const op_pair UNARY[] = {
+    {"Abs", FT_OP_ABS},         {"Neg", FT_OP_NEG},         {"Sign", FT_OP_SIGN},
+    {"Relu", FT_OP_RELU},       {"Sigmoid", FT_OP_SIGMOID}, {"Tanh", FT_OP_TANH},
+    {"Exp", FT_OP_EXP},         {"Log", FT_OP_LOG},         {"Sqrt", FT_OP_SQRT},
+    {"Reciprocal", FT_OP_RECIPROCAL}, {"Sin", FT_OP_SIN},   {"Cos", FT_OP_COS},
+    {"Erf", FT_OP_ERF},         {"Floor", FT_OP_FLOOR},     {"Ceil", FT_OP_CEIL},
+    {"Round", FT_OP_ROUND},     {"Softplus", FT_OP_SOFTPLUS}, {"Softsign", FT_OP_SOFTSIGN},
+    {"HardSwish", FT_OP_HARD_SWISH}, {"Mish", FT_OP_MISH},  {"Not", FT_OP_NOT},
+    {"IsNaN", FT_OP_IS_NAN},
+};
+
+static const op_pair BINARY[] = {
+    {"Add", FT_OP_ADD},     {"Sub", FT_OP_SUB},     {"Mul", FT_OP_MUL},
+    {"Div", FT_OP_DIV},     {"Pow", FT_OP_POW},     {"Mod", FT_OP_MOD},
+    {"Equal", FT_OP_EQUAL}, {"Less", FT_OP_LESS},   {"LessOrEqual", FT_OP_LESS_EQUAL},
+    {"Greater", FT_OP_GREATER}, {"GreaterOrEqual", FT_OP_GREATER_EQUAL},
+    {"And", FT_OP_AND},     {"Or", FT_OP_OR},       {"Xor", FT_OP_XOR},
+    {"Max", FT_OP_MAX},     {"Min", FT_OP_MIN},
+};
+
+static int find_pair(const op_pair *t, size_t len, const char *name, ft_op *op)
+{
+    for (size_t i = 0; i < len; i++)
+        if (strcmp(t[i].onnx, name) == 0) {
+            *op = t[i].op;
+            return 0;
+        }
+    return -1;
+}
+
+static ft_status no_such(onx_ctx *c, const onx_node *n)
+{
+    return onx_error(c, n, FT_ERUNTIME, "no elementwise mapping for op type '%s'", n->op_type);
+}
+
+ft_status ox_map_unary(onx_ctx *c, const onx_node *n)
+{
+    ft_op op;
+    if (find_pair(UNARY, FT_ARRAY_LEN(UNARY), n->op_type, &op))
+        return no_such(c, n);
+    OX_TRY(ox_check_dtype(c, n, op, 0));
+    OX_NEED(ox_emit1(c, n, op, onx_in(c, n, 0), ox_out(c, n, 0)));
+    return FT_OK;
+}
+
+ft_status ox_map_binary(onx_ctx *c, const onx_node *n)
+{
+    ft_op op;
+    if (find_pair(BINARY, FT_ARRAY_LEN(BINARY), n->op_type, &op))
+        return no_such(c, n);
+    OX_TRY(ox_check_dtype(c, n, op, 0));
+    ft_node *f = ox_emit2(c, n, op, onx_in(c, n, 0), onx_in(c, n, 1), ox_out(c, n, 0));
+    OX_NEED(f);
+    if (op == FT_OP_MOD)
+        OX_TRY(onx_set_i(c, f, "fmod", onx_attr_i(n, "fmod", 0)));
+    return FT_OK;
+}
+
+ft_status ox_map_variadic(onx_ctx *c, const onx_node *n)
+{
+    ft_op op;
+    if (find_pair(BINARY, FT_ARRAY_LEN(BINARY), n->op_type, &op))
+        return no_such(c, n);
+    OX_TRY(ox_check_dtype(c, n, op, 0));
+    OX_NEED(onx_emit(c, n, op, NULL, -1, NULL, -1));
+    return FT_OK;
+}
+
+/* Sum: x1 + x2 + ...; Mean: the same sum divided by the count. */
+ft_status ox_map_sum_mean(onx_ctx *c, const onx_node *n)
+{
+    int mean = strcmp(n->op_type, "Mean") == 0;
+    OX_TRY(ox_check_dtype(c, n, FT_OP_ADD, 0));
+    int out = ox_out(c, n, 0), acc = onx_in(c, n, 0);
+    if (n->n_in == 1 && !mean) {
+        OX_NEED(ox_emit1(c, n, FT_OP_IDENTITY, acc, out));
+        return FT_OK;
+    }
+    for (int k = 1; k < n->n_in; k++) {
+        int dst = (k == n->n_in - 1 && !mean) ? out : ox_tmp(c, n, "sum");
+        OX_NEED(dst >= 0 && ox_emit2(c, n, FT_OP_ADD, acc, onx_in(c, n, k), dst));
+        acc = dst;
+    }
+    if (mean) {
+        int cnt = ox_scalar(c, n, "count", ox_dtype(c, n, 0), n->n_in);
+        OX_NEED(cnt >= 0 && ox_emit2(c, n, FT_OP_DIV, acc, cnt, out));
+    }
+    return FT_OK;
+}
+
+ft_status ox_map_where(onx_ctx *c, const onx_node *n)
+{
+    OX_NEED(onx_emit(c, n, FT_OP_WHERE, NULL, -1, NULL, -1));
+    return FT_OK;
+}
+
+/* Activations whose ONNX attributes are ftrun's (same names and defaults). */
+ft_status ox_map_alpha_act(onx_ctx *c, const onx_node *n)
+{
+    static const struct {
+        const char *onnx;
+        ft_op op;
+        double alpha, beta; /* ONNX defaults; beta: Selu's gamma, HardSigmoid's beta */
+    } T[] = {
+        {"LeakyRelu", FT_OP_LEAKY_RELU, 0.01, 0},
+        {"Elu", FT_OP_ELU, 1.0, 0},
+        {"Celu", FT_OP_CELU, 1.0, 0},
+        {"Selu", FT_OP_SELU, 1.67326319217681884765625, 1.05070102214813232421875},
+        {"HardSigmoid", FT_OP_HARD_SIGMOID, 0.2, 0.5},
+    };
+    for (size_t i = 0; i < FT_ARRAY_LEN(T); i++) {
+        if (strcmp(T[i].onnx, n->op_type) != 0)
+            continue;
+        OX_TRY(ox_check_dtype(c, n, T[i].op, 0));
+        ft_node *f = ox_emit1(c, n, T[i].op, onx_in(c, n, 0), ox_out(c, n, 0));
+        OX_NEED(f);
+        OX_TRY(onx_set_f(c, f, "alpha", onx_attr_f(n, "alpha", T[i].alpha)));
+        if (T[i].op == FT_OP_SELU)
+            OX_TRY(onx_set_f(c, f, "gamma", onx_attr_f(n, "gamma", T[i].beta)));
+        if (T[i].op == FT_OP_HARD_SIGMOID)
+            OX_TRY(onx_set_f(c, f, "beta", onx_attr_f(n, "beta", T[i].beta)));
+        return FT_OK;
+    }
+    return no_such(c, n);
+}
+
+ft_status ox_map_gelu(onx_ctx *c, const onx_node *n)
+{
+    const char *ap = onx_attr_s(c, n, "approximate", "none");
+    if (strcmp(ap, "none") != 0 && strcmp(ap, "tanh") != 0)
+        return onx_unsupported(c, n, "attribute approximate='%s' (ftrun's gelu has 'none' and 'tanh')", ap);
+    OX_TRY(ox_check_dtype(c, n, FT_OP_GELU, 0));
+    ft_node *f = ox_emit1(c, n, FT_OP_GELU, onx_in(c, n, 0), ox_out(c, n, 0));
+    OX_NEED(f);
+    return onx_set_s(c, f, "approximate", ap);
+}
+
+/* Clip: min/max attributes before opset 11, optional inputs from then on.
+ * Bounds known at load become clip's attributes; a bound computed at run time
+ * becomes max(x, min) / min(x, max). */
+ft_status ox_map_clip(onx_ctx *c, const onx_node *n)
+{
+    OX_TRY(ox_check_dtype(c, n, FT_OP_CLIP, 0));
+    int x = onx_in(c, n, 0), out = ox_out(c, n, 0);
+    if (n->opset < 11) {
+        ft_node *f = ox_emit1(c, n, FT_OP_CLIP, x, out);
+        OX_NEED(f);
+        if (onx_has_attr(n, "min"))
+            OX_TRY(onx_set_f(c, f, "min", onx_attr_f(n, "min", -INFINITY)));
+        if (onx_has_attr(n, "max"))
+            OX_TRY(onx_set_f(c, f, "max", onx_attr_f(n, "max", INFINITY)));
+        return FT_OK;
+    }
+    int lo = onx_in(c, n, 1), hi = onx_in(c, n, 2);
+    const ft_tensor *lo_c = onx_in_const(c, n, 1), *hi_c = onx_in_const(c, n, 2);
+    if ((lo < 0 || lo_c) && (hi < 0 || hi_c)) {
+        ft_node *f = ox_emit1(c, n, FT_OP_CLIP, x, out);
+        OX_NEED(f);
+        const double *v;
+        int cnt;
+        for (int k = 1; k <= 2; k++) {
+            OX_TRY(onx_const_floats(c, n, k, "clip bound", &v, &cnt));
+            if (cnt > 1)
+                return onx_unsupported(c, n, "input %d holds %d values; Clip's bounds are scalars", k, cnt);
+            if (cnt == 1)
+                OX_TRY(onx_set_f(c, f, k == 1 ? "min" : "max", v[0]));
+        }
+        return FT_OK;
+    }
+    int cur = x;
+    if (lo >= 0) {
+        int dst = hi >= 0 ? ox_tmp(c, n, "lower") : out;
+        OX_NEED(dst >= 0 && ox_emit2(c, n, FT_OP_MAX, cur, lo, dst));
+        cur = dst;
+    }
+    if (hi >= 0)
+        OX_NEED(ox_emit2(c, n, FT_OP_MIN, cur, hi, out));
+    return FT_OK;
+}
+
+ft_status ox_map_cast(onx_ctx *c, const onx_node *n)
+{
+    ft_dtype to;
+    if (strcmp(n->op_type, "CastLike") == 0) {
+        to = ox_dtype(c, n, 1);
+    } else {
+        const char *name;
+        int64_t t = onx_attr_i(n, "to", 0);
+        if (ox_dtype_from_onnx(t, &to, &name))
+            return onx_unsupported(c, n, "attribute to=%lld (%s): ftrun has no such dtype", (long long)t, name);
+    }
+    ft_node *f = ox_emit1(c, n, FT_OP_CAST, onx_in(c, n, 0), ox_out(c, n, 0));
+    OX_NEED(f);
+    return onx_set_s(c, f, "to", ft_dtype_name(to));
+}
+
+/* IsInf: is_inf, and with one of detect_negative/detect_positive off, the sign
+ * test of the other (x < 0 or x > 0). */
+ft_status ox_map_is_inf(onx_ctx *c, const onx_node *n)
+{
+    OX_TRY(ox_check_dtype(c, n, FT_OP_IS_INF, 0));
+    int neg = onx_attr_i(n, "detect_negative", 1) != 0, pos = onx_attr_i(n, "detect_positive", 1) != 0;
+    int x = onx_in(c, n, 0), out = ox_out(c, n, 0);
+    ft_dtype dt = ox_dtype(c, n, 0);
+    if (neg && pos) {
+        OX_NEED(ox_emit1(c, n, FT_OP_IS_INF, x, out));
+        return FT_OK;
+    }
+    if (!neg && !pos) { /* never true: x > +inf */
+        int inf = ox_scalar(c, n, "inf", dt, INFINITY);
+        OX_NEED(inf >= 0 && ox_emit2(c, n, FT_OP_GREATER, x, inf, out));
+        return FT_OK;
+    }
+    int zero = ox_scalar(c, n, "zero", dt, 0), inf_t = ox_tmp(c, n, "is_inf"), sgn = ox_tmp(c, n, "sign");
+    OX_NEED(zero >= 0 && inf_t >= 0 && sgn >= 0);
+    OX_NEED(ox_emit1(c, n, FT_OP_IS_INF, x, inf_t));
+    OX_NEED(ox_emit2(c, n, pos ? FT_OP_GREATER : FT_OP_LESS, x, zero, sgn));
+    OX_NEED(ox_emit2(c, n, FT_OP_AND, inf_t, sgn, out));
+    return FT_OK;
+}
+
+/* PRelu: where(x < 0, x * slope, x). */
+ft_status ox_map_prelu(onx_ctx *c, const onx_node *n)
+{
+    OX_TRY(ox_check_dtype(c, n, FT_OP_MUL, 0));
+    int x = onx_in(c, n, 0), slope = onx_in(c, n, 1);
+    int zero = ox_scalar(c, n, "zero", ox_dtype(c, n, 0), 0), neg = ox_tmp(c, n, "negative"),
+        scaled = ox_tmp(c, n, "scaled");
+    OX_NEED(zero >= 0 && neg >= 0 && scaled >= 0);
+    OX_NEED(ox_emit2(c, n, FT_OP_LESS, x, zero, neg) && ox_emit2(c, n, FT_OP_MUL, x, slope, scaled));
+    OX_NEED(ox_where(c, n, neg, scaled, x, ox_out(c, n, 0)));
+    return FT_OK;
+}
+
+/* ThresholdedRelu: where(x > alpha, x, 0). */
+ft_status ox_map_thresholded_relu(onx_ctx *c, const onx_node *n)
+{
+    OX_TRY(ox_check_dtype(c, n, FT_OP_RELU, 0));
+    int x = onx_in(c, n, 0);
+    ft_dtype dt = ox_dtype(c, n, 0);
+    int alpha = ox_scalar(c, n, "alpha", dt, onx_attr_f(n, "alpha", 1.0)), zero = ox_scalar(c, n, "zero", dt, 0),
+        above = ox_tmp(c, n, "above");
+    OX_NEED(alpha >= 0 && zero >= 0 && above >= 0);
+    OX_NEED(ox_emit2(c, n, FT_OP_GREATER, x, alpha, above));
+    OX_NEED(ox_where(c, n, above, x, zero, ox_out(c, n, 0)));
+    return FT_OK;
+}
+
+/* Shrink: x < -lambd: x + bias; x > lambd: x - bias; else 0. */
+ft_status ox_map_shrink(onx_ctx *c, const onx_node *n)
+{
+    OX_TRY(ox_check_dtype(c, n, FT_OP_ADD, 0));
+    int x = onx_in(c, n, 0);
+    ft_dtype dt = ox_dtype(c, n, 0);
+    double lambd = onx_attr_f(n, "lambd", 0.5), bias = onx_attr_f(n, "bias", 0.0);
+    int lo = ox_scalar(c, n, "neg_lambd", dt, -lambd), hi = ox_scalar(c, n, "lambd", dt, lambd),
+        b = ox_scalar(c, n, "bias", dt, bias), zero = ox_scalar(c, n, "zero", dt, 0);
+    int below = ox_tmp(c, n, "below"), above = ox_tmp(c, n, "above"), plus = ox_tmp(c, n, "plus_bias"),
+        minus = ox_tmp(c, n, "minus_bias"), upper = ox_tmp(c, n, "upper");
+    OX_NEED(lo >= 0 && hi >= 0 && b >= 0 && zero >= 0 && below >= 0 && above >= 0 && plus >= 0 && minus >= 0 &&
+            upper >= 0);
+    OX_NEED(ox_emit2(c, n, FT_OP_LESS, x, lo, below) && ox_emit2(c, n, FT_OP_GREATER, x, hi, above));
+    OX_NEED(ox_emit2(c, n, FT_OP_ADD, x, b, plus) && ox_emit2(c, n, FT_OP_SUB, x, b, minus));
+    OX_NEED(ox_where(c, n, above, minus, zero, upper));
+    OX_NEED(ox_where(c, n, below, plus, upper, ox_out(c, n, 0)));
+    return FT_OK;
+}
+
+/* Trigonometric and hyperbolic functions ftrun has no op for, from exp, log,
+ * sqrt, sin and cos:
+ *   Tan = sin/cos, Sinh = (e^x - e^-x)/2, Cosh = (e^x + e^-x)/2,
+ *   Asinh = log(x + sqrt(x*x + 1)), Acosh = log(x + sqrt(x*x - 1)),
+ *   Atanh = log((1 + x) / (1 - x)) / 2. */
+ft_status ox_map_trig(onx_ctx *c, const onx_node *n)
+{
+    OX_TRY(ox_check_dtype(c, n, FT_OP_EXP, 0));
+    int x = onx_in(c, n, 0), out = ox_out(c, n, 0);
+    ft_dtype dt = ox_dtype(c, n, 0);
+    const char *op = n->op_type;
+    if (strcmp(op, "Tan") == 0) {
+        int s = ox_tmp(c, n, "sin"), co = ox_tmp(c, n, "cos");
+        OX_NEED(s >= 0 && co >= 0 && ox_emit1(c, n, FT_OP_SIN, x, s) && ox_emit1(c, n, FT_OP_COS, x, co));
+        OX_NEED(ox_emit2(c, n, FT_OP_DIV, s, co, out));
+        return FT_OK;
+    }
+    int half = ox_scalar(c, n, "half", dt, 0.5), one = ox_scalar(c, n, "one", dt, 1.0);
+    OX_NEED(half >= 0 && one >= 0);
+    if (strcmp(op, "Sinh") == 0 || strcmp(op, "Cosh") == 0) {
+        int nx = ox_tmp(c, n, "neg"), e1 = ox_tmp(c, n, "exp"), e2 = ox_tmp(c, n, "exp_neg"),
+            s = ox_tmp(c, n, "combined");
+        OX_NEED(nx >= 0 && e1 >= 0 && e2 >= 0 && s >= 0);
+        OX_NEED(ox_emit1(c, n, FT_OP_NEG, x, nx) && ox_emit1(c, n, FT_OP_EXP, x, e1) &&
+                ox_emit1(c, n, FT_OP_EXP, nx, e2));
+        OX_NEED(ox_emit2(c, n, op[0] == 'S' ? FT_OP_SUB : FT_OP_ADD, e1, e2, s));
+        OX_NEED(ox_emit2(c, n, FT_OP_MUL, s, half, out));
+        return FT_OK;
+    }
+    if (strcmp(op, "Asinh") == 0 || strcmp(op, "Acosh") == 0) {
+        int sq = ox_tmp(c, n, "square"), sh = ox_tmp(c, n, "shifted"), rt = ox_tmp(c, n, "root"),
+            s = ox_tmp(c, n, "sum");
+        OX_NEED(sq >= 0 && sh >= 0 && rt >= 0 && s >= 0);
+        OX_NEED(ox_emit2(c, n, FT_OP_MUL, x, x, sq));
+        OX_NEED(ox_emit2(c, n, op[1] == 's' ? FT_OP_ADD : FT_OP_SUB, sq, one, sh));
+        OX_NEED(ox_emit1(c, n, FT_OP_SQRT, sh, rt) && ox_emit2(c, n, FT_OP_ADD, x, rt, s));
+        OX_NEED(ox_emit1(c, n, FT_OP_LOG, s, out));
+        return FT_OK;
+    }
+    if (strcmp(op, "Atanh") == 0) {
+        int p = ox_tmp(c, n, "one_plus"), m = ox_tmp(c, n, "one_minus"), q = ox_tmp(c, n, "ratio"),
+            l = ox_tmp(c, n, "log");
+        OX_NEED(p >= 0 && m >= 0 && q >= 0 && l >= 0);
+        OX_NEED(ox_emit2(c, n, FT_OP_ADD, one, x, p) && ox_emit2(c, n, FT_OP_SUB, one, x, m));
+        OX_NEED(ox_emit2(c, n, FT_OP_DIV, p, m, q) && ox_emit1(c, n, FT_OP_LOG, q, l));
+        OX_NEED(ox_emit2(c, n, FT_OP_MUL, l, half, out));
+        return FT_OK;
+    }
+    return no_such(c, n);
+}

@@ -1,0 +1,412 @@
+/* ONNX shape and data-movement ops -> ftrun: Identity and inference Dropout
+ * (aliases), Reshape, Transpose, Flatten, Squeeze/Unsqueeze, Expand, Tile,
+ * Concat, Split, Slice, Gather/GatherElements, Pad, with the parameters ONNX
+ * moved from attributes to inputs over the opsets read at load time; and short
+ * expansions: DepthToSpace/SpaceToDepth (reshape, transpose, reshape), Trilu
+ * (a constant mask), OneHot (equal + where), GatherND (gather),
+ * CenterCropPad (slice + pad).
+ *
+ *   ft_status st = ox_map_slice(c, n);  // opset 13: starts/ends/axes/steps inputs -> slice attributes
+ *
+ * Ownership: nothing is kept; emitted nodes belong to the graph being built.
+ */
+#include "onnx_ops.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+ft_status ox_map_identity(onx_ctx *c, const onx_node *n) { return onx_alias(c, n, 0, onx_in(c, n, 0)); }
+
+/* Dropout: the identity unless training_mode (opset 12 input 2) is true. The
+ * mask output, when used, comes from ftrun's dropout (bool; cast to the data
+ * type before opset 10, where ONNX's mask has the input's type). */
+ft_status ox_map_dropout(onx_ctx *c, const onx_node *n)
+{
+    double ratio = onx_attr_f(n, "ratio", 0.5);
+    int training = 0;
+    if (n->opset >= 12) {
+        const double *v;
+        int cnt;
+        OX_TRY(onx_const_floats(c, n, 1, "ftrun's dropout takes the ratio as an attribute", &v, &cnt));
+        if (cnt >= 1)
+            ratio = v[0];
+        OX_TRY(onx_const_floats(c, n, 2, "ftrun's dropout takes training as an attribute", &v, &cnt));
+        training = cnt >= 1 && v[0] != 0;
+    }
+    int x = onx_in(c, n, 0), mask = n->n_out > 1 ? onx_out(c, n, 1) : -1;
+    if (!training && mask < 0)
+        return onx_alias(c, n, 0, x);
+    OX_TRY(ox_check_dtype(c, n, FT_OP_DROPOUT, 0));
+    int legacy_mask = mask >= 0 && n->opset < 10;
+    int out[2] = {ox_out(c, n, 0), legacy_mask ? ox_tmp(c, n, "mask") : mask};
+    OX_NEED(out[0] >= 0 && (mask < 0 || out[1] >= 0));
+    ft_node *f = onx_emit(c, n, FT_OP_DROPOUT, &x, 1, out, mask >= 0 ? 2 : 1);
+    OX_NEED(f);
+    OX_TRY(onx_set_f(c, f, "ratio", ratio));
+    OX_TRY(onx_set_i(c, f, "training", training));
+    if (onx_has_attr(n, "seed"))
+        OX_TRY(onx_set_i(c, f, "seed", onx_attr_i(n, "seed", 0)));
+    if (legacy_mask) {
+        OX_NEED(f = ox_emit1(c, n, FT_OP_CAST, out[1], mask));
+        OX_TRY(onx_set_s(c, f, "to", ft_dtype_name(ox_dtype(c, n, 0))));
+    }
+    return FT_OK;
+}
+
+/* Emit op on input 0 with an INTS attribute from a load-time input or attribute. */
+static ft_status one_ints(onx_ctx *c, const onx_node *n, ft_op op, const char *ft_name, const char *attr, int k,
+                          int input_since, const char *reason, int required, ft_node **made)
+{
+    const int64_t *v = NULL;
+    int cnt;
+    OX_TRY(ox_ints_param(c, n, attr, k, input_since, reason, &v, &cnt));
+    if (cnt < 0 && required)
+        return onx_error(c, n, FT_EGRAPH, "%s is missing (%s %d)", attr, n->opset < input_since ? "attribute" : "input",
+                         k);
+    ft_node *f = ox_emit1(c, n, op, onx_in(c, n, 0), ox_out(c, n, 0));
+    OX_NEED(f);
+    if (cnt >= 0)
+        OX_TRY(onx_set_ints(c, f, ft_name, v, cnt));
+    if (made)
+        *made = f;
+    return FT_OK;
+}
+
+ft_status ox_map_reshape(onx_ctx *c, const onx_node *n)
+{
+    ft_node *f;
+    OX_TRY(one_ints(c, n, FT_OP_RESHAPE, "shape", "shape", 1, 5, "ftrun's reshape takes the shape as an attribute", 1,
+                    &f));
+    return onx_set_i(c, f, "allowzero", onx_attr_i(n, "allowzero", 0));
+}
+
+ft_status ox_map_transpose(onx_ctx *c, const onx_node *n)
+{
+    return one_ints(c, n, FT_OP_TRANSPOSE, "perm", "perm", 0, 1000, "", 0, NULL);
+}
+
+ft_status ox_map_flatten(onx_ctx *c, const onx_node *n)
+{
+    ft_node *f = ox_emit1(c, n, FT_OP_FLATTEN, onx_in(c, n, 0), ox_out(c, n, 0));
+    OX_NEED(f);
+    return onx_set_i(c, f, "axis", onx_attr_i(n, "axis", 1));
+}
+
+ft_status ox_map_squeeze(onx_ctx *c, const onx_node *n)
+{
+    int un = strcmp(n->op_type, "Unsqueeze") == 0;
+    return one_ints(c, n, un ? FT_OP_UNSQUEEZE : FT_OP_SQUEEZE, "axes", "axes", 1, 13,
+                    un ? "ftrun's unsqueeze takes the axes as an attribute" : "ftrun's squeeze takes the axes as an "
+                                                                               "attribute", un, NULL);
+}
+
+ft_status ox_map_expand(onx_ctx *c, const onx_node *n)
+{
+    return one_ints(c, n, FT_OP_EXPAND, "shape", "shape", 1, 0, "ftrun's expand takes the shape as an attribute", 1,
+                    NULL);
+}
+
+ft_status ox_map_tile(onx_ctx *c, const onx_node *n)
+{
+    return one_ints(c, n, FT_OP_TILE, "repeats", "repeats", 1, 0, "ftrun's tile takes the repeats as an attribute",
+                    1, NULL);
+}
+
+ft_status ox_map_concat(onx_ctx *c, const onx_node *n)
+{
+    ft_node *f = onx_emit(c, n, FT_OP_CONCAT, NULL, -1, NULL, -1);
+    OX_NEED(f);
+    return onx_set_i(c, f, "axis", onx_attr_i(n, "axis", 0));
+}
+
+ft_status ox_map_split(onx_ctx *c, const onx_node *n)
+{
+    const int64_t *sp = NULL;
+    int cnt;
+    OX_TRY(ox_ints_param(c, n, "split", 1, 13, "ftrun's split takes the sizes as an attribute", &sp, &cnt));
+    int x = onx_in(c, n, 0), out[256];
+    if (n->n_out > (int)FT_ARRAY_LEN(out))
+        return onx_unsupported(c, n, "%d outputs (at most %d)", n->n_out, (int)FT_ARRAY_LEN(out));
+    for (int k = 0; k < n->n_out; k++)
+        OX_NEED((out[k] = ox_out(c, n, k)) >= 0);
+    ft_node *f = onx_emit(c, n, FT_OP_SPLIT, &x, 1, out, n->n_out);
+    OX_NEED(f);
+    OX_TRY(onx_set_i(c, f, "axis", onx_attr_i(n, "axis", 0)));
+    if (cnt > 0)
+        OX_TRY(onx_set_ints(c, f, "split", sp, cnt));
+    else if (onx_has_attr(n, "num_outputs"))
+        OX_TRY(onx_set_i(c, f, "num_outputs", onx_attr_i(n, "num_outputs", n->n_out)));
+    return FT_OK;
+}
+
+ft_status ox_map_slice(onx_ctx *c, const onx_node *n)
+{
+    static const char *const names[] = {"starts", "ends", "axes", "steps"};
+    const int64_t *v[4] = {NULL};
+    int cnt[4];
+    for (int i = 0; i < 4; i++)
+        OX_TRY(ox_ints_param(c, n, names[i], i + 1, 10, "ftrun's slice takes starts/ends/axes/steps as attributes",
+                             &v[i], &cnt[i]));
+    if (cnt[0] < 0 || cnt[1] < 0)
+        return onx_error(c, n, FT_EGRAPH, "starts and ends are required");
+    ft_node *f = ox_emit1(c, n, FT_OP_SLICE, onx_in(c, n, 0), ox_out(c, n, 0));
+    OX_NEED(f);
+    for (int i = 0; i < 4; i++)
+        if (cnt[i] >= 0)
+            OX_TRY(onx_set_ints(c, f, names[i], v[i], cnt[i]));
+    return FT_OK;
+}
+
+ft_status ox_map_gather(onx_ctx *c, const onx_node *n)
+{
+    ft_op op = strcmp(n->op_type, "Gather") == 0 ? FT_OP_GATHER : FT_OP_GATHER_ELEMENTS;
+    ft_node *f = ox_emit2(c, n, op, onx_in(c, n, 0), onx_in(c, n, 1), ox_out(c, n, 0));
+    OX_NEED(f);
+    return onx_set_i(c, f, "axis", onx_attr_i(n, "axis", 0));
+}
+
+ft_status ox_map_pad(onx_ctx *c, const onx_node *n)
+{
+    const char *mode = onx_attr_s(c, n, "mode", "constant");
+    if (strcmp(mode, "constant") != 0 && strcmp(mode, "reflect") != 0 && strcmp(mode, "edge") != 0)
+        return onx_unsupported(c, n, "attribute mode='%s' (ftrun's pad has constant, reflect and edge)", mode);
+    const int64_t *pads, *axes = NULL;
+    int np, na = -1;
+    double value = onx_attr_f(n, "value", 0.0);
+    OX_TRY(ox_ints_param(c, n, "pads", 1, 11, "ftrun's pad takes the pads as an attribute", &pads, &np));
+    if (np < 0)
+        return onx_error(c, n, FT_EGRAPH, "pads are missing");
+    if (n->opset >= 11) {
+        const double *v;
+        int nv;
+        OX_TRY(onx_const_floats(c, n, 2, "ftrun's pad takes the value as an attribute", &v, &nv));
+        if (nv >= 1)
+            value = v[0];
+        if (n->opset >= 18)
+            OX_TRY(onx_const_ints(c, n, 3, "ftrun's pad takes the axes as an attribute", &axes, &na));
+    }
+    ft_node *f = ox_emit1(c, n, FT_OP_PAD, onx_in(c, n, 0), ox_out(c, n, 0));
+    OX_NEED(f);
+    OX_TRY(onx_set_ints(c, f, "pads", pads, np));
+    OX_TRY(onx_set_s(c, f, "mode", mode));
+    OX_TRY(onx_set_f(c, f, "value", value));
+    if (na >= 0)
+        OX_TRY(onx_set_ints(c, f, "axes", axes, na));
+    return FT_OK;
+}
+
+/* DepthToSpace (DCR or CRD) and SpaceToDepth on [N, C, H, W] with blocksize b:
+ * reshape to 6-D, transpose, reshape. */
+ft_status ox_map_depth_space(onx_ctx *c, const onx_node *n)
+{
+    const ft_shape *s = ox_shape(c, n, 0);
+    int64_t b = onx_attr_i(n, "blocksize", 0);
+    int to_space = strcmp(n->op_type, "DepthToSpace") == 0;
+    if (s->rank != 4 || b < 1)
+        return onx_error(c, n, FT_EGRAPH, "expects a 4-D input [N,C,H,W] and blocksize >= 1 (rank %d, blocksize "
+                         "%lld)", s->rank, (long long)b);
+    int64_t N = s->dims[0], C = s->dims[1], H = s->dims[2], W = s->dims[3];
+    ft_shape six = {.rank = 6}, fin = {.rank = 4};
+    int64_t perm[6];
+    if (to_space) {
+        if (C % (b * b))
+            return onx_error(c, n, FT_EGRAPH, "channels %lld are not a multiple of blocksize^2 = %lld", (long long)C,
+                             (long long)(b * b));
+        int crd = strcmp(onx_attr_s(c, n, "mode", "DCR"), "CRD") == 0;
+        int64_t d6[6] = {N, b, b, C / (b * b), H, W}, c6[6] = {N, C / (b * b), b, b, H, W};
+        int64_t dp[6] = {0, 3, 4, 1, 5, 2}, cp[6] = {0, 1, 4, 2, 5, 3};
+        memcpy(six.dims, crd ? c6 : d6, sizeof d6);
+        memcpy(perm, crd ? cp : dp, sizeof dp);
+        fin = (ft_shape){.rank = 4, .dims = {N, C / (b * b), H * b, W * b}};
+    } else {
+        if (H % b || W % b)
+            return onx_error(c, n, FT_EGRAPH, "spatial dims %lldx%lld are not multiples of blocksize %lld",
+                             (long long)H, (long long)W, (long long)b);
+        int64_t d6[6] = {N, C, H / b, b, W / b, b}, p[6] = {0, 3, 5, 1, 2, 4};
+        memcpy(six.dims, d6, sizeof d6);
+        memcpy(perm, p, sizeof p);
+        fin = (ft_shape){.rank = 4, .dims = {N, C * b * b, H / b, W / b}};
+    }
+    int r = ox_tmp(c, n, "blocks"), t = ox_tmp(c, n, "moved");
+    OX_NEED(r >= 0 && t >= 0 && ox_reshape(c, n, onx_in(c, n, 0), &six, r) && ox_transpose(c, n, r, perm, 6, t));
+    OX_NEED(ox_reshape(c, n, t, &fin, ox_out(c, n, 0)));
+    return FT_OK;
+}
+
+/* Trilu: where(mask, x, 0), the mask [N, M] built at load time:
+ * upper keeps j - i >= k, lower keeps j - i <= k. */
+ft_status ox_map_trilu(onx_ctx *c, const onx_node *n)
+{
+    const ft_shape *s = ox_shape(c, n, 0);
+    if (s->rank < 2)
+        return onx_error(c, n, FT_EGRAPH, "input 0 has rank %d; Trilu needs rank >= 2", s->rank);
+    int64_t k = 0, upper = onx_attr_i(n, "upper", 1);
+    const int64_t *kv;
+    int nk;
+    OX_TRY(onx_const_ints(c, n, 1, "the mask is built at load time", &kv, &nk));
+    if (nk >= 1)
+        k = kv[0];
+    int64_t rows = s->dims[s->rank - 2], cols = s->dims[s->rank - 1];
+    if (rows * cols > ((int64_t)1 << 26))
+        return onx_unsupported(c, n, "matrix of %lldx%lld (the load-time mask is limited to 2^26 elements)",
+                               (long long)rows, (long long)cols);
+    unsigned char *m = malloc(rows > 0 && cols > 0 ? (size_t)(rows * cols) : 1);
+    if (!m)
+        return onx_error(c, n, FT_ERUNTIME, "out of memory for the Trilu mask");
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++)
+            m[i * cols + j] = upper ? (j - i >= k) : (j - i <= k);
+    ft_shape ms = {.rank = 2, .dims = {rows, cols}};
+    int mask = onx_const_new(c, n, "mask", FT_BOOL, &ms, m);
+    free(m);
+    int zero = ox_scalar(c, n, "zero", ox_dtype(c, n, 0), 0);
+    OX_NEED(mask >= 0 && zero >= 0 && ox_where(c, n, mask, onx_in(c, n, 0), zero, ox_out(c, n, 0)));
+    return FT_OK;
+}
+
+/* OneHot: idx = cast(indices, i64), negatives wrapped by depth; out =
+ * where(unsqueeze(idx, axis) == [0..depth-1] along axis, values[1], values[0]). */
+ft_status ox_map_one_hot(onx_ctx *c, const onx_node *n)
+{
+    const double *dv;
+    int nd;
+    OX_TRY(onx_const_floats(c, n, 1, "the depth fixes the output shape", &dv, &nd));
+    if (nd != 1 || dv[0] < 1)
+        return onx_error(c, n, FT_EGRAPH, "input 1 (depth) must hold one value >= 1");
+    int64_t depth = (int64_t)dv[0];
+    const ft_shape *is = ox_shape(c, n, 0);
+    int ax;
+    OX_TRY(ox_axis(c, n, "axis", onx_attr_i(n, "axis", -1), is->rank + 1, &ax));
+    if (is->rank + 1 > FT_MAX_RANK || depth > 65536)
+        return onx_unsupported(c, n, "depth %lld with indices of rank %d (limits: depth 65536, rank %d)",
+                               (long long)depth, is->rank, FT_MAX_RANK - 1);
+    int64_t *iv = malloc((size_t)depth * sizeof *iv);
+    if (!iv)
+        return onx_error(c, n, FT_ERUNTIME, "out of memory for the OneHot index constant");
+    for (int64_t i = 0; i < depth; i++)
+        iv[i] = i;
+    ft_shape ios = {.rank = is->rank + 1};
+    for (int i = 0; i < ios.rank; i++)
+        ios.dims[i] = i == ax ? depth : 1;
+    int iota = ox_const_ints(c, n, "index", FT_I64, &ios, iv);
+    free(iv);
+    ft_shape sc = {.rank = 0};
+    int64_t zero_v = 0, one_v = 1, ax64 = ax;
+    int zero = ox_const_ints(c, n, "zero", FT_I64, &sc, &zero_v), one = ox_const_ints(c, n, "one", FT_I64, &sc, &one_v),
+        dep = ox_const_ints(c, n, "depth", FT_I64, &sc, &depth);
+    int idx = ox_tmp(c, n, "index_i64"), neg = ox_tmp(c, n, "negative"), wrapped = ox_tmp(c, n, "plus_depth"),
+        fixed = ox_tmp(c, n, "wrapped"), un = ox_tmp(c, n, "unsqueezed"), hot = ox_tmp(c, n, "hot"),
+        on = ox_tmp(c, n, "on"), off = ox_tmp(c, n, "off");
+    OX_NEED(iota >= 0 && zero >= 0 && one >= 0 && dep >= 0 && idx >= 0 && neg >= 0 && wrapped >= 0 && fixed >= 0 &&
+            un >= 0 && hot >= 0 && on >= 0 && off >= 0);
+    ft_node *f = ox_emit1(c, n, FT_OP_CAST, onx_in(c, n, 0), idx);
+    OX_NEED(f);
+    OX_TRY(onx_set_s(c, f, "to", "i64"));
+    OX_NEED(ox_emit2(c, n, FT_OP_LESS, idx, zero, neg) && ox_emit2(c, n, FT_OP_ADD, idx, dep, wrapped));
+    OX_NEED(ox_where(c, n, neg, wrapped, idx, fixed));
+    OX_NEED(f = ox_emit1(c, n, FT_OP_UNSQUEEZE, fixed, un));
+    OX_TRY(onx_set_ints(c, f, "axes", &ax64, 1));
+    OX_NEED(ox_emit2(c, n, FT_OP_EQUAL, un, iota, hot));
+    int values = onx_in(c, n, 2);
+    OX_NEED(ox_emit2(c, n, FT_OP_GATHER, values, one, on) && ox_emit2(c, n, FT_OP_GATHER, values, zero, off));
+    OX_NEED(ox_where(c, n, hot, on, off, ox_out(c, n, 0)));
+    return FT_OK;
+}
+
+/* GatherND (batch_dims 0): the first k dims of data flattened into one, the
+ * k-tuples of indices (negatives wrapped) turned into linear indices by a
+ * product with the row-major strides and a sum over the last axis, then gather. */
+ft_status ox_map_gather_nd(onx_ctx *c, const onx_node *n)
+{
+    if (onx_attr_i(n, "batch_dims", 0) != 0)
+        return onx_unsupported(c, n, "attribute batch_dims=%lld (the expansion handles batch_dims 0)",
+                               (long long)onx_attr_i(n, "batch_dims", 0));
+    const ft_shape *ds = ox_shape(c, n, 0), *is = ox_shape(c, n, 1);
+    if (ox_dtype(c, n, 1) != FT_I64)
+        return onx_error(c, n, FT_EGRAPH, "input 1 (indices) has dtype %s; expected i64",
+                         ft_dtype_name(ox_dtype(c, n, 1)));
+    int64_t k = is->rank ? is->dims[is->rank - 1] : 0;
+    if (is->rank < 1 || k < 1 || k > ds->rank)
+        return onx_error(c, n, FT_EGRAPH, "the last dim of indices (%lld) must be 1..%d, the rank of data",
+                         (long long)k, ds->rank);
+    int64_t dims[FT_MAX_RANK], strides[FT_MAX_RANK], lead = 1;
+    for (int64_t i = k - 1; i >= 0; i--) {
+        strides[i] = lead;
+        dims[i] = ds->dims[i];
+        lead *= ds->dims[i];
+    }
+    ft_shape flat = {.rank = ds->rank - (int)k + 1, .dims = {lead}}, vs = {.rank = 1, .dims = {k}};
+    for (int i = (int)k; i < ds->rank; i++)
+        flat.dims[i - k + 1] = ds->dims[i];
+    ft_shape zs = {.rank = 0};
+    int64_t zero_v = 0;
+    int fd = ox_tmp(c, n, "flat"), neg = ox_tmp(c, n, "negative"), wrapped = ox_tmp(c, n, "plus_dim"),
+        fixed = ox_tmp(c, n, "wrapped"), scaled = ox_tmp(c, n, "scaled"), lin = ox_tmp(c, n, "linear"),
+        dimc = ox_const_ints(c, n, "dims", FT_I64, &vs, dims), strc = ox_const_ints(c, n, "strides", FT_I64, &vs, strides),
+        zero = ox_const_ints(c, n, "zero", FT_I64, &zs, &zero_v);
+    OX_NEED(fd >= 0 && neg >= 0 && wrapped >= 0 && fixed >= 0 && scaled >= 0 && lin >= 0 && dimc >= 0 && strc >= 0 &&
+            zero >= 0);
+    int idx = onx_in(c, n, 1);
+    OX_NEED(ox_reshape(c, n, onx_in(c, n, 0), &flat, fd));
+    OX_NEED(ox_emit2(c, n, FT_OP_LESS, idx, zero, neg) && ox_emit2(c, n, FT_OP_ADD, idx, dimc, wrapped));
+    OX_NEED(ox_where(c, n, neg, wrapped, idx, fixed) && ox_emit2(c, n, FT_OP_MUL, fixed, strc, scaled));
+    int64_t last = -1;
+    ft_node *f = ox_emit1(c, n, FT_OP_REDUCE_SUM, scaled, lin);
+    OX_NEED(f);
+    OX_TRY(onx_set_ints(c, f, "axes", &last, 1));
+    OX_TRY(onx_set_i(c, f, "keepdims", 0));
+    OX_NEED(ox_emit2(c, n, FT_OP_GATHER, fd, lin, ox_out(c, n, 0)));
+    return FT_OK;
+}
+
+/* CenterCropPad with the target shape known at load: per axis, a centred
+ * slice where the input is larger, a centred zero pad where it is smaller
+ * (the odd element going to the end in both). */
+ft_status ox_map_center_crop_pad(onx_ctx *c, const onx_node *n)
+{
+    const ft_shape *s = ox_shape(c, n, 0);
+    const int64_t *sh, *ax_attr;
+    int ns, rank = s->rank;
+    OX_TRY(onx_const_ints(c, n, 1, "the target shape fixes the output shape", &sh, &ns));
+    int na = onx_attr_ints(n, "axes", &ax_attr);
+    if (ns != (na >= 0 ? na : rank))
+        return onx_error(c, n, FT_EGRAPH, "input 1 (shape) has %d values; expected %d", ns, na >= 0 ? na : rank);
+    int64_t starts[FT_MAX_RANK], ends[FT_MAX_RANK], axes[FT_MAX_RANK], pads[2 * FT_MAX_RANK] = {0};
+    int nsl = 0, npad = 0;
+    for (int i = 0; i < ns; i++) {
+        int a = i;
+        if (na >= 0)
+            OX_TRY(ox_axis(c, n, "axes value", ax_attr[i], rank, &a));
+        int64_t in = s->dims[a], want = sh[i];
+        if (in > want) {
+            starts[nsl] = (in - want) / 2;
+            ends[nsl] = starts[nsl] + want;
+            axes[nsl++] = a;
+        } else if (in < want) {
+            pads[a] = (want - in) / 2;
+            pads[rank + a] = want - in - pads[a];
+            npad = 1;
+        }
+    }
+    int x = onx_in(c, n, 0), out = ox_out(c, n, 0);
+    if (!nsl && !npad) {
+        OX_NEED(ox_emit1(c, n, FT_OP_IDENTITY, x, out));
+        return FT_OK;
+    }
+    if (nsl) {
+        int dst = npad ? ox_tmp(c, n, "cropped") : out;
+        OX_NEED(dst >= 0);
+        ft_node *f = ox_emit1(c, n, FT_OP_SLICE, x, dst);
+        OX_NEED(f);
+        OX_TRY(onx_set_ints(c, f, "starts", starts, nsl));
+        OX_TRY(onx_set_ints(c, f, "ends", ends, nsl));
+        OX_TRY(onx_set_ints(c, f, "axes", axes, nsl));
+        x = dst;
+    }
+    if (npad) {
+        ft_node *f = ox_emit1(c, n, FT_OP_PAD, x, out);
+        OX_NEED(f);
+        OX_TRY(onx_set_ints(c, f, "pads", pads, 2 * rank));
+    }
+    return FT_OK;
+}

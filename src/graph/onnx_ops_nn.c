@@ -1,0 +1,319 @@
+/* ONNX convolution, pooling and resampling ops -> ftrun: Conv,
+ * ConvTranspose, MaxPool, AveragePool, the global pools, Resize (opset 10,
+ * 11-13, 18-19 forms) and the deprecated Upsample (as resize), LRN as a
+ * pooling expansion over the channel axis, LpPool and GlobalLpPool through
+ * average_pool and reduce_sum, and the window functions
+ * (HannWindow, HammingWindow, BlackmanWindow) as constants when their size is
+ * known at load.
+ *
+ *   ft_status st = ox_map_conv(c, n);  // attributes carried over one to one
+ *
+ * Ownership: nothing is kept; emitted nodes belong to the graph being built.
+ */
+#include "onnx_ops.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Copy an INTS attribute of the ONNX node to the ftrun node when given. */
+static ft_status copy_ints(onx_ctx *c, const onx_node *n, ft_node *f, const char *onnx_name, const char *ft_name)
+{
+    const int64_t *v;
+    int cnt = onx_attr_ints(n, onnx_name, &v);
+    return cnt >= 0 ? onx_set_ints(c, f, ft_name, v, cnt) : FT_OK;
+}
+
+static ft_status auto_pad(onx_ctx *c, const onx_node *n, ft_node *f)
+{
+    const char *ap = onx_attr_s(c, n, "auto_pad", "NOTSET");
+    if (strcmp(ap, "NOTSET") != 0 && strcmp(ap, "SAME_UPPER") != 0 && strcmp(ap, "SAME_LOWER") != 0 &&
+        strcmp(ap, "VALID") != 0)
+        return onx_unsupported(c, n, "attribute auto_pad='%s' (ftrun has NOTSET, SAME_UPPER, SAME_LOWER, VALID)", ap);
+    return onx_set_s(c, f, "auto_pad", ap);
+}
+
+ft_status ox_map_conv(onx_ctx *c, const onx_node *n)
+{
+    int tr = strcmp(n->op_type, "ConvTranspose") == 0;
+    ft_op op = tr ? FT_OP_CONV_TRANSPOSE : FT_OP_CONV;
+    OX_TRY(ox_check_dtype(c, n, op, 0));
+    int in[3] = {onx_in(c, n, 0), onx_in(c, n, 1), onx_in(c, n, 2)}, out = ox_out(c, n, 0);
+    ft_node *f = onx_emit(c, n, op, in, in[2] >= 0 ? 3 : 2, &out, 1);
+    OX_NEED(f);
+    return ox_conv_attrs(c, n, f, tr);
+}
+
+ft_status ox_conv_attrs(onx_ctx *c, const onx_node *n, ft_node *f, int tr)
+{
+    OX_TRY(copy_ints(c, n, f, "strides", "strides"));
+    OX_TRY(copy_ints(c, n, f, "pads", "pads"));
+    OX_TRY(copy_ints(c, n, f, "dilations", "dilations"));
+    OX_TRY(onx_set_i(c, f, "group", onx_attr_i(n, "group", 1)));
+    if (tr) {
+        OX_TRY(copy_ints(c, n, f, "output_padding", "output_padding"));
+        OX_TRY(copy_ints(c, n, f, "output_shape", "output_shape"));
+    }
+    return auto_pad(c, n, f);
+}
+
+/* The window attributes shared by the pools. */
+static ft_status pool_attrs(onx_ctx *c, const onx_node *n, ft_node *f)
+{
+    OX_TRY(copy_ints(c, n, f, "kernel_shape", "kernel_shape"));
+    OX_TRY(copy_ints(c, n, f, "strides", "strides"));
+    OX_TRY(copy_ints(c, n, f, "pads", "pads"));
+    OX_TRY(copy_ints(c, n, f, "dilations", "dilations"));
+    return onx_set_i(c, f, "ceil_mode", onx_attr_i(n, "ceil_mode", 0));
+}
+
+ft_status ox_map_pool(onx_ctx *c, const onx_node *n)
+{
+    int max = strcmp(n->op_type, "MaxPool") == 0;
+    ft_op op = max ? FT_OP_MAX_POOL : FT_OP_AVERAGE_POOL;
+    OX_TRY(ox_check_dtype(c, n, op, 0));
+    if (max && n->n_out > 1 && onx_out(c, n, 1) >= 0)
+        return onx_unsupported(c, n, "output 1 (Indices; ftrun's max_pool returns the values only)");
+    if (max && onx_attr_i(n, "storage_order", 0) != 0)
+        return onx_unsupported(c, n, "attribute storage_order=1 (only used for Indices)");
+    ft_node *f = ox_emit1(c, n, op, onx_in(c, n, 0), ox_out(c, n, 0));
+    OX_NEED(f);
+    OX_TRY(pool_attrs(c, n, f));
+    if (!max)
+        OX_TRY(onx_set_i(c, f, "count_include_pad", onx_attr_i(n, "count_include_pad", 0)));
+    return auto_pad(c, n, f);
+}
+
+ft_status ox_map_global_pool(onx_ctx *c, const onx_node *n)
+{
+    ft_op op = strcmp(n->op_type, "GlobalMaxPool") == 0 ? FT_OP_GLOBAL_MAX_POOL : FT_OP_GLOBAL_AVERAGE_POOL;
+    OX_TRY(ox_check_dtype(c, n, op, 0));
+    OX_NEED(ox_emit1(c, n, op, onx_in(c, n, 0), ox_out(c, n, 0)));
+    return FT_OK;
+}
+
+static int one_of(const char *s, const char *const *list, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (strcmp(s, list[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Resize (and Upsample): scales or sizes read at load time, widened to every
+ * axis when opset 18's `axes` names some; keep_aspect_ratio_policy turns
+ * sizes into one scale for those axes. Opset 10 and Upsample resample with
+ * asymmetric coordinates and floor for nearest, as ONNX's Upsample. */
+ft_status ox_map_resize(onx_ctx *c, const onx_node *n)
+{
+    static const char *const CTMS[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+                                       "asymmetric"};
+    static const char *const NEAREST[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    OX_TRY(ox_check_dtype(c, n, FT_OP_RESIZE, 0));
+    const ft_shape *xs = ox_shape(c, n, 0);
+    int rank = xs->rank, legacy = strcmp(n->op_type, "Upsample") == 0 || n->opset < 11;
+    const char *mode = onx_attr_s(c, n, "mode", "nearest");
+    if (strcmp(mode, "nearest") != 0 && strcmp(mode, "linear") != 0)
+        return onx_unsupported(c, n, "attribute mode='%s' (ftrun's resize has nearest and linear)", mode);
+    const char *ctm = legacy ? "asymmetric" : onx_attr_s(c, n, "coordinate_transformation_mode", "half_pixel");
+    const char *nm = legacy ? "floor" : onx_attr_s(c, n, "nearest_mode", "round_prefer_floor");
+    if (!one_of(ctm, CTMS, FT_ARRAY_LEN(CTMS)))
+        return onx_unsupported(c, n, "attribute coordinate_transformation_mode='%s' (ftrun's resize has "
+                               "half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric)", ctm);
+    if (strcmp(mode, "nearest") == 0 && !one_of(nm, NEAREST, FT_ARRAY_LEN(NEAREST)))
+        return onx_unsupported(c, n, "attribute nearest_mode='%s'", nm);
+    if (onx_attr_i(n, "antialias", 0) != 0)
+        return onx_unsupported(c, n, "attribute antialias=1 (ftrun's resize does not filter when downsampling)");
+
+    const double *sc = NULL;
+    const int64_t *sz = NULL, *axes = NULL;
+    int nsc = -1, nsz = -1, nax = onx_attr_ints(n, "axes", &axes);
+    const float *fsc = NULL;
+    double scbuf[FT_MAX_RANK];
+    if (strcmp(n->op_type, "Upsample") == 0 && n->opset < 9) {
+        nsc = onx_attr_floats(n, "scales", &fsc);
+        for (int i = 0; i < nsc && i < FT_MAX_RANK; i++)
+            scbuf[i] = fsc[i];
+        sc = scbuf;
+    } else {
+        int k = legacy ? 1 : 2;
+        OX_TRY(onx_const_floats(c, n, k, "ftrun's resize takes the scales as an attribute", &sc, &nsc));
+        if (!legacy && nsc <= 0 && onx_in(c, n, 3) >= 0)
+            OX_TRY(onx_const_ints(c, n, 3, "ftrun's resize takes the sizes as an attribute", &sz, &nsz));
+    }
+    int cnt = nsz > 0 ? nsz : nsc;
+    if (cnt <= 0)
+        return onx_error(c, n, FT_EGRAPH, "neither scales nor sizes is given");
+    int map[FT_MAX_RANK];
+    if (nax < 0) {
+        if (cnt != rank)
+            return onx_error(c, n, FT_EGRAPH, "%s has %d values for input 0 of rank %d", nsz > 0 ? "sizes" : "scales",
+                             cnt, rank);
+        for (int i = 0; i < rank; i++)
+            map[i] = i;
+    } else {
+        if (nax != cnt)
+            return onx_error(c, n, FT_EGRAPH, "axes has %d values but %s has %d", nax, nsz > 0 ? "sizes" : "scales",
+                             cnt);
+        for (int i = 0; i < nax; i++)
+            OX_TRY(ox_axis(c, n, "axes value", axes[i], rank, &map[i]));
+    }
+    ft_node *f = ox_emit1(c, n, FT_OP_RESIZE, onx_in(c, n, 0), ox_out(c, n, 0));
+    OX_NEED(f);
+    if (nsz > 0) {
+        int64_t full[FT_MAX_RANK];
+        for (int i = 0; i < rank; i++)
+            full[i] = xs->dims[i];
+        const char *pol = onx_attr_s(c, n, "keep_aspect_ratio_policy", "stretch");
+        if (strcmp(pol, "stretch") == 0) {
+            for (int i = 0; i < cnt; i++)
+                full[map[i]] = sz[i];
+        } else if (strcmp(pol, "not_larger") == 0 || strcmp(pol, "not_smaller") == 0) {
+            int larger = pol[4] == 's';
+            double s = larger ? 0 : INFINITY;
+            for (int i = 0; i < cnt; i++) {
+                double r = (double)sz[i] / (double)xs->dims[map[i]];
+                s = larger ? fmax(s, r) : fmin(s, r);
+            }
+            for (int i = 0; i < cnt; i++)
+                full[map[i]] = (int64_t)floor(s * (double)xs->dims[map[i]] + 0.5);
+        } else {
+            return onx_unsupported(c, n, "attribute keep_aspect_ratio_policy='%s'", pol);
+        }
+        OX_TRY(onx_set_ints(c, f, "sizes", full, rank));
+    } else {
+        double full[FT_MAX_RANK];
+        for (int i = 0; i < rank; i++)
+            full[i] = 1.0;
+        for (int i = 0; i < cnt; i++)
+            full[map[i]] = sc[i];
+        OX_TRY(onx_set_floats(c, f, "scales", full, rank));
+    }
+    OX_TRY(onx_set_s(c, f, "mode", mode));
+    OX_TRY(onx_set_s(c, f, "coordinate_transformation_mode", ctm));
+    return onx_set_s(c, f, "nearest_mode", nm);
+}
+
+/* LRN over channels of [N, C, spatial...]:
+ * y = x / (bias + alpha * mean_window(x^2))^beta, where mean_window is an
+ * average_pool (count_include_pad) of size `size` along C on the view
+ * [N, 1, C, prod(spatial)]; alpha/size * sum = alpha * mean. */
+ft_status ox_map_lrn(onx_ctx *c, const onx_node *n)
+{
+    OX_TRY(ox_check_dtype(c, n, FT_OP_AVERAGE_POOL, 0));
+    const ft_shape *s = ox_shape(c, n, 0);
+    int64_t size = onx_attr_i(n, "size", 0);
+    if (s->rank < 2 || size < 1)
+        return onx_error(c, n, FT_EGRAPH, "expects input [N,C,...] and size >= 1 (rank %d, size %lld)", s->rank,
+                         (long long)size);
+    ft_dtype dt = ox_dtype(c, n, 0);
+    int64_t sp = 1;
+    for (int i = 2; i < s->rank; i++)
+        sp *= s->dims[i];
+    ft_shape view = {.rank = 4, .dims = {s->dims[0], 1, s->dims[1], sp}};
+    int64_t ks[2] = {size, 1}, pads[4] = {(size - 1) / 2, 0, size - 1 - (size - 1) / 2, 0};
+    int x = onx_in(c, n, 0), sq = ox_tmp(c, n, "square"), v = ox_tmp(c, n, "view"), avg = ox_tmp(c, n, "mean"),
+        sc = ox_tmp(c, n, "scaled"), bi = ox_tmp(c, n, "biased"), pw = ox_tmp(c, n, "power"),
+        den = ox_tmp(c, n, "denominator");
+    int alpha = ox_scalar(c, n, "alpha", dt, onx_attr_f(n, "alpha", 1e-4)),
+        bias = ox_scalar(c, n, "bias", dt, onx_attr_f(n, "bias", 1.0)),
+        beta = ox_scalar(c, n, "beta", dt, onx_attr_f(n, "beta", 0.75));
+    OX_NEED(sq >= 0 && v >= 0 && avg >= 0 && sc >= 0 && bi >= 0 && pw >= 0 && den >= 0 && alpha >= 0 && bias >= 0 &&
+            beta >= 0);
+    OX_NEED(ox_emit2(c, n, FT_OP_MUL, x, x, sq) && ox_reshape(c, n, sq, &view, v));
+    ft_node *f = ox_emit1(c, n, FT_OP_AVERAGE_POOL, v, avg);
+    OX_NEED(f);
+    OX_TRY(onx_set_ints(c, f, "kernel_shape", ks, 2));
+    OX_TRY(onx_set_ints(c, f, "pads", pads, 4));
+    OX_TRY(onx_set_i(c, f, "count_include_pad", 1));
+    OX_NEED(ox_emit2(c, n, FT_OP_MUL, avg, alpha, sc) && ox_emit2(c, n, FT_OP_ADD, sc, bias, bi));
+    OX_NEED(ox_emit2(c, n, FT_OP_POW, bi, beta, pw) && ox_reshape(c, n, pw, s, den));
+    OX_NEED(ox_emit2(c, n, FT_OP_DIV, x, den, ox_out(c, n, 0)));
+    return FT_OK;
+}
+
+/* Window functions with the size known at load: a constant.
+ *   Hann: 0.5 - 0.5 cos(2 pi k / N); Hamming: 25/46 - 21/46 cos(2 pi k / N);
+ *   Blackman: 0.42 - 0.5 cos(2 pi k / N) + 0.08 cos(4 pi k / N);
+ * N = size when periodic (the default), size - 1 otherwise. */
+ft_status ox_map_window(onx_ctx *c, const onx_node *n)
+{
+    const int64_t *v;
+    int cnt;
+    OX_TRY(onx_const_ints(c, n, 0, "the window is computed at load time", &v, &cnt));
+    if (cnt != 1 || v[0] < 0 || v[0] > ((int64_t)1 << 24))
+        return onx_error(c, n, FT_EGRAPH, "input 0 (size) must hold one value in 0..2^24");
+    ft_dtype dt;
+    const char *tn;
+    int64_t ot = onx_attr_i(n, "output_datatype", 1);
+    if (ox_dtype_from_onnx(ot, &dt, &tn))
+        return onx_unsupported(c, n, "attribute output_datatype=%lld (%s): ftrun has no such dtype", (long long)ot, tn);
+    int64_t size = v[0];
+    double N = onx_attr_i(n, "periodic", 1) ? (double)size : (double)size - 1;
+    void *buf = malloc(size ? (size_t)size * ft_dtype_size(dt) : 1);
+    if (!buf)
+        return onx_error(c, n, FT_ERUNTIME, "out of memory for the window");
+    for (int64_t k = 0; k < size; k++) {
+        double a = 2 * M_PI * (double)k / N, w;
+        if (strcmp(n->op_type, "HannWindow") == 0)
+            w = 0.5 - 0.5 * cos(a);
+        else if (strcmp(n->op_type, "HammingWindow") == 0)
+            w = 25.0 / 46.0 - 21.0 / 46.0 * cos(a);
+        else
+            w = 0.42 - 0.5 * cos(a) + 0.08 * cos(2 * a);
+        if (N == 0)
+            w = 1.0;
+        ft_store_f64(buf, dt, (size_t)k, w);
+    }
+    ft_shape ws = {.rank = 1, .dims = {size}};
+    int t = onx_const_new(c, n, "window", dt, &ws, buf);
+    free(buf);
+    OX_NEED(t >= 0);
+    return onx_alias(c, n, 0, t);
+}
+
+/* LpPool: (sum over the window of |x|^p)^(1/p) = (average_pool(|x|^p,
+ * count_include_pad) * window size)^(1/p); GlobalLpPool the same with a
+ * reduce_sum over the spatial axes. */
+ft_status ox_map_lp_pool(onx_ctx *c, const onx_node *n)
+{
+    OX_TRY(ox_check_dtype(c, n, FT_OP_AVERAGE_POOL, 0));
+    int global = strcmp(n->op_type, "GlobalLpPool") == 0;
+    const ft_shape *s = ox_shape(c, n, 0);
+    ft_dtype dt = ox_dtype(c, n, 0);
+    double p = (double)onx_attr_i(n, "p", 2);
+    if (p < 1)
+        return onx_error(c, n, FT_EGRAPH, "attribute p=%g; expected p >= 1", p);
+    if (s->rank < 3)
+        return onx_error(c, n, FT_EGRAPH, "input 0 has rank %d; expected [N,C,spatial...]", s->rank);
+    int x = onx_in(c, n, 0), ab = ox_tmp(c, n, "abs"), pw = ox_tmp(c, n, "power"), sum = ox_tmp(c, n, "sum"),
+        pc = ox_scalar(c, n, "p", dt, p), inv = ox_scalar(c, n, "inv_p", dt, 1.0 / p);
+    OX_NEED(ab >= 0 && pw >= 0 && sum >= 0 && pc >= 0 && inv >= 0);
+    OX_NEED(ox_emit1(c, n, FT_OP_ABS, x, ab) && ox_emit2(c, n, FT_OP_POW, ab, pc, pw));
+    if (global) {
+        int64_t axes[FT_MAX_RANK];
+        for (int i = 2; i < s->rank; i++)
+            axes[i - 2] = i;
+        ft_node *f = ox_emit1(c, n, FT_OP_REDUCE_SUM, pw, sum);
+        OX_NEED(f);
+        OX_TRY(onx_set_ints(c, f, "axes", axes, s->rank - 2));
+    } else {
+        const int64_t *ks;
+        int nk = onx_attr_ints(n, "kernel_shape", &ks);
+        if (nk < 1)
+            return onx_error(c, n, FT_EGRAPH, "attribute kernel_shape is missing");
+        double win = 1;
+        for (int i = 0; i < nk; i++)
+            win *= (double)ks[i];
+        int avg = ox_tmp(c, n, "mean"), wc = ox_scalar(c, n, "window", dt, win);
+        OX_NEED(avg >= 0 && wc >= 0);
+        ft_node *f = ox_emit1(c, n, FT_OP_AVERAGE_POOL, pw, avg);
+        OX_NEED(f);
+        OX_TRY(pool_attrs(c, n, f));
+        OX_TRY(onx_set_i(c, f, "count_include_pad", 1));
+        OX_TRY(auto_pad(c, n, f));
+        OX_NEED(ox_emit2(c, n, FT_OP_MUL, avg, wc, sum));
+    }
+    OX_NEED(ox_emit2(c, n, FT_OP_POW, sum, inv, ox_out(c, n, 0)));
+    return FT_OK;
+}
