@@ -85,7 +85,7 @@ static int add_shape(ft_bindings *b, char *input, const ft_shape *s, const char 
     if (!ns)
         return -1;
     b->shapes = ns;
-    b->shapes[b->n_shapes++] = (ft_shape_bind){input, *s, origin};
+    b->shapes[b->n_shapes++] = (ft_shape_bind){.input = input, .shape = *s, .origin = origin};
     return 0;
 }
 
