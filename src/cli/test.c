@@ -29,6 +29,7 @@
 
 #include "../graph/graph.h"
 #include "../graph/npz.h"
+#include "../graph/onnx_inputs.h"
 #include "../runtime/compare.h"
 #include "../runtime/exec.h"
 #include "report.h"
@@ -376,10 +377,11 @@ static ft_status read_as(const char *path, const ft_tensor *t, const char *what,
     return st;
 }
 
-/* Give the graph its inputs from the data set. input_K is the K-th graph input
- * without a value of its own, or the K-th input when the data set has one
- * file per graph input. */
-static ft_status feed_inputs(ft_graph *g, const dataset *d, ft_error *err)
+/* Give the graph its inputs from the data set. For an ONNX model input_K is
+ * its K-th graph input without an initializer (onames, read from the model);
+ * otherwise the K-th graph input without a value of its own, or the K-th
+ * input when the data set has one file per graph input. */
+static ft_status feed_inputs(ft_graph *g, const dataset *d, char **onames, ft_error *err)
 {
     int *free_in = ft_calloc((size_t)(g->n_inputs ? g->n_inputs : 1), sizeof *free_in), n_free = 0;
     if (!free_in)
@@ -389,12 +391,17 @@ static ft_status feed_inputs(ft_graph *g, const dataset *d, ft_error *err)
             free_in[n_free++] = g->inputs[i];
     ft_status st = FT_OK;
     char list[1024];
-    if (d->n_pos_in > n_free)
+    if (!onames && d->n_pos_in > n_free) /* for a model, checked against its list before loading */
         st = ft_err(err, FT_EGRAPH, "%d input files (input_0 to input_%d) but the graph has %d input%s to feed (%s)",
                     d->n_pos_in, d->n_pos_in - 1, n_free, n_free == 1 ? "" : "s", tensor_names(g, free_in, n_free, list, sizeof list));
     for (int k = 0; !st && k < d->n_pos_in + d->n_named_in; k++) {
         const char *path = k < d->n_pos_in ? d->pos_in[k] : d->named_in[k - d->n_pos_in];
-        int ti = k < d->n_pos_in ? free_in[k] : -1;
+        int ti = k < d->n_pos_in && !onames ? free_in[k] : -1;
+        if (k < d->n_pos_in && onames) {
+            ti = ft_graph_find(g, onames[k]);
+            if (ti < 0 || !(g->tensors[ti].flags & FT_TF_INPUT))
+                continue; /* the import used its value and no node reads it at run time */
+        }
         if (ti < 0) {
             int j = named_tensor(g, g->inputs, g->n_inputs, path);
             if (j < 0) {
@@ -441,6 +448,47 @@ static ft_status load_expected(const ft_graph *g, const dataset *d, ft_npy *exp,
     return st;
 }
 
+/* For an ONNX model (onames: its inputs without an initializer, n >= 0),
+ * every input file read before the import and given to it as a shape and
+ * value binding: the import takes the values of parameter inputs (Reshape's
+ * shape, Slice's starts, ...) at load time. */
+static ft_status bind_inputs(const dataset *d, char **onames, int n, ft_shape_bind **binds, ft_npy **arrs, int *nb,
+                             ft_error *err)
+{
+    if (n < 0)
+        return FT_OK;
+    if (d->n_pos_in > n)
+        return ft_err(err, FT_EGRAPH, "%d input files (input_0 to input_%d) but the model has %d input%s without an initializer",
+                      d->n_pos_in, d->n_pos_in - 1, n, n == 1 ? "" : "s");
+    int cap = d->n_pos_in + d->n_named_in;
+    *binds = ft_calloc((size_t)(cap ? cap : 1), sizeof **binds);
+    *arrs = ft_calloc((size_t)(cap ? cap : 1), sizeof **arrs);
+    if (!*binds || !*arrs)
+        return ft_err(err, FT_ERUNTIME, "out of memory");
+    for (int k = 0; k < cap; k++) {
+        const char *path = k < d->n_pos_in ? d->pos_in[k] : d->named_in[k - d->n_pos_in], *name = NULL;
+        if (k < d->n_pos_in) {
+            name = onames[k];
+        } else {
+            const char *f = strrchr(path, '/') + 1;
+            size_t stem;
+            has_data_ext(f, &stem);
+            for (int i = 0; i < n && !name; i++)
+                if (strlen(onames[i]) == stem && !strncmp(onames[i], f, stem))
+                    name = onames[i];
+            if (!name)
+                continue; /* feed_inputs names the file */
+        }
+        ft_npy *a = &(*arrs)[*nb];
+        ft_error e2 = {0};
+        if (ft_array_read(path, NULL, a, &e2))
+            continue; /* reported by feed_inputs, unless the model is refused first */
+        (*binds)[(*nb)++] = (ft_shape_bind){.input = name, .shape = a->shape, .origin = path, .dtype = a->dtype,
+                                            .data = a->data, .nbytes = a->nbytes};
+    }
+    return FT_OK;
+}
+
 /* Run one data set; the verdict ('P', 'F', 'U') and a message. label: "" or
  * "test_data_set_N: ", the prefix of messages. */
 static char run_set(const topts *o, const ft_backend *be, int devidx, const char *model, const char *setdir, const char *label,
@@ -455,7 +503,18 @@ static char run_set(const topts *o, const ft_backend *be, int devidx, const char
     dataset d;
     memset(&d, 0, sizeof d);
     char verdict = 'F';
+    char **onames = NULL;
+    int n_onames = -1, n_binds = 0;
+    ft_shape_bind *binds = NULL;
+    ft_npy *arrs = NULL;
     ft_load_opts lo = {.seed_override = -1};
+    if (dataset_scan(setdir, &d, &err) || ft_onnx_input_names(model, &onames, &n_onames, &err) ||
+        bind_inputs(&d, onames, n_onames, &binds, &arrs, &n_binds, &err)) {
+        snprintf(msg, msz, "%s%s", label, err.msg);
+        goto out;
+    }
+    lo.shapes = binds;
+    lo.n_shapes = n_binds;
     ft_status st = ft_graph_load(model, &lo, &g, &err);
     if (st && unsupported_reason(&err, model, msg, msz)) {
         verdict = 'U';
@@ -467,7 +526,7 @@ static char run_set(const topts *o, const ft_backend *be, int devidx, const char
         snprintf(msg, msz, "%s", err.msg);
         goto out;
     }
-    if (dataset_scan(setdir, &d, &err) || feed_inputs(g, &d, &err)) {
+    if (feed_inputs(g, &d, onames, &err)) {
         snprintf(msg, msz, "%s%s", label, err.msg);
         goto out;
     }
@@ -516,6 +575,12 @@ out:
     ft_plan_free(&plan);
     ft_graph_free(g);
     dataset_free(&d);
+    for (int i = 0; i < n_binds; i++)
+        ft_npy_clear(&arrs[i]);
+    free(arrs);
+    free(binds);
+    if (onames)
+        ft_onnx_names_free(onames, n_onames);
     return verdict;
 }
 
