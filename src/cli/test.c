@@ -594,8 +594,19 @@ int ft_cmd_test(int argc, char **argv)
         case 'q': o.quiet = 1; break;
         case 'v': o.verbose = 1; break;
         case 'h':
-            printf("Usage: ftrun test DIR... [-d DEV] [-j N] [--junit FILE] [--timeout SEC] [--rtol R] [--atol A] [-q|-v]\n"
-                   "Runs test folders (ONNX backend-test layout or ftrun's own); see TEST FOLDERS in ftrun(1).\n");
+            printf("Usage: ftrun test DIR... [OPTIONS]\n"
+                   "Runs every test case in each DIR (ONNX backend-test layout or ftrun's own; see TEST FOLDERS\n"
+                   "in ftrun(1)), each in a process of its own.\n"
+                   "  -d, --device DEV        cpu, cuda, cuda:N or auto (default)\n"
+                   "  -j, --jobs N            cases at once (default: the number of cores)\n"
+                   "      --threads N         CPU threads per case (default: cores / N, at least 1)\n"
+                   "      --timeout SEC       kill and fail a case still running after SEC s (default 300; 0: none)\n"
+                   "      --rtol R, --atol A  tolerances (defaults per dtype, as for --expect)\n"
+                   "      --junit FILE        also write a JUnit XML report\n"
+                   "  -q, --quiet             print only the failed cases and the summary\n"
+                   "  -v, --verbose           print each case's comparisons and standard error too\n"
+                   "Exit status: 0 no case failed, 1 a case failed, 2 usage error, 3 a DIR holds no case,\n"
+                   "4 the device is not usable or the report cannot be written.\n");
             return 0;
         case ':': return usage_error("option '%s' needs an argument", argv[optind - 1]);
         default: return usage_error("option '%s' does not apply to 'test'", argv[optind - 1]);
