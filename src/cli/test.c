@@ -1,9 +1,9 @@
 /* `ftrun test DIR...`: see test.h and man/ftrun.1 (TEST FOLDERS).
  *
  * The parent scans the folders for cases, then keeps up to -j children
- * running, one case each: a child loads the model once per data set, feeds
- * its inputs, runs it on the device and compares every output with the
- * expected values (ft_tol_choose, the rule of --expect). It sends back one
+ * running, one case each: a child (test_case.c) loads the model once per
+ * data set, feeds its inputs, runs it on the device and compares every
+ * output with the expected values (ft_tol_choose, the rule of --expect). It sends back one
  * status byte and a one-line message on a pipe; its stderr goes to a second
  * pipe, kept as the case's log. A child that dies, exits without a verdict or
  * outlives --timeout is that case's failure. Results are printed in case
@@ -36,13 +36,7 @@
 
 static const char *const prog = "ftrun";
 
-typedef struct topts {
-    const char *device, *junit;
-    double rtol, atol, timeout;
-    int have_rtol, have_atol;
-    long jobs, threads;
-    int quiet, verbose;
-} topts;
+typedef ft_test_opts topts;
 
 /* A growable string. */
 typedef struct sbuf {
@@ -110,7 +104,7 @@ static int is_dir(const char *p)
     return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-static int find_model(const char *dir, char *path, size_t n)
+int ft_test_find_model(const char *dir, char *path, size_t n)
 {
     for (size_t i = 0; i < FT_ARRAY_LEN(model_names); i++) {
         snprintf(path, n, "%s/%s", dir, model_names[i]);
@@ -131,7 +125,7 @@ static int only_dirs(const struct dirent *d)
 static int collect(caselist *L, const char *dir, const char *name, int suite, int depth)
 {
     char model[4200];
-    if (find_model(dir, model, sizeof model)) {
+    if (ft_test_find_model(dir, model, sizeof model)) {
         if (L->n == L->cap) {
             int cap = L->cap ? 2 * L->cap : 64;
             tcase *c = realloc(L->c, (size_t)cap * sizeof *c);
@@ -166,376 +160,6 @@ static int collect(caselist *L, const char *dir, const char *name, int suite, in
     if (n >= 0)
         free(ents);
     return rc;
-}
-
-/* ------------------------------------------------------ one case (child) */
-
-/* The importer's refusal of a model it does not support: exit status 3 and a
- * message with the word "unsupported" (src/graph/onnx_import.h,
- * onx_unsupported). Any other failure is a failure. */
-static int is_unsupported(const ft_error *e)
-{
-    return e->code == FT_EGRAPH && strstr(e->msg, "unsupported") != NULL;
-}
-
-enum { MAX_POS = 256 };
-
-/* The files of one data set: positional input_K / output_K, and named
- * inputs/NAME, expected/NAME (each .pb or .npy). */
-typedef struct dataset {
-    char *pos_in[MAX_POS], *pos_out[MAX_POS];
-    int n_pos_in, n_pos_out;
-    char **named_in, **named_out; /* paths */
-    int n_named_in, n_named_out;
-} dataset;
-
-static void dataset_free(dataset *d)
-{
-    for (int i = 0; i < MAX_POS; i++) {
-        free(d->pos_in[i]);
-        free(d->pos_out[i]);
-    }
-    for (int i = 0; i < d->n_named_in; i++)
-        free(d->named_in[i]);
-    for (int i = 0; i < d->n_named_out; i++)
-        free(d->named_out[i]);
-    free(d->named_in);
-    free(d->named_out);
-    memset(d, 0, sizeof *d);
-}
-
-static int has_data_ext(const char *f, size_t *stem)
-{
-    size_t n = strlen(f);
-    if (n > 3 && !strcmp(f + n - 3, ".pb")) {
-        *stem = n - 3;
-        return 1;
-    }
-    if (n > 4 && !strcmp(f + n - 4, ".npy")) {
-        *stem = n - 4;
-        return 1;
-    }
-    return 0;
-}
-
-/* "input_12.pb" with prefix "input_" -> 12; -1 when it is not of that form. */
-static int pos_index(const char *f, const char *prefix)
-{
-    size_t stem, pl = strlen(prefix);
-    if (strncmp(f, prefix, pl) || !has_data_ext(f, &stem) || stem == pl || stem - pl > 4)
-        return -1;
-    int k = 0;
-    for (size_t i = pl; i < stem; i++) {
-        if (f[i] < '0' || f[i] > '9')
-            return -1;
-        k = k * 10 + (f[i] - '0');
-    }
-    return k;
-}
-
-static int no_dots(const struct dirent *d)
-{
-    return d->d_name[0] != '.';
-}
-
-static ft_status list_named(const char *dir, char ***out, int *n, ft_error *err)
-{
-    struct dirent **ents;
-    int m = scandir(dir, &ents, no_dots, versionsort);
-    if (m < 0)
-        return errno == ENOENT ? FT_OK : ft_err(err, FT_EGRAPH, "%s: cannot list: %s", dir, strerror(errno));
-    ft_status st = FT_OK;
-    *out = ft_calloc((size_t)(m ? m : 1), sizeof **out);
-    if (!*out)
-        st = ft_err(err, FT_ERUNTIME, "out of memory");
-    for (int i = 0; i < m; i++) {
-        size_t stem;
-        char p[4200];
-        snprintf(p, sizeof p, "%s/%s", dir, ents[i]->d_name);
-        if (!st && !has_data_ext(ents[i]->d_name, &stem))
-            st = ft_err(err, FT_EGRAPH, "%s: not a .npy or .pb file", p);
-        if (!st && !((*out)[(*n)++] = ft_strdup(p)))
-            st = ft_err(err, FT_ERUNTIME, "out of memory");
-        free(ents[i]);
-    }
-    free(ents);
-    return st;
-}
-
-static ft_status dataset_scan(const char *dir, dataset *d, ft_error *err)
-{
-    struct dirent **ents;
-    int m = scandir(dir, &ents, no_dots, versionsort);
-    if (m < 0)
-        return ft_err(err, FT_EGRAPH, "%s: cannot list: %s", dir, strerror(errno));
-    ft_status st = FT_OK;
-    for (int i = 0; i < m; i++) {
-        const char *f = ents[i]->d_name;
-        int ki = pos_index(f, "input_"), ko = pos_index(f, "output_");
-        char p[4200];
-        snprintf(p, sizeof p, "%s/%s", dir, f);
-        if (!st && (ki >= MAX_POS || ko >= MAX_POS))
-            st = ft_err(err, FT_EGRAPH, "%s: position beyond %d", p, MAX_POS - 1);
-        else if (!st && (ki >= 0 || ko >= 0)) {
-            char **slot = ki >= 0 ? &d->pos_in[ki] : &d->pos_out[ko];
-            if (*slot)
-                st = ft_err(err, FT_EGRAPH, "%s and %s: two files for one position", *slot, p);
-            else if (!(*slot = ft_strdup(p)))
-                st = ft_err(err, FT_ERUNTIME, "out of memory");
-            int *np = ki >= 0 ? &d->n_pos_in : &d->n_pos_out;
-            int k = ki >= 0 ? ki : ko;
-            if (k + 1 > *np)
-                *np = k + 1;
-        }
-        free(ents[i]);
-    }
-    free(ents);
-    char sub[4200];
-    snprintf(sub, sizeof sub, "%s/inputs", dir);
-    if (!st)
-        st = list_named(sub, &d->named_in, &d->n_named_in, err);
-    snprintf(sub, sizeof sub, "%s/expected", dir);
-    if (!st)
-        st = list_named(sub, &d->named_out, &d->n_named_out, err);
-    for (int k = 0; !st && k < d->n_pos_in; k++)
-        if (!d->pos_in[k])
-            st = ft_err(err, FT_EGRAPH, "%s: input_%d is missing (inputs are numbered from 0)", dir, k);
-    for (int k = 0; !st && k < d->n_pos_out; k++)
-        if (!d->pos_out[k])
-            st = ft_err(err, FT_EGRAPH, "%s: output_%d is missing (outputs are numbered from 0)", dir, k);
-    if (!st && !d->n_pos_out && !d->n_named_out)
-        st = ft_err(err, FT_EGRAPH, "%s: no expected values (output_K.pb/.npy or expected/NAME.npy)", dir);
-    return st;
-}
-
-/* The tensor among list[0..n) (graph inputs or outputs) named by file path
- * (its stem is the name or its sanitised form), or -1. */
-static int named_tensor(const ft_graph *g, const int *list, int n, const char *path)
-{
-    const char *f = strrchr(path, '/');
-    f = f ? f + 1 : path;
-    size_t stem;
-    has_data_ext(f, &stem);
-    for (int i = 0; i < n; i++) {
-        const char *tn = g->tensors[list[i]].name;
-        char san[600];
-        ft_sanitize_name(tn, san, sizeof san);
-        if ((strlen(tn) == stem && !strncmp(tn, f, stem)) || (strlen(san) == stem && !strncmp(san, f, stem)))
-            return i;
-    }
-    return -1;
-}
-
-static const char *tensor_names(const ft_graph *g, const int *list, int n, char *buf, size_t sz)
-{
-    size_t len = 0;
-    buf[0] = 0;
-    for (int i = 0; i < n && len + 64 < sz; i++)
-        len += (size_t)snprintf(buf + len, sz - len, "%s'%s'", i ? ", " : "", g->tensors[list[i]].name);
-    return n ? buf : "none";
-}
-
-/* Read an array file as the dtype and shape of tensor t. */
-static ft_status read_as(const char *path, const ft_tensor *t, const char *what, ft_npy *a, ft_error *err)
-{
-    ft_status st = ft_array_read(path, NULL, a, err);
-    if (st)
-        return st;
-    char s1[FT_SHAPE_STR], s2[FT_SHAPE_STR];
-    if (ft_npy_to_dtype(a, t->dtype) != 0)
-        st = ft_err(err, FT_EGRAPH, "%s holds %s but %s '%s' is %s", path, ft_dtype_name(a->dtype), what, t->name,
-                    ft_dtype_name(t->dtype));
-    else if (!ft_shape_eq(&a->shape, &t->shape))
-        st = ft_err(err, FT_EGRAPH, "%s has shape %s but %s '%s' has shape %s", path, ft_shape_str(&a->shape, s1), what,
-                    t->name, ft_shape_str(&t->shape, s2));
-    if (st)
-        ft_npy_clear(a);
-    return st;
-}
-
-/* Give the graph its inputs from the data set. input_K is the K-th graph input
- * without a value of its own, or the K-th input when the data set has one
- * file per graph input. */
-static ft_status feed_inputs(ft_graph *g, const dataset *d, ft_error *err)
-{
-    int *free_in = ft_calloc((size_t)(g->n_inputs ? g->n_inputs : 1), sizeof *free_in), n_free = 0;
-    if (!free_in)
-        return ft_err(err, FT_ERUNTIME, "out of memory");
-    for (int i = 0; i < g->n_inputs; i++)
-        if (!g->tensors[g->inputs[i]].value || d->n_pos_in == g->n_inputs)
-            free_in[n_free++] = g->inputs[i];
-    ft_status st = FT_OK;
-    char list[1024];
-    if (d->n_pos_in > n_free)
-        st = ft_err(err, FT_EGRAPH, "%d input files (input_0 to input_%d) but the graph has %d input%s to feed (%s)",
-                    d->n_pos_in, d->n_pos_in - 1, n_free, n_free == 1 ? "" : "s", tensor_names(g, free_in, n_free, list, sizeof list));
-    for (int k = 0; !st && k < d->n_pos_in + d->n_named_in; k++) {
-        const char *path = k < d->n_pos_in ? d->pos_in[k] : d->named_in[k - d->n_pos_in];
-        int ti = k < d->n_pos_in ? free_in[k] : -1;
-        if (ti < 0) {
-            int j = named_tensor(g, g->inputs, g->n_inputs, path);
-            if (j < 0) {
-                st = ft_err(err, FT_EGRAPH, "%s names no input of the graph (its inputs: %s)", path,
-                            tensor_names(g, g->inputs, g->n_inputs, list, sizeof list));
-                break;
-            }
-            ti = g->inputs[j];
-        }
-        ft_npy a;
-        if (!(st = read_as(path, &g->tensors[ti], "input", &a, err))) {
-            ft_tensor_set_value(&g->tensors[ti], a.data, a.nbytes);
-            g->tensors[ti].source = "--input";
-        }
-    }
-    for (int i = 0; !st && i < g->n_inputs; i++)
-        if (!g->tensors[g->inputs[i]].value)
-            st = ft_err(err, FT_EGRAPH, "input '%s' has no value: the data set has no file for it", g->tensors[g->inputs[i]].name);
-    free(free_in);
-    return st;
-}
-
-/* Expected values, one per graph output: output_K is the K-th output. */
-static ft_status load_expected(const ft_graph *g, const dataset *d, ft_npy *exp, ft_error *err)
-{
-    char list[1024];
-    if (d->n_pos_out > g->n_outputs)
-        return ft_err(err, FT_EGRAPH, "%d expected outputs (output_0 to output_%d) but the graph has %d (%s)", d->n_pos_out,
-                      d->n_pos_out - 1, g->n_outputs, tensor_names(g, g->outputs, g->n_outputs, list, sizeof list));
-    ft_status st = FT_OK;
-    for (int k = 0; !st && k < d->n_pos_out + d->n_named_out; k++) {
-        const char *path = k < d->n_pos_out ? d->pos_out[k] : d->named_out[k - d->n_pos_out];
-        int j = k < d->n_pos_out ? k : named_tensor(g, g->outputs, g->n_outputs, path);
-        if (j < 0)
-            return ft_err(err, FT_EGRAPH, "%s names no output of the graph (its outputs: %s)", path,
-                          tensor_names(g, g->outputs, g->n_outputs, list, sizeof list));
-        if (exp[j].data)
-            return ft_err(err, FT_EGRAPH, "%s: a second expected value for output '%s'", path, g->tensors[g->outputs[j]].name);
-        st = read_as(path, &g->tensors[g->outputs[j]], "output", &exp[j], err);
-    }
-    for (int j = 0; !st && j < g->n_outputs; j++)
-        if (!exp[j].data && ft_tensor_bytes(&g->tensors[g->outputs[j]]))
-            st = ft_err(err, FT_EGRAPH, "no expected value for output '%s' (output_%d or expected/NAME)", g->tensors[g->outputs[j]].name, j);
-    return st;
-}
-
-/* Run one data set; the verdict ('P', 'F', 'U') and a message. label: "" or
- * "test_data_set_N: ", the prefix of messages. */
-static char run_set(const topts *o, const ft_backend *be, int devidx, const char *model, const char *setdir, const char *label,
-                    char *msg, size_t msz)
-{
-    ft_error err = {0};
-    ft_graph *g = NULL;
-    ft_plan plan = {0};
-    ft_backend_ctx *ctx = NULL;
-    ft_run_result res = {0};
-    ft_npy *exp = NULL;
-    dataset d;
-    memset(&d, 0, sizeof d);
-    char verdict = 'F';
-    ft_load_opts lo = {.seed_override = -1};
-    ft_status st = ft_graph_load(model, &lo, &g, &err);
-    if (!st)
-        st = ft_graph_validate(g, &err);
-    if (st) {
-        snprintf(msg, msz, "%s", err.msg);
-        verdict = is_unsupported(&err) ? 'U' : 'F';
-        goto out;
-    }
-    if (dataset_scan(setdir, &d, &err) || feed_inputs(g, &d, &err)) {
-        snprintf(msg, msz, "%s%s", label, err.msg);
-        goto out;
-    }
-    exp = ft_calloc((size_t)(g->n_outputs ? g->n_outputs : 1), sizeof *exp);
-    if (!exp || load_expected(g, &d, exp, &err) || ft_exec_check(g, be, NULL, &err) || ft_plan_build(g, &plan, &err)) {
-        snprintf(msg, msz, "%s%s", label, exp ? err.msg : "out of memory");
-        goto out;
-    }
-    ft_backend_opts bo = {.device_index = devidx, .threads = (int)o->threads};
-    ft_exec_opts eo = {.iterations = 1, .threads = (int)o->threads};
-    if (be->open(&bo, &ctx, &err) || ft_exec_run(g, &plan, be, ctx, &eo, &res, &err)) {
-        snprintf(msg, msz, "%s%s", label, err.msg);
-        goto out;
-    }
-    int bad = 0;
-    double worst = -1;
-    for (int i = 0; i < g->n_outputs; i++) {
-        const ft_tensor *t = &g->tensors[g->outputs[i]];
-        ft_tol tol = ft_tol_choose(t->dtype, o->have_rtol, o->rtol, o->have_atol, o->atol);
-        ft_cmp cm;
-        ft_compare(res.outputs[i], exp[i].data, t->dtype, &t->shape, tol, &cm);
-        char line[1024];
-        ft_cmp_str(&cm, t->dtype, &t->shape, tol, line, sizeof line);
-        if (cm.n_bad || o->verbose)
-            fprintf(stderr, "%soutput '%s': %s\n", label, t->name, line);
-        /* the message names the output with the largest error beyond tolerance */
-        double e = isnan(cm.max_abs) ? INFINITY : cm.max_abs;
-        if (cm.n_bad && (!bad || e > worst)) {
-            snprintf(msg, msz, "%soutput '%s': %s", label, t->name, line);
-            worst = e;
-        }
-        bad += cm.n_bad != 0;
-    }
-    if (!bad) {
-        snprintf(msg, msz, "%d output%s match", g->n_outputs, g->n_outputs == 1 ? "" : "s");
-        verdict = 'P';
-    }
-out:
-    if (exp)
-        for (int i = 0; g && i < g->n_outputs; i++)
-            ft_npy_clear(&exp[i]);
-    free(exp);
-    ft_run_result_free(&res);
-    if (ctx)
-        be->close(ctx);
-    ft_plan_free(&plan);
-    ft_graph_free(g);
-    dataset_free(&d);
-    return verdict;
-}
-
-static int set_dirs(const struct dirent *e)
-{
-    return !strncmp(e->d_name, "test_data_set_", 14);
-}
-
-/* The child's work: every data set of the case (test_data_set_* folders, or
- * the case folder itself when it has none). Stops at the first that does not
- * pass. */
-static char run_case(const topts *o, const tcase *c, char *msg, size_t msz)
-{
-    const ft_backend *be;
-    int devidx;
-    char devname[32];
-    if (pick_device(o->device, 1, 0, &be, &devidx, devname, sizeof devname)) {
-        snprintf(msg, msz, "device %s is not usable", o->device ? o->device : "auto");
-        return 'F';
-    }
-    char model[4200];
-    find_model(c->dir, model, sizeof model);
-    struct dirent **ents;
-    int n = scandir(c->dir, &ents, set_dirs, versionsort);
-    if (n < 0) {
-        snprintf(msg, msz, "%s: cannot list: %s", c->dir, strerror(errno));
-        return 'F';
-    }
-    char v = 'P';
-    int sets = 0;
-    for (int i = 0; i < n; i++) {
-        char sd[4200], label[300];
-        snprintf(sd, sizeof sd, "%s/%s", c->dir, ents[i]->d_name);
-        snprintf(label, sizeof label, "%s: ", ents[i]->d_name);
-        if (v == 'P' && is_dir(sd)) {
-            v = run_set(o, be, devidx, model, sd, label, msg, msz);
-            sets++;
-        }
-        free(ents[i]);
-    }
-    free(ents);
-    if (!sets)
-        v = run_set(o, be, devidx, model, c->dir, "", msg, msz);
-    else if (v == 'P')
-        snprintf(msg, msz, "%d data set%s", sets, sets == 1 ? "" : "s");
-    return v;
 }
 
 /* ------------------------------------------------------ scheduling (parent) */
@@ -587,7 +211,7 @@ static int start_case(const topts *o, tcase *c, int idx, slot *s)
         close(lp[0]);
         omp_set_num_threads((int)o->threads);
         char msg[2400] = "";
-        char v = run_case(o, c, msg, sizeof msg);
+        char v = ft_test_run_case(o, c->dir, msg, sizeof msg);
         fflush(stdout);
         fflush(stderr);
         char out[2600];
@@ -970,8 +594,19 @@ int ft_cmd_test(int argc, char **argv)
         case 'q': o.quiet = 1; break;
         case 'v': o.verbose = 1; break;
         case 'h':
-            printf("Usage: ftrun test DIR... [-d DEV] [-j N] [--junit FILE] [--timeout SEC] [--rtol R] [--atol A] [-q|-v]\n"
-                   "Runs test folders (ONNX backend-test layout or ftrun's own); see TEST FOLDERS in ftrun(1).\n");
+            printf("Usage: ftrun test DIR... [OPTIONS]\n"
+                   "Runs every test case in each DIR (ONNX backend-test layout or ftrun's own; see TEST FOLDERS\n"
+                   "in ftrun(1)), each in a process of its own.\n"
+                   "  -d, --device DEV        cpu, cuda, cuda:N or auto (default)\n"
+                   "  -j, --jobs N            cases at once (default: the number of cores)\n"
+                   "      --threads N         CPU threads per case (default: cores / N, at least 1)\n"
+                   "      --timeout SEC       kill and fail a case still running after SEC s (default 300; 0: none)\n"
+                   "      --rtol R, --atol A  tolerances (defaults per dtype, as for --expect)\n"
+                   "      --junit FILE        also write a JUnit XML report\n"
+                   "  -q, --quiet             print only the failed cases and the summary\n"
+                   "  -v, --verbose           print each case's comparisons and standard error too\n"
+                   "Exit status: 0 no case failed, 1 a case failed, 2 usage error, 3 a DIR holds no case,\n"
+                   "4 the device is not usable or the report cannot be written.\n");
             return 0;
         case ':': return usage_error("option '%s' needs an argument", argv[optind - 1]);
         default: return usage_error("option '%s' does not apply to 'test'", argv[optind - 1]);

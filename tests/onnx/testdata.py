@@ -48,10 +48,26 @@ def read_list(path):
 
 
 def short_reason(msg):
-    """One line for the list: the importer's message without the file path."""
-    msg = msg.replace("unsupported: ", "", 1) if msg.startswith("unsupported: ") else msg
-    msg = re.sub(r"^\S*model\.onnx:\s*", "", msg)
-    return " ".join(msg.split())[:300]
+    """The importer's reason in short, for the list: one item per thing it
+    refused, without node and tensor names ("op missing: Foo", "Resize: ...")."""
+    items = []
+    for part in msg.split("; "):
+        part = " ".join(part.split())
+        m = re.match(r"op (\S+) \(opset \d+\) is not supported", part)
+        if m:
+            part = "op missing: " + m.group(1)
+        elif re.match(r"op (\S+) \((.*)\): ", part):
+            m = re.match(r"op (\S+) \((.*)\): ", part)
+            part = "%s: %s" % (m.group(1), m.group(2))
+        elif re.match(r"node '.*?' \((\S+), opset \d+\): ", part):
+            m = re.match(r"node '.*?' \((\S+), opset \d+\): (.*)", part)
+            part = "%s: %s" % (m.group(1), m.group(2))
+        else:
+            part = re.sub(r"^input '.*?' has element type (\S+), which ftrun does not support", r"dtype \1", part)
+            part = re.sub(r"^input '.*?' is not a tensor", "input is not a tensor", part)
+        if part not in items:
+            items.append(part)
+    return "; ".join(items)[:300]
 
 
 def main():
