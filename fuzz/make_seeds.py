@@ -258,10 +258,13 @@ def onnx_seeds():
         size = os.path.getsize(m)
         if size > 2048:
             continue
-        ops = tuple(sorted({nd.op_type for nd in onnx.load(m).graph.node}))
-        if ops not in best or size < best[ops][0]:
-            best[ops] = (size, m)
-    for size, m in sorted(best.values(), key=lambda v: v[1]):
+        model = onnx.load(m)
+        ops = tuple(sorted({nd.op_type for nd in model.graph.node}))
+        # ftrun reads opsets 7 to 23: an older model only reaches the version check
+        old = min([o.version for o in model.opset_import if o.domain in ("", "ai.onnx")] or [0]) < 7
+        if ops not in best or (old, size) < best[ops][0]:
+            best[ops] = ((old, size), m)
+    for _, m in sorted(best.values(), key=lambda v: v[1]):
         put("onnx", "node_" + os.path.basename(os.path.dirname(m))[5:] + ".onnx", open(m, "rb").read())
         n += 1
 
