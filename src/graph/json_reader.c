@@ -1,7 +1,8 @@
 /* JSON graph reader: cJSON document -> ft_graph (tensor declarations and
  * value sources in json_tensors.c, see json_reader.h). Every message names
- * the file and the tensor or node; syntax errors carry line:column. The header of a binary graph goes through the same reader
- * (ft_graph_parse_doc with a blob set), which is where "blob" is allowed. */
+ * the file and the tensor or node; syntax errors carry line:column. The
+ * header of a binary graph goes through the same reader (ft_graph_parse_doc
+ * with a blob set), which is where "blob" is allowed. */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>

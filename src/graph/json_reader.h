@@ -18,8 +18,6 @@
 #include "ftg.h"
 #include "graph.h"
 
-#define FT_MAX_NAME 1024 /* bytes in a tensor or node name */
-
 /* A declared tensor whose shape names a dim: its value source is read once
  * the names are bound (resolve_dims). */
 typedef struct {

@@ -488,3 +488,135 @@ assert a == b, (a, b)' "$T/a.json" "$T/b/b.json"
     has "# no problems"
     [ "$(printf '%s\n' "$output" | grep -Ec '^# [a-z-]+ +(alloc|io) +[1-9][0-9]* calls')" -eq 6 ]
 }
+
+# --- ONNX models: symbolic dims through the same resolver --------------------------------------
+
+# dyn.onnx (made with onnx.helper): inputs x [batch, 3] and z [batch, seq] (dim_param);
+# outputs sx = Shape(x), sz = Shape(z), t = Shape(x) * [10, 1], folded at load
+# time from the bound shapes. u.onnx: input u whose dim 0 has neither value nor name.
+onnx_models() {
+    "$PYTHON" - "$T" <<'PY'
+import sys
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper, TensorProto
+d = sys.argv[1]
+k = numpy_helper.from_array(np.array([10, 1], np.int64), "K")
+nodes = [helper.make_node("Shape", ["x"], ["sx"], name="shape_x"), helper.make_node("Shape", ["z"], ["sz"], name="shape_z"),
+         helper.make_node("Mul", ["sx", "K"], ["t"], name="scale")]
+g = helper.make_graph(nodes, "dyn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3]),
+                                     helper.make_tensor_value_info("z", TensorProto.FLOAT, ["batch", "seq"])],
+                      [helper.make_tensor_value_info(n, TensorProto.INT64, [2]) for n in ("sx", "sz", "t")], initializer=[k])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+onnx.checker.check_model(m)
+onnx.save(m, d + "/dyn.onnx")
+u = helper.make_tensor_value_info("u", TensorProto.FLOAT, [None, 2])
+g = helper.make_graph([helper.make_node("Shape", ["u"], ["su"], name="shape_u")], "unnamed", [u],
+                      [helper.make_tensor_value_info("su", TensorProto.INT64, [2])])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), d + "/u.onnx")
+PY
+}
+
+# the outputs in DIR against the shapes of the files X and Z (NumPy)
+check_dyn() { # DIR X.npy Z.npy
+    py '
+d, x, z = sys.argv[1], np.load(sys.argv[2]), np.load(sys.argv[3])
+assert np.load(d + "/sx.npy").tolist() == list(x.shape)
+assert np.load(d + "/sz.npy").tolist() == list(z.shape)
+assert np.load(d + "/t.npy").tolist() == [10 * x.shape[0], x.shape[1]]' "$@"
+}
+
+@test "ONNX: a dynamic batch dim bound from -i files of two batch sizes" {
+    onnx_models
+    npy "$T/x2.npy" 'np.ones((2, 3), np.float32)'
+    npy "$T/z2.npy" 'np.ones((2, 5), np.float32)'
+    npy "$T/x7.npy" 'np.ones((7, 3), np.float32)'
+    npy "$T/z7.npy" 'np.ones((7, 1), np.float32)'
+    run "$FTRUN" "$T/dyn.onnx" -i x="$T/x2.npy" -i z="$T/z2.npy" -o "$T/o2"
+    status_is 0
+    check_dyn "$T/o2" "$T/x2.npy" "$T/z2.npy"
+    run "$FTRUN" "$T/dyn.onnx" -i z="$T/z7.npy" -i x="$T/x7.npy" -o "$T/o7"
+    status_is 0
+    check_dyn "$T/o7" "$T/x7.npy" "$T/z7.npy"
+}
+
+@test "ONNX: a TensorProto .pb file given with -i binds the dims of JSON and ONNX inputs alike" {
+    onnx_models
+    "$PYTHON" -c '
+import sys, numpy as np
+from onnx import numpy_helper
+for name, shape in (("x", (6, 3)), ("z", (6, 4))):
+    t = numpy_helper.from_array(np.arange(np.prod(shape), dtype=np.float32).reshape(shape), name)
+    open(sys.argv[1] + "/" + name + ".pb", "wb").write(t.SerializeToString())
+    np.save(sys.argv[1] + "/" + name + ".npy", numpy_helper.to_array(t))' "$T"
+    run "$FTRUN" "$T/dyn.onnx" -i x="$T/x.pb" -i z="$T/z.pb" -o "$T/o"
+    status_is 0
+    check_dyn "$T/o" "$T/x.npy" "$T/z.npy"
+    g=$(mm_graph)
+    run "$FTRUN" "$g" -i x="$T/x.pb" -o "$T/m"
+    status_is 0
+    check_mm "$T/x.npy" "$T/m/y.npy"
+}
+
+@test "ONNX: --dim and --shape bind the dims; a later input's file binds an earlier input's dim" {
+    onnx_models
+    run "$FTRUN" "$T/dyn.onnx" --dim batch=4 --dim seq=6 --random-inputs -o "$T/o"
+    status_is 0
+    npy "$T/x.npy" 'np.ones((4, 3), np.float32)'
+    npy "$T/z.npy" 'np.ones((4, 6), np.float32)'
+    check_dyn "$T/o" "$T/x.npy" "$T/z.npy"
+    npy "$T/z3.npy" 'np.ones((3, 2), np.float32)'
+    run "$FTRUN" info "$T/dyn.onnx" -i z="$T/z3.npy"
+    status_is 0
+    has "x                        f32   [3,3]"
+    run "$FTRUN" info "$T/u.onnx" --shape u=9,2
+    status_is 0
+    has "[9,2]"
+}
+
+@test "ONNX: the messages of an unbound dim, an unnamed dim, a conflict, a stray --shape and --dim" {
+    onnx_models
+    m=$T/dyn.onnx
+    run "$FTRUN" "$m" -o "$T/o"
+    status_is 3
+    is_error
+    has "$m: input 'x' dim 0 ('batch') is not known: pass --dim batch=N, --shape x=D0,D1,... or a file with -i x=FILE"
+    [ ! -e "$T/o" ]
+    run "$FTRUN" "$T/u.onnx"
+    status_is 3
+    has "u.onnx: input 'u' dim 0 (unnamed) is not known: pass --shape u=D0,D1,... or a file with -i u=FILE"
+    npy "$T/x2.npy" 'np.ones((2, 3), np.float32)'
+    run "$FTRUN" "$m" --dim batch=4 -i x="$T/x2.npy"
+    status_is 3
+    has "$m: --dim batch=4 but -i x=$T/x2.npy has shape [2,3] (dim 0 'batch')"
+    run "$FTRUN" "$m" --dim batch=4 --dim seq=1 --shape y=2,3
+    status_is 3
+    has "--shape y=2,3: 'y' is not an input of $m (its inputs: 'x', 'z')"
+    run "$FTRUN" "$m" --dim batch=4 --dim seq=1 --dim heads=2
+    status_is 3
+    has "--dim heads=2: $m has no dim named 'heads' (its named dims: 'batch', 'seq')"
+}
+
+@test "ONNX: convert to JSON and to .ftg with the dims bound; the converted graphs give the same results" {
+    onnx_models
+    npy "$T/x.npy" 'np.ones((5, 3), np.float32)'
+    npy "$T/z.npy" 'np.ones((5, 2), np.float32)'
+    run "$FTRUN" convert "$T/dyn.onnx" --dim batch=5 --dim seq=2 -o "$T/c/m.json"
+    status_is 0
+    run "$FTRUN" convert "$T/dyn.onnx" --shape x=5,3 --shape z=5,2 -o "$T/c/m.ftg"
+    status_is 0
+    py 'd = json.load(open(sys.argv[1])); assert d["tensors"]["x"]["shape"] == [5, 3] and d["tensors"]["z"]["shape"] == [5, 2], d' \
+        "$T/c/m.json"
+    run "$FTRUN" "$T/dyn.onnx" -i x="$T/x.npy" -i z="$T/z.npy" -o "$T/o1"
+    status_is 0
+    check_dyn "$T/o1" "$T/x.npy" "$T/z.npy"
+    run "$FTRUN" "$T/c/m.json" -i x="$T/x.npy" -i z="$T/z.npy" -o "$T/o2"
+    status_is 0
+    run "$FTRUN" "$T/c/m.ftg" -i x="$T/x.npy" -i z="$T/z.npy" -o "$T/o3"
+    status_is 0
+    for f in sx sz t; do cmp "$T/o1/$f.npy" "$T/o2/$f.npy"; cmp "$T/o1/$f.npy" "$T/o3/$f.npy"; done
+    run "$FTRUN" convert "$T/dyn.onnx" -o "$T/c/n.json"
+    status_is 3
+    has "dim 0 ('batch') is not known"
+    [ ! -e "$T/c/n.json" ]
+}
