@@ -34,6 +34,7 @@ struct onx_ctx {
     struct ft_strmap *names;    /* ONNX value name -> tensor index */
     struct ft_strmap *inits;    /* initializer name -> index into init */
     struct ft_strmap *poisoned; /* values an unsupported node would have made */
+    struct ft_strmap *outnames; /* the graph's output names */
     Onnx__TensorProto **init;
     ft_node **nodes;
     int n_nodes, cap_nodes, pending, emitted_here;
@@ -112,6 +113,12 @@ static int bind_name(onx_ctx *c, const char *onnx_name, int t)
 /* A constant tensor named `name` holding a's value (taken over). */
 static int add_const(onx_ctx *c, const char *name, ft_npy *a, const char *source)
 {
+    /* a graph output keeps its name for the node that will copy the value out */
+    char alt[FT_MAX_NAME + 16];
+    if (ft_strmap_get(c->outnames, name) >= 0) {
+        snprintf(alt, sizeof alt, "%.1024s/value", name);
+        name = alt;
+    }
     int t = add_tensor(c, name);
     if (t < 0)
         return -1;
@@ -1045,6 +1052,9 @@ static ft_status import_model(onx_ctx *c)
     for (size_t i = 0; i < gp->n_initializer; i++)
         if (ft_strmap_put(c->inits, nz(gp->initializer[i]->name), (int)i))
             return oom(c);
+    for (size_t i = 0; i < gp->n_output; i++)
+        if (ft_strmap_put(c->outnames, nz(gp->output[i]->name), (int)i))
+            return oom(c);
     ft_dimenv *env = ft_dimenv_new(c->opts);
     if (!env)
         return oom(c);
@@ -1112,7 +1122,8 @@ ft_status ft_onnx_load(const char *path, const unsigned char *buf, size_t len, c
     c->names = ft_strmap_new();
     c->inits = ft_strmap_new();
     c->poisoned = ft_strmap_new();
-    if (!st && (!c->names || !c->inits || !c->poisoned))
+    c->outnames = ft_strmap_new();
+    if (!st && (!c->names || !c->inits || !c->poisoned || !c->outnames))
         st = oom(c);
     if (!st)
         st = import_model(c);
@@ -1154,6 +1165,7 @@ ft_status ft_onnx_load(const char *path, const unsigned char *buf, size_t len, c
     ft_strmap_free(c->names);
     ft_strmap_free(c->inits);
     ft_strmap_free(c->poisoned);
+    ft_strmap_free(c->outnames);
     if (c->model)
         onnx__model_proto__free_unpacked(c->model, NULL);
     if (st) {
