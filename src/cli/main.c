@@ -16,6 +16,7 @@
 #include "../graph/ftg.h"
 #include "../graph/npy.h"
 #include "../graph/npz.h"
+#include "../graph/onnx_import.h"
 #include "../runtime/compare.h"
 #include "profile.h"
 #include "check.h"
@@ -41,7 +42,7 @@ typedef struct {
     int dry_run, quiet, verbose, compress, profile, allow_external;
     const char *trace;
     const char *device_only[2]; /* CUDA-only switches that were given */
-    int cuda_graph, allow_tf32, check, check_nodes, fallback_cpu;
+    int cuda_graph, allow_tf32, check, check_nodes, fallback_cpu, onnx_ops;
     unsigned given;            /* OB_* bits of the options given */
     const char *given_name[32]; /* the spelling of each, for messages */
     int given_order[32], n_given;
@@ -53,7 +54,7 @@ enum {
     OB_ITER = 1u << 5, OB_DURATION = 1u << 6, OB_EXPECT = 1u << 7, OB_RTOL = 1u << 8, OB_ATOL = 1u << 9,
     OB_SEED = 1u << 10, OB_THREADS = 1u << 11, OB_DRYRUN = 1u << 12, OB_COMPRESS = 1u << 13, OB_PROFILE = 1u << 14,
     OB_TRACE = 1u << 15, OB_DEVICE_ONLY = 1u << 16, OB_EXTERNAL = 1u << 17, OB_CHECK = 1u << 18, OB_FALLBACK = 1u << 19,
-    OB_DIMS = 1u << 20, OB_RANDOM = 1u << 21,
+    OB_DIMS = 1u << 20, OB_RANDOM = 1u << 21, OB_ONNX = 1u << 22,
 };
 static const struct {
     const char *command;
@@ -63,7 +64,7 @@ static const struct {
 } commands[] = {
     {"run", ~(unsigned)OB_COMPRESS, 1, 1, "a GRAPH file"},
     {"info", OB_EXTERNAL | OB_INPUT | OB_DIMS | OB_RANDOM, 1, 1, "a GRAPH file"},
-    {"ops", OB_DEVICE, 0, 0, ""},
+    {"ops", OB_DEVICE | OB_ONNX, 0, 0, ""},
     {"devices", 0, 0, 0, ""},
     {"pack", OB_OUTDIR | OB_COMPRESS | OB_SEED | OB_EXTERNAL | OB_DIMS, 1, 1, "a GRAPH file"},
     {"unpack", OB_OUTDIR | OB_DIMS, 1, 1, "a GRAPH file"},
@@ -89,6 +90,7 @@ static void usage(FILE *f)
             "Usage: ftrun [run] GRAPH [OPTIONS]   run a graph (the default command)\n"
             "       ftrun info GRAPH              inputs, outputs, nodes with shapes, FLOPs, bytes, memory plan\n"
             "       ftrun ops [--device DEV]      every op with the dtypes each backend implements\n"
+            "       ftrun ops --onnx              every ONNX operator and what ftrun makes of it\n"
             "       ftrun devices                 the devices this machine offers\n"
             "       ftrun pack GRAPH -o OUT.ftg [--compress]   JSON graph -> binary graph (--compress: zlib blobs)\n"
             "       ftrun unpack GRAPH.ftg -o DIR              binary graph -> DIR/graph.json + one .npy per value\n"
@@ -192,7 +194,7 @@ static int parse_double(const char *opt, const char *s, double *out)
 enum {
     OPT_FORMAT = 256, OPT_DURATION, OPT_EXPECT, OPT_RTOL, OPT_ATOL, OPT_SEED, OPT_THREADS, OPT_DRY_RUN,
     OPT_COMPRESS, OPT_PROFILE, OPT_TRACE, OPT_DEVICE_ONLY, OPT_EXTERNAL, OPT_CHECK, OPT_CHECK_NODES, OPT_FALLBACK,
-    OPT_DIM, OPT_SHAPE, OPT_RANDOM, OPT_RANDOM_RANGE,
+    OPT_DIM, OPT_SHAPE, OPT_RANDOM, OPT_RANDOM_RANGE, OPT_ONNX,
 };
 
 static const struct option long_opts[] = {
@@ -210,6 +212,7 @@ static const struct option long_opts[] = {
     {"threads", required_argument, 0, OPT_THREADS},
     {"dry-run", no_argument, 0, OPT_DRY_RUN},
     {"compress", no_argument, 0, OPT_COMPRESS},
+    {"onnx", no_argument, 0, OPT_ONNX},
     {"quiet", no_argument, 0, 'q'},
     {"verbose", no_argument, 0, 'v'},
     {"help", no_argument, 0, 'h'},
@@ -278,6 +281,7 @@ static int parse_args(int argc, char **argv, cli *c)
         case 'n': if (parse_long("--iterations", optarg, 1, INT_MAX, &c->iterations)) return FT_EUSAGE; note_opt(c, OB_ITER, "--iterations"); break;
         case OPT_DURATION: if (parse_double("--duration", optarg, &c->duration)) return FT_EUSAGE; note_opt(c, OB_DURATION, "--duration"); break;
         case OPT_EXPECT: c->expect = optarg; note_opt(c, OB_EXPECT, "--expect"); break;
+        case OPT_ONNX: c->onnx_ops = 1; note_opt(c, OB_ONNX, "--onnx"); break;
         case OPT_RTOL: if (parse_double("--rtol", optarg, &c->rtol)) return FT_EUSAGE; c->have_rtol = 1; note_opt(c, OB_RTOL, "--rtol"); break;
         case OPT_ATOL: if (parse_double("--atol", optarg, &c->atol)) return FT_EUSAGE; c->have_atol = 1; note_opt(c, OB_ATOL, "--atol"); break;
         case OPT_SEED: {
@@ -968,6 +972,20 @@ static void catch_stop_signals(void)
     sigaction(SIGTERM, &sa, NULL);
 }
 
+/* `ftrun ops --onnx`: the ONNX importer's catalogue (src/graph/onnx_ops.c). */
+static void print_onnx_ops(FILE *f)
+{
+    const onx_op_status *l;
+    int n = onx_op_catalogue(&l), cnt[3] = {0};
+    for (int i = 0; i < n; i++) {
+        const char *how = l[i].how == 'm' ? "mapped" : l[i].how == 'f' ? "folded" : "missing";
+        cnt[l[i].how == 'm' ? 0 : l[i].how == 'f' ? 1 : 2]++;
+        fprintf(f, "%-28s %-8s %s\n", l[i].op_type, how, l[i].note);
+    }
+    fprintf(f, "%d ONNX operators: %d mapped to ftrun ops, %d folded at load time only, %d missing\n", n, cnt[0],
+            cnt[1], cnt[2]);
+}
+
 int main(int argc, char **argv)
 {
     ft_blas_tune(argv); /* may execute ftrun again with better BLAS kernels */
@@ -983,6 +1001,8 @@ int main(int argc, char **argv)
     if (!rc) {
         if (!strcmp(c.command, "devices")) {
             rc = cmd_devices();
+        } else if (!strcmp(c.command, "ops") && c.onnx_ops) {
+            print_onnx_ops(stdout);
         } else if (!strcmp(c.command, "ops")) {
             const ft_backend *be = NULL;
             char dn[32];
