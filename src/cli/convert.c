@@ -103,17 +103,19 @@ ft_status ft_convert(ft_graph *g, const char *out, int compress, ft_pack_stats *
         return err->code ? err->code : FT_ERUNTIME;
     ft_status st;
     *files = 0;
+    const char *slash = strrchr(out, '/');
+    const char *name = slash ? slash + 1 : out;
+    char dir[4200], sub[1200];
+    if (slash)
+        snprintf(dir, sizeof dir, "%.*s", slash == out ? 1 : (int)(slash - out), out);
+    else
+        snprintf(dir, sizeof dir, ".");
     if (ft_convert_kind(out) == 2) {
-        st = ft_ftg_write(g, doc, len, out, compress, ps, err);
+        st = ft_mkdirs(dir, err);
+        if (!st)
+            st = ft_ftg_write(g, doc, len, out, compress, ps, err);
     } else {
         /* OUT.json, its values in OUT.values/ beside it */
-        const char *slash = strrchr(out, '/');
-        const char *name = slash ? slash + 1 : out;
-        char dir[4200], sub[1200];
-        if (slash)
-            snprintf(dir, sizeof dir, "%.*s", slash == out ? 1 : (int)(slash - out), out);
-        else
-            snprintf(dir, sizeof dir, ".");
         snprintf(sub, sizeof sub, "%.*s.values/", (int)(strlen(name) - 5), name);
         st = ft_write_json_graph(g, doc, len, dir, name, sub, files, err);
     }

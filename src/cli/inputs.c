@@ -203,6 +203,11 @@ ft_status ft_bind_read_files(ft_bindings *b, ft_error *err)
         }
         if (add_shape(b, b->in_name[i], &b->in_arr[i].shape, b->in_file[i]))
             return ft_err(err, FT_ERUNTIME, "out of memory");
+        /* the values too: a loader may need them at load time (ONNX parameters given as inputs) */
+        ft_shape_bind *sb = &b->shapes[b->n_shapes - 1];
+        sb->dtype = b->in_arr[i].dtype;
+        sb->data = b->in_arr[i].data;
+        sb->nbytes = b->in_arr[i].nbytes;
     }
     return FT_OK;
 }

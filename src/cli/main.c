@@ -89,6 +89,7 @@ static void usage(FILE *f)
     fprintf(f,
             "Usage: ftrun [run] GRAPH [OPTIONS]   run a graph (the default command)\n"
             "       ftrun info GRAPH              inputs, outputs, nodes with shapes, FLOPs, bytes, memory plan\n"
+            "                                     (takes -i, --dim, --shape, --random-inputs to bind named dims)\n"
             "       ftrun ops [--device DEV]      every op with the dtypes each backend implements\n"
             "       ftrun ops --onnx              every ONNX operator and what ftrun makes of it\n"
             "       ftrun devices                 the devices this machine offers\n"

@@ -44,8 +44,8 @@ ft_status ft_dimenv_resolve(ft_dimenv *e, const char *file, const char *input, i
                             ft_shape *out, ft_error *err);
 /* Optional, before the first resolve: declare every input, so that a name
  * fixed by the shape binding of a later input is known to an earlier one
- * (without it, inputs resolve in call order). dims are copied; their names
- * must outlive e. */
+ * (without it, inputs resolve in call order; json_tensors.c and
+ * onnx_reader.c declare). dims are copied; their names must outlive e. */
 ft_status ft_dimenv_declare(ft_dimenv *e, const char *input, int rank, const ft_symdim *dims, ft_error *err);
 /* A tensor whose shape is fixed by its value (origin, for messages: "file
  * w.npy"): the numbers are checked and the names bound from shape. */

@@ -129,9 +129,12 @@ char *ft_graph_doc_make(const ft_graph *g, size_t *len, ft_error *err)
         const ft_tensor *t = &g->tensors[i];
         if (!(t->flags & (FT_TF_INPUT | FT_TF_OUTPUT | FT_TF_VALUE)))
             continue;
-        cJSON *decl = cJSON_AddObjectToObject(tensors, t->name), *s;
-        bad = !decl || !cJSON_AddStringToObject(decl, "dtype", ft_dtype_name(t->dtype)) || !(s = shape_json(&t->shape)) ||
-              !cJSON_AddItemToObject(decl, "shape", s);
+        cJSON *decl = cJSON_AddObjectToObject(tensors, t->name), *s = NULL;
+        bad = !decl || !cJSON_AddStringToObject(decl, "dtype", ft_dtype_name(t->dtype)) || !(s = shape_json(&t->shape));
+        if (!bad && !cJSON_AddItemToObject(decl, "shape", s)) {
+            cJSON_Delete(s);
+            bad = 1;
+        }
     }
     bad = bad || add_names(inputs, g, g->inputs, g->n_inputs) || add_names(outputs, g, g->outputs, g->n_outputs);
     for (int k = 0; k < g->n_nodes && !bad; k++)

@@ -727,6 +727,40 @@ ft_status onx_import_branch(onx_ctx *c, const onx_node *n, const Onnx__GraphProt
 
 /* ---- graph inputs and outputs ---- */
 
+/* The declared dims of an input's shape (at most FT_MAX_RANK): numbers,
+ * dim_param names, or unnamed. */
+static void input_symdims(const Onnx__TensorShapeProto *sp, ft_symdim *d)
+{
+    for (size_t i = 0; i < sp->n_dim && i < FT_MAX_RANK; i++) {
+        const Onnx__TensorShapeProto__Dimension *dm = sp->dim[i];
+        d[i].value = -1;
+        d[i].name = NULL;
+        if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && dm->dim_value >= 0)
+            d[i].value = dm->dim_value;
+        else if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dm->dim_param && *dm->dim_param)
+            d[i].name = dm->dim_param;
+    }
+}
+
+/* Every input declared to the resolver first, so that a file given for a
+ * later input binds the names of an earlier one (dims.h). */
+static ft_status declare_inputs(onx_ctx *c, ft_dimenv *env, const Onnx__GraphProto *gp)
+{
+    for (size_t i = 0; i < gp->n_input; i++) {
+        const Onnx__ValueInfoProto *vi = gp->input[i];
+        const Onnx__TypeProto *tp = vi->type;
+        if (ft_strmap_get(c->inits, nz(vi->name)) >= 0 || !tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+            !tp->tensor_type || !tp->tensor_type->shape || tp->tensor_type->shape->n_dim > FT_MAX_RANK)
+            continue; /* import_input reports what is wrong with them */
+        ft_symdim d[FT_MAX_RANK];
+        input_symdims(tp->tensor_type->shape, d);
+        ft_status st = ft_dimenv_declare(env, nz(vi->name), (int)tp->tensor_type->shape->n_dim, d, c->err);
+        if (st)
+            return st;
+    }
+    return FT_OK;
+}
+
 static ft_status import_input(onx_ctx *c, ft_dimenv *env, const Onnx__ValueInfoProto *vi)
 {
     const char *name = nz(vi->name);
@@ -756,22 +790,19 @@ static ft_status import_input(onx_ctx *c, ft_dimenv *env, const Onnx__ValueInfoP
         if (!found)
             return ft_err(c->err, FT_EGRAPH, "%s: input '%s' has no shape in the model: pass --shape %s=D0,D1,... or a "
                           "file with -i %s=FILE", c->file, name, name, name);
+        ft_symdim any[FT_MAX_RANK]; /* every dim unnamed: the bindings give them (and agree) */
+        for (int i = 0; i < s.rank; i++)
+            any[i] = (ft_symdim){-1, NULL};
+        ft_status st = ft_dimenv_resolve(env, c->file, name, s.rank, any, &s, c->err);
+        if (st)
+            return st;
     } else {
         const Onnx__TensorShapeProto *sp = tt->shape;
         if (sp->n_dim > FT_MAX_RANK)
             return ft_err(c->err, FT_EGRAPH, "%s: input '%s' has rank %zu (the limit is %d)", c->file, name, sp->n_dim,
                           FT_MAX_RANK);
         ft_symdim d[FT_MAX_RANK];
-        for (size_t i = 0; i < sp->n_dim; i++) {
-            const Onnx__TensorShapeProto__Dimension *dm = sp->dim[i];
-            d[i].value = -1;
-            d[i].name = NULL;
-            if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && dm->dim_value >= 0)
-                d[i].value = dm->dim_value;
-            else if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dm->dim_param &&
-                     *dm->dim_param)
-                d[i].name = dm->dim_param;
-        }
+        input_symdims(sp, d);
         ft_status st = ft_dimenv_resolve(env, c->file, name, (int)sp->n_dim, d, &s, c->err);
         if (st)
             return st;
@@ -1058,6 +1089,7 @@ static ft_status import_model(onx_ctx *c)
     ft_dimenv *env = ft_dimenv_new(c->opts);
     if (!env)
         return oom(c);
+    st = declare_inputs(c, env, gp);
     for (size_t i = 0; i < gp->n_input && !st; i++)
         if (ft_strmap_get(c->inits, nz(gp->input[i]->name)) < 0) /* an input with an initializer is a weight */
             st = import_input(c, env, gp->input[i]);

@@ -3,7 +3,7 @@
 # preloaded, failing the Nth allocation or I/O call for every N the command
 # reaches, and checks that every such run ends cleanly (tests/fault/README.md).
 #
-#   tests/fault/sweep.sh [CASE...]    cases: run run-npz run-ftg info pack unpack compare
+#   tests/fault/sweep.sh [CASE...]    cases: run run-npz run-ftg info pack unpack compare run-dims run-random convert
 #
 # Environment:
 #   FTRUN            the binary under test (default build/ftrun)
@@ -52,7 +52,7 @@ elif [ -n "${FTRUN_SANITIZED:-}" ]; then
 else
     LEAK=valgrind
 fi
-ALL_CASES="run run-npz run-ftg run-trace info pack unpack compare"
+ALL_CASES="run run-npz run-ftg run-trace info pack unpack compare run-dims run-random convert"
 CASES=${*:-$ALL_CASES}
 
 [ -x "$FTRUN" ] || { echo "sweep: no ftrun binary at $FTRUN" >&2; exit 2; }
@@ -126,6 +126,8 @@ if size == "small":
     g["nodes"] = [g["nodes"][0], dict(g["nodes"][1], outputs=["y"]),
                   {"name": "sm", "op": "softmax", "inputs": ["y"], "outputs": ["p"]}]
 json.dump(g, open(fx + "/g.json", "w"), indent=1)
+g["tensors"]["x"]["shape"] = ["n", 8]  # a named dim, bound by -i, --dim or --shape
+json.dump(g, open(fx + "/g_dims.json", "w"), indent=1)
 EOF
 fail_setup() {
     echo "sweep: setup failed: $*" >&2
@@ -177,6 +179,9 @@ case_args() {
     pack) KIND=file A=(pack "$FX/g.json" -o "$R/g.ftg" --compress -q) ;;
     unpack) KIND=dir A=(unpack "$FX/g.ftg" -o "$R" -q) ;;
     compare) KIND=stdout A=(compare "$FX/golden" "$FX/golden.npz" -q) ;;
+    run-dims) KIND=dir A=("$FX/g_dims.json" -i "x=$FX/x.npy" --threads 1 -q -o "$R" --expect "$FX/golden") ;;
+    run-random) KIND=dir A=("$FX/g_dims.json" --dim n=4 --random-inputs=3 --threads 1 -q -o "$R") ;;
+    convert) KIND=file A=(convert "$FX/g_dims.json" --shape x=4,8 -o "$R/g.ftg" --compress -q) ;;
     graph:*)
         local ins=()
         mapfile -t ins <"$FX/in-${c#graph:}/args"
