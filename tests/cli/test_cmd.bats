@@ -380,3 +380,24 @@ open("data/node/relu_add/test_data_set_0/output_0.pb", "wb").write(numpy_helper.
     run grep -c relu_add list.txt
     [ "$output" = 0 ]
 }
+
+@test "test: a JSON graph's named dims are bound by the inputs/NAME files of each data set" {
+    mkdir -p nd/scale
+    cat > nd/scale/graph.json <<'JSON'
+{"ftrun": 1, "name": "named",
+ "tensors": {"x": {"dtype": "f32", "shape": ["n", 3]}, "two": {"dtype": "f32", "shape": [], "data": 2}},
+ "inputs": ["x"], "outputs": ["y"],
+ "nodes": [{"op": "mul", "inputs": ["x", "two"], "outputs": ["y"]}]}
+JSON
+    py 'import os
+for k, n in ((0, 2), (1, 5)):
+    d = "nd/scale/test_data_set_%d/" % k
+    os.makedirs(d + "inputs"); os.makedirs(d + "expected")
+    x = np.arange(n * 3, dtype=np.float32).reshape(n, 3) - 4
+    np.save(d + "inputs/x.npy", x); np.save(d + "expected/y.npy", x * 2)'
+    run --separate-stderr "$FTRUN" test nd -v
+    echo "$output" "$stderr"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"test_data_set_0: output 'y': 6 values match"* ]]
+    [[ "$output" == *"test_data_set_1: output 'y': 15 values match"* ]]
+}
