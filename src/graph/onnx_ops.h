@@ -112,6 +112,7 @@ ft_status ox_map_group_norm(onx_ctx *c, const onx_node *n);
 ft_status ox_map_lp_norm(onx_ctx *c, const onx_node *n);
 ft_status ox_map_mvn(onx_ctx *c, const onx_node *n);
 ft_status ox_map_attention(onx_ctx *c, const onx_node *n);
+ft_status ox_map_rotary(onx_ctx *c, const onx_node *n);
 /* onnx_ops_loss.c */
 ft_status ox_map_nll_loss(onx_ctx *c, const onx_node *n);
 ft_status ox_map_softmax_ce_loss(onx_ctx *c, const onx_node *n);

@@ -178,6 +178,36 @@ case("center_crop_pad_18", "CenterCropPad", {"x": xcc}, {"y": ccp}, 18, {"axes":
      {"shape": np.array([3, 7], np.int64)})
 
 
+def rope(xh, cos, sin, rdim, interleaved):
+    """xh [B, H, S, D]; cos/sin [B, S, rdim/2]: rotation as complex products."""
+    c, s_ = cos[:, None], sin[:, None]
+    rot, rest = xh[..., :rdim], xh[..., rdim:]
+    if interleaved:
+        z = (rot[..., 0::2] + 1j * rot[..., 1::2]) * (c + 1j * s_)
+        out = np.stack([z.real, z.imag], -1).reshape(rot.shape)
+    else:
+        h2 = rdim // 2
+        z = (rot[..., :h2] + 1j * rot[..., h2:]) * (c + 1j * s_)
+        out = np.concatenate([z.real, z.imag], -1)
+    return np.concatenate([out, rest], -1).astype(np.float32)
+
+
+ang = rng.random((2, 5, 4)) * 6
+xq = f32(2, 3, 5, 8)
+case("rotary_23", "RotaryEmbedding", {"x": xq}, {"y": rope(xq, np.cos(ang), np.sin(ang), 8, False)}, 23, {},
+     {"cos": np.cos(ang).astype(np.float32), "sin": np.sin(ang).astype(np.float32)})
+cache = rng.random((16, 2)) * 6
+pid = rng.integers(0, 16, (2, 5)).astype(np.int64)
+case("rotary_23_interleaved_partial_positions", "RotaryEmbedding", {"x": xq},
+     {"y": rope(xq, np.cos(cache[pid]), np.sin(cache[pid]), 4, True)}, 23,
+     {"interleaved": 1, "rotary_embedding_dim": 4},
+     {"cos": np.cos(cache).astype(np.float32), "sin": np.sin(cache).astype(np.float32), "pos": pid})
+x3r = f32(2, 5, 24)
+y3r = rope(x3r.reshape(2, 5, 3, 8).transpose(0, 2, 1, 3), np.cos(ang), np.sin(ang), 8, False)
+case("rotary_23_3d", "RotaryEmbedding", {"x": x3r}, {"y": y3r.transpose(0, 2, 1, 3).reshape(2, 5, 24)}, 23,
+     {"num_heads": 3}, {"cos": np.cos(ang).astype(np.float32), "sin": np.sin(ang).astype(np.float32)})
+
+
 def run(i, c):
     name, op, inputs, outputs, opset, attrs, consts, node_inputs = c
     d = tempfile.mkdtemp(prefix="onnx_op_")
