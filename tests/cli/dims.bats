@@ -540,6 +540,24 @@ assert np.load(d + "/t.npy").tolist() == [10 * x.shape[0], x.shape[1]]' "$@"
     check_dyn "$T/o7" "$T/x7.npy" "$T/z7.npy"
 }
 
+@test "ONNX: a TensorProto .pb file given with -i binds the dims of JSON and ONNX inputs alike" {
+    onnx_models
+    "$PYTHON" -c '
+import sys, numpy as np
+from onnx import numpy_helper
+for name, shape in (("x", (6, 3)), ("z", (6, 4))):
+    t = numpy_helper.from_array(np.arange(np.prod(shape), dtype=np.float32).reshape(shape), name)
+    open(sys.argv[1] + "/" + name + ".pb", "wb").write(t.SerializeToString())
+    np.save(sys.argv[1] + "/" + name + ".npy", numpy_helper.to_array(t))' "$T"
+    run "$FTRUN" "$T/dyn.onnx" -i x="$T/x.pb" -i z="$T/z.pb" -o "$T/o"
+    status_is 0
+    check_dyn "$T/o" "$T/x.npy" "$T/z.npy"
+    g=$(mm_graph)
+    run "$FTRUN" "$g" -i x="$T/x.pb" -o "$T/m"
+    status_is 0
+    check_mm "$T/x.npy" "$T/m/y.npy"
+}
+
 @test "ONNX: --dim and --shape bind the dims; a later input's file binds an earlier input's dim" {
     onnx_models
     run "$FTRUN" "$T/dyn.onnx" --dim batch=4 --dim seq=6 --random-inputs -o "$T/o"
