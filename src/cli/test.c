@@ -217,7 +217,9 @@ static int start_case(const topts *o, tcase *c, int idx, slot *s)
         char out[2600];
         int n = snprintf(out, sizeof out, "%c%s", v, msg);
         write_all(rp[1], out, (size_t)n < sizeof out ? (size_t)n : sizeof out - 1);
-        _exit(0);
+        /* exit, not _exit: under a sanitizer the leak check runs here, and a
+         * report (a nonzero status) fails the case whatever its verdict */
+        exit(0);
     }
     close(rp[1]);
     close(lp[1]);
@@ -266,8 +268,15 @@ static void clean_text(char *s)
     }
 }
 
+/* The line of a log that says most: the first naming an ERROR (a
+ * sanitizer's report), else the first. */
 static char *first_line(const char *s)
 {
+    const char *e = s ? strstr(s, "ERROR: ") : NULL;
+    if (e)
+        while (e > s && e[-1] != '\n')
+            e--;
+    s = e ? e : s;
     while (s && (*s == '\n' || *s == ' '))
         s++;
     if (!s || !*s)
@@ -281,20 +290,21 @@ static void finish_case(const topts *o, tcase *c, slot *s, int wstatus)
 {
     c->secs = ft_now() - s->start;
     char buf[3000];
+    int verdict = s->res.len && !s->res.oom && strchr("PFU", s->res.s[0]);
     if (s->timed_out) {
         snprintf(buf, sizeof buf, "timed out after %g s (--timeout); the case was killed", o->timeout);
         c->status = 'F';
-    } else if (s->res.len && !s->res.oom && strchr("PFU", s->res.s[0])) {
+    } else if (verdict && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) {
         c->status = s->res.s[0];
         snprintf(buf, sizeof buf, "%s", s->res.s + 1);
     } else {
-        char *l = first_line(c->log.s);
+        char *l = first_line(c->log.s), how[160];
         if (WIFSIGNALED(wstatus))
-            snprintf(buf, sizeof buf, "crashed: killed by signal %d (%s)%s%s", WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)),
-                     l ? "; its last words: " : "", l ? l : "");
+            snprintf(how, sizeof how, "killed by signal %d (%s)", WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
         else
-            snprintf(buf, sizeof buf, "crashed: exited with status %d before a verdict%s%s", WEXITSTATUS(wstatus),
-                     l ? "; its last words: " : "", l ? l : "");
+            snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(wstatus));
+        snprintf(buf, sizeof buf, "crashed: %s %s%s%s", how, verdict ? "after its verdict" : "before a verdict",
+                 l ? "; its last words: " : "", l ? l : "");
         free(l);
         c->status = 'F';
     }

@@ -304,7 +304,8 @@ static ft_status load_expected(const ft_graph *g, const dataset *d, ft_npy *exp,
 /* For an ONNX model (onames: its inputs without an initializer, n >= 0),
  * every input file read before the import and given to it as a shape and
  * value binding: the import takes the values of parameter inputs (Reshape's
- * shape, Slice's starts, ...) at load time. */
+ * shape, Slice's starts, ...) at load time. Also used with the names of the
+ * inputs/NAME files of a JSON or binary graph whose named dims need them. */
 static ft_status bind_inputs(const dataset *d, char **onames, int n, ft_shape_bind **binds, ft_npy **arrs, int *nb,
                              ft_error *err)
 {
@@ -356,8 +357,8 @@ static char run_set(const ft_test_opts *o, const ft_backend *be, int devidx, con
     dataset d;
     memset(&d, 0, sizeof d);
     char verdict = 'F';
-    char **onames = NULL;
-    int n_onames = -1, n_binds = 0;
+    char **onames = NULL, **stems = NULL;
+    int n_onames = -1, n_binds = 0, n_stems = 0;
     ft_shape_bind *binds = NULL;
     ft_npy *arrs = NULL;
     ft_load_opts lo = {.seed_override = -1};
@@ -369,6 +370,31 @@ static char run_set(const ft_test_opts *o, const ft_backend *be, int devidx, con
     lo.shapes = binds;
     lo.n_shapes = n_binds;
     ft_status st = ft_graph_load(model, &lo, &g, &err);
+    if (st && n_onames < 0 && d.n_named_in && strstr(err.msg, "is not known")) {
+        /* a graph with named dims: bind them from the shapes of inputs/NAME
+         * files (a file named exactly after its input) and load again */
+        dataset dn = d;
+        dn.n_pos_in = 0;
+        if (!(stems = ft_calloc((size_t)d.n_named_in, sizeof *stems))) {
+            snprintf(msg, msz, "out of memory");
+            goto out;
+        }
+        for (n_stems = 0; n_stems < d.n_named_in; n_stems++) {
+            const char *f = strrchr(d.named_in[n_stems], '/') + 1;
+            size_t stem;
+            has_data_ext(f, &stem);
+            if (!(stems[n_stems] = strndup(f, stem))) {
+                snprintf(msg, msz, "out of memory");
+                goto out;
+            }
+        }
+        ft_error e2 = {0};
+        if (!bind_inputs(&dn, stems, n_stems, &binds, &arrs, &n_binds, &e2)) {
+            lo.shapes = binds;
+            lo.n_shapes = n_binds;
+            st = ft_graph_load(model, &lo, &g, &err);
+        }
+    }
     if (st && unsupported_reason(&err, model, msg, msz)) {
         verdict = 'U';
         goto out;
@@ -434,6 +460,9 @@ out:
     free(binds);
     if (onames)
         ft_onnx_names_free(onames, n_onames);
+    for (int i = 0; i < n_stems; i++)
+        free(stems[i]);
+    free(stems);
     return verdict;
 }
 

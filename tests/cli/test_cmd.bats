@@ -218,7 +218,7 @@ EOF
     [ "${st:-0}" -eq 1 ]
     cat out.txt
     # under AddressSanitizer its handler reports the signal and exits
-    grep -Eq "^FAIL .* suite/a_slow \(.*crashed: (killed by signal 11 \(Segmentation fault\)|exited with status [0-9]+ before a verdict; its last words: AddressSanitizer)" out.txt
+    grep -Eq "^FAIL .* suite/a_slow \(.*crashed: (killed by signal 11 \(Segmentation fault\)|exited with status [0-9]+ before a verdict; its last words: .*AddressSanitizer)" out.txt
     grep -q "^PASS .* suite/scale" out.txt
     grep -q "^PASS .* suite/two" out.txt
     grep -q "^2 passed, 1 failed, 0 unsupported" out.txt
@@ -324,4 +324,80 @@ for name in ("input_0", "output_0"):
     [[ "${lines[1]}" == "0 passed, 0 failed, 1 unsupported"* ]]
     [ "$(junit j.xml)" = "1 0 1
 m/custom skipped" ]
+}
+
+@test "test --help: its options on stdout, exit 0" {
+    run --separate-stderr "$FTRUN" test --help
+    [ "$status" -eq 0 ]
+    [[ "$output" == "Usage: ftrun test DIR... [OPTIONS]"* ]]
+    [[ "$output" == *"--junit FILE"* && "$output" == *"--timeout SEC"* && "$output" == *"-j, --jobs N"* ]]
+}
+
+# The ONNX test-data tier's rules, on a small tree: node/relu_add passes,
+# node/custom is refused as unsupported.
+tier() {
+    ONNX_TESTDATA=$T/data FTRUN_ONNX_LIST=$T/list.txt "$PYTHON" "$ROOT/tests/onnx/testdata.py" "$@"
+}
+
+@test "ONNX tier: a listed case that passes, an unlisted refusal, a stale entry and a mismatch fail; a listed refusal is skipped" {
+    onnx_case data/node/relu_add
+    py 'import onnx, os
+from onnx import helper, TensorProto, numpy_helper
+os.makedirs("data/node/custom/test_data_set_0")
+g = helper.make_graph([helper.make_node("Frobnicate", ["X"], ["Z"], domain="com.example")], "g",
+    [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])], [helper.make_tensor_value_info("Z", TensorProto.FLOAT, [2])])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.example", 1)]), "data/node/custom/model.onnx")
+for name in ("input_0", "output_0"):
+    open("data/node/custom/test_data_set_0/" + name + ".pb", "wb").write(numpy_helper.from_array(np.ones(2, np.float32)).SerializeToString())'
+    # the list regenerated: the refusal only, never the passing case
+    : > list.txt
+    run tier --write-list
+    [ "$status" -eq 0 ]
+    [ "$(grep -v "^#" list.txt)" = "node/custom  non-default domain: com.example (Frobnicate)" ]
+    run tier
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"ok 1 - node/custom # skip unsupported: "*"Frobnicate"* ]]
+    [[ "$output" == *"ok 2 - node/relu_add"* ]]
+    # a listed case that passes, and a listed case that does not exist
+    printf 'node/relu_add  op missing: Relu\nnode/gone  op missing: Gone\n' >> list.txt
+    run tier
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"not ok 2 - node/relu_add # passes but tests/onnx/unsupported.txt lists it"* ]]
+    [[ "$output" == *"not ok 3 - node/gone # listed in tests/onnx/unsupported.txt but no such case"* ]]
+    # an unlisted refusal fails
+    : > list.txt
+    run tier
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"not ok 1 - node/custom # refused as unsupported but not in tests/onnx/unsupported.txt"* ]]
+    # a mismatch fails even when listed, and --write-list never lists it
+    py 'from onnx import numpy_helper
+a = np.zeros((2, 3), np.float32)
+open("data/node/relu_add/test_data_set_0/output_0.pb", "wb").write(numpy_helper.from_array(a).SerializeToString())'
+    printf 'node/relu_add  op missing: Relu\n' > list.txt
+    run tier --write-list
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"not ok 2 - node/relu_add # test_data_set_0: output 'Z': "*"out of tolerance"* ]]
+    run grep -c relu_add list.txt
+    [ "$output" = 0 ]
+}
+
+@test "test: a JSON graph's named dims are bound by the inputs/NAME files of each data set" {
+    mkdir -p nd/scale
+    cat > nd/scale/graph.json <<'JSON'
+{"ftrun": 1, "name": "named",
+ "tensors": {"x": {"dtype": "f32", "shape": ["n", 3]}, "two": {"dtype": "f32", "shape": [], "data": 2}},
+ "inputs": ["x"], "outputs": ["y"],
+ "nodes": [{"op": "mul", "inputs": ["x", "two"], "outputs": ["y"]}]}
+JSON
+    py 'import os
+for k, n in ((0, 2), (1, 5)):
+    d = "nd/scale/test_data_set_%d/" % k
+    os.makedirs(d + "inputs"); os.makedirs(d + "expected")
+    x = np.arange(n * 3, dtype=np.float32).reshape(n, 3) - 4
+    np.save(d + "inputs/x.npy", x); np.save(d + "expected/y.npy", x * 2)'
+    run --separate-stderr "$FTRUN" test nd -v
+    echo "$output" "$stderr"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"test_data_set_0: output 'y': 6 values match"* ]]
+    [[ "$output" == *"test_data_set_1: output 'y': 15 values match"* ]]
 }

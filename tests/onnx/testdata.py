@@ -18,7 +18,8 @@ tests/onnx/unsupported.txt lists the cases ftrun's importer refuses with its
                  "unsupported" refusals only (a mismatch or a crash is a bug,
                  never listed); failures are still printed and fail the run.
 Environment: FTRUN (the binary), ONNX_TESTDATA (default
-/usr/share/libonnx-testdata/data), FTRUN_TEST_JOBS (default: the cores).
+/usr/share/libonnx-testdata/data), FTRUN_TEST_JOBS (default: the cores),
+FTRUN_ONNX_LIST (another list, for the tests of this script).
 """
 import os
 import re
@@ -29,7 +30,7 @@ import time
 import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LIST = os.path.join(HERE, "unsupported.txt")
+LIST = os.environ.get("FTRUN_ONNX_LIST") or os.path.join(HERE, "unsupported.txt")
 FOLDERS = ["node", "pytorch-converted", "pytorch-operator", "simple"]
 
 
@@ -53,11 +54,15 @@ def short_reason(msg):
     items = []
     for part in msg.split("; "):
         part = " ".join(part.split())
+        part = re.sub(r": nodes '.*$", "", part)
+        m = re.match(r"op (\S+) of domain '(.*?)'", part)
+        if m:
+            part = "non-default domain: %s (%s)" % (m.group(2), m.group(1))
         m = re.match(r"op (\S+) \(opset \d+\) is not supported", part)
         if m:
             part = "op missing: " + m.group(1)
-        elif re.match(r"op (\S+) \((.*)\): ", part):
-            m = re.match(r"op (\S+) \((.*)\): ", part)
+        elif re.match(r"op (\S+) \((.*)\)$", part):
+            m = re.match(r"op (\S+) \((.*)\)$", part)
             part = "%s: %s" % (m.group(1), m.group(2))
         elif re.match(r"node '.*?' \((\S+), opset \d+\): ", part):
             m = re.match(r"node '.*?' \((\S+), opset \d+\): (.*)", part)
