@@ -100,6 +100,13 @@ demo: all
 test: all
 	@FTRUN=$(abspath $(BUILD)/ftrun) PYTHON=$(PYTHON) tests/run.sh
 
+# Real models exported from PyTorch (tests/onnx/torch_models.sh): the CI set runs
+# in `make test`; this target adds the slow ones (resnet50, vit_b_16: 430 MB).
+.PHONY: test-torch-models
+test-torch-models: all
+	@FTRUN=$(abspath $(BUILD)/ftrun) PYTHON=$(PYTHON) tests/onnx/torch_models.sh \
+	    $$($(PYTHON) tests/onnx/export_torch.py --list | cut -d' ' -f1)
+
 # The CUDA tier alone (needs a GPU): numeric tests on cuda:0 and the parity
 # suite against the cpu reference; the -sanitize form runs the parity suite
 # under compute-sanitizer's memcheck and racecheck.
@@ -116,6 +123,14 @@ test-cuda-sanitize: all
 	    FTRUN=$(abspath $(BUILD)/ftrun) FTPARITY_WRAP="$(CUDA_HOME)/bin/compute-sanitizer --tool $$tool --error-exitcode 97 $$extra" \
 	        FTPARITY_JOBS=4 $(PYTHON) tests/cuda/parity.py || exit 1; \
 	done
+
+# tests/onnx/unsupported.txt, rewritten from the ONNX importer's own
+# "unsupported" refusals in Debian's libonnx-testdata (never from a mismatch
+# or a crash: those fail the run, listed or not).
+.PHONY: onnx-unsupported-list
+onnx-unsupported-list: $(BUILD)/ftrun
+	@FTRUN=$(abspath $(BUILD)/ftrun) FTRUN_CUDA_DRIVER=/nonexistent/libcuda.so.1 $(PYTHON) tests/onnx/testdata.py --write-list \
+	    > $(BUILD)/onnx-list.log; rc=$$?; grep -v '^ok ' $(BUILD)/onnx-list.log; exit $$rc
 
 # Address and undefined-behaviour sanitizers over the whole suite.
 asan:
@@ -162,10 +177,12 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD := $(BUILD)/fuzz
 FUZZ_FLAGS := -std=gnu11 -O1 -g -fopenmp -D_FILE_OFFSET_BITS=64 -MMD -MP -fno-omit-frame-pointer \
-	-fsanitize=address,undefined -fno-sanitize-recover=undefined
-# The harnesses need the graph code and the planner, not the kernels or the CLI.
-FUZZ_SRCS := $(wildcard src/*.c src/graph/*.c) src/runtime/plan.c
+	-fsanitize=address,undefined -fno-sanitize-recover=undefined -I$(BUILD)/gen
+# The harnesses need the graph code (with the generated ONNX schema) and the
+# planner, not the kernels or the CLI.
+FUZZ_SRCS := $(wildcard src/*.c src/graph/*.c) src/runtime/plan.c $(BUILD)/gen/onnx.pb-c.c
 FUZZ_OBJS := $(FUZZ_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)
+$(filter-out $(FUZZ_BUILD)/obj/$(BUILD)/gen/%,$(FUZZ_OBJS)): | $(BUILD)/gen/onnx.pb-c.h
 FUZZ_BINS := $(patsubst fuzz/fuzz_%.c,$(FUZZ_BUILD)/fuzz_%,$(wildcard fuzz/fuzz_*.c))
 
 .PHONY: fuzz fuzz-build fuzz-regress
@@ -180,7 +197,7 @@ $(FUZZ_BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
 
 $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(wildcard fuzz/*.h) $(FUZZ_OBJS)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -Wall -Wextra -Wno-unused-parameter -Werror -fsanitize=fuzzer -Isrc -o $@ $< \
-		$(FUZZ_OBJS) -lcjson -lz -lm
+		$(FUZZ_OBJS) -lcjson -lprotobuf-c -lz -lm
 
 fuzz: fuzz-build
 	FUZZ_BUILD=$(FUZZ_BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh

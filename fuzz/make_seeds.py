@@ -9,6 +9,11 @@ with a built build/ftrun: /usr/bin/python3 fuzz/make_seeds.py).
   ftg/   small JSON seeds packed with `ftrun pack` (raw and --compress)
   npy/   np.save of every dtype, scalar, empty, Fortran-order, version 2.0
   npz/   np.savez / np.savez_compressed archives
+  onnx/  the smallest model of each op of ONNX's node tests (libonnx-testdata),
+         models with initializers, external data (w.bin beside the model),
+         symbolic dims, a shape computed at run time, and two tiny PyTorch
+         exports (a conv net, an attention block)
+  pb/    TensorProto files: inputs of the node tests, one per dtype and rank
 and fuzz/json.dict (libFuzzer dictionary of the graph format: keys, dtypes, op
 and attribute names from src/graph/ops.def, the .ftg magic), used by the json
 and ftg harnesses.
@@ -241,6 +246,102 @@ def make_dict():
     return len(lines) - 1
 
 
+NODE_TESTS = "/usr/share/libonnx-testdata/data/node"
+
+
+def onnx_seeds():
+    import onnx
+    from onnx import helper, numpy_helper, TensorProto
+    n = 0
+    best = {}
+    for m in sorted(glob.glob(os.path.join(NODE_TESTS, "*", "model.onnx"))):
+        size = os.path.getsize(m)
+        if size > 2048:
+            continue
+        model = onnx.load(m)
+        ops = tuple(sorted({nd.op_type for nd in model.graph.node}))
+        # ftrun reads opsets 7 to 23: an older model only reaches the version check
+        old = min([o.version for o in model.opset_import if o.domain in ("", "ai.onnx")] or [0]) < 7
+        if ops not in best or (old, size) < best[ops][0]:
+            best[ops] = ((old, size), m)
+    for _, m in sorted(best.values(), key=lambda v: v[1]):
+        put("onnx", "node_" + os.path.basename(os.path.dirname(m))[5:] + ".onnx", open(m, "rb").read())
+        n += 1
+
+    def model(nodes, inputs, outputs, inits=(), opset=13):
+        g = helper.make_graph(nodes, "seed", inputs, outputs, list(inits))
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+        m.ir_version = 8
+        return m
+
+    def vi(name, dt, shape):
+        return helper.make_tensor_value_info(name, dt, shape)
+    F, I64 = TensorProto.FLOAT, TensorProto.INT64
+    w = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "w")
+    hand = {"add_init": model([helper.make_node("Add", ["x", "w"], ["y"], name="add0")],
+                              [vi("x", F, [2, 3])], [vi("y", F, [2, 3])], [w]),
+            "symbolic_batch": model([helper.make_node("Relu", ["x"], ["y"])],
+                                    [vi("x", F, ["batch", 3])], [vi("y", F, ["batch", 3])]),
+            "reshape_from_input": model([helper.make_node("Reshape", ["x", "s"], ["y"])],
+                                        [vi("x", F, [2, 3]), vi("s", I64, [2])], [vi("y", F, [3, 2])]),
+            "shape_arith": model([helper.make_node("Shape", ["x"], ["s"]),
+                                  helper.make_node("Gather", ["s", "i0"], ["b"], axis=0),
+                                  helper.make_node("Unsqueeze", ["b", "ax"], ["bu"]),
+                                  helper.make_node("Concat", ["bu", "m1"], ["t"], axis=0),
+                                  helper.make_node("Reshape", ["x", "t"], ["y"])],
+                                 [vi("x", F, ["batch", 2, 3])], [vi("y", F, ["batch", 6])],
+                                 [numpy_helper.from_array(np.array(0, np.int64), "i0"),
+                                  numpy_helper.from_array(np.array([0], np.int64), "ax"),
+                                  numpy_helper.from_array(np.array([-1], np.int64), "m1")])}
+    ext = model([helper.make_node("Add", ["x", "w"], ["y"])], [vi("x", F, [2, 3])], [vi("y", F, [2, 3])],
+                [TensorProto(name="w", data_type=F, dims=[2, 3])])
+    t = ext.graph.initializer[0]
+    t.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", "w.bin"), ("offset", "16"), ("length", "24")):
+        e = t.external_data.add()
+        e.key, e.value = k, v
+    hand["external_w_bin"] = ext
+    for name, m in hand.items():
+        put("onnx", name + ".onnx", m.SerializeToString())
+        n += 1
+    n += torch_seeds()
+    return n
+
+
+def torch_seeds():
+    import torch
+    from torch import nn
+    torch.manual_seed(0)
+    conv = nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.BatchNorm2d(3), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Flatten(), nn.Linear(12, 2)).eval()
+    att = nn.TransformerEncoderLayer(d_model=4, nhead=2, dim_feedforward=8, dropout=0.0, batch_first=True).eval()
+    n = 0
+    for name, m, x in (("torch_convnet", conv, torch.randn(1, 2, 4, 4)), ("torch_attention", att, torch.randn(1, 3, 4))):
+        b = io.BytesIO()
+        torch.onnx.export(m, (x,), b, opset_version=13, input_names=["x"], output_names=["y"])
+        put("onnx", name + ".onnx", b.getvalue())
+        n += 1
+    return n
+
+
+def pb_seeds():
+    import onnx
+    n = 0
+    seen = set()
+    for p in sorted(glob.glob(os.path.join(NODE_TESTS, "*", "test_data_set_0", "*.pb"))):
+        if os.path.getsize(p) > 1024:
+            continue
+        t = onnx.TensorProto()
+        t.ParseFromString(open(p, "rb").read())
+        key = (t.data_type, len(t.dims), bool(t.raw_data))
+        if key in seen:
+            continue
+        seen.add(key)
+        put("pb", "%s_%s" % (p.split(os.sep)[-3][5:], os.path.basename(p)), open(p, "rb").read())
+        n += 1
+    return n
+
+
 def main():
     n = {"json": 0}
     os.makedirs(os.path.join(OUT, "json"), exist_ok=True)
@@ -252,6 +353,8 @@ def main():
     n["ftg"] = ftg_seeds()
     n["npy"] = npy_seeds()
     n["npz"] = npz_seeds()
+    n["onnx"] = onnx_seeds()
+    n["pb"] = pb_seeds()
     n["dict"] = make_dict()
     print(" ".join("%s: %d" % kv for kv in n.items()))
 

@@ -23,11 +23,14 @@ echo "# command-line tests (bats)"
 "${cpu_env[@]}" bats --tap "$here"/cli/*.bats 2>&1 | tee -a "$log" || status=1
 echo "# numeric tests against NumPy"
 "${cpu_env[@]}" "$PYTHON" "$here"/numeric/test_ops.py 2>&1 | tee -a "$log" || status=1
+echo "# ONNX's own test data (libonnx-testdata) through ftrun test"
+"${cpu_env[@]}" "$PYTHON" "$here"/onnx/testdata.py 2>&1 | tee -a "$log" || status=1
 echo "# ONNX op mappers: ONNX's node test data, and newer-opset models against NumPy/PyTorch"
 "${cpu_env[@]}" "$PYTHON" "$here"/onnx/node_cases.py 2>&1 | tee -a "$log" || status=1
 "${cpu_env[@]}" "$PYTHON" "$here"/onnx/op_mappers.py 2>&1 | tee -a "$log" || status=1
 echo "# ONNX load-time folding against NumPy"
 "${cpu_env[@]}" "$PYTHON" "$here"/onnx/fold_cases.py 2>&1 | tee -a "$log" || status=1
+"${cpu_env[@]}" "$here"/onnx/torch_models.sh 2>&1 | tee -a "$log" || status=1
 
 # The CUDA tier: the numeric tests again on cuda:0 (against NumPy) and the
 # backend parity suite (cuda against the cpu reference). It needs a usable

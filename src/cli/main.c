@@ -24,6 +24,7 @@
 #include "inputs.h"
 #include "report.h"
 #include "show.h"
+#include "test.h"
 
 typedef struct {
     const char *command;
@@ -103,6 +104,8 @@ static void usage(FILE *f)
             "                                                  OUT.values/); takes --dim, --shape, --compress (.ftg)\n"
             "       ftrun compare A B [--rtol R] [--atol A]    compare .npy files, .npz files or result folders\n"
             "       ftrun show FILE...                         print arrays (.npy, .npz, result folders) as NumPy does\n"
+            "       ftrun test DIR... [-d DEV] [-j N] [--junit FILE] [--timeout SEC] [--threads N] [--rtol R] [--atol A]\n"
+            "                          run test folders (ONNX backend-test layout or ftrun's own); exit 1 if a case fails\n"
             "\n"
             "Options of run:\n"
             "  -d, --device DEV        cpu, cuda, cuda:N or auto (default: auto = cuda:0 if usable, else cpu)\n"
@@ -147,8 +150,8 @@ static void usage(FILE *f)
             "See ftrun(1) and ftrun-graph(5).\n");
 }
 
-static int usage_error(const char *fmt, ...) FT_PRINTF(1, 2);
-static int usage_error(const char *fmt, ...)
+int usage_error(const char *fmt, ...) FT_PRINTF(1, 2);
+int usage_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -390,7 +393,7 @@ static int parse_args(int argc, char **argv, cli *c)
  * need_device: the device must be usable (run); otherwise (ops) the backend's
  * table is enough. auto is cuda:0 when a CUDA device and the CUDA backend are
  * both usable, else the CPU; an explicitly requested device is never replaced. */
-static int pick_device(const char *dev, int need_device, int quiet, const ft_backend **be, int *index, char *name, size_t nsz)
+int pick_device(const char *dev, int need_device, int quiet, const ft_backend **be, int *index, char *name, size_t nsz)
 {
     ft_error e = {0};
     *index = 0;
@@ -1062,6 +1065,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return FT_EUSAGE;
     }
+    if (!strcmp(argv[1], "test"))
+        return ft_cmd_test(argc - 1, argv + 1);
     int rc = parse_args(argc, argv, &c);
     const char *dd = getenv("FTRUN_DEFAULT_DURATION");
     c.default_duration = 1.0;

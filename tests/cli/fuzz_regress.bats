@@ -57,3 +57,11 @@ check_files() {
 @test "fuzz inputs (npz): ftrun compare F F exits 0 or 3, never crashes" {
     check_files npz compare
 }
+
+@test "fuzz inputs (onnx): ftrun info exits 0 or 3, never crashes" {
+    check_files onnx info
+}
+
+@test "fuzz inputs (pb): ftrun compare F F exits 0 or 3, never crashes" {
+    check_files pb compare
+}

@@ -12,7 +12,7 @@
  *                          timeout, env or the valgrind launcher run untouched)
  *   FAULT_LIBS=a,b         callers (object name prefixes) whose calls count, in
  *                          addition to the main program (default libc.so,
- *                          libcjson.so,libz.so); FAULT_LIBS=all counts every caller
+ *                          libcjson.so,libz.so,libprotobuf-c.so); FAULT_LIBS=all counts every caller
  *   FAULT_ONLY=a,b         count only calls from these objects ("main" is the
  *                          program): FAULT_ONLY=libz.so FAULT_AT=1 fails the
  *                          first allocation zlib makes
@@ -69,7 +69,7 @@ static struct {
     uintptr_t lo, hi;
 } ranges[MAX_RANGES];
 static int n_ranges;
-static char libs[512] = "libc.so,libcjson.so,libz.so";
+static char libs[512] = "libc.so,libcjson.so,libz.so,libprotobuf-c.so";
 static int count_main = 1;
 
 /* ---- the real functions ---- */

@@ -4,6 +4,7 @@
 # reaches, and checks that every such run ends cleanly (tests/fault/README.md).
 #
 #   tests/fault/sweep.sh [CASE...]    cases: run run-npz run-ftg info pack unpack compare run-dims run-random convert
+#                                     run-onnx
 #
 # Environment:
 #   FTRUN            the binary under test (default build/ftrun)
@@ -52,7 +53,7 @@ elif [ -n "${FTRUN_SANITIZED:-}" ]; then
 else
     LEAK=valgrind
 fi
-ALL_CASES="run run-npz run-ftg run-trace info pack unpack compare run-dims run-random convert"
+ALL_CASES="run run-npz run-ftg run-trace info pack unpack compare run-dims run-random convert run-onnx"
 CASES=${*:-$ALL_CASES}
 
 [ -x "$FTRUN" ] || { echo "sweep: no ftrun binary at $FTRUN" >&2; exit 2; }
@@ -140,6 +141,57 @@ rm -f "$FX/golden/timing.json"
 mv "$FX/gz/outputs.npz" "$FX/golden.npz"
 "$FTRUN" pack "$FX/g.json" -o "$FX/g.ftg" --compress -q || fail_setup "pack"
 
+# run-onnx: the same computation as an ONNX model (python3-onnx): w as external
+# data (m.onnx.data beside it), b in the typed float_data field, the rest in
+# raw_data or Constant nodes; the input as a TensorProto file; the goldens from
+# NumPy.
+if [[ " $CASES " == *" run-onnx "* ]]; then
+    "$PYTHON" - "$FX" "${FAULT_GRAPH:-full}" <<'EOF' || fail_setup "the ONNX fixture"
+import os, sys
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper, TensorProto
+fx, size = sys.argv[1], sys.argv[2]
+x = np.load(fx + "/x.npy")
+w = np.load(fx + "/w.npy")
+b = np.arange(16, dtype=np.float32) / 8 - 1
+if size == "small":
+    b = np.tile(b[:4], 4)
+w2 = np.random.default_rng(3).uniform(-1, 1, (16, 4)).astype(np.float32)
+r = np.array([0.5, -0.5, 1, 0], np.float32)
+F = TensorProto.FLOAT
+inits = [numpy_helper.from_array(w, "w"), helper.make_tensor("b", F, [16], b.tolist())]
+nodes = [helper.make_node("MatMul", ["x", "w"], ["h"], name="fc1")]
+if size == "small":
+    nodes.append(helper.make_node("Add", ["h", "b"], ["y"], name="bias"))
+    y = x @ w + b
+else:
+    inits += [numpy_helper.from_array(w2, "w2"), numpy_helper.from_array(np.array([4, 16], np.int64), "shape")]
+    nodes += [helper.make_node("Add", ["h", "b"], ["hb"], name="bias"),
+              helper.make_node("Relu", ["hb"], ["a"], name="act"),
+              helper.make_node("Reshape", ["a", "shape"], ["a2"], name="same_shape"),
+              helper.make_node("MatMul", ["a2", "w2"], ["z"], name="fc2"),
+              helper.make_node("Constant", [], ["r"], name="r", value=numpy_helper.from_array(r, "r")),
+              helper.make_node("Add", ["z", "r"], ["y"], name="shift")]
+    y = np.maximum(x @ w + b, 0) @ w2 + r
+nodes.append(helper.make_node("Softmax", ["y"], ["p"], name="sm", axis=-1))
+e = np.exp(y - y.max(axis=-1, keepdims=True))
+p = e / e.sum(axis=-1, keepdims=True)
+vi = helper.make_tensor_value_info
+g = helper.make_graph(nodes, "fault", [vi("x", F, [4, 8])],
+                      [vi("y", F, list(y.shape)), vi("p", F, list(y.shape))], inits)
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.checker.check_model(m)
+onnx.save_model(m, fx + "/m.onnx", save_as_external_data=True, all_tensors_to_one_file=True,
+                location="m.onnx.data", size_threshold=256)
+open(fx + "/x.pb", "wb").write(numpy_helper.from_array(x, "x").SerializeToString())
+os.makedirs(fx + "/golden-onnx")
+np.save(fx + "/golden-onnx/y.npy", y.astype(np.float32))
+np.save(fx + "/golden-onnx/p.npy", p.astype(np.float32))
+EOF
+fi
+
 # graph:NAME cases run graphs/NAME.json, with random values for inputs that
 # have no value source.
 for c in $CASES; do
@@ -183,6 +235,7 @@ case_args() {
     run-dims) KIND=dir A=("$FX/g_dims.json" -i "x=$FX/x.npy" --threads 1 -q -o "$R" --expect "$FX/golden") ;;
     run-random) KIND=dir A=("$FX/g_dims.json" --dim n=4 --random-inputs=3 --threads 1 -q -o "$R") ;;
     convert) KIND=file A=(convert "$FX/g_dims.json" --shape x=4,8 -o "$R/g.ftg" --compress -q) ;;
+    run-onnx) KIND=dir A=("$FX/m.onnx" -i "x=$FX/x.pb" --threads 1 -q -o "$R" --expect "$FX/golden-onnx") ;;
     graph:*)
         local ins=()
         mapfile -t ins <"$FX/in-${c#graph:}/args"

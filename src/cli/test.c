@@ -1,0 +1,688 @@
+/* `ftrun test DIR...`: see test.h and man/ftrun.1 (TEST FOLDERS).
+ *
+ * The parent scans the folders for cases, then keeps up to -j children
+ * running, one case each: a child (test_case.c) loads the model once per
+ * data set, feeds its inputs, runs it on the device and compares every
+ * output with the expected values (ft_tol_choose, the rule of --expect). It sends back one
+ * status byte and a one-line message on a pipe; its stderr goes to a second
+ * pipe, kept as the case's log. A child that dies, exits without a verdict or
+ * outlives --timeout is that case's failure. Results are printed in case
+ * order whatever order the children finish in, so -j changes nothing but the
+ * time. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <omp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../graph/graph.h"
+#include "../graph/npz.h"
+#include "../runtime/compare.h"
+#include "../runtime/exec.h"
+#include "report.h"
+#include "test.h"
+
+static const char *const prog = "ftrun";
+
+typedef ft_test_opts topts;
+
+/* A growable string. */
+typedef struct sbuf {
+    char *s;
+    size_t len, cap;
+    int oom;
+} sbuf;
+
+static void sb_add(sbuf *b, const char *p, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *s = realloc(b->s, cap);
+        if (!s) {
+            b->oom = 1;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->len, p, n);
+    b->len += n;
+    b->s[b->len] = 0;
+}
+
+static void sb_printf(sbuf *b, const char *fmt, ...) FT_PRINTF(2, 3);
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    char tmp[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n >= 0)
+        sb_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+/* ------------------------------------------------------------------ cases */
+
+typedef struct tcase {
+    char *dir, *name; /* the folder; "SUITE/REST" (or the folder's name) */
+    int suite;        /* index of the DIR operand it came from */
+    char status;      /* 'P' pass, 'F' fail, 'U' unsupported; 0 while pending */
+    char *msg;        /* one line */
+    sbuf log;         /* the child's stderr */
+    double secs;
+} tcase;
+
+typedef struct caselist {
+    tcase *c;
+    int n, cap;
+} caselist;
+
+/* The model file names a case folder may hold, in the order they are looked
+ * for; the content, not the name, tells the loader the format. */
+static const char *const model_names[] = {"model.onnx", "graph.json", "graph.ftg"};
+
+static int is_dir(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+int ft_test_find_model(const char *dir, char *path, size_t n)
+{
+    for (size_t i = 0; i < FT_ARRAY_LEN(model_names); i++) {
+        snprintf(path, n, "%s/%s", dir, model_names[i]);
+        struct stat sb;
+        if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+            return 1;
+    }
+    return 0;
+}
+
+static int only_dirs(const struct dirent *d)
+{
+    return d->d_name[0] != '.';
+}
+
+/* Cases at or below dir (a case folder, or up to 4 levels of folders holding
+ * them), sorted by name. Returns -1 when out of memory. */
+static int collect(caselist *L, const char *dir, const char *name, int suite, int depth)
+{
+    char model[4200];
+    if (ft_test_find_model(dir, model, sizeof model)) {
+        if (L->n == L->cap) {
+            int cap = L->cap ? 2 * L->cap : 64;
+            tcase *c = realloc(L->c, (size_t)cap * sizeof *c);
+            if (!c)
+                return -1;
+            L->c = c;
+            L->cap = cap;
+        }
+        tcase *t = &L->c[L->n];
+        memset(t, 0, sizeof *t);
+        t->dir = ft_strdup(dir);
+        t->name = ft_strdup(name);
+        t->suite = suite;
+        if (!t->dir || !t->name)
+            return -1;
+        L->n++;
+        return 0;
+    }
+    if (depth >= 4)
+        return 0;
+    struct dirent **ents;
+    int n = scandir(dir, &ents, only_dirs, versionsort);
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        char sub[4200], subname[4200];
+        snprintf(sub, sizeof sub, "%s/%s", dir, ents[i]->d_name);
+        snprintf(subname, sizeof subname, "%s/%s", name, ents[i]->d_name);
+        if (!rc && is_dir(sub))
+            rc = collect(L, sub, subname, suite, depth + 1);
+        free(ents[i]);
+    }
+    if (n >= 0)
+        free(ents);
+    return rc;
+}
+
+/* ------------------------------------------------------ scheduling (parent) */
+
+typedef struct slot {
+    int idx; /* case, or -1 when free */
+    pid_t pid;
+    int rfd, lfd; /* verdict pipe, log pipe (-1 once at EOF) */
+    double start, deadline;
+    int timed_out;
+    sbuf res;
+} slot;
+
+static void write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+static int start_case(const topts *o, tcase *c, int idx, slot *s)
+{
+    int rp[2], lp[2];
+    if (pipe2(rp, O_CLOEXEC))
+        return -1;
+    if (pipe2(lp, O_CLOEXEC)) {
+        close(rp[0]);
+        close(rp[1]);
+        return -1;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(rp[0]), close(rp[1]), close(lp[0]), close(lp[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        signal(SIGPIPE, SIG_DFL);
+        dup2(lp[1], 1);
+        dup2(lp[1], 2);
+        close(rp[0]);
+        close(lp[0]);
+        omp_set_num_threads((int)o->threads);
+        char msg[2400] = "";
+        char v = ft_test_run_case(o, c->dir, msg, sizeof msg);
+        fflush(stdout);
+        fflush(stderr);
+        char out[2600];
+        int n = snprintf(out, sizeof out, "%c%s", v, msg);
+        write_all(rp[1], out, (size_t)n < sizeof out ? (size_t)n : sizeof out - 1);
+        /* exit, not _exit: under a sanitizer the leak check runs here, and a
+         * report (a nonzero status) fails the case whatever its verdict */
+        exit(0);
+    }
+    close(rp[1]);
+    close(lp[1]);
+    memset(s, 0, sizeof *s);
+    *s = (slot){.idx = idx, .pid = pid, .rfd = rp[0], .lfd = lp[0], .start = ft_now()};
+    s->deadline = o->timeout > 0 ? s->start + o->timeout : INFINITY;
+    return 0;
+}
+
+enum { LOG_CAP = 16384 };
+
+/* Read what a pipe has; at EOF close it. */
+static void drain(int *fd, sbuf *b, size_t cap)
+{
+    char buf[4096];
+    ssize_t n = read(*fd, buf, sizeof buf);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (n <= 0) {
+        close(*fd);
+        *fd = -1;
+        return;
+    }
+    if (b->len < cap)
+        sb_add(b, buf, (size_t)n < cap - b->len ? (size_t)n : cap - b->len);
+}
+
+/* Messages and logs quote files that may hold any bytes: what is not valid
+ * UTF-8, and control characters but tab and newline, become '?', so that
+ * the report and the XML stay valid text. */
+static void clean_text(char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+    while (p && *p) {
+        int n = *p < 0x80 ? 1 : (*p & 0xE0) == 0xC0 && *p >= 0xC2 ? 2 : (*p & 0xF0) == 0xE0 ? 3 : (*p & 0xF8) == 0xF0 && *p <= 0xF4 ? 4 : 0;
+        for (int k = 1; k < n; k++)
+            if ((p[k] & 0xC0) != 0x80)
+                n = 0;
+        if (n == 1 && *p < 0x20 && *p != '\n' && *p != '\t')
+            n = 0;
+        if (!n) {
+            *p++ = '?';
+            continue;
+        }
+        p += n;
+    }
+}
+
+/* The line of a log that says most: the first naming an ERROR (a
+ * sanitizer's report), else the first. */
+static char *first_line(const char *s)
+{
+    const char *e = s ? strstr(s, "ERROR: ") : NULL;
+    if (e)
+        while (e > s && e[-1] != '\n')
+            e--;
+    s = e ? e : s;
+    while (s && (*s == '\n' || *s == ' '))
+        s++;
+    if (!s || !*s)
+        return NULL;
+    size_t n = strcspn(s, "\n");
+    return strndup(s, n);
+}
+
+/* The verdict of a finished child. */
+static void finish_case(const topts *o, tcase *c, slot *s, int wstatus)
+{
+    c->secs = ft_now() - s->start;
+    char buf[3000];
+    int verdict = s->res.len && !s->res.oom && strchr("PFU", s->res.s[0]);
+    if (s->timed_out) {
+        snprintf(buf, sizeof buf, "timed out after %g s (--timeout); the case was killed", o->timeout);
+        c->status = 'F';
+    } else if (verdict && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) {
+        c->status = s->res.s[0];
+        snprintf(buf, sizeof buf, "%s", s->res.s + 1);
+    } else {
+        char *l = first_line(c->log.s), how[160];
+        if (WIFSIGNALED(wstatus))
+            snprintf(how, sizeof how, "killed by signal %d (%s)", WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
+        else
+            snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(wstatus));
+        snprintf(buf, sizeof buf, "crashed: %s %s%s%s", how, verdict ? "after its verdict" : "before a verdict",
+                 l ? "; its last words: " : "", l ? l : "");
+        free(l);
+        c->status = 'F';
+    }
+    for (char *p = buf; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    clean_text(buf);
+    clean_text(c->log.s);
+    c->msg = ft_strdup(buf);
+    free(s->res.s);
+    s->idx = -1;
+}
+
+static void print_case(const topts *o, const tcase *c)
+{
+    if (o->quiet && c->status != 'F')
+        return;
+    const char *word = c->status == 'P' ? "PASS" : c->status == 'U' ? "UNSUPPORTED" : "FAIL";
+    if (c->status == 'P')
+        printf("%-11s %s (%.1f ms)\n", word, c->name, c->secs * 1e3);
+    else
+        printf("%-11s %s (%.1f ms): %s\n", word, c->name, c->secs * 1e3, c->msg ? c->msg : "");
+    if (o->verbose && c->log.len) {
+        const char *p = c->log.s;
+        while (*p) {
+            size_t n = strcspn(p, "\n");
+            printf("    %.*s\n", (int)n, p);
+            p += n + (p[n] == '\n');
+        }
+    }
+}
+
+static int run_all(const topts *o, caselist *L)
+{
+    slot *sl = ft_calloc((size_t)o->jobs, sizeof *sl);
+    struct pollfd *pf = ft_calloc((size_t)o->jobs * 2, sizeof *pf);
+    if (!sl || !pf) {
+        free(sl);
+        free(pf);
+        fprintf(stderr, "%s: error: test: out of memory\n", prog);
+        return FT_ERUNTIME;
+    }
+    for (long j = 0; j < o->jobs; j++)
+        sl[j].idx = -1;
+    int next = 0, done = 0, printed = 0, running = 0;
+    while (done < L->n) {
+        for (long j = 0; j < o->jobs && next < L->n; j++)
+            if (sl[j].idx < 0) {
+                if (start_case(o, &L->c[next], next, &sl[j])) {
+                    if (!running) {
+                        fprintf(stderr, "%s: error: test: cannot start a process for %s: %s\n", prog, L->c[next].name,
+                                strerror(errno));
+                        free(sl);
+                        free(pf);
+                        return FT_ERUNTIME;
+                    }
+                    break; /* try again once a running case is done */
+                }
+                next++;
+                running++;
+            }
+        int np = 0;
+        double now = ft_now(), wait_s = 1.0;
+        for (long j = 0; j < o->jobs; j++) {
+            slot *s = &sl[j];
+            if (s->idx < 0)
+                continue;
+            if (s->rfd >= 0)
+                pf[np++] = (struct pollfd){.fd = s->rfd, .events = POLLIN};
+            if (s->lfd >= 0)
+                pf[np++] = (struct pollfd){.fd = s->lfd, .events = POLLIN};
+            if (!s->timed_out && s->deadline - now < wait_s)
+                wait_s = s->deadline - now;
+        }
+        if (np)
+            poll(pf, (nfds_t)np, wait_s > 0 ? (int)(wait_s * 1000) + 1 : 0);
+        now = ft_now();
+        for (long j = 0; j < o->jobs; j++) {
+            slot *s = &sl[j];
+            if (s->idx < 0)
+                continue;
+            tcase *c = &L->c[s->idx];
+            for (int k = 0; k < np; k++) {
+                if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR)))
+                    continue;
+                if (pf[k].fd == s->rfd)
+                    drain(&s->rfd, &s->res, 4096);
+                else if (pf[k].fd == s->lfd)
+                    drain(&s->lfd, &c->log, LOG_CAP);
+            }
+            if (!s->timed_out && now > s->deadline) {
+                kill(s->pid, SIGKILL);
+                s->timed_out = 1;
+            }
+            if (s->rfd < 0 && s->lfd < 0) {
+                int ws = 0;
+                while (waitpid(s->pid, &ws, 0) < 0 && errno == EINTR)
+                    ;
+                finish_case(o, c, s, ws);
+                done++;
+                running--;
+            }
+        }
+        while (printed < L->n && L->c[printed].status) {
+            print_case(o, &L->c[printed++]);
+            fflush(stdout);
+        }
+    }
+    free(sl);
+    free(pf);
+    return 0;
+}
+
+/* ------------------------------------------------------------- reports */
+
+static void xml_textn(sbuf *b, const char *s, size_t n)
+{
+    for (const char *e = s ? s + n : s; s && s < e && *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '&')
+            sb_add(b, "&amp;", 5);
+        else if (ch == '<')
+            sb_add(b, "&lt;", 4);
+        else if (ch == '>')
+            sb_add(b, "&gt;", 4);
+        else if (ch == '"')
+            sb_add(b, "&quot;", 6);
+        else if (ch < 0x20 && ch != '\n' && ch != '\t' && ch != '\r')
+            sb_add(b, "?", 1); /* not allowed in XML 1.0 */
+        else
+            sb_add(b, s, 1);
+    }
+}
+
+static void xml_text(sbuf *b, const char *s) { xml_textn(b, s, s ? strlen(s) : 0); }
+
+/* JUnit XML: one <testsuite> per DIR operand, one <testcase> per case; a
+ * failure has <failure>, an unsupported case <skipped>, each with the message
+ * (and the case's log in <system-err>). */
+static int write_junit(const topts *o, const caselist *L, char **dirs, int n_dirs, double total_s)
+{
+    sbuf b = {0};
+    int all[3] = {0};
+    for (int i = 0; i < L->n; i++)
+        all[L->c[i].status == 'F' ? 1 : L->c[i].status == 'U' ? 2 : 0]++;
+    char ts[64];
+    time_t now = time(NULL);
+    strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", gmtime(&now));
+    sb_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"ftrun test\" tests=\"%d\" failures=\"%d\" "
+              "errors=\"0\" skipped=\"%d\" time=\"%.3f\">\n", L->n, all[1], all[2], total_s);
+    for (int d = 0; d < n_dirs; d++) {
+        int cnt[3] = {0}, n = 0;
+        double secs = 0;
+        for (int i = 0; i < L->n; i++)
+            if (L->c[i].suite == d) {
+                cnt[L->c[i].status == 'F' ? 1 : L->c[i].status == 'U' ? 2 : 0]++;
+                secs += L->c[i].secs;
+                n++;
+            }
+        sb_add(&b, "  <testsuite name=\"", 19);
+        xml_text(&b, dirs[d]);
+        sb_printf(&b, "\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"%d\" time=\"%.3f\" timestamp=\"%s\">\n", n, cnt[1],
+                  cnt[2], secs, ts);
+        for (int i = 0; i < L->n; i++) {
+            const tcase *c = &L->c[i];
+            if (c->suite != d)
+                continue;
+            const char *slash = strchr(c->name, '/');
+            sb_add(&b, "    <testcase classname=\"", 25);
+            xml_textn(&b, c->name, slash ? (size_t)(slash - c->name) : strlen(c->name));
+            sb_add(&b, "\" name=\"", 8);
+            xml_text(&b, slash ? slash + 1 : c->name);
+            sb_printf(&b, "\" time=\"%.3f\"", c->secs);
+            if (c->status == 'P') {
+                sb_add(&b, "/>\n", 3);
+                continue;
+            }
+            sb_add(&b, ">\n      <", 9);
+            sb_add(&b, c->status == 'F' ? "failure" : "skipped", 7);
+            sb_add(&b, " message=\"", 10);
+            if (c->status == 'U')
+                sb_add(&b, "unsupported: ", 13);
+            xml_text(&b, c->msg);
+            sb_add(&b, "\"", 1);
+            if (c->status == 'F') {
+                sb_printf(&b, " type=\"%s\">", !strncmp(c->msg, "crashed", 7) ? "crash"
+                                                : !strncmp(c->msg, "timed out", 9) ? "timeout" : "failure");
+                xml_text(&b, c->msg);
+                sb_add(&b, "</failure>\n", 11);
+            } else {
+                sb_add(&b, "/>\n", 3);
+            }
+            if (c->log.len) {
+                sb_add(&b, "      <system-err>", 18);
+                xml_text(&b, c->log.s);
+                sb_add(&b, "</system-err>\n", 14);
+            }
+            sb_add(&b, "    </testcase>\n", 16);
+        }
+        sb_add(&b, "  </testsuite>\n", 15);
+    }
+    sb_add(&b, "</testsuites>\n", 14);
+    ft_error err = {0};
+    ft_status st = b.oom ? ft_err(&err, FT_ERUNTIME, "out of memory") : FT_OK;
+    /* written under a temporary name and renamed: never a partial file */
+    char *path = ft_strdup(o->junit), *slash = path ? strrchr(path, '/') : NULL;
+    ft_outset outs = {0};
+    if (!path)
+        st = ft_err(&err, FT_ERUNTIME, "out of memory");
+    if (!st) {
+        const char *dir = slash ? (slash == path ? "/" : (*slash = 0, path)) : ".";
+        const char *fname = slash ? slash + 1 : path;
+        st = !*fname ? ft_err(&err, FT_EUSAGE, "no file name") : ft_mkdirs(dir, &err);
+        if (!st)
+            st = ft_outset_text(&outs, dir, fname, b.s, &err);
+        if (!st)
+            st = ft_outset_commit(&outs, &err);
+        else
+            ft_outset_abort(&outs);
+    }
+    free(path);
+    free(b.s);
+    if (st) {
+        fprintf(stderr, "%s: error: test: --junit %s: %s\n", prog, o->junit, err.msg);
+        return FT_ERUNTIME;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------- command */
+
+/* A number >= lo (an integer when whole is set). */
+static int number(const char *opt, const char *s, double lo, int whole, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno || !isfinite(v) || v < lo || (whole && (v != floor(v) || v > 1e6)))
+        return usage_error("option %s: '%s' is not %s >= %g", opt, s, whole ? "an integer" : "a finite number", lo);
+    *out = v;
+    return 0;
+}
+
+enum { OPT_RTOL = 256, OPT_ATOL, OPT_JUNIT, OPT_TIMEOUT, OPT_THREADS };
+
+/* Runs the device check in a child, so the parent never opens a CUDA context
+ * it would hand to forked children. */
+static int probe_device(const char *dev)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0)
+        return 0; /* each case will say it */
+    if (pid == 0) {
+        const ft_backend *be;
+        int idx;
+        char name[32];
+        _exit(pick_device(dev, 1, 0, &be, &idx, name, sizeof name));
+    }
+    int ws = 0;
+    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : FT_ERUNTIME;
+}
+
+int ft_cmd_test(int argc, char **argv)
+{
+    static const struct option lopts[] = {
+        {"device", required_argument, 0, 'd'}, {"jobs", required_argument, 0, 'j'},
+        {"rtol", required_argument, 0, OPT_RTOL}, {"atol", required_argument, 0, OPT_ATOL},
+        {"junit", required_argument, 0, OPT_JUNIT}, {"timeout", required_argument, 0, OPT_TIMEOUT},
+        {"threads", required_argument, 0, OPT_THREADS}, {"quiet", no_argument, 0, 'q'},
+        {"verbose", no_argument, 0, 'v'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+    };
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores < 1)
+        cores = 1;
+    topts o = {.timeout = 300, .jobs = cores};
+    int have_threads = 0, ch;
+    double v;
+    opterr = 0;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, ":d:j:qvh", lopts, NULL)) != -1) {
+        switch (ch) {
+        case 'd': o.device = optarg; break;
+        case 'j': if (number("--jobs", optarg, 1, 1, &v)) return FT_EUSAGE; o.jobs = (long)v; break;
+        case OPT_THREADS: if (number("--threads", optarg, 1, 1, &v)) return FT_EUSAGE; o.threads = (long)v; have_threads = 1; break;
+        case OPT_RTOL: if (number("--rtol", optarg, 0, 0, &o.rtol)) return FT_EUSAGE; o.have_rtol = 1; break;
+        case OPT_ATOL: if (number("--atol", optarg, 0, 0, &o.atol)) return FT_EUSAGE; o.have_atol = 1; break;
+        case OPT_TIMEOUT: if (number("--timeout", optarg, 0, 0, &o.timeout)) return FT_EUSAGE; break;
+        case OPT_JUNIT:
+            if (!*optarg)
+                return usage_error("option --junit needs a file name");
+            o.junit = optarg;
+            break;
+        case 'q': o.quiet = 1; break;
+        case 'v': o.verbose = 1; break;
+        case 'h':
+            printf("Usage: ftrun test DIR... [OPTIONS]\n"
+                   "Runs every test case in each DIR (ONNX backend-test layout or ftrun's own; see TEST FOLDERS\n"
+                   "in ftrun(1)), each in a process of its own.\n"
+                   "  -d, --device DEV        cpu, cuda, cuda:N or auto (default)\n"
+                   "  -j, --jobs N            cases at once (default: the number of cores)\n"
+                   "      --threads N         CPU threads per case (default: cores / N, at least 1)\n"
+                   "      --timeout SEC       kill and fail a case still running after SEC s (default 300; 0: none)\n"
+                   "      --rtol R, --atol A  tolerances (defaults per dtype, as for --expect)\n"
+                   "      --junit FILE        also write a JUnit XML report\n"
+                   "  -q, --quiet             print only the failed cases and the summary\n"
+                   "  -v, --verbose           print each case's comparisons and standard error too\n"
+                   "Exit status: 0 no case failed, 1 a case failed, 2 usage error, 3 a DIR holds no case,\n"
+                   "4 the device is not usable or the report cannot be written.\n");
+            return 0;
+        case ':': return usage_error("option '%s' needs an argument", argv[optind - 1]);
+        default: return usage_error("option '%s' does not apply to 'test'", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc)
+        return usage_error("'test' needs at least one DIR");
+    if (!have_threads)
+        o.threads = cores / o.jobs > 1 ? cores / o.jobs : 1;
+    if (o.device && strcmp(o.device, "auto")) {
+        int rc = probe_device(o.device);
+        if (rc)
+            return rc;
+    }
+    caselist L = {0};
+    int n_dirs = argc - optind, rc = 0;
+    char **dirs = argv + optind;
+    char **suite = ft_calloc((size_t)n_dirs, sizeof *suite);
+    for (int d = 0; suite && d < n_dirs && !rc; d++) {
+        size_t len = strlen(dirs[d]);
+        while (len > 1 && dirs[d][len - 1] == '/')
+            dirs[d][--len] = 0;
+        const char *base = strrchr(dirs[d], '/');
+        suite[d] = (char *)(base && base[1] ? base + 1 : dirs[d]);
+        int before = L.n;
+        if (!is_dir(dirs[d])) {
+            fprintf(stderr, "%s: error: test: %s is not a test folder: %s\n", prog, dirs[d],
+                    access(dirs[d], F_OK) ? strerror(errno) : "not a directory");
+            rc = FT_EGRAPH;
+        } else if (collect(&L, dirs[d], suite[d], d, 0)) {
+            fprintf(stderr, "%s: error: test: out of memory\n", prog);
+            rc = FT_ERUNTIME;
+        } else if (L.n == before) {
+            fprintf(stderr, "%s: error: test: %s is not a test folder: no model.onnx, graph.json or graph.ftg in it or in "
+                    "its subfolders (see TEST FOLDERS in ftrun(1))\n", prog, dirs[d]);
+            rc = FT_EGRAPH;
+        }
+    }
+    if (!suite)
+        rc = FT_ERUNTIME;
+    double t0 = ft_now();
+    if (!rc)
+        rc = run_all(&o, &L);
+    double total = ft_now() - t0;
+    int cnt[3] = {0};
+    for (int i = 0; i < L.n; i++)
+        cnt[L.c[i].status == 'F' ? 1 : L.c[i].status == 'U' ? 2 : 0]++;
+    if (!rc) {
+        printf("%d passed, %d failed, %d unsupported (%d case%s in %.1f s, -j %ld)\n", cnt[0], cnt[1], cnt[2], L.n,
+               L.n == 1 ? "" : "s", total, o.jobs);
+        if (fflush(stdout) || ferror(stdout)) {
+            fprintf(stderr, "%s: error: test: cannot write to standard output\n", prog);
+            rc = FT_ERUNTIME;
+        }
+    }
+    if (!rc && o.junit)
+        rc = write_junit(&o, &L, suite, n_dirs, total);
+    if (!rc && cnt[1])
+        rc = FT_EMISMATCH;
+    for (int i = 0; i < L.n; i++) {
+        free(L.c[i].dir);
+        free(L.c[i].name);
+        free(L.c[i].msg);
+        free(L.c[i].log.s);
+    }
+    free(L.c);
+    free(suite);
+    return rc;
+}

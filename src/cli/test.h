@@ -1,0 +1,48 @@
+/* `ftrun test DIR...`: runs test folders (the ONNX backend-test layout and
+ * ftrun's own, both described in man/ftrun.1, TEST FOLDERS) and reports
+ * pass, fail or unsupported per case, a summary and optionally JUnit XML.
+ *
+ *   int main(int argc, char **argv)      // argv[1] is "test"
+ *   { return ft_cmd_test(argc - 1, argv + 1); }   // exit status 0, 1, 2, 3 or 4
+ *
+ * Every case runs in a child process (fork), so a crash or a hang of one case
+ * is that case's failure and the run goes on. No state is shared: the parent
+ * (test.c) only scans folders, schedules children and writes reports; the
+ * child (test_case.c) loads, runs and compares.
+ */
+#ifndef FT_CLI_TEST_H
+#define FT_CLI_TEST_H
+
+#include <stddef.h>
+
+#include "../runtime/backend.h"
+
+/* argv[0] is the command word ("test"); options as in ftrun(1). */
+typedef struct ft_test_opts {
+    const char *device, *junit;
+    double rtol, atol, timeout;
+    int have_rtol, have_atol;
+    long jobs, threads;
+    int quiet, verbose;
+} ft_test_opts;
+
+int ft_cmd_test(int argc, char **argv);
+
+/* ---- shared by test.c (the parent) and test_case.c (a case's child) ---- */
+/* The model file of a case folder (model.onnx, graph.json or graph.ftg, in
+ * that order) into path; 0 when there is none. */
+int ft_test_find_model(const char *dir, char *path, size_t n);
+/* Run the case in folder dir: 'P' pass, 'F' fail, 'U' unsupported, with a
+ * one-line message. Writes details (comparisons with verbose) on stderr. */
+char ft_test_run_case(const ft_test_opts *o, const char *dir, char *msg, size_t msz);
+
+/* The device parser of the command line (src/cli/main.c): DEV (NULL or
+ * "auto", cpu, cuda, cuda:N) to a backend and device index; need_device: the
+ * device must be usable. Returns an exit status (0 ok) after printing why. */
+int pick_device(const char *dev, int need_device, int quiet, const ft_backend **be, int *index, char *name, size_t nsz);
+
+/* "ftrun: error: MESSAGE" and "Try 'ftrun --help'." on stderr; returns
+ * FT_EUSAGE (src/cli/main.c). */
+int usage_error(const char *fmt, ...) FT_PRINTF(1, 2);
+
+#endif

@@ -1,0 +1,512 @@
+/* `ftrun test`: one case, run in the child process (see test.h). A case
+ * folder's data sets are read, the model loaded and run once per data set,
+ * and every output compared with its expected value. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../graph/graph.h"
+#include "../graph/npz.h"
+#include "../graph/onnx_inputs.h"
+#include "../runtime/compare.h"
+#include "../runtime/exec.h"
+#include "report.h"
+#include "test.h"
+
+static int is_dir(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* The ONNX importer's refusal of a model it does not support (exit status
+ * 3): "FILE: the model uses N things ftrun does not support (nothing was
+ * run):" and one line per op, attribute or dtype (src/graph/onnx_import.h,
+ * onx_unsupported), or a one-line "FILE: ... is not supported" (an ir_version,
+ * opset, input type) of a model.onnx. Any other failure to load is a failure. When it is
+ * one, the reason (without the file name, the lines joined by "; ") goes to
+ * msg. */
+static int unsupported_reason(const ft_error *e, const char *model, char *msg, size_t n)
+{
+    size_t ml = strlen(model);
+    if (e->code != FT_EGRAPH || strncmp(e->msg, model, ml) || strncmp(e->msg + ml, ": ", 2))
+        return 0;
+    const char *head = e->msg + ml + 2, *nl = strchr(head, '\n');
+    int onnx = ml > 5 && !strcmp(model + ml - 5, ".onnx");
+    if (!strstr(head, "ftrun does not support") && !(onnx && strstr(head, "not supported")))
+        return 0;
+    size_t len = 0;
+    msg[0] = 0;
+    if (!nl || !strstr(head, "ftrun does not support")) /* one line */
+        nl = head - 1;
+    for (const char *p = nl + 1; *p && len + 3 < n;) {
+        while (*p == ' ' || *p == '\n')
+            p++;
+        size_t k = strcspn(p, "\n");
+        if (k)
+            len += (size_t)snprintf(msg + len, n - len, "%s%.*s", len ? "; " : "", (int)k, p);
+        p += k;
+    }
+    return 1;
+}
+
+enum { MAX_POS = 256 };
+
+/* The files of one data set: positional input_K / output_K, and named
+ * inputs/NAME, expected/NAME (each .pb or .npy). */
+typedef struct dataset {
+    char *pos_in[MAX_POS], *pos_out[MAX_POS];
+    int n_pos_in, n_pos_out;
+    char **named_in, **named_out; /* paths */
+    int n_named_in, n_named_out;
+} dataset;
+
+static void dataset_free(dataset *d)
+{
+    for (int i = 0; i < MAX_POS; i++) {
+        free(d->pos_in[i]);
+        free(d->pos_out[i]);
+    }
+    for (int i = 0; i < d->n_named_in; i++)
+        free(d->named_in[i]);
+    for (int i = 0; i < d->n_named_out; i++)
+        free(d->named_out[i]);
+    free(d->named_in);
+    free(d->named_out);
+    memset(d, 0, sizeof *d);
+}
+
+static int has_data_ext(const char *f, size_t *stem)
+{
+    size_t n = strlen(f);
+    if (n > 3 && !strcmp(f + n - 3, ".pb")) {
+        *stem = n - 3;
+        return 1;
+    }
+    if (n > 4 && !strcmp(f + n - 4, ".npy")) {
+        *stem = n - 4;
+        return 1;
+    }
+    return 0;
+}
+
+/* "input_12.pb" with prefix "input_" -> 12; -1 when it is not of that form. */
+static int pos_index(const char *f, const char *prefix)
+{
+    size_t stem, pl = strlen(prefix);
+    if (strncmp(f, prefix, pl) || !has_data_ext(f, &stem) || stem == pl || stem - pl > 4)
+        return -1;
+    int k = 0;
+    for (size_t i = pl; i < stem; i++) {
+        if (f[i] < '0' || f[i] > '9')
+            return -1;
+        k = k * 10 + (f[i] - '0');
+    }
+    return k;
+}
+
+static int no_dots(const struct dirent *d)
+{
+    return d->d_name[0] != '.';
+}
+
+static ft_status list_named(const char *dir, char ***out, int *n, ft_error *err)
+{
+    struct dirent **ents;
+    int m = scandir(dir, &ents, no_dots, versionsort);
+    if (m < 0)
+        return errno == ENOENT ? FT_OK : ft_err(err, FT_EGRAPH, "%s: cannot list: %s", dir, strerror(errno));
+    ft_status st = FT_OK;
+    *out = ft_calloc((size_t)(m ? m : 1), sizeof **out);
+    if (!*out)
+        st = ft_err(err, FT_ERUNTIME, "out of memory");
+    for (int i = 0; i < m; i++) {
+        size_t stem;
+        char p[4200];
+        snprintf(p, sizeof p, "%s/%s", dir, ents[i]->d_name);
+        if (!st && !has_data_ext(ents[i]->d_name, &stem))
+            st = ft_err(err, FT_EGRAPH, "%s: not a .npy or .pb file", p);
+        if (!st && !((*out)[(*n)++] = ft_strdup(p)))
+            st = ft_err(err, FT_ERUNTIME, "out of memory");
+        free(ents[i]);
+    }
+    free(ents);
+    return st;
+}
+
+static ft_status dataset_scan(const char *dir, dataset *d, ft_error *err)
+{
+    struct dirent **ents;
+    int m = scandir(dir, &ents, no_dots, versionsort);
+    if (m < 0)
+        return ft_err(err, FT_EGRAPH, "%s: cannot list: %s", dir, strerror(errno));
+    ft_status st = FT_OK;
+    for (int i = 0; i < m; i++) {
+        const char *f = ents[i]->d_name;
+        int ki = pos_index(f, "input_"), ko = pos_index(f, "output_");
+        char p[4200];
+        snprintf(p, sizeof p, "%s/%s", dir, f);
+        if (!st && (ki >= MAX_POS || ko >= MAX_POS))
+            st = ft_err(err, FT_EGRAPH, "%s: position beyond %d", p, MAX_POS - 1);
+        else if (!st && (ki >= 0 || ko >= 0)) {
+            char **slot = ki >= 0 ? &d->pos_in[ki] : &d->pos_out[ko];
+            if (*slot)
+                st = ft_err(err, FT_EGRAPH, "%s and %s: two files for one position", *slot, p);
+            else if (!(*slot = ft_strdup(p)))
+                st = ft_err(err, FT_ERUNTIME, "out of memory");
+            int *np = ki >= 0 ? &d->n_pos_in : &d->n_pos_out;
+            int k = ki >= 0 ? ki : ko;
+            if (k + 1 > *np)
+                *np = k + 1;
+        }
+        free(ents[i]);
+    }
+    free(ents);
+    char sub[4200];
+    snprintf(sub, sizeof sub, "%s/inputs", dir);
+    if (!st)
+        st = list_named(sub, &d->named_in, &d->n_named_in, err);
+    snprintf(sub, sizeof sub, "%s/expected", dir);
+    if (!st)
+        st = list_named(sub, &d->named_out, &d->n_named_out, err);
+    for (int k = 0; !st && k < d->n_pos_in; k++)
+        if (!d->pos_in[k])
+            st = ft_err(err, FT_EGRAPH, "%s: input_%d is missing (inputs are numbered from 0)", dir, k);
+    for (int k = 0; !st && k < d->n_pos_out; k++)
+        if (!d->pos_out[k])
+            st = ft_err(err, FT_EGRAPH, "%s: output_%d is missing (outputs are numbered from 0)", dir, k);
+    if (!st && !d->n_pos_out && !d->n_named_out)
+        st = ft_err(err, FT_EGRAPH, "%s: no expected values (output_K.pb/.npy or expected/NAME.npy)", dir);
+    return st;
+}
+
+/* The tensor among list[0..n) (graph inputs or outputs) named by file path
+ * (its stem is the name or its sanitised form), or -1. */
+static int named_tensor(const ft_graph *g, const int *list, int n, const char *path)
+{
+    const char *f = strrchr(path, '/');
+    f = f ? f + 1 : path;
+    size_t stem;
+    has_data_ext(f, &stem);
+    for (int i = 0; i < n; i++) {
+        const char *tn = g->tensors[list[i]].name;
+        char san[600];
+        ft_sanitize_name(tn, san, sizeof san);
+        if ((strlen(tn) == stem && !strncmp(tn, f, stem)) || (strlen(san) == stem && !strncmp(san, f, stem)))
+            return i;
+    }
+    return -1;
+}
+
+static const char *tensor_names(const ft_graph *g, const int *list, int n, char *buf, size_t sz)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n && len + 64 < sz; i++)
+        len += (size_t)snprintf(buf + len, sz - len, "%s'%s'", i ? ", " : "", g->tensors[list[i]].name);
+    return n ? buf : "none";
+}
+
+/* Read an array file as the dtype and shape of tensor t. */
+static ft_status read_as(const char *path, const ft_tensor *t, const char *what, ft_npy *a, ft_error *err)
+{
+    ft_status st = ft_array_read(path, NULL, a, err);
+    if (st)
+        return st;
+    char s1[FT_SHAPE_STR], s2[FT_SHAPE_STR];
+    if (ft_npy_to_dtype(a, t->dtype) != 0)
+        st = ft_err(err, FT_EGRAPH, "%s holds %s but %s '%s' is %s", path, ft_dtype_name(a->dtype), what, t->name,
+                    ft_dtype_name(t->dtype));
+    else if (!ft_shape_eq(&a->shape, &t->shape))
+        st = ft_err(err, FT_EGRAPH, "%s has shape %s but %s '%s' has shape %s", path, ft_shape_str(&a->shape, s1), what,
+                    t->name, ft_shape_str(&t->shape, s2));
+    if (st)
+        ft_npy_clear(a);
+    return st;
+}
+
+/* Give the graph its inputs from the data set. For an ONNX model input_K is
+ * its K-th graph input without an initializer (onames, read from the model);
+ * otherwise the K-th graph input without a value of its own, or the K-th
+ * input when the data set has one file per graph input. */
+static ft_status feed_inputs(ft_graph *g, const dataset *d, char **onames, ft_error *err)
+{
+    int *free_in = ft_calloc((size_t)(g->n_inputs ? g->n_inputs : 1), sizeof *free_in), n_free = 0;
+    if (!free_in)
+        return ft_err(err, FT_ERUNTIME, "out of memory");
+    for (int i = 0; i < g->n_inputs; i++)
+        if (!g->tensors[g->inputs[i]].value || d->n_pos_in == g->n_inputs)
+            free_in[n_free++] = g->inputs[i];
+    ft_status st = FT_OK;
+    char list[1024];
+    if (!onames && d->n_pos_in > n_free) /* for a model, checked against its list before loading */
+        st = ft_err(err, FT_EGRAPH, "%d input files (input_0 to input_%d) but the graph has %d input%s to feed (%s)",
+                    d->n_pos_in, d->n_pos_in - 1, n_free, n_free == 1 ? "" : "s", tensor_names(g, free_in, n_free, list, sizeof list));
+    for (int k = 0; !st && k < d->n_pos_in + d->n_named_in; k++) {
+        const char *path = k < d->n_pos_in ? d->pos_in[k] : d->named_in[k - d->n_pos_in];
+        int ti = k < d->n_pos_in && !onames ? free_in[k] : -1;
+        if (k < d->n_pos_in && onames) {
+            ti = ft_graph_find(g, onames[k]);
+            if (ti < 0 || !(g->tensors[ti].flags & FT_TF_INPUT))
+                continue; /* the import used its value and no node reads it at run time */
+        }
+        if (ti < 0) {
+            int j = named_tensor(g, g->inputs, g->n_inputs, path);
+            if (j < 0) {
+                st = ft_err(err, FT_EGRAPH, "%s names no input of the graph (its inputs: %s)", path,
+                            tensor_names(g, g->inputs, g->n_inputs, list, sizeof list));
+                break;
+            }
+            ti = g->inputs[j];
+        }
+        ft_npy a;
+        if (!(st = read_as(path, &g->tensors[ti], "input", &a, err))) {
+            ft_tensor_set_value(&g->tensors[ti], a.data, a.nbytes);
+            g->tensors[ti].source = "--input";
+        }
+    }
+    for (int i = 0; !st && i < g->n_inputs; i++)
+        if (!g->tensors[g->inputs[i]].value)
+            st = ft_err(err, FT_EGRAPH, "input '%s' has no value: the data set has no file for it", g->tensors[g->inputs[i]].name);
+    free(free_in);
+    return st;
+}
+
+/* Expected values, one per graph output: output_K is the K-th output. */
+static ft_status load_expected(const ft_graph *g, const dataset *d, ft_npy *exp, ft_error *err)
+{
+    char list[1024];
+    if (d->n_pos_out > g->n_outputs)
+        return ft_err(err, FT_EGRAPH, "%d expected outputs (output_0 to output_%d) but the graph has %d (%s)", d->n_pos_out,
+                      d->n_pos_out - 1, g->n_outputs, tensor_names(g, g->outputs, g->n_outputs, list, sizeof list));
+    ft_status st = FT_OK;
+    for (int k = 0; !st && k < d->n_pos_out + d->n_named_out; k++) {
+        const char *path = k < d->n_pos_out ? d->pos_out[k] : d->named_out[k - d->n_pos_out];
+        int j = k < d->n_pos_out ? k : named_tensor(g, g->outputs, g->n_outputs, path);
+        if (j < 0)
+            return ft_err(err, FT_EGRAPH, "%s names no output of the graph (its outputs: %s)", path,
+                          tensor_names(g, g->outputs, g->n_outputs, list, sizeof list));
+        if (exp[j].data)
+            return ft_err(err, FT_EGRAPH, "%s: a second expected value for output '%s'", path, g->tensors[g->outputs[j]].name);
+        st = read_as(path, &g->tensors[g->outputs[j]], "output", &exp[j], err);
+    }
+    for (int j = 0; !st && j < g->n_outputs; j++)
+        if (!exp[j].data && ft_tensor_bytes(&g->tensors[g->outputs[j]]))
+            st = ft_err(err, FT_EGRAPH, "no expected value for output '%s' (output_%d or expected/NAME)", g->tensors[g->outputs[j]].name, j);
+    return st;
+}
+
+/* For an ONNX model (onames: its inputs without an initializer, n >= 0),
+ * every input file read before the import and given to it as a shape and
+ * value binding: the import takes the values of parameter inputs (Reshape's
+ * shape, Slice's starts, ...) at load time. Also used with the names of the
+ * inputs/NAME files of a JSON or binary graph whose named dims need them. */
+static ft_status bind_inputs(const dataset *d, char **onames, int n, ft_shape_bind **binds, ft_npy **arrs, int *nb,
+                             ft_error *err)
+{
+    if (n < 0)
+        return FT_OK;
+    if (d->n_pos_in > n)
+        return ft_err(err, FT_EGRAPH, "%d input files (input_0 to input_%d) but the model has %d input%s without an initializer",
+                      d->n_pos_in, d->n_pos_in - 1, n, n == 1 ? "" : "s");
+    int cap = d->n_pos_in + d->n_named_in;
+    *binds = ft_calloc((size_t)(cap ? cap : 1), sizeof **binds);
+    *arrs = ft_calloc((size_t)(cap ? cap : 1), sizeof **arrs);
+    if (!*binds || !*arrs)
+        return ft_err(err, FT_ERUNTIME, "out of memory");
+    for (int k = 0; k < cap; k++) {
+        const char *path = k < d->n_pos_in ? d->pos_in[k] : d->named_in[k - d->n_pos_in], *name = NULL;
+        if (k < d->n_pos_in) {
+            name = onames[k];
+        } else {
+            const char *f = strrchr(path, '/') + 1;
+            size_t stem;
+            has_data_ext(f, &stem);
+            for (int i = 0; i < n && !name; i++)
+                if (strlen(onames[i]) == stem && !strncmp(onames[i], f, stem))
+                    name = onames[i];
+            if (!name)
+                continue; /* feed_inputs names the file */
+        }
+        ft_npy *a = &(*arrs)[*nb];
+        ft_error e2 = {0};
+        if (ft_array_read(path, NULL, a, &e2))
+            continue; /* reported by feed_inputs, unless the model is refused first */
+        (*binds)[(*nb)++] = (ft_shape_bind){.input = name, .shape = a->shape, .origin = path, .dtype = a->dtype,
+                                            .data = a->data, .nbytes = a->nbytes};
+    }
+    return FT_OK;
+}
+
+/* Run one data set; the verdict ('P', 'F', 'U') and a message. label: "" or
+ * "test_data_set_N: ", the prefix of messages. */
+static char run_set(const ft_test_opts *o, const ft_backend *be, int devidx, const char *model, const char *setdir, const char *label,
+                    char *msg, size_t msz)
+{
+    ft_error err = {0};
+    ft_graph *g = NULL;
+    ft_plan plan = {0};
+    ft_backend_ctx *ctx = NULL;
+    ft_run_result res = {0};
+    ft_npy *exp = NULL;
+    dataset d;
+    memset(&d, 0, sizeof d);
+    char verdict = 'F';
+    char **onames = NULL, **stems = NULL;
+    int n_onames = -1, n_binds = 0, n_stems = 0;
+    ft_shape_bind *binds = NULL;
+    ft_npy *arrs = NULL;
+    ft_load_opts lo = {.seed_override = -1};
+    if (dataset_scan(setdir, &d, &err) || ft_onnx_input_names(model, &onames, &n_onames, &err) ||
+        bind_inputs(&d, onames, n_onames, &binds, &arrs, &n_binds, &err)) {
+        snprintf(msg, msz, "%s%s", label, err.msg);
+        goto out;
+    }
+    lo.shapes = binds;
+    lo.n_shapes = n_binds;
+    ft_status st = ft_graph_load(model, &lo, &g, &err);
+    if (st && n_onames < 0 && d.n_named_in && strstr(err.msg, "is not known")) {
+        /* a graph with named dims: bind them from the shapes of inputs/NAME
+         * files (a file named exactly after its input) and load again */
+        dataset dn = d;
+        dn.n_pos_in = 0;
+        if (!(stems = ft_calloc((size_t)d.n_named_in, sizeof *stems))) {
+            snprintf(msg, msz, "out of memory");
+            goto out;
+        }
+        for (n_stems = 0; n_stems < d.n_named_in; n_stems++) {
+            const char *f = strrchr(d.named_in[n_stems], '/') + 1;
+            size_t stem;
+            has_data_ext(f, &stem);
+            if (!(stems[n_stems] = strndup(f, stem))) {
+                snprintf(msg, msz, "out of memory");
+                goto out;
+            }
+        }
+        ft_error e2 = {0};
+        if (!bind_inputs(&dn, stems, n_stems, &binds, &arrs, &n_binds, &e2)) {
+            lo.shapes = binds;
+            lo.n_shapes = n_binds;
+            st = ft_graph_load(model, &lo, &g, &err);
+        }
+    }
+    if (st && unsupported_reason(&err, model, msg, msz)) {
+        verdict = 'U';
+        goto out;
+    }
+    if (!st)
+        st = ft_graph_validate(g, &err);
+    if (st) {
+        snprintf(msg, msz, "%s", err.msg);
+        goto out;
+    }
+    if (feed_inputs(g, &d, onames, &err)) {
+        snprintf(msg, msz, "%s%s", label, err.msg);
+        goto out;
+    }
+    exp = ft_calloc((size_t)(g->n_outputs ? g->n_outputs : 1), sizeof *exp);
+    if (!exp || load_expected(g, &d, exp, &err) || ft_exec_check(g, be, NULL, &err) || ft_plan_build(g, &plan, &err)) {
+        snprintf(msg, msz, "%s%s", label, exp ? err.msg : "out of memory");
+        goto out;
+    }
+    ft_backend_opts bo = {.device_index = devidx, .threads = (int)o->threads};
+    ft_exec_opts eo = {.iterations = 1, .threads = (int)o->threads};
+    if (be->open(&bo, &ctx, &err) || ft_exec_run(g, &plan, be, ctx, &eo, &res, &err)) {
+        snprintf(msg, msz, "%s%s", label, err.msg);
+        goto out;
+    }
+    int bad = 0;
+    double worst = -1;
+    for (int i = 0; i < g->n_outputs; i++) {
+        const ft_tensor *t = &g->tensors[g->outputs[i]];
+        ft_tol tol = ft_tol_choose(t->dtype, o->have_rtol, o->rtol, o->have_atol, o->atol);
+        ft_cmp cm;
+        ft_compare(res.outputs[i], exp[i].data, t->dtype, &t->shape, tol, &cm);
+        char line[1024];
+        ft_cmp_str(&cm, t->dtype, &t->shape, tol, line, sizeof line);
+        if (cm.n_bad || o->verbose)
+            fprintf(stderr, "%soutput '%s': %s\n", label, t->name, line);
+        /* the message names the output with the largest error beyond tolerance */
+        double e = isnan(cm.max_abs) ? INFINITY : cm.max_abs;
+        if (cm.n_bad && (!bad || e > worst)) {
+            snprintf(msg, msz, "%soutput '%s': %s", label, t->name, line);
+            worst = e;
+        }
+        bad += cm.n_bad != 0;
+    }
+    if (!bad) {
+        snprintf(msg, msz, "%d output%s match", g->n_outputs, g->n_outputs == 1 ? "" : "s");
+        verdict = 'P';
+    }
+out:
+    if (exp)
+        for (int i = 0; g && i < g->n_outputs; i++)
+            ft_npy_clear(&exp[i]);
+    free(exp);
+    ft_run_result_free(&res);
+    if (ctx)
+        be->close(ctx);
+    ft_plan_free(&plan);
+    ft_graph_free(g);
+    dataset_free(&d);
+    for (int i = 0; i < n_binds; i++)
+        ft_npy_clear(&arrs[i]);
+    free(arrs);
+    free(binds);
+    if (onames)
+        ft_onnx_names_free(onames, n_onames);
+    for (int i = 0; i < n_stems; i++)
+        free(stems[i]);
+    free(stems);
+    return verdict;
+}
+
+static int set_dirs(const struct dirent *e)
+{
+    return !strncmp(e->d_name, "test_data_set_", 14);
+}
+
+/* The child's work: every data set of the case (test_data_set_* folders, or
+ * the case folder itself when it has none). Stops at the first that does not
+ * pass. */
+char ft_test_run_case(const ft_test_opts *o, const char *dir, char *msg, size_t msz)
+{
+    const ft_backend *be;
+    int devidx;
+    char devname[32];
+    if (pick_device(o->device, 1, 0, &be, &devidx, devname, sizeof devname)) {
+        snprintf(msg, msz, "device %s is not usable", o->device ? o->device : "auto");
+        return 'F';
+    }
+    char model[4200];
+    ft_test_find_model(dir, model, sizeof model);
+    struct dirent **ents;
+    int n = scandir(dir, &ents, set_dirs, versionsort);
+    if (n < 0) {
+        snprintf(msg, msz, "%s: cannot list: %s", dir, strerror(errno));
+        return 'F';
+    }
+    char v = 'P';
+    int sets = 0;
+    for (int i = 0; i < n; i++) {
+        char sd[4200], label[300];
+        snprintf(sd, sizeof sd, "%s/%s", dir, ents[i]->d_name);
+        snprintf(label, sizeof label, "%s: ", ents[i]->d_name);
+        if (v == 'P' && is_dir(sd)) {
+            v = run_set(o, be, devidx, model, sd, label, msg, msz);
+            sets++;
+        }
+        free(ents[i]);
+    }
+    free(ents);
+    if (!sets)
+        v = run_set(o, be, devidx, model, dir, "", msg, msz);
+    else if (v == 'P')
+        snprintf(msg, msz, "%d data set%s", sets, sets == 1 ? "" : "s");
+    return v;
+}

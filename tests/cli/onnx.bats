@@ -1,0 +1,300 @@
+#!/usr/bin/env bats
+# ONNX input: damaged files, unsupported ops, external data, versions and
+# values that must be known at load time. Models are written here with
+# onnx.helper; expected values come from NumPy.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+# onx 'python code' ARGS...: runs code with numpy (np), onnx, helper, TensorProto
+# and numpy_helper imported; sys.argv[1:] are ARGS.
+onx() {
+    local code=$1
+    shift
+    "$PYTHON" -c "import sys, os
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper, TensorProto
+def save(model, path):
+    open(path, 'wb').write(model.SerializeToString())
+def value(name, dt, shape):
+    return helper.make_tensor_value_info(name, dt, shape)
+$code" "$@"
+}
+
+# add_model PATH: y = x + w, x and w f32 [2,3], w an initializer of 0..5.
+add_model() {
+    onx '
+w = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "w")
+g = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"], name="add0")], "add",
+                      [value("x", TensorProto.FLOAT, [2, 3])], [value("y", TensorProto.FLOAT, [2, 3])], [w])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.checker.check_model(m)
+save(m, sys.argv[1])' "$1"
+}
+
+setup_file() {
+    if ! "$PYTHON" -c 'import onnx' 2>/dev/null; then
+        echo "python3-onnx is missing (make deps)" >&2
+        return 1
+    fi
+}
+
+# ---- a well-formed model first: what the damaged ones are compared with ----
+
+@test "onnx: a well-formed model runs and equals NumPy (.npy and .pb inputs and goldens)" {
+    add_model "$T/m.onnx"
+    npy "$T/x.npy" "np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)"
+    run "$FTRUN" "$T/m.onnx" -q -n 1 -i x="$T/x.npy" -o "$T/o"
+    status_is 0
+    py 'y = np.load(sys.argv[1]); x = np.load(sys.argv[2])
+assert y.dtype == np.float32 and y.shape == (2, 3)
+assert np.array_equal(y, x + np.arange(6, dtype=np.float32).reshape(2, 3))' "$T/o/y.npy" "$T/x.npy"
+    onx '
+x = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+open(sys.argv[1], "wb").write(numpy_helper.from_array(x, "x").SerializeToString())
+open(sys.argv[2], "wb").write(numpy_helper.from_array(x + np.arange(6, dtype=np.float32).reshape(2, 3), "y").SerializeToString())
+open(sys.argv[3], "wb").write(numpy_helper.from_array(x + 1, "y").SerializeToString())' \
+        "$T/x.pb" "$T/y.pb" "$T/wrong.pb"
+    run "$FTRUN" "$T/m.onnx" -q -n 1 -i x="$T/x.pb" --expect "$T/y.pb" -o "$T/o2"
+    status_is 0
+    # the comparison can fail: a golden off by one is a mismatch (exit 1)
+    run "$FTRUN" "$T/m.onnx" -q -n 1 -i x="$T/x.pb" --expect "$T/wrong.pb" -o "$T/o3"
+    status_is 1
+}
+
+# ---- damaged files ----
+
+@test "onnx: a model cut at several offsets is refused with exit 3 naming the file" {
+    add_model "$T/m.onnx"
+    size=$(stat -c %s "$T/m.onnx")
+    for cut in 1 5 $((size / 4)) $((size / 2)) $((size * 3 / 4)) $((size - 7)) $((size - 1)); do
+        head -c "$cut" "$T/m.onnx" > "$T/cut$cut.onnx"
+        run --separate-stderr "$FTRUN" info "$T/cut$cut.onnx"
+        echo "cut at $cut of $size bytes: $stderr" >&2
+        status_is 3
+        [[ "$stderr" == *"ftrun: error:"*"cut$cut.onnx"* ]] || { echo "$stderr" >&2; return 1; }
+        [[ "$stderr" != *Sanitizer* ]]
+        run "$FTRUN" "$T/cut$cut.onnx" -q -n 1 -o "$T/o$cut"
+        status_is 3
+        [ ! -e "$T/o$cut" ] || [ -z "$(ls -A "$T/o$cut")" ]
+    done
+}
+
+@test "onnx: corrupted bytes end in exit 3 with a message, or load; never a crash" {
+    add_model "$T/m.onnx"
+    npy "$T/x.npy" "np.zeros((2, 3), np.float32)"
+    # a length prefix made huge (the graph field's, right after its tag 0x3a) must be refused
+    onx '
+b = bytearray(open(sys.argv[1], "rb").read())
+i = b.index(0x3a)        # field 7 (graph), wire type 2
+b[i + 1:i + 2] = b"\xff\xff\xff\xff\x0f"
+open(sys.argv[2], "wb").write(bytes(b))
+rng = np.random.RandomState(3)
+for k in range(24):
+    c = bytearray(open(sys.argv[1], "rb").read())
+    for p in rng.randint(0, len(c), size=1 + k % 4):
+        c[p] = rng.randint(0, 256)
+    open(os.path.join(sys.argv[3], "bad%d.onnx" % k), "wb").write(bytes(c))' \
+        "$T/m.onnx" "$T/huge.onnx" "$T"
+    run --separate-stderr "$FTRUN" info "$T/huge.onnx"
+    status_is 3
+    [[ "$stderr" == *"ftrun: error:"*"huge.onnx"* ]]
+    for k in $(seq 0 23); do
+        run --separate-stderr "$FTRUN" "$T/bad$k.onnx" -q -n 1 -i x="$T/x.npy" -o "$T/o$k"
+        echo "bad$k.onnx: status $status: $stderr" >&2
+        [ "$status" -eq 0 ] || [ "$status" -eq 3 ]
+        [[ "$stderr" != *Sanitizer* ]]
+        if [ "$status" -eq 3 ]; then
+            [[ "$stderr" == *"ftrun: error:"* ]]
+        fi
+    done
+}
+
+@test "onnx: an empty .onnx file is refused with exit 3 naming it" {
+    : > "$T/zero.onnx"
+    run --separate-stderr "$FTRUN" "$T/zero.onnx" -q -n 1 -o "$T/o"
+    status_is 3
+    [[ "$stderr" == *"ftrun: error:"*"zero.onnx"* ]]
+    [ ! -e "$T/o" ] || [ -z "$(ls -A "$T/o")" ]
+}
+
+@test "onnx: an input .pb file that is cut short is refused with exit 3" {
+    add_model "$T/m.onnx"
+    onx 'open(sys.argv[1], "wb").write(numpy_helper.from_array(np.ones((2, 3), np.float32), "x").SerializeToString()[:-5])' "$T/x.pb"
+    run --separate-stderr "$FTRUN" "$T/m.onnx" -q -n 1 -i x="$T/x.pb" -o "$T/o"
+    status_is 3
+    [[ "$stderr" == *"ftrun: error:"*"x.pb"* ]]
+}
+
+# ---- ops ftrun does not have: one message listing them all ----
+
+@test "onnx: unsupported ops are all listed in one message with their node names" {
+    onx '
+nodes = [helper.make_node("Relu", ["x"], ["r"], name="fine_relu"),
+         helper.make_node("NonMaxSuppression", ["boxes", "scores"], ["sel"], name="nms_first"),
+         helper.make_node("Frobnicate", ["r"], ["f"], name="frob_second", domain="com.example"),
+         helper.make_node("RoiAlign", ["r4", "rois", "bidx"], ["roi"], name="roi_third")]
+g = helper.make_graph(nodes, "unsupported",
+    [value("x", TensorProto.FLOAT, [2, 3]), value("boxes", TensorProto.FLOAT, [1, 4, 4]),
+     value("scores", TensorProto.FLOAT, [1, 1, 4]), value("r4", TensorProto.FLOAT, [1, 1, 4, 4]),
+     value("rois", TensorProto.FLOAT, [1, 4]), value("bidx", TensorProto.INT64, [1])],
+    [value("sel", TensorProto.INT64, [None, 3]), value("f", TensorProto.FLOAT, [2, 3]),
+     value("roi", TensorProto.FLOAT, [1, 1, 1, 1])])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.example", 1)])
+m.ir_version = 8
+save(m, sys.argv[1])' "$T/u.onnx"
+    run --separate-stderr "$FTRUN" "$T/u.onnx" -q -n 1 -o "$T/o"
+    status_is 3
+    [[ "$stderr" == *"u.onnx"* ]]
+    for s in nms_first NonMaxSuppression frob_second Frobnicate roi_third RoiAlign; do
+        [[ "$stderr" == *"$s"* ]] || { echo "no '$s' in: $stderr" >&2; return 1; }
+    done
+    [[ "$stderr" != *fine_relu* ]]
+    # one error, not one per op
+    [ "$(grep -c 'ftrun: error:' <<< "$stderr")" -eq 1 ]
+    [ ! -e "$T/o" ] || [ -z "$(ls -A "$T/o")" ]
+}
+
+# ---- external data ----
+
+# ext_model DIR LOCATION: add_model's model in DIR/m.onnx with w's bytes in
+# DIR/LOCATION (onnx.external_data_helper), then the location rewritten as given.
+ext_model() {
+    onx '
+from onnx import external_data_helper as edh
+d, loc = sys.argv[1], sys.argv[2]
+m = onnx.load(os.path.join(d, "m.onnx"))
+edh.convert_model_to_external_data(m, all_tensors_to_one_file=True, location="w.bin", size_threshold=0)
+onnx.save_model(m, os.path.join(d, "m.onnx"))
+# move the data where the test wants it and point the model there
+target = os.path.normpath(os.path.join(d, loc)) if not os.path.isabs(loc) else loc
+os.makedirs(os.path.dirname(target), exist_ok=True)
+os.replace(os.path.join(d, "w.bin"), target)
+m = onnx.load(os.path.join(d, "m.onnx"), load_external_data=False)
+for t in m.graph.initializer:
+    for e in t.external_data:
+        if e.key == "location":
+            e.value = loc
+save(m, os.path.join(d, "m.onnx"))' "$@"
+}
+
+@test "onnx: external data inside the model's folder (and a subfolder) is read" {
+    mkdir -p "$T/g"
+    npy "$T/x.npy" "np.full((2, 3), 0.5, np.float32)"
+    for loc in w.bin data/w.bin; do
+        add_model "$T/g/m.onnx"
+        ext_model "$T/g" "$loc"
+        [ -f "$T/g/$loc" ]
+        run "$FTRUN" "$T/g/m.onnx" -q -n 1 -i x="$T/x.npy" -o "$T/o"
+        status_is 0
+        py 'assert np.array_equal(np.load(sys.argv[1]), np.arange(6, dtype=np.float32).reshape(2, 3) + 0.5)' "$T/o/y.npy"
+        rm -rf "$T/o" "$T/g"/*
+    done
+}
+
+@test "onnx: external data outside the model's folder (../, absolute) is refused with exit 3 naming both paths" {
+    mkdir -p "$T/g"
+    npy "$T/x.npy" "np.zeros((2, 3), np.float32)"
+    add_model "$T/g/m.onnx"
+    ext_model "$T/g" ../w.bin
+    [ -f "$T/w.bin" ]
+    run --separate-stderr "$FTRUN" "$T/g/m.onnx" -q -n 1 -i x="$T/x.npy" -o "$T/o"
+    status_is 3
+    [[ "$stderr" == *"ftrun: error:"*"m.onnx"* ]]
+    [[ "$stderr" == *"../w.bin"* ]]
+    [ ! -e "$T/o/y.npy" ]
+    add_model "$T/g/m.onnx"
+    ext_model "$T/g" "$T/abs/w.bin"
+    [ -f "$T/abs/w.bin" ]
+    run --separate-stderr "$FTRUN" "$T/g/m.onnx" -q -n 1 -i x="$T/x.npy" -o "$T/o"
+    status_is 3
+    [[ "$stderr" == *"ftrun: error:"*"m.onnx"* ]]
+    [[ "$stderr" == *"$T/abs/w.bin"* ]]
+    [ ! -e "$T/o/y.npy" ]
+}
+
+@test "onnx: external data that is missing or shorter than the tensor is refused with exit 3" {
+    mkdir -p "$T/g"
+    add_model "$T/g/m.onnx"
+    ext_model "$T/g" w.bin
+    head -c 10 "$T/g/w.bin" > "$T/g/short" && mv "$T/g/short" "$T/g/w.bin"
+    run --separate-stderr "$FTRUN" info "$T/g/m.onnx"
+    status_is 3
+    [[ "$stderr" == *"ftrun: error:"*"w.bin"* ]]
+    rm "$T/g/w.bin"
+    run --separate-stderr "$FTRUN" info "$T/g/m.onnx"
+    status_is 3
+    [[ "$stderr" == *"ftrun: error:"*"w.bin"* ]]
+}
+
+# ---- versions ----
+
+# versioned PATH IR OPSET: add_model's model with this ir_version and default-domain opset.
+versioned() {
+    add_model "$1"
+    onx 'm = onnx.load(sys.argv[1]); m.ir_version = int(sys.argv[2]); m.opset_import[0].version = int(sys.argv[3])
+save(m, sys.argv[1])' "$@"
+}
+
+# loads_or_not IR:OPSET STATUS WORD: `ftrun info` of such a model ends with STATUS;
+# a refusal names the model, WORD and the refused value (WORD ir_version: IR, else opset).
+loads_or_not() {
+    local ir=${1%:*} opset=${1#*:} v
+    versioned "$T/m.onnx" "$ir" "$opset"
+    run --separate-stderr "$FTRUN" info "$T/m.onnx"
+    status_is "$2"
+    [ "$2" -eq 0 ] && return 0
+    if [ "$3" = ir_version ]; then v=$ir; else v=$opset; fi
+    [[ "$stderr" == *"ftrun: error:"*"m.onnx"*"$3"*"$v"* ]] || { echo "$stderr" >&2; return 1; }
+}
+
+@test "onnx: ir_version outside 3-10 is refused with exit 3 naming the version" {
+    loads_or_not 2:7 3 ir_version
+    loads_or_not 11:13 3 ir_version
+    # the ends of the range load (IR 3 with opset 7, the pair ONNX 1.2 wrote)
+    loads_or_not 3:7 0
+    loads_or_not 10:13 0
+}
+
+@test "onnx: a default-domain opset outside 7-23 is refused with exit 3 naming it" {
+    loads_or_not 8:6 3 opset
+    loads_or_not 8:24 3 opset
+    loads_or_not 8:7 0
+    loads_or_not 8:23 0
+}
+
+# ---- values that must be known when the model loads ----
+
+@test "onnx: Reshape whose shape is a graph input is refused naming the node, op and input" {
+    onx '
+g = helper.make_graph([helper.make_node("Reshape", ["x", "target"], ["y"], name="reshape_from_input")], "r",
+                      [value("x", TensorProto.FLOAT, [2, 3]), value("target", TensorProto.INT64, [2])],
+                      [value("y", TensorProto.FLOAT, [3, 2])])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.checker.check_model(m)
+save(m, sys.argv[1])' "$T/r.onnx"
+    run --separate-stderr "$FTRUN" info "$T/r.onnx"
+    status_is 3
+    [[ "$stderr" == *"ftrun: error:"* ]]
+    for s in r.onnx reshape_from_input Reshape target; do
+        [[ "$stderr" == *"$s"* ]] || { echo "no '$s' in: $stderr" >&2; return 1; }
+    done
+}
+
+@test "onnx: Reshape whose shape is an initializer runs and equals NumPy" {
+    onx '
+t = numpy_helper.from_array(np.array([3, -1], np.int64), "target")
+g = helper.make_graph([helper.make_node("Reshape", ["x", "target"], ["y"], name="reshape_const")], "r",
+                      [value("x", TensorProto.FLOAT, [2, 3])], [value("y", TensorProto.FLOAT, [3, 2])], [t])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.checker.check_model(m)
+save(m, sys.argv[1])' "$T/r.onnx"
+    npy "$T/x.npy" "np.arange(6, dtype=np.float32).reshape(2, 3)"
+    run "$FTRUN" "$T/r.onnx" -q -n 1 -i x="$T/x.npy" -o "$T/o"
+    status_is 0
+    py 'assert np.array_equal(np.load(sys.argv[1]), np.arange(6, dtype=np.float32).reshape(3, 2))' "$T/o/y.npy"
+}

@@ -1,0 +1,252 @@
+#!/usr/bin/python3
+"""Exports real PyTorch models to ONNX backend-test folders for ftrun's tests.
+
+    /usr/bin/python3 tests/onnx/export_torch.py OUTDIR [MODEL...]   (default: the CI set)
+    /usr/bin/python3 tests/onnx/export_torch.py --list               models, one a line
+    /usr/bin/python3 tests/onnx/export_torch.py --ops OUTDIR [MODEL...]  ONNX ops each model uses
+
+Each model goes to OUTDIR/NAME/ in the layout of ONNX's backend tests:
+
+    model.onnx
+    test_data_set_0/input_0.pb, output_0.pb   (onnx.TensorProto, names as in the graph)
+    tolerance                                 "rtol atol" for comparing output_0 (one line)
+    ops                                       the ONNX op types the model uses, one a line
+
+Weights are random (torchvision's weights=None and fresh nn.Modules), from a fixed
+seed per model; BatchNorm running statistics and affine parameters are randomised
+as well so that folding them wrongly cannot go unnoticed. Models are in eval mode.
+Inputs are float32 from a fixed NumPy seed. The references are computed by PyTorch
+in float64 (the model and the input cast to double), then stored as float32: they
+are the exact answer to within float64 rounding, so the tolerance covers only
+ftrun's float32 arithmetic (accumulated over the model's depth).
+
+The dynamic-batch model (gpt_block: the batch axis is the symbolic dim "batch")
+has one test data set per batch size (test_data_set_0: batch 1, _1: batch 3).
+
+Caching: a folder is written only when its file "stamp" does not hold the SHA-256
+of this script and the torch version; a second run with the same script is a
+no-op. Folders are written under a temporary name and renamed into place, so an
+interrupted export leaves no half folder.
+"""
+import glob
+import hashlib
+import os
+import shutil
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# name -> (opset, slow): slow models stay out of the default (CI) set and are
+# exported by `make test-torch-models`.
+MODELS = {
+    "resnet18": (13, False),
+    "mobilenet_v2": (13, False),
+    "squeezenet1_0": (13, False),
+    "efficientnet_b0": (13, False),
+    "transformer_encoder": (13, False),
+    "gpt_block": (13, False),
+    "gpt_block_opset17": (17, False),
+    "resnet50": (13, True),
+    "vit_b_16": (13, True),
+}
+
+
+def script_key():
+    import torch
+    h = hashlib.sha256()
+    with open(os.path.abspath(__file__), "rb") as f:
+        h.update(f.read())
+    h.update(torch.__version__.encode())
+    return h.hexdigest()
+
+
+def randomise_norms(model, g):
+    """BatchNorm/LayerNorm statistics and affine parameters from generator g."""
+    import torch
+    for m in model.modules():
+        if isinstance(m, (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d)):
+            with torch.no_grad():
+                m.running_mean.copy_(torch.randn(m.running_mean.shape, generator=g) * 0.1)
+                m.running_var.copy_(torch.rand(m.running_var.shape, generator=g) + 0.5)
+                if m.weight is not None:
+                    m.weight.copy_(torch.rand(m.weight.shape, generator=g) + 0.5)
+                    m.bias.copy_(torch.randn(m.bias.shape, generator=g) * 0.1)
+        elif isinstance(m, torch.nn.LayerNorm) and m.weight is not None:
+            with torch.no_grad():
+                m.weight.copy_(torch.rand(m.weight.shape, generator=g) + 0.5)
+                m.bias.copy_(torch.randn(m.bias.shape, generator=g) * 0.1)
+
+
+def gpt_block_class():
+    import torch
+    from torch import nn
+
+    class CausalSelfAttention(nn.Module):
+        def __init__(self, d, heads, ctx):
+            super().__init__()
+            self.h = heads
+            self.scale = 1.0 / float(d // heads) ** 0.5
+            self.qkv = nn.Linear(d, 3 * d)
+            self.proj = nn.Linear(d, d)
+            self.register_buffer("mask", torch.tril(torch.ones(ctx, ctx)).view(1, 1, ctx, ctx))
+
+        def forward(self, x):
+            b, t, d = x.size()
+            q, k, v = self.qkv(x).split(d, dim=2)
+            q = q.view(b, t, self.h, d // self.h).transpose(1, 2)
+            k = k.view(b, t, self.h, d // self.h).transpose(1, 2)
+            v = v.view(b, t, self.h, d // self.h).transpose(1, 2)
+            att = (q @ k.transpose(-2, -1)) * self.scale
+            att = att.masked_fill(self.mask[:, :, :t, :t] == 0, float("-inf"))
+            att = torch.softmax(att, dim=-1)
+            y = (att @ v).transpose(1, 2).contiguous().view(b, t, d)
+            return self.proj(y)
+
+    class GptBlock(nn.Module):
+        def __init__(self, d=64, heads=4, ctx=16):
+            super().__init__()
+            self.ln1 = nn.LayerNorm(d)
+            self.attn = CausalSelfAttention(d, heads, ctx)
+            self.ln2 = nn.LayerNorm(d)
+            self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+        def forward(self, x):
+            x = x + self.attn(self.ln1(x))
+            return x + self.mlp(self.ln2(x))
+
+    return GptBlock
+
+
+def build(name):
+    """(model, [input shapes per test data set], input name, dynamic_axes or None, rtol, atol)."""
+    import torch
+    import torchvision.models as tvm
+    seed = sum(ord(ch) for ch in name)
+    torch.manual_seed(seed)
+    g = torch.Generator().manual_seed(seed + 1)
+    img = [(1, 3, 224, 224)]
+    if name in ("resnet18", "mobilenet_v2", "squeezenet1_0", "efficientnet_b0", "resnet50", "vit_b_16"):
+        m = getattr(tvm, name)(weights=None)
+        randomise_norms(m, g)
+        return m, img, "input", None, 1e-4, 1e-5
+    if name == "transformer_encoder":
+        m = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, dropout=0.0,
+                                             batch_first=True)
+        randomise_norms(m, g)
+        return m, [(2, 10, 64)], "src", None, 1e-4, 1e-5
+    if name in ("gpt_block", "gpt_block_opset17"):
+        m = gpt_block_class()()
+        randomise_norms(m, g)
+        return m, [(1, 16, 64), (3, 16, 64)], "x", {"x": {0: "batch"}, "y": {0: "batch"}}, 1e-4, 1e-5
+    raise SystemExit("export_torch: unknown model %r (--list lists them)" % name)
+
+
+def onnx_ops(path):
+    import onnx
+    m = onnx.load(path, load_external_data=False)
+    ops = set()
+
+    def walk(graph):
+        for n in graph.node:
+            ops.add(n.op_type if n.domain in ("", "ai.onnx") else n.domain + "." + n.op_type)
+            for a in n.attribute:
+                if a.g is not None and a.g.node:
+                    walk(a.g)
+    walk(m.graph)
+    return sorted(ops)
+
+
+def export(name, outdir, key):
+    import torch
+    import onnx
+    from onnx import numpy_helper
+    dest = os.path.join(outdir, name)
+    stamp = os.path.join(dest, "stamp")
+    if os.path.exists(stamp) and open(stamp).read().strip() == key:
+        return None
+    opset = MODELS[name][0]
+    t0 = time.time()
+    model, shapes, in_name, dyn, rtol, atol = build(name)
+    model.eval()
+    for old in glob.glob(dest + ".tmp*"):  # left by an interrupted export
+        pid = old.rsplit(".tmp", 1)[1]
+        if not pid.isdigit() or not os.path.exists("/proc/" + pid):
+            shutil.rmtree(old, ignore_errors=True)
+    tmp = dest + ".tmp%d" % os.getpid()
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    x0 = torch.from_numpy(np.random.RandomState(7).standard_normal(shapes[0]).astype(np.float32))
+    # Exported with gradients enabled: under no_grad, PyTorch's eval-mode
+    # TransformerEncoderLayer takes its fused fast path, which has no ONNX export.
+    torch.onnx.export(model, (x0,), os.path.join(tmp, "model.onnx"), opset_version=opset,
+                      input_names=[in_name], output_names=["y"], dynamic_axes=dyn,
+                      do_constant_folding=True)
+    onnx.checker.check_model(os.path.join(tmp, "model.onnx"))
+    t_export = time.time() - t0
+    xs = [np.random.RandomState(7 + k).standard_normal(shape).astype(np.float32)
+          for k, shape in enumerate(shapes)]
+    with torch.no_grad():
+        y32 = [model(torch.from_numpy(x)).numpy() for x in xs]
+        m64 = model.double()
+        ys = [m64(torch.from_numpy(x).double()).numpy() for x in xs]
+    scale = max(float(np.max(np.abs(y))) for y in ys)
+    atol *= max(1.0, scale)
+    # rtol and atol as ftrun's float32 defaults, atol scaled by the largest
+    # output magnitude (near-zero logits carry the rounding of large terms).
+    # PyTorch's own float32 run must stay within a tenth of them.
+    for k, (x, y, y_32) in enumerate(zip(xs, ys, y32)):
+        worst = float(np.max(np.abs(y_32 - y) / (atol + rtol * np.abs(y))))
+        if worst > 0.1:
+            raise SystemExit("export_torch: %s: PyTorch float32 uses %.2f of the tolerance" % (name, worst))
+        d = os.path.join(tmp, "test_data_set_%d" % k)
+        os.makedirs(d)
+        with open(os.path.join(d, "input_0.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(x, in_name).SerializeToString())
+        with open(os.path.join(d, "output_0.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(y.astype(np.float32), "y").SerializeToString())
+    with open(os.path.join(tmp, "tolerance"), "w") as f:
+        f.write("%g %g\n" % (rtol, atol))
+    with open(os.path.join(tmp, "ops"), "w") as f:
+        f.write("".join(op + "\n" for op in onnx_ops(os.path.join(tmp, "model.onnx"))))
+    with open(os.path.join(tmp, "stamp"), "w") as f:
+        f.write(key + "\n")
+    shutil.rmtree(dest, ignore_errors=True)
+    os.rename(tmp, dest)
+    return t_export, time.time() - t0
+
+
+def main(argv):
+    if argv[:1] == ["--list"]:
+        for name, (opset, slow) in MODELS.items():
+            print("%s opset %d%s" % (name, opset, " (slow: not in CI)" if slow else ""))
+        return 0
+    show_ops = argv[:1] == ["--ops"]
+    if show_ops:
+        argv = argv[1:]
+    if not argv or argv[0].startswith("-"):
+        print(__doc__.strip().split("\n\n")[1], file=sys.stderr)
+        return 2
+    outdir, names = argv[0], argv[1:] or [n for n, (_, slow) in MODELS.items() if not slow]
+    for n in names:
+        if n not in MODELS:
+            print("export_torch: unknown model %r (--list lists them)" % n, file=sys.stderr)
+            return 2
+    os.makedirs(outdir, exist_ok=True)
+    import torch
+    torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+    key = script_key()
+    for n in names:
+        t = export(n, outdir, key)
+        if show_ops:
+            with open(os.path.join(outdir, n, "ops")) as f:
+                print("%s: %s" % (n, " ".join(f.read().split())))
+        elif t is not None:
+            print("# exported %s in %.1f s (%.1f s with the float64 references)" % (n, t[0], t[1]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

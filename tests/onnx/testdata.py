@@ -1,0 +1,155 @@
+#!/usr/bin/python3
+"""ONNX's own test data (Debian's libonnx-testdata) run by `ftrun test` on the CPU.
+
+Prints TAP, one line per case ("ok 12 - node/test_abs"), for tests/run.sh.
+The expected values are ONNX's: the test_data_set_N/output_K.pb files the ONNX
+project generated with its reference implementation.
+
+tests/onnx/unsupported.txt lists the cases ftrun's importer refuses with its
+"unsupported" error, one per line: "node/test_xxx  reason". The rules:
+  - a case that passes is ok, unless it is listed: then it fails, so that the
+    list stays true (remove the line);
+  - a listed case the importer refuses is reported as skipped (never passed);
+  - every other outcome fails: a mismatch, a crash, a timeout, a load error,
+    an unsupported refusal of a case that is not listed, a listed case that
+    does not exist.
+
+  --write-list   regenerate tests/onnx/unsupported.txt from this run's
+                 "unsupported" refusals only (a mismatch or a crash is a bug,
+                 never listed); failures are still printed and fail the run.
+Environment: FTRUN (the binary), ONNX_TESTDATA (default
+/usr/share/libonnx-testdata/data), FTRUN_TEST_JOBS (default: the cores),
+FTRUN_ONNX_LIST (another list, for the tests of this script).
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LIST = os.environ.get("FTRUN_ONNX_LIST") or os.path.join(HERE, "unsupported.txt")
+FOLDERS = ["node", "pytorch-converted", "pytorch-operator", "simple"]
+
+
+def read_list(path):
+    listed = {}
+    if not os.path.exists(path):
+        return listed
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            name, _, reason = line.partition(" ")
+            listed[name] = reason.strip()
+    return listed
+
+
+def short_reason(msg):
+    """The importer's reason in short, for the list: one item per thing it
+    refused, without node and tensor names ("op missing: Foo", "Resize: ...")."""
+    items = []
+    for part in msg.split("; "):
+        part = " ".join(part.split())
+        part = re.sub(r": nodes '.*$", "", part)
+        m = re.match(r"op (\S+) of domain '(.*?)'", part)
+        if m:
+            part = "non-default domain: %s (%s)" % (m.group(2), m.group(1))
+        m = re.match(r"op (\S+) \(opset \d+\) is not supported", part)
+        if m:
+            part = "op missing: " + m.group(1)
+        elif re.match(r"op (\S+) \((.*)\)$", part):
+            m = re.match(r"op (\S+) \((.*)\)$", part)
+            part = "%s: %s" % (m.group(1), m.group(2))
+        elif re.match(r"node '.*?' \((\S+), opset \d+\): ", part):
+            m = re.match(r"node '.*?' \((\S+), opset \d+\): (.*)", part)
+            part = "%s: %s" % (m.group(1), m.group(2))
+        else:
+            part = re.sub(r"^input '.*?' has element type (\S+), which ftrun does not support", r"dtype \1", part)
+            part = re.sub(r"^input '.*?' is not a tensor", "input is not a tensor", part)
+        if part not in items:
+            items.append(part)
+    return "; ".join(items)[:300]
+
+
+def main():
+    write_list = "--write-list" in sys.argv[1:]
+    ftrun = os.environ.get("FTRUN") or os.path.join(HERE, "..", "..", "build", "ftrun")
+    root = os.environ.get("ONNX_TESTDATA", "/usr/share/libonnx-testdata/data")
+    dirs = [os.path.join(root, d) for d in FOLDERS if os.path.isdir(os.path.join(root, d))]
+    if not dirs:
+        print("ok 1 - ONNX test data # skip not installed (%s; Debian package libonnx-testdata)" % root)
+        return 0
+    jobs = os.environ.get("FTRUN_TEST_JOBS") or str(os.cpu_count() or 1)
+    with tempfile.TemporaryDirectory() as tmp:
+        junit = os.path.join(tmp, "junit.xml")
+        t0 = time.time()
+        p = subprocess.run([ftrun, "test", "-d", "cpu", "-j", jobs, "--timeout", "120", "-q", "--junit", junit] + dirs,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
+        wall = time.time() - t0
+        if p.returncode not in (0, 1) or not os.path.exists(junit):
+            print("not ok 1 - ftrun test on the ONNX test data: exit status %d" % p.returncode)
+            for line in (p.stderr + p.stdout).splitlines()[-20:]:
+                print("# " + line)
+            return 1
+        root_el = ET.parse(junit).getroot()
+    cases = []  # (name, status, message)
+    for tc in root_el.iter("testcase"):
+        name = tc.get("classname") + "/" + tc.get("name")
+        fail, skip = tc.find("failure"), tc.find("skipped")
+        if fail is not None:
+            cases.append((name, "fail", fail.get("message", "")))
+        elif skip is not None:
+            cases.append((name, "unsupported", skip.get("message", "").replace("unsupported: ", "", 1)))
+        else:
+            cases.append((name, "pass", ""))
+    listed = read_list(LIST)
+    n = bad = 0
+    counts = {}
+    seen = set()
+    for name, status, msg in cases:
+        n += 1
+        seen.add(name)
+        folder = name.split("/")[0]
+        c = counts.setdefault(folder, {"pass": 0, "fail": 0, "unsupported": 0})
+        c[status] += 1
+        if status == "pass" and name in listed and not write_list:
+            print("not ok %d - %s # passes but tests/onnx/unsupported.txt lists it (%s): remove the line" % (n, name, listed[name]))
+            bad += 1
+        elif status == "pass":
+            print("ok %d - %s" % (n, name))
+        elif status == "unsupported" and (name in listed or write_list):
+            print("ok %d - %s # skip unsupported: %s" % (n, name, short_reason(msg)))
+        elif status == "unsupported":
+            print("not ok %d - %s # refused as unsupported but not in tests/onnx/unsupported.txt: %s" % (n, name, short_reason(msg)))
+            bad += 1
+        else:
+            print("not ok %d - %s # %s" % (n, name, " ".join(msg.split())[:2000]))
+            bad += 1
+    for name in sorted(set(listed) - seen):
+        if write_list:
+            continue
+        n += 1
+        print("not ok %d - %s # listed in tests/onnx/unsupported.txt but no such case in %s" % (n, name, root))
+        bad += 1
+    for folder, c in counts.items():
+        print("# %s: %d passed, %d unsupported, %d failed" % (folder, c["pass"], c["unsupported"], c["fail"]))
+    print("# ONNX test data: %d cases in %.1f s (ftrun test -j %s)" % (len(cases), wall, jobs))
+    if write_list:
+        with open(LIST + ".tmp", "w") as f:
+            f.write("# Cases of Debian's libonnx-testdata that ftrun's ONNX importer refuses as unsupported,\n"
+                    "# one per line: CASE  REASON. Generated by `make onnx-unsupported-list` from the importer's\n"
+                    "# own refusals only; tests/onnx/testdata.py fails on a listed case that passes.\n")
+            for name, status, msg in cases:
+                if status == "unsupported":
+                    f.write("%s  %s\n" % (name, short_reason(msg)))
+        os.replace(LIST + ".tmp", LIST)
+        print("# wrote %s (%d cases)" % (LIST, sum(1 for c in cases if c[1] == "unsupported")))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
