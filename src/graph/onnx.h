@@ -36,6 +36,12 @@ ft_status ft_pb_write(FILE *f, const char *path, const char *name, ft_dtype dt, 
 
 /* ---- shared by the onnx_*.c files ---- */
 struct Onnx__TensorProto;
+struct ProtobufCAllocator;
+/* malloc/free for protobuf-c that remember a failed allocation, so that an
+ * unpack that returns NULL can be told apart: out of memory or malformed.
+ * ft_pb_alloc_failed(1) clears the mark (and returns it). */
+extern struct ProtobufCAllocator ft_pb_allocator;
+int ft_pb_alloc_failed(int reset);
 /* ftrun dtype of an ONNX TensorProto data_type; -1 when ftrun has none. */
 int ft_onnx_dtype(int32_t onnx_type, ft_dtype *dt);
 const char *ft_onnx_type_name(int32_t onnx_type);

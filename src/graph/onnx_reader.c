@@ -60,6 +60,8 @@ static ft_status import_node(onx_ctx *c, const Onnx__NodeProto *np, int index)
             return onx_error(c, &n, FT_EGRAPH, "input %d '%s' is not a graph input, an initializer or the output of an "
                              "earlier node", k, in);
     }
+    if (c->opset == 0)
+        return onx_error(c, &n, FT_EGRAPH, "the model imports no version of the default ONNX domain");
     const char *why;
     if (ft_onnx_refused(n.op_type, &why)) {
         char key[300], nm[FT_MAX_NAME + 8];
@@ -84,6 +86,8 @@ static ft_status import_node(onx_ctx *c, const Onnx__NodeProto *np, int index)
     }
     c->err->msg[0] = 0;
     st = m->map(c, &n);
+    if (c->last == FT_ERUNTIME) /* out of memory, even where a mapper took it for an absent output */
+        return c->last;
     if (st && !c->unsup_flag && !c->err->msg[0]) /* a mapper that failed without saying why */
         st = onx_error(c, &n, FT_EGRAPH, "cannot be imported with %d inputs and %d outputs", n.n_in, n.n_out);
     if (st && c->unsup_flag && st == FT_EGRAPH) {
@@ -126,7 +130,9 @@ ft_status onx_import_branch(onx_ctx *c, const onx_node *n, const Onnx__GraphProt
             return onx_oom(c);
     }
     ft_status st = import_nodes(c, branch);
-    if (st || c->n_unsup)
+    if (!st && c->n_unsup) /* the branch holds something unsupported: so do the node's outputs */
+        return poison_outputs(c, n->pb);
+    if (st)
         return st;
     if ((int)branch->n_output != n->n_out)
         return onx_error(c, n, FT_EGRAPH, "the branch taken has %zu outputs; the node has %d", branch->n_output, n->n_out);
@@ -260,6 +266,13 @@ static ft_status import_input(onx_ctx *c, ft_dimenv *env, const Onnx__ValueInfoP
 static ft_status import_output(onx_ctx *c, const Onnx__ValueInfoProto *vi, int index)
 {
     const char *name = nz(vi->name);
+    if (vi->type && vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+        vi->type->value_case != ONNX__TYPE_PROTO__VALUE__NOT_SET) {
+        char line[FT_MAX_NAME + 128];
+        snprintf(line, sizeof line, "output '%.1024s' is a sequence, map or optional value (only tensors are supported)", name);
+        ft_status st = onx_record(c, NULL, line);
+        return st == FT_EGRAPH ? FT_OK : st;
+    }
     if (poisoned(c, name))
         return FT_OK;
     int t = onx_resolve(c, name);
@@ -372,9 +385,12 @@ static ft_status check_model(onx_ctx *c)
     for (size_t i = 0; i < m->n_opset_import; i++)
         if (is_default_domain(m->opset_import[i]->domain))
             c->opset = m->opset_import[i]->has_version ? (int)m->opset_import[i]->version : -1;
-    if (c->opset < 0)
+    if (c->opset < 0 && m->n_opset_import == 0)
         return ft_err(c->err, FT_EGRAPH, "%s: the model imports no version of the default ONNX domain", c->file);
-    if (c->opset < 7 || c->opset > 23)
+    /* only other domains: their nodes are listed as unsupported, a default-domain node is an error */
+    if (c->opset < 0)
+        c->opset = 0;
+    else if (c->opset < 7 || c->opset > 23)
         return ft_err(c->err, FT_EGRAPH, "%s: opset %d of the default domain is not supported (ftrun reads opsets 7 to 23)",
                       c->file, c->opset);
     if (!m->graph)
@@ -560,8 +576,13 @@ ft_status ft_onnx_load(const char *path, const unsigned char *buf, size_t len, c
     onx_ctx cx = {.file = path, .opts = opts, .err = err}, *c = &cx;
     ft_status st = new_graph(path, &c->g, err);
     if (!st) {
-        c->model = onnx__model_proto__unpack(NULL, len, buf);
-        if (!c->model) {
+        /* protobuf-c answers NULL for a malformed file and for a failed
+         * allocation alike: its allocations are counted to tell them apart */
+        ft_pb_alloc_failed(1);
+        c->model = onnx__model_proto__unpack(&ft_pb_allocator, len, buf);
+        if (!c->model && ft_pb_alloc_failed(0))
+            st = ft_err(err, FT_ERUNTIME, "%s: out of memory reading the model", path);
+        else if (!c->model) {
             char why[256];
             diagnose(buf, len, why, sizeof why);
             st = ft_err(err, FT_EGRAPH, "%s: not a valid ONNX model: the protobuf is %s", path, why);
@@ -615,7 +636,7 @@ ft_status ft_onnx_load(const char *path, const unsigned char *buf, size_t len, c
     ft_strmap_free(c->poisoned);
     ft_strmap_free(c->outnames);
     if (c->model)
-        onnx__model_proto__free_unpacked(c->model, NULL);
+        onnx__model_proto__free_unpacked(c->model, &ft_pb_allocator);
     if (st) {
         ft_graph_free(g);
         return st;

@@ -23,6 +23,30 @@ static const struct {
     {20, "FLOAT8E5M2FNUZ", -1}, {21, "UINT4", -1}, {22, "INT4", -1},     {23, "FLOAT4E2M1", -1},
 };
 
+static int alloc_failed;
+static void *pb_alloc(void *data, size_t size)
+{
+    (void)data;
+    void *p = malloc(size);
+    if (!p)
+        alloc_failed = 1;
+    return p;
+}
+static void pb_free(void *data, void *p)
+{
+    (void)data;
+    free(p);
+}
+ProtobufCAllocator ft_pb_allocator = {pb_alloc, pb_free, NULL};
+
+int ft_pb_alloc_failed(int reset)
+{
+    int f = alloc_failed;
+    if (reset)
+        alloc_failed = 0;
+    return f;
+}
+
 int ft_onnx_dtype(int32_t onnx_type, ft_dtype *dt)
 {
     for (size_t i = 0; i < FT_ARRAY_LEN(types); i++)
@@ -250,7 +274,10 @@ ft_status ft_onnx_tensor_decode(const Onnx__TensorProto *tp, const char *file, c
 ft_status ft_pb_parse(const char *path, const unsigned char *buf, size_t n, ft_npy *out, ft_error *err)
 {
     memset(out, 0, sizeof *out);
-    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, n, buf);
+    ft_pb_alloc_failed(1);
+    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(&ft_pb_allocator, n, buf);
+    if (!tp && ft_pb_alloc_failed(0))
+        return ft_err(err, FT_ERUNTIME, "%s: out of memory reading the tensor", path);
     if (!tp)
         return ft_err(err, FT_EGRAPH, "%s: not a .npy, .npz or ONNX TensorProto file (the protobuf is malformed or "
                       "truncated)", path);
@@ -259,7 +286,7 @@ ft_status ft_pb_parse(const char *path, const unsigned char *buf, size_t n, ft_n
         st = ft_err(err, FT_EGRAPH, "%s: not an ONNX TensorProto (no data_type)", path);
     else
         st = ft_onnx_tensor_decode(tp, path, "the tensor", NULL, 0, out, err);
-    onnx__tensor_proto__free_unpacked(tp, NULL);
+    onnx__tensor_proto__free_unpacked(tp, &ft_pb_allocator);
     return st;
 }
 

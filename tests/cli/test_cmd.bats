@@ -336,7 +336,8 @@ m/custom skipped" ]
 # The ONNX test-data tier's rules, on a small tree: node/relu_add passes,
 # node/custom is refused as unsupported.
 tier() {
-    ONNX_TESTDATA=$T/data FTRUN_ONNX_LIST=$T/list.txt "$PYTHON" "$ROOT/tests/onnx/testdata.py" "$@"
+    touch "$T/differs.txt"
+    ONNX_TESTDATA=$T/data FTRUN_ONNX_LIST=$T/list.txt FTRUN_ONNX_DIFFERS=$T/differs.txt "$PYTHON" "$ROOT/tests/onnx/testdata.py" "$@"
 }
 
 @test "ONNX tier: a listed case that passes, an unlisted refusal, a stale entry and a mismatch fail; a listed refusal is skipped" {
@@ -379,6 +380,16 @@ open("data/node/relu_add/test_data_set_0/output_0.pb", "wb").write(numpy_helper.
     [[ "$output" == *"not ok 2 - node/relu_add # test_data_set_0: output 'Z': "*"out of tolerance"* ]]
     run grep -c relu_add list.txt
     [ "$output" = 0 ]
+    # a mismatch listed as "reference differs" is skipped with its reason; once it passes, the entry fails
+    printf 'node/custom  non-default domain: com.example (Frobnicate)\n' > list.txt
+    printf 'node/relu_add  the reference is made another way\n' > differs.txt
+    run tier
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"ok 2 - node/relu_add # skip reference differs: the reference is made another way"* ]]
+    onnx_case data/node/relu_add
+    run tier
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"not ok 2 - node/relu_add # passes but tests/onnx/reference_differs.txt lists it"* ]]
 }
 
 @test "test: a JSON graph's named dims are bound by the inputs/NAME files of each data set" {
