@@ -9,7 +9,7 @@
 
 /* Dtype sets the kernels implement natively. f16 and bf16 are added for every
  * op whose kernel handles f32: cpu_backend.c converts them to f32, runs the f32
- * kernel and rounds the results to nearest even (the ops.md contract). */
+ * kernel and rounds the results to nearest even (NUMERICS in man/ftrun-graph.5). */
 #define CPU_FLOAT (FT_M(F32) | FT_M(F64))
 #define CPU_NUM (CPU_FLOAT | FT_DT_INT)
 #define CPU_SIGNED (CPU_FLOAT | FT_DT_SINT)

@@ -373,7 +373,7 @@ static inline float i64_to_f32_odd(int64_t v)
 #define HALF_I32(v) f64_to_f32_odd((double)(v))
 #define HALF_I64(v) i64_to_f32_odd(v)
 
-/* float -> int: truncate toward zero, NaN -> 0, saturate (decisions.md). The
+/* float -> int: truncate toward zero, NaN -> 0, saturate (NUMERICS in man/ftrun-graph.5). The
  * bounds are powers of two, exact in every float type, and the final cast only
  * sees values in range, so no undefined conversion happens. */
 #define TOINT_FLOAT(TS, TD, MIN, MAX, LO, HIEX, v)                                               \

@@ -36,8 +36,8 @@ extern "C" {
 #include <stdint.h>
 
 /* Dtype sets. Every float op runs natively in f16 and bf16 (loads widen to
- * f32, arithmetic in f32, one rounding to nearest even on store: the ops.md
- * contract, and what the CPU reference does). */
+ * f32, arithmetic in f32, one rounding to nearest even on store: NUMERICS in
+ * man/ftrun-graph.5, and what the CPU reference does). */
 #define CU_FLOAT FT_DT_FLOAT
 #define CU_NUM FT_DT_NUM
 #define CU_SIGNED FT_DT_SIGNED

@@ -1,4 +1,4 @@
-/* Shape and dtype inference of fft, ifft, rfft and irfft (ops.md, "Fourier
+/* Shape and dtype inference of fft, ifft, rfft and irfft (man/ftrun-graph.5, "Fourier
  * transforms"). A complex tensor is a real tensor whose last dim is 2 (re, im);
  * `axis` counts in the logical shape, i.e. without that trailing 2.
  *
