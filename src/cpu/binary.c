@@ -457,7 +457,7 @@ ft_status cpu_binary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
     const ft_dtype dt = in[0].dtype;
     ew_row fn;
     if (op == FT_OP_MOD)
-        fn = mod_rows[ft_attr(n, "fmod")->i != 0][dt];
+        fn = mod_rows[n->params.binary.fmod][dt];
     else if (op == FT_OP_POW)
         fn = ft_dtype_is_float(dt) || !ft_dtype_is_float(in[1].dtype) ? pow_rows[dt] : powf_rows[dt];
     else

@@ -132,8 +132,9 @@ ft_status cpu_matmul(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
 ft_status cpu_gemm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     ft_dtype dt = in[0].dtype;
-    int ta = ft_attr(n, "trans_a")->i != 0, tb = ft_attr(n, "trans_b")->i != 0;
-    double alpha = ft_attr(n, "alpha")->f, beta = ft_attr(n, "beta")->f;
+    const ft_matmul_params *mp = &n->params.matmul;
+    int ta = mp->trans_a, tb = mp->trans_b;
+    double alpha = mp->alpha, beta = mp->beta;
     const ft_shape *as = &in[0].shape, *bs = &in[1].shape;
     int64_t M = ta ? as->dims[1] : as->dims[0], K = ta ? as->dims[0] : as->dims[1];
     int64_t N = tb ? bs->dims[0] : bs->dims[1];

@@ -3,6 +3,7 @@
  * element of a row is read before the same element of the output is written,
  * so the kernels also work in place. */
 #include "cpu.h"
+#include "../graph/infer_math.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -18,16 +19,6 @@ static int64_t col_chunk(int64_t inner, int64_t nouter, int threads, int par)
     int64_t c = (inner + want - 1) / want;
     c = (c + 15) / 16 * 16;
     return c < CHUNK ? c : CHUNK;
-}
-
-static void around_axis(const ft_shape *s, int axis, int64_t *outer, int64_t *len, int64_t *inner)
-{
-    *outer = *inner = 1;
-    for (int i = 0; i < axis; i++)
-        *outer *= s->dims[i];
-    *len = s->dims[axis];
-    for (int i = axis + 1; i < s->rank; i++)
-        *inner *= s->dims[i];
 }
 
 /* ---- softmax -------------------------------------------------------------------- */
@@ -98,12 +89,10 @@ ft_status cpu_softmax(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *
     ft_dtype dt = in[0].dtype;
     if (dt != FT_F32 && dt != FT_F64)
         return bad_dtype(k, n, dt);
-    int axis;
-    if (ft_axis(ft_attr(n, "axis")->i, s->rank, &axis) != 0)
-        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "axis out of range");
+    const int axis = n->params.norm.axis;
     int logsm = n->op == FT_OP_LOG_SOFTMAX;
     int64_t outer, len, inner;
-    around_axis(s, axis, &outer, &len, &inner);
+    ft_reduce_around_axis(s, axis, &outer, &len, &inner);
     if (outer * len * inner == 0)
         return FT_OK;
     int par = (int64_t)ft_numel(s) >= CPU_PAR_MIN && k->threads > 1;
@@ -216,10 +205,8 @@ static ft_status norm_common(ft_kctx *k, const ft_node *n, const ft_view *in, ft
     ft_dtype dt = in[0].dtype;
     if (dt != FT_F32 && dt != FT_F64)
         return bad_dtype(k, n, dt);
-    int axis;
-    if (ft_axis(ft_attr(n, "axis")->i, s->rank, &axis) != 0)
-        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "axis out of range");
-    double eps = ft_attr(n, "epsilon")->f;
+    const int axis = n->params.norm.axis;
+    double eps = n->params.norm.epsilon;
     int64_t rows = 1, d = 1;
     for (int i = 0; i < axis; i++)
         rows *= s->dims[i];

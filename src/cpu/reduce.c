@@ -14,7 +14,7 @@
  * noop_with_empty_axes=1 and no axes, each output reduces a single element
  * (so reduce_sum_square squares, reduce_l1 takes |x|), as ONNX's reference. */
 #include "cpu.h"
-#include "../runtime/reduce_geom.h"
+#include "../graph/infer_math.h"
 
 #include <math.h>
 
@@ -580,8 +580,7 @@ ft_status cpu_reduce(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cpu reduce kernel",
                            ft_dtype_name(dt));
     j.ipath = !ft_dtype_is_float(dt) && j.op != R_L2 && j.op != R_LSE;
-    int red[FT_MAX_RANK];
-    ft_reduce_axes(n, s->rank, red);
+    const int *red = n->params.reduce.red;
     if (ft_numel(s) == 0) {
         /* Outputs exist, so only reduced dims are empty. */
         double v = ft_reduce_identity(j.op, dt);
@@ -704,10 +703,8 @@ typedef void (*arg_fn)(const void *, int64_t *, int64_t, int64_t, int64_t, int64
 ft_status cpu_arg(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_shape *s = &in[0].shape;
-    int axis;
-    if (ft_axis(ft_attr(n, "axis")->i, s->rank, &axis) != 0)
-        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "axis out of range");
-    int amax = n->op == FT_OP_ARGMAX, last = ft_attr(n, "select_last_index")->i != 0;
+    const int axis = n->params.reduce.axis;
+    int amax = n->op == FT_OP_ARGMAX, last = n->params.reduce.select_last;
     arg_fn f = NULL;
     switch (in[0].dtype) {
     case FT_F32: f = arg_f32; break;
@@ -785,10 +782,8 @@ typedef void (*cumsum_fn)(const void *, void *, int64_t, int64_t, int64_t, int64
 ft_status cpu_cumsum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_shape *s = &in[0].shape;
-    int axis;
-    if (ft_axis(ft_attr(n, "axis")->i, s->rank, &axis) != 0)
-        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "axis out of range");
-    int excl = ft_attr(n, "exclusive")->i != 0, rev = ft_attr(n, "reverse")->i != 0;
+    const int axis = n->params.reduce.axis;
+    int excl = n->params.reduce.exclusive, rev = n->params.reduce.reverse;
     cumsum_fn f = NULL;
     switch (in[0].dtype) {
     case FT_F32: f = cumsum_f32; break;

@@ -299,22 +299,9 @@ ft_status cpu_unary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
 {
     const ft_op op = n->op;
     const ft_dtype dt = in[0].dtype;
-    un_params p = {.alpha = 0, .beta = 0, .gamma = 0, .lo = -INFINITY, .hi = INFINITY};
-    static const char *const fnames[] = {"alpha", "beta", "gamma", "min", "max"};
-    double *fvals[] = {&p.alpha, &p.beta, &p.gamma, &p.lo, &p.hi};
-    for (size_t i = 0; i < FT_ARRAY_LEN(fnames); i++)
-        if (ft_op_attr_index(op, fnames[i]) >= 0)
-            *fvals[i] = ft_attr(n, fnames[i])->f;
-
-    un_row fn = unary_row(op, dt);
-    if (op == FT_OP_GELU) {
-        const char *mode = ft_attr(n, "approximate")->s;
-        if (strcmp(mode, "tanh") == 0)
-            fn = gelu_tanh_rows[dt];
-        else if (strcmp(mode, "none") != 0)
-            return ft_node_err(k->err, FT_EGRAPH, k->g, n,
-                               "attribute 'approximate' is '%s'; expected 'none' or 'tanh'", mode);
-    }
+    const ft_unary_params *up = &n->params.unary;
+    un_params p = {.alpha = up->alpha, .beta = up->beta, .gamma = up->gamma, .lo = up->lo, .hi = up->hi};
+    un_row fn = op == FT_OP_GELU && up->gelu_tanh ? gelu_tanh_rows[dt] : unary_row(op, dt);
     if (!fn)
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "no CPU kernel for %s on %s", ft_op_name(op),
                            ft_dtype_name(dt));

@@ -431,20 +431,9 @@ template <class X> static ft_status unary_impl(ft_kctx *k, const ft_node *n, con
 {
     const ft_op op = n->op;
     const ft_dtype dt = in[0].dtype;
-    un_attrs at = {{0, 0, 0, -INFINITY, INFINITY}};
-    static const char *const names[5] = {"alpha", "beta", "gamma", "min", "max"};
-    for (int i = 0; i < 5; i++)
-        if (ft_op_attr_index(op, names[i]) >= 0)
-            at.v[i] = ft_attr(n, names[i])->f;
-    int code = (int)op;
-    if (op == FT_OP_GELU) {
-        const char *mode = ft_attr(n, "approximate")->s;
-        if (strcmp(mode, "tanh") == 0)
-            code = UN_GELU_TANH;
-        else if (strcmp(mode, "none") != 0)
-            return ft_node_err(k->err, FT_EGRAPH, k->g, n,
-                               "attribute 'approximate' is '%s'; expected 'none' or 'tanh'", mode);
-    }
+    const ft_unary_params *up = &n->params.unary;
+    un_attrs at = {{up->alpha, up->beta, up->gamma, up->lo, up->hi}};
+    const int code = op == FT_OP_GELU && up->gelu_tanh ? (int)UN_GELU_TANH : (int)op;
     const int grp = un_group(code);
     bool ok;
     switch (grp) {

@@ -437,7 +437,7 @@ template <class X> static ft_status binary_impl(ft_kctx *k, const ft_node *n, co
     case FT_OP_SUB: code = B_SUB; break;
     case FT_OP_MUL: code = B_MUL; break;
     case FT_OP_DIV: code = B_DIV; break;
-    case FT_OP_MOD: code = ft_attr(n, "fmod")->i != 0 ? B_FMOD : B_MOD; break;
+    case FT_OP_MOD: code = n->params.binary.fmod ? B_FMOD : B_MOD; break;
     case FT_OP_POW: break;
     case FT_OP_EQUAL: mask = CMP_EQ, table = LOGIC_EQ; break;
     case FT_OP_LESS: mask = CMP_LT; break;

@@ -378,8 +378,9 @@ static void gemm_fill_launch(const ft_backend_ctx *be, void *y, const void *c, u
 CU_KFN(cu_gemm)
 {
     ft_dtype dt = in[0].dtype;
-    int ta = ft_attr(n, "trans_a")->i != 0, tb = ft_attr(n, "trans_b")->i != 0;
-    double alpha = ft_attr(n, "alpha")->f, beta = ft_attr(n, "beta")->f;
+    const ft_matmul_params *mp = &n->params.matmul;
+    int ta = mp->trans_a, tb = mp->trans_b;
+    double alpha = mp->alpha, beta = mp->beta;
     const ft_shape *as = &in[0].shape, *bs = &in[1].shape;
     int64_t M = ta ? as->dims[1] : as->dims[0], K = ta ? as->dims[0] : as->dims[1];
     int64_t N = tb ? bs->dims[0] : bs->dims[1];

@@ -4,7 +4,7 @@
  * is src/cpu/movement.c; shapes and attributes were checked by
  * src/graph/infer_movement.c, index data is checked here on the device.
  *
- * Most ops reduce to one strided copy (ft_xfer, src/runtime/copy_geom.h, as
+ * Most ops reduce to one strided copy (ft_xfer, src/graph/infer_movement.h, as
  * on the CPU): a box of dims read through source strides and written through
  * destination strides. After merging dims that stay contiguous on both sides,
  * a copy whose innermost run is contiguous on both sides moves 16-byte units
@@ -12,7 +12,7 @@
  * on the two sides (a transpose) goes through shared-memory tiles. */
 #include "cu.cuh"
 extern "C" {
-#include "../runtime/copy_geom.h"
+#include "../graph/infer_movement.h"
 }
 
 #include <string.h>
@@ -418,7 +418,7 @@ CU_KFN(cu_copy)
 CU_KFN(cu_transpose)
 {
     ft_xfer x;
-    ft_xfer_transpose(&x, n, &in[0].shape, &out->shape);
+    ft_xfer_transpose(&x, n->params.move.perm, &in[0].shape, &out->shape);
     return xfer_run(k, n, &x, out->data, in[0].data, ft_dtype_size(in[0].dtype));
 }
 
@@ -438,8 +438,7 @@ CU_KFN(cu_tile)
 
 CU_KFN(cu_concat)
 {
-    int axis = 0;
-    ft_axis(ft_attr(n, "axis")->i, out->shape.rank, &axis);
+    const int axis = n->params.move.axis;
     size_t es = ft_dtype_size(out->dtype);
     int64_t off = 0;
     for (int i = 0; i < n->n_in; i++) {
@@ -455,8 +454,7 @@ CU_KFN(cu_concat)
 
 CU_KFN(cu_split)
 {
-    int axis = 0;
-    ft_axis(ft_attr(n, "axis")->i, in[0].shape.rank, &axis);
+    const int axis = n->params.move.axis;
     size_t es = ft_dtype_size(in[0].dtype);
     int64_t off = 0;
     for (int i = 0; i < n->n_out; i++) {
@@ -474,7 +472,7 @@ CU_KFN(cu_slice)
 {
     ft_xfer x;
     int64_t base;
-    if (!ft_xfer_slice(&x, n, &in[0].shape, &out->shape, &base))
+    if (!ft_xfer_slice(&x, &n->params.move, &in[0].shape, &out->shape, &base))
         return FT_OK;
     size_t es = ft_dtype_size(in[0].dtype);
     return xfer_run(k, n, &x, out->data, (const char *)in[0].data + base * (int64_t)es, es);
@@ -483,8 +481,7 @@ CU_KFN(cu_slice)
 CU_KFN(cu_gather)
 {
     const ft_shape *s = &in[0].shape;
-    int axis = 0;
-    ft_axis(ft_attr(n, "axis")->i, s->rank, &axis);
+    const int axis = n->params.move.axis;
     int64_t dim = s->dims[axis], outer = 1, inner = 1, nq = (int64_t)ft_numel(&in[1].shape);
     for (int d = 0; d < axis; d++)
         outer *= s->dims[d];
@@ -524,8 +521,7 @@ CU_KFN(cu_gather)
 CU_KFN(cu_gather_elements)
 {
     const ft_shape *s = &in[0].shape, *q = &in[1].shape;
-    int r = s->rank, axis = 0;
-    ft_axis(ft_attr(n, "axis")->i, r, &axis);
+    const int r = s->rank, axis = n->params.move.axis;
     int64_t total = (int64_t)ft_numel(q);
     if (total == 0 || r == 0)
         return FT_OK;
@@ -558,14 +554,13 @@ CU_KFN(cu_gather_elements)
 
 CU_KFN(cu_pad)
 {
-    const char *mode = ft_attr(n, "mode")->s;
-    int reflect = strcmp(mode, "reflect") == 0, edge = strcmp(mode, "edge") == 0;
+    const ft_move_params *mp = &n->params.move;
+    int reflect = mp->pad_mode == FT_PAD_REFLECT, edge = mp->pad_mode == FT_PAD_EDGE;
     const ft_shape *s = &in[0].shape, *os = &out->shape;
     int r = s->rank;
     if (ft_numel(os) == 0)
         return FT_OK;
-    int64_t pb[FT_MAX_RANK], pe[FT_MAX_RANK];
-    ft_pad_amounts(n, r, pb, pe);
+    const int64_t *pb = mp->pb, *pe = mp->pe;
     /* Condensed axes: unpadded neighbours merge (their coordinates never
      * leave the input), unpadded size-1 axes vanish. */
     int cr = 0, unp[FT_MAX_RANK];
@@ -643,7 +638,7 @@ CU_KFN(cu_pad)
     memset(val, 0, sizeof val);
     memset(one, 0, sizeof one);
     if (a.mode == PAD_CONSTANT) {
-        ft_pad_value(ft_attr(n, "value")->f, in[0].dtype, one);
+        ft_pad_value(mp->pad_value, in[0].dtype, one);
         for (size_t i = 0; i < us; i++)
             val[i] = one[i % es];
     }

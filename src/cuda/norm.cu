@@ -20,6 +20,10 @@
  * by the same thread, after all statistics, so in-place use is safe. */
 #include "cu.cuh"
 
+extern "C" {
+#include "../graph/infer_math.h"
+}
+
 #include <math.h>
 #include <string.h>
 
@@ -902,7 +906,7 @@ template <class T> static ft_status norm_t(ft_kctx *k, const ft_node *n, const f
     RowArgs a;
     memset(&a, 0, sizeof a);
     a.x = in[0].data, a.y = out[0].data, a.mo = mo, a.io = io, a.rows = rows, a.d = d, a.op = op;
-    a.eps = ft_attr(n, "epsilon")->f;
+    a.eps = n->params.norm.epsilon;
     const int V = 16 / (int)sizeof(T);
     a.vec = d % V == 0 && aligned16(a.x) && aligned16(a.y);
     for (int i = 0; i < 2; i++)
@@ -958,7 +962,7 @@ template <class T> static ft_status group_t(ft_kctx *k, const ft_node *n, const 
     if (rows == 0 || sp == 0 || C == 0)
         return FT_OK;
     const int64_t cpg = C / groups, len = cpg * sp;
-    const double eps = ft_attr(n, "epsilon")->f;
+    const double eps = n->params.norm.epsilon;
     int64_t ch, nch;
     int G;
     chunking(len, &ch, &nch, &G);
@@ -1005,7 +1009,7 @@ template <class T> static ft_status batch_t(ft_kctx *k, const ft_node *n, const 
     double *coef = (double *)ws;
     bn_coef<T><<<cu_grid(k->be, (uint64_t)C), CU_BLOCK, 0, st>>>((const T *)in[1].data, (const T *)in[2].data,
                                                                 (const T *)in[3].data, (const T *)in[4].data, C,
-                                                                ft_attr(n, "epsilon")->f, coef);
+                                                                n->params.norm.epsilon, coef);
     CU_LAUNCHED(k, n);
     const int64_t items = sp >= 1024 ? nrow * ((sp + 4095) / 4096) : (nrow * sp + NB - 1) / NB;
     affine<T><<<grid_items(k, items, 1), NB, 0, st>>>((const T *)in[0].data, (T *)out[0].data, nrow, sp, C, coef);
@@ -1026,14 +1030,9 @@ static ft_status bad_dtype(ft_kctx *k, const ft_node *n, ft_dtype dt)
 ft_status cu_softmax(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_shape *s = &in[0].shape;
-    int axis;
-    if (ft_axis(ft_attr(n, "axis")->i, s->rank, &axis) != 0)
-        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "axis out of range");
-    int64_t outer = 1, len = s->dims[axis], inner = 1;
-    for (int i = 0; i < axis; i++)
-        outer *= s->dims[i];
-    for (int i = axis + 1; i < s->rank; i++)
-        inner *= s->dims[i];
+    const int axis = n->params.norm.axis;
+    int64_t outer, len, inner;
+    ft_reduce_around_axis(s, axis, &outer, &len, &inner);
     if (outer * len * inner == 0)
         return FT_OK;
     const int logsm = n->op == FT_OP_LOG_SOFTMAX;
@@ -1044,9 +1043,7 @@ ft_status cu_softmax(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
 
 static ft_status norm_entry(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, int rms)
 {
-    int axis;
-    if (ft_axis(ft_attr(n, "axis")->i, in[0].shape.rank, &axis) != 0)
-        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "axis out of range");
+    const int axis = n->params.norm.axis;
     CU_DISPATCH_FLOAT(in[0].dtype, T, return norm_t<T>(k, n, in, out, axis, rms));
     return bad_dtype(k, n, in[0].dtype);
 }
@@ -1075,7 +1072,7 @@ ft_status cu_instance_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_v
 
 ft_status cu_group_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    const int64_t g = ft_attr(n, "num_groups")->i;
+    const int64_t g = n->params.norm.num_groups;
     if (g < 1 || in[0].shape.dims[1] % g != 0)
         return ft_node_err(k->err, FT_EGRAPH, k->g, n, "num_groups %lld does not divide the %lld channels",
                            (long long)g, (long long)in[0].shape.dims[1]);

@@ -12,7 +12,7 @@
  * main kernels run one thread per output element and look them up. */
 #include "cu.cuh"
 extern "C" {
-#include "../runtime/pool_geom.h"
+#include "../graph/infer_pool.h"
 }
 
 #include <limits.h>
@@ -223,7 +223,7 @@ ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
     if (numel == 0)
         return FT_OK;
     ft_pool_geom g;
-    ft_pool_geom_of(n, &in[0], &out[0], &g);
+    ft_pool_geom_of(&n->params.pool, &in[0].shape, &out[0].shape, &g);
     tab_args ta;
     memset(&ta, 0, sizeof ta);
     ta.total = g.out[0] + g.out[1] + g.out[2];
@@ -254,7 +254,7 @@ ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
     a.dw = g.d[2];
     a.t1 = g.out[0];
     a.t2 = g.out[0] + g.out[1];
-    a.incl = avg && ft_attr(n, "count_include_pad")->i != 0;
+    a.incl = avg && n->params.pool.count_include_pad;
     unsigned grid = cu_grid(k->be, numel);
     const void *x = in[0].data;
     void *y = out[0].data;
@@ -683,11 +683,10 @@ CU_KFN(cu_resize)
     rmap_args m;
     memset(&m, 0, sizeof m);
     m.rank = r;
-    ft_resize_modes md;
-    ft_resize_modes_of(n, &md);
-    m.linear = md.linear;
-    m.ct = md.ct;
-    m.nm = md.nm;
+    const ft_resize_params *rp = &n->params.resize;
+    m.linear = rp->linear;
+    m.ct = rp->ct;
+    m.nm = rp->nm;
     resize_args a;
     memset(&a, 0, sizeof a);
     a.rank = r;
@@ -697,7 +696,7 @@ CU_KFN(cu_resize)
     for (int d = 0; d < r; d++) {
         m.in[d] = is->dims[d];
         m.out[d] = os->dims[d];
-        m.scale[d] = ft_resize_scale(n, is, os, d);
+        m.scale[d] = ft_resize_scale(rp, is, os, d);
         a.toff[d] = m.total;
         m.total += os->dims[d];
         a.od[d] = fastdiv_make((uint64_t)os->dims[d]);

@@ -24,7 +24,7 @@
 #include "cu.cuh"
 
 extern "C" {
-#include "../runtime/reduce_geom.h"
+#include "../graph/infer_math.h"
 }
 
 #include <math.h>
@@ -921,8 +921,7 @@ ft_status cu_reduce(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
         CU_DISPATCH(dt, T, return fill_identity<T>(k, n, out[0].data, nout, v));
         return bad_dtype(k, n, dt);
     }
-    int red[FT_MAX_RANK];
-    ft_reduce_axes(n, s->rank, red);
+    const int *red = n->params.reduce.red;
     RPlan pl;
     ft_reduce_plan(s, red, &pl);
     pl.nseg = pl.nred / pl.L;
@@ -935,10 +934,8 @@ ft_status cu_reduce(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
 ft_status cu_arg(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_shape *s = &in[0].shape;
-    int axis;
-    if (ft_axis(ft_attr(n, "axis")->i, s->rank, &axis) != 0)
-        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "axis out of range");
-    const int amax = n->op == FT_OP_ARGMAX, last = ft_attr(n, "select_last_index")->i != 0;
+    const int axis = n->params.reduce.axis;
+    const int amax = n->op == FT_OP_ARGMAX, last = n->params.reduce.select_last;
     int64_t outer, len, inner;
     ft_reduce_around_axis(s, axis, &outer, &len, &inner);
     if (outer * inner == 0)
@@ -978,10 +975,8 @@ ft_status cu_arg(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 ft_status cu_cumsum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_shape *s = &in[0].shape;
-    int axis;
-    if (ft_axis(ft_attr(n, "axis")->i, s->rank, &axis) != 0)
-        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "axis out of range");
-    const int excl = ft_attr(n, "exclusive")->i != 0, rev = ft_attr(n, "reverse")->i != 0;
+    const int axis = n->params.reduce.axis;
+    const int excl = n->params.reduce.exclusive, rev = n->params.reduce.reverse;
     int64_t outer, len, inner;
     ft_reduce_around_axis(s, axis, &outer, &len, &inner);
     if (outer * len * inner == 0)

@@ -1,18 +1,9 @@
 /* Shape and dtype inference of the elementwise ops. The dtype of input 0 has
  * already been checked against the op table's mask by the validator. */
-#include "graph.h"
+#include "infer_common.h"
 
+#include <math.h>
 #include <string.h>
-
-/* Input i must have the dtype of input ref. */
-static ft_status same_dtype(ft_infer_ctx *c, int i, int ref)
-{
-    if (c->in[i]->dtype != c->in[ref]->dtype)
-        return ft_infer_fail(c, "input %d ('%s') has dtype %s but input %d ('%s') has %s", i,
-                             c->g->tensors[c->node->in[i]].name, ft_dtype_name(c->in[i]->dtype), ref,
-                             c->g->tensors[c->node->in[ref]].name, ft_dtype_name(c->in[ref]->dtype));
-    return FT_OK;
-}
 
 static ft_status bcast(ft_infer_ctx *c, int first, int last, ft_shape *out)
 {
@@ -29,8 +20,23 @@ static ft_status bcast(ft_infer_ctx *c, int first, int last, ft_shape *out)
     return FT_OK;
 }
 
+/* The parser of the one-input ops' attributes: each float attribute the op
+ * has under one of these names, clip's bounds (infinite when absent). */
+static void unary_params(ft_infer_ctx *c)
+{
+    ft_unary_params *p = &c->params->unary;
+    static const char *const names[] = {"alpha", "beta", "gamma", "min", "max"};
+    double *vals[] = {&p->alpha, &p->beta, &p->gamma, &p->lo, &p->hi};
+    p->lo = -INFINITY;
+    p->hi = INFINITY;
+    for (size_t i = 0; i < FT_ARRAY_LEN(names); i++)
+        if (ft_op_attr_index(c->node->op, names[i]) >= 0)
+            *vals[i] = ft_attr(c->node, names[i])->f;
+}
+
 ft_status ft_infer_unary(ft_infer_ctx *c)
 {
+    unary_params(c);
     c->out[0] = *c->in[0];
     return FT_OK;
 }
@@ -56,7 +62,9 @@ ft_status ft_infer_cast(ft_infer_ctx *c)
 
 ft_status ft_infer_binary(ft_infer_ctx *c)
 {
-    ft_status s = same_dtype(c, 1, 0);
+    if (c->node->op == FT_OP_MOD)
+        c->params->binary.fmod = ft_attr(c->node, "fmod")->i != 0;
+    ft_status s = ft_infer_same_dtype(c, 1, 0, NULL);
     if (s)
         return s;
     c->out[0].dtype = c->in[0]->dtype;
@@ -78,7 +86,7 @@ ft_status ft_infer_variadic(ft_infer_ctx *c)
         if (!c->in[i])
             return ft_infer_fail(c, "input %d is omitted; every input of %s must be given", i,
                                  ft_op_name(c->node->op));
-        ft_status s = same_dtype(c, i, 0);
+        ft_status s = ft_infer_same_dtype(c, i, 0, NULL);
         if (s)
             return s;
     }
@@ -88,7 +96,7 @@ ft_status ft_infer_variadic(ft_infer_ctx *c)
 
 ft_status ft_infer_compare(ft_infer_ctx *c)
 {
-    ft_status s = same_dtype(c, 1, 0);
+    ft_status s = ft_infer_same_dtype(c, 1, 0, NULL);
     if (s)
         return s;
     c->out[0].dtype = FT_BOOL;
@@ -97,7 +105,7 @@ ft_status ft_infer_compare(ft_infer_ctx *c)
 
 ft_status ft_infer_where(ft_infer_ctx *c)
 {
-    ft_status s = same_dtype(c, 2, 1);
+    ft_status s = ft_infer_same_dtype(c, 2, 1, NULL);
     if (s)
         return s;
     c->out[0].dtype = c->in[1]->dtype;
@@ -109,5 +117,7 @@ ft_status ft_infer_gelu(ft_infer_ctx *c)
     const char *a = ft_attr(c->node, "approximate")->s;
     if (strcmp(a, "none") != 0 && strcmp(a, "tanh") != 0)
         return ft_infer_fail(c, "attribute 'approximate' is '%s'; expected 'none' or 'tanh'", a);
-    return ft_infer_unary(c);
+    ft_status st = ft_infer_unary(c);
+    c->params->unary.gelu_tanh = strcmp(a, "tanh") == 0;
+    return st;
 }

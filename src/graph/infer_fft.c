@@ -8,11 +8,9 @@
  * irfft may however read an axis with 0 bins when n is given: every bin is then
  * zero padding and the result is zeros, as numpy.fft.irfft(a, n) does. Other
  * (batch) dims may be 0: that is an empty batch, not an empty transform. */
-#include "graph.h"
+#include "infer_common.h"
 
 #include <string.h>
-
-static const char *tname(ft_infer_ctx *c, int i) { return c->g->tensors[c->node->in[i]].name; }
 
 /* The norm attribute, shared by all four ops; the kernel parses it again. */
 static ft_status check_norm(ft_infer_ctx *c)
@@ -31,7 +29,7 @@ static ft_status complex_shape(ft_infer_ctx *c, ft_shape *logical)
     char b[FT_SHAPE_STR];
     if (s->rank == 0 || s->dims[s->rank - 1] != 2)
         return ft_infer_fail(c, "input '%s' %s is not complex: %s takes a complex tensor, a real tensor whose "
-                             "last dim is 2 (re, im)", tname(c, 0), ft_shape_str(s, b), ft_op_name(c->node->op));
+                             "last dim is 2 (re, im)", ft_infer_in_name(c, 0), ft_shape_str(s, b), ft_op_name(c->node->op));
     *logical = *s;
     logical->rank--;
     return FT_OK;
@@ -46,15 +44,15 @@ static ft_status logical_axis(ft_infer_ctx *c, const ft_shape *logical, int is_c
         return FT_OK;
     if (logical->rank == 0)
         return ft_infer_fail(c, "attribute 'axis' = %lld is out of range: input '%s' %s is a %s scalar with no "
-                             "axis to transform", (long long)a, tname(c, 0), ft_shape_str(&c->in[0]->shape, b),
+                             "axis to transform", (long long)a, ft_infer_in_name(c, 0), ft_shape_str(&c->in[0]->shape, b),
                              is_complex ? "complex" : "real");
     if (is_complex)
         return ft_infer_fail(c, "attribute 'axis' = %lld is out of range for complex input '%s' %s (logical "
-                             "shape %s, rank %d: axis must be in [%d, %d])", (long long)a, tname(c, 0),
+                             "shape %s, rank %d: axis must be in [%d, %d])", (long long)a, ft_infer_in_name(c, 0),
                              ft_shape_str(&c->in[0]->shape, b), ft_shape_str(logical, l), logical->rank,
                              -logical->rank, logical->rank - 1);
     return ft_infer_fail(c, "attribute 'axis' = %lld is out of range for input '%s' %s (rank %d: axis must be "
-                         "in [%d, %d])", (long long)a, tname(c, 0), ft_shape_str(&c->in[0]->shape, b),
+                         "in [%d, %d])", (long long)a, ft_infer_in_name(c, 0), ft_shape_str(&c->in[0]->shape, b),
                          logical->rank, -logical->rank, logical->rank - 1);
 }
 
@@ -63,7 +61,7 @@ static ft_status nonempty_axis(ft_infer_ctx *c, const ft_shape *logical, int ax)
     char b[FT_SHAPE_STR];
     if (logical->dims[ax] < 1)
         return ft_infer_fail(c, "%s over an empty axis: axis %d of input '%s' %s has length 0 (the transform "
-                             "length must be >= 1)", ft_op_name(c->node->op), ax, tname(c, 0),
+                             "length must be >= 1)", ft_op_name(c->node->op), ax, ft_infer_in_name(c, 0),
                              ft_shape_str(&c->in[0]->shape, b));
     return FT_OK;
 }
@@ -92,7 +90,7 @@ ft_status ft_infer_rfft(ft_infer_ctx *c)
         return st;
     if (s->rank >= FT_MAX_RANK)
         return ft_infer_fail(c, "input '%s' %s has rank %d: the complex result needs one more dim and ranks are "
-                             "limited to %d", tname(c, 0), ft_shape_str(s, b), s->rank, FT_MAX_RANK);
+                             "limited to %d", ft_infer_in_name(c, 0), ft_shape_str(s, b), s->rank, FT_MAX_RANK);
     c->out[0].dtype = c->in[0]->dtype;
     c->out[0].shape = *s;
     c->out[0].shape.dims[ax] = s->dims[ax] / 2 + 1;
@@ -119,7 +117,7 @@ ft_status ft_infer_irfft(ft_infer_ctx *c)
     } else {
         if (m < 2)
             return ft_infer_fail(c, "input '%s' %s has %lld bin%s along axis %d, so the default output length "
-                                 "n = 2*(m-1) = %lld is not >= 1; give attribute 'n'", tname(c, 0),
+                                 "n = 2*(m-1) = %lld is not >= 1; give attribute 'n'", ft_infer_in_name(c, 0),
                                  ft_shape_str(&c->in[0]->shape, b), (long long)m, m == 1 ? "" : "s", ax,
                                  (long long)(2 * (m - 1)));
         n = 2 * (m - 1);

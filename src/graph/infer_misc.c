@@ -1,31 +1,18 @@
 /* Shape and dtype inference of dropout, topk and einsum, and the einsum
  * equation parser that the CPU kernel (src/cpu/einsum.c) shares. The validator
  * has already checked arity and the dtype of input 0. */
-#include "graph.h"
+#include "infer_common.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-static const char *tname(const ft_infer_ctx *c, int i) { return c->g->tensors[c->node->in[i]].name; }
-
-/* A 0/1 flag attribute; other values are refused so that a typo does not
- * silently mean "true". */
-static ft_status flag_attr(ft_infer_ctx *c, const char *name, int *out)
-{
-    int64_t v = ft_attr(c->node, name)->i;
-    if (v != 0 && v != 1)
-        return ft_infer_fail(c, "attribute '%s' must be 0 or 1 (got %lld)", name, (long long)v);
-    *out = (int)v;
-    return FT_OK;
-}
 
 /* ------------------------------------------------------------------ dropout */
 
 ft_status ft_infer_dropout(ft_infer_ctx *c)
 {
     int training = 0;
-    ft_status st = flag_attr(c, "training", &training);
+    ft_status st = ft_infer_flag(c, "training", &training);
     if (st)
         return st;
     double ratio = ft_attr(c->node, "ratio")->f;
@@ -53,20 +40,20 @@ ft_status ft_infer_topk(ft_infer_ctx *c)
     if (ft_axis(a, s->rank, &axis) != 0) {
         if (s->rank == 0)
             return ft_infer_fail(c, "attribute 'axis' = %lld is out of range: input '%s' is a scalar (rank 0) and "
-                                 "has no axis", (long long)a, tname(c, 0));
+                                 "has no axis", (long long)a, ft_infer_in_name(c, 0));
         return ft_infer_fail(c, "attribute 'axis' = %lld is out of range for input '%s' of shape %s (rank %d: "
-                             "valid axes are %d..%d)", (long long)a, tname(c, 0), ft_shape_str(s, b), s->rank,
+                             "valid axes are %d..%d)", (long long)a, ft_infer_in_name(c, 0), ft_shape_str(s, b), s->rank,
                              -s->rank, s->rank - 1);
     }
-    ft_status st = flag_attr(c, "largest", &largest);
+    ft_status st = ft_infer_flag(c, "largest", &largest);
     if (!st)
-        st = flag_attr(c, "sorted", &sorted);
+        st = ft_infer_flag(c, "sorted", &sorted);
     if (st)
         return st;
     int64_t k = ft_attr(c->node, "k")->i;
     if (k < 0 || k > s->dims[axis])
         return ft_infer_fail(c, "attribute 'k' = %lld is out of range for axis %d of input '%s' (shape %s): "
-                             "expected 0 <= k <= %lld", (long long)k, axis, tname(c, 0), ft_shape_str(s, b),
+                             "expected 0 <= k <= %lld", (long long)k, axis, ft_infer_in_name(c, 0), ft_shape_str(s, b),
                              (long long)s->dims[axis]);
     c->out[0].dtype = c->in[0]->dtype;
     c->out[0].shape = *s;
@@ -294,10 +281,10 @@ ft_status ft_infer_einsum(ft_infer_ctx *c)
             return ft_infer_fail(c, "equation '%s': input %d is omitted; every operand must be given", eq, i);
         if (c->in[i]->dtype != c->in[0]->dtype)
             return ft_infer_fail(c, "equation '%s': operand %d ('%s') has dtype %s but operand 0 ('%s') has %s", eq,
-                                 i, tname(c, i), ft_dtype_name(c->in[i]->dtype), tname(c, 0),
+                                 i, ft_infer_in_name(c, i), ft_dtype_name(c->in[i]->dtype), ft_infer_in_name(c, 0),
                                  ft_dtype_name(c->in[0]->dtype));
         ranks[i] = c->in[i]->shape.rank;
-        names[i] = tname(c, i);
+        names[i] = ft_infer_in_name(c, i);
     }
     int8_t lab[64][FT_MAX_RANK], out_lab[FT_MAX_RANK];
     int n_ell, out_rank;
@@ -322,12 +309,12 @@ ft_status ft_infer_einsum(ft_infer_ctx *c)
                 if (l < EIN_ELL)
                     return ft_infer_fail(c, "equation '%s': label '%c' has size %lld in dim %d of operand %d ('%s', "
                                          "shape %s) but %lld in dim %d of operand %d ('%s', shape %s)", eq,
-                                         ein_char(l), (long long)size[l], from_dim[l], from[l], tname(c, from[l]),
-                                         ft_shape_str(&c->in[from[l]]->shape, a), (long long)v, d, i, tname(c, i),
+                                         ein_char(l), (long long)size[l], from_dim[l], from[l], ft_infer_in_name(c, from[l]),
+                                         ft_shape_str(&c->in[from[l]]->shape, a), (long long)v, d, i, ft_infer_in_name(c, i),
                                          ft_shape_str(s, b));
                 return ft_infer_fail(c, "equation '%s': the '...' dims of operand %d ('%s', shape %s) do not "
                                      "broadcast with those of operand %d ('%s', shape %s): %lld vs %lld", eq, i,
-                                     tname(c, i), ft_shape_str(s, a), from[l], tname(c, from[l]),
+                                     ft_infer_in_name(c, i), ft_shape_str(s, a), from[l], ft_infer_in_name(c, from[l]),
                                      ft_shape_str(&c->in[from[l]]->shape, b), (long long)v, (long long)size[l]);
             }
         }
