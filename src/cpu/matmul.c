@@ -1,7 +1,7 @@
 /* Matrix products on the CPU through OpenBLAS's cblas: matmul (numpy.matmul
  * semantics with batch broadcasting) and gemm. */
 #include "cpu.h"
-#include "../runtime/einsum_geom.h"
+#include "../graph/infer_misc.h"
 
 #include <cblas.h>
 #include <limits.h>

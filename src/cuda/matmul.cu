@@ -22,7 +22,7 @@
 #include "cu.cuh"
 
 extern "C" {
-#include "../runtime/einsum_geom.h"
+#include "../graph/infer_misc.h"
 }
 
 #include <limits.h>
@@ -1025,28 +1025,28 @@ static ft_status ein_run(ein_ctx *e, int nops, const ft_ein_op *ops, const uint6
 
 CU_KFN(cu_einsum)
 {
-    const char *eq = ft_attr(n, "equation")->s;
     int nops = n->n_in;
-    if (nops > FT_EIN_MAXOPS)
-        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "einsum: more than %d operands", FT_EIN_MAXOPS);
-    int ranks[FT_EIN_MAXOPS];
-    for (int i = 0; i < nops; i++)
-        ranks[i] = in[i].shape.rank;
-    int8_t lab[FT_EIN_MAXOPS][FT_MAX_RANK], olab_all[FT_MAX_RANK];
-    int n_ell, no_all;
-    char msg[1024];
-    if (ft_einsum_parse(eq, nops, ranks, NULL, lab, &n_ell, olab_all, &no_all, msg, sizeof msg))
-        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "%s", msg);
     uint64_t total = ft_numel(&out[0].shape);
     if (total == 0)
         return FT_OK;
     ein_ctx e;
     memset(&e, 0, sizeof e);
     e.k = k, e.n = n, e.dt = in[0].dtype, e.es = ft_dtype_size(in[0].dtype);
+    const ft_shape *shapes[FT_EIN_MAXOPS];
+    const void *data[FT_EIN_MAXOPS];
+    for (int i = 0; i < nops && i < FT_EIN_MAXOPS; i++)
+        shapes[i] = &in[i].shape, data[i] = in[i].data;
+    int8_t olab_all[FT_MAX_RANK];
+    int no_all;
+    char msg[1024];
     ft_ein_op *ops = (ft_ein_op *)ft_calloc((size_t)nops, sizeof *ops);
     if (!ops)
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory");
-    ft_ein_operands(nops, in, lab, e.size, ops);
+    if (ft_ein_operands(n->params.matmul.equation, nops, shapes, data, olab_all, &no_all, e.size, ops, msg,
+                        sizeof msg)) {
+        free(ops);
+        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "%s", msg);
+    }
     /* Labels of size 1 carry no layout: they are left out everywhere. */
     for (int i = 0; i < nops; i++)
         for (int l = 0; l < FT_EIN_NL; l++)
@@ -1071,7 +1071,7 @@ CU_KFN(cu_einsum)
         CU_TRY(k, n, cudaMemsetAsync(out[0].data, 0, (size_t)total * e.es, k->be->stream));
         return FT_OK;
     }
-    int pairwise = ft_ein_pairwise(e.size, nops, in, ops, need_later, total);
+    int pairwise = ft_ein_pairwise(e.size, nops, shapes, ops, need_later, total);
     for (int pass = 0; pass < 2 && !st; pass++) {
         e.dry = pass == 0;
         if (!e.dry) {

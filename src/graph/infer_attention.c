@@ -86,6 +86,12 @@ ft_status ft_infer_attention(ft_infer_ctx *c)
     int causal;
     if ((st = ft_infer_flag(c, "causal", &causal)))
         return st;
+    /* The scale both backends use. With D = 0 every score is 0 whatever the
+     * scale: 1/sqrt(0) would only add NaN. */
+    ft_attn_params *p = &c->params->attn;
+    p->has_scale = sc->present;
+    p->scale = sc->present ? sc->f : q[3] > 0 ? 1.0 / sqrt((double)q[3]) : 1.0;
+    p->causal = causal;
     ft_shape o = {.rank = 4, .dims = {q[0], q[1], q[2], v[3]}};
     if ((st = ft_infer_check_size(c, &o)))
         return st;

@@ -9,17 +9,30 @@
  * zero padding and the result is zeros, as numpy.fft.irfft(a, n) does. Other
  * (batch) dims may be 0: that is an empty batch, not an empty transform. */
 #include "infer_common.h"
+#include "infer_fft.h"
 
+#include <math.h>
 #include <string.h>
 
-/* The norm attribute, shared by all four ops; the kernel parses it again. */
+/* The norm attribute, shared by all four ops, into params.fft.norm. */
 static ft_status check_norm(ft_infer_ctx *c)
 {
     const char *s = ft_attr(c->node, "norm")->s;
     if (strcmp(s, "backward") && strcmp(s, "ortho") && strcmp(s, "forward"))
         return ft_infer_fail(c, "attribute 'norm': unknown value '%s' (expected \"backward\", \"ortho\" or "
                              "\"forward\")", s);
+    c->params->fft.norm = !strcmp(s, "ortho") ? FT_FFT_NORM_ORTHO : !strcmp(s, "forward") ? FT_FFT_NORM_FORWARD
+                                                                                          : FT_FFT_NORM_BACKWARD;
     return FT_OK;
+}
+
+double ft_fft_scale(const ft_fft_params *p, int inverse, int64_t n)
+{
+    if (p->norm == FT_FFT_NORM_ORTHO)
+        return 1.0 / sqrt((double)n);
+    if (p->norm == (inverse ? FT_FFT_NORM_BACKWARD : FT_FFT_NORM_FORWARD))
+        return 1.0 / (double)n;
+    return 1.0;
 }
 
 /* The logical shape of a complex input (its shape without the trailing 2). */
@@ -40,8 +53,10 @@ static ft_status logical_axis(ft_infer_ctx *c, const ft_shape *logical, int is_c
 {
     int64_t a = ft_attr(c->node, "axis")->i;
     char b[FT_SHAPE_STR], l[FT_SHAPE_STR];
-    if (ft_axis(a, logical->rank, ax) == 0)
+    if (ft_axis(a, logical->rank, ax) == 0) {
+        c->params->fft.axis = *ax;
         return FT_OK;
+    }
     if (logical->rank == 0)
         return ft_infer_fail(c, "attribute 'axis' = %lld is out of range: input '%s' %s is a %s scalar with no "
                              "axis to transform", (long long)a, ft_infer_in_name(c, 0), ft_shape_str(&c->in[0]->shape, b),

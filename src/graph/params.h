@@ -7,7 +7,7 @@
  *
  *   ft_graph_validate(g, &err);                      // fills g->nodes[i].params
  *   const ft_conv_params *p = &n->params.conv;       // in a conv kernel
- *   ft_conv_geom geo; ft_conv_geom_of(p, &x->shape, &w->shape, &y->shape, &geo);
+ *   ft_conv_geom geo; ft_conv_geom_of(p, &x->shape, &w->shape, &y->shape, x->dtype, 0, &geo);
  *
  * Adding an op: its ops.def line, one parser entry (the family's infer
  * function fills c->params), one kernel per backend, its numeric cases and
