@@ -1,6 +1,7 @@
 /* CPU reference backend: kernel entry points, one file per op family.
  * Each kernel has the ft_kernel_fn signature (runtime/backend.h) and is listed
- * in the kernel table of cpu_backend.c with the dtypes it handles.
+ * in the kernel table of both backends (runtime/kernels.def) with the dtype
+ * set it handles.
  * Parallelism: OpenMP, with num_threads(k->threads); small tensors run serial. */
 #ifndef FT_CPU_H
 #define FT_CPU_H
@@ -15,6 +16,7 @@
 #define CPU_SIGNED (CPU_FLOAT | FT_DT_SINT)
 #define CPU_ANY (CPU_NUM | FT_DT_BOOL)
 #define CPU_BYTES FT_DT_ANY /* pure data movement: every dtype */
+#define CPU_BOOL FT_DT_BOOL
 
 /* Below this many elements a kernel should not spawn threads. */
 #define CPU_PAR_MIN 32768

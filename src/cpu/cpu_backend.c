@@ -14,70 +14,18 @@ struct ft_backend_ctx {
 };
 
 /* Every op, and the kernel and dtypes that run it natively here (see
- * cpu_kernels below for f16/bf16). No default: a new op in ops.def fails to
- * compile until it is placed (-Wswitch-enum), as in cuda/backend.cu. */
+ * cpu_kernels below for f16/bf16): the table of runtime/kernels.def, shared
+ * with cuda/backend.cu. */
 static ft_kernel kernel_of(ft_op op)
 {
     ft_kernel k = {NULL, 0};
-#define KK(f_, m_) do { k.fn = (f_); k.dtypes = (m_); } while (0)
+#define K(name, set) do { k.fn = cpu_##name; k.dtypes = CPU_##set; } while (0)
+#define KX(name, set, extra) do { k.fn = cpu_##name; k.dtypes = CPU_##set | (extra); } while (0)
     switch (op) {
-    case FT_OP_IDENTITY: case FT_OP_RESHAPE: case FT_OP_FLATTEN: case FT_OP_SQUEEZE: case FT_OP_UNSQUEEZE:
-        KK(cpu_copy, CPU_BYTES); break;
-    case FT_OP_NEG: case FT_OP_ABS: case FT_OP_SIGN:
-        KK(cpu_unary, CPU_SIGNED); break;
-    case FT_OP_RELU: case FT_OP_SIGMOID: case FT_OP_TANH: case FT_OP_EXP: case FT_OP_LOG: case FT_OP_SQRT:
-    case FT_OP_RSQRT: case FT_OP_RECIPROCAL: case FT_OP_SIN: case FT_OP_COS: case FT_OP_ERF: case FT_OP_FLOOR:
-    case FT_OP_CEIL: case FT_OP_ROUND: case FT_OP_SOFTPLUS: case FT_OP_SOFTSIGN: case FT_OP_SILU: case FT_OP_MISH:
-    case FT_OP_HARD_SWISH: case FT_OP_LEAKY_RELU: case FT_OP_ELU: case FT_OP_CELU: case FT_OP_SELU:
-    case FT_OP_HARD_SIGMOID: case FT_OP_GELU: case FT_OP_IS_NAN: case FT_OP_IS_INF:
-        KK(cpu_unary, CPU_FLOAT); break;
-    case FT_OP_CLIP: KK(cpu_unary, CPU_NUM); break;
-    case FT_OP_NOT: KK(cpu_unary, FT_DT_BOOL); break;
-    case FT_OP_CAST: KK(cpu_cast, CPU_BYTES); break;
-    case FT_OP_ADD: case FT_OP_SUB: case FT_OP_MUL: case FT_OP_DIV: case FT_OP_POW: case FT_OP_MOD:
-    case FT_OP_LESS: case FT_OP_LESS_EQUAL: case FT_OP_GREATER: case FT_OP_GREATER_EQUAL:
-        KK(cpu_binary, CPU_NUM); break;
-    case FT_OP_EQUAL: KK(cpu_binary, CPU_ANY); break;
-    case FT_OP_AND: case FT_OP_OR: case FT_OP_XOR: KK(cpu_binary, FT_DT_BOOL); break;
-    case FT_OP_MAX: case FT_OP_MIN: KK(cpu_variadic, CPU_NUM); break;
-    case FT_OP_WHERE: KK(cpu_where, FT_DT_BOOL); break;
-    case FT_OP_MATMUL: KK(cpu_matmul, CPU_FLOAT); break;
-    case FT_OP_GEMM: KK(cpu_gemm, CPU_FLOAT); break;
-    case FT_OP_EINSUM: KK(cpu_einsum, CPU_FLOAT); break;
-    case FT_OP_REDUCE_SUM: case FT_OP_REDUCE_MEAN: case FT_OP_REDUCE_PROD: case FT_OP_REDUCE_L1: case FT_OP_REDUCE_L2:
-    case FT_OP_REDUCE_SUM_SQUARE: case FT_OP_REDUCE_LOG_SUM_EXP:
-        KK(cpu_reduce, CPU_NUM); break;
-    case FT_OP_REDUCE_MAX: case FT_OP_REDUCE_MIN: KK(cpu_reduce, CPU_ANY); break;
-    case FT_OP_ARGMAX: case FT_OP_ARGMIN: KK(cpu_arg, CPU_NUM); break;
-    case FT_OP_CUMSUM: KK(cpu_cumsum, CPU_NUM); break;
-    case FT_OP_TOPK: KK(cpu_topk, CPU_NUM); break;
-    case FT_OP_SOFTMAX: case FT_OP_LOG_SOFTMAX: KK(cpu_softmax, CPU_FLOAT); break;
-    case FT_OP_LAYER_NORM: KK(cpu_layer_norm, CPU_FLOAT); break;
-    case FT_OP_RMS_NORM: KK(cpu_rms_norm, CPU_FLOAT); break;
-    case FT_OP_BATCH_NORM: KK(cpu_batch_norm, CPU_FLOAT); break;
-    case FT_OP_INSTANCE_NORM: KK(cpu_instance_norm, CPU_FLOAT); break;
-    case FT_OP_GROUP_NORM: KK(cpu_group_norm, CPU_FLOAT); break;
-    case FT_OP_TRANSPOSE: KK(cpu_transpose, CPU_BYTES); break;
-    case FT_OP_EXPAND: KK(cpu_expand, CPU_BYTES); break;
-    case FT_OP_TILE: KK(cpu_tile, CPU_BYTES); break;
-    case FT_OP_CONCAT: KK(cpu_concat, CPU_BYTES); break;
-    case FT_OP_SPLIT: KK(cpu_split, CPU_BYTES); break;
-    case FT_OP_SLICE: KK(cpu_slice, CPU_BYTES); break;
-    case FT_OP_GATHER: KK(cpu_gather, CPU_BYTES); break;
-    case FT_OP_GATHER_ELEMENTS: KK(cpu_gather_elements, CPU_BYTES); break;
-    case FT_OP_PAD: KK(cpu_pad, CPU_BYTES); break;
-    case FT_OP_CONV: KK(cpu_conv, CPU_FLOAT); break;
-    case FT_OP_CONV_TRANSPOSE: KK(cpu_conv_transpose, CPU_FLOAT); break;
-    case FT_OP_MAX_POOL: KK(cpu_max_pool, CPU_FLOAT | FT_M(I8) | FT_M(U8)); break;
-    case FT_OP_AVERAGE_POOL: KK(cpu_average_pool, CPU_FLOAT); break;
-    case FT_OP_GLOBAL_AVERAGE_POOL: case FT_OP_GLOBAL_MAX_POOL: KK(cpu_global_pool, CPU_FLOAT); break;
-    case FT_OP_RESIZE: KK(cpu_resize, CPU_FLOAT); break;
-    case FT_OP_FFT: case FT_OP_IFFT: case FT_OP_RFFT: case FT_OP_IRFFT: KK(cpu_fft, CPU_FLOAT); break;
-    case FT_OP_ATTENTION: KK(cpu_attention, CPU_FLOAT); break;
-    case FT_OP_DROPOUT: KK(cpu_dropout, CPU_FLOAT); break;
-    case FT_OP_COUNT: break;
+#include "../runtime/kernels.def"
     }
-#undef KK
+#undef K
+#undef KX
     return k;
 }
 

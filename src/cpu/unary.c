@@ -255,32 +255,6 @@ static un_row unary_row(ft_op op, ft_dtype dt)
     return float_rows[op][dt] ? float_rows[op][dt] : int_rows[op][dt];
 }
 
-static void int_range(ft_dtype dt, int64_t *lo, int64_t *hi)
-{
-    switch (dt) {
-    case FT_I8: *lo = INT8_MIN, *hi = INT8_MAX; return;
-    case FT_I16: *lo = INT16_MIN, *hi = INT16_MAX; return;
-    case FT_I32: *lo = INT32_MIN, *hi = INT32_MAX; return;
-    case FT_I64: *lo = INT64_MIN, *hi = INT64_MAX; return;
-    case FT_U8: *lo = 0, *hi = UINT8_MAX; return;
-    case FT_BOOL: *lo = 0, *hi = 1; return;
-    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: case FT_DTYPE_COUNT: break;
-    }
-    *lo = INT64_MIN, *hi = INT64_MAX;
-}
-
-/* A double bound as an integer of [tlo, thi]; NaN means no bound (def). */
-static int64_t int_bound(double v, int64_t tlo, int64_t thi, int64_t def)
-{
-    if (isnan(v))
-        return def;
-    if (v <= (double)tlo)
-        return tlo;
-    if (v >= (double)thi) /* (double)INT64_MAX is 2^63: the cast below stays in range */
-        return thi;
-    return (int64_t)v;
-}
-
 typedef struct un_job {
     un_row fn;
     const un_params *p;
@@ -300,19 +274,12 @@ ft_status cpu_unary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
     const ft_op op = n->op;
     const ft_dtype dt = in[0].dtype;
     const ft_unary_params *up = &n->params.unary;
-    un_params p = {.alpha = up->alpha, .beta = up->beta, .gamma = up->gamma, .lo = up->lo, .hi = up->hi};
+    un_params p = {.alpha = up->alpha, .beta = up->beta, .gamma = up->gamma, .lo = up->lo, .hi = up->hi,
+                   .ilo = up->ilo, .ihi = up->ihi};
     un_row fn = op == FT_OP_GELU && up->gelu_tanh ? gelu_tanh_rows[dt] : unary_row(op, dt);
     if (!fn)
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "no CPU kernel for %s on %s", ft_op_name(op),
                            ft_dtype_name(dt));
-    if (op == FT_OP_CLIP && ft_dtype_is_int(dt)) {
-        int64_t tlo, thi;
-        int_range(dt, &tlo, &thi);
-        p.ilo = int_bound(ceil(p.lo), tlo, thi, tlo);
-        p.ihi = int_bound(floor(p.hi), tlo, thi, thi);
-        if (p.ilo > p.ihi)
-            p.ilo = p.ihi;
-    }
     const int64_t cnt = (int64_t)ft_numel(&in[0].shape);
     if (cnt == 0)
         return FT_OK;

@@ -335,32 +335,6 @@ static int un_group(int op)
     }
 }
 
-static void int_range(ft_dtype dt, int64_t *lo, int64_t *hi)
-{
-    switch (dt) {
-    case FT_I8: *lo = INT8_MIN, *hi = INT8_MAX; return;
-    case FT_I16: *lo = INT16_MIN, *hi = INT16_MAX; return;
-    case FT_I32: *lo = INT32_MIN, *hi = INT32_MAX; return;
-    case FT_I64: *lo = INT64_MIN, *hi = INT64_MAX; return;
-    case FT_U8: *lo = 0, *hi = UINT8_MAX; return;
-    case FT_BOOL: *lo = 0, *hi = 1; return;
-    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: case FT_DTYPE_COUNT: break;
-    }
-    *lo = INT64_MIN, *hi = INT64_MAX;
-}
-
-/* A double bound as an integer of [tlo, thi]; NaN means no bound (def). */
-static int64_t int_bound(double v, int64_t tlo, int64_t thi, int64_t def)
-{
-    if (isnan(v))
-        return def;
-    if (v <= (double)tlo)
-        return tlo;
-    if (v >= (double)thi) /* (double)INT64_MAX is 2^63: the cast below stays in range */
-        return thi;
-    return (int64_t)v;
-}
-
 /* alpha, beta, gamma, min, max of the node (0 / -inf / +inf when the op has none). */
 struct un_attrs {
     double v[5];
@@ -404,15 +378,9 @@ static ft_status un_int(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view
     UnInt<T> f{};
     f.op = code;
     if (grp == G_CLIP) {
-        /* bounds ceil(min) and floor(max) saturated to the dtype; lo > hi gives
-         * hi everywhere, like NumPy's clip */
-        int64_t tlo, thi;
-        int_range(in[0].dtype, &tlo, &thi);
-        int64_t lo = int_bound(ceil(at.v[3]), tlo, thi, tlo), hi = int_bound(floor(at.v[4]), tlo, thi, thi);
-        if (lo > hi)
-            lo = hi;
-        f.lo = (T)lo;
-        f.hi = (T)hi;
+        /* the dtype's bounds, from graph/infer_elementwise.c */
+        f.lo = (T)n->params.unary.ilo;
+        f.hi = (T)n->params.unary.ihi;
     }
     return ew_run<X, false>(k, n, f, out, ins);
 }

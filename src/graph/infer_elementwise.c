@@ -20,8 +20,35 @@ static ft_status bcast(ft_infer_ctx *c, int first, int last, ft_shape *out)
     return FT_OK;
 }
 
+static void int_range(ft_dtype dt, int64_t *lo, int64_t *hi)
+{
+    switch (dt) {
+    case FT_I8: *lo = INT8_MIN, *hi = INT8_MAX; return;
+    case FT_I16: *lo = INT16_MIN, *hi = INT16_MAX; return;
+    case FT_I32: *lo = INT32_MIN, *hi = INT32_MAX; return;
+    case FT_I64: *lo = INT64_MIN, *hi = INT64_MAX; return;
+    case FT_U8: *lo = 0, *hi = UINT8_MAX; return;
+    case FT_BOOL: *lo = 0, *hi = 1; return;
+    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: case FT_DTYPE_COUNT: break;
+    }
+    *lo = INT64_MIN, *hi = INT64_MAX;
+}
+
+/* A double bound as an integer of [tlo, thi]; NaN means no bound (def). */
+static int64_t int_bound(double v, int64_t tlo, int64_t thi, int64_t def)
+{
+    if (isnan(v))
+        return def;
+    if (v <= (double)tlo)
+        return tlo;
+    if (v >= (double)thi) /* (double)INT64_MAX is 2^63: the cast below stays in range */
+        return thi;
+    return (int64_t)v;
+}
+
 /* The parser of the one-input ops' attributes: each float attribute the op
- * has under one of these names, clip's bounds (infinite when absent). */
+ * has under one of these names, clip's bounds (infinite when absent) and, on
+ * an integer dtype, their integer values. */
 static void unary_params(ft_infer_ctx *c)
 {
     ft_unary_params *p = &c->params->unary;
@@ -32,6 +59,14 @@ static void unary_params(ft_infer_ctx *c)
     for (size_t i = 0; i < FT_ARRAY_LEN(names); i++)
         if (ft_op_attr_index(c->node->op, names[i]) >= 0)
             *vals[i] = ft_attr(c->node, names[i])->f;
+    if (c->node->op == FT_OP_CLIP && ft_dtype_is_int(c->in[0]->dtype)) {
+        int64_t tlo, thi;
+        int_range(c->in[0]->dtype, &tlo, &thi);
+        p->ilo = int_bound(ceil(p->lo), tlo, thi, tlo);
+        p->ihi = int_bound(floor(p->hi), tlo, thi, thi);
+        if (p->ilo > p->ihi)
+            p->ilo = p->ihi;
+    }
 }
 
 ft_status ft_infer_unary(ft_infer_ctx *c)

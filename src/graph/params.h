@@ -28,6 +28,8 @@
 typedef struct ft_unary_params {
     double alpha, beta, gamma; /* the op's attributes of these names (0 where it has none) */
     double lo, hi;             /* clip's min and max (-inf, inf when absent) */
+    int64_t ilo, ihi;          /* clip on an integer dtype: ceil(min) and floor(max) saturated to
+                                  the dtype; min > max gives max everywhere, as NumPy's clip */
     int gelu_tanh;             /* gelu: approximate = "tanh" */
 } ft_unary_params;
 

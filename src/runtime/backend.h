@@ -12,10 +12,10 @@
  * Support of op X in dtype Y is read from kernels[X].dtypes (a mask of the
  * dtype of input 0), never from a separate list.
  *
- * Both backends build the table the same way: a function kernel_of(op) with
- * one switch over every op and no default (cpu/cpu_backend.c,
- * cuda/backend.cu), so an op added to ops.def and not placed in a backend
- * fails to compile there (-Wswitch-enum).
+ * Both backends build the table from one list (kernels.def), expanded in a
+ * switch over every op with no default (cpu/cpu_backend.c, cuda/backend.cu),
+ * so an op added to ops.def and not placed fails to compile on both
+ * (-Wswitch-enum).
  *
  *   ft_error err = {0};
  *   ft_backend_opts opts = {.threads = 0};
