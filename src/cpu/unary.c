@@ -146,6 +146,7 @@ FLOAT_HELPERS(f64, double)
     X2(CELU, expm1(x / al), SEL(x > 0, x, al * t))                                               \
     X2(SELU, expm1(x), SEL(x > 0, ga * x, gal * t))                                              \
     X1(HARD_SIGMOID, CLAMP(al * x + be, K(0), K(1)))                                             \
+    X1(THRESHOLDED_RELU, SEL(x > al, x, K(0)))                                                   \
     /* erfc keeps the tail accurate for negative x, where 1 + erf(.) cancels */                  \
     X1(GELU, K(0.5) * x * erfc(-x * K(0.70710678118654752440)))                                  \
     X1(CLIP, CLAMP(x, lo, hi))

@@ -40,6 +40,7 @@ template <class A> EW_HD A un_cheap(int op, A x, const un_par<A> &p)
     case FT_OP_HARD_SWISH: return x * clampv(x + A(3), zero, A(6)) / A(6);
     case FT_OP_LEAKY_RELU: return x * (x < zero ? p.al : one);
     case FT_OP_HARD_SIGMOID: return clampv(add_rn(mul_rn(p.al, x), p.be), zero, one);
+    case FT_OP_THRESHOLDED_RELU: return x > p.al ? x : zero;
     case FT_OP_CLIP: return clampv(x, p.lo, p.hi);
     default: return x;
     }
@@ -321,7 +322,7 @@ static int un_group(int op)
     switch (op) {
     case FT_OP_RELU: case FT_OP_SQRT: case FT_OP_RSQRT: case FT_OP_RECIPROCAL: case FT_OP_FLOOR:
     case FT_OP_CEIL: case FT_OP_ROUND: case FT_OP_SOFTSIGN: case FT_OP_HARD_SWISH: case FT_OP_LEAKY_RELU:
-    case FT_OP_HARD_SIGMOID:
+    case FT_OP_HARD_SIGMOID: case FT_OP_THRESHOLDED_RELU:
         return G_CHEAP;
     case FT_OP_SIGMOID: case FT_OP_TANH: case FT_OP_EXP: case FT_OP_LOG: case FT_OP_SIN: case FT_OP_COS:
     case FT_OP_ERF: case FT_OP_SOFTPLUS: case FT_OP_SILU: case FT_OP_MISH: case FT_OP_ELU: case FT_OP_CELU:

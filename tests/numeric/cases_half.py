@@ -50,7 +50,7 @@ def erf(v):
 UNARY = {
     "exp": np.exp, "tanh": np.tanh, "sigmoid": lambda x: 1 / (1 + np.exp(-x)), "sqrt": np.sqrt,
     "relu": lambda x: np.maximum(x, 0), "gelu": lambda x: 0.5 * x * (1 + erf(x / math.sqrt(2))),
-    "log": np.log, "silu": lambda x: x / (1 + np.exp(-x)),
+    "log": np.log, "silu": lambda x: x / (1 + np.exp(-x)), "thresholded_relu": lambda x: np.where(x > 1.0, x, 0.0),
 }
 
 
