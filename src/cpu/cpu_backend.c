@@ -16,18 +16,9 @@ struct ft_backend_ctx {
 /* Every op, and the kernel and dtypes that run it natively here (see
  * cpu_kernels below for f16/bf16): the table of runtime/kernels.def, shared
  * with cuda/backend.cu. */
-static ft_kernel kernel_of(ft_op op)
-{
-    ft_kernel k = {NULL, 0};
-#define K(name, set) do { k.fn = cpu_##name; k.dtypes = CPU_##set; } while (0)
-#define KX(name, set, extra) do { k.fn = cpu_##name; k.dtypes = CPU_##set | (extra); } while (0)
-    switch (op) {
+#define FT_KERNEL_FN(name) cpu_##name
+#define FT_KERNEL_SET(set) CPU_##set
 #include "../runtime/kernels.def"
-    }
-#undef K
-#undef KX
-    return k;
-}
 
 static ft_kernel native[FT_OP_COUNT]; /* kernel_of for every op */
 

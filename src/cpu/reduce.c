@@ -14,6 +14,7 @@
  * noop_with_empty_axes=1 and no axes, each output reduces a single element
  * (so reduce_sum_square squares, reduce_l1 takes |x|), as ONNX's reference. */
 #include "cpu.h"
+#include "../runtime/numeric.h"
 #include "../graph/infer_math.h"
 
 #include <math.h>
@@ -255,29 +256,16 @@ DEF_TYPE(i64, int64_t, LD_PLAIN, 1)
 DEF_TYPE(u8, uint8_t, LD_PLAIN, 1)
 DEF_TYPE(b8, uint8_t, LD_BOOL, 1)
 
-/* Integer results computed in double (l2, log_sum_exp, identities): truncate
- * toward zero, NaN -> 0, saturate like a float -> int cast. */
-static int64_t sat_i64(double v, int64_t lo, int64_t hi)
-{
-    if (v != v)
-        return 0;
-    if (v <= (double)lo)
-        return lo;
-    if (v >= (double)hi)
-        return hi;
-    return (int64_t)v;
-}
-
 static void store_d(ft_dtype dt, void *y, int64_t i, double v)
 {
     switch (dt) {
     case FT_F32: ((float *)y)[i] = (float)v; break;
     case FT_F64: ((double *)y)[i] = v; break;
-    case FT_I8: ((int8_t *)y)[i] = (int8_t)sat_i64(v, INT8_MIN, INT8_MAX); break;
-    case FT_I16: ((int16_t *)y)[i] = (int16_t)sat_i64(v, INT16_MIN, INT16_MAX); break;
-    case FT_I32: ((int32_t *)y)[i] = (int32_t)sat_i64(v, INT32_MIN, INT32_MAX); break;
-    case FT_I64: ((int64_t *)y)[i] = sat_i64(v, INT64_MIN, INT64_MAX); break;
-    case FT_U8: ((uint8_t *)y)[i] = (uint8_t)sat_i64(v, 0, UINT8_MAX); break;
+    case FT_I8: ((int8_t *)y)[i] = (int8_t)ft_sat_i64(v, INT8_MIN, INT8_MAX); break;
+    case FT_I16: ((int16_t *)y)[i] = (int16_t)ft_sat_i64(v, INT16_MIN, INT16_MAX); break;
+    case FT_I32: ((int32_t *)y)[i] = (int32_t)ft_sat_i64(v, INT32_MIN, INT32_MAX); break;
+    case FT_I64: ((int64_t *)y)[i] = ft_sat_i64(v, INT64_MIN, INT64_MAX); break;
+    case FT_U8: ((uint8_t *)y)[i] = (uint8_t)ft_sat_i64(v, 0, UINT8_MAX); break;
     case FT_BOOL: ((uint8_t *)y)[i] = v != 0; break;
     case FT_F16: case FT_BF16: case FT_DTYPE_COUNT: break;
     }

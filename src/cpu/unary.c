@@ -2,6 +2,7 @@
  * (cpu_cast). Each op and dtype is a row function over a contiguous range;
  * the ranges are split across OpenMP threads for large tensors. */
 #include "cpu.h"
+#include "../runtime/numeric.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -291,24 +292,6 @@ ft_status cpu_unary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
 
 /* ---------------------------------- cast ---------------------------------- */
 
-/* Rounds d to float with round-to-odd: truncate, then set the last bit when
- * inexact. A second rounding to f16/bf16 (11 and 8 bits, well below float's 24)
- * then gives the correctly rounded result, which rounding twice to nearest
- * would not in the rare halfway cases. */
-static inline float f64_to_f32_odd(double d)
-{
-    float f = (float)d;
-    if ((double)f == d || d != d)
-        return f;
-    if (fabs((double)f) > fabs(d))
-        f = nextafterf(f, 0.0f);
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    u |= 1;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 static inline float i64_to_f32_odd(int64_t v)
 {
     uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
@@ -324,8 +307,8 @@ static inline float i64_to_f32_odd(int64_t v)
 
 /* How each source becomes the float that is rounded once more to f16/bf16. */
 #define HALF_EXACT(v) ((float)(v))
-#define HALF_F64(v) f64_to_f32_odd(v)
-#define HALF_I32(v) f64_to_f32_odd((double)(v))
+#define HALF_F64(v) ft_f64_to_f32_odd(v)
+#define HALF_I32(v) ft_f64_to_f32_odd((double)(v))
 #define HALF_I64(v) i64_to_f32_odd(v)
 
 /* float -> int: truncate toward zero, NaN -> 0, saturate (NUMERICS in man/ftrun-graph.5). The

@@ -418,18 +418,9 @@ static ft_status cu_replay(ft_backend_ctx *c, ft_error *err)
 
 /* Every op, and the kernel and dtypes that run it here: the table of
  * runtime/kernels.def, shared with cpu/cpu_backend.c. */
-static ft_kernel kernel_of(ft_op op)
-{
-    ft_kernel k = {NULL, 0};
-#define K(name, set) do { k.fn = cu_##name; k.dtypes = CU_##set; } while (0)
-#define KX(name, set, extra) do { k.fn = cu_##name; k.dtypes = CU_##set | (extra); } while (0)
-    switch (op) {
+#define FT_KERNEL_FN(name) cu_##name
+#define FT_KERNEL_SET(set) CU_##set
 #include "../runtime/kernels.def"
-    }
-#undef K
-#undef KX
-    return k;
-}
 
 static ft_kernel real_kernels[FT_OP_COUNT]; /* what runs each op */
 static ft_kernel cu_kernels[FT_OP_COUNT];   /* the table the executor sees: cu_enter for each */

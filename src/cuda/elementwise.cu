@@ -3,6 +3,7 @@
  * Every op reads and writes contiguous tensors of one shape, so only the flat
  * kernel is instantiated here. */
 #include "elementwise.cuh"
+#include "../runtime/numeric.h"
 
 namespace {
 
@@ -162,23 +163,6 @@ EW_HD int clz64(uint64_t u)
 #endif
 }
 
-/* d rounded to float with round-to-odd (truncate, set the last bit when
- * inexact): a second rounding to f16/bf16 is then correctly rounded, which two
- * roundings to nearest would not be in rare halfway cases. */
-EW_HD float f64_to_f32_odd(double d)
-{
-    float f = (float)d;
-    if ((double)f == d || d != d)
-        return f;
-    if (fabs((double)f) > fabs(d))
-        f = nextafterf(f, 0.0f);
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    u |= 1;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 EW_HD float i64_to_f32_odd(int64_t v)
 {
     const uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
@@ -284,9 +268,9 @@ template <ft_dtype D> EW_HD typename st_of<D>::type cast_f64(double v)
 {
     typedef typename st_of<D>::type TD;
     if constexpr (D == FT_F16)
-        return f16_of(f64_to_f32_odd(v));
+        return f16_of(ft_f64_to_f32_odd(v));
     else if constexpr (D == FT_BF16)
-        return bf16_of(f64_to_f32_odd(v));
+        return bf16_of(ft_f64_to_f32_odd(v));
     else if constexpr (D == FT_F32 || D == FT_F64)
         return (TD)v;
     else if constexpr (D == FT_BOOL)

@@ -22,6 +22,7 @@
  * (value, index) pair) and every dtype; the policy decides what is loaded,
  * how two partial results combine and how a result is stored. */
 #include "cu.cuh"
+#include "../runtime/numeric.h"
 
 extern "C" {
 #include "../graph/infer_math.h"
@@ -59,30 +60,17 @@ template <> __device__ __forceinline__ double to_d<__nv_bfloat16>(__nv_bfloat16 
     return (double)__bfloat162float(v);
 }
 
-/* A result computed in double stored to an integer dtype: truncation toward
- * zero, NaN -> 0, saturation (as the CPU's sat_i64). */
-__device__ __forceinline__ int64_t sat_i64(double v, int64_t lo, int64_t hi)
-{
-    if (v != v)
-        return 0;
-    if (v <= (double)lo)
-        return lo;
-    if (v >= (double)hi)
-        return hi;
-    return (int64_t)v;
-}
-
 /* Stores of a double result. 16-bit floats go through f32, as the CPU's f32
  * kernel followed by its rounding to 16 bits. */
 __device__ __forceinline__ void st_d(float *y, int64_t i, double v) { y[i] = (float)v; }
 __device__ __forceinline__ void st_d(double *y, int64_t i, double v) { y[i] = v; }
 __device__ __forceinline__ void st_d(__half *y, int64_t i, double v) { y[i] = __float2half_rn((float)v); }
 __device__ __forceinline__ void st_d(__nv_bfloat16 *y, int64_t i, double v) { y[i] = __float2bfloat16_rn((float)v); }
-__device__ __forceinline__ void st_d(int8_t *y, int64_t i, double v) { y[i] = (int8_t)sat_i64(v, INT8_MIN, INT8_MAX); }
-__device__ __forceinline__ void st_d(int16_t *y, int64_t i, double v) { y[i] = (int16_t)sat_i64(v, INT16_MIN, INT16_MAX); }
-__device__ __forceinline__ void st_d(int32_t *y, int64_t i, double v) { y[i] = (int32_t)sat_i64(v, INT32_MIN, INT32_MAX); }
-__device__ __forceinline__ void st_d(int64_t *y, int64_t i, double v) { y[i] = sat_i64(v, INT64_MIN, INT64_MAX); }
-__device__ __forceinline__ void st_d(uint8_t *y, int64_t i, double v) { y[i] = (uint8_t)sat_i64(v, 0, UINT8_MAX); }
+__device__ __forceinline__ void st_d(int8_t *y, int64_t i, double v) { y[i] = (int8_t)ft_sat_i64(v, INT8_MIN, INT8_MAX); }
+__device__ __forceinline__ void st_d(int16_t *y, int64_t i, double v) { y[i] = (int16_t)ft_sat_i64(v, INT16_MIN, INT16_MAX); }
+__device__ __forceinline__ void st_d(int32_t *y, int64_t i, double v) { y[i] = (int32_t)ft_sat_i64(v, INT32_MIN, INT32_MAX); }
+__device__ __forceinline__ void st_d(int64_t *y, int64_t i, double v) { y[i] = ft_sat_i64(v, INT64_MIN, INT64_MAX); }
+__device__ __forceinline__ void st_d(uint8_t *y, int64_t i, double v) { y[i] = (uint8_t)ft_sat_i64(v, 0, UINT8_MAX); }
 
 /* The shift of log_sum_exp's exp phase: a NaN or infinite maximum is the
  * result itself, and shifting by 0 keeps exp() from making NaN meanwhile. */
