@@ -188,6 +188,17 @@ template <class T> __device__ __forceinline__ T cu_from_f(float v) { return (T)v
 template <> __device__ __forceinline__ __half cu_from_f<__half>(float v) { return __float2half_rn(v); }
 template <> __device__ __forceinline__ __nv_bfloat16 cu_from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
+/* Any element widened to double, and a double result stored with the CPU's
+ * roundings (16-bit floats through f32, as the CPU's f32 kernel followed by
+ * its rounding to 16 bits; integer stores: reduce.cu). */
+template <class T> __device__ __forceinline__ double cu_to_d(T v) { return (double)v; }
+template <> __device__ __forceinline__ double cu_to_d<__half>(__half v) { return (double)__half2float(v); }
+template <> __device__ __forceinline__ double cu_to_d<__nv_bfloat16>(__nv_bfloat16 v) { return (double)__bfloat162float(v); }
+static __device__ __forceinline__ void cu_st_d(float *y, int64_t i, double v) { y[i] = (float)v; }
+static __device__ __forceinline__ void cu_st_d(double *y, int64_t i, double v) { y[i] = v; }
+static __device__ __forceinline__ void cu_st_d(__half *y, int64_t i, double v) { y[i] = __float2half_rn((float)v); }
+static __device__ __forceinline__ void cu_st_d(__nv_bfloat16 *y, int64_t i, double v) { y[i] = __float2bfloat16_rn((float)v); }
+
 /* The arithmetic type of a storage type: f32 for the 16-bit floats, itself otherwise. */
 template <class T> struct cu_acc { typedef T type; };
 template <> struct cu_acc<__half> { typedef float type; };

@@ -48,17 +48,6 @@ __device__ __forceinline__ double csqrt(double v) { return sqrt(v); }
 __device__ __forceinline__ float cmax(float a, float b) { return fmaxf(a, b); }
 __device__ __forceinline__ double cmax(double a, double b) { return fmax(a, b); }
 
-template <class T> __device__ __forceinline__ double to_d(T v) { return (double)v; }
-template <> __device__ __forceinline__ double to_d<__half>(__half v) { return (double)__half2float(v); }
-template <> __device__ __forceinline__ double to_d<__nv_bfloat16>(__nv_bfloat16 v)
-{
-    return (double)__bfloat162float(v);
-}
-/* A double result stored with the CPU's roundings (16-bit floats via f32). */
-__device__ __forceinline__ void st_d(float *y, int64_t i, double v) { y[i] = (float)v; }
-__device__ __forceinline__ void st_d(double *y, int64_t i, double v) { y[i] = v; }
-__device__ __forceinline__ void st_d(__half *y, int64_t i, double v) { y[i] = __float2half_rn((float)v); }
-__device__ __forceinline__ void st_d(__nv_bfloat16 *y, int64_t i, double v) { y[i] = __float2bfloat16_rn((float)v); }
 
 /* 16 bytes <-> V compute-type values. */
 __device__ __forceinline__ void unpack(uint4 u, float *o)
@@ -555,7 +544,7 @@ __global__ void __launch_bounds__(NB) st_part(const T *x, int64_t rows, int64_t 
         if (kind == S_SOFT) {
             double m = -INFINITY;
             for (int64_t j = j0 + lane; j < j1; j += G)
-                m = dmax(m, to_d(xr[j]));
+                m = dmax(m, cu_to_d(xr[j]));
             m = dred(m, true, G, sm);
             const C sh = (C)(m == -INFINITY ? 0.0 : m);
             for (int64_t j = j0 + lane; j < j1; j += G)
@@ -567,7 +556,7 @@ __global__ void __launch_bounds__(NB) st_part(const T *x, int64_t rows, int64_t 
         }
         const double mu = kind == S_SQDEV && valid ? mean[row] : 0.0;
         for (int64_t j = j0 + lane; j < j1; j += G) {
-            const double v = to_d(xr[j]);
+            const double v = cu_to_d(xr[j]);
             s += kind == S_SUM ? v : (v - mu) * (v - mu);
         }
         s = dred(s, false, G, sm);
@@ -602,7 +591,7 @@ __global__ void st_fin(int kind, const double *part, int64_t rows, int64_t nch, 
         double v = kind == F_MEAN ? t / (double)len : 1.0 / sqrt(t / (double)len + eps);
         (kind == F_MEAN ? o0 : o1)[r] = v;
         if (tout)
-            st_d(tout, r, v);
+            cu_st_d(tout, r, v);
     }
 }
 
@@ -626,13 +615,13 @@ __global__ void __launch_bounds__(NB) ap_rows(const T *x, T *y, int64_t rows, in
             } else if (op == OP_LOGSOFTMAX) {
                 r = (double)(cu_load(xr, j) - (C)a) - b;
             } else {
-                r = (to_d(xr[j]) - a) * b;
+                r = (cu_to_d(xr[j]) - a) * b;
                 if (sc)
-                    r *= to_d(sc[j]);
+                    r *= cu_to_d(sc[j]);
                 if (bi)
-                    r += to_d(bi[j]);
+                    r += cu_to_d(bi[j]);
             }
-            st_d(yr, j, r);
+            cu_st_d(yr, j, r);
         }
     }
 }
@@ -650,7 +639,7 @@ __global__ void __launch_bounds__(NB) affine(const T *x, T *y, int64_t nrow, int
             const double M = coef[3 * p], A = coef[3 * p + 1], B = coef[3 * p + 2];
             for (int64_t j = j0 + threadIdx.x; j < j1; j += NB) {
                 const int64_t e = r * sp + j;
-                st_d(y, e, (to_d(x[e]) - M) * A + B);
+                cu_st_d(y, e, (cu_to_d(x[e]) - M) * A + B);
             }
         }
         return;
@@ -658,7 +647,7 @@ __global__ void __launch_bounds__(NB) affine(const T *x, T *y, int64_t nrow, int
     const int64_t total = nrow * sp;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
         const int64_t r = udiv(e, sp), p = r - udiv(r, P) * P;
-        st_d(y, e, (to_d(x[e]) - coef[3 * p]) * coef[3 * p + 1] + coef[3 * p + 2]);
+        cu_st_d(y, e, (cu_to_d(x[e]) - coef[3 * p]) * coef[3 * p + 1] + coef[3 * p + 2]);
     }
 }
 
@@ -667,9 +656,9 @@ template <class T>
 __global__ void bn_coef(const T *sc, const T *bi, const T *mean, const T *var, int64_t C, double eps, double *coef)
 {
     for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < C; c += (int64_t)gridDim.x * blockDim.x) {
-        coef[3 * c] = to_d(mean[c]);
-        coef[3 * c + 1] = to_d(sc[c]) / sqrt(to_d(var[c]) + eps);
-        coef[3 * c + 2] = to_d(bi[c]);
+        coef[3 * c] = cu_to_d(mean[c]);
+        coef[3 * c + 1] = cu_to_d(sc[c]) / sqrt(cu_to_d(var[c]) + eps);
+        coef[3 * c + 2] = cu_to_d(bi[c]);
     }
 }
 
@@ -682,8 +671,8 @@ __global__ void gn_coef(const T *sc, const T *bi, const double *mean, const doub
     for (int64_t p = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; p < NC; p += (int64_t)gridDim.x * blockDim.x) {
         const int64_t c = p - udiv(p, C) * C, r = udiv(p, cpg);
         coef[3 * p] = mean[r];
-        coef[3 * p + 1] = inv[r] * to_d(sc[c]);
-        coef[3 * p + 2] = to_d(bi[c]);
+        coef[3 * p + 1] = inv[r] * cu_to_d(sc[c]);
+        coef[3 * p + 2] = cu_to_d(bi[c]);
     }
 }
 
@@ -708,7 +697,7 @@ __global__ void __launch_bounds__(NB) sm_cols(const T *x, T *y, int64_t outer, i
         double m = -INFINITY;
         if (valid)
             for (int64_t r = r0; r < r1; r++)
-                m = dmax(m, to_d(x[base + r * inner]));
+                m = dmax(m, cu_to_d(x[base + r * inner]));
         sh[ty * 32 + lane] = m;
         __syncthreads();
         double M = -INFINITY;
@@ -731,7 +720,7 @@ __global__ void __launch_bounds__(NB) sm_cols(const T *x, T *y, int64_t outer, i
             for (int64_t r = r0; r < r1; r++) {
                 const int64_t e = base + r * inner;
                 const C v = cu_load(x, e) - mc;
-                st_d(y, e, logsm ? (double)v - f : (double)cexp(v) * f);
+                cu_st_d(y, e, logsm ? (double)v - f : (double)cexp(v) * f);
             }
     }
 }
@@ -753,7 +742,7 @@ template <class T> __global__ void expand_param(const T *src, T *dst, int64_t d,
 template <class T> __global__ void fill_nan(T *p, int64_t n)
 {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-        st_d(p, i, (double)NAN);
+        cu_st_d(p, i, (double)NAN);
 }
 
 /* ---- host side ---------------------------------------------------------------- */

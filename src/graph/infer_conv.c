@@ -26,6 +26,7 @@ typedef struct {
     int64_t os[MAX_SP];               /* output_shape (conv_transpose) */
     int has_pads, has_os;
     int auto_pad;                     /* 0 NOTSET, 1 SAME_UPPER, 2 SAME_LOWER, 3 VALID */
+    int64_t group;
 } geom;
 
 static const char *const AUTO_PAD[] = {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
@@ -111,6 +112,9 @@ static ft_status common(ft_infer_ctx *c, geom *g)
                              "computed by auto_pad; use auto_pad = 'NOTSET' with explicit pads)", ap);
     if (g->auto_pad != 0)
         memset(g->pb, 0, sizeof g->pb), memset(g->pe, 0, sizeof g->pe);
+    g->group = ft_attr(c->node, "group")->i;
+    if (g->group < 1)
+        return ft_infer_fail(c, "attribute 'group' = %lld must be >= 1", (long long)g->group);
     return FT_OK;
 }
 
@@ -129,18 +133,25 @@ static ft_status check_bias(ft_infer_ctx *c, int64_t m)
     return FT_OK;
 }
 
-/* The checked attributes, for the kernels. */
-static void store_params(ft_infer_ctx *c, const geom *g, int64_t group)
+/* The result of both ops: its size checked, the checked attributes kept for
+ * the kernels. */
+static ft_status finish(ft_infer_ctx *c, const geom *g, const ft_shape *o)
 {
+    ft_status st = ft_infer_check_size(c, o);
+    if (st)
+        return st;
     ft_conv_params *p = &c->params->conv;
     p->r = g->r;
-    p->group = group;
+    p->group = g->group;
     memcpy(p->s, g->s, sizeof p->s), memcpy(p->d, g->d, sizeof p->d);
     memcpy(p->pb, g->pb, sizeof p->pb), memcpy(p->pe, g->pe, sizeof p->pe);
     memcpy(p->op, g->op, sizeof p->op), memcpy(p->os, g->os, sizeof p->os);
     p->has_pads = g->has_pads;
     p->has_os = g->has_os;
     p->auto_pad = g->auto_pad;
+    c->out[0].dtype = c->in[0]->dtype;
+    c->out[0].shape = *o;
+    return FT_OK;
 }
 
 static int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
@@ -153,9 +164,7 @@ ft_status ft_infer_conv(ft_infer_ctx *c)
         return st;
     const ft_shape *x = &c->in[0]->shape, *w = &c->in[1]->shape;
     char sx[FT_SHAPE_STR], sw[FT_SHAPE_STR];
-    int64_t group = ft_attr(c->node, "group")->i, C = x->dims[1], M = w->dims[0];
-    if (group < 1)
-        return ft_infer_fail(c, "attribute 'group' = %lld must be >= 1", (long long)group);
+    int64_t group = g.group, C = x->dims[1], M = w->dims[0];
     if (C % group != 0)
         return ft_infer_fail(c, "input '%s' %s has C=%lld channels, not divisible by group=%lld", ft_infer_in_name(c, 0),
                              ft_shape_str(x, sx), (long long)C, (long long)group);
@@ -184,12 +193,7 @@ ft_status ft_infer_conv(ft_infer_ctx *c)
                                  (long long)g.pb[j], (long long)g.pe[j], (long long)g.s[j], AUTO_PAD[g.auto_pad]);
         o.dims[2 + j] = out;
     }
-    if ((st = ft_infer_check_size(c, &o)))
-        return st;
-    store_params(c, &g, group);
-    c->out[0].dtype = c->in[0]->dtype;
-    c->out[0].shape = o;
-    return FT_OK;
+    return finish(c, &g, &o);
 }
 
 ft_status ft_infer_conv_transpose(ft_infer_ctx *c)
@@ -200,9 +204,7 @@ ft_status ft_infer_conv_transpose(ft_infer_ctx *c)
         return st;
     const ft_shape *x = &c->in[0]->shape, *w = &c->in[1]->shape;
     char sx[FT_SHAPE_STR], sw[FT_SHAPE_STR];
-    int64_t group = ft_attr(c->node, "group")->i, C = x->dims[1];
-    if (group < 1)
-        return ft_infer_fail(c, "attribute 'group' = %lld must be >= 1", (long long)group);
+    int64_t group = g.group, C = x->dims[1];
     if (w->dims[0] != C)
         return ft_infer_fail(c, "weight '%s' %s has %lld input channels (dim 0) but input '%s' %s has C=%lld: a "
                              "conv_transpose weight is [C, M/group, kernel...]", ft_infer_in_name(c, 1), ft_shape_str(w, sw),
@@ -244,12 +246,7 @@ ft_status ft_infer_conv_transpose(ft_infer_ctx *c)
                                  (long long)g.pe[j]);
         o.dims[2 + j] = out;
     }
-    if ((st = ft_infer_check_size(c, &o)))
-        return st;
-    store_params(c, &g, group);
-    c->out[0].dtype = c->in[0]->dtype;
-    c->out[0].shape = o;
-    return FT_OK;
+    return finish(c, &g, &o);
 }
 
 /* ---- kernel-side geometry (infer_conv.h) ------------------------------------------ */

@@ -447,17 +447,24 @@ ft_status ft_infer_slice(ft_infer_ctx *c)
     return ft_infer_set_out(c, 0, c->in[0]->dtype, &out);
 }
 
+/* gather and gather_elements: integer indices, and the axis of the data. */
+static ft_status gather_axis(ft_infer_ctx *c, int *axis)
+{
+    ft_status st = index_dtype(c, 1);
+    if (st || (st = int_axis(c, "axis", c->in[0]->shape.rank, axis)))
+        return st;
+    c->params->move.axis = *axis;
+    return FT_OK;
+}
+
 ft_status ft_infer_gather(ft_infer_ctx *c)
 {
     const ft_shape *d = &c->in[0]->shape, *q = &c->in[1]->shape;
     char db[FT_SHAPE_STR], qb[FT_SHAPE_STR];
     int axis;
-    ft_status st = index_dtype(c, 1);
+    ft_status st = gather_axis(c, &axis);
     if (st)
         return st;
-    if ((st = int_axis(c, "axis", d->rank, &axis)))
-        return st;
-    c->params->move.axis = axis;
     int rout = d->rank - 1 + q->rank;
     if (rout > FT_MAX_RANK)
         return ft_infer_fail(c, "data '%s' of shape %s gathered with indices '%s' of shape %s gives rank %d, more "
@@ -479,12 +486,9 @@ ft_status ft_infer_gather_elements(ft_infer_ctx *c)
     const ft_shape *d = &c->in[0]->shape, *q = &c->in[1]->shape;
     char db[FT_SHAPE_STR], qb[FT_SHAPE_STR];
     int axis;
-    ft_status st = index_dtype(c, 1);
+    ft_status st = gather_axis(c, &axis);
     if (st)
         return st;
-    if ((st = int_axis(c, "axis", d->rank, &axis)))
-        return st;
-    c->params->move.axis = axis;
     if (q->rank != d->rank)
         return ft_infer_fail(c, "indices '%s' of shape %s must have the rank of data '%s' of shape %s (%d, not %d)",
                              ft_infer_in_name(c, 1), ft_shape_str(q, qb), ft_infer_in_name(c, 0), ft_shape_str(d, db), d->rank,
