@@ -406,8 +406,7 @@ ft_status cpu_einsum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
     ein_ctx e = {.k = k, .n = n, .dt = in[0].dtype, .es = ft_dtype_size(in[0].dtype)};
     const ft_shape *shapes[FT_EIN_MAXOPS];
     const void *data[FT_EIN_MAXOPS];
-    for (int i = 0; i < nops && i < FT_EIN_MAXOPS; i++)
-        shapes[i] = &in[i].shape, data[i] = in[i].data;
+    ft_views_split(in, nops < FT_EIN_MAXOPS ? nops : FT_EIN_MAXOPS, shapes, data);
     int8_t olab[FT_MAX_RANK];
     int no;
     char msg[1024];

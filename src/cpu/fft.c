@@ -229,13 +229,8 @@ ft_status cpu_fft(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
     plan_key key;
     memset(&key, 0, sizeof key); /* padding too: keys are compared with memcmp */
     key.f64 = x->dtype == FT_F64;
-    key.outer = 1;
-    key.inner = 1;
-    for (int d = 0; d < ax; d++)
-        key.outer *= x->shape.dims[d];
-    for (int d = ax + 1; d < lrank; d++)
-        key.inner *= x->shape.dims[d];
-    int64_t m = x->shape.dims[ax];
+    int64_t m;
+    ft_fft_around_axis(&x->shape, lrank, ax, &key.outer, &m, &key.inner);
     if (n->op == FT_OP_FFT || n->op == FT_OP_IFFT) {
         key.kind = n->op == FT_OP_FFT ? T_C2C_FWD : T_C2C_BWD;
         key.n = key.in_len = key.out_len = m;

@@ -86,10 +86,8 @@ ft_status cpu_matmul(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
     uint64_t total = ft_numel(&out[0].shape);
     if (total == 0)
         return FT_OK;
-    /* 1-D operands are promoted to [1,K] / [K,1]; the promoted dim is absent
-     * from the output, which changes nothing in the row-major layout. */
-    int64_t M = as->rank >= 2 ? as->dims[as->rank - 2] : 1, K = as->dims[as->rank - 1];
-    int64_t N = bs->rank >= 2 ? bs->dims[bs->rank - 1] : 1;
+    int64_t M, K, N;
+    ft_matmul_mkn(as, bs, &M, &K, &N);
     if (K == 0) {
         zero(out[0].data, total, es);
         return FT_OK;

@@ -304,13 +304,7 @@ CU_KFN(cu_fft)
     fft_job j;
     memset(&j, 0, sizeof j);
     j.f64 = dt == FT_F64;
-    j.outer = 1;
-    j.inner = 1;
-    for (int d = 0; d < ax; d++)
-        j.outer *= x->shape.dims[d];
-    for (int d = ax + 1; d < lrank; d++)
-        j.inner *= x->shape.dims[d];
-    j.m = x->shape.dims[ax];
+    ft_fft_around_axis(&x->shape, lrank, ax, &j.outer, &j.m, &j.inner);
     if (n->op == FT_OP_FFT || n->op == FT_OP_IFFT) {
         j.kind = n->op == FT_OP_FFT ? K_C2C_FWD : K_C2C_BWD;
         j.n = j.in_len = j.out_len = j.m;

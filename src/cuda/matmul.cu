@@ -232,10 +232,8 @@ CU_KFN(cu_matmul)
     uint64_t total = ft_numel(&out[0].shape);
     if (total == 0)
         return FT_OK;
-    /* 1-D operands are promoted to [1,K] / [K,1]; the promoted dim is absent
-     * from the output, which changes nothing in the row-major layout. */
-    int64_t M = as->rank >= 2 ? as->dims[as->rank - 2] : 1, K = as->dims[as->rank - 1];
-    int64_t N = bs->rank >= 2 ? bs->dims[bs->rank - 1] : 1;
+    int64_t M, K, N;
+    ft_matmul_mkn(as, bs, &M, &K, &N);
     if (K == 0) {
         CU_TRY(k, n, cudaMemsetAsync(out[0].data, 0, (size_t)total * es, k->be->stream));
         return FT_OK;
@@ -1034,8 +1032,7 @@ CU_KFN(cu_einsum)
     e.k = k, e.n = n, e.dt = in[0].dtype, e.es = ft_dtype_size(in[0].dtype);
     const ft_shape *shapes[FT_EIN_MAXOPS];
     const void *data[FT_EIN_MAXOPS];
-    for (int i = 0; i < nops && i < FT_EIN_MAXOPS; i++)
-        shapes[i] = &in[i].shape, data[i] = in[i].data;
+    ft_views_split(in, nops < FT_EIN_MAXOPS ? nops : FT_EIN_MAXOPS, shapes, data);
     int8_t olab_all[FT_MAX_RANK];
     int no_all;
     char msg[1024];

@@ -26,6 +26,16 @@ static ft_status check_norm(ft_infer_ctx *c)
     return FT_OK;
 }
 
+void ft_fft_around_axis(const ft_shape *s, int lrank, int ax, int64_t *outer, int64_t *m, int64_t *inner)
+{
+    *outer = *inner = 1;
+    for (int d = 0; d < ax; d++)
+        *outer *= s->dims[d];
+    for (int d = ax + 1; d < lrank; d++)
+        *inner *= s->dims[d];
+    *m = s->dims[ax];
+}
+
 double ft_fft_scale(const ft_fft_params *p, int inverse, int64_t n)
 {
     if (p->norm == FT_FFT_NORM_ORTHO)

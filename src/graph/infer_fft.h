@@ -9,6 +9,10 @@
 
 #include "params.h"
 
+/* The transform's axis ax of the logical shape (the first lrank dims of s):
+ * the batch before it (outer), its length m and the batch after it (inner). */
+void ft_fft_around_axis(const ft_shape *s, int lrank, int ax, int64_t *outer, int64_t *m, int64_t *inner);
+
 /* The factor of a transform of length n (inverse: ifft, irfft). */
 double ft_fft_scale(const ft_fft_params *p, int inverse, int64_t n);
 

@@ -499,6 +499,13 @@ int ft_ein_gemm_worth(uint64_t BT, uint64_t M, uint64_t N, uint64_t K)
     return K >= 8 && M * N >= 16 && (double)BT * (double)(M * N) * (double)K >= 16384;
 }
 
+void ft_matmul_mkn(const ft_shape *as, const ft_shape *bs, int64_t *M, int64_t *K, int64_t *N)
+{
+    *M = as->rank >= 2 ? as->dims[as->rank - 2] : 1;
+    *K = as->dims[as->rank - 1];
+    *N = bs->rank >= 2 ? bs->dims[bs->rank - 1] : 1;
+}
+
 int ft_matmul_batch(const ft_shape *as, const ft_shape *bs, int64_t *bdims, int64_t *sa, int64_t *sb,
                     uint64_t *nbatch, int64_t *na, int64_t *nb)
 {

@@ -80,6 +80,11 @@ void ft_ein_pair_labels(const int64_t *size, const ft_ein_op *a, const ft_ein_op
  * products run faster in the loop. */
 int ft_ein_gemm_worth(uint64_t BT, uint64_t M, uint64_t N, uint64_t K);
 
+/* matmul's matrix sizes: a is [.., M, K], b [.., K, N]. 1-D operands are
+ * promoted to [1,K] / [K,1]; the promoted dim is absent from the output,
+ * which changes nothing in the row-major layout. */
+void ft_matmul_mkn(const ft_shape *as, const ft_shape *bs, int64_t *M, int64_t *K, int64_t *N);
+
 /* matmul's batch dims (all but the last two of a and of b, right-aligned,
  * broadcast NumPy style): bdims, and per operand each dim's stride in whole
  * matrices (0 along broadcast dims); *nbatch, *na and *nb get the matrix

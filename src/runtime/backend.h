@@ -39,6 +39,14 @@ typedef struct ft_view {
     ft_shape shape;
 } ft_view;
 
+/* The shapes and data pointers of views v[0..n-1], for the kernel-side
+ * planning of src/graph, which takes shapes. */
+static inline void ft_views_split(const ft_view *v, int n, const ft_shape **shapes, const void **data)
+{
+    for (int i = 0; i < n; i++)
+        shapes[i] = &v[i].shape, data[i] = v[i].data;
+}
+
 typedef struct ft_backend_ctx ft_backend_ctx;
 
 /* Everything a kernel gets besides its tensors. */
