@@ -21,6 +21,17 @@
 /* Below this many elements a kernel should not spawn threads. */
 #define CPU_PAR_MIN 32768
 
+/* Width of the column chunks reduced together (norm.c, reduce.c): wide, so
+ * that each row is read in long contiguous pieces, but narrow enough that
+ * every thread gets work; a multiple of 16, at most max. */
+static inline int64_t cpu_col_chunk(int64_t inner, int64_t nouter, int threads, int par, int64_t max)
+{
+    int64_t want = par ? (threads + nouter - 1) / nouter : 1;
+    int64_t c = (inner + want - 1) / want;
+    c = (c + 15) / 16 * 16;
+    return c < max ? c : max;
+}
+
 /* elementwise.c */
 ft_status cpu_unary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_cast(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);

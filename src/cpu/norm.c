@@ -11,15 +11,6 @@
 
 #define CHUNK 1024
 
-/* Width of the column chunks reduced together: wide, so that each row is read
- * in long contiguous pieces, but narrow enough that every thread gets work. */
-static int64_t col_chunk(int64_t inner, int64_t nouter, int threads, int par)
-{
-    int64_t want = par ? (threads + nouter - 1) / nouter : 1;
-    int64_t c = (inner + want - 1) / want;
-    c = (c + 15) / 16 * 16;
-    return c < CHUNK ? c : CHUNK;
-}
 
 /* ---- softmax -------------------------------------------------------------------- */
 
@@ -96,7 +87,7 @@ ft_status cpu_softmax(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *
     if (outer * len * inner == 0)
         return FT_OK;
     int par = (int64_t)ft_numel(s) >= CPU_PAR_MIN && k->threads > 1;
-    int64_t chunk = inner == 1 ? 1 : col_chunk(inner, outer, k->threads, par);
+    int64_t chunk = inner == 1 ? 1 : cpu_col_chunk(inner, outer, k->threads, par, CHUNK);
     int64_t nch = (inner + chunk - 1) / chunk, items = outer * nch;
     const char *x = in[0].data;
     char *y = out[0].data;

@@ -22,15 +22,6 @@
 /* Columns are processed in chunks of at most this many outputs (stack buffers). */
 #define CHUNK 2048
 
-/* Width of the column chunks reduced together: wide, so that each row is read
- * in long contiguous pieces, but narrow enough that every thread gets work. */
-static int64_t col_chunk(int64_t inner, int64_t nouter, int threads, int par)
-{
-    int64_t want = par ? (threads + nouter - 1) / nouter : 1;
-    int64_t c = (inner + want - 1) / want;
-    c = (c + 15) / 16 * 16;
-    return c < CHUNK ? c : CHUNK;
-}
 
 /* ---- per-dtype element loops ------------------------------------------------- */
 
@@ -592,7 +583,7 @@ ft_status cpu_reduce(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
         }
         return FT_OK;
     }
-    int64_t chunk = col_chunk(p.inner, p.nouter, k->threads, par);
+    int64_t chunk = cpu_col_chunk(p.inner, p.nouter, k->threads, par, CHUNK);
     int64_t nch = (p.inner + chunk - 1) / chunk, items = p.nouter * nch;
 #pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
     for (int64_t it = 0; it < items; it++) {
@@ -712,7 +703,7 @@ ft_status cpu_arg(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
     if (outer * inner == 0)
         return FT_OK; /* len >= 1: inference refuses an empty axis (graph/infer_math.c) */
     int par = (int64_t)ft_numel(s) >= CPU_PAR_MIN && k->threads > 1;
-    int64_t chunk = inner == 1 ? 1 : col_chunk(inner, outer, k->threads, par);
+    int64_t chunk = inner == 1 ? 1 : cpu_col_chunk(inner, outer, k->threads, par, CHUNK);
     int64_t nch = (inner + chunk - 1) / chunk, items = outer * nch;
     int64_t *y = out[0].data;
 #pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
@@ -788,7 +779,7 @@ ft_status cpu_cumsum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
     if (outer * len * inner == 0)
         return FT_OK;
     int par = (int64_t)ft_numel(s) >= CPU_PAR_MIN && k->threads > 1;
-    int64_t chunk = col_chunk(inner, outer, k->threads, par);
+    int64_t chunk = cpu_col_chunk(inner, outer, k->threads, par, CHUNK);
     int64_t nch = (inner + chunk - 1) / chunk, items = outer * nch;
 #pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
     for (int64_t it = 0; it < items; it++) {
