@@ -292,24 +292,11 @@ ft_status cpu_unary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
 
 /* ---------------------------------- cast ---------------------------------- */
 
-static inline float i64_to_f32_odd(int64_t v)
-{
-    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    if (u < ((uint64_t)1 << 24))
-        return (float)v;
-    int sh = 64 - __builtin_clzll(u) - 24;
-    uint64_t m = u >> sh;
-    if (u & (((uint64_t)1 << sh) - 1))
-        m |= 1;
-    float f = ldexpf((float)m, sh);
-    return v < 0 ? -f : f;
-}
-
 /* How each source becomes the float that is rounded once more to f16/bf16. */
 #define HALF_EXACT(v) ((float)(v))
 #define HALF_F64(v) ft_f64_to_f32_odd(v)
 #define HALF_I32(v) ft_f64_to_f32_odd((double)(v))
-#define HALF_I64(v) i64_to_f32_odd(v)
+#define HALF_I64(v) ft_i64_to_f32_odd(v)
 
 /* float -> int: truncate toward zero, NaN -> 0, saturate (NUMERICS in man/ftrun-graph.5). The
  * bounds are powers of two, exact in every float type, and the final cast only

@@ -154,28 +154,6 @@ struct UnNot {
 
 /* ---------------------------------- cast ----------------------------------- */
 
-EW_HD int clz64(uint64_t u)
-{
-#ifdef __CUDA_ARCH__
-    return __clzll((long long)u);
-#else
-    return __builtin_clzll(u);
-#endif
-}
-
-EW_HD float i64_to_f32_odd(int64_t v)
-{
-    const uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    if (u < ((uint64_t)1 << 24))
-        return (float)v;
-    const int sh = 64 - clz64(u) - 24;
-    uint64_t m = u >> sh;
-    if (u & (((uint64_t)1 << sh) - 1))
-        m |= 1;
-    const float f = ldexpf((float)m, sh);
-    return v < 0 ? -f : f;
-}
-
 /* f32 -> f16/bf16 with the CPU's bits, NaN payloads included (the hardware
  * conversions return one canonical NaN). */
 EW_HD __half f16_of(float f)
@@ -238,9 +216,9 @@ template <ft_dtype D> EW_HD typename st_of<D>::type cast_i64(int64_t v)
 {
     typedef typename st_of<D>::type TD;
     if constexpr (D == FT_F16)
-        return f16_of(i64_to_f32_odd(v));
+        return f16_of(ft_i64_to_f32_odd(v));
     else if constexpr (D == FT_BF16)
-        return bf16_of(i64_to_f32_odd(v));
+        return bf16_of(ft_i64_to_f32_odd(v));
     else if constexpr (D == FT_F32 || D == FT_F64)
         return (TD)v;
     else if constexpr (D == FT_BOOL)

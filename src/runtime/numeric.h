@@ -17,6 +17,30 @@
 #define FT_HD static inline
 #endif
 
+/* Leading zero bits of u (u != 0). */
+FT_HD int ft_clz64(uint64_t u)
+{
+#ifdef __CUDA_ARCH__
+    return __clzll((long long)u);
+#else
+    return __builtin_clzll(u);
+#endif
+}
+
+/* int64 -> float rounded to odd, as ft_f64_to_f32_odd (exact below 2^24). */
+FT_HD float ft_i64_to_f32_odd(int64_t v)
+{
+    const uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    if (u < ((uint64_t)1 << 24))
+        return (float)v;
+    const int sh = 64 - ft_clz64(u) - 24;
+    uint64_t m = u >> sh;
+    if (u & (((uint64_t)1 << sh) - 1))
+        m |= 1;
+    const float f = ldexpf((float)m, sh);
+    return v < 0 ? -f : f;
+}
+
 /* A value computed in double stored to an integer type of range [lo, hi]:
  * truncation toward zero, NaN -> 0, saturation (the float -> int cast). */
 FT_HD int64_t ft_sat_i64(double v, int64_t lo, int64_t hi)
