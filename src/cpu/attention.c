@@ -152,10 +152,8 @@ ft_status cpu_attention(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "head size %lld is beyond what the BLAS library takes",
                            (long long)(p.D > p.Dv ? p.D : p.Dv));
     p.grp = p.H / p.Hk;
-    const ft_attr_val *sa = ft_attr(n, "scale");
-    /* With D = 0 every score is 0 whatever the scale: 1/sqrt(0) would only add NaN. */
-    p.scale = sa->present ? sa->f : p.D > 0 ? 1.0 / sqrt((double)p.D) : 1.0;
-    p.causal = ft_attr(n, "causal")->i != 0;
+    p.scale = n->params.attn.scale; /* given, or 1/sqrt(D) (graph/infer_attention.c) */
+    p.causal = n->params.attn.causal;
     if (n->n_in > 3 && in[3].data) {
         ft_shape full = {.rank = 4, .dims = {p.B, p.H, p.S, p.T}};
         p.mask = in[3].data;

@@ -4,6 +4,7 @@
  * merging dimensions that are contiguous for every input; the innermost run
  * goes to a row function specialised for the op, dtype and stride pattern. */
 #include "cpu.h"
+#include "../runtime/numeric.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -180,39 +181,6 @@ static void ew_run(const ew_plan *pl, int64_t total, int threads)
 FLOAT_OPS(f32, float)
 FLOAT_OPS(f64, double)
 
-/* a**e with wrap-around by repeated squaring in uint64 (the low bits of the
- * product do not depend on the width); negative e: 0 unless |a| == 1. */
-static inline uint64_t ipow_u64(int64_t a, int64_t e)
-{
-    if (e < 0)
-        return a == 1 ? 1 : a == -1 ? ((e & 1) ? (uint64_t)-1 : 1) : 0;
-    uint64_t r = 1, b = (uint64_t)a;
-    while (e) {
-        if (e & 1)
-            r *= b;
-        b *= b;
-        e >>= 1;
-    }
-    return r;
-}
-
-/* Integer base, float exponent: an integral exponent uses the integer power;
- * otherwise pow in double, then the float->int cast rule (truncate, NaN -> 0,
- * saturate). */
-static inline int64_t ipow_f64(int64_t a, double e, int64_t lo, int64_t hi)
-{
-    if (e == trunc(e) && fabs(e) < 9.2e18)
-        return (int64_t)ipow_u64(a, (int64_t)e);
-    double r = pow((double)a, e);
-    if (r != r)
-        return 0;
-    if (r <= (double)lo)
-        return lo;
-    if (r >= (double)hi)
-        return hi;
-    return (int64_t)r;
-}
-
 /* A function, not an inline comparison, so u8 does not warn "always false". */
 static inline int is_neg(int64_t v) { return v < 0; }
 
@@ -235,8 +203,8 @@ static inline int is_neg(int64_t v) { return v < 0; }
         T r = fmod_##S(a, b);                                                                    \
         return (r != 0 && is_neg(r) != is_neg(b)) ? (T)(r + b) : r;                                \
     }                                                                                            \
-    static inline T pow_##S(T a, int64_t e) { return (T)ipow_u64((int64_t)a, e); }               \
-    static inline T powf_##S(T a, double e) { return (T)ipow_f64((int64_t)a, e, TMIN, TMAX); }   \
+    static inline T pow_##S(T a, int64_t e) { return (T)ft_ipow_u64((int64_t)a, e); }               \
+    static inline T powf_##S(T a, double e) { return (T)ft_ipow_f64((int64_t)a, e, TMIN, TMAX); }   \
     static inline T max_##S(T a, T b) { return a > b ? a : b; }                                  \
     static inline T min_##S(T a, T b) { return a < b ? a : b; }
 
@@ -457,7 +425,7 @@ ft_status cpu_binary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
     const ft_dtype dt = in[0].dtype;
     ew_row fn;
     if (op == FT_OP_MOD)
-        fn = mod_rows[ft_attr(n, "fmod")->i != 0][dt];
+        fn = mod_rows[n->params.binary.fmod][dt];
     else if (op == FT_OP_POW)
         fn = ft_dtype_is_float(dt) || !ft_dtype_is_float(in[1].dtype) ? pow_rows[dt] : powf_rows[dt];
     else

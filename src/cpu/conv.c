@@ -9,9 +9,9 @@
  * run in parallel. Groups with a single input channel (depthwise) skip BLAS
  * and run direct loops, whose inner loop is a contiguous axpy at stride 1.
  *
- * Pads and sizes come from runtime/conv_geom.c, which the CUDA kernels share. */
+ * Pads and sizes come from graph/infer_conv.c, which the CUDA kernels share. */
 #include "cpu.h"
-#include "../runtime/conv_geom.h"
+#include "../graph/infer_conv.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -371,7 +371,7 @@ static ft_status oom(ft_kctx *k, const ft_node *n, size_t bytes)
 ft_status cpu_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     geom g;
-    ft_conv_geom_of(n, in, out, 0, &g);
+    ft_conv_geom_of(&n->params.conv, &in[0].shape, &in[1].shape, &out[0].shape, in[0].dtype, 0, &g);
     const size_t es = g.es;
     const char *x = in[0].data, *w = in[1].data, *b = n->n_in > 2 ? in[2].data : NULL;
     char *y = out[0].data;
@@ -463,7 +463,7 @@ ft_status cpu_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
 ft_status cpu_conv_transpose(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     geom g;
-    ft_conv_geom_of(n, in, out, 1, &g);
+    ft_conv_geom_of(&n->params.conv, &in[0].shape, &in[1].shape, &out[0].shape, in[0].dtype, 1, &g);
     const size_t es = g.es;
     const char *x = in[0].data, *w = in[1].data, *b = n->n_in > 2 ? in[2].data : NULL;
     char *y = out[0].data;

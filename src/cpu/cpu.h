@@ -1,6 +1,7 @@
 /* CPU reference backend: kernel entry points, one file per op family.
  * Each kernel has the ft_kernel_fn signature (runtime/backend.h) and is listed
- * in the kernel table of cpu_backend.c with the dtypes it handles.
+ * in the kernel table of both backends (runtime/kernels.def) with the dtype
+ * set it handles.
  * Parallelism: OpenMP, with num_threads(k->threads); small tensors run serial. */
 #ifndef FT_CPU_H
 #define FT_CPU_H
@@ -9,15 +10,27 @@
 
 /* Dtype sets the kernels implement natively. f16 and bf16 are added for every
  * op whose kernel handles f32: cpu_backend.c converts them to f32, runs the f32
- * kernel and rounds the results to nearest even (the ops.md contract). */
+ * kernel and rounds the results to nearest even (NUMERICS in man/ftrun-graph.5). */
 #define CPU_FLOAT (FT_M(F32) | FT_M(F64))
 #define CPU_NUM (CPU_FLOAT | FT_DT_INT)
 #define CPU_SIGNED (CPU_FLOAT | FT_DT_SINT)
 #define CPU_ANY (CPU_NUM | FT_DT_BOOL)
 #define CPU_BYTES FT_DT_ANY /* pure data movement: every dtype */
+#define CPU_BOOL FT_DT_BOOL
 
 /* Below this many elements a kernel should not spawn threads. */
 #define CPU_PAR_MIN 32768
+
+/* Width of the column chunks reduced together (norm.c, reduce.c): wide, so
+ * that each row is read in long contiguous pieces, but narrow enough that
+ * every thread gets work; a multiple of 16, at most max. */
+static inline int64_t cpu_col_chunk(int64_t inner, int64_t nouter, int threads, int par, int64_t max)
+{
+    int64_t want = par ? (threads + nouter - 1) / nouter : 1;
+    int64_t c = (inner + want - 1) / want;
+    c = (c + 15) / 16 * 16;
+    return c < max ? c : max;
+}
 
 /* elementwise.c */
 ft_status cpu_unary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);

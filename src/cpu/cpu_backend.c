@@ -13,110 +13,14 @@ struct ft_backend_ctx {
     char desc[128];
 };
 
-#define K(fn, m) {fn, m}
-/* What each kernel implements itself; see cpu_kernels below for f16/bf16. */
-static const ft_kernel native[FT_OP_COUNT] = {
-    [FT_OP_IDENTITY] = K(cpu_copy, CPU_BYTES),
-    [FT_OP_NEG] = K(cpu_unary, CPU_SIGNED),
-    [FT_OP_ABS] = K(cpu_unary, CPU_SIGNED),
-    [FT_OP_SIGN] = K(cpu_unary, CPU_SIGNED),
-    [FT_OP_RELU] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_SIGMOID] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_TANH] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_EXP] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_LOG] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_SQRT] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_RSQRT] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_RECIPROCAL] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_SIN] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_COS] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_ERF] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_FLOOR] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_CEIL] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_ROUND] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_SOFTPLUS] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_SOFTSIGN] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_SILU] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_MISH] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_HARD_SWISH] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_LEAKY_RELU] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_ELU] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_CELU] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_SELU] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_HARD_SIGMOID] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_GELU] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_CLIP] = K(cpu_unary, CPU_NUM),
-    [FT_OP_CAST] = K(cpu_cast, CPU_BYTES),
-    [FT_OP_NOT] = K(cpu_unary, FT_DT_BOOL),
-    [FT_OP_IS_NAN] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_IS_INF] = K(cpu_unary, CPU_FLOAT),
-    [FT_OP_ADD] = K(cpu_binary, CPU_NUM),
-    [FT_OP_SUB] = K(cpu_binary, CPU_NUM),
-    [FT_OP_MUL] = K(cpu_binary, CPU_NUM),
-    [FT_OP_DIV] = K(cpu_binary, CPU_NUM),
-    [FT_OP_POW] = K(cpu_binary, CPU_NUM),
-    [FT_OP_MOD] = K(cpu_binary, CPU_NUM),
-    [FT_OP_MAX] = K(cpu_variadic, CPU_NUM),
-    [FT_OP_MIN] = K(cpu_variadic, CPU_NUM),
-    [FT_OP_EQUAL] = K(cpu_binary, CPU_ANY),
-    [FT_OP_LESS] = K(cpu_binary, CPU_NUM),
-    [FT_OP_LESS_EQUAL] = K(cpu_binary, CPU_NUM),
-    [FT_OP_GREATER] = K(cpu_binary, CPU_NUM),
-    [FT_OP_GREATER_EQUAL] = K(cpu_binary, CPU_NUM),
-    [FT_OP_AND] = K(cpu_binary, FT_DT_BOOL),
-    [FT_OP_OR] = K(cpu_binary, FT_DT_BOOL),
-    [FT_OP_XOR] = K(cpu_binary, FT_DT_BOOL),
-    [FT_OP_WHERE] = K(cpu_where, FT_DT_BOOL),
-    [FT_OP_MATMUL] = K(cpu_matmul, CPU_FLOAT),
-    [FT_OP_GEMM] = K(cpu_gemm, CPU_FLOAT),
-    [FT_OP_REDUCE_SUM] = K(cpu_reduce, CPU_NUM),
-    [FT_OP_REDUCE_MEAN] = K(cpu_reduce, CPU_NUM),
-    [FT_OP_REDUCE_MAX] = K(cpu_reduce, CPU_ANY),
-    [FT_OP_REDUCE_MIN] = K(cpu_reduce, CPU_ANY),
-    [FT_OP_REDUCE_PROD] = K(cpu_reduce, CPU_NUM),
-    [FT_OP_REDUCE_L1] = K(cpu_reduce, CPU_NUM),
-    [FT_OP_REDUCE_L2] = K(cpu_reduce, CPU_NUM),
-    [FT_OP_REDUCE_SUM_SQUARE] = K(cpu_reduce, CPU_NUM),
-    [FT_OP_REDUCE_LOG_SUM_EXP] = K(cpu_reduce, CPU_NUM),
-    [FT_OP_ARGMAX] = K(cpu_arg, CPU_NUM),
-    [FT_OP_ARGMIN] = K(cpu_arg, CPU_NUM),
-    [FT_OP_CUMSUM] = K(cpu_cumsum, CPU_NUM),
-    [FT_OP_SOFTMAX] = K(cpu_softmax, CPU_FLOAT),
-    [FT_OP_LOG_SOFTMAX] = K(cpu_softmax, CPU_FLOAT),
-    [FT_OP_LAYER_NORM] = K(cpu_layer_norm, CPU_FLOAT),
-    [FT_OP_RMS_NORM] = K(cpu_rms_norm, CPU_FLOAT),
-    [FT_OP_RESHAPE] = K(cpu_copy, CPU_BYTES),
-    [FT_OP_TRANSPOSE] = K(cpu_transpose, CPU_BYTES),
-    [FT_OP_FLATTEN] = K(cpu_copy, CPU_BYTES),
-    [FT_OP_SQUEEZE] = K(cpu_copy, CPU_BYTES),
-    [FT_OP_UNSQUEEZE] = K(cpu_copy, CPU_BYTES),
-    [FT_OP_EXPAND] = K(cpu_expand, CPU_BYTES),
-    [FT_OP_TILE] = K(cpu_tile, CPU_BYTES),
-    [FT_OP_CONCAT] = K(cpu_concat, CPU_BYTES),
-    [FT_OP_SPLIT] = K(cpu_split, CPU_BYTES),
-    [FT_OP_SLICE] = K(cpu_slice, CPU_BYTES),
-    [FT_OP_GATHER] = K(cpu_gather, CPU_BYTES),
-    [FT_OP_GATHER_ELEMENTS] = K(cpu_gather_elements, CPU_BYTES),
-    [FT_OP_PAD] = K(cpu_pad, CPU_BYTES),
-    [FT_OP_EINSUM] = K(cpu_einsum, CPU_FLOAT),
-    [FT_OP_TOPK] = K(cpu_topk, CPU_NUM),
-    [FT_OP_BATCH_NORM] = K(cpu_batch_norm, CPU_FLOAT),
-    [FT_OP_INSTANCE_NORM] = K(cpu_instance_norm, CPU_FLOAT),
-    [FT_OP_GROUP_NORM] = K(cpu_group_norm, CPU_FLOAT),
-    [FT_OP_CONV] = K(cpu_conv, CPU_FLOAT),
-    [FT_OP_CONV_TRANSPOSE] = K(cpu_conv_transpose, CPU_FLOAT),
-    [FT_OP_MAX_POOL] = K(cpu_max_pool, CPU_FLOAT | FT_M(I8) | FT_M(U8)),
-    [FT_OP_AVERAGE_POOL] = K(cpu_average_pool, CPU_FLOAT),
-    [FT_OP_GLOBAL_AVERAGE_POOL] = K(cpu_global_pool, CPU_FLOAT),
-    [FT_OP_GLOBAL_MAX_POOL] = K(cpu_global_pool, CPU_FLOAT),
-    [FT_OP_RESIZE] = K(cpu_resize, CPU_FLOAT),
-    [FT_OP_FFT] = K(cpu_fft, CPU_FLOAT),
-    [FT_OP_IFFT] = K(cpu_fft, CPU_FLOAT),
-    [FT_OP_RFFT] = K(cpu_fft, CPU_FLOAT),
-    [FT_OP_IRFFT] = K(cpu_fft, CPU_FLOAT),
-    [FT_OP_ATTENTION] = K(cpu_attention, CPU_FLOAT),
-    [FT_OP_DROPOUT] = K(cpu_dropout, CPU_FLOAT),
-};
+/* Every op, and the kernel and dtypes that run it natively here (see
+ * cpu_kernels below for f16/bf16): the table of runtime/kernels.def, shared
+ * with cuda/backend.cu. */
+#define FT_KERNEL_FN(name) cpu_##name
+#define FT_KERNEL_SET(set) CPU_##set
+#include "../runtime/kernels.def"
+
+static ft_kernel native[FT_OP_COUNT]; /* kernel_of for every op */
 
 #define HALF (FT_M(F16) | FT_M(BF16))
 
@@ -181,6 +85,7 @@ static ft_kernel cpu_kernels[FT_OP_COUNT];
 __attribute__((constructor)) static void cpu_kernels_init(void)
 {
     for (int op = 0; op < FT_OP_COUNT; op++) {
+        native[op] = kernel_of((ft_op)op);
         cpu_kernels[op] = native[op];
         ft_dtype_mask want = ft_op_get((ft_op)op)->dtypes & HALF;
         if (native[op].fn && want && !(native[op].dtypes & want) && ft_dtype_in(FT_F32, native[op].dtypes)) {

@@ -20,7 +20,7 @@
  * dims do, NumPy style.
  */
 #include "cpu.h"
-#include "../runtime/einsum_geom.h"
+#include "../graph/infer_misc.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -402,30 +402,28 @@ done:
 
 ft_status cpu_einsum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    const char *eq = ft_attr(n, "equation")->s;
     int nops = n->n_in;
-    if (nops > FT_EIN_MAXOPS)
-        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "einsum: more than %d operands", FT_EIN_MAXOPS);
-    int ranks[FT_EIN_MAXOPS];
-    for (int i = 0; i < nops; i++)
-        ranks[i] = in[i].shape.rank;
-    int8_t lab[FT_EIN_MAXOPS][FT_MAX_RANK], olab[FT_MAX_RANK];
-    int n_ell, no;
-    char msg[1024];
-    if (ft_einsum_parse(eq, nops, ranks, NULL, lab, &n_ell, olab, &no, msg, sizeof msg))
-        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "%s", msg);
     ein_ctx e = {.k = k, .n = n, .dt = in[0].dtype, .es = ft_dtype_size(in[0].dtype)};
+    const ft_shape *shapes[FT_EIN_MAXOPS];
+    const void *data[FT_EIN_MAXOPS];
+    ft_views_split(in, nops < FT_EIN_MAXOPS ? nops : FT_EIN_MAXOPS, shapes, data);
+    int8_t olab[FT_MAX_RANK];
+    int no;
+    char msg[1024];
     ft_ein_op *ops = ft_calloc((size_t)nops, sizeof *ops);
     if (!ops)
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory");
-    ft_ein_operands(nops, in, lab, e.size, ops);
+    if (ft_ein_operands(n->params.matmul.equation, nops, shapes, data, olab, &no, e.size, ops, msg, sizeof msg)) {
+        free(ops);
+        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "%s", msg);
+    }
     uint64_t need_later[FT_EIN_MAXOPS + 1];
     uint64_t outm = ft_ein_need_later(nops, ops, olab, no, need_later);
     ft_status st = FT_OK;
     uint64_t total = ft_numel(&out[0].shape);
     if (total == 0)
         goto done;
-    if (!ft_ein_pairwise(e.size, nops, in, ops, need_later, total)) {
+    if (!ft_ein_pairwise(e.size, nops, shapes, ops, need_later, total)) {
         int8_t sl[FT_EIN_NL];
         int ns = ft_ein_mask_labels(need_later[0] & ~outm, sl);
         if (nops == 1 && ns == 0)

@@ -19,6 +19,7 @@
  * is pinned by a reference count so that it is never destroyed under a running
  * transform. */
 #include "cpu.h"
+#include "../graph/infer_fft.h"
 
 #include <fftw3.h>
 #include <math.h>
@@ -183,16 +184,6 @@ static void execute(const plan_key *key, void *p, void *in, void *out)
 
 static int alignment_of(int f64, void *p) { return f64 ? fftw_alignment_of(p) : fftwf_alignment_of(p); }
 
-/* numpy.fft's factor for a transform of length n in the given direction. */
-static double norm_scale(const char *norm, int inverse, int64_t n)
-{
-    if (!strcmp(norm, "ortho"))
-        return 1.0 / sqrt((double)n);
-    if (!strcmp(norm, inverse ? "backward" : "forward"))
-        return 1.0 / (double)n;
-    return 1.0;
-}
-
 static void scale_out(ft_kctx *k, ft_view *out, double s)
 {
     int64_t cnt = (int64_t)ft_numel(&out->shape);
@@ -231,23 +222,15 @@ ft_status cpu_fft(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
     const ft_view *x = &in[0];
     ft_view *y = &out[0];
     int cplx_in = n->op != FT_OP_RFFT;
-    int lrank = x->shape.rank - cplx_in, ax;
-    if (ft_axis(ft_attr(n, "axis")->i, lrank, &ax))
-        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "axis %lld out of range (rank %d)",
-                           (long long)ft_attr(n, "axis")->i, lrank);
+    int lrank = x->shape.rank - cplx_in, ax = n->params.fft.axis;
     if (ft_numel(&y->shape) == 0)
         return FT_OK;
 
     plan_key key;
     memset(&key, 0, sizeof key); /* padding too: keys are compared with memcmp */
     key.f64 = x->dtype == FT_F64;
-    key.outer = 1;
-    key.inner = 1;
-    for (int d = 0; d < ax; d++)
-        key.outer *= x->shape.dims[d];
-    for (int d = ax + 1; d < lrank; d++)
-        key.inner *= x->shape.dims[d];
-    int64_t m = x->shape.dims[ax];
+    int64_t m;
+    ft_fft_around_axis(&x->shape, lrank, ax, &key.outer, &m, &key.inner);
     if (n->op == FT_OP_FFT || n->op == FT_OP_IFFT) {
         key.kind = n->op == FT_OP_FFT ? T_C2C_FWD : T_C2C_BWD;
         key.n = key.in_len = key.out_len = m;
@@ -292,7 +275,7 @@ ft_status cpu_fft(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
     free(scratch);
 
     int inverse = n->op == FT_OP_IFFT || n->op == FT_OP_IRFFT;
-    double s = norm_scale(ft_attr(n, "norm")->s, inverse, key.n);
+    double s = ft_fft_scale(&n->params.fft, inverse, key.n);
     if (s != 1.0)
         scale_out(k, y, s);
     return FT_OK;

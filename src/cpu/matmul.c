@@ -1,7 +1,7 @@
 /* Matrix products on the CPU through OpenBLAS's cblas: matmul (numpy.matmul
  * semantics with batch broadcasting) and gemm. */
 #include "cpu.h"
-#include "../runtime/einsum_geom.h"
+#include "../graph/infer_misc.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -86,10 +86,8 @@ ft_status cpu_matmul(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
     uint64_t total = ft_numel(&out[0].shape);
     if (total == 0)
         return FT_OK;
-    /* 1-D operands are promoted to [1,K] / [K,1]; the promoted dim is absent
-     * from the output, which changes nothing in the row-major layout. */
-    int64_t M = as->rank >= 2 ? as->dims[as->rank - 2] : 1, K = as->dims[as->rank - 1];
-    int64_t N = bs->rank >= 2 ? bs->dims[bs->rank - 1] : 1;
+    int64_t M, K, N;
+    ft_matmul_mkn(as, bs, &M, &K, &N);
     if (K == 0) {
         zero(out[0].data, total, es);
         return FT_OK;
@@ -132,8 +130,9 @@ ft_status cpu_matmul(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
 ft_status cpu_gemm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     ft_dtype dt = in[0].dtype;
-    int ta = ft_attr(n, "trans_a")->i != 0, tb = ft_attr(n, "trans_b")->i != 0;
-    double alpha = ft_attr(n, "alpha")->f, beta = ft_attr(n, "beta")->f;
+    const ft_matmul_params *mp = &n->params.matmul;
+    int ta = mp->trans_a, tb = mp->trans_b;
+    double alpha = mp->alpha, beta = mp->beta;
     const ft_shape *as = &in[0].shape, *bs = &in[1].shape;
     int64_t M = ta ? as->dims[1] : as->dims[0], K = ta ? as->dims[0] : as->dims[1];
     int64_t N = tb ? bs->dims[0] : bs->dims[1];

@@ -1,5 +1,6 @@
 /* CPU kernels of dropout and topk (einsum lives in einsum.c). */
 #include "cpu.h"
+#include "../graph/infer_math.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -40,9 +41,9 @@ static inline uint64_t dropout_keep(uint64_t i, uint64_t seed, double ratio)
 ft_status cpu_dropout(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     uint64_t cnt = ft_numel(&in[0].shape);
-    int training = ft_attr(n, "training")->i != 0;
-    double ratio = ft_attr(n, "ratio")->f;
-    uint64_t seed = (uint64_t)ft_attr(n, "seed")->i;
+    int training = n->params.attn.training;
+    double ratio = n->params.attn.ratio;
+    uint64_t seed = n->params.attn.seed;
     uint8_t *mask = n->n_out > 1 ? out[1].data : NULL;
     if (cnt == 0)
         return FT_OK;
@@ -245,14 +246,9 @@ ft_status cpu_topk(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
 {
     const ft_shape *s = &in[0].shape;
     ft_dtype dt = in[0].dtype;
-    int axis;
-    ft_axis(ft_attr(n, "axis")->i, s->rank, &axis);
-    int largest = ft_attr(n, "largest")->i != 0;
-    int64_t kk = ft_attr(n, "k")->i, dim = s->dims[axis], outer = 1, inner = 1;
-    for (int d = 0; d < axis; d++)
-        outer *= s->dims[d];
-    for (int d = axis + 1; d < s->rank; d++)
-        inner *= s->dims[d];
+    const int axis = n->params.reduce.axis, largest = n->params.reduce.largest;
+    int64_t kk = n->params.reduce.k, dim, outer, inner;
+    ft_reduce_around_axis(s, axis, &outer, &dim, &inner);
     if (kk == 0 || outer == 0 || inner == 0)
         return FT_OK;
     if (dt == FT_F16 || dt == FT_BF16 || dt == FT_BOOL)

@@ -3,12 +3,12 @@
  * attributes were checked by src/graph/infer_movement.c; data (indices) is
  * checked here before anything is written.
  *
- * Most ops reduce to one strided copy (ft_xfer, src/runtime/copy_geom.h): a
+ * Most ops reduce to one strided copy (ft_xfer, src/graph/infer_movement.h): a
  * box of dims read through source strides and written through destination
  * strides, both in elements. Source strides may be 0 (broadcast) or negative
  * (reversed slices). */
 #include "cpu.h"
-#include "../runtime/copy_geom.h"
+#include "../graph/infer_movement.h"
 
 #include <string.h>
 #if defined(__SSE2__)
@@ -214,7 +214,7 @@ ft_status cpu_copy(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
 ft_status cpu_transpose(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     ft_xfer x;
-    ft_xfer_transpose(&x, n, &in[0].shape, &out->shape);
+    ft_xfer_transpose(&x, n->params.move.perm, &in[0].shape, &out->shape);
     xfer_run(k, &x, out->data, in[0].data, ft_dtype_size(in[0].dtype));
     return FT_OK;
 }
@@ -237,8 +237,7 @@ ft_status cpu_tile(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
 
 ft_status cpu_concat(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    int axis = 0;
-    ft_axis(ft_attr(n, "axis")->i, out->shape.rank, &axis);
+    const int axis = n->params.move.axis;
     size_t es = ft_dtype_size(out->dtype);
     int64_t off = 0;
     for (int i = 0; i < n->n_in; i++) {
@@ -252,8 +251,7 @@ ft_status cpu_concat(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
 
 ft_status cpu_split(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    int axis = 0;
-    ft_axis(ft_attr(n, "axis")->i, in[0].shape.rank, &axis);
+    const int axis = n->params.move.axis;
     size_t es = ft_dtype_size(in[0].dtype);
     int64_t off = 0;
     for (int i = 0; i < n->n_out; i++) {
@@ -269,7 +267,7 @@ ft_status cpu_slice(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
 {
     ft_xfer x;
     int64_t base;
-    if (!ft_xfer_slice(&x, n, &in[0].shape, &out->shape, &base))
+    if (!ft_xfer_slice(&x, &n->params.move, &in[0].shape, &out->shape, &base))
         return FT_OK;
     size_t es = ft_dtype_size(in[0].dtype);
     xfer_run(k, &x, out->data, (const char *)in[0].data + base * (int64_t)es, es);
@@ -319,8 +317,7 @@ static ft_status check_indices(ft_kctx *k, const ft_node *n, const ft_view *idx,
 ft_status cpu_gather(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_shape *s = &in[0].shape;
-    int axis = 0;
-    ft_axis(ft_attr(n, "axis")->i, s->rank, &axis);
+    const int axis = n->params.move.axis;
     int64_t dim = s->dims[axis], outer = 1, inner = 1, nq = (int64_t)ft_numel(&in[1].shape);
     ft_status st = check_indices(k, n, &in[1], axis, dim);
     if (st)
@@ -367,8 +364,7 @@ ft_status cpu_gather(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
 ft_status cpu_gather_elements(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_shape *s = &in[0].shape, *q = &in[1].shape;
-    int r = s->rank, axis = 0;
-    ft_axis(ft_attr(n, "axis")->i, r, &axis);
+    const int r = s->rank, axis = n->params.move.axis;
     int64_t dim = s->dims[axis];
     ft_status st = check_indices(k, n, &in[1], axis, dim);
     if (st)
@@ -421,12 +417,11 @@ ft_status cpu_gather_elements(ft_kctx *k, const ft_node *n, const ft_view *in, f
 
 ft_status cpu_pad(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    const char *mode = ft_attr(n, "mode")->s;
-    int reflect = strcmp(mode, "reflect") == 0, edge = strcmp(mode, "edge") == 0;
+    const ft_move_params *mp = &n->params.move;
+    int reflect = mp->pad_mode == FT_PAD_REFLECT, edge = mp->pad_mode == FT_PAD_EDGE;
     const ft_shape *s = &in[0].shape, *os_ = &out->shape;
     int r = s->rank;
-    int64_t pb[FT_MAX_RANK], pe[FT_MAX_RANK];
-    ft_pad_amounts(n, r, pb, pe);
+    const int64_t *pb = mp->pb, *pe = mp->pe;
     size_t es = ft_dtype_size(in[0].dtype);
     int64_t is[FT_MAX_RANK], os[FT_MAX_RANK], kept[FT_MAX_RANK], ob[FT_MAX_RANK], soff = 0, doff = 0;
     ft_strides(s, is);
@@ -452,7 +447,7 @@ ft_status cpu_pad(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
      * the axes before d and the full (already padded) range of those after. */
     _Alignas(8) unsigned char val[16] = {0};
     if (!reflect && !edge)
-        ft_pad_value(ft_attr(n, "value")->f, in[0].dtype, val);
+        ft_pad_value(mp->pad_value, in[0].dtype, val);
     for (int d = r - 1; d >= 0; d--) {
         int64_t P = ob[d], E = pe[d] > 0 ? pe[d] : 0, base = 0;
         if (!P && !E)

@@ -3,6 +3,7 @@
  * element of a row is read before the same element of the output is written,
  * so the kernels also work in place. */
 #include "cpu.h"
+#include "../graph/infer_math.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -10,25 +11,6 @@
 
 #define CHUNK 1024
 
-/* Width of the column chunks reduced together: wide, so that each row is read
- * in long contiguous pieces, but narrow enough that every thread gets work. */
-static int64_t col_chunk(int64_t inner, int64_t nouter, int threads, int par)
-{
-    int64_t want = par ? (threads + nouter - 1) / nouter : 1;
-    int64_t c = (inner + want - 1) / want;
-    c = (c + 15) / 16 * 16;
-    return c < CHUNK ? c : CHUNK;
-}
-
-static void around_axis(const ft_shape *s, int axis, int64_t *outer, int64_t *len, int64_t *inner)
-{
-    *outer = *inner = 1;
-    for (int i = 0; i < axis; i++)
-        *outer *= s->dims[i];
-    *len = s->dims[axis];
-    for (int i = axis + 1; i < s->rank; i++)
-        *inner *= s->dims[i];
-}
 
 /* ---- softmax -------------------------------------------------------------------- */
 
@@ -98,16 +80,14 @@ ft_status cpu_softmax(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *
     ft_dtype dt = in[0].dtype;
     if (dt != FT_F32 && dt != FT_F64)
         return bad_dtype(k, n, dt);
-    int axis;
-    if (ft_axis(ft_attr(n, "axis")->i, s->rank, &axis) != 0)
-        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "axis out of range");
+    const int axis = n->params.norm.axis;
     int logsm = n->op == FT_OP_LOG_SOFTMAX;
     int64_t outer, len, inner;
-    around_axis(s, axis, &outer, &len, &inner);
+    ft_reduce_around_axis(s, axis, &outer, &len, &inner);
     if (outer * len * inner == 0)
         return FT_OK;
     int par = (int64_t)ft_numel(s) >= CPU_PAR_MIN && k->threads > 1;
-    int64_t chunk = inner == 1 ? 1 : col_chunk(inner, outer, k->threads, par);
+    int64_t chunk = inner == 1 ? 1 : cpu_col_chunk(inner, outer, k->threads, par, CHUNK);
     int64_t nch = (inner + chunk - 1) / chunk, items = outer * nch;
     const char *x = in[0].data;
     char *y = out[0].data;
@@ -216,10 +196,8 @@ static ft_status norm_common(ft_kctx *k, const ft_node *n, const ft_view *in, ft
     ft_dtype dt = in[0].dtype;
     if (dt != FT_F32 && dt != FT_F64)
         return bad_dtype(k, n, dt);
-    int axis;
-    if (ft_axis(ft_attr(n, "axis")->i, s->rank, &axis) != 0)
-        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "axis out of range");
-    double eps = ft_attr(n, "epsilon")->f;
+    const int axis = n->params.norm.axis;
+    double eps = n->params.norm.epsilon;
     int64_t rows = 1, d = 1;
     for (int i = 0; i < axis; i++)
         rows *= s->dims[i];

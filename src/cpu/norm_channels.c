@@ -92,7 +92,7 @@ ft_status cpu_batch_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vie
     int64_t C = s->dims[1], sp = spatial(s), rows = s->dims[0] * C;
     if (rows == 0 || sp == 0)
         return FT_OK;
-    double eps = ft_attr(n, "epsilon")->f;
+    double eps = n->params.norm.epsilon;
     double *a = ft_malloc((size_t)C * sizeof(double));
     if (!a)
         return oom(k, n, C);
@@ -122,7 +122,7 @@ static ft_status group_stats_apply(ft_kctx *k, const ft_node *n, const ft_view *
         return FT_OK;
     int64_t cpg = C / groups, len = cpg * sp;
     int64_t nch = (len + CH - 1) / CH, items = rows * nch;
-    double eps = ft_attr(n, "epsilon")->f;
+    double eps = n->params.norm.epsilon;
     double *part = ft_malloc((size_t)items * sizeof(double)), *mean = ft_malloc((size_t)rows * 2 * sizeof(double));
     if (!part || !mean) {
         free(part);
@@ -190,7 +190,7 @@ ft_status cpu_group_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vie
 {
     if (in[0].dtype != FT_F32 && in[0].dtype != FT_F64)
         return bad_dtype(k, n, in[0].dtype);
-    int64_t g = ft_attr(n, "num_groups")->i;
+    int64_t g = n->params.norm.num_groups;
     if (g < 1 || in[0].shape.dims[1] % g != 0)
         return ft_node_err(k->err, FT_EGRAPH, k->g, n, "num_groups %lld does not divide the %lld channels",
                            (long long)g, (long long)in[0].shape.dims[1]);

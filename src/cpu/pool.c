@@ -2,10 +2,10 @@
  * global pools (f32, f64), channels-first with 1 to 3 spatial dims. The
  * inference in src/graph/infer_pool.c has checked every attribute; the
  * padding is recomputed from the same attributes and the inferred output
- * shape by ft_pool_geom_of (src/runtime/pool_geom.c). Sums accumulate in double. Work is split over the output
+ * shape by ft_pool_geom_of (src/graph/infer_pool.c). Sums accumulate in double. Work is split over the output
  * rows of every N*C plane. resize lives in resize.c. */
 #include "cpu.h"
-#include "../runtime/pool_geom.h"
+#include "../graph/infer_pool.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -144,7 +144,7 @@ static ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vi
 {
     ft_pool_geom g;
     axis_tab t[3];
-    ft_pool_geom_of(n, &in[0], &out[0], &g);
+    ft_pool_geom_of(&n->params.pool, &in[0].shape, &out[0].shape, &g);
     uint64_t numel = ft_numel(&out[0].shape);
     if (numel == 0)
         return FT_OK;
@@ -155,7 +155,7 @@ static ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vi
     const void *x = in[0].data;
     void *y = out[0].data;
     if (avg) {
-        int incl = ft_attr(n, "count_include_pad")->i != 0;
+        int incl = n->params.pool.count_include_pad;
         if (in[0].dtype == FT_F32)
             avgpool_f32(&g, t, x, y, incl, k->threads, par);
         else if (in[0].dtype == FT_F64)

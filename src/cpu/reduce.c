@@ -14,22 +14,14 @@
  * noop_with_empty_axes=1 and no axes, each output reduces a single element
  * (so reduce_sum_square squares, reduce_l1 takes |x|), as ONNX's reference. */
 #include "cpu.h"
-#include "../runtime/reduce_geom.h"
+#include "../runtime/numeric.h"
+#include "../graph/infer_math.h"
 
 #include <math.h>
 
 /* Columns are processed in chunks of at most this many outputs (stack buffers). */
 #define CHUNK 2048
 
-/* Width of the column chunks reduced together: wide, so that each row is read
- * in long contiguous pieces, but narrow enough that every thread gets work. */
-static int64_t col_chunk(int64_t inner, int64_t nouter, int threads, int par)
-{
-    int64_t want = par ? (threads + nouter - 1) / nouter : 1;
-    int64_t c = (inner + want - 1) / want;
-    c = (c + 15) / 16 * 16;
-    return c < CHUNK ? c : CHUNK;
-}
 
 /* ---- per-dtype element loops ------------------------------------------------- */
 
@@ -255,29 +247,16 @@ DEF_TYPE(i64, int64_t, LD_PLAIN, 1)
 DEF_TYPE(u8, uint8_t, LD_PLAIN, 1)
 DEF_TYPE(b8, uint8_t, LD_BOOL, 1)
 
-/* Integer results computed in double (l2, log_sum_exp, identities): truncate
- * toward zero, NaN -> 0, saturate like a float -> int cast. */
-static int64_t sat_i64(double v, int64_t lo, int64_t hi)
-{
-    if (v != v)
-        return 0;
-    if (v <= (double)lo)
-        return lo;
-    if (v >= (double)hi)
-        return hi;
-    return (int64_t)v;
-}
-
 static void store_d(ft_dtype dt, void *y, int64_t i, double v)
 {
     switch (dt) {
     case FT_F32: ((float *)y)[i] = (float)v; break;
     case FT_F64: ((double *)y)[i] = v; break;
-    case FT_I8: ((int8_t *)y)[i] = (int8_t)sat_i64(v, INT8_MIN, INT8_MAX); break;
-    case FT_I16: ((int16_t *)y)[i] = (int16_t)sat_i64(v, INT16_MIN, INT16_MAX); break;
-    case FT_I32: ((int32_t *)y)[i] = (int32_t)sat_i64(v, INT32_MIN, INT32_MAX); break;
-    case FT_I64: ((int64_t *)y)[i] = sat_i64(v, INT64_MIN, INT64_MAX); break;
-    case FT_U8: ((uint8_t *)y)[i] = (uint8_t)sat_i64(v, 0, UINT8_MAX); break;
+    case FT_I8: ((int8_t *)y)[i] = (int8_t)ft_sat_i64(v, INT8_MIN, INT8_MAX); break;
+    case FT_I16: ((int16_t *)y)[i] = (int16_t)ft_sat_i64(v, INT16_MIN, INT16_MAX); break;
+    case FT_I32: ((int32_t *)y)[i] = (int32_t)ft_sat_i64(v, INT32_MIN, INT32_MAX); break;
+    case FT_I64: ((int64_t *)y)[i] = ft_sat_i64(v, INT64_MIN, INT64_MAX); break;
+    case FT_U8: ((uint8_t *)y)[i] = (uint8_t)ft_sat_i64(v, 0, UINT8_MAX); break;
     case FT_BOOL: ((uint8_t *)y)[i] = v != 0; break;
     case FT_F16: case FT_BF16: case FT_DTYPE_COUNT: break;
     }
@@ -580,8 +559,7 @@ ft_status cpu_reduce(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cpu reduce kernel",
                            ft_dtype_name(dt));
     j.ipath = !ft_dtype_is_float(dt) && j.op != R_L2 && j.op != R_LSE;
-    int red[FT_MAX_RANK];
-    ft_reduce_axes(n, s->rank, red);
+    const int *red = n->params.reduce.red;
     if (ft_numel(s) == 0) {
         /* Outputs exist, so only reduced dims are empty. */
         double v = ft_reduce_identity(j.op, dt);
@@ -605,7 +583,7 @@ ft_status cpu_reduce(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
         }
         return FT_OK;
     }
-    int64_t chunk = col_chunk(p.inner, p.nouter, k->threads, par);
+    int64_t chunk = cpu_col_chunk(p.inner, p.nouter, k->threads, par, CHUNK);
     int64_t nch = (p.inner + chunk - 1) / chunk, items = p.nouter * nch;
 #pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
     for (int64_t it = 0; it < items; it++) {
@@ -704,10 +682,8 @@ typedef void (*arg_fn)(const void *, int64_t *, int64_t, int64_t, int64_t, int64
 ft_status cpu_arg(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_shape *s = &in[0].shape;
-    int axis;
-    if (ft_axis(ft_attr(n, "axis")->i, s->rank, &axis) != 0)
-        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "axis out of range");
-    int amax = n->op == FT_OP_ARGMAX, last = ft_attr(n, "select_last_index")->i != 0;
+    const int axis = n->params.reduce.axis;
+    int amax = n->op == FT_OP_ARGMAX, last = n->params.reduce.select_last;
     arg_fn f = NULL;
     switch (in[0].dtype) {
     case FT_F32: f = arg_f32; break;
@@ -725,12 +701,9 @@ ft_status cpu_arg(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
     int64_t outer, len, inner;
     ft_reduce_around_axis(s, axis, &outer, &len, &inner);
     if (outer * inner == 0)
-        return FT_OK;
-    if (len == 0)
-        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "%s over an empty axis (axis %d has length 0)",
-                           ft_op_name(n->op), axis);
+        return FT_OK; /* len >= 1: inference refuses an empty axis (graph/infer_math.c) */
     int par = (int64_t)ft_numel(s) >= CPU_PAR_MIN && k->threads > 1;
-    int64_t chunk = inner == 1 ? 1 : col_chunk(inner, outer, k->threads, par);
+    int64_t chunk = inner == 1 ? 1 : cpu_col_chunk(inner, outer, k->threads, par, CHUNK);
     int64_t nch = (inner + chunk - 1) / chunk, items = outer * nch;
     int64_t *y = out[0].data;
 #pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
@@ -785,10 +758,8 @@ typedef void (*cumsum_fn)(const void *, void *, int64_t, int64_t, int64_t, int64
 ft_status cpu_cumsum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_shape *s = &in[0].shape;
-    int axis;
-    if (ft_axis(ft_attr(n, "axis")->i, s->rank, &axis) != 0)
-        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "axis out of range");
-    int excl = ft_attr(n, "exclusive")->i != 0, rev = ft_attr(n, "reverse")->i != 0;
+    const int axis = n->params.reduce.axis;
+    int excl = n->params.reduce.exclusive, rev = n->params.reduce.reverse;
     cumsum_fn f = NULL;
     switch (in[0].dtype) {
     case FT_F32: f = cumsum_f32; break;
@@ -808,7 +779,7 @@ ft_status cpu_cumsum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
     if (outer * len * inner == 0)
         return FT_OK;
     int par = (int64_t)ft_numel(s) >= CPU_PAR_MIN && k->threads > 1;
-    int64_t chunk = col_chunk(inner, outer, k->threads, par);
+    int64_t chunk = cpu_col_chunk(inner, outer, k->threads, par, CHUNK);
     int64_t nch = (inner + chunk - 1) / chunk, items = outer * nch;
 #pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
     for (int64_t it = 0; it < items; it++) {

@@ -5,7 +5,7 @@
  * shape; this file maps every output coordinate of every axis to its source
  * cells once, then gathers. */
 #include "cpu.h"
-#include "../runtime/pool_geom.h"
+#include "../graph/infer_pool.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -145,8 +145,7 @@ ft_status cpu_resize(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
     if (numel == 0)
         return FT_OK;
     int r = is->rank;
-    ft_resize_modes md;
-    ft_resize_modes_of(n, &md);
+    const ft_resize_params *md = &n->params.resize;
     axis_map m[FT_MAX_RANK];
     int64_t total = 0;
     for (int d = 0; d < r; d++)
@@ -162,7 +161,7 @@ ft_status cpu_resize(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
         int64_t o = os->dims[d], i = is->dims[d];
         m[d].lo = ib, m[d].hi = ib + o, m[d].w = wb;
         ib += 2 * o, wb += o;
-        map_axis(&m[d], md.linear, md.ct, md.nm, ft_resize_scale(n, is, os, d), i, o);
+        map_axis(&m[d], md->linear, md->ct, md->nm, ft_resize_scale(md, is, os, d), i, o);
     }
     int par = numel >= CPU_PAR_MIN && k->threads > 1;
     ft_status st = FT_OK;

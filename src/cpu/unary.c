@@ -2,6 +2,7 @@
  * (cpu_cast). Each op and dtype is a row function over a contiguous range;
  * the ranges are split across OpenMP threads for large tensors. */
 #include "cpu.h"
+#include "../runtime/numeric.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -146,6 +147,7 @@ FLOAT_HELPERS(f64, double)
     X2(CELU, expm1(x / al), SEL(x > 0, x, al * t))                                               \
     X2(SELU, expm1(x), SEL(x > 0, ga * x, gal * t))                                              \
     X1(HARD_SIGMOID, CLAMP(al * x + be, K(0), K(1)))                                             \
+    X1(THRESHOLDED_RELU, SEL(x > al, x, K(0)))                                                   \
     /* erfc keeps the tail accurate for negative x, where 1 + erf(.) cancels */                  \
     X1(GELU, K(0.5) * x * erfc(-x * K(0.70710678118654752440)))                                  \
     X1(CLIP, CLAMP(x, lo, hi))
@@ -255,32 +257,6 @@ static un_row unary_row(ft_op op, ft_dtype dt)
     return float_rows[op][dt] ? float_rows[op][dt] : int_rows[op][dt];
 }
 
-static void int_range(ft_dtype dt, int64_t *lo, int64_t *hi)
-{
-    switch (dt) {
-    case FT_I8: *lo = INT8_MIN, *hi = INT8_MAX; return;
-    case FT_I16: *lo = INT16_MIN, *hi = INT16_MAX; return;
-    case FT_I32: *lo = INT32_MIN, *hi = INT32_MAX; return;
-    case FT_I64: *lo = INT64_MIN, *hi = INT64_MAX; return;
-    case FT_U8: *lo = 0, *hi = UINT8_MAX; return;
-    case FT_BOOL: *lo = 0, *hi = 1; return;
-    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: case FT_DTYPE_COUNT: break;
-    }
-    *lo = INT64_MIN, *hi = INT64_MAX;
-}
-
-/* A double bound as an integer of [tlo, thi]; NaN means no bound (def). */
-static int64_t int_bound(double v, int64_t tlo, int64_t thi, int64_t def)
-{
-    if (isnan(v))
-        return def;
-    if (v <= (double)tlo)
-        return tlo;
-    if (v >= (double)thi) /* (double)INT64_MAX is 2^63: the cast below stays in range */
-        return thi;
-    return (int64_t)v;
-}
-
 typedef struct un_job {
     un_row fn;
     const un_params *p;
@@ -299,33 +275,13 @@ ft_status cpu_unary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
 {
     const ft_op op = n->op;
     const ft_dtype dt = in[0].dtype;
-    un_params p = {.alpha = 0, .beta = 0, .gamma = 0, .lo = -INFINITY, .hi = INFINITY};
-    static const char *const fnames[] = {"alpha", "beta", "gamma", "min", "max"};
-    double *fvals[] = {&p.alpha, &p.beta, &p.gamma, &p.lo, &p.hi};
-    for (size_t i = 0; i < FT_ARRAY_LEN(fnames); i++)
-        if (ft_op_attr_index(op, fnames[i]) >= 0)
-            *fvals[i] = ft_attr(n, fnames[i])->f;
-
-    un_row fn = unary_row(op, dt);
-    if (op == FT_OP_GELU) {
-        const char *mode = ft_attr(n, "approximate")->s;
-        if (strcmp(mode, "tanh") == 0)
-            fn = gelu_tanh_rows[dt];
-        else if (strcmp(mode, "none") != 0)
-            return ft_node_err(k->err, FT_EGRAPH, k->g, n,
-                               "attribute 'approximate' is '%s'; expected 'none' or 'tanh'", mode);
-    }
+    const ft_unary_params *up = &n->params.unary;
+    un_params p = {.alpha = up->alpha, .beta = up->beta, .gamma = up->gamma, .lo = up->lo, .hi = up->hi,
+                   .ilo = up->ilo, .ihi = up->ihi};
+    un_row fn = op == FT_OP_GELU && up->gelu_tanh ? gelu_tanh_rows[dt] : unary_row(op, dt);
     if (!fn)
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "no CPU kernel for %s on %s", ft_op_name(op),
                            ft_dtype_name(dt));
-    if (op == FT_OP_CLIP && ft_dtype_is_int(dt)) {
-        int64_t tlo, thi;
-        int_range(dt, &tlo, &thi);
-        p.ilo = int_bound(ceil(p.lo), tlo, thi, tlo);
-        p.ihi = int_bound(floor(p.hi), tlo, thi, thi);
-        if (p.ilo > p.ihi)
-            p.ilo = p.ihi;
-    }
     const int64_t cnt = (int64_t)ft_numel(&in[0].shape);
     if (cnt == 0)
         return FT_OK;
@@ -336,44 +292,13 @@ ft_status cpu_unary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
 
 /* ---------------------------------- cast ---------------------------------- */
 
-/* Rounds d to float with round-to-odd: truncate, then set the last bit when
- * inexact. A second rounding to f16/bf16 (11 and 8 bits, well below float's 24)
- * then gives the correctly rounded result, which rounding twice to nearest
- * would not in the rare halfway cases. */
-static inline float f64_to_f32_odd(double d)
-{
-    float f = (float)d;
-    if ((double)f == d || d != d)
-        return f;
-    if (fabs((double)f) > fabs(d))
-        f = nextafterf(f, 0.0f);
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    u |= 1;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-static inline float i64_to_f32_odd(int64_t v)
-{
-    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    if (u < ((uint64_t)1 << 24))
-        return (float)v;
-    int sh = 64 - __builtin_clzll(u) - 24;
-    uint64_t m = u >> sh;
-    if (u & (((uint64_t)1 << sh) - 1))
-        m |= 1;
-    float f = ldexpf((float)m, sh);
-    return v < 0 ? -f : f;
-}
-
 /* How each source becomes the float that is rounded once more to f16/bf16. */
 #define HALF_EXACT(v) ((float)(v))
-#define HALF_F64(v) f64_to_f32_odd(v)
-#define HALF_I32(v) f64_to_f32_odd((double)(v))
-#define HALF_I64(v) i64_to_f32_odd(v)
+#define HALF_F64(v) ft_f64_to_f32_odd(v)
+#define HALF_I32(v) ft_f64_to_f32_odd((double)(v))
+#define HALF_I64(v) ft_i64_to_f32_odd(v)
 
-/* float -> int: truncate toward zero, NaN -> 0, saturate (decisions.md). The
+/* float -> int: truncate toward zero, NaN -> 0, saturate (NUMERICS in man/ftrun-graph.5). The
  * bounds are powers of two, exact in every float type, and the final cast only
  * sees values in range, so no undefined conversion happens. */
 #define TOINT_FLOAT(TS, TD, MIN, MAX, LO, HIEX, v)                                               \

@@ -739,11 +739,9 @@ CU_KFN(cu_attention)
     a.T = kd[2];
     a.Dv = vd[3];
     a.grp = a.H / a.Hk;
-    const ft_attr_val *sa = ft_attr(n, "scale");
-    /* With D = 0 every score is 0 whatever the scale: 1/sqrt(0) would only add NaN. */
-    a.scale_d = sa->present ? sa->f : a.D > 0 ? 1.0 / sqrt((double)a.D) : 1.0;
+    a.scale_d = n->params.attn.scale; /* given, or 1/sqrt(D) (graph/infer_attention.c) */
     a.scale_f = (float)a.scale_d;
-    a.causal = ft_attr(n, "causal")->i != 0;
+    a.causal = n->params.attn.causal;
     if (n->n_in > 3 && in[3].data) {
         ft_shape full = {4, {a.B, a.H, a.S, a.T}};
         a.mask = in[3].data;
@@ -861,9 +859,9 @@ CU_KFN(cu_dropout)
 {
     ft_dtype dt = in[0].dtype;
     uint64_t cnt = ft_numel(&in[0].shape);
-    int training = ft_attr(n, "training")->i != 0;
-    double ratio = ft_attr(n, "ratio")->f;
-    uint64_t seed = (uint64_t)ft_attr(n, "seed")->i;
+    int training = n->params.attn.training;
+    double ratio = n->params.attn.ratio;
+    uint64_t seed = n->params.attn.seed;
     uint8_t *mask = n->n_out > 1 ? (uint8_t *)out[1].data : NULL;
     if (cnt == 0)
         return FT_OK;

@@ -416,72 +416,11 @@ static ft_status cu_replay(ft_backend_ctx *c, ft_error *err)
     return FT_OK;
 }
 
-/* Every op, and the kernel and dtypes that run it here. No default: a new op
- * in ops.def fails to compile until it is placed (-Wswitch-enum). */
-static ft_kernel kernel_of(ft_op op)
-{
-    ft_kernel k = {NULL, 0};
-#define KK(f_, m_) do { k.fn = (f_); k.dtypes = (m_); } while (0)
-    switch (op) {
-    case FT_OP_IDENTITY: case FT_OP_RESHAPE: case FT_OP_FLATTEN: case FT_OP_SQUEEZE: case FT_OP_UNSQUEEZE:
-        KK(cu_copy, CU_BYTES); break;
-    case FT_OP_NEG: case FT_OP_ABS: case FT_OP_SIGN:
-        KK(cu_unary, CU_SIGNED); break;
-    case FT_OP_RELU: case FT_OP_SIGMOID: case FT_OP_TANH: case FT_OP_EXP: case FT_OP_LOG: case FT_OP_SQRT:
-    case FT_OP_RSQRT: case FT_OP_RECIPROCAL: case FT_OP_SIN: case FT_OP_COS: case FT_OP_ERF: case FT_OP_FLOOR:
-    case FT_OP_CEIL: case FT_OP_ROUND: case FT_OP_SOFTPLUS: case FT_OP_SOFTSIGN: case FT_OP_SILU: case FT_OP_MISH:
-    case FT_OP_HARD_SWISH: case FT_OP_LEAKY_RELU: case FT_OP_ELU: case FT_OP_CELU: case FT_OP_SELU:
-    case FT_OP_HARD_SIGMOID: case FT_OP_GELU: case FT_OP_IS_NAN: case FT_OP_IS_INF:
-        KK(cu_unary, CU_FLOAT); break;
-    case FT_OP_CLIP: KK(cu_unary, CU_NUM); break;
-    case FT_OP_NOT: KK(cu_unary, FT_DT_BOOL); break;
-    case FT_OP_CAST: KK(cu_cast, CU_BYTES); break;
-    case FT_OP_ADD: case FT_OP_SUB: case FT_OP_MUL: case FT_OP_DIV: case FT_OP_POW: case FT_OP_MOD:
-    case FT_OP_LESS: case FT_OP_LESS_EQUAL: case FT_OP_GREATER: case FT_OP_GREATER_EQUAL:
-        KK(cu_binary, CU_NUM); break;
-    case FT_OP_EQUAL: KK(cu_binary, CU_ANY); break;
-    case FT_OP_AND: case FT_OP_OR: case FT_OP_XOR: KK(cu_binary, FT_DT_BOOL); break;
-    case FT_OP_MAX: case FT_OP_MIN: KK(cu_variadic, CU_NUM); break;
-    case FT_OP_WHERE: KK(cu_where, FT_DT_BOOL); break;
-    case FT_OP_MATMUL: KK(cu_matmul, CU_FLOAT); break;
-    case FT_OP_GEMM: KK(cu_gemm, CU_FLOAT); break;
-    case FT_OP_EINSUM: KK(cu_einsum, CU_FLOAT); break;
-    case FT_OP_REDUCE_SUM: case FT_OP_REDUCE_MEAN: case FT_OP_REDUCE_PROD: case FT_OP_REDUCE_L1: case FT_OP_REDUCE_L2:
-    case FT_OP_REDUCE_SUM_SQUARE: case FT_OP_REDUCE_LOG_SUM_EXP:
-        KK(cu_reduce, CU_NUM); break;
-    case FT_OP_REDUCE_MAX: case FT_OP_REDUCE_MIN: KK(cu_reduce, CU_ANY); break;
-    case FT_OP_ARGMAX: case FT_OP_ARGMIN: KK(cu_arg, CU_NUM); break;
-    case FT_OP_CUMSUM: KK(cu_cumsum, CU_NUM); break;
-    case FT_OP_TOPK: KK(cu_topk, CU_NUM); break;
-    case FT_OP_SOFTMAX: case FT_OP_LOG_SOFTMAX: KK(cu_softmax, CU_FLOAT); break;
-    case FT_OP_LAYER_NORM: KK(cu_layer_norm, CU_FLOAT); break;
-    case FT_OP_RMS_NORM: KK(cu_rms_norm, CU_FLOAT); break;
-    case FT_OP_BATCH_NORM: KK(cu_batch_norm, CU_FLOAT); break;
-    case FT_OP_INSTANCE_NORM: KK(cu_instance_norm, CU_FLOAT); break;
-    case FT_OP_GROUP_NORM: KK(cu_group_norm, CU_FLOAT); break;
-    case FT_OP_TRANSPOSE: KK(cu_transpose, CU_BYTES); break;
-    case FT_OP_EXPAND: KK(cu_expand, CU_BYTES); break;
-    case FT_OP_TILE: KK(cu_tile, CU_BYTES); break;
-    case FT_OP_CONCAT: KK(cu_concat, CU_BYTES); break;
-    case FT_OP_SPLIT: KK(cu_split, CU_BYTES); break;
-    case FT_OP_SLICE: KK(cu_slice, CU_BYTES); break;
-    case FT_OP_GATHER: KK(cu_gather, CU_BYTES); break;
-    case FT_OP_GATHER_ELEMENTS: KK(cu_gather_elements, CU_BYTES); break;
-    case FT_OP_PAD: KK(cu_pad, CU_BYTES); break;
-    case FT_OP_CONV: KK(cu_conv, CU_FLOAT); break;
-    case FT_OP_CONV_TRANSPOSE: KK(cu_conv_transpose, CU_FLOAT); break;
-    case FT_OP_MAX_POOL: KK(cu_max_pool, CU_FLOAT | FT_M(I8) | FT_M(U8)); break;
-    case FT_OP_AVERAGE_POOL: KK(cu_average_pool, CU_FLOAT); break;
-    case FT_OP_GLOBAL_AVERAGE_POOL: case FT_OP_GLOBAL_MAX_POOL: KK(cu_global_pool, CU_FLOAT); break;
-    case FT_OP_RESIZE: KK(cu_resize, CU_FLOAT); break;
-    case FT_OP_FFT: case FT_OP_IFFT: case FT_OP_RFFT: case FT_OP_IRFFT: KK(cu_fft, CU_FLOAT); break;
-    case FT_OP_ATTENTION: KK(cu_attention, CU_FLOAT); break;
-    case FT_OP_DROPOUT: KK(cu_dropout, CU_FLOAT); break;
-    case FT_OP_COUNT: break;
-    }
-#undef KK
-    return k;
-}
+/* Every op, and the kernel and dtypes that run it here: the table of
+ * runtime/kernels.def, shared with cpu/cpu_backend.c. */
+#define FT_KERNEL_FN(name) cu_##name
+#define FT_KERNEL_SET(set) CU_##set
+#include "../runtime/kernels.def"
 
 static ft_kernel real_kernels[FT_OP_COUNT]; /* what runs each op */
 static ft_kernel cu_kernels[FT_OP_COUNT];   /* the table the executor sees: cu_enter for each */

@@ -16,12 +16,12 @@
  * channel per group, or an empty input, runs a direct kernel.
  *
  * Spatial parameters are padded to 3 dims with leading dims of size 1, so
- * every kernel is written once. Pads and sizes come from runtime/conv_geom.c,
+ * every kernel is written once. Pads and sizes come from graph/infer_conv.c,
  * which the CPU kernels share.
  */
 #include "cu.cuh"
 extern "C" {
-#include "../runtime/conv_geom.h"
+#include "../graph/infer_conv.h"
 }
 
 /* Defined in matmul.cu: C[b] = alpha A[b] B[b] + beta C[b] with row-major
@@ -48,7 +48,7 @@ typedef struct {
 static void geom_of(const ft_node *n, const ft_view *in, const ft_view *out, int transpose, cv_geom *g)
 {
     ft_conv_geom c;
-    ft_conv_geom_of(n, in, out, transpose, &c);
+    ft_conv_geom_of(&n->params.conv, &in[0].shape, &in[1].shape, &out[0].shape, in[0].dtype, transpose, &c);
     for (int j = 0, lead = 3 - c.r; j < 3; j++) {
         int src = j - lead;
         g->in[j] = src < 0 ? 1 : c.in[src];

@@ -5,7 +5,8 @@
  *
  * A CUDA op file has three layers: __global__ kernels, launchers on
  * k->be->stream, and the entry point with the ft_kernel_fn signature that takes
- * the node. Entry points are declared below and listed in backend.cu's table.
+ * the node. Entry points are declared below and listed in the kernel table
+ * of both backends (runtime/kernels.def).
  *
  *   ft_status cu_relu(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out) {
  *       cudaStream_t s = k->be->stream;
@@ -36,13 +37,14 @@ extern "C" {
 #include <stdint.h>
 
 /* Dtype sets. Every float op runs natively in f16 and bf16 (loads widen to
- * f32, arithmetic in f32, one rounding to nearest even on store: the ops.md
- * contract, and what the CPU reference does). */
+ * f32, arithmetic in f32, one rounding to nearest even on store: NUMERICS in
+ * man/ftrun-graph.5, and what the CPU reference does). */
 #define CU_FLOAT FT_DT_FLOAT
 #define CU_NUM FT_DT_NUM
 #define CU_SIGNED FT_DT_SIGNED
 #define CU_ANY FT_DT_ANY
 #define CU_BYTES FT_DT_ANY
+#define CU_BOOL FT_DT_BOOL
 
 /* A data error found by a kernel. The first error wins (atomicCAS on code),
  * so the record lives in device memory: atomics on host-mapped memory go over
@@ -97,6 +99,35 @@ static inline unsigned cu_grid(const ft_backend_ctx *c, uint64_t n, unsigned blo
     if (need > cap) need = cap;
     return need ? (unsigned)need : 1u;
 }
+
+/* Grid-stride loops: this thread's first item and the stride. */
+__device__ __forceinline__ int64_t cu_grid_start() { return (int64_t)blockIdx.x * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ int64_t cu_grid_step() { return (int64_t)gridDim.x * blockDim.x; }
+
+/* Division by a runtime constant: flat indices are split into coordinates
+ * once per element, and a 64-bit division is a subroutine of dozens of
+ * instructions on the GPU, a multiply-high by a magic number a handful.
+ * Round-up method (Granlund & Montgomery): with l = ceil(log2 d) and
+ * m = floor(2^64 (2^l - d) / d) + 1, n / d = (mulhi(n, m) + n) >> l for every
+ * n < 2^63 (the sum then fits). Made on the host, used on the device. */
+struct cu_fastdiv {
+    uint64_t d, m;
+    unsigned l;
+};
+
+static inline cu_fastdiv cu_fastdiv_make(uint64_t d)
+{
+    cu_fastdiv f;
+    f.d = d ? d : 1;
+    f.l = 0;
+    while (f.l < 63 && ((uint64_t)1 << f.l) < f.d)
+        f.l++;
+    unsigned __int128 num = (unsigned __int128)(((uint64_t)1 << f.l) - f.d) << 64;
+    f.m = (uint64_t)(num / f.d) + 1;
+    return f;
+}
+
+__device__ __forceinline__ uint64_t cu_fastdiv_q(const cu_fastdiv &f, uint64_t n) { return (__umul64hi(n, f.m) + n) >> f.l; }
 
 /* Failure of a CUDA/cuBLAS/cuFFT call: "FILE: node 'N' (op): CALL failed: NAME
  * (text) at src/cuda/x.cu:LINE", FT_ERUNTIME. Defined in backend.cu. */
@@ -156,6 +187,17 @@ template <> __device__ __forceinline__ float cu_f<__nv_bfloat16>(__nv_bfloat16 v
 template <class T> __device__ __forceinline__ T cu_from_f(float v) { return (T)v; }
 template <> __device__ __forceinline__ __half cu_from_f<__half>(float v) { return __float2half_rn(v); }
 template <> __device__ __forceinline__ __nv_bfloat16 cu_from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+/* Any element widened to double, and a double result stored with the CPU's
+ * roundings (16-bit floats through f32, as the CPU's f32 kernel followed by
+ * its rounding to 16 bits; integer stores: reduce.cu). */
+template <class T> __device__ __forceinline__ double cu_to_d(T v) { return (double)v; }
+template <> __device__ __forceinline__ double cu_to_d<__half>(__half v) { return (double)__half2float(v); }
+template <> __device__ __forceinline__ double cu_to_d<__nv_bfloat16>(__nv_bfloat16 v) { return (double)__bfloat162float(v); }
+static __device__ __forceinline__ void cu_st_d(float *y, int64_t i, double v) { y[i] = (float)v; }
+static __device__ __forceinline__ void cu_st_d(double *y, int64_t i, double v) { y[i] = v; }
+static __device__ __forceinline__ void cu_st_d(__half *y, int64_t i, double v) { y[i] = __float2half_rn((float)v); }
+static __device__ __forceinline__ void cu_st_d(__nv_bfloat16 *y, int64_t i, double v) { y[i] = __float2bfloat16_rn((float)v); }
 
 /* The arithmetic type of a storage type: f32 for the 16-bit floats, itself otherwise. */
 template <class T> struct cu_acc { typedef T type; };

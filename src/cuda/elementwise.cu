@@ -3,6 +3,7 @@
  * Every op reads and writes contiguous tensors of one shape, so only the flat
  * kernel is instantiated here. */
 #include "elementwise.cuh"
+#include "../runtime/numeric.h"
 
 namespace {
 
@@ -40,6 +41,7 @@ template <class A> EW_HD A un_cheap(int op, A x, const un_par<A> &p)
     case FT_OP_HARD_SWISH: return x * clampv(x + A(3), zero, A(6)) / A(6);
     case FT_OP_LEAKY_RELU: return x * (x < zero ? p.al : one);
     case FT_OP_HARD_SIGMOID: return clampv(add_rn(mul_rn(p.al, x), p.be), zero, one);
+    case FT_OP_THRESHOLDED_RELU: return x > p.al ? x : zero;
     case FT_OP_CLIP: return clampv(x, p.lo, p.hi);
     default: return x;
     }
@@ -152,45 +154,6 @@ struct UnNot {
 
 /* ---------------------------------- cast ----------------------------------- */
 
-EW_HD int clz64(uint64_t u)
-{
-#ifdef __CUDA_ARCH__
-    return __clzll((long long)u);
-#else
-    return __builtin_clzll(u);
-#endif
-}
-
-/* d rounded to float with round-to-odd (truncate, set the last bit when
- * inexact): a second rounding to f16/bf16 is then correctly rounded, which two
- * roundings to nearest would not be in rare halfway cases. */
-EW_HD float f64_to_f32_odd(double d)
-{
-    float f = (float)d;
-    if ((double)f == d || d != d)
-        return f;
-    if (fabs((double)f) > fabs(d))
-        f = nextafterf(f, 0.0f);
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    u |= 1;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-EW_HD float i64_to_f32_odd(int64_t v)
-{
-    const uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    if (u < ((uint64_t)1 << 24))
-        return (float)v;
-    const int sh = 64 - clz64(u) - 24;
-    uint64_t m = u >> sh;
-    if (u & (((uint64_t)1 << sh) - 1))
-        m |= 1;
-    const float f = ldexpf((float)m, sh);
-    return v < 0 ? -f : f;
-}
-
 /* f32 -> f16/bf16 with the CPU's bits, NaN payloads included (the hardware
  * conversions return one canonical NaN). */
 EW_HD __half f16_of(float f)
@@ -253,9 +216,9 @@ template <ft_dtype D> EW_HD typename st_of<D>::type cast_i64(int64_t v)
 {
     typedef typename st_of<D>::type TD;
     if constexpr (D == FT_F16)
-        return f16_of(i64_to_f32_odd(v));
+        return f16_of(ft_i64_to_f32_odd(v));
     else if constexpr (D == FT_BF16)
-        return bf16_of(i64_to_f32_odd(v));
+        return bf16_of(ft_i64_to_f32_odd(v));
     else if constexpr (D == FT_F32 || D == FT_F64)
         return (TD)v;
     else if constexpr (D == FT_BOOL)
@@ -283,9 +246,9 @@ template <ft_dtype D> EW_HD typename st_of<D>::type cast_f64(double v)
 {
     typedef typename st_of<D>::type TD;
     if constexpr (D == FT_F16)
-        return f16_of(f64_to_f32_odd(v));
+        return f16_of(ft_f64_to_f32_odd(v));
     else if constexpr (D == FT_BF16)
-        return bf16_of(f64_to_f32_odd(v));
+        return bf16_of(ft_f64_to_f32_odd(v));
     else if constexpr (D == FT_F32 || D == FT_F64)
         return (TD)v;
     else if constexpr (D == FT_BOOL)
@@ -321,7 +284,7 @@ static int un_group(int op)
     switch (op) {
     case FT_OP_RELU: case FT_OP_SQRT: case FT_OP_RSQRT: case FT_OP_RECIPROCAL: case FT_OP_FLOOR:
     case FT_OP_CEIL: case FT_OP_ROUND: case FT_OP_SOFTSIGN: case FT_OP_HARD_SWISH: case FT_OP_LEAKY_RELU:
-    case FT_OP_HARD_SIGMOID:
+    case FT_OP_HARD_SIGMOID: case FT_OP_THRESHOLDED_RELU:
         return G_CHEAP;
     case FT_OP_SIGMOID: case FT_OP_TANH: case FT_OP_EXP: case FT_OP_LOG: case FT_OP_SIN: case FT_OP_COS:
     case FT_OP_ERF: case FT_OP_SOFTPLUS: case FT_OP_SILU: case FT_OP_MISH: case FT_OP_ELU: case FT_OP_CELU:
@@ -333,32 +296,6 @@ static int un_group(int op)
     case FT_OP_IS_NAN: case FT_OP_IS_INF: return G_CLASS;
     default: return G_NONE;
     }
-}
-
-static void int_range(ft_dtype dt, int64_t *lo, int64_t *hi)
-{
-    switch (dt) {
-    case FT_I8: *lo = INT8_MIN, *hi = INT8_MAX; return;
-    case FT_I16: *lo = INT16_MIN, *hi = INT16_MAX; return;
-    case FT_I32: *lo = INT32_MIN, *hi = INT32_MAX; return;
-    case FT_I64: *lo = INT64_MIN, *hi = INT64_MAX; return;
-    case FT_U8: *lo = 0, *hi = UINT8_MAX; return;
-    case FT_BOOL: *lo = 0, *hi = 1; return;
-    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: case FT_DTYPE_COUNT: break;
-    }
-    *lo = INT64_MIN, *hi = INT64_MAX;
-}
-
-/* A double bound as an integer of [tlo, thi]; NaN means no bound (def). */
-static int64_t int_bound(double v, int64_t tlo, int64_t thi, int64_t def)
-{
-    if (isnan(v))
-        return def;
-    if (v <= (double)tlo)
-        return tlo;
-    if (v >= (double)thi) /* (double)INT64_MAX is 2^63: the cast below stays in range */
-        return thi;
-    return (int64_t)v;
 }
 
 /* alpha, beta, gamma, min, max of the node (0 / -inf / +inf when the op has none). */
@@ -404,15 +341,9 @@ static ft_status un_int(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view
     UnInt<T> f{};
     f.op = code;
     if (grp == G_CLIP) {
-        /* bounds ceil(min) and floor(max) saturated to the dtype; lo > hi gives
-         * hi everywhere, like NumPy's clip */
-        int64_t tlo, thi;
-        int_range(in[0].dtype, &tlo, &thi);
-        int64_t lo = int_bound(ceil(at.v[3]), tlo, thi, tlo), hi = int_bound(floor(at.v[4]), tlo, thi, thi);
-        if (lo > hi)
-            lo = hi;
-        f.lo = (T)lo;
-        f.hi = (T)hi;
+        /* the dtype's bounds, from graph/infer_elementwise.c */
+        f.lo = (T)n->params.unary.ilo;
+        f.hi = (T)n->params.unary.ihi;
     }
     return ew_run<X, false>(k, n, f, out, ins);
 }
@@ -431,20 +362,9 @@ template <class X> static ft_status unary_impl(ft_kctx *k, const ft_node *n, con
 {
     const ft_op op = n->op;
     const ft_dtype dt = in[0].dtype;
-    un_attrs at = {{0, 0, 0, -INFINITY, INFINITY}};
-    static const char *const names[5] = {"alpha", "beta", "gamma", "min", "max"};
-    for (int i = 0; i < 5; i++)
-        if (ft_op_attr_index(op, names[i]) >= 0)
-            at.v[i] = ft_attr(n, names[i])->f;
-    int code = (int)op;
-    if (op == FT_OP_GELU) {
-        const char *mode = ft_attr(n, "approximate")->s;
-        if (strcmp(mode, "tanh") == 0)
-            code = UN_GELU_TANH;
-        else if (strcmp(mode, "none") != 0)
-            return ft_node_err(k->err, FT_EGRAPH, k->g, n,
-                               "attribute 'approximate' is '%s'; expected 'none' or 'tanh'", mode);
-    }
+    const ft_unary_params *up = &n->params.unary;
+    un_attrs at = {{up->alpha, up->beta, up->gamma, up->lo, up->hi}};
+    const int code = op == FT_OP_GELU && up->gelu_tanh ? (int)UN_GELU_TANH : (int)op;
     const int grp = un_group(code);
     bool ok;
     switch (grp) {

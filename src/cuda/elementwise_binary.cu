@@ -2,6 +2,7 @@
  * comparisons, logic), cu_variadic (max/min over any number of inputs) and
  * cu_where, on the engine of elementwise.cuh. Reference: src/cpu/binary.c. */
 #include "elementwise.cuh"
+#include "../runtime/numeric.h"
 
 namespace {
 
@@ -156,39 +157,6 @@ template <class T, class E> struct PowF {
     EW_HD T operator()(T xa, E xe, TC, int64_t) const { return narrow<T>(m_pow(widen(xa), (A)widen(xe))); }
 };
 
-/* a**e with wrap-around by repeated squaring in uint64 (the low bits of the
- * product do not depend on the width); negative e: 0 unless |a| == 1. */
-EW_HD uint64_t ipow_u64(int64_t a, int64_t e)
-{
-    if (e < 0)
-        return a == 1 ? 1 : a == -1 ? ((e & 1) ? (uint64_t)-1 : 1) : 0;
-    uint64_t r = 1, b = (uint64_t)a;
-    while (e) {
-        if (e & 1)
-            r *= b;
-        b *= b;
-        e >>= 1;
-    }
-    return r;
-}
-
-/* Integer base, float exponent: an integral exponent takes the integer power;
- * otherwise pow in double, then the float->int rule (truncate, NaN -> 0,
- * saturate to [lo, hi]). */
-EW_HD int64_t ipow_f64(int64_t a, double e, int64_t lo, int64_t hi)
-{
-    if (e == trunc(e) && fabs(e) < 9.2e18)
-        return (int64_t)ipow_u64(a, (int64_t)e);
-    const double r = pow((double)a, e);
-    if (r != r)
-        return 0;
-    if (r <= (double)lo)
-        return lo;
-    if (r >= (double)hi)
-        return hi;
-    return (int64_t)r;
-}
-
 /* Integer pow; E is double (a float exponent), or an integer type read as int64. */
 template <class T, class E> struct PowI {
     typedef T TA, TO;
@@ -198,9 +166,9 @@ template <class T, class E> struct PowI {
     EW_HD T operator()(T a, E e, TC, int64_t) const
     {
         if constexpr (std::is_floating_point<E>::value)
-            return (T)ipow_f64((int64_t)a, (double)e, ilim<T>::lo(), ilim<T>::hi());
+            return (T)ft_ipow_f64((int64_t)a, (double)e, ilim<T>::lo(), ilim<T>::hi());
         else
-            return (T)ipow_u64((int64_t)a, (int64_t)e);
+            return (T)ft_ipow_u64((int64_t)a, (int64_t)e);
     }
 };
 
@@ -437,7 +405,7 @@ template <class X> static ft_status binary_impl(ft_kctx *k, const ft_node *n, co
     case FT_OP_SUB: code = B_SUB; break;
     case FT_OP_MUL: code = B_MUL; break;
     case FT_OP_DIV: code = B_DIV; break;
-    case FT_OP_MOD: code = ft_attr(n, "fmod")->i != 0 ? B_FMOD : B_MOD; break;
+    case FT_OP_MOD: code = n->params.binary.fmod ? B_FMOD : B_MOD; break;
     case FT_OP_POW: break;
     case FT_OP_EQUAL: mask = CMP_EQ, table = LOGIC_EQ; break;
     case FT_OP_LESS: mask = CMP_LT; break;

@@ -30,6 +30,9 @@
  * in-place scaling kernel, with the product taken in double and rounded once
  * to the compute precision, as the CPU does. */
 #include "cu.cuh"
+extern "C" {
+#include "../graph/infer_fft.h"
+}
 
 #include <math.h>
 #include <stdlib.h>
@@ -280,16 +283,6 @@ static cufftType plan_type(const fft_job *j)
     return CUFFT_C2C;
 }
 
-/* numpy.fft's factor for a transform of length n in the given direction. */
-static double norm_scale(const char *norm, int inverse, int64_t n)
-{
-    if (!strcmp(norm, "ortho"))
-        return 1.0 / sqrt((double)n);
-    if (!strcmp(norm, inverse ? "backward" : "forward"))
-        return 1.0 / (double)n;
-    return 1.0;
-}
-
 /* Executions of the batch-inner plan once per outer slice stay cheap against
  * the data when the slices are few or hold at least this many elements. */
 #define LOOP_MAX_SLICES 8
@@ -301,10 +294,7 @@ CU_KFN(cu_fft)
     ft_view *y = &out[0];
     ft_dtype dt = x->dtype;
     int cplx_in = n->op != FT_OP_RFFT;
-    int lrank = x->shape.rank - cplx_in, ax;
-    if (ft_axis(ft_attr(n, "axis")->i, lrank, &ax))
-        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "axis %lld out of range (rank %d)",
-                           (long long)ft_attr(n, "axis")->i, lrank);
+    int lrank = x->shape.rank - cplx_in, ax = n->params.fft.axis;
     if (dt != FT_F16 && dt != FT_BF16 && dt != FT_F32 && dt != FT_F64)
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cuda %s kernel",
                            ft_dtype_name(dt), ft_op_name(n->op));
@@ -314,13 +304,7 @@ CU_KFN(cu_fft)
     fft_job j;
     memset(&j, 0, sizeof j);
     j.f64 = dt == FT_F64;
-    j.outer = 1;
-    j.inner = 1;
-    for (int d = 0; d < ax; d++)
-        j.outer *= x->shape.dims[d];
-    for (int d = ax + 1; d < lrank; d++)
-        j.inner *= x->shape.dims[d];
-    j.m = x->shape.dims[ax];
+    ft_fft_around_axis(&x->shape, lrank, ax, &j.outer, &j.m, &j.inner);
     if (n->op == FT_OP_FFT || n->op == FT_OP_IFFT) {
         j.kind = n->op == FT_OP_FFT ? K_C2C_FWD : K_C2C_BWD;
         j.n = j.in_len = j.out_len = j.m;
@@ -341,7 +325,7 @@ CU_KFN(cu_fft)
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "not a Fourier transform");
     }
     int inverse = n->op == FT_OP_IFFT || n->op == FT_OP_IRFFT;
-    j.scale = norm_scale(ft_attr(n, "norm")->s, inverse, j.n);
+    j.scale = ft_fft_scale(&n->params.fft, inverse, j.n);
 
     /* Layout. Per-slice executions offset the real side of R2C/C2R by
      * n * inner values: an odd count would misalign it for cuFFT's

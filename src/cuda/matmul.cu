@@ -22,7 +22,7 @@
 #include "cu.cuh"
 
 extern "C" {
-#include "../runtime/einsum_geom.h"
+#include "../graph/infer_misc.h"
 }
 
 #include <limits.h>
@@ -232,10 +232,8 @@ CU_KFN(cu_matmul)
     uint64_t total = ft_numel(&out[0].shape);
     if (total == 0)
         return FT_OK;
-    /* 1-D operands are promoted to [1,K] / [K,1]; the promoted dim is absent
-     * from the output, which changes nothing in the row-major layout. */
-    int64_t M = as->rank >= 2 ? as->dims[as->rank - 2] : 1, K = as->dims[as->rank - 1];
-    int64_t N = bs->rank >= 2 ? bs->dims[bs->rank - 1] : 1;
+    int64_t M, K, N;
+    ft_matmul_mkn(as, bs, &M, &K, &N);
     if (K == 0) {
         CU_TRY(k, n, cudaMemsetAsync(out[0].data, 0, (size_t)total * es, k->be->stream));
         return FT_OK;
@@ -378,8 +376,9 @@ static void gemm_fill_launch(const ft_backend_ctx *be, void *y, const void *c, u
 CU_KFN(cu_gemm)
 {
     ft_dtype dt = in[0].dtype;
-    int ta = ft_attr(n, "trans_a")->i != 0, tb = ft_attr(n, "trans_b")->i != 0;
-    double alpha = ft_attr(n, "alpha")->f, beta = ft_attr(n, "beta")->f;
+    const ft_matmul_params *mp = &n->params.matmul;
+    int ta = mp->trans_a, tb = mp->trans_b;
+    double alpha = mp->alpha, beta = mp->beta;
     const ft_shape *as = &in[0].shape, *bs = &in[1].shape;
     int64_t M = ta ? as->dims[1] : as->dims[0], K = ta ? as->dims[0] : as->dims[1];
     int64_t N = tb ? bs->dims[0] : bs->dims[1];
@@ -1024,28 +1023,27 @@ static ft_status ein_run(ein_ctx *e, int nops, const ft_ein_op *ops, const uint6
 
 CU_KFN(cu_einsum)
 {
-    const char *eq = ft_attr(n, "equation")->s;
     int nops = n->n_in;
-    if (nops > FT_EIN_MAXOPS)
-        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "einsum: more than %d operands", FT_EIN_MAXOPS);
-    int ranks[FT_EIN_MAXOPS];
-    for (int i = 0; i < nops; i++)
-        ranks[i] = in[i].shape.rank;
-    int8_t lab[FT_EIN_MAXOPS][FT_MAX_RANK], olab_all[FT_MAX_RANK];
-    int n_ell, no_all;
-    char msg[1024];
-    if (ft_einsum_parse(eq, nops, ranks, NULL, lab, &n_ell, olab_all, &no_all, msg, sizeof msg))
-        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "%s", msg);
     uint64_t total = ft_numel(&out[0].shape);
     if (total == 0)
         return FT_OK;
     ein_ctx e;
     memset(&e, 0, sizeof e);
     e.k = k, e.n = n, e.dt = in[0].dtype, e.es = ft_dtype_size(in[0].dtype);
+    const ft_shape *shapes[FT_EIN_MAXOPS];
+    const void *data[FT_EIN_MAXOPS];
+    ft_views_split(in, nops < FT_EIN_MAXOPS ? nops : FT_EIN_MAXOPS, shapes, data);
+    int8_t olab_all[FT_MAX_RANK];
+    int no_all;
+    char msg[1024];
     ft_ein_op *ops = (ft_ein_op *)ft_calloc((size_t)nops, sizeof *ops);
     if (!ops)
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory");
-    ft_ein_operands(nops, in, lab, e.size, ops);
+    if (ft_ein_operands(n->params.matmul.equation, nops, shapes, data, olab_all, &no_all, e.size, ops, msg,
+                        sizeof msg)) {
+        free(ops);
+        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "%s", msg);
+    }
     /* Labels of size 1 carry no layout: they are left out everywhere. */
     for (int i = 0; i < nops; i++)
         for (int l = 0; l < FT_EIN_NL; l++)
@@ -1070,7 +1068,7 @@ CU_KFN(cu_einsum)
         CU_TRY(k, n, cudaMemsetAsync(out[0].data, 0, (size_t)total * e.es, k->be->stream));
         return FT_OK;
     }
-    int pairwise = ft_ein_pairwise(e.size, nops, in, ops, need_later, total);
+    int pairwise = ft_ein_pairwise(e.size, nops, shapes, ops, need_later, total);
     for (int pass = 0; pass < 2 && !st; pass++) {
         e.dry = pass == 0;
         if (!e.dry) {

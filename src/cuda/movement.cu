@@ -4,7 +4,7 @@
  * is src/cpu/movement.c; shapes and attributes were checked by
  * src/graph/infer_movement.c, index data is checked here on the device.
  *
- * Most ops reduce to one strided copy (ft_xfer, src/runtime/copy_geom.h, as
+ * Most ops reduce to one strided copy (ft_xfer, src/graph/infer_movement.h, as
  * on the CPU): a box of dims read through source strides and written through
  * destination strides. After merging dims that stay contiguous on both sides,
  * a copy whose innermost run is contiguous on both sides moves 16-byte units
@@ -12,7 +12,7 @@
  * on the two sides (a transpose) goes through shared-memory tiles. */
 #include "cu.cuh"
 extern "C" {
-#include "../runtime/copy_geom.h"
+#include "../graph/infer_movement.h"
 }
 
 #include <string.h>
@@ -22,35 +22,6 @@ extern "C" {
 #define TP_MIN_RUN 8
 
 namespace {
-
-/* ---- division by a runtime constant ----------------------------------------------------- */
-
-/* Flat indices are split into coordinates once per element; a 64-bit
- * division is a subroutine of dozens of instructions on the GPU, a
- * multiply-high by a magic number a handful. Round-up method (Granlund & Montgomery): with
- * l = ceil(log2 d) and m = floor(2^64 (2^l - d) / d) + 1,
- * n / d = (mulhi(n, m) + n) >> l for every n < 2^63 (the sum then fits). */
-struct fastdiv {
-    uint64_t d, m;
-    unsigned l;
-};
-
-fastdiv fastdiv_make(uint64_t d)
-{
-    fastdiv f;
-    f.d = d ? d : 1;
-    f.l = 0;
-    while (f.l < 63 && ((uint64_t)1 << f.l) < f.d)
-        f.l++;
-    unsigned __int128 num = (unsigned __int128)(((uint64_t)1 << f.l) - f.d) << 64;
-    f.m = (uint64_t)(num / f.d) + 1;
-    return f;
-}
-
-__device__ __forceinline__ uint64_t fastdiv_q(const fastdiv &f, uint64_t n) { return (__umul64hi(n, f.m) + n) >> f.l; }
-
-__device__ __forceinline__ int64_t grid_start() { return (int64_t)blockIdx.x * blockDim.x + threadIdx.x; }
-__device__ __forceinline__ int64_t grid_step() { return (int64_t)gridDim.x * blockDim.x; }
 
 /* An index error: every report is an atomic on the one error record, so a
  * tensor full of bad indices must not turn into millions of them contending
@@ -116,18 +87,18 @@ size_t xfer_widen(ft_xfer *x, size_t es, const void *dst, const void *src)
 struct xf_args {
     int rank; /* >= 1 */
     int64_t total;
-    fastdiv dv[FT_XFER_MAX_RANK];
+    cu_fastdiv dv[FT_XFER_MAX_RANK];
     int64_t ds[FT_XFER_MAX_RANK], ss[FT_XFER_MAX_RANK];
 };
 
 template <class U>
 __global__ void __launch_bounds__(CU_BLOCK) xf_kernel(U *__restrict__ dst, const U *__restrict__ src, xf_args a)
 {
-    for (int64_t t = grid_start(); t < a.total; t += grid_step()) {
+    for (int64_t t = cu_grid_start(); t < a.total; t += cu_grid_step()) {
         uint64_t rest = (uint64_t)t;
         int64_t so = 0, dof = 0;
         for (int m = a.rank - 1; m > 0; m--) {
-            uint64_t q = fastdiv_q(a.dv[m], rest);
+            uint64_t q = cu_fastdiv_q(a.dv[m], rest);
             int64_t c = (int64_t)(rest - q * a.dv[m].d);
             so += c * a.ss[m];
             dof += c * a.ds[m];
@@ -145,7 +116,7 @@ __global__ void __launch_bounds__(CU_BLOCK) xf_kernel(U *__restrict__ dst, const
  * so that both the loads and the stores of a warp are contiguous. */
 struct tp_args {
     int orank;
-    fastdiv odv[FT_XFER_MAX_RANK];
+    cu_fastdiv odv[FT_XFER_MAX_RANK];
     int64_t oss[FT_XFER_MAX_RANK], ods[FT_XFER_MAX_RANK];
     int64_t nq, na, sa, dq;
     int64_t nbq, nba, tiles;
@@ -163,7 +134,7 @@ __global__ void __launch_bounds__(TP_TILE * TP_ROWS)
         uint64_t o = (uint64_t)(rest / a.nbq);
         int64_t so = 0, dof = 0;
         for (int m = a.orank - 1; m > 0; m--) {
-            uint64_t q = fastdiv_q(a.odv[m], o);
+            uint64_t q = cu_fastdiv_q(a.odv[m], o);
             int64_t c = (int64_t)(o - q * a.odv[m].d);
             so += c * a.oss[m];
             dof += c * a.ods[m];
@@ -202,7 +173,7 @@ ft_status xfer_tiled(ft_kctx *k, const ft_node *n, const ft_xfer *x, int q, void
     for (int m = 0; m < ia; m++) {
         if (m == q)
             continue;
-        a.odv[a.orank] = fastdiv_make((uint64_t)x->dims[m]);
+        a.odv[a.orank] = cu_fastdiv_make((uint64_t)x->dims[m]);
         a.oss[a.orank] = x->ss[m];
         a.ods[a.orank] = x->ds[m];
         a.orank++;
@@ -245,7 +216,7 @@ ft_status xfer_run(ft_kctx *k, const ft_node *n, ft_xfer *x, void *dst, const vo
     a.rank = x->rank;
     a.total = total / (int64_t)(us / es);
     for (int m = 0; m < x->rank; m++) {
-        a.dv[m] = fastdiv_make((uint64_t)x->dims[m]);
+        a.dv[m] = cu_fastdiv_make((uint64_t)x->dims[m]);
         a.ds[m] = x->ds[m];
         a.ss[m] = x->ss[m];
     }
@@ -261,7 +232,7 @@ ft_status xfer_run(ft_kctx *k, const ft_node *n, ft_xfer *x, void *dst, const vo
  * (o*dim + idx[qi]) of the data. */
 struct ga_args {
     int64_t total, dim, rowu;
-    fastdiv drow, dnq;
+    cu_fastdiv drow, dnq;
     int node;
 };
 
@@ -270,10 +241,10 @@ __global__ void __launch_bounds__(CU_BLOCK) gather_kernel(U *__restrict__ dst, c
                                                           const I *__restrict__ idx, ga_args a, cu_derr *err)
 {
     bool done = false;
-    for (int64_t t = grid_start(); t < a.total; t += grid_step()) {
-        uint64_t r1 = fastdiv_q(a.drow, (uint64_t)t);
+    for (int64_t t = cu_grid_start(); t < a.total; t += cu_grid_step()) {
+        uint64_t r1 = cu_fastdiv_q(a.drow, (uint64_t)t);
         int64_t j = t - (int64_t)r1 * a.rowu;
-        uint64_t o = fastdiv_q(a.dnq, r1);
+        uint64_t o = cu_fastdiv_q(a.dnq, r1);
         int64_t qi = (int64_t)(r1 - o * a.dnq.d);
         int64_t v = (int64_t)idx[qi];
         if (v < -a.dim || v >= a.dim) {
@@ -293,7 +264,7 @@ __global__ void __launch_bounds__(CU_BLOCK)
     check_kernel(const I *__restrict__ idx, int64_t count, int64_t dim, int node, cu_derr *err)
 {
     bool done = false;
-    for (int64_t t = grid_start(); t < count; t += grid_step()) {
+    for (int64_t t = cu_grid_start(); t < count; t += cu_grid_step()) {
         int64_t v = (int64_t)idx[t];
         if (v < -dim || v >= dim)
             index_error(done, err, node, t, v, dim);
@@ -320,7 +291,7 @@ ft_status check_indices(ft_kctx *k, const ft_node *n, const ft_view *idx, int64_
 struct ge_args {
     int rank, axis, node;
     int64_t total, dim;
-    fastdiv qd[FT_MAX_RANK];      /* index (= output) dims */
+    cu_fastdiv qd[FT_MAX_RANK];      /* index (= output) dims */
     int64_t dstr[FT_MAX_RANK]; /* data strides */
 };
 
@@ -329,11 +300,11 @@ __global__ void __launch_bounds__(CU_BLOCK) gather_el_kernel(U *__restrict__ dst
                                                              const I *__restrict__ idx, ge_args a, cu_derr *err)
 {
     bool done = false;
-    for (int64_t t = grid_start(); t < a.total; t += grid_step()) {
+    for (int64_t t = cu_grid_start(); t < a.total; t += cu_grid_step()) {
         uint64_t rest = (uint64_t)t;
         int64_t off = 0;
         for (int m = a.rank - 1; m > 0; m--) {
-            uint64_t q = fastdiv_q(a.qd[m], rest);
+            uint64_t q = cu_fastdiv_q(a.qd[m], rest);
             if (m != a.axis)
                 off += (int64_t)(rest - q * a.qd[m].d) * a.dstr[m];
             rest = q;
@@ -362,7 +333,7 @@ enum { PAD_CONSTANT, PAD_EDGE, PAD_REFLECT };
 struct pad_args {
     int rank, mode;
     int64_t total;
-    fastdiv od[FT_MAX_RANK];                                       /* output dims */
+    cu_fastdiv od[FT_MAX_RANK];                                       /* output dims */
     int64_t kept[FT_MAX_RANK], ob[FT_MAX_RANK], is[FT_MAX_RANK]; /* kept size, begin pad, source stride */
 };
 
@@ -370,14 +341,14 @@ template <class U>
 __global__ void __launch_bounds__(CU_BLOCK)
     pad_kernel(U *__restrict__ dst, const U *__restrict__ src, pad_args a, U val)
 {
-    for (int64_t t = grid_start(); t < a.total; t += grid_step()) {
+    for (int64_t t = cu_grid_start(); t < a.total; t += cu_grid_step()) {
         uint64_t rest = (uint64_t)t;
         int64_t off = 0;
         bool inside = true;
         for (int m = a.rank - 1; m >= 0; m--) {
             int64_t c;
             if (m > 0) {
-                uint64_t q = fastdiv_q(a.od[m], rest);
+                uint64_t q = cu_fastdiv_q(a.od[m], rest);
                 c = (int64_t)(rest - q * a.od[m].d);
                 rest = q;
             } else {
@@ -418,7 +389,7 @@ CU_KFN(cu_copy)
 CU_KFN(cu_transpose)
 {
     ft_xfer x;
-    ft_xfer_transpose(&x, n, &in[0].shape, &out->shape);
+    ft_xfer_transpose(&x, n->params.move.perm, &in[0].shape, &out->shape);
     return xfer_run(k, n, &x, out->data, in[0].data, ft_dtype_size(in[0].dtype));
 }
 
@@ -438,8 +409,7 @@ CU_KFN(cu_tile)
 
 CU_KFN(cu_concat)
 {
-    int axis = 0;
-    ft_axis(ft_attr(n, "axis")->i, out->shape.rank, &axis);
+    const int axis = n->params.move.axis;
     size_t es = ft_dtype_size(out->dtype);
     int64_t off = 0;
     for (int i = 0; i < n->n_in; i++) {
@@ -455,8 +425,7 @@ CU_KFN(cu_concat)
 
 CU_KFN(cu_split)
 {
-    int axis = 0;
-    ft_axis(ft_attr(n, "axis")->i, in[0].shape.rank, &axis);
+    const int axis = n->params.move.axis;
     size_t es = ft_dtype_size(in[0].dtype);
     int64_t off = 0;
     for (int i = 0; i < n->n_out; i++) {
@@ -474,7 +443,7 @@ CU_KFN(cu_slice)
 {
     ft_xfer x;
     int64_t base;
-    if (!ft_xfer_slice(&x, n, &in[0].shape, &out->shape, &base))
+    if (!ft_xfer_slice(&x, &n->params.move, &in[0].shape, &out->shape, &base))
         return FT_OK;
     size_t es = ft_dtype_size(in[0].dtype);
     return xfer_run(k, n, &x, out->data, (const char *)in[0].data + base * (int64_t)es, es);
@@ -483,8 +452,7 @@ CU_KFN(cu_slice)
 CU_KFN(cu_gather)
 {
     const ft_shape *s = &in[0].shape;
-    int axis = 0;
-    ft_axis(ft_attr(n, "axis")->i, s->rank, &axis);
+    const int axis = n->params.move.axis;
     int64_t dim = s->dims[axis], outer = 1, inner = 1, nq = (int64_t)ft_numel(&in[1].shape);
     for (int d = 0; d < axis; d++)
         outer *= s->dims[d];
@@ -502,8 +470,8 @@ CU_KFN(cu_gather)
     a.rowu = (int64_t)(row / us);
     a.total = outer * nq * a.rowu;
     a.dim = dim;
-    a.drow = fastdiv_make((uint64_t)a.rowu);
-    a.dnq = fastdiv_make((uint64_t)nq);
+    a.drow = cu_fastdiv_make((uint64_t)a.rowu);
+    a.dnq = cu_fastdiv_make((uint64_t)nq);
     a.node = cu_node_index(k, n);
     unsigned grid = cu_grid(k->be, (uint64_t)a.total);
     cudaStream_t st = k->be->stream;
@@ -524,8 +492,7 @@ CU_KFN(cu_gather)
 CU_KFN(cu_gather_elements)
 {
     const ft_shape *s = &in[0].shape, *q = &in[1].shape;
-    int r = s->rank, axis = 0;
-    ft_axis(ft_attr(n, "axis")->i, r, &axis);
+    const int r = s->rank, axis = n->params.move.axis;
     int64_t total = (int64_t)ft_numel(q);
     if (total == 0 || r == 0)
         return FT_OK;
@@ -538,7 +505,7 @@ CU_KFN(cu_gather_elements)
     a.dim = s->dims[axis];
     ft_strides(s, a.dstr);
     for (int d = 0; d < r; d++)
-        a.qd[d] = fastdiv_make((uint64_t)q->dims[d]);
+        a.qd[d] = cu_fastdiv_make((uint64_t)q->dims[d]);
     size_t es = ft_dtype_size(in[0].dtype);
     unsigned grid = cu_grid(k->be, (uint64_t)total);
     cudaStream_t st = k->be->stream;
@@ -558,14 +525,13 @@ CU_KFN(cu_gather_elements)
 
 CU_KFN(cu_pad)
 {
-    const char *mode = ft_attr(n, "mode")->s;
-    int reflect = strcmp(mode, "reflect") == 0, edge = strcmp(mode, "edge") == 0;
+    const ft_move_params *mp = &n->params.move;
+    int reflect = mp->pad_mode == FT_PAD_REFLECT, edge = mp->pad_mode == FT_PAD_EDGE;
     const ft_shape *s = &in[0].shape, *os = &out->shape;
     int r = s->rank;
     if (ft_numel(os) == 0)
         return FT_OK;
-    int64_t pb[FT_MAX_RANK], pe[FT_MAX_RANK];
-    ft_pad_amounts(n, r, pb, pe);
+    const int64_t *pb = mp->pb, *pe = mp->pe;
     /* Condensed axes: unpadded neighbours merge (their coordinates never
      * leave the input), unpadded size-1 axes vanish. */
     int cr = 0, unp[FT_MAX_RANK];
@@ -630,7 +596,7 @@ CU_KFN(cu_pad)
     {
         int64_t st = 1;
         for (int c = cr - 1; c >= 0; c--) {
-            a.od[c] = fastdiv_make((uint64_t)cout[c]);
+            a.od[c] = cu_fastdiv_make((uint64_t)cout[c]);
             a.kept[c] = ckept[c];
             a.ob[c] = cob[c];
             a.is[c] = st;
@@ -643,7 +609,7 @@ CU_KFN(cu_pad)
     memset(val, 0, sizeof val);
     memset(one, 0, sizeof one);
     if (a.mode == PAD_CONSTANT) {
-        ft_pad_value(ft_attr(n, "value")->f, in[0].dtype, one);
+        ft_pad_value(mp->pad_value, in[0].dtype, one);
         for (size_t i = 0; i < us; i++)
             val[i] = one[i % es];
     }

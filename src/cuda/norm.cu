@@ -20,6 +20,10 @@
  * by the same thread, after all statistics, so in-place use is safe. */
 #include "cu.cuh"
 
+extern "C" {
+#include "../graph/infer_math.h"
+}
+
 #include <math.h>
 #include <string.h>
 
@@ -44,17 +48,6 @@ __device__ __forceinline__ double csqrt(double v) { return sqrt(v); }
 __device__ __forceinline__ float cmax(float a, float b) { return fmaxf(a, b); }
 __device__ __forceinline__ double cmax(double a, double b) { return fmax(a, b); }
 
-template <class T> __device__ __forceinline__ double to_d(T v) { return (double)v; }
-template <> __device__ __forceinline__ double to_d<__half>(__half v) { return (double)__half2float(v); }
-template <> __device__ __forceinline__ double to_d<__nv_bfloat16>(__nv_bfloat16 v)
-{
-    return (double)__bfloat162float(v);
-}
-/* A double result stored with the CPU's roundings (16-bit floats via f32). */
-__device__ __forceinline__ void st_d(float *y, int64_t i, double v) { y[i] = (float)v; }
-__device__ __forceinline__ void st_d(double *y, int64_t i, double v) { y[i] = v; }
-__device__ __forceinline__ void st_d(__half *y, int64_t i, double v) { y[i] = __float2half_rn((float)v); }
-__device__ __forceinline__ void st_d(__nv_bfloat16 *y, int64_t i, double v) { y[i] = __float2bfloat16_rn((float)v); }
 
 /* 16 bytes <-> V compute-type values. */
 __device__ __forceinline__ void unpack(uint4 u, float *o)
@@ -551,7 +544,7 @@ __global__ void __launch_bounds__(NB) st_part(const T *x, int64_t rows, int64_t 
         if (kind == S_SOFT) {
             double m = -INFINITY;
             for (int64_t j = j0 + lane; j < j1; j += G)
-                m = dmax(m, to_d(xr[j]));
+                m = dmax(m, cu_to_d(xr[j]));
             m = dred(m, true, G, sm);
             const C sh = (C)(m == -INFINITY ? 0.0 : m);
             for (int64_t j = j0 + lane; j < j1; j += G)
@@ -563,7 +556,7 @@ __global__ void __launch_bounds__(NB) st_part(const T *x, int64_t rows, int64_t 
         }
         const double mu = kind == S_SQDEV && valid ? mean[row] : 0.0;
         for (int64_t j = j0 + lane; j < j1; j += G) {
-            const double v = to_d(xr[j]);
+            const double v = cu_to_d(xr[j]);
             s += kind == S_SUM ? v : (v - mu) * (v - mu);
         }
         s = dred(s, false, G, sm);
@@ -598,7 +591,7 @@ __global__ void st_fin(int kind, const double *part, int64_t rows, int64_t nch, 
         double v = kind == F_MEAN ? t / (double)len : 1.0 / sqrt(t / (double)len + eps);
         (kind == F_MEAN ? o0 : o1)[r] = v;
         if (tout)
-            st_d(tout, r, v);
+            cu_st_d(tout, r, v);
     }
 }
 
@@ -622,13 +615,13 @@ __global__ void __launch_bounds__(NB) ap_rows(const T *x, T *y, int64_t rows, in
             } else if (op == OP_LOGSOFTMAX) {
                 r = (double)(cu_load(xr, j) - (C)a) - b;
             } else {
-                r = (to_d(xr[j]) - a) * b;
+                r = (cu_to_d(xr[j]) - a) * b;
                 if (sc)
-                    r *= to_d(sc[j]);
+                    r *= cu_to_d(sc[j]);
                 if (bi)
-                    r += to_d(bi[j]);
+                    r += cu_to_d(bi[j]);
             }
-            st_d(yr, j, r);
+            cu_st_d(yr, j, r);
         }
     }
 }
@@ -646,7 +639,7 @@ __global__ void __launch_bounds__(NB) affine(const T *x, T *y, int64_t nrow, int
             const double M = coef[3 * p], A = coef[3 * p + 1], B = coef[3 * p + 2];
             for (int64_t j = j0 + threadIdx.x; j < j1; j += NB) {
                 const int64_t e = r * sp + j;
-                st_d(y, e, (to_d(x[e]) - M) * A + B);
+                cu_st_d(y, e, (cu_to_d(x[e]) - M) * A + B);
             }
         }
         return;
@@ -654,7 +647,7 @@ __global__ void __launch_bounds__(NB) affine(const T *x, T *y, int64_t nrow, int
     const int64_t total = nrow * sp;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
         const int64_t r = udiv(e, sp), p = r - udiv(r, P) * P;
-        st_d(y, e, (to_d(x[e]) - coef[3 * p]) * coef[3 * p + 1] + coef[3 * p + 2]);
+        cu_st_d(y, e, (cu_to_d(x[e]) - coef[3 * p]) * coef[3 * p + 1] + coef[3 * p + 2]);
     }
 }
 
@@ -663,9 +656,9 @@ template <class T>
 __global__ void bn_coef(const T *sc, const T *bi, const T *mean, const T *var, int64_t C, double eps, double *coef)
 {
     for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < C; c += (int64_t)gridDim.x * blockDim.x) {
-        coef[3 * c] = to_d(mean[c]);
-        coef[3 * c + 1] = to_d(sc[c]) / sqrt(to_d(var[c]) + eps);
-        coef[3 * c + 2] = to_d(bi[c]);
+        coef[3 * c] = cu_to_d(mean[c]);
+        coef[3 * c + 1] = cu_to_d(sc[c]) / sqrt(cu_to_d(var[c]) + eps);
+        coef[3 * c + 2] = cu_to_d(bi[c]);
     }
 }
 
@@ -678,8 +671,8 @@ __global__ void gn_coef(const T *sc, const T *bi, const double *mean, const doub
     for (int64_t p = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; p < NC; p += (int64_t)gridDim.x * blockDim.x) {
         const int64_t c = p - udiv(p, C) * C, r = udiv(p, cpg);
         coef[3 * p] = mean[r];
-        coef[3 * p + 1] = inv[r] * to_d(sc[c]);
-        coef[3 * p + 2] = to_d(bi[c]);
+        coef[3 * p + 1] = inv[r] * cu_to_d(sc[c]);
+        coef[3 * p + 2] = cu_to_d(bi[c]);
     }
 }
 
@@ -704,7 +697,7 @@ __global__ void __launch_bounds__(NB) sm_cols(const T *x, T *y, int64_t outer, i
         double m = -INFINITY;
         if (valid)
             for (int64_t r = r0; r < r1; r++)
-                m = dmax(m, to_d(x[base + r * inner]));
+                m = dmax(m, cu_to_d(x[base + r * inner]));
         sh[ty * 32 + lane] = m;
         __syncthreads();
         double M = -INFINITY;
@@ -727,7 +720,7 @@ __global__ void __launch_bounds__(NB) sm_cols(const T *x, T *y, int64_t outer, i
             for (int64_t r = r0; r < r1; r++) {
                 const int64_t e = base + r * inner;
                 const C v = cu_load(x, e) - mc;
-                st_d(y, e, logsm ? (double)v - f : (double)cexp(v) * f);
+                cu_st_d(y, e, logsm ? (double)v - f : (double)cexp(v) * f);
             }
     }
 }
@@ -749,7 +742,7 @@ template <class T> __global__ void expand_param(const T *src, T *dst, int64_t d,
 template <class T> __global__ void fill_nan(T *p, int64_t n)
 {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-        st_d(p, i, (double)NAN);
+        cu_st_d(p, i, (double)NAN);
 }
 
 /* ---- host side ---------------------------------------------------------------- */
@@ -902,7 +895,7 @@ template <class T> static ft_status norm_t(ft_kctx *k, const ft_node *n, const f
     RowArgs a;
     memset(&a, 0, sizeof a);
     a.x = in[0].data, a.y = out[0].data, a.mo = mo, a.io = io, a.rows = rows, a.d = d, a.op = op;
-    a.eps = ft_attr(n, "epsilon")->f;
+    a.eps = n->params.norm.epsilon;
     const int V = 16 / (int)sizeof(T);
     a.vec = d % V == 0 && aligned16(a.x) && aligned16(a.y);
     for (int i = 0; i < 2; i++)
@@ -958,7 +951,7 @@ template <class T> static ft_status group_t(ft_kctx *k, const ft_node *n, const 
     if (rows == 0 || sp == 0 || C == 0)
         return FT_OK;
     const int64_t cpg = C / groups, len = cpg * sp;
-    const double eps = ft_attr(n, "epsilon")->f;
+    const double eps = n->params.norm.epsilon;
     int64_t ch, nch;
     int G;
     chunking(len, &ch, &nch, &G);
@@ -1005,7 +998,7 @@ template <class T> static ft_status batch_t(ft_kctx *k, const ft_node *n, const 
     double *coef = (double *)ws;
     bn_coef<T><<<cu_grid(k->be, (uint64_t)C), CU_BLOCK, 0, st>>>((const T *)in[1].data, (const T *)in[2].data,
                                                                 (const T *)in[3].data, (const T *)in[4].data, C,
-                                                                ft_attr(n, "epsilon")->f, coef);
+                                                                n->params.norm.epsilon, coef);
     CU_LAUNCHED(k, n);
     const int64_t items = sp >= 1024 ? nrow * ((sp + 4095) / 4096) : (nrow * sp + NB - 1) / NB;
     affine<T><<<grid_items(k, items, 1), NB, 0, st>>>((const T *)in[0].data, (T *)out[0].data, nrow, sp, C, coef);
@@ -1026,14 +1019,9 @@ static ft_status bad_dtype(ft_kctx *k, const ft_node *n, ft_dtype dt)
 ft_status cu_softmax(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_shape *s = &in[0].shape;
-    int axis;
-    if (ft_axis(ft_attr(n, "axis")->i, s->rank, &axis) != 0)
-        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "axis out of range");
-    int64_t outer = 1, len = s->dims[axis], inner = 1;
-    for (int i = 0; i < axis; i++)
-        outer *= s->dims[i];
-    for (int i = axis + 1; i < s->rank; i++)
-        inner *= s->dims[i];
+    const int axis = n->params.norm.axis;
+    int64_t outer, len, inner;
+    ft_reduce_around_axis(s, axis, &outer, &len, &inner);
     if (outer * len * inner == 0)
         return FT_OK;
     const int logsm = n->op == FT_OP_LOG_SOFTMAX;
@@ -1044,9 +1032,7 @@ ft_status cu_softmax(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
 
 static ft_status norm_entry(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, int rms)
 {
-    int axis;
-    if (ft_axis(ft_attr(n, "axis")->i, in[0].shape.rank, &axis) != 0)
-        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "axis out of range");
+    const int axis = n->params.norm.axis;
     CU_DISPATCH_FLOAT(in[0].dtype, T, return norm_t<T>(k, n, in, out, axis, rms));
     return bad_dtype(k, n, in[0].dtype);
 }
@@ -1075,7 +1061,7 @@ ft_status cu_instance_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_v
 
 ft_status cu_group_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    const int64_t g = ft_attr(n, "num_groups")->i;
+    const int64_t g = n->params.norm.num_groups;
     if (g < 1 || in[0].shape.dims[1] % g != 0)
         return ft_node_err(k->err, FT_EGRAPH, k->g, n, "num_groups %lld does not divide the %lld channels",
                            (long long)g, (long long)in[0].shape.dims[1]);

@@ -12,7 +12,7 @@
  * main kernels run one thread per output element and look them up. */
 #include "cu.cuh"
 extern "C" {
-#include "../runtime/pool_geom.h"
+#include "../graph/infer_pool.h"
 }
 
 #include <limits.h>
@@ -22,32 +22,6 @@ extern "C" {
 namespace {
 
 /* ---- helpers ---------------------------------------------------------------------------- */
-
-/* Division by a runtime constant through a multiply-high (Granlund &
- * Montgomery, round-up method): with l = ceil(log2 d) and
- * m = floor(2^64 (2^l - d) / d) + 1, n / d = (mulhi(n, m) + n) >> l for every
- * n < 2^63. A 64-bit division is a subroutine of dozens of instructions on the GPU. */
-struct fastdiv {
-    uint64_t d, m;
-    unsigned l;
-};
-
-fastdiv fastdiv_make(uint64_t d)
-{
-    fastdiv f;
-    f.d = d ? d : 1;
-    f.l = 0;
-    while (f.l < 63 && ((uint64_t)1 << f.l) < f.d)
-        f.l++;
-    unsigned __int128 num = (unsigned __int128)(((uint64_t)1 << f.l) - f.d) << 64;
-    f.m = (uint64_t)(num / f.d) + 1;
-    return f;
-}
-
-__device__ __forceinline__ uint64_t fastdiv_q(const fastdiv &f, uint64_t n) { return (__umul64hi(n, f.m) + n) >> f.l; }
-
-__device__ __forceinline__ int64_t grid_start() { return (int64_t)blockIdx.x * blockDim.x + threadIdx.x; }
-__device__ __forceinline__ int64_t grid_step() { return (int64_t)gridDim.x * blockDim.x; }
 
 /* A double result stored as the CPU does: f32 and the 16-bit floats through
  * one rounding to f32 (the 16-bit ones then rounded again, as the CPU's f32
@@ -106,7 +80,7 @@ struct tab_args {
 
 __global__ void __launch_bounds__(CU_BLOCK) pool_tab_kernel(ptab *__restrict__ tab, tab_args a)
 {
-    for (int64_t e = grid_start(); e < a.total; e += grid_step()) {
+    for (int64_t e = cu_grid_start(); e < a.total; e += cu_grid_step()) {
         int i = 0;
         int64_t p = e;
         while (i < 2 && p >= a.out[i])
@@ -129,7 +103,7 @@ __global__ void __launch_bounds__(CU_BLOCK) pool_tab_kernel(ptab *__restrict__ t
 
 struct pool_args {
     int64_t total;
-    fastdiv o0, o1, o2;
+    cu_fastdiv o0, o1, o2;
     int64_t in1, in2, plane;
     int64_t dd, dh, dw; /* dilation steps in elements */
     int64_t t1, t2;     /* table offsets of axes 1 and 2 (axis 0 at 0) */
@@ -141,13 +115,13 @@ __device__ __forceinline__ int64_t pool_locate(const pool_args &a, const ptab *t
                                                ptab &tw)
 {
     uint64_t r = (uint64_t)t, q;
-    q = fastdiv_q(a.o2, r);
+    q = cu_fastdiv_q(a.o2, r);
     const int64_t ow = (int64_t)(r - q * a.o2.d);
     r = q;
-    q = fastdiv_q(a.o1, r);
+    q = cu_fastdiv_q(a.o1, r);
     const int64_t oh = (int64_t)(r - q * a.o1.d);
     r = q;
-    q = fastdiv_q(a.o0, r);
+    q = cu_fastdiv_q(a.o0, r);
     const int64_t od = (int64_t)(r - q * a.o0.d);
     td = tab[od];
     th = tab[a.t1 + oh];
@@ -163,7 +137,7 @@ __global__ void __launch_bounds__(CU_BLOCK)
     maxpool_kernel(T *__restrict__ y, const T *__restrict__ x, const ptab *__restrict__ tab, pool_args a)
 {
     typedef typename cu_acc<T>::type A;
-    for (int64_t t = grid_start(); t < a.total; t += grid_step()) {
+    for (int64_t t = cu_grid_start(); t < a.total; t += cu_grid_step()) {
         ptab td, th, tw;
         const T *xw = x + pool_locate(a, tab, t, td, th, tw);
         A m = lowest<A>();
@@ -192,7 +166,7 @@ template <class T>
 __global__ void __launch_bounds__(CU_BLOCK)
     avgpool_kernel(T *__restrict__ y, const T *__restrict__ x, const ptab *__restrict__ tab, pool_args a)
 {
-    for (int64_t t = grid_start(); t < a.total; t += grid_step()) {
+    for (int64_t t = cu_grid_start(); t < a.total; t += cu_grid_step()) {
         ptab td, th, tw;
         const T *xw = x + pool_locate(a, tab, t, td, th, tw);
         double sum = 0;
@@ -223,7 +197,7 @@ ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
     if (numel == 0)
         return FT_OK;
     ft_pool_geom g;
-    ft_pool_geom_of(n, &in[0], &out[0], &g);
+    ft_pool_geom_of(&n->params.pool, &in[0].shape, &out[0].shape, &g);
     tab_args ta;
     memset(&ta, 0, sizeof ta);
     ta.total = g.out[0] + g.out[1] + g.out[2];
@@ -243,9 +217,9 @@ ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
     pool_args a;
     memset(&a, 0, sizeof a);
     a.total = (int64_t)numel;
-    a.o0 = fastdiv_make((uint64_t)g.out[0]);
-    a.o1 = fastdiv_make((uint64_t)g.out[1]);
-    a.o2 = fastdiv_make((uint64_t)g.out[2]);
+    a.o0 = cu_fastdiv_make((uint64_t)g.out[0]);
+    a.o1 = cu_fastdiv_make((uint64_t)g.out[1]);
+    a.o2 = cu_fastdiv_make((uint64_t)g.out[2]);
     a.in1 = g.in[1];
     a.in2 = g.in[2];
     a.plane = g.in[0] * g.in[1] * g.in[2];
@@ -254,7 +228,7 @@ ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
     a.dw = g.d[2];
     a.t1 = g.out[0];
     a.t2 = g.out[0] + g.out[1];
-    a.incl = avg && ft_attr(n, "count_include_pad")->i != 0;
+    a.incl = avg && n->params.pool.count_include_pad;
     unsigned grid = cu_grid(k->be, numel);
     const void *x = in[0].data;
     void *y = out[0].data;
@@ -365,7 +339,7 @@ __global__ void __launch_bounds__(CU_BLOCK)
 {
     const int lane = (int)(threadIdx.x & 31);
     /* warp-uniform loop: every lane takes part in the shuffles */
-    for (int64_t p = grid_start() >> 5; p < planes; p += grid_step() >> 5) {
+    for (int64_t p = cu_grid_start() >> 5; p < planes; p += cu_grid_step() >> 5) {
         const T *xp = x + p * len;
         gacc g = gacc_init<MAX>();
         for (int64_t i = lane; i < len; i += 32)
@@ -414,7 +388,7 @@ template <class T, bool MAX>
 __global__ void __launch_bounds__(CU_BLOCK)
     gpool_combine_kernel(T *__restrict__ y, const gacc *__restrict__ part, int64_t planes, int64_t nch, int64_t len)
 {
-    for (int64_t p = grid_start(); p < planes; p += grid_step()) {
+    for (int64_t p = cu_grid_start(); p < planes; p += cu_grid_step()) {
         gacc g = part[p * nch];
         for (int64_t c = 1; c < nch; c++)
             gacc_merge<MAX>(g, part[p * nch + c]);
@@ -514,7 +488,7 @@ __device__ __forceinline__ int64_t clampi(int64_t v, int64_t n) { return v < 0 ?
  * CPU then computes that axis through doubles instead of copying. */
 __global__ void __launch_bounds__(CU_BLOCK) resize_map_kernel(rtab *__restrict__ tab, int *last_active, rmap_args a)
 {
-    for (int64_t e = grid_start(); e < a.total; e += grid_step()) {
+    for (int64_t e = cu_grid_start(); e < a.total; e += cu_grid_step()) {
         int d = 0;
         int64_t o = e;
         while (d < a.rank - 1 && o >= a.out[d])
@@ -556,7 +530,7 @@ __global__ void __launch_bounds__(CU_BLOCK) resize_map_kernel(rtab *__restrict__
 struct resize_args {
     int rank;
     int64_t total;
-    fastdiv od[FT_MAX_RANK];     /* output dims */
+    cu_fastdiv od[FT_MAX_RANK];     /* output dims */
     int64_t toff[FT_MAX_RANK]; /* first table entry of each axis */
     int64_t ist[FT_MAX_RANK];  /* input strides */
 };
@@ -572,8 +546,8 @@ __global__ void __launch_bounds__(CU_BLOCK) resize_kernel(T *__restrict__ y, con
 {
     const bool act_last = *last_active != 0;
     const int r = a.rank;
-    for (int64_t t = grid_start(); t < a.total; t += grid_step()) {
-        uint64_t rest = (uint64_t)t, q = fastdiv_q(a.od[r - 1], rest);
+    for (int64_t t = cu_grid_start(); t < a.total; t += cu_grid_step()) {
+        uint64_t rest = (uint64_t)t, q = cu_fastdiv_q(a.od[r - 1], rest);
         const rtab ml = tab[a.toff[r - 1] + (int64_t)(rest - q * a.od[r - 1].d)];
         rest = q;
         int64_t base = 0, dlt[FT_MAX_RANK - 1];
@@ -586,7 +560,7 @@ __global__ void __launch_bounds__(CU_BLOCK) resize_kernel(T *__restrict__ y, con
             if (d <= r - 2) {
                 int64_t c;
                 if (d > 0) {
-                    q = fastdiv_q(a.od[d], rest);
+                    q = cu_fastdiv_q(a.od[d], rest);
                     c = (int64_t)(rest - q * a.od[d].d);
                     rest = q;
                 } else {
@@ -683,11 +657,10 @@ CU_KFN(cu_resize)
     rmap_args m;
     memset(&m, 0, sizeof m);
     m.rank = r;
-    ft_resize_modes md;
-    ft_resize_modes_of(n, &md);
-    m.linear = md.linear;
-    m.ct = md.ct;
-    m.nm = md.nm;
+    const ft_resize_params *rp = &n->params.resize;
+    m.linear = rp->linear;
+    m.ct = rp->ct;
+    m.nm = rp->nm;
     resize_args a;
     memset(&a, 0, sizeof a);
     a.rank = r;
@@ -697,10 +670,10 @@ CU_KFN(cu_resize)
     for (int d = 0; d < r; d++) {
         m.in[d] = is->dims[d];
         m.out[d] = os->dims[d];
-        m.scale[d] = ft_resize_scale(n, is, os, d);
+        m.scale[d] = ft_resize_scale(rp, is, os, d);
         a.toff[d] = m.total;
         m.total += os->dims[d];
-        a.od[d] = fastdiv_make((uint64_t)os->dims[d]);
+        a.od[d] = cu_fastdiv_make((uint64_t)os->dims[d]);
         a.ist[d] = ist[d];
     }
     /* workspace: the flag, padded to the table's alignment, then the table */

@@ -22,13 +22,22 @@
  * (value, index) pair) and every dtype; the policy decides what is loaded,
  * how two partial results combine and how a result is stored. */
 #include "cu.cuh"
+#include "../runtime/numeric.h"
 
 extern "C" {
-#include "../runtime/reduce_geom.h"
+#include "../graph/infer_math.h"
 }
 
 #include <math.h>
 #include <string.h>
+
+/* Integer stores of a double result: truncate, NaN -> 0, saturate (the
+ * float stores are in cu.cuh). */
+static __device__ __forceinline__ void cu_st_d(int8_t *y, int64_t i, double v) { y[i] = (int8_t)ft_sat_i64(v, INT8_MIN, INT8_MAX); }
+static __device__ __forceinline__ void cu_st_d(int16_t *y, int64_t i, double v) { y[i] = (int16_t)ft_sat_i64(v, INT16_MIN, INT16_MAX); }
+static __device__ __forceinline__ void cu_st_d(int32_t *y, int64_t i, double v) { y[i] = (int32_t)ft_sat_i64(v, INT32_MIN, INT32_MAX); }
+static __device__ __forceinline__ void cu_st_d(int64_t *y, int64_t i, double v) { y[i] = ft_sat_i64(v, INT64_MIN, INT64_MAX); }
+static __device__ __forceinline__ void cu_st_d(uint8_t *y, int64_t i, double v) { y[i] = (uint8_t)ft_sat_i64(v, 0, UINT8_MAX); }
 
 namespace {
 
@@ -52,37 +61,6 @@ template <> struct is_fp<__nv_bfloat16> { static const bool value = true; };
 template <> struct is_fp<float> { static const bool value = true; };
 template <> struct is_fp<double> { static const bool value = true; };
 
-template <class T> __device__ __forceinline__ double to_d(T v) { return (double)v; }
-template <> __device__ __forceinline__ double to_d<__half>(__half v) { return (double)__half2float(v); }
-template <> __device__ __forceinline__ double to_d<__nv_bfloat16>(__nv_bfloat16 v)
-{
-    return (double)__bfloat162float(v);
-}
-
-/* A result computed in double stored to an integer dtype: truncation toward
- * zero, NaN -> 0, saturation (as the CPU's sat_i64). */
-__device__ __forceinline__ int64_t sat_i64(double v, int64_t lo, int64_t hi)
-{
-    if (v != v)
-        return 0;
-    if (v <= (double)lo)
-        return lo;
-    if (v >= (double)hi)
-        return hi;
-    return (int64_t)v;
-}
-
-/* Stores of a double result. 16-bit floats go through f32, as the CPU's f32
- * kernel followed by its rounding to 16 bits. */
-__device__ __forceinline__ void st_d(float *y, int64_t i, double v) { y[i] = (float)v; }
-__device__ __forceinline__ void st_d(double *y, int64_t i, double v) { y[i] = v; }
-__device__ __forceinline__ void st_d(__half *y, int64_t i, double v) { y[i] = __float2half_rn((float)v); }
-__device__ __forceinline__ void st_d(__nv_bfloat16 *y, int64_t i, double v) { y[i] = __float2bfloat16_rn((float)v); }
-__device__ __forceinline__ void st_d(int8_t *y, int64_t i, double v) { y[i] = (int8_t)sat_i64(v, INT8_MIN, INT8_MAX); }
-__device__ __forceinline__ void st_d(int16_t *y, int64_t i, double v) { y[i] = (int16_t)sat_i64(v, INT16_MIN, INT16_MAX); }
-__device__ __forceinline__ void st_d(int32_t *y, int64_t i, double v) { y[i] = (int32_t)sat_i64(v, INT32_MIN, INT32_MAX); }
-__device__ __forceinline__ void st_d(int64_t *y, int64_t i, double v) { y[i] = sat_i64(v, INT64_MIN, INT64_MAX); }
-__device__ __forceinline__ void st_d(uint8_t *y, int64_t i, double v) { y[i] = (uint8_t)sat_i64(v, 0, UINT8_MAX); }
 
 /* The shift of log_sum_exp's exp phase: a NaN or infinite maximum is the
  * result itself, and shifting by 0 keeps exp() from making NaN meanwhile. */
@@ -190,7 +168,7 @@ template <class TT> struct FRed : PBase {
     }
     __device__ __forceinline__ Acc get(const T *x, int64_t i, int64_t, double m) const
     {
-        double v = to_d(x[i]);
+        double v = cu_to_d(x[i]);
         switch (kind) {
         case K_ABS: return fabs(v);
         case K_SQ: return v * v;
@@ -226,7 +204,7 @@ template <class TT> struct FRed : PBase {
             v = sqrt(v);
         else if (op == R_LSE)
             v = (m != m || fabs(m) == INFINITY) ? m : m + log(v);
-        st_d(y, oi, v);
+        cu_st_d(y, oi, v);
     }
 };
 
@@ -562,7 +540,7 @@ template <class P> __global__ void red_final(P p, const typename P::Acc *part, i
 template <class T> __global__ void fill_d(T *y, int64_t n, double v)
 {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-        st_d(y, i, v);
+        cu_st_d(y, i, v);
 }
 
 /* ---- host side ------------------------------------------------------------------ */
@@ -700,7 +678,7 @@ template <> struct cs_acc<double> { typedef double A; };
 template <class T> __device__ __forceinline__ typename cs_acc<T>::A cs_ld(T v)
 {
     if constexpr (is_fp<T>::value)
-        return to_d(v);
+        return cu_to_d(v);
     else
         return (unsigned long long)(long long)v;
 }
@@ -708,7 +686,7 @@ template <class T> __device__ __forceinline__ typename cs_acc<T>::A cs_ld(T v)
 template <class T> __device__ __forceinline__ void cs_st(T *y, int64_t i, typename cs_acc<T>::A a)
 {
     if constexpr (is_fp<T>::value)
-        st_d(y, i, a);
+        cu_st_d(y, i, a);
     else
         y[i] = (T)a;
 }
@@ -921,8 +899,7 @@ ft_status cu_reduce(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
         CU_DISPATCH(dt, T, return fill_identity<T>(k, n, out[0].data, nout, v));
         return bad_dtype(k, n, dt);
     }
-    int red[FT_MAX_RANK];
-    ft_reduce_axes(n, s->rank, red);
+    const int *red = n->params.reduce.red;
     RPlan pl;
     ft_reduce_plan(s, red, &pl);
     pl.nseg = pl.nred / pl.L;
@@ -935,17 +912,12 @@ ft_status cu_reduce(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
 ft_status cu_arg(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_shape *s = &in[0].shape;
-    int axis;
-    if (ft_axis(ft_attr(n, "axis")->i, s->rank, &axis) != 0)
-        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "axis out of range");
-    const int amax = n->op == FT_OP_ARGMAX, last = ft_attr(n, "select_last_index")->i != 0;
+    const int axis = n->params.reduce.axis;
+    const int amax = n->op == FT_OP_ARGMAX, last = n->params.reduce.select_last;
     int64_t outer, len, inner;
     ft_reduce_around_axis(s, axis, &outer, &len, &inner);
     if (outer * inner == 0)
-        return FT_OK;
-    if (len == 0)
-        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "%s over an empty axis (axis %d has length 0)",
-                           ft_op_name(n->op), axis);
+        return FT_OK; /* len >= 1: inference refuses an empty axis (graph/infer_math.c) */
     /* [outer, len, inner] as a reduction plan: one reduced group. */
     RPlan pl;
     memset(&pl, 0, sizeof pl);
@@ -978,10 +950,8 @@ ft_status cu_arg(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 ft_status cu_cumsum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_shape *s = &in[0].shape;
-    int axis;
-    if (ft_axis(ft_attr(n, "axis")->i, s->rank, &axis) != 0)
-        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "axis out of range");
-    const int excl = ft_attr(n, "exclusive")->i != 0, rev = ft_attr(n, "reverse")->i != 0;
+    const int axis = n->params.reduce.axis;
+    const int excl = n->params.reduce.exclusive, rev = n->params.reduce.reverse;
     int64_t outer, len, inner;
     ft_reduce_around_axis(s, axis, &outer, &len, &inner);
     if (outer * len * inner == 0)

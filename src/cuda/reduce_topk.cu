@@ -16,6 +16,10 @@
  * input (NaN payloads and -0 survive). */
 #include "cu.cuh"
 
+extern "C" {
+#include "../graph/infer_math.h"
+}
+
 namespace {
 
 /* 4096 (key, position) pairs: 48 KiB, the shared memory a block may use without opting in. */
@@ -257,16 +261,10 @@ ft_status cu_topk(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_shape *s = &in[0].shape;
     const ft_dtype dt = in[0].dtype;
-    int axis;
-    if (ft_axis(ft_attr(n, "axis")->i, s->rank, &axis) != 0)
-        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "axis out of range");
-    const int largest = ft_attr(n, "largest")->i != 0;
-    const int64_t kk = ft_attr(n, "k")->i, dim = s->dims[axis];
-    int64_t outer = 1, inner = 1;
-    for (int d = 0; d < axis; d++)
-        outer *= s->dims[d];
-    for (int d = axis + 1; d < s->rank; d++)
-        inner *= s->dims[d];
+    const int axis = n->params.reduce.axis, largest = n->params.reduce.largest;
+    const int64_t kk = n->params.reduce.k;
+    int64_t outer, dim, inner;
+    ft_reduce_around_axis(s, axis, &outer, &dim, &inner);
     if (kk == 0 || outer == 0 || inner == 0)
         return FT_OK;
     if (kk < 0 || kk > dim)

@@ -2,6 +2,7 @@
  * used), writing (pack) and the rewriting of value sources in a graph's JSON
  * document (pack and unpack). */
 #include "ftg.h"
+#include "file_err.h"
 #include "npy.h"
 
 #include <cjson/cJSON.h>
@@ -164,16 +165,8 @@ uint32_t ft_crc32(uint32_t crc, const void *buf, size_t n)
 
 /* ---- reading ---- */
 
-static ft_status ferr(ft_error *err, const char *path, const char *fmt, ...) FT_PRINTF(3, 4);
-static ft_status ferr(ft_error *err, const char *path, const char *fmt, ...)
-{
-    char msg[1536];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return ft_err(err, FT_EGRAPH, "%s: %s", path, msg);
-}
+/* "PATH: message", FT_EGRAPH (file_err.h). */
+#define ferr(err, path, ...) ft_file_err((err), FT_EGRAPH, (path), __VA_ARGS__)
 
 static uint32_t rd32(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
 static uint64_t rd64(const unsigned char *p) { return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32; }

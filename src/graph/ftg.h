@@ -1,6 +1,6 @@
 /* Binary graphs (.ftg): the reader behind ft_graph_load, the writer behind
  * `ftrun pack`, and the document rewriting shared with `ftrun unpack`.
- * Layout (graph-format.md section 2): magic, version, flags, header length H,
+ * Layout (ftrun-graph(5), BINARY GRAPHS): magic, version, flags, header length H,
  * the JSON document, zero padding to a multiple of 64, then the blobs.
  *
  *   ft_graph *g; ft_graph_load("m.ftg", &opts, &g, &err);   // dispatches here

@@ -54,6 +54,7 @@ typedef struct ft_node {
     int *in;         /* tensor indices; -1 for an omitted optional input */
     int *out;        /* tensor indices */
     ft_attr_val *attrs; /* one per entry of ft_op_get(op)->attrs, defaults filled */
+    ft_params params;   /* typed attributes (params.h), filled by ft_graph_validate */
 } ft_node;
 
 typedef struct ft_graph {

@@ -1,20 +1,20 @@
 /* Shape and dtype inference of conv and conv_transpose (ONNX Conv and
- * ConvTranspose, channels first). The validator has already checked arity and
- * the dtype of input 0; everything else is checked here. The CPU kernels
- * (cpu/conv.c) derive their pads from the same attributes and the inferred
- * output shape, so the padding rules here and there must stay in step. */
-#include "graph.h"
+ * ConvTranspose, channels first), the parser of their attributes into
+ * ft_conv_params (params.h), and the kernel-side geometry (infer_conv.h) that
+ * both backends derive their pads from, by the rules used here. The
+ * validator has already checked arity and the dtype of input 0; everything
+ * else is checked here. */
+#include "infer_common.h"
+#include "infer_conv.h"
 
 #include <string.h>
 
-#define MAX_SP 3 /* 1-D, 2-D and 3-D */
+#define MAX_SP FT_SP_MAX /* 1-D, 2-D and 3-D */
 /* Bounds that keep the kernels' index arithmetic (o * stride + k * dilation
  * - pad, in int64) far from overflow: every integer attribute is at most
  * LIMIT, and a kernel span or a full transposed output at most SPAN. */
 #define LIMIT ((int64_t)1 << 40)
 #define SPAN ((int64_t)1 << 60)
-
-static const char *tname(const ft_infer_ctx *c, int i) { return c->g->tensors[c->node->in[i]].name; }
 
 /* Spatial parameters of one node, after checking every attribute. */
 typedef struct {
@@ -26,6 +26,7 @@ typedef struct {
     int64_t os[MAX_SP];               /* output_shape (conv_transpose) */
     int has_pads, has_os;
     int auto_pad;                     /* 0 NOTSET, 1 SAME_UPPER, 2 SAME_LOWER, 3 VALID */
+    int64_t group;
 } geom;
 
 static const char *const AUTO_PAD[] = {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
@@ -68,21 +69,21 @@ static ft_status common(ft_infer_ctx *c, geom *g)
     memset(g, 0, sizeof *g);
     if (x->rank < 3 || x->rank > 2 + MAX_SP)
         return ft_infer_fail(c, "%s needs an input of rank 3, 4 or 5 (N, C and 1 to 3 spatial dims), got '%s' %s "
-                             "(rank %d)", op, tname(c, 0), ft_shape_str(x, sx), x->rank);
+                             "(rank %d)", op, ft_infer_in_name(c, 0), ft_shape_str(x, sx), x->rank);
     g->r = x->rank - 2;
     if (c->in[1]->dtype != c->in[0]->dtype)
-        return ft_infer_fail(c, "weight '%s' has dtype %s but input '%s' has %s", tname(c, 1),
-                             ft_dtype_name(c->in[1]->dtype), tname(c, 0), ft_dtype_name(c->in[0]->dtype));
+        return ft_infer_fail(c, "weight '%s' has dtype %s but input '%s' has %s", ft_infer_in_name(c, 1),
+                             ft_dtype_name(c->in[1]->dtype), ft_infer_in_name(c, 0), ft_dtype_name(c->in[0]->dtype));
     if (w->rank != x->rank)
         return ft_infer_fail(c, "weight '%s' %s has rank %d but input '%s' %s has rank %d: a %d-D %s needs a "
-                             "weight of rank %d (%s, kernel...)", tname(c, 1), ft_shape_str(w, sw), w->rank,
-                             tname(c, 0), ft_shape_str(x, sx), x->rank, g->r, op, x->rank,
+                             "weight of rank %d (%s, kernel...)", ft_infer_in_name(c, 1), ft_shape_str(w, sw), w->rank,
+                             ft_infer_in_name(c, 0), ft_shape_str(x, sx), x->rank, g->r, op, x->rank,
                              c->node->op == FT_OP_CONV ? "M, C/group" : "C, M/group");
     for (int j = 0; j < g->r; j++) {
         g->k[j] = w->dims[2 + j];
         if (g->k[j] < 1)
             return ft_infer_fail(c, "weight '%s' %s has kernel size %lld along spatial dim %d: kernel sizes must "
-                                 "be >= 1", tname(c, 1), ft_shape_str(w, sw), (long long)g->k[j], j);
+                                 "be >= 1", ft_infer_in_name(c, 1), ft_shape_str(w, sw), (long long)g->k[j], j);
         g->s[j] = g->d[j] = 1;
     }
     ft_status st;
@@ -111,6 +112,9 @@ static ft_status common(ft_infer_ctx *c, geom *g)
                              "computed by auto_pad; use auto_pad = 'NOTSET' with explicit pads)", ap);
     if (g->auto_pad != 0)
         memset(g->pb, 0, sizeof g->pb), memset(g->pe, 0, sizeof g->pe);
+    g->group = ft_attr(c->node, "group")->i;
+    if (g->group < 1)
+        return ft_infer_fail(c, "attribute 'group' = %lld must be >= 1", (long long)g->group);
     return FT_OK;
 }
 
@@ -121,23 +125,32 @@ static ft_status check_bias(ft_infer_ctx *c, int64_t m)
     const ft_shape *b = &c->in[2]->shape;
     char sb[FT_SHAPE_STR];
     if (c->in[2]->dtype != c->in[0]->dtype)
-        return ft_infer_fail(c, "bias '%s' has dtype %s but input '%s' has %s", tname(c, 2),
-                             ft_dtype_name(c->in[2]->dtype), tname(c, 0), ft_dtype_name(c->in[0]->dtype));
+        return ft_infer_fail(c, "bias '%s' has dtype %s but input '%s' has %s", ft_infer_in_name(c, 2),
+                             ft_dtype_name(c->in[2]->dtype), ft_infer_in_name(c, 0), ft_dtype_name(c->in[0]->dtype));
     if (b->rank != 1 || b->dims[0] != m)
-        return ft_infer_fail(c, "bias '%s' %s must have shape [%lld] (one value per output channel)", tname(c, 2),
+        return ft_infer_fail(c, "bias '%s' %s must have shape [%lld] (one value per output channel)", ft_infer_in_name(c, 2),
                              ft_shape_str(b, sb), (long long)m);
     return FT_OK;
 }
 
-static ft_status check_size(ft_infer_ctx *c, const ft_shape *o)
+/* The result of both ops: its size checked, the checked attributes kept for
+ * the kernels. */
+static ft_status finish(ft_infer_ctx *c, const geom *g, const ft_shape *o)
 {
-    uint64_t n, bytes;
-    if (ft_shape_numel(o, &n) || ft_mul_overflow(n, ft_dtype_size(c->in[0]->dtype), &bytes) ||
-        bytes > FT_MAX_TENSOR_BYTES) {
-        char s[FT_SHAPE_STR];
-        return ft_infer_fail(c, "result shape %s is too large (limit %llu bytes)", ft_shape_str(o, s),
-                             (unsigned long long)FT_MAX_TENSOR_BYTES);
-    }
+    ft_status st = ft_infer_check_size(c, o);
+    if (st)
+        return st;
+    ft_conv_params *p = &c->params->conv;
+    p->r = g->r;
+    p->group = g->group;
+    memcpy(p->s, g->s, sizeof p->s), memcpy(p->d, g->d, sizeof p->d);
+    memcpy(p->pb, g->pb, sizeof p->pb), memcpy(p->pe, g->pe, sizeof p->pe);
+    memcpy(p->op, g->op, sizeof p->op), memcpy(p->os, g->os, sizeof p->os);
+    p->has_pads = g->has_pads;
+    p->has_os = g->has_os;
+    p->auto_pad = g->auto_pad;
+    c->out[0].dtype = c->in[0]->dtype;
+    c->out[0].shape = *o;
     return FT_OK;
 }
 
@@ -151,20 +164,18 @@ ft_status ft_infer_conv(ft_infer_ctx *c)
         return st;
     const ft_shape *x = &c->in[0]->shape, *w = &c->in[1]->shape;
     char sx[FT_SHAPE_STR], sw[FT_SHAPE_STR];
-    int64_t group = ft_attr(c->node, "group")->i, C = x->dims[1], M = w->dims[0];
-    if (group < 1)
-        return ft_infer_fail(c, "attribute 'group' = %lld must be >= 1", (long long)group);
+    int64_t group = g.group, C = x->dims[1], M = w->dims[0];
     if (C % group != 0)
-        return ft_infer_fail(c, "input '%s' %s has C=%lld channels, not divisible by group=%lld", tname(c, 0),
+        return ft_infer_fail(c, "input '%s' %s has C=%lld channels, not divisible by group=%lld", ft_infer_in_name(c, 0),
                              ft_shape_str(x, sx), (long long)C, (long long)group);
     if (w->dims[1] != C / group)
         return ft_infer_fail(c, "weight '%s' %s has %lld input channels per group (dim 1) but input '%s' %s with "
-                             "group=%lld needs C/group = %lld", tname(c, 1), ft_shape_str(w, sw),
-                             (long long)w->dims[1], tname(c, 0), ft_shape_str(x, sx), (long long)group,
+                             "group=%lld needs C/group = %lld", ft_infer_in_name(c, 1), ft_shape_str(w, sw),
+                             (long long)w->dims[1], ft_infer_in_name(c, 0), ft_shape_str(x, sx), (long long)group,
                              (long long)(C / group));
     if (M % group != 0)
         return ft_infer_fail(c, "weight '%s' %s has M=%lld output channels (dim 0), not divisible by group=%lld",
-                             tname(c, 1), ft_shape_str(w, sw), (long long)M, (long long)group);
+                             ft_infer_in_name(c, 1), ft_shape_str(w, sw), (long long)M, (long long)group);
     if ((st = check_bias(c, M)))
         return st;
     ft_shape o = {.rank = x->rank, .dims = {x->dims[0], M}};
@@ -177,16 +188,12 @@ ft_status ft_infer_conv(ft_infer_ctx *c)
         if (out < 1)
             return ft_infer_fail(c, "output size along spatial dim %d would be %lld: input '%s' %s has size %lld "
                                  "there, the kernel spans %lld (size %lld, dilation %lld), pads %lld+%lld, stride "
-                                 "%lld (auto_pad %s)", j, (long long)out, tname(c, 0), ft_shape_str(x, sx),
+                                 "%lld (auto_pad %s)", j, (long long)out, ft_infer_in_name(c, 0), ft_shape_str(x, sx),
                                  (long long)in, (long long)ek, (long long)g.k[j], (long long)g.d[j],
                                  (long long)g.pb[j], (long long)g.pe[j], (long long)g.s[j], AUTO_PAD[g.auto_pad]);
         o.dims[2 + j] = out;
     }
-    if ((st = check_size(c, &o)))
-        return st;
-    c->out[0].dtype = c->in[0]->dtype;
-    c->out[0].shape = o;
-    return FT_OK;
+    return finish(c, &g, &o);
 }
 
 ft_status ft_infer_conv_transpose(ft_infer_ctx *c)
@@ -197,15 +204,13 @@ ft_status ft_infer_conv_transpose(ft_infer_ctx *c)
         return st;
     const ft_shape *x = &c->in[0]->shape, *w = &c->in[1]->shape;
     char sx[FT_SHAPE_STR], sw[FT_SHAPE_STR];
-    int64_t group = ft_attr(c->node, "group")->i, C = x->dims[1];
-    if (group < 1)
-        return ft_infer_fail(c, "attribute 'group' = %lld must be >= 1", (long long)group);
+    int64_t group = g.group, C = x->dims[1];
     if (w->dims[0] != C)
         return ft_infer_fail(c, "weight '%s' %s has %lld input channels (dim 0) but input '%s' %s has C=%lld: a "
-                             "conv_transpose weight is [C, M/group, kernel...]", tname(c, 1), ft_shape_str(w, sw),
-                             (long long)w->dims[0], tname(c, 0), ft_shape_str(x, sx), (long long)C);
+                             "conv_transpose weight is [C, M/group, kernel...]", ft_infer_in_name(c, 1), ft_shape_str(w, sw),
+                             (long long)w->dims[0], ft_infer_in_name(c, 0), ft_shape_str(x, sx), (long long)C);
     if (C % group != 0)
-        return ft_infer_fail(c, "input '%s' %s has C=%lld channels, not divisible by group=%lld", tname(c, 0),
+        return ft_infer_fail(c, "input '%s' %s has C=%lld channels, not divisible by group=%lld", ft_infer_in_name(c, 0),
                              ft_shape_str(x, sx), (long long)C, (long long)group);
     uint64_t Mu;
     if (ft_mul_overflow((uint64_t)w->dims[1], (uint64_t)group, &Mu) || Mu > (uint64_t)INT64_MAX / 2)
@@ -235,15 +240,61 @@ ft_status ft_infer_conv_transpose(ft_infer_ctx *c)
         if (out < 1)
             return ft_infer_fail(c, "output size along spatial dim %d would be %lld: input '%s' %s has size %lld "
                                  "there, stride %lld, the kernel spans %lld (size %lld, dilation %lld), "
-                                 "output_padding %lld, pads %lld+%lld", j, (long long)out, tname(c, 0),
+                                 "output_padding %lld, pads %lld+%lld", j, (long long)out, ft_infer_in_name(c, 0),
                                  ft_shape_str(x, sx), (long long)in, (long long)g.s[j], (long long)ek,
                                  (long long)g.k[j], (long long)g.d[j], (long long)g.op[j], (long long)g.pb[j],
                                  (long long)g.pe[j]);
         o.dims[2 + j] = out;
     }
-    if ((st = check_size(c, &o)))
-        return st;
-    c->out[0].dtype = c->in[0]->dtype;
-    c->out[0].shape = o;
-    return FT_OK;
+    return finish(c, &g, &o);
+}
+
+/* ---- kernel-side geometry (infer_conv.h) ------------------------------------------ */
+
+void ft_conv_geom_of(const ft_conv_params *p, const ft_shape *x, const ft_shape *w, const ft_shape *y, ft_dtype dt,
+                     int transpose, ft_conv_geom *g)
+{
+    memset(g, 0, sizeof *g);
+    g->r = x->rank - 2;
+    g->es = ft_dtype_size(dt);
+    g->N = x->dims[0];
+    g->C = x->dims[1];
+    g->M = y->dims[1];
+    g->G = p->group;
+    g->Cg = g->C / g->G;
+    g->Mg = g->M / g->G;
+    g->NI = g->P = g->KK = 1;
+    int same = p->auto_pad == FT_AUTO_PAD_SAME_UPPER || p->auto_pad == FT_AUTO_PAD_SAME_LOWER;
+    int upper = p->auto_pad == FT_AUTO_PAD_SAME_UPPER;
+    for (int j = 0; j < g->r; j++) {
+        int64_t in_j = x->dims[2 + j], out_j = y->dims[2 + j], k = w->dims[2 + j];
+        int64_t s = p->s[j], d = p->d[j], ek = (k - 1) * d + 1, pb = 0;
+        if (!transpose) {
+            if (p->auto_pad == FT_AUTO_PAD_NOTSET)
+                pb = p->pb[j];
+            else if (same) {
+                int64_t total = (out_j - 1) * s + ek - in_j;
+                total = total > 0 ? total : 0;
+                pb = upper ? total / 2 : total - total / 2;
+            }
+        } else if (p->has_os || same) {
+            /* ONNX: the extra element of an odd total goes to the end for
+             * SAME_UPPER, to the begin otherwise. A negative total (an
+             * output_shape beyond the full result) extends the end, where
+             * no input reaches. */
+            int64_t total = s * (in_j - 1) + p->op[j] + ek - out_j;
+            pb = total <= 0 ? 0 : upper ? total / 2 : total - total / 2;
+        } else if (p->auto_pad == FT_AUTO_PAD_NOTSET) {
+            pb = p->pb[j];
+        }
+        g->in[j] = in_j;
+        g->out[j] = out_j;
+        g->k[j] = k;
+        g->s[j] = s;
+        g->d[j] = d;
+        g->pb[j] = pb;
+        g->NI *= in_j;
+        g->P *= out_j;
+        g->KK *= k;
+    }
 }

@@ -1,18 +1,9 @@
 /* Shape and dtype inference of the elementwise ops. The dtype of input 0 has
  * already been checked against the op table's mask by the validator. */
-#include "graph.h"
+#include "infer_common.h"
 
+#include <math.h>
 #include <string.h>
-
-/* Input i must have the dtype of input ref. */
-static ft_status same_dtype(ft_infer_ctx *c, int i, int ref)
-{
-    if (c->in[i]->dtype != c->in[ref]->dtype)
-        return ft_infer_fail(c, "input %d ('%s') has dtype %s but input %d ('%s') has %s", i,
-                             c->g->tensors[c->node->in[i]].name, ft_dtype_name(c->in[i]->dtype), ref,
-                             c->g->tensors[c->node->in[ref]].name, ft_dtype_name(c->in[ref]->dtype));
-    return FT_OK;
-}
 
 static ft_status bcast(ft_infer_ctx *c, int first, int last, ft_shape *out)
 {
@@ -34,8 +25,58 @@ static ft_status bcast(ft_infer_ctx *c, int first, int last, ft_shape *out)
     return FT_OK;
 }
 
+static void int_range(ft_dtype dt, int64_t *lo, int64_t *hi)
+{
+    switch (dt) {
+    case FT_I8: *lo = INT8_MIN, *hi = INT8_MAX; return;
+    case FT_I16: *lo = INT16_MIN, *hi = INT16_MAX; return;
+    case FT_I32: *lo = INT32_MIN, *hi = INT32_MAX; return;
+    case FT_I64: *lo = INT64_MIN, *hi = INT64_MAX; return;
+    case FT_U8: *lo = 0, *hi = UINT8_MAX; return;
+    case FT_BOOL: *lo = 0, *hi = 1; return;
+    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: case FT_DTYPE_COUNT: break;
+    }
+    *lo = INT64_MIN, *hi = INT64_MAX;
+}
+
+/* A double bound as an integer of [tlo, thi]; NaN means no bound (def). */
+static int64_t int_bound(double v, int64_t tlo, int64_t thi, int64_t def)
+{
+    if (isnan(v))
+        return def;
+    if (v <= (double)tlo)
+        return tlo;
+    if (v >= (double)thi) /* (double)INT64_MAX is 2^63: the cast below stays in range */
+        return thi;
+    return (int64_t)v;
+}
+
+/* The parser of the one-input ops' attributes: each float attribute the op
+ * has under one of these names, clip's bounds (infinite when absent) and, on
+ * an integer dtype, their integer values. */
+static void unary_params(ft_infer_ctx *c)
+{
+    ft_unary_params *p = &c->params->unary;
+    static const char *const names[] = {"alpha", "beta", "gamma", "min", "max"};
+    double *vals[] = {&p->alpha, &p->beta, &p->gamma, &p->lo, &p->hi};
+    p->lo = -INFINITY;
+    p->hi = INFINITY;
+    for (size_t i = 0; i < FT_ARRAY_LEN(names); i++)
+        if (ft_op_attr_index(c->node->op, names[i]) >= 0)
+            *vals[i] = ft_attr(c->node, names[i])->f;
+    if (c->node->op == FT_OP_CLIP && ft_dtype_is_int(c->in[0]->dtype)) {
+        int64_t tlo, thi;
+        int_range(c->in[0]->dtype, &tlo, &thi);
+        p->ilo = int_bound(ceil(p->lo), tlo, thi, tlo);
+        p->ihi = int_bound(floor(p->hi), tlo, thi, thi);
+        if (p->ilo > p->ihi)
+            p->ilo = p->ihi;
+    }
+}
+
 ft_status ft_infer_unary(ft_infer_ctx *c)
 {
+    unary_params(c);
     c->out[0] = *c->in[0];
     return FT_OK;
 }
@@ -61,7 +102,9 @@ ft_status ft_infer_cast(ft_infer_ctx *c)
 
 ft_status ft_infer_binary(ft_infer_ctx *c)
 {
-    ft_status s = same_dtype(c, 1, 0);
+    if (c->node->op == FT_OP_MOD)
+        c->params->binary.fmod = ft_attr(c->node, "fmod")->i != 0;
+    ft_status s = ft_infer_same_dtype(c, 1, 0, NULL);
     if (s)
         return s;
     c->out[0].dtype = c->in[0]->dtype;
@@ -83,7 +126,7 @@ ft_status ft_infer_variadic(ft_infer_ctx *c)
         if (!c->in[i])
             return ft_infer_fail(c, "input %d is omitted; every input of %s must be given", i,
                                  ft_op_name(c->node->op));
-        ft_status s = same_dtype(c, i, 0);
+        ft_status s = ft_infer_same_dtype(c, i, 0, NULL);
         if (s)
             return s;
     }
@@ -93,7 +136,7 @@ ft_status ft_infer_variadic(ft_infer_ctx *c)
 
 ft_status ft_infer_compare(ft_infer_ctx *c)
 {
-    ft_status s = same_dtype(c, 1, 0);
+    ft_status s = ft_infer_same_dtype(c, 1, 0, NULL);
     if (s)
         return s;
     c->out[0].dtype = FT_BOOL;
@@ -102,7 +145,7 @@ ft_status ft_infer_compare(ft_infer_ctx *c)
 
 ft_status ft_infer_where(ft_infer_ctx *c)
 {
-    ft_status s = same_dtype(c, 2, 1);
+    ft_status s = ft_infer_same_dtype(c, 2, 1, NULL);
     if (s)
         return s;
     c->out[0].dtype = c->in[1]->dtype;
@@ -114,5 +157,7 @@ ft_status ft_infer_gelu(ft_infer_ctx *c)
     const char *a = ft_attr(c->node, "approximate")->s;
     if (strcmp(a, "none") != 0 && strcmp(a, "tanh") != 0)
         return ft_infer_fail(c, "attribute 'approximate' is '%s'; expected 'none' or 'tanh'", a);
-    return ft_infer_unary(c);
+    ft_status st = ft_infer_unary(c);
+    c->params->unary.gelu_tanh = strcmp(a, "tanh") == 0;
+    return st;
 }

@@ -1,4 +1,4 @@
-/* Shape and dtype inference of fft, ifft, rfft and irfft (ops.md, "Fourier
+/* Shape and dtype inference of fft, ifft, rfft and irfft (man/ftrun-graph.5, "Fourier
  * transforms"). A complex tensor is a real tensor whose last dim is 2 (re, im);
  * `axis` counts in the logical shape, i.e. without that trailing 2.
  *
@@ -8,20 +8,41 @@
  * irfft may however read an axis with 0 bins when n is given: every bin is then
  * zero padding and the result is zeros, as numpy.fft.irfft(a, n) does. Other
  * (batch) dims may be 0: that is an empty batch, not an empty transform. */
-#include "graph.h"
+#include "infer_common.h"
+#include "infer_fft.h"
 
+#include <math.h>
 #include <string.h>
 
-static const char *tname(ft_infer_ctx *c, int i) { return c->g->tensors[c->node->in[i]].name; }
-
-/* The norm attribute, shared by all four ops; the kernel parses it again. */
+/* The norm attribute, shared by all four ops, into params.fft.norm. */
 static ft_status check_norm(ft_infer_ctx *c)
 {
     const char *s = ft_attr(c->node, "norm")->s;
     if (strcmp(s, "backward") && strcmp(s, "ortho") && strcmp(s, "forward"))
         return ft_infer_fail(c, "attribute 'norm': unknown value '%s' (expected \"backward\", \"ortho\" or "
                              "\"forward\")", s);
+    c->params->fft.norm = !strcmp(s, "ortho") ? FT_FFT_NORM_ORTHO : !strcmp(s, "forward") ? FT_FFT_NORM_FORWARD
+                                                                                          : FT_FFT_NORM_BACKWARD;
     return FT_OK;
+}
+
+void ft_fft_around_axis(const ft_shape *s, int lrank, int ax, int64_t *outer, int64_t *m, int64_t *inner)
+{
+    *outer = *inner = 1;
+    for (int d = 0; d < ax; d++)
+        *outer *= s->dims[d];
+    for (int d = ax + 1; d < lrank; d++)
+        *inner *= s->dims[d];
+    *m = s->dims[ax];
+}
+
+double ft_fft_scale(const ft_fft_params *p, int inverse, int64_t n)
+{
+    if (p->norm == FT_FFT_NORM_ORTHO)
+        return 1.0 / sqrt((double)n);
+    if (p->norm == (inverse ? FT_FFT_NORM_BACKWARD : FT_FFT_NORM_FORWARD))
+        return 1.0 / (double)n;
+    return 1.0;
 }
 
 /* The logical shape of a complex input (its shape without the trailing 2). */
@@ -31,7 +52,7 @@ static ft_status complex_shape(ft_infer_ctx *c, ft_shape *logical)
     char b[FT_SHAPE_STR];
     if (s->rank == 0 || s->dims[s->rank - 1] != 2)
         return ft_infer_fail(c, "input '%s' %s is not complex: %s takes a complex tensor, a real tensor whose "
-                             "last dim is 2 (re, im)", tname(c, 0), ft_shape_str(s, b), ft_op_name(c->node->op));
+                             "last dim is 2 (re, im)", ft_infer_in_name(c, 0), ft_shape_str(s, b), ft_op_name(c->node->op));
     *logical = *s;
     logical->rank--;
     return FT_OK;
@@ -42,19 +63,21 @@ static ft_status logical_axis(ft_infer_ctx *c, const ft_shape *logical, int is_c
 {
     int64_t a = ft_attr(c->node, "axis")->i;
     char b[FT_SHAPE_STR], l[FT_SHAPE_STR];
-    if (ft_axis(a, logical->rank, ax) == 0)
+    if (ft_axis(a, logical->rank, ax) == 0) {
+        c->params->fft.axis = *ax;
         return FT_OK;
+    }
     if (logical->rank == 0)
         return ft_infer_fail(c, "attribute 'axis' = %lld is out of range: input '%s' %s is a %s scalar with no "
-                             "axis to transform", (long long)a, tname(c, 0), ft_shape_str(&c->in[0]->shape, b),
+                             "axis to transform", (long long)a, ft_infer_in_name(c, 0), ft_shape_str(&c->in[0]->shape, b),
                              is_complex ? "complex" : "real");
     if (is_complex)
         return ft_infer_fail(c, "attribute 'axis' = %lld is out of range for complex input '%s' %s (logical "
-                             "shape %s, rank %d: axis must be in [%d, %d])", (long long)a, tname(c, 0),
+                             "shape %s, rank %d: axis must be in [%d, %d])", (long long)a, ft_infer_in_name(c, 0),
                              ft_shape_str(&c->in[0]->shape, b), ft_shape_str(logical, l), logical->rank,
                              -logical->rank, logical->rank - 1);
     return ft_infer_fail(c, "attribute 'axis' = %lld is out of range for input '%s' %s (rank %d: axis must be "
-                         "in [%d, %d])", (long long)a, tname(c, 0), ft_shape_str(&c->in[0]->shape, b),
+                         "in [%d, %d])", (long long)a, ft_infer_in_name(c, 0), ft_shape_str(&c->in[0]->shape, b),
                          logical->rank, -logical->rank, logical->rank - 1);
 }
 
@@ -63,7 +86,7 @@ static ft_status nonempty_axis(ft_infer_ctx *c, const ft_shape *logical, int ax)
     char b[FT_SHAPE_STR];
     if (logical->dims[ax] < 1)
         return ft_infer_fail(c, "%s over an empty axis: axis %d of input '%s' %s has length 0 (the transform "
-                             "length must be >= 1)", ft_op_name(c->node->op), ax, tname(c, 0),
+                             "length must be >= 1)", ft_op_name(c->node->op), ax, ft_infer_in_name(c, 0),
                              ft_shape_str(&c->in[0]->shape, b));
     return FT_OK;
 }
@@ -92,7 +115,7 @@ ft_status ft_infer_rfft(ft_infer_ctx *c)
         return st;
     if (s->rank >= FT_MAX_RANK)
         return ft_infer_fail(c, "input '%s' %s has rank %d: the complex result needs one more dim and ranks are "
-                             "limited to %d", tname(c, 0), ft_shape_str(s, b), s->rank, FT_MAX_RANK);
+                             "limited to %d", ft_infer_in_name(c, 0), ft_shape_str(s, b), s->rank, FT_MAX_RANK);
     c->out[0].dtype = c->in[0]->dtype;
     c->out[0].shape = *s;
     c->out[0].shape.dims[ax] = s->dims[ax] / 2 + 1;
@@ -119,7 +142,7 @@ ft_status ft_infer_irfft(ft_infer_ctx *c)
     } else {
         if (m < 2)
             return ft_infer_fail(c, "input '%s' %s has %lld bin%s along axis %d, so the default output length "
-                                 "n = 2*(m-1) = %lld is not >= 1; give attribute 'n'", tname(c, 0),
+                                 "n = 2*(m-1) = %lld is not >= 1; give attribute 'n'", ft_infer_in_name(c, 0),
                                  ft_shape_str(&c->in[0]->shape, b), (long long)m, m == 1 ? "" : "s", ax,
                                  (long long)(2 * (m - 1)));
         n = 2 * (m - 1);

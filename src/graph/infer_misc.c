@@ -1,31 +1,19 @@
 /* Shape and dtype inference of dropout, topk and einsum, and the einsum
  * equation parser that the CPU kernel (src/cpu/einsum.c) shares. The validator
  * has already checked arity and the dtype of input 0. */
-#include "graph.h"
+#include "infer_common.h"
+#include "infer_misc.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-static const char *tname(const ft_infer_ctx *c, int i) { return c->g->tensors[c->node->in[i]].name; }
-
-/* A 0/1 flag attribute; other values are refused so that a typo does not
- * silently mean "true". */
-static ft_status flag_attr(ft_infer_ctx *c, const char *name, int *out)
-{
-    int64_t v = ft_attr(c->node, name)->i;
-    if (v != 0 && v != 1)
-        return ft_infer_fail(c, "attribute '%s' must be 0 or 1 (got %lld)", name, (long long)v);
-    *out = (int)v;
-    return FT_OK;
-}
 
 /* ------------------------------------------------------------------ dropout */
 
 ft_status ft_infer_dropout(ft_infer_ctx *c)
 {
     int training = 0;
-    ft_status st = flag_attr(c, "training", &training);
+    ft_status st = ft_infer_flag(c, "training", &training);
     if (st)
         return st;
     double ratio = ft_attr(c->node, "ratio")->f;
@@ -34,6 +22,10 @@ ft_status ft_infer_dropout(ft_infer_ctx *c)
     if (ratio == 1.0 && training)
         return ft_infer_fail(c, "attribute 'ratio' = 1 with training=1 would drop every element and scale by "
                              "1/(1-ratio) = inf; expected 0 <= ratio < 1");
+    ft_attn_params *p = &c->params->attn;
+    p->training = training;
+    p->ratio = ratio;
+    p->seed = (uint64_t)ft_attr(c->node, "seed")->i;
     c->out[0] = *c->in[0];
     if (c->n_out > 1) {
         c->out[1].shape = c->in[0]->shape;
@@ -53,21 +45,23 @@ ft_status ft_infer_topk(ft_infer_ctx *c)
     if (ft_axis(a, s->rank, &axis) != 0) {
         if (s->rank == 0)
             return ft_infer_fail(c, "attribute 'axis' = %lld is out of range: input '%s' is a scalar (rank 0) and "
-                                 "has no axis", (long long)a, tname(c, 0));
+                                 "has no axis", (long long)a, ft_infer_in_name(c, 0));
         return ft_infer_fail(c, "attribute 'axis' = %lld is out of range for input '%s' of shape %s (rank %d: "
-                             "valid axes are %d..%d)", (long long)a, tname(c, 0), ft_shape_str(s, b), s->rank,
+                             "valid axes are %d..%d)", (long long)a, ft_infer_in_name(c, 0), ft_shape_str(s, b), s->rank,
                              -s->rank, s->rank - 1);
     }
-    ft_status st = flag_attr(c, "largest", &largest);
+    ft_status st = ft_infer_flag(c, "largest", &largest);
     if (!st)
-        st = flag_attr(c, "sorted", &sorted);
+        st = ft_infer_flag(c, "sorted", &sorted);
     if (st)
         return st;
     int64_t k = ft_attr(c->node, "k")->i;
     if (k < 0 || k > s->dims[axis])
         return ft_infer_fail(c, "attribute 'k' = %lld is out of range for axis %d of input '%s' (shape %s): "
-                             "expected 0 <= k <= %lld", (long long)k, axis, tname(c, 0), ft_shape_str(s, b),
+                             "expected 0 <= k <= %lld", (long long)k, axis, ft_infer_in_name(c, 0), ft_shape_str(s, b),
                              (long long)s->dims[axis]);
+    ft_reduce_params *p = &c->params->reduce;
+    p->axis = axis, p->largest = largest, p->sorted = sorted, p->k = k;
     c->out[0].dtype = c->in[0]->dtype;
     c->out[0].shape = *s;
     c->out[0].shape.dims[axis] = k;
@@ -284,6 +278,7 @@ int ft_einsum_parse(const char *eq, int n_ops, const int *ranks, const char *con
 ft_status ft_infer_einsum(ft_infer_ctx *c)
 {
     const char *eq = ft_attr(c->node, "equation")->s;
+    c->params->matmul.equation = eq;
     int n = c->n_in;
     if (n > 64)
         return ft_infer_fail(c, "einsum takes at most 64 inputs (got %d)", n);
@@ -294,10 +289,10 @@ ft_status ft_infer_einsum(ft_infer_ctx *c)
             return ft_infer_fail(c, "equation '%s': input %d is omitted; every operand must be given", eq, i);
         if (c->in[i]->dtype != c->in[0]->dtype)
             return ft_infer_fail(c, "equation '%s': operand %d ('%s') has dtype %s but operand 0 ('%s') has %s", eq,
-                                 i, tname(c, i), ft_dtype_name(c->in[i]->dtype), tname(c, 0),
+                                 i, ft_infer_in_name(c, i), ft_dtype_name(c->in[i]->dtype), ft_infer_in_name(c, 0),
                                  ft_dtype_name(c->in[0]->dtype));
         ranks[i] = c->in[i]->shape.rank;
-        names[i] = tname(c, i);
+        names[i] = ft_infer_in_name(c, i);
     }
     int8_t lab[64][FT_MAX_RANK], out_lab[FT_MAX_RANK];
     int n_ell, out_rank;
@@ -322,12 +317,12 @@ ft_status ft_infer_einsum(ft_infer_ctx *c)
                 if (l < EIN_ELL)
                     return ft_infer_fail(c, "equation '%s': label '%c' has size %lld in dim %d of operand %d ('%s', "
                                          "shape %s) but %lld in dim %d of operand %d ('%s', shape %s)", eq,
-                                         ein_char(l), (long long)size[l], from_dim[l], from[l], tname(c, from[l]),
-                                         ft_shape_str(&c->in[from[l]]->shape, a), (long long)v, d, i, tname(c, i),
+                                         ein_char(l), (long long)size[l], from_dim[l], from[l], ft_infer_in_name(c, from[l]),
+                                         ft_shape_str(&c->in[from[l]]->shape, a), (long long)v, d, i, ft_infer_in_name(c, i),
                                          ft_shape_str(s, b));
                 return ft_infer_fail(c, "equation '%s': the '...' dims of operand %d ('%s', shape %s) do not "
                                      "broadcast with those of operand %d ('%s', shape %s): %lld vs %lld", eq, i,
-                                     tname(c, i), ft_shape_str(s, a), from[l], tname(c, from[l]),
+                                     ft_infer_in_name(c, i), ft_shape_str(s, a), from[l], ft_infer_in_name(c, from[l]),
                                      ft_shape_str(&c->in[from[l]]->shape, b), (long long)v, (long long)size[l]);
             }
         }
@@ -345,4 +340,187 @@ ft_status ft_infer_einsum(ft_infer_ctx *c)
     c->out[0].dtype = c->in[0]->dtype;
     c->out[0].shape = o;
     return FT_OK;
+}
+
+/* ---- kernel-side planning of einsum and matmul (infer_misc.h) ----------------------- */
+
+uint64_t ft_ein_numel(const int64_t *size, const int8_t *lab, int nl)
+{
+    uint64_t r = 1;
+    for (int i = 0; i < nl; i++)
+        r *= (uint64_t)size[lab[i]];
+    return r;
+}
+
+int ft_ein_mask_labels(uint64_t m, int8_t *lab)
+{
+    int n = 0;
+    for (int l = 0; l < FT_EIN_NL; l++)
+        if (m >> l & 1)
+            lab[n++] = (int8_t)l;
+    return n;
+}
+
+int ft_ein_order_by(uint64_t m, const int8_t *ord, int nord, int8_t *lab)
+{
+    int n = 0;
+    for (int i = 0; i < nord; i++)
+        if (m >> ord[i] & 1) {
+            lab[n++] = ord[i];
+            m &= ~((uint64_t)1 << ord[i]);
+        }
+    return n + ft_ein_mask_labels(m, lab + n);
+}
+
+int ft_ein_op_order(const ft_ein_op *op, int8_t *lab)
+{
+    int n = ft_ein_mask_labels(op->has, lab);
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && op->st[lab[j]] > op->st[lab[j - 1]]; j--) {
+            int8_t t = lab[j];
+            lab[j] = lab[j - 1];
+            lab[j - 1] = t;
+        }
+    return n;
+}
+
+void ft_ein_set_layout(const int64_t *size, ft_ein_op *op, const void *data, const int8_t *lab, int nl)
+{
+    memset(op->st, 0, sizeof op->st);
+    op->data = data;
+    op->has = 0;
+    int64_t s = 1;
+    for (int i = nl - 1; i >= 0; i--) {
+        op->st[lab[i]] = s;
+        op->has |= (uint64_t)1 << lab[i];
+        s *= size[lab[i]];
+    }
+}
+
+int ft_ein_operands(const char *eq, int nops, const ft_shape *const *shapes, const void *const *data, int8_t *olab,
+                    int *no, int64_t *size, ft_ein_op *ops, char *msg, size_t msgsz)
+{
+    if (nops > FT_EIN_MAXOPS) {
+        snprintf(msg, msgsz, "einsum: more than %d operands", FT_EIN_MAXOPS);
+        return -1;
+    }
+    int ranks[FT_EIN_MAXOPS], n_ell;
+    int8_t lab[FT_EIN_MAXOPS][FT_MAX_RANK];
+    for (int i = 0; i < nops; i++)
+        ranks[i] = shapes[i]->rank;
+    if (ft_einsum_parse(eq, nops, ranks, NULL, lab, &n_ell, olab, no, msg, msgsz))
+        return -1;
+    for (int l = 0; l < FT_EIN_NL; l++)
+        size[l] = 1;
+    /* A "..." dim may be 1 in one operand and larger in another: the larger wins. */
+    uint64_t used = 0;
+    for (int i = 0; i < nops; i++)
+        for (int d = 0; d < shapes[i]->rank; d++) {
+            int l = lab[i][d];
+            if (!(used >> l & 1) || size[l] == 1)
+                size[l] = shapes[i]->dims[d];
+            used |= (uint64_t)1 << l;
+        }
+    for (int i = 0; i < nops; i++) {
+        int64_t s = 1;
+        memset(&ops[i], 0, sizeof ops[i]);
+        ops[i].data = data[i];
+        for (int d = shapes[i]->rank - 1; d >= 0; d--) {
+            int l = lab[i][d];
+            int64_t dim = shapes[i]->dims[d];
+            if (dim == size[l]) { /* else a broadcast "..." dim of size 1: stride 0 */
+                ops[i].st[l] += s;
+                ops[i].has |= (uint64_t)1 << l;
+            }
+            s *= dim;
+        }
+    }
+    return 0;
+}
+
+uint64_t ft_ein_need_later(int nops, const ft_ein_op *ops, const int8_t *olab, int no, uint64_t *need_later)
+{
+    uint64_t outm = 0;
+    for (int d = 0; d < no; d++)
+        outm |= (uint64_t)1 << olab[d];
+    need_later[nops] = outm;
+    for (int i = nops - 1; i >= 0; i--)
+        need_later[i] = need_later[i + 1] | ops[i].has;
+    return outm;
+}
+
+int ft_ein_pairwise(const int64_t *size, int nops, const ft_shape *const *shapes, const ft_ein_op *ops,
+                    const uint64_t *need_later, uint64_t total)
+{
+    uint64_t biggest = total;
+    for (int i = 0; i < nops; i++)
+        if (ft_numel(shapes[i]) > biggest)
+            biggest = ft_numel(shapes[i]);
+    int pairwise = nops >= 2;
+    uint64_t cur = ops[0].has;
+    for (int i = 1; i + 1 < nops && pairwise; i++) {
+        cur = (cur | ops[i].has) & need_later[i + 1];
+        int8_t tl[FT_EIN_NL];
+        if (ft_ein_numel(size, tl, ft_ein_mask_labels(cur, tl)) > 4 * biggest + 65536)
+            pairwise = 0;
+    }
+    return pairwise;
+}
+
+void ft_ein_pair_labels(const int64_t *size, const ft_ein_op *a, const ft_ein_op *b, uint64_t keep,
+                        const int8_t *res, int nres, ft_ein_pair_plan *p)
+{
+    uint64_t la = a->has, lb = b->has;
+    uint64_t mb = la & lb & keep, mm = la & ~lb & keep, mn = lb & ~la & keep;
+    p->mk = la & lb & ~keep;
+    p->sa = la & ~lb & ~keep, p->sb = lb & ~la & ~keep;
+    int8_t ord_a[FT_EIN_NL], ord_b[FT_EIN_NL];
+    int noa = ft_ein_op_order(a, ord_a), nob = ft_ein_op_order(b, ord_b);
+    if (res) {
+        p->nb = ft_ein_order_by(mb, res, nres, p->bl);
+        p->nm = ft_ein_order_by(mm, res, nres, p->ml);
+        p->nn = ft_ein_order_by(mn, res, nres, p->nl);
+    } else {
+        p->nb = ft_ein_order_by(mb, ord_a, noa, p->bl);
+        p->nm = ft_ein_order_by(mm, ord_a, noa, p->ml);
+        p->nn = ft_ein_order_by(mn, ord_b, nob, p->nl);
+    }
+    p->nk = ft_ein_order_by(p->mk, ord_a, noa, p->kl);
+    memcpy(p->cl, p->bl, (size_t)p->nb);
+    memcpy(p->cl + p->nb, p->ml, (size_t)p->nm);
+    memcpy(p->cl + p->nb + p->nm, p->nl, (size_t)p->nn);
+    p->nc = p->nb + p->nm + p->nn;
+    p->BT = ft_ein_numel(size, p->bl, p->nb), p->M = ft_ein_numel(size, p->ml, p->nm);
+    p->N = ft_ein_numel(size, p->nl, p->nn), p->K = ft_ein_numel(size, p->kl, p->nk);
+}
+
+int ft_ein_gemm_worth(uint64_t BT, uint64_t M, uint64_t N, uint64_t K)
+{
+    return K >= 8 && M * N >= 16 && (double)BT * (double)(M * N) * (double)K >= 16384;
+}
+
+void ft_matmul_mkn(const ft_shape *as, const ft_shape *bs, int64_t *M, int64_t *K, int64_t *N)
+{
+    *M = as->rank >= 2 ? as->dims[as->rank - 2] : 1;
+    *K = as->dims[as->rank - 1];
+    *N = bs->rank >= 2 ? bs->dims[bs->rank - 1] : 1;
+}
+
+int ft_matmul_batch(const ft_shape *as, const ft_shape *bs, int64_t *bdims, int64_t *sa, int64_t *sb,
+                    uint64_t *nbatch, int64_t *na, int64_t *nb)
+{
+    int ra = as->rank > 2 ? as->rank - 2 : 0, rb = bs->rank > 2 ? bs->rank - 2 : 0;
+    int r = ra > rb ? ra : rb;
+    *nbatch = 1, *na = 1, *nb = 1;
+    for (int i = r - 1; i >= 0; i--) {
+        int ia = i - (r - ra), ib = i - (r - rb);
+        int64_t da = ia >= 0 ? as->dims[ia] : 1, db = ib >= 0 ? bs->dims[ib] : 1;
+        bdims[i] = da > db ? da : db;
+        sa[i] = da == 1 ? 0 : *na;
+        sb[i] = db == 1 ? 0 : *nb;
+        *na *= da;
+        *nb *= db;
+        *nbatch *= (uint64_t)bdims[i];
+    }
+    return r;
 }

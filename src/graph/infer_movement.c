@@ -1,64 +1,24 @@
 /* Shape and dtype inference of the shape and data-movement ops (reshape ... pad);
  * the CPU kernels in src/cpu/movement.c rely on every check made here. The
  * dtype of input 0 has already been checked against the op table's mask. */
-#include "graph.h"
+#include "infer_common.h"
+#include "infer_movement.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-#define INTS_STR 240
-
-static const char *in_name(const ft_infer_ctx *c, int i) { return c->g->tensors[c->node->in[i]].name; }
-
-/* "[1,-1,3]" for an attribute list; long lists end in "...". */
-static const char *ints_str(const ft_attr_val *a, char *buf)
-{
-    size_t len = 0;
-    buf[len++] = '[';
-    for (int i = 0; i < a->n; i++) {
-        if (len > INTS_STR - 32) {
-            len += (size_t)snprintf(buf + len, INTS_STR - len, ",...");
-            break;
-        }
-        len += (size_t)snprintf(buf + len, INTS_STR - len, "%s%lld", i ? "," : "", (long long)a->ints[i]);
-    }
-    buf[len++] = ']';
-    buf[len] = 0;
-    return buf;
-}
-
-/* An optional list attribute counts as given only when it has entries:
- * "axes": [] means the same as leaving it out. */
-static int list_given(const ft_attr_val *a) { return a->present && a->n > 0; }
-
-/* Output i gets dtype dt and shape s, refusing element counts or byte sizes the
- * runtime cannot address. */
-static ft_status set_out(ft_infer_ctx *c, int i, ft_dtype dt, const ft_shape *s)
-{
-    char sb[FT_SHAPE_STR];
-    uint64_t n, bytes;
-    if (ft_shape_numel(s, &n))
-        return ft_infer_fail(c, "output shape %s has too many elements to count", ft_shape_str(s, sb));
-    if (ft_mul_overflow(n, ft_dtype_size(dt), &bytes) || bytes > FT_MAX_TENSOR_BYTES)
-        return ft_infer_fail(c, "output shape %s of %s is too large (%llu elements; the limit is %llu bytes)",
-                             ft_shape_str(s, sb), ft_dtype_name(dt), (unsigned long long)n,
-                             (unsigned long long)FT_MAX_TENSOR_BYTES);
-    c->out[i].dtype = dt;
-    c->out[i].shape = *s;
-    return FT_OK;
-}
 
 /* Normalise entry `v` of list attribute `attr` against `rank`. */
 static ft_status list_axis(ft_infer_ctx *c, const char *attr, const ft_attr_val *a, int64_t v, int rank,
                            const char *what, int *out)
 {
-    char lb[INTS_STR];
+    char lb[FT_LIST_STR];
     if (ft_axis(v, rank, out) != 0) {
         if (rank == 0)
             return ft_infer_fail(c, "attribute '%s' %s: axis %lld is out of range: %s has rank 0 (no axes)",
-                                 attr, ints_str(a, lb), (long long)v, what);
+                                 attr, ft_ints_str(a, lb), (long long)v, what);
         return ft_infer_fail(c, "attribute '%s' %s: axis %lld is out of range for %s of rank %d (valid: %d..%d)",
-                             attr, ints_str(a, lb), (long long)v, what, rank, -rank, rank - 1);
+                             attr, ft_ints_str(a, lb), (long long)v, what, rank, -rank, rank - 1);
     }
     return FT_OK;
 }
@@ -67,17 +27,17 @@ static ft_status list_axis(ft_infer_ctx *c, const char *attr, const ft_attr_val 
 static ft_status list_axes(ft_infer_ctx *c, const char *attr, const ft_attr_val *a, int rank, const char *what,
                            int *ax)
 {
-    char lb[INTS_STR];
+    char lb[FT_LIST_STR];
     int seen[FT_MAX_RANK] = {0};
     if (a->n > rank)
-        return ft_infer_fail(c, "attribute '%s' %s has %d entries but %s has rank %d", attr, ints_str(a, lb), a->n,
+        return ft_infer_fail(c, "attribute '%s' %s has %d entries but %s has rank %d", attr, ft_ints_str(a, lb), a->n,
                              what, rank);
     for (int i = 0; i < a->n; i++) {
         ft_status s = list_axis(c, attr, a, a->ints[i], rank, what, &ax[i]);
         if (s)
             return s;
         if (seen[ax[i]])
-            return ft_infer_fail(c, "attribute '%s' %s names axis %d more than once", attr, ints_str(a, lb), ax[i]);
+            return ft_infer_fail(c, "attribute '%s' %s names axis %d more than once", attr, ft_ints_str(a, lb), ax[i]);
         seen[ax[i]] = 1;
     }
     return FT_OK;
@@ -91,9 +51,9 @@ static ft_status int_axis(ft_infer_ctx *c, const char *attr, int rank, int *out)
     if (ft_axis(v, rank, out) != 0) {
         if (rank == 0)
             return ft_infer_fail(c, "attribute '%s' is %lld but input '%s' is a scalar (rank 0, no axes)", attr,
-                                 (long long)v, in_name(c, 0));
+                                 (long long)v, ft_infer_in_name(c, 0));
         return ft_infer_fail(c, "attribute '%s' is %lld, out of range for input '%s' of shape %s (valid: %d..%d)",
-                             attr, (long long)v, in_name(c, 0), ft_shape_str(&c->in[0]->shape, sb), -rank,
+                             attr, (long long)v, ft_infer_in_name(c, 0), ft_shape_str(&c->in[0]->shape, sb), -rank,
                              rank - 1);
     }
     return FT_OK;
@@ -102,7 +62,7 @@ static ft_status int_axis(ft_infer_ctx *c, const char *attr, int rank, int *out)
 static ft_status index_dtype(ft_infer_ctx *c, int i)
 {
     if (!ft_dtype_in(c->in[i]->dtype, FT_DT_INDEX))
-        return ft_infer_fail(c, "indices ('%s') have dtype %s; expected i32 or i64", in_name(c, i),
+        return ft_infer_fail(c, "indices ('%s') have dtype %s; expected i32 or i64", ft_infer_in_name(c, i),
                              ft_dtype_name(c->in[i]->dtype));
     return FT_OK;
 }
@@ -112,9 +72,9 @@ ft_status ft_infer_reshape(ft_infer_ctx *c)
     const ft_attr_val *a = ft_attr(c->node, "shape");
     int allowzero = ft_attr(c->node, "allowzero")->i != 0;
     const ft_shape *in = &c->in[0]->shape;
-    char lb[INTS_STR], ib[FT_SHAPE_STR], ob[FT_SHAPE_STR];
+    char lb[FT_LIST_STR], ib[FT_SHAPE_STR], ob[FT_SHAPE_STR];
     if (a->n > FT_MAX_RANK)
-        return ft_infer_fail(c, "attribute 'shape' %s has %d dims; at most %d are supported", ints_str(a, lb), a->n,
+        return ft_infer_fail(c, "attribute 'shape' %s has %d dims; at most %d are supported", ft_ints_str(a, lb), a->n,
                              FT_MAX_RANK);
     ft_shape out = {.rank = a->n};
     int infer_at = -1, raw_zero = -1;
@@ -124,50 +84,50 @@ ft_status ft_infer_reshape(ft_infer_ctx *c)
         if (v == -1) {
             if (infer_at >= 0)
                 return ft_infer_fail(c, "attribute 'shape' %s has more than one -1 (dims %d and %d); only one dim "
-                                     "can be inferred", ints_str(a, lb), infer_at, i);
+                                     "can be inferred", ft_ints_str(a, lb), infer_at, i);
             infer_at = i;
             out.dims[i] = 1;
             continue;
         }
         if (v < -1)
             return ft_infer_fail(c, "attribute 'shape' %s: dim %d is %lld; dims must be >= 0, or -1 to infer one",
-                                 ints_str(a, lb), i, (long long)v);
+                                 ft_ints_str(a, lb), i, (long long)v);
         if (v == 0) {
             raw_zero = i;
             if (!allowzero) {
                 if (i >= in->rank)
                     return ft_infer_fail(c, "attribute 'shape' %s: dim %d is 0, which copies input dim %d, but input "
                                          "'%s' has shape %s (rank %d); set allowzero=1 for a size-0 dim",
-                                         ints_str(a, lb), i, i, in_name(c, 0), ft_shape_str(in, ib), in->rank);
+                                         ft_ints_str(a, lb), i, i, ft_infer_in_name(c, 0), ft_shape_str(in, ib), in->rank);
                 v = in->dims[i];
             }
         }
         out.dims[i] = v;
         if (ft_mul_overflow(known, (uint64_t)v, &known))
-            return ft_infer_fail(c, "attribute 'shape' %s: the product of the dims overflows", ints_str(a, lb));
+            return ft_infer_fail(c, "attribute 'shape' %s: the product of the dims overflows", ft_ints_str(a, lb));
     }
     if (allowzero && raw_zero >= 0 && infer_at >= 0)
         return ft_infer_fail(c, "attribute 'shape' %s has both 0 (dim %d) and -1 (dim %d), which allowzero=1 does "
-                             "not allow", ints_str(a, lb), raw_zero, infer_at);
+                             "not allow", ft_ints_str(a, lb), raw_zero, infer_at);
     uint64_t n_in = ft_numel(in);
     if (infer_at >= 0) {
         if (known == 0)
             return ft_infer_fail(c, "attribute 'shape' %s: cannot infer the -1 dim because the other dims multiply "
-                                 "to 0 (input '%s' has shape %s, %llu elements)", ints_str(a, lb), in_name(c, 0),
+                                 "to 0 (input '%s' has shape %s, %llu elements)", ft_ints_str(a, lb), ft_infer_in_name(c, 0),
                                  ft_shape_str(in, ib), (unsigned long long)n_in);
         if (n_in % known != 0)
             return ft_infer_fail(c, "cannot reshape input '%s' of shape %s (%llu elements) into %s: %llu is not a "
-                                 "multiple of %llu, the product of the other dims", in_name(c, 0),
-                                 ft_shape_str(in, ib), (unsigned long long)n_in, ints_str(a, lb),
+                                 "multiple of %llu, the product of the other dims", ft_infer_in_name(c, 0),
+                                 ft_shape_str(in, ib), (unsigned long long)n_in, ft_ints_str(a, lb),
                                  (unsigned long long)n_in, (unsigned long long)known);
         out.dims[infer_at] = (int64_t)(n_in / known);
         known = n_in;
     }
     if (known != n_in)
         return ft_infer_fail(c, "cannot reshape input '%s' of shape %s (%llu elements) into shape %s (%s: %llu "
-                             "elements)", in_name(c, 0), ft_shape_str(in, ib), (unsigned long long)n_in,
-                             ints_str(a, lb), ft_shape_str(&out, ob), (unsigned long long)known);
-    return set_out(c, 0, c->in[0]->dtype, &out);
+                             "elements)", ft_infer_in_name(c, 0), ft_shape_str(in, ib), (unsigned long long)n_in,
+                             ft_ints_str(a, lb), ft_shape_str(&out, ob), (unsigned long long)known);
+    return ft_infer_set_out(c, 0, c->in[0]->dtype, &out);
 }
 
 ft_status ft_infer_transpose(ft_infer_ctx *c)
@@ -175,11 +135,11 @@ ft_status ft_infer_transpose(ft_infer_ctx *c)
     const ft_attr_val *a = ft_attr(c->node, "perm");
     const ft_shape *in = &c->in[0]->shape;
     int r = in->rank, perm[FT_MAX_RANK];
-    char lb[INTS_STR], ib[FT_SHAPE_STR];
+    char lb[FT_LIST_STR], ib[FT_SHAPE_STR];
     if (a->present) {
         if (a->n != r)
             return ft_infer_fail(c, "attribute 'perm' %s has %d entries but input '%s' of shape %s has rank %d",
-                                 ints_str(a, lb), a->n, in_name(c, 0), ft_shape_str(in, ib), r);
+                                 ft_ints_str(a, lb), a->n, ft_infer_in_name(c, 0), ft_shape_str(in, ib), r);
         ft_status s = list_axes(c, "perm", a, r, "the input", perm);
         if (s)
             return s;
@@ -190,7 +150,8 @@ ft_status ft_infer_transpose(ft_infer_ctx *c)
     ft_shape out = {.rank = r};
     for (int i = 0; i < r; i++)
         out.dims[i] = in->dims[perm[i]];
-    return set_out(c, 0, c->in[0]->dtype, &out);
+    memcpy(c->params->move.perm, perm, sizeof(int) * (size_t)r);
+    return ft_infer_set_out(c, 0, c->in[0]->dtype, &out);
 }
 
 ft_status ft_infer_flatten(ft_infer_ctx *c)
@@ -201,13 +162,13 @@ ft_status ft_infer_flatten(ft_infer_ctx *c)
     char ib[FT_SHAPE_STR];
     if (axis < -r || axis > r)
         return ft_infer_fail(c, "attribute 'axis' is %lld, out of range for input '%s' of shape %s (valid: %d..%d)",
-                             (long long)axis, in_name(c, 0), ft_shape_str(in, ib), -r, r);
+                             (long long)axis, ft_infer_in_name(c, 0), ft_shape_str(in, ib), -r, r);
     if (axis < 0)
         axis += r;
     ft_shape out = {.rank = 2, .dims = {1, 1}};
     for (int i = 0; i < r; i++)
         out.dims[i < axis ? 0 : 1] *= in->dims[i];
-    return set_out(c, 0, c->in[0]->dtype, &out);
+    return ft_infer_set_out(c, 0, c->in[0]->dtype, &out);
 }
 
 ft_status ft_infer_squeeze(ft_infer_ctx *c)
@@ -215,8 +176,8 @@ ft_status ft_infer_squeeze(ft_infer_ctx *c)
     const ft_attr_val *a = ft_attr(c->node, "axes");
     const ft_shape *in = &c->in[0]->shape;
     int r = in->rank, drop[FT_MAX_RANK] = {0};
-    char lb[INTS_STR], ib[FT_SHAPE_STR];
-    if (list_given(a)) {
+    char lb[FT_LIST_STR], ib[FT_SHAPE_STR];
+    if (ft_list_given(a)) {
         int ax[FT_MAX_RANK];
         ft_status s = list_axes(c, "axes", a, r, "the input", ax);
         if (s)
@@ -224,7 +185,7 @@ ft_status ft_infer_squeeze(ft_infer_ctx *c)
         for (int i = 0; i < a->n; i++) {
             if (in->dims[ax[i]] != 1)
                 return ft_infer_fail(c, "attribute 'axes' %s: cannot squeeze axis %d of input '%s' of shape %s: its "
-                                     "size is %lld, not 1", ints_str(a, lb), ax[i], in_name(c, 0),
+                                     "size is %lld, not 1", ft_ints_str(a, lb), ax[i], ft_infer_in_name(c, 0),
                                      ft_shape_str(in, ib), (long long)in->dims[ax[i]]);
             drop[ax[i]] = 1;
         }
@@ -236,18 +197,18 @@ ft_status ft_infer_squeeze(ft_infer_ctx *c)
     for (int i = 0; i < r; i++)
         if (!drop[i])
             out.dims[out.rank++] = in->dims[i];
-    return set_out(c, 0, c->in[0]->dtype, &out);
+    return ft_infer_set_out(c, 0, c->in[0]->dtype, &out);
 }
 
 ft_status ft_infer_unsqueeze(ft_infer_ctx *c)
 {
     const ft_attr_val *a = ft_attr(c->node, "axes");
     const ft_shape *in = &c->in[0]->shape;
-    char lb[INTS_STR], ib[FT_SHAPE_STR];
+    char lb[FT_LIST_STR], ib[FT_SHAPE_STR];
     int rout = in->rank + a->n;
     if (rout > FT_MAX_RANK)
         return ft_infer_fail(c, "attribute 'axes' %s adds %d dims to input '%s' of shape %s: rank %d exceeds the "
-                             "maximum of %d", ints_str(a, lb), a->n, in_name(c, 0), ft_shape_str(in, ib), rout,
+                             "maximum of %d", ft_ints_str(a, lb), a->n, ft_infer_in_name(c, 0), ft_shape_str(in, ib), rout,
                              FT_MAX_RANK);
     int ax[FT_MAX_RANK], added[FT_MAX_RANK] = {0};
     ft_status s = list_axes(c, "axes", a, rout, "the output", ax);
@@ -258,51 +219,51 @@ ft_status ft_infer_unsqueeze(ft_infer_ctx *c)
     ft_shape out = {.rank = rout};
     for (int i = 0, j = 0; i < rout; i++)
         out.dims[i] = added[i] ? 1 : in->dims[j++];
-    return set_out(c, 0, c->in[0]->dtype, &out);
+    return ft_infer_set_out(c, 0, c->in[0]->dtype, &out);
 }
 
 ft_status ft_infer_expand(ft_infer_ctx *c)
 {
     const ft_attr_val *a = ft_attr(c->node, "shape");
     const ft_shape *in = &c->in[0]->shape;
-    char lb[INTS_STR], ib[FT_SHAPE_STR];
+    char lb[FT_LIST_STR], ib[FT_SHAPE_STR];
     if (a->n > FT_MAX_RANK)
-        return ft_infer_fail(c, "attribute 'shape' %s has %d dims; at most %d are supported", ints_str(a, lb), a->n,
+        return ft_infer_fail(c, "attribute 'shape' %s has %d dims; at most %d are supported", ft_ints_str(a, lb), a->n,
                              FT_MAX_RANK);
     ft_shape want = {.rank = a->n}, out;
     for (int i = 0; i < a->n; i++) {
         if (a->ints[i] < 0)
-            return ft_infer_fail(c, "attribute 'shape' %s: dim %d is %lld; dims must be >= 0", ints_str(a, lb), i,
+            return ft_infer_fail(c, "attribute 'shape' %s: dim %d is %lld; dims must be >= 0", ft_ints_str(a, lb), i,
                                  (long long)a->ints[i]);
         want.dims[i] = a->ints[i];
     }
     if (ft_broadcast(in, &want, &out) != 0)
         return ft_infer_fail(c, "cannot expand input '%s' of shape %s to shape %s: the shapes do not broadcast "
                              "(each pair of dims, aligned from the right, must be equal or contain a 1)",
-                             in_name(c, 0), ft_shape_str(in, ib), ints_str(a, lb));
-    return set_out(c, 0, c->in[0]->dtype, &out);
+                             ft_infer_in_name(c, 0), ft_shape_str(in, ib), ft_ints_str(a, lb));
+    return ft_infer_set_out(c, 0, c->in[0]->dtype, &out);
 }
 
 ft_status ft_infer_tile(ft_infer_ctx *c)
 {
     const ft_attr_val *a = ft_attr(c->node, "repeats");
     const ft_shape *in = &c->in[0]->shape;
-    char lb[INTS_STR], ib[FT_SHAPE_STR];
+    char lb[FT_LIST_STR], ib[FT_SHAPE_STR];
     if (a->n != in->rank)
         return ft_infer_fail(c, "attribute 'repeats' %s has %d entries but input '%s' of shape %s has rank %d",
-                             ints_str(a, lb), a->n, in_name(c, 0), ft_shape_str(in, ib), in->rank);
+                             ft_ints_str(a, lb), a->n, ft_infer_in_name(c, 0), ft_shape_str(in, ib), in->rank);
     ft_shape out = {.rank = in->rank};
     for (int i = 0; i < a->n; i++) {
         int64_t d;
         if (a->ints[i] < 0)
             return ft_infer_fail(c, "attribute 'repeats' %s: entry %d is %lld; repeats must be >= 0",
-                                 ints_str(a, lb), i, (long long)a->ints[i]);
+                                 ft_ints_str(a, lb), i, (long long)a->ints[i]);
         if (__builtin_mul_overflow(in->dims[i], a->ints[i], &d))
             return ft_infer_fail(c, "attribute 'repeats' %s: axis %d of size %lld repeated %lld times overflows",
-                                 ints_str(a, lb), i, (long long)in->dims[i], (long long)a->ints[i]);
+                                 ft_ints_str(a, lb), i, (long long)in->dims[i], (long long)a->ints[i]);
         out.dims[i] = d;
     }
-    return set_out(c, 0, c->in[0]->dtype, &out);
+    return ft_infer_set_out(c, 0, c->in[0]->dtype, &out);
 }
 
 ft_status ft_infer_concat(ft_infer_ctx *c)
@@ -314,64 +275,66 @@ ft_status ft_infer_concat(ft_infer_ctx *c)
         if (!c->in[i])
             return ft_infer_fail(c, "input %d is omitted; every input of concat must be given", i);
         if (c->in[i]->dtype != c->in[0]->dtype)
-            return ft_infer_fail(c, "input %d ('%s') has dtype %s but input 0 ('%s') has %s", i, in_name(c, i),
-                                 ft_dtype_name(c->in[i]->dtype), in_name(c, 0), ft_dtype_name(c->in[0]->dtype));
+            return ft_infer_fail(c, "input %d ('%s') has dtype %s but input 0 ('%s') has %s", i, ft_infer_in_name(c, i),
+                                 ft_dtype_name(c->in[i]->dtype), ft_infer_in_name(c, 0), ft_dtype_name(c->in[0]->dtype));
         if (c->in[i]->shape.rank != s0->rank)
             return ft_infer_fail(c, "input %d ('%s') has shape %s (rank %d) but input 0 ('%s') has shape %s (rank %d); "
-                                 "concat needs inputs of equal rank", i, in_name(c, i),
-                                 ft_shape_str(&c->in[i]->shape, ab), c->in[i]->shape.rank, in_name(c, 0),
+                                 "concat needs inputs of equal rank", i, ft_infer_in_name(c, i),
+                                 ft_shape_str(&c->in[i]->shape, ab), c->in[i]->shape.rank, ft_infer_in_name(c, 0),
                                  ft_shape_str(s0, bb), s0->rank);
     }
     ft_status st = int_axis(c, "axis", s0->rank, &axis);
     if (st)
         return st;
+    c->params->move.axis = axis;
     ft_shape out = *s0;
     for (int i = 1; i < c->n_in; i++) {
         const ft_shape *si = &c->in[i]->shape;
         for (int d = 0; d < s0->rank; d++)
             if (d != axis && si->dims[d] != s0->dims[d])
                 return ft_infer_fail(c, "input %d ('%s') has shape %s but input 0 ('%s') has shape %s: they differ on "
-                                     "axis %d, and only axis %d (the concat axis) may differ", i, in_name(c, i),
-                                     ft_shape_str(si, ab), in_name(c, 0), ft_shape_str(s0, bb), d, axis);
+                                     "axis %d, and only axis %d (the concat axis) may differ", i, ft_infer_in_name(c, i),
+                                     ft_shape_str(si, ab), ft_infer_in_name(c, 0), ft_shape_str(s0, bb), d, axis);
         if (__builtin_add_overflow(out.dims[axis], si->dims[axis], &out.dims[axis]))
             return ft_infer_fail(c, "the sizes of the inputs on axis %d overflow when added", axis);
     }
-    return set_out(c, 0, c->in[0]->dtype, &out);
+    return ft_infer_set_out(c, 0, c->in[0]->dtype, &out);
 }
 
 ft_status ft_infer_split(ft_infer_ctx *c)
 {
     const ft_attr_val *sp = ft_attr(c->node, "split"), *no = ft_attr(c->node, "num_outputs");
     const ft_shape *in = &c->in[0]->shape;
-    char lb[INTS_STR], ib[FT_SHAPE_STR];
+    char lb[FT_LIST_STR], ib[FT_SHAPE_STR];
     int axis, nout = c->n_out;
     ft_status st = int_axis(c, "axis", in->rank, &axis);
     if (st)
         return st;
+    c->params->move.axis = axis;
     int64_t dim = in->dims[axis];
     ft_shape out = *in;
-    if (list_given(sp) && no->present)
+    if (ft_list_given(sp) && no->present)
         return ft_infer_fail(c, "attributes 'split' %s and 'num_outputs' %lld are both given; give one of them",
-                             ints_str(sp, lb), (long long)no->i);
-    if (list_given(sp)) {
+                             ft_ints_str(sp, lb), (long long)no->i);
+    if (ft_list_given(sp)) {
         if (sp->n != nout)
             return ft_infer_fail(c, "attribute 'split' %s has %d sizes but the node has %d output%s",
-                                 ints_str(sp, lb), sp->n, nout, nout == 1 ? "" : "s");
+                                 ft_ints_str(sp, lb), sp->n, nout, nout == 1 ? "" : "s");
         int64_t sum = 0;
         for (int i = 0; i < sp->n; i++) {
             if (sp->ints[i] < 0)
                 return ft_infer_fail(c, "attribute 'split' %s: size %d is %lld; sizes must be >= 0",
-                                     ints_str(sp, lb), i, (long long)sp->ints[i]);
+                                     ft_ints_str(sp, lb), i, (long long)sp->ints[i]);
             if (__builtin_add_overflow(sum, sp->ints[i], &sum))
-                return ft_infer_fail(c, "attribute 'split' %s: the sizes overflow when added", ints_str(sp, lb));
+                return ft_infer_fail(c, "attribute 'split' %s: the sizes overflow when added", ft_ints_str(sp, lb));
         }
         if (sum != dim)
             return ft_infer_fail(c, "attribute 'split' %s sums to %lld but axis %d of input '%s' (shape %s) has size "
-                                 "%lld", ints_str(sp, lb), (long long)sum, axis, in_name(c, 0), ft_shape_str(in, ib),
+                                 "%lld", ft_ints_str(sp, lb), (long long)sum, axis, ft_infer_in_name(c, 0), ft_shape_str(in, ib),
                                  (long long)dim);
         for (int i = 0; i < nout; i++) {
             out.dims[axis] = sp->ints[i];
-            if ((st = set_out(c, i, c->in[0]->dtype, &out)))
+            if ((st = ft_infer_set_out(c, i, c->in[0]->dtype, &out)))
                 return st;
         }
         return FT_OK;
@@ -388,22 +351,22 @@ ft_status ft_infer_split(ft_infer_ctx *c)
         if (last < 0)
             return ft_infer_fail(c, "attribute 'num_outputs' %d cannot split axis %d of input '%s' (shape %s, size "
                                  "%lld): chunks of ceil(%lld/%d) = %lld leave %lld for the last output", nout, axis,
-                                 in_name(c, 0), ft_shape_str(in, ib), (long long)dim, (long long)dim, nout,
+                                 ft_infer_in_name(c, 0), ft_shape_str(in, ib), (long long)dim, (long long)dim, nout,
                                  (long long)chunk, (long long)last);
         for (int i = 0; i < nout; i++) {
             out.dims[axis] = i == nout - 1 ? last : chunk;
-            if ((st = set_out(c, i, c->in[0]->dtype, &out)))
+            if ((st = ft_infer_set_out(c, i, c->in[0]->dtype, &out)))
                 return st;
         }
         return FT_OK;
     }
     if (dim % nout != 0)
         return ft_infer_fail(c, "axis %d of input '%s' (shape %s) has size %lld, which does not split into %d equal "
-                             "parts; give 'split' sizes or 'num_outputs'", axis, in_name(c, 0), ft_shape_str(in, ib),
+                             "parts; give 'split' sizes or 'num_outputs'", axis, ft_infer_in_name(c, 0), ft_shape_str(in, ib),
                              (long long)dim, nout);
     out.dims[axis] = dim / nout;
     for (int i = 0; i < nout; i++)
-        if ((st = set_out(c, i, c->in[0]->dtype, &out)))
+        if ((st = ft_infer_set_out(c, i, c->in[0]->dtype, &out)))
             return st;
     return FT_OK;
 }
@@ -429,22 +392,32 @@ static int64_t slice_len(int64_t dim, int64_t start, int64_t end, int64_t step)
     return start > end ? (int64_t)((uint64_t)(start - end - 1) / (0 - (uint64_t)step)) + 1 : 0;
 }
 
+/* First index of an ONNX Slice on one axis of size dim (slice_len gives the length). */
+static int64_t slice_first(int64_t dim, int64_t start, int64_t step)
+{
+    if (start < 0)
+        start += dim;
+    if (step > 0)
+        return start < 0 ? 0 : start > dim ? dim : start;
+    return start < 0 ? 0 : start > dim - 1 ? dim - 1 : start;
+}
+
 ft_status ft_infer_slice(ft_infer_ctx *c)
 {
     const ft_attr_val *sa = ft_attr(c->node, "starts"), *ea = ft_attr(c->node, "ends");
     const ft_attr_val *aa = ft_attr(c->node, "axes"), *pa = ft_attr(c->node, "steps");
     const ft_shape *in = &c->in[0]->shape;
-    char lb[INTS_STR], lb2[INTS_STR], ib[FT_SHAPE_STR];
+    char lb[FT_LIST_STR], lb2[FT_LIST_STR], ib[FT_SHAPE_STR];
     int n = sa->n, ax[FT_MAX_RANK];
     if (ea->n != n)
         return ft_infer_fail(c, "attributes 'starts' %s and 'ends' %s have different lengths (%d and %d)",
-                             ints_str(sa, lb), ints_str(ea, lb2), n, ea->n);
+                             ft_ints_str(sa, lb), ft_ints_str(ea, lb2), n, ea->n);
     if (aa->present && aa->n != n)
-        return ft_infer_fail(c, "attribute 'axes' %s has %d entries but 'starts' %s has %d", ints_str(aa, lb), aa->n,
-                             ints_str(sa, lb2), n);
+        return ft_infer_fail(c, "attribute 'axes' %s has %d entries but 'starts' %s has %d", ft_ints_str(aa, lb), aa->n,
+                             ft_ints_str(sa, lb2), n);
     if (pa->present && pa->n != n)
-        return ft_infer_fail(c, "attribute 'steps' %s has %d entries but 'starts' %s has %d", ints_str(pa, lb),
-                             pa->n, ints_str(sa, lb2), n);
+        return ft_infer_fail(c, "attribute 'steps' %s has %d entries but 'starts' %s has %d", ft_ints_str(pa, lb),
+                             pa->n, ft_ints_str(sa, lb2), n);
     if (aa->present) {
         ft_status s = list_axes(c, "axes", aa, in->rank, "the input", ax);
         if (s)
@@ -452,7 +425,7 @@ ft_status ft_infer_slice(ft_infer_ctx *c)
     } else {
         if (n > in->rank)
             return ft_infer_fail(c, "attribute 'starts' %s has %d entries but input '%s' of shape %s has rank %d",
-                                 ints_str(sa, lb), n, in_name(c, 0), ft_shape_str(in, ib), in->rank);
+                                 ft_ints_str(sa, lb), n, ft_infer_in_name(c, 0), ft_shape_str(in, ib), in->rank);
         for (int i = 0; i < n; i++)
             ax[i] = i;
     }
@@ -461,10 +434,27 @@ ft_status ft_infer_slice(ft_infer_ctx *c)
         int64_t step = pa->present ? pa->ints[i] : 1;
         if (step == 0)
             return ft_infer_fail(c, "attribute 'steps' %s: entry %d (axis %d) is 0; steps must be nonzero",
-                                 ints_str(pa, lb), i, ax[i]);
+                                 ft_ints_str(pa, lb), i, ax[i]);
         out.dims[ax[i]] = slice_len(in->dims[ax[i]], sa->ints[i], ea->ints[i], step);
     }
-    return set_out(c, 0, c->in[0]->dtype, &out);
+    ft_move_params *p = &c->params->move;
+    for (int d = 0; d < in->rank; d++)
+        p->first[d] = 0, p->step[d] = 1;
+    for (int i = 0; i < n; i++) {
+        p->step[ax[i]] = pa->present ? pa->ints[i] : 1;
+        p->first[ax[i]] = slice_first(in->dims[ax[i]], sa->ints[i], p->step[ax[i]]);
+    }
+    return ft_infer_set_out(c, 0, c->in[0]->dtype, &out);
+}
+
+/* gather and gather_elements: integer indices, and the axis of the data. */
+static ft_status gather_axis(ft_infer_ctx *c, int *axis)
+{
+    ft_status st = index_dtype(c, 1);
+    if (st || (st = int_axis(c, "axis", c->in[0]->shape.rank, axis)))
+        return st;
+    c->params->move.axis = *axis;
+    return FT_OK;
 }
 
 ft_status ft_infer_gather(ft_infer_ctx *c)
@@ -472,15 +462,13 @@ ft_status ft_infer_gather(ft_infer_ctx *c)
     const ft_shape *d = &c->in[0]->shape, *q = &c->in[1]->shape;
     char db[FT_SHAPE_STR], qb[FT_SHAPE_STR];
     int axis;
-    ft_status st = index_dtype(c, 1);
+    ft_status st = gather_axis(c, &axis);
     if (st)
-        return st;
-    if ((st = int_axis(c, "axis", d->rank, &axis)))
         return st;
     int rout = d->rank - 1 + q->rank;
     if (rout > FT_MAX_RANK)
         return ft_infer_fail(c, "data '%s' of shape %s gathered with indices '%s' of shape %s gives rank %d, more "
-                             "than the maximum of %d", in_name(c, 0), ft_shape_str(d, db), in_name(c, 1),
+                             "than the maximum of %d", ft_infer_in_name(c, 0), ft_shape_str(d, db), ft_infer_in_name(c, 1),
                              ft_shape_str(q, qb), rout, FT_MAX_RANK);
     ft_shape out = {.rank = rout};
     int k = 0;
@@ -490,7 +478,7 @@ ft_status ft_infer_gather(ft_infer_ctx *c)
         out.dims[k++] = q->dims[i];
     for (int i = axis + 1; i < d->rank; i++)
         out.dims[k++] = d->dims[i];
-    return set_out(c, 0, c->in[0]->dtype, &out);
+    return ft_infer_set_out(c, 0, c->in[0]->dtype, &out);
 }
 
 ft_status ft_infer_gather_elements(ft_infer_ctx *c)
@@ -498,22 +486,20 @@ ft_status ft_infer_gather_elements(ft_infer_ctx *c)
     const ft_shape *d = &c->in[0]->shape, *q = &c->in[1]->shape;
     char db[FT_SHAPE_STR], qb[FT_SHAPE_STR];
     int axis;
-    ft_status st = index_dtype(c, 1);
+    ft_status st = gather_axis(c, &axis);
     if (st)
-        return st;
-    if ((st = int_axis(c, "axis", d->rank, &axis)))
         return st;
     if (q->rank != d->rank)
         return ft_infer_fail(c, "indices '%s' of shape %s must have the rank of data '%s' of shape %s (%d, not %d)",
-                             in_name(c, 1), ft_shape_str(q, qb), in_name(c, 0), ft_shape_str(d, db), d->rank,
+                             ft_infer_in_name(c, 1), ft_shape_str(q, qb), ft_infer_in_name(c, 0), ft_shape_str(d, db), d->rank,
                              q->rank);
     for (int i = 0; i < d->rank; i++)
         if (i != axis && q->dims[i] > d->dims[i])
             return ft_infer_fail(c, "indices '%s' of shape %s are larger than data '%s' of shape %s on axis %d (%lld > "
-                                 "%lld); only axis %d (the gather axis) may be larger", in_name(c, 1),
-                                 ft_shape_str(q, qb), in_name(c, 0), ft_shape_str(d, db), i, (long long)q->dims[i],
+                                 "%lld); only axis %d (the gather axis) may be larger", ft_infer_in_name(c, 1),
+                                 ft_shape_str(q, qb), ft_infer_in_name(c, 0), ft_shape_str(d, db), i, (long long)q->dims[i],
                                  (long long)d->dims[i], axis);
-    return set_out(c, 0, c->in[0]->dtype, q);
+    return ft_infer_set_out(c, 0, c->in[0]->dtype, q);
 }
 
 ft_status ft_infer_pad(ft_infer_ctx *c)
@@ -521,12 +507,12 @@ ft_status ft_infer_pad(ft_infer_ctx *c)
     const ft_attr_val *pa = ft_attr(c->node, "pads"), *aa = ft_attr(c->node, "axes");
     const char *mode = ft_attr(c->node, "mode")->s;
     const ft_shape *in = &c->in[0]->shape;
-    char lb[INTS_STR], ib[FT_SHAPE_STR];
+    char lb[FT_LIST_STR], ib[FT_SHAPE_STR];
     int r = in->rank, ax[FT_MAX_RANK], na;
     int reflect = strcmp(mode, "reflect") == 0, edge = strcmp(mode, "edge") == 0;
     if (!reflect && !edge && strcmp(mode, "constant") != 0)
         return ft_infer_fail(c, "attribute 'mode': unknown mode '%s' (expected constant, reflect or edge)", mode);
-    if (list_given(aa)) {
+    if (ft_list_given(aa)) {
         ft_status s = list_axes(c, "axes", aa, r, "the input", ax);
         if (s)
             return s;
@@ -538,34 +524,162 @@ ft_status ft_infer_pad(ft_infer_ctx *c)
     }
     if (pa->n != 2 * na)
         return ft_infer_fail(c, "attribute 'pads' %s has %d values; expected %d (all begins, then all ends, for the "
-                             "%d %s of input '%s' of shape %s)", ints_str(pa, lb), pa->n, 2 * na, na,
-                             list_given(aa) ? "listed axes" : "axes", in_name(c, 0), ft_shape_str(in, ib));
+                             "%d %s of input '%s' of shape %s)", ft_ints_str(pa, lb), pa->n, 2 * na, na,
+                             ft_list_given(aa) ? "listed axes" : "axes", ft_infer_in_name(c, 0), ft_shape_str(in, ib));
     ft_shape out = *in;
     for (int i = 0; i < na; i++) {
         int64_t dim = in->dims[ax[i]], b = pa->ints[i], e = pa->ints[i + na], od;
         if (__builtin_add_overflow(dim, b, &od) || __builtin_add_overflow(od, e, &od))
             return ft_infer_fail(c, "attribute 'pads' %s: pads %lld (begin) and %lld (end) on axis %d of size %lld "
-                                 "overflow the output size", ints_str(pa, lb), (long long)b, (long long)e, ax[i],
+                                 "overflow the output size", ft_ints_str(pa, lb), (long long)b, (long long)e, ax[i],
                                  (long long)dim);
         if (b < -dim || e < -dim || od < 0)
             return ft_infer_fail(c, "attribute 'pads' %s: pads %lld (begin) and %lld (end) on axis %d do not fit its "
-                                 "size %lld (negative pads may crop at most the whole axis)", ints_str(pa, lb),
+                                 "size %lld (negative pads may crop at most the whole axis)", ft_ints_str(pa, lb),
                                  (long long)b, (long long)e, ax[i], (long long)dim);
         /* Negative pads crop first; reflect and edge then read the cropped input. */
         int64_t kept = dim + (b < 0 ? b : 0) + (e < 0 ? e : 0);
         if (kept < 0)
             return ft_infer_fail(c, "attribute 'pads' %s: pads %lld (begin) and %lld (end) crop more than the size "
-                                 "%lld of axis %d", ints_str(pa, lb), (long long)b, (long long)e, (long long)dim,
+                                 "%lld of axis %d", ft_ints_str(pa, lb), (long long)b, (long long)e, (long long)dim,
                                  ax[i]);
         if (reflect && (b >= kept || e >= kept) && (b > 0 || e > 0))
             return ft_infer_fail(c, "attribute 'pads' %s: mode 'reflect' needs each pad smaller than the axis, but "
-                                 "axis %d has size %lld%s and pads %lld (begin) and %lld (end)", ints_str(pa, lb),
+                                 "axis %d has size %lld%s and pads %lld (begin) and %lld (end)", ft_ints_str(pa, lb),
                                  ax[i], (long long)kept, kept != dim ? " after cropping" : "", (long long)b,
                                  (long long)e);
         if (edge && kept == 0 && (b > 0 || e > 0))
             return ft_infer_fail(c, "attribute 'pads' %s: mode 'edge' cannot pad axis %d: it is empty (size %lld%s)",
-                                 ints_str(pa, lb), ax[i], (long long)kept, kept != dim ? " after cropping" : "");
+                                 ft_ints_str(pa, lb), ax[i], (long long)kept, kept != dim ? " after cropping" : "");
         out.dims[ax[i]] = od;
     }
-    return set_out(c, 0, c->in[0]->dtype, &out);
+    ft_move_params *p = &c->params->move;
+    p->pad_mode = reflect ? FT_PAD_REFLECT : edge ? FT_PAD_EDGE : FT_PAD_CONSTANT;
+    p->pad_value = ft_attr(c->node, "value")->f;
+    for (int i = 0; i < na; i++) {
+        p->pb[ax[i]] = pa->ints[i];
+        p->pe[ax[i]] = pa->ints[i + na];
+    }
+    return ft_infer_set_out(c, 0, c->in[0]->dtype, &out);
+}
+
+/* ---- kernel-side strided copies (infer_movement.h) --------------------------------- */
+
+int64_t ft_xfer_simplify(ft_xfer *x)
+{
+    int r = 0;
+    int64_t total = 1;
+    for (int i = 0; i < x->rank; i++) {
+        if (x->dims[i] == 0) {
+            x->rank = 0;
+            return 0;
+        }
+        total *= x->dims[i];
+        if (x->dims[i] == 1)
+            continue;
+        if (r > 0 && x->ss[r - 1] == x->ss[i] * x->dims[i] && x->ds[r - 1] == x->ds[i] * x->dims[i]) {
+            x->dims[r - 1] *= x->dims[i];
+            x->ss[r - 1] = x->ss[i];
+            x->ds[r - 1] = x->ds[i];
+        } else {
+            x->dims[r] = x->dims[i];
+            x->ss[r] = x->ss[i];
+            x->ds[r] = x->ds[i];
+            r++;
+        }
+    }
+    x->rank = r;
+    return total;
+}
+
+void ft_xfer_init(ft_xfer *x, const ft_shape *s)
+{
+    memset(x, 0, sizeof *x);
+    x->rank = s->rank;
+    ft_strides(s, x->ds);
+    ft_strides(s, x->ss);
+    for (int i = 0; i < s->rank; i++)
+        x->dims[i] = s->dims[i];
+}
+
+void ft_xfer_transpose(ft_xfer *x, const int *perm, const ft_shape *in, const ft_shape *out)
+{
+    int64_t is[FT_MAX_RANK];
+    ft_strides(in, is);
+    ft_xfer_init(x, out);
+    for (int i = 0; i < in->rank; i++)
+        x->ss[i] = is[perm[i]];
+}
+
+void ft_xfer_expand(ft_xfer *x, const ft_shape *in, const ft_shape *out)
+{
+    ft_xfer_init(x, out);
+    ft_broadcast_strides(in, out, x->ss);
+}
+
+void ft_xfer_tile(ft_xfer *x, const ft_shape *in, const ft_shape *out)
+{
+    /* out[r*d + j] along each axis is in[j]: view the output as (repeat, dim)
+     * pairs and broadcast the input over the repeat dims. */
+    int64_t is[FT_MAX_RANK], os[FT_MAX_RANK];
+    ft_strides(in, is);
+    ft_strides(out, os);
+    memset(x, 0, sizeof *x);
+    x->rank = 2 * in->rank;
+    for (int i = 0; i < in->rank; i++) {
+        x->dims[2 * i] = in->dims[i] ? out->dims[i] / in->dims[i] : 0;
+        x->dims[2 * i + 1] = in->dims[i];
+        x->ss[2 * i] = 0;
+        x->ss[2 * i + 1] = is[i];
+        x->ds[2 * i] = in->dims[i] * os[i];
+        x->ds[2 * i + 1] = os[i];
+    }
+}
+
+int64_t ft_xfer_part(ft_xfer *x, const ft_shape *part, const ft_shape *whole, int axis, int64_t off, int whole_is_dst)
+{
+    int64_t ws[FT_MAX_RANK];
+    ft_strides(whole, ws);
+    ft_xfer_init(x, part);
+    memcpy(whole_is_dst ? x->ds : x->ss, ws, sizeof ws);
+    return off * ws[axis];
+}
+
+int ft_xfer_slice(ft_xfer *x, const ft_move_params *p, const ft_shape *in, const ft_shape *out, int64_t *base)
+{
+    int64_t is[FT_MAX_RANK];
+    ft_strides(in, is);
+    ft_xfer_init(x, out);
+    *base = 0;
+    for (int d = 0; d < in->rank; d++) {
+        if (out->dims[d] == 0)
+            return 0;
+        *base += p->first[d] * is[d];
+        /* one element: the stride is never used, and a huge step would overflow */
+        x->ss[d] = out->dims[d] > 1 ? is[d] * p->step[d] : 0;
+    }
+    return 1;
+}
+
+void ft_pad_value(double v, ft_dtype dt, unsigned char *buf)
+{
+    double lo = 0, hi = 0;
+    switch (dt) {
+    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: case FT_BOOL:
+        ft_store_f64(buf, dt, 0, v);
+        return;
+    case FT_I64: {
+        int64_t x = isnan(v) ? 0 : v >= 9223372036854775808.0 ? INT64_MAX : v < -9223372036854775808.0 ? INT64_MIN
+                                                                                                     : (int64_t)v;
+        ft_store_i64(buf, dt, 0, x);
+        return;
+    }
+    case FT_I8: lo = -128.0, hi = 127.0; break;
+    case FT_I16: lo = -32768.0, hi = 32767.0; break;
+    case FT_I32: lo = -2147483648.0, hi = 2147483647.0; break;
+    case FT_U8: lo = 0.0, hi = 255.0; break;
+    case FT_DTYPE_COUNT: return;
+    }
+    double x = isnan(v) ? 0 : v < lo ? lo : v > hi ? hi : v;
+    ft_store_i64(buf, dt, 0, (int64_t)x);
 }

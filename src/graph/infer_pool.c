@@ -1,78 +1,22 @@
 /* Shape and dtype inference of max_pool, average_pool, the global pools and
- * resize; the CPU kernels in src/cpu/pool.c and src/cpu/resize.c rely on
- * every check made here (they recompute the padding and the per-axis scales
- * from the same attributes and the inferred output shape). The dtype of
- * input 0 has already been checked against the op table's mask. */
-#include "graph.h"
+ * resize, the parser of their attributes into ft_pool_params and
+ * ft_resize_params (params.h), and the kernel-side geometry computed from
+ * those and the inferred shapes (infer_pool.h), so that the padding and the
+ * per-axis scales are derived in this one file for inference and for both
+ * backends. The dtype of input 0 has already been checked against the op
+ * table's mask. */
+#include "infer_common.h"
+#include "infer_pool.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define LIST_STR 240
 /* Bound on kernel sizes, strides, dilations and pads: keeps every window
  * computation far inside int64 (dims themselves are bounded by the tensor
  * size limit). */
 #define POOL_ATTR_MAX ((int64_t)1 << 31)
-
-static const char *in_name(const ft_infer_ctx *c) { return c->g->tensors[c->node->in[0]].name; }
-
-/* "[1,2,3]" for an integer list attribute; long lists end in "...". */
-static const char *ints_str(const ft_attr_val *a, char *buf)
-{
-    size_t len = 0;
-    buf[len++] = '[';
-    for (int i = 0; i < a->n; i++) {
-        if (len > LIST_STR - 32) {
-            len += (size_t)snprintf(buf + len, LIST_STR - len, ",...");
-            break;
-        }
-        len += (size_t)snprintf(buf + len, LIST_STR - len, "%s%lld", i ? "," : "", (long long)a->ints[i]);
-    }
-    buf[len++] = ']';
-    buf[len] = 0;
-    return buf;
-}
-
-static const char *floats_str(const ft_attr_val *a, char *buf)
-{
-    size_t len = 0;
-    buf[len++] = '[';
-    for (int i = 0; i < a->n; i++) {
-        if (len > LIST_STR - 40) {
-            len += (size_t)snprintf(buf + len, LIST_STR - len, ",...");
-            break;
-        }
-        /* shortest of %.15g / %.17g that reads back as the same double */
-        char num[40];
-        snprintf(num, sizeof num, "%.15g", a->floats[i]);
-        if (strtod(num, NULL) != a->floats[i])
-            snprintf(num, sizeof num, "%.17g", a->floats[i]);
-        len += (size_t)snprintf(buf + len, LIST_STR - len, "%s%s", i ? "," : "", num);
-    }
-    buf[len++] = ']';
-    buf[len] = 0;
-    return buf;
-}
-
-/* An optional list attribute counts as given only when it has entries. */
-static int list_given(const ft_attr_val *a) { return a->present && a->n > 0; }
-
-static ft_status set_out(ft_infer_ctx *c, ft_dtype dt, const ft_shape *s)
-{
-    char sb[FT_SHAPE_STR];
-    uint64_t n, bytes;
-    if (ft_shape_numel(s, &n))
-        return ft_infer_fail(c, "output shape %s has too many elements to count", ft_shape_str(s, sb));
-    if (ft_mul_overflow(n, ft_dtype_size(dt), &bytes) || bytes > FT_MAX_TENSOR_BYTES)
-        return ft_infer_fail(c, "output shape %s of %s is too large (%llu elements; the limit is %llu bytes)",
-                             ft_shape_str(s, sb), ft_dtype_name(dt), (unsigned long long)n,
-                             (unsigned long long)FT_MAX_TENSOR_BYTES);
-    c->out[0].dtype = dt;
-    c->out[0].shape = *s;
-    return FT_OK;
-}
 
 /* Every spatial dim (after N and C) must be at least 1: a window or a global
  * reduction over nothing has no value. */
@@ -83,7 +27,7 @@ static ft_status spatial_nonempty(ft_infer_ctx *c)
     for (int i = 2; i < x->rank; i++)
         if (x->dims[i] < 1)
             return ft_infer_fail(c, "input '%s' of shape %s has an empty spatial axis %d; %s needs every spatial "
-                                 "size (the dims after N and C) to be at least 1", in_name(c), ft_shape_str(x, sb),
+                                 "size (the dims after N and C) to be at least 1", ft_infer_in_name(c, 0), ft_shape_str(x, sb),
                                  i, ft_op_name(c->node->op));
     return FT_OK;
 }
@@ -97,25 +41,25 @@ static ft_status spatial_list(ft_infer_ctx *c, const char *attr, int count, int6
 {
     const ft_attr_val *a = ft_attr(c->node, attr);
     const ft_shape *x = &c->in[0]->shape;
-    char lb[LIST_STR], sb[FT_SHAPE_STR];
-    if (!list_given(a)) {
+    char lb[FT_LIST_STR], sb[FT_SHAPE_STR];
+    if (!ft_list_given(a)) {
         if (a->present && strcmp(attr, "kernel_shape") == 0)
             return ft_infer_fail(c, "attribute 'kernel_shape' is empty; expected %d values, one per spatial axis of "
-                                 "input '%s' of shape %s", count, in_name(c), ft_shape_str(x, sb));
+                                 "input '%s' of shape %s", count, ft_infer_in_name(c, 0), ft_shape_str(x, sb));
         for (int i = 0; i < count; i++)
             out[i] = def;
         return FT_OK;
     }
     if (a->n != count)
         return ft_infer_fail(c, "attribute '%s' %s has %d values; expected %d (%s) for input '%s' of shape %s", attr,
-                             ints_str(a, lb), a->n, count, why, in_name(c), ft_shape_str(x, sb));
+                             ft_ints_str(a, lb), a->n, count, why, ft_infer_in_name(c, 0), ft_shape_str(x, sb));
     for (int i = 0; i < count; i++) {
         if (a->ints[i] < lo)
             return ft_infer_fail(c, "attribute '%s' %s: value %lld at position %d must be at least %lld", attr,
-                                 ints_str(a, lb), (long long)a->ints[i], i, (long long)lo);
+                                 ft_ints_str(a, lb), (long long)a->ints[i], i, (long long)lo);
         if (a->ints[i] > POOL_ATTR_MAX)
             return ft_infer_fail(c, "attribute '%s' %s: value %lld at position %d is too large (at most %lld)", attr,
-                                 ints_str(a, lb), (long long)a->ints[i], i, (long long)POOL_ATTR_MAX);
+                                 ft_ints_str(a, lb), (long long)a->ints[i], i, (long long)POOL_ATTR_MAX);
         out[i] = a->ints[i];
     }
     return FT_OK;
@@ -126,11 +70,11 @@ ft_status ft_infer_pool(ft_infer_ctx *c)
     const ft_node *n = c->node;
     const ft_shape *x = &c->in[0]->shape;
     const char *opn = ft_op_name(n->op);
-    char sb[FT_SHAPE_STR], lb[LIST_STR];
+    char sb[FT_SHAPE_STR], lb[FT_LIST_STR];
     int avg = n->op == FT_OP_AVERAGE_POOL;
     if (x->rank < 3 || x->rank > 5)
         return ft_infer_fail(c, "input '%s' has shape %s (rank %d); %s needs rank 3, 4 or 5 (N, C and 1 to 3 "
-                             "spatial dims)", in_name(c), ft_shape_str(x, sb), x->rank, opn);
+                             "spatial dims)", ft_infer_in_name(c, 0), ft_shape_str(x, sb), x->rank, opn);
     int sp = x->rank - 2;
     int64_t k[3], s[3], d[3], pads[6];
     ft_status st;
@@ -153,12 +97,21 @@ ft_status ft_infer_pool(ft_infer_ctx *c)
     if (!same_upper && !same_lower && !notset && !valid)
         return ft_infer_fail(c, "attribute 'auto_pad': unknown value '%s' (expected NOTSET, SAME_UPPER, SAME_LOWER or "
                              "VALID)", ap);
+    ft_pool_params *pp = &c->params->pool;
+    pp->sp = sp;
+    memcpy(pp->k, k, sizeof k), memcpy(pp->s, s, sizeof s), memcpy(pp->d, d, sizeof d);
+    memcpy(pp->pads, pads, sizeof pads);
+    pp->ceil_mode = (int)ceil_mode;
+    pp->count_include_pad = avg && ft_attr(n, "count_include_pad")->i != 0;
+    pp->auto_pad = same_upper ? FT_AUTO_PAD_SAME_UPPER : same_lower ? FT_AUTO_PAD_SAME_LOWER
+                   : valid    ? FT_AUTO_PAD_VALID
+                              : FT_AUTO_PAD_NOTSET;
     if (!notset) {
         const ft_attr_val *pa = ft_attr(n, "pads");
         for (int i = 0; i < 2 * sp; i++)
             if (pads[i] != 0)
                 return ft_infer_fail(c, "attribute 'pads' %s cannot be combined with auto_pad '%s' (which computes "
-                                     "the padding); give one or the other", ints_str(pa, lb), ap);
+                                     "the padding); give one or the other", ft_ints_str(pa, lb), ap);
     }
     if ((st = spatial_nonempty(c)))
         return st;
@@ -181,7 +134,7 @@ ft_status ft_infer_pool(ft_infer_ctx *c)
         }
         out.dims[2 + i] = o;
     }
-    return set_out(c, c->in[0]->dtype, &out);
+    return ft_infer_set_out(c, 0, c->in[0]->dtype, &out);
 }
 
 /* ---- global pools ----------------------------------------------------------------- */
@@ -192,31 +145,35 @@ ft_status ft_infer_global_pool(ft_infer_ctx *c)
     char sb[FT_SHAPE_STR];
     if (x->rank < 3)
         return ft_infer_fail(c, "input '%s' has shape %s (rank %d); %s needs rank 3 or more (N, C and at least one "
-                             "spatial dim)", in_name(c), ft_shape_str(x, sb), x->rank, ft_op_name(c->node->op));
+                             "spatial dim)", ft_infer_in_name(c, 0), ft_shape_str(x, sb), x->rank, ft_op_name(c->node->op));
     ft_status st = spatial_nonempty(c);
     if (st)
         return st;
     ft_shape out = *x;
     for (int i = 2; i < x->rank; i++)
         out.dims[i] = 1;
-    return set_out(c, c->in[0]->dtype, &out);
+    return ft_infer_set_out(c, 0, c->in[0]->dtype, &out);
 }
 
 /* ---- resize ------------------------------------------------------------------------ */
 
+/* In the order of the linear flag, the FT_RESIZE_CT_* and the FT_RESIZE_NM_* values. */
 static const char *const RESIZE_MODES[] = {"nearest", "linear"};
 static const char *const RESIZE_CTMS[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
                                           "align_corners", "asymmetric"};
 static const char *const RESIZE_NEAREST[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
 
-static ft_status one_of(ft_infer_ctx *c, const char *attr, const char *const *names, int count)
+/* The index of string attribute attr's value in names (*out). */
+static ft_status one_of(ft_infer_ctx *c, const char *attr, const char *const *names, int count, int *out)
 {
     const char *v = ft_attr(c->node, attr)->s;
     char list[256];
     size_t len = 0;
     for (int i = 0; i < count; i++) {
-        if (strcmp(v, names[i]) == 0)
+        if (strcmp(v, names[i]) == 0) {
+            *out = i;
             return FT_OK;
+        }
         len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i == 0 ? "" : i == count - 1 ? " or " : ", ",
                                 names[i]);
     }
@@ -228,52 +185,91 @@ ft_status ft_infer_resize(ft_infer_ctx *c)
     const ft_node *n = c->node;
     const ft_shape *x = &c->in[0]->shape;
     const ft_attr_val *sz = ft_attr(n, "sizes"), *sc = ft_attr(n, "scales");
-    char sb[FT_SHAPE_STR], lb[LIST_STR], lb2[LIST_STR];
+    char sb[FT_SHAPE_STR], lb[FT_LIST_STR], lb2[FT_LIST_STR];
     ft_status st;
-    if ((st = one_of(c, "mode", RESIZE_MODES, (int)FT_ARRAY_LEN(RESIZE_MODES))) ||
-        (st = one_of(c, "coordinate_transformation_mode", RESIZE_CTMS, (int)FT_ARRAY_LEN(RESIZE_CTMS))) ||
-        (st = one_of(c, "nearest_mode", RESIZE_NEAREST, (int)FT_ARRAY_LEN(RESIZE_NEAREST))))
+    ft_resize_params *rp = &c->params->resize;
+    if ((st = one_of(c, "mode", RESIZE_MODES, (int)FT_ARRAY_LEN(RESIZE_MODES), &rp->linear)) ||
+        (st = one_of(c, "coordinate_transformation_mode", RESIZE_CTMS, (int)FT_ARRAY_LEN(RESIZE_CTMS), &rp->ct)) ||
+        (st = one_of(c, "nearest_mode", RESIZE_NEAREST, (int)FT_ARRAY_LEN(RESIZE_NEAREST), &rp->nm)))
         return st;
     if (sz->present && sc->present)
         return ft_infer_fail(c, "attributes 'sizes' %s and 'scales' %s are both given; give exactly one of them",
-                             ints_str(sz, lb), floats_str(sc, lb2));
+                             ft_ints_str(sz, lb), ft_floats_str(sc, lb2));
     if (!sz->present && !sc->present)
         return ft_infer_fail(c, "give exactly one of the attributes 'sizes' (output shape) or 'scales' (one factor "
-                             "per axis of input '%s' of shape %s)", in_name(c), ft_shape_str(x, sb));
+                             "per axis of input '%s' of shape %s)", ft_infer_in_name(c, 0), ft_shape_str(x, sb));
     if (x->rank == 0)
-        return ft_infer_fail(c, "input '%s' is a scalar; resize needs rank 1 or more", in_name(c));
+        return ft_infer_fail(c, "input '%s' is a scalar; resize needs rank 1 or more", ft_infer_in_name(c, 0));
     ft_shape out = *x;
     if (sz->present) {
         if (sz->n != x->rank)
             return ft_infer_fail(c, "attribute 'sizes' %s has %d values; expected %d, one per axis of input '%s' of "
-                                 "shape %s", ints_str(sz, lb), sz->n, x->rank, in_name(c), ft_shape_str(x, sb));
+                                 "shape %s", ft_ints_str(sz, lb), sz->n, x->rank, ft_infer_in_name(c, 0), ft_shape_str(x, sb));
         for (int i = 0; i < x->rank; i++) {
             int64_t v = sz->ints[i];
             if (v < 0)
-                return ft_infer_fail(c, "attribute 'sizes' %s: size %lld of axis %d is negative", ints_str(sz, lb),
+                return ft_infer_fail(c, "attribute 'sizes' %s: size %lld of axis %d is negative", ft_ints_str(sz, lb),
                                      (long long)v, i);
             if (x->dims[i] == 0 && v > 0)
                 return ft_infer_fail(c, "attribute 'sizes' %s: axis %d of input '%s' of shape %s is empty and cannot "
-                                     "be resized to %lld", ints_str(sz, lb), i, in_name(c), ft_shape_str(x, sb),
+                                     "be resized to %lld", ft_ints_str(sz, lb), i, ft_infer_in_name(c, 0), ft_shape_str(x, sb),
                                      (long long)v);
             out.dims[i] = v;
         }
     } else {
         if (sc->n != x->rank)
             return ft_infer_fail(c, "attribute 'scales' %s has %d values; expected %d, one per axis of input '%s' of "
-                                 "shape %s", floats_str(sc, lb), sc->n, x->rank, in_name(c), ft_shape_str(x, sb));
+                                 "shape %s", ft_floats_str(sc, lb), sc->n, x->rank, ft_infer_in_name(c, 0), ft_shape_str(x, sb));
         for (int i = 0; i < x->rank; i++) {
             double v = sc->floats[i];
             if (!(v > 0) || !isfinite(v))
                 return ft_infer_fail(c, "attribute 'scales' %s: scale %g of axis %d must be positive and finite",
-                                     floats_str(sc, lb), v, i);
+                                     ft_floats_str(sc, lb), v, i);
             /* ONNX: output size = floor(input size * scale). */
             double o = floor((double)x->dims[i] * v);
             if (o > (double)FT_MAX_TENSOR_BYTES)
                 return ft_infer_fail(c, "attribute 'scales' %s: axis %d of size %lld scaled by %g gives %g, too "
-                                     "large", floats_str(sc, lb), i, (long long)x->dims[i], v, o);
+                                     "large", ft_floats_str(sc, lb), i, (long long)x->dims[i], v, o);
             out.dims[i] = (int64_t)o;
+            rp->scales[i] = v;
+        }
+        rp->has_scales = 1;
+    }
+    return ft_infer_set_out(c, 0, c->in[0]->dtype, &out);
+}
+
+/* ---- kernel-side geometry (infer_pool.h) ------------------------------------------ */
+
+void ft_pool_geom_of(const ft_pool_params *p, const ft_shape *x, const ft_shape *y, ft_pool_geom *g)
+{
+    int sp = p->sp, off = 3 - sp;
+    int same = p->auto_pad == FT_AUTO_PAD_SAME_UPPER || p->auto_pad == FT_AUTO_PAD_SAME_LOWER;
+    g->planes = x->dims[0] * x->dims[1];
+    for (int i = 0; i < 3; i++) {
+        g->in[i] = g->out[i] = g->k[i] = g->s[i] = g->d[i] = 1;
+        g->pb[i] = g->pe[i] = 0;
+    }
+    for (int i = 0; i < sp; i++) {
+        int j = off + i;
+        g->in[j] = x->dims[2 + i];
+        g->out[j] = y->dims[2 + i];
+        g->k[j] = p->k[i], g->s[j] = p->s[i], g->d[j] = p->d[i];
+        if (same) {
+            /* ONNX SAME_*: total padding that makes ceil(in / stride) windows fit;
+             * the odd cell goes to the end (UPPER) or the beginning (LOWER). */
+            int64_t total = (g->out[j] - 1) * p->s[i] + (p->k[i] - 1) * p->d[i] + 1 - g->in[j];
+            if (total < 0)
+                total = 0;
+            g->pb[j] = p->auto_pad == FT_AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
+            g->pe[j] = total - g->pb[j];
+        } else if (p->auto_pad == FT_AUTO_PAD_NOTSET) {
+            g->pb[j] = p->pads[i], g->pe[j] = p->pads[sp + i];
         }
     }
-    return set_out(c, c->in[0]->dtype, &out);
+}
+
+double ft_resize_scale(const ft_resize_params *p, const ft_shape *is, const ft_shape *os, int d)
+{
+    /* ONNX: with sizes the scale is output / input, with scales the attribute itself */
+    return p->has_scales ? p->scales[d] : (double)os->dims[d] / (double)is->dims[d];
 }

@@ -3,6 +3,7 @@
  * Zip format: PKWARE APPNOTE.TXT, sections 4.3.7 (local header), 4.3.12
  * (central directory) and 4.3.16 (end of central directory). */
 #include "npz.h"
+#include "file_err.h"
 #include "onnx.h"
 
 #include <dirent.h>
@@ -194,16 +195,8 @@ ft_status ft_npz_write(FILE *f, const char *path, const ft_npz_item *items, int 
 
 /* ---- reading ---- */
 
-static ft_status zerr(ft_error *err, const char *path, const char *fmt, ...) FT_PRINTF(3, 4);
-static ft_status zerr(ft_error *err, const char *path, const char *fmt, ...)
-{
-    char msg[1536];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return ft_err(err, FT_EGRAPH, "%s: %s", path, msg);
-}
+/* "PATH: message", FT_EGRAPH (file_err.h). */
+#define zerr(err, path, ...) ft_file_err((err), FT_EGRAPH, (path), __VA_ARGS__)
 
 void ft_npz_close(ft_npz *z)
 {

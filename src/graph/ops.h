@@ -13,6 +13,7 @@
 
 #include "../common.h"
 #include "dtype.h"
+#include "params.h"
 #include "shape.h"
 
 typedef enum {
@@ -55,7 +56,8 @@ struct ft_graph;
 struct ft_node;
 
 /* What an inference function sees. in[i] is NULL for an omitted optional input;
- * the function fills out[0..n_out-1]. Fail with ft_infer_fail(). */
+ * the function fills out[0..n_out-1] and the node's typed parameters *params
+ * (params.h: the attributes read once, for the kernels). Fail with ft_infer_fail(). */
 typedef struct ft_infer_ctx {
     const struct ft_graph *g;
     const struct ft_node *node;
@@ -63,6 +65,7 @@ typedef struct ft_infer_ctx {
     const ft_tinfo *const *in;
     ft_tinfo *out;
     ft_error *err;
+    ft_params *params; /* the node's, zeroed before inference */
 } ft_infer_ctx;
 
 typedef ft_status (*ft_infer_fn)(ft_infer_ctx *c);

@@ -204,7 +204,8 @@ ft_status ft_node_infer(ft_graph *g, ft_node *n, ft_error *err)
                            ft_dtype_name(dt0), oi->name, ft_dtype_mask_str(oi->dtypes, m, sizeof m));
     }
     memset(out, 0, sizeof out);
-    ft_infer_ctx c = {g, n, n->n_in, n->n_out, in, out, err};
+    memset(&n->params, 0, sizeof n->params);
+    ft_infer_ctx c = {g, n, n->n_in, n->n_out, in, out, err, &n->params};
     ft_status st = oi->infer(&c);
     if (st)
         return st;

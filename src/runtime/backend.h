@@ -12,10 +12,18 @@
  * Support of op X in dtype Y is read from kernels[X].dtypes (a mask of the
  * dtype of input 0), never from a separate list.
  *
- *   const ft_backend *be = ft_backend_find("cpu");
+ * Both backends build the table from one list (kernels.def), expanded in a
+ * switch over every op with no default (cpu/cpu_backend.c, cuda/backend.cu),
+ * so an op added to ops.def and not placed fails to compile on both
+ * (-Wswitch-enum).
+ *
+ *   ft_error err = {0};
+ *   ft_backend_opts opts = {.threads = 0};
+ *   const ft_backend *be = ft_backend_get("cpu", &err);
  *   ft_backend_ctx *ctx; be->open(&opts, &ctx, &err);
  *   void *arena; be->alloc(ctx, bytes, &arena, &err);
- *   be->upload(ctx, arena + off, host, n, &err); ...; be->sync(ctx, &err);
+ *   be->upload(ctx, (char *)arena + off, host, n, &err); ...; be->sync(ctx, &err);
+ *   be->release(ctx, arena); be->close(ctx);
  */
 #ifndef FT_BACKEND_H
 #define FT_BACKEND_H
@@ -30,6 +38,14 @@ typedef struct ft_view {
     ft_dtype dtype;
     ft_shape shape;
 } ft_view;
+
+/* The shapes and data pointers of views v[0..n-1], for the kernel-side
+ * planning of src/graph, which takes shapes. */
+static inline void ft_views_split(const ft_view *v, int n, const ft_shape **shapes, const void **data)
+{
+    for (int i = 0; i < n; i++)
+        shapes[i] = &v[i].shape, data[i] = v[i].data;
+}
 
 typedef struct ft_backend_ctx ft_backend_ctx;
 
@@ -97,11 +113,14 @@ typedef struct ft_backend {
 
 extern const ft_backend ft_cpu_backend;
 
-/* Backend by name: "cpu" is built in; "cuda" is the shared object
+/* Backend by name (backend.c): "cpu" is built in; "cuda" is the shared object
  * libftrun-cuda.so, loaded on first use (see cuda_loader.c). NULL with a
  * message in err (what is missing) when it cannot be had. Loading the CUDA
  * backend needs no GPU; opening a device does. */
 const ft_backend *ft_backend_get(const char *name, ft_error *err);
+/* The CUDA backend shared object, loaded once (cuda_loader.c); NULL with the
+ * reason in err. */
+const ft_backend *ft_cuda_backend_load(ft_error *err);
 /* The CUDA devices of this machine through the driver alone (no backend
  * loaded): fills up to max entries and returns the count, or returns -1 with
  * err saying why there are none usable (no driver, driver too old, no device). */
@@ -109,7 +128,7 @@ int ft_cuda_devices(ft_device_info *out, int max, ft_error *err);
 /* Path of the CUDA backend shared object that ft_backend_get("cuda") loads
  * (or would try first). */
 const char *ft_cuda_backend_path(void);
-/* 1 if the backend implements node's op for the dtype of its input 0. */
+/* 1 if the backend implements node's op for the dtype of its input 0 (backend.c). */
 int ft_backend_supports(const ft_backend *be, ft_op op, ft_dtype dt);
 
 #endif

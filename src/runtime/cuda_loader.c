@@ -136,14 +136,8 @@ int ft_cuda_devices(ft_device_info *out, int max, ft_error *err)
     return n;
 }
 
-const ft_backend *ft_backend_get(const char *name, ft_error *err)
+const ft_backend *ft_cuda_backend_load(ft_error *err)
 {
-    if (strcmp(name, "cpu") == 0)
-        return &ft_cpu_backend;
-    if (strcmp(name, "cuda") != 0) {
-        ft_err(err, FT_EUSAGE, "no backend named '%s'", name);
-        return NULL;
-    }
     static const ft_backend *cuda;
     static char why[1024];
     if (cuda)
@@ -173,10 +167,4 @@ const ft_backend *ft_backend_get(const char *name, ft_error *err)
     if (!cuda)
         ft_err(err, FT_ERUNTIME, "%s", why);
     return cuda;
-}
-
-int ft_backend_supports(const ft_backend *be, ft_op op, ft_dtype dt)
-{
-    const ft_kernel *k = &be->kernels[op];
-    return k->fn != NULL && ft_dtype_in(dt, k->dtypes);
 }

@@ -271,12 +271,13 @@ def nonzero_ints(g, dt, shape, lim=50):
 UNARY_SHAPES = [[], [1], [7], [33], [1023], [65537], [0], [3, 0, 5], [256, 1024], [2, 3, 5, 7]]
 FLOAT_UNARY = ["relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "erf",
                "floor", "ceil", "round", "softplus", "softsign", "silu", "mish", "hard_swish", "leaky_relu",
-               "elu", "celu", "selu", "hard_sigmoid", "gelu"]
-UNARY_EXACT = {"relu", "floor", "ceil", "round", "neg", "abs", "sign", "identity", "is_nan", "is_inf"}
+               "elu", "celu", "selu", "hard_sigmoid", "thresholded_relu", "gelu"]
+UNARY_EXACT = {"relu", "thresholded_relu", "floor", "ceil", "round", "neg", "abs", "sign", "identity", "is_nan", "is_inf"}
 UNARY_RANGE = {"exp": (-10, 10), "log": (-0.5, 8), "sqrt": (-0.5, 8), "rsqrt": (-0.5, 8),
                "reciprocal": (-4, 4), "sin": (-20, 20), "cos": (-20, 20)}
 UNARY_ATTRS = {"leaky_relu": [{"alpha": 0.2}, {"alpha": -0.5}], "elu": [{"alpha": 0.5}], "celu": [{"alpha": 2.0}],
                "selu": [{"alpha": 1.5, "gamma": 2.0}], "hard_sigmoid": [{"alpha": 0.1, "beta": 0.6}],
+               "thresholded_relu": [{"alpha": -0.25}],
                "gelu": [{"approximate": "tanh"}]}
 
 

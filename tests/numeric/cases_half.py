@@ -1,5 +1,5 @@
-"""f16 and bf16 through the ops that compute in f32 (ops.md: "f16/bf16 computed in f32 and
-rounded to nearest even on store"; sums and matrix products accumulate in at least f32).
+"""f16 and bf16 through the ops that compute in f32 (man/ftrun-graph.5, NUMERICS: "f16 and bf16 arithmetic is done in f32 and
+each result rounded to nearest even"; sums and matrix products accumulate in at least f32).
 
 Oracle: the exact result in float64 from the 16-bit input values, rounded once to the
 16-bit type (bf16 travels as an f32 .npy holding bf16 values).  ftrun rounds an f32
@@ -50,7 +50,7 @@ def erf(v):
 UNARY = {
     "exp": np.exp, "tanh": np.tanh, "sigmoid": lambda x: 1 / (1 + np.exp(-x)), "sqrt": np.sqrt,
     "relu": lambda x: np.maximum(x, 0), "gelu": lambda x: 0.5 * x * (1 + erf(x / math.sqrt(2))),
-    "log": np.log, "silu": lambda x: x / (1 + np.exp(-x)),
+    "log": np.log, "silu": lambda x: x / (1 + np.exp(-x)), "thresholded_relu": lambda x: np.where(x > 1.0, x, 0.0),
 }
 
 

@@ -10,7 +10,7 @@ third are fed with --input NAME=FILE instead of "file"), ftrun runs the graph wi
 `run graph.json -o OUT -q`, and OUT/<output>.npy is compared with the expectation.  The
 expectation never comes from ftrun: float results are computed in float64 from the exact
 input values (then rounded to the output dtype), integer results with Python integers
-and the documented wrap-around/truncation rules (notes/decisions.md).
+and the documented wrap-around/truncation rules (NUMERICS in man/ftrun-graph.5).
 
 Comparison (harness.compare): the dtype and the shape must match exactly; for floats the
 NaN positions must match and infinities must be the same infinity.  Values:

@@ -1,11 +1,17 @@
-/* Host-side planning of einsum and of matmul's batch broadcasting, shared by
+/* Kernel-side planning of einsum and of matmul's batch broadcasting, defined
+ * in infer_misc.c beside einsum's inference and equation parser and shared by
  * the CPU kernels (cpu/einsum.c, cpu/matmul.c) and the CUDA ones
  * (cuda/matmul.cu) so that both backends derive the same layouts and take
- * the same decisions from the same shapes; pure C, no device code. */
-#ifndef FT_EINSUM_GEOM_H
-#define FT_EINSUM_GEOM_H
+ * the same decisions from the same shapes; pure C, no device code, no
+ * allocation (the caller owns every array).
+ *
+ *   int64_t size[FT_EIN_NL]; int8_t olab[FT_MAX_RANK]; int no; char msg[1024];
+ *   if (ft_ein_operands(n->params.matmul.equation, nops, shapes, data, olab, &no, size, ops, msg, sizeof msg)) ...
+ */
+#ifndef FT_INFER_MISC_H
+#define FT_INFER_MISC_H
 
-#include "backend.h"
+#include "ops.h"
 
 #include <stdint.h>
 
@@ -36,11 +42,13 @@ int ft_ein_op_order(const ft_ein_op *op, int8_t *lab);
 /* op's strides for contiguous data in the label order lab. */
 void ft_ein_set_layout(const int64_t *size, ft_ein_op *op, const void *data, const int8_t *lab, int nl);
 
-/* size[l] of every label (1 for unused ones), then ops[i] as views of in[i]:
- * a repeated label (diagonal) gets the sum of its dims' strides, and a "..."
- * dim of size 1 broadcast against a larger one gets stride 0. lab is the
- * label table of ft_einsum_parse. */
-void ft_ein_operands(int nops, const ft_view *in, int8_t (*lab)[FT_MAX_RANK], int64_t *size, ft_ein_op *ops);
+/* Parses eq over operands of the given shapes (ft_einsum_parse), giving the
+ * output's labels olab[0..*no); then size[l] of every label (1 for unused
+ * ones) and ops[i] as views of data[i]: a repeated label (diagonal) gets the
+ * sum of its dims' strides, and a "..." dim of size 1 broadcast against a
+ * larger one gets stride 0. Returns 0, or -1 with a message in msg. */
+int ft_ein_operands(const char *eq, int nops, const ft_shape *const *shapes, const void *const *data, int8_t *olab,
+                    int *no, int64_t *size, ft_ein_op *ops, char *msg, size_t msgsz);
 
 /* need_later[i] (i = 0..nops) = labels of ops[i..nops) and of the output
  * labels olab[0..no); returns the output's mask, need_later[nops]. */
@@ -49,7 +57,7 @@ uint64_t ft_ein_need_later(int nops, const ft_ein_op *ops, const int8_t *olab, i
 /* 1 to contract pairwise, left to right; 0 for the direct loop, when an
  * intermediate would be much larger than every input and the output (of
  * total elements), since the loop needs no memory at all. */
-int ft_ein_pairwise(const int64_t *size, int nops, const ft_view *in, const ft_ein_op *ops,
+int ft_ein_pairwise(const int64_t *size, int nops, const ft_shape *const *shapes, const ft_ein_op *ops,
                     const uint64_t *need_later, uint64_t total);
 
 /* Label groups of one pairwise contraction C[b,m,n] = sum_k A[b,m,k] B[b,k,n]:
@@ -71,6 +79,11 @@ void ft_ein_pair_labels(const int64_t *size, const ft_ein_op *a, const ft_ein_op
 /* 1 when a pair is worth a matrix product rather than the loop: tiny or thin
  * products run faster in the loop. */
 int ft_ein_gemm_worth(uint64_t BT, uint64_t M, uint64_t N, uint64_t K);
+
+/* matmul's matrix sizes: a is [.., M, K], b [.., K, N]. 1-D operands are
+ * promoted to [1,K] / [K,1]; the promoted dim is absent from the output,
+ * which changes nothing in the row-major layout. */
+void ft_matmul_mkn(const ft_shape *as, const ft_shape *bs, int64_t *M, int64_t *K, int64_t *N);
 
 /* matmul's batch dims (all but the last two of a and of b, right-aligned,
  * broadcast NumPy style): bdims, and per operand each dim's stride in whole

@@ -1,10 +1,16 @@
-/* Host-side planning of reductions (reduce_*, argmax/argmin, cumsum), shared
- * by the cpu (cpu/reduce.c) and cuda (cuda/reduce.cu) kernels so that both
- * backends split and merge dims identically; callers own every struct. */
-#ifndef FT_REDUCE_GEOM_H
-#define FT_REDUCE_GEOM_H
+/* Kernel-side planning of reductions (reduce_*, argmax/argmin, cumsum),
+ * defined in infer_math.c beside their inference and shared by the cpu
+ * (cpu/reduce.c) and cuda (cuda/reduce.cu) kernels so that both backends
+ * split and merge dims identically; callers own every struct. The reduced
+ * axes come from the node's typed parameters (params.h).
+ *
+ *   ft_rplan p;
+ *   ft_reduce_plan(&x->shape, n->params.reduce.red, &p);
+ */
+#ifndef FT_INFER_MATH_H
+#define FT_INFER_MATH_H
 
-#include "../graph/graph.h"
+#include "ops.h"
 
 typedef enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_SUMSQ, R_LSE } ft_rop;
 /* What is accumulated per element. */
@@ -25,8 +31,6 @@ typedef struct {
 
 ft_rop ft_reduce_op(ft_op op);
 ft_rkind ft_reduce_kind(ft_rop op);
-/* Reduced-axis mask (red[FT_MAX_RANK]), by the same rules as ft_infer_reduce. */
-void ft_reduce_axes(const ft_node *n, int rank, int *red);
 /* The plan for a shape without zero dims. */
 void ft_reduce_plan(const ft_shape *s, const int *red, ft_rplan *p);
 /* Value of a reduction over the empty set, as a double to be stored in dt. */

@@ -1,0 +1,95 @@
+#include "infer_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *ft_infer_in_name(const ft_infer_ctx *c, int i) { return c->g->tensors[c->node->in[i]].name; }
+
+ft_status ft_infer_same_dtype(ft_infer_ctx *c, int i, int ref, const char *what)
+{
+    if (c->in[i]->dtype == c->in[ref]->dtype)
+        return FT_OK;
+    if (what)
+        return ft_infer_fail(c, "%s '%s' has dtype %s but input %d ('%s') has %s", what, ft_infer_in_name(c, i),
+                             ft_dtype_name(c->in[i]->dtype), ref, ft_infer_in_name(c, ref),
+                             ft_dtype_name(c->in[ref]->dtype));
+    return ft_infer_fail(c, "input %d ('%s') has dtype %s but input %d ('%s') has %s", i, ft_infer_in_name(c, i),
+                         ft_dtype_name(c->in[i]->dtype), ref, ft_infer_in_name(c, ref),
+                         ft_dtype_name(c->in[ref]->dtype));
+}
+
+ft_status ft_infer_flag(ft_infer_ctx *c, const char *name, int *out)
+{
+    int64_t v = ft_attr(c->node, name)->i;
+    if (v != 0 && v != 1)
+        return ft_infer_fail(c, "attribute '%s' must be 0 or 1 (got %lld)", name, (long long)v);
+    *out = (int)v;
+    return FT_OK;
+}
+
+ft_status ft_infer_check_size(ft_infer_ctx *c, const ft_shape *o)
+{
+    uint64_t n, bytes;
+    if (ft_shape_numel(o, &n) || ft_mul_overflow(n, ft_dtype_size(c->in[0]->dtype), &bytes) ||
+        bytes > FT_MAX_TENSOR_BYTES) {
+        char s[FT_SHAPE_STR];
+        return ft_infer_fail(c, "result shape %s is too large (limit %llu bytes)", ft_shape_str(o, s),
+                             (unsigned long long)FT_MAX_TENSOR_BYTES);
+    }
+    return FT_OK;
+}
+
+ft_status ft_infer_set_out(ft_infer_ctx *c, int i, ft_dtype dt, const ft_shape *s)
+{
+    char sb[FT_SHAPE_STR];
+    uint64_t n, bytes;
+    if (ft_shape_numel(s, &n))
+        return ft_infer_fail(c, "output shape %s has too many elements to count", ft_shape_str(s, sb));
+    if (ft_mul_overflow(n, ft_dtype_size(dt), &bytes) || bytes > FT_MAX_TENSOR_BYTES)
+        return ft_infer_fail(c, "output shape %s of %s is too large (%llu elements; the limit is %llu bytes)",
+                             ft_shape_str(s, sb), ft_dtype_name(dt), (unsigned long long)n,
+                             (unsigned long long)FT_MAX_TENSOR_BYTES);
+    c->out[i].dtype = dt;
+    c->out[i].shape = *s;
+    return FT_OK;
+}
+
+int ft_list_given(const ft_attr_val *a) { return a->present && a->n > 0; }
+
+const char *ft_ints_str(const ft_attr_val *a, char *buf)
+{
+    size_t len = 0;
+    buf[len++] = '[';
+    for (int i = 0; i < a->n; i++) {
+        if (len > FT_LIST_STR - 32) {
+            len += (size_t)snprintf(buf + len, FT_LIST_STR - len, ",...");
+            break;
+        }
+        len += (size_t)snprintf(buf + len, FT_LIST_STR - len, "%s%lld", i ? "," : "", (long long)a->ints[i]);
+    }
+    buf[len++] = ']';
+    buf[len] = 0;
+    return buf;
+}
+
+const char *ft_floats_str(const ft_attr_val *a, char *buf)
+{
+    size_t len = 0;
+    buf[len++] = '[';
+    for (int i = 0; i < a->n; i++) {
+        if (len > FT_LIST_STR - 40) {
+            len += (size_t)snprintf(buf + len, FT_LIST_STR - len, ",...");
+            break;
+        }
+        /* shortest of %.15g / %.17g that reads back as the same double */
+        char num[40];
+        snprintf(num, sizeof num, "%.15g", a->floats[i]);
+        if (strtod(num, NULL) != a->floats[i])
+            snprintf(num, sizeof num, "%.17g", a->floats[i]);
+        len += (size_t)snprintf(buf + len, FT_LIST_STR - len, "%s%s", i ? "," : "", num);
+    }
+    buf[len++] = ']';
+    buf[len] = 0;
+    return buf;
+}

@@ -1,0 +1,30 @@
+/* Kernel-side geometry of max_pool/average_pool and resize (infer_pool.c),
+ * used by the CPU kernels (src/cpu/pool.c, src/cpu/resize.c) and the host
+ * side of the CUDA kernels (src/cuda/pool.cu), from the node's typed
+ * parameters (params.h) and the inferred shapes; the caller owns every
+ * struct passed in.
+ *
+ *   ft_pool_geom g;
+ *   ft_pool_geom_of(&n->params.pool, &x->shape, &y->shape, &g);
+ */
+#ifndef FT_INFER_POOL_H
+#define FT_INFER_POOL_H
+
+#include "params.h"
+
+/* 1-D and 2-D pools run as 3-D ones whose leading spatial axes have size 1,
+ * kernel 1 and no padding. */
+typedef struct ft_pool_geom {
+    int64_t planes;        /* N * C */
+    int64_t in[3], out[3]; /* spatial sizes */
+    int64_t k[3], s[3], d[3], pb[3], pe[3];
+} ft_pool_geom;
+
+/* x and y are the pool's input and output shapes; the padding comes from the
+ * parameters (auto_pad included) and the inferred output shape. */
+void ft_pool_geom_of(const ft_pool_params *p, const ft_shape *x, const ft_shape *y, ft_pool_geom *g);
+
+/* Scale of axis d between input shape is and output shape os. */
+double ft_resize_scale(const ft_resize_params *p, const ft_shape *is, const ft_shape *os, int d);
+
+#endif

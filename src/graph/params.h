@@ -1,0 +1,144 @@
+/* Typed parameters of the op families: what a node's attributes mean, read
+ * from node->attrs once, by the family's parser in src/graph/infer_*.c, when
+ * the graph is checked (ft_graph_validate runs every node's inference, which
+ * fills node->params). node->attrs stays the graph's representation (readers
+ * and importers set attributes by name); kernels of both backends read
+ * node->params and never look an attribute up by name.
+ *
+ *   ft_graph_validate(g, &err);                      // fills g->nodes[i].params
+ *   const ft_conv_params *p = &n->params.conv;       // in a conv kernel
+ *   ft_conv_geom geo; ft_conv_geom_of(p, &x->shape, &w->shape, &y->shape, x->dtype, 0, &geo);
+ *
+ * Adding an op: its ops.def line, one parser entry (the family's infer
+ * function fills c->params), one kernel per backend, its numeric cases and
+ * its man-page entry. The geometry functions of each family (declared in the
+ * family headers infer_conv.h, infer_pool.h, infer_movement.h, infer_math.h,
+ * infer_misc.h) take shapes and these structs, never runtime views, so
+ * src/graph depends on nothing above it. Plain data: no ownership. */
+#ifndef FT_PARAMS_H
+#define FT_PARAMS_H
+
+#include <stdint.h>
+
+#include "shape.h"
+
+#define FT_SP_MAX 3 /* spatial dims of conv and pools: 1-D, 2-D, 3-D */
+
+/* Elementwise ops of one input (infer_elementwise.c). */
+typedef struct ft_unary_params {
+    double alpha, beta, gamma; /* the op's attributes of these names (0 where it has none) */
+    double lo, hi;             /* clip's min and max (-inf, inf when absent) */
+    int64_t ilo, ihi;          /* clip on an integer dtype: ceil(min) and floor(max) saturated to
+                                  the dtype; min > max gives max everywhere, as NumPy's clip */
+    int gelu_tanh;             /* gelu: approximate = "tanh" */
+} ft_unary_params;
+
+/* Broadcasting binary ops (infer_elementwise.c). */
+typedef struct ft_binary_params {
+    int fmod; /* mod: fmod = 1 (C fmod) rather than Python's sign rule */
+} ft_binary_params;
+
+/* matmul, gemm (infer_math.c); einsum (infer_misc.c). */
+typedef struct ft_matmul_params {
+    int trans_a, trans_b;
+    double alpha, beta;
+    const char *equation; /* einsum; owned by node->attrs */
+} ft_matmul_params;
+
+/* Reductions, arg reductions, cumsum (infer_math.c) and topk (infer_misc.c);
+ * axes are resolved against the input's rank. */
+typedef struct ft_reduce_params {
+    int red[FT_MAX_RANK]; /* reduce_*: 1 for each reduced axis */
+    int axis;             /* argmax/argmin, cumsum, topk */
+    int keepdims, select_last, exclusive, reverse, largest, sorted;
+    int64_t k; /* topk */
+} ft_reduce_params;
+
+/* softmax, layer_norm, rms_norm (infer_math.c) and the per-channel norms
+ * (infer_attention.c). */
+typedef struct ft_norm_params {
+    int axis; /* resolved against the input's rank */
+    double epsilon;
+    int64_t num_groups;
+} ft_norm_params;
+
+/* Shape and data movement (infer_movement.c); axes resolved. */
+enum { FT_PAD_CONSTANT, FT_PAD_REFLECT, FT_PAD_EDGE, FT_PAD_WRAP };
+typedef struct ft_move_params {
+    int axis;                                 /* concat, split, gather, gather_elements */
+    int perm[FT_MAX_RANK];                    /* transpose: output axis i reads input axis perm[i] */
+    int64_t first[FT_MAX_RANK], step[FT_MAX_RANK]; /* slice: first index and step of every axis */
+    int64_t pb[FT_MAX_RANK], pe[FT_MAX_RANK]; /* pad: amounts at the begin / end of every axis (< 0 crops) */
+    int pad_mode;                             /* FT_PAD_* */
+    double pad_value;
+} ft_move_params;
+
+/* conv, conv_transpose (infer_conv.c). Lists are per spatial dim. */
+enum { FT_AUTO_PAD_NOTSET, FT_AUTO_PAD_SAME_UPPER, FT_AUTO_PAD_SAME_LOWER, FT_AUTO_PAD_VALID };
+typedef struct ft_conv_params {
+    int r;                        /* spatial rank */
+    int64_t group;
+    int64_t s[FT_SP_MAX], d[FT_SP_MAX];   /* strides, dilations */
+    int64_t pb[FT_SP_MAX], pe[FT_SP_MAX]; /* explicit pads (0 under auto_pad) */
+    int64_t op[FT_SP_MAX], os[FT_SP_MAX]; /* conv_transpose: output_padding, output_shape */
+    int has_pads, has_os;
+    int auto_pad;                 /* FT_AUTO_PAD_* */
+} ft_conv_params;
+
+/* max_pool, average_pool (infer_pool.c). */
+typedef struct ft_pool_params {
+    int sp; /* spatial rank */
+    int64_t k[FT_SP_MAX], s[FT_SP_MAX], d[FT_SP_MAX], pads[2 * FT_SP_MAX];
+    int ceil_mode, count_include_pad;
+    int auto_pad; /* FT_AUTO_PAD_* */
+} ft_pool_params;
+
+/* resize (infer_pool.c). */
+enum {
+    FT_RESIZE_CT_HALF_PIXEL,
+    FT_RESIZE_CT_HALF_PIXEL_SYMMETRIC,
+    FT_RESIZE_CT_PYTORCH_HALF_PIXEL,
+    FT_RESIZE_CT_ALIGN_CORNERS,
+    FT_RESIZE_CT_ASYMMETRIC
+};
+enum { FT_RESIZE_NM_ROUND_PREFER_FLOOR, FT_RESIZE_NM_ROUND_PREFER_CEIL, FT_RESIZE_NM_FLOOR, FT_RESIZE_NM_CEIL };
+typedef struct ft_resize_params {
+    int linear; /* mode "linear"; otherwise nearest */
+    int ct;     /* FT_RESIZE_CT_* */
+    int nm;     /* FT_RESIZE_NM_* */
+    int has_scales;
+    double scales[FT_MAX_RANK]; /* the attribute, when given */
+} ft_resize_params;
+
+/* fft, ifft, rfft, irfft (infer_fft.c). */
+enum { FT_FFT_NORM_BACKWARD, FT_FFT_NORM_FORWARD, FT_FFT_NORM_ORTHO };
+typedef struct ft_fft_params {
+    int axis; /* in the logical shape, resolved */
+    int norm; /* FT_FFT_NORM_* */
+} ft_fft_params;
+
+/* attention (infer_attention.c), dropout (infer_misc.c). */
+typedef struct ft_attn_params {
+    int has_scale, causal;
+    double scale;
+    int training;
+    double ratio;
+    uint64_t seed;
+} ft_attn_params;
+
+/* One node's parameters; which member is meaningful follows its op's family. */
+typedef union ft_params {
+    ft_unary_params unary;
+    ft_binary_params binary;
+    ft_matmul_params matmul;
+    ft_reduce_params reduce;
+    ft_norm_params norm;
+    ft_move_params move;
+    ft_conv_params conv;
+    ft_pool_params pool;
+    ft_resize_params resize;
+    ft_fft_params fft;
+    ft_attn_params attn;
+} ft_params;
+
+#endif

@@ -1,0 +1,99 @@
+/* Integer saturation, integer powers and rounding to odd, shared by the CPU
+ * kernels (C) and the CUDA kernels (host and device code): the NUMERICS rules
+ * of man/ftrun-graph.5 written once. Header only, no state.
+ *
+ *   int8_t y = (int8_t)ft_sat_i64(v, INT8_MIN, INT8_MAX);   // truncate, NaN -> 0, saturate
+ */
+#ifndef FT_NUMERIC_H
+#define FT_NUMERIC_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __CUDACC__
+#define FT_HD static __host__ __device__ __forceinline__
+#else
+#define FT_HD static inline
+#endif
+
+/* Leading zero bits of u (u != 0). */
+FT_HD int ft_clz64(uint64_t u)
+{
+#ifdef __CUDA_ARCH__
+    return __clzll((long long)u);
+#else
+    return __builtin_clzll(u);
+#endif
+}
+
+/* int64 -> float rounded to odd, as ft_f64_to_f32_odd (exact below 2^24). */
+FT_HD float ft_i64_to_f32_odd(int64_t v)
+{
+    const uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    if (u < ((uint64_t)1 << 24))
+        return (float)v;
+    const int sh = 64 - ft_clz64(u) - 24;
+    uint64_t m = u >> sh;
+    if (u & (((uint64_t)1 << sh) - 1))
+        m |= 1;
+    const float f = ldexpf((float)m, sh);
+    return v < 0 ? -f : f;
+}
+
+/* A value computed in double stored to an integer type of range [lo, hi]:
+ * truncation toward zero, NaN -> 0, saturation (the float -> int cast). */
+FT_HD int64_t ft_sat_i64(double v, int64_t lo, int64_t hi)
+{
+    if (v != v)
+        return 0;
+    if (v <= (double)lo)
+        return lo;
+    if (v >= (double)hi) /* (double)INT64_MAX is 2^63: the cast below stays in range */
+        return hi;
+    return (int64_t)v;
+}
+
+/* a^e with wrap-around, by repeated squaring; a negative exponent gives 0
+ * unless the base is 1 (1) or -1 (+-1). */
+FT_HD uint64_t ft_ipow_u64(int64_t a, int64_t e)
+{
+    if (e < 0)
+        return a == 1 ? 1 : a == -1 ? ((e & 1) ? (uint64_t)-1 : 1) : 0;
+    uint64_t r = 1, b = (uint64_t)a;
+    while (e) {
+        if (e & 1)
+            r *= b;
+        b *= b;
+        e >>= 1;
+    }
+    return r;
+}
+
+/* Integer base, float exponent: an integral exponent takes the integer power,
+ * otherwise pow in double, then the float -> int rule saturated to [lo, hi]. */
+FT_HD int64_t ft_ipow_f64(int64_t a, double e, int64_t lo, int64_t hi)
+{
+    if (e == trunc(e) && fabs(e) < 9.2e18)
+        return (int64_t)ft_ipow_u64(a, (int64_t)e);
+    return ft_sat_i64(pow((double)a, e), lo, hi);
+}
+
+/* double -> float rounded to odd (the last bit set when the conversion is
+ * inexact): a second rounding to f16/bf16 is then correctly rounded, which two
+ * roundings to nearest would not be in rare halfway cases. */
+FT_HD float ft_f64_to_f32_odd(double d)
+{
+    float f = (float)d;
+    if ((double)f == d || d != d)
+        return f;
+    if (fabs((double)f) > fabs(d))
+        f = nextafterf(f, 0.0f);
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    u |= 1;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+#endif
