@@ -9,8 +9,8 @@ once to ONNX under build/bench-onnx/NAME/ (model.onnx, input.npy), cached.
 Weights are random (torchvision's weights=None and fresh nn.Modules) from a
 fixed seed per model, BatchNorm/LayerNorm statistics and affine parameters
 randomised too (as in the test export script of the ONNX importer,
-tests/onnx/export_torch.py on the onnx-torch branch, from which
-randomise_norms and the GPT block are copied); eval mode, batch fixed (no
+tests/onnx/export_torch.py, from which randomise_norms and the GPT block
+are imported); eval mode, batch fixed (no
 dynamic axes). Inputs are float32 from a fixed NumPy seed. A folder is
 re-exported only when its "stamp" differs from the SHA-256 of this file and
 the torch version; it is written under a temporary name and renamed into
@@ -19,8 +19,15 @@ place.
 import hashlib
 import os
 import shutil
+import sys
 
 import numpy as np
+
+# The GPT block and the randomised norms are the ONNX tests' own
+# (tests/onnx/export_torch.py), so the benchmark runs the models the tests check.
+EXPORT_TORCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "onnx", "export_torch.py")
+sys.path.insert(0, os.path.dirname(EXPORT_TORCH))
+from export_torch import gpt_block_class, randomise_norms  # noqa: E402
 
 
 class Model:
@@ -40,63 +47,6 @@ MODELS = {m.name: m for m in [
           "GPT-2-style pre-norm block: d 768, 12 heads, causal mask, GELU MLP 3072, batch 1, seq 128"),
     Model("mlp", 13, (256, 1024), "Linear 1024->4096, ReLU, Linear 4096->1024, batch 256"),
 ]}
-
-
-def randomise_norms(model, g):
-    """BatchNorm/LayerNorm statistics and affine parameters from generator g."""
-    import torch
-    for m in model.modules():
-        if isinstance(m, (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d)):
-            with torch.no_grad():
-                m.running_mean.copy_(torch.randn(m.running_mean.shape, generator=g) * 0.1)
-                m.running_var.copy_(torch.rand(m.running_var.shape, generator=g) + 0.5)
-                if m.weight is not None:
-                    m.weight.copy_(torch.rand(m.weight.shape, generator=g) + 0.5)
-                    m.bias.copy_(torch.randn(m.bias.shape, generator=g) * 0.1)
-        elif isinstance(m, torch.nn.LayerNorm) and m.weight is not None:
-            with torch.no_grad():
-                m.weight.copy_(torch.rand(m.weight.shape, generator=g) + 0.5)
-                m.bias.copy_(torch.randn(m.bias.shape, generator=g) * 0.1)
-
-
-def gpt_block_class():
-    import torch
-    from torch import nn
-
-    class CausalSelfAttention(nn.Module):
-        def __init__(self, d, heads, ctx):
-            super().__init__()
-            self.h = heads
-            self.scale = 1.0 / float(d // heads) ** 0.5
-            self.qkv = nn.Linear(d, 3 * d)
-            self.proj = nn.Linear(d, d)
-            self.register_buffer("mask", torch.tril(torch.ones(ctx, ctx)).view(1, 1, ctx, ctx))
-
-        def forward(self, x):
-            b, t, d = x.size()
-            q, k, v = self.qkv(x).split(d, dim=2)
-            q = q.view(b, t, self.h, d // self.h).transpose(1, 2)
-            k = k.view(b, t, self.h, d // self.h).transpose(1, 2)
-            v = v.view(b, t, self.h, d // self.h).transpose(1, 2)
-            att = (q @ k.transpose(-2, -1)) * self.scale
-            att = att.masked_fill(self.mask[:, :, :t, :t] == 0, float("-inf"))
-            att = torch.softmax(att, dim=-1)
-            y = (att @ v).transpose(1, 2).contiguous().view(b, t, d)
-            return self.proj(y)
-
-    class GptBlock(nn.Module):
-        def __init__(self, d, heads, ctx):
-            super().__init__()
-            self.ln1 = nn.LayerNorm(d)
-            self.attn = CausalSelfAttention(d, heads, ctx)
-            self.ln2 = nn.LayerNorm(d)
-            self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
-
-        def forward(self, x):
-            x = x + self.attn(self.ln1(x))
-            return x + self.mlp(self.ln2(x))
-
-    return GptBlock
 
 
 def module(m):
@@ -128,8 +78,9 @@ def input_array(m):
 def key():
     import torch
     h = hashlib.sha256()
-    with open(os.path.abspath(__file__), "rb") as f:
-        h.update(f.read())
+    for path in (os.path.abspath(__file__), EXPORT_TORCH):
+        with open(path, "rb") as f:
+            h.update(f.read())
     h.update(torch.__version__.encode())
     return h.hexdigest()
 
