@@ -374,7 +374,7 @@ ft_status ft_infer_split(ft_infer_ctx *c)
 /* ONNX Slice bounds on one axis: negative start/end count from the end, then
  * clamp to [0, dim] (step > 0) or start to [0, dim-1] and end to [-1, dim-1]
  * (step < 0). Same arithmetic as slice_range() in src/cpu/movement.c. */
-static int64_t slice_len(int64_t dim, int64_t start, int64_t end, int64_t step)
+int64_t ft_slice_len(int64_t dim, int64_t start, int64_t end, int64_t step)
 {
     if (start < 0)
         start += dim;
@@ -392,8 +392,8 @@ static int64_t slice_len(int64_t dim, int64_t start, int64_t end, int64_t step)
     return start > end ? (int64_t)((uint64_t)(start - end - 1) / (0 - (uint64_t)step)) + 1 : 0;
 }
 
-/* First index of an ONNX Slice on one axis of size dim (slice_len gives the length). */
-static int64_t slice_first(int64_t dim, int64_t start, int64_t step)
+/* First index of an ONNX Slice on one axis of size dim (ft_slice_len gives the length). */
+int64_t ft_slice_first(int64_t dim, int64_t start, int64_t step)
 {
     if (start < 0)
         start += dim;
@@ -435,14 +435,14 @@ ft_status ft_infer_slice(ft_infer_ctx *c)
         if (step == 0)
             return ft_infer_fail(c, "attribute 'steps' %s: entry %d (axis %d) is 0; steps must be nonzero",
                                  ft_ints_str(pa, lb), i, ax[i]);
-        out.dims[ax[i]] = slice_len(in->dims[ax[i]], sa->ints[i], ea->ints[i], step);
+        out.dims[ax[i]] = ft_slice_len(in->dims[ax[i]], sa->ints[i], ea->ints[i], step);
     }
     ft_move_params *p = &c->params->move;
     for (int d = 0; d < in->rank; d++)
         p->first[d] = 0, p->step[d] = 1;
     for (int i = 0; i < n; i++) {
         p->step[ax[i]] = pa->present ? pa->ints[i] : 1;
-        p->first[ax[i]] = slice_first(in->dims[ax[i]], sa->ints[i], p->step[ax[i]]);
+        p->first[ax[i]] = ft_slice_first(in->dims[ax[i]], sa->ints[i], p->step[ax[i]]);
     }
     return ft_infer_set_out(c, 0, c->in[0]->dtype, &out);
 }

@@ -45,6 +45,12 @@ void ft_xfer_tile(ft_xfer *x, const ft_shape *in, const ft_shape *out);
 int64_t ft_xfer_part(ft_xfer *x, const ft_shape *part, const ft_shape *whole, int axis, int64_t off, int whole_is_dst);
 /* Slice of in (first and step of p) into out; 0 if out is empty (nothing to
  * copy), else 1 with *base the element offset of the first source element. */
+/* ONNX Slice on one axis of size dim, step != 0: the number of elements and
+ * the first index (bounds counted from the end when negative, then clamped;
+ * no overflow for any int64 bounds or step). Shared by inference and the
+ * ONNX load-time folding (onnx_fold.c). */
+int64_t ft_slice_len(int64_t dim, int64_t start, int64_t end, int64_t step);
+int64_t ft_slice_first(int64_t dim, int64_t start, int64_t step);
 int ft_xfer_slice(ft_xfer *x, const ft_move_params *p, const ft_shape *in, const ft_shape *out, int64_t *base);
 /* The pad value in dtype dt: floats round to nearest, ints truncate toward zero
  * and saturate (NaN -> 0), bool is nonzero; as cast does. */

@@ -14,6 +14,7 @@
 
 #include "onnx.h"
 #include "onnx.pb-c.h"
+#include "infer_movement.h"
 #include "onnx_internal.h"
 
 /* The largest result folded for an op that could also run as a node. */
@@ -747,22 +748,11 @@ static int eval_index(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, v
                 a += r;
             if (a < 0 || a >= r)
                 return 1;
-            int64_t dim = s.dims[a], b = sv[i], e2 = ev[i], p = pv ? pv[i] : 1;
+            int64_t p = pv ? pv[i] : 1;
             if (p == 0)
                 return 1;
-            if (b < 0)
-                b += dim;
-            if (e2 < 0)
-                e2 += dim;
-            if (p > 0) {
-                b = b < 0 ? 0 : b > dim ? dim : b;
-                e2 = e2 < 0 ? 0 : e2 > dim ? dim : e2;
-                os.dims[a] = e2 > b ? (e2 - b + p - 1) / p : 0;
-            } else {
-                b = b < 0 ? -1 : b > dim - 1 ? dim - 1 : b;
-                e2 = e2 < -1 ? -1 : e2 > dim - 1 ? dim - 1 : e2;
-                os.dims[a] = b > e2 ? (b - e2 + (-p) - 1) / (-p) : 0;
-            }
+            os.dims[a] = ft_slice_len(s.dims[a], sv[i], ev[i], p);
+            int64_t b = ft_slice_first(s.dims[a], sv[i], p);
             start[a] = b;
             step[a] = p;
         }
