@@ -1,0 +1,475 @@
+/* The graph optimizer (optimize.h): fusions of expanded forms into the ops
+ * ftrun has (silu, gelu, layer_norm), removal of dead nodes, and the
+ * compaction that drops the nodes and tensors a pass left unused.
+ *
+ * The passes keep t->n_readers and t->producer up to date as they rewrite, so
+ * a later pass sees the graph as it is; node order (g->order) is the one of
+ * the last validation, which stays topological for what survives (a fused
+ * node reads only tensors its pattern already read). */
+#include "optimize.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct opt {
+    ft_graph *g;
+    char *dead; /* per node */
+    ft_error *err;
+} opt;
+
+static ft_status oom(opt *o) { return ft_err(o->err, FT_ERUNTIME, "%s: out of memory optimizing the graph", o->g->file); }
+
+/* An intermediate: exactly one reading slot, no graph output. */
+static int private_t(const opt *o, int t)
+{
+    return t >= 0 && o->g->tensors[t].n_readers == 1 && !(o->g->tensors[t].flags & FT_TF_OUTPUT);
+}
+
+/* Live node producing t with op `op`, or -1. */
+static int prod(const opt *o, int t, ft_op op)
+{
+    if (t < 0)
+        return -1;
+    int p = o->g->tensors[t].producer;
+    return p >= 0 && !o->dead[p] && o->g->nodes[p].op == op ? p : -1;
+}
+
+/* The one live node reading private tensor t, when its op is `op`; or -1. */
+static int reader(const opt *o, int t, ft_op op)
+{
+    if (!private_t(o, t))
+        return -1;
+    for (int k = 0; k < o->g->n_nodes; k++) {
+        const ft_node *n = &o->g->nodes[k];
+        if (o->dead[k])
+            continue;
+        for (int i = 0; i < n->n_in; i++)
+            if (n->in[i] == t)
+                return n->op == op ? k : -1;
+    }
+    return -1;
+}
+
+/* A constant: a value of the file, no input, no producer. */
+static int is_const(const opt *o, int t)
+{
+    const ft_tensor *x = t >= 0 ? &o->g->tensors[t] : NULL;
+    return x && x->producer < 0 && (x->flags & FT_TF_VALUE) && !(x->flags & FT_TF_INPUT) && x->value;
+}
+
+/* t is a one-element float constant within a relative 1e-4 of want. */
+static int scalar_near(const opt *o, int t, double want)
+{
+    if (!is_const(o, t))
+        return 0;
+    const ft_tensor *x = &o->g->tensors[t];
+    if (ft_numel(&x->shape) != 1 || !ft_dtype_is_float(x->dtype))
+        return 0;
+    double v = ft_load_f64(x->value, x->dtype, 0);
+    return fabs(v - want) <= 1e-4 * fabs(want);
+}
+
+/* One-element float constant's value (*v), or 0 when t is none. */
+static int scalar_val(const opt *o, int t, double *v)
+{
+    if (!is_const(o, t) || ft_numel(&o->g->tensors[t].shape) != 1 || !ft_dtype_is_float(o->g->tensors[t].dtype))
+        return 0;
+    *v = ft_load_f64(o->g->tensors[t].value, o->g->tensors[t].dtype, 0);
+    return 1;
+}
+
+/* The operand of binary node k other than t (-1 when t is neither or both). */
+static int other(const opt *o, int k, int t)
+{
+    const ft_node *n = &o->g->nodes[k];
+    if (n->in[0] == t && n->in[1] != t)
+        return n->in[1];
+    if (n->in[1] == t && n->in[0] != t)
+        return n->in[0];
+    return -1;
+}
+
+/* The fused op may replace x -> out: same dtype and shape, a dtype op takes. */
+static int same_as_input(const opt *o, int x, int out, ft_op op)
+{
+    const ft_tensor *a = &o->g->tensors[x], *b = &o->g->tensors[out];
+    return a->dtype == b->dtype && ft_shape_eq(&a->shape, &b->shape) && ft_dtype_in(a->dtype, ft_op_get(op)->dtypes);
+}
+
+static void kill_node(opt *o, int k)
+{
+    ft_node *n = &o->g->nodes[k];
+    o->dead[k] = 1;
+    for (int i = 0; i < n->n_in; i++)
+        if (n->in[i] >= 0)
+            o->g->tensors[n->in[i]].n_readers--;
+    for (int i = 0; i < n->n_out; i++)
+        o->g->tensors[n->out[i]].producer = -1;
+}
+
+static void free_attrs(ft_node *n)
+{
+    const ft_op_info *oi = ft_op_get(n->op);
+    for (int i = 0; n->attrs && i < oi->n_attrs; i++) {
+        free(n->attrs[i].s);
+        free(n->attrs[i].ints);
+        free(n->attrs[i].floats);
+    }
+    free(n->attrs);
+    n->attrs = NULL;
+}
+
+/* Node k becomes op(ins) with default attributes; its output stays. */
+static ft_status rewrite(opt *o, int k, ft_op op, const int *ins, int n_in)
+{
+    ft_node *n = &o->g->nodes[k];
+    const ft_op_info *oi = ft_op_get(op);
+    int *in = ft_malloc(sizeof(int) * (size_t)n_in);
+    ft_attr_val *av = ft_calloc((size_t)(oi->n_attrs ? oi->n_attrs : 1), sizeof *av);
+    if (!in || !av) {
+        free(in);
+        free(av);
+        return oom(o);
+    }
+    for (int i = 0; i < oi->n_attrs; i++) {
+        const ft_attr_def *d = &oi->attrs[i];
+        if (!d->has_default)
+            continue;
+        av[i].present = 1;
+        av[i].i = d->i;
+        av[i].f = d->f;
+        if (d->type == FT_ATTR_STRING && !(av[i].s = ft_strdup(d->s))) {
+            for (int j = 0; j < i; j++)
+                free(av[j].s);
+            free(in);
+            free(av);
+            return oom(o);
+        }
+    }
+    for (int i = 0; i < n->n_in; i++)
+        if (n->in[i] >= 0)
+            o->g->tensors[n->in[i]].n_readers--;
+    for (int i = 0; i < n_in; i++)
+        o->g->tensors[(in[i] = ins[i])].n_readers++;
+    free(n->in);
+    free_attrs(n);
+    n->in = in;
+    n->n_in = n_in;
+    n->op = op;
+    n->attrs = av;
+    return FT_OK;
+}
+
+static ft_attr_val *attr(ft_node *n, const char *name)
+{
+    ft_attr_val *v = &n->attrs[ft_op_attr_index(n->op, name)];
+    v->given = v->present = 1;
+    return v;
+}
+
+/* --- silu: mul(x, sigmoid(x)), either operand order --------------------- */
+static ft_status pass_silu(opt *o, int *count)
+{
+    ft_graph *g = o->g;
+    for (int k = 0; k < g->n_nodes; k++) {
+        if (o->dead[k] || g->nodes[k].op != FT_OP_MUL)
+            continue;
+        for (int side = 0; side < 2; side++) {
+            int s = g->nodes[k].in[side], x = g->nodes[k].in[1 - side];
+            int p = prod(o, s, FT_OP_SIGMOID);
+            if (p < 0 || g->nodes[p].in[0] != x || !private_t(o, s) || !same_as_input(o, x, g->nodes[k].out[0], FT_OP_SILU))
+                continue;
+            kill_node(o, p);
+            ft_status st = rewrite(o, k, FT_OP_SILU, &x, 1);
+            if (st)
+                return st;
+            ++*count;
+            break;
+        }
+    }
+    return FT_OK;
+}
+
+/* --- gelu: x * 0.5 * (1 + erf(x / sqrt(2))) in the associations exporters
+ * write: (x*a)*0.5, (x*0.5)*a, x*(a*0.5) with a = 1 + erf(..); x/sqrt(2) may
+ * be x * (1/sqrt(2)). ------------------------------------------------------ */
+static ft_status pass_gelu(opt *o, int *count)
+{
+    ft_graph *g = o->g;
+    for (int e = 0; e < g->n_nodes; e++) {
+        if (o->dead[e] || g->nodes[e].op != FT_OP_ERF)
+            continue;
+        int d = g->nodes[e].in[0], x = -1, pd;
+        if (!private_t(o, d))
+            continue;
+        if ((pd = prod(o, d, FT_OP_DIV)) >= 0) {
+            if (scalar_near(o, g->nodes[pd].in[1], M_SQRT2))
+                x = g->nodes[pd].in[0];
+        } else if ((pd = prod(o, d, FT_OP_MUL)) >= 0) {
+            for (int side = 0; side < 2 && x < 0; side++)
+                if (scalar_near(o, g->nodes[pd].in[side], M_SQRT1_2))
+                    x = g->nodes[pd].in[1 - side];
+        }
+        if (x < 0 || is_const(o, x))
+            continue;
+        int eo = g->nodes[e].out[0];
+        int a = reader(o, eo, FT_OP_ADD);
+        if (a < 0 || !scalar_near(o, other(o, a, eo), 1.0))
+            continue;
+        int ao = g->nodes[a].out[0];
+        int m1 = reader(o, ao, FT_OP_MUL);
+        if (m1 < 0)
+            continue;
+        int op1 = other(o, m1, ao), m1o = g->nodes[m1].out[0], last = -1, half = -1;
+        if (op1 == x) { /* (x * a) * 0.5 */
+            int m2 = reader(o, m1o, FT_OP_MUL);
+            if (m2 >= 0 && scalar_near(o, other(o, m2, m1o), 0.5))
+                last = m2;
+        } else if (scalar_near(o, op1, 0.5)) { /* x * (a * 0.5) */
+            int m2 = reader(o, m1o, FT_OP_MUL);
+            if (m2 >= 0 && other(o, m2, m1o) == x)
+                last = m2;
+        } else if ((half = prod(o, op1, FT_OP_MUL)) >= 0 && private_t(o, op1) && other(o, half, x) >= 0 &&
+                   scalar_near(o, other(o, half, x), 0.5)) { /* (x * 0.5) * a */
+            last = m1;
+        }
+        if (last < 0 || !same_as_input(o, x, g->nodes[last].out[0], FT_OP_GELU))
+            continue;
+        kill_node(o, pd);
+        kill_node(o, e);
+        kill_node(o, a);
+        if (last != m1)
+            kill_node(o, m1);
+        if (half >= 0 && last == m1)
+            kill_node(o, half);
+        ft_status st = rewrite(o, last, FT_OP_GELU, &x, 1);
+        if (st)
+            return st;
+        ++*count;
+    }
+    return FT_OK;
+}
+
+/* --- layer_norm: d = x - mean(x); d / sqrt(mean(d^2) + eps) [* g [+ b]] over
+ * the trailing axes; d^2 as pow(d, 2) or d * d. ---------------------------- */
+
+/* First normalised axis of a reduce_mean over trailing axes with keepdims, or -1. */
+static int trailing_axis(const ft_node *n, int rank)
+{
+    const ft_attr_val *ax = ft_attr(n, "axes");
+    if (!ft_attr(n, "keepdims")->i || ax->n < 1 || ax->n > rank)
+        return -1;
+    int seen[FT_MAX_RANK] = {0};
+    for (int i = 0; i < ax->n; i++) {
+        int64_t a = ax->ints[i] < 0 ? ax->ints[i] + rank : ax->ints[i];
+        if (a < 0 || a >= rank || seen[a])
+            return -1;
+        seen[a] = 1;
+    }
+    for (int a = rank - ax->n; a < rank; a++)
+        if (!seen[a])
+            return -1;
+    return rank - ax->n;
+}
+
+/* p is a constant of x's dtype and exactly x's dims axis..rank-1. */
+static int norm_param(const opt *o, int p, int x, int axis)
+{
+    if (!is_const(o, p))
+        return 0;
+    const ft_tensor *t = &o->g->tensors[p], *xt = &o->g->tensors[x];
+    if (t->dtype != xt->dtype || t->shape.rank != xt->shape.rank - axis)
+        return 0;
+    for (int i = 0; i < t->shape.rank; i++)
+        if (t->shape.dims[i] != xt->shape.dims[axis + i])
+            return 0;
+    return 1;
+}
+
+static ft_status pass_layer_norm(opt *o, int *count)
+{
+    ft_graph *g = o->g;
+    for (int r1 = 0; r1 < g->n_nodes; r1++) {
+        if (o->dead[r1] || g->nodes[r1].op != FT_OP_REDUCE_MEAN)
+            continue;
+        int x = g->nodes[r1].in[0], rank = g->tensors[x].shape.rank;
+        int axis = trailing_axis(&g->nodes[r1], rank), mu = g->nodes[r1].out[0];
+        int s = reader(o, mu, FT_OP_SUB);
+        if (axis < 0 || s < 0 || g->nodes[s].in[0] != x || g->nodes[s].in[1] != mu)
+            continue;
+        /* d is read by the square and by the division, nothing else */
+        int d = g->nodes[s].out[0], sq = -1, dv = -1, slots = 0, bad = 0;
+        if (g->tensors[d].flags & FT_TF_OUTPUT)
+            continue;
+        for (int k = 0; k < g->n_nodes; k++) {
+            const ft_node *n = &g->nodes[k];
+            int reads = 0;
+            for (int i = 0; !o->dead[k] && i < n->n_in; i++)
+                reads += n->in[i] == d;
+            if (!reads)
+                continue;
+            slots += reads;
+            if (n->op == FT_OP_DIV && n->in[0] == d && reads == 1 && dv < 0)
+                dv = k;
+            else if (((n->op == FT_OP_POW && n->in[0] == d && reads == 1 && scalar_near(o, n->in[1], 2.0)) ||
+                      (n->op == FT_OP_MUL && reads == 2)) && sq < 0)
+                sq = k;
+            else
+                bad = 1; /* a reader outside the pattern */
+        }
+        if (bad || sq < 0 || dv < 0 || slots != g->tensors[d].n_readers)
+            continue;
+        int r2 = reader(o, g->nodes[sq].out[0], FT_OP_REDUCE_MEAN);
+        if (r2 < 0 || trailing_axis(&g->nodes[r2], rank) != axis)
+            continue;
+        int v = g->nodes[r2].out[0], ad = reader(o, v, FT_OP_ADD);
+        double eps;
+        if (ad < 0 || !scalar_val(o, other(o, ad, v), &eps) || !(eps >= 0))
+            continue;
+        int sr = reader(o, g->nodes[ad].out[0], FT_OP_SQRT);
+        if (sr < 0 || g->nodes[dv].in[1] != g->nodes[sr].out[0] || !private_t(o, g->nodes[sr].out[0]))
+            continue;
+        /* optional scale, then optional bias */
+        int last = dv, ins[3] = {x, -1, -1}, n_in = 1, ms = reader(o, g->nodes[dv].out[0], FT_OP_MUL), ab = -1;
+        if (ms >= 0 && norm_param(o, other(o, ms, g->nodes[dv].out[0]), x, axis)) {
+            ins[n_in++] = other(o, ms, g->nodes[dv].out[0]);
+            last = ms;
+            ab = reader(o, g->nodes[ms].out[0], FT_OP_ADD);
+            if (ab >= 0 && norm_param(o, other(o, ab, g->nodes[ms].out[0]), x, axis)) {
+                ins[n_in++] = other(o, ab, g->nodes[ms].out[0]);
+                last = ab;
+            }
+        }
+        if (!same_as_input(o, x, g->nodes[last].out[0], FT_OP_LAYER_NORM))
+            continue;
+        int chain[] = {r1, s, sq, r2, ad, sr, dv, last != dv ? ms : -1};
+        for (size_t i = 0; i < FT_ARRAY_LEN(chain); i++)
+            if (chain[i] >= 0 && chain[i] != last)
+                kill_node(o, chain[i]);
+        ft_status st = rewrite(o, last, FT_OP_LAYER_NORM, ins, n_in);
+        if (st)
+            return st;
+        attr(&g->nodes[last], "axis")->i = axis - rank;
+        attr(&g->nodes[last], "epsilon")->f = eps;
+        ++*count;
+    }
+    return FT_OK;
+}
+
+/* --- dead nodes, latest first so chains go in one sweep -------------------- */
+static void pass_dead(opt *o, int *count)
+{
+    ft_graph *g = o->g;
+    for (int j = g->n_nodes - 1; j >= 0; j--) {
+        int k = g->order[j], used = 0;
+        const ft_node *n = &g->nodes[k];
+        if (o->dead[k])
+            continue;
+        for (int i = 0; i < n->n_out && !used; i++)
+            used = g->tensors[n->out[i]].n_readers > 0 || (g->tensors[n->out[i]].flags & FT_TF_OUTPUT);
+        if (!used) {
+            kill_node(o, k);
+            ++*count;
+        }
+    }
+}
+
+/* Drop dead nodes and the tensors nothing reads, produces or lists. */
+static ft_status compact(opt *o)
+{
+    ft_graph *g = o->g;
+    int *tmap = ft_malloc(sizeof(int) * (size_t)(g->n_tensors ? g->n_tensors : 1));
+    struct ft_strmap *names = ft_strmap_new();
+    if (!tmap || !names) {
+        free(tmap);
+        ft_strmap_free(names);
+        return oom(o);
+    }
+    int nt = 0;
+    for (int i = 0; i < g->n_tensors; i++) {
+        ft_tensor *t = &g->tensors[i];
+        if (t->producer < 0 && t->n_readers == 0 && !(t->flags & (FT_TF_INPUT | FT_TF_OUTPUT))) {
+            tmap[i] = -1;
+            free(t->name);
+            if (!t->borrowed)
+                free(t->value);
+            continue;
+        }
+        tmap[i] = nt;
+        g->tensors[nt++] = *t;
+    }
+    g->n_tensors = nt;
+    for (int i = 0; i < nt; i++)
+        if (ft_strmap_put(names, g->tensors[i].name, i)) {
+            free(tmap);
+            ft_strmap_free(names);
+            return oom(o);
+        }
+    ft_strmap_free(g->tmap);
+    g->tmap = names;
+    int nn = 0;
+    for (int k = 0; k < g->n_nodes; k++) {
+        ft_node *n = &g->nodes[k];
+        if (o->dead[k]) {
+            free(n->name);
+            free(n->in);
+            free(n->out);
+            free_attrs(n);
+            continue;
+        }
+        for (int i = 0; i < n->n_in; i++)
+            if (n->in[i] >= 0)
+                n->in[i] = tmap[n->in[i]];
+        for (int i = 0; i < n->n_out; i++) {
+            n->out[i] = tmap[n->out[i]];
+            g->tensors[n->out[i]].producer = nn;
+        }
+        g->nodes[nn++] = *n;
+    }
+    g->n_nodes = nn;
+    for (int i = 0; i < g->n_inputs; i++)
+        g->inputs[i] = tmap[g->inputs[i]];
+    for (int i = 0; i < g->n_outputs; i++)
+        g->outputs[i] = tmap[g->outputs[i]];
+    free(tmap);
+    free(g->order);
+    g->order = NULL;
+    return FT_OK;
+}
+
+ft_status ft_graph_optimize(ft_graph *g, int level, ft_opt_stats *stats, ft_error *err)
+{
+    ft_opt_stats s = {.level = level};
+    opt o = {g, ft_calloc((size_t)(g->n_nodes ? g->n_nodes : 1), 1), err};
+    ft_status st = o.dead ? FT_OK : oom(&o);
+    if (!st && level >= 2)
+        st = pass_silu(&o, &s.silu);
+    if (!st && level >= 2)
+        st = pass_gelu(&o, &s.gelu);
+    if (!st && level >= 2)
+        st = pass_layer_norm(&o, &s.layer_norm);
+    if (!st && level >= 1)
+        pass_dead(&o, &s.dead);
+    int changed = s.silu + s.gelu + s.layer_norm + s.dead;
+    if (!st && changed)
+        st = compact(&o);
+    free(o.dead);
+    if (!st && changed && (st = ft_graph_validate(g, err)))
+        ft_err_prefix(err, "after the optimizer (-O%d)", level);
+    char line[160];
+    if (level == 0)
+        snprintf(line, sizeof line, "optimizer (-O0): off");
+    else if (level == 1)
+        snprintf(line, sizeof line, "optimizer (-O1): dead %d", s.dead);
+    else
+        snprintf(line, sizeof line, "optimizer (-O%d): silu %d, gelu %d, layer_norm %d, dead %d", level, s.silu, s.gelu,
+                 s.layer_norm, s.dead);
+    free(g->opt_note);
+    if (!st && !(g->opt_note = ft_strdup(line)))
+        st = ft_err(err, FT_ERUNTIME, "out of memory");
+    if (stats)
+        *stats = s;
+    return st;
+}
