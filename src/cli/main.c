@@ -120,6 +120,8 @@ static void usage(FILE *f)
             "      --seed N            replace the seed of every random init\n"
             "      --threads N         CPU threads (default: all cores)\n"
             "      --dry-run           parse, validate, infer shapes, plan memory; run nothing\n"
+            "  -O LEVEL                graph optimizer: 0 none, 1 dead nodes, 2 also fuse silu, gelu,\n"
+            "                          layer_norm (default 2); also for info, pack and convert\n"
             "      --allow-external-files  let the graph's \"file\" values name files outside its folder\n"
             "      --profile           time every node: table on stderr, \"nodes\" in timing.json\n"
             "      --trace FILE        Chrome trace-event JSON of the timed runs (Perfetto, chrome://tracing)\n"

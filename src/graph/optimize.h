@@ -8,9 +8,9 @@
  *
  * A pattern is rewritten only when its intermediate tensors have no reader
  * outside it and are no graph output, and the dtypes and shapes are those the
- * fused op computes. The fused node is the last node of the pattern, renamed
- * nothing: it keeps that node's name, so `--check-nodes` and `--profile` name
- * it as the file did.
+ * fused op computes. The fused node is the last node of the pattern with a
+ * new op and inputs: it keeps that node's name, so `--check-nodes` and
+ * `--profile` name it as the file did.
  *
  * Ownership: works on g in place; g->opt_note (owned by g) gets the line
  * `ftrun info` prints.
