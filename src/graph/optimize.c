@@ -192,61 +192,114 @@ static ft_status pass_silu(opt *o, int *count)
     return FT_OK;
 }
 
-/* --- gelu: x * 0.5 * (1 + erf(x / sqrt(2))) in the associations exporters
- * write: (x*a)*0.5, (x*0.5)*a, x*(a*0.5) with a = 1 + erf(..); x/sqrt(2) may
- * be x * (1/sqrt(2)). ------------------------------------------------------ */
+/* Binary node k has a one-element constant operand near c: 1, *rest the other. */
+static int scalar_side(const opt *o, int k, double c, int *rest)
+{
+    const ft_node *n = &o->g->nodes[k];
+    for (int side = 0; side < 2; side++)
+        if (scalar_near(o, n->in[side], c) && n->in[1 - side] != n->in[side]) {
+            *rest = n->in[1 - side];
+            return 1;
+        }
+    return 0;
+}
+
+/* The erf form's argument d = x / sqrt(2) or x * (1/sqrt(2)): x, or -1. */
+static int erf_head(opt *o, int d, int *kill, int *nk)
+{
+    int pd, x = -1;
+    if (!private_t(o, d))
+        return -1;
+    if ((pd = prod(o, d, FT_OP_DIV)) >= 0 && scalar_near(o, o->g->nodes[pd].in[1], M_SQRT2))
+        x = o->g->nodes[pd].in[0];
+    else if ((pd = prod(o, d, FT_OP_MUL)) < 0 || !scalar_side(o, pd, M_SQRT1_2, &x))
+        return -1;
+    kill[(*nk)++] = pd;
+    return x;
+}
+
+/* The tanh form's argument u = sqrt(2/pi) * (x + 0.044715 * x^3), x^3 as
+ * pow(x, 3), x * (x * x) or (x * x) * x: x, or -1. */
+static int tanh_head(opt *o, int u, int *kill, int *nk)
+{
+    ft_graph *g = o->g;
+    int m = prod(o, u, FT_OP_MUL), v, ad, x = -1;
+    if (!private_t(o, u) || m < 0 || !scalar_side(o, m, 0.7978845608028654, &v) || !private_t(o, v) ||
+        (ad = prod(o, v, FT_OP_ADD)) < 0)
+        return -1;
+    for (int side = 0; side < 2 && x < 0; side++) {
+        int cx = g->nodes[ad].in[side], w = g->nodes[ad].in[1 - side], mw, cube, pc, sq, psq;
+        if (!private_t(o, w) || (mw = prod(o, w, FT_OP_MUL)) < 0 || !scalar_side(o, mw, 0.044715, &cube) ||
+            !private_t(o, cube))
+            continue;
+        if ((pc = prod(o, cube, FT_OP_POW)) >= 0 && g->nodes[pc].in[0] == cx && scalar_near(o, g->nodes[pc].in[1], 3.0)) {
+            kill[(*nk)++] = pc;
+        } else if ((pc = prod(o, cube, FT_OP_MUL)) >= 0 && (sq = other(o, pc, cx)) >= 0 && private_t(o, sq) &&
+                   (psq = prod(o, sq, FT_OP_MUL)) >= 0 && g->nodes[psq].in[0] == cx && g->nodes[psq].in[1] == cx) {
+            kill[(*nk)++] = pc;
+            kill[(*nk)++] = psq;
+        } else {
+            continue;
+        }
+        kill[(*nk)++] = mw;
+        x = cx;
+    }
+    if (x < 0)
+        return -1;
+    kill[(*nk)++] = ad;
+    kill[(*nk)++] = m;
+    return x;
+}
+
+/* --- gelu: x * 0.5 * (1 + f) with f = erf(x / sqrt(2)) (approximate none) or
+ * tanh(sqrt(2/pi) * (x + 0.044715 x^3)) (approximate tanh), in the
+ * associations exporters write: (x*a)*0.5, (x*0.5)*a, x*(a*0.5) and
+ * 0.5*(x*a), a = 1 + f. ----------------------------------------------------- */
 static ft_status pass_gelu(opt *o, int *count)
 {
     ft_graph *g = o->g;
     for (int e = 0; e < g->n_nodes; e++) {
-        if (o->dead[e] || g->nodes[e].op != FT_OP_ERF)
+        if (o->dead[e] || (g->nodes[e].op != FT_OP_ERF && g->nodes[e].op != FT_OP_TANH))
             continue;
-        int d = g->nodes[e].in[0], x = -1, pd;
-        if (!private_t(o, d))
-            continue;
-        if ((pd = prod(o, d, FT_OP_DIV)) >= 0) {
-            if (scalar_near(o, g->nodes[pd].in[1], M_SQRT2))
-                x = g->nodes[pd].in[0];
-        } else if ((pd = prod(o, d, FT_OP_MUL)) >= 0) {
-            for (int side = 0; side < 2 && x < 0; side++)
-                if (scalar_near(o, g->nodes[pd].in[side], M_SQRT1_2))
-                    x = g->nodes[pd].in[1 - side];
-        }
+        int kill[12], nk = 0, is_tanh = g->nodes[e].op == FT_OP_TANH;
+        int x = is_tanh ? tanh_head(o, g->nodes[e].in[0], kill, &nk) : erf_head(o, g->nodes[e].in[0], kill, &nk);
         if (x < 0 || is_const(o, x))
             continue;
-        int eo = g->nodes[e].out[0];
+        int eo = g->nodes[e].out[0], ao;
         int a = reader(o, eo, FT_OP_ADD);
-        if (a < 0 || !scalar_near(o, other(o, a, eo), 1.0))
+        if (a < 0 || !scalar_side(o, a, 1.0, &ao) || ao != eo)
             continue;
-        int ao = g->nodes[a].out[0];
+        ao = g->nodes[a].out[0];
         int m1 = reader(o, ao, FT_OP_MUL);
         if (m1 < 0)
             continue;
-        int op1 = other(o, m1, ao), m1o = g->nodes[m1].out[0], last = -1, half = -1;
+        int op1 = other(o, m1, ao), m1o = g->nodes[m1].out[0], last = -1, half = -1, rest;
         if (op1 == x) { /* (x * a) * 0.5 */
             int m2 = reader(o, m1o, FT_OP_MUL);
-            if (m2 >= 0 && scalar_near(o, other(o, m2, m1o), 0.5))
+            if (m2 >= 0 && scalar_side(o, m2, 0.5, &rest) && rest == m1o)
                 last = m2;
         } else if (scalar_near(o, op1, 0.5)) { /* x * (a * 0.5) */
             int m2 = reader(o, m1o, FT_OP_MUL);
             if (m2 >= 0 && other(o, m2, m1o) == x)
                 last = m2;
-        } else if ((half = prod(o, op1, FT_OP_MUL)) >= 0 && private_t(o, op1) && other(o, half, x) >= 0 &&
-                   scalar_near(o, other(o, half, x), 0.5)) { /* (x * 0.5) * a */
+        } else if ((half = prod(o, op1, FT_OP_MUL)) >= 0 && private_t(o, op1) && scalar_side(o, half, 0.5, &rest) &&
+                   rest == x) { /* (x * 0.5) * a */
             last = m1;
         }
         if (last < 0 || !same_as_input(o, x, g->nodes[last].out[0], FT_OP_GELU))
             continue;
-        kill_node(o, pd);
-        kill_node(o, e);
-        kill_node(o, a);
-        if (last != m1)
-            kill_node(o, m1);
-        if (half >= 0 && last == m1)
-            kill_node(o, half);
+        kill[nk++] = e;
+        kill[nk++] = a;
+        kill[nk++] = last == m1 ? half : m1;
+        for (int i = 0; i < nk; i++)
+            kill_node(o, kill[i]);
         ft_status st = rewrite(o, last, FT_OP_GELU, &x, 1);
         if (st)
             return st;
+        ft_attr_val *ap = attr(&g->nodes[last], "approximate");
+        free(ap->s);
+        if (!(ap->s = ft_strdup(is_tanh ? "tanh" : "none")))
+            return oom(o);
         ++*count;
     }
     return FT_OK;

@@ -42,6 +42,21 @@ elif kind in ("gelu", "gelu_half_first", "gelu_shared"):
         nodes.append(h.make_node("Neg", ["e"], ["z"]))
         outs.append("z")
     want = 0.5 * xd * (1 + erf(xd / np.sqrt(2)))
+elif kind in ("gelu_tanh", "gelu_tanh_pow"):
+    k = np.sqrt(2 / np.pi)
+    inits = [C("k", k), C("c", 0.044715), C("one", 1.0), C("half", 0.5), C("three", 3.0)]
+    if kind == "gelu_tanh":  # torch.onnx: 0.5 * (x * (1 + tanh(k * (x + c * (x * (x * x))))))
+        nodes = [h.make_node("Mul", ["x", "x"], ["x2"]), h.make_node("Mul", ["x", "x2"], ["x3"])]
+    else:  # 0.5 * x * (1 + tanh(k * (x + c * pow(x, 3)))), the half first
+        nodes = [h.make_node("Pow", ["x", "three"], ["x3"])]
+    nodes += [h.make_node("Mul", ["c", "x3"], ["cx3"]), h.make_node("Add", ["x", "cx3"], ["in"]),
+              h.make_node("Mul", ["k", "in"], ["u"]), h.make_node("Tanh", ["u"], ["t"]),
+              h.make_node("Add", ["one", "t"], ["a"])]
+    if kind == "gelu_tanh":
+        nodes += [h.make_node("Mul", ["x", "a"], ["m"]), h.make_node("Mul", ["half", "m"], ["y"], name="gelu_out")]
+    else:
+        nodes += [h.make_node("Mul", ["half", "x"], ["xh"]), h.make_node("Mul", ["xh", "a"], ["y"], name="gelu_out")]
+    want = 0.5 * xd * (1 + np.tanh(k * (xd + 0.044715 * xd ** 3)))
 elif kind in ("layer_norm", "layer_norm_shared"):
     g = (rng.random(16) + 0.5).astype(np.float32)
     b = (rng.standard_normal(16) * 0.1).astype(np.float32)
@@ -101,6 +116,18 @@ same() {
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ gelu_out\ +gelu ]]
         [[ ! "$output" =~ erf ]]
+        [[ "$output" =~ nodes:\ 1, ]]
+        same $k
+    done
+}
+
+@test "gelu: the tanh form (x*x*x or pow(x, 3)) becomes gelu approximate tanh" {
+    for k in gelu_tanh gelu_tanh_pow; do
+        mk $k
+        run opt_line $k
+        [ "$output" = "optimizer (-O2): silu 0, gelu 1, layer_norm 0, dead 0" ]
+        run "$FTRUN" info "$T/$k.onnx"
+        [[ "$output" =~ gelu_out\ +gelu ]]
         [[ "$output" =~ nodes:\ 1, ]]
         same $k
     done
