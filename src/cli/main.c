@@ -331,7 +331,14 @@ static int parse_args(int argc, char **argv, cli *c)
             c->fallback_cpu = 1;
             note_opt(c, OB_FALLBACK, "--fallback");
             break;
-        case 'O': if (parse_long("-O", optarg, 0, 2, &(long){0})) return FT_EUSAGE; c->opt_level = optarg[0] - '0'; note_opt(c, OB_OPT, "-O"); break;
+        case 'O': {
+            long level;
+            if (parse_long("-O", optarg, 0, 2, &level))
+                return FT_EUSAGE;
+            c->opt_level = (int)level;
+            note_opt(c, OB_OPT, "-O");
+            break;
+        }
         case 'q': c->quiet = 1; break;
         case 'v': c->verbose = 1; break;
         case 'h': usage(stdout); exit(0);

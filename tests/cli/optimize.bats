@@ -108,26 +108,15 @@ same() {
     done
 }
 
-@test "gelu: the erf form in two associations becomes gelu, and computes x/2 (1 + erf(x/sqrt 2))" {
-    for k in gelu gelu_half_first; do
+@test "gelu: the erf form (two associations) and the tanh form (x*x*x or pow(x, 3)) become gelu" {
+    # gelu, gelu_half_first: x/2 (1 + erf(x/sqrt 2)); gelu_tanh*: approximate tanh
+    for k in gelu gelu_half_first gelu_tanh gelu_tanh_pow; do
         mk $k
         run opt_line $k
         [ "$output" = "optimizer (-O2): silu 0, gelu 1, layer_norm 0, dead 0" ]
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ gelu_out\ +gelu ]]
-        [[ ! "$output" =~ erf ]]
-        [[ "$output" =~ nodes:\ 1, ]]
-        same $k
-    done
-}
-
-@test "gelu: the tanh form (x*x*x or pow(x, 3)) becomes gelu approximate tanh" {
-    for k in gelu_tanh gelu_tanh_pow; do
-        mk $k
-        run opt_line $k
-        [ "$output" = "optimizer (-O2): silu 0, gelu 1, layer_norm 0, dead 0" ]
-        run "$FTRUN" info "$T/$k.onnx"
-        [[ "$output" =~ gelu_out\ +gelu ]]
+        [[ ! "$output" =~ (erf|tanh)\  ]]
         [[ "$output" =~ nodes:\ 1, ]]
         same $k
     done
@@ -141,6 +130,34 @@ same() {
     [[ "$output" =~ ln_out\ +layer_norm ]]
     [[ "$output" =~ nodes:\ 1, ]]
     same layer_norm
+}
+
+@test "a PyTorch opset-13 export (encoder layer, LayerNorm, tanh GELU) is fused and still computes what PyTorch does" {
+    "$PYTHON" - <<'EOF'
+import numpy as np, torch
+torch.manual_seed(0)
+class M(torch.nn.Module):
+    def __init__(s):
+        super().__init__()
+        s.enc = torch.nn.TransformerEncoderLayer(64, 4, 256, batch_first=True, dropout=0.0, activation="gelu")
+        s.ln, s.act, s.lin = torch.nn.LayerNorm(64), torch.nn.GELU(approximate="tanh"), torch.nn.Linear(64, 64)
+    def forward(s, x):
+        return s.lin(s.act(s.ln(s.enc(x))))
+m = M().eval()
+for ln in (m.enc.norm1, m.enc.norm2, m.ln):
+    with torch.no_grad():
+        ln.weight.uniform_(0.5, 1.5), ln.bias.normal_(0, 0.1)
+x = torch.randn(1, 16, 64)
+torch.onnx.export(m, x, "m.onnx", opset_version=13, input_names=["x"], output_names=["y"])
+np.save("x.npy", x.numpy())
+with torch.no_grad():
+    np.save("want.npy", m(x).numpy())
+EOF
+    run "$FTRUN" info m.onnx
+    [[ "$output" =~ optimizer\ \(-O2\):\ silu\ 0,\ gelu\ 2,\ layer_norm\ 3,\ dead\ 0 ]]
+    [[ ! "$output" =~ reduce_mean ]]
+    "$FTRUN" m.onnx -i x=x.npy -o o2 -q --expect want.npy --rtol 1e-4 --atol 1e-4
+    "$FTRUN" m.onnx -i x=x.npy -o o0 -q -O0 --expect want.npy --rtol 1e-4 --atol 1e-4
 }
 
 @test "a pattern whose intermediate has another reader or is an output is not rewritten" {
