@@ -121,7 +121,7 @@ static void usage(FILE *f)
             "      --threads N         CPU threads (default: all cores)\n"
             "      --dry-run           parse, validate, infer shapes, plan memory; run nothing\n"
             "  -O LEVEL                graph optimizer: 0 none, 1 dead nodes, 2 also fuse silu, gelu,\n"
-            "                          layer_norm (default 2); also for info, pack and convert\n"
+            "                          layer_norm, fold transposes (default 2); also for info, pack, convert\n"
             "      --allow-external-files  let the graph's \"file\" values name files outside its folder\n"
             "      --profile           time every node: table on stderr, \"nodes\" in timing.json\n"
             "      --trace FILE        Chrome trace-event JSON of the timed runs (Perfetto, chrome://tracing)\n"
@@ -627,7 +627,7 @@ static int cmd_pack(const cli *c)
     size_t len = 0;
     ft_pack_stats ps;
     ft_status st;
-    if (last_opt.silu + last_opt.gelu + last_opt.layer_norm + last_opt.dead) /* the rewritten graph, not the file's */
+    if (last_opt.silu + last_opt.gelu + last_opt.layer_norm + last_opt.transpose + last_opt.dead) /* the rewritten graph, not the file's */
         st = ft_convert(g, c->outdir, c->compress, &ps, &(int){0}, &err);
     else if (!(st = ft_graph_doc_text(c->graph, &doc, &len, &err)))
         st = ft_ftg_write(g, doc, len, c->outdir, c->compress, &ps, &err);

@@ -411,6 +411,84 @@ static ft_status pass_layer_norm(opt *o, int *count)
     return FT_OK;
 }
 
+/* --- transpose: of a constant -> that constant transposed (a new value; the
+ * original stays while something else reads it); of a 2-D operand of gemm ->
+ * the gemm's trans_a / trans_b flipped. ------------------------------------ */
+
+/* The permutation of transpose node n over `rank` dims (default: reversed). */
+static void transpose_perm(const ft_node *n, int rank, int *perm)
+{
+    const ft_attr_val *a = ft_attr(n, "perm");
+    for (int i = 0; i < rank; i++)
+        perm[i] = a->present && a->n == rank ? (int)(a->ints[i] < 0 ? a->ints[i] + rank : a->ints[i]) : rank - 1 - i;
+}
+
+static ft_status fold_const_transpose(opt *o, int k)
+{
+    ft_graph *g = o->g;
+    const ft_tensor *src = &g->tensors[g->nodes[k].in[0]];
+    ft_tensor *dst = &g->tensors[g->nodes[k].out[0]];
+    int rank = src->shape.rank, perm[FT_MAX_RANK];
+    transpose_perm(&g->nodes[k], rank, perm);
+    size_t es = ft_dtype_size(src->dtype), bytes = ft_tensor_bytes(dst);
+    uint64_t n = ft_numel(&dst->shape), stride[FT_MAX_RANK], idx[FT_MAX_RANK] = {0}, off = 0;
+    for (int d = rank - 1; d >= 0; d--)
+        stride[d] = d == rank - 1 ? 1 : stride[d + 1] * (uint64_t)src->shape.dims[d + 1];
+    unsigned char *buf = ft_malloc(bytes ? bytes : 1);
+    if (!buf)
+        return oom(o);
+    const unsigned char *in = src->value;
+    /* walk the output in order; off is the matching input element */
+    for (uint64_t i = 0; i < n; i++) {
+        memcpy(buf + i * es, in + off * es, es);
+        for (int d = rank - 1; d >= 0; d--) {
+            off += stride[perm[d]];
+            if (++idx[d] < (uint64_t)dst->shape.dims[d])
+                break;
+            off -= stride[perm[d]] * idx[d];
+            idx[d] = 0;
+        }
+    }
+    kill_node(o, k);
+    ft_tensor_set_value(dst, buf, bytes);
+    dst->flags |= FT_TF_VALUE | FT_TF_DECLARED;
+    dst->source = "data";
+    return FT_OK;
+}
+
+static ft_status pass_transpose(opt *o, int *count)
+{
+    ft_graph *g = o->g;
+    for (int k = 0; k < g->n_nodes; k++) {
+        if (o->dead[k] || g->nodes[k].op != FT_OP_TRANSPOSE)
+            continue;
+        int x = g->nodes[k].in[0], y = g->nodes[k].out[0], perm[FT_MAX_RANK], gm;
+        const ft_tensor *xt = &g->tensors[x];
+        if (is_const(o, x) && !(g->tensors[y].flags & FT_TF_OUTPUT) && xt->value_bytes == ft_tensor_bytes(xt)) {
+            ft_status st = fold_const_transpose(o, k);
+            if (st)
+                return st;
+            ++*count;
+            continue;
+        }
+        if (xt->shape.rank != 2 || (gm = reader(o, y, FT_OP_GEMM)) < 0)
+            continue;
+        transpose_perm(&g->nodes[k], 2, perm);
+        ft_node *n = &g->nodes[gm];
+        int slot = n->in[0] == y ? 0 : n->in[1] == y ? 1 : -1;
+        if (perm[0] != 1 || slot < 0)
+            continue;
+        ft_attr_val *t = attr(n, slot == 0 ? "trans_a" : "trans_b");
+        t->i = !t->i;
+        n->in[slot] = x;
+        g->tensors[x].n_readers++;
+        g->tensors[y].n_readers--;
+        kill_node(o, k);
+        ++*count;
+    }
+    return FT_OK;
+}
+
 /* --- dead nodes, latest first so chains go in one sweep -------------------- */
 static void pass_dead(opt *o, int *count)
 {
@@ -503,9 +581,11 @@ ft_status ft_graph_optimize(ft_graph *g, int level, ft_opt_stats *stats, ft_erro
         st = pass_gelu(&o, &s.gelu);
     if (!st && level >= 2)
         st = pass_layer_norm(&o, &s.layer_norm);
+    if (!st && level >= 2)
+        st = pass_transpose(&o, &s.transpose);
     if (!st && level >= 1)
         pass_dead(&o, &s.dead);
-    int changed = s.silu + s.gelu + s.layer_norm + s.dead;
+    int changed = s.silu + s.gelu + s.layer_norm + s.transpose + s.dead;
     if (!st && changed)
         st = compact(&o);
     free(o.dead);
@@ -517,8 +597,8 @@ ft_status ft_graph_optimize(ft_graph *g, int level, ft_opt_stats *stats, ft_erro
     else if (level == 1)
         snprintf(line, sizeof line, "optimizer (-O1): dead %d", s.dead);
     else
-        snprintf(line, sizeof line, "optimizer (-O%d): silu %d, gelu %d, layer_norm %d, dead %d", level, s.silu, s.gelu,
-                 s.layer_norm, s.dead);
+        snprintf(line, sizeof line, "optimizer (-O%d): silu %d, gelu %d, layer_norm %d, transpose %d, dead %d", level,
+                 s.silu, s.gelu, s.layer_norm, s.transpose, s.dead);
     free(g->opt_note);
     if (!st && !(g->opt_note = ft_strdup(line)))
         st = ft_err(err, FT_ERUNTIME, "out of memory");

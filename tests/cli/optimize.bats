@@ -71,6 +71,14 @@ elif kind in ("layer_norm", "layer_norm_shared"):
         outs.append("z")
     d = xd - xd.mean(-1, keepdims=True)
     want = d / np.sqrt((d ** 2).mean(-1, keepdims=True) + 1e-5) * g + b
+elif kind == "gemm_transposed":  # gemm(transpose(x), w, b) with trans_a 1: x @ w + b
+    x = rng.standard_normal((5, 6)).astype(np.float32)
+    w, b = rng.standard_normal((6, 4)).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+    xd = x.astype(np.float64)
+    inits = [C("w", w), C("b", b)]
+    nodes = [h.make_node("Transpose", ["x"], ["t"], perm=[1, 0]),
+             h.make_node("Gemm", ["t", "w", "b"], ["y"], name="fc", transA=1)]
+    want = xd @ w + b
 elif kind == "dead":
     nodes = [h.make_node("Exp", ["x"], ["unused"], name="gone"), h.make_node("Relu", ["x"], ["y"])]
     want = np.maximum(xd, 0)
@@ -100,7 +108,7 @@ same() {
     for k in silu silu_swapped; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): silu 1, gelu 0, layer_norm 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): silu 1, gelu 0, layer_norm 0, transpose 0, dead 0" ]
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ swish\ +silu ]]
         [[ ! "$output" =~ sigmoid ]]
@@ -113,7 +121,7 @@ same() {
     for k in gelu gelu_half_first gelu_tanh gelu_tanh_pow; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): silu 0, gelu 1, layer_norm 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): silu 0, gelu 1, layer_norm 0, transpose 0, dead 0" ]
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ gelu_out\ +gelu ]]
         [[ ! "$output" =~ (erf|tanh)\  ]]
@@ -125,7 +133,7 @@ same() {
 @test "layer_norm: the opset-13 expansion with scale and bias becomes layer_norm" {
     mk layer_norm
     run opt_line layer_norm
-    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 1, dead 0" ]
+    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 1, transpose 0, dead 0" ]
     run "$FTRUN" info "$T/layer_norm.onnx"
     [[ "$output" =~ ln_out\ +layer_norm ]]
     [[ "$output" =~ nodes:\ 1, ]]
@@ -154,7 +162,7 @@ with torch.no_grad():
     np.save("want.npy", m(x).numpy())
 EOF
     run "$FTRUN" info m.onnx
-    [[ "$output" =~ optimizer\ \(-O2\):\ silu\ 0,\ gelu\ 2,\ layer_norm\ 3,\ dead\ 0 ]]
+    [[ "$output" =~ optimizer\ \(-O2\):\ silu\ 0,\ gelu\ 2,\ layer_norm\ 3,\ transpose\ 0,\ dead\ 0 ]]
     [[ ! "$output" =~ reduce_mean ]]
     "$FTRUN" m.onnx -i x=x.npy -o o2 -q --expect want.npy --rtol 1e-4 --atol 1e-4
     "$FTRUN" m.onnx -i x=x.npy -o o0 -q -O0 --expect want.npy --rtol 1e-4 --atol 1e-4
@@ -164,10 +172,34 @@ EOF
     for k in silu_shared gelu_shared layer_norm_shared; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, dead 0" ]
         "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o2 -q
         py 'assert np.allclose(np.load("o2/y.npy"), np.load("want.npy"), rtol=1e-4, atol=1e-5)'
     done
+}
+
+@test "transpose: of a constant folds into the constant; of a gemm operand folds into trans_a" {
+    npy w.npy 'np.random.default_rng(3).standard_normal((2, 3, 4)).astype(np.float32)'
+    npy x.npy 'np.random.default_rng(4).standard_normal((4, 2, 3)).astype(np.float32)'
+    graph tc.json <<'EOF'
+{"ftrun": 1, "name": "tc",
+ "tensors": {"x": {"dtype": "f32", "shape": [4, 2, 3]}, "w": {"dtype": "f32", "shape": [2, 3, 4], "file": "w.npy"}},
+ "inputs": ["x"], "outputs": ["y"],
+ "nodes": [{"name": "wt", "op": "transpose", "inputs": ["w"], "outputs": ["w_t"], "attrs": {"perm": [2, 0, 1]}},
+           {"name": "sum", "op": "add", "inputs": ["x", "w_t"], "outputs": ["y"]}]}
+EOF
+    run "$FTRUN" info tc.json
+    [[ "$output" =~ optimizer\ \(-O2\):\ silu\ 0,\ gelu\ 0,\ layer_norm\ 0,\ transpose\ 1,\ dead\ 0 ]]
+    [[ "$output" =~ nodes:\ 1, ]]
+    npy want.npy 'np.load("x.npy") + np.load("w.npy").transpose(2, 0, 1)'
+    "$FTRUN" tc.json -i x=x.npy -o o2 -q --expect want.npy --rtol 0 --atol 0
+    "$FTRUN" tc.json -i x=x.npy -o o0 -q -O0 --expect want.npy --rtol 0 --atol 0
+    mk gemm_transposed
+    run opt_line gemm_transposed
+    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 1, dead 0" ]
+    run "$FTRUN" info "$T/gemm_transposed.onnx"
+    [[ "$output" =~ nodes:\ 1, ]]
+    same gemm_transposed
 }
 
 @test "dead nodes go at -O1 and -O2, not at -O0" {
