@@ -17,6 +17,7 @@
 #include "../graph/npy.h"
 #include "../graph/npz.h"
 #include "../graph/onnx_import.h"
+#include "../graph/optimize.h"
 #include "../runtime/compare.h"
 #include "profile.h"
 #include "check.h"
@@ -47,6 +48,7 @@ typedef struct {
     int npos;
     const char *device_only[2]; /* CUDA-only switches that were given */
     int cuda_graph, allow_tf32, check, check_nodes, fallback_cpu, onnx_ops;
+    int opt_level; /* -O (optimize.h) */
     unsigned given;            /* OB_* bits of the options given */
     const char *given_name[32]; /* the spelling of each, for messages */
     int given_order[32], n_given;
@@ -58,7 +60,7 @@ enum {
     OB_ITER = 1u << 5, OB_DURATION = 1u << 6, OB_EXPECT = 1u << 7, OB_RTOL = 1u << 8, OB_ATOL = 1u << 9,
     OB_SEED = 1u << 10, OB_THREADS = 1u << 11, OB_DRYRUN = 1u << 12, OB_COMPRESS = 1u << 13, OB_PROFILE = 1u << 14,
     OB_TRACE = 1u << 15, OB_DEVICE_ONLY = 1u << 16, OB_EXTERNAL = 1u << 17, OB_CHECK = 1u << 18, OB_FALLBACK = 1u << 19,
-    OB_DIMS = 1u << 20, OB_RANDOM = 1u << 21, OB_ONNX = 1u << 22, OB_PRINT = 1u << 23,
+    OB_DIMS = 1u << 20, OB_RANDOM = 1u << 21, OB_ONNX = 1u << 22, OB_PRINT = 1u << 23, OB_OPT = 1u << 24,
 };
 static const struct {
     const char *command;
@@ -67,12 +69,12 @@ static const struct {
     const char *operands;
 } commands[] = {
     {"run", ~(unsigned)OB_COMPRESS, 1, 1, "a GRAPH file"},
-    {"info", OB_EXTERNAL | OB_INPUT | OB_DIMS | OB_RANDOM, 1, 1, "a GRAPH file"},
+    {"info", OB_EXTERNAL | OB_INPUT | OB_DIMS | OB_RANDOM | OB_OPT, 1, 1, "a GRAPH file"},
     {"ops", OB_DEVICE | OB_ONNX, 0, 0, ""},
     {"devices", 0, 0, 0, ""},
-    {"pack", OB_OUTDIR | OB_COMPRESS | OB_SEED | OB_EXTERNAL | OB_DIMS, 1, 1, "a GRAPH file"},
+    {"pack", OB_OUTDIR | OB_COMPRESS | OB_SEED | OB_EXTERNAL | OB_DIMS | OB_OPT, 1, 1, "a GRAPH file"},
     {"unpack", OB_OUTDIR | OB_DIMS, 1, 1, "a GRAPH file"},
-    {"convert", OB_OUTDIR | OB_COMPRESS | OB_SEED | OB_EXTERNAL | OB_DIMS, 1, 1, "a MODEL file"},
+    {"convert", OB_OUTDIR | OB_COMPRESS | OB_SEED | OB_EXTERNAL | OB_DIMS | OB_OPT, 1, 1, "a MODEL file"},
     {"compare", OB_RTOL | OB_ATOL, 2, 2, "two operands, A and B"},
     {"show", 0, 1, INT_MAX, "one or more .npy or .npz files or result folders"},
 };
@@ -129,6 +131,8 @@ static void usage(FILE *f)
             "      --seed N            replace the seed of every random init\n"
             "      --threads N         CPU threads (default: all cores)\n"
             "      --dry-run           parse, validate, infer shapes, plan memory; run nothing\n"
+            "  -O LEVEL                graph optimizer: 0 none, 1 dead nodes, 2 also fuse silu, gelu,\n"
+            "                          layer_norm, fold transposes (default 2); also for info, pack, convert\n"
             "      --allow-external-files  let the graph's \"file\" values name files outside its folder\n"
             "      --print             print every output on stdout as NumPy does (dtype, shape, min/max/mean, values)\n"
             "      --profile           time every node: table on stderr, \"nodes\" in timing.json\n"
@@ -262,7 +266,7 @@ static int parse_args(int argc, char **argv, cli *c)
     opterr = 0;
     optind = 1;
     int ch, idx;
-    while ((ch = getopt_long(ac, av, ":d:i:o:w:n:qvhV", long_opts, &idx)) != -1) {
+    while ((ch = getopt_long(ac, av, ":d:i:o:w:n:O:qvhV", long_opts, &idx)) != -1) {
         switch (ch) {
         case 'd': c->device = optarg; note_opt(c, OB_DEVICE, "--device"); break;
         case 'i':
@@ -342,6 +346,14 @@ static int parse_args(int argc, char **argv, cli *c)
             c->fallback_cpu = 1;
             note_opt(c, OB_FALLBACK, "--fallback");
             break;
+        case 'O': {
+            long level;
+            if (parse_long("-O", optarg, 0, 2, &level))
+                return FT_EUSAGE;
+            c->opt_level = (int)level;
+            note_opt(c, OB_OPT, "-O");
+            break;
+        }
         case 'q': c->quiet = 1; break;
         case 'v': c->verbose = 1; break;
         case 'h': usage(stdout); exit(0);
@@ -466,6 +478,8 @@ static int cmd_devices(void)
     return stdout_status(0);
 }
 
+static ft_opt_stats last_opt; /* of the last load_graph */
+
 static ft_status load_graph(const cli *c, ft_graph **g, ft_error *err)
 {
     ft_load_opts lo = {.seed_override = c->seed, .allow_external = c->allow_external};
@@ -476,6 +490,8 @@ static ft_status load_graph(const cli *c, ft_graph **g, ft_error *err)
         st = ft_graph_load(c->graph, &lo, g, err);
     if (!st)
         st = ft_graph_validate(*g, err);
+    if (!st) /* unpack rewrites the document as written: nothing to optimize */
+        st = ft_graph_optimize(*g, strcmp(c->command, "unpack") ? c->opt_level : 0, &last_opt, err);
     if (st) {
         ft_graph_free(*g);
         *g = NULL;
@@ -628,7 +644,17 @@ static int cmd_pack(const cli *c)
     size_t len = 0;
     ft_pack_stats ps;
     ft_outfile of = {0};
-    ft_status st = ft_graph_doc_text(c->graph, &doc, &len, &err);
+    ft_status st = FT_OK;
+    /* the file's own document, unless the graph was rewritten or the file is
+     * not one (an ONNX model): then the document is made from the graph */
+    if (g->about || last_opt.silu + last_opt.gelu + last_opt.layer_norm + last_opt.transpose + last_opt.dead) {
+        for (int i = 0; i < g->n_tensors; i++)
+            if (g->tensors[i].flags & FT_TF_VALUE)
+                g->tensors[i].flags |= FT_TF_DECLARED;
+        if (!(doc = ft_graph_doc_make(g, &len, &err)))
+            st = err.code ? err.code : FT_ERUNTIME;
+    } else
+        st = ft_graph_doc_text(c->graph, &doc, &len, &err);
     if (!st)
         st = ft_outfile_open(&of, c->outdir, FT_OUT_DASH, &err);
     if (!st && (st = ft_ftg_write(g, doc, len, of.f, c->outdir, c->compress, &ps, &err)))
@@ -1060,7 +1086,7 @@ int main(int argc, char **argv)
 {
     ft_blas_tune(argv); /* may execute ftrun again with better BLAS kernels */
     ft_bindings bind = {0};
-    cli c = {.seed = -1, .bind = &bind};
+    cli c = {.seed = -1, .bind = &bind, .opt_level = FT_OPT_DEFAULT};
     if (argc == 1) {
         usage(stderr);
         return FT_EUSAGE;

@@ -204,6 +204,8 @@ void ft_print_info(FILE *f, const ft_graph *g, const ft_plan *p)
     fprintf(f, "graph: %s\nfile: %s\n", g->name, g->file);
     if (g->about)
         fprintf(f, "source: %s\n", g->about);
+    if (g->opt_note)
+        fprintf(f, "%s\n", g->opt_note);
     fprintf(f, "nodes: %d, tensors: %d\n", g->n_nodes, g->n_tensors);
     fprintf(f, "inputs:%s\n", g->n_inputs ? "" : " (none)");
     for (int i = 0; i < g->n_inputs; i++)

@@ -135,6 +135,7 @@ void ft_graph_free(ft_graph *g)
     free(g->dir);
     free(g->name);
     free(g->about);
+    free(g->opt_note);
     ft_strmap_free(g->tmap);
     if (g->map)
         munmap(g->map, g->map_bytes);

@@ -71,6 +71,7 @@ typedef struct ft_graph {
     struct ft_strmap *tmap; /* tensor name -> index */
     void *map;       /* read-only mapping of a binary graph file (NULL for JSON) */
     char *about;     /* what the reader noted for `ftrun info` (ONNX: producer, opsets, folding), or NULL */
+    char *opt_note;  /* what the optimizer rewrote, for `ftrun info` (optimize.h), or NULL */
     size_t map_bytes;
 } ft_graph;
 

@@ -1,0 +1,39 @@
+/* The graph optimizer: graph -> graph rewrites run after a graph is loaded and
+ * validated and before it is planned (see ftrun(1), OPTIMIZER). Each pass
+ * counts what it rewrote; the graph is validated again afterwards.
+ *
+ *   -O0  nothing
+ *   -O1  dead: nodes whose outputs nobody reads and that are no graph output
+ *   -O2  silu, gelu, layer_norm, transpose, then dead (the default)
+ *
+ * A pattern is rewritten only when its intermediate tensors have no reader
+ * outside it and are no graph output, and the dtypes and shapes are those the
+ * fused op computes. The fused node is the last node of the pattern with a
+ * new op and inputs: it keeps that node's name, so `--check-nodes` and
+ * `--profile` name it as the file did.
+ *
+ * Ownership: works on g in place; g->opt_note (owned by g) gets the line
+ * `ftrun info` prints.
+ *
+ *   ft_graph *g; ... ft_graph_load + ft_graph_validate ...
+ *   ft_opt_stats s;
+ *   if (ft_graph_optimize(g, 2, &s, &err)) ... err.msg    // g re-validated
+ *   printf("%d silu\n", s.silu);
+ */
+#ifndef FT_OPTIMIZE_H
+#define FT_OPTIMIZE_H
+
+#include "graph.h"
+
+#define FT_OPT_DEFAULT 2
+
+typedef struct ft_opt_stats {
+    int level;
+    int silu, gelu, layer_norm, transpose, dead;
+} ft_opt_stats;
+
+/* Run the passes of `level` (0, 1 or 2) on a validated graph, then validate
+ * it again. stats may be NULL. */
+ft_status ft_graph_optimize(ft_graph *g, int level, ft_opt_stats *stats, ft_error *err);
+
+#endif

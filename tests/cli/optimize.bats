@@ -1,0 +1,251 @@
+#!/usr/bin/env bats
+# The graph optimizer (src/graph/optimize.c, ftrun(1) OPTIMIZER): each fusion
+# rewrites its expanded form, the fused graph computes what NumPy computes for
+# the expanded form, a pattern whose intermediate has another reader is left
+# alone, and -O0 rewrites nothing.
+
+load helpers
+
+# mk KIND: writes $T/KIND.onnx (one input x, output y and maybe z), $T/x.npy and
+# $T/want.npy, NumPy's value of y computed the expanded way (float64, then f32).
+mk() {
+    "$PYTHON" - "$1" "$T" <<'EOF'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper as h, numpy_helper as nh
+
+kind, out = sys.argv[1], sys.argv[2]
+rng = np.random.default_rng(7)
+x = (rng.standard_normal((2, 5, 16)) * 2).astype(np.float32)
+xd = x.astype(np.float64)
+C = lambda name, v: nh.from_array(np.asarray(v, dtype=np.float32), name)
+inits, nodes, outs, opset = [], [], ["y"], 13
+erf = np.vectorize(__import__("math").erf)
+if kind in ("silu", "silu_swapped", "silu_shared"):
+    order = ["s", "x"] if kind != "silu_swapped" else ["x", "s"]
+    nodes = [h.make_node("Sigmoid", ["x"], ["s"], name="sig"), h.make_node("Mul", order, ["y"], name="swish")]
+    want = xd / (1 + np.exp(-xd))
+    if kind == "silu_shared":
+        outs.append("s")
+elif kind in ("gelu", "gelu_half_first", "gelu_shared"):
+    nodes = [h.make_node("Div", ["x", "sqrt2"], ["d"]), h.make_node("Erf", ["d"], ["e"]),
+             h.make_node("Add", ["e", "one"], ["a"])]
+    inits = [C("sqrt2", 1.4142135), C("one", 1.0), C("half", 0.5)]
+    if kind == "gelu_half_first":
+        nodes[0] = h.make_node("Mul", ["x", "rsqrt2"], ["d"])
+        inits.append(C("rsqrt2", 0.70710677))
+        nodes += [h.make_node("Mul", ["x", "half"], ["xh"]), h.make_node("Mul", ["xh", "a"], ["y"], name="gelu_out")]
+    else:
+        nodes += [h.make_node("Mul", ["x", "a"], ["m"]), h.make_node("Mul", ["m", "half"], ["y"], name="gelu_out")]
+    if kind == "gelu_shared":
+        nodes.append(h.make_node("Neg", ["e"], ["z"]))
+        outs.append("z")
+    want = 0.5 * xd * (1 + erf(xd / np.sqrt(2)))
+elif kind in ("gelu_tanh", "gelu_tanh_pow"):
+    k = np.sqrt(2 / np.pi)
+    inits = [C("k", k), C("c", 0.044715), C("one", 1.0), C("half", 0.5), C("three", 3.0)]
+    if kind == "gelu_tanh":  # torch.onnx: 0.5 * (x * (1 + tanh(k * (x + c * (x * (x * x))))))
+        nodes = [h.make_node("Mul", ["x", "x"], ["x2"]), h.make_node("Mul", ["x", "x2"], ["x3"])]
+    else:  # 0.5 * x * (1 + tanh(k * (x + c * pow(x, 3)))), the half first
+        nodes = [h.make_node("Pow", ["x", "three"], ["x3"])]
+    nodes += [h.make_node("Mul", ["c", "x3"], ["cx3"]), h.make_node("Add", ["x", "cx3"], ["in"]),
+              h.make_node("Mul", ["k", "in"], ["u"]), h.make_node("Tanh", ["u"], ["t"]),
+              h.make_node("Add", ["one", "t"], ["a"])]
+    if kind == "gelu_tanh":
+        nodes += [h.make_node("Mul", ["x", "a"], ["m"]), h.make_node("Mul", ["half", "m"], ["y"], name="gelu_out")]
+    else:
+        nodes += [h.make_node("Mul", ["half", "x"], ["xh"]), h.make_node("Mul", ["xh", "a"], ["y"], name="gelu_out")]
+    want = 0.5 * xd * (1 + np.tanh(k * (xd + 0.044715 * xd ** 3)))
+elif kind in ("layer_norm", "layer_norm_shared"):
+    g = (rng.random(16) + 0.5).astype(np.float32)
+    b = (rng.standard_normal(16) * 0.1).astype(np.float32)
+    inits = [C("two", 2.0), C("eps", 1e-5), C("gamma", g), C("beta", b)]
+    nodes = [h.make_node("ReduceMean", ["x"], ["mu"], axes=[-1]), h.make_node("Sub", ["x", "mu"], ["d"]),
+             h.make_node("Pow", ["d", "two"], ["sq"]), h.make_node("ReduceMean", ["sq"], ["var"], axes=[-1]),
+             h.make_node("Add", ["var", "eps"], ["ve"]), h.make_node("Sqrt", ["ve"], ["sd"]),
+             h.make_node("Div", ["d", "sd"], ["n"]), h.make_node("Mul", ["n", "gamma"], ["sc"]),
+             h.make_node("Add", ["sc", "beta"], ["y"], name="ln_out")]
+    if kind == "layer_norm_shared":
+        nodes.append(h.make_node("Abs", ["d"], ["z"]))
+        outs.append("z")
+    d = xd - xd.mean(-1, keepdims=True)
+    want = d / np.sqrt((d ** 2).mean(-1, keepdims=True) + 1e-5) * g + b
+elif kind == "gemm_transposed":  # gemm(transpose(x), w, b) with trans_a 1: x @ w + b
+    x = rng.standard_normal((5, 6)).astype(np.float32)
+    w, b = rng.standard_normal((6, 4)).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+    xd = x.astype(np.float64)
+    inits = [C("w", w), C("b", b)]
+    nodes = [h.make_node("Transpose", ["x"], ["t"], perm=[1, 0]),
+             h.make_node("Gemm", ["t", "w", "b"], ["y"], name="fc", transA=1)]
+    want = xd @ w + b
+elif kind == "dead":
+    nodes = [h.make_node("Exp", ["x"], ["unused"], name="gone"), h.make_node("Relu", ["x"], ["y"])]
+    want = np.maximum(xd, 0)
+vi = lambda n: h.make_tensor_value_info(n, TensorProto.FLOAT, None)
+graph = h.make_graph(nodes, kind, [h.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                     [vi(n) for n in outs], inits)
+model = h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
+onnx.save(model, f"{out}/{kind}.onnx")
+np.save(f"{out}/x.npy", x)
+np.save(f"{out}/want.npy", want.astype(np.float32))
+EOF
+}
+
+# opt_line KIND [LEVEL]: the optimizer line of `ftrun info`.
+opt_line() {
+    "$FTRUN" info "$T/$1.onnx" ${2:+-O$2} | grep '^optimizer'
+}
+
+# same KIND: y at -O2 equals NumPy's expanded form and y at -O0.
+same() {
+    "$FTRUN" "$T/$1.onnx" -i x=x.npy -o o2 -q --expect want.npy --rtol 1e-4 --atol 1e-5
+    "$FTRUN" "$T/$1.onnx" -i x=x.npy -o o0 -q -O0 --expect want.npy --rtol 1e-4 --atol 1e-5
+    "$FTRUN" compare o2/y.npy o0/y.npy --rtol 1e-5 --atol 1e-6
+}
+
+@test "silu: mul(sigmoid(x), x) in either order becomes silu, and computes x*sigmoid(x)" {
+    for k in silu silu_swapped; do
+        mk $k
+        run opt_line $k
+        [ "$output" = "optimizer (-O2): silu 1, gelu 0, layer_norm 0, transpose 0, dead 0" ]
+        run "$FTRUN" info "$T/$k.onnx"
+        [[ "$output" =~ swish\ +silu ]]
+        [[ ! "$output" =~ sigmoid ]]
+        same $k
+    done
+}
+
+@test "gelu: the erf form (two associations) and the tanh form (x*x*x or pow(x, 3)) become gelu" {
+    # gelu, gelu_half_first: x/2 (1 + erf(x/sqrt 2)); gelu_tanh*: approximate tanh
+    for k in gelu gelu_half_first gelu_tanh gelu_tanh_pow; do
+        mk $k
+        run opt_line $k
+        [ "$output" = "optimizer (-O2): silu 0, gelu 1, layer_norm 0, transpose 0, dead 0" ]
+        run "$FTRUN" info "$T/$k.onnx"
+        [[ "$output" =~ gelu_out\ +gelu ]]
+        [[ ! "$output" =~ (erf|tanh)\  ]]
+        [[ "$output" =~ nodes:\ 1, ]]
+        same $k
+    done
+}
+
+@test "layer_norm: the opset-13 expansion with scale and bias becomes layer_norm" {
+    mk layer_norm
+    run opt_line layer_norm
+    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 1, transpose 0, dead 0" ]
+    run "$FTRUN" info "$T/layer_norm.onnx"
+    [[ "$output" =~ ln_out\ +layer_norm ]]
+    [[ "$output" =~ nodes:\ 1, ]]
+    same layer_norm
+}
+
+@test "a PyTorch opset-13 export (encoder layer, LayerNorm, tanh GELU) is fused and still computes what PyTorch does" {
+    "$PYTHON" - <<'EOF'
+import numpy as np, torch
+torch.manual_seed(0)
+class M(torch.nn.Module):
+    def __init__(s):
+        super().__init__()
+        s.enc = torch.nn.TransformerEncoderLayer(64, 4, 256, batch_first=True, dropout=0.0, activation="gelu")
+        s.ln, s.act, s.lin = torch.nn.LayerNorm(64), torch.nn.GELU(approximate="tanh"), torch.nn.Linear(64, 64)
+    def forward(s, x):
+        return s.lin(s.act(s.ln(s.enc(x))))
+m = M().eval()
+for ln in (m.enc.norm1, m.enc.norm2, m.ln):
+    with torch.no_grad():
+        ln.weight.uniform_(0.5, 1.5), ln.bias.normal_(0, 0.1)
+x = torch.randn(1, 16, 64)
+torch.onnx.export(m, x, "m.onnx", opset_version=13, input_names=["x"], output_names=["y"])
+np.save("x.npy", x.numpy())
+with torch.no_grad():
+    np.save("want.npy", m(x).numpy())
+EOF
+    run "$FTRUN" info m.onnx
+    [[ "$output" =~ optimizer\ \(-O2\):\ silu\ 0,\ gelu\ 2,\ layer_norm\ 3,\ transpose\ 0,\ dead\ 0 ]]
+    [[ ! "$output" =~ reduce_mean ]]
+    "$FTRUN" m.onnx -i x=x.npy -o o2 -q --expect want.npy --rtol 1e-4 --atol 1e-4
+    "$FTRUN" m.onnx -i x=x.npy -o o0 -q -O0 --expect want.npy --rtol 1e-4 --atol 1e-4
+}
+
+@test "a pattern whose intermediate has another reader or is an output is not rewritten" {
+    for k in silu_shared gelu_shared layer_norm_shared; do
+        mk $k
+        run opt_line $k
+        [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, dead 0" ]
+        "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o2 -q
+        py 'assert np.allclose(np.load("o2/y.npy"), np.load("want.npy"), rtol=1e-4, atol=1e-5)'
+    done
+}
+
+@test "transpose: of a constant folds into the constant; of a gemm operand folds into trans_a" {
+    npy w.npy 'np.random.default_rng(3).standard_normal((2, 3, 4)).astype(np.float32)'
+    npy x.npy 'np.random.default_rng(4).standard_normal((4, 2, 3)).astype(np.float32)'
+    graph tc.json <<'EOF'
+{"ftrun": 1, "name": "tc",
+ "tensors": {"x": {"dtype": "f32", "shape": [4, 2, 3]}, "w": {"dtype": "f32", "shape": [2, 3, 4], "file": "w.npy"}},
+ "inputs": ["x"], "outputs": ["y"],
+ "nodes": [{"name": "wt", "op": "transpose", "inputs": ["w"], "outputs": ["w_t"], "attrs": {"perm": [2, 0, 1]}},
+           {"name": "sum", "op": "add", "inputs": ["x", "w_t"], "outputs": ["y"]}]}
+EOF
+    run "$FTRUN" info tc.json
+    [[ "$output" =~ optimizer\ \(-O2\):\ silu\ 0,\ gelu\ 0,\ layer_norm\ 0,\ transpose\ 1,\ dead\ 0 ]]
+    [[ "$output" =~ nodes:\ 1, ]]
+    npy want.npy 'np.load("x.npy") + np.load("w.npy").transpose(2, 0, 1)'
+    "$FTRUN" tc.json -i x=x.npy -o o2 -q --expect want.npy --rtol 0 --atol 0
+    "$FTRUN" tc.json -i x=x.npy -o o0 -q -O0 --expect want.npy --rtol 0 --atol 0
+    mk gemm_transposed
+    run opt_line gemm_transposed
+    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 1, dead 0" ]
+    run "$FTRUN" info "$T/gemm_transposed.onnx"
+    [[ "$output" =~ nodes:\ 1, ]]
+    same gemm_transposed
+}
+
+@test "dead nodes go at -O1 and -O2, not at -O0" {
+    mk dead
+    run opt_line dead 1
+    [ "$output" = "optimizer (-O1): dead 1" ]
+    run "$FTRUN" info "$T/dead.onnx"
+    [[ "$output" =~ dead\ 1 ]]
+    [[ ! "$output" =~ gone ]]
+    run "$FTRUN" info "$T/dead.onnx" -O0
+    [[ "$output" =~ gone\ +exp ]]
+    same dead
+}
+
+@test "-O0 rewrites nothing" {
+    for k in silu gelu layer_norm; do
+        mk $k
+        run opt_line $k 0
+        [ "$output" = "optimizer (-O0): off" ]
+        run "$FTRUN" info "$T/$k.onnx" -O0
+        [[ ! "$output" =~ (silu|gelu|layer_norm)\  ]]
+    done
+}
+
+@test "convert and pack write the optimized graph, or the graph as read with -O0" {
+    mk silu
+    "$FTRUN" convert "$T/silu.onnx" -o s2.ftg -q
+    "$FTRUN" convert "$T/silu.onnx" -o s0.ftg -q -O0
+    run "$FTRUN" info s2.ftg -O0
+    [[ "$output" =~ swish\ +silu ]]
+    run "$FTRUN" info s0.ftg -O0
+    [[ "$output" =~ sigmoid ]]
+    "$FTRUN" unpack s0.ftg -o u0 -q
+    "$FTRUN" pack u0/graph.json -o p2.ftg -q
+    run "$FTRUN" info p2.ftg -O0
+    [[ "$output" =~ swish\ +silu ]]
+    "$FTRUN" p2.ftg -i x=x.npy -o o -q --expect want.npy --rtol 1e-4 --atol 1e-5
+}
+
+@test "-O takes 0, 1 or 2 and only where a graph is read" {
+    mk silu
+    run "$FTRUN" info "$T/silu.onnx" -O3
+    [ "$status" -eq 2 ]
+    [[ "$output" =~ -O ]]
+    run "$FTRUN" unpack "$T/silu.onnx" -o u -O1
+    [ "$status" -eq 2 ]
+    run "$FTRUN" compare a.npy b.npy -O1
+    [ "$status" -eq 2 ]
+}
