@@ -111,6 +111,14 @@ static void free_attrs(ft_node *n)
     free(n->attrs);
 }
 
+void ft_node_clear(ft_node *n)
+{
+    free(n->name);
+    free(n->in);
+    free(n->out);
+    free_attrs(n);
+}
+
 void ft_graph_free(ft_graph *g)
 {
     if (!g)
@@ -120,12 +128,8 @@ void ft_graph_free(ft_graph *g)
         if (!g->tensors[i].borrowed)
             free(g->tensors[i].value);
     }
-    for (int i = 0; i < g->n_nodes; i++) {
-        free(g->nodes[i].name);
-        free(g->nodes[i].in);
-        free(g->nodes[i].out);
-        free_attrs(&g->nodes[i]);
-    }
+    for (int i = 0; i < g->n_nodes; i++)
+        ft_node_clear(&g->nodes[i]);
     free(g->tensors);
     free(g->nodes);
     free(g->inputs);

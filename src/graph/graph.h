@@ -113,6 +113,9 @@ ft_status ft_graph_load_json(const char *path, const char *text, size_t len, con
  * checks of declarations against inference, value presence. */
 ft_status ft_graph_validate(ft_graph *g, ft_error *err);
 void ft_graph_free(ft_graph *g);
+/* Release what a node owns (name, input and output lists, attributes), not
+ * the node itself: for nodes built outside a graph's array. */
+void ft_node_clear(ft_node *n);
 /* Infer the dtype and shape of n's outputs from its inputs' (already known),
  * checking declared outputs; what ft_graph_validate does for every node. */
 ft_status ft_node_infer(ft_graph *g, ft_node *n, ft_error *err);

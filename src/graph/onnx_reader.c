@@ -603,11 +603,8 @@ ft_status ft_onnx_load(const char *path, const unsigned char *buf, size_t len, c
         g->nodes = ft_calloc((size_t)(c->n_nodes ? c->n_nodes : 1), sizeof *g->nodes);
         if (!g->nodes) {
             for (int i = 0; i < c->n_nodes; i++) {
-                ft_node *fn = c->nodes[i];
-                free(fn->name);
-                free(fn->in);
-                free(fn->out);
-                free(fn); /* attrs of a failed import may leak here, on out of memory only */
+                ft_node_clear(c->nodes[i]);
+                free(c->nodes[i]);
             }
             st = st ? st : onx_oom(c);
         } else {
