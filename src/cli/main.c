@@ -21,6 +21,7 @@
 #include "../runtime/compare.h"
 #include "profile.h"
 #include "check.h"
+#include "cliutil.h"
 #include "convert.h"
 #include "inputs.h"
 #include "report.h"
@@ -152,18 +153,6 @@ static void usage(FILE *f)
             "Exit status: 0 success, 1 comparison out of tolerance, 2 usage error,\n"
             "3 invalid graph or input, 4 run-time failure, 130/143 stopped by SIGINT/SIGTERM.\n"
             "See ftrun(1) and ftrun-graph(5).\n");
-}
-
-int usage_error(const char *fmt, ...) FT_PRINTF(1, 2);
-int usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "%s: error: ", prog);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\nTry 'ftrun --help'.\n");
-    return FT_EUSAGE;
 }
 
 static int fail(const ft_error *err)
@@ -399,62 +388,6 @@ static int parse_args(int argc, char **argv, cli *c)
     if (c->bind->have_range && !c->bind->random)
         return usage_error("option --random-range needs --random-inputs");
     return 0;
-}
-
-/* Parse DEV into a backend and device index; returns an exit code (0 ok).
- * need_device: the device must be usable (run); otherwise (ops) the backend's
- * table is enough. auto is cuda:0 when a CUDA device and the CUDA backend are
- * both usable, else the CPU; an explicitly requested device is never replaced. */
-int pick_device(const char *dev, int need_device, int quiet, const ft_backend **be, int *index, char *name, size_t nsz)
-{
-    ft_error e = {0};
-    *index = 0;
-    if (!dev || !strcmp(dev, "auto")) {
-        ft_device_info d[1];
-        if (ft_cuda_devices(d, 1, &e) > 0) {
-            const ft_backend *cb = ft_backend_get("cuda", &e);
-            if (cb) {
-                *be = cb;
-                snprintf(name, nsz, "cuda:0");
-                return 0;
-            }
-            if (!quiet)
-                fprintf(stderr, "%s: warning: a CUDA device is present but %s; running on cpu\n", prog, e.msg);
-        }
-        *be = &ft_cpu_backend;
-        snprintf(name, nsz, "cpu");
-        return 0;
-    }
-    if (!strcmp(dev, "cpu")) {
-        *be = &ft_cpu_backend;
-        snprintf(name, nsz, "cpu");
-        return 0;
-    }
-    int idx = 0;
-    if (!strcmp(dev, "cuda") || (!strncmp(dev, "cuda:", 5) && dev[5] && strspn(dev + 5, "0123456789") == strlen(dev + 5) &&
-                                 strlen(dev + 5) < 6 && (idx = atoi(dev + 5), 1))) {
-        *index = idx;
-        snprintf(name, nsz, "cuda:%d", idx);
-        if (need_device) {
-            ft_device_info d[64];
-            int n = ft_cuda_devices(d, 64, &e);
-            if (n < 0) {
-                fprintf(stderr, "%s: error: device 'cuda:%d' is not available: %s\n", prog, idx, e.msg);
-                return FT_ERUNTIME;
-            }
-            if (idx >= n) {
-                fprintf(stderr, "%s: error: device 'cuda:%d' is not available: this machine has %d CUDA device%s (cuda:0%s%.0d)\n",
-                        prog, idx, n, n == 1 ? "" : "s", n > 1 ? " to cuda:" : "", n > 1 ? n - 1 : 0);
-                return FT_ERUNTIME;
-            }
-        }
-        if (!(*be = ft_backend_get("cuda", &e))) {
-            fprintf(stderr, "%s: error: device 'cuda:%d' is not available: %s\n", prog, idx, e.msg);
-            return FT_ERUNTIME;
-        }
-        return 0;
-    }
-    return usage_error("option --device: '%s' is not one of cpu, cuda, cuda:N, auto", dev);
 }
 
 static int cmd_devices(void)

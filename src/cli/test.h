@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "../runtime/backend.h"
+#include "cliutil.h"
 
 /* argv[0] is the command word ("test"); options as in ftrun(1). */
 typedef struct ft_test_opts {
@@ -35,14 +36,5 @@ int ft_test_find_model(const char *dir, char *path, size_t n);
 /* Run the case in folder dir: 'P' pass, 'F' fail, 'U' unsupported, with a
  * one-line message. Writes details (comparisons with verbose) on stderr. */
 char ft_test_run_case(const ft_test_opts *o, const char *dir, char *msg, size_t msz);
-
-/* The device parser of the command line (src/cli/main.c): DEV (NULL or
- * "auto", cpu, cuda, cuda:N) to a backend and device index; need_device: the
- * device must be usable. Returns an exit status (0 ok) after printing why. */
-int pick_device(const char *dev, int need_device, int quiet, const ft_backend **be, int *index, char *name, size_t nsz);
-
-/* "ftrun: error: MESSAGE" and "Try 'ftrun --help'." on stderr; returns
- * FT_EUSAGE (src/cli/main.c). */
-int usage_error(const char *fmt, ...) FT_PRINTF(1, 2);
 
 #endif

@@ -11,7 +11,10 @@ setup_file() {
     local b
     b=$(cd "$(dirname "$FTRUN")" && pwd)
     local objs=()
-    while IFS= read -r o; do objs+=("$o"); done < <(find "$b/src" -name '*.o' ! -path '*/cli/main.o' ! -path '*/cuda/*' | sort)
+    # the objects of today's sources only (a build folder may keep those of removed files)
+    while IFS= read -r o; do
+        [ -f "$ROOT/${o#"$b"/}" ] && objs+=("${o%.c}.o")
+    done < <(cd "$b" && find src -name '*.o' ! -path '*/cli/main.o' ! -path '*/cuda/*' | sed 's/\.o$/.c/' | sort | sed "s|^|$b/|")
     local san=()
     [ -n "${FTRUN_SANITIZED:-}" ] && san=(-fsanitize=address,undefined)
     cc -std=gnu11 -O1 -g "${san[@]}" -I"$ROOT/src" -I"$b/gen" -rdynamic -o "$BATS_FILE_TMPDIR/unit" "$TESTS_DIR/unit/unit.c" \

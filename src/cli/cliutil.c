@@ -1,0 +1,75 @@
+/* What the commands of src/cli share: the usage-error message and the
+ * device option's parser (run, ops, test). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cliutil.h"
+
+int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: error: ", "ftrun");
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'ftrun --help'.\n");
+    return FT_EUSAGE;
+}
+
+/* Parse DEV into a backend and device index; returns an exit code (0 ok).
+ * need_device: the device must be usable (run); otherwise (ops) the backend's
+ * table is enough. auto is cuda:0 when a CUDA device and the CUDA backend are
+ * both usable, else the CPU; an explicitly requested device is never replaced. */
+int pick_device(const char *dev, int need_device, int quiet, const ft_backend **be, int *index, char *name, size_t nsz)
+{
+    ft_error e = {0};
+    *index = 0;
+    if (!dev || !strcmp(dev, "auto")) {
+        ft_device_info d[1];
+        if (ft_cuda_devices(d, 1, &e) > 0) {
+            const ft_backend *cb = ft_backend_get("cuda", &e);
+            if (cb) {
+                *be = cb;
+                snprintf(name, nsz, "cuda:0");
+                return 0;
+            }
+            if (!quiet)
+                fprintf(stderr, "%s: warning: a CUDA device is present but %s; running on cpu\n", "ftrun", e.msg);
+        }
+        *be = &ft_cpu_backend;
+        snprintf(name, nsz, "cpu");
+        return 0;
+    }
+    if (!strcmp(dev, "cpu")) {
+        *be = &ft_cpu_backend;
+        snprintf(name, nsz, "cpu");
+        return 0;
+    }
+    int idx = 0;
+    if (!strcmp(dev, "cuda") || (!strncmp(dev, "cuda:", 5) && dev[5] && strspn(dev + 5, "0123456789") == strlen(dev + 5) &&
+                                 strlen(dev + 5) < 6 && (idx = atoi(dev + 5), 1))) {
+        *index = idx;
+        snprintf(name, nsz, "cuda:%d", idx);
+        if (need_device) {
+            ft_device_info d[64];
+            int n = ft_cuda_devices(d, 64, &e);
+            if (n < 0) {
+                fprintf(stderr, "%s: error: device 'cuda:%d' is not available: %s\n", "ftrun", idx, e.msg);
+                return FT_ERUNTIME;
+            }
+            if (idx >= n) {
+                fprintf(stderr, "%s: error: device 'cuda:%d' is not available: this machine has %d CUDA device%s (cuda:0%s%.0d)\n",
+                        "ftrun", idx, n, n == 1 ? "" : "s", n > 1 ? " to cuda:" : "", n > 1 ? n - 1 : 0);
+                return FT_ERUNTIME;
+            }
+        }
+        if (!(*be = ft_backend_get("cuda", &e))) {
+            fprintf(stderr, "%s: error: device 'cuda:%d' is not available: %s\n", "ftrun", idx, e.msg);
+            return FT_ERUNTIME;
+        }
+        return 0;
+    }
+    return usage_error("option --device: '%s' is not one of cpu, cuda, cuda:N, auto", dev);
+}
