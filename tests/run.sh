@@ -25,11 +25,11 @@ echo "# numeric tests against NumPy"
 "${cpu_env[@]}" "$PYTHON" "$here"/numeric/test_ops.py 2>&1 | tee -a "$log" || status=1
 echo "# ONNX's own test data (libonnx-testdata) through ftrun test"
 "${cpu_env[@]}" "$PYTHON" "$here"/onnx/testdata.py 2>&1 | tee -a "$log" || status=1
-echo "# ONNX op mappers: ONNX's node test data, and newer-opset models against NumPy/PyTorch"
-"${cpu_env[@]}" "$PYTHON" "$here"/onnx/node_cases.py 2>&1 | tee -a "$log" || status=1
+echo "# ONNX op mappers on newer opsets and expansions, against NumPy/PyTorch"
 "${cpu_env[@]}" "$PYTHON" "$here"/onnx/op_mappers.py 2>&1 | tee -a "$log" || status=1
 echo "# ONNX load-time folding against NumPy"
 "${cpu_env[@]}" "$PYTHON" "$here"/onnx/fold_cases.py 2>&1 | tee -a "$log" || status=1
+echo "# models exported from PyTorch/torchvision, against PyTorch"
 "${cpu_env[@]}" "$here"/onnx/torch_models.sh 2>&1 | tee -a "$log" || status=1
 
 # The CUDA tier: the numeric tests again on cuda:0 (against NumPy) and the
