@@ -121,8 +121,8 @@ def main():
         n += 1
         seen.add(name)
         folder = name.split("/")[0]
-        c = counts.setdefault(folder, {"pass": 0, "fail": 0, "unsupported": 0})
-        c[status] += 1
+        c = counts.setdefault(folder, {"pass": 0, "fail": 0, "unsupported": 0, "differs": 0})
+        c["differs" if name in differs and status == "fail" else status] += 1
         if name in differs:
             if status == "fail":
                 print("ok %d - %s # skip reference differs: %s" % (n, name, differs[name]))
@@ -151,7 +151,8 @@ def main():
               (n, name, "unsupported.txt" if name in listed else "reference_differs.txt", root))
         bad += 1
     for folder, c in counts.items():
-        print("# %s: %d passed, %d unsupported, %d failed" % (folder, c["pass"], c["unsupported"], c["fail"]))
+        print("# %s: %d passed, %d unsupported, %d reference differs, %d failed" %
+              (folder, c["pass"], c["unsupported"], c["differs"], c["fail"]))
     print("# ONNX test data: %d cases in %.1f s (ftrun test -j %s)" % (len(cases), wall, jobs))
     if write_list:
         with open(LIST + ".tmp", "w") as f:
