@@ -914,7 +914,8 @@ int ft_onnx_fold(onx_ctx *c, const onx_node *n, ft_status *st)
     for (size_t i = 0; i < FT_ARRAY_LEN(evaluable); i++)
         if (!strcmp(op, evaluable[i].op))
             k = evaluable[i].k;
-    if (k == K_NONE || n->n_in < 1 || n->n_in > 16)
+    /* only forms the mappers know (an older opset's signature may differ) */
+    if (k == K_NONE || n->n_in < 1 || n->n_in > 16 || !onx_find_map(op, n->opset))
         return 0;
     val in[16];
     int nin = 0;

@@ -1,7 +1,7 @@
 /* ONNX models in: ModelProto -> ft_graph.
  *
  * The model is unpacked with protobuf-c, checked (ir_version 3-10, default
- * domain opset 7-23), its inputs' shapes fixed through the dims resolver
+ * domain opset 1-23), its inputs' shapes fixed through the dims resolver
  * (dims.h), and its nodes imported in file order: load-time folding first
  * (onnx_fold.c), else the node's mapper (onnx_ops*.c, contract in
  * onnx_import.h), then inference of what was emitted so later nodes see
@@ -79,7 +79,12 @@ static ft_status import_node(onx_ctx *c, const Onnx__NodeProto *np, int index)
     const onx_op_map *m = onx_find_map(n.op_type, n.opset);
     if (!m) {
         char key[300], nm[FT_MAX_NAME + 8];
-        snprintf(key, sizeof key, "op %s (opset %d) is not supported:", n.op_type, n.opset);
+        const onx_op_map *later = onx_find_map(n.op_type, 23);
+        if (later && later->since > n.opset) /* an older form of the op (legacy attributes) */
+            snprintf(key, sizeof key, "op %s at opset %d is not supported (ftrun reads it from opset %d):", n.op_type, n.opset,
+                     later->since);
+        else
+            snprintf(key, sizeof key, "op %s (opset %d) is not supported:", n.op_type, n.opset);
         snprintf(nm, sizeof nm, "'%s'", n.name);
         st = onx_record(c, key, nm);
         return st == FT_EGRAPH ? poison_outputs(c, np) : st;
@@ -390,8 +395,8 @@ static ft_status check_model(onx_ctx *c)
     /* only other domains: their nodes are listed as unsupported, a default-domain node is an error */
     if (c->opset < 0)
         c->opset = 0;
-    else if (c->opset < 7 || c->opset > 23)
-        return ft_err(c->err, FT_EGRAPH, "%s: opset %d of the default domain is not supported (ftrun reads opsets 7 to 23)",
+    else if (c->opset < 1 || c->opset > 23)
+        return ft_err(c->err, FT_EGRAPH, "%s: opset %d of the default domain is not supported (ftrun reads opsets 1 to 23)",
                       c->file, c->opset);
     if (!m->graph)
         return ft_err(c->err, FT_EGRAPH, "%s: the model has no graph", c->file);
