@@ -108,15 +108,16 @@ static char *fz_name(fz_rng *r, Onnx__GraphProto *g)
     for (size_t i = 0; i < g->n_node; i++)
         total += g->node[i]->n_output;
     size_t k = fz_below(r, total + 1);
+    /* an unset name is NULL in a message made here: packing needs a string */
     if (k < g->n_input)
-        return g->input[k]->name;
+        return g->input[k]->name ? g->input[k]->name : (char *)"";
     k -= g->n_input;
     if (k < g->n_initializer)
-        return g->initializer[k]->name;
+        return g->initializer[k]->name ? g->initializer[k]->name : (char *)"";
     k -= g->n_initializer;
     for (size_t i = 0; i < g->n_node; i++) {
         if (k < g->node[i]->n_output)
-            return g->node[i]->output[k];
+            return g->node[i]->output[k] ? g->node[i]->output[k] : (char *)"";
         k -= g->node[i]->n_output;
     }
     return (char *)"";
@@ -246,7 +247,8 @@ static void fz_mutate_model(fz_rng *r, fz_arena *ar, Onnx__ModelProto *m)
             char **in = fz_alloc(ar, (n->n_input + 1) * sizeof *in);
             if (!in)
                 break;
-            memcpy(in, n->input, n->n_input * sizeof *in);
+            if (n->n_input)
+                memcpy(in, n->input, n->n_input * sizeof *in);
             in[n->n_input] = fz_name(r, g);
             n->input = in, n->n_input++;
         }
@@ -279,9 +281,11 @@ static void fz_mutate_model(fz_rng *r, fz_arena *ar, Onnx__ModelProto *m)
             if (!nn)
                 break;
             size_t k = fz_below(r, g->n_node + 1);
-            memcpy(nn, g->node, k * sizeof *nn);
+            if (k)
+                memcpy(nn, g->node, k * sizeof *nn);
             nn[k] = n;
-            memcpy(nn + k + 1, g->node + k, (g->n_node - k) * sizeof *nn);
+            if (g->n_node > k)
+                memcpy(nn + k + 1, g->node + k, (g->n_node - k) * sizeof *nn);
             g->node = nn, g->n_node++;
         }
         break;

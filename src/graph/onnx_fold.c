@@ -402,14 +402,15 @@ static double unary_f(const char *op, double x)
 
 static int64_t unary_i(const char *op, int64_t x)
 {
+    /* two's complement wrap, as the kernels compute it (no overflow on INT64_MIN) */
     if (!strcmp(op, "Neg"))
-        return -x;
+        return (int64_t)(0 - (uint64_t)x);
     if (!strcmp(op, "Abs"))
-        return x < 0 ? -x : x;
+        return x < 0 ? (int64_t)(0 - (uint64_t)x) : x;
     if (!strcmp(op, "Not"))
         return !x;
     if (!strcmp(op, "Sqrt"))
-        return (int64_t)sqrt((double)x);
+        return to_i64(sqrt((double)x));
     return x;
 }
 

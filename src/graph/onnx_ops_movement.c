@@ -206,6 +206,11 @@ ft_status ox_map_depth_space(onx_ctx *c, const onx_node *n)
         return onx_error(c, n, FT_EGRAPH, "expects a 4-D input [N,C,H,W] and blocksize >= 1 (rank %d, blocksize "
                          "%lld)", s->rank, (long long)b);
     int64_t N = s->dims[0], C = s->dims[1], H = s->dims[2], W = s->dims[3];
+    uint64_t bb, cbb, hb, wb;
+    if (ft_mul_overflow((uint64_t)b, (uint64_t)b, &bb) || ft_mul_overflow((uint64_t)C, bb, &cbb) ||
+        ft_mul_overflow((uint64_t)H, (uint64_t)b, &hb) || ft_mul_overflow((uint64_t)W, (uint64_t)b, &wb) ||
+        cbb > INT64_MAX || hb > INT64_MAX || wb > INT64_MAX)
+        return onx_error(c, n, FT_EGRAPH, "blocksize %lld is too large for the input's shape", (long long)b);
     ft_shape six = {.rank = 6}, fin = {.rank = 4};
     int64_t perm[6];
     if (to_space) {
