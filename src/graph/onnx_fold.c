@@ -263,8 +263,12 @@ static ft_status fold_constant_of_shape(onx_ctx *c, const onx_node *n)
     ft_status st = need_const(c, n, 0, "shape", &sh);
     if (st)
         return st;
+    if (sh.n > FT_MAX_RANK) {
+        val_free(&sh);
+        return onx_error(c, n, FT_EGRAPH, "shape has %llu dims (the limit is %d)", (unsigned long long)sh.n, FT_MAX_RANK);
+    }
     ft_shape s = {.rank = (int)sh.n};
-    for (uint64_t k = 0; k < sh.n && k < FT_MAX_RANK; k++)
+    for (uint64_t k = 0; k < sh.n; k++)
         s.dims[k] = geti(&sh, k);
     val_free(&sh);
     for (int d = 0; d < s.rank; d++)
@@ -275,7 +279,7 @@ static ft_status fold_constant_of_shape(onx_ctx *c, const onx_node *n)
     if (a && (st = onx_attr_tensor(c, n, a, &fillv)))
         return st;
     uint64_t numel, bytes;
-    if (s.rank > FT_MAX_RANK || ft_shape_numel(&s, &numel) || ft_mul_overflow(numel, ft_dtype_size(fillv.dtype), &bytes) ||
+    if (ft_shape_numel(&s, &numel) || ft_mul_overflow(numel, ft_dtype_size(fillv.dtype), &bytes) ||
         bytes > FOLD_ONLY_MAX_BYTES) {
         ft_npy_clear(&fillv);
         return onx_unsupported(c, n, "the constant it makes is too large to fold (limit %llu bytes)",
