@@ -345,10 +345,12 @@ static ft_status fold_eye_like(onx_ctx *c, const onx_node *n)
     val v;
     if (!shape_ok(&t->shape, FOLD_ONLY_MAX_BYTES / 8) || val_alloc(&v, dt, &t->shape))
         return onx_unsupported(c, n, "the matrix it makes is too large to fold");
-    for (int64_t r = 0; r < t->shape.dims[0]; r++) {
-        int64_t col = r + k;
-        if (col >= 0 && col < t->shape.dims[1])
-            put(&v, (uint64_t)(r * t->shape.dims[1] + col), 1, 1);
+    /* only the rows the diagonal k crosses (k may be any int64) */
+    int64_t R = t->shape.dims[0], C = t->shape.dims[1];
+    if (k < C && k > -R) {
+        int64_t r1 = C - k < R ? C - k : R;
+        for (int64_t r = k < 0 ? -k : 0; r < r1; r++)
+            put(&v, (uint64_t)(r * C + r + k), 1, 1);
     }
     return emit_val(c, n, 0, &v);
 }

@@ -125,6 +125,11 @@ def cases():
         const("idx", np.array([[-1, 0], [1, -2]], np.int64)),
         helper.make_node("Gather", ["t", "idx"], ["y"], axis=1),
     ], [], "y", F32), {}, lambda: np.take(np.arange(12, dtype=np.float32).reshape(3, 4), [[3, 0], [1, 2]], axis=1))
+    # EyeLike: only its input's shape is read; diagonals above and below
+    for k in (-2, 3):
+        yield ("eye_like_k%d" % k, model([
+            helper.make_node("EyeLike", ["x"], ["y"], k=k),
+        ], [("x", F32, [3, 5])], "y", F32), {"x": (3, 5)}, lambda k=k: np.eye(3, 5, k, dtype=np.float32))
     # symbolic batch dim bound from the input file
     xb = ("x", F32, ["batch", 3])
     yield ("symbolic_dim_shape", model([
