@@ -111,6 +111,26 @@ static void free_attrs(ft_node *n)
     free(n->attrs);
 }
 
+int ft_node_default_attrs(ft_node *n)
+{
+    const ft_op_info *oi = ft_op_get(n->op);
+    n->attrs = ft_calloc((size_t)(oi->n_attrs ? oi->n_attrs : 1), sizeof *n->attrs);
+    if (!n->attrs)
+        return -1;
+    for (int i = 0; i < oi->n_attrs; i++) {
+        const ft_attr_def *d = &oi->attrs[i];
+        ft_attr_val *v = &n->attrs[i];
+        if (d->has_default) {
+            v->present = 1;
+            v->i = d->i;
+            v->f = d->f;
+            if (d->type == FT_ATTR_STRING && !(v->s = ft_strdup(d->s)))
+                return -1;
+        }
+    }
+    return 0;
+}
+
 void ft_node_clear(ft_node *n)
 {
     free(n->name);

@@ -113,6 +113,10 @@ ft_status ft_graph_load_json(const char *path, const char *text, size_t len, con
  * checks of declarations against inference, value presence. */
 ft_status ft_graph_validate(ft_graph *g, ft_error *err);
 void ft_graph_free(ft_graph *g);
+/* Give n (its op set) one attribute value per entry of the op's schema, the
+ * defaults filled in, none marked given. 0, or -1 when out of memory (what was
+ * allocated stays in n for ft_node_clear). */
+int ft_node_default_attrs(ft_node *n);
 /* Release what a node owns (name, input and output lists, attributes), not
  * the node itself: for nodes built outside a graph's array. */
 void ft_node_clear(ft_node *n);

@@ -218,20 +218,8 @@ static ft_status parse_attr(reader *r, ft_node *n, const ft_attr_def *d, ft_attr
 static ft_status parse_attrs(reader *r, ft_node *n, const cJSON *ja)
 {
     const ft_op_info *oi = ft_op_get(n->op);
-    n->attrs = ft_calloc((size_t)(oi->n_attrs ? oi->n_attrs : 1), sizeof *n->attrs);
-    if (!n->attrs)
+    if (ft_node_default_attrs(n))
         return jr_oom(r);
-    for (int i = 0; i < oi->n_attrs; i++) {
-        const ft_attr_def *d = &oi->attrs[i];
-        ft_attr_val *v = &n->attrs[i];
-        if (d->has_default) {
-            v->present = 1;
-            v->i = d->i;
-            v->f = d->f;
-            if (d->type == FT_ATTR_STRING && !(v->s = ft_strdup(d->s)))
-                return jr_oom(r);
-        }
-    }
     if (ja && !cJSON_IsObject(ja))
         return ft_node_err(r->err, FT_EGRAPH, r->g, n, "\"attrs\" must be an object, got %s", jr_jtype(ja));
     const cJSON *it;

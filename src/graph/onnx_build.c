@@ -394,26 +394,6 @@ ft_status onx_alias(onx_ctx *c, const onx_node *n, int out_k, int src)
     return onx_bind(c, n->pb->output[out_k], src) < 0 ? onx_oom(c) : FT_OK;
 }
 
-static ft_status default_attrs(onx_ctx *c, ft_node *fn)
-{
-    const ft_op_info *oi = ft_op_get(fn->op);
-    fn->attrs = ft_calloc((size_t)(oi->n_attrs ? oi->n_attrs : 1), sizeof *fn->attrs);
-    if (!fn->attrs)
-        return onx_oom(c);
-    for (int i = 0; i < oi->n_attrs; i++) {
-        const ft_attr_def *d = &oi->attrs[i];
-        ft_attr_val *v = &fn->attrs[i];
-        if (d->has_default) {
-            v->present = 1;
-            v->i = d->i;
-            v->f = d->f;
-            if (d->type == FT_ATTR_STRING && !(v->s = ft_strdup(d->s)))
-                return onx_oom(c);
-        }
-    }
-    return FT_OK;
-}
-
 ft_node *onx_emit(onx_ctx *c, const onx_node *n, ft_op op, const int *in, int n_in, const int *out, int n_out)
 {
     int ins[64], outs[64];
@@ -479,7 +459,7 @@ ft_node *onx_emit(onx_ctx *c, const onx_node *n, ft_op op, const int *in, int n_
     fn->name = ft_strdup(name);
     fn->in = ft_malloc((size_t)(n_in ? n_in : 1) * sizeof(int));
     fn->out = ft_malloc((size_t)(n_out ? n_out : 1) * sizeof(int));
-    if (!fn->name || !fn->in || !fn->out || default_attrs(c, fn)) {
+    if (!fn->name || !fn->in || !fn->out || ft_node_default_attrs(fn)) {
         onx_oom(c);
         return NULL;
     }

@@ -659,6 +659,8 @@ static int eval_index(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, v
     int64_t co[FT_MAX_RANK], ic[FT_MAX_RANK], st[FT_MAX_RANK];
     ft_strides(&s, st);
     if (k == K_GATHER) {
+        if (nin != 2)
+            return 1;
         int64_t a = onx_attr_i(n, "axis", 0);
         if (a < 0)
             a += r;
