@@ -276,9 +276,10 @@ ft_status ox_map_one_hot(onx_ctx *c, const onx_node *n)
     const double *dv;
     int nd;
     OX_TRY(onx_const_floats(c, n, 1, "the depth fixes the output shape", &dv, &nd));
-    if (nd != 1 || dv[0] < 1)
+    if (nd != 1 || !(dv[0] >= 1))
         return onx_error(c, n, FT_EGRAPH, "input 1 (depth) must hold one value >= 1");
-    int64_t depth = (int64_t)dv[0];
+    /* the limit before the conversion: a larger double has no int64 */
+    int64_t depth = dv[0] > 65537 ? 65537 : (int64_t)dv[0];
     const ft_shape *is = ox_shape(c, n, 0);
     int ax;
     OX_TRY(ox_axis(c, n, "axis", onx_attr_i(n, "axis", -1), is->rank + 1, &ax));
