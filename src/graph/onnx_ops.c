@@ -185,7 +185,7 @@ static const onx_op_map MAPS[] = {
     {"Asinh", 9, ox_map_trig}, {"Acosh", 9, ox_map_trig}, {"Atanh", 9, ox_map_trig},
     {"LeakyRelu", 6, ox_map_alpha_act}, {"Elu", 6, ox_map_alpha_act}, {"Celu", 12, ox_map_alpha_act},
     {"Selu", 6, ox_map_alpha_act}, {"HardSigmoid", 6, ox_map_alpha_act}, {"Gelu", 20, ox_map_gelu},
-    {"ThresholdedRelu", 10, ox_map_thresholded_relu}, {"Shrink", 9, ox_map_shrink},
+    {"ThresholdedRelu", 10, ox_map_alpha_act}, {"Shrink", 9, ox_map_shrink},
     {"PRelu", 7, ox_map_prelu}, {"Clip", 6, ox_map_clip}, {"Cast", 6, ox_map_cast}, {"CastLike", 15, ox_map_cast},
     /* elementwise, broadcasting */
     {"Add", 7, ox_map_binary}, {"Sub", 7, ox_map_binary}, {"Mul", 7, ox_map_binary}, {"Div", 7, ox_map_binary},
@@ -436,7 +436,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Tan", 'm', "sin / cos"},
     {"Tanh", 'm', "tanh"},
     {"TfIdfVectorizer", '-', "no ftrun op (tf-idf)"},
-    {"ThresholdedRelu", 'm', "where(x > alpha, x, 0)"},
+    {"ThresholdedRelu", 'm', "thresholded_relu"},
     {"Tile", 'm', "tile (repeats known at load)"},
     {"TopK", 'm', "topk (k known at load)"},
     {"Transpose", 'm', "transpose"},

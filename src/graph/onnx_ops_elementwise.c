@@ -1,7 +1,7 @@
 /* ONNX elementwise ops -> ftrun elementwise ops: one-to-one unary and binary
  * ops, activations with attributes, Clip, Cast/CastLike, variadic Sum/Mean,
  * and short expansions for the ops ftrun has no single op for (PRelu,
- * ThresholdedRelu, Shrink, Tan, Sinh, Cosh, Asinh, Acosh, Atanh, IsInf with
+ * Shrink, Tan, Sinh, Cosh, Asinh, Acosh, Atanh, IsInf with
  * one sign). The table in onnx_ops.c names each mapper.
  *
  *   ft_status st = ox_map_unary(c, n);   // n->op_type "Relu" -> one relu node
@@ -127,6 +127,7 @@ ft_status ox_map_alpha_act(onx_ctx *c, const onx_node *n)
         {"Celu", FT_OP_CELU, 1.0, 0},
         {"Selu", FT_OP_SELU, 1.67326319217681884765625, 1.05070102214813232421875},
         {"HardSigmoid", FT_OP_HARD_SIGMOID, 0.2, 0.5},
+        {"ThresholdedRelu", FT_OP_THRESHOLDED_RELU, 1.0, 0},
     };
     for (size_t i = 0; i < FT_ARRAY_LEN(T); i++) {
         if (strcmp(T[i].onnx, n->op_type) != 0)
@@ -249,20 +250,6 @@ ft_status ox_map_prelu(onx_ctx *c, const onx_node *n)
     OX_NEED(zero >= 0 && neg >= 0 && scaled >= 0);
     OX_NEED(ox_emit2(c, n, FT_OP_LESS, x, zero, neg) && ox_emit2(c, n, FT_OP_MUL, x, slope, scaled));
     OX_NEED(ox_where(c, n, neg, scaled, x, ox_out(c, n, 0)));
-    return FT_OK;
-}
-
-/* ThresholdedRelu: where(x > alpha, x, 0). */
-ft_status ox_map_thresholded_relu(onx_ctx *c, const onx_node *n)
-{
-    OX_TRY(ox_check_dtype(c, n, FT_OP_RELU, 0));
-    int x = onx_in(c, n, 0);
-    ft_dtype dt = ox_dtype(c, n, 0);
-    int alpha = ox_scalar(c, n, "alpha", dt, onx_attr_f(n, "alpha", 1.0)), zero = ox_scalar(c, n, "zero", dt, 0),
-        above = ox_tmp(c, n, "above");
-    OX_NEED(alpha >= 0 && zero >= 0 && above >= 0);
-    OX_NEED(ox_emit2(c, n, FT_OP_GREATER, x, alpha, above));
-    OX_NEED(ox_where(c, n, above, x, zero, ox_out(c, n, 0)));
     return FT_OK;
 }
 
