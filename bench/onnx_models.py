@@ -85,28 +85,17 @@ def key():
     return h.hexdigest()
 
 
-def export(m, outdir):
-    """outdir/NAME with model.onnx (input m.input_name, output "y") and
-    input.npy; exported only when missing or stale. Returns the folder."""
-    import torch
-    import onnx
-    dest = os.path.join(outdir, m.name)
+def cached_folder(dest, k, fill):
+    """dest, filled by fill(tmp) under a temporary name and renamed into place,
+    unless dest/stamp already holds k. Returns dest."""
     stamp = os.path.join(dest, "stamp")
-    k = key()
     if os.path.exists(stamp) and open(stamp).read().strip() == k:
         return dest
     tmp = dest + ".tmp%d" % os.getpid()
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
     try:
-        mod = module(m)
-        x = input_array(m)
-        # Exported with gradients enabled: under no_grad, PyTorch's eval-mode
-        # TransformerEncoderLayer takes its fused fast path, which has no ONNX export.
-        torch.onnx.export(mod, (torch.from_numpy(x),), os.path.join(tmp, "model.onnx"), opset_version=m.opset,
-                          input_names=[m.input_name], output_names=["y"], do_constant_folding=True)
-        onnx.checker.check_model(os.path.join(tmp, "model.onnx"))
-        np.save(os.path.join(tmp, "input.npy"), x)
+        fill(tmp)
         with open(os.path.join(tmp, "stamp"), "w") as f:
             f.write(k + "\n")
     except BaseException:
@@ -115,6 +104,25 @@ def export(m, outdir):
     shutil.rmtree(dest, ignore_errors=True)
     os.rename(tmp, dest)
     return dest
+
+
+def export(m, outdir):
+    """outdir/NAME with model.onnx (input m.input_name, output "y") and
+    input.npy; exported only when missing or stale. Returns the folder."""
+    import torch
+    import onnx
+
+    def fill(tmp):
+        mod = module(m)
+        x = input_array(m)
+        # Exported with gradients enabled: under no_grad, PyTorch's eval-mode
+        # TransformerEncoderLayer takes its fused fast path, which has no ONNX export.
+        torch.onnx.export(mod, (torch.from_numpy(x),), os.path.join(tmp, "model.onnx"), opset_version=m.opset,
+                          input_names=[m.input_name], output_names=["y"], do_constant_folding=True)
+        onnx.checker.check_model(os.path.join(tmp, "model.onnx"))
+        np.save(os.path.join(tmp, "input.npy"), x)
+
+    return cached_folder(os.path.join(outdir, m.name), key(), fill)
 
 
 def export_graph(name, graph, values, outdir, sources):
@@ -135,14 +143,8 @@ def export_graph(name, graph, values, outdir, sources):
     for s in sources:
         with open(s, "rb") as f:
             h.update(f.read())
-    k = h.hexdigest()
-    stamp = os.path.join(dest, "stamp")
-    if os.path.exists(stamp) and open(stamp).read().strip() == k:
-        return os.path.join(dest, "model.onnx"), feeds
-    tmp = dest + ".tmp%d" % os.getpid()
-    shutil.rmtree(tmp, ignore_errors=True)
-    os.makedirs(tmp)
-    try:
+
+    def fill(tmp):
         tg = torchgraph.TorchGraph(graph, "cpu")
         tv = tg.values(np_values=values)
 
@@ -159,11 +161,6 @@ def export_graph(name, graph, values, outdir, sources):
         onnx.checker.check_model(os.path.join(tmp, "model.onnx"))
         for i, n in enumerate(names):
             np.save(os.path.join(tmp, "input-%d.npy" % i), np.ascontiguousarray(values[n]))
-        with open(os.path.join(tmp, "stamp"), "w") as f:
-            f.write(k + "\n")
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    shutil.rmtree(dest, ignore_errors=True)
-    os.rename(tmp, dest)
+
+    cached_folder(dest, h.hexdigest(), fill)
     return os.path.join(dest, "model.onnx"), feeds
