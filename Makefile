@@ -124,6 +124,19 @@ test-cuda-sanitize: all
 	        FTPARITY_JOBS=4 $(PYTHON) tests/cuda/parity.py || exit 1; \
 	done
 
+# A self-contained archive for a GPU machine without ftrun's Debian libraries
+# or bats (scripts/device-bundle.sh): ftrun, the CUDA backend, the cuBLAS peer
+# of bench/cuda.py, the libraries from their Debian packages, ONNX's test data
+# and scripts/device-run.sh as run.sh. Checked here with the system's copies
+# of those libraries hidden before it is written.
+DEVICE_BUNDLE := $(BUILD)/ftrun-device.tar.xz
+.PHONY: device-bundle
+device-bundle: $(BUILD)/ftrun $(CUDA_LIB) $(BUILD)/cuda_peer
+	@scripts/device-bundle.sh $(BUILD) $(DEVICE_BUNDLE)
+$(BUILD)/cuda_peer: bench/cuda_peer.cu
+	@test -n "$(NVCC)" || { echo "cuda_peer: nvcc not found (set CUDA_HOME or NVCC)" >&2; exit 1; }
+	$(NVCC) -O3 -std=c++17 -arch=sm_90 -o $@ $< -lcublas -Xlinker -rpath,$(CUDA_HOME)/lib64
+
 # tests/onnx/unsupported.txt, rewritten from the ONNX importer's own
 # "unsupported" refusals in Debian's libonnx-testdata (never from a mismatch
 # or a crash: those fail the run, listed or not).

@@ -23,7 +23,8 @@ tests/onnx/unsupported.txt lists the cases ftrun's importer refuses with its
                  never listed); failures are still printed and fail the run.
 Environment: FTRUN (the binary), ONNX_TESTDATA (default
 /usr/share/libonnx-testdata/data), FTRUN_TEST_JOBS (default: the cores),
-FTRUN_ONNX_LIST (another list, for the tests of this script).
+FTRUN_ONNX_LIST (another list, for the tests of this script), FTRUN_TEST_DEVICE
+(default cpu; the CUDA tier passes cuda:0).
 """
 import os
 import re
@@ -93,7 +94,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         junit = os.path.join(tmp, "junit.xml")
         t0 = time.time()
-        p = subprocess.run([ftrun, "test", "-d", "cpu", "-j", jobs, "--timeout", "120", "-q", "--junit", junit] + dirs,
+        p = subprocess.run([ftrun, "test", "-d", os.environ.get("FTRUN_TEST_DEVICE") or "cpu", "-j", jobs, "--timeout", "120", "-q", "--junit", junit] + dirs,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
         wall = time.time() - t0
         if p.returncode not in (0, 1) or not os.path.exists(junit):

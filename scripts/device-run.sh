@@ -1,0 +1,141 @@
+#!/bin/bash
+# The CUDA checks of ftrun on a GPU machine, run from the unpacked device
+# bundle (scripts/device-bundle.sh puts this file there as run.sh):
+#
+#   ftrun-device/run.sh LOGDIR [STEP...]
+#
+# Steps (default: all but bench-full and sanitize-full, in this order):
+#   env        the machine: GPU, driver, toolkit, Python, where ftrun's libraries come from
+#   numeric    tests/numeric on cuda:0 against NumPy
+#   parity     tests/cuda/parity.py: every op x dtype x shape, cuda:0 against the cpu backend
+#   onnx       ONNX's backend test data with -d cuda:0 (tests/onnx/testdata.py)
+#   check      --check and --check-nodes on every example and bench graph; --cuda-graph
+#              gives the same outputs as without it
+#   sanitize   compute-sanitizer memcheck (leak check) and racecheck on the first parity
+#              case of every op (sanitize-full: every parity case)
+#   bench      bench/cuda.py --quick (bench-full: the full run); RESULTS-cuda.md into LOGDIR
+# Each step writes LOGDIR/STEP.log and one line to LOGDIR/summary.txt and to stdout;
+# STEP_TIMEOUT (seconds, default 540) bounds each step, STEP_TIMEOUT_<step> one step
+# (e.g. STEP_TIMEOUT_parity=200). Environment passed on:
+# FTPARITY_ONLY, FTPARITY_BIG, FTNUM_JOBS, FTPARITY_JOBS. Exit status 1 when a step failed.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+logs=${1:?usage: run.sh LOGDIR [STEP...]}
+shift
+mkdir -p "$logs"
+logs=$(cd "$logs" && pwd)
+[ $# -gt 0 ] || set -- env numeric parity onnx check sanitize bench
+export LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export FTRUN=$here/build/ftrun PYTHON=${PYTHON:-python3} PYTHONUNBUFFERED=1
+export ONNX_TESTDATA=$here/onnx-testdata
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+export CUDA_HOME PATH=$PATH:$CUDA_HOME/bin
+jobs=$(( $(nproc) / 2 )); [ "$jobs" -lt 2 ] && jobs=2; [ "$jobs" -gt 12 ] && jobs=12
+export FTNUM_JOBS=${FTNUM_JOBS:-$jobs} FTPARITY_JOBS=${FTPARITY_JOBS:-$jobs} FTRUN_TEST_JOBS=$jobs
+cd "$here"
+status=0
+
+step_env() {
+    nvidia-smi || true
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv || true
+    uname -a; nproc; free -g | head -2
+    "$CUDA_HOME/bin/nvcc" --version | tail -2
+    "$PYTHON" -c 'import sys, numpy; print("python", sys.version.split()[0], "numpy", numpy.__version__)'
+    "$PYTHON" -c 'import torch; print("torch", torch.__version__, torch.cuda.get_device_name(0))' || true
+    command -v compute-sanitizer || ls "$CUDA_HOME/bin/compute-sanitizer" || true
+    ldd "$FTRUN"; ldd build/libftrun-cuda.so
+    "$FTRUN" --version && "$FTRUN" devices && "$FTRUN" devices | grep -q '^cuda:0'
+}
+
+tap_summary() { # LOG: "N passed, N failed"; fails when a case failed or none ran
+    local ok bad
+    ok=$(grep -c '^ok ' "$1"); bad=$(grep -c '^not ok ' "$1")
+    echo "$ok passed, $bad failed"
+    [ "$bad" -eq 0 ] && [ "$ok" -gt 0 ]
+}
+
+step_numeric() {
+    FTNUM_ARGS="-d cuda" FTNUM_TAG="cuda: " "$PYTHON" tests/numeric/test_ops.py
+}
+
+step_parity() {
+    "$PYTHON" tests/cuda/parity.py
+}
+
+step_onnx() {
+    FTRUN_TEST_DEVICE=cuda:0 "$PYTHON" tests/onnx/testdata.py
+}
+
+step_check() {
+    local g tmp fails=0 n=0
+    tmp=$(mktemp -d)
+    for g in graphs/*.json bench/graphs/*.json; do
+        n=$((n + 1))
+        if "$FTRUN" run "$g" -d cuda:0 --check -n 3 -q -o "$tmp/c"; then echo "ok $n - $g --check"
+        else echo "not ok $n - $g --check (exit $?)"; fails=1; fi
+        n=$((n + 1))
+        if "$FTRUN" run "$g" -d cuda:0 --check --check-nodes -n 1 -q -o "$tmp/n"; then echo "ok $n - $g --check-nodes"
+        else echo "not ok $n - $g --check-nodes (exit $?)"; fails=1; fi
+        n=$((n + 1))
+        rm -rf "$tmp/a" "$tmp/b"
+        if "$FTRUN" run "$g" -d cuda:0 -n 5 -q -o "$tmp/a" &&
+           "$FTRUN" run "$g" -d cuda:0 --cuda-graph -n 5 -q -o "$tmp/b" &&
+           "$FTRUN" compare "$tmp/a" "$tmp/b" --rtol 0 --atol 0; then echo "ok $n - $g --cuda-graph outputs equal"
+        else echo "not ok $n - $g --cuda-graph outputs differ (exit $?)"; fails=1; fi
+    done
+    rm -rf "$tmp"
+    return $fails
+}
+
+step_sanitize() { # $1: full or sample
+    local san=${CUDA_HOME}/bin/compute-sanitizer only=${FTPARITY_ONLY:-} tool extra rc=0
+    command -v compute-sanitizer > /dev/null && san=$(command -v compute-sanitizer)
+    if [ -z "$only" ] && [ "$1" = sample ]; then
+        # The first case of every FAMILY/OP, as one anchored alternation.
+        only=$("$PYTHON" tests/cuda/parity.py --list | "$PYTHON" -c '
+import re, sys
+seen = {}
+for line in sys.stdin:
+    name = line.strip()
+    key = "/".join(name.split("/")[:2])
+    if name and key not in seen:
+        seen[key] = name
+print("^(" + "|".join(re.escape(n) for n in seen.values()) + ")$")')
+    fi
+    for tool in memcheck racecheck; do
+        echo "# compute-sanitizer --tool $tool"
+        extra=; [ $tool = memcheck ] && extra="--leak-check full"
+        FTPARITY_ONLY=$only FTPARITY_WRAP="$san --tool $tool --error-exitcode 97 $extra" \
+            "$PYTHON" tests/cuda/parity.py || rc=1
+    done
+    return $rc
+}
+
+step_bench() { # $1: quick or full
+    local q=--quick; [ "$1" = full ] && q=
+    "$PYTHON" bench/cuda.py $q && cp bench/RESULTS-cuda.md "$logs/RESULTS-cuda.md"
+}
+
+for step in "$@"; do
+    case $step in
+        env|numeric|parity|onnx|check) fn="step_$step"; arg= ;;
+        sanitize) fn=step_sanitize; arg=sample ;;
+        sanitize-full) fn=step_sanitize; arg=full ;;
+        bench) fn=step_bench; arg=quick ;;
+        bench-full) fn=step_bench; arg=full ;;
+        *) echo "run.sh: unknown step '$step'" >&2; exit 2 ;;
+    esac
+    t0=$(date +%s)
+    export -f "$fn"
+    lim=STEP_TIMEOUT_${step//-/_}; lim=${!lim:-${STEP_TIMEOUT:-540}}
+    timeout -k 10 "$lim" bash -c "$fn $arg" > "$logs/$step.log" 2>&1
+    rc=$?
+    t=$(( $(date +%s) - t0 ))
+    counts=$(tap_summary "$logs/$step.log")
+    [ "$step" = env ] && counts="-"
+    line="$step: exit $rc in ${t}s; $counts"
+    [ $rc -eq 124 ] && line="$line (stopped at STEP_TIMEOUT)"
+    echo "$line" | tee -a "$logs/summary.txt"
+    [ $rc -eq 0 ] || status=1
+done
+exit $status
