@@ -30,8 +30,9 @@ export FTRUN=$here/build/ftrun PYTHON=${PYTHON:-python3} PYTHONUNBUFFERED=1
 export ONNX_TESTDATA=$here/onnx-testdata
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 export CUDA_HOME PATH=$PATH:$CUDA_HOME/bin
-jobs=$(( $(nproc) / 2 )); [ "$jobs" -lt 2 ] && jobs=2; [ "$jobs" -gt 12 ] && jobs=12
-export FTNUM_JOBS=${FTNUM_JOBS:-$jobs} FTPARITY_JOBS=${FTPARITY_JOBS:-$jobs} FTRUN_TEST_JOBS=$jobs
+# Each case is a process that spends most of its time starting CUDA: one per core.
+jobs=$(nproc); [ "$jobs" -lt 2 ] && jobs=2; [ "$jobs" -gt 16 ] && jobs=16
+export FTNUM_JOBS=${FTNUM_JOBS:-$jobs} FTPARITY_JOBS=${FTPARITY_JOBS:-$jobs} FTRUN_TEST_JOBS=${FTRUN_TEST_JOBS:-$jobs}
 cd "$here"
 status=0
 
@@ -71,15 +72,15 @@ step_check() {
     tmp=$(mktemp -d)
     for g in graphs/*.json bench/graphs/*.json; do
         n=$((n + 1))
-        if "$FTRUN" run "$g" -d cuda:0 --check -n 3 -q -o "$tmp/c"; then echo "ok $n - $g --check"
+        if "$FTRUN" run "$g" -d cuda:0 --random-inputs --check -n 3 -q -o "$tmp/c"; then echo "ok $n - $g --check"
         else echo "not ok $n - $g --check (exit $?)"; fails=1; fi
         n=$((n + 1))
-        if "$FTRUN" run "$g" -d cuda:0 --check --check-nodes -n 1 -q -o "$tmp/n"; then echo "ok $n - $g --check-nodes"
+        if "$FTRUN" run "$g" -d cuda:0 --random-inputs --check --check-nodes -n 1 -q -o "$tmp/n"; then echo "ok $n - $g --check-nodes"
         else echo "not ok $n - $g --check-nodes (exit $?)"; fails=1; fi
         n=$((n + 1))
         rm -rf "$tmp/a" "$tmp/b"
-        if "$FTRUN" run "$g" -d cuda:0 -n 5 -q -o "$tmp/a" &&
-           "$FTRUN" run "$g" -d cuda:0 --cuda-graph -n 5 -q -o "$tmp/b" &&
+        if "$FTRUN" run "$g" -d cuda:0 --random-inputs -n 5 -q -o "$tmp/a" &&
+           "$FTRUN" run "$g" -d cuda:0 --random-inputs --cuda-graph -n 5 -q -o "$tmp/b" &&
            "$FTRUN" compare "$tmp/a" "$tmp/b" --rtol 0 --atol 0; then echo "ok $n - $g --cuda-graph outputs equal"
         else echo "not ok $n - $g --cuda-graph outputs differ (exit $?)"; fails=1; fi
     done

@@ -17,9 +17,11 @@
  *              tiles are double-buffered in shared memory with cp.async; the
  *              score fragments stay in registers, are turned into the A
  *              operand of P V in place, and the output accumulates in
- *              registers. For bf16, P is split into a bf16 head and a bf16
- *              tail (two products) so its rounding does not cost more than
- *              the output's own rounding.
+ *              registers. P is split into a head and a tail of the 16-bit
+ *              type (two products), so its rounding does not cost more
+ *              than the output's own rounding: P in f16 alone (11 bits)
+ *              put errors of 1e-4 into outputs near 0.01 whose terms
+ *              cancel, about ten times the output's own rounding.
  *   attn_simt  f32 (D, Dv <= 256) and f64 (<= 128) on CUDA cores: 4 warps,
  *              32 queries, 8 per warp; lane j scores key j of a 32-key tile;
  *              lane c accumulates output columns c, c+32, ...
@@ -193,11 +195,16 @@ template <> __device__ __forceinline__ uint32_t pack2<true>(float lo, float hi)
     memcpy(&u, &h, 4);
     return u;
 }
-/* What pack2<true> lost to rounding, itself rounded to bf16. */
-__device__ __forceinline__ uint32_t pack2_bf16_tail(float lo, float hi)
+/* What pack2<BF> lost to rounding, itself rounded to the 16-bit type. */
+template <bool BF> __device__ __forceinline__ uint32_t pack2_tail(float lo, float hi);
+template <> __device__ __forceinline__ uint32_t pack2_tail<false>(float lo, float hi)
 {
-    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    float2 f = __bfloat1622float2(h);
+    float2 f = __half22float2(__floats2half2_rn(lo, hi));
+    return pack2<false>(lo - f.x, hi - f.y);
+}
+template <> __device__ __forceinline__ uint32_t pack2_tail<true>(float lo, float hi)
+{
+    float2 f = __bfloat1622float2(__floats2bfloat162_rn(lo, hi));
     return pack2<true>(lo - f.x, hi - f.y);
 }
 
@@ -340,12 +347,10 @@ template <class T, int DMAX> __global__ void __launch_bounds__(TC_NT) attn_tc(at
                 pa[1] = pack2<BF>(s[2 * kb][2], s[2 * kb][3]);
                 pa[2] = pack2<BF>(s[2 * kb + 1][0], s[2 * kb + 1][1]);
                 pa[3] = pack2<BF>(s[2 * kb + 1][2], s[2 * kb + 1][3]);
-                if (BF) {
-                    pt[0] = pack2_bf16_tail(s[2 * kb][0], s[2 * kb][1]);
-                    pt[1] = pack2_bf16_tail(s[2 * kb][2], s[2 * kb][3]);
-                    pt[2] = pack2_bf16_tail(s[2 * kb + 1][0], s[2 * kb + 1][1]);
-                    pt[3] = pack2_bf16_tail(s[2 * kb + 1][2], s[2 * kb + 1][3]);
-                }
+                pt[0] = pack2_tail<BF>(s[2 * kb][0], s[2 * kb][1]);
+                pt[1] = pack2_tail<BF>(s[2 * kb][2], s[2 * kb][3]);
+                pt[2] = pack2_tail<BF>(s[2 * kb + 1][0], s[2 * kb + 1][1]);
+                pt[3] = pack2_tail<BF>(s[2 * kb + 1][2], s[2 * kb + 1][3]);
 #pragma unroll
                 for (int np = 0; np < DMAX / 16; np++) {
                     if (np * 16 < Dvp) {
@@ -354,10 +359,8 @@ template <class T, int DMAX> __global__ void __launch_bounds__(TC_NT) attn_tc(at
                                               (lane >> 4) * 8);
                         mma16816<BF>(o[2 * np], pa, vf[0], vf[1]);
                         mma16816<BF>(o[2 * np + 1], pa, vf[2], vf[3]);
-                        if (BF) {
-                            mma16816<BF>(o[2 * np], pt, vf[0], vf[1]);
-                            mma16816<BF>(o[2 * np + 1], pt, vf[2], vf[3]);
-                        }
+                        mma16816<BF>(o[2 * np], pt, vf[0], vf[1]);
+                        mma16816<BF>(o[2 * np + 1], pt, vf[2], vf[3]);
                     }
                 }
             }

@@ -154,6 +154,12 @@ def torch_oracle(q, k, v, m, scale, causal):
     K, V = K.repeat_interleave(g, dim=1), V.repeat_interleave(g, dim=1)
     M = torch.from_numpy(np.asarray(m)) if m is not None else None
     if hasattr(F, "scaled_dot_product_attention"):
+        if causal and M is not None:
+            # PyTorch >= 2.1 refuses attn_mask with is_causal: fold the causal
+            # rule (key t visible to query i iff t <= i) into the mask.
+            keep = torch.ones(Q.shape[-2], K.shape[-2], dtype=torch.bool).tril()
+            M = M & keep if M.dtype == torch.bool else torch.where(keep, M, float("-inf"))
+            causal = False
         y = F.scaled_dot_product_attention(Q, K, V, attn_mask=M, is_causal=bool(causal), scale=scale)
     else:
         s = Q @ K.transpose(-1, -2) * (scale if scale is not None else Q.shape[-1] ** -0.5)

@@ -42,6 +42,9 @@ class Tol:
     else:   |got - exp| <= atol + rtol * |exp| with
               rtol = r * eps(dtype)          (+ r64 for f64 outputs)
               atol = a * eps(dtype) * scale  (+ a64 * scale for f64 outputs)
+                     + 2 * the dtype's smallest subnormal (a subnormal result
+                     has absolute, not relative, precision: expf on a GPU
+                     is 1 subnormal step from glibc's near 2.5e-40)
             where scale is a scalar or an array broadcastable to the output (e.g. the
             sum of |terms| of a reduction), and eps is the dtype's machine epsilon.
     Floats always need matching NaN positions and identical infinities."""
@@ -54,6 +57,8 @@ class Tol:
         f64 = np.dtype(dt) == np.float64
         rtol = self.r * e + (self.r64 if f64 else 0.0)
         atol = (self.a * e + (self.a64 if f64 else 0.0)) * np.asarray(self.scale, dtype=np.float64)
+        if np.dtype(dt).kind == "f":
+            atol = atol + 2.0 * float(np.finfo(dt).smallest_subnormal)
         return rtol, atol
 
     def describe(self, dt):
