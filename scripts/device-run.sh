@@ -8,11 +8,12 @@
 #   env        the machine: GPU, driver, toolkit, Python, where ftrun's libraries come from
 #   numeric    tests/numeric on cuda:0 against NumPy
 #   parity     tests/cuda/parity.py: every op x dtype x shape, cuda:0 against the cpu backend
+#   parity-sample  the first parity case of every op
 #   onnx       ONNX's backend test data with -d cuda:0 (tests/onnx/testdata.py)
 #   check      --check and --check-nodes on every example and bench graph; --cuda-graph
 #              gives the same outputs as without it
 #   sanitize   compute-sanitizer memcheck (leak check) and racecheck on the first parity
-#              case of every op (sanitize-full: every parity case)
+#              case of every op family (sanitize-full: every parity case)
 #   bench      bench/cuda.py --quick (bench-full: the full run); RESULTS-cuda.md into LOGDIR
 # Each step writes LOGDIR/STEP.log and one line to LOGDIR/summary.txt and to stdout;
 # STEP_TIMEOUT (seconds, default 540) bounds each step, STEP_TIMEOUT_<step> one step
@@ -88,21 +89,26 @@ step_check() {
     return $fails
 }
 
+sample_regex() { # DEPTH: the first parity case of every FAMILY (1) or FAMILY/OP (2)
+    "$PYTHON" tests/cuda/parity.py --list | "$PYTHON" -c '
+import re, sys
+depth, seen = int(sys.argv[1]), {}
+for line in sys.stdin:
+    name = line.strip()
+    key = "/".join(name.split("/")[:depth])
+    if name and key not in seen:
+        seen[key] = name
+print("^(" + "|".join(re.escape(n) for n in seen.values()) + ")$")' "$1"
+}
+
+step_parity_sample() {
+    FTPARITY_ONLY=${FTPARITY_ONLY:-$(sample_regex 2)} "$PYTHON" tests/cuda/parity.py
+}
+
 step_sanitize() { # $1: full or sample
     local san=${CUDA_HOME}/bin/compute-sanitizer only=${FTPARITY_ONLY:-} tool extra rc=0
     command -v compute-sanitizer > /dev/null && san=$(command -v compute-sanitizer)
-    if [ -z "$only" ] && [ "$1" = sample ]; then
-        # The first case of every FAMILY/OP, as one anchored alternation.
-        only=$("$PYTHON" tests/cuda/parity.py --list | "$PYTHON" -c '
-import re, sys
-seen = {}
-for line in sys.stdin:
-    name = line.strip()
-    key = "/".join(name.split("/")[:2])
-    if name and key not in seen:
-        seen[key] = name
-print("^(" + "|".join(re.escape(n) for n in seen.values()) + ")$")')
-    fi
+    [ -z "$only" ] && [ "$1" = sample ] && only=$(sample_regex 1)
     for tool in memcheck racecheck; do
         echo "# compute-sanitizer --tool $tool"
         extra=; [ $tool = memcheck ] && extra="--leak-check full"
@@ -120,6 +126,7 @@ step_bench() { # $1: quick or full
 for step in "$@"; do
     case $step in
         env|numeric|parity|onnx|check) fn="step_$step"; arg= ;;
+        parity-sample) fn=step_parity_sample; arg= ;;
         sanitize) fn=step_sanitize; arg=sample ;;
         sanitize-full) fn=step_sanitize; arg=full ;;
         bench) fn=step_bench; arg=quick ;;
@@ -127,7 +134,7 @@ for step in "$@"; do
         *) echo "run.sh: unknown step '$step'" >&2; exit 2 ;;
     esac
     t0=$(date +%s)
-    export -f "$fn"
+    export -f "$fn" sample_regex
     lim=STEP_TIMEOUT_${step//-/_}; lim=${!lim:-${STEP_TIMEOUT:-540}}
     timeout -k 10 "$lim" bash -c "$fn $arg" > "$logs/$step.log" 2>&1
     rc=$?
