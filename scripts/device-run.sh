@@ -27,7 +27,7 @@ mkdir -p "$logs"
 logs=$(cd "$logs" && pwd)
 [ $# -gt 0 ] || set -- env numeric parity onnx check sanitize bench
 export LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export FTRUN=$here/build/ftrun PYTHON=${PYTHON:-python3} PYTHONUNBUFFERED=1
+export logs FTRUN=$here/build/ftrun PYTHON=${PYTHON:-python3} PYTHONUNBUFFERED=1
 export ONNX_TESTDATA=$here/onnx-testdata
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 export CUDA_HOME PATH=$PATH:$CUDA_HOME/bin
