@@ -46,7 +46,20 @@ step_env() {
     "$PYTHON" -c 'import torch; print("torch", torch.__version__, torch.cuda.get_device_name(0))' || true
     command -v compute-sanitizer || ls "$CUDA_HOME/bin/compute-sanitizer" || true
     ldd "$FTRUN"; ldd build/libftrun-cuda.so
-    "$FTRUN" --version && "$FTRUN" devices && "$FTRUN" devices | grep -q '^cuda:0'
+    "$FTRUN" --version && "$FTRUN" devices && "$FTRUN" devices | grep -q '^cuda:0' || return 1
+    # Start-up cost of one process (what every test case pays), alone and 8 at once.
+    local g=/tmp/ftrun-startup.json i t0
+    echo '{"ftrun":1,"tensors":{"x":{"dtype":"f32","shape":[4],"data":[1,-2,3,-4]}},"outputs":["y"],"nodes":[{"name":"r","op":"relu","inputs":["x"],"outputs":["y"]}]}' > $g
+    for dev in cpu cuda:0; do
+        for i in 1 2 3; do
+            t0=$(date +%s.%N)
+            "$FTRUN" run $g -d $dev -n 1 -q --format none -o /tmp/ftrun-startup-out || return 1
+            echo "one-node graph on $dev, whole process: $(echo "$(date +%s.%N) - $t0" | bc) s"
+        done
+    done
+    t0=$(date +%s.%N)
+    for i in 1 2 3 4 5 6 7 8; do "$FTRUN" run $g -d cuda:0 -n 1 -q --format none -o /tmp/ftrun-startup-$i & done; wait
+    echo "8 such processes at once on cuda:0: $(echo "$(date +%s.%N) - $t0" | bc) s"
 }
 
 tap_summary() { # LOG: "N passed, N failed"; fails when a case failed or none ran
