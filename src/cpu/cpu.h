@@ -75,6 +75,8 @@ ft_status cpu_attention(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view
 ft_status cpu_batch_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_instance_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_group_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* rnn.c: lstm, gru, rnn */
+ft_status cpu_rnn(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 /* misc.c: dropout, topk, einsum */
 ft_status cpu_dropout(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_topk(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);

@@ -298,5 +298,12 @@ void cu_fft_cache_free(struct cu_fft_cache *c);
 /* attention.cu */
 CU_KFN(cu_attention);
 CU_KFN(cu_dropout);
+/* rnn.cu: lstm, gru, rnn */
+CU_KFN(cu_rnn);
+/* matmul.cu, shared with conv.cu and rnn.cu: C[b] = alpha A[b] B[b] + beta C[b]
+ * (row-major meaning, operands as {row, column, batch} element strides). */
+ft_status cu_gemm_strided(ft_kctx *k, const ft_node *n, ft_dtype ab, ft_dtype cd, int64_t batch, int64_t M, int64_t N,
+                          int64_t K, double alpha, const void *A, const int64_t *as, const void *B, const int64_t *bs,
+                          double beta, void *C, const int64_t *cs);
 
 #endif

@@ -126,5 +126,6 @@ uint64_t ft_flops_conv_transpose(const struct ft_node *, const ft_tinfo *const *
 uint64_t ft_flops_pool(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
 uint64_t ft_flops_fft(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
 uint64_t ft_flops_attention(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
+uint64_t ft_flops_rnn(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
 
 #endif

@@ -126,6 +126,28 @@ typedef struct ft_attn_params {
     uint64_t seed;
 } ft_attn_params;
 
+/* lstm, gru, rnn (infer_rnn.c). Gate order along the G*H rows of W, R and
+ * B as ONNX: lstm i, o, f, c; gru z, r, h; rnn one gate. act[d][j] is the
+ * j-th activation of direction d (lstm f, g, h; gru f, g; rnn f), each with
+ * its alpha and beta (the ONNX defaults of that function when not given). */
+enum {
+    FT_RNN_SIGMOID, FT_RNN_TANH, FT_RNN_RELU, FT_RNN_AFFINE, FT_RNN_LEAKY_RELU, FT_RNN_THRESHOLDED_RELU,
+    FT_RNN_SCALED_TANH, FT_RNN_HARD_SIGMOID, FT_RNN_ELU, FT_RNN_SOFTSIGN, FT_RNN_SOFTPLUS
+};
+typedef struct ft_rnn_params {
+    int gates;      /* 4 lstm, 3 gru, 1 rnn */
+    int ndir;       /* 2 for bidirectional, else 1 */
+    int reverse;    /* direction "reverse" (with ndir 1) */
+    int layout;     /* 0: X [T,B,I], states [D,B,H]; 1: X [B,T,I], states [B,D,H] */
+    int64_t hidden; /* H */
+    int has_clip;
+    double clip;    /* gate pre-activations are clipped to [-clip, clip] */
+    int input_forget;        /* lstm: f = 1 - i */
+    int linear_before_reset; /* gru */
+    int act[2][3];
+    double alpha[2][3], beta[2][3];
+} ft_rnn_params;
+
 /* One node's parameters; which member is meaningful follows its op's family. */
 typedef union ft_params {
     ft_unary_params unary;
@@ -139,6 +161,7 @@ typedef union ft_params {
     ft_resize_params resize;
     ft_fft_params fft;
     ft_attn_params attn;
+    ft_rnn_params rnn;
 } ft_params;
 
 #endif

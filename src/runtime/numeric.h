@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../graph/params.h" /* FT_RNN_* */
+
 #ifdef __CUDACC__
 #define FT_HD static __host__ __device__ __forceinline__
 #else
@@ -95,5 +97,29 @@ FT_HD float ft_f64_to_f32_odd(double d)
     memcpy(&f, &u, 4);
     return f;
 }
+
+/* The activation functions of lstm, gru and rnn (FT_RNN_* of graph/params.h,
+ * ONNX's definitions), in the arithmetic type of the kernel. */
+#define FT_RNN_ACT_DEF(NAME, TY, EXP, TANH, LOG1P)                                                                    \
+    FT_HD TY NAME(int kind, TY x, TY a, TY b)                                                                         \
+    {                                                                                                                 \
+        const TY one = 1, zero = 0;                                                                                   \
+        switch (kind) {                                                                                               \
+        case FT_RNN_SIGMOID: return one / (one + EXP(-x));                                                            \
+        case FT_RNN_TANH: return TANH(x);                                                                             \
+        case FT_RNN_RELU: return x > zero ? x : zero;                                                                 \
+        case FT_RNN_AFFINE: return a * x + b;                                                                         \
+        case FT_RNN_LEAKY_RELU: return x >= zero ? x : a * x;                                                         \
+        case FT_RNN_THRESHOLDED_RELU: return x > a ? x : zero;                                                        \
+        case FT_RNN_SCALED_TANH: return a * TANH(b * x);                                                              \
+        case FT_RNN_HARD_SIGMOID: { TY y = a * x + b; return y < zero ? zero : y > one ? one : y; }                   \
+        case FT_RNN_ELU: return x >= zero ? x : a * (EXP(x) - one);                                                   \
+        case FT_RNN_SOFTSIGN: return x / (one + (x < zero ? -x : x));                                                 \
+        case FT_RNN_SOFTPLUS: return LOG1P(EXP(x < zero ? x : -x)) + (x > zero ? x : zero);                           \
+        default: return x;                                                                                            \
+        }                                                                                                             \
+    }
+FT_RNN_ACT_DEF(ft_rnn_act_f, float, expf, tanhf, log1pf)
+FT_RNN_ACT_DEF(ft_rnn_act_d, double, exp, tanh, log1p)
 
 #endif

@@ -1088,6 +1088,51 @@ def gen_dropout():
                    tol=EXACT if outs == "mask" else elem(dt))
 
 
+# ---------------------------------------------------------------- recurrent layers
+RNN_CFGS = [
+    # op, T, B, I, H, direction, layout, seq_lens, init, extra attrs
+    ("lstm", 7, 3, 16, 32, "forward", 0, None, False, {}),
+    ("lstm", 9, 4, 8, 24, "bidirectional", 0, [9, 3, 0, 7], True, {}),
+    ("lstm", 6, 5, 12, 16, "reverse", 1, [6, 1, 4, 6, 2], True, {"clip": 0.7, "input_forget": 1}),
+    ("lstm", 5, 2, 8, 8, "bidirectional", 1, None, True,
+     {"activations": "hard_sigmoid,elu,softsign,sigmoid,tanh,tanh", "activation_alpha": [0.3, 0.6],
+      "activation_beta": [0.4]}),
+    ("lstm", 33, 16, 64, 128, "bidirectional", 0, None, False, {}),
+    ("gru", 7, 3, 16, 32, "forward", 0, None, False, {}),
+    ("gru", 9, 4, 8, 24, "bidirectional", 1, [9, 3, 0, 7], True, {"linear_before_reset": 1}),
+    ("gru", 6, 5, 12, 16, "reverse", 0, [6, 1, 4, 6, 2], True, {"clip": 0.7}),
+    ("gru", 33, 16, 64, 128, "bidirectional", 0, None, True, {"linear_before_reset": 1}),
+    ("rnn", 7, 3, 16, 32, "forward", 0, None, False, {}),
+    ("rnn", 9, 4, 8, 24, "bidirectional", 1, [9, 3, 0, 7], True, {"activations": "relu"}),
+    ("rnn", 6, 5, 12, 16, "reverse", 0, [6, 1, 4, 6, 2], True, {"activations": "leaky_relu", "activation_alpha": [0.2]}),
+]
+RNN_G = {"lstm": 4, "gru": 3, "rnn": 1}
+
+
+def gen_rnn():
+    for j, dt in enumerate(FLOATS):
+        for op, T, B, I, H, direction, layout, seq, init, extra in pick(RNN_CFGS, dt, j, 6):
+            D, G = (2 if direction == "bidirectional" else 1), RNN_G[op]
+            attrs = dict(extra, direction=direction, layout=layout, hidden_size=H)
+
+            def mk(g, op=op, dt=dt, T=T, B=B, I=I, H=H, D=D, G=G, layout=layout, seq=seq, init=init):
+                s = 0.5 / math.sqrt(H)
+                ins = [g.x(dt, [B, T, I] if layout else [T, B, I]), g.x(dt, [D, G * H, I], -s, s),
+                       g.x(dt, [D, G * H, H], -s, s), g.x(dt, [D, 2 * G * H], -0.2, 0.2),
+                       g.arr("i32", seq) if seq else None]
+                st = [B, D, H] if layout else [D, B, H]
+                ins += [g.x(dt, st) if init else None]
+                if op == "lstm":
+                    ins += [g.x(dt, st) if init else None, g.x(dt, [D, 3 * H], -0.3, 0.3)]
+                while ins[-1] is None:
+                    ins.pop()
+                return ins
+            single("rnn/%s/%s/T=%d,B=%d,I=%d,H=%d,%s,layout=%d,seq=%s,init=%d%s" % (
+                op, dt, T, B, I, H, direction, layout, "yes" if seq else "no", init,
+                "," + attr_label({k: v for k, v in extra.items() if not isinstance(v, list)}) if extra else ""),
+                op, mk, attrs=attrs, tol=accum(dt, (I + H) * T), nout=3 if op == "lstm" else 2)
+
+
 # ---------------------------------------------------------------- small models, node by node
 def gen_chains():
     for dt in ("f32", "f16", "bf16"):
@@ -1149,7 +1194,7 @@ def gen_big():
 
 GENERATORS = [gen_unary, gen_cast, gen_binary, gen_variadic, gen_compare, gen_reduce, gen_arg, gen_cumsum, gen_topk,
               gen_softmax, gen_norms, gen_matmul, gen_movement, gen_conv, gen_pool, gen_resize, gen_fft,
-              gen_attention, gen_dropout, gen_chains]
+              gen_attention, gen_dropout, gen_rnn, gen_chains]
 
 
 # ---------------------------------------------------------------- running

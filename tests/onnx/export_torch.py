@@ -12,7 +12,8 @@ Each model goes to OUTDIR/NAME/ in the layout of ONNX's backend tests:
     tolerance                                 "rtol atol" for comparing output_0 (one line)
     ops                                       the ONNX op types the model uses, one a line
 
-Weights are random (torchvision's weights=None and fresh nn.Modules), from a fixed
+Weights are random (torchvision's weights=None and fresh nn.Modules: the recurrent
+models are 2-layer bidirectional nn.LSTM and nn.GRU), from a fixed
 seed per model; BatchNorm running statistics and affine parameters are randomised
 as well so that folding them wrongly cannot go unnoticed. Models are in eval mode.
 Inputs are float32 from a fixed NumPy seed. The references are computed by PyTorch
@@ -49,6 +50,8 @@ MODELS = {
     "transformer_encoder": (13, False),
     "gpt_block": (13, False),
     "gpt_block_opset17": (17, False),
+    "lstm_2layer_bidir": (13, False),
+    "gru_2layer_bidir": (13, False),
     "resnet50": (13, True),
     "vit_b_16": (13, True),
 }
@@ -141,6 +144,17 @@ def build(name):
         m = gpt_block_class()()
         randomise_norms(m, g)
         return m, [(1, 16, 64), (3, 16, 64)], "x", {"x": {0: "batch"}, "y": {0: "batch"}}, 1e-4, 1e-5
+    if name in ("lstm_2layer_bidir", "gru_2layer_bidir"):
+        cell = torch.nn.LSTM if name.startswith("lstm") else torch.nn.GRU
+
+        class Recurrent(torch.nn.Module):  # the output sequence of both directions of the last layer
+            def __init__(self):
+                super().__init__()
+                self.rnn = cell(input_size=16, hidden_size=32, num_layers=2, bidirectional=True, batch_first=True)
+
+            def forward(self, x):
+                return self.rnn(x)[0]
+        return Recurrent(), [(3, 12, 16)], "x", None, 1e-4, 1e-5
     raise SystemExit("export_torch: unknown model %r (--list lists them)" % name)
 
 
