@@ -79,8 +79,11 @@ ft_status ox_map_binary(onx_ctx *c, const onx_node *n)
     OX_NEED(f);
     if (op == FT_OP_MOD)
         OX_TRY(onx_set_i(c, f, "fmod", onx_attr_i(n, "fmod", 0)));
-    if (op == FT_OP_BIT_SHIFT) /* a missing direction is refused by the graph's validation */
-        OX_TRY(onx_set_s(c, f, "direction", onx_attr_s(c, n, "direction", "")));
+    if (op == FT_OP_BIT_SHIFT) {
+        /* ONNX's "LEFT" / "RIGHT"; another value is refused by the graph's validation */
+        const char *d = onx_attr_s(c, n, "direction", "");
+        OX_TRY(onx_set_s(c, f, "direction", strcmp(d, "LEFT") == 0 ? "left" : strcmp(d, "RIGHT") == 0 ? "right" : d));
+    }
     return FT_OK;
 }
 

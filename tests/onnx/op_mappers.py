@@ -162,9 +162,9 @@ for op, fn in (("BitwiseAnd", np.bitwise_and), ("BitwiseOr", np.bitwise_or), ("B
 case("bitwisenot_18", "BitwiseNot", {"a": ia}, {"y": np.invert(ia)}, 18)
 ua, us = np.array([16, 4, 255], np.uint8), np.array([1, 2, 8], np.uint8)
 case("bitshift_11_left_uint8", "BitShift", {"a": ua, "s": us}, {"y": np.array([32, 16, 0], np.uint8)}, 11,
-     {"direction": "left"})
+     {"direction": "LEFT"})
 case("bitshift_11_right_int32", "BitShift", {"a": ia, "s": np.array([1, 1, 2], np.int32)},
-     {"y": np.array([[6, -2, 1], [0, 127, -32]], np.int32)}, 11, {"direction": "right"})
+     {"y": np.array([[6, -2, 1], [0, 127, -32]], np.int32)}, 11, {"direction": "RIGHT"})
 case("mod_13_fmod_float", "Mod", {"a": x, "b": np.array([1.5, -0.7, 2.0, -3.0, 0.3], np.float32)},
      {"y": np.fmod(x, np.array([1.5, -0.7, 2.0, -3.0, 0.3], np.float32))}, 13, {"fmod": 1})
 xm = (f32(2, 3, 4) * 2 + 1).astype(np.float32)
