@@ -9,7 +9,8 @@ namespace {
 
 /* ------------------------------- binary ops -------------------------------- */
 
-enum { B_ADD, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN, B_MOD, B_FMOD, B_AND, B_OR, B_XOR, B_SHL, B_SHR, B_PRELU };
+/* B_PRELU: floats only; B_AND and after: integers only. */
+enum { B_ADD, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN, B_MOD, B_FMOD, B_PRELU, B_AND, B_OR, B_XOR, B_SHL, B_SHR };
 
 template <class T> struct ArithF {
     typedef T TA, TB, TO;
@@ -28,6 +29,8 @@ template <class T> struct ArithF {
         /* NaN in either input propagates, like numpy.maximum */
         case B_MAX: r = a > b || a != a ? a : b; break;
         case B_MIN: r = a < b || a != a ? a : b; break;
+        /* prelu: the slope where x < 0 (NaN passes through, as x) */
+        case B_PRELU: r = a < A(0) ? a * b : a; break;
         default: r = a / b; break;
         }
         return narrow<T>(r);
@@ -56,23 +59,10 @@ template <class T> struct ModF {
     }
 };
 
-/* prelu: the slope where x < 0 (NaN passes through, as x). */
-template <class T> struct PreluF {
-    typedef T TA, TB, TO;
-    typedef uint8_t TC;
-    enum { NIN = 2 };
-    typedef typename cu_acc<T>::type A;
-    EW_HD T operator()(T xa, T xb, TC, int64_t) const
-    {
-        const A a = widen(xa), b = widen(xb);
-        return narrow<T>(a < A(0) ? a * b : a);
-    }
-};
-
-/* Bitwise ops and NumPy's shifts, as the CPU's BIT_OPS: a left shift wraps;
- * a signed right shift is arithmetic; an amount that is negative or at least
- * the width shifts every bit out. */
-template <class T> struct BitI {
+/* Integer add/sub/mul wrap around. The bitwise ops and NumPy's shifts, as
+ * the CPU's BIT_OPS: a left shift wraps; a signed right shift is arithmetic;
+ * an amount that is negative or at least the width shifts every bit out. */
+template <class T> struct ArithI {
     typedef T TA, TB, TO;
     typedef uint8_t TC;
     enum { NIN = 2 };
@@ -86,21 +76,7 @@ template <class T> struct BitI {
         case B_OR: return (T)(a | b);
         case B_XOR: return (T)(a ^ b);
         case B_SHL: return in_range ? (T)((UT)a << b) : (T)0;
-        default: return in_range ? (T)(a >> b) : (T)(lt0(a) ? -1 : 0);
-        }
-    }
-};
-
-/* Integer add/sub/mul wrap around. */
-template <class T> struct ArithI {
-    typedef T TA, TB, TO;
-    typedef uint8_t TC;
-    enum { NIN = 2 };
-    typedef typename wrap_of<T>::type UT;
-    int op;
-    EW_HD T operator()(T a, T b, TC, int64_t) const
-    {
-        switch (op) {
+        case B_SHR: return in_range ? (T)(a >> b) : (T)(lt0(a) ? -1 : 0);
         case B_ADD: return (T)((UT)a + (UT)b);
         case B_SUB: return (T)((UT)a - (UT)b);
         case B_MUL: return (T)((UT)a * (UT)b);
@@ -354,8 +330,6 @@ template <class X, class T>
 static ft_status arith_typed(ft_kctx *k, const ft_node *n, const ft_view *out, const ft_view *const *ins, int code)
 {
     if constexpr (is_fp<T>::value) {
-        if (code == B_PRELU)
-            return ew_run<X, true>(k, n, PreluF<T>(), out, ins);
         if (code >= B_AND)
             return no_kernel(k, n, out->dtype);
         if (code == B_MOD || code == B_FMOD) {
@@ -371,11 +345,6 @@ static ft_status arith_typed(ft_kctx *k, const ft_node *n, const ft_view *out, c
             return int_div<X, T>(k, n, out, ins, code);
         if (code == B_PRELU)
             return no_kernel(k, n, out->dtype);
-        if (code >= B_AND) {
-            BitI<T> f{};
-            f.op = code;
-            return ew_run<X, true>(k, n, f, out, ins);
-        }
         ArithI<T> f{};
         f.op = code;
         return ew_run<X, true>(k, n, f, out, ins);

@@ -91,12 +91,6 @@ template <class T> ft_status launch(ft_kctx *k, const ft_node *n, const ft_view 
     return FT_OK;
 }
 
-static ft_status bad_dtype(ft_kctx *k, const ft_node *n, ft_dtype dt)
-{
-    return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cuda %s kernel",
-                       ft_dtype_name(dt), ft_op_name(n->op));
-}
-
 } // namespace
 
 ft_status cu_axes_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
@@ -125,5 +119,6 @@ ft_status cu_axes_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view 
     p.lp = rp->lp;
     p.eps = rp->epsilon;
     CU_DISPATCH_FLOAT(in[0].dtype, T, return launch<T>(k, n, in, out, p));
-    return bad_dtype(k, n, in[0].dtype);
+    return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cuda %s kernel",
+                       ft_dtype_name(in[0].dtype), ft_op_name(n->op));
 }
