@@ -188,7 +188,7 @@ static const onx_op_map MAPS[] = {
     {"LeakyRelu", 6, ox_map_alpha_act}, {"Elu", 6, ox_map_alpha_act}, {"Celu", 12, ox_map_alpha_act},
     {"Selu", 6, ox_map_alpha_act}, {"HardSigmoid", 6, ox_map_alpha_act}, {"Gelu", 20, ox_map_gelu},
     {"ThresholdedRelu", 10, ox_map_alpha_act}, {"Shrink", 9, ox_map_shrink},
-    {"PRelu", 7, ox_map_prelu}, {"Clip", 6, ox_map_clip}, {"Cast", 6, ox_map_cast}, {"CastLike", 15, ox_map_cast},
+    {"PRelu", 6, ox_map_prelu}, {"Clip", 6, ox_map_clip}, {"Cast", 6, ox_map_cast}, {"CastLike", 15, ox_map_cast},
     /* elementwise, broadcasting */
     {"Add", 7, ox_map_binary}, {"Sub", 7, ox_map_binary}, {"Mul", 7, ox_map_binary}, {"Div", 7, ox_map_binary},
     {"Pow", 7, ox_map_binary}, {"Mod", 10, ox_map_binary}, {"Equal", 7, ox_map_binary},

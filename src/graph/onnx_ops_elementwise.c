@@ -41,7 +41,6 @@ static const op_pair BINARY[] = {
     {"And", FT_OP_AND},     {"Or", FT_OP_OR},       {"Xor", FT_OP_XOR},
     {"Max", FT_OP_MAX},     {"Min", FT_OP_MIN},     {"BitwiseAnd", FT_OP_BITWISE_AND},
     {"BitwiseOr", FT_OP_BITWISE_OR}, {"BitwiseXor", FT_OP_BITWISE_XOR}, {"BitShift", FT_OP_BIT_SHIFT},
-    {"PRelu", FT_OP_PRELU},
 };
 
 static int find_pair(const op_pair *t, size_t len, const char *name, ft_op *op)
@@ -251,13 +250,28 @@ ft_status ox_map_is_inf(onx_ctx *c, const onx_node *n)
     return FT_OK;
 }
 
-/* PRelu: the prelu op on floats; on integers where(x < 0, x * slope, x). */
+/* PRelu: the prelu op on floats; on integers where(x < 0, x * slope, x).
+ * Before opset 7 a slope of shape [C] is per channel (dim 1 of x): it is
+ * reshaped to [C, 1, ...] so that it broadcasts there. */
 ft_status ox_map_prelu(onx_ctx *c, const onx_node *n)
 {
-    if (ft_dtype_is_float(ox_dtype(c, n, 0)))
-        return ox_map_binary(c, n);
-    OX_TRY(ox_check_dtype(c, n, FT_OP_MUL, 0));
     int x = onx_in(c, n, 0), slope = onx_in(c, n, 1);
+    const ft_shape *xs = ox_shape(c, n, 0), *ss = ox_shape(c, n, 1);
+    if (n->opset < 7 && xs->rank >= 3 && ss->rank == 1 && ss->dims[0] == xs->dims[1] && ss->dims[0] != 1) {
+        ft_shape col = {.rank = xs->rank - 1};
+        col.dims[0] = ss->dims[0];
+        for (int d = 1; d < col.rank; d++)
+            col.dims[d] = 1;
+        int r = ox_tmp(c, n, "slope_per_channel");
+        OX_NEED(r >= 0 && ox_reshape(c, n, slope, &col, r));
+        slope = r;
+    }
+    if (ft_dtype_is_float(ox_dtype(c, n, 0))) {
+        OX_TRY(ox_check_dtype(c, n, FT_OP_PRELU, 0));
+        OX_NEED(ox_emit2(c, n, FT_OP_PRELU, x, slope, ox_out(c, n, 0)));
+        return FT_OK;
+    }
+    OX_TRY(ox_check_dtype(c, n, FT_OP_MUL, 0));
     int zero = ox_scalar(c, n, "zero", ox_dtype(c, n, 0), 0), neg = ox_tmp(c, n, "negative"),
         scaled = ox_tmp(c, n, "scaled");
     OX_NEED(zero >= 0 && neg >= 0 && scaled >= 0);
