@@ -115,8 +115,6 @@ ft_status ft_infer_gemm(ft_infer_ctx *c)
     return FT_OK;
 }
 
-/* The reduced axes (empty list, noop_with_empty_axes) go to the kernels of
- * both backends as params.reduce.red. */
 /* The axes in list ints (n of them, negative counting from the end) as a
  * mask over x's dims; an axis out of range or listed twice fails. */
 static ft_status axes_mask(ft_infer_ctx *c, const int64_t *ints, int n, int *red)
@@ -141,6 +139,8 @@ static ft_status axes_mask(ft_infer_ctx *c, const int64_t *ints, int n, int *red
     return FT_OK;
 }
 
+/* The reduced axes (empty list, noop_with_empty_axes) go to the kernels of
+ * both backends as params.reduce.red. */
 ft_status ft_infer_reduce(ft_infer_ctx *c)
 {
     const ft_attr_val *ax = ft_attr(c->node, "axes");
@@ -295,6 +295,10 @@ ft_status ft_infer_axes_norm(ft_infer_ctx *c)
     } else {
         static const int64_t def[] = {0, 2, 3};
         const ft_attr_val *ax = ft_attr(c->node, "axes");
+        const int rank = c->in[0]->shape.rank;
+        if (!ax->present && rank < 4)
+            return ft_infer_fail(c, "attribute 'axes' is not given: its default [0, 2, 3] needs an input of rank 4 "
+                                 "or more, and input '%s' has rank %d", ft_infer_in_name(c, 0), rank);
         st = ax->present ? axes_mask(c, ax->ints, ax->n, p->red) : axes_mask(c, def, 3, p->red);
         p->epsilon = ft_attr(c->node, "epsilon")->f;
     }

@@ -273,7 +273,8 @@ FLOAT_UNARY = ["relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "recipr
                "floor", "ceil", "round", "softplus", "softsign", "silu", "mish", "hard_swish", "leaky_relu",
                "elu", "celu", "selu", "hard_sigmoid", "thresholded_relu", "gelu", "shrink", "swish", "tan", "asin",
                "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"]
-UNARY_EXACT = {"relu", "thresholded_relu", "shrink", "floor", "ceil", "round", "neg", "abs", "sign", "identity", "is_nan", "is_inf"}
+UNARY_EXACT = {"relu", "thresholded_relu", "shrink", "floor", "ceil", "round", "neg", "abs", "sign", "identity",
+               "is_nan", "is_inf"}
 UNARY_RANGE = {"exp": (-10, 10), "log": (-0.5, 8), "sqrt": (-0.5, 8), "rsqrt": (-0.5, 8),
                "reciprocal": (-4, 4), "sin": (-20, 20), "cos": (-20, 20), "tan": (-4, 4), "asin": (-1.2, 1.2),
                "acos": (-1.2, 1.2), "atanh": (-1.2, 1.2), "acosh": (0.5, 8)}
@@ -470,13 +471,13 @@ def gen_compare():
 def gen_bitwise():
     for i, op in enumerate(("bitwise_and", "bitwise_or", "bitwise_xor", "bit_shift")):
         for j, dt in enumerate(INTS):
+            # shift amounts from -2 to the width + 2 (negative and too large ones shift every bit out)
+            hi = np.dtype(NP[dt]).itemsize * 8 + 3 if op == "bit_shift" else None
             for k, (sa, sb) in enumerate(rot(CMP_SHAPES, 2 * (i + j), 2) + [([257], [257])]):
-                d = ("left", "right")[(j + k) % 2]
-                # shift amounts from -2 to the width + 2 (negative and too large ones shift every bit out)
-                mk = (lambda g, dt=dt, sa=sa, sb=sb: [g.x(dt, sa), g.x(dt, sb, ilo=-2, ihi=np.dtype(NP[dt]).itemsize * 8 + 3)]) \
-                    if op == "bit_shift" else (lambda g, dt=dt, sa=sa, sb=sb: [g.x(dt, sa), g.x(dt, sb)])
-                single("bitwise/%s/%s/%sx%s" % (op + ("_" + d if op == "bit_shift" else ""), dt, sh(sa), sh(sb)), op, mk,
-                       attrs={"direction": d} if op == "bit_shift" else None)
+                d = ("left", "right")[(j + k) % 2] if op == "bit_shift" else None
+                single("bitwise/%s/%s/%sx%s" % (op + ("_" + d if d else ""), dt, sh(sa), sh(sb)), op,
+                       lambda g, dt=dt, sa=sa, sb=sb, hi=hi: [g.x(dt, sa), g.x(dt, sb, ilo=-2 if hi else None, ihi=hi)],
+                       attrs={"direction": d} if d else None)
     for j, dt in enumerate(INTS):
         for s in rot(UNARY_SHAPES, j, 2):
             single("bitwise/bitwise_not/%s/%s" % (dt, sh(s)), "bitwise_not", lambda g, dt=dt, s=s: [g.x(dt, s)])
@@ -485,8 +486,8 @@ def gen_bitwise():
         for sx, ss in rot(pshapes, j, 3):
             single("prelu/%s/%sx%s" % (dt, sh(sx), sh(ss)), "prelu",
                    lambda g, dt=dt, sx=sx, ss=ss: [g.x(dt, sx, -4, 4), g.x(dt, ss, -0.5, 1.5)], tol=elem(dt))
-        single("prelu/%s/specials" % dt, "prelu", lambda g, dt=dt: [g.arr(dt, float_specials(dt, g.rng)), g.x(dt, [], 0.1, 1)],
-               tol=elem(dt))
+        single("prelu/%s/specials" % dt, "prelu",
+               lambda g, dt=dt: [g.arr(dt, float_specials(dt, g.rng)), g.x(dt, [], 0.1, 1)], tol=elem(dt))
 
 
 # ---------------------------------------------------------------- reductions
@@ -673,9 +674,9 @@ def gen_norms():
                    tol=accum(dt, 1, 1.0))
         for shape, axes in pick((([2, 3, 17, 19], None), ([7, 33, 65], [0, 2]), ([256, 1024], [-1]), ([4, 5], []),
                                  ([0, 3, 2, 2], None), ([8, 64, 28, 28], None), ([3, 4, 5], [1])), dt, j, 3):
-            single("norm/mean_variance_normalization/%s/%s/axes=%s" % (dt, sh(shape), axes), "mean_variance_normalization",
-                   lambda g, dt=dt, shape=shape: [g.x(dt, shape, -2, 3)], attrs={"axes": axes} if axes is not None else None,
-                   tol=accum(dt, 1, 4.0))
+            single("norm/mean_variance_normalization/%s/%s/axes=%s" % (dt, sh(shape), axes),
+                   "mean_variance_normalization", lambda g, dt=dt, shape=shape: [g.x(dt, shape, -2, 3)],
+                   attrs={"axes": axes} if axes is not None else None, tol=accum(dt, 1, 4.0))
 
 
 # ---------------------------------------------------------------- matrix products
