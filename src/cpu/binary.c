@@ -1,5 +1,6 @@
 /* CPU kernels of the broadcasting elementwise ops: cpu_binary (arithmetic,
- * comparisons, logic), cpu_variadic (max/min over any number of inputs) and
+ * comparisons, logic, bitwise ops, prelu), cpu_variadic (max/min over any
+ * number of inputs) and
  * cpu_where. One iterator walks the output with per-input strides after
  * merging dimensions that are contiguous for every input; the innermost run
  * goes to a row function specialised for the op, dtype and stride pattern. */
@@ -208,11 +209,35 @@ static inline int is_neg(int64_t v) { return v < 0; }
     static inline T max_##S(T a, T b) { return a > b ? a : b; }                                  \
     static inline T min_##S(T a, T b) { return a < b ? a : b; }
 
+/* Bitwise ops of the integer dtypes. Shifts are NumPy's (left_shift,
+ * right_shift): a left shift wraps in the dtype; a right shift of a signed
+ * value is arithmetic (fills with the sign bit); an amount that is negative
+ * or at least the width shifts every bit out (0, or -1 for a negative value
+ * shifted right). */
+#define BIT_OPS(S, T, UT, BITS)                                                                  \
+    static inline T band_##S(T a, T b) { return (T)(a & b); }                                    \
+    static inline T bor_##S(T a, T b) { return (T)(a | b); }                                     \
+    static inline T bxor_##S(T a, T b) { return (T)(a ^ b); }                                    \
+    static inline T shl_##S(T a, T b) { return (uint64_t)(int64_t)b < BITS ? (T)((UT)a << b) : 0; } \
+    static inline T shr_##S(T a, T b)                                                            \
+    {                                                                                            \
+        return (uint64_t)(int64_t)b < BITS ? (T)(a >> b) : (T)(is_neg(a) ? -1 : 0);              \
+    }
+
 INT_OPS(i8, int8_t, uint32_t, 1, INT8_MIN, INT8_MAX)
 INT_OPS(i16, int16_t, uint32_t, 1, INT16_MIN, INT16_MAX)
 INT_OPS(i32, int32_t, uint32_t, 1, INT32_MIN, INT32_MAX)
 INT_OPS(i64, int64_t, uint64_t, 1, INT64_MIN, INT64_MAX)
 INT_OPS(u8, uint8_t, uint32_t, 0, 0, UINT8_MAX)
+BIT_OPS(i8, int8_t, uint32_t, 8)
+BIT_OPS(i16, int16_t, uint32_t, 16)
+BIT_OPS(i32, int32_t, uint32_t, 32)
+BIT_OPS(i64, int64_t, uint64_t, 64)
+BIT_OPS(u8, uint8_t, uint32_t, 8)
+
+/* prelu: the slope where x < 0 (NaN passes through, as x) */
+static inline float prelu_f32(float a, float b) { return a < 0 ? a * b : a; }
+static inline double prelu_f64(double a, double b) { return a < 0 ? a * b : a; }
 
 #define CMP_OPS(S, T)                                                                            \
     static inline uint8_t eq_##S(T a, T b) { return a == b; }                                    \
@@ -225,6 +250,14 @@ INT_OPS(u8, uint8_t, uint32_t, 0, 0, UINT8_MAX)
 #define NUM_TYPES(X, ...)                                                                        \
     X(f32, float, __VA_ARGS__)                                                                   \
     X(f64, double, __VA_ARGS__)                                                                  \
+    X(i8, int8_t, __VA_ARGS__)                                                                   \
+    X(i16, int16_t, __VA_ARGS__)                                                                 \
+    X(i32, int32_t, __VA_ARGS__)                                                                 \
+    X(i64, int64_t, __VA_ARGS__)                                                                 \
+    X(u8, uint8_t, __VA_ARGS__)
+
+/* X(suffix, C type) over the integer dtypes */
+#define INT_TYPES(X, ...)                                                                        \
     X(i8, int8_t, __VA_ARGS__)                                                                   \
     X(i16, int16_t, __VA_ARGS__)                                                                 \
     X(i32, int32_t, __VA_ARGS__)                                                                 \
@@ -255,6 +288,13 @@ NUM_TYPES(ROW_CMP, lt)
 NUM_TYPES(ROW_CMP, le)
 NUM_TYPES(ROW_CMP, gt)
 NUM_TYPES(ROW_CMP, ge)
+INT_TYPES(ROW_SAME, band)
+INT_TYPES(ROW_SAME, bor)
+INT_TYPES(ROW_SAME, bxor)
+INT_TYPES(ROW_SAME, shl)
+INT_TYPES(ROW_SAME, shr)
+BIN_ROW(prelu_f32_row, float, float, float, prelu_f32)
+BIN_ROW(prelu_f64_row, double, double, double, prelu_f64)
 BIN_ROW(eq_bool_row, uint8_t, uint8_t, uint8_t, eq_bool)
 BIN_ROW(and_bool_row, uint8_t, uint8_t, uint8_t, and_bool)
 BIN_ROW(or_bool_row, uint8_t, uint8_t, uint8_t, or_bool)
@@ -279,6 +319,12 @@ ROW_IPOW(u8, uint8_t, 0)
         [FT_U8] = OP##_u8_row,                                                                   \
     }
 
+#define INT_ROWS(OP)                                                                             \
+    {                                                                                            \
+        [FT_I8] = OP##_i8_row, [FT_I16] = OP##_i16_row, [FT_I32] = OP##_i32_row,                 \
+        [FT_I64] = OP##_i64_row, [FT_U8] = OP##_u8_row,                                          \
+    }
+
 static const ew_row bin_rows[FT_OP_COUNT][FT_DTYPE_COUNT] = {
     [FT_OP_ADD] = ROWS(add),
     [FT_OP_SUB] = ROWS(sub),
@@ -295,7 +341,12 @@ static const ew_row bin_rows[FT_OP_COUNT][FT_DTYPE_COUNT] = {
     [FT_OP_AND] = {[FT_BOOL] = and_bool_row},
     [FT_OP_OR] = {[FT_BOOL] = or_bool_row},
     [FT_OP_XOR] = {[FT_BOOL] = xor_bool_row},
+    [FT_OP_BITWISE_AND] = INT_ROWS(band),
+    [FT_OP_BITWISE_OR] = INT_ROWS(bor),
+    [FT_OP_BITWISE_XOR] = INT_ROWS(bxor),
+    [FT_OP_PRELU] = {[FT_F32] = prelu_f32_row, [FT_F64] = prelu_f64_row},
 };
+static const ew_row shift_rows[2][FT_DTYPE_COUNT] = {INT_ROWS(shl), INT_ROWS(shr)};
 static const ew_row mod_rows[2][FT_DTYPE_COUNT] = {ROWS(mod), ROWS(fmod)};
 static const ew_row pow_rows[FT_DTYPE_COUNT] = {
     [FT_F32] = pow_f32_row, [FT_F64] = pow_f64_row, [FT_I8] = pow_i8_row, [FT_I16] = pow_i16_row,
@@ -426,6 +477,8 @@ ft_status cpu_binary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
     ew_row fn;
     if (op == FT_OP_MOD)
         fn = mod_rows[n->params.binary.fmod][dt];
+    else if (op == FT_OP_BIT_SHIFT)
+        fn = shift_rows[n->params.binary.shift_right][dt];
     else if (op == FT_OP_POW)
         fn = ft_dtype_is_float(dt) || !ft_dtype_is_float(in[1].dtype) ? pow_rows[dt] : powf_rows[dt];
     else

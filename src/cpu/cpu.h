@@ -14,6 +14,7 @@
 #define CPU_FLOAT (FT_M(F32) | FT_M(F64))
 #define CPU_NUM (CPU_FLOAT | FT_DT_INT)
 #define CPU_SIGNED (CPU_FLOAT | FT_DT_SINT)
+#define CPU_INT FT_DT_INT
 #define CPU_ANY (CPU_NUM | FT_DT_BOOL)
 #define CPU_BYTES FT_DT_ANY /* pure data movement: every dtype */
 #define CPU_BOOL FT_DT_BOOL
@@ -49,6 +50,8 @@ ft_status cpu_cumsum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
 ft_status cpu_softmax(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_layer_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_rms_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* norm_axes.c */
+ft_status cpu_axes_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 /* movement.c */
 ft_status cpu_copy(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_transpose(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);

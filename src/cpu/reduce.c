@@ -8,7 +8,7 @@
  *   - the innermost group is kept ("columns"): outputs that are adjacent in
  *     memory are reduced together, a vector of accumulators per input row
  *     (leading-axis reductions, reductions over a middle axis).
- * Floats (and ints for l2 / log_sum_exp) accumulate in double, summed
+ * Floats (and ints for l2 / log_sum_exp / log_sum) accumulate in double, summed
  * pairwise along runs; ints accumulate in 64-bit unsigned arithmetic so that
  * sums and products wrap exactly as they would in the dtype. With
  * noop_with_empty_axes=1 and no axes, each output reduces a single element
@@ -416,7 +416,7 @@ typedef struct {
     ft_dtype dt;
     size_t es;
     ft_rop op;
-    int ipath;   /* integer arithmetic (ints and bool except l2 / log_sum_exp) */
+    int ipath;   /* integer arithmetic (ints and bool except l2 / log_sum_exp / log_sum) */
     const ft_rplan *p;
     const char *x;
     void *y;
@@ -429,6 +429,8 @@ static void finish_f(const rjob *j, int64_t oi, double v)
         v /= (double)j->p->nred;
     else if (j->op == R_L2)
         v = sqrt(v);
+    else if (j->op == R_LOGSUM)
+        v = log(v);
     store_d(j->dt, j->y, oi, v);
 }
 
@@ -558,7 +560,7 @@ ft_status cpu_reduce(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
     if (!j.f)
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cpu reduce kernel",
                            ft_dtype_name(dt));
-    j.ipath = !ft_dtype_is_float(dt) && j.op != R_L2 && j.op != R_LSE;
+    j.ipath = !ft_dtype_is_float(dt) && j.op != R_L2 && j.op != R_LSE && j.op != R_LOGSUM;
     const int *red = n->params.reduce.red;
     if (ft_numel(s) == 0) {
         /* Outputs exist, so only reduced dims are empty. */

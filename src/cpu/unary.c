@@ -11,7 +11,7 @@
 
 /* Attribute values, read once per node and converted per dtype in the rows. */
 typedef struct un_params {
-    double alpha, beta, gamma, lo, hi;
+    double alpha, beta, gamma, lo, hi, lambd, bias;
     int64_t ilo, ihi; /* clip bounds of integer dtypes, already in range */
 } un_params;
 
@@ -113,10 +113,10 @@ FLOAT_HELPERS(f64, double)
 #define MISH_RATIO(u, v, t) _Generic((x), float: mish_ratio_f32, double: mish_ratio_f64)(u, v, t)
 
 /* X1(OP, expression of x); X2(OP, t = expression of x with calls, expression
- * of x and t without calls). Parameters: al, be, ga, gal (= ga*al), lo, hi
- * (x's type). sigmoid as 1/(1+exp(-x)) is accurate in IEEE arithmetic:
- * exp(-x) overflows to inf only where the result is below the smallest
- * normal, giving 0. */
+ * of x and t without calls). Parameters: al, be, ga, gal (= ga*al), lo, hi,
+ * la, bi (shrink's lambd and bias), all of x's type. sigmoid as
+ * 1/(1+exp(-x)) is accurate in IEEE arithmetic: exp(-x) overflows to inf
+ * only where the result is below the smallest normal, giving 0. */
 #define FLOAT_UNARY(X1, X2)                                                                      \
     X1(NEG, -x)                                                                                  \
     X1(ABS, fabs(x))                                                                             \
@@ -148,6 +148,18 @@ FLOAT_HELPERS(f64, double)
     X2(SELU, expm1(x), SEL(x > 0, ga * x, gal * t))                                              \
     X1(HARD_SIGMOID, CLAMP(al * x + be, K(0), K(1)))                                             \
     X1(THRESHOLDED_RELU, SEL(x > al, x, K(0)))                                                   \
+    /* NaN compares false both ways and gives 0, as ONNX's reference */                          \
+    X1(SHRINK, SEL(x < -la, x + bi, SEL(x > la, x - bi, K(0))))                                  \
+    X1(SWISH, x / (K(1) + exp(-al * x)))                                                         \
+    X1(TAN, tan(x))                                                                              \
+    X1(ASIN, asin(x))                                                                            \
+    X1(ACOS, acos(x))                                                                            \
+    X1(ATAN, atan(x))                                                                            \
+    X1(SINH, sinh(x))                                                                            \
+    X1(COSH, cosh(x))                                                                            \
+    X1(ASINH, asinh(x))                                                                          \
+    X1(ACOSH, acosh(x))                                                                          \
+    X1(ATANH, atanh(x))                                                                          \
     /* erfc keeps the tail accurate for negative x, where 1 + erf(.) cancels */                  \
     X1(GELU, K(0.5) * x * erfc(-x * K(0.70710678118654752440)))                                  \
     X1(CLIP, CLAMP(x, lo, hi))
@@ -157,8 +169,8 @@ FLOAT_HELPERS(f64, double)
 
 #define UN_PARAMS(TI)                                                                            \
     const TI al = (TI)p->alpha, be = (TI)p->beta, ga = (TI)p->gamma, gal = (TI)(p->gamma * p->alpha); \
-    const TI lo = (TI)p->lo, hi = (TI)p->hi;                                                     \
-    (void)al, (void)be, (void)ga, (void)gal, (void)lo, (void)hi;
+    const TI lo = (TI)p->lo, hi = (TI)p->hi, la = (TI)p->lambd, bi = (TI)p->bias;                \
+    (void)al, (void)be, (void)ga, (void)gal, (void)lo, (void)hi, (void)la, (void)bi;
 
 #define UN_ROW_F(NAME, TI, TO, EXPR)                                                             \
     static void NAME(const un_params *p, void *yv, const void *xv, int64_t n)                    \
@@ -229,7 +241,8 @@ UN_ROW_F(IS_INF_f64, double, uint8_t, isinf(x) != 0)
     X(NEG, (ut)0 - (ut)x)                                                                        \
     X(ABS, x < 0 ? (ut)0 - (ut)x : (ut)x)                                                        \
     X(SIGN, (x > 0) - (x < 0))                                                                   \
-    X(CLIP, x < lo ? lo : (x > hi ? hi : x))
+    X(CLIP, x < lo ? lo : (x > hi ? hi : x))                                                     \
+    X(BITWISE_NOT, ~x)
 
 #define GEN_I(OP, EXPR)                                                                          \
     UN_ROW_I(OP##_i8, int8_t, uint32_t, EXPR)                                                    \
@@ -238,6 +251,7 @@ UN_ROW_F(IS_INF_f64, double, uint8_t, isinf(x) != 0)
     UN_ROW_I(OP##_i64, int64_t, uint64_t, EXPR)
 INT_UNARY(GEN_I)
 UN_ROW_I(CLIP_u8, uint8_t, uint32_t, x < lo ? lo : (x > hi ? hi : x))
+UN_ROW_I(BITWISE_NOT_u8, uint8_t, uint32_t, ~x)
 UN_ROW_I(NOT_bool, uint8_t, uint32_t, x == 0)
 
 #define TAB_F(OP, ...) [FT_OP_##OP] = {[FT_F32] = OP##_f32, [FT_F64] = OP##_f64},
@@ -254,6 +268,8 @@ static un_row unary_row(ft_op op, ft_dtype dt)
         return CLIP_u8;
     if (op == FT_OP_NOT && dt == FT_BOOL)
         return NOT_bool;
+    if (op == FT_OP_BITWISE_NOT && dt == FT_U8)
+        return BITWISE_NOT_u8;
     return float_rows[op][dt] ? float_rows[op][dt] : int_rows[op][dt];
 }
 
@@ -277,7 +293,7 @@ ft_status cpu_unary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
     const ft_dtype dt = in[0].dtype;
     const ft_unary_params *up = &n->params.unary;
     un_params p = {.alpha = up->alpha, .beta = up->beta, .gamma = up->gamma, .lo = up->lo, .hi = up->hi,
-                   .ilo = up->ilo, .ihi = up->ihi};
+                   .lambd = up->lambd, .bias = up->bias, .ilo = up->ilo, .ihi = up->ihi};
     un_row fn = op == FT_OP_GELU && up->gelu_tanh ? gelu_tanh_rows[dt] : unary_row(op, dt);
     if (!fn)
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "no CPU kernel for %s on %s", ft_op_name(op),

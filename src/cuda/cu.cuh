@@ -42,6 +42,7 @@ extern "C" {
 #define CU_FLOAT FT_DT_FLOAT
 #define CU_NUM FT_DT_NUM
 #define CU_SIGNED FT_DT_SIGNED
+#define CU_INT FT_DT_INT
 #define CU_ANY FT_DT_ANY
 #define CU_BYTES FT_DT_ANY
 #define CU_BOOL FT_DT_BOOL
@@ -266,6 +267,8 @@ CU_KFN(cu_topk);
 CU_KFN(cu_softmax);
 CU_KFN(cu_layer_norm);
 CU_KFN(cu_rms_norm);
+/* norm_axes.cu */
+CU_KFN(cu_axes_norm);
 CU_KFN(cu_batch_norm);
 CU_KFN(cu_instance_norm);
 CU_KFN(cu_group_norm);

@@ -14,12 +14,12 @@ enum { UN_GELU_TANH = FT_OP_COUNT };
 
 /* Op families of cu_unary. The cheap ones are kept apart from the libm ones
  * so that relu & co. keep the register count (and occupancy) of a copy. */
-enum { G_NONE, G_CHEAP, G_MATH, G_SIGNED, G_CLIP, G_NOT, G_CLASS };
+enum { G_NONE, G_CHEAP, G_MATH, G_SIGNED, G_CLIP, G_NOT, G_CLASS, G_BITS };
 
 /* Attributes in the arithmetic type, converted on the host as the CPU does
  * ((TI)p->alpha, (TI)(gamma * alpha), ...). */
 template <class A> struct un_par {
-    A al, be, ga, gal, lo, hi;
+    A al, be, ga, gal, lo, hi, la, bi; /* la, bi: shrink's lambd and bias */
 };
 
 template <class A> EW_HD A un_cheap(int op, A x, const un_par<A> &p)
@@ -42,6 +42,8 @@ template <class A> EW_HD A un_cheap(int op, A x, const un_par<A> &p)
     case FT_OP_LEAKY_RELU: return x * (x < zero ? p.al : one);
     case FT_OP_HARD_SIGMOID: return clampv(add_rn(mul_rn(p.al, x), p.be), zero, one);
     case FT_OP_THRESHOLDED_RELU: return x > p.al ? x : zero;
+    /* NaN compares false both ways and gives 0, as the CPU */
+    case FT_OP_SHRINK: return x < -p.la ? x + p.bi : x > p.la ? x - p.bi : zero;
     case FT_OP_CLIP: return clampv(x, p.lo, p.hi);
     default: return x;
     }
@@ -62,6 +64,16 @@ template <class A> EW_HD A un_math(int op, A x, const un_par<A> &p)
     case FT_OP_ERF: return m_erf(x);
     case FT_OP_SOFTPLUS: return m_log1p(m_exp(-m_fabs(x))) + (x > zero ? x : zero);
     case FT_OP_SILU: return x / (one + m_exp(-x));
+    case FT_OP_SWISH: return x / (one + m_exp(-p.al * x));
+    case FT_OP_TAN: return m_tan(x);
+    case FT_OP_ASIN: return m_asin(x);
+    case FT_OP_ACOS: return m_acos(x);
+    case FT_OP_ATAN: return m_atan(x);
+    case FT_OP_SINH: return m_sinh(x);
+    case FT_OP_COSH: return m_cosh(x);
+    case FT_OP_ASINH: return m_asinh(x);
+    case FT_OP_ACOSH: return m_acosh(x);
+    case FT_OP_ATANH: return m_atanh(x);
     case FT_OP_MISH: {
         /* tanh(log1p(E)) = (E^2+2E)/(E^2+2E+2), E = exp(x); for x >= 0 divided
          * through by E^2, in t = exp(-|x|): no overflow, no cancellation */
@@ -126,7 +138,8 @@ template <class T> struct UnClass {
     }
 };
 
-/* neg/abs/sign wrap like NumPy (done in unsigned); clip bounds arrive in range with lo <= hi. */
+/* neg/abs/sign wrap like NumPy (done in unsigned); clip bounds arrive in range
+ * with lo <= hi; bitwise_not of every integer dtype. */
 template <class T> struct UnInt {
     typedef T TA, TO;
     typedef uint8_t TB, TC;
@@ -141,6 +154,7 @@ template <class T> struct UnInt {
         case FT_OP_ABS: return lt0(x) ? (T)((UT)0 - (UT)x) : x;
         case FT_OP_SIGN: return (T)((int)(x > 0) - (int)lt0(x));
         case FT_OP_CLIP: return x < lo ? lo : (x > hi ? hi : x);
+        case FT_OP_BITWISE_NOT: return (T)~x;
         default: return x;
         }
     }
@@ -284,23 +298,26 @@ static int un_group(int op)
     switch (op) {
     case FT_OP_RELU: case FT_OP_SQRT: case FT_OP_RSQRT: case FT_OP_RECIPROCAL: case FT_OP_FLOOR:
     case FT_OP_CEIL: case FT_OP_ROUND: case FT_OP_SOFTSIGN: case FT_OP_HARD_SWISH: case FT_OP_LEAKY_RELU:
-    case FT_OP_HARD_SIGMOID: case FT_OP_THRESHOLDED_RELU:
+    case FT_OP_HARD_SIGMOID: case FT_OP_THRESHOLDED_RELU: case FT_OP_SHRINK:
         return G_CHEAP;
     case FT_OP_SIGMOID: case FT_OP_TANH: case FT_OP_EXP: case FT_OP_LOG: case FT_OP_SIN: case FT_OP_COS:
     case FT_OP_ERF: case FT_OP_SOFTPLUS: case FT_OP_SILU: case FT_OP_MISH: case FT_OP_ELU: case FT_OP_CELU:
-    case FT_OP_SELU: case FT_OP_GELU: case UN_GELU_TANH:
+    case FT_OP_SELU: case FT_OP_GELU: case UN_GELU_TANH: case FT_OP_SWISH: case FT_OP_TAN: case FT_OP_ASIN:
+    case FT_OP_ACOS: case FT_OP_ATAN: case FT_OP_SINH: case FT_OP_COSH: case FT_OP_ASINH: case FT_OP_ACOSH:
+    case FT_OP_ATANH:
         return G_MATH;
     case FT_OP_NEG: case FT_OP_ABS: case FT_OP_SIGN: return G_SIGNED;
     case FT_OP_CLIP: return G_CLIP;
     case FT_OP_NOT: return G_NOT;
     case FT_OP_IS_NAN: case FT_OP_IS_INF: return G_CLASS;
+    case FT_OP_BITWISE_NOT: return G_BITS;
     default: return G_NONE;
     }
 }
 
-/* alpha, beta, gamma, min, max of the node (0 / -inf / +inf when the op has none). */
+/* alpha, beta, gamma, min, max, lambd, bias of the node (0 / -inf / +inf when the op has none). */
 struct un_attrs {
-    double v[5];
+    double v[7];
 };
 
 template <class X, class T>
@@ -321,6 +338,8 @@ static ft_status un_float(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vi
     p.gal = (A)(at.v[2] * at.v[0]);
     p.lo = (A)at.v[3];
     p.hi = (A)at.v[4];
+    p.la = (A)at.v[5];
+    p.bi = (A)at.v[6];
     if (grp == G_MATH) {
         UnFloat<T, true> f{};
         f.op = code;
@@ -363,7 +382,7 @@ template <class X> static ft_status unary_impl(ft_kctx *k, const ft_node *n, con
     const ft_op op = n->op;
     const ft_dtype dt = in[0].dtype;
     const ft_unary_params *up = &n->params.unary;
-    un_attrs at = {{up->alpha, up->beta, up->gamma, up->lo, up->hi}};
+    un_attrs at = {{up->alpha, up->beta, up->gamma, up->lo, up->hi, up->lambd, up->bias}};
     const int code = op == FT_OP_GELU && up->gelu_tanh ? (int)UN_GELU_TANH : (int)op;
     const int grp = un_group(code);
     bool ok;
@@ -371,6 +390,7 @@ template <class X> static ft_status unary_impl(ft_kctx *k, const ft_node *n, con
     case G_CHEAP: case G_MATH: case G_CLASS: ok = ft_dtype_is_float(dt); break;
     case G_SIGNED: ok = ft_dtype_in(dt, FT_DT_SIGNED); break;
     case G_CLIP: ok = ft_dtype_in(dt, FT_DT_NUM); break;
+    case G_BITS: ok = ft_dtype_is_int(dt); break;
     case G_NOT: ok = dt == FT_BOOL; break;
     default: ok = false; break;
     }

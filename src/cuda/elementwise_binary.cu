@@ -1,6 +1,7 @@
 /* CUDA kernels of the broadcasting elementwise ops: cu_binary (arithmetic,
  * comparisons, logic), cu_variadic (max/min over any number of inputs) and
- * cu_where, on the engine of elementwise.cuh. Reference: src/cpu/binary.c. */
+ * cu_where, on the engine of elementwise.cuh. The bitwise ops and prelu are
+ * cu_binary's too. Reference: src/cpu/binary.c. */
 #include "elementwise.cuh"
 #include "../runtime/numeric.h"
 
@@ -8,7 +9,8 @@ namespace {
 
 /* ------------------------------- binary ops -------------------------------- */
 
-enum { B_ADD, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN, B_MOD, B_FMOD };
+/* B_PRELU: floats only; B_AND and after: integers only. */
+enum { B_ADD, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN, B_MOD, B_FMOD, B_PRELU, B_AND, B_OR, B_XOR, B_SHL, B_SHR };
 
 template <class T> struct ArithF {
     typedef T TA, TB, TO;
@@ -27,6 +29,8 @@ template <class T> struct ArithF {
         /* NaN in either input propagates, like numpy.maximum */
         case B_MAX: r = a > b || a != a ? a : b; break;
         case B_MIN: r = a < b || a != a ? a : b; break;
+        /* prelu: the slope where x < 0 (NaN passes through, as x) */
+        case B_PRELU: r = a < A(0) ? a * b : a; break;
         default: r = a / b; break;
         }
         return narrow<T>(r);
@@ -55,7 +59,9 @@ template <class T> struct ModF {
     }
 };
 
-/* Integer add/sub/mul wrap around. */
+/* Integer add/sub/mul wrap around. The bitwise ops and NumPy's shifts, as
+ * the CPU's BIT_OPS: a left shift wraps; a signed right shift is arithmetic;
+ * an amount that is negative or at least the width shifts every bit out. */
 template <class T> struct ArithI {
     typedef T TA, TB, TO;
     typedef uint8_t TC;
@@ -64,7 +70,13 @@ template <class T> struct ArithI {
     int op;
     EW_HD T operator()(T a, T b, TC, int64_t) const
     {
+        const bool in_range = (unsigned long long)(long long)b < (unsigned long long)(sizeof(T) * 8);
         switch (op) {
+        case B_AND: return (T)(a & b);
+        case B_OR: return (T)(a | b);
+        case B_XOR: return (T)(a ^ b);
+        case B_SHL: return in_range ? (T)((UT)a << b) : (T)0;
+        case B_SHR: return in_range ? (T)(a >> b) : (T)(lt0(a) ? -1 : 0);
         case B_ADD: return (T)((UT)a + (UT)b);
         case B_SUB: return (T)((UT)a - (UT)b);
         case B_MUL: return (T)((UT)a * (UT)b);
@@ -312,11 +324,14 @@ static ft_status int_div(ft_kctx *k, const ft_node *n, const ft_view *out, const
     return X::divzero(k, n, (const ull *)slot, d);
 }
 
-/* add, sub, mul, div, mod/fmod (code B_*), and max/min for cu_variadic. */
+/* add, sub, mul, div, mod/fmod, the bitwise ops, prelu (code B_*), and
+ * max/min for cu_variadic. */
 template <class X, class T>
 static ft_status arith_typed(ft_kctx *k, const ft_node *n, const ft_view *out, const ft_view *const *ins, int code)
 {
     if constexpr (is_fp<T>::value) {
+        if (code >= B_AND)
+            return no_kernel(k, n, out->dtype);
         if (code == B_MOD || code == B_FMOD) {
             ModF<T> f{};
             f.fmod_ = code == B_FMOD;
@@ -328,6 +343,8 @@ static ft_status arith_typed(ft_kctx *k, const ft_node *n, const ft_view *out, c
     } else {
         if (code == B_DIV || code == B_MOD || code == B_FMOD)
             return int_div<X, T>(k, n, out, ins, code);
+        if (code == B_PRELU)
+            return no_kernel(k, n, out->dtype);
         ArithI<T> f{};
         f.op = code;
         return ew_run<X, true>(k, n, f, out, ins);
@@ -407,6 +424,11 @@ template <class X> static ft_status binary_impl(ft_kctx *k, const ft_node *n, co
     case FT_OP_DIV: code = B_DIV; break;
     case FT_OP_MOD: code = n->params.binary.fmod ? B_FMOD : B_MOD; break;
     case FT_OP_POW: break;
+    case FT_OP_BITWISE_AND: code = B_AND; break;
+    case FT_OP_BITWISE_OR: code = B_OR; break;
+    case FT_OP_BITWISE_XOR: code = B_XOR; break;
+    case FT_OP_BIT_SHIFT: code = n->params.binary.shift_right ? B_SHR : B_SHL; break;
+    case FT_OP_PRELU: code = B_PRELU; break;
     case FT_OP_EQUAL: mask = CMP_EQ, table = LOGIC_EQ; break;
     case FT_OP_LESS: mask = CMP_LT; break;
     case FT_OP_LESS_EQUAL: mask = CMP_LT | CMP_EQ; break;

@@ -202,6 +202,8 @@ template <class TT> struct FRed : PBase {
             v /= (double)nred;
         else if (op == R_L2)
             v = sqrt(v);
+        else if (op == R_LOGSUM)
+            v = log(v);
         else if (op == R_LSE)
             v = (m != m || fabs(m) == INFINITY) ? m : m + log(v);
         cu_st_d(y, oi, v);
@@ -903,7 +905,7 @@ ft_status cu_reduce(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
     RPlan pl;
     ft_reduce_plan(s, red, &pl);
     pl.nseg = pl.nred / pl.L;
-    const int ipath = !ft_dtype_is_float(dt) && op != R_L2 && op != R_LSE;
+    const int ipath = !ft_dtype_is_float(dt) && op != R_L2 && op != R_LSE && op != R_LOGSUM;
     CU_DISPATCH(dt, T,
                 return reduce_t<T>(k, n, (const T *)in[0].data, out[0].data, pl, nout, op, ipath, dt == FT_BOOL));
     return bad_dtype(k, n, dt);

@@ -57,8 +57,8 @@ static int64_t int_bound(double v, int64_t tlo, int64_t thi, int64_t def)
 static void unary_params(ft_infer_ctx *c)
 {
     ft_unary_params *p = &c->params->unary;
-    static const char *const names[] = {"alpha", "beta", "gamma", "min", "max"};
-    double *vals[] = {&p->alpha, &p->beta, &p->gamma, &p->lo, &p->hi};
+    static const char *const names[] = {"alpha", "beta", "gamma", "min", "max", "lambd", "bias"};
+    double *vals[] = {&p->alpha, &p->beta, &p->gamma, &p->lo, &p->hi, &p->lambd, &p->bias};
     p->lo = -INFINITY;
     p->hi = INFINITY;
     for (size_t i = 0; i < FT_ARRAY_LEN(names); i++)
@@ -104,11 +104,33 @@ ft_status ft_infer_binary(ft_infer_ctx *c)
 {
     if (c->node->op == FT_OP_MOD)
         c->params->binary.fmod = ft_attr(c->node, "fmod")->i != 0;
+    if (c->node->op == FT_OP_BIT_SHIFT) {
+        const char *d = ft_attr(c->node, "direction")->s;
+        if (strcmp(d, "left") != 0 && strcmp(d, "right") != 0)
+            return ft_infer_fail(c, "attribute 'direction' is '%s'; expected 'left' or 'right'", d);
+        c->params->binary.shift_right = strcmp(d, "right") == 0;
+    }
     ft_status s = ft_infer_same_dtype(c, 1, 0, NULL);
     if (s)
         return s;
     c->out[0].dtype = c->in[0]->dtype;
     return bcast(c, 0, 1, &c->out[0].shape);
+}
+
+/* prelu: the slope broadcasts one way, to x's shape (ONNX PRelu). */
+ft_status ft_infer_prelu(ft_infer_ctx *c)
+{
+    ft_status s = ft_infer_binary(c);
+    if (s)
+        return s;
+    if (!ft_shape_eq(&c->out[0].shape, &c->in[0]->shape)) {
+        char a[FT_SHAPE_STR], b[FT_SHAPE_STR];
+        return ft_infer_fail(c, "slope '%s' %s does not broadcast to the shape %s of x '%s' (it may only have "
+                             "x's dims or 1, aligned from the right)", ft_infer_in_name(c, 1),
+                             ft_shape_str(&c->in[1]->shape, b), ft_shape_str(&c->in[0]->shape, a),
+                             ft_infer_in_name(c, 0));
+    }
+    return FT_OK;
 }
 
 ft_status ft_infer_pow(ft_infer_ctx *c)

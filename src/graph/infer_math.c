@@ -115,6 +115,30 @@ ft_status ft_infer_gemm(ft_infer_ctx *c)
     return FT_OK;
 }
 
+/* The axes in list ints (n of them, negative counting from the end) as a
+ * mask over x's dims; an axis out of range or listed twice fails. */
+static ft_status axes_mask(ft_infer_ctx *c, const int64_t *ints, int n, int *red)
+{
+    const ft_shape *x = &c->in[0]->shape;
+    char s[FT_SHAPE_STR];
+    for (int i = 0; i < n; i++) {
+        int a;
+        if (ft_axis(ints[i], x->rank, &a) != 0) {
+            if (x->rank == 0)
+                return ft_infer_fail(c, "attribute 'axes': axis %lld is out of range: input '%s' is a scalar "
+                                     "(rank 0) and has no axis", (long long)ints[i], ft_infer_in_name(c, 0));
+            return ft_infer_fail(c, "attribute 'axes': axis %lld is out of range for input '%s' of shape %s "
+                                 "(valid axes are %d..%d)", (long long)ints[i], ft_infer_in_name(c, 0),
+                                 ft_shape_str(x, s), -x->rank, x->rank - 1);
+        }
+        if (red[a])
+            return ft_infer_fail(c, "attribute 'axes': axis %d is listed twice (as %lld) for input '%s' of "
+                                 "shape %s", a, (long long)ints[i], ft_infer_in_name(c, 0), ft_shape_str(x, s));
+        red[a] = 1;
+    }
+    return FT_OK;
+}
+
 /* The reduced axes (empty list, noop_with_empty_axes) go to the kernels of
  * both backends as params.reduce.red. */
 ft_status ft_infer_reduce(ft_infer_ctx *c)
@@ -126,22 +150,8 @@ ft_status ft_infer_reduce(ft_infer_ctx *c)
     if ((st = ft_infer_flag(c, "keepdims", &keep)) || (st = ft_infer_flag(c, "noop_with_empty_axes", &noop)))
         return st;
     int red[FT_MAX_RANK] = {0};
-    char s[FT_SHAPE_STR];
-    for (int i = 0; i < ax->n; i++) {
-        int a;
-        if (ft_axis(ax->ints[i], x->rank, &a) != 0) {
-            if (x->rank == 0)
-                return ft_infer_fail(c, "attribute 'axes': axis %lld is out of range: input '%s' is a scalar "
-                                     "(rank 0) and has no axis", (long long)ax->ints[i], ft_infer_in_name(c, 0));
-            return ft_infer_fail(c, "attribute 'axes': axis %lld is out of range for input '%s' of shape %s "
-                                 "(valid axes are %d..%d)", (long long)ax->ints[i], ft_infer_in_name(c, 0),
-                                 ft_shape_str(x, s), -x->rank, x->rank - 1);
-        }
-        if (red[a])
-            return ft_infer_fail(c, "attribute 'axes': axis %d is listed twice (as %lld) for input '%s' of "
-                                 "shape %s", a, (long long)ax->ints[i], ft_infer_in_name(c, 0), ft_shape_str(x, s));
-        red[a] = 1;
-    }
+    if ((st = axes_mask(c, ax->ints, ax->n, red)))
+        return st;
     if (ax->n == 0 && !noop)
         for (int i = 0; i < x->rank; i++)
             red[i] = 1;
@@ -268,6 +278,36 @@ ft_status ft_infer_rms_norm(ft_infer_ctx *c)
     return FT_OK;
 }
 
+/* lp_normalization (one axis) and mean_variance_normalization (a set of axes,
+ * default [0, 2, 3] as ONNX): params.reduce.red marks the normalised axes. */
+ft_status ft_infer_axes_norm(ft_infer_ctx *c)
+{
+    ft_reduce_params *p = &c->params->reduce;
+    ft_status st;
+    if (c->node->op == FT_OP_LP_NORMALIZATION) {
+        int64_t lp = ft_attr(c->node, "p")->i, axis = ft_attr(c->node, "axis")->i;
+        if (lp != 1 && lp != 2)
+            return ft_infer_fail(c, "attribute 'p' is %lld; expected 1 or 2", (long long)lp);
+        p->lp = (int)lp;
+        if ((st = axis_attr(c, "axis", c->in[0]->shape.rank, &p->axis)))
+            return st;
+        st = axes_mask(c, &axis, 1, p->red);
+    } else {
+        static const int64_t def[] = {0, 2, 3};
+        const ft_attr_val *ax = ft_attr(c->node, "axes");
+        const int rank = c->in[0]->shape.rank;
+        if (!ax->present && rank < 4)
+            return ft_infer_fail(c, "attribute 'axes' is not given: its default [0, 2, 3] needs an input of rank 4 "
+                                 "or more, and input '%s' has rank %d", ft_infer_in_name(c, 0), rank);
+        st = ax->present ? axes_mask(c, ax->ints, ax->n, p->red) : axes_mask(c, def, 3, p->red);
+        p->epsilon = ft_attr(c->node, "epsilon")->f;
+    }
+    if (st)
+        return st;
+    c->out[0] = *c->in[0];
+    return FT_OK;
+}
+
 /* ---- kernel-side planning of reductions (infer_math.h) ------------------------------ */
 
 ft_rop ft_reduce_op(ft_op op)
@@ -281,13 +321,14 @@ ft_rop ft_reduce_op(ft_op op)
     if (op == FT_OP_REDUCE_L2) return R_L2;
     if (op == FT_OP_REDUCE_SUM_SQUARE) return R_SUMSQ;
     if (op == FT_OP_REDUCE_LOG_SUM_EXP) return R_LSE;
+    if (op == FT_OP_REDUCE_LOG_SUM) return R_LOGSUM;
     return R_SUM;
 }
 
 ft_rkind ft_reduce_kind(ft_rop op)
 {
     switch (op) {
-    case R_SUM: case R_MEAN: return K_SUM;
+    case R_SUM: case R_MEAN: case R_LOGSUM: return K_SUM;
     case R_L1: return K_ABS;
     case R_L2: case R_SUMSQ: return K_SQ;
     case R_MAX: case R_LSE: return K_MAX;
@@ -342,7 +383,7 @@ double ft_reduce_identity(ft_rop op, ft_dtype dt)
     if (dt == FT_BOOL)
         return op == R_MIN;
     switch (op) {
-    case R_MAX: case R_LSE: return -INFINITY;
+    case R_MAX: case R_LSE: case R_LOGSUM: return -INFINITY; /* log(0) */
     case R_MIN: return INFINITY;
     case R_PROD: return 1;
     case R_MEAN: return ft_dtype_is_int(dt) ? 0 : NAN;

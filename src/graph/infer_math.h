@@ -12,7 +12,7 @@
 
 #include "ops.h"
 
-typedef enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_SUMSQ, R_LSE } ft_rop;
+typedef enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_SUMSQ, R_LSE, R_LOGSUM } ft_rop;
 /* What is accumulated per element. */
 typedef enum { K_SUM, K_ABS, K_SQ, K_MAX, K_MIN, K_PROD, K_EXP } ft_rkind;
 

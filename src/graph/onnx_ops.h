@@ -90,7 +90,6 @@ ft_status ox_map_cast(onx_ctx *c, const onx_node *n);
 ft_status ox_map_is_inf(onx_ctx *c, const onx_node *n);
 ft_status ox_map_prelu(onx_ctx *c, const onx_node *n);
 ft_status ox_map_shrink(onx_ctx *c, const onx_node *n);
-ft_status ox_map_trig(onx_ctx *c, const onx_node *n);
 /* onnx_ops_math.c */
 ft_status ox_map_matmul(onx_ctx *c, const onx_node *n);
 ft_status ox_map_gemm(onx_ctx *c, const onx_node *n);

@@ -1,8 +1,9 @@
 /* ONNX elementwise ops -> ftrun elementwise ops: one-to-one unary and binary
- * ops, activations with attributes, Clip, Cast/CastLike, variadic Sum/Mean,
- * and short expansions for the ops ftrun has no single op for (PRelu,
- * Shrink, Tan, Sinh, Cosh, Asinh, Acosh, Atanh, IsInf with
- * one sign). The table in onnx_ops.c names each mapper.
+ * ops (the trigonometric and hyperbolic functions, the bitwise ops, BitShift,
+ * PRelu and Shrink on floats included), activations with attributes, Clip,
+ * Cast/CastLike, variadic Sum/Mean, and short expansions for the forms ftrun
+ * has no single op for (PRelu and Shrink on integers, IsInf with one sign).
+ * The table in onnx_ops.c names each mapper.
  *
  *   ft_status st = ox_map_unary(c, n);   // n->op_type "Relu" -> one relu node
  *
@@ -26,7 +27,10 @@ static const op_pair UNARY[] = {
     {"Erf", FT_OP_ERF},         {"Floor", FT_OP_FLOOR},     {"Ceil", FT_OP_CEIL},
     {"Round", FT_OP_ROUND},     {"Softplus", FT_OP_SOFTPLUS}, {"Softsign", FT_OP_SOFTSIGN},
     {"HardSwish", FT_OP_HARD_SWISH}, {"Mish", FT_OP_MISH},  {"Not", FT_OP_NOT},
-    {"IsNaN", FT_OP_IS_NAN},
+    {"IsNaN", FT_OP_IS_NAN},     {"Tan", FT_OP_TAN},         {"Asin", FT_OP_ASIN},
+    {"Acos", FT_OP_ACOS},       {"Atan", FT_OP_ATAN},       {"Sinh", FT_OP_SINH},
+    {"Cosh", FT_OP_COSH},       {"Asinh", FT_OP_ASINH},     {"Acosh", FT_OP_ACOSH},
+    {"Atanh", FT_OP_ATANH},     {"BitwiseNot", FT_OP_BITWISE_NOT},
 };
 
 static const op_pair BINARY[] = {
@@ -35,7 +39,8 @@ static const op_pair BINARY[] = {
     {"Equal", FT_OP_EQUAL}, {"Less", FT_OP_LESS},   {"LessOrEqual", FT_OP_LESS_EQUAL},
     {"Greater", FT_OP_GREATER}, {"GreaterOrEqual", FT_OP_GREATER_EQUAL},
     {"And", FT_OP_AND},     {"Or", FT_OP_OR},       {"Xor", FT_OP_XOR},
-    {"Max", FT_OP_MAX},     {"Min", FT_OP_MIN},
+    {"Max", FT_OP_MAX},     {"Min", FT_OP_MIN},     {"BitwiseAnd", FT_OP_BITWISE_AND},
+    {"BitwiseOr", FT_OP_BITWISE_OR}, {"BitwiseXor", FT_OP_BITWISE_XOR}, {"BitShift", FT_OP_BIT_SHIFT},
 };
 
 static int find_pair(const op_pair *t, size_t len, const char *name, ft_op *op)
@@ -73,6 +78,11 @@ ft_status ox_map_binary(onx_ctx *c, const onx_node *n)
     OX_NEED(f);
     if (op == FT_OP_MOD)
         OX_TRY(onx_set_i(c, f, "fmod", onx_attr_i(n, "fmod", 0)));
+    if (op == FT_OP_BIT_SHIFT) {
+        /* ONNX's "LEFT" / "RIGHT"; another value is refused by the graph's validation */
+        const char *d = onx_attr_s(c, n, "direction", "");
+        OX_TRY(onx_set_s(c, f, "direction", strcmp(d, "LEFT") == 0 ? "left" : strcmp(d, "RIGHT") == 0 ? "right" : d));
+    }
     return FT_OK;
 }
 
@@ -240,11 +250,28 @@ ft_status ox_map_is_inf(onx_ctx *c, const onx_node *n)
     return FT_OK;
 }
 
-/* PRelu: where(x < 0, x * slope, x). */
+/* PRelu: the prelu op on floats; on integers where(x < 0, x * slope, x).
+ * Before opset 7 a slope of shape [C] is per channel (dim 1 of x): it is
+ * reshaped to [C, 1, ...] so that it broadcasts there. */
 ft_status ox_map_prelu(onx_ctx *c, const onx_node *n)
 {
-    OX_TRY(ox_check_dtype(c, n, FT_OP_MUL, 0));
     int x = onx_in(c, n, 0), slope = onx_in(c, n, 1);
+    const ft_shape *xs = ox_shape(c, n, 0), *ss = ox_shape(c, n, 1);
+    if (n->opset < 7 && xs->rank >= 3 && ss->rank == 1 && ss->dims[0] == xs->dims[1] && ss->dims[0] != 1) {
+        ft_shape col = {.rank = xs->rank - 1};
+        col.dims[0] = ss->dims[0];
+        for (int d = 1; d < col.rank; d++)
+            col.dims[d] = 1;
+        int r = ox_tmp(c, n, "slope_per_channel");
+        OX_NEED(r >= 0 && ox_reshape(c, n, slope, &col, r));
+        slope = r;
+    }
+    if (ft_dtype_is_float(ox_dtype(c, n, 0))) {
+        OX_TRY(ox_check_dtype(c, n, FT_OP_PRELU, 0));
+        OX_NEED(ox_emit2(c, n, FT_OP_PRELU, x, slope, ox_out(c, n, 0)));
+        return FT_OK;
+    }
+    OX_TRY(ox_check_dtype(c, n, FT_OP_MUL, 0));
     int zero = ox_scalar(c, n, "zero", ox_dtype(c, n, 0), 0), neg = ox_tmp(c, n, "negative"),
         scaled = ox_tmp(c, n, "scaled");
     OX_NEED(zero >= 0 && neg >= 0 && scaled >= 0);
@@ -253,13 +280,20 @@ ft_status ox_map_prelu(onx_ctx *c, const onx_node *n)
     return FT_OK;
 }
 
-/* Shrink: x < -lambd: x + bias; x > lambd: x - bias; else 0. */
+/* Shrink: x < -lambd: x + bias; x > lambd: x - bias; else 0. The shrink op
+ * on floats; on integers an expansion in where, add and sub. */
 ft_status ox_map_shrink(onx_ctx *c, const onx_node *n)
 {
-    OX_TRY(ox_check_dtype(c, n, FT_OP_ADD, 0));
     int x = onx_in(c, n, 0);
     ft_dtype dt = ox_dtype(c, n, 0);
     double lambd = onx_attr_f(n, "lambd", 0.5), bias = onx_attr_f(n, "bias", 0.0);
+    if (ft_dtype_is_float(dt)) {
+        ft_node *f = ox_emit1(c, n, FT_OP_SHRINK, x, ox_out(c, n, 0));
+        OX_NEED(f);
+        OX_TRY(onx_set_f(c, f, "lambd", lambd));
+        return onx_set_f(c, f, "bias", bias);
+    }
+    OX_TRY(ox_check_dtype(c, n, FT_OP_ADD, 0));
     int lo = ox_scalar(c, n, "neg_lambd", dt, -lambd), hi = ox_scalar(c, n, "lambd", dt, lambd),
         b = ox_scalar(c, n, "bias", dt, bias), zero = ox_scalar(c, n, "zero", dt, 0);
     int below = ox_tmp(c, n, "below"), above = ox_tmp(c, n, "above"), plus = ox_tmp(c, n, "plus_bias"),
@@ -271,55 +305,4 @@ ft_status ox_map_shrink(onx_ctx *c, const onx_node *n)
     OX_NEED(ox_where(c, n, above, minus, zero, upper));
     OX_NEED(ox_where(c, n, below, plus, upper, ox_out(c, n, 0)));
     return FT_OK;
-}
-
-/* Trigonometric and hyperbolic functions ftrun has no op for, from exp, log,
- * sqrt, sin and cos:
- *   Tan = sin/cos, Sinh = (e^x - e^-x)/2, Cosh = (e^x + e^-x)/2,
- *   Asinh = log(x + sqrt(x*x + 1)), Acosh = log(x + sqrt(x*x - 1)),
- *   Atanh = log((1 + x) / (1 - x)) / 2. */
-ft_status ox_map_trig(onx_ctx *c, const onx_node *n)
-{
-    OX_TRY(ox_check_dtype(c, n, FT_OP_EXP, 0));
-    int x = onx_in(c, n, 0), out = ox_out(c, n, 0);
-    ft_dtype dt = ox_dtype(c, n, 0);
-    const char *op = n->op_type;
-    if (strcmp(op, "Tan") == 0) {
-        int s = ox_tmp(c, n, "sin"), co = ox_tmp(c, n, "cos");
-        OX_NEED(s >= 0 && co >= 0 && ox_emit1(c, n, FT_OP_SIN, x, s) && ox_emit1(c, n, FT_OP_COS, x, co));
-        OX_NEED(ox_emit2(c, n, FT_OP_DIV, s, co, out));
-        return FT_OK;
-    }
-    int half = ox_scalar(c, n, "half", dt, 0.5), one = ox_scalar(c, n, "one", dt, 1.0);
-    OX_NEED(half >= 0 && one >= 0);
-    if (strcmp(op, "Sinh") == 0 || strcmp(op, "Cosh") == 0) {
-        int nx = ox_tmp(c, n, "neg"), e1 = ox_tmp(c, n, "exp"), e2 = ox_tmp(c, n, "exp_neg"),
-            s = ox_tmp(c, n, "combined");
-        OX_NEED(nx >= 0 && e1 >= 0 && e2 >= 0 && s >= 0);
-        OX_NEED(ox_emit1(c, n, FT_OP_NEG, x, nx) && ox_emit1(c, n, FT_OP_EXP, x, e1) &&
-                ox_emit1(c, n, FT_OP_EXP, nx, e2));
-        OX_NEED(ox_emit2(c, n, op[0] == 'S' ? FT_OP_SUB : FT_OP_ADD, e1, e2, s));
-        OX_NEED(ox_emit2(c, n, FT_OP_MUL, s, half, out));
-        return FT_OK;
-    }
-    if (strcmp(op, "Asinh") == 0 || strcmp(op, "Acosh") == 0) {
-        int sq = ox_tmp(c, n, "square"), sh = ox_tmp(c, n, "shifted"), rt = ox_tmp(c, n, "root"),
-            s = ox_tmp(c, n, "sum");
-        OX_NEED(sq >= 0 && sh >= 0 && rt >= 0 && s >= 0);
-        OX_NEED(ox_emit2(c, n, FT_OP_MUL, x, x, sq));
-        OX_NEED(ox_emit2(c, n, op[1] == 's' ? FT_OP_ADD : FT_OP_SUB, sq, one, sh));
-        OX_NEED(ox_emit1(c, n, FT_OP_SQRT, sh, rt) && ox_emit2(c, n, FT_OP_ADD, x, rt, s));
-        OX_NEED(ox_emit1(c, n, FT_OP_LOG, s, out));
-        return FT_OK;
-    }
-    if (strcmp(op, "Atanh") == 0) {
-        int p = ox_tmp(c, n, "one_plus"), m = ox_tmp(c, n, "one_minus"), q = ox_tmp(c, n, "ratio"),
-            l = ox_tmp(c, n, "log");
-        OX_NEED(p >= 0 && m >= 0 && q >= 0 && l >= 0);
-        OX_NEED(ox_emit2(c, n, FT_OP_ADD, one, x, p) && ox_emit2(c, n, FT_OP_SUB, one, x, m));
-        OX_NEED(ox_emit2(c, n, FT_OP_DIV, p, m, q) && ox_emit1(c, n, FT_OP_LOG, q, l));
-        OX_NEED(ox_emit2(c, n, FT_OP_MUL, l, half, out));
-        return FT_OK;
-    }
-    return no_such(c, n);
 }

@@ -54,11 +54,10 @@ static const struct {
     {"ReduceMax", FT_OP_REDUCE_MAX, 18},          {"ReduceMin", FT_OP_REDUCE_MIN, 18},
     {"ReduceProd", FT_OP_REDUCE_PROD, 18},        {"ReduceL1", FT_OP_REDUCE_L1, 18},
     {"ReduceL2", FT_OP_REDUCE_L2, 18},            {"ReduceSumSquare", FT_OP_REDUCE_SUM_SQUARE, 18},
-    {"ReduceLogSumExp", FT_OP_REDUCE_LOG_SUM_EXP, 18}, {"ReduceLogSum", FT_OP_REDUCE_SUM, 18},
+    {"ReduceLogSumExp", FT_OP_REDUCE_LOG_SUM_EXP, 18}, {"ReduceLogSum", FT_OP_REDUCE_LOG_SUM, 18},
 };
 
-/* Reduce*: the ftrun reduction with the same name; ReduceLogSum is
- * log(reduce_sum). */
+/* Reduce*: the ftrun reduction with the same name. */
 ft_status ox_map_reduce(onx_ctx *c, const onx_node *n)
 {
     size_t i = 0;
@@ -67,22 +66,17 @@ ft_status ox_map_reduce(onx_ctx *c, const onx_node *n)
     if (i == FT_ARRAY_LEN(REDUCE))
         return onx_error(c, n, FT_ERUNTIME, "no reduction mapping for op type '%s'", n->op_type);
     ft_op op = REDUCE[i].op;
-    int log_sum = strcmp(n->op_type, "ReduceLogSum") == 0;
     OX_TRY(ox_check_dtype(c, n, op, 0));
     const int64_t *axes = NULL;
     int na;
     OX_TRY(ox_ints_param(c, n, "axes", 1, REDUCE[i].axes_input_since, "the reduced axes", &axes, &na));
-    int out = ox_out(c, n, 0), dst = log_sum ? ox_tmp(c, n, "sum") : out;
-    OX_NEED(dst >= 0);
-    ft_node *f = ox_emit1(c, n, op, onx_in(c, n, 0), dst);
+    ft_node *f = ox_emit1(c, n, op, onx_in(c, n, 0), ox_out(c, n, 0));
     OX_NEED(f);
     if (na >= 0)
         OX_TRY(onx_set_ints(c, f, "axes", axes, na));
     OX_TRY(onx_set_i(c, f, "keepdims", onx_attr_i(n, "keepdims", 1)));
     if (n->opset >= REDUCE[i].axes_input_since)
         OX_TRY(onx_set_i(c, f, "noop_with_empty_axes", onx_attr_i(n, "noop_with_empty_axes", 0)));
-    if (log_sum)
-        OX_NEED(ox_emit1(c, n, FT_OP_LOG, dst, out));
     return FT_OK;
 }
 

@@ -177,48 +177,32 @@ ft_status ox_map_group_norm(onx_ctx *c, const onx_node *n)
     return onx_set_f(c, f, "epsilon", onx_attr_f(n, "epsilon", 1e-5));
 }
 
-/* LpNormalization: x / reduce_l{1,2}(x, axis, keepdims). */
+/* LpNormalization: lp_normalization, which refuses p other than 1 and 2. */
 ft_status ox_map_lp_norm(onx_ctx *c, const onx_node *n)
 {
     int64_t p = onx_attr_i(n, "p", 2), axis = onx_attr_i(n, "axis", -1);
     if (p != 1 && p != 2)
         return onx_unsupported(c, n, "attribute p=%lld (ONNX allows 1 and 2)", (long long)p);
-    OX_TRY(ox_check_dtype(c, n, FT_OP_DIV, 0));
-    int x = onx_in(c, n, 0), norm = ox_tmp(c, n, "norm");
-    OX_NEED(norm >= 0);
-    ft_node *f = ox_emit1(c, n, p == 1 ? FT_OP_REDUCE_L1 : FT_OP_REDUCE_L2, x, norm);
+    OX_TRY(ox_check_dtype(c, n, FT_OP_LP_NORMALIZATION, 0));
+    ft_node *f = ox_emit1(c, n, FT_OP_LP_NORMALIZATION, onx_in(c, n, 0), ox_out(c, n, 0));
     OX_NEED(f);
-    OX_TRY(onx_set_ints(c, f, "axes", &axis, 1));
-    OX_NEED(ox_emit2(c, n, FT_OP_DIV, x, norm, ox_out(c, n, 0)));
-    return FT_OK;
+    OX_TRY(onx_set_i(c, f, "p", p));
+    return onx_set_i(c, f, "axis", axis);
 }
 
-/* MeanVarianceNormalization: (x - mean) / (sqrt(mean((x - mean)^2)) + 1e-9)
- * over axes (default [0, 2, 3]), as ONNX's function body. */
+/* MeanVarianceNormalization: mean_variance_normalization over axes (default
+ * [0, 2, 3]) with ONNX's epsilon, 1e-9 (its function body adds it to the
+ * standard deviation). */
 ft_status ox_map_mvn(onx_ctx *c, const onx_node *n)
 {
-    OX_TRY(ox_check_dtype(c, n, FT_OP_SQRT, 0));
-    static const int64_t def_axes[] = {0, 2, 3};
-    const int64_t *axes = def_axes;
-    int na = onx_attr_ints(n, "axes", &axes);
-    if (na < 0) {
-        axes = def_axes;
-        na = 3;
-    }
-    int x = onx_in(c, n, 0);
-    int mean = ox_tmp(c, n, "mean"), d = ox_tmp(c, n, "centered"), sq = ox_tmp(c, n, "square"),
-        var = ox_tmp(c, n, "variance"), sd = ox_tmp(c, n, "std"), sde = ox_tmp(c, n, "std_eps"),
-        eps = ox_scalar(c, n, "epsilon", ox_dtype(c, n, 0), 1e-9);
-    OX_NEED(mean >= 0 && d >= 0 && sq >= 0 && var >= 0 && sd >= 0 && sde >= 0 && eps >= 0);
-    ft_node *f = ox_emit1(c, n, FT_OP_REDUCE_MEAN, x, mean);
+    OX_TRY(ox_check_dtype(c, n, FT_OP_MEAN_VARIANCE_NORMALIZATION, 0));
+    ft_node *f = ox_emit1(c, n, FT_OP_MEAN_VARIANCE_NORMALIZATION, onx_in(c, n, 0), ox_out(c, n, 0));
     OX_NEED(f);
-    OX_TRY(onx_set_ints(c, f, "axes", axes, na));
-    OX_NEED(ox_emit2(c, n, FT_OP_SUB, x, mean, d) && ox_emit2(c, n, FT_OP_MUL, d, d, sq));
-    OX_NEED(f = ox_emit1(c, n, FT_OP_REDUCE_MEAN, sq, var));
-    OX_TRY(onx_set_ints(c, f, "axes", axes, na));
-    OX_NEED(ox_emit1(c, n, FT_OP_SQRT, var, sd) && ox_emit2(c, n, FT_OP_ADD, sd, eps, sde));
-    OX_NEED(ox_emit2(c, n, FT_OP_DIV, d, sde, ox_out(c, n, 0)));
-    return FT_OK;
+    const int64_t *axes;
+    int na = onx_attr_ints(n, "axes", &axes);
+    if (na >= 0)
+        OX_TRY(onx_set_ints(c, f, "axes", axes, na));
+    return onx_set_f(c, f, "epsilon", 1e-9);
 }
 
 /* A 3-D attention input [B, S, H*D] -> [B, H, S, D]. */

@@ -30,12 +30,14 @@ typedef struct ft_unary_params {
     double lo, hi;             /* clip's min and max (-inf, inf when absent) */
     int64_t ilo, ihi;          /* clip on an integer dtype: ceil(min) and floor(max) saturated to
                                   the dtype; min > max gives max everywhere, as NumPy's clip */
+    double lambd, bias;        /* shrink */
     int gelu_tanh;             /* gelu: approximate = "tanh" */
 } ft_unary_params;
 
 /* Broadcasting binary ops (infer_elementwise.c). */
 typedef struct ft_binary_params {
-    int fmod; /* mod: fmod = 1 (C fmod) rather than Python's sign rule */
+    int fmod;        /* mod: fmod = 1 (C fmod) rather than Python's sign rule */
+    int shift_right; /* bit_shift: direction = "right" */
 } ft_binary_params;
 
 /* matmul, gemm (infer_math.c); einsum (infer_misc.c). */
@@ -45,13 +47,16 @@ typedef struct ft_matmul_params {
     const char *equation; /* einsum; owned by node->attrs */
 } ft_matmul_params;
 
-/* Reductions, arg reductions, cumsum (infer_math.c) and topk (infer_misc.c);
- * axes are resolved against the input's rank. */
+/* Reductions, arg reductions, cumsum, lp_normalization and
+ * mean_variance_normalization (infer_math.c) and topk (infer_misc.c); axes
+ * are resolved against the input's rank. */
 typedef struct ft_reduce_params {
     int red[FT_MAX_RANK]; /* reduce_*: 1 for each reduced axis */
     int axis;             /* argmax/argmin, cumsum, topk */
     int keepdims, select_last, exclusive, reverse, largest, sorted;
     int64_t k; /* topk */
+    int lp;         /* lp_normalization: p (1 or 2) */
+    double epsilon; /* mean_variance_normalization */
 } ft_reduce_params;
 
 /* softmax, layer_norm, rms_norm (infer_math.c) and the per-channel norms

@@ -271,13 +271,17 @@ def nonzero_ints(g, dt, shape, lim=50):
 UNARY_SHAPES = [[], [1], [7], [33], [1023], [65537], [0], [3, 0, 5], [256, 1024], [2, 3, 5, 7]]
 FLOAT_UNARY = ["relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "erf",
                "floor", "ceil", "round", "softplus", "softsign", "silu", "mish", "hard_swish", "leaky_relu",
-               "elu", "celu", "selu", "hard_sigmoid", "thresholded_relu", "gelu"]
-UNARY_EXACT = {"relu", "thresholded_relu", "floor", "ceil", "round", "neg", "abs", "sign", "identity", "is_nan", "is_inf"}
+               "elu", "celu", "selu", "hard_sigmoid", "thresholded_relu", "gelu", "shrink", "swish", "tan", "asin",
+               "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"]
+UNARY_EXACT = {"relu", "thresholded_relu", "shrink", "floor", "ceil", "round", "neg", "abs", "sign", "identity",
+               "is_nan", "is_inf"}
 UNARY_RANGE = {"exp": (-10, 10), "log": (-0.5, 8), "sqrt": (-0.5, 8), "rsqrt": (-0.5, 8),
-               "reciprocal": (-4, 4), "sin": (-20, 20), "cos": (-20, 20)}
+               "reciprocal": (-4, 4), "sin": (-20, 20), "cos": (-20, 20), "tan": (-4, 4), "asin": (-1.2, 1.2),
+               "acos": (-1.2, 1.2), "atanh": (-1.2, 1.2), "acosh": (0.5, 8)}
 UNARY_ATTRS = {"leaky_relu": [{"alpha": 0.2}, {"alpha": -0.5}], "elu": [{"alpha": 0.5}], "celu": [{"alpha": 2.0}],
                "selu": [{"alpha": 1.5, "gamma": 2.0}], "hard_sigmoid": [{"alpha": 0.1, "beta": 0.6}],
-               "thresholded_relu": [{"alpha": -0.25}],
+               "thresholded_relu": [{"alpha": -0.25}], "shrink": [{"bias": 0.25, "lambd": 1.5}],
+               "swish": [{"alpha": 0.5}],
                "gelu": [{"approximate": "tanh"}]}
 
 
@@ -464,9 +468,31 @@ def gen_compare():
                    lambda g, dt=dt, sc=sc, sa=sa, sb=sb: [g.x("bool", sc), g.x(dt, sa), g.x(dt, sb)])
 
 
+def gen_bitwise():
+    for i, op in enumerate(("bitwise_and", "bitwise_or", "bitwise_xor", "bit_shift")):
+        for j, dt in enumerate(INTS):
+            # shift amounts from -2 to the width + 2 (negative and too large ones shift every bit out)
+            hi = np.dtype(NP[dt]).itemsize * 8 + 3 if op == "bit_shift" else None
+            for k, (sa, sb) in enumerate(rot(CMP_SHAPES, 2 * (i + j), 2) + [([257], [257])]):
+                d = ("left", "right")[(j + k) % 2] if op == "bit_shift" else None
+                single("bitwise/%s/%s/%sx%s" % (op + ("_" + d if d else ""), dt, sh(sa), sh(sb)), op,
+                       lambda g, dt=dt, sa=sa, sb=sb, hi=hi: [g.x(dt, sa), g.x(dt, sb, ilo=-2 if hi else None, ihi=hi)],
+                       attrs={"direction": d} if d else None)
+    for j, dt in enumerate(INTS):
+        for s in rot(UNARY_SHAPES, j, 2):
+            single("bitwise/bitwise_not/%s/%s" % (dt, sh(s)), "bitwise_not", lambda g, dt=dt, s=s: [g.x(dt, s)])
+    pshapes = [([2, 3, 4, 5], [3, 1, 1]), ([256, 1024], [1024]), ([7], []), ([0, 3], [3]), ([33], [33])]
+    for j, dt in enumerate(FLOATS):
+        for sx, ss in rot(pshapes, j, 3):
+            single("prelu/%s/%sx%s" % (dt, sh(sx), sh(ss)), "prelu",
+                   lambda g, dt=dt, sx=sx, ss=ss: [g.x(dt, sx, -4, 4), g.x(dt, ss, -0.5, 1.5)], tol=elem(dt))
+        single("prelu/%s/specials" % dt, "prelu",
+               lambda g, dt=dt: [g.arr(dt, float_specials(dt, g.rng)), g.x(dt, [], 0.1, 1)], tol=elem(dt))
+
+
 # ---------------------------------------------------------------- reductions
 REDUCE_OPS = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_l1", "reduce_l2",
-              "reduce_sum_square", "reduce_log_sum_exp"]
+              "reduce_sum_square", "reduce_log_sum_exp", "reduce_log_sum"]
 RED_CFGS = [([7, 33, 5], [1], 1, 0), ([7, 33, 5], [0, 2], 0, 0), ([256, 1024], [-1], 1, 0),
             ([256, 1024], [0], 0, 0), ([3, 4, 5, 6], [], 1, 0), ([3, 4, 5, 6], [], 0, 1), ([1023], [0], 0, 0),
             ([], [], 1, 0), ([4, 0, 3], [1], 1, 0), ([4, 0, 3], [0, 2], 0, 0), ([65537], [], 0, 0),
@@ -486,6 +512,8 @@ def reduce_input(g, op, dt, shape):
         return g.x(dt, shape, -5, 5, -20, 20)
     if op == "reduce_l2":
         return g.x(dt, shape, -1, 1, -1000, 1000)
+    if op == "reduce_log_sum":
+        return g.x(dt, shape, 0.05, 2, 0, 1000)
     return g.x(dt, shape)
 
 
@@ -494,7 +522,7 @@ def reduce_tol(op, dt, k):
         return EXACT
     if op == "reduce_prod":
         return accum(dt, 1, 1e-3)
-    if op in ("reduce_mean", "reduce_l2", "reduce_log_sum_exp"):
+    if op in ("reduce_mean", "reduce_l2", "reduce_log_sum_exp", "reduce_log_sum"):
         return accum(dt, 1, 1.0)
     return accum(dt, k, 1.0)
 
@@ -639,6 +667,16 @@ def gen_norms():
             single("norm/group_norm/%s/%s/groups=%d" % (dt, sh(shape), groups), "group_norm",
                    lambda g, dt=dt, shape=shape, c=c: [g.x(dt, shape, -2, 3), g.x(dt, [c], 0.5, 1.5), g.x(dt, [c])],
                    attrs={"num_groups": groups}, tol=accum(dt, 1, 4.0))
+        for shape, axis, p in pick((([7, 33, 65], -1, 2), ([7, 33, 65], 0, 1), ([256, 1024], 1, 2), ([0, 5], 1, 1),
+                                    ([2, 3, 4, 5], -3, 1), ([65537], 0, 2)), dt, j, 3):
+            single("norm/lp_normalization/%s/%s/axis=%d,p=%d" % (dt, sh(shape), axis, p), "lp_normalization",
+                   lambda g, dt=dt, shape=shape: [g.x(dt, shape, -2, 3)], attrs={"axis": axis, "p": p},
+                   tol=accum(dt, 1, 1.0))
+        for shape, axes in pick((([2, 3, 17, 19], None), ([7, 33, 65], [0, 2]), ([256, 1024], [-1]), ([4, 5], []),
+                                 ([0, 3, 2, 2], None), ([8, 64, 28, 28], None), ([3, 4, 5], [1])), dt, j, 3):
+            single("norm/mean_variance_normalization/%s/%s/axes=%s" % (dt, sh(shape), axes),
+                   "mean_variance_normalization", lambda g, dt=dt, shape=shape: [g.x(dt, shape, -2, 3)],
+                   attrs={"axes": axes} if axes is not None else None, tol=accum(dt, 1, 4.0))
 
 
 # ---------------------------------------------------------------- matrix products
@@ -1192,7 +1230,7 @@ def gen_big():
          lambda g: [g.op("concat", [g.x("f32", [n // 2]), g.x("f32", [n // 2])], {"axis": 0})], big=True)
 
 
-GENERATORS = [gen_unary, gen_cast, gen_binary, gen_variadic, gen_compare, gen_reduce, gen_arg, gen_cumsum, gen_topk,
+GENERATORS = [gen_unary, gen_cast, gen_binary, gen_variadic, gen_compare, gen_bitwise, gen_reduce, gen_arg, gen_cumsum, gen_topk,
               gen_softmax, gen_norms, gen_matmul, gen_movement, gen_conv, gen_pool, gen_resize, gen_fft,
               gen_attention, gen_dropout, gen_rnn, gen_chains]
 

@@ -98,7 +98,7 @@ def matmul_cases():
 # ---------------------------------------------------------------- reductions
 
 RED_OPS = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_l1", "reduce_l2",
-           "reduce_sum_square", "reduce_log_sum_exp"]
+           "reduce_sum_square", "reduce_log_sum_exp", "reduce_log_sum"]
 
 
 def _norm_axes(axes, rank):
@@ -133,6 +133,10 @@ def reduce_float(op, x, axes, keepdims):
         if op == "reduce_l2":
             s = np.sqrt(np.sum(X * X, **kw))
             return s, s, k
+        if op == "reduce_log_sum":
+            s, S = np.sum(X, **kw), np.sum(np.abs(X), **kw)
+            # log(s) moves by (error of s) / |s|: the sum's error scale over |s|
+            return np.log(s), 1.0 + np.where(s != 0, S / np.where(s != 0, np.abs(s), 1.0), 0.0), k
         if op == "reduce_log_sum_exp":
             if X.size == 0:
                 r = np.full(np.sum(X, **kw).shape, -INF)
@@ -169,7 +173,7 @@ def reduce_int(op, x, axes, keepdims, dt):
         s = np.sum(O, **kw) if x.size else np.zeros(np.sum(x, **kw).shape, object)
         q = np.frompyfunc(lambda v: 0 if k == 0 else (abs(int(v)) // k) * (1 if v >= 0 else -1), 1, 1)(s)
         return np.asarray(q, dtype=object).astype(dt) if np.size(q) else np.zeros(np.shape(s), dt)
-    # l2, log_sum_exp: computed in double, truncated, and (like a float -> int cast)
+    # l2, log_sum_exp, log_sum: computed in double, truncated, and (like a float -> int cast)
     # saturated to the dtype's range
     r, _, _ = reduce_float(op, x, axes, keepdims)
     return np.clip(np.trunc(r), info.min, info.max).astype(dt)
@@ -180,12 +184,16 @@ def _red_input(rng, op, dt, shape):
     if d.kind == "f":
         if op == "reduce_prod":
             x = rng.uniform(0.8, 1.25, shape) * np.where(rng.random(shape) < 0.5, -1, 1)
+        elif op == "reduce_log_sum":
+            x = rng.uniform(0.05, 3.0, shape)  # positive sums: log is defined
         else:
             x = rng.standard_normal(shape) * 3
         return x.astype(d)
     info = np.iinfo(d)
     if op in ("reduce_l2", "reduce_log_sum_exp"):
         return rng.integers(max(info.min, -60), min(info.max, 60), shape, endpoint=True).astype(d)
+    if op == "reduce_log_sum":
+        return rng.integers(0, min(info.max, 60), shape, endpoint=True).astype(d)
     if d == np.int64:
         return rng.integers(-10 ** 12, 10 ** 12, shape).astype(d)
     return rng.integers(info.min, info.max, shape, dtype=d, endpoint=True)
@@ -252,7 +260,8 @@ def reduce_cases():
         for shape, axes in (((5, 7), [1]), ((5, 7), None), ((0, 4), [0]), ((3, 2, 4), [0, 2])):
             cases.append(_red_case(op, "bool", shape, axes, 0, input_fn=lambda rng, shape=shape: rng.random(shape) < 0.8))
     # NaN propagates through sums and max/min (numpy.max); stable log-sum-exp for big values
-    for op in ("reduce_sum", "reduce_max", "reduce_min", "reduce_mean", "reduce_l2", "reduce_log_sum_exp"):
+    for op in ("reduce_sum", "reduce_max", "reduce_min", "reduce_mean", "reduce_l2", "reduce_log_sum_exp",
+               "reduce_log_sum"):
         def nan_in(rng):
             x = rng.standard_normal((4, 6)).astype(np.float32)
             x[1, 3] = NAN

@@ -3,9 +3,9 @@
 ONNX test data (onnx 1.12, opsets <= 17) does not cover: opset 18-23 ops and
 signatures (Gelu, Mish, RMSNormalization, GroupNormalization, Attention, Reduce*
 and Pad axes inputs, Split num_outputs, Resize axes, DFT axis input), older-opset
-semantics (Softmax/Hardmax coerced to 2-D before opset 13) and the short
-expansions (PRelu, Atanh, Clip with computed bounds, LpNormalization, OneHot,
-Trilu, GatherND, QuantizeLinear). Expected values come from NumPy or
+semantics (Softmax/Hardmax coerced to 2-D before opset 13), the bitwise ops
+(opset 18) and signed BitShift, and the short expansions (PRelu and Shrink on
+integers, Clip with computed bounds, OneHot, Trilu, GatherND, QuantizeLinear). Expected values come from NumPy or
 PyTorch, never from ftrun.
 
 Usage: FTRUN=build/ftrun /usr/bin/python3 tests/onnx/op_mappers.py [FILTER]
@@ -146,6 +146,32 @@ case("atanh_9", "Atanh", {"x": xa}, {"y": np.arctanh(xa)}, 9)
 case("tan_7", "Tan", {"x": xa}, {"y": np.tan(xa)}, 7)
 case("asinh_9", "Asinh", {"x": xa}, {"y": np.arcsinh(xa)}, 9)
 case("cosh_9", "Cosh", {"x": xa}, {"y": np.cosh(xa)}, 9)
+case("asin_7", "Asin", {"x": xa}, {"y": np.arcsin(xa)}, 7)
+case("acos_7", "Acos", {"x": xa}, {"y": np.arccos(xa)}, 7)
+case("atan_7", "Atan", {"x": x}, {"y": np.arctan(x)}, 7)
+case("shrink_9", "Shrink", {"x": x}, {"y": np.where(x < -1, x + 0.5, np.where(x > 1, x - 0.5, 0)).astype(np.float32)},
+     9, {"lambd": 1.0, "bias": 0.5})
+xi8 = np.array([[-7, 5, 3], [100, -128, 127]], np.int8)
+case("shrink_9_int8", "Shrink", {"x": xi8}, {"y": np.where(xi8 < -4, xi8 + 2, np.where(xi8 > 4, xi8 - 2, 0)).astype(np.int8)},
+     9, {"lambd": 4.0, "bias": 2.0})
+case("prelu_16_int32", "PRelu", {"x": xi8.astype(np.int32)},
+     {"y": np.where(xi8 < 0, xi8.astype(np.int32) * 3, xi8).astype(np.int32)}, 16, {}, {"slope": np.array(3, np.int32)})
+ia, ib = np.array([[12, -3, 7], [0, 255, -128]], np.int32), np.array([10, 6, -1], np.int32)
+for op, fn in (("BitwiseAnd", np.bitwise_and), ("BitwiseOr", np.bitwise_or), ("BitwiseXor", np.bitwise_xor)):
+    case("%s_18_broadcast" % op.lower(), op, {"a": ia, "b": ib}, {"y": fn(ia, ib)}, 18)
+case("bitwisenot_18", "BitwiseNot", {"a": ia}, {"y": np.invert(ia)}, 18)
+ua, us = np.array([16, 4, 255], np.uint8), np.array([1, 2, 8], np.uint8)
+case("bitshift_11_left_uint8", "BitShift", {"a": ua, "s": us}, {"y": np.array([32, 16, 0], np.uint8)}, 11,
+     {"direction": "LEFT"})
+case("bitshift_11_right_int32", "BitShift", {"a": ia, "s": np.array([1, 1, 2], np.int32)},
+     {"y": np.array([[6, -2, 1], [0, 127, -32]], np.int32)}, 11, {"direction": "RIGHT"})
+case("mod_13_fmod_float", "Mod", {"a": x, "b": np.array([1.5, -0.7, 2.0, -3.0, 0.3], np.float32)},
+     {"y": np.fmod(x, np.array([1.5, -0.7, 2.0, -3.0, 0.3], np.float32))}, 13, {"fmod": 1})
+xm = (f32(2, 3, 4) * 2 + 1).astype(np.float32)
+mm = xm.mean((0, 2), keepdims=True)
+case("mvn_13_axes", "MeanVarianceNormalization", {"x": xm},
+     {"y": ((xm - mm) / (np.sqrt(((xm - mm) ** 2).mean((0, 2), keepdims=True)) + 1e-9)).astype(np.float32)}, 13,
+     {"axes": [0, 2]})
 case("lp_norm_1", "LpNormalization", {"x": x}, {"y": x / np.abs(x).sum(1, keepdims=True)}, 7, {"p": 1, "axis": 1})
 idx = np.array([[0, 2], [-1, 1]], np.int64)
 oh = np.where(np.arange(4)[None, None, :] == np.where(idx < 0, idx + 4, idx)[..., None], 5.0, -1.0)
