@@ -463,17 +463,17 @@ CU_KFN(cu_trilu)
     return FT_OK;
 }
 
-CU_KFN(cu_cumprod)
+/* cumprod and hardmax: one thread per line along the axis. */
+static ft_status along_axis(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, int axis, int excl, int rev)
 {
     int64_t outer, len, inner;
-    ft_reduce_around_axis(&in[0].shape, n->params.reduce.axis, &outer, &len, &inner);
+    ft_reduce_around_axis(&in[0].shape, axis, &outer, &len, &inner);
     int64_t lines = outer * inner;
     if (lines * len == 0)
         return FT_OK;
     const ft_dtype dt = in[0].dtype;
     if (dt == FT_BOOL)
         return bad_dtype(k, n, dt);
-    int excl = n->params.reduce.exclusive, rev = n->params.reduce.reverse;
     unsigned grid = cu_grid(k->be, (uint64_t)lines);
     cudaStream_t s = k->be->stream;
     void *y = out->data;
@@ -483,21 +483,10 @@ CU_KFN(cu_cumprod)
     return FT_OK;
 }
 
-CU_KFN(cu_hardmax)
+CU_KFN(cu_cumprod)
 {
-    int64_t outer, len, inner;
-    ft_reduce_around_axis(&in[0].shape, n->params.norm.axis, &outer, &len, &inner);
-    int64_t lines = outer * inner;
-    if (lines * len == 0)
-        return FT_OK;
-    const ft_dtype dt = in[0].dtype;
-    if (dt == FT_BOOL)
-        return bad_dtype(k, n, dt);
-    unsigned grid = cu_grid(k->be, (uint64_t)lines);
-    cudaStream_t s = k->be->stream;
-    void *y = out->data;
-    const void *x = in[0].data;
-    CU_DISPATCH(dt, T, run_line<T>(n->op, x, y, lines, len, inner, 0, 0, grid, s));
-    CU_LAUNCHED(k, n);
-    return FT_OK;
+    const ft_reduce_params *p = &n->params.reduce;
+    return along_axis(k, n, in, out, p->axis, p->exclusive, p->reverse);
 }
+
+CU_KFN(cu_hardmax) { return along_axis(k, n, in, out, n->params.norm.axis, 0, 0); }
