@@ -20,6 +20,8 @@ extern "C" {
 
 #include <string.h>
 
+#include <type_traits>
+
 namespace {
 
 template <class T> struct ix_fp { static const bool value = false; };
@@ -304,26 +306,23 @@ __global__ void __launch_bounds__(CU_BLOCK) hardmax_kernel(T *__restrict__ y, co
 }
 
 /* Host launchers, so that CU_DISPATCH bodies hold no top-level comma. */
-template <class T>
-void run_scatter_nd(const ft_view *in, void *y, const nd_args &a, int red, bool is_bool, unsigned grid, cudaStream_t s)
+template <class T, class I, class Args>
+void scatter_launch(T *y, const T *u, const I *ip, const Args &a, int red, bool is_bool, unsigned grid, cudaStream_t s)
 {
-    if (in[1].dtype == FT_I64)
-        scatter_nd_kernel<T, int64_t><<<grid, CU_BLOCK, 0, s>>>((T *)y, (const T *)in[2].data,
-                                                                (const int64_t *)in[1].data, a, red, is_bool);
+    if constexpr (std::is_same<Args, nd_args>::value)
+        scatter_nd_kernel<T, I><<<grid, CU_BLOCK, 0, s>>>(y, u, ip, a, red, is_bool);
     else
-        scatter_nd_kernel<T, int32_t><<<grid, CU_BLOCK, 0, s>>>((T *)y, (const T *)in[2].data,
-                                                                (const int32_t *)in[1].data, a, red, is_bool);
+        scatter_el_kernel<T, I><<<grid, CU_BLOCK, 0, s>>>(y, u, ip, a, red, is_bool);
 }
 
-template <class T>
-void run_scatter_el(const ft_view *in, void *y, const se_args &a, int red, bool is_bool, unsigned grid, cudaStream_t s)
+/* scatter_nd (Args nd_args) or scatter_elements (se_args) with i64 or i32 indices. */
+template <class T, class Args>
+void run_scatter(const ft_view *in, void *y, const Args &a, int red, bool is_bool, unsigned grid, cudaStream_t s)
 {
     if (in[1].dtype == FT_I64)
-        scatter_el_kernel<T, int64_t><<<grid, CU_BLOCK, 0, s>>>((T *)y, (const T *)in[2].data,
-                                                                (const int64_t *)in[1].data, a, red, is_bool);
+        scatter_launch((T *)y, (const T *)in[2].data, (const int64_t *)in[1].data, a, red, is_bool, grid, s);
     else
-        scatter_el_kernel<T, int32_t><<<grid, CU_BLOCK, 0, s>>>((T *)y, (const T *)in[2].data,
-                                                                (const int32_t *)in[1].data, a, red, is_bool);
+        scatter_launch((T *)y, (const T *)in[2].data, (const int32_t *)in[1].data, a, red, is_bool, grid, s);
 }
 
 template <class I>
@@ -395,7 +394,7 @@ CU_KFN(cu_scatter_nd)
     const bool is_bool = in[0].dtype == FT_BOOL;
     unsigned grid = cu_grid(k->be, (uint64_t)a.slice);
     cudaStream_t s = k->be->stream;
-    CU_DISPATCH(in[0].dtype, T, run_scatter_nd<T>(in, out->data, a, red, is_bool, grid, s));
+    CU_DISPATCH(in[0].dtype, T, run_scatter<T>(in, out->data, a, red, is_bool, grid, s));
     CU_LAUNCHED(k, n);
     return FT_OK;
 }
@@ -421,7 +420,7 @@ CU_KFN(cu_scatter_elements)
     const bool is_bool = in[0].dtype == FT_BOOL;
     unsigned grid = cu_grid(k->be, (uint64_t)a.lines);
     cudaStream_t s = k->be->stream;
-    CU_DISPATCH(in[0].dtype, T, run_scatter_el<T>(in, out->data, a, red, is_bool, grid, s));
+    CU_DISPATCH(in[0].dtype, T, run_scatter<T>(in, out->data, a, red, is_bool, grid, s));
     CU_LAUNCHED(k, n);
     return FT_OK;
 }
