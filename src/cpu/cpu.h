@@ -33,6 +33,12 @@ static inline int64_t cpu_col_chunk(int64_t inner, int64_t nouter, int threads, 
     return c < max ? c : max;
 }
 
+/* Element i of an i32 or i64 index tensor. */
+static inline int64_t cpu_load_index(const void *p, int is64, int64_t i)
+{
+    return is64 ? ((const int64_t *)p)[i] : (int64_t)((const int32_t *)p)[i];
+}
+
 /* elementwise.c */
 ft_status cpu_unary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_cast(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
@@ -63,6 +69,20 @@ ft_status cpu_slice(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
 ft_status cpu_gather(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_gather_elements(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_pad(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* The data error of index v at flat position i of idx (input 1 of n), out of
+ * range for axis `axis` of input 0 (size dim): FT_EGRAPH naming node, tensors,
+ * position and the valid range. cpu_check_indices reports the first index of
+ * idx outside [-dim, dim-1]. */
+ft_status cpu_index_error(ft_kctx *k, const ft_node *n, const ft_view *idx, int64_t i, int64_t v, int axis, int64_t dim);
+ft_status cpu_check_indices(ft_kctx *k, const ft_node *n, const ft_view *idx, int axis, int64_t dim);
+/* index.c: gather_nd, scatter_nd, scatter_elements, one_hot, trilu, cumprod, hardmax */
+ft_status cpu_gather_nd(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_scatter_nd(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_scatter_elements(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_one_hot(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_trilu(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_cumprod(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_hardmax(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 /* conv.c */
 ft_status cpu_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_conv_transpose(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);

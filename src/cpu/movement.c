@@ -274,11 +274,6 @@ ft_status cpu_slice(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
     return FT_OK;
 }
 
-static inline int64_t load_index(const void *p, int is64, int64_t i)
-{
-    return is64 ? ((const int64_t *)p)[i] : (int64_t)((const int32_t *)p)[i];
-}
-
 /* "[1,2]": position of flat element i in shape s. */
 static const char *pos_str(const ft_shape *s, int64_t i, char *buf)
 {
@@ -290,26 +285,29 @@ static const char *pos_str(const ft_shape *s, int64_t i, char *buf)
     return ft_shape_str(&p, buf);
 }
 
-/* Every index must lie in [-dim, dim-1]; reports the first that does not. */
-static ft_status check_indices(ft_kctx *k, const ft_node *n, const ft_view *idx, int axis, int64_t dim)
+ft_status cpu_index_error(ft_kctx *k, const ft_node *n, const ft_view *idx, int64_t i, int64_t v, int axis, int64_t dim)
+{
+    char pb[FT_SHAPE_STR];
+    if (dim == 0)
+        return ft_node_err(k->err, FT_EGRAPH, k->g, n,
+                           "index %lld at position %s of indices '%s' is out of range: axis %d of data '%s' is "
+                           "empty (size 0), so no index is valid", (long long)v, pos_str(&idx->shape, i, pb),
+                           tensor_name(k, n, 1), axis, tensor_name(k, n, 0));
+    return ft_node_err(k->err, FT_EGRAPH, k->g, n,
+                       "index %lld at position %s of indices '%s' is out of range for axis %d of data '%s' "
+                       "(size %lld; valid indices are %lld..%lld)", (long long)v, pos_str(&idx->shape, i, pb),
+                       tensor_name(k, n, 1), axis, tensor_name(k, n, 0), (long long)dim, (long long)-dim,
+                       (long long)(dim - 1));
+}
+
+ft_status cpu_check_indices(ft_kctx *k, const ft_node *n, const ft_view *idx, int axis, int64_t dim)
 {
     int is64 = idx->dtype == FT_I64;
     int64_t count = (int64_t)ft_numel(&idx->shape);
     for (int64_t i = 0; i < count; i++) {
-        int64_t v = load_index(idx->data, is64, i);
-        if (v >= -dim && v < dim)
-            continue;
-        char pb[FT_SHAPE_STR];
-        if (dim == 0)
-            return ft_node_err(k->err, FT_EGRAPH, k->g, n,
-                               "index %lld at position %s of indices '%s' is out of range: axis %d of data '%s' is "
-                               "empty (size 0), so no index is valid", (long long)v, pos_str(&idx->shape, i, pb),
-                               tensor_name(k, n, 1), axis, tensor_name(k, n, 0));
-        return ft_node_err(k->err, FT_EGRAPH, k->g, n,
-                           "index %lld at position %s of indices '%s' is out of range for axis %d of data '%s' "
-                           "(size %lld; valid indices are %lld..%lld)", (long long)v, pos_str(&idx->shape, i, pb),
-                           tensor_name(k, n, 1), axis, tensor_name(k, n, 0), (long long)dim, (long long)-dim,
-                           (long long)(dim - 1));
+        int64_t v = cpu_load_index(idx->data, is64, i);
+        if (v < -dim || v >= dim)
+            return cpu_index_error(k, n, idx, i, v, axis, dim);
     }
     return FT_OK;
 }
@@ -319,7 +317,7 @@ ft_status cpu_gather(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
     const ft_shape *s = &in[0].shape;
     const int axis = n->params.move.axis;
     int64_t dim = s->dims[axis], outer = 1, inner = 1, nq = (int64_t)ft_numel(&in[1].shape);
-    ft_status st = check_indices(k, n, &in[1], axis, dim);
+    ft_status st = cpu_check_indices(k, n, &in[1], axis, dim);
     if (st)
         return st;
     for (int d = 0; d < axis; d++)
@@ -340,7 +338,7 @@ ft_status cpu_gather(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
 #define GA(T) { T *D = (T *)dst; const T *S = (const T *)src; \
         _Pragma("omp parallel for num_threads(k->threads) schedule(static) if (par)") \
         for (int64_t it = 0; it < items; it++) { \
-            int64_t v = load_index(ip, is64, it % nq); \
+            int64_t v = cpu_load_index(ip, is64, it % nq); \
             D[it] = S[(it / nq) * dim + (v < 0 ? v + dim : v)]; } }
         switch (es) {
         case 1: GA(uint8_t) return FT_OK;
@@ -353,7 +351,7 @@ ft_status cpu_gather(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
     }
 #pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
     for (int64_t it = 0; it < items; it++) {
-        int64_t v = load_index(ip, is64, it % nq);
+        int64_t v = cpu_load_index(ip, is64, it % nq);
         if (v < 0)
             v += dim;
         memcpy(dst + (size_t)it * row, src + (size_t)((it / nq) * dim + v) * row, row);
@@ -366,7 +364,7 @@ ft_status cpu_gather_elements(ft_kctx *k, const ft_node *n, const ft_view *in, f
     const ft_shape *s = &in[0].shape, *q = &in[1].shape;
     const int r = s->rank, axis = n->params.move.axis;
     int64_t dim = s->dims[axis];
-    ft_status st = check_indices(k, n, &in[1], axis, dim);
+    ft_status st = cpu_check_indices(k, n, &in[1], axis, dim);
     if (st)
         return st;
     int64_t total = (int64_t)ft_numel(q);
@@ -394,7 +392,7 @@ ft_status cpu_gather_elements(ft_kctx *k, const ft_node *n, const ft_view *in, f
         const int64_t i0 = row * len;
 #define GE(T) { T *D = (T *)dst; const T *S = (const T *)src; \
         for (int64_t j = 0; j < len; j++) { \
-            int64_t v = load_index(ip, is64, i0 + j); \
+            int64_t v = cpu_load_index(ip, is64, i0 + j); \
             if (v < 0) v += dim; \
             D[i0 + j] = S[base + (last ? 0 : j) + v * sa]; } }
         switch (es) {
@@ -404,7 +402,7 @@ ft_status cpu_gather_elements(ft_kctx *k, const ft_node *n, const ft_view *in, f
         case 8: GE(u64a) break;
         default:
             for (int64_t j = 0; j < len; j++) {
-                int64_t v = load_index(ip, is64, i0 + j);
+                int64_t v = cpu_load_index(ip, is64, i0 + j);
                 if (v < 0)
                     v += dim;
                 memcpy(dst + (size_t)(i0 + j) * es, src + (size_t)(base + (last ? 0 : j) + v * sa) * es, es);

@@ -181,6 +181,31 @@ __device__ __forceinline__ void cu_report(cu_derr *e, int code, int node, long l
     }
 }
 
+/* An index error: every report is an atomic on the one error record, so a
+ * tensor full of bad indices must not turn into millions of them contending
+ * for one address. One report per thread at most, by one lane of the lanes
+ * that found one together. The valid range is [-dim, dim-1]. */
+__device__ __forceinline__ void cu_index_error(bool &done, cu_derr *e, int node, int64_t pos, int64_t v, int64_t dim)
+{
+    if (done)
+        return;
+    done = true;
+    unsigned mask = __activemask();
+    if ((int)(threadIdx.x & 31) == __ffs(mask) - 1)
+        cu_report(e, CU_DERR_INDEX, node, pos, v, -dim, dim - 1);
+}
+
+/* Run the statements after U with U the unsigned type of `es` (1, 2, 4, 8)
+ * bytes: data movement of any dtype. Variadic: a launch's <<<...>>> has commas. */
+#define CU_ELEM_DISPATCH(es, U, ...)                                \
+    switch (es) {                                                   \
+    case 1: { typedef uint8_t U; __VA_ARGS__; } break;              \
+    case 2: { typedef uint16_t U; __VA_ARGS__; } break;             \
+    case 4: { typedef uint32_t U; __VA_ARGS__; } break;             \
+    case 8: { typedef unsigned long long U; __VA_ARGS__; } break;   \
+    default: break;                                                 \
+    }
+
 /* Element conversions: widen to f32 / f64 and narrow with one rounding. */
 template <class T> __device__ __forceinline__ float cu_f(T v) { return (float)v; }
 template <> __device__ __forceinline__ float cu_f<__half>(__half v) { return __half2float(v); }
@@ -283,6 +308,14 @@ CU_KFN(cu_slice);
 CU_KFN(cu_gather);
 CU_KFN(cu_gather_elements);
 CU_KFN(cu_pad);
+/* index.cu */
+CU_KFN(cu_gather_nd);
+CU_KFN(cu_scatter_nd);
+CU_KFN(cu_scatter_elements);
+CU_KFN(cu_one_hot);
+CU_KFN(cu_trilu);
+CU_KFN(cu_cumprod);
+CU_KFN(cu_hardmax);
 /* matmul.cu */
 CU_KFN(cu_matmul);
 CU_KFN(cu_gemm);

@@ -23,30 +23,7 @@ extern "C" {
 
 namespace {
 
-/* An index error: every report is an atomic on the one error record, so a
- * tensor full of bad indices must not turn into millions of them contending
- * for one address. One report per thread at most, by one lane of the lanes
- * that found one together. */
-__device__ __forceinline__ void index_error(bool &done, cu_derr *e, int node, int64_t pos, int64_t v, int64_t dim)
-{
-    if (done)
-        return;
-    done = true;
-    unsigned mask = __activemask();
-    if ((int)(threadIdx.x & 31) == __ffs(mask) - 1)
-        cu_report(e, CU_DERR_INDEX, node, pos, v, -dim, dim - 1);
-}
-
-/* Run the statements after U with U the unsigned type of `es` (1, 2, 4, 8) or
- * `us` (also 16: uint4) bytes. Variadic: a launch's <<<...>>> has commas. */
-#define ELEM_DISPATCH(es, U, ...)                                   \
-    switch (es) {                                                   \
-    case 1: { typedef uint8_t U; __VA_ARGS__; } break;              \
-    case 2: { typedef uint16_t U; __VA_ARGS__; } break;             \
-    case 4: { typedef uint32_t U; __VA_ARGS__; } break;             \
-    case 8: { typedef unsigned long long U; __VA_ARGS__; } break;   \
-    default: break;                                                 \
-    }
+/* CU_ELEM_DISPATCH (cu.cuh) over unit sizes, with 16 bytes (uint4) too. */
 #define UNIT_DISPATCH(us, U, ...)                                   \
     switch (us) {                                                   \
     case 1: { typedef uint8_t U; __VA_ARGS__; } break;              \
@@ -186,7 +163,7 @@ ft_status xfer_tiled(ft_kctx *k, const ft_node *n, const ft_xfer *x, int q, void
     unsigned grid = (unsigned)((uint64_t)a.tiles < cap ? (uint64_t)a.tiles : cap);
     dim3 block(TP_TILE, TP_ROWS);
     cudaStream_t s = k->be->stream;
-    ELEM_DISPATCH(es, U, tp_kernel<U><<<grid, block, 0, s>>>((U *)dst, (const U *)src, a));
+    CU_ELEM_DISPATCH(es, U, tp_kernel<U><<<grid, block, 0, s>>>((U *)dst, (const U *)src, a));
     CU_LAUNCHED(k, n);
     return FT_OK;
 }
@@ -248,7 +225,7 @@ __global__ void __launch_bounds__(CU_BLOCK) gather_kernel(U *__restrict__ dst, c
         int64_t qi = (int64_t)(r1 - o * a.dnq.d);
         int64_t v = (int64_t)idx[qi];
         if (v < -a.dim || v >= a.dim) {
-            index_error(done, err, a.node, qi, v, a.dim);
+            cu_index_error(done, err, a.node, qi, v, a.dim);
             dst[t] = U();
             continue;
         }
@@ -267,7 +244,7 @@ __global__ void __launch_bounds__(CU_BLOCK)
     for (int64_t t = cu_grid_start(); t < count; t += cu_grid_step()) {
         int64_t v = (int64_t)idx[t];
         if (v < -dim || v >= dim)
-            index_error(done, err, node, t, v, dim);
+            cu_index_error(done, err, node, t, v, dim);
     }
 }
 
@@ -313,7 +290,7 @@ __global__ void __launch_bounds__(CU_BLOCK) gather_el_kernel(U *__restrict__ dst
             off += (int64_t)rest * a.dstr[0];
         int64_t v = (int64_t)idx[t];
         if (v < -a.dim || v >= a.dim) {
-            index_error(done, err, a.node, t, v, a.dim);
+            cu_index_error(done, err, a.node, t, v, a.dim);
             dst[t] = U();
             continue;
         }
@@ -514,10 +491,10 @@ CU_KFN(cu_gather_elements)
     void *y = out->data;
     if (in[1].dtype == FT_I64) {
         const int64_t *ip = (const int64_t *)in[1].data;
-        ELEM_DISPATCH(es, U, gather_el_kernel<U, int64_t><<<grid, CU_BLOCK, 0, st>>>((U *)y, (const U *)x, ip, a, err));
+        CU_ELEM_DISPATCH(es, U, gather_el_kernel<U, int64_t><<<grid, CU_BLOCK, 0, st>>>((U *)y, (const U *)x, ip, a, err));
     } else {
         const int32_t *ip = (const int32_t *)in[1].data;
-        ELEM_DISPATCH(es, U, gather_el_kernel<U, int32_t><<<grid, CU_BLOCK, 0, st>>>((U *)y, (const U *)x, ip, a, err));
+        CU_ELEM_DISPATCH(es, U, gather_el_kernel<U, int32_t><<<grid, CU_BLOCK, 0, st>>>((U *)y, (const U *)x, ip, a, err));
     }
     CU_LAUNCHED(k, n);
     return FT_OK;

@@ -140,6 +140,7 @@ ft_status ox_map_depth_space(onx_ctx *c, const onx_node *n);
 ft_status ox_map_trilu(onx_ctx *c, const onx_node *n);
 ft_status ox_map_one_hot(onx_ctx *c, const onx_node *n);
 ft_status ox_map_gather_nd(onx_ctx *c, const onx_node *n);
+ft_status ox_map_scatter(onx_ctx *c, const onx_node *n);
 ft_status ox_map_center_crop_pad(onx_ctx *c, const onx_node *n);
 /* onnx_ops_nn.c */
 ft_status ox_map_conv(onx_ctx *c, const onx_node *n);

@@ -1,9 +1,9 @@
 /* ONNX shape and data-movement ops -> ftrun: Identity and inference Dropout
  * (aliases), Reshape, Transpose, Flatten, Squeeze/Unsqueeze, Expand, Tile,
- * Concat, Split, Slice, Gather/GatherElements, Pad, with the parameters ONNX
- * moved from attributes to inputs over the opsets read at load time; and short
- * expansions: DepthToSpace/SpaceToDepth (reshape, transpose, reshape), Trilu
- * (a constant mask), OneHot (equal + where), GatherND (gather),
+ * Concat, Split, Slice, Gather/GatherElements, GatherND, ScatterND,
+ * ScatterElements/Scatter, Trilu, OneHot, Pad, with the parameters ONNX moved
+ * from attributes to inputs over the opsets read at load time; and short
+ * expansions: DepthToSpace/SpaceToDepth (reshape, transpose, reshape),
  * CenterCropPad (slice + pad).
  *
  *   ft_status st = ox_map_slice(c, n);  // opset 13: starts/ends/axes/steps inputs -> slice attributes
@@ -238,131 +238,59 @@ ft_status ox_map_depth_space(onx_ctx *c, const onx_node *n)
     return FT_OK;
 }
 
-/* Trilu: where(mask, x, 0), the mask [N, M] built at load time:
- * upper keeps j - i >= k, lower keeps j - i <= k. */
+/* Trilu: trilu, its k (input 1) read at load time. */
 ft_status ox_map_trilu(onx_ctx *c, const onx_node *n)
 {
-    const ft_shape *s = ox_shape(c, n, 0);
-    if (s->rank < 2)
-        return onx_error(c, n, FT_EGRAPH, "input 0 has rank %d; Trilu needs rank >= 2", s->rank);
-    int64_t k = 0, upper = onx_attr_i(n, "upper", 1);
+    int64_t k = 0;
     const int64_t *kv;
     int nk;
-    OX_TRY(onx_const_ints(c, n, 1, "the mask is built at load time", &kv, &nk));
-    if (nk >= 1)
+    OX_TRY(onx_const_ints(c, n, 1, "ftrun's trilu takes k as an attribute", &kv, &nk));
+    if (nk > 1)
+        return onx_error(c, n, FT_EGRAPH, "input 1 (k) holds %d values; expected one", nk);
+    if (nk == 1)
         k = kv[0];
-    int64_t rows = s->dims[s->rank - 2], cols = s->dims[s->rank - 1];
-    if (rows * cols > ((int64_t)1 << 26))
-        return onx_unsupported(c, n, "matrix of %lldx%lld (the load-time mask is limited to 2^26 elements)",
-                               (long long)rows, (long long)cols);
-    unsigned char *m = malloc(rows > 0 && cols > 0 ? (size_t)(rows * cols) : 1);
-    if (!m)
-        return onx_error(c, n, FT_ERUNTIME, "out of memory for the Trilu mask");
-    for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = 0; j < cols; j++)
-            m[i * cols + j] = upper ? (j - i >= k) : (j - i <= k);
-    ft_shape ms = {.rank = 2, .dims = {rows, cols}};
-    int mask = onx_const_new(c, n, "mask", FT_BOOL, &ms, m);
-    free(m);
-    int zero = ox_scalar(c, n, "zero", ox_dtype(c, n, 0), 0);
-    OX_NEED(mask >= 0 && zero >= 0 && ox_where(c, n, mask, onx_in(c, n, 0), zero, ox_out(c, n, 0)));
-    return FT_OK;
+    ft_node *f = ox_emit1(c, n, FT_OP_TRILU, onx_in(c, n, 0), ox_out(c, n, 0));
+    OX_NEED(f);
+    OX_TRY(onx_set_i(c, f, "upper", onx_attr_i(n, "upper", 1) != 0));
+    return onx_set_i(c, f, "k", k);
 }
 
-/* OneHot: idx = cast(indices, i64), negatives wrapped by depth; out =
- * where(unsqueeze(idx, axis) == [0..depth-1] along axis, values[1], values[0]). */
+/* OneHot: one_hot(indices, values), the depth (input 1, any numeric dtype,
+ * truncated as ONNX casts it to int64) read at load time. */
 ft_status ox_map_one_hot(onx_ctx *c, const onx_node *n)
 {
+    OX_TRY(ox_check_dtype(c, n, FT_OP_ONE_HOT, 0));
     const double *dv;
     int nd;
     OX_TRY(onx_const_floats(c, n, 1, "the depth fixes the output shape", &dv, &nd));
-    if (nd != 1 || !(dv[0] >= 1))
+    /* the bound before the conversion: a larger double has no int64 */
+    if (nd != 1 || !(dv[0] >= 1 && dv[0] < 9.0e18))
         return onx_error(c, n, FT_EGRAPH, "input 1 (depth) must hold one value >= 1");
-    /* the limit before the conversion: a larger double has no int64 */
-    int64_t depth = dv[0] > 65537 ? 65537 : (int64_t)dv[0];
-    const ft_shape *is = ox_shape(c, n, 0);
-    int ax;
-    OX_TRY(ox_axis(c, n, "axis", onx_attr_i(n, "axis", -1), is->rank + 1, &ax));
-    if (is->rank + 1 > FT_MAX_RANK || depth > 65536)
-        return onx_unsupported(c, n, "depth %lld with indices of rank %d (limits: depth 65536, rank %d)",
-                               (long long)depth, is->rank, FT_MAX_RANK - 1);
-    int64_t *iv = malloc((size_t)depth * sizeof *iv);
-    if (!iv)
-        return onx_error(c, n, FT_ERUNTIME, "out of memory for the OneHot index constant");
-    for (int64_t i = 0; i < depth; i++)
-        iv[i] = i;
-    ft_shape ios = {.rank = is->rank + 1};
-    for (int i = 0; i < ios.rank; i++)
-        ios.dims[i] = i == ax ? depth : 1;
-    int iota = ox_const_ints(c, n, "index", FT_I64, &ios, iv);
-    free(iv);
-    ft_shape sc = {.rank = 0};
-    int64_t zero_v = 0, one_v = 1, ax64 = ax;
-    int zero = ox_const_ints(c, n, "zero", FT_I64, &sc, &zero_v), one = ox_const_ints(c, n, "one", FT_I64, &sc, &one_v),
-        dep = ox_const_ints(c, n, "depth", FT_I64, &sc, &depth);
-    int idx = ox_tmp(c, n, "index_i64"), neg = ox_tmp(c, n, "negative"), wrapped = ox_tmp(c, n, "plus_depth"),
-        fixed = ox_tmp(c, n, "wrapped"), un = ox_tmp(c, n, "unsqueezed"), hot = ox_tmp(c, n, "hot"),
-        on = ox_tmp(c, n, "on"), off = ox_tmp(c, n, "off");
-    OX_NEED(iota >= 0 && zero >= 0 && one >= 0 && dep >= 0 && idx >= 0 && neg >= 0 && wrapped >= 0 && fixed >= 0 &&
-            un >= 0 && hot >= 0 && on >= 0 && off >= 0);
-    ft_node *f = ox_emit1(c, n, FT_OP_CAST, onx_in(c, n, 0), idx);
+    ft_node *f = ox_emit2(c, n, FT_OP_ONE_HOT, onx_in(c, n, 0), onx_in(c, n, 2), ox_out(c, n, 0));
     OX_NEED(f);
-    OX_TRY(onx_set_s(c, f, "to", "i64"));
-    OX_NEED(ox_emit2(c, n, FT_OP_LESS, idx, zero, neg) && ox_emit2(c, n, FT_OP_ADD, idx, dep, wrapped));
-    OX_NEED(ox_where(c, n, neg, wrapped, idx, fixed));
-    OX_NEED(f = ox_emit1(c, n, FT_OP_UNSQUEEZE, fixed, un));
-    OX_TRY(onx_set_ints(c, f, "axes", &ax64, 1));
-    OX_NEED(ox_emit2(c, n, FT_OP_EQUAL, un, iota, hot));
-    int values = onx_in(c, n, 2);
-    OX_NEED(ox_emit2(c, n, FT_OP_GATHER, values, one, on) && ox_emit2(c, n, FT_OP_GATHER, values, zero, off));
-    OX_NEED(ox_where(c, n, hot, on, off, ox_out(c, n, 0)));
-    return FT_OK;
+    OX_TRY(onx_set_i(c, f, "depth", (int64_t)dv[0]));
+    return onx_set_i(c, f, "axis", onx_attr_i(n, "axis", -1));
 }
 
-/* GatherND (batch_dims 0): the first k dims of data flattened into one, the
- * k-tuples of indices (negatives wrapped) turned into linear indices by a
- * product with the row-major strides and a sum over the last axis, then gather. */
 ft_status ox_map_gather_nd(onx_ctx *c, const onx_node *n)
 {
-    if (onx_attr_i(n, "batch_dims", 0) != 0)
-        return onx_unsupported(c, n, "attribute batch_dims=%lld (the expansion handles batch_dims 0)",
-                               (long long)onx_attr_i(n, "batch_dims", 0));
-    const ft_shape *ds = ox_shape(c, n, 0), *is = ox_shape(c, n, 1);
-    if (ox_dtype(c, n, 1) != FT_I64)
-        return onx_error(c, n, FT_EGRAPH, "input 1 (indices) has dtype %s; expected i64",
-                         ft_dtype_name(ox_dtype(c, n, 1)));
-    int64_t k = is->rank ? is->dims[is->rank - 1] : 0;
-    if (is->rank < 1 || k < 1 || k > ds->rank)
-        return onx_error(c, n, FT_EGRAPH, "the last dim of indices (%lld) must be 1..%d, the rank of data",
-                         (long long)k, ds->rank);
-    int64_t dims[FT_MAX_RANK], strides[FT_MAX_RANK], lead = 1;
-    for (int64_t i = k - 1; i >= 0; i--) {
-        strides[i] = lead;
-        dims[i] = ds->dims[i];
-        lead *= ds->dims[i];
-    }
-    ft_shape flat = {.rank = ds->rank - (int)k + 1, .dims = {lead}}, vs = {.rank = 1, .dims = {k}};
-    for (int i = (int)k; i < ds->rank; i++)
-        flat.dims[i - k + 1] = ds->dims[i];
-    ft_shape zs = {.rank = 0};
-    int64_t zero_v = 0;
-    int fd = ox_tmp(c, n, "flat"), neg = ox_tmp(c, n, "negative"), wrapped = ox_tmp(c, n, "plus_dim"),
-        fixed = ox_tmp(c, n, "wrapped"), scaled = ox_tmp(c, n, "scaled"), lin = ox_tmp(c, n, "linear"),
-        dimc = ox_const_ints(c, n, "dims", FT_I64, &vs, dims), strc = ox_const_ints(c, n, "strides", FT_I64, &vs, strides),
-        zero = ox_const_ints(c, n, "zero", FT_I64, &zs, &zero_v);
-    OX_NEED(fd >= 0 && neg >= 0 && wrapped >= 0 && fixed >= 0 && scaled >= 0 && lin >= 0 && dimc >= 0 && strc >= 0 &&
-            zero >= 0);
-    int idx = onx_in(c, n, 1);
-    OX_NEED(ox_reshape(c, n, onx_in(c, n, 0), &flat, fd));
-    OX_NEED(ox_emit2(c, n, FT_OP_LESS, idx, zero, neg) && ox_emit2(c, n, FT_OP_ADD, idx, dimc, wrapped));
-    OX_NEED(ox_where(c, n, neg, wrapped, idx, fixed) && ox_emit2(c, n, FT_OP_MUL, fixed, strc, scaled));
-    int64_t last = -1;
-    ft_node *f = ox_emit1(c, n, FT_OP_REDUCE_SUM, scaled, lin);
+    ft_node *f = ox_emit2(c, n, FT_OP_GATHER_ND, onx_in(c, n, 0), onx_in(c, n, 1), ox_out(c, n, 0));
     OX_NEED(f);
-    OX_TRY(onx_set_ints(c, f, "axes", &last, 1));
-    OX_TRY(onx_set_i(c, f, "keepdims", 0));
-    OX_NEED(ox_emit2(c, n, FT_OP_GATHER, fd, lin, ox_out(c, n, 0)));
-    return FT_OK;
+    return onx_set_i(c, f, "batch_dims", onx_attr_i(n, "batch_dims", 0));
+}
+
+/* ScatterND -> scatter_nd; ScatterElements and the older Scatter ->
+ * scatter_elements; reduction (opset 16, max/min 18) as it is. */
+ft_status ox_map_scatter(onx_ctx *c, const onx_node *n)
+{
+    int nd = strcmp(n->op_type, "ScatterND") == 0;
+    int in[3] = {onx_in(c, n, 0), onx_in(c, n, 1), onx_in(c, n, 2)}, out = ox_out(c, n, 0);
+    OX_NEED(out >= 0);
+    ft_node *f = onx_emit(c, n, nd ? FT_OP_SCATTER_ND : FT_OP_SCATTER_ELEMENTS, in, 3, &out, 1);
+    OX_NEED(f);
+    if (!nd)
+        OX_TRY(onx_set_i(c, f, "axis", onx_attr_i(n, "axis", 0)));
+    return onx_set_s(c, f, "reduction", onx_attr_s(c, n, "reduction", "none"));
 }
 
 /* CenterCropPad with the target shape known at load: per axis, a centred

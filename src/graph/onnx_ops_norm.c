@@ -52,32 +52,18 @@ ft_status ox_map_softmax(onx_ctx *c, const onx_node *n)
     return with_axis(c, n, softmax_body);
 }
 
-/* Hardmax: 1 where argmax (the first maximum) along the axis, else 0:
- * cast(equal(argmax(x, keepdims), [0, 1, ..., d-1] along the axis)). */
+/* Hardmax: hardmax (1 at the first maximum along the axis, else 0). */
 static ft_status hardmax_body(onx_ctx *c, const onx_node *n, int x, const ft_shape *s, int axis, int dst)
 {
-    int64_t d = s->rank ? s->dims[axis] : 1, iv[4096];
-    if (d > (int64_t)FT_ARRAY_LEN(iv))
-        return onx_unsupported(c, n, "axis of size %lld (the expansion's index constant is limited to %d)",
-                               (long long)d, (int)FT_ARRAY_LEN(iv));
-    for (int64_t i = 0; i < d; i++)
-        iv[i] = i;
-    ft_shape is = {.rank = s->rank};
-    for (int i = 0; i < s->rank; i++)
-        is.dims[i] = i == axis ? d : 1;
-    int am = ox_tmp(c, n, "argmax"), eq = ox_tmp(c, n, "is_max"), iota = ox_const_ints(c, n, "index", FT_I64, &is, iv);
-    OX_NEED(am >= 0 && eq >= 0 && iota >= 0);
-    ft_node *f = ox_emit1(c, n, FT_OP_ARGMAX, x, am);
+    (void)s;
+    ft_node *f = ox_emit1(c, n, FT_OP_HARDMAX, x, dst);
     OX_NEED(f);
-    OX_TRY(onx_set_i(c, f, "axis", axis));
-    OX_NEED(ox_emit2(c, n, FT_OP_EQUAL, am, iota, eq));
-    OX_NEED(f = ox_emit1(c, n, FT_OP_CAST, eq, dst));
-    return onx_set_s(c, f, "to", ft_dtype_name(ox_dtype(c, n, 0)));
+    return onx_set_i(c, f, "axis", axis);
 }
 
 ft_status ox_map_hardmax(onx_ctx *c, const onx_node *n)
 {
-    OX_TRY(ox_check_dtype(c, n, FT_OP_ARGMAX, 0));
+    OX_TRY(ox_check_dtype(c, n, FT_OP_HARDMAX, 0));
     return with_axis(c, n, hardmax_body);
 }
 

@@ -78,6 +78,19 @@ typedef struct ft_move_params {
     double pad_value;
 } ft_move_params;
 
+/* Indexing ops (infer_index.c): gather_nd, scatter_nd, scatter_elements,
+ * one_hot, trilu. cumprod uses ft_reduce_params (as cumsum), hardmax
+ * ft_norm_params (as softmax). */
+enum { FT_SCATTER_NONE, FT_SCATTER_ADD, FT_SCATTER_MUL, FT_SCATTER_MAX, FT_SCATTER_MIN };
+typedef struct ft_index_params {
+    int axis;       /* scatter_elements, one_hot: resolved (one_hot: against the output's rank) */
+    int batch_dims; /* gather_nd */
+    int reduction;  /* scatter_*: FT_SCATTER_* */
+    int upper;      /* trilu */
+    int64_t k;      /* trilu: the diagonal offset */
+    int64_t depth;  /* one_hot */
+} ft_index_params;
+
 /* conv, conv_transpose (infer_conv.c). Lists are per spatial dim. */
 enum { FT_AUTO_PAD_NOTSET, FT_AUTO_PAD_SAME_UPPER, FT_AUTO_PAD_SAME_LOWER, FT_AUTO_PAD_VALID };
 typedef struct ft_conv_params {
@@ -161,6 +174,7 @@ typedef union ft_params {
     ft_reduce_params reduce;
     ft_norm_params norm;
     ft_move_params move;
+    ft_index_params index;
     ft_conv_params conv;
     ft_pool_params pool;
     ft_resize_params resize;

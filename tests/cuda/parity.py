@@ -72,6 +72,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import parity_index  # noqa: E402  (the indexing ops' cases: gen_index)
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 FTRUN = os.environ.get("FTRUN") or os.path.join(ROOT, "build", "ftrun")
 os.environ.setdefault("FTRUN_DEFAULT_DURATION", "0")  # one run per case unless -n is given
@@ -1232,7 +1235,7 @@ def gen_big():
 
 GENERATORS = [gen_unary, gen_cast, gen_binary, gen_variadic, gen_compare, gen_bitwise, gen_reduce, gen_arg, gen_cumsum, gen_topk,
               gen_softmax, gen_norms, gen_matmul, gen_movement, gen_conv, gen_pool, gen_resize, gen_fft,
-              gen_attention, gen_dropout, gen_rnn, gen_chains]
+              gen_attention, gen_dropout, gen_rnn, gen_chains, lambda: parity_index.gen_index(sys.modules[__name__])]
 
 
 # ---------------------------------------------------------------- running

@@ -4,8 +4,9 @@ ONNX test data (onnx 1.12, opsets <= 17) does not cover: opset 18-23 ops and
 signatures (Gelu, Mish, RMSNormalization, GroupNormalization, Attention, Reduce*
 and Pad axes inputs, Split num_outputs, Resize axes, DFT axis input), older-opset
 semantics (Softmax/Hardmax coerced to 2-D before opset 13), the bitwise ops
-(opset 18) and signed BitShift, and the short expansions (PRelu and Shrink on
-integers, Clip with computed bounds, OneHot, Trilu, GatherND, QuantizeLinear). Expected values come from NumPy or
+(opset 18) and signed BitShift, the reductions max/min of
+ScatterElements/ScatterND (opset 18), and the short expansions (PRelu and
+Shrink on integers, Clip with computed bounds, QuantizeLinear). Expected values come from NumPy or
 PyTorch, never from ftrun.
 
 Usage: FTRUN=build/ftrun /usr/bin/python3 tests/onnx/op_mappers.py [FILTER]
@@ -182,6 +183,19 @@ case("trilu_14_upper_k1", "Trilu", {"x": xt}, {"y": np.triu(xt, 1)}, 14, {}, {"k
 case("trilu_14_lower", "Trilu", {"x": xt}, {"y": np.tril(xt)}, 14, {"upper": 0})
 gi = np.array([[1, 0], [0, -1]], np.int64)
 case("gather_nd_13", "GatherND", {"x": xt, "i": gi}, {"y": np.stack([xt[1, 0], xt[0, 3]])}, 13)
+sd = f32(4, 3)
+si = np.array([[1, 1, 0], [-1, 1, 2]], np.int64)
+su = f32(2, 3)
+se = sd.copy()
+for p_ in np.ndindex(*si.shape):
+    se[si[p_], p_[1]] = max(se[si[p_], p_[1]], su[p_])
+case("scatter_elements_18_max", "ScatterElements", {"d": sd, "i": si, "u": su}, {"y": se}, 18, {"reduction": "max"})
+ni = np.array([[2], [0], [2]], np.int64)
+nu = f32(3, 3)
+ne = sd.copy()
+for t_ in range(3):
+    ne[ni[t_, 0]] = np.minimum(ne[ni[t_, 0]], nu[t_])
+case("scatter_nd_18_min", "ScatterND", {"d": sd, "i": ni, "u": nu}, {"y": ne}, 18, {"reduction": "min"})
 sq, zq = np.array(0.05, np.float32), np.array(10, np.uint8)
 case("quantize_13", "QuantizeLinear", {"x": x}, {"y": np.clip(np.rint(x / 0.05) + 10, 0, 255).astype(np.uint8)}, 13,
      {}, {"s": sq, "z": zq})
