@@ -45,6 +45,8 @@ extern "C" {
 #define CU_ANY FT_DT_ANY
 #define CU_BYTES FT_DT_ANY
 #define CU_BOOL FT_DT_BOOL
+#define CU_Q8 (FT_M(U8) | FT_M(I8))                           /* quantized operands */
+#define CU_QINT (FT_M(U8) | FT_M(I8) | FT_M(I16) | FT_M(I32)) /* dequantize_linear's inputs */
 
 /* A data error found by a kernel. The first error wins (atomicCAS on code),
  * so the record lives in device memory: atomics on host-mapped memory go over
@@ -298,5 +300,11 @@ void cu_fft_cache_free(struct cu_fft_cache *c);
 /* attention.cu */
 CU_KFN(cu_attention);
 CU_KFN(cu_dropout);
+/* quant.cu */
+CU_KFN(cu_quantize_linear);
+CU_KFN(cu_dequantize_linear);
+CU_KFN(cu_dynamic_quantize_linear);
+CU_KFN(cu_matmul_integer);
+CU_KFN(cu_qlinear_matmul);
 
 #endif

@@ -1,0 +1,334 @@
+/* int8 inference on the CPU (ONNX semantics, src/graph/infer_quant.c):
+ * quantize_linear, dequantize_linear, dynamic_quantize_linear, and the
+ * integer products matmul_integer and qlinear_matmul. The products subtract
+ * the zero points into 16-bit operands (b transposed so both run along K)
+ * and accumulate in 32-bit integers, wrapping as ONNX's int32 accumulator
+ * does; no product goes through floating point. Rounding and saturation
+ * come from runtime/quant_math.h, shared with cuda/quant.cu. */
+#include "cpu.h"
+#include "../graph/infer_math.h"
+#include "../graph/infer_misc.h"
+#include "../runtime/quant_math.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static inline double ld_f(const void *p, ft_dtype dt, int64_t i)
+{
+    switch (dt) {
+    case FT_F32: return ((const float *)p)[i];
+    case FT_F64: return ((const double *)p)[i];
+    case FT_F16: return ft_f16_to_f32(((const uint16_t *)p)[i]);
+    case FT_BF16: return ft_bf16_to_f32(((const uint16_t *)p)[i]);
+    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL: case FT_DTYPE_COUNT: break;
+    }
+    return 0;
+}
+
+static inline int64_t ld_i(const void *p, ft_dtype dt, int64_t i)
+{
+    switch (dt) {
+    case FT_U8: return ((const uint8_t *)p)[i];
+    case FT_I8: return ((const int8_t *)p)[i];
+    case FT_I16: return ((const int16_t *)p)[i];
+    case FT_I32: return ((const int32_t *)p)[i];
+    case FT_I64: return ((const int64_t *)p)[i];
+    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: case FT_BOOL: case FT_DTYPE_COUNT: break;
+    }
+    return 0;
+}
+
+static inline void st_i(void *p, ft_dtype dt, int64_t i, int64_t v)
+{
+    switch (dt) {
+    case FT_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case FT_I8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case FT_I16: ((int16_t *)p)[i] = (int16_t)v; break;
+    case FT_I32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case FT_I64: ((int64_t *)p)[i] = v; break;
+    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: case FT_BOOL: case FT_DTYPE_COUNT: break;
+    }
+}
+
+/* v rounded to dtype dt (ONNX computes in the dtype of its operands). */
+static inline double in_dt(double v, ft_dtype dt)
+{
+    switch (dt) {
+    case FT_F32: return (float)v;
+    case FT_F16: return ft_f16_to_f32(ft_f32_to_f16((float)v));
+    case FT_BF16: return ft_bf16_to_f32(ft_f32_to_bf16((float)v));
+    case FT_F64: case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL: case FT_DTYPE_COUNT:
+        break;
+    }
+    return v;
+}
+
+static inline void st_f(void *p, ft_dtype dt, int64_t i, double v)
+{
+    switch (dt) {
+    case FT_F32: ((float *)p)[i] = (float)v; break;
+    case FT_F64: ((double *)p)[i] = v; break;
+    case FT_F16: ((uint16_t *)p)[i] = ft_f32_to_f16((float)v); break;
+    case FT_BF16: ((uint16_t *)p)[i] = ft_f32_to_bf16((float)v); break;
+    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL: case FT_DTYPE_COUNT: break;
+    }
+}
+
+/* (outer, len, inner) of x around the per-axis scale's axis; len 1 per tensor. */
+static void split_axis(const ft_node *n, const ft_shape *x, int64_t *outer, int64_t *len, int64_t *inner)
+{
+    int ax = n->params.quant.axis;
+    if (ax < 0) {
+        *outer = 1, *len = 1, *inner = (int64_t)ft_numel(x);
+        return;
+    }
+    ft_reduce_around_axis(x, ax, outer, len, inner);
+}
+
+ft_status cpu_quantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    int64_t outer, len, inner, lo, hi;
+    split_axis(n, &in[0].shape, &outer, &len, &inner);
+    ft_dtype xd = in[0].dtype, qd = out[0].dtype;
+    ft_qrange(qd, &lo, &hi);
+    int has_zp = n->n_in > 2 && in[2].data;
+    int par = ft_numel(&in[0].shape) >= CPU_PAR_MIN;
+#pragma omp parallel for collapse(2) num_threads(k->threads) if (par)
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t c = 0; c < len; c++) {
+            double s = ld_f(in[1].data, xd, c);
+            int64_t zp = has_zp ? ld_i(in[2].data, in[2].dtype, c) : 0;
+            int64_t base = (o * len + c) * inner;
+            for (int64_t i = base; i < base + inner; i++)
+                st_i(out[0].data, qd, i, ft_qsat(rint(in_dt(ld_f(in[0].data, xd, i) / s, xd)), zp, lo, hi));
+        }
+    return FT_OK;
+}
+
+ft_status cpu_dequantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    int64_t outer, len, inner;
+    split_axis(n, &in[0].shape, &outer, &len, &inner);
+    ft_dtype xd = in[0].dtype, sd = in[1].dtype;
+    int has_zp = n->n_in > 2 && in[2].data;
+    int par = ft_numel(&in[0].shape) >= CPU_PAR_MIN;
+#pragma omp parallel for collapse(2) num_threads(k->threads) if (par)
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t c = 0; c < len; c++) {
+            /* ONNX: (float32(x) - float32(zp)) * scale, the product in f64 for an f64 scale */
+            double s = ld_f(in[1].data, sd, c);
+            float zf = has_zp ? (float)ld_i(in[2].data, xd, c) : 0.0f;
+            int64_t base = (o * len + c) * inner;
+            for (int64_t i = base; i < base + inner; i++) {
+                float d = (float)ld_i(in[0].data, xd, i) - zf;
+                st_f(out[0].data, sd, i, sd == FT_F64 ? (double)d * s : (double)(d * (float)s));
+            }
+        }
+    return FT_OK;
+}
+
+ft_status cpu_dynamic_quantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    (void)n;
+    const float *x = in[0].data;
+    int64_t cnt = (int64_t)ft_numel(&in[0].shape);
+    float mx = 0.0f, mn = 0.0f; /* the range always includes 0 */
+    int par = cnt >= CPU_PAR_MIN;
+#pragma omp parallel for num_threads(k->threads) if (par) reduction(max : mx) reduction(min : mn)
+    for (int64_t i = 0; i < cnt; i++) {
+        mx = x[i] > mx ? x[i] : mx;
+        mn = x[i] < mn ? x[i] : mn;
+    }
+    float scale = (mx == mn ? 1.0f : mx - mn) / 255.0f;
+    float zpf = 0.0f - mn / scale;
+    zpf = zpf < 0.0f ? 0.0f : zpf > 255.0f ? 255.0f : zpf;
+    int64_t zp = (int64_t)rintf(zpf);
+    uint8_t *y = out[0].data;
+#pragma omp parallel for num_threads(k->threads) if (par)
+    for (int64_t i = 0; i < cnt; i++)
+        y[i] = (uint8_t)ft_qsat(rintf(x[i] / scale), zp, 0, 255);
+    *(float *)out[1].data = scale;
+    *(uint8_t *)out[2].data = (uint8_t)zp;
+    return FT_OK;
+}
+
+/* ---------------------------------------------------------------- integer products */
+
+/* Requantization of qlinear_matmul: y = sat(rint(acc * as[i] bs[j] / ys) + yzp),
+ * the multiplier computed in the scales' dtype as ONNX does. */
+typedef struct {
+    const ft_view *as, *bs, *ys, *yz;
+    int64_t lo, hi, yzp;
+    double ysv;
+} requant;
+
+/* Rows of int16 (a - a_zp) are dotted with columns of int16 (b - b_zp)
+ * in int32 over chunks of at most 32768 terms (|sum| < 2^31), and the
+ * chunks are added modulo 2^32: int32 accumulation with wrap-around, as
+ * ONNX's MatMulInteger, and without signed overflow. */
+#define QCHUNK 32768
+
+/* Clones of the dot products for the x86-64 vector extensions, picked at
+ * load time by the CPU's features (GCC function multiversioning). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define QCLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define QCLONES
+#endif
+
+/* The build's -O2 leaves these loops scalar (GCC's very cheap vectorizer
+ * cost model); with the dynamic model they become pmaddwd dot products. */
+#pragma GCC push_options
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
+
+/* acc[c] += row . col[c] for 4 columns of b (stride K) at once, the row's
+ * loads shared. */
+QCLONES static void dot4(const int16_t *a, const int16_t *b, int64_t K,
+                                                                    uint32_t *acc)
+{
+    const int16_t *b0 = b, *b1 = b + K, *b2 = b + 2 * K, *b3 = b + 3 * K;
+    for (int64_t k0 = 0; k0 < K; k0 += QCHUNK) {
+        int64_t k1 = K - k0 < QCHUNK ? K : k0 + QCHUNK;
+        int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (int64_t p = k0; p < k1; p++) {
+            int32_t v = a[p];
+            s0 += v * b0[p];
+            s1 += v * b1[p];
+            s2 += v * b2[p];
+            s3 += v * b3[p];
+        }
+        acc[0] += (uint32_t)s0, acc[1] += (uint32_t)s1, acc[2] += (uint32_t)s2, acc[3] += (uint32_t)s3;
+    }
+}
+
+QCLONES static uint32_t dot1(const int16_t *a, const int16_t *b, int64_t K)
+{
+    uint32_t acc = 0;
+    for (int64_t k0 = 0; k0 < K; k0 += QCHUNK) {
+        int64_t k1 = K - k0 < QCHUNK ? K : k0 + QCHUNK;
+        int32_t s = 0;
+        for (int64_t p = k0; p < k1; p++)
+            s += (int32_t)a[p] * b[p];
+        acc += (uint32_t)s;
+    }
+    return acc;
+}
+#pragma GCC pop_options
+
+/* The int32 products of one row of a with every column of b (bm: [N, K]). */
+static void row_products(const int16_t *arow, const int16_t *bm, int64_t N, int64_t K, int32_t *out)
+{
+    int64_t j = 0;
+    for (; j + 4 <= N; j += 4) {
+        uint32_t acc[4] = {0, 0, 0, 0};
+        dot4(arow, bm + j * K, K, acc);
+        for (int c = 0; c < 4; c++)
+            out[j + c] = (int32_t)acc[c];
+    }
+    for (; j < N; j++)
+        out[j] = (int32_t)dot1(arow, bm + j * K, K);
+}
+
+/* dst[i] = src[i] - z for the n values of an 8-bit (or wider) integer view. */
+static void widen(const void *src, ft_dtype dt, int64_t off, int64_t stride, int64_t n, int64_t z, int16_t *dst)
+{
+    if (dt == FT_U8) {
+        const uint8_t *p = (const uint8_t *)src + off;
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = (int16_t)(p[i * stride] - z);
+    } else if (dt == FT_I8) {
+        const int8_t *p = (const int8_t *)src + off;
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = (int16_t)(p[i * stride] - z);
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = (int16_t)(ld_i(src, dt, off + i * stride) - z);
+    }
+}
+
+static ft_status int_matmul(ft_kctx *k, const ft_node *n, const ft_view *a, const ft_view *b, const ft_view *za,
+                            const ft_view *zb, const requant *rq, ft_view *y)
+{
+    const ft_shape *as = &a->shape, *bs = &b->shape;
+    if (ft_numel(&y->shape) == 0)
+        return FT_OK;
+    int64_t M, K, N;
+    ft_matmul_mkn(as, bs, &M, &K, &N);
+    int64_t bdims[FT_MAX_RANK], sa[FT_MAX_RANK], sb[FT_MAX_RANK], na, nb;
+    uint64_t nbatch;
+    int r = ft_matmul_batch(as, bs, bdims, sa, sb, &nbatch, &na, &nb);
+    int row_a = n->params.quant.row_a, col_b = n->params.quant.col_b;
+    /* b - b_zp, transposed to [N, K], for each of b's matrices */
+    int16_t *bt = malloc((size_t)(nb * N * K + 1) * sizeof *bt);
+    if (!bt)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the %lld x %lld x %lld integer operand",
+                           (long long)nb, (long long)N, (long long)K);
+    int par = k->threads > 1 && (uint64_t)nb * N * K >= CPU_PAR_MIN;
+#pragma omp parallel for collapse(2) num_threads(k->threads) if (par)
+    for (int64_t t = 0; t < nb; t++)
+        for (int64_t j = 0; j < N; j++) {
+            int64_t z = zb->data ? ld_i(zb->data, zb->dtype, col_b ? j : 0) : 0;
+            widen(b->data, b->dtype, t * K * N + j, N, K, z, bt + (t * N + j) * K);
+        }
+    int64_t rows = (int64_t)nbatch * M;
+    par = k->threads > 1 && (uint64_t)rows * N * (K + 1) >= CPU_PAR_MIN;
+    ft_status st = FT_OK;
+#pragma omp parallel num_threads(k->threads) if (par)
+    {
+        int16_t *arow = malloc((size_t)(K + 1) * sizeof *arow);
+        int32_t *accs = rq ? malloc((size_t)(N + 1) * sizeof *accs) : NULL;
+        if (!arow || (rq && !accs)) {
+#pragma omp critical
+            st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for a row of %lld values", (long long)K);
+        }
+#pragma omp for schedule(static)
+        for (int64_t row = 0; row < rows; row++) {
+            if (!arow || (rq && !accs))
+                continue;
+            int64_t t = row / M, i = row % M, rem = t, oa = 0, ob = 0;
+            for (int d = r - 1; d >= 0; d--) {
+                int64_t idx = rem % bdims[d];
+                rem /= bdims[d];
+                oa += idx * sa[d];
+                ob += idx * sb[d];
+            }
+            int64_t z = za->data ? ld_i(za->data, za->dtype, row_a ? i : 0) : 0;
+            int64_t a0 = (oa * M + i) * K;
+            widen(a->data, a->dtype, a0, 1, K, z, arow);
+            const int16_t *bm = bt + ob * N * K;
+            if (!rq) {
+                row_products(arow, bm, N, K, (int32_t *)y->data + row * N);
+                continue;
+            }
+            row_products(arow, bm, N, K, accs);
+            ft_dtype sd = rq->as->dtype;
+            double asv = ld_f(rq->as->data, sd, row_a ? i : 0);
+            for (int64_t j = 0; j < N; j++) {
+                int32_t acc = accs[j];
+                double m = in_dt(in_dt(asv * ld_f(rq->bs->data, sd, col_b ? j : 0), sd) / rq->ysv, sd);
+                st_i(y->data, y->dtype, row * N + j, ft_qsat(rint((double)acc * m), rq->yzp, rq->lo, rq->hi));
+            }
+        }
+        free(arow);
+        free(accs);
+    }
+    free(bt);
+    return st;
+}
+
+ft_status cpu_matmul_integer(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    ft_view none = {0};
+    return int_matmul(k, n, &in[0], &in[1], n->n_in > 2 ? &in[2] : &none, n->n_in > 3 ? &in[3] : &none, NULL,
+                      &out[0]);
+}
+
+ft_status cpu_qlinear_matmul(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    requant rq = {.as = &in[1], .bs = &in[4], .ys = &in[6], .yz = &in[7]};
+    ft_qrange(out[0].dtype, &rq.lo, &rq.hi);
+    rq.yzp = in[7].data ? ld_i(in[7].data, in[7].dtype, 0) : 0;
+    rq.ysv = ld_f(in[6].data, in[6].dtype, 0);
+    return int_matmul(k, n, &in[0], &in[3], &in[2], &in[5], &rq, &out[0]);
+}
