@@ -82,11 +82,13 @@ ft_status cpu_dropout(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *
 ft_status cpu_topk(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_einsum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 /* quant.c: quantize_linear, dequantize_linear, dynamic_quantize_linear,
- * matmul_integer, qlinear_matmul */
+ * matmul_integer, qlinear_matmul, conv_integer, qlinear_conv */
 ft_status cpu_quantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_dequantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_dynamic_quantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_matmul_integer(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_qlinear_matmul(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_conv_integer(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_qlinear_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 
 #endif

@@ -6,6 +6,7 @@
  * does; no product goes through floating point. Rounding and saturation
  * come from runtime/quant_math.h, shared with cuda/quant.cu. */
 #include "cpu.h"
+#include "../graph/infer_conv.h"
 #include "../graph/infer_math.h"
 #include "../graph/infer_misc.h"
 #include "../runtime/quant_math.h"
@@ -158,10 +159,17 @@ ft_status cpu_dynamic_quantize_linear(ft_kctx *k, const ft_node *n, const ft_vie
 /* Requantization of qlinear_matmul: y = sat(rint(acc * as[i] bs[j] / ys) + yzp),
  * the multiplier computed in the scales' dtype as ONNX does. */
 typedef struct {
-    const ft_view *as, *bs, *ys, *yz;
+    const ft_view *as, *bs; /* a's scale (per tensor or per row), b's (per tensor or per column / channel) */
     int64_t lo, hi, yzp;
     double ysv;
 } requant;
+
+/* The multiplier as[ia] * bs[jb] / ys, each step rounded to the scales' dtype. */
+static inline double qmult(const requant *rq, int64_t ia, int64_t jb)
+{
+    ft_dtype sd = rq->as->dtype;
+    return in_dt(in_dt(ld_f(rq->as->data, sd, ia) * ld_f(rq->bs->data, sd, jb), sd) / rq->ysv, sd);
+}
 
 /* Rows of int16 (a - a_zp) are dotted with columns of int16 (b - b_zp)
  * in int32 over chunks of at most 32768 terms (|sum| < 2^31), and the
@@ -302,19 +310,26 @@ static ft_status int_matmul(ft_kctx *k, const ft_node *n, const ft_view *a, cons
                 continue;
             }
             row_products(arow, bm, N, K, accs);
-            ft_dtype sd = rq->as->dtype;
-            double asv = ld_f(rq->as->data, sd, row_a ? i : 0);
-            for (int64_t j = 0; j < N; j++) {
-                int32_t acc = accs[j];
-                double m = in_dt(in_dt(asv * ld_f(rq->bs->data, sd, col_b ? j : 0), sd) / rq->ysv, sd);
-                st_i(y->data, y->dtype, row * N + j, ft_qsat(rint((double)acc * m), rq->yzp, rq->lo, rq->hi));
-            }
+            for (int64_t j = 0; j < N; j++)
+                st_i(y->data, y->dtype, row * N + j,
+                     ft_qsat(rint((double)accs[j] * qmult(rq, row_a ? i : 0, col_b ? j : 0)), rq->yzp, rq->lo,
+                             rq->hi));
         }
         free(arow);
         free(accs);
     }
     free(bt);
     return st;
+}
+
+/* qlinear_matmul's and qlinear_conv's inputs 1, 4, 6, 7 (a/x scale, b/w
+ * scale, y scale, y zero point) as a requantization. */
+static void qlinear_requant(const ft_view *in, const ft_view *out, requant *rq)
+{
+    rq->as = &in[1], rq->bs = &in[4];
+    ft_qrange(out[0].dtype, &rq->lo, &rq->hi);
+    rq->yzp = in[7].data ? ld_i(in[7].data, in[7].dtype, 0) : 0;
+    rq->ysv = ld_f(in[6].data, in[6].dtype, 0);
 }
 
 ft_status cpu_matmul_integer(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
@@ -326,9 +341,90 @@ ft_status cpu_matmul_integer(ft_kctx *k, const ft_node *n, const ft_view *in, ft
 
 ft_status cpu_qlinear_matmul(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    requant rq = {.as = &in[1], .bs = &in[4], .ys = &in[6], .yz = &in[7]};
-    ft_qrange(out[0].dtype, &rq.lo, &rq.hi);
-    rq.yzp = in[7].data ? ld_i(in[7].data, in[7].dtype, 0) : 0;
-    rq.ysv = ld_f(in[6].data, in[6].dtype, 0);
+    requant rq;
+    qlinear_requant(in, out, &rq);
     return int_matmul(k, n, &in[0], &in[3], &in[2], &in[5], &rq, &out[0]);
+}
+
+/* conv_integer / qlinear_conv: a direct convolution of the zero-point-shifted
+ * 16-bit operands (padding contributes 0, as ONNX's reference subtracts the
+ * zero points before padding), accumulated in 32 bits with wrap-around, the
+ * i32 bias added to the accumulator. */
+static ft_status int_conv(ft_kctx *k, const ft_node *n, const ft_view *x, const ft_view *w, const ft_view *xz,
+                          const ft_view *wz, const ft_view *bias, const requant *rq, ft_view *y)
+{
+    if (ft_numel(&y->shape) == 0)
+        return FT_OK;
+    ft_conv_geom g;
+    ft_conv_geom_of(&n->params.conv, &x->shape, &w->shape, &y->shape, x->dtype, 0, &g);
+    int64_t nx = (int64_t)ft_numel(&x->shape), wper = g.Cg * g.KK;
+    int wvec = wz->data && ft_numel(&wz->shape) > 1;
+    int16_t *xc = malloc((size_t)(nx + 1) * sizeof *xc), *wc = malloc((size_t)(g.M * wper + 1) * sizeof *wc);
+    int64_t *koff = malloc((size_t)g.KK * FT_CONV_MAX_SP * sizeof *koff);
+    if (!xc || !wc || !koff) {
+        free(xc), free(wc), free(koff);
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the integer convolution operands");
+    }
+    widen(x->data, x->dtype, 0, 1, nx, xz->data ? ld_i(xz->data, xz->dtype, 0) : 0, xc);
+    for (int64_t m = 0; m < g.M; m++)
+        widen(w->data, w->dtype, m * wper, 1, wper, wz->data ? ld_i(wz->data, wz->dtype, wvec ? m : 0) : 0,
+              wc + m * wper);
+    for (int64_t kk = 0; kk < g.KK; kk++) { /* kernel position -> its offset (k_j * d_j) along each dim */
+        int64_t q = kk;
+        for (int j = g.r - 1; j >= 0; j--) {
+            koff[kk * FT_CONV_MAX_SP + j] = (q % g.k[j]) * g.d[j];
+            q /= g.k[j];
+        }
+    }
+    int64_t pairs = g.N * g.M;
+    int par = k->threads > 1 && (uint64_t)pairs * g.P * wper >= CPU_PAR_MIN;
+#pragma omp parallel for num_threads(k->threads) schedule(dynamic, 1) if (par)
+    for (int64_t nm = 0; nm < pairs; nm++) {
+        int64_t nn = nm / g.M, m = nm % g.M, gi = m / g.Mg;
+        const int16_t *wm = wc + m * wper, *xg = xc + (nn * g.C + gi * g.Cg) * g.NI;
+        uint32_t b0 = bias->data ? (uint32_t)((const int32_t *)bias->data)[m] : 0;
+        double mult = rq ? qmult(rq, 0, ft_numel(&rq->bs->shape) > 1 ? m : 0) : 0;
+        for (int64_t p = 0; p < g.P; p++) {
+            int64_t o[FT_CONV_MAX_SP] = {0}, q = p;
+            for (int j = g.r - 1; j >= 0; j--) {
+                o[j] = (q % g.out[j]) * g.s[j] - g.pb[j];
+                q /= g.out[j];
+            }
+            uint32_t acc = b0;
+            for (int64_t kk = 0; kk < g.KK; kk++) {
+                int64_t off = 0, inside = 1;
+                for (int j = 0; j < g.r; j++) {
+                    int64_t i = o[j] + koff[kk * FT_CONV_MAX_SP + j];
+                    inside &= i >= 0 && i < g.in[j];
+                    off = off * g.in[j] + i;
+                }
+                if (!inside)
+                    continue;
+                for (int64_t c = 0; c < g.Cg; c++)
+                    acc += (uint32_t)((int32_t)xg[c * g.NI + off] * wm[c * g.KK + kk]);
+            }
+            int64_t at = nm * g.P + p;
+            if (!rq)
+                ((int32_t *)y->data)[at] = (int32_t)acc;
+            else
+                st_i(y->data, y->dtype, at, ft_qsat(rint((double)(int32_t)acc * mult), rq->yzp, rq->lo, rq->hi));
+        }
+    }
+    free(xc), free(wc), free(koff);
+    return FT_OK;
+}
+
+ft_status cpu_conv_integer(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    ft_view none = {0};
+    return int_conv(k, n, &in[0], &in[1], n->n_in > 2 ? &in[2] : &none, n->n_in > 3 ? &in[3] : &none, &none, NULL,
+                    &out[0]);
+}
+
+ft_status cpu_qlinear_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    requant rq;
+    ft_view none = {0};
+    qlinear_requant(in, out, &rq);
+    return int_conv(k, n, &in[0], &in[3], &in[2], &in[5], n->n_in > 8 ? &in[8] : &none, &rq, &out[0]);
 }

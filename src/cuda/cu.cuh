@@ -306,5 +306,7 @@ CU_KFN(cu_dequantize_linear);
 CU_KFN(cu_dynamic_quantize_linear);
 CU_KFN(cu_matmul_integer);
 CU_KFN(cu_qlinear_matmul);
+CU_KFN(cu_conv_integer);
+CU_KFN(cu_qlinear_conv);
 
 #endif

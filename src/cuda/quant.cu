@@ -15,6 +15,7 @@
 #include "../runtime/quant_math.h"
 
 extern "C" {
+#include "../graph/infer_conv.h"
 #include "../graph/infer_math.h"
 #include "../graph/infer_misc.h"
 }
@@ -133,17 +134,62 @@ __global__ void k_int_mm(const A *a, const B *b, const A *za, const B *zb, int32
     }
 }
 
-/* y = sat(rint(acc * (as * bs / ys)) + yzp), the multiplier in S. */
+/* y = sat(rint(acc * (as * bs / ys)) + yzp), the multiplier in S; a's scale
+ * indexed by (idx / rdiv) % rmod when per row, b's by (idx / cdiv) % cmod
+ * when per column (or output channel). */
+struct rq_index {
+    int64_t rdiv, rmod, cdiv, cmod;
+    int row_a, col_b;
+};
+
 template <class S, class Q>
 __global__ void k_requant(const int32_t *acc, const S *as, const S *bs, const S *ys, const Q *yz, Q *y, int64_t total,
-                          int64_t M, int64_t N, int row_a, int col_b, int64_t lo, int64_t hi)
+                          rq_index ix, int64_t lo, int64_t hi)
 {
     double ysv = cu_to_d(ys[0]);
     int64_t z = yz ? (int64_t)yz[0] : 0;
     for (int64_t idx = cu_grid_start(); idx < total; idx += cu_grid_step()) {
-        int64_t j = idx % N, i = (idx / N) % M;
-        double m = in_s<S>(in_s<S>(cu_to_d(as[row_a ? i : 0]) * cu_to_d(bs[col_b ? j : 0])) / ysv);
+        int64_t i = ix.row_a ? (idx / ix.rdiv) % ix.rmod : 0, j = ix.col_b ? (idx / ix.cdiv) % ix.cmod : 0;
+        double m = in_s<S>(in_s<S>(cu_to_d(as[i]) * cu_to_d(bs[j])) / ysv);
         y[idx] = (Q)ft_qsat(rint((double)acc[idx] * m), z, lo, hi);
+    }
+}
+
+/* acc[n, m, p] = bias[m] + sum over the group's channels and the kernel of
+ * (x - x_zp)(w - w_zp), padding contributing 0; 32 bits, wrapping. */
+template <class X, class W>
+__global__ void k_int_conv(const X *x, const W *w, const X *xz, const W *wz, int wvec, const int32_t *bias,
+                           int32_t *acc, int64_t total, ft_conv_geom g)
+{
+    for (int64_t idx = cu_grid_start(); idx < total; idx += cu_grid_step()) {
+        int64_t p = idx % g.P, nm = idx / g.P, m = nm % g.M, nn = nm / g.M, gi = m / g.Mg;
+        int64_t o[FT_CONV_MAX_SP] = {0, 0, 0}, q = p;
+        for (int j = g.r - 1; j >= 0; j--) {
+            o[j] = (q % g.out[j]) * g.s[j] - g.pb[j];
+            q /= g.out[j];
+        }
+        int32_t zx = xz ? (int32_t)xz[0] : 0, zw = wz ? (int32_t)wz[wvec ? m : 0] : 0;
+        const X *xg = x + (nn * g.C + gi * g.Cg) * g.NI;
+        const W *wm = w + m * g.Cg * g.KK;
+        uint32_t s = bias ? (uint32_t)bias[m] : 0u;
+        for (int64_t kk = 0; kk < g.KK; kk++) {
+            int64_t off = 0, kq = kk, kc[FT_CONV_MAX_SP] = {0, 0, 0};
+            bool inside = true;
+            for (int j = g.r - 1; j >= 0; j--) {
+                kc[j] = kq % g.k[j];
+                kq /= g.k[j];
+            }
+            for (int j = 0; j < g.r; j++) {
+                int64_t i = o[j] + kc[j] * g.d[j];
+                inside = inside && i >= 0 && i < g.in[j];
+                off = off * g.in[j] + i;
+            }
+            if (!inside)
+                continue;
+            for (int64_t c = 0; c < g.Cg; c++)
+                s += (uint32_t)(((int32_t)xg[c * g.NI + off] - zx) * ((int32_t)wm[c * g.KK + kk] - zw));
+        }
+        acc[idx] = (int32_t)s;
     }
 }
 
@@ -250,25 +296,67 @@ void launch_dq(ft_kctx *k, const ft_view *in, ft_view *out, const void *zp, int6
 }
 
 template <class S>
-void launch_rq(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, const int32_t *acc, int64_t total,
-               int64_t M, int64_t N)
+void launch_rq(ft_kctx *k, const ft_view *in, ft_view *out, const int32_t *acc, int64_t total, rq_index ix)
 {
     int64_t lo, hi;
     ft_qrange(out[0].dtype, &lo, &hi);
-    int ra = n->params.quant.row_a, cb = n->params.quant.col_b;
     unsigned g = cu_grid(k->be, (uint64_t)total);
     const S *as = (const S *)in[1].data, *bs = (const S *)in[4].data, *ys = (const S *)in[6].data;
     if (out[0].dtype == FT_U8)
         k_requant<S, uint8_t><<<g, CU_BLOCK, 0, k->be->stream>>>(acc, as, bs, ys, (const uint8_t *)in[7].data,
-                                                                 (uint8_t *)out[0].data, total, M, N, ra, cb, lo, hi);
+                                                                 (uint8_t *)out[0].data, total, ix, lo, hi);
     else
         k_requant<S, int8_t><<<g, CU_BLOCK, 0, k->be->stream>>>(acc, as, bs, ys, (const int8_t *)in[7].data,
-                                                                (int8_t *)out[0].data, total, M, N, ra, cb, lo, hi);
+                                                                (int8_t *)out[0].data, total, ix, lo, hi);
+}
+
+/* qlinear_matmul / qlinear_conv: the int32 products in acc requantized into out[0]. */
+ft_status requant(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, const int32_t *acc, int64_t total,
+                  rq_index ix)
+{
+    switch (in[1].dtype) {
+    case FT_F32: launch_rq<float>(k, in, out, acc, total, ix); break;
+    case FT_F64: launch_rq<double>(k, in, out, acc, total, ix); break;
+    case FT_F16: launch_rq<__half>(k, in, out, acc, total, ix); break;
+    case FT_BF16: launch_rq<__nv_bfloat16>(k, in, out, acc, total, ix); break;
+    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL: case FT_DTYPE_COUNT: break;
+    }
+    CU_LAUNCHED(k, n);
+    return FT_OK;
+}
+
+template <class X, class W>
+void launch_conv(ft_kctx *k, const ft_view *x, const ft_view *w, const ft_view *xz, const ft_view *wz,
+                 const ft_view *bias, int32_t *acc, int64_t total, const ft_conv_geom &g)
+{
+    k_int_conv<X, W><<<cu_grid(k->be, (uint64_t)total), CU_BLOCK, 0, k->be->stream>>>(
+        (const X *)x->data, (const W *)w->data, (const X *)xz->data, (const W *)wz->data,
+        wz->data && ft_numel(&wz->shape) > 1, (const int32_t *)bias->data, acc, total, g);
+}
+
+/* The int32 convolution of x and w (zero points subtracted, bias added) into acc. */
+ft_status int_conv(ft_kctx *k, const ft_node *n, const ft_view *x, const ft_view *w, const ft_view *xz,
+                   const ft_view *wz, const ft_view *bias, const ft_shape *ys, int32_t *acc, int64_t total,
+                   ft_conv_geom *g)
+{
+    ft_conv_geom_of(&n->params.conv, &x->shape, &w->shape, ys, x->dtype, 0, g);
+    if (x->dtype == FT_U8 && w->dtype == FT_U8)
+        launch_conv<uint8_t, uint8_t>(k, x, w, xz, wz, bias, acc, total, *g);
+    else if (x->dtype == FT_U8)
+        launch_conv<uint8_t, int8_t>(k, x, w, xz, wz, bias, acc, total, *g);
+    else if (w->dtype == FT_U8)
+        launch_conv<int8_t, uint8_t>(k, x, w, xz, wz, bias, acc, total, *g);
+    else
+        launch_conv<int8_t, int8_t>(k, x, w, xz, wz, bias, acc, total, *g);
+    CU_LAUNCHED(k, n);
+    return FT_OK;
 }
 
 } // namespace
 
-ft_status cu_quantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+/* quantize_linear (a float x) and dequantize_linear (an integer x): one
+ * kernel over x, the scale's index from the axis split. */
+static ft_status q_elementwise(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     int64_t total = (int64_t)ft_numel(&in[0].shape), len, inner;
     if (total == 0)
@@ -280,28 +368,24 @@ ft_status cu_quantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, ft
     case FT_F64: launch_qx<double>(k, in, out, zp, total, len, inner); break;
     case FT_F16: launch_qx<__half>(k, in, out, zp, total, len, inner); break;
     case FT_BF16: launch_qx<__nv_bfloat16>(k, in, out, zp, total, len, inner); break;
-    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL: case FT_DTYPE_COUNT: break;
+    case FT_U8: launch_dq<uint8_t>(k, in, out, zp, total, len, inner); break;
+    case FT_I8: launch_dq<int8_t>(k, in, out, zp, total, len, inner); break;
+    case FT_I16: launch_dq<int16_t>(k, in, out, zp, total, len, inner); break;
+    case FT_I32: launch_dq<int32_t>(k, in, out, zp, total, len, inner); break;
+    case FT_I64: case FT_BOOL: case FT_DTYPE_COUNT: break;
     }
     CU_LAUNCHED(k, n);
     return FT_OK;
 }
 
+ft_status cu_quantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    return q_elementwise(k, n, in, out);
+}
+
 ft_status cu_dequantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    int64_t total = (int64_t)ft_numel(&in[0].shape), len, inner;
-    if (total == 0)
-        return FT_OK;
-    axis_split(n, &in[0].shape, &len, &inner);
-    const void *zp = n->n_in > 2 ? in[2].data : NULL;
-    switch (in[0].dtype) {
-    case FT_U8: launch_dq<uint8_t>(k, in, out, zp, total, len, inner); break;
-    case FT_I8: launch_dq<int8_t>(k, in, out, zp, total, len, inner); break;
-    case FT_I16: launch_dq<int16_t>(k, in, out, zp, total, len, inner); break;
-    case FT_I32: launch_dq<int32_t>(k, in, out, zp, total, len, inner); break;
-    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: case FT_I64: case FT_BOOL: case FT_DTYPE_COUNT: break;
-    }
-    CU_LAUNCHED(k, n);
-    return FT_OK;
+    return q_elementwise(k, n, in, out);
 }
 
 ft_status cu_dynamic_quantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
@@ -339,13 +423,33 @@ ft_status cu_qlinear_matmul(ft_kctx *k, const ft_node *n, const ft_view *in, ft_
     if (st || (st = int_mm(k, n, &in[0], &in[3], &in[2], &in[5], (int32_t *)ws, total)))
         return st;
     ft_matmul_mkn(&in[0].shape, &in[3].shape, &M, &K, &N);
-    switch (in[1].dtype) {
-    case FT_F32: launch_rq<float>(k, n, in, out, (const int32_t *)ws, total, M, N); break;
-    case FT_F64: launch_rq<double>(k, n, in, out, (const int32_t *)ws, total, M, N); break;
-    case FT_F16: launch_rq<__half>(k, n, in, out, (const int32_t *)ws, total, M, N); break;
-    case FT_BF16: launch_rq<__nv_bfloat16>(k, n, in, out, (const int32_t *)ws, total, M, N); break;
-    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL: case FT_DTYPE_COUNT: break;
-    }
-    CU_LAUNCHED(k, n);
-    return FT_OK;
+    rq_index ix = {N, M, 1, N, n->params.quant.row_a, n->params.quant.col_b};
+    return requant(k, n, in, out, (const int32_t *)ws, total, ix);
+}
+
+ft_status cu_conv_integer(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    int64_t total = (int64_t)ft_numel(&out[0].shape);
+    if (total == 0)
+        return FT_OK;
+    ft_view none = {};
+    ft_conv_geom g;
+    return int_conv(k, n, &in[0], &in[1], n->n_in > 2 ? &in[2] : &none, n->n_in > 3 ? &in[3] : &none, &none,
+                    &out[0].shape, (int32_t *)out[0].data, total, &g);
+}
+
+ft_status cu_qlinear_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    int64_t total = (int64_t)ft_numel(&out[0].shape);
+    if (total == 0)
+        return FT_OK;
+    void *ws;
+    ft_view none = {};
+    ft_conv_geom g;
+    ft_status st = cu_workspace(k, n, (size_t)total * sizeof(int32_t), &ws);
+    if (st || (st = int_conv(k, n, &in[0], &in[3], &in[2], &in[5], n->n_in > 8 ? &in[8] : &none, &out[0].shape,
+                             (int32_t *)ws, total, &g)))
+        return st;
+    rq_index ix = {1, 1, g.P, g.M, 0, ft_numel(&in[4].shape) > 1};
+    return requant(k, n, in, out, (const int32_t *)ws, total, ix);
 }

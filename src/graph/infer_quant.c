@@ -155,26 +155,40 @@ ft_status ft_infer_matmul_integer(ft_infer_ctx *c)
     return ft_infer_set_out(c, 0, FT_I32, &o);
 }
 
-ft_status ft_infer_qlinear_matmul(ft_infer_ctx *c)
+/* The inputs of qlinear_matmul and qlinear_conv: (a, a_scale, a_zero_point,
+ * b, b_scale, b_zero_point, y_scale, y_zero_point), a and b named as the op
+ * names them; every one but the zero points of a and b is required. */
+static ft_status qlinear_inputs(ft_infer_ctx *c, const char *a, const char *b)
 {
-    ft_shape o;
-    ft_status st = FT_OK;
     static const int req[] = {0, 1, 3, 4, 6, 7};
+    char w1[32], w2[32];
+    ft_status st;
     for (int i = 0; i < 6; i++)
         if (!c->in[req[i]])
-            return ft_infer_fail(c, "inputs a, a_scale, b, b_scale, y_scale and y_zero_point are required "
-                                 "(input %d is omitted)", req[i]);
+            return ft_infer_fail(c, "inputs %s, %s_scale, %s, %s_scale, y_scale and y_zero_point are required "
+                                 "(input %d is omitted)", a, a, b, b, req[i]);
     if (!ft_dtype_in(c->in[3]->dtype, Q8))
-        return ft_infer_fail(c, "b '%s' has dtype %s (expected u8 or i8)", ft_infer_in_name(c, 3),
+        return ft_infer_fail(c, "%s '%s' has dtype %s (expected u8 or i8)", b, ft_infer_in_name(c, 3),
                              ft_dtype_name(c->in[3]->dtype));
     if (!ft_dtype_in(c->in[7]->dtype, Q8))
         return ft_infer_fail(c, "y_zero_point '%s' has dtype %s (expected u8 or i8)", ft_infer_in_name(c, 7),
                              ft_dtype_name(c->in[7]->dtype));
-    if ((st = need_float(c, 1)) || (st = ft_infer_same_dtype(c, 4, 1, "b_scale")) ||
+    snprintf(w1, sizeof w1, "%s_scale", b);
+    if ((st = need_float(c, 1)) || (st = ft_infer_same_dtype(c, 4, 1, w1)) ||
         (st = ft_infer_same_dtype(c, 6, 1, "y_scale")))
         return st;
-    if ((c->in[2] && (st = ft_infer_same_dtype(c, 2, 0, "a_zero_point"))) ||
-        (c->in[5] && (st = ft_infer_same_dtype(c, 5, 3, "b_zero_point"))))
+    snprintf(w1, sizeof w1, "%s_zero_point", a);
+    snprintf(w2, sizeof w2, "%s_zero_point", b);
+    if ((c->in[2] && (st = ft_infer_same_dtype(c, 2, 0, w1))) || (c->in[5] && (st = ft_infer_same_dtype(c, 5, 3, w2))))
+        return st;
+    return FT_OK;
+}
+
+ft_status ft_infer_qlinear_matmul(ft_infer_ctx *c)
+{
+    ft_shape o;
+    ft_status st = FT_OK;
+    if ((st = qlinear_inputs(c, "a", "b")))
         return st;
     if ((st = ft_infer_matmul_shape(c, 0, 3, &o)))
         return st;
@@ -194,5 +208,74 @@ uint64_t ft_flops_qlinear_matmul(const struct ft_node *n, const ft_tinfo *const 
     (void)n;
     const ft_shape *a = &in[0]->shape;
     uint64_t k = a->rank ? (uint64_t)a->dims[a->rank - 1] : 1;
+    return 2 * ft_numel(&out[0].shape) * k + 4 * ft_numel(&out[0].shape);
+}
+
+/* conv's checks and output shape (ft_infer_conv, which fills c->params->conv)
+ * for the operands x (input 0), w (input iw) and bias (input ib, -1: none),
+ * whatever their integer dtypes; the messages name the node's own inputs. */
+static ft_status conv_shape(ft_infer_ctx *c, int iw, int ib)
+{
+    int has_b = ib >= 0 && ib < c->n_in && c->in[ib];
+    int ins[3] = {c->node->in[0], c->node->in[iw], has_b ? c->node->in[ib] : -1};
+    ft_node tmp = *c->node;
+    tmp.in = ins;
+    tmp.n_in = has_b ? 3 : 2;
+    ft_tinfo w = *c->in[iw], b = has_b ? *c->in[ib] : w;
+    w.dtype = b.dtype = c->in[0]->dtype;
+    const ft_tinfo *in[3] = {c->in[0], &w, has_b ? &b : NULL};
+    ft_infer_ctx cc = *c;
+    cc.node = &tmp;
+    cc.in = in;
+    cc.n_in = tmp.n_in;
+    return ft_infer_conv(&cc);
+}
+
+ft_status ft_infer_conv_integer(ft_infer_ctx *c)
+{
+    ft_status st;
+    int vec;
+    if (!ft_dtype_in(c->in[1]->dtype, Q8))
+        return ft_infer_fail(c, "w '%s' has dtype %s (expected u8 or i8)", ft_infer_in_name(c, 1),
+                             ft_dtype_name(c->in[1]->dtype));
+    if ((st = conv_shape(c, 1, -1)))
+        return st;
+    if (c->n_in > 2 && c->in[2] && ((st = ft_infer_same_dtype(c, 2, 0, "x_zero_point")) ||
+                                    (st = scale_shape(c, 2, -1, -1, "", &vec))))
+        return st;
+    if (c->n_in > 3 && c->in[3] && ((st = ft_infer_same_dtype(c, 3, 1, "w_zero_point")) ||
+                                    (st = scale_shape(c, 3, -1, c->in[1]->shape.dims[0], "the output channels of w",
+                                                      &vec))))
+        return st;
+    c->out[0].dtype = FT_I32;
+    return FT_OK;
+}
+
+ft_status ft_infer_qlinear_conv(ft_infer_ctx *c)
+{
+    ft_status st;
+    int vec;
+    if ((st = qlinear_inputs(c, "x", "w")))
+        return st;
+    if (c->n_in > 8 && c->in[8] && c->in[8]->dtype != FT_I32)
+        return ft_infer_fail(c, "bias '%s' has dtype %s (expected i32)", ft_infer_in_name(c, 8),
+                             ft_dtype_name(c->in[8]->dtype));
+    if ((st = conv_shape(c, 3, 8)))
+        return st;
+    if ((st = scale_shape(c, 1, 2, -1, "", &vec)) ||
+        (st = scale_shape(c, 4, 5, c->in[3]->shape.dims[0], "the output channels of w", &vec)) ||
+        (st = scale_shape(c, 6, 7, -1, "", &vec)))
+        return st;
+    c->out[0].dtype = c->in[7]->dtype;
+    return FT_OK;
+}
+
+uint64_t ft_flops_qlinear_conv(const struct ft_node *n, const ft_tinfo *const *in, const ft_tinfo *out)
+{
+    (void)n;
+    const ft_shape *w = &in[3]->shape;
+    uint64_t k = 1;
+    for (int i = 1; i < w->rank; i++)
+        k *= (uint64_t)w->dims[i];
     return 2 * ft_numel(&out[0].shape) * k + 4 * ft_numel(&out[0].shape);
 }

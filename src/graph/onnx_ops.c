@@ -211,8 +211,8 @@ static const onx_op_map MAPS[] = {
     /* linear quantization */
     {"DequantizeLinear", 10, ox_map_dequantize}, {"QuantizeLinear", 10, ox_map_quantize},
     {"DynamicQuantizeLinear", 11, ox_map_dyn_quantize}, {"MatMulInteger", 10, ox_map_matmul_integer},
-    {"ConvInteger", 10, ox_map_conv_integer}, {"QLinearMatMul", 10, ox_map_qlinear_matmul},
-    {"QLinearConv", 10, ox_map_qlinear_conv},
+    {"ConvInteger", 10, ox_map_int_conv}, {"QLinearMatMul", 10, ox_map_qlinear_matmul},
+    {"QLinearConv", 10, ox_map_int_conv},
     /* losses */
     {"NegativeLogLikelihoodLoss", 12, ox_map_nll_loss}, {"SoftmaxCrossEntropyLoss", 12, ox_map_softmax_ce_loss},
     /* shape and data movement */
@@ -286,7 +286,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Constant", 'f', FOLD},
     {"ConstantOfShape", 'f', FOLD},
     {"Conv", 'm', "conv"},
-    {"ConvInteger", 'm', "cast to f64 + sub + conv + cast to i32"},
+    {"ConvInteger", 'm', "conv_integer"},
     {"ConvTranspose", 'm', "conv_transpose"},
     {"Cos", 'm', "cos"},
     {"Cosh", 'm', "(exp(x) + exp(-x)) / 2"},
@@ -370,7 +370,7 @@ static const onx_op_status CATALOGUE[] = {
     {"PRelu", 'm', "where(x < 0, x * slope, x)"},
     {"Pad", 'm', "pad (pads known at load)"},
     {"Pow", 'm', "pow"},
-    {"QLinearConv", 'm', "dequantize_linear + conv + quantize_linear"},
+    {"QLinearConv", 'm', "qlinear_conv"},
     {"QLinearMatMul", 'm', "qlinear_matmul"},
     {"QuantizeLinear", 'm', "quantize_linear"},
     {"RMSNormalization", 'm', "rms_norm"},

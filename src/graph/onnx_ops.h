@@ -121,8 +121,7 @@ ft_status ox_map_quantize(onx_ctx *c, const onx_node *n);
 ft_status ox_map_dyn_quantize(onx_ctx *c, const onx_node *n);
 ft_status ox_map_matmul_integer(onx_ctx *c, const onx_node *n);
 ft_status ox_map_qlinear_matmul(onx_ctx *c, const onx_node *n);
-ft_status ox_map_conv_integer(onx_ctx *c, const onx_node *n);
-ft_status ox_map_qlinear_conv(onx_ctx *c, const onx_node *n);
+ft_status ox_map_int_conv(onx_ctx *c, const onx_node *n);
 /* onnx_ops_movement.c */
 ft_status ox_map_identity(onx_ctx *c, const onx_node *n);
 ft_status ox_map_dropout(onx_ctx *c, const onx_node *n);

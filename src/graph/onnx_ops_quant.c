@@ -2,10 +2,7 @@
  *   QuantizeLinear -> quantize_linear, DequantizeLinear -> dequantize_linear,
  *   DynamicQuantizeLinear -> dynamic_quantize_linear, MatMulInteger ->
  *   matmul_integer, QLinearMatMul -> qlinear_matmul: one node each.
- *   ConvInteger: conv of the zero-point-shifted operands in f64 (exact for
- *     8-bit operands), cast to i32.
- *   QLinearConv: dequantize_linear of x and w, conv in the scales' dtype
- *     (the i32 bias dequantized with x_scale * w_scale), quantize_linear.
+ *   ConvInteger -> conv_integer, QLinearConv -> qlinear_conv.
  * Blocked quantization (opset 21 block_size) is unsupported.
  *
  *   ft_status st = ox_map_quantize(c, n);  // "QuantizeLinear" -> one quantize_linear node
@@ -16,49 +13,6 @@
 
 #include <stdio.h>
 #include <string.h>
-
-/* Tensor t (input k of the node, a scale or zero point) as a tensor that
- * broadcasts against a tensor of rank `rank`: a 1-D parameter of more than
- * one value is reshaped to [1, .., C, .., 1] with C on `axis`. -1 when t is
- * absent, -2 on failure (onx_status). */
-static int along(onx_ctx *c, const onx_node *n, int k, int rank, int64_t axis64, const char *suffix)
-{
-    int t = onx_in(c, n, k), axis;
-    const ft_shape *ps = ox_shape(c, n, k);
-    if (t < 0 || ps->rank != 1 || ps->dims[0] == 1 || rank < 1)
-        return t;
-    if (ox_axis(c, n, "axis", axis64, rank, &axis))
-        return -2;
-    ft_shape b = {.rank = rank};
-    for (int i = 0; i < rank; i++)
-        b.dims[i] = i == axis ? ps->dims[0] : 1;
-    int r = ox_tmp(c, n, suffix);
-    if (r < 0 || !ox_reshape(c, n, t, &b, r))
-        return -2;
-    return r;
-}
-
-/* out = (cast(x, fdt) - cast(zp, fdt)) [* scale]; zp -1: none, scale -1: none. */
-static ft_status dequant(onx_ctx *c, const onx_node *n, int x, int scale, int zp, ft_dtype fdt, int out,
-                         const char *tag)
-{
-    char b[64];
-    snprintf(b, sizeof b, "%s_float", tag);
-    int xf = (zp < 0 && scale < 0) ? out : ox_tmp(c, n, b);
-    OX_NEED(xf >= 0 && ox_cast(c, n, x, fdt, xf));
-    int cur = xf;
-    if (zp >= 0) {
-        snprintf(b, sizeof b, "%s_zero_point", tag);
-        int zf = ox_tmp(c, n, b);
-        snprintf(b, sizeof b, "%s_centered", tag);
-        int cen = scale < 0 ? out : ox_tmp(c, n, b);
-        OX_NEED(zf >= 0 && cen >= 0 && ox_cast(c, n, zp, fdt, zf) && ox_emit2(c, n, FT_OP_SUB, xf, zf, cen));
-        cur = cen;
-    }
-    if (scale >= 0)
-        OX_NEED(ox_emit2(c, n, FT_OP_MUL, cur, scale, out));
-    return FT_OK;
-}
 
 static ft_status check_block(onx_ctx *c, const onx_node *n)
 {
@@ -138,57 +92,14 @@ ft_status ox_map_qlinear_matmul(onx_ctx *c, const onx_node *n)
     return FT_OK;
 }
 
-/* ConvInteger: (x - x_zp) conv (w - w_zp) in f64 (exact for 8-bit operands),
- * cast to i32; w_zero_point may be per output channel ([M]: axis 0 of w). */
-ft_status ox_map_conv_integer(onx_ctx *c, const onx_node *n)
+/* ConvInteger -> conv_integer, QLinearConv -> qlinear_conv: one node each,
+ * inputs as in ONNX, conv's attributes. */
+ft_status ox_map_int_conv(onx_ctx *c, const onx_node *n)
 {
-    int ra = ox_shape(c, n, 0)->rank, rb = ox_shape(c, n, 1)->rank;
-    int azp = along(c, n, 2, ra, 1, "x_zero_point"), bzp = along(c, n, 3, rb, 0, "w_zero_point");
-    OX_NEED(azp >= -1 && bzp >= -1);
-    int a = ox_tmp(c, n, "x_f64"), b = ox_tmp(c, n, "w_f64"), p = ox_tmp(c, n, "product");
-    OX_NEED(a >= 0 && b >= 0 && p >= 0);
-    OX_TRY(dequant(c, n, onx_in(c, n, 0), -1, azp, FT_F64, a, "x"));
-    OX_TRY(dequant(c, n, onx_in(c, n, 1), -1, bzp, FT_F64, b, "w"));
-    ft_node *f = ox_emit2(c, n, FT_OP_CONV, a, b, p);
+    ft_op op = strcmp(n->op_type, "ConvInteger") == 0 ? FT_OP_CONV_INTEGER : FT_OP_QLINEAR_CONV;
+    OX_TRY(ox_check_dtype(c, n, op, 0));
+    int out = ox_out(c, n, 0);
+    ft_node *f = onx_emit(c, n, op, NULL, -1, &out, 1);
     OX_NEED(f);
-    OX_TRY(ox_conv_attrs(c, n, f, 0));
-    OX_NEED(ox_cast(c, n, p, FT_I32, ox_out(c, n, 0)));
-    return FT_OK;
-}
-
-/* One dequantize_linear / quantize_linear node: in[0..2] (zp < 0: none), axis. */
-static ft_node *qnode(onx_ctx *c, const onx_node *n, ft_op op, int x, int scale, int zp, int axis, int out)
-{
-    int in[3] = {x, scale, zp};
-    ft_node *f = onx_emit(c, n, op, in, zp >= 0 ? 3 : 2, &out, 1);
-    if (f && onx_set_i(c, f, "axis", axis))
-        return NULL;
-    return f;
-}
-
-/* QLinearConv (x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, bias?):
- * dequantize_linear of x and of w (w_scale per output channel: axis 0),
- * conv in the scales' dtype (the i32 bias dequantized with x_scale * w_scale),
- * quantize_linear to y_zp's dtype. */
-ft_status ox_map_qlinear_conv(onx_ctx *c, const onx_node *n)
-{
-    OX_TRY(ox_check_dtype(c, n, FT_OP_DEQUANTIZE_LINEAR, 0));
-    int a = ox_tmp(c, n, "x_real"), b = ox_tmp(c, n, "w_real"), p = ox_tmp(c, n, "product");
-    OX_NEED(a >= 0 && b >= 0 && p >= 0);
-    OX_NEED(qnode(c, n, FT_OP_DEQUANTIZE_LINEAR, onx_in(c, n, 0), onx_in(c, n, 1), onx_in(c, n, 2), 1, a));
-    OX_NEED(qnode(c, n, FT_OP_DEQUANTIZE_LINEAR, onx_in(c, n, 3), onx_in(c, n, 4), onx_in(c, n, 5), 0, b));
-    int in[3] = {a, b, -1}, nin = 2;
-    if (n->n_in > 8 && onx_in(c, n, 8) >= 0) {
-        int bscale = ox_tmp(c, n, "bias_scale"), bias = ox_tmp(c, n, "bias");
-        OX_NEED(bscale >= 0 && bias >= 0);
-        OX_NEED(ox_emit2(c, n, FT_OP_MUL, onx_in(c, n, 1), onx_in(c, n, 4), bscale));
-        OX_NEED(qnode(c, n, FT_OP_DEQUANTIZE_LINEAR, onx_in(c, n, 8), bscale, -1, 0, bias));
-        in[2] = bias;
-        nin = 3;
-    }
-    ft_node *f = onx_emit(c, n, FT_OP_CONV, in, nin, &p, 1);
-    OX_NEED(f);
-    OX_TRY(ox_conv_attrs(c, n, f, 0));
-    OX_NEED(qnode(c, n, FT_OP_QUANTIZE_LINEAR, p, onx_in(c, n, 6), onx_in(c, n, 7), 1, ox_out(c, n, 0)));
-    return FT_OK;
+    return ox_conv_attrs(c, n, f, 0);
 }

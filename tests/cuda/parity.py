@@ -754,6 +754,30 @@ def gen_quant():
                        "qlinear_matmul", mkq)
 
 
+def gen_quant_conv():
+    geoms = [([1, 3, 7, 7], [4, 3, 3, 3], {}), ([2, 4, 9, 8], [6, 2, 3, 2], {"group": 2, "pads": [1, 0, 2, 1]}),
+             ([1, 2, 11, 10], [3, 2, 3, 3], {"strides": [2, 3], "dilations": [2, 1], "pads": [1, 1, 1, 1]}),
+             ([2, 3, 15], [5, 3, 4], {"strides": [2], "pads": [3, 1]}), ([1, 2, 4, 5, 6], [3, 2, 2, 3, 2], {}),
+             ([2, 16, 28, 28], [32, 16, 3, 3], {"pads": [1, 1, 1, 1]}),
+             ([1, 8, 6, 6], [8, 1, 3, 3], {"group": 8, "auto_pad": "SAME_UPPER"})]
+    for xd, wd in (("u8", "u8"), ("i8", "i8"), ("u8", "i8"), ("i8", "u8")):
+        for xs, ws, attrs in geoms:
+            tag = "%sx%s/%sx%s/%s" % (xd, wd, sh(xs), sh(ws), ",".join("%s=%s" % (a, sh(v) if isinstance(v, list) else v)
+                                                                for a, v in sorted(attrs.items())))
+            single("conv_integer/%s" % tag, "conv_integer", lambda g, xd=xd, wd=wd, xs=xs, ws=ws: [g.x(xd, xs),
+                                                                                                 g.x(wd, ws)],
+                   attrs=attrs or None)
+            single("conv_integer/%s/zero_points" % tag, "conv_integer",
+                   lambda g, xd=xd, wd=wd, xs=xs, ws=ws: [g.x(xd, xs), g.x(wd, ws), g.x(xd, []), g.x(wd, [ws[0]])],
+                   attrs=attrs or None)
+            for sd in ("f32", "f16"):
+                def mk(g, xd=xd, wd=wd, xs=xs, ws=ws, sd=sd):
+                    M = ws[0]
+                    return [g.x(xd, xs), g.x(sd, [], 0.005, 0.05), g.x(xd, []), g.x(wd, ws), g.x(sd, [M], 0.005, 0.05),
+                            g.x(wd, [M]), g.x(sd, [], 0.2, 2.0), g.x(xd, []), g.x("i32", [M], ilo=-5000, ihi=5000)]
+                single("qlinear_conv/%s/%s/bias" % (tag, sd), "qlinear_conv", mk, attrs=attrs or None)
+
+
 # ---------------------------------------------------------------- movement
 def mv_inputs(g, dt, shapes):
     return [g.x(dt, s) for s in shapes]
@@ -1219,7 +1243,7 @@ def gen_big():
 
 
 GENERATORS = [gen_unary, gen_cast, gen_binary, gen_variadic, gen_compare, gen_reduce, gen_arg, gen_cumsum, gen_topk,
-              gen_softmax, gen_norms, gen_matmul, gen_quant, gen_movement, gen_conv, gen_pool, gen_resize, gen_fft,
+              gen_softmax, gen_norms, gen_matmul, gen_quant, gen_quant_conv, gen_movement, gen_conv, gen_pool, gen_resize, gen_fft,
               gen_attention, gen_dropout, gen_chains]
 
 

@@ -16,8 +16,14 @@ The oracle is ONNX's reference implementation written out here in NumPy:
                      (that multiplier in the scales' dtype, the product in f64), rint, plus
                      y_zero_point, saturated to y's dtype (ONNX's reference casts without
                      saturating; ftrun saturates, as ONNX Runtime and QuantizeLinear do).
+  conv_integer / qlinear_conv: the same with a direct convolution in int64 of the
+                     zero-point-shifted operands, zero padding after the shift (ONNX's
+                     reference), the i32 bias added to the accumulator, one multiplier per
+                     output channel (x_scale * w_scale[m] / y_scale).
 Per-axis scales broadcast along their axis; matmul's per-row a scale / zero point along
 a's rows, per-column b ones along b's columns.  Every comparison is exact."""
+import itertools
+
 import numpy as np
 
 from harness import Case
@@ -85,6 +91,99 @@ def qlmm_ref(a, sa, za, b, sb, zb, sy, zy):
     lo, hi = QR[{np.dtype(np.uint8): "u8", np.dtype(np.int8): "i8"}[zy.dtype]]
     y = np.clip(np.rint(acc * m.astype(np.float64)) + np.int64(zy.reshape(())), lo, hi)
     return y.astype(zy.dtype)
+
+
+def conv_ref(x, w, strides, pads, dil, group):
+    """Direct N-D convolution in int64 (x [N, C, ...], w [M, C/group, ...])."""
+    r = x.ndim - 2
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(pads[j], pads[r + j]) for j in range(r)])
+    ks = w.shape[2:]
+    out = [(xp.shape[2 + j] - ((ks[j] - 1) * dil[j] + 1)) // strides[j] + 1 for j in range(r)]
+    M, Cg = w.shape[0], w.shape[1]
+    Mg = M // group
+    y = np.zeros([x.shape[0], M] + out, np.int64)
+    for g in range(group):
+        for kp in itertools.product(*[range(k) for k in ks]):
+            sl = tuple(slice(kp[j] * dil[j], kp[j] * dil[j] + strides[j] * (out[j] - 1) + 1, strides[j])
+                       for j in range(r))
+            xs = xp[(slice(None), slice(g * Cg, (g + 1) * Cg)) + sl]
+            wk = w[(slice(g * Mg, (g + 1) * Mg), slice(None)) + kp]
+            y[:, g * Mg:(g + 1) * Mg] += np.einsum("nc...,mc->nm...", xs, wk)
+    return y
+
+
+def conv_int_ref(x, w, xz, wz, attrs, bias=None):
+    r = x.ndim - 2
+    X = x.astype(np.int64) - (0 if xz is None else np.int64(xz.reshape(())))
+    W = w.astype(np.int64)
+    if wz is not None:
+        W = W - (wz.astype(np.int64).reshape([-1] + [1] * (w.ndim - 1)) if wz.size > 1 else np.int64(wz.reshape(())))
+    y = conv_ref(X, W, attrs.get("strides", [1] * r), attrs.get("pads", [0] * 2 * r), attrs.get("dilations", [1] * r),
+                 attrs.get("group", 1))
+    if bias is not None:
+        y = y + bias.astype(np.int64).reshape([1, -1] + [1] * r)
+    return wrap32(y)
+
+
+def qlconv_ref(x, xs, xz, w, ws, wz, ys, yz, attrs, bias=None):
+    acc = conv_int_ref(x, w, xz, wz, attrs, bias).astype(np.float64)
+    r = x.ndim - 2
+    wsv = ws.reshape([1, -1] + [1] * r) if ws.size > 1 else ws.reshape(())
+    m = ((xs.reshape(()) * wsv).astype(xs.dtype) / ys.reshape(())).astype(xs.dtype)
+    lo, hi = QR[{np.dtype(np.uint8): "u8", np.dtype(np.int8): "i8"}[yz.dtype]]
+    return np.clip(np.rint(acc * m.astype(np.float64)) + np.int64(yz.reshape(())), lo, hi).astype(yz.dtype)
+
+
+def conv_cases():
+    c = []
+    rng = np.random.default_rng(19)
+
+    def rand(dt, shape):
+        return rand_int(rng, dt, shape)
+
+    geoms = [([1, 3, 7, 7], [4, 3, 3, 3], {}), ([2, 4, 9, 8], [6, 2, 3, 2], {"group": 2, "pads": [1, 0, 2, 1]}),
+             ([1, 2, 11, 10], [3, 2, 3, 3], {"strides": [2, 3], "dilations": [2, 1], "pads": [1, 1, 1, 1]}),
+             ([2, 3, 15], [5, 3, 4], {"strides": [2], "pads": [3, 1]}),
+             ([1, 4, 5, 5], [4, 1, 3, 3], {"group": 4, "pads": [1, 1, 1, 1]})]
+    for xd, wd in ((np.uint8, np.uint8), (np.int8, np.int8), (np.uint8, np.int8)):
+        xn, wn = np.dtype(xd).name, np.dtype(wd).name
+        for xsh, wsh, attrs in geoms:
+            x, w = rand(xd, xsh), rand(wd, wsh)
+            tag = "%sx%s %s*%s %s" % (xn, wn, xsh, wsh, attrs)
+            c.append(Case("conv_integer %s no zero points" % tag, "conv_integer", [("x", x), ("w", w)],
+                          attrs=attrs or None, expect={"y": conv_int_ref(x, w, None, None, attrs)}))
+            xz, wz = rand(xd, []), rand(wd, [wsh[0]])
+            c.append(Case("conv_integer %s zero points, w per channel" % tag, "conv_integer",
+                          [("x", x), ("w", w), ("xz", xz), ("wz", wz)], attrs=attrs or None,
+                          expect={"y": conv_int_ref(x, w, xz, wz, attrs)}))
+            for sd in (np.float32, np.float16):
+                yd = xd
+                M = wsh[0]
+                ins = [("x", x), ("xs", np.array(rng.uniform(0.005, 0.05), sd)), ("xz", rand(xd, [])), ("w", w),
+                       ("ws", rng.uniform(0.005, 0.05, M).astype(sd)), ("wz", rand(wd, [M])),
+                       ("ys", np.array(rng.uniform(0.2, 2.0), sd)), ("yz", rand(yd, [])),
+                       ("b", rng.integers(-5000, 5000, M).astype(np.int32))]
+                vals = [v for _, v in ins]
+                c.append(Case("qlinear_conv %s scales %s per channel, bias" % (tag, np.dtype(sd).name),
+                              "qlinear_conv", ins, attrs=attrs or None,
+                              expect={"y": qlconv_ref(*vals[:8], attrs, vals[8])}))
+    # ONNX's QLinearConv example (per tensor, no bias)
+    x = np.array([[255, 174, 162, 25, 203, 168, 58], [15, 59, 237, 95, 129, 0, 64], [56, 242, 153, 221, 168, 12, 166],
+                  [232, 178, 186, 195, 237, 162, 237], [188, 39, 124, 77, 80, 102, 43],
+                  [127, 230, 21, 83, 41, 40, 134], [255, 154, 92, 141, 42, 148, 247]], np.uint8).reshape(1, 1, 7, 7)
+    ins = [("x", x), ("xs", np.array(0.00369204697, np.float32)), ("xz", np.array(132, np.uint8)),
+           ("w", np.array([0], np.uint8).reshape(1, 1, 1, 1)), ("ws", np.array([0.00172794575], np.float32)),
+           ("wz", np.array([255], np.uint8)), ("ys", np.array(0.00162681262, np.float32)),
+           ("yz", np.array(123, np.uint8))]
+    c.append(Case("qlinear_conv u8 onnx example", "qlinear_conv", ins,
+                  expect={"y": qlconv_ref(*[v for _, v in ins], {})}))
+    return c
+
+
+def rand_int(rng, dt, shape):
+    """Integers of dtype dt over its whole range."""
+    info = np.iinfo(dt)
+    return rng.integers(info.min, int(info.max) + 1, shape).astype(dt)
 
 
 def ties(dt):
@@ -198,8 +297,7 @@ def mm_cases():
     rng = np.random.default_rng(17)
 
     def rand(dt, shape):
-        info = np.iinfo(dt)
-        return rng.integers(info.min, int(info.max) + 1, shape).astype(dt)
+        return rand_int(rng, dt, shape)
 
     shapes = [([4, 3], [3, 2]), ([7, 33], [33, 5]), ([2, 3, 5, 7], [7, 4]), ([4, 1, 5, 9], [3, 9, 6]),
               ([9], [9, 4]), ([5, 9], [9]), ([0, 5], [5, 3]), ([3, 0], [0, 4]), ([64, 256], [256, 48])]
@@ -299,6 +397,17 @@ def error_cases():
          [("a", u), ("as", s1), ("az", np.array(0, np.uint8)), ("b", u.T.copy()), ("bs", s1),
           ("bz", np.array(0, np.uint8)), ("ys", np.ones(2, np.float32)), ("yz", np.array(0, np.uint8))], {},
          r"'ys' \[2\] must be a scalar"),
+        ("conv_integer", "i16 w", [("x", np.zeros((1, 2, 4, 4), np.uint8)), ("w", np.zeros((3, 2, 2, 2), np.int16))],
+         {}, r"w 'w' has dtype i16"),
+        ("conv_integer", "w zero point length",
+         [("x", np.zeros((1, 2, 4, 4), np.uint8)), ("w", np.zeros((3, 2, 2, 2), np.uint8)), None,
+          ("wz", np.zeros(2, np.uint8))], {}, r"'wz' \[2\] must be a scalar or 1-D of length 3"),
+        ("conv_integer", "channels", [("x", np.zeros((1, 2, 4, 4), np.uint8)), ("w", np.zeros((3, 1, 2, 2), np.uint8))],
+         {}, r"input channels per group"),
+        ("qlinear_conv", "f32 bias",
+         [("x", np.zeros((1, 2, 4, 4), np.uint8)), ("xs", s1), ("xz", np.array(0, np.uint8)),
+          ("w", np.zeros((3, 2, 2, 2), np.uint8)), ("ws", s1), ("wz", np.array(0, np.uint8)), ("ys", s1),
+          ("yz", np.array(0, np.uint8)), ("b", np.zeros(3, np.float32))], {}, r"bias 'b' has dtype f32 \(expected i32\)"),
         ("qlinear_matmul", "scale dtypes differ",
          [("a", u), ("as", s1), ("az", np.array(0, np.uint8)), ("b", u.T.copy()), ("bs", np.array(0.5)),
           ("bz", np.array(0, np.uint8)), ("ys", s1), ("yz", np.array(0, np.uint8))], {},
@@ -310,4 +419,4 @@ def error_cases():
 
 
 def cases():
-    return quant_cases() + dequant_cases() + dyn_cases() + mm_cases() + error_cases()
+    return quant_cases() + dequant_cases() + dyn_cases() + mm_cases() + conv_cases() + error_cases()
