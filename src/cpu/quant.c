@@ -210,6 +210,31 @@ QCLONES static void dot4(const int16_t *a, const int16_t *b, int64_t K,
     }
 }
 
+/* acc[4 r + c] += row r . col c for 4 rows of a and 4 columns of b (both
+ * with stride K): each loaded value serves four products, which keeps b's
+ * columns from being streamed again for every row. */
+QCLONES static void dot4x4(const int16_t *a, const int16_t *b, int64_t K, uint32_t *acc)
+{
+    const int16_t *a0 = a, *a1 = a + K, *a2 = a + 2 * K, *a3 = a + 3 * K;
+    const int16_t *b0 = b, *b1 = b + K, *b2 = b + 2 * K, *b3 = b + 3 * K;
+    for (int64_t k0 = 0; k0 < K; k0 += QCHUNK) {
+        int64_t k1 = K - k0 < QCHUNK ? K : k0 + QCHUNK;
+        int32_t s00 = 0, s01 = 0, s02 = 0, s03 = 0, s10 = 0, s11 = 0, s12 = 0, s13 = 0;
+        int32_t s20 = 0, s21 = 0, s22 = 0, s23 = 0, s30 = 0, s31 = 0, s32 = 0, s33 = 0;
+        for (int64_t p = k0; p < k1; p++) {
+            int32_t x0 = a0[p], x1 = a1[p], x2 = a2[p], x3 = a3[p];
+            int32_t y0 = b0[p], y1 = b1[p], y2 = b2[p], y3 = b3[p];
+            s00 += x0 * y0, s01 += x0 * y1, s02 += x0 * y2, s03 += x0 * y3;
+            s10 += x1 * y0, s11 += x1 * y1, s12 += x1 * y2, s13 += x1 * y3;
+            s20 += x2 * y0, s21 += x2 * y1, s22 += x2 * y2, s23 += x2 * y3;
+            s30 += x3 * y0, s31 += x3 * y1, s32 += x3 * y2, s33 += x3 * y3;
+        }
+        int32_t s[16] = {s00, s01, s02, s03, s10, s11, s12, s13, s20, s21, s22, s23, s30, s31, s32, s33};
+        for (int i = 0; i < 16; i++)
+            acc[i] += (uint32_t)s[i];
+    }
+}
+
 QCLONES static uint32_t dot1(const int16_t *a, const int16_t *b, int64_t K)
 {
     uint32_t acc = 0;
@@ -224,18 +249,40 @@ QCLONES static uint32_t dot1(const int16_t *a, const int16_t *b, int64_t K)
 }
 #pragma GCC pop_options
 
-/* The int32 products of one row of a with every column of b (bm: [N, K]). */
-static void row_products(const int16_t *arow, const int16_t *bm, int64_t N, int64_t K, int32_t *out)
+/* Rows of a handled together, and the columns of b per panel: a panel of
+ * QPANEL columns (QPANEL x K 16-bit values) stays in cache while every row
+ * of the group passes over it. */
+#define QROWS 16
+#define QPANEL 64
+
+/* The int32 products of h <= QROWS rows of a (ar: [h, K]) with every column
+ * of b (bm: [N, K]) into out [h, N]. */
+static void block_products(const int16_t *ar, int h, const int16_t *bm, int64_t N, int64_t K, int32_t *out)
 {
-    int64_t j = 0;
-    for (; j + 4 <= N; j += 4) {
-        uint32_t acc[4] = {0, 0, 0, 0};
-        dot4(arow, bm + j * K, K, acc);
-        for (int c = 0; c < 4; c++)
-            out[j + c] = (int32_t)acc[c];
+    int h4 = h / 4 * 4;
+    int64_t n4 = N / 4 * 4;
+    for (int64_t jp = 0; jp < n4; jp += QPANEL) {
+        int64_t je = jp + QPANEL < n4 ? jp + QPANEL : n4;
+        for (int r0 = 0; r0 < h4; r0 += 4)
+            for (int64_t j = jp; j < je; j += 4) {
+                uint32_t acc[16] = {0};
+                dot4x4(ar + r0 * K, bm + j * K, K, acc);
+                for (int r = 0; r < 4; r++)
+                    for (int c = 0; c < 4; c++)
+                        out[(r0 + r) * N + j + c] = (int32_t)acc[4 * r + c];
+            }
     }
-    for (; j < N; j++)
-        out[j] = (int32_t)dot1(arow, bm + j * K, K);
+    for (int r = 0; r < h; r++) {
+        int64_t jj = r < h4 ? n4 : 0;
+        for (; jj + 4 <= N; jj += 4) {
+            uint32_t acc[4] = {0, 0, 0, 0};
+            dot4(ar + r * K, bm + jj * K, K, acc);
+            for (int c = 0; c < 4; c++)
+                out[r * N + jj + c] = (int32_t)acc[c];
+        }
+        for (; jj < N; jj++)
+            out[r * N + jj] = (int32_t)dot1(ar + r * K, bm + jj * K, K);
+    }
 }
 
 /* dst[i] = src[i] - z for the n values of an 8-bit (or wider) integer view. */
@@ -279,43 +326,49 @@ static ft_status int_matmul(ft_kctx *k, const ft_node *n, const ft_view *a, cons
             int64_t z = zb->data ? ld_i(zb->data, zb->dtype, col_b ? j : 0) : 0;
             widen(b->data, b->dtype, t * K * N + j, N, K, z, bt + (t * N + j) * K);
         }
-    int64_t rows = (int64_t)nbatch * M;
-    par = k->threads > 1 && (uint64_t)rows * N * (K + 1) >= CPU_PAR_MIN;
+    /* blocks of up to QROWS rows of one matrix of the batch */
+    int64_t bpm = (M + QROWS - 1) / QROWS, blocks = (int64_t)nbatch * bpm;
+    par = k->threads > 1 && (uint64_t)nbatch * M * N * (K + 1) >= CPU_PAR_MIN;
     ft_status st = FT_OK;
 #pragma omp parallel num_threads(k->threads) if (par)
     {
-        int16_t *arow = malloc((size_t)(K + 1) * sizeof *arow);
-        int32_t *accs = rq ? malloc((size_t)(N + 1) * sizeof *accs) : NULL;
-        if (!arow || (rq && !accs)) {
+        int16_t *ar = malloc((size_t)(QROWS * K + 1) * sizeof *ar);
+        int32_t *accs = rq ? malloc((size_t)(QROWS * N + 1) * sizeof *accs) : NULL;
+        if (!ar || (rq && !accs)) {
 #pragma omp critical
-            st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for a row of %lld values", (long long)K);
+            st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for %d rows of %lld values", QROWS,
+                             (long long)K);
         }
-#pragma omp for schedule(static)
-        for (int64_t row = 0; row < rows; row++) {
-            if (!arow || (rq && !accs))
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t blk = 0; blk < blocks; blk++) {
+            if (!ar || (rq && !accs))
                 continue;
-            int64_t t = row / M, i = row % M, rem = t, oa = 0, ob = 0;
+            int64_t t = blk / bpm, i0 = (blk % bpm) * QROWS, rem = t, oa = 0, ob = 0;
+            int h = (int)(M - i0 < QROWS ? M - i0 : QROWS);
             for (int d = r - 1; d >= 0; d--) {
                 int64_t idx = rem % bdims[d];
                 rem /= bdims[d];
                 oa += idx * sa[d];
                 ob += idx * sb[d];
             }
-            int64_t z = za->data ? ld_i(za->data, za->dtype, row_a ? i : 0) : 0;
-            int64_t a0 = (oa * M + i) * K;
-            widen(a->data, a->dtype, a0, 1, K, z, arow);
+            for (int q = 0; q < h; q++) {
+                int64_t z = za->data ? ld_i(za->data, za->dtype, row_a ? i0 + q : 0) : 0;
+                widen(a->data, a->dtype, (oa * M + i0 + q) * K, 1, K, z, ar + q * K);
+            }
             const int16_t *bm = bt + ob * N * K;
+            int64_t row = t * M + i0;
             if (!rq) {
-                row_products(arow, bm, N, K, (int32_t *)y->data + row * N);
+                block_products(ar, h, bm, N, K, (int32_t *)y->data + row * N);
                 continue;
             }
-            row_products(arow, bm, N, K, accs);
-            for (int64_t j = 0; j < N; j++)
-                st_i(y->data, y->dtype, row * N + j,
-                     ft_qsat(rint((double)accs[j] * qmult(rq, row_a ? i : 0, col_b ? j : 0)), rq->yzp, rq->lo,
-                             rq->hi));
+            block_products(ar, h, bm, N, K, accs);
+            for (int q = 0; q < h; q++)
+                for (int64_t j = 0; j < N; j++)
+                    st_i(y->data, y->dtype, (row + q) * N + j,
+                         ft_qsat(rint((double)accs[q * N + j] * qmult(rq, row_a ? i0 + q : 0, col_b ? j : 0)),
+                                 rq->yzp, rq->lo, rq->hi));
         }
-        free(arow);
+        free(ar);
         free(accs);
     }
     free(bt);
