@@ -18,6 +18,8 @@
 #define CPU_ANY (CPU_NUM | FT_DT_BOOL)
 #define CPU_BYTES FT_DT_ANY /* pure data movement: every dtype */
 #define CPU_BOOL FT_DT_BOOL
+#define CPU_Q8 (FT_M(U8) | FT_M(I8))                           /* quantized operands */
+#define CPU_QINT (FT_M(U8) | FT_M(I8) | FT_M(I16) | FT_M(I32)) /* dequantize_linear's inputs */
 
 /* Below this many elements a kernel should not spawn threads. */
 #define CPU_PAR_MIN 32768
@@ -104,5 +106,14 @@ ft_status cpu_rnn(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 ft_status cpu_dropout(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_topk(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_einsum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* quant.c: quantize_linear, dequantize_linear, dynamic_quantize_linear,
+ * matmul_integer, qlinear_matmul, conv_integer, qlinear_conv */
+ft_status cpu_quantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_dequantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_dynamic_quantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_matmul_integer(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_qlinear_matmul(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_conv_integer(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_qlinear_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 
 #endif

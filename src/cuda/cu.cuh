@@ -46,6 +46,8 @@ extern "C" {
 #define CU_ANY FT_DT_ANY
 #define CU_BYTES FT_DT_ANY
 #define CU_BOOL FT_DT_BOOL
+#define CU_Q8 (FT_M(U8) | FT_M(I8))                           /* quantized operands */
+#define CU_QINT (FT_M(U8) | FT_M(I8) | FT_M(I16) | FT_M(I32)) /* dequantize_linear's inputs */
 
 /* A data error found by a kernel. The first error wins (atomicCAS on code),
  * so the record lives in device memory: atomics on host-mapped memory go over
@@ -341,5 +343,13 @@ CU_KFN(cu_rnn);
 ft_status cu_gemm_strided(ft_kctx *k, const ft_node *n, ft_dtype ab, ft_dtype cd, int64_t batch, int64_t M, int64_t N,
                           int64_t K, double alpha, const void *A, const int64_t *as, const void *B, const int64_t *bs,
                           double beta, void *C, const int64_t *cs);
+/* quant.cu */
+CU_KFN(cu_quantize_linear);
+CU_KFN(cu_dequantize_linear);
+CU_KFN(cu_dynamic_quantize_linear);
+CU_KFN(cu_matmul_integer);
+CU_KFN(cu_qlinear_matmul);
+CU_KFN(cu_conv_integer);
+CU_KFN(cu_qlinear_conv);
 
 #endif

@@ -22,22 +22,20 @@ static ft_status axis_attr(ft_infer_ctx *c, const char *name, int rank, int *out
     return FT_OK;
 }
 
-ft_status ft_infer_matmul(ft_infer_ctx *c)
+ft_status ft_infer_matmul_shape(ft_infer_ctx *c, int ia, int ib, ft_shape *out)
 {
-    ft_status st = ft_infer_same_dtype(c, 1, 0, NULL);
-    if (st)
-        return st;
-    const ft_shape *a = &c->in[0]->shape, *b = &c->in[1]->shape;
+    const ft_shape *a = &c->in[ia]->shape, *b = &c->in[ib]->shape;
     char sa[FT_SHAPE_STR], sb[FT_SHAPE_STR];
     if (a->rank == 0 || b->rank == 0)
-        return ft_infer_fail(c, "matmul needs inputs of rank >= 1, got a '%s' %s and b '%s' %s", ft_infer_in_name(c, 0),
-                             ft_shape_str(a, sa), ft_infer_in_name(c, 1), ft_shape_str(b, sb));
+        return ft_infer_fail(c, "%s needs inputs of rank >= 1, got a '%s' %s and b '%s' %s", ft_op_name(c->node->op),
+                             ft_infer_in_name(c, ia), ft_shape_str(a, sa), ft_infer_in_name(c, ib),
+                             ft_shape_str(b, sb));
     int64_t ka = a->dims[a->rank - 1];
     int64_t kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
     if (ka != kb)
         return ft_infer_fail(c, "inner dimensions do not agree: a '%s' %s has %lld columns, b '%s' %s has %lld "
-                             "rows", ft_infer_in_name(c, 0), ft_shape_str(a, sa), (long long)ka, ft_infer_in_name(c, 1),
-                             ft_shape_str(b, sb), (long long)kb);
+                             "rows", ft_infer_in_name(c, ia), ft_shape_str(a, sa), (long long)ka,
+                             ft_infer_in_name(c, ib), ft_shape_str(b, sb), (long long)kb);
     ft_shape ba = {0}, bb = {0}, bo;
     if (a->rank > 2) {
         ba.rank = a->rank - 2;
@@ -50,15 +48,25 @@ ft_status ft_infer_matmul(ft_infer_ctx *c)
     if (ft_broadcast(&ba, &bb, &bo) != 0) {
         char x[FT_SHAPE_STR], y[FT_SHAPE_STR];
         return ft_infer_fail(c, "batch dimensions do not broadcast: a '%s' %s (batch %s) and b '%s' %s (batch %s)",
-                             ft_infer_in_name(c, 0), ft_shape_str(a, sa), ft_shape_str(&ba, x), ft_infer_in_name(c, 1),
-                             ft_shape_str(b, sb), ft_shape_str(&bb, y));
+                             ft_infer_in_name(c, ia), ft_shape_str(a, sa), ft_shape_str(&ba, x),
+                             ft_infer_in_name(c, ib), ft_shape_str(b, sb), ft_shape_str(&bb, y));
     }
     ft_shape o = bo;
     if (a->rank >= 2)
         o.dims[o.rank++] = a->dims[a->rank - 2];
     if (b->rank >= 2)
         o.dims[o.rank++] = b->dims[b->rank - 1];
-    if ((st = ft_infer_check_size(c, &o)))
+    *out = o;
+    return ft_infer_check_size(c, &o);
+}
+
+ft_status ft_infer_matmul(ft_infer_ctx *c)
+{
+    ft_status st = ft_infer_same_dtype(c, 1, 0, NULL);
+    if (st)
+        return st;
+    ft_shape o;
+    if ((st = ft_infer_matmul_shape(c, 0, 1, &o)))
         return st;
     c->out[0].dtype = c->in[0]->dtype;
     c->out[0].shape = o;

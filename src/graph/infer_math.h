@@ -35,6 +35,10 @@ ft_rkind ft_reduce_kind(ft_rop op);
 void ft_reduce_plan(const ft_shape *s, const int *red, ft_rplan *p);
 /* Value of a reduction over the empty set, as a double to be stored in dt. */
 double ft_reduce_identity(ft_rop op, ft_dtype dt);
+/* matmul's output shape (numpy.matmul) from inputs ia and ib of the node,
+ * with the messages naming them; shared with matmul_integer and
+ * qlinear_matmul (infer_quant.c). */
+ft_status ft_infer_matmul_shape(ft_infer_ctx *c, int ia, int ib, ft_shape *out);
 /* Split shape s around axis into (outer, len, inner). */
 void ft_reduce_around_axis(const ft_shape *s, int axis, int64_t *outer, int64_t *len, int64_t *inner);
 

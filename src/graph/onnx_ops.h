@@ -120,8 +120,9 @@ ft_status ox_map_softmax_ce_loss(onx_ctx *c, const onx_node *n);
 ft_status ox_map_dequantize(onx_ctx *c, const onx_node *n);
 ft_status ox_map_quantize(onx_ctx *c, const onx_node *n);
 ft_status ox_map_dyn_quantize(onx_ctx *c, const onx_node *n);
-ft_status ox_map_integer_op(onx_ctx *c, const onx_node *n);
-ft_status ox_map_qlinear(onx_ctx *c, const onx_node *n);
+ft_status ox_map_matmul_integer(onx_ctx *c, const onx_node *n);
+ft_status ox_map_qlinear_matmul(onx_ctx *c, const onx_node *n);
+ft_status ox_map_int_conv(onx_ctx *c, const onx_node *n);
 /* onnx_ops_movement.c */
 ft_status ox_map_identity(onx_ctx *c, const onx_node *n);
 ft_status ox_map_dropout(onx_ctx *c, const onx_node *n);

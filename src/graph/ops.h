@@ -125,6 +125,8 @@ uint64_t ft_flops_conv(const struct ft_node *, const ft_tinfo *const *, const ft
 uint64_t ft_flops_conv_transpose(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
 uint64_t ft_flops_pool(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
 uint64_t ft_flops_fft(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
+uint64_t ft_flops_qlinear_conv(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
+uint64_t ft_flops_qlinear_matmul(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
 uint64_t ft_flops_attention(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
 uint64_t ft_flops_rnn(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
 

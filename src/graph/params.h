@@ -165,6 +165,14 @@ typedef struct ft_rnn_params {
     int act[2][3];
     double alpha[2][3], beta[2][3];
 } ft_rnn_params;
+/* quantize_linear, dequantize_linear, dynamic_quantize_linear,
+ * matmul_integer, qlinear_matmul (infer_quant.c). */
+typedef struct ft_quant_params {
+    int axis;    /* quantize/dequantize: the axis of a 1-D scale (resolved); -1 for a per-tensor scale */
+    int qdt;     /* quantize_linear: the output dtype (an ft_dtype: u8, i8 or i16) */
+    int row_a;   /* matmul_integer, qlinear_matmul: a's zero point (and scale) is per row ([M]) */
+    int col_b;   /* ... b's is per column ([N]) */
+} ft_quant_params;
 
 /* One node's parameters; which member is meaningful follows its op's family. */
 typedef union ft_params {
@@ -181,6 +189,7 @@ typedef union ft_params {
     ft_fft_params fft;
     ft_attn_params attn;
     ft_rnn_params rnn;
+    ft_quant_params quant;
 } ft_params;
 
 #endif

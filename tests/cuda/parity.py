@@ -724,6 +724,101 @@ def gen_matmul():
                    tol=accum(dt, k))
 
 
+# ---------------------------------------------------------------- int8 inference
+QZ = {"u8": (0, 256), "i8": (-128, 128), "i16": (-32768, 32768)}
+
+
+def q_ties(g, dt, shape):
+    """Values whose quotient by 0.5 lands on halves, beyond the range and between."""
+    n = prod(shape)
+    base = np.array([-2.25, -0.75, -0.25, 0.25, 0.75, 1.25, 63.75, 64.25, 127.75, 127.25, -64.25, 1e4, -1e4, 0.0],
+                    np.float64)
+    v = np.resize(base, n) + np.resize(g.rng.integers(-100, 100, 17) * 0.5, n) * (np.arange(n) % 3 == 0)
+    return g.arr(dt, v.reshape(shape))
+
+
+def gen_quant():
+    shapes = [[], [7], [33, 65], [4, 3, 5], [256, 1024], [0, 3]]
+    for dt in FLOATS:
+        for qd in ("u8", "i8", "i16"):
+            for shape in shapes:
+                def mk(g, dt=dt, qd=qd, shape=shape):
+                    return [q_ties(g, dt, shape), g.arr(dt, np.array(0.5)), g.x(qd, [], ilo=QZ[qd][0], ihi=QZ[qd][1])]
+                single("quantize_linear/%s/%s/%s/per_tensor" % (dt, qd, sh(shape)), "quantize_linear", mk)
+            for shape, axis in (([33, 65], 1), ([4, 3, 5], 0), ([4, 3, 5], -2), ([256, 1024], 0)):
+                def mk(g, dt=dt, qd=qd, shape=shape, axis=axis):
+                    c = shape[axis]
+                    return [g.x(dt, shape, -300, 300), g.x(dt, [c], 0.05, 2.0), g.x(qd, [c])]
+                single("quantize_linear/%s/%s/%s/axis=%d" % (dt, qd, sh(shape), axis), "quantize_linear", mk,
+                       attrs={"axis": axis})
+        single("quantize_linear/%s/u8/[33,65]/no_zero_point" % dt, "quantize_linear",
+               lambda g, dt=dt: [g.x(dt, [33, 65], -3, 300), g.arr(dt, np.array(0.75))])
+    for qd in ("u8", "i8", "i16", "i32"):
+        for sd in FLOATS:
+            for shape in ([], [7], [33, 65], [256, 1024], [0]):
+                single("dequantize_linear/%s/%s/%s/per_tensor" % (qd, sd, sh(shape)), "dequantize_linear",
+                       lambda g, qd=qd, sd=sd, shape=shape: [g.x(qd, shape), g.x(sd, [], 0.001, 2.0)] +
+                       ([g.x(qd, [])] if qd != "i32" else []))
+            single("dequantize_linear/%s/%s/[4,3,5]/axis=1" % (qd, sd), "dequantize_linear",
+                   lambda g, qd=qd, sd=sd: [g.x(qd, [4, 3, 5]), g.x(sd, [3], 0.001, 2.0)] +
+                   ([g.x(qd, [3])] if qd != "i32" else []), attrs={"axis": 1})
+    for shape in ([], [1], [7], [33, 65], [256, 1024], [0]):
+        single("dynamic_quantize_linear/f32/%s" % sh(shape), "dynamic_quantize_linear",
+               lambda g, shape=shape: [g.x("f32", shape, -3, 5)], nout=3)
+    single("dynamic_quantize_linear/f32/[300]/positive", "dynamic_quantize_linear",
+           lambda g: [g.x("f32", [300], 0.5, 5)], nout=3)
+    # matrix products: i8 x i8 without zero points and K, N multiples of 4 take cuBLAS's int8 GEMM
+    mm = [([64, 256], [256, 48]), ([2, 3, 8, 32], [32, 16]), ([7, 33], [33, 5]), ([4, 1, 5, 9], [3, 9, 6]),
+          ([9], [9, 4]), ([5, 9], [9]), ([0, 5], [5, 3]), ([3, 0], [0, 4]), ([256, 1024], [1024, 256]),
+          ([2, 16, 64], [2, 64, 32])]
+    for ad, bd in (("i8", "i8"), ("u8", "u8"), ("u8", "i8"), ("i8", "u8")):
+        for sa, sb in mm:
+            single("matmul_integer/%sx%s/%sx%s" % (ad, bd, sh(sa), sh(sb)), "matmul_integer",
+                   lambda g, ad=ad, bd=bd, sa=sa, sb=sb: [g.x(ad, sa), g.x(bd, sb)])
+            def mkz(g, ad=ad, bd=bd, sa=sa, sb=sb):
+                M, N = (sa[-2] if len(sa) > 1 else 1), (sb[-1] if len(sb) > 1 else 1)
+                za = g.x(ad, [M] if len(sa) > 1 else [])
+                zb = g.x(bd, [N] if len(sb) > 1 else [])
+                return [g.x(ad, sa), g.x(bd, sb), za, zb]
+            single("matmul_integer/%sx%s/%sx%s/zero_points" % (ad, bd, sh(sa), sh(sb)), "matmul_integer", mkz)
+        for sd in FLOATS:
+            for sa, sb, per in (([64, 256], [256, 48], 1), ([2, 3, 8, 32], [32, 16], 0), ([7, 33], [33, 5], 1),
+                                ([0, 5], [5, 3], 0)):
+                def mkq(g, ad=ad, bd=bd, sa=sa, sb=sb, per=per, sd=sd):
+                    M, N = sa[-2], sb[-1]
+                    yd = ad
+                    return [g.x(ad, sa), g.x(sd, [M] if per else [], 0.001, 0.05), g.x(ad, [M] if per else []),
+                            g.x(bd, sb), g.x(sd, [N] if per else [], 0.001, 0.05), g.x(bd, [N] if per else []),
+                            g.x(sd, [], 0.5, 4.0), g.x(yd, [])]
+                single("qlinear_matmul/%sx%s/%s/%sx%s/%s" % (ad, bd, sd, sh(sa), sh(sb),
+                                                            "per_row_column" if per else "per_tensor"),
+                       "qlinear_matmul", mkq)
+
+
+def gen_quant_conv():
+    geoms = [([1, 3, 7, 7], [4, 3, 3, 3], {}), ([2, 4, 9, 8], [6, 2, 3, 2], {"group": 2, "pads": [1, 0, 2, 1]}),
+             ([1, 2, 11, 10], [3, 2, 3, 3], {"strides": [2, 3], "dilations": [2, 1], "pads": [1, 1, 1, 1]}),
+             ([2, 3, 15], [5, 3, 4], {"strides": [2], "pads": [3, 1]}), ([1, 2, 4, 5, 6], [3, 2, 2, 3, 2], {}),
+             ([2, 16, 28, 28], [32, 16, 3, 3], {"pads": [1, 1, 1, 1]}),
+             ([1, 8, 6, 6], [8, 1, 3, 3], {"group": 8, "auto_pad": "SAME_UPPER"})]
+    for xd, wd in (("u8", "u8"), ("i8", "i8"), ("u8", "i8"), ("i8", "u8")):
+        for xs, ws, attrs in geoms:
+            tag = "%sx%s/%sx%s/%s" % (xd, wd, sh(xs), sh(ws), ",".join("%s=%s" % (a, sh(v) if isinstance(v, list) else v)
+                                                                for a, v in sorted(attrs.items())))
+            single("conv_integer/%s" % tag, "conv_integer", lambda g, xd=xd, wd=wd, xs=xs, ws=ws: [g.x(xd, xs),
+                                                                                                 g.x(wd, ws)],
+                   attrs=attrs or None)
+            single("conv_integer/%s/zero_points" % tag, "conv_integer",
+                   lambda g, xd=xd, wd=wd, xs=xs, ws=ws: [g.x(xd, xs), g.x(wd, ws), g.x(xd, []), g.x(wd, [ws[0]])],
+                   attrs=attrs or None)
+            for sd in ("f32", "f16"):
+                def mk(g, xd=xd, wd=wd, xs=xs, ws=ws, sd=sd):
+                    M = ws[0]
+                    return [g.x(xd, xs), g.x(sd, [], 0.005, 0.05), g.x(xd, []), g.x(wd, ws), g.x(sd, [M], 0.005, 0.05),
+                            g.x(wd, [M]), g.x(sd, [], 0.2, 2.0), g.x(xd, []), g.x("i32", [M], ilo=-5000, ihi=5000)]
+                single("qlinear_conv/%s/%s/bias" % (tag, sd), "qlinear_conv", mk, attrs=attrs or None)
+
+
 # ---------------------------------------------------------------- movement
 def mv_inputs(g, dt, shapes):
     return [g.x(dt, s) for s in shapes]
@@ -1234,7 +1329,7 @@ def gen_big():
 
 
 GENERATORS = [gen_unary, gen_cast, gen_binary, gen_variadic, gen_compare, gen_bitwise, gen_reduce, gen_arg, gen_cumsum, gen_topk,
-              gen_softmax, gen_norms, gen_matmul, gen_movement, gen_conv, gen_pool, gen_resize, gen_fft,
+              gen_softmax, gen_norms, gen_matmul, gen_quant, gen_quant_conv, gen_movement, gen_conv, gen_pool, gen_resize, gen_fft,
               gen_attention, gen_dropout, gen_rnn, gen_chains, lambda: parity_index.gen_index(sys.modules[__name__])]
 
 

@@ -1,0 +1,483 @@
+/* int8 inference on the CPU (ONNX semantics, src/graph/infer_quant.c):
+ * quantize_linear, dequantize_linear, dynamic_quantize_linear, and the
+ * integer products matmul_integer and qlinear_matmul. The products subtract
+ * the zero points into 16-bit operands (b transposed so both run along K)
+ * and accumulate in 32-bit integers, wrapping as ONNX's int32 accumulator
+ * does; no product goes through floating point. Rounding and saturation
+ * come from runtime/quant_math.h, shared with cuda/quant.cu. */
+#include "cpu.h"
+#include "../graph/infer_conv.h"
+#include "../graph/infer_math.h"
+#include "../graph/infer_misc.h"
+#include "../runtime/quant_math.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static inline double ld_f(const void *p, ft_dtype dt, int64_t i)
+{
+    switch (dt) {
+    case FT_F32: return ((const float *)p)[i];
+    case FT_F64: return ((const double *)p)[i];
+    case FT_F16: return ft_f16_to_f32(((const uint16_t *)p)[i]);
+    case FT_BF16: return ft_bf16_to_f32(((const uint16_t *)p)[i]);
+    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL: case FT_DTYPE_COUNT: break;
+    }
+    return 0;
+}
+
+static inline int64_t ld_i(const void *p, ft_dtype dt, int64_t i)
+{
+    switch (dt) {
+    case FT_U8: return ((const uint8_t *)p)[i];
+    case FT_I8: return ((const int8_t *)p)[i];
+    case FT_I16: return ((const int16_t *)p)[i];
+    case FT_I32: return ((const int32_t *)p)[i];
+    case FT_I64: return ((const int64_t *)p)[i];
+    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: case FT_BOOL: case FT_DTYPE_COUNT: break;
+    }
+    return 0;
+}
+
+static inline void st_i(void *p, ft_dtype dt, int64_t i, int64_t v)
+{
+    switch (dt) {
+    case FT_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case FT_I8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case FT_I16: ((int16_t *)p)[i] = (int16_t)v; break;
+    case FT_I32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case FT_I64: ((int64_t *)p)[i] = v; break;
+    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: case FT_BOOL: case FT_DTYPE_COUNT: break;
+    }
+}
+
+/* v rounded to dtype dt (ONNX computes in the dtype of its operands). */
+static inline double in_dt(double v, ft_dtype dt)
+{
+    switch (dt) {
+    case FT_F32: return (float)v;
+    case FT_F16: return ft_f16_to_f32(ft_f32_to_f16((float)v));
+    case FT_BF16: return ft_bf16_to_f32(ft_f32_to_bf16((float)v));
+    case FT_F64: case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL: case FT_DTYPE_COUNT:
+        break;
+    }
+    return v;
+}
+
+static inline void st_f(void *p, ft_dtype dt, int64_t i, double v)
+{
+    switch (dt) {
+    case FT_F32: ((float *)p)[i] = (float)v; break;
+    case FT_F64: ((double *)p)[i] = v; break;
+    case FT_F16: ((uint16_t *)p)[i] = ft_f32_to_f16((float)v); break;
+    case FT_BF16: ((uint16_t *)p)[i] = ft_f32_to_bf16((float)v); break;
+    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL: case FT_DTYPE_COUNT: break;
+    }
+}
+
+/* (outer, len, inner) of x around the per-axis scale's axis; len 1 per tensor. */
+static void split_axis(const ft_node *n, const ft_shape *x, int64_t *outer, int64_t *len, int64_t *inner)
+{
+    int ax = n->params.quant.axis;
+    if (ax < 0) {
+        *outer = 1, *len = 1, *inner = (int64_t)ft_numel(x);
+        return;
+    }
+    ft_reduce_around_axis(x, ax, outer, len, inner);
+}
+
+ft_status cpu_quantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    int64_t outer, len, inner, lo, hi;
+    split_axis(n, &in[0].shape, &outer, &len, &inner);
+    ft_dtype xd = in[0].dtype, qd = out[0].dtype;
+    ft_qrange(qd, &lo, &hi);
+    int has_zp = n->n_in > 2 && in[2].data;
+    int par = ft_numel(&in[0].shape) >= CPU_PAR_MIN;
+#pragma omp parallel for collapse(2) num_threads(k->threads) if (par)
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t c = 0; c < len; c++) {
+            double s = ld_f(in[1].data, xd, c);
+            int64_t zp = has_zp ? ld_i(in[2].data, in[2].dtype, c) : 0;
+            int64_t base = (o * len + c) * inner;
+            for (int64_t i = base; i < base + inner; i++)
+                st_i(out[0].data, qd, i, ft_qsat(rint(in_dt(ld_f(in[0].data, xd, i) / s, xd)), zp, lo, hi));
+        }
+    return FT_OK;
+}
+
+ft_status cpu_dequantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    int64_t outer, len, inner;
+    split_axis(n, &in[0].shape, &outer, &len, &inner);
+    ft_dtype xd = in[0].dtype, sd = in[1].dtype;
+    int has_zp = n->n_in > 2 && in[2].data;
+    int par = ft_numel(&in[0].shape) >= CPU_PAR_MIN;
+#pragma omp parallel for collapse(2) num_threads(k->threads) if (par)
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t c = 0; c < len; c++) {
+            /* ONNX: (float32(x) - float32(zp)) * scale, the product in f64 for an f64 scale */
+            double s = ld_f(in[1].data, sd, c);
+            float zf = has_zp ? (float)ld_i(in[2].data, xd, c) : 0.0f;
+            int64_t base = (o * len + c) * inner;
+            for (int64_t i = base; i < base + inner; i++) {
+                float d = (float)ld_i(in[0].data, xd, i) - zf;
+                st_f(out[0].data, sd, i, sd == FT_F64 ? (double)d * s : (double)(d * (float)s));
+            }
+        }
+    return FT_OK;
+}
+
+ft_status cpu_dynamic_quantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    (void)n;
+    const float *x = in[0].data;
+    int64_t cnt = (int64_t)ft_numel(&in[0].shape);
+    float mx = 0.0f, mn = 0.0f; /* the range always includes 0 */
+    int par = cnt >= CPU_PAR_MIN;
+#pragma omp parallel for num_threads(k->threads) if (par) reduction(max : mx) reduction(min : mn)
+    for (int64_t i = 0; i < cnt; i++) {
+        mx = x[i] > mx ? x[i] : mx;
+        mn = x[i] < mn ? x[i] : mn;
+    }
+    float scale = (mx == mn ? 1.0f : mx - mn) / 255.0f;
+    float zpf = 0.0f - mn / scale;
+    zpf = zpf < 0.0f ? 0.0f : zpf > 255.0f ? 255.0f : zpf;
+    int64_t zp = (int64_t)rintf(zpf);
+    uint8_t *y = out[0].data;
+#pragma omp parallel for num_threads(k->threads) if (par)
+    for (int64_t i = 0; i < cnt; i++)
+        y[i] = (uint8_t)ft_qsat(rintf(x[i] / scale), zp, 0, 255);
+    *(float *)out[1].data = scale;
+    *(uint8_t *)out[2].data = (uint8_t)zp;
+    return FT_OK;
+}
+
+/* ---------------------------------------------------------------- integer products */
+
+/* Requantization of qlinear_matmul: y = sat(rint(acc * as[i] bs[j] / ys) + yzp),
+ * the multiplier computed in the scales' dtype as ONNX does. */
+typedef struct {
+    const ft_view *as, *bs; /* a's scale (per tensor or per row), b's (per tensor or per column / channel) */
+    int64_t lo, hi, yzp;
+    double ysv;
+} requant;
+
+/* The multiplier as[ia] * bs[jb] / ys, each step rounded to the scales' dtype. */
+static inline double qmult(const requant *rq, int64_t ia, int64_t jb)
+{
+    ft_dtype sd = rq->as->dtype;
+    return in_dt(in_dt(ld_f(rq->as->data, sd, ia) * ld_f(rq->bs->data, sd, jb), sd) / rq->ysv, sd);
+}
+
+/* Rows of int16 (a - a_zp) are dotted with columns of int16 (b - b_zp)
+ * in int32 over chunks of at most 32768 terms (|sum| < 2^31), and the
+ * chunks are added modulo 2^32: int32 accumulation with wrap-around, as
+ * ONNX's MatMulInteger, and without signed overflow. */
+#define QCHUNK 32768
+
+/* Clones of the dot products for the x86-64 vector extensions, picked at
+ * load time by the CPU's features (GCC function multiversioning). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define QCLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define QCLONES
+#endif
+
+/* The build's -O2 leaves these loops scalar (GCC's very cheap vectorizer
+ * cost model); with the dynamic model they become pmaddwd dot products. */
+#pragma GCC push_options
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
+
+/* acc[c] += row . col[c] for 4 columns of b (stride K) at once, the row's
+ * loads shared. */
+QCLONES static void dot4(const int16_t *a, const int16_t *b, int64_t K,
+                                                                    uint32_t *acc)
+{
+    const int16_t *b0 = b, *b1 = b + K, *b2 = b + 2 * K, *b3 = b + 3 * K;
+    for (int64_t k0 = 0; k0 < K; k0 += QCHUNK) {
+        int64_t k1 = K - k0 < QCHUNK ? K : k0 + QCHUNK;
+        int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (int64_t p = k0; p < k1; p++) {
+            int32_t v = a[p];
+            s0 += v * b0[p];
+            s1 += v * b1[p];
+            s2 += v * b2[p];
+            s3 += v * b3[p];
+        }
+        acc[0] += (uint32_t)s0, acc[1] += (uint32_t)s1, acc[2] += (uint32_t)s2, acc[3] += (uint32_t)s3;
+    }
+}
+
+/* acc[4 r + c] += row r . col c for 4 rows of a and 4 columns of b (both
+ * with stride K): each loaded value serves four products, which keeps b's
+ * columns from being streamed again for every row. */
+QCLONES static void dot4x4(const int16_t *a, const int16_t *b, int64_t K, uint32_t *acc)
+{
+    const int16_t *a0 = a, *a1 = a + K, *a2 = a + 2 * K, *a3 = a + 3 * K;
+    const int16_t *b0 = b, *b1 = b + K, *b2 = b + 2 * K, *b3 = b + 3 * K;
+    for (int64_t k0 = 0; k0 < K; k0 += QCHUNK) {
+        int64_t k1 = K - k0 < QCHUNK ? K : k0 + QCHUNK;
+        int32_t s00 = 0, s01 = 0, s02 = 0, s03 = 0, s10 = 0, s11 = 0, s12 = 0, s13 = 0;
+        int32_t s20 = 0, s21 = 0, s22 = 0, s23 = 0, s30 = 0, s31 = 0, s32 = 0, s33 = 0;
+        for (int64_t p = k0; p < k1; p++) {
+            int32_t x0 = a0[p], x1 = a1[p], x2 = a2[p], x3 = a3[p];
+            int32_t y0 = b0[p], y1 = b1[p], y2 = b2[p], y3 = b3[p];
+            s00 += x0 * y0, s01 += x0 * y1, s02 += x0 * y2, s03 += x0 * y3;
+            s10 += x1 * y0, s11 += x1 * y1, s12 += x1 * y2, s13 += x1 * y3;
+            s20 += x2 * y0, s21 += x2 * y1, s22 += x2 * y2, s23 += x2 * y3;
+            s30 += x3 * y0, s31 += x3 * y1, s32 += x3 * y2, s33 += x3 * y3;
+        }
+        int32_t s[16] = {s00, s01, s02, s03, s10, s11, s12, s13, s20, s21, s22, s23, s30, s31, s32, s33};
+        for (int i = 0; i < 16; i++)
+            acc[i] += (uint32_t)s[i];
+    }
+}
+
+QCLONES static uint32_t dot1(const int16_t *a, const int16_t *b, int64_t K)
+{
+    uint32_t acc = 0;
+    for (int64_t k0 = 0; k0 < K; k0 += QCHUNK) {
+        int64_t k1 = K - k0 < QCHUNK ? K : k0 + QCHUNK;
+        int32_t s = 0;
+        for (int64_t p = k0; p < k1; p++)
+            s += (int32_t)a[p] * b[p];
+        acc += (uint32_t)s;
+    }
+    return acc;
+}
+#pragma GCC pop_options
+
+/* Rows of a handled together, and the columns of b per panel: a panel of
+ * QPANEL columns (QPANEL x K 16-bit values) stays in cache while every row
+ * of the group passes over it. */
+#define QROWS 16
+#define QPANEL 64
+
+/* The int32 products of h <= QROWS rows of a (ar: [h, K]) with every column
+ * of b (bm: [N, K]) into out [h, N]. */
+static void block_products(const int16_t *ar, int h, const int16_t *bm, int64_t N, int64_t K, int32_t *out)
+{
+    int h4 = h / 4 * 4;
+    int64_t n4 = N / 4 * 4;
+    for (int64_t jp = 0; jp < n4; jp += QPANEL) {
+        int64_t je = jp + QPANEL < n4 ? jp + QPANEL : n4;
+        for (int r0 = 0; r0 < h4; r0 += 4)
+            for (int64_t j = jp; j < je; j += 4) {
+                uint32_t acc[16] = {0};
+                dot4x4(ar + r0 * K, bm + j * K, K, acc);
+                for (int r = 0; r < 4; r++)
+                    for (int c = 0; c < 4; c++)
+                        out[(r0 + r) * N + j + c] = (int32_t)acc[4 * r + c];
+            }
+    }
+    for (int r = 0; r < h; r++) {
+        int64_t jj = r < h4 ? n4 : 0;
+        for (; jj + 4 <= N; jj += 4) {
+            uint32_t acc[4] = {0, 0, 0, 0};
+            dot4(ar + r * K, bm + jj * K, K, acc);
+            for (int c = 0; c < 4; c++)
+                out[r * N + jj + c] = (int32_t)acc[c];
+        }
+        for (; jj < N; jj++)
+            out[r * N + jj] = (int32_t)dot1(ar + r * K, bm + jj * K, K);
+    }
+}
+
+/* dst[i] = src[i] - z for the n values of an 8-bit (or wider) integer view. */
+static void widen(const void *src, ft_dtype dt, int64_t off, int64_t stride, int64_t n, int64_t z, int16_t *dst)
+{
+    if (dt == FT_U8) {
+        const uint8_t *p = (const uint8_t *)src + off;
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = (int16_t)(p[i * stride] - z);
+    } else if (dt == FT_I8) {
+        const int8_t *p = (const int8_t *)src + off;
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = (int16_t)(p[i * stride] - z);
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = (int16_t)(ld_i(src, dt, off + i * stride) - z);
+    }
+}
+
+static ft_status int_matmul(ft_kctx *k, const ft_node *n, const ft_view *a, const ft_view *b, const ft_view *za,
+                            const ft_view *zb, const requant *rq, ft_view *y)
+{
+    const ft_shape *as = &a->shape, *bs = &b->shape;
+    if (ft_numel(&y->shape) == 0)
+        return FT_OK;
+    int64_t M, K, N;
+    ft_matmul_mkn(as, bs, &M, &K, &N);
+    int64_t bdims[FT_MAX_RANK], sa[FT_MAX_RANK], sb[FT_MAX_RANK], na, nb;
+    uint64_t nbatch;
+    int r = ft_matmul_batch(as, bs, bdims, sa, sb, &nbatch, &na, &nb);
+    int row_a = n->params.quant.row_a, col_b = n->params.quant.col_b;
+    /* b - b_zp, transposed to [N, K], for each of b's matrices */
+    int16_t *bt = malloc((size_t)(nb * N * K + 1) * sizeof *bt);
+    if (!bt)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the %lld x %lld x %lld integer operand",
+                           (long long)nb, (long long)N, (long long)K);
+    int par = k->threads > 1 && (uint64_t)nb * N * K >= CPU_PAR_MIN;
+#pragma omp parallel for collapse(2) num_threads(k->threads) if (par)
+    for (int64_t t = 0; t < nb; t++)
+        for (int64_t j = 0; j < N; j++) {
+            int64_t z = zb->data ? ld_i(zb->data, zb->dtype, col_b ? j : 0) : 0;
+            widen(b->data, b->dtype, t * K * N + j, N, K, z, bt + (t * N + j) * K);
+        }
+    /* blocks of up to QROWS rows of one matrix of the batch */
+    int64_t bpm = (M + QROWS - 1) / QROWS, blocks = (int64_t)nbatch * bpm;
+    par = k->threads > 1 && (uint64_t)nbatch * M * N * (K + 1) >= CPU_PAR_MIN;
+    ft_status st = FT_OK;
+#pragma omp parallel num_threads(k->threads) if (par)
+    {
+        int16_t *ar = malloc((size_t)(QROWS * K + 1) * sizeof *ar);
+        int32_t *accs = rq ? malloc((size_t)(QROWS * N + 1) * sizeof *accs) : NULL;
+        if (!ar || (rq && !accs)) {
+#pragma omp critical
+            st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for %d rows of %lld values", QROWS,
+                             (long long)K);
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t blk = 0; blk < blocks; blk++) {
+            if (!ar || (rq && !accs))
+                continue;
+            int64_t t = blk / bpm, i0 = (blk % bpm) * QROWS, rem = t, oa = 0, ob = 0;
+            int h = (int)(M - i0 < QROWS ? M - i0 : QROWS);
+            for (int d = r - 1; d >= 0; d--) {
+                int64_t idx = rem % bdims[d];
+                rem /= bdims[d];
+                oa += idx * sa[d];
+                ob += idx * sb[d];
+            }
+            for (int q = 0; q < h; q++) {
+                int64_t z = za->data ? ld_i(za->data, za->dtype, row_a ? i0 + q : 0) : 0;
+                widen(a->data, a->dtype, (oa * M + i0 + q) * K, 1, K, z, ar + q * K);
+            }
+            const int16_t *bm = bt + ob * N * K;
+            int64_t row = t * M + i0;
+            if (!rq) {
+                block_products(ar, h, bm, N, K, (int32_t *)y->data + row * N);
+                continue;
+            }
+            block_products(ar, h, bm, N, K, accs);
+            for (int q = 0; q < h; q++)
+                for (int64_t j = 0; j < N; j++)
+                    st_i(y->data, y->dtype, (row + q) * N + j,
+                         ft_qsat(rint((double)accs[q * N + j] * qmult(rq, row_a ? i0 + q : 0, col_b ? j : 0)),
+                                 rq->yzp, rq->lo, rq->hi));
+        }
+        free(ar);
+        free(accs);
+    }
+    free(bt);
+    return st;
+}
+
+/* qlinear_matmul's and qlinear_conv's inputs 1, 4, 6, 7 (a/x scale, b/w
+ * scale, y scale, y zero point) as a requantization. */
+static void qlinear_requant(const ft_view *in, const ft_view *out, requant *rq)
+{
+    rq->as = &in[1], rq->bs = &in[4];
+    ft_qrange(out[0].dtype, &rq->lo, &rq->hi);
+    rq->yzp = in[7].data ? ld_i(in[7].data, in[7].dtype, 0) : 0;
+    rq->ysv = ld_f(in[6].data, in[6].dtype, 0);
+}
+
+ft_status cpu_matmul_integer(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    ft_view none = {0};
+    return int_matmul(k, n, &in[0], &in[1], n->n_in > 2 ? &in[2] : &none, n->n_in > 3 ? &in[3] : &none, NULL,
+                      &out[0]);
+}
+
+ft_status cpu_qlinear_matmul(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    requant rq;
+    qlinear_requant(in, out, &rq);
+    return int_matmul(k, n, &in[0], &in[3], &in[2], &in[5], &rq, &out[0]);
+}
+
+/* conv_integer / qlinear_conv: a direct convolution of the zero-point-shifted
+ * 16-bit operands (padding contributes 0, as ONNX's reference subtracts the
+ * zero points before padding), accumulated in 32 bits with wrap-around, the
+ * i32 bias added to the accumulator. */
+static ft_status int_conv(ft_kctx *k, const ft_node *n, const ft_view *x, const ft_view *w, const ft_view *xz,
+                          const ft_view *wz, const ft_view *bias, const requant *rq, ft_view *y)
+{
+    if (ft_numel(&y->shape) == 0)
+        return FT_OK;
+    ft_conv_geom g;
+    ft_conv_geom_of(&n->params.conv, &x->shape, &w->shape, &y->shape, x->dtype, 0, &g);
+    int64_t nx = (int64_t)ft_numel(&x->shape), wper = g.Cg * g.KK;
+    int wvec = wz->data && ft_numel(&wz->shape) > 1;
+    int16_t *xc = malloc((size_t)(nx + 1) * sizeof *xc), *wc = malloc((size_t)(g.M * wper + 1) * sizeof *wc);
+    int64_t *koff = malloc((size_t)g.KK * FT_CONV_MAX_SP * sizeof *koff);
+    if (!xc || !wc || !koff) {
+        free(xc), free(wc), free(koff);
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the integer convolution operands");
+    }
+    widen(x->data, x->dtype, 0, 1, nx, xz->data ? ld_i(xz->data, xz->dtype, 0) : 0, xc);
+    for (int64_t m = 0; m < g.M; m++)
+        widen(w->data, w->dtype, m * wper, 1, wper, wz->data ? ld_i(wz->data, wz->dtype, wvec ? m : 0) : 0,
+              wc + m * wper);
+    for (int64_t kk = 0; kk < g.KK; kk++) { /* kernel position -> its offset (k_j * d_j) along each dim */
+        int64_t q = kk;
+        for (int j = g.r - 1; j >= 0; j--) {
+            koff[kk * FT_CONV_MAX_SP + j] = (q % g.k[j]) * g.d[j];
+            q /= g.k[j];
+        }
+    }
+    int64_t pairs = g.N * g.M;
+    int par = k->threads > 1 && (uint64_t)pairs * g.P * wper >= CPU_PAR_MIN;
+#pragma omp parallel for num_threads(k->threads) schedule(dynamic, 1) if (par)
+    for (int64_t nm = 0; nm < pairs; nm++) {
+        int64_t nn = nm / g.M, m = nm % g.M, gi = m / g.Mg;
+        const int16_t *wm = wc + m * wper, *xg = xc + (nn * g.C + gi * g.Cg) * g.NI;
+        uint32_t b0 = bias->data ? (uint32_t)((const int32_t *)bias->data)[m] : 0;
+        double mult = rq ? qmult(rq, 0, ft_numel(&rq->bs->shape) > 1 ? m : 0) : 0;
+        for (int64_t p = 0; p < g.P; p++) {
+            int64_t o[FT_CONV_MAX_SP] = {0}, q = p;
+            for (int j = g.r - 1; j >= 0; j--) {
+                o[j] = (q % g.out[j]) * g.s[j] - g.pb[j];
+                q /= g.out[j];
+            }
+            uint32_t acc = b0;
+            for (int64_t kk = 0; kk < g.KK; kk++) {
+                int64_t off = 0, inside = 1;
+                for (int j = 0; j < g.r; j++) {
+                    int64_t i = o[j] + koff[kk * FT_CONV_MAX_SP + j];
+                    inside &= i >= 0 && i < g.in[j];
+                    off = off * g.in[j] + i;
+                }
+                if (!inside)
+                    continue;
+                for (int64_t c = 0; c < g.Cg; c++)
+                    acc += (uint32_t)((int32_t)xg[c * g.NI + off] * wm[c * g.KK + kk]);
+            }
+            int64_t at = nm * g.P + p;
+            if (!rq)
+                ((int32_t *)y->data)[at] = (int32_t)acc;
+            else
+                st_i(y->data, y->dtype, at, ft_qsat(rint((double)(int32_t)acc * mult), rq->yzp, rq->lo, rq->hi));
+        }
+    }
+    free(xc), free(wc), free(koff);
+    return FT_OK;
+}
+
+ft_status cpu_conv_integer(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    ft_view none = {0};
+    return int_conv(k, n, &in[0], &in[1], n->n_in > 2 ? &in[2] : &none, n->n_in > 3 ? &in[3] : &none, &none, NULL,
+                    &out[0]);
+}
+
+ft_status cpu_qlinear_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    requant rq;
+    ft_view none = {0};
+    qlinear_requant(in, out, &rq);
+    return int_conv(k, n, &in[0], &in[3], &in[2], &in[5], n->n_in > 8 ? &in[8] : &none, &rq, &out[0]);
+}
