@@ -871,6 +871,7 @@ static int cmd_run(const cli *c)
         .iterations = (int)(c->iterations ? c->iterations : 1),
         .duration_s = dflt > 0 ? dflt : c->duration,
         .threads = c->threads > 0 ? (int)c->threads : (cores > 0 ? (int)cores : 1),
+        .follow_load = c->threads == 0, /* no --threads: the idle cores (src/runtime/threads.h) */
         .progress = !c->quiet && isatty(2),
         .profile = c->profile,
         .trace = c->trace != NULL,
