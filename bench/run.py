@@ -311,8 +311,8 @@ def peers_for(device):
     if ARGS.onnx:
         return [FtrunPeer(ARGS.ftrun), TorchPeer("cpu"), OrtPeer()]
     if ARGS.busy:
-        return [FtrunPeer(ARGS.ftrun, threads="default"), FtrunPeer(ARGS.ftrun, threads=1, name="ftrun-t1"),
-                TorchPeer("cpu")]
+        return [FtrunPeer(ARGS.ftrun, threads="default"), TorchPeer("cpu"),
+                FtrunPeer(ARGS.ftrun, threads=1, name="ftrun-t1")]
     if device == "cpu":
         return [FtrunPeer(ARGS.ftrun), TorchPeer("cpu"), NumpyPeer(), OrtPeer()]
     if not torch.cuda.is_available():
