@@ -20,12 +20,13 @@ With --onnx the suite is the ONNX models of bench/onnx_models.py instead
 Runtime on the same file (bench/ort/run.js, onnxruntime-node) and PyTorch
 eager on the module it was exported from.
 
-With --busy K the suite runs beside K busy processes (`sh -c 'while :; do :;
+With --busy K (K >= 0) the suite runs beside K busy processes (`sh -c 'while :; do :;
 done'`, started before the first graph, stopped after the last): ftrun with
 its default threads (no --threads), ftrun --threads 1 ("ftrun-t1") and
 PyTorch with --threads (default every core) take turns in the same rounds,
 so "ftrun/ftrun-t1" and "ftrun/torch" are ratios from one run under the
-same load. Such a run has its own section of RESULTS.md (busy=K).
+same load (--busy 0: the same comparison with no busy process). Such a run
+has its own section of RESULTS.md (busy=K).
 """
 import argparse
 import datetime
@@ -106,9 +107,9 @@ def parse_args():
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
                    help="cpu: ftrun, PyTorch and NumPy on the CPU; cuda: ftrun -d cuda and PyTorch on the GPU "
                         "(no NumPy); default %(default)s")
-    p.add_argument("--busy", type=int, default=0, metavar="K",
+    p.add_argument("--busy", type=int, default=None, metavar="K",
                    help="run beside K busy processes and compare ftrun's default threads with --threads 1 "
-                        "and with PyTorch (CPU, bench/graphs/ only; default 0: no busy process)")
+                        "and with PyTorch (CPU, bench/graphs/ only; --busy 0: the same comparison without one)")
     p.add_argument("--results", default=os.path.join(HERE, "RESULTS.md"), help="results file (default %(default)s)")
     p.add_argument("--no-results", action="store_true", help="print the table only")
     a = p.parse_args()
@@ -116,7 +117,7 @@ def parse_args():
         p.error("--threads and --rounds must be >= 1")
     if (a.warmup is not None and a.warmup < 0) or (a.iterations is not None and a.iterations < 1):
         p.error("-w must be >= 0 and -n >= 1")
-    if a.busy < 0 or (a.busy and (a.onnx or a.device != "cpu")):
+    if a.busy is not None and (a.busy < 0 or a.onnx or a.device != "cpu"):
         p.error("--busy K takes K >= 0 and runs bench/graphs/ on the CPU only")
     if a.onnx and a.device != "cpu":
         p.error("--onnx runs on the CPU only")
@@ -310,7 +311,7 @@ def peers_for(device):
     and ONNX Runtime."""
     if ARGS.onnx:
         return [FtrunPeer(ARGS.ftrun), TorchPeer("cpu"), OrtPeer()]
-    if ARGS.busy:
+    if ARGS.busy is not None:
         return [FtrunPeer(ARGS.ftrun, threads="default"), TorchPeer("cpu"),
                 FtrunPeer(ARGS.ftrun, threads=1, name="ftrun-t1")]
     if device == "cpu":
@@ -568,7 +569,7 @@ def section_key():
     (and per thread count for the ONNX models), one for CUDA."""
     if ARGS.device != "cpu":
         return "device=%s" % ARGS.device
-    if ARGS.busy:
+    if ARGS.busy is not None:
         return "busy=%d" % ARGS.busy
     return ("onnx-threads=%d" if ARGS.onnx else "threads=%d") % ARGS.threads
 
@@ -589,7 +590,7 @@ def section(rows, peers, total_s):
         "<!-- %s -->" % section_key(),
         ("## Beside %d busy process%s: ftrun's default threads, ftrun --threads 1 (ftrun-t1), PyTorch %d thread%s"
          % (ARGS.busy, "" if ARGS.busy == 1 else "es", ARGS.threads, "" if ARGS.threads == 1 else "s")
-         if ARGS.busy else
+         if ARGS.busy is not None else
          "## %s%d thread%s" % ("ONNX models, " if ARGS.onnx else "", ARGS.threads, "" if ARGS.threads == 1 else "s")
          if ARGS.device == "cpu"
          else "## %s (%d CPU thread%s)" % (ARGS.device.upper(), ARGS.threads, "" if ARGS.threads == 1 else "s")),
@@ -604,7 +605,7 @@ def section(rows, peers, total_s):
                                                                np.__version__, platform.python_version()),
         "- threads: %s; device: %s; run.py took %.0f s" % (
             "ftrun default (none given) and 1, PyTorch %d; load: %d busy process%s (sh -c 'while :; do :; done') "
-            "throughout" % (ARGS.threads, ARGS.busy, "" if ARGS.busy == 1 else "es") if ARGS.busy else ARGS.threads,
+            "throughout" % (ARGS.threads, ARGS.busy, "" if ARGS.busy == 1 else "es") if ARGS.busy is not None else ARGS.threads,
             ARGS.device, total_s),
         "- BLAS: " + BLAS_CORE,
         "- runs: W warm-ups then the timed runs, in R rounds alternating the runtimes (W each round); time = "
@@ -663,7 +664,7 @@ def main():
     benches = [b for b in suite() if not ARGS.only or b.name in ARGS.only]
     global LOAD_BEFORE
     LOAD_BEFORE = os.getloadavg()
-    busy = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(ARGS.busy)]
+    busy = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(ARGS.busy or 0)]
     try:
         if busy:
             time.sleep(0.5)  # let the busy processes settle on the cores
@@ -679,7 +680,7 @@ def main():
             bp.kill()
             bp.wait()
     print("load average before / after: %s / %s" % (LOAD_BEFORE, os.getloadavg()))
-    if ARGS.busy:
+    if ARGS.busy is not None:
         print("beside %d busy process%s: ftrun = default threads, ftrun-t1 = --threads 1" % (
             ARGS.busy, "" if ARGS.busy == 1 else "es"))
     print("threads %d, device %s, medians in ms over %d round%s (ratio below 1: ftrun is faster); %s"
