@@ -22,10 +22,11 @@ eager on the module it was exported from.
 
 With --busy K (K >= 0) the suite runs beside K busy processes (`sh -c 'while :; do :;
 done'`, started before the first graph, stopped after the last): ftrun with
-its default threads (no --threads), ftrun --threads 1 ("ftrun-t1") and
-PyTorch with --threads (default every core) take turns in the same rounds,
-so "ftrun/ftrun-t1" and "ftrun/torch" are ratios from one run under the
-same load (--busy 0: the same comparison with no busy process). Such a run
+its default threads (no --threads), PyTorch with --threads T (default every
+core), ftrun --threads 1 ("ftrun-t1") and ftrun --threads T ("ftrun-tT", a
+thread per core: the default before it followed the load) take turns in the
+same rounds, so "ftrun/ftrun-t1", "ftrun/torch" and "ftrun/ftrun-tT" are
+ratios from one run under the same load (--busy 0: the same comparison with no busy process). Such a run
 has its own section of RESULTS.md (busy=K).
 """
 import argparse
@@ -313,7 +314,8 @@ def peers_for(device):
         return [FtrunPeer(ARGS.ftrun), TorchPeer("cpu"), OrtPeer()]
     if ARGS.busy is not None:
         return [FtrunPeer(ARGS.ftrun, threads="default"), TorchPeer("cpu"),
-                FtrunPeer(ARGS.ftrun, threads=1, name="ftrun-t1")]
+                FtrunPeer(ARGS.ftrun, threads=1, name="ftrun-t1")] + \
+            ([FtrunPeer(ARGS.ftrun, name="ftrun-t%d" % ARGS.threads)] if ARGS.threads > 1 else [])
     if device == "cpu":
         return [FtrunPeer(ARGS.ftrun), TorchPeer("cpu"), NumpyPeer(), OrtPeer()]
     if not torch.cuda.is_available():
@@ -588,8 +590,8 @@ def section(rows, peers, total_s):
     ort = next((p.version for p in peers if p.name == "ort"), None)
     lines = [
         "<!-- %s -->" % section_key(),
-        ("## Beside %d busy process%s: ftrun's default threads, ftrun --threads 1 (ftrun-t1), PyTorch %d thread%s"
-         % (ARGS.busy, "" if ARGS.busy == 1 else "es", ARGS.threads, "" if ARGS.threads == 1 else "s")
+        ("## Beside %d busy process%s: ftrun's default threads, PyTorch %d thread%s, ftrun --threads 1 and %d"
+         % (ARGS.busy, "" if ARGS.busy == 1 else "es", ARGS.threads, "" if ARGS.threads == 1 else "s", ARGS.threads)
          if ARGS.busy is not None else
          "## %s%d thread%s" % ("ONNX models, " if ARGS.onnx else "", ARGS.threads, "" if ARGS.threads == 1 else "s")
          if ARGS.device == "cpu"
@@ -604,8 +606,8 @@ def section(rows, peers, total_s):
         "- commit: %s (%s), PyTorch %s, NumPy %s, Python %s" % (git_commit(), ftrun_version(), torch.__version__,
                                                                np.__version__, platform.python_version()),
         "- threads: %s; device: %s; run.py took %.0f s" % (
-            "ftrun default (none given) and 1, PyTorch %d; load: %d busy process%s (sh -c 'while :; do :; done') "
-            "throughout" % (ARGS.threads, ARGS.busy, "" if ARGS.busy == 1 else "es") if ARGS.busy is not None else ARGS.threads,
+            "ftrun default (none given), 1 and %d, PyTorch %d; load: %d busy process%s (sh -c 'while :; do :; done') "
+            "throughout" % (ARGS.threads, ARGS.threads, ARGS.busy, "" if ARGS.busy == 1 else "es") if ARGS.busy is not None else ARGS.threads,
             ARGS.device, total_s),
         "- BLAS: " + BLAS_CORE,
         "- runs: W warm-ups then the timed runs, in R rounds alternating the runtimes (W each round); time = "
@@ -681,7 +683,7 @@ def main():
             bp.wait()
     print("load average before / after: %s / %s" % (LOAD_BEFORE, os.getloadavg()))
     if ARGS.busy is not None:
-        print("beside %d busy process%s: ftrun = default threads, ftrun-t1 = --threads 1" % (
+        print("beside %d busy process%s: ftrun = default threads, ftrun-tN = --threads N" % (
             ARGS.busy, "" if ARGS.busy == 1 else "es"))
     print("threads %d, device %s, medians in ms over %d round%s (ratio below 1: ftrun is faster); %s"
           % (ARGS.threads, ARGS.device, ARGS.rounds, "" if ARGS.rounds == 1 else "s", BLAS_CORE))

@@ -19,6 +19,7 @@
 #include "../graph/onnx_import.h"
 #include "../graph/optimize.h"
 #include "../runtime/compare.h"
+#include "../runtime/threads.h"
 #include "profile.h"
 #include "check.h"
 #include "cliutil.h"
@@ -393,7 +394,7 @@ static int parse_args(int argc, char **argv, cli *c)
 
 static int cmd_devices(void)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long cores = ft_usable_cores();
     printf("cpu      CPU reference backend, %ld thread%s (%ld core%s)\n", cores, cores == 1 ? "" : "s", cores,
            cores == 1 ? "" : "s");
     ft_device_info d[64];
@@ -849,8 +850,8 @@ static int cmd_run(const cli *c)
         rc = fail(&err);
         goto out;
     }
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (c->threads > cores && cores > 0 && !c->quiet)
+    long cores = ft_usable_cores();
+    if (c->threads > cores && !c->quiet)
         fprintf(stderr, "%s: warning: --threads %ld is more than the %ld core%s of this machine: the threads share them, "
                         "which slows the run and its timings\n", prog, c->threads, cores, cores == 1 ? "" : "s");
     if (c->cuda_graph && be->capture && n_fallback && !c->quiet)

@@ -1,7 +1,9 @@
+#define _GNU_SOURCE
 #include "threads.h"
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +73,15 @@ int ft_idle_cores(int max)
     if (others <= 0)
         return max;
     return others >= max ? 1 : max - others;
+}
+
+int ft_usable_cores(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
 }
 
 int ft_threads_now(ft_threads_follow *tf)

@@ -35,4 +35,8 @@ int ft_threads_now(ft_threads_follow *tf);
 /* One look: max less the other processes' runnable tasks, in [1, max]. */
 int ft_idle_cores(int max);
 
+/* The CPUs this process may run on (its affinity mask: taskset, cpusets),
+ * else the online ones; at least 1. */
+int ft_usable_cores(void);
+
 #endif
