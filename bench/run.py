@@ -551,6 +551,14 @@ file with ONNX Runtime on the same file (onnxruntime-node, CPU, graph
 optimization level "all", intra-op threads = the thread count) and with
 PyTorch eager on the module the file was exported from; there "ftrun/ort"
 is the ratio to beat.
+
+The "Beside K busy processes" sections (`bench/run.py --busy K`) run the
+graphs beside K busy processes (`--busy 0`: none) and compare ftrun's
+default threads (no --threads: the cores other processes leave idle) with
+PyTorch, with ftrun --threads 1 and with ftrun --threads T (a thread per
+core, the default before it followed the load), all taking turns in the
+same rounds; there "ftrun/ftrun-t1" and "ftrun/torch" should stay at or
+below 1.2.
 """
 
 
