@@ -4,6 +4,7 @@ on the graphs in bench/graphs/ (with --onnx: ftrun, ONNX Runtime and PyTorch
 on ONNX models), same values, outputs checked to agree.
 
     /usr/bin/python3 bench/run.py [--threads N] [--only NAME[,NAME]] [-w W] [-n N]
+    /usr/bin/python3 bench/run.py --busy 1     # beside one busy process
 
 Every runtime does W untimed then N timed runs of the whole graph and reports
 the median: ftrun's run_ms.median from timing.json (`build/ftrun G -q -w W -n N
@@ -18,6 +19,15 @@ With --onnx the suite is the ONNX models of bench/onnx_models.py instead
 (exported once under build/bench-onnx/): ftrun on the .onnx file, ONNX
 Runtime on the same file (bench/ort/run.js, onnxruntime-node) and PyTorch
 eager on the module it was exported from.
+
+With --busy K (K >= 0) the suite runs beside K busy processes (`sh -c 'while :; do :;
+done'`, started before the first graph, stopped after the last): ftrun with
+its default threads (no --threads), PyTorch with --threads T (default every
+core), ftrun --threads 1 ("ftrun-t1") and ftrun --threads T ("ftrun-tT", a
+thread per core: the default before it followed the load) take turns in the
+same rounds, so "ftrun/ftrun-t1", "ftrun/torch" and "ftrun/ftrun-tT" are
+ratios from one run under the same load (--busy 0: the same comparison with no busy process). Such a run
+has its own section of RESULTS.md (busy=K).
 """
 import argparse
 import datetime
@@ -98,6 +108,9 @@ def parse_args():
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
                    help="cpu: ftrun, PyTorch and NumPy on the CPU; cuda: ftrun -d cuda and PyTorch on the GPU "
                         "(no NumPy); default %(default)s")
+    p.add_argument("--busy", type=int, default=None, metavar="K",
+                   help="run beside K busy processes and compare ftrun's default threads with --threads 1 "
+                        "and with PyTorch (CPU, bench/graphs/ only; --busy 0: the same comparison without one)")
     p.add_argument("--results", default=os.path.join(HERE, "RESULTS.md"), help="results file (default %(default)s)")
     p.add_argument("--no-results", action="store_true", help="print the table only")
     a = p.parse_args()
@@ -105,6 +118,8 @@ def parse_args():
         p.error("--threads and --rounds must be >= 1")
     if (a.warmup is not None and a.warmup < 0) or (a.iterations is not None and a.iterations < 1):
         p.error("-w must be >= 0 and -n >= 1")
+    if a.busy is not None and (a.busy < 0 or a.onnx or a.device != "cpu"):
+        p.error("--busy K takes K >= 0 and runs bench/graphs/ on the CPU only")
     if a.onnx and a.device != "cpu":
         p.error("--onnx runs on the CPU only")
     a.only = [x for o in a.only for x in o.split(",") if x]
@@ -165,9 +180,12 @@ def time_ms(fn, warmup, iterations, sync=lambda: None):
 # the parsed graph and its values.
 
 class FtrunPeer:
-    def __init__(self, exe, device="cpu"):
-        self.name = "ftrun"
+    """threads: ftrun's --threads; "default" passes none (ftrun's own choice)."""
+
+    def __init__(self, exe, device="cpu", threads=None, name="ftrun"):
+        self.name = name
         self.exe, self.device = exe, device
+        self.threads = ARGS.threads if threads is None else threads
         self.available = self._ops()
 
     def _ops(self):
@@ -186,8 +204,9 @@ class FtrunPeer:
         if missing:
             raise Skip("`ftrun ops`: %s not available" % ", ".join(missing))
         with tempfile.TemporaryDirectory(prefix="ftrun-bench-") as tmp:
-            cmd = [self.exe, bench.path, "-q", "-w", str(warmup), "-n", str(iterations),
-                   "--threads", str(ARGS.threads), "-o", tmp]
+            cmd = [self.exe, bench.path, "-q", "-w", str(warmup), "-n", str(iterations), "-o", tmp]
+            if self.threads != "default":
+                cmd += ["--threads", str(self.threads)]
             if self.device != "cpu":
                 cmd += ["-d", self.device]
             for k, v in bench.feeds.items():
@@ -293,6 +312,10 @@ def peers_for(device):
     and ONNX Runtime."""
     if ARGS.onnx:
         return [FtrunPeer(ARGS.ftrun), TorchPeer("cpu"), OrtPeer()]
+    if ARGS.busy is not None:
+        return [FtrunPeer(ARGS.ftrun, threads="default"), TorchPeer("cpu"),
+                FtrunPeer(ARGS.ftrun, threads=1, name="ftrun-t1")] + \
+            ([FtrunPeer(ARGS.ftrun, name="ftrun-t%d" % ARGS.threads)] if ARGS.threads > 1 else [])
     if device == "cpu":
         return [FtrunPeer(ARGS.ftrun), TorchPeer("cpu"), NumpyPeer(), OrtPeer()]
     if not torch.cuda.is_available():
@@ -528,6 +551,14 @@ file with ONNX Runtime on the same file (onnxruntime-node, CPU, graph
 optimization level "all", intra-op threads = the thread count) and with
 PyTorch eager on the module the file was exported from; there "ftrun/ort"
 is the ratio to beat.
+
+The "Beside K busy processes" sections (`bench/run.py --busy K`) run the
+graphs beside K busy processes (`--busy 0`: none) and compare ftrun's
+default threads (no --threads: the cores other processes leave idle) with
+PyTorch, with ftrun --threads 1 and with ftrun --threads T (a thread per
+core, the default before it followed the load), all taking turns in the
+same rounds; there "ftrun/ftrun-t1" and "ftrun/torch" should stay at or
+below 1.2.
 """
 
 
@@ -548,6 +579,8 @@ def section_key():
     (and per thread count for the ONNX models), one for CUDA."""
     if ARGS.device != "cpu":
         return "device=%s" % ARGS.device
+    if ARGS.busy is not None:
+        return "busy=%d" % ARGS.busy
     return ("onnx-threads=%d" if ARGS.onnx else "threads=%d") % ARGS.threads
 
 
@@ -565,7 +598,10 @@ def section(rows, peers, total_s):
     ort = next((p.version for p in peers if p.name == "ort"), None)
     lines = [
         "<!-- %s -->" % section_key(),
-        ("## %s%d thread%s" % ("ONNX models, " if ARGS.onnx else "", ARGS.threads, "" if ARGS.threads == 1 else "s")
+        ("## Beside %d busy process%s: ftrun's default threads, PyTorch %d thread%s, ftrun --threads 1 and %d"
+         % (ARGS.busy, "" if ARGS.busy == 1 else "es", ARGS.threads, "" if ARGS.threads == 1 else "s", ARGS.threads)
+         if ARGS.busy is not None else
+         "## %s%d thread%s" % ("ONNX models, " if ARGS.onnx else "", ARGS.threads, "" if ARGS.threads == 1 else "s")
          if ARGS.device == "cpu"
          else "## %s (%d CPU thread%s)" % (ARGS.device.upper(), ARGS.threads, "" if ARGS.threads == 1 else "s")),
         "",
@@ -577,7 +613,10 @@ def section(rows, peers, total_s):
         "- date: %s" % datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "- commit: %s (%s), PyTorch %s, NumPy %s, Python %s" % (git_commit(), ftrun_version(), torch.__version__,
                                                                np.__version__, platform.python_version()),
-        "- threads: %d; device: %s; run.py took %.0f s" % (ARGS.threads, ARGS.device, total_s),
+        "- threads: %s; device: %s; run.py took %.0f s" % (
+            "ftrun default (none given), 1 and %d, PyTorch %d; load: %d busy process%s (sh -c 'while :; do :; done') "
+            "throughout" % (ARGS.threads, ARGS.threads, ARGS.busy, "" if ARGS.busy == 1 else "es") if ARGS.busy is not None else ARGS.threads,
+            ARGS.device, total_s),
         "- BLAS: " + BLAS_CORE,
         "- runs: W warm-ups then the timed runs, in R rounds alternating the runtimes (W each round); time = "
         "median of the round medians: %s" % ", ".join("%s W=%d N=%d R=%d" % (r["name"], r["w"], r["n"], r["rounds"])
@@ -600,14 +639,14 @@ def write_results(path, text):
     if os.path.exists(path):
         with open(path) as f:
             old = f.read()
-        for m in re.finditer(r"<!-- ((?:onnx-)?threads=\d+|device=\w+) -->.*?<!-- end \1 -->\n", old, re.S):
+        for m in re.finditer(r"<!-- ((?:onnx-)?threads=\d+|busy=\d+|device=\w+) -->.*?<!-- end \1 -->\n", old, re.S):
             sections[m.group(1)] = m.group(0)
     sections[section_key()] = text
 
     def order(key):
         kind, value = key.split("=", 1)
         return (0, int(value), "") if kind == "threads" else (1, int(value), "") if kind == "onnx-threads" \
-            else (2, 0, value)
+            else (2, int(value), "") if kind == "busy" else (3, 0, value)
     body = header() + "\n" + "\n".join(sections[k] for k in sorted(sections, key=order))
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
@@ -635,14 +674,25 @@ def main():
     benches = [b for b in suite() if not ARGS.only or b.name in ARGS.only]
     global LOAD_BEFORE
     LOAD_BEFORE = os.getloadavg()
-    t0 = time.perf_counter()
-    rows = []
-    for b in benches:
-        print("%s ..." % b.name, end=" ", file=sys.stderr, flush=True)
-        rows.append(run_bench(b, peers))
-        print("%.1f s" % rows[-1]["seconds"], file=sys.stderr, flush=True)
-    total = time.perf_counter() - t0
+    busy = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(ARGS.busy or 0)]
+    try:
+        if busy:
+            time.sleep(0.5)  # let the busy processes settle on the cores
+        t0 = time.perf_counter()
+        rows = []
+        for b in benches:
+            print("%s ..." % b.name, end=" ", file=sys.stderr, flush=True)
+            rows.append(run_bench(b, peers))
+            print("%.1f s" % rows[-1]["seconds"], file=sys.stderr, flush=True)
+        total = time.perf_counter() - t0
+    finally:
+        for bp in busy:
+            bp.kill()
+            bp.wait()
     print("load average before / after: %s / %s" % (LOAD_BEFORE, os.getloadavg()))
+    if ARGS.busy is not None:
+        print("beside %d busy process%s: ftrun = default threads, ftrun-tN = --threads N" % (
+            ARGS.busy, "" if ARGS.busy == 1 else "es"))
     print("threads %d, device %s, medians in ms over %d round%s (ratio below 1: ftrun is faster); %s"
           % (ARGS.threads, ARGS.device, ARGS.rounds, "" if ARGS.rounds == 1 else "s", BLAS_CORE))
     print(table(rows, peers, markdown=False))

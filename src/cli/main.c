@@ -19,6 +19,7 @@
 #include "../graph/onnx_import.h"
 #include "../graph/optimize.h"
 #include "../runtime/compare.h"
+#include "../runtime/threads.h"
 #include "profile.h"
 #include "check.h"
 #include "cliutil.h"
@@ -130,7 +131,8 @@ static void usage(FILE *f)
             "      --expect FILE|DIR   compare outputs to golden values (.npy or .npz file, or folder of .npy)\n"
             "      --rtol R, --atol A  tolerances: pass when |x-y| <= atol + rtol*|y| (defaults per dtype)\n"
             "      --seed N            replace the seed of every random init\n"
-            "      --threads N         CPU threads (default: all cores)\n"
+            "      --threads N         CPU threads (default: the cores other processes leave idle,\n"
+            "                          looked at every 10 ms; at most all cores, at least 1)\n"
             "      --dry-run           parse, validate, infer shapes, plan memory; run nothing\n"
             "  -O LEVEL                graph optimizer: 0 none, 1 dead nodes, 2 also fuse silu, gelu,\n"
             "                          layer_norm, fold transposes (default 2); also for info, pack, convert\n"
@@ -392,7 +394,7 @@ static int parse_args(int argc, char **argv, cli *c)
 
 static int cmd_devices(void)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long cores = ft_usable_cores();
     printf("cpu      CPU reference backend, %ld thread%s (%ld core%s)\n", cores, cores == 1 ? "" : "s", cores,
            cores == 1 ? "" : "s");
     ft_device_info d[64];
@@ -848,8 +850,8 @@ static int cmd_run(const cli *c)
         rc = fail(&err);
         goto out;
     }
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (c->threads > cores && cores > 0 && !c->quiet)
+    long cores = ft_usable_cores();
+    if (c->threads > cores && !c->quiet)
         fprintf(stderr, "%s: warning: --threads %ld is more than the %ld core%s of this machine: the threads share them, "
                         "which slows the run and its timings\n", prog, c->threads, cores, cores == 1 ? "" : "s");
     if (c->cuda_graph && be->capture && n_fallback && !c->quiet)
@@ -871,6 +873,7 @@ static int cmd_run(const cli *c)
         .iterations = (int)(c->iterations ? c->iterations : 1),
         .duration_s = dflt > 0 ? dflt : c->duration,
         .threads = c->threads > 0 ? (int)c->threads : (cores > 0 ? (int)cores : 1),
+        .follow_load = c->threads == 0, /* no --threads: the idle cores (src/runtime/threads.h) */
         .progress = !c->quiet && isatty(2),
         .profile = c->profile,
         .trace = c->trace != NULL,

@@ -1,5 +1,7 @@
 #include "cpu.h"
 
+#include "../runtime/threads.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,8 +102,7 @@ static ft_status cpu_open(const ft_backend_opts *o, ft_backend_ctx **out, ft_err
     ft_backend_ctx *c = ft_calloc(1, sizeof *c);
     if (!c)
         return ft_err(err, FT_ERUNTIME, "out of memory opening the cpu backend");
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    c->threads = o && o->threads > 0 ? o->threads : (cores > 0 ? (int)cores : 1);
+    c->threads = o && o->threads > 0 ? o->threads : ft_usable_cores();
 #ifdef _OPENMP
     omp_set_num_threads(c->threads);
 #endif

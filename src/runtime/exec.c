@@ -5,6 +5,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "threads.h"
+
 volatile sig_atomic_t ft_stop_signal;
 
 static ft_status interrupted(ft_error *err)
@@ -41,6 +43,7 @@ typedef struct {
     ft_view *in, *out;
     int max_io;
     const ft_exec_opts *o;
+    ft_threads_follow tf; /* with o->follow_load */
 } scratch;
 
 static size_t view_bytes(const ft_view *v) { return (size_t)ft_numel(&v->shape) * ft_dtype_size(v->dtype); }
@@ -105,6 +108,8 @@ static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend 
         if (ft_stop_signal)
             return interrupted(kc->err);
         const ft_node *n = &g->nodes[g->order[k]];
+        if (s->o->follow_load && (k & 15) == 0) /* a clock read per 16 nodes, a look at the load per 10 ms */
+            kc->threads = ft_threads_now(&s->tf);
         for (int i = 0; i < n->n_in; i++) {
             int t = n->in[i];
             if (t < 0) {
@@ -168,7 +173,7 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
         if (g->nodes[k].n_in > max_io) max_io = g->nodes[k].n_in;
         if (g->nodes[k].n_out > max_io) max_io = g->nodes[k].n_out;
     }
-    scratch s = {ft_calloc((size_t)max_io, sizeof(ft_view)), ft_calloc((size_t)max_io, sizeof(ft_view)), max_io, o};
+    scratch s = {ft_calloc((size_t)max_io, sizeof(ft_view)), ft_calloc((size_t)max_io, sizeof(ft_view)), max_io, o, {.max = o->threads}};
     int cap = o->iterations > 0 ? o->iterations : 1;
     r->run_ms = ft_malloc((size_t)cap * sizeof(double));
     r->outputs = ft_calloc((size_t)g->n_outputs, sizeof(void *));

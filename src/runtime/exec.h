@@ -24,7 +24,9 @@ typedef struct ft_exec_opts {
     double warmup_s;   /* and more untimed runs until this many seconds have passed (0: off) */
     int iterations;    /* timed runs (at least) */
     double duration_s; /* keep running until this many seconds of timed runs (0: off) */
-    int threads;       /* passed to kernels */
+    int threads;       /* passed to kernels (with follow_load: the most) */
+    int follow_load;   /* take only the cores other processes leave idle, looked at every 10 ms
+                        * during the runs (src/runtime/threads.h) */
     int progress;      /* show progress on stderr for long runs */
     int profile;       /* time every node (a sync after each) */
     int trace;         /* record each node's start and end in every timed run */

@@ -120,3 +120,30 @@ for name, want in (("y", y), ("z", z)):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=name)
 ' "$T/o" "$T/u"
 }
+
+# --- the default thread count (src/runtime/threads.c) ----------------------------
+
+@test "idle cores: busy processes beside it take cores off the default thread count, at least 1 is left" {
+    local pids=() k
+    for k in 1 2; do sh -c 'while :; do :; done' & pids+=($!); done
+    sleep 0.2
+    run UNIT idle 64
+    local r64=$status o64=$output
+    run UNIT idle 2
+    local r2=$status o2=$output
+    run UNIT idle 1
+    local r1=$status o1=$output
+    kill "${pids[@]}"
+    [ "$r64" -eq 0 ] && [ "$r2" -eq 0 ] && [ "$r1" -eq 0 ]
+    # the two busy processes are always ready to run; any other load only lowers the count
+    (( o64 >= 1 && o64 <= 62 )) || { echo "idle 64 beside 2 busy processes: $o64"; return 1; }
+    [ "$o2" -eq 1 ] || { echo "idle 2 beside 2 busy processes: $o2"; return 1; }
+    [ "$o1" -eq 1 ] || { echo "idle 1: $o1"; return 1; }
+}
+
+@test "idle cores: the caller's own busy threads are not load" {
+    # 64 spinning threads of its own: counted as load they would leave at most 4032 of 4096
+    run UNIT idle 4096 64
+    status_is 0
+    (( output > 4032 && output <= 4096 )) || { echo "idle 4096 with 64 own busy threads: $output"; return 1; }
+}

@@ -8,14 +8,50 @@
  *                          and a node's outputs never overlap its inputs;
  *                          prints "GRAPH: ok N tensors, arena B" or the
  *                          offending pair, exit status 1
+ *   unit idle MAX [SPIN]   ft_idle_cores(MAX) (src/runtime/threads.h), with
+ *                          SPIN threads of this process busy meanwhile
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/report.h"
 #include "graph/graph.h"
 #include "runtime/plan.h"
+#include "runtime/threads.h"
+
+static volatile int spin_stop;
+
+static void *spin(void *arg)
+{
+    (void)arg;
+    while (!spin_stop)
+        ;
+    return NULL;
+}
+
+static int idle(int argc, char **argv)
+{
+    if (argc < 1)
+        return 2;
+    int max = atoi(argv[0]), n = argc > 1 ? atoi(argv[1]) : 0;
+    pthread_t *t = calloc((size_t)n + 1, sizeof *t);
+    int started = 0;
+    for (int i = 0; i < n && t; i++)
+        started += pthread_create(&t[i], NULL, spin, NULL) == 0;
+    nanosleep(&(struct timespec){0, 50000000}, NULL); /* the spinners on the run queues */
+    int got = ft_idle_cores(max);
+    spin_stop = 1;
+    for (int i = 0; i < started; i++)
+        pthread_join(t[i], NULL);
+    free(t);
+    if (started != n)
+        return 1;
+    printf("%d\n", got);
+    return 0;
+}
 
 static int stats(int argc, char **argv)
 {
@@ -106,6 +142,8 @@ int main(int argc, char **argv)
             rc |= check_plan(argv[i]);
         return rc;
     }
-    fprintf(stderr, "usage: unit stats V... | unit plan GRAPH...\n");
+    if (argc >= 2 && !strcmp(argv[1], "idle"))
+        return idle(argc - 2, argv + 2);
+    fprintf(stderr, "usage: unit stats V... | unit plan GRAPH... | unit idle MAX [SPIN]\n");
     return 2;
 }
