@@ -1,4 +1,4 @@
-/* CPU resize (f32, f64): nearest and N-linear interpolation over any axes,
+/* CPU resize (f32, f64): nearest, N-linear and N-cubic interpolation over any axes,
  * following the formulas of the ONNX reference implementation
  * (onnx/reference/ops/op_resize.py). The inference in
  * src/graph/infer_pool.c has checked the attributes and fixed the output
@@ -6,32 +6,11 @@
  * cells once, then gathers. */
 #include "cpu.h"
 #include "../graph/infer_pool.h"
+#include "../graph/sample.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Source coordinate of output coordinate x on an axis of `in` cells. scale is
- * the attribute's scale, or out/in when sizes were given; the reference
- * computes output_width = scale * in in floating point and uses it (not the
- * integer size) where a mode needs the output length. Same expression order
- * as the reference, so that ties of the nearest modes fall the same way. */
-static double src_coord(int ct, double x, double scale, int64_t in, int64_t out)
-{
-    double ow = scale * (double)in;
-    switch (ct) {
-    case FT_RESIZE_CT_HALF_PIXEL: return (x + 0.5) / scale - 0.5;
-    case FT_RESIZE_CT_HALF_PIXEL_SYMMETRIC: {
-        double adjustment = (double)out / ow;
-        double center = (double)in / 2;
-        double offset = center * (1 - adjustment);
-        return offset + (x + 0.5) / scale - 0.5;
-    }
-    case FT_RESIZE_CT_PYTORCH_HALF_PIXEL: return ow == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
-    case FT_RESIZE_CT_ALIGN_CORNERS: return ow == 1 ? 0.0 : x * (double)(in - 1) / (ow - 1);
-    default: return x / scale; /* asymmetric */
-    }
-}
 
 static int64_t clampi(int64_t v, int64_t n) { return v < 0 ? 0 : v >= n ? n - 1 : v; }
 
@@ -49,7 +28,7 @@ static void map_axis(axis_map *m, int linear, int ct, int nm, double scale, int6
 {
     m->active = 0;
     for (int64_t o = 0; o < out; o++) {
-        double xo = src_coord(ct, (double)o, scale, in, out);
+        double xo = ft_resize_src_coord(ct, (double)o, scale, in, out);
         /* Beyond one cell outside the input every choice reads the edge cell;
          * the clamp keeps the conversion to an integer defined. */
         if (xo < -1)
@@ -138,12 +117,88 @@ static void map_axis(axis_map *m, int linear, int ct, int nm, double scale, int6
 DEF_RESIZE(f32, float)
 DEF_RESIZE(f64, double)
 
+/* ---- cubic ------------------------------------------------------------------------- */
+
+/* Every output element sums the products of the taps of every axis (one tap
+ * on the axes where its coordinate falls on a cell), the first axis
+ * outermost. */
+#define DEF_CUBIC(S, T)                                                                                               \
+    static void cubic_##S(const T *x, T *y, const ft_shape *is, const ft_shape *os, ft_taps *const *tab,             \
+                          int threads, int par)                                                                       \
+    {                                                                                                                 \
+        int r = is->rank;                                                                                             \
+        int64_t ist[FT_MAX_RANK], total = (int64_t)ft_numel(os);                                                      \
+        ft_strides(is, ist);                                                                                          \
+        _Pragma("omp parallel for num_threads(threads) schedule(static) if (par)")                                    \
+        for (int64_t e = 0; e < total; e++) {                                                                         \
+            const ft_taps *t[FT_MAX_RANK];                                                                            \
+            int64_t rem = e;                                                                                          \
+            for (int d = r - 1; d >= 0; d--) {                                                                        \
+                t[d] = &tab[d][rem % os->dims[d]];                                                                    \
+                rem /= os->dims[d];                                                                                   \
+            }                                                                                                         \
+            int k[FT_MAX_RANK] = {0};                                                                                 \
+            double acc = 0;                                                                                           \
+            for (;;) {                                                                                                \
+                int64_t off = 0;                                                                                      \
+                double w = 1;                                                                                         \
+                for (int d = 0; d < r; d++)                                                                           \
+                    off += t[d]->i[k[d]] * ist[d], w *= t[d]->w[k[d]];                                                \
+                acc += w * (double)x[off];                                                                            \
+                int d = r - 1;                                                                                        \
+                while (d >= 0 && ++k[d] == t[d]->n)                                                                   \
+                    k[d--] = 0;                                                                                       \
+                if (d < 0)                                                                                            \
+                    break;                                                                                            \
+            }                                                                                                         \
+            y[e] = (T)acc;                                                                                            \
+        }                                                                                                             \
+    }
+
+DEF_CUBIC(f32, float)
+DEF_CUBIC(f64, double)
+
+static ft_status run_cubic(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    const ft_shape *is = &in[0].shape, *os = &out[0].shape;
+    const ft_resize_params *md = &n->params.resize;
+    int r = is->rank;
+    int64_t total = 0;
+    for (int d = 0; d < r; d++)
+        total += os->dims[d];
+    ft_taps *buf = ft_malloc((size_t)total * sizeof *buf), *tab[FT_MAX_RANK];
+    if (!buf)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the resize tables (%lld entries)",
+                           (long long)total);
+    ft_taps *next = buf;
+    for (int d = 0; d < r; d++) {
+        double scale = ft_resize_scale(md, is, os, d);
+        tab[d] = next;
+        for (int64_t o = 0; o < os->dims[d]; o++)
+            ft_resize_cubic_taps(ft_resize_src_coord(md->ct, (double)o, scale, is->dims[d], os->dims[d]), is->dims[d],
+                                 md->cubic_a, md->exclude_outside, &next[o]);
+        next += os->dims[d];
+    }
+    int par = ft_numel(os) >= CPU_PAR_MIN / 4 && k->threads > 1;
+    ft_status st = FT_OK;
+    if (in[0].dtype == FT_F32)
+        cubic_f32(in[0].data, out[0].data, is, os, tab, k->threads, par);
+    else if (in[0].dtype == FT_F64)
+        cubic_f64(in[0].data, out[0].data, is, os, tab, k->threads, par);
+    else
+        st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "resize: no cpu kernel for %s", ft_dtype_name(in[0].dtype));
+    free(buf);
+    return st;
+}
+
 ft_status cpu_resize(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_shape *is = &in[0].shape, *os = &out[0].shape;
     uint64_t numel = ft_numel(os);
     if (numel == 0)
         return FT_OK;
+    if (n->params.resize.cubic)
+        return run_cubic(k, n, in, out);
     int r = is->rank;
     const ft_resize_params *md = &n->params.resize;
     axis_map m[FT_MAX_RANK];

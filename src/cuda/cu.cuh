@@ -280,6 +280,7 @@ CU_KFN(cu_slice);
 CU_KFN(cu_gather);
 CU_KFN(cu_gather_elements);
 CU_KFN(cu_pad);
+CU_KFN(cu_depth_space);
 /* matmul.cu */
 CU_KFN(cu_matmul);
 CU_KFN(cu_gemm);
@@ -292,6 +293,11 @@ CU_KFN(cu_max_pool);
 CU_KFN(cu_average_pool);
 CU_KFN(cu_global_pool);
 CU_KFN(cu_resize);
+CU_KFN(cu_lp_pool);
+/* image.cu */
+CU_KFN(cu_lrn);
+CU_KFN(cu_grid_sample);
+CU_KFN(cu_resize_cubic); /* resize in mode cubic, called by cu_resize */
 /* fft.cu */
 CU_KFN(cu_fft);
 void cu_fft_cache_free(struct cu_fft_cache *c);

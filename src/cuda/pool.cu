@@ -1,5 +1,5 @@
 /* CUDA pooling and resize (cu.cuh, pool.cu): max_pool (floats, i8, u8),
- * average_pool, the global pools (floats) and resize (floats), channels-first.
+ * average_pool, lp_pool, the global pools (floats) and resize (floats), channels-first.
  * The semantic references are src/cpu/pool.c and src/cpu/resize.c, whose
  * formulas, summation orders and double-precision arithmetic are reproduced
  * here so that results agree bit for bit wherever the CPU's are defined by
@@ -182,6 +182,29 @@ __global__ void __launch_bounds__(CU_BLOCK)
     }
 }
 
+/* (sum over the window cells inside the input of |x|^p)^(1/p), as on the CPU. */
+__device__ __forceinline__ double lp_term(double v, int p) { return p == 1 ? fabs(v) : p == 2 ? v * v : pow(fabs(v), (double)p); }
+__device__ __forceinline__ double lp_root(double s, int p) { return p == 1 ? s : p == 2 ? sqrt(s) : pow(s, 1.0 / (double)p); }
+
+template <class T>
+__global__ void __launch_bounds__(CU_BLOCK)
+    lppool_kernel(T *__restrict__ y, const T *__restrict__ x, const ptab *__restrict__ tab, pool_args a, int pw)
+{
+    for (int64_t t = cu_grid_start(); t < a.total; t += cu_grid_step()) {
+        ptab td, th, tw;
+        const T *xw = x + pool_locate(a, tab, t, td, th, tw);
+        double sum = 0;
+        for (int64_t i = 0; i < td.cnt; i++)
+            for (int64_t j = 0; j < th.cnt; j++) {
+                const T *row = xw + i * a.dd + j * a.dh;
+                for (int64_t c = 0; c < tw.cnt; c++)
+                    sum += lp_term((double)cu_load(row, c * a.dw), pw);
+            }
+        y[t] = from_double<T>(lp_root(sum, pw));
+    }
+}
+
+/* avg: 0 max_pool, 1 average_pool, 2 lp_pool */
 ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, int avg)
 {
     ft_dtype dt = in[0].dtype;
@@ -234,7 +257,9 @@ ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
     void *y = out[0].data;
 #define POOL_LAUNCH(T)                                                                                           \
     do {                                                                                                         \
-        if (avg)                                                                                                 \
+        if (avg == 2)                                                                                            \
+            lppool_kernel<T><<<grid, CU_BLOCK, 0, s>>>((T *)y, (const T *)x, tab, a, n->params.pool.p);          \
+        else if (avg)                                                                                            \
             avgpool_kernel<T><<<grid, CU_BLOCK, 0, s>>>((T *)y, (const T *)x, tab, a);                           \
         else                                                                                                     \
             maxpool_kernel<T><<<grid, CU_BLOCK, 0, s>>>((T *)y, (const T *)x, tab, a);                           \
@@ -446,8 +471,8 @@ ft_status global_pool_t(ft_kctx *k, const ft_node *n, const void *x, void *y, in
 
 /* ---- resize ----------------------------------------------------------------------------- */
 
-/* Source coordinate of output coordinate x, as src_coord() in
- * src/cpu/resize.c: same expressions in the same order, and every product
+/* Source coordinate of output coordinate x, as ft_resize_src_coord() in
+ * src/graph/infer_pool.c: same expressions in the same order, and every product
  * rounded on its own (__dmul_rn: no fused multiply-add), so that the nearest
  * modes pick the same cells and ties fall the same way. */
 __device__ __forceinline__ double src_coord(int ct, double x, double scale, int64_t in, int64_t out)
@@ -463,6 +488,7 @@ __device__ __forceinline__ double src_coord(int ct, double x, double scale, int6
     }
     case FT_RESIZE_CT_PYTORCH_HALF_PIXEL: return ow == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
     case FT_RESIZE_CT_ALIGN_CORNERS: return ow == 1 ? 0.0 : __dmul_rn(x, (double)(in - 1)) / (ow - 1);
+    case FT_RESIZE_CT_TF_HALF_PIXEL_FOR_NN: return (x + 0.5) / scale;
     default: return x / scale; /* asymmetric */
     }
 }
@@ -614,6 +640,8 @@ CU_KFN(cu_max_pool) { return run_pool(k, n, in, out, 0); }
 
 CU_KFN(cu_average_pool) { return run_pool(k, n, in, out, 1); }
 
+CU_KFN(cu_lp_pool) { return run_pool(k, n, in, out, 2); }
+
 CU_KFN(cu_global_pool)
 {
     const ft_shape *s = &in[0].shape;
@@ -653,6 +681,8 @@ CU_KFN(cu_resize)
     uint64_t numel = ft_numel(os);
     if (numel == 0 || is->rank == 0)
         return FT_OK;
+    if (n->params.resize.cubic)
+        return cu_resize_cubic(k, n, in, out);
     const int r = is->rank;
     rmap_args m;
     memset(&m, 0, sizeof m);

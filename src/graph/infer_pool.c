@@ -103,6 +103,12 @@ ft_status ft_infer_pool(ft_infer_ctx *c)
     memcpy(pp->pads, pads, sizeof pads);
     pp->ceil_mode = (int)ceil_mode;
     pp->count_include_pad = avg && ft_attr(n, "count_include_pad")->i != 0;
+    if (n->op == FT_OP_LP_POOL) {
+        int64_t pv = ft_attr(n, "p")->i;
+        if (pv < 1 || pv > 1024)
+            return ft_infer_fail(c, "attribute 'p' is %lld; expected 1 to 1024", (long long)pv);
+        pp->p = (int)pv;
+    }
     pp->auto_pad = same_upper ? FT_AUTO_PAD_SAME_UPPER : same_lower ? FT_AUTO_PAD_SAME_LOWER
                    : valid    ? FT_AUTO_PAD_VALID
                               : FT_AUTO_PAD_NOTSET;
@@ -158,9 +164,9 @@ ft_status ft_infer_global_pool(ft_infer_ctx *c)
 /* ---- resize ------------------------------------------------------------------------ */
 
 /* In the order of the linear flag, the FT_RESIZE_CT_* and the FT_RESIZE_NM_* values. */
-static const char *const RESIZE_MODES[] = {"nearest", "linear"};
+static const char *const RESIZE_MODES[] = {"nearest", "linear", "cubic"};
 static const char *const RESIZE_CTMS[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-                                          "align_corners", "asymmetric"};
+                                          "align_corners", "asymmetric", "tf_half_pixel_for_nn"};
 static const char *const RESIZE_NEAREST[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
 
 /* The index of string attribute attr's value in names (*out). */
@@ -188,10 +194,20 @@ ft_status ft_infer_resize(ft_infer_ctx *c)
     char sb[FT_SHAPE_STR], lb[FT_LIST_STR], lb2[FT_LIST_STR];
     ft_status st;
     ft_resize_params *rp = &c->params->resize;
-    if ((st = one_of(c, "mode", RESIZE_MODES, (int)FT_ARRAY_LEN(RESIZE_MODES), &rp->linear)) ||
+    int mode;
+    if ((st = one_of(c, "mode", RESIZE_MODES, (int)FT_ARRAY_LEN(RESIZE_MODES), &mode)) ||
         (st = one_of(c, "coordinate_transformation_mode", RESIZE_CTMS, (int)FT_ARRAY_LEN(RESIZE_CTMS), &rp->ct)) ||
         (st = one_of(c, "nearest_mode", RESIZE_NEAREST, (int)FT_ARRAY_LEN(RESIZE_NEAREST), &rp->nm)))
         return st;
+    rp->linear = mode == 1;
+    rp->cubic = mode == 2;
+    rp->cubic_a = ft_attr(n, "cubic_coeff_a")->f;
+    int64_t exo = ft_attr(n, "exclude_outside")->i;
+    if (exo != 0 && exo != 1)
+        return ft_infer_fail(c, "attribute 'exclude_outside' is %lld; expected 0 or 1", (long long)exo);
+    rp->exclude_outside = (int)exo;
+    if (!isfinite(rp->cubic_a))
+        return ft_infer_fail(c, "attribute 'cubic_coeff_a' is %g; expected a finite value", rp->cubic_a);
     if (sz->present && sc->present)
         return ft_infer_fail(c, "attributes 'sizes' %s and 'scales' %s are both given; give exactly one of them",
                              ft_ints_str(sz, lb), ft_floats_str(sc, lb2));
@@ -238,6 +254,67 @@ ft_status ft_infer_resize(ft_infer_ctx *c)
     return ft_infer_set_out(c, 0, c->in[0]->dtype, &out);
 }
 
+/* ---- lrn, grid_sample --------------------------------------------------------------- */
+
+/* lrn over the channels of [N, C, ...] (ONNX LRN): y = x / (bias + alpha / size
+ * * sum of x^2 over channels c - (size-1)/2 .. c + size/2)^beta. */
+ft_status ft_infer_lrn(ft_infer_ctx *c)
+{
+    const ft_node *n = c->node;
+    const ft_shape *x = &c->in[0]->shape;
+    char sb[FT_SHAPE_STR];
+    if (x->rank < 2)
+        return ft_infer_fail(c, "input '%s' has shape %s (rank %d); lrn needs rank 2 or more [N, C, ...]",
+                             ft_infer_in_name(c, 0), ft_shape_str(x, sb), x->rank);
+    ft_image_params *p = &c->params->image;
+    p->size = ft_attr(n, "size")->i;
+    p->alpha = ft_attr(n, "alpha")->f;
+    p->beta = ft_attr(n, "beta")->f;
+    p->bias = ft_attr(n, "bias")->f;
+    if (p->size < 1 || p->size > POOL_ATTR_MAX)
+        return ft_infer_fail(c, "attribute 'size' is %lld; expected 1 to %lld", (long long)p->size,
+                             (long long)POOL_ATTR_MAX);
+    if (!isfinite(p->alpha) || !isfinite(p->beta) || !isfinite(p->bias))
+        return ft_infer_fail(c, "attributes alpha %g, beta %g and bias %g must be finite", p->alpha, p->beta, p->bias);
+    return ft_infer_set_out(c, 0, c->in[0]->dtype, x);
+}
+
+static const char *const GS_MODES[] = {"nearest", "bilinear", "bicubic", "linear", "cubic"};
+static const char *const GS_PADDING[] = {"zeros", "border", "reflection"};
+
+/* grid_sample (ONNX GridSample): x [N, C, D1..Dr] sampled at the normalized
+ * coordinates of grid [N, O1..Or, r] (last entry: x coordinate, i.e. the last
+ * axis), r = 1 to 3; the output is [N, C, O1..Or]. */
+ft_status ft_infer_grid_sample(ft_infer_ctx *c)
+{
+    const ft_shape *x = &c->in[0]->shape, *gr = &c->in[1]->shape;
+    char sb[FT_SHAPE_STR], sb2[FT_SHAPE_STR];
+    ft_status st;
+    ft_image_params *p = &c->params->image;
+    int mode;
+    if ((st = one_of(c, "mode", GS_MODES, (int)FT_ARRAY_LEN(GS_MODES), &mode)) ||
+        (st = one_of(c, "padding_mode", GS_PADDING, (int)FT_ARRAY_LEN(GS_PADDING), &p->padding)) ||
+        (st = ft_infer_flag(c, "align_corners", &p->align_corners)) ||
+        (st = ft_infer_same_dtype(c, 1, 0, "grid")))
+        return st;
+    p->mode = mode == 0 ? FT_GS_NEAREST : mode == 1 || mode == 3 ? FT_GS_LINEAR : FT_GS_CUBIC;
+    if (x->rank < 3 || x->rank > 5)
+        return ft_infer_fail(c, "input '%s' has shape %s (rank %d); grid_sample needs rank 3, 4 or 5 (N, C and 1 to "
+                             "3 spatial dims)", ft_infer_in_name(c, 0), ft_shape_str(x, sb), x->rank);
+    int r = x->rank - 2;
+    if (gr->rank != x->rank || gr->dims[0] != x->dims[0] || gr->dims[r + 1] != r)
+        return ft_infer_fail(c, "grid '%s' has shape %s; for input '%s' of shape %s it must be [%lld, %s%d] (batch, "
+                             "the output's %d spatial sizes, then %d coordinates)", ft_infer_in_name(c, 1),
+                             ft_shape_str(gr, sb2), ft_infer_in_name(c, 0), ft_shape_str(x, sb), (long long)x->dims[0],
+                             r == 1 ? "O1, " : r == 2 ? "O1, O2, " : "O1, O2, O3, ", r, r, r);
+    ft_shape out = *x;
+    for (int i = 0; i < r; i++)
+        out.dims[2 + i] = gr->dims[1 + i];
+    if (ft_numel(&out) > 0 && (st = spatial_nonempty(c)))
+        return st;
+    return ft_infer_set_out(c, 0, c->in[0]->dtype, &out);
+}
+
 /* ---- kernel-side geometry (infer_pool.h) ------------------------------------------ */
 
 void ft_pool_geom_of(const ft_pool_params *p, const ft_shape *x, const ft_shape *y, ft_pool_geom *g)
@@ -272,4 +349,27 @@ double ft_resize_scale(const ft_resize_params *p, const ft_shape *is, const ft_s
 {
     /* ONNX: with sizes the scale is output / input, with scales the attribute itself */
     return p->has_scales ? p->scales[d] : (double)os->dims[d] / (double)is->dims[d];
+}
+
+/* Source coordinate of output coordinate x on an axis of `in` cells. scale is
+ * the attribute's scale, or out/in when sizes were given; the reference
+ * computes output_width = scale * in in floating point and uses it (not the
+ * integer size) where a mode needs the output length. Same expression order
+ * as the reference, so that ties of the nearest modes fall the same way. */
+double ft_resize_src_coord(int ct, double x, double scale, int64_t in, int64_t out)
+{
+    double ow = scale * (double)in;
+    switch (ct) {
+    case FT_RESIZE_CT_HALF_PIXEL: return (x + 0.5) / scale - 0.5;
+    case FT_RESIZE_CT_HALF_PIXEL_SYMMETRIC: {
+        double adjustment = (double)out / ow;
+        double center = (double)in / 2;
+        double offset = center * (1 - adjustment);
+        return offset + (x + 0.5) / scale - 0.5;
+    }
+    case FT_RESIZE_CT_PYTORCH_HALF_PIXEL: return ow == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
+    case FT_RESIZE_CT_ALIGN_CORNERS: return ow == 1 ? 0.0 : x * (double)(in - 1) / (ow - 1);
+    case FT_RESIZE_CT_TF_HALF_PIXEL_FOR_NN: return (x + 0.5) / scale;
+    default: return x / scale; /* asymmetric */
+    }
 }

@@ -24,6 +24,10 @@ typedef struct ft_pool_geom {
  * parameters (auto_pad included) and the inferred output shape. */
 void ft_pool_geom_of(const ft_pool_params *p, const ft_shape *x, const ft_shape *y, ft_pool_geom *g);
 
+/* Source coordinate of output coordinate x of an axis of `in` cells resized to
+ * `out` (coordinate_transformation_mode ct, FT_RESIZE_CT_*; scale from
+ * ft_resize_scale), in the expression order of the ONNX reference. */
+double ft_resize_src_coord(int ct, double x, double scale, int64_t in, int64_t out);
 /* Scale of axis d between input shape is and output shape os. */
 double ft_resize_scale(const ft_resize_params *p, const ft_shape *is, const ft_shape *os, int d);
 
