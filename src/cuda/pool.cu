@@ -158,37 +158,18 @@ __global__ void __launch_bounds__(CU_BLOCK)
     }
 }
 
-/* Mean over the window cells inside the input, summed in double in the CPU's
- * order; the divisor also counts the padding cells (not the ceil_mode
- * overhang) with count_include_pad. No input cell and no padding counted
- * gives 0/0 = NaN, as on the CPU. */
-template <class T>
-__global__ void __launch_bounds__(CU_BLOCK)
-    avgpool_kernel(T *__restrict__ y, const T *__restrict__ x, const ptab *__restrict__ tab, pool_args a)
-{
-    for (int64_t t = cu_grid_start(); t < a.total; t += cu_grid_step()) {
-        ptab td, th, tw;
-        const T *xw = x + pool_locate(a, tab, t, td, th, tw);
-        double sum = 0;
-        for (int64_t i = 0; i < td.cnt; i++)
-            for (int64_t j = 0; j < th.cnt; j++) {
-                const T *row = xw + i * a.dd + j * a.dh;
-                for (int64_t c = 0; c < tw.cnt; c++)
-                    sum += (double)cu_load(row, c * a.dw);
-            }
-        int64_t cdh = a.incl ? td.cntpad * th.cntpad : td.cnt * th.cnt;
-        double cnt = __dmul_rn((double)cdh, (double)(a.incl ? tw.cntpad : tw.cnt));
-        y[t] = from_double<T>(sum / cnt);
-    }
-}
-
 /* (sum over the window cells inside the input of |x|^p)^(1/p), as on the CPU. */
 __device__ __forceinline__ double lp_term(double v, int p) { return p == 1 ? fabs(v) : p == 2 ? v * v : pow(fabs(v), (double)p); }
 __device__ __forceinline__ double lp_root(double s, int p) { return p == 1 ? s : p == 2 ? sqrt(s) : pow(s, 1.0 / (double)p); }
 
-template <class T>
+/* Window sums in double in the CPU's order. average_pool (LP false): the mean
+ * over the window cells inside the input; the divisor also counts the
+ * padding cells (not the ceil_mode overhang) with count_include_pad. No input
+ * cell and no padding counted gives 0/0 = NaN, as on the CPU. lp_pool (LP
+ * true): the p-th root of the sum of |x|^p. */
+template <class T, bool LP>
 __global__ void __launch_bounds__(CU_BLOCK)
-    lppool_kernel(T *__restrict__ y, const T *__restrict__ x, const ptab *__restrict__ tab, pool_args a, int pw)
+    sumpool_kernel(T *__restrict__ y, const T *__restrict__ x, const ptab *__restrict__ tab, pool_args a, int pw)
 {
     for (int64_t t = cu_grid_start(); t < a.total; t += cu_grid_step()) {
         ptab td, th, tw;
@@ -197,10 +178,18 @@ __global__ void __launch_bounds__(CU_BLOCK)
         for (int64_t i = 0; i < td.cnt; i++)
             for (int64_t j = 0; j < th.cnt; j++) {
                 const T *row = xw + i * a.dd + j * a.dh;
-                for (int64_t c = 0; c < tw.cnt; c++)
-                    sum += lp_term((double)cu_load(row, c * a.dw), pw);
+                for (int64_t c = 0; c < tw.cnt; c++) {
+                    double v = (double)cu_load(row, c * a.dw);
+                    sum += LP ? lp_term(v, pw) : v;
+                }
             }
-        y[t] = from_double<T>(lp_root(sum, pw));
+        if (LP) {
+            y[t] = from_double<T>(lp_root(sum, pw));
+        } else {
+            int64_t cdh = a.incl ? td.cntpad * th.cntpad : td.cnt * th.cnt;
+            double cnt = __dmul_rn((double)cdh, (double)(a.incl ? tw.cntpad : tw.cnt));
+            y[t] = from_double<T>(sum / cnt);
+        }
     }
 }
 
@@ -258,9 +247,9 @@ ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
 #define POOL_LAUNCH(T)                                                                                           \
     do {                                                                                                         \
         if (avg == 2)                                                                                            \
-            lppool_kernel<T><<<grid, CU_BLOCK, 0, s>>>((T *)y, (const T *)x, tab, a, n->params.pool.p);          \
+            sumpool_kernel<T, true><<<grid, CU_BLOCK, 0, s>>>((T *)y, (const T *)x, tab, a, n->params.pool.p);   \
         else if (avg)                                                                                            \
-            avgpool_kernel<T><<<grid, CU_BLOCK, 0, s>>>((T *)y, (const T *)x, tab, a);                           \
+            sumpool_kernel<T, false><<<grid, CU_BLOCK, 0, s>>>((T *)y, (const T *)x, tab, a, 0);                 \
         else                                                                                                     \
             maxpool_kernel<T><<<grid, CU_BLOCK, 0, s>>>((T *)y, (const T *)x, tab, a);                           \
     } while (0)
