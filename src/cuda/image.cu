@@ -109,6 +109,7 @@ struct cubic_args {
     int rank;
     int64_t total;
     int64_t od[FT_MAX_RANK], toff[FT_MAX_RANK], ist[FT_MAX_RANK];
+    double ext; /* tf_crop_and_resize's extrapolation value */
 };
 
 template <class T>
@@ -119,9 +120,15 @@ __global__ void __launch_bounds__(CU_BLOCK)
     for (int64_t e = cu_grid_start(); e < a.total; e += cu_grid_step()) {
         const ft_taps *t[FT_MAX_RANK];
         int64_t rem = e;
+        bool outside = false;
         for (int d = r - 1; d >= 0; d--) {
             t[d] = &tab[a.toff[d] + rem % a.od[d]];
+            outside |= t[d]->n == 0;
             rem /= a.od[d];
+        }
+        if (outside) {
+            store_d(y, e, a.ext);
+            continue;
         }
         int k[FT_MAX_RANK];
         for (int d = 0; d < r; d++)
@@ -159,6 +166,7 @@ ft_status cubic_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
     memset(&a, 0, sizeof a);
     a.rank = is->rank;
     a.total = (int64_t)ft_numel(os);
+    a.ext = rp->extrapolation;
     int64_t total = 0;
     ft_strides(is, a.ist);
     for (int d = 0; d < is->rank; d++) {
@@ -172,9 +180,7 @@ ft_status cubic_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
                            (long long)total);
     for (int d = 0; d < is->rank; d++) {
         double scale = ft_resize_scale(rp, is, os, d);
-        for (int64_t o = 0; o < os->dims[d]; o++)
-            ft_resize_cubic_taps(ft_resize_src_coord(rp->ct, (double)o, scale, is->dims[d], os->dims[d]), is->dims[d],
-                                 rp->cubic_a, rp->exclude_outside, &host[a.toff[d] + o]);
+        ft_resize_cubic_axis(rp, d, scale, is->dims[d], os->dims[d], &host[a.toff[d]]);
     }
     void *ws = NULL;
     ft_status st = cu_workspace(k, n, (size_t)total * sizeof(ft_taps), &ws);

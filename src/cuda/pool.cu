@@ -464,7 +464,8 @@ ft_status global_pool_t(ft_kctx *k, const ft_node *n, const void *x, void *y, in
  * src/graph/infer_pool.c: same expressions in the same order, and every product
  * rounded on its own (__dmul_rn: no fused multiply-add), so that the nearest
  * modes pick the same cells and ties fall the same way. */
-__device__ __forceinline__ double src_coord(int ct, double x, double scale, int64_t in, int64_t out)
+__device__ __forceinline__ double src_coord(int ct, double x, double scale, int64_t in, int64_t out, double r0,
+                                            double r1)
 {
     double ow = __dmul_rn(scale, (double)in);
     switch (ct) {
@@ -478,6 +479,11 @@ __device__ __forceinline__ double src_coord(int ct, double x, double scale, int6
     case FT_RESIZE_CT_PYTORCH_HALF_PIXEL: return ow == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
     case FT_RESIZE_CT_ALIGN_CORNERS: return ow == 1 ? 0.0 : __dmul_rn(x, (double)(in - 1)) / (ow - 1);
     case FT_RESIZE_CT_TF_HALF_PIXEL_FOR_NN: return (x + 0.5) / scale;
+    case FT_RESIZE_CT_TF_CROP_AND_RESIZE: {
+        double xo = ow == 1 ? __dmul_rn(r1 - r0, (double)(in - 1)) / 2
+                            : __dmul_rn(__dmul_rn(x, r1 - r0), (double)(in - 1)) / (ow - 1);
+        return xo + __dmul_rn(r0, (double)(in - 1));
+    }
     default: return x / scale; /* asymmetric */
     }
 }
@@ -494,7 +500,7 @@ struct rmap_args {
     int rank, linear, ct, nm;
     int64_t total;
     int64_t in[FT_MAX_RANK], out[FT_MAX_RANK];
-    double scale[FT_MAX_RANK];
+    double scale[FT_MAX_RANK], r0[FT_MAX_RANK], r1[FT_MAX_RANK];
 };
 
 __device__ __forceinline__ int64_t clampi(int64_t v, int64_t n) { return v < 0 ? 0 : v >= n ? n - 1 : v; }
@@ -509,7 +515,14 @@ __global__ void __launch_bounds__(CU_BLOCK) resize_map_kernel(rtab *__restrict__
         while (d < a.rank - 1 && o >= a.out[d])
             o -= a.out[d++];
         const int64_t in = a.in[d];
-        double xo = src_coord(a.ct, (double)o, a.scale[d], in, a.out[d]);
+        double xo = src_coord(a.ct, (double)o, a.scale[d], in, a.out[d], a.r0[d], a.r1[d]);
+        if (a.ct == FT_RESIZE_CT_TF_CROP_AND_RESIZE && (xo < 0 || xo > (double)(in - 1))) {
+            rtab t;
+            t.lo = t.hi = -1; /* tf_crop_and_resize: the extrapolation value */
+            t.w = 0;
+            tab[e] = t;
+            continue;
+        }
         /* Beyond one cell outside the input every choice reads the edge cell;
          * the clamp keeps the conversion to an integer defined. */
         if (xo < -1)
@@ -544,6 +557,7 @@ __global__ void __launch_bounds__(CU_BLOCK) resize_map_kernel(rtab *__restrict__
 
 struct resize_args {
     int rank;
+    double ext; /* tf_crop_and_resize's extrapolation value */
     int64_t total;
     cu_fastdiv od[FT_MAX_RANK];     /* output dims */
     int64_t toff[FT_MAX_RANK]; /* first table entry of each axis */
@@ -568,6 +582,7 @@ __global__ void __launch_bounds__(CU_BLOCK) resize_kernel(T *__restrict__ y, con
         int64_t base = 0, dlt[FT_MAX_RANK - 1];
         double wv[FT_MAX_RANK - 1];
         unsigned act = 0;
+        bool outside = ml.lo < 0;
 #pragma unroll
         for (int d = FT_MAX_RANK - 2; d >= 0; d--) {
             dlt[d] = 0;
@@ -582,6 +597,7 @@ __global__ void __launch_bounds__(CU_BLOCK) resize_kernel(T *__restrict__ y, con
                     c = (int64_t)rest;
                 }
                 const rtab e = tab[a.toff[d] + c];
+                outside |= e.lo < 0;
                 base += e.lo * a.ist[d];
                 if (e.w != 0) {
                     act |= 1u << d;
@@ -589,6 +605,10 @@ __global__ void __launch_bounds__(CU_BLOCK) resize_kernel(T *__restrict__ y, con
                     wv[d] = e.w;
                 }
             }
+        }
+        if (outside) {
+            y[t] = from_double<T>(a.ext);
+            continue;
         }
         if (act == 0 && !act_last) {
             y[t] = x[base + ml.lo];
@@ -683,6 +703,7 @@ CU_KFN(cu_resize)
     resize_args a;
     memset(&a, 0, sizeof a);
     a.rank = r;
+    a.ext = rp->extrapolation;
     a.total = (int64_t)numel;
     int64_t ist[FT_MAX_RANK];
     ft_strides(is, ist);
@@ -690,6 +711,8 @@ CU_KFN(cu_resize)
         m.in[d] = is->dims[d];
         m.out[d] = os->dims[d];
         m.scale[d] = ft_resize_scale(rp, is, os, d);
+        m.r0[d] = rp->roi_start[d];
+        m.r1[d] = rp->roi_end[d];
         a.toff[d] = m.total;
         m.total += os->dims[d];
         a.od[d] = cu_fastdiv_make((uint64_t)os->dims[d]);

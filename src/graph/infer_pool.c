@@ -7,6 +7,7 @@
  * table's mask. */
 #include "infer_common.h"
 #include "infer_pool.h"
+#include "sample.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -166,7 +167,8 @@ ft_status ft_infer_global_pool(ft_infer_ctx *c)
 /* In the order of the linear flag, the FT_RESIZE_CT_* and the FT_RESIZE_NM_* values. */
 static const char *const RESIZE_MODES[] = {"nearest", "linear", "cubic"};
 static const char *const RESIZE_CTMS[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-                                          "align_corners", "asymmetric", "tf_half_pixel_for_nn"};
+                                          "align_corners", "asymmetric", "tf_half_pixel_for_nn",
+                                          "tf_crop_and_resize"};
 static const char *const RESIZE_NEAREST[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
 
 /* The index of string attribute attr's value in names (*out). */
@@ -208,6 +210,24 @@ ft_status ft_infer_resize(ft_infer_ctx *c)
     rp->exclude_outside = (int)exo;
     if (!isfinite(rp->cubic_a))
         return ft_infer_fail(c, "attribute 'cubic_coeff_a' is %g; expected a finite value", rp->cubic_a);
+    rp->extrapolation = ft_attr(n, "extrapolation_value")->f;
+    if (rp->ct == FT_RESIZE_CT_TF_CROP_AND_RESIZE) {
+        const ft_attr_val *roi = ft_attr(n, "roi");
+        if (!roi->present || roi->n != 2 * x->rank)
+            return ft_infer_fail(c, "coordinate_transformation_mode 'tf_crop_and_resize' needs attribute 'roi' with %d "
+                                 "values (the start of every axis of input '%s' of shape %s, then the ends); %s%s",
+                                 2 * x->rank, ft_infer_in_name(c, 0), ft_shape_str(x, sb),
+                                 roi->present ? "got " : "it is not given", roi->present ? ft_floats_str(roi, lb) : "");
+        for (int i = 0; i < roi->n; i++) {
+            if (!isfinite(roi->floats[i]))
+                return ft_infer_fail(c, "attribute 'roi' %s: value %g at position %d is not finite",
+                                     ft_floats_str(roi, lb), roi->floats[i], i);
+            if (i < x->rank)
+                rp->roi_start[i] = roi->floats[i];
+            else
+                rp->roi_end[i - x->rank] = roi->floats[i];
+        }
+    }
     if (sz->present && sc->present)
         return ft_infer_fail(c, "attributes 'sizes' %s and 'scales' %s are both given; give exactly one of them",
                              ft_ints_str(sz, lb), ft_floats_str(sc, lb2));
@@ -356,10 +376,26 @@ double ft_resize_scale(const ft_resize_params *p, const ft_shape *is, const ft_s
  * computes output_width = scale * in in floating point and uses it (not the
  * integer size) where a mode needs the output length. Same expression order
  * as the reference, so that ties of the nearest modes fall the same way. */
-double ft_resize_src_coord(int ct, double x, double scale, int64_t in, int64_t out)
+void ft_resize_cubic_axis(const ft_resize_params *p, int d, double scale, int64_t in, int64_t out, ft_taps *tab)
+{
+    for (int64_t o = 0; o < out; o++) {
+        double x = ft_resize_src_coord(p, d, (double)o, scale, in, out);
+        if (ft_resize_outside(p, x, in))
+            tab[o].n = 0;
+        else
+            ft_resize_cubic_taps(x, in, p->cubic_a, p->exclude_outside, &tab[o]);
+    }
+}
+
+int ft_resize_outside(const ft_resize_params *p, double x, int64_t in)
+{
+    return p->ct == FT_RESIZE_CT_TF_CROP_AND_RESIZE && (x < 0 || x > (double)(in - 1));
+}
+
+double ft_resize_src_coord(const ft_resize_params *p, int d, double x, double scale, int64_t in, int64_t out)
 {
     double ow = scale * (double)in;
-    switch (ct) {
+    switch (p->ct) {
     case FT_RESIZE_CT_HALF_PIXEL: return (x + 0.5) / scale - 0.5;
     case FT_RESIZE_CT_HALF_PIXEL_SYMMETRIC: {
         double adjustment = (double)out / ow;
@@ -370,6 +406,11 @@ double ft_resize_src_coord(int ct, double x, double scale, int64_t in, int64_t o
     case FT_RESIZE_CT_PYTORCH_HALF_PIXEL: return ow == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
     case FT_RESIZE_CT_ALIGN_CORNERS: return ow == 1 ? 0.0 : x * (double)(in - 1) / (ow - 1);
     case FT_RESIZE_CT_TF_HALF_PIXEL_FOR_NN: return (x + 0.5) / scale;
+    case FT_RESIZE_CT_TF_CROP_AND_RESIZE: {
+        double r0 = p->roi_start[d], r1 = p->roi_end[d];
+        double xo = ow == 1 ? (r1 - r0) * (double)(in - 1) / 2 : x * (r1 - r0) * (double)(in - 1) / (ow - 1);
+        return xo + r0 * (double)(in - 1);
+    }
     default: return x / scale; /* asymmetric */
     }
 }

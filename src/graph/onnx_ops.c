@@ -394,7 +394,7 @@ static const onx_op_status CATALOGUE[] = {
     {"RegexFullMatch", '-', STR},
     {"Relu", 'm', "relu"},
     {"Reshape", 'm', "reshape (shape known at load)"},
-    {"Resize", 'm', "resize (modes nearest, linear and cubic)"},
+    {"Resize", 'm', "resize (modes nearest, linear and cubic; roi known at load)"},
     {"ReverseSequence", '-', "no ftrun op (reverse_sequence)"},
     {"RoiAlign", '-', "no ftrun op (roi_align)"},
     {"RotaryEmbedding", 'm', "gather + slice + mul/add/sub + concat (+ reshape for 3-D or interleaved)"},

@@ -107,7 +107,7 @@ static int one_of(const char *s, const char *const *list, size_t len)
 ft_status ox_map_resize(onx_ctx *c, const onx_node *n)
 {
     static const char *const CTMS[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
-                                       "asymmetric", "tf_half_pixel_for_nn"};
+                                       "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
     static const char *const NEAREST[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
     OX_TRY(ox_check_dtype(c, n, FT_OP_RESIZE, 0));
     const ft_shape *xs = ox_shape(c, n, 0);
@@ -120,7 +120,7 @@ ft_status ox_map_resize(onx_ctx *c, const onx_node *n)
     if (!one_of(ctm, CTMS, FT_ARRAY_LEN(CTMS)))
         return onx_unsupported(c, n, "attribute coordinate_transformation_mode='%s' (ftrun's resize has "
                                "half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric, "
-                               "tf_half_pixel_for_nn)", ctm);
+                               "tf_half_pixel_for_nn, tf_crop_and_resize)", ctm);
     if (strcmp(mode, "nearest") == 0 && !one_of(nm, NEAREST, FT_ARRAY_LEN(NEAREST)))
         return onx_unsupported(c, n, "attribute nearest_mode='%s'", nm);
     if (onx_attr_i(n, "antialias", 0) != 0)
@@ -192,6 +192,22 @@ ft_status ox_map_resize(onx_ctx *c, const onx_node *n)
     }
     OX_TRY(onx_set_s(c, f, "mode", mode));
     OX_TRY(onx_set_s(c, f, "coordinate_transformation_mode", ctm));
+    if (strcmp(ctm, "tf_crop_and_resize") == 0) {
+        const double *roi;
+        int nroi;
+        OX_TRY(onx_const_floats(c, n, 1, "ftrun's resize takes the roi as an attribute", &roi, &nroi));
+        int per = nax < 0 ? rank : nax;
+        if (nroi != 2 * per)
+            return onx_error(c, n, FT_EGRAPH, "roi has %d values; expected %d (the starts, then the ends)", nroi,
+                             2 * per);
+        double full[2 * FT_MAX_RANK];
+        for (int i = 0; i < rank; i++)
+            full[i] = 0, full[rank + i] = 1;
+        for (int i = 0; i < per; i++)
+            full[map[i]] = roi[i], full[rank + map[i]] = roi[per + i];
+        OX_TRY(onx_set_floats(c, f, "roi", full, 2 * rank));
+        OX_TRY(onx_set_f(c, f, "extrapolation_value", onx_attr_f(n, "extrapolation_value", 0.0)));
+    }
     OX_TRY(onx_set_f(c, f, "cubic_coeff_a", onx_attr_f(n, "cubic_coeff_a", -0.75)));
     OX_TRY(onx_set_i(c, f, "exclude_outside", onx_attr_i(n, "exclude_outside", 0)));
     return onx_set_s(c, f, "nearest_mode", nm);

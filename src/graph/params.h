@@ -103,7 +103,8 @@ enum {
     FT_RESIZE_CT_PYTORCH_HALF_PIXEL,
     FT_RESIZE_CT_ALIGN_CORNERS,
     FT_RESIZE_CT_ASYMMETRIC,
-    FT_RESIZE_CT_TF_HALF_PIXEL_FOR_NN
+    FT_RESIZE_CT_TF_HALF_PIXEL_FOR_NN,
+    FT_RESIZE_CT_TF_CROP_AND_RESIZE
 };
 enum { FT_RESIZE_NM_ROUND_PREFER_FLOOR, FT_RESIZE_NM_ROUND_PREFER_CEIL, FT_RESIZE_NM_FLOOR, FT_RESIZE_NM_CEIL };
 typedef struct ft_resize_params {
@@ -115,6 +116,8 @@ typedef struct ft_resize_params {
     int nm;     /* FT_RESIZE_NM_* */
     int has_scales;
     double scales[FT_MAX_RANK]; /* the attribute, when given */
+    double roi_start[FT_MAX_RANK], roi_end[FT_MAX_RANK]; /* tf_crop_and_resize: fractions of in - 1 */
+    double extrapolation;        /* tf_crop_and_resize: the value of outputs whose source is outside */
 } ft_resize_params;
 
 /* lrn and grid_sample (infer_pool.c). */

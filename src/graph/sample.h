@@ -26,7 +26,7 @@
 
 /* Up to four source cells of one axis and their weights; a cell index -1
  * reads 0 (grid_sample's zeros padding). */
-typedef struct ft_taps {
+typedef struct ft_taps { /* n = 0: no cell (resize's extrapolation) */
     int n;
     int64_t i[4];
     double w[4];

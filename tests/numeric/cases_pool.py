@@ -414,9 +414,15 @@ def global_cases():
 
 # ---------------------------------------------------------------- resize
 
-def _src_coord(ct, x, scale, n, out):
+def _src_coord(ct, x, scale, n, out, roi=None):
     """The reference's x_ori (same operations, same order, in double)."""
     ow = scale * n
+    if ct == "tf_crop_and_resize":
+        if ow == 1:
+            xo = (roi[1] - roi[0]) * (n - 1) / 2
+        else:
+            xo = x * (roi[1] - roi[0]) * (n - 1) / (ow - 1)
+        return xo + roi[0] * (n - 1)
     if ct == "align_corners":
         return 0.0 if ow == 1 else x * (n - 1) / (ow - 1)
     if ct == "asymmetric":
@@ -443,12 +449,16 @@ def cubic_coeffs(ratio, A):
             ((A * ((1 - ratio) + 1) - 5 * A) * ((1 - ratio) + 1) + 8 * A) * ((1 - ratio) + 1) - 4 * A]
 
 
-def resize_matrix(n, out, scale, mode, ct, nm, cubic_a=-0.75, exclude=0):
+def resize_matrix(n, out, scale, mode, ct, nm, cubic_a=-0.75, exclude=0, roi=None, outside=None):
     """Interpolation matrix [out, n] of one axis, the reference's coefficients and its
-    edge-padded neighbour choice ported one to one."""
+    edge-padded neighbour choice ported one to one; outside[x] is set where
+    tf_crop_and_resize gives the extrapolation value instead."""
     M = np.zeros((out, n))
     for x in range(out):
-        xo = float(_src_coord(ct, float(x), scale, n, out))
+        xo = float(_src_coord(ct, float(x), scale, n, out, roi))
+        if ct == "tf_crop_and_resize" and (xo < 0 or xo > n - 1):
+            outside[x] = True
+            continue
         xi = math.floor(xo)
         ratio = 1 if xo.is_integer() else xo - xi
         if mode == "cubic":
@@ -483,15 +493,21 @@ def resize_matrix(n, out, scale, mode, ct, nm, cubic_a=-0.75, exclude=0):
     return M
 
 
-def resize_ref(x, out_shape, scales, mode, ct, nm, cubic_a=-0.75, exclude=0):
+def resize_ref(x, out_shape, scales, mode, ct, nm, cubic_a=-0.75, exclude=0, roi=None, ext=0.0):
     y, ya = f64(x), np.abs(f64(x))
+    mask = np.zeros(out_shape, bool)
     for d in range(x.ndim):
         n = x.shape[d]
         scale = scales[d] if scales is not None else out_shape[d] / n
-        M = resize_matrix(n, out_shape[d], scale, mode, ct, nm, cubic_a, exclude)
+        outside = np.zeros(out_shape[d], bool)
+        M = resize_matrix(n, out_shape[d], scale, mode, ct, nm, cubic_a, exclude,
+                          None if roi is None else (roi[d], roi[x.ndim + d]), outside)
+        shape = [1] * x.ndim
+        shape[d] = out_shape[d]
+        mask |= outside.reshape(shape)
         y = np.moveaxis(np.tensordot(M, y, axes=([1], [d])), 0, d)
         ya = np.moveaxis(np.tensordot(np.abs(M), ya, axes=([1], [d])), 0, d)
-    return y, ya
+    return np.where(mask, ext, y), np.where(mask, abs(ext), ya)
 
 
 def torch_resize(x, out_shape, scales, mode, ct, nm):
@@ -525,7 +541,7 @@ def torch_resize(x, out_shape, scales, mode, ct, nm):
 
 
 def resize_case(dt, shape, mode="nearest", ct=None, nm=None, sizes=None, scales=None, label="", torch_check=False,
-                args=(), input_fn=None, cubic_a=None, exclude=None):
+                args=(), input_fn=None, cubic_a=None, exclude=None, roi=None, ext=None):
     attrs = {}
     if sizes is not None:
         attrs["sizes"] = list(sizes)
@@ -540,6 +556,10 @@ def resize_case(dt, shape, mode="nearest", ct=None, nm=None, sizes=None, scales=
         attrs["cubic_coeff_a"] = cubic_a
     if exclude is not None:
         attrs["exclude_outside"] = exclude
+    if roi is not None:
+        attrs["roi"] = list(roi)
+    if ext is not None:
+        attrs["extrapolation_value"] = ext
     desc = " ".join("%s=%s" % (a, v) for a, v in attrs.items())
     name = "resize %s %s %s%s%s" % (dt, shp(shape), desc, " " + label if label else "",
                                     " --threads 3" if "--threads" in args else "")
@@ -549,7 +569,7 @@ def resize_case(dt, shape, mode="nearest", ct=None, nm=None, sizes=None, scales=
         x, xv = input_fn(rng) if input_fn else make_input(rng, dt, shape)
         out = list(sizes) if sizes is not None else [int(math.floor(n * s)) for n, s in zip(shape, scales)]
         y, ya = resize_ref(np.asarray(xv), out, scales, mode, ct or "half_pixel", nm or "round_prefer_floor",
-                           -0.75 if cubic_a is None else cubic_a, exclude or 0)
+                           -0.75 if cubic_a is None else cubic_a, exclude or 0, roi, ext or 0.0)
         if torch_check:
             t = torch_resize(np.asarray(xv), out, scales, mode, ct or "half_pixel", nm or "round_prefer_floor")
             if t is None:
@@ -647,6 +667,16 @@ def resize_cases():
     c.append(resize_case("f16", (2, 3, 6, 7), "cubic", "half_pixel", sizes=[2, 3, 11, 4]))
     c.append(resize_case("bf16", (2, 3, 6, 7), "cubic", "asymmetric", scales=[1, 1, 2, 0.5], exclude=1))
     c.append(resize_case("f32", (0, 3, 4, 4), "cubic", scales=[1, 1, 2, 2]))
+    # tf_crop_and_resize: a region of interest, outside it the extrapolation value
+    for mode in ("nearest", "linear", "cubic"):
+        c.append(resize_case("f32", (1, 2, 6, 7), mode, "tf_crop_and_resize", sizes=[1, 2, 5, 9],
+                             roi=[0, 0, 0.2, 0.1, 1, 1, 0.8, 0.7]))
+        c.append(resize_case("f32", (1, 2, 6, 7), mode, "tf_crop_and_resize", scales=[1, 1, 1.5, 0.8],
+                             roi=[0, 0, -0.3, 0.4, 1, 1, 1.2, 1.3], ext=-7.5))
+        c.append(resize_case("f64", (2, 5, 4), mode, "tf_crop_and_resize", sizes=[2, 1, 6],
+                             roi=[0, 0.5, 0.25, 1, 0.5, 0.75], ext=3.0))
+    c.append(resize_case("bf16", (1, 2, 6, 7), "linear", "tf_crop_and_resize", sizes=[1, 2, 5, 9],
+                         roi=[0, 0, 0.2, -0.15, 1, 1, 0.8, 1.1], ext=1.5))
     # tf_half_pixel_for_nn (ONNX opset 11-12) with nearest
     for nm in NMS:
         c.append(resize_case("f32", (1, 2, 5, 7), "nearest", "tf_half_pixel_for_nn", nm, sizes=[1, 2, 8, 4]))
@@ -720,8 +750,12 @@ def error_cases():
         ("resize", x4, {"scales": [1, 1, 2, 2], "mode": "bicubic"},
          r"attribute 'mode': unknown value 'bicubic' \(expected nearest, linear or cubic\)"),
         ("resize", x4, {"scales": [1, 1, 2, 2], "coordinate_transformation_mode": "tf_crop_and_resize"},
-         r"unknown value 'tf_crop_and_resize' \(expected half_pixel, half_pixel_symmetric, pytorch_half_pixel, "
-         r"align_corners, asymmetric or tf_half_pixel_for_nn\)"),
+         r"'tf_crop_and_resize' needs attribute 'roi' with 8 values"),
+        ("resize", x4, {"scales": [1, 1, 2, 2], "coordinate_transformation_mode": "tf_crop_and_resize",
+                        "roi": [0, 0, 1, 1]}, r"needs attribute 'roi' with 8 values .*; got \[0,0,1,1\]"),
+        ("resize", x4, {"scales": [1, 1, 2, 2], "coordinate_transformation_mode": "crop"},
+         r"unknown value 'crop' \(expected half_pixel, half_pixel_symmetric, pytorch_half_pixel, "
+         r"align_corners, asymmetric, tf_half_pixel_for_nn or tf_crop_and_resize\)"),
         ("resize", x4, {"scales": [1, 1, 2, 2], "nearest_mode": "round"},
          r"unknown value 'round' \(expected round_prefer_floor, round_prefer_ceil, floor or ceil\)"),
         ("resize", np.zeros((), np.float32), {"sizes": []}, r"scalar|sizes"),
