@@ -315,7 +315,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Gelu", 'm', "gelu"},
     {"Gemm", 'm', "gemm"},
     {"GlobalAveragePool", 'm', "global_average_pool"},
-    {"GlobalLpPool", 'm', "abs + pow + reduce_sum + pow"},
+    {"GlobalLpPool", 'm', "lp_pool over the whole spatial extent (else abs + pow + reduce_sum + pow)"},
     {"GlobalMaxPool", 'm', "global_max_pool"},
     {"Greater", 'm', "greater"},
     {"GreaterOrEqual", 'm', "greater_equal"},

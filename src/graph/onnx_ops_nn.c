@@ -286,7 +286,9 @@ ft_status ox_map_window(onx_ctx *c, const onx_node *n)
 }
 
 /* LpPool: ftrun's lp_pool (the pools' window attributes and p). GlobalLpPool:
- * (sum over the spatial axes of |x|^p)^(1/p) through abs, pow and reduce_sum. */
+ * lp_pool with the whole spatial extent as its window (1 to 3 spatial dims,
+ * none empty), else (sum over the spatial axes of |x|^p)^(1/p) through abs,
+ * pow and reduce_sum. */
 ft_status ox_map_lp_pool(onx_ctx *c, const onx_node *n)
 {
     OX_TRY(ox_check_dtype(c, n, FT_OP_LP_POOL, 0));
@@ -299,6 +301,18 @@ ft_status ox_map_lp_pool(onx_ctx *c, const onx_node *n)
         OX_TRY(pool_attrs(c, n, f));
         OX_TRY(onx_set_i(c, f, "p", onx_attr_i(n, "p", 2)));
         return auto_pad(c, n, f);
+    }
+    int whole = s->rank >= 3 && s->rank <= 5;
+    for (int i = 2; i < s->rank; i++)
+        whole &= s->dims[i] >= 1;
+    if (whole) {
+        int64_t ks[3];
+        for (int i = 2; i < s->rank; i++)
+            ks[i - 2] = s->dims[i];
+        ft_node *f = ox_emit1(c, n, FT_OP_LP_POOL, onx_in(c, n, 0), ox_out(c, n, 0));
+        OX_NEED(f);
+        OX_TRY(onx_set_ints(c, f, "kernel_shape", ks, s->rank - 2));
+        return onx_set_i(c, f, "p", onx_attr_i(n, "p", 2));
     }
     ft_dtype dt = ox_dtype(c, n, 0);
     if (p < 1)

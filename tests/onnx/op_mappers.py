@@ -181,6 +181,10 @@ for gmode, tmode in (("linear", "bilinear"), ("cubic", "bicubic"), ("nearest", "
     case("grid_sample_20_%s" % gmode, "GridSample", {"x": xgs, "g": ggs},
          {"y": F.grid_sample(T(xgs), T(ggs), mode=tmode, padding_mode="border", align_corners=True).numpy()}, 20,
          {"mode": gmode, "padding_mode": "border", "align_corners": 1})
+case("global_lp_pool_2_3d", "GlobalLpPool", {"x": xl[0]}, {"y": np.abs(xl[0] ** 3).sum(2, keepdims=True) ** (1 / 3)},
+     11, {"p": 3})
+case("global_lp_pool_2_empty", "GlobalLpPool", {"x": np.zeros((1, 2, 0, 3), np.float32)},
+     {"y": np.zeros((1, 2, 1, 1), np.float32)}, 11)
 case("global_lp_pool_2", "GlobalLpPool", {"x": xl}, {"y": np.sqrt((xl * xl).sum((2, 3), keepdims=True))}, 7)
 xcc = f32(5, 4, 3)
 ccp = np.zeros((3, 7, 3), np.float32)
