@@ -16,7 +16,8 @@ Oracles, all in float64 from the exact input values:
       reflection; align_corners), which shares ONNX's semantics except for bicubic with
       border/reflection padding at coordinates outside the input (ONNX clamps or
       reflects the coordinate first, PyTorch every tap), so those cases keep their grids
-      inside [-1, 1]; the ONNX test data (tests/onnx/testdata.py) covers the rest.
+      inside [-1, 1]; outside, a port of the ONNX reference implementation
+      (grid_sample_onnx, itself checked against PyTorch inside the input) is the oracle.
 
 Tolerances: as the pools (cases_pool.sum_tol): 2 eps relative plus (4 sqrt(K) + 4) eps
 times the same computation over |x| (K the cells summed); lrn adds 8 eps relative for
@@ -234,6 +235,102 @@ def lp_cases():
 # ---------------------------------------------------------------- grid_sample
 
 
+def _gs_reflect(x, lo, hi):
+    """onnx/reference/ops/op_grid_sample.py _gs_reflect."""
+    rng = hi - lo
+    if x < lo:
+        dx = lo - x
+        n = int(dx / rng)
+        r = dx - n * rng
+        return lo + r if n % 2 == 0 else hi - r
+    if x > hi:
+        dx = x - hi
+        n = int(dx / rng)
+        r = dx - n * rng
+        return hi - r if n % 2 == 0 else lo + r
+    return x
+
+
+def _gs_cubic(t, A=-0.75):
+    t = abs(t)
+    return [((A * (t + 1) - 5 * A) * (t + 1) + 8 * A) * (t + 1) - 4 * A,
+            ((A + 2) * t - (A + 3)) * t * t + 1,
+            ((A + 2) * (1 - t) - (A + 3)) * (1 - t) * (1 - t) + 1,
+            ((A * (2 - t) - 5 * A) * (2 - t) + 8 * A) * (2 - t) - 4 * A]
+
+
+def grid_sample_onnx(x, grid, mode, padding, ac):
+    """The ONNX reference's GridSample for 4-D x, in float64, one output at a time: the
+    coordinate rounded (nearest), then clamped or reflected when outside the borders,
+    then every cell read clamped, reflected or zero."""
+    N, C, H, W = x.shape
+    dims = (H, W)
+    lo = [0.0 if ac else -0.5] * 2
+    hi = [d - 1.0 if ac else d - 0.5 for d in dims]
+    y = np.zeros((N, C) + grid.shape[1:3])
+
+    def pixel(plane, idx):
+        for k in range(2):
+            i = idx[k]
+            if padding == "zeros":
+                if i < 0 or i >= dims[k]:
+                    return 0.0
+            elif padding == "border":
+                idx[k] = min(max(i, 0), dims[k] - 1)
+            else:
+                idx[k] = int(_gs_reflect(i, lo[k], hi[k]))
+        return plane[idx[0], idx[1]]
+
+    for n in range(N):
+        for oh in range(grid.shape[1]):
+            for ow in range(grid.shape[2]):
+                g = grid[n, oh, ow][::-1]
+                v = [(g[k] + 1) / 2 * (dims[k] - 1) if ac else ((g[k] + 1) * dims[k] - 1) / 2 for k in range(2)]
+                if mode == "nearest":
+                    v = [float(np.rint(t)) for t in v]
+                for k in range(2):
+                    if v[k] < lo[k] or v[k] > hi[k]:
+                        if padding == "border":
+                            v[k] = min(max(v[k], 0), dims[k] - 1)
+                        elif padding == "reflection":
+                            v[k] = _gs_reflect(v[k], lo[k], hi[k])
+                if mode == "nearest":
+                    taps = [[(int(t), 1.0)] for t in v]
+                elif mode == "bilinear":
+                    taps = [[(math.floor(t), 1 - (t - math.floor(t))), (math.floor(t) + 1, t - math.floor(t))] for t in v]
+                else:
+                    taps = [list(zip(range(math.floor(t) - 1, math.floor(t) + 3), _gs_cubic(t - math.floor(t))))
+                            for t in v]
+                for c in range(C):
+                    y[n, c, oh, ow] = sum(wa * wb * pixel(x[n, c], [ia, ib]) for ia, wa in taps[0] for ib, wb in taps[1])
+    return y
+
+
+def grid_onnx_case(dt, xs, os, mode, padding, ac, lo=-1.7, hi=1.7):
+    """Cases where PyTorch differs (bicubic with border or reflection, coordinates outside):
+    the oracle is the port of the ONNX reference above, itself checked against PyTorch on
+    coordinates inside."""
+    name = "grid_sample %s %s->%s mode=%s padding_mode=%s align_corners=%d onnx reference" % (
+        dt, shp(xs), shp(os), mode, padding, ac)
+
+    def build():
+        rng = rng_for(name)
+        x, xv = make_input(rng, dt, xs)
+        g = rng.uniform(lo, hi, (xs[0],) + tuple(os) + (2,)).astype(NP[dt])
+        inside = rng.uniform(-1, 1, g.shape)
+        torch = torch_mod()
+        t = torch.nn.functional.grid_sample(torch.from_numpy(f64(xv)), torch.from_numpy(inside), mode=mode,
+                                            padding_mode=padding, align_corners=bool(ac)).numpy()
+        if not np.allclose(t, grid_sample_onnx(f64(xv), inside, mode, padding, ac), rtol=1e-12, atol=1e-12):
+            raise AssertionError("the ONNX GridSample port disagrees with PyTorch inside the input")
+        y = grid_sample_onnx(f64(xv), f64(g), mode, padding, ac)
+        sc = np.abs(y) + 2.25 * np.abs(f64(xv)).max()
+        return {"inputs": [("x", x, dt), ("grid", g, dt)], "expect": {"y": to_out(y, dt)},
+                "tol": sum_tol(dt, 16, sc)}
+    return Case(name, "grid_sample", attrs={"mode": mode, "padding_mode": padding, "align_corners": ac},
+                build=build)
+
+
 def grid_case(dt, xs, os, mode="bilinear", padding="zeros", ac=0, lo=-1.2, hi=1.2, label="", onnx_mode=None):
     r = len(xs) - 2
     attrs = {"mode": onnx_mode or mode, "padding_mode": padding, "align_corners": ac}
@@ -281,6 +378,13 @@ def grid_cases():
         for padding in ("zeros", "border", "reflection"):
             c.append(grid_case("f32", (1, 2, 4, 5), (6, 6), mode, padding, 0, -5.0, 5.0, label="far"))
     c.append(grid_case("f32", (1, 2, 4, 5), (6, 6), "bicubic", "zeros", 1, -3.0, 3.0, label="far"))
+    # bicubic with border and reflection outside the input: the ONNX reference's rule
+    for padding in ("border", "reflection"):
+        for ac in (0, 1):
+            c.append(grid_onnx_case("f32", (1, 2, 4, 5), (5, 6), "bicubic", padding, ac))
+    c.append(grid_onnx_case("f64", (2, 1, 3, 4), (3, 3), "bicubic", "reflection", 0, -4.0, 4.0))
+    c.append(grid_onnx_case("f32", (1, 2, 4, 5), (5, 6), "nearest", "reflection", 0, -3.0, 3.0))
+    c.append(grid_onnx_case("f32", (1, 2, 4, 5), (5, 6), "bilinear", "reflection", 1, -3.0, 3.0))
     # the ONNX opset 20 names of the modes
     c.append(grid_case("f32", (1, 2, 4, 5), (3, 3), "bilinear", onnx_mode="linear"))
     c.append(grid_case("f32", (1, 2, 4, 5), (3, 3), "bicubic", onnx_mode="cubic"))
