@@ -1,8 +1,9 @@
-/* Shape and dtype inference of max_pool, average_pool, the global pools and
- * resize, the parser of their attributes into ft_pool_params and
- * ft_resize_params (params.h), and the kernel-side geometry computed from
- * those and the inferred shapes (infer_pool.h), so that the padding and the
- * per-axis scales are derived in this one file for inference and for both
+/* Shape and dtype inference of max_pool, average_pool, lp_pool, the global
+ * pools, resize, lrn and grid_sample, the parser of their attributes into
+ * ft_pool_params, ft_resize_params and ft_image_params (params.h), and the
+ * kernel-side geometry computed from those and the inferred shapes
+ * (infer_pool.h), so that the padding, the per-axis scales and the resize
+ * source coordinates are derived in this one file for inference and for both
  * backends. The dtype of input 0 has already been checked against the op
  * table's mask. */
 #include "infer_common.h"

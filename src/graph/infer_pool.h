@@ -1,6 +1,7 @@
-/* Kernel-side geometry of max_pool/average_pool and resize (infer_pool.c),
- * used by the CPU kernels (src/cpu/pool.c, src/cpu/resize.c) and the host
- * side of the CUDA kernels (src/cuda/pool.cu), from the node's typed
+/* Kernel-side geometry of max_pool/average_pool/lp_pool and resize
+ * (infer_pool.c), used by the CPU kernels (src/cpu/pool.c, src/cpu/resize.c)
+ * and the host side of the CUDA kernels (src/cuda/pool.cu, src/cuda/image.cu),
+ * from the node's typed
  * parameters (params.h) and the inferred shapes; the caller owns every
  * struct passed in.
  *
