@@ -85,6 +85,7 @@ ft_status cpu_one_hot(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *
 ft_status cpu_trilu(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_cumprod(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_hardmax(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_depth_space(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 /* conv.c */
 ft_status cpu_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_conv_transpose(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
@@ -93,6 +94,10 @@ ft_status cpu_max_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view 
 ft_status cpu_average_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_global_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_resize(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_lp_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* image.c: lrn, grid_sample */
+ft_status cpu_lrn(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_grid_sample(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 /* fft.c: fft, ifft, rfft, irfft */
 ft_status cpu_fft(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 /* attention.c: attention; norm_channels.c: batch_norm, instance_norm, group_norm */

@@ -219,6 +219,14 @@ ft_status cpu_transpose(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view
     return FT_OK;
 }
 
+ft_status cpu_depth_space(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    ft_xfer x;
+    ft_xfer_depth_space(&x, &n->params.move, n->op == FT_OP_DEPTH_TO_SPACE, &in[0].shape, &out->shape);
+    xfer_run(k, &x, out->data, in[0].data, ft_dtype_size(in[0].dtype));
+    return FT_OK;
+}
+
 ft_status cpu_expand(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     ft_xfer x;

@@ -1,5 +1,5 @@
-/* CPU pooling kernels: max_pool (f32, f64, i8, u8), average_pool and the
- * global pools (f32, f64), channels-first with 1 to 3 spatial dims. The
+/* CPU pooling kernels: max_pool (f32, f64, i8, u8), average_pool, lp_pool and
+ * the global pools (f32, f64), channels-first with 1 to 3 spatial dims. The
  * inference in src/graph/infer_pool.c has checked every attribute; the
  * padding is recomputed from the same attributes and the inferred output
  * shape by ft_pool_geom_of (src/graph/infer_pool.c). Sums accumulate in double. Work is split over the output
@@ -99,12 +99,23 @@ DEF_MAXPOOL(f64, double, -INFINITY, FNAN, NAN)
 DEF_MAXPOOL(i8, int8_t, INT8_MIN, INAN, 0)
 DEF_MAXPOOL(u8, uint8_t, 0, INAN, 0)
 
-/* Mean over the window cells inside the input; the divisor also counts the
- * padding cells (not the ceil_mode overhang) with count_include_pad. A window
- * with no input cell and no padding counted gives 0/0 = NaN. */
-#define DEF_AVGPOOL(S, T)                                                                                             \
-    static void avgpool_##S(const ft_pool_geom *g, const axis_tab *t, const T *x, T *y, int incl, int threads,        \
-                            int par)                                                                                  \
+/* Window sums: average_pool and lp_pool differ only in the term summed and
+ * the result made of the sum.
+ * average_pool: mean over the window cells inside the input; the divisor also
+ * counts the padding cells (not the ceil_mode overhang) with
+ * count_include_pad. A window with no input cell and no padding counted gives
+ * 0/0 = NaN.
+ * lp_pool: (sum over the window cells inside the input of |x|^p)^(1/p):
+ * padding cells count as 0, an empty window gives 0. */
+static inline double lp_term(double v, int p) { return p == 1 ? fabs(v) : p == 2 ? v * v : pow(fabs(v), (double)p); }
+static inline double lp_root(double s, int p) { return p == 1 ? s : p == 2 ? sqrt(s) : pow(s, 1.0 / (double)p); }
+#define AVG_TERM(v, pw) (v)
+#define AVG_RESULT(sum, cnt, pw) ((sum) / (cnt))
+#define LP_RESULT(sum, cnt, pw) lp_root(sum, pw)
+
+#define DEF_SUMPOOL(NAME, S, T, TERM, RESULT)                                                                         \
+    static void NAME##_##S(const ft_pool_geom *g, const axis_tab *t, const T *x, T *y, int incl, int pw, int threads, \
+                           int par)                                                                                   \
     {                                                                                                                 \
         int64_t rows = g->planes * g->out[0] * g->out[1];                                                             \
         _Pragma("omp parallel for num_threads(threads) schedule(static) if (par)")                                    \
@@ -119,16 +130,19 @@ DEF_MAXPOOL(u8, uint8_t, 0, INAN, 0)
                     for (int64_t b = 0; b < ch; b++) {                                                                \
                         const T *row = xw + a * dd + b * dh;                                                          \
                         for (int64_t c = 0; c < cw; c++)                                                              \
-                            sum += (double)row[c * dw];                                                               \
+                            sum += TERM((double)row[c * dw], pw);                                                     \
                     }                                                                                                 \
                 double cnt = (double)cdh * (double)(incl ? t[2].cntpad[ow] : cw);                                     \
-                yp[ow] = (T)(sum / cnt);                                                                              \
+                (void)cnt;                                                                                            \
+                yp[ow] = (T)(RESULT(sum, cnt, pw));                                                                   \
             }                                                                                                         \
         }                                                                                                             \
     }
 
-DEF_AVGPOOL(f32, float)
-DEF_AVGPOOL(f64, double)
+DEF_SUMPOOL(avgpool, f32, float, AVG_TERM, AVG_RESULT)
+DEF_SUMPOOL(avgpool, f64, double, AVG_TERM, AVG_RESULT)
+DEF_SUMPOOL(lppool, f32, float, lp_term, LP_RESULT)
+DEF_SUMPOOL(lppool, f64, double, lp_term, LP_RESULT)
 
 /* Output cells times window cells, saturating (kernels may be huge). */
 static uint64_t pool_work(const ft_pool_geom *g, uint64_t numel)
@@ -140,6 +154,7 @@ static uint64_t pool_work(const ft_pool_geom *g, uint64_t numel)
     return w;
 }
 
+/* avg: 0 max_pool, 1 average_pool, 2 lp_pool */
 static ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, int avg)
 {
     ft_pool_geom g;
@@ -154,12 +169,21 @@ static ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vi
     int par = pool_work(&g, numel) >= CPU_PAR_MIN && k->threads > 1;
     const void *x = in[0].data;
     void *y = out[0].data;
-    if (avg) {
+    if (avg == 2) {
+        int pw = n->params.pool.p;
+        if (in[0].dtype == FT_F32)
+            lppool_f32(&g, t, x, y, 0, pw, k->threads, par);
+        else if (in[0].dtype == FT_F64)
+            lppool_f64(&g, t, x, y, 0, pw, k->threads, par);
+        else
+            st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "lp_pool: no cpu kernel for %s",
+                             ft_dtype_name(in[0].dtype));
+    } else if (avg) {
         int incl = n->params.pool.count_include_pad;
         if (in[0].dtype == FT_F32)
-            avgpool_f32(&g, t, x, y, incl, k->threads, par);
+            avgpool_f32(&g, t, x, y, incl, 0, k->threads, par);
         else if (in[0].dtype == FT_F64)
-            avgpool_f64(&g, t, x, y, incl, k->threads, par);
+            avgpool_f64(&g, t, x, y, incl, 0, k->threads, par);
         else
             st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "average_pool: no cpu kernel for %s",
                              ft_dtype_name(in[0].dtype));
@@ -193,6 +217,11 @@ ft_status cpu_max_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view 
 ft_status cpu_average_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     return run_pool(k, n, in, out, 1);
+}
+
+ft_status cpu_lp_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    return run_pool(k, n, in, out, 2);
 }
 
 /* ---- global pools ----------------------------------------------------------------- */

@@ -1,4 +1,4 @@
-/* CPU resize (f32, f64): nearest and N-linear interpolation over any axes,
+/* CPU resize (f32, f64): nearest, N-linear and N-cubic interpolation over any axes,
  * following the formulas of the ONNX reference implementation
  * (onnx/reference/ops/op_resize.py). The inference in
  * src/graph/infer_pool.c has checked the attributes and fixed the output
@@ -6,32 +6,11 @@
  * cells once, then gathers. */
 #include "cpu.h"
 #include "../graph/infer_pool.h"
+#include "../graph/sample.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Source coordinate of output coordinate x on an axis of `in` cells. scale is
- * the attribute's scale, or out/in when sizes were given; the reference
- * computes output_width = scale * in in floating point and uses it (not the
- * integer size) where a mode needs the output length. Same expression order
- * as the reference, so that ties of the nearest modes fall the same way. */
-static double src_coord(int ct, double x, double scale, int64_t in, int64_t out)
-{
-    double ow = scale * (double)in;
-    switch (ct) {
-    case FT_RESIZE_CT_HALF_PIXEL: return (x + 0.5) / scale - 0.5;
-    case FT_RESIZE_CT_HALF_PIXEL_SYMMETRIC: {
-        double adjustment = (double)out / ow;
-        double center = (double)in / 2;
-        double offset = center * (1 - adjustment);
-        return offset + (x + 0.5) / scale - 0.5;
-    }
-    case FT_RESIZE_CT_PYTORCH_HALF_PIXEL: return ow == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
-    case FT_RESIZE_CT_ALIGN_CORNERS: return ow == 1 ? 0.0 : x * (double)(in - 1) / (ow - 1);
-    default: return x / scale; /* asymmetric */
-    }
-}
 
 static int64_t clampi(int64_t v, int64_t n) { return v < 0 ? 0 : v >= n ? n - 1 : v; }
 
@@ -40,16 +19,23 @@ static int64_t clampi(int64_t v, int64_t n) { return v < 0 ? 0 : v >= n ? n - 1 
  * the upper one (0 for nearest, and whenever the source coordinate is an
  * integer: then only the lower cell is read). */
 typedef struct axis_map {
-    int64_t *lo, *hi;
+    int64_t *lo, *hi; /* lo -1: the source is outside (tf_crop_and_resize's extrapolation) */
     double *w;
-    int active; /* some weight is not 0 */
+    int active;  /* some weight is not 0 */
+    int outside; /* some lo is -1 */
 } axis_map;
 
-static void map_axis(axis_map *m, int linear, int ct, int nm, double scale, int64_t in, int64_t out)
+static void map_axis(axis_map *m, const ft_resize_params *p, int d, double scale, int64_t in, int64_t out)
 {
-    m->active = 0;
+    int linear = p->linear, nm = p->nm;
+    m->active = m->outside = 0;
     for (int64_t o = 0; o < out; o++) {
-        double xo = src_coord(ct, (double)o, scale, in, out);
+        double xo = ft_resize_src_coord(p, d, (double)o, scale, in, out);
+        if (ft_resize_outside(p, xo, in)) {
+            m->lo[o] = m->hi[o] = -1, m->w[o] = 0;
+            m->outside = 1;
+            continue;
+        }
         /* Beyond one cell outside the input every choice reads the edge cell;
          * the clamp keeps the conversion to an integer defined. */
         if (xo < -1)
@@ -83,7 +69,7 @@ static void map_axis(axis_map *m, int linear, int ct, int nm, double scale, int6
 #define MAX_CORNERS 128
 
 #define DEF_RESIZE(S, T)                                                                                              \
-    static void resize_##S(const T *x, T *y, const ft_shape *is, const ft_shape *os, const axis_map *m,               \
+    static void resize_##S(const T *x, T *y, const ft_shape *is, const ft_shape *os, const axis_map *m, double ext,  \
                            int threads, int par)                                                                      \
     {                                                                                                                 \
         int r = is->rank;                                                                                             \
@@ -98,9 +84,11 @@ static void map_axis(axis_map *m, int linear, int ct, int nm, double scale, int6
             int nc = 1;                                                                                               \
             off[0] = 0, wt[0] = 1;                                                                                    \
             int64_t rem = row;                                                                                        \
+            int outside = 0;                                                                                          \
             for (int d = r - 2; d >= 0; d--) {                                                                        \
                 int64_t o = rem % os->dims[d];                                                                        \
                 rem /= os->dims[d];                                                                                   \
+                outside |= m[d].lo[o] < 0;                                                                            \
                 int64_t lo = m[d].lo[o] * ist[d];                                                                     \
                 double w = m[d].w[o];                                                                                 \
                 if (w == 0) {                                                                                         \
@@ -116,6 +104,23 @@ static void map_axis(axis_map *m, int linear, int ct, int nm, double scale, int6
                 nc *= 2;                                                                                              \
             }                                                                                                         \
             T *yr = y + row * olast;                                                                                  \
+            if (outside || ml->outside) {                                                                             \
+                for (int64_t o = 0; o < olast; o++) {                                                                 \
+                    if (outside || ml->lo[o] < 0) {                                                                   \
+                        yr[o] = (T)ext;                                                                               \
+                        continue;                                                                                     \
+                    }                                                                                                 \
+                    int64_t lo = ml->lo[o], hi = ml->hi[o];                                                           \
+                    double w = ml->w[o], acc = 0;                                                                     \
+                    for (int c = 0; c < nc; c++) {                                                                    \
+                        const T *xr = x + off[c];                                                                     \
+                        double v = w == 0 ? (double)xr[lo] : (1 - w) * (double)xr[lo] + w * (double)xr[hi];           \
+                        acc += wt[c] * v;                                                                             \
+                    }                                                                                                 \
+                    yr[o] = (T)acc;                                                                                   \
+                }                                                                                                     \
+                continue;                                                                                             \
+            }                                                                                                         \
             if (nc == 1 && !ml->active) {                                                                             \
                 const T *xr = x + off[0];                                                                             \
                 for (int64_t o = 0; o < olast; o++)                                                                   \
@@ -138,12 +143,92 @@ static void map_axis(axis_map *m, int linear, int ct, int nm, double scale, int6
 DEF_RESIZE(f32, float)
 DEF_RESIZE(f64, double)
 
+/* ---- cubic ------------------------------------------------------------------------- */
+
+/* Every output element sums the products of the taps of every axis (one tap
+ * on the axes where its coordinate falls on a cell), the first axis
+ * outermost. */
+#define DEF_CUBIC(S, T)                                                                                               \
+    static void cubic_##S(const T *x, T *y, const ft_shape *is, const ft_shape *os, ft_taps *const *tab, double ext, \
+                          int threads, int par)                                                                       \
+    {                                                                                                                 \
+        int r = is->rank;                                                                                             \
+        int64_t ist[FT_MAX_RANK], total = (int64_t)ft_numel(os);                                                      \
+        ft_strides(is, ist);                                                                                          \
+        _Pragma("omp parallel for num_threads(threads) schedule(static) if (par)")                                    \
+        for (int64_t e = 0; e < total; e++) {                                                                         \
+            const ft_taps *t[FT_MAX_RANK];                                                                            \
+            int64_t rem = e;                                                                                          \
+            int outside = 0;                                                                                          \
+            for (int d = r - 1; d >= 0; d--) {                                                                        \
+                t[d] = &tab[d][rem % os->dims[d]];                                                                    \
+                outside |= t[d]->n == 0;                                                                              \
+                rem /= os->dims[d];                                                                                   \
+            }                                                                                                         \
+            if (outside) {                                                                                            \
+                y[e] = (T)ext;                                                                                        \
+                continue;                                                                                             \
+            }                                                                                                         \
+            int k[FT_MAX_RANK] = {0};                                                                                 \
+            double acc = 0;                                                                                           \
+            for (;;) {                                                                                                \
+                int64_t off = 0;                                                                                      \
+                double w = 1;                                                                                         \
+                for (int d = 0; d < r; d++)                                                                           \
+                    off += t[d]->i[k[d]] * ist[d], w *= t[d]->w[k[d]];                                                \
+                acc += w * (double)x[off];                                                                            \
+                int d = r - 1;                                                                                        \
+                while (d >= 0 && ++k[d] == t[d]->n)                                                                   \
+                    k[d--] = 0;                                                                                       \
+                if (d < 0)                                                                                            \
+                    break;                                                                                            \
+            }                                                                                                         \
+            y[e] = (T)acc;                                                                                            \
+        }                                                                                                             \
+    }
+
+DEF_CUBIC(f32, float)
+DEF_CUBIC(f64, double)
+
+static ft_status run_cubic(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    const ft_shape *is = &in[0].shape, *os = &out[0].shape;
+    const ft_resize_params *md = &n->params.resize;
+    int r = is->rank;
+    int64_t total = 0;
+    for (int d = 0; d < r; d++)
+        total += os->dims[d];
+    ft_taps *buf = ft_malloc((size_t)total * sizeof *buf), *tab[FT_MAX_RANK];
+    if (!buf)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the resize tables (%lld entries)",
+                           (long long)total);
+    ft_taps *next = buf;
+    for (int d = 0; d < r; d++) {
+        double scale = ft_resize_scale(md, is, os, d);
+        tab[d] = next;
+        ft_resize_cubic_axis(md, d, scale, is->dims[d], os->dims[d], next);
+        next += os->dims[d];
+    }
+    int par = ft_numel(os) >= CPU_PAR_MIN / 4 && k->threads > 1;
+    ft_status st = FT_OK;
+    if (in[0].dtype == FT_F32)
+        cubic_f32(in[0].data, out[0].data, is, os, tab, md->extrapolation, k->threads, par);
+    else if (in[0].dtype == FT_F64)
+        cubic_f64(in[0].data, out[0].data, is, os, tab, md->extrapolation, k->threads, par);
+    else
+        st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "resize: no cpu kernel for %s", ft_dtype_name(in[0].dtype));
+    free(buf);
+    return st;
+}
+
 ft_status cpu_resize(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_shape *is = &in[0].shape, *os = &out[0].shape;
     uint64_t numel = ft_numel(os);
     if (numel == 0)
         return FT_OK;
+    if (n->params.resize.cubic)
+        return run_cubic(k, n, in, out);
     int r = is->rank;
     const ft_resize_params *md = &n->params.resize;
     axis_map m[FT_MAX_RANK];
@@ -161,14 +246,14 @@ ft_status cpu_resize(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
         int64_t o = os->dims[d], i = is->dims[d];
         m[d].lo = ib, m[d].hi = ib + o, m[d].w = wb;
         ib += 2 * o, wb += o;
-        map_axis(&m[d], md->linear, md->ct, md->nm, ft_resize_scale(md, is, os, d), i, o);
+        map_axis(&m[d], md, d, ft_resize_scale(md, is, os, d), i, o);
     }
     int par = numel >= CPU_PAR_MIN && k->threads > 1;
     ft_status st = FT_OK;
     if (in[0].dtype == FT_F32)
-        resize_f32(in[0].data, out[0].data, is, os, m, k->threads, par);
+        resize_f32(in[0].data, out[0].data, is, os, m, md->extrapolation, k->threads, par);
     else if (in[0].dtype == FT_F64)
-        resize_f64(in[0].data, out[0].data, is, os, m, k->threads, par);
+        resize_f64(in[0].data, out[0].data, is, os, m, md->extrapolation, k->threads, par);
     else
         st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "resize: no cpu kernel for %s", ft_dtype_name(in[0].dtype));
     free(buf);

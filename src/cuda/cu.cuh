@@ -318,6 +318,8 @@ CU_KFN(cu_one_hot);
 CU_KFN(cu_trilu);
 CU_KFN(cu_cumprod);
 CU_KFN(cu_hardmax);
+/* movement.cu: depth_to_space, space_to_depth */
+CU_KFN(cu_depth_space);
 /* matmul.cu */
 CU_KFN(cu_matmul);
 CU_KFN(cu_gemm);
@@ -330,6 +332,11 @@ CU_KFN(cu_max_pool);
 CU_KFN(cu_average_pool);
 CU_KFN(cu_global_pool);
 CU_KFN(cu_resize);
+CU_KFN(cu_lp_pool);
+/* image.cu */
+CU_KFN(cu_lrn);
+CU_KFN(cu_grid_sample);
+CU_KFN(cu_resize_cubic); /* resize in mode cubic, called by cu_resize */
 /* fft.cu */
 CU_KFN(cu_fft);
 void cu_fft_cache_free(struct cu_fft_cache *c);

@@ -370,6 +370,13 @@ CU_KFN(cu_transpose)
     return xfer_run(k, n, &x, out->data, in[0].data, ft_dtype_size(in[0].dtype));
 }
 
+CU_KFN(cu_depth_space)
+{
+    ft_xfer x;
+    ft_xfer_depth_space(&x, &n->params.move, n->op == FT_OP_DEPTH_TO_SPACE, &in[0].shape, &out->shape);
+    return xfer_run(k, n, &x, out->data, in[0].data, ft_dtype_size(in[0].dtype));
+}
+
 CU_KFN(cu_expand)
 {
     ft_xfer x;

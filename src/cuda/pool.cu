@@ -1,5 +1,5 @@
 /* CUDA pooling and resize (cu.cuh, pool.cu): max_pool (floats, i8, u8),
- * average_pool, the global pools (floats) and resize (floats), channels-first.
+ * average_pool, lp_pool, the global pools (floats) and resize (floats), channels-first.
  * The semantic references are src/cpu/pool.c and src/cpu/resize.c, whose
  * formulas, summation orders and double-precision arithmetic are reproduced
  * here so that results agree bit for bit wherever the CPU's are defined by
@@ -158,13 +158,18 @@ __global__ void __launch_bounds__(CU_BLOCK)
     }
 }
 
-/* Mean over the window cells inside the input, summed in double in the CPU's
- * order; the divisor also counts the padding cells (not the ceil_mode
- * overhang) with count_include_pad. No input cell and no padding counted
- * gives 0/0 = NaN, as on the CPU. */
-template <class T>
+/* (sum over the window cells inside the input of |x|^p)^(1/p), as on the CPU. */
+__device__ __forceinline__ double lp_term(double v, int p) { return p == 1 ? fabs(v) : p == 2 ? v * v : pow(fabs(v), (double)p); }
+__device__ __forceinline__ double lp_root(double s, int p) { return p == 1 ? s : p == 2 ? sqrt(s) : pow(s, 1.0 / (double)p); }
+
+/* Window sums in double in the CPU's order. average_pool (LP false): the mean
+ * over the window cells inside the input; the divisor also counts the
+ * padding cells (not the ceil_mode overhang) with count_include_pad. No input
+ * cell and no padding counted gives 0/0 = NaN, as on the CPU. lp_pool (LP
+ * true): the p-th root of the sum of |x|^p. */
+template <class T, bool LP>
 __global__ void __launch_bounds__(CU_BLOCK)
-    avgpool_kernel(T *__restrict__ y, const T *__restrict__ x, const ptab *__restrict__ tab, pool_args a)
+    sumpool_kernel(T *__restrict__ y, const T *__restrict__ x, const ptab *__restrict__ tab, pool_args a, int pw)
 {
     for (int64_t t = cu_grid_start(); t < a.total; t += cu_grid_step()) {
         ptab td, th, tw;
@@ -173,15 +178,22 @@ __global__ void __launch_bounds__(CU_BLOCK)
         for (int64_t i = 0; i < td.cnt; i++)
             for (int64_t j = 0; j < th.cnt; j++) {
                 const T *row = xw + i * a.dd + j * a.dh;
-                for (int64_t c = 0; c < tw.cnt; c++)
-                    sum += (double)cu_load(row, c * a.dw);
+                for (int64_t c = 0; c < tw.cnt; c++) {
+                    double v = (double)cu_load(row, c * a.dw);
+                    sum += LP ? lp_term(v, pw) : v;
+                }
             }
-        int64_t cdh = a.incl ? td.cntpad * th.cntpad : td.cnt * th.cnt;
-        double cnt = __dmul_rn((double)cdh, (double)(a.incl ? tw.cntpad : tw.cnt));
-        y[t] = from_double<T>(sum / cnt);
+        if (LP) {
+            y[t] = from_double<T>(lp_root(sum, pw));
+        } else {
+            int64_t cdh = a.incl ? td.cntpad * th.cntpad : td.cnt * th.cnt;
+            double cnt = __dmul_rn((double)cdh, (double)(a.incl ? tw.cntpad : tw.cnt));
+            y[t] = from_double<T>(sum / cnt);
+        }
     }
 }
 
+/* avg: 0 max_pool, 1 average_pool, 2 lp_pool */
 ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, int avg)
 {
     ft_dtype dt = in[0].dtype;
@@ -234,8 +246,10 @@ ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
     void *y = out[0].data;
 #define POOL_LAUNCH(T)                                                                                           \
     do {                                                                                                         \
-        if (avg)                                                                                                 \
-            avgpool_kernel<T><<<grid, CU_BLOCK, 0, s>>>((T *)y, (const T *)x, tab, a);                           \
+        if (avg == 2)                                                                                            \
+            sumpool_kernel<T, true><<<grid, CU_BLOCK, 0, s>>>((T *)y, (const T *)x, tab, a, n->params.pool.p);   \
+        else if (avg)                                                                                            \
+            sumpool_kernel<T, false><<<grid, CU_BLOCK, 0, s>>>((T *)y, (const T *)x, tab, a, 0);                 \
         else                                                                                                     \
             maxpool_kernel<T><<<grid, CU_BLOCK, 0, s>>>((T *)y, (const T *)x, tab, a);                           \
     } while (0)
@@ -446,11 +460,12 @@ ft_status global_pool_t(ft_kctx *k, const ft_node *n, const void *x, void *y, in
 
 /* ---- resize ----------------------------------------------------------------------------- */
 
-/* Source coordinate of output coordinate x, as src_coord() in
- * src/cpu/resize.c: same expressions in the same order, and every product
+/* Source coordinate of output coordinate x, as ft_resize_src_coord() in
+ * src/graph/infer_pool.c: same expressions in the same order, and every product
  * rounded on its own (__dmul_rn: no fused multiply-add), so that the nearest
  * modes pick the same cells and ties fall the same way. */
-__device__ __forceinline__ double src_coord(int ct, double x, double scale, int64_t in, int64_t out)
+__device__ __forceinline__ double src_coord(int ct, double x, double scale, int64_t in, int64_t out, double r0,
+                                            double r1)
 {
     double ow = __dmul_rn(scale, (double)in);
     switch (ct) {
@@ -463,6 +478,12 @@ __device__ __forceinline__ double src_coord(int ct, double x, double scale, int6
     }
     case FT_RESIZE_CT_PYTORCH_HALF_PIXEL: return ow == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
     case FT_RESIZE_CT_ALIGN_CORNERS: return ow == 1 ? 0.0 : __dmul_rn(x, (double)(in - 1)) / (ow - 1);
+    case FT_RESIZE_CT_TF_HALF_PIXEL_FOR_NN: return (x + 0.5) / scale;
+    case FT_RESIZE_CT_TF_CROP_AND_RESIZE: {
+        double xo = ow == 1 ? __dmul_rn(r1 - r0, (double)(in - 1)) / 2
+                            : __dmul_rn(__dmul_rn(x, r1 - r0), (double)(in - 1)) / (ow - 1);
+        return xo + __dmul_rn(r0, (double)(in - 1));
+    }
     default: return x / scale; /* asymmetric */
     }
 }
@@ -479,7 +500,7 @@ struct rmap_args {
     int rank, linear, ct, nm;
     int64_t total;
     int64_t in[FT_MAX_RANK], out[FT_MAX_RANK];
-    double scale[FT_MAX_RANK];
+    double scale[FT_MAX_RANK], r0[FT_MAX_RANK], r1[FT_MAX_RANK];
 };
 
 __device__ __forceinline__ int64_t clampi(int64_t v, int64_t n) { return v < 0 ? 0 : v >= n ? n - 1 : v; }
@@ -494,7 +515,14 @@ __global__ void __launch_bounds__(CU_BLOCK) resize_map_kernel(rtab *__restrict__
         while (d < a.rank - 1 && o >= a.out[d])
             o -= a.out[d++];
         const int64_t in = a.in[d];
-        double xo = src_coord(a.ct, (double)o, a.scale[d], in, a.out[d]);
+        double xo = src_coord(a.ct, (double)o, a.scale[d], in, a.out[d], a.r0[d], a.r1[d]);
+        if (a.ct == FT_RESIZE_CT_TF_CROP_AND_RESIZE && (xo < 0 || xo > (double)(in - 1))) {
+            rtab t;
+            t.lo = t.hi = -1; /* tf_crop_and_resize: the extrapolation value */
+            t.w = 0;
+            tab[e] = t;
+            continue;
+        }
         /* Beyond one cell outside the input every choice reads the edge cell;
          * the clamp keeps the conversion to an integer defined. */
         if (xo < -1)
@@ -529,6 +557,7 @@ __global__ void __launch_bounds__(CU_BLOCK) resize_map_kernel(rtab *__restrict__
 
 struct resize_args {
     int rank;
+    double ext; /* tf_crop_and_resize's extrapolation value */
     int64_t total;
     cu_fastdiv od[FT_MAX_RANK];     /* output dims */
     int64_t toff[FT_MAX_RANK]; /* first table entry of each axis */
@@ -553,6 +582,7 @@ __global__ void __launch_bounds__(CU_BLOCK) resize_kernel(T *__restrict__ y, con
         int64_t base = 0, dlt[FT_MAX_RANK - 1];
         double wv[FT_MAX_RANK - 1];
         unsigned act = 0;
+        bool outside = ml.lo < 0;
 #pragma unroll
         for (int d = FT_MAX_RANK - 2; d >= 0; d--) {
             dlt[d] = 0;
@@ -567,6 +597,7 @@ __global__ void __launch_bounds__(CU_BLOCK) resize_kernel(T *__restrict__ y, con
                     c = (int64_t)rest;
                 }
                 const rtab e = tab[a.toff[d] + c];
+                outside |= e.lo < 0;
                 base += e.lo * a.ist[d];
                 if (e.w != 0) {
                     act |= 1u << d;
@@ -574,6 +605,10 @@ __global__ void __launch_bounds__(CU_BLOCK) resize_kernel(T *__restrict__ y, con
                     wv[d] = e.w;
                 }
             }
+        }
+        if (outside) {
+            y[t] = from_double<T>(a.ext);
+            continue;
         }
         if (act == 0 && !act_last) {
             y[t] = x[base + ml.lo];
@@ -614,6 +649,8 @@ CU_KFN(cu_max_pool) { return run_pool(k, n, in, out, 0); }
 
 CU_KFN(cu_average_pool) { return run_pool(k, n, in, out, 1); }
 
+CU_KFN(cu_lp_pool) { return run_pool(k, n, in, out, 2); }
+
 CU_KFN(cu_global_pool)
 {
     const ft_shape *s = &in[0].shape;
@@ -653,6 +690,8 @@ CU_KFN(cu_resize)
     uint64_t numel = ft_numel(os);
     if (numel == 0 || is->rank == 0)
         return FT_OK;
+    if (n->params.resize.cubic)
+        return cu_resize_cubic(k, n, in, out);
     const int r = is->rank;
     rmap_args m;
     memset(&m, 0, sizeof m);
@@ -664,6 +703,7 @@ CU_KFN(cu_resize)
     resize_args a;
     memset(&a, 0, sizeof a);
     a.rank = r;
+    a.ext = rp->extrapolation;
     a.total = (int64_t)numel;
     int64_t ist[FT_MAX_RANK];
     ft_strides(is, ist);
@@ -671,6 +711,8 @@ CU_KFN(cu_resize)
         m.in[d] = is->dims[d];
         m.out[d] = os->dims[d];
         m.scale[d] = ft_resize_scale(rp, is, os, d);
+        m.r0[d] = rp->roi_start[d];
+        m.r1[d] = rp->roi_end[d];
         a.toff[d] = m.total;
         m.total += os->dims[d];
         a.od[d] = cu_fastdiv_make((uint64_t)os->dims[d]);

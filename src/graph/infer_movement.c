@@ -563,6 +563,57 @@ ft_status ft_infer_pad(ft_infer_ctx *c)
     return ft_infer_set_out(c, 0, c->in[0]->dtype, &out);
 }
 
+/* depth_to_space (DCR or CRD) and space_to_depth on [N, C, H, W] with blocksize b
+ * (ONNX DepthToSpace, SpaceToDepth): the output is [N, C/b^2, H*b, W*b] or
+ * [N, C*b^2, H/b, W/b]. */
+ft_status ft_infer_depth_space(ft_infer_ctx *c)
+{
+    const ft_shape *x = &c->in[0]->shape;
+    const char *opn = ft_op_name(c->node->op);
+    int to_space = c->node->op == FT_OP_DEPTH_TO_SPACE;
+    char sb[FT_SHAPE_STR];
+    int64_t b = ft_attr(c->node, "blocksize")->i;
+    if (x->rank != 4)
+        return ft_infer_fail(c, "input '%s' has shape %s (rank %d); %s needs rank 4 [N, C, H, W]",
+                             ft_infer_in_name(c, 0), ft_shape_str(x, sb), x->rank, opn);
+    if (b < 1 || b > ((int64_t)1 << 31))
+        return ft_infer_fail(c, "attribute 'blocksize' is %lld; expected 1 to 2^31", (long long)b);
+    ft_move_params *p = &c->params->move;
+    p->block = b;
+    p->crd = 0;
+    ft_shape out = *x;
+    uint64_t bb = (uint64_t)b * (uint64_t)b, big;
+    if (to_space) {
+        const char *mode = ft_attr(c->node, "mode")->s;
+        if (strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0)
+            return ft_infer_fail(c, "attribute 'mode': unknown value '%s' (expected DCR or CRD)", mode);
+        p->crd = mode[0] == 'C';
+        if ((uint64_t)x->dims[1] % bb)
+            return ft_infer_fail(c, "input '%s' of shape %s: channels %lld are not a multiple of blocksize^2 = %llu",
+                                 ft_infer_in_name(c, 0), ft_shape_str(x, sb), (long long)x->dims[1],
+                                 (unsigned long long)bb);
+        out.dims[1] = (int64_t)((uint64_t)x->dims[1] / bb);
+        for (int i = 2; i < 4; i++) {
+            if (ft_mul_overflow((uint64_t)x->dims[i], (uint64_t)b, &big) || big > (uint64_t)FT_MAX_TENSOR_BYTES)
+                return ft_infer_fail(c, "input '%s' of shape %s: axis %d times blocksize %lld is too large",
+                                     ft_infer_in_name(c, 0), ft_shape_str(x, sb), i, (long long)b);
+            out.dims[i] = (int64_t)big;
+        }
+    } else {
+        if (x->dims[2] % b || x->dims[3] % b)
+            return ft_infer_fail(c, "input '%s' of shape %s: the spatial sizes %lld x %lld are not multiples of "
+                                 "blocksize %lld", ft_infer_in_name(c, 0), ft_shape_str(x, sb), (long long)x->dims[2],
+                                 (long long)x->dims[3], (long long)b);
+        if (ft_mul_overflow((uint64_t)x->dims[1], bb, &big) || big > (uint64_t)FT_MAX_TENSOR_BYTES)
+            return ft_infer_fail(c, "input '%s' of shape %s: channels times blocksize^2 is too large",
+                                 ft_infer_in_name(c, 0), ft_shape_str(x, sb));
+        out.dims[1] = (int64_t)big;
+        out.dims[2] = x->dims[2] / b;
+        out.dims[3] = x->dims[3] / b;
+    }
+    return ft_infer_set_out(c, 0, c->in[0]->dtype, &out);
+}
+
 /* ---- kernel-side strided copies (infer_movement.h) --------------------------------- */
 
 int64_t ft_xfer_simplify(ft_xfer *x)
@@ -643,6 +694,29 @@ int64_t ft_xfer_part(ft_xfer *x, const ft_shape *part, const ft_shape *whole, in
     ft_xfer_init(x, part);
     memcpy(whole_is_dst ? x->ds : x->ss, ws, sizeof ws);
     return off * ws[axis];
+}
+
+void ft_xfer_depth_space(ft_xfer *x, const ft_move_params *p, int to_space, const ft_shape *in, const ft_shape *out)
+{
+    /* The output as a contiguous 6-D box; source strides of the input [N, C, H, W]. */
+    int64_t b = p->block, sn = in->dims[1] * in->dims[2] * in->dims[3], sc = in->dims[2] * in->dims[3],
+            sh = in->dims[3];
+    memset(x, 0, sizeof *x);
+    x->rank = 6;
+    if (to_space) {
+        /* out [N, C', H, b, W, b]: y[n, c, h*b+i, w*b+j] = x[n, ch(c, i, j), h, w] */
+        int64_t cp = out->dims[1], d[6] = {in->dims[0], cp, in->dims[2], b, in->dims[3], b};
+        int64_t ss[6] = {sn, p->crd ? b * b * sc : sc, sh, p->crd ? b * sc : b * cp * sc, 1, p->crd ? sc : cp * sc};
+        memcpy(x->dims, d, sizeof d), memcpy(x->ss, ss, sizeof ss);
+    } else {
+        /* out [N, b, b, C, H', W']: y[n, (i*b + j)*C + c, h, w] = x[n, c, h*b+i, w*b+j] */
+        int64_t d[6] = {in->dims[0], b, b, in->dims[1], out->dims[2], out->dims[3]};
+        int64_t ss[6] = {sn, sh, 1, sc, b * sh, b};
+        memcpy(x->dims, d, sizeof d), memcpy(x->ss, ss, sizeof ss);
+    }
+    int64_t st = 1;
+    for (int i = 5; i >= 0; i--)
+        x->ds[i] = st, st *= x->dims[i];
 }
 
 int ft_xfer_slice(ft_xfer *x, const ft_move_params *p, const ft_shape *in, const ft_shape *out, int64_t *base)

@@ -36,6 +36,9 @@ int64_t ft_xfer_simplify(ft_xfer *x);
 void ft_xfer_init(ft_xfer *x, const ft_shape *s);
 /* Transpose of in into out: output axis i reads input axis perm[i]. */
 void ft_xfer_transpose(ft_xfer *x, const int *perm, const ft_shape *in, const ft_shape *out);
+/* depth_to_space (to_space 1) or space_to_depth of in into out, blocksize and
+ * mode from p. */
+void ft_xfer_depth_space(ft_xfer *x, const ft_move_params *p, int to_space, const ft_shape *in, const ft_shape *out);
 /* Broadcast of in over out. */
 void ft_xfer_expand(ft_xfer *x, const ft_shape *in, const ft_shape *out);
 /* Tile of in into out. */

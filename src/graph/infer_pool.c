@@ -1,12 +1,14 @@
-/* Shape and dtype inference of max_pool, average_pool, the global pools and
- * resize, the parser of their attributes into ft_pool_params and
- * ft_resize_params (params.h), and the kernel-side geometry computed from
- * those and the inferred shapes (infer_pool.h), so that the padding and the
- * per-axis scales are derived in this one file for inference and for both
+/* Shape and dtype inference of max_pool, average_pool, lp_pool, the global
+ * pools, resize, lrn and grid_sample, the parser of their attributes into
+ * ft_pool_params, ft_resize_params and ft_image_params (params.h), and the
+ * kernel-side geometry computed from those and the inferred shapes
+ * (infer_pool.h), so that the padding, the per-axis scales and the resize
+ * source coordinates are derived in this one file for inference and for both
  * backends. The dtype of input 0 has already been checked against the op
  * table's mask. */
 #include "infer_common.h"
 #include "infer_pool.h"
+#include "sample.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -103,6 +105,12 @@ ft_status ft_infer_pool(ft_infer_ctx *c)
     memcpy(pp->pads, pads, sizeof pads);
     pp->ceil_mode = (int)ceil_mode;
     pp->count_include_pad = avg && ft_attr(n, "count_include_pad")->i != 0;
+    if (n->op == FT_OP_LP_POOL) {
+        int64_t pv = ft_attr(n, "p")->i;
+        if (pv < 1 || pv > 1024)
+            return ft_infer_fail(c, "attribute 'p' is %lld; expected 1 to 1024", (long long)pv);
+        pp->p = (int)pv;
+    }
     pp->auto_pad = same_upper ? FT_AUTO_PAD_SAME_UPPER : same_lower ? FT_AUTO_PAD_SAME_LOWER
                    : valid    ? FT_AUTO_PAD_VALID
                               : FT_AUTO_PAD_NOTSET;
@@ -158,9 +166,10 @@ ft_status ft_infer_global_pool(ft_infer_ctx *c)
 /* ---- resize ------------------------------------------------------------------------ */
 
 /* In the order of the linear flag, the FT_RESIZE_CT_* and the FT_RESIZE_NM_* values. */
-static const char *const RESIZE_MODES[] = {"nearest", "linear"};
+static const char *const RESIZE_MODES[] = {"nearest", "linear", "cubic"};
 static const char *const RESIZE_CTMS[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-                                          "align_corners", "asymmetric"};
+                                          "align_corners", "asymmetric", "tf_half_pixel_for_nn",
+                                          "tf_crop_and_resize"};
 static const char *const RESIZE_NEAREST[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
 
 /* The index of string attribute attr's value in names (*out). */
@@ -188,10 +197,38 @@ ft_status ft_infer_resize(ft_infer_ctx *c)
     char sb[FT_SHAPE_STR], lb[FT_LIST_STR], lb2[FT_LIST_STR];
     ft_status st;
     ft_resize_params *rp = &c->params->resize;
-    if ((st = one_of(c, "mode", RESIZE_MODES, (int)FT_ARRAY_LEN(RESIZE_MODES), &rp->linear)) ||
+    int mode;
+    if ((st = one_of(c, "mode", RESIZE_MODES, (int)FT_ARRAY_LEN(RESIZE_MODES), &mode)) ||
         (st = one_of(c, "coordinate_transformation_mode", RESIZE_CTMS, (int)FT_ARRAY_LEN(RESIZE_CTMS), &rp->ct)) ||
         (st = one_of(c, "nearest_mode", RESIZE_NEAREST, (int)FT_ARRAY_LEN(RESIZE_NEAREST), &rp->nm)))
         return st;
+    rp->linear = mode == 1;
+    rp->cubic = mode == 2;
+    rp->cubic_a = ft_attr(n, "cubic_coeff_a")->f;
+    int64_t exo = ft_attr(n, "exclude_outside")->i;
+    if (exo != 0 && exo != 1)
+        return ft_infer_fail(c, "attribute 'exclude_outside' is %lld; expected 0 or 1", (long long)exo);
+    rp->exclude_outside = (int)exo;
+    if (!isfinite(rp->cubic_a))
+        return ft_infer_fail(c, "attribute 'cubic_coeff_a' is %g; expected a finite value", rp->cubic_a);
+    rp->extrapolation = ft_attr(n, "extrapolation_value")->f;
+    if (rp->ct == FT_RESIZE_CT_TF_CROP_AND_RESIZE) {
+        const ft_attr_val *roi = ft_attr(n, "roi");
+        if (!roi->present || roi->n != 2 * x->rank)
+            return ft_infer_fail(c, "coordinate_transformation_mode 'tf_crop_and_resize' needs attribute 'roi' with %d "
+                                 "values (the start of every axis of input '%s' of shape %s, then the ends); %s%s",
+                                 2 * x->rank, ft_infer_in_name(c, 0), ft_shape_str(x, sb),
+                                 roi->present ? "got " : "it is not given", roi->present ? ft_floats_str(roi, lb) : "");
+        for (int i = 0; i < roi->n; i++) {
+            if (!isfinite(roi->floats[i]))
+                return ft_infer_fail(c, "attribute 'roi' %s: value %g at position %d is not finite",
+                                     ft_floats_str(roi, lb), roi->floats[i], i);
+            if (i < x->rank)
+                rp->roi_start[i] = roi->floats[i];
+            else
+                rp->roi_end[i - x->rank] = roi->floats[i];
+        }
+    }
     if (sz->present && sc->present)
         return ft_infer_fail(c, "attributes 'sizes' %s and 'scales' %s are both given; give exactly one of them",
                              ft_ints_str(sz, lb), ft_floats_str(sc, lb2));
@@ -238,6 +275,67 @@ ft_status ft_infer_resize(ft_infer_ctx *c)
     return ft_infer_set_out(c, 0, c->in[0]->dtype, &out);
 }
 
+/* ---- lrn, grid_sample --------------------------------------------------------------- */
+
+/* lrn over the channels of [N, C, ...] (ONNX LRN): y = x / (bias + alpha / size
+ * * sum of x^2 over channels c - (size-1)/2 .. c + size/2)^beta. */
+ft_status ft_infer_lrn(ft_infer_ctx *c)
+{
+    const ft_node *n = c->node;
+    const ft_shape *x = &c->in[0]->shape;
+    char sb[FT_SHAPE_STR];
+    if (x->rank < 2)
+        return ft_infer_fail(c, "input '%s' has shape %s (rank %d); lrn needs rank 2 or more [N, C, ...]",
+                             ft_infer_in_name(c, 0), ft_shape_str(x, sb), x->rank);
+    ft_image_params *p = &c->params->image;
+    p->size = ft_attr(n, "size")->i;
+    p->alpha = ft_attr(n, "alpha")->f;
+    p->beta = ft_attr(n, "beta")->f;
+    p->bias = ft_attr(n, "bias")->f;
+    if (p->size < 1 || p->size > POOL_ATTR_MAX)
+        return ft_infer_fail(c, "attribute 'size' is %lld; expected 1 to %lld", (long long)p->size,
+                             (long long)POOL_ATTR_MAX);
+    if (!isfinite(p->alpha) || !isfinite(p->beta) || !isfinite(p->bias))
+        return ft_infer_fail(c, "attributes alpha %g, beta %g and bias %g must be finite", p->alpha, p->beta, p->bias);
+    return ft_infer_set_out(c, 0, c->in[0]->dtype, x);
+}
+
+static const char *const GS_MODES[] = {"nearest", "bilinear", "bicubic", "linear", "cubic"};
+static const char *const GS_PADDING[] = {"zeros", "border", "reflection"};
+
+/* grid_sample (ONNX GridSample): x [N, C, D1..Dr] sampled at the normalized
+ * coordinates of grid [N, O1..Or, r] (last entry: x coordinate, i.e. the last
+ * axis), r = 1 to 3; the output is [N, C, O1..Or]. */
+ft_status ft_infer_grid_sample(ft_infer_ctx *c)
+{
+    const ft_shape *x = &c->in[0]->shape, *gr = &c->in[1]->shape;
+    char sb[FT_SHAPE_STR], sb2[FT_SHAPE_STR];
+    ft_status st;
+    ft_image_params *p = &c->params->image;
+    int mode;
+    if ((st = one_of(c, "mode", GS_MODES, (int)FT_ARRAY_LEN(GS_MODES), &mode)) ||
+        (st = one_of(c, "padding_mode", GS_PADDING, (int)FT_ARRAY_LEN(GS_PADDING), &p->padding)) ||
+        (st = ft_infer_flag(c, "align_corners", &p->align_corners)) ||
+        (st = ft_infer_same_dtype(c, 1, 0, "grid")))
+        return st;
+    p->mode = mode == 0 ? FT_GS_NEAREST : mode == 1 || mode == 3 ? FT_GS_LINEAR : FT_GS_CUBIC;
+    if (x->rank < 3 || x->rank > 5)
+        return ft_infer_fail(c, "input '%s' has shape %s (rank %d); grid_sample needs rank 3, 4 or 5 (N, C and 1 to "
+                             "3 spatial dims)", ft_infer_in_name(c, 0), ft_shape_str(x, sb), x->rank);
+    int r = x->rank - 2;
+    if (gr->rank != x->rank || gr->dims[0] != x->dims[0] || gr->dims[r + 1] != r)
+        return ft_infer_fail(c, "grid '%s' has shape %s; for input '%s' of shape %s it must be [%lld, %s%d] (batch, "
+                             "the output's %d spatial sizes, then %d coordinates)", ft_infer_in_name(c, 1),
+                             ft_shape_str(gr, sb2), ft_infer_in_name(c, 0), ft_shape_str(x, sb), (long long)x->dims[0],
+                             r == 1 ? "O1, " : r == 2 ? "O1, O2, " : "O1, O2, O3, ", r, r, r);
+    ft_shape out = *x;
+    for (int i = 0; i < r; i++)
+        out.dims[2 + i] = gr->dims[1 + i];
+    if (ft_numel(&out) > 0 && (st = spatial_nonempty(c)))
+        return st;
+    return ft_infer_set_out(c, 0, c->in[0]->dtype, &out);
+}
+
 /* ---- kernel-side geometry (infer_pool.h) ------------------------------------------ */
 
 void ft_pool_geom_of(const ft_pool_params *p, const ft_shape *x, const ft_shape *y, ft_pool_geom *g)
@@ -272,4 +370,48 @@ double ft_resize_scale(const ft_resize_params *p, const ft_shape *is, const ft_s
 {
     /* ONNX: with sizes the scale is output / input, with scales the attribute itself */
     return p->has_scales ? p->scales[d] : (double)os->dims[d] / (double)is->dims[d];
+}
+
+/* Source coordinate of output coordinate x on an axis of `in` cells. scale is
+ * the attribute's scale, or out/in when sizes were given; the reference
+ * computes output_width = scale * in in floating point and uses it (not the
+ * integer size) where a mode needs the output length. Same expression order
+ * as the reference, so that ties of the nearest modes fall the same way. */
+void ft_resize_cubic_axis(const ft_resize_params *p, int d, double scale, int64_t in, int64_t out, ft_taps *tab)
+{
+    for (int64_t o = 0; o < out; o++) {
+        double x = ft_resize_src_coord(p, d, (double)o, scale, in, out);
+        if (ft_resize_outside(p, x, in))
+            tab[o].n = 0;
+        else
+            ft_resize_cubic_taps(x, in, p->cubic_a, p->exclude_outside, &tab[o]);
+    }
+}
+
+int ft_resize_outside(const ft_resize_params *p, double x, int64_t in)
+{
+    return p->ct == FT_RESIZE_CT_TF_CROP_AND_RESIZE && (x < 0 || x > (double)(in - 1));
+}
+
+double ft_resize_src_coord(const ft_resize_params *p, int d, double x, double scale, int64_t in, int64_t out)
+{
+    double ow = scale * (double)in;
+    switch (p->ct) {
+    case FT_RESIZE_CT_HALF_PIXEL: return (x + 0.5) / scale - 0.5;
+    case FT_RESIZE_CT_HALF_PIXEL_SYMMETRIC: {
+        double adjustment = (double)out / ow;
+        double center = (double)in / 2;
+        double offset = center * (1 - adjustment);
+        return offset + (x + 0.5) / scale - 0.5;
+    }
+    case FT_RESIZE_CT_PYTORCH_HALF_PIXEL: return ow == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
+    case FT_RESIZE_CT_ALIGN_CORNERS: return ow == 1 ? 0.0 : x * (double)(in - 1) / (ow - 1);
+    case FT_RESIZE_CT_TF_HALF_PIXEL_FOR_NN: return (x + 0.5) / scale;
+    case FT_RESIZE_CT_TF_CROP_AND_RESIZE: {
+        double r0 = p->roi_start[d], r1 = p->roi_end[d];
+        double xo = ow == 1 ? (r1 - r0) * (double)(in - 1) / 2 : x * (r1 - r0) * (double)(in - 1) / (ow - 1);
+        return xo + r0 * (double)(in - 1);
+    }
+    default: return x / scale; /* asymmetric */
+    }
 }

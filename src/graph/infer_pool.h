@@ -1,6 +1,7 @@
-/* Kernel-side geometry of max_pool/average_pool and resize (infer_pool.c),
- * used by the CPU kernels (src/cpu/pool.c, src/cpu/resize.c) and the host
- * side of the CUDA kernels (src/cuda/pool.cu), from the node's typed
+/* Kernel-side geometry of max_pool/average_pool/lp_pool and resize
+ * (infer_pool.c), used by the CPU kernels (src/cpu/pool.c, src/cpu/resize.c)
+ * and the host side of the CUDA kernels (src/cuda/pool.cu, src/cuda/image.cu),
+ * from the node's typed
  * parameters (params.h) and the inferred shapes; the caller owns every
  * struct passed in.
  *
@@ -24,6 +25,17 @@ typedef struct ft_pool_geom {
  * parameters (auto_pad included) and the inferred output shape. */
 void ft_pool_geom_of(const ft_pool_params *p, const ft_shape *x, const ft_shape *y, ft_pool_geom *g);
 
+/* Source coordinate of output coordinate x of axis d of `in` cells resized to
+ * `out` (p's coordinate_transformation_mode and roi; scale from
+ * ft_resize_scale), in the expression order of the ONNX reference. */
+double ft_resize_src_coord(const ft_resize_params *p, int d, double x, double scale, int64_t in, int64_t out);
+/* Whether source coordinate x of axis of `in` cells gives the extrapolation
+ * value (tf_crop_and_resize: outside [0, in - 1]). */
+int ft_resize_outside(const ft_resize_params *p, double x, int64_t in);
+/* The cubic taps (sample.h) of every output coordinate of axis d into
+ * tab[0..out-1]; n = 0 where tf_crop_and_resize extrapolates. */
+struct ft_taps;
+void ft_resize_cubic_axis(const ft_resize_params *p, int d, double scale, int64_t in, int64_t out, struct ft_taps *tab);
 /* Scale of axis d between input shape is and output shape os. */
 double ft_resize_scale(const ft_resize_params *p, const ft_shape *is, const ft_shape *os, int d);
 

@@ -150,6 +150,7 @@ ft_status ox_map_global_pool(onx_ctx *c, const onx_node *n);
 ft_status ox_map_resize(onx_ctx *c, const onx_node *n);
 ft_status ox_map_lrn(onx_ctx *c, const onx_node *n);
 ft_status ox_map_lp_pool(onx_ctx *c, const onx_node *n);
+ft_status ox_map_grid_sample(onx_ctx *c, const onx_node *n);
 ft_status ox_map_window(onx_ctx *c, const onx_node *n);
 
 #endif

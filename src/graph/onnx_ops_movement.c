@@ -1,9 +1,9 @@
 /* ONNX shape and data-movement ops -> ftrun: Identity and inference Dropout
  * (aliases), Reshape, Transpose, Flatten, Squeeze/Unsqueeze, Expand, Tile,
  * Concat, Split, Slice, Gather/GatherElements, GatherND, ScatterND,
- * ScatterElements/Scatter, Trilu, OneHot, Pad, with the parameters ONNX moved
- * from attributes to inputs over the opsets read at load time; and short
- * expansions: DepthToSpace/SpaceToDepth (reshape, transpose, reshape),
+ * ScatterElements/Scatter, Trilu, OneHot, Pad, DepthToSpace/SpaceToDepth,
+ * with the parameters ONNX moved from attributes to inputs over the opsets
+ * read at load time; and short expansions:
  * CenterCropPad (slice + pad).
  *
  *   ft_status st = ox_map_slice(c, n);  // opset 13: starts/ends/axes/steps inputs -> slice attributes
@@ -195,47 +195,15 @@ ft_status ox_map_pad(onx_ctx *c, const onx_node *n)
     return FT_OK;
 }
 
-/* DepthToSpace (DCR or CRD) and SpaceToDepth on [N, C, H, W] with blocksize b:
- * reshape to 6-D, transpose, reshape. */
+/* DepthToSpace (DCR or CRD) and SpaceToDepth: ftrun's depth_to_space and
+ * space_to_depth (the inference checks rank, blocksize and mode). */
 ft_status ox_map_depth_space(onx_ctx *c, const onx_node *n)
 {
-    const ft_shape *s = ox_shape(c, n, 0);
-    int64_t b = onx_attr_i(n, "blocksize", 0);
     int to_space = strcmp(n->op_type, "DepthToSpace") == 0;
-    if (s->rank != 4 || b < 1)
-        return onx_error(c, n, FT_EGRAPH, "expects a 4-D input [N,C,H,W] and blocksize >= 1 (rank %d, blocksize "
-                         "%lld)", s->rank, (long long)b);
-    int64_t N = s->dims[0], C = s->dims[1], H = s->dims[2], W = s->dims[3];
-    uint64_t bb, cbb, hb, wb;
-    if (ft_mul_overflow((uint64_t)b, (uint64_t)b, &bb) || ft_mul_overflow((uint64_t)C, bb, &cbb) ||
-        ft_mul_overflow((uint64_t)H, (uint64_t)b, &hb) || ft_mul_overflow((uint64_t)W, (uint64_t)b, &wb) ||
-        cbb > INT64_MAX || hb > INT64_MAX || wb > INT64_MAX)
-        return onx_error(c, n, FT_EGRAPH, "blocksize %lld is too large for the input's shape", (long long)b);
-    ft_shape six = {.rank = 6}, fin = {.rank = 4};
-    int64_t perm[6];
-    if (to_space) {
-        if (C % (b * b))
-            return onx_error(c, n, FT_EGRAPH, "channels %lld are not a multiple of blocksize^2 = %lld", (long long)C,
-                             (long long)(b * b));
-        int crd = strcmp(onx_attr_s(c, n, "mode", "DCR"), "CRD") == 0;
-        int64_t d6[6] = {N, b, b, C / (b * b), H, W}, c6[6] = {N, C / (b * b), b, b, H, W};
-        int64_t dp[6] = {0, 3, 4, 1, 5, 2}, cp[6] = {0, 1, 4, 2, 5, 3};
-        memcpy(six.dims, crd ? c6 : d6, sizeof d6);
-        memcpy(perm, crd ? cp : dp, sizeof dp);
-        fin = (ft_shape){.rank = 4, .dims = {N, C / (b * b), H * b, W * b}};
-    } else {
-        if (H % b || W % b)
-            return onx_error(c, n, FT_EGRAPH, "spatial dims %lldx%lld are not multiples of blocksize %lld",
-                             (long long)H, (long long)W, (long long)b);
-        int64_t d6[6] = {N, C, H / b, b, W / b, b}, p[6] = {0, 3, 5, 1, 2, 4};
-        memcpy(six.dims, d6, sizeof d6);
-        memcpy(perm, p, sizeof p);
-        fin = (ft_shape){.rank = 4, .dims = {N, C * b * b, H / b, W / b}};
-    }
-    int r = ox_tmp(c, n, "blocks"), t = ox_tmp(c, n, "moved");
-    OX_NEED(r >= 0 && t >= 0 && ox_reshape(c, n, onx_in(c, n, 0), &six, r) && ox_transpose(c, n, r, perm, 6, t));
-    OX_NEED(ox_reshape(c, n, t, &fin, ox_out(c, n, 0)));
-    return FT_OK;
+    ft_node *f = ox_emit1(c, n, to_space ? FT_OP_DEPTH_TO_SPACE : FT_OP_SPACE_TO_DEPTH, onx_in(c, n, 0), ox_out(c, n, 0));
+    OX_NEED(f);
+    OX_TRY(onx_set_i(c, f, "blocksize", onx_attr_i(n, "blocksize", 0)));
+    return to_space ? onx_set_s(c, f, "mode", onx_attr_s(c, n, "mode", "DCR")) : FT_OK;
 }
 
 /* Trilu: trilu, its k (input 1) read at load time. */

@@ -1,8 +1,8 @@
 /* ONNX convolution, pooling and resampling ops -> ftrun: Conv,
  * ConvTranspose, MaxPool, AveragePool, the global pools, Resize (opset 10,
- * 11-13, 18-19 forms) and the deprecated Upsample (as resize), LRN as a
- * pooling expansion over the channel axis, LpPool and GlobalLpPool through
- * average_pool and reduce_sum, and the window functions
+ * 11-13, 18-19 forms) and the deprecated Upsample (as resize), LRN (lrn),
+ * GridSample (grid_sample), LpPool (lp_pool) and GlobalLpPool through
+ * reduce_sum, and the window functions
  * (HannWindow, HammingWindow, BlackmanWindow) as constants when their size is
  * known at load.
  *
@@ -107,19 +107,20 @@ static int one_of(const char *s, const char *const *list, size_t len)
 ft_status ox_map_resize(onx_ctx *c, const onx_node *n)
 {
     static const char *const CTMS[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
-                                       "asymmetric"};
+                                       "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
     static const char *const NEAREST[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
     OX_TRY(ox_check_dtype(c, n, FT_OP_RESIZE, 0));
     const ft_shape *xs = ox_shape(c, n, 0);
     int rank = xs->rank, legacy = strcmp(n->op_type, "Upsample") == 0 || n->opset < 11;
     const char *mode = onx_attr_s(c, n, "mode", "nearest");
-    if (strcmp(mode, "nearest") != 0 && strcmp(mode, "linear") != 0)
-        return onx_unsupported(c, n, "attribute mode='%s' (ftrun's resize has nearest and linear)", mode);
+    if (strcmp(mode, "nearest") != 0 && strcmp(mode, "linear") != 0 && strcmp(mode, "cubic") != 0)
+        return onx_unsupported(c, n, "attribute mode='%s' (ftrun's resize has nearest, linear and cubic)", mode);
     const char *ctm = legacy ? "asymmetric" : onx_attr_s(c, n, "coordinate_transformation_mode", "half_pixel");
     const char *nm = legacy ? "floor" : onx_attr_s(c, n, "nearest_mode", "round_prefer_floor");
     if (!one_of(ctm, CTMS, FT_ARRAY_LEN(CTMS)))
         return onx_unsupported(c, n, "attribute coordinate_transformation_mode='%s' (ftrun's resize has "
-                               "half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric)", ctm);
+                               "half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric, "
+                               "tf_half_pixel_for_nn, tf_crop_and_resize)", ctm);
     if (strcmp(mode, "nearest") == 0 && !one_of(nm, NEAREST, FT_ARRAY_LEN(NEAREST)))
         return onx_unsupported(c, n, "attribute nearest_mode='%s'", nm);
     if (onx_attr_i(n, "antialias", 0) != 0)
@@ -191,45 +192,57 @@ ft_status ox_map_resize(onx_ctx *c, const onx_node *n)
     }
     OX_TRY(onx_set_s(c, f, "mode", mode));
     OX_TRY(onx_set_s(c, f, "coordinate_transformation_mode", ctm));
+    if (strcmp(ctm, "tf_crop_and_resize") == 0) {
+        const double *roi;
+        int nroi;
+        OX_TRY(onx_const_floats(c, n, 1, "ftrun's resize takes the roi as an attribute", &roi, &nroi));
+        int per = nax < 0 ? rank : nax;
+        if (nroi != 2 * per)
+            return onx_error(c, n, FT_EGRAPH, "roi has %d values; expected %d (the starts, then the ends)", nroi,
+                             2 * per);
+        double full[2 * FT_MAX_RANK];
+        for (int i = 0; i < rank; i++)
+            full[i] = 0, full[rank + i] = 1;
+        for (int i = 0; i < per; i++)
+            full[map[i]] = roi[i], full[rank + map[i]] = roi[per + i];
+        OX_TRY(onx_set_floats(c, f, "roi", full, 2 * rank));
+        OX_TRY(onx_set_f(c, f, "extrapolation_value", onx_attr_f(n, "extrapolation_value", 0.0)));
+    }
+    OX_TRY(onx_set_f(c, f, "cubic_coeff_a", onx_attr_f(n, "cubic_coeff_a", -0.75)));
+    OX_TRY(onx_set_i(c, f, "exclude_outside", onx_attr_i(n, "exclude_outside", 0)));
     return onx_set_s(c, f, "nearest_mode", nm);
 }
 
-/* LRN over channels of [N, C, spatial...]:
- * y = x / (bias + alpha * mean_window(x^2))^beta, where mean_window is an
- * average_pool (count_include_pad) of size `size` along C on the view
- * [N, 1, C, prod(spatial)]; alpha/size * sum = alpha * mean. */
+/* LRN: ftrun's lrn (same attributes and defaults). */
 ft_status ox_map_lrn(onx_ctx *c, const onx_node *n)
 {
-    OX_TRY(ox_check_dtype(c, n, FT_OP_AVERAGE_POOL, 0));
-    const ft_shape *s = ox_shape(c, n, 0);
-    int64_t size = onx_attr_i(n, "size", 0);
-    if (s->rank < 2 || size < 1)
-        return onx_error(c, n, FT_EGRAPH, "expects input [N,C,...] and size >= 1 (rank %d, size %lld)", s->rank,
-                         (long long)size);
-    ft_dtype dt = ox_dtype(c, n, 0);
-    int64_t sp = 1;
-    for (int i = 2; i < s->rank; i++)
-        sp *= s->dims[i];
-    ft_shape view = {.rank = 4, .dims = {s->dims[0], 1, s->dims[1], sp}};
-    int64_t ks[2] = {size, 1}, pads[4] = {(size - 1) / 2, 0, size - 1 - (size - 1) / 2, 0};
-    int x = onx_in(c, n, 0), sq = ox_tmp(c, n, "square"), v = ox_tmp(c, n, "view"), avg = ox_tmp(c, n, "mean"),
-        sc = ox_tmp(c, n, "scaled"), bi = ox_tmp(c, n, "biased"), pw = ox_tmp(c, n, "power"),
-        den = ox_tmp(c, n, "denominator");
-    int alpha = ox_scalar(c, n, "alpha", dt, onx_attr_f(n, "alpha", 1e-4)),
-        bias = ox_scalar(c, n, "bias", dt, onx_attr_f(n, "bias", 1.0)),
-        beta = ox_scalar(c, n, "beta", dt, onx_attr_f(n, "beta", 0.75));
-    OX_NEED(sq >= 0 && v >= 0 && avg >= 0 && sc >= 0 && bi >= 0 && pw >= 0 && den >= 0 && alpha >= 0 && bias >= 0 &&
-            beta >= 0);
-    OX_NEED(ox_emit2(c, n, FT_OP_MUL, x, x, sq) && ox_reshape(c, n, sq, &view, v));
-    ft_node *f = ox_emit1(c, n, FT_OP_AVERAGE_POOL, v, avg);
+    OX_TRY(ox_check_dtype(c, n, FT_OP_LRN, 0));
+    ft_node *f = ox_emit1(c, n, FT_OP_LRN, onx_in(c, n, 0), ox_out(c, n, 0));
     OX_NEED(f);
-    OX_TRY(onx_set_ints(c, f, "kernel_shape", ks, 2));
-    OX_TRY(onx_set_ints(c, f, "pads", pads, 4));
-    OX_TRY(onx_set_i(c, f, "count_include_pad", 1));
-    OX_NEED(ox_emit2(c, n, FT_OP_MUL, avg, alpha, sc) && ox_emit2(c, n, FT_OP_ADD, sc, bias, bi));
-    OX_NEED(ox_emit2(c, n, FT_OP_POW, bi, beta, pw) && ox_reshape(c, n, pw, s, den));
-    OX_NEED(ox_emit2(c, n, FT_OP_DIV, x, den, ox_out(c, n, 0)));
-    return FT_OK;
+    OX_TRY(onx_set_i(c, f, "size", onx_attr_i(n, "size", 0)));
+    OX_TRY(onx_set_f(c, f, "alpha", onx_attr_f(n, "alpha", 1e-4)));
+    OX_TRY(onx_set_f(c, f, "beta", onx_attr_f(n, "beta", 0.75)));
+    return onx_set_f(c, f, "bias", onx_attr_f(n, "bias", 1.0));
+}
+
+/* GridSample (opset 16 mode names bilinear/bicubic, opset 20 linear/cubic):
+ * ftrun's grid_sample; a grid of another float dtype than X is cast to X's. */
+ft_status ox_map_grid_sample(onx_ctx *c, const onx_node *n)
+{
+    OX_TRY(ox_check_dtype(c, n, FT_OP_GRID_SAMPLE, 0));
+    OX_TRY(ox_check_dtype(c, n, FT_OP_GRID_SAMPLE, 1));
+    int x = onx_in(c, n, 0), g = onx_in(c, n, 1);
+    if (ox_dtype(c, n, 1) != ox_dtype(c, n, 0)) {
+        int t = ox_tmp(c, n, "grid");
+        OX_NEED(t >= 0 && ox_cast(c, n, g, ox_dtype(c, n, 0), t));
+        g = t;
+    }
+    int in[2] = {x, g}, out = ox_out(c, n, 0);
+    ft_node *f = onx_emit(c, n, FT_OP_GRID_SAMPLE, in, 2, &out, 1);
+    OX_NEED(f);
+    OX_TRY(onx_set_s(c, f, "mode", onx_attr_s(c, n, "mode", n->opset >= 20 ? "linear" : "bilinear")));
+    OX_TRY(onx_set_s(c, f, "padding_mode", onx_attr_s(c, n, "padding_mode", "zeros")));
+    return onx_set_i(c, f, "align_corners", onx_attr_i(n, "align_corners", 0));
 }
 
 /* Window functions with the size known at load: a constant.
@@ -272,16 +285,36 @@ ft_status ox_map_window(onx_ctx *c, const onx_node *n)
     return onx_alias(c, n, 0, t);
 }
 
-/* LpPool: (sum over the window of |x|^p)^(1/p) = (average_pool(|x|^p,
- * count_include_pad) * window size)^(1/p); GlobalLpPool the same with a
- * reduce_sum over the spatial axes. */
+/* LpPool: ftrun's lp_pool (the pools' window attributes and p). GlobalLpPool:
+ * lp_pool with the whole spatial extent as its window (1 to 3 spatial dims,
+ * none empty), else (sum over the spatial axes of |x|^p)^(1/p) through abs,
+ * pow and reduce_sum. */
 ft_status ox_map_lp_pool(onx_ctx *c, const onx_node *n)
 {
-    OX_TRY(ox_check_dtype(c, n, FT_OP_AVERAGE_POOL, 0));
+    OX_TRY(ox_check_dtype(c, n, FT_OP_LP_POOL, 0));
     int global = strcmp(n->op_type, "GlobalLpPool") == 0;
     const ft_shape *s = ox_shape(c, n, 0);
-    ft_dtype dt = ox_dtype(c, n, 0);
     double p = (double)onx_attr_i(n, "p", 2);
+    if (!global) {
+        ft_node *f = ox_emit1(c, n, FT_OP_LP_POOL, onx_in(c, n, 0), ox_out(c, n, 0));
+        OX_NEED(f);
+        OX_TRY(pool_attrs(c, n, f));
+        OX_TRY(onx_set_i(c, f, "p", onx_attr_i(n, "p", 2)));
+        return auto_pad(c, n, f);
+    }
+    int whole = s->rank >= 3 && s->rank <= 5;
+    for (int i = 2; i < s->rank; i++)
+        whole &= s->dims[i] >= 1;
+    if (whole) {
+        int64_t ks[3];
+        for (int i = 2; i < s->rank; i++)
+            ks[i - 2] = s->dims[i];
+        ft_node *f = ox_emit1(c, n, FT_OP_LP_POOL, onx_in(c, n, 0), ox_out(c, n, 0));
+        OX_NEED(f);
+        OX_TRY(onx_set_ints(c, f, "kernel_shape", ks, s->rank - 2));
+        return onx_set_i(c, f, "p", onx_attr_i(n, "p", 2));
+    }
+    ft_dtype dt = ox_dtype(c, n, 0);
     if (p < 1)
         return onx_error(c, n, FT_EGRAPH, "attribute p=%g; expected p >= 1", p);
     if (s->rank < 3)
@@ -290,30 +323,12 @@ ft_status ox_map_lp_pool(onx_ctx *c, const onx_node *n)
         pc = ox_scalar(c, n, "p", dt, p), inv = ox_scalar(c, n, "inv_p", dt, 1.0 / p);
     OX_NEED(ab >= 0 && pw >= 0 && sum >= 0 && pc >= 0 && inv >= 0);
     OX_NEED(ox_emit1(c, n, FT_OP_ABS, x, ab) && ox_emit2(c, n, FT_OP_POW, ab, pc, pw));
-    if (global) {
-        int64_t axes[FT_MAX_RANK];
-        for (int i = 2; i < s->rank; i++)
-            axes[i - 2] = i;
-        ft_node *f = ox_emit1(c, n, FT_OP_REDUCE_SUM, pw, sum);
-        OX_NEED(f);
-        OX_TRY(onx_set_ints(c, f, "axes", axes, s->rank - 2));
-    } else {
-        const int64_t *ks;
-        int nk = onx_attr_ints(n, "kernel_shape", &ks);
-        if (nk < 1)
-            return onx_error(c, n, FT_EGRAPH, "attribute kernel_shape is missing");
-        double win = 1;
-        for (int i = 0; i < nk; i++)
-            win *= (double)ks[i];
-        int avg = ox_tmp(c, n, "mean"), wc = ox_scalar(c, n, "window", dt, win);
-        OX_NEED(avg >= 0 && wc >= 0);
-        ft_node *f = ox_emit1(c, n, FT_OP_AVERAGE_POOL, pw, avg);
-        OX_NEED(f);
-        OX_TRY(pool_attrs(c, n, f));
-        OX_TRY(onx_set_i(c, f, "count_include_pad", 1));
-        OX_TRY(auto_pad(c, n, f));
-        OX_NEED(ox_emit2(c, n, FT_OP_MUL, avg, wc, sum));
-    }
+    int64_t axes[FT_MAX_RANK];
+    for (int i = 2; i < s->rank; i++)
+        axes[i - 2] = i;
+    ft_node *f = ox_emit1(c, n, FT_OP_REDUCE_SUM, pw, sum);
+    OX_NEED(f);
+    OX_TRY(onx_set_ints(c, f, "axes", axes, s->rank - 2));
     OX_NEED(ox_emit2(c, n, FT_OP_POW, sum, inv, ox_out(c, n, 0)));
     return FT_OK;
 }

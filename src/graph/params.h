@@ -76,6 +76,8 @@ typedef struct ft_move_params {
     int64_t pb[FT_MAX_RANK], pe[FT_MAX_RANK]; /* pad: amounts at the begin / end of every axis (< 0 crops) */
     int pad_mode;                             /* FT_PAD_* */
     double pad_value;
+    int64_t block;                            /* depth_to_space, space_to_depth: blocksize */
+    int crd;                                  /* depth_to_space: mode "CRD" (else "DCR") */
 } ft_move_params;
 
 /* Indexing ops (infer_index.c): gather_nd, scatter_nd, scatter_elements,
@@ -103,12 +105,13 @@ typedef struct ft_conv_params {
     int auto_pad;                 /* FT_AUTO_PAD_* */
 } ft_conv_params;
 
-/* max_pool, average_pool (infer_pool.c). */
+/* max_pool, average_pool, lp_pool (infer_pool.c). */
 typedef struct ft_pool_params {
     int sp; /* spatial rank */
     int64_t k[FT_SP_MAX], s[FT_SP_MAX], d[FT_SP_MAX], pads[2 * FT_SP_MAX];
     int ceil_mode, count_include_pad;
     int auto_pad; /* FT_AUTO_PAD_* */
+    int p;        /* lp_pool: the exponent, >= 1 */
 } ft_pool_params;
 
 /* resize (infer_pool.c). */
@@ -117,16 +120,33 @@ enum {
     FT_RESIZE_CT_HALF_PIXEL_SYMMETRIC,
     FT_RESIZE_CT_PYTORCH_HALF_PIXEL,
     FT_RESIZE_CT_ALIGN_CORNERS,
-    FT_RESIZE_CT_ASYMMETRIC
+    FT_RESIZE_CT_ASYMMETRIC,
+    FT_RESIZE_CT_TF_HALF_PIXEL_FOR_NN,
+    FT_RESIZE_CT_TF_CROP_AND_RESIZE
 };
 enum { FT_RESIZE_NM_ROUND_PREFER_FLOOR, FT_RESIZE_NM_ROUND_PREFER_CEIL, FT_RESIZE_NM_FLOOR, FT_RESIZE_NM_CEIL };
 typedef struct ft_resize_params {
-    int linear; /* mode "linear"; otherwise nearest */
+    int linear; /* mode "linear" */
+    int cubic;  /* mode "cubic" (neither: nearest) */
+    double cubic_a;      /* cubic_coeff_a */
+    int exclude_outside; /* cubic: taps outside the input get weight 0, the rest renormalized */
     int ct;     /* FT_RESIZE_CT_* */
     int nm;     /* FT_RESIZE_NM_* */
     int has_scales;
     double scales[FT_MAX_RANK]; /* the attribute, when given */
+    double roi_start[FT_MAX_RANK], roi_end[FT_MAX_RANK]; /* tf_crop_and_resize: fractions of in - 1 */
+    double extrapolation;        /* tf_crop_and_resize: the value of outputs whose source is outside */
 } ft_resize_params;
+
+/* lrn and grid_sample (infer_pool.c). */
+enum { FT_GS_NEAREST, FT_GS_LINEAR, FT_GS_CUBIC };
+enum { FT_GS_ZEROS, FT_GS_BORDER, FT_GS_REFLECTION };
+typedef struct ft_image_params {
+    int64_t size;                /* lrn: the channel window */
+    double alpha, beta, bias;    /* lrn */
+    int mode, padding;           /* grid_sample: FT_GS_NEAREST.., FT_GS_ZEROS.. */
+    int align_corners;           /* grid_sample */
+} ft_image_params;
 
 /* fft, ifft, rfft, irfft (infer_fft.c). */
 enum { FT_FFT_NORM_BACKWARD, FT_FFT_NORM_FORWARD, FT_FFT_NORM_ORTHO };
@@ -186,6 +206,7 @@ typedef union ft_params {
     ft_conv_params conv;
     ft_pool_params pool;
     ft_resize_params resize;
+    ft_image_params image;
     ft_fft_params fft;
     ft_attn_params attn;
     ft_rnn_params rnn;

@@ -33,8 +33,9 @@ cases with integer or bool outputs use the exact class anyway. The classes, as
 (rtol, atol) per output dtype:
 
   exact  (0, 0) for every dtype. Data movement and selection (identity, reshape ...
-         pad, gather, where, max/min, reduce_max/min, max_pool, topk values and
-         indices, argmax/argmin, nearest resize, dropout masks), every integer and
+         pad, depth_to_space, space_to_depth, gather, where, max/min, reduce_max/min,
+         max_pool, topk values and indices, argmax/argmin, nearest resize and
+         grid_sample, dropout masks), every integer and
          bool result, comparisons and logic, casts, neg/abs/sign/relu/floor/ceil/
          round/clip, and add/sub/mul (one IEEE operation: f32 is wide enough that
          rounding f16/bf16 results through it is still correctly rounded).
@@ -46,8 +47,8 @@ cases with integer or bool outputs use the exact class anyway. The classes, as
          elu near 0 ...). div, pow, mod, the float unary functions, leaky_relu,
          linear dropout outputs.
   accum  sums whose order differs between backends (reductions, cumsum, softmax,
-         norms, matmul, gemm, einsum, conv, average pools, linear resize, fft,
-         attention): rtol per dtype and an atol of unit * sqrt(K) * mag, where K
+         norms, matmul, gemm, einsum, conv, average and lp pools, lrn, linear and cubic
+         resize, linear and cubic grid_sample, fft, attention): rtol per dtype and an atol of unit * sqrt(K) * mag, where K
          is the number of terms summed per output and mag the size of a term:
            f64 (1e-10, 1e-12)  f32 (2e-4, 1e-5)  f16 (1e-2, 1e-3)  bf16 (2e-2, 8e-3)
          (rtol, atol unit). Rounding errors of a sum of K terms grow like
@@ -1067,12 +1068,14 @@ def gen_pool():
             single("pool/global_max_pool/%s/%s" % (dt, sh(xs)), "global_max_pool", lambda g, dt=dt, xs=xs: [g.x(dt, xs)])
 
 
-COORDS = ["half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric"]
+COORDS = ["half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
+          "tf_half_pixel_for_nn"]
 NEAREST = ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]
 
 
 def gen_resize():
-    combos = [("nearest", c, n) for c in COORDS for n in NEAREST] + [("linear", c, None) for c in COORDS]
+    combos = [("nearest", c, n) for c in COORDS for n in NEAREST] + [("linear", c, None) for c in COORDS] + \
+        [("cubic", c, None) for c in COORDS]
     shapes = [([1, 2, 5, 7], {"scales": [1.0, 1.0, 2.5, 0.6]}), ([1, 2, 5, 7], {"sizes": [1, 2, 11, 4]})]
     for j, dt in enumerate(FLOATS):
         for k, (mode, coord, near) in enumerate(combos if dt == "f32" else rot(combos, 7 * j, 7)):
@@ -1083,8 +1086,21 @@ def gen_resize():
                 single("resize/%s/%s/%s,%s%s/%s" % (dt, sh(xs), mode, coord, "," + near if near else "",
                                                    "scales" if "scales" in size else "sizes"), "resize",
                        lambda g, dt=dt, xs=xs: [g.x(dt, xs)], attrs=attrs,
-                       tol=EXACT if mode == "nearest" else accum(dt, 1))
+                       tol=EXACT if mode == "nearest" else accum(dt, 16 if mode == "cubic" else 1, 2.0))
         extra = [("1d_linear", [9], {"sizes": [20], "mode": "linear"}),
+                 ("cubic_exclude_outside", [1, 2, 6, 5], {"scales": [1.0, 1.0, 2.0, 0.8], "mode": "cubic",
+                                                          "cubic_coeff_a": -0.5, "exclude_outside": 1}),
+                 ("3d_tricubic", [1, 1, 4, 5, 6], {"scales": [1.0, 1.0, 1.5, 2.0, 0.5], "mode": "cubic"}),
+                 ("crop_linear", [1, 2, 6, 7], {"sizes": [1, 2, 5, 9], "mode": "linear",
+                                                "coordinate_transformation_mode": "tf_crop_and_resize",
+                                                "roi": [0, 0, 0.2, -0.1, 1, 1, 0.8, 1.1], "extrapolation_value": 1.5}),
+                 ("crop_nearest", [1, 2, 6, 7], {"scales": [1.0, 1.0, 1.5, 0.8], "mode": "nearest",
+                                                 "coordinate_transformation_mode": "tf_crop_and_resize",
+                                                 "roi": [0, 0, -0.3, 0.4, 1, 1, 1.2, 1.3], "extrapolation_value": -2}),
+                 ("crop_cubic", [1, 2, 6, 7], {"sizes": [1, 2, 5, 9], "mode": "cubic",
+                                               "coordinate_transformation_mode": "tf_crop_and_resize",
+                                               "roi": [0, 0, 0.2, -0.1, 1, 1, 0.8, 1.1]}),
+                 ("realistic_cubic", [2, 64, 56, 56], {"scales": [1.0, 1.0, 2.0, 2.0], "mode": "cubic"}),
                  ("3d_trilinear", [1, 1, 4, 5, 6], {"scales": [1.0, 1.0, 1.5, 2.0, 0.5], "mode": "linear"}),
                  ("n_and_c", [2, 3, 4], {"sizes": [3, 5, 6]}),
                  ("empty_out", [1, 2, 3, 4], {"sizes": [1, 2, 0, 4]}),
@@ -1095,7 +1111,53 @@ def gen_resize():
                  ("realistic", [2, 64, 56, 56], {"scales": [1.0, 1.0, 2.0, 2.0], "mode": "linear"})]
         for label, xs, attrs in extra:
             single("resize/%s/%s/%s" % (dt, sh(xs), label), "resize", lambda g, dt=dt, xs=xs: [g.x(dt, xs)],
-                   attrs=attrs, tol=accum(dt, 1) if attrs.get("mode") == "linear" else EXACT)
+                   attrs=attrs, tol=accum(dt, 16, 2.0) if attrs.get("mode") == "cubic" else
+                   accum(dt, 1) if attrs.get("mode") == "linear" else EXACT)
+
+
+# ---------------------------------------------------------------- image ops
+def gen_image():
+    d2s = [([2, 8, 3, 5], 2, "DCR"), ([2, 8, 3, 5], 2, "CRD"), ([1, 18, 4, 4], 3, "CRD"), ([0, 4, 2, 2], 2, "DCR"),
+           ([4, 64, 28, 28], 4, "DCR"), ([3, 4, 1, 1], 1, "CRD")]
+    s2d = [([2, 3, 4, 6], 2), ([1, 2, 9, 6], 3), ([0, 2, 4, 4], 2), ([4, 16, 56, 56], 4)]
+    for j, dt in enumerate(ANY):
+        for xs, b, mode in pick(d2s, dt, j, 2):
+            single("movement/depth_to_space/%s/%s/blocksize=%d,%s" % (dt, sh(xs), b, mode), "depth_to_space",
+                   lambda g, dt=dt, xs=xs: [g.x(dt, xs)], attrs={"blocksize": b, "mode": mode})
+        for xs, b in pick(s2d, dt, j, 2):
+            single("movement/space_to_depth/%s/%s/blocksize=%d" % (dt, sh(xs), b), "space_to_depth",
+                   lambda g, dt=dt, xs=xs: [g.x(dt, xs)], attrs={"blocksize": b})
+    lrns = [([2, 16, 5, 6], 5, {}), ([2, 7, 9], 4, {"alpha": 0.5, "beta": 0.6, "bias": 2.0}), ([4, 8], 3, {}),
+            ([0, 4, 3, 3], 3, {}), ([8, 96, 27, 27], 5, {"bias": 2.0}), ([1, 3, 4], 11, {"alpha": 0.3})]
+    for j, dt in enumerate(FLOATS):
+        for xs, size, extra in pick(lrns, dt, j, 3):
+            single("norm/lrn/%s/%s/size=%d" % (dt, sh(xs), size), "lrn", lambda g, dt=dt, xs=xs: [g.x(dt, xs, -2, 2)],
+                   attrs=dict(extra, size=size), tol=accum(dt, size, 4.0))
+        cfgs = POOLS + [(l + ",p=%d" % p, x, dict(a, p=p)) for p in (1, 3) for l, x, a in POOLS[:4]]
+        for label, xs, attrs in (cfgs if dt == "f32" else rot(cfgs, 4 * j, 4)):
+            single("pool/lp_pool/%s/%s/%s" % (dt, label, sh(xs)), "lp_pool", lambda g, dt=dt, xs=xs: [g.x(dt, xs)],
+                   attrs=attrs, tol=accum(dt, prod(attrs["kernel_shape"]), 3.0))
+    grids = [(m, p, a) for m in ("bilinear", "nearest", "bicubic") for p in ("zeros", "border", "reflection")
+             for a in (0, 1)]
+    shapes = [([2, 3, 5, 6], [4, 7]), ([1, 2, 4, 5, 3], [3, 2, 4]), ([2, 3, 7], [9])]
+    for j, dt in enumerate(FLOATS):
+        for k, (mode, pad, ac) in enumerate(grids if dt == "f32" else rot(grids, 5 * j, 5)):
+            for xs, os_ in shapes[k % 3:k % 3 + 1] + ([([4, 32, 64, 64], [48, 80])] if k == 0 else []):
+                r = len(xs) - 2
+                cells = {"nearest": 1, "bilinear": 2 ** r, "bicubic": 4 ** r}[mode]
+                single("grid_sample/%s/%s->%s/%s,%s,align_corners=%d" % (dt, sh(xs), sh(os_), mode, pad, ac),
+                       "grid_sample", lambda g, dt=dt, xs=xs, os_=os_, r=r: [g.x(dt, xs), g.x(dt, [xs[0]] + os_ + [r],
+                                                                                            -1.3, 1.3)],
+                       attrs={"mode": mode, "padding_mode": pad, "align_corners": ac},
+                       tol=EXACT if mode == "nearest" else accum(dt, cells, 2.0))
+        single("grid_sample/%s/empty_batch" % dt, "grid_sample",
+               lambda g, dt=dt: [g.x(dt, [0, 3, 4, 4]), g.x(dt, [0, 2, 2, 2])])
+    case("movement/depth_to_space/f32/channels_not_multiple",
+         lambda g: [g.op("depth_to_space", [g.x("f32", [1, 8, 2, 2])], {"blocksize": 3})],
+         rc=3, err="not a multiple of blocksize")
+    case("grid_sample/f32/bad_grid_shape",
+         lambda g: [g.op("grid_sample", [g.x("f32", [1, 2, 4, 4]), g.x("f32", [1, 3, 3, 3])])],
+         rc=3, err="grid")
 
 
 # ---------------------------------------------------------------- fft
@@ -1329,8 +1391,8 @@ def gen_big():
 
 
 GENERATORS = [gen_unary, gen_cast, gen_binary, gen_variadic, gen_compare, gen_bitwise, gen_reduce, gen_arg, gen_cumsum, gen_topk,
-              gen_softmax, gen_norms, gen_matmul, gen_quant, gen_quant_conv, gen_movement, gen_conv, gen_pool, gen_resize, gen_fft,
-              gen_attention, gen_dropout, gen_rnn, gen_chains, lambda: parity_index.gen_index(sys.modules[__name__])]
+              gen_softmax, gen_norms, gen_matmul, gen_quant, gen_quant_conv, gen_movement, gen_conv, gen_pool, gen_resize, gen_image,
+              gen_fft, gen_attention, gen_dropout, gen_rnn, gen_chains, lambda: parity_index.gen_index(sys.modules[__name__])]
 
 
 # ---------------------------------------------------------------- running

@@ -1,6 +1,6 @@
 """Numeric cases of max_pool, average_pool, global_average_pool, global_max_pool and
 resize (ONNX MaxPool / AveragePool / GlobalAveragePool / GlobalMaxPool / Resize,
-channels first), plus the inference errors.
+channels first), plus the inference errors. lp_pool is in cases_image.py.
 
 Pooling oracle: a NumPy implementation of the ONNX window rules written here.  Output
 size per spatial axis (eff = (k-1) dilation + 1):
@@ -21,12 +21,13 @@ Resize oracle: a NumPy port of the ONNX reference implementation
 (onnx/reference/ops/op_resize.py): per axis, the source coordinate of every output
 coordinate (with scales the transform uses the scale, with sizes output/input; the
 "output width" of align_corners, pytorch_half_pixel and half_pixel_symmetric is
-scale * input), the reference's coefficients (nearest modes, linear) and its
-edge-padded neighbour choice, giving an interpolation matrix per axis that is applied
+scale * input), the reference's coefficients (nearest modes, linear, cubic with
+cubic_coeff_a and exclude_outside) and its edge-padded neighbour choice, giving an interpolation matrix per axis that is applied
 along every axis in float64.  Cross-checked against F.interpolate where PyTorch
 matches (linear + align_corners, linear + half_pixel / pytorch_half_pixel =
 align_corners=False, nearest + asymmetric/floor = 'nearest', nearest + half_pixel /
-round_prefer_ceil = 'nearest-exact') and against the ONNX documentation examples.
+round_prefer_ceil = 'nearest-exact', cubic + half_pixel / align_corners = 'bicubic')
+and against the ONNX documentation examples.
 
 Tolerances: max_pool, global_max_pool and nearest resize are exact.  average_pool,
 global_average_pool and linear resize: |got - exp| <= 2 eps |exp| + a eps S with S the
@@ -413,9 +414,15 @@ def global_cases():
 
 # ---------------------------------------------------------------- resize
 
-def _src_coord(ct, x, scale, n, out):
+def _src_coord(ct, x, scale, n, out, roi=None):
     """The reference's x_ori (same operations, same order, in double)."""
     ow = scale * n
+    if ct == "tf_crop_and_resize":
+        if ow == 1:
+            xo = (roi[1] - roi[0]) * (n - 1) / 2
+        else:
+            xo = x * (roi[1] - roi[0]) * (n - 1) / (ow - 1)
+        return xo + roi[0] * (n - 1)
     if ct == "align_corners":
         return 0.0 if ow == 1 else x * (n - 1) / (ow - 1)
     if ct == "asymmetric":
@@ -424,6 +431,8 @@ def _src_coord(ct, x, scale, n, out):
         return -0.5 if ow == 1 else (x + 0.5) / scale - 0.5
     if ct == "half_pixel":
         return (x + 0.5) / scale - 0.5
+    if ct == "tf_half_pixel_for_nn":
+        return (x + 0.5) / scale
     if ct == "half_pixel_symmetric":
         adjustment = out / ow
         center = n / 2
@@ -432,14 +441,37 @@ def _src_coord(ct, x, scale, n, out):
     raise ValueError(ct)
 
 
-def resize_matrix(n, out, scale, mode, ct, nm):
+def cubic_coeffs(ratio, A):
+    """The reference's _cubic_coeffs (Keys, coefficient A) of the 4 neighbours."""
+    return [((A * (ratio + 1) - 5 * A) * (ratio + 1) + 8 * A) * (ratio + 1) - 4 * A,
+            ((A + 2) * ratio - (A + 3)) * ratio * ratio + 1,
+            ((A + 2) * (1 - ratio) - (A + 3)) * (1 - ratio) * (1 - ratio) + 1,
+            ((A * ((1 - ratio) + 1) - 5 * A) * ((1 - ratio) + 1) + 8 * A) * ((1 - ratio) + 1) - 4 * A]
+
+
+def resize_matrix(n, out, scale, mode, ct, nm, cubic_a=-0.75, exclude=0, roi=None, outside=None):
     """Interpolation matrix [out, n] of one axis, the reference's coefficients and its
-    edge-padded neighbour choice ported one to one."""
+    edge-padded neighbour choice ported one to one; outside[x] is set where
+    tf_crop_and_resize gives the extrapolation value instead."""
     M = np.zeros((out, n))
     for x in range(out):
-        xo = float(_src_coord(ct, float(x), scale, n, out))
+        xo = float(_src_coord(ct, float(x), scale, n, out, roi))
+        if ct == "tf_crop_and_resize" and (xo < 0 or xo > n - 1):
+            outside[x] = True
+            continue
         xi = math.floor(xo)
         ratio = 1 if xo.is_integer() else xo - xi
+        if mode == "cubic":
+            coeffs = np.array(cubic_coeffs(ratio, cubic_a))
+            # _get_neighbor: edge-pad by 2, the 4 cells nearest to x (ties: lower)
+            xp = xo + 2
+            idx = np.array(sorted(sorted(range(n + 4), key=lambda i: (abs(xp - i), i))[:4])) - 2
+            if exclude:
+                coeffs[(idx < 0) | (idx >= n)] = 0
+                coeffs /= coeffs.sum()
+            for cf, i in zip(coeffs, idx):
+                M[x, min(max(i, 0), n - 1)] += float(cf)
+            continue
         if mode == "nearest":
             if ratio == 1:
                 coeffs = [0, 1]
@@ -461,15 +493,21 @@ def resize_matrix(n, out, scale, mode, ct, nm):
     return M
 
 
-def resize_ref(x, out_shape, scales, mode, ct, nm):
+def resize_ref(x, out_shape, scales, mode, ct, nm, cubic_a=-0.75, exclude=0, roi=None, ext=0.0):
     y, ya = f64(x), np.abs(f64(x))
+    mask = np.zeros(out_shape, bool)
     for d in range(x.ndim):
         n = x.shape[d]
         scale = scales[d] if scales is not None else out_shape[d] / n
-        M = resize_matrix(n, out_shape[d], scale, mode, ct, nm)
+        outside = np.zeros(out_shape[d], bool)
+        M = resize_matrix(n, out_shape[d], scale, mode, ct, nm, cubic_a, exclude,
+                          None if roi is None else (roi[d], roi[x.ndim + d]), outside)
+        shape = [1] * x.ndim
+        shape[d] = out_shape[d]
+        mask |= outside.reshape(shape)
         y = np.moveaxis(np.tensordot(M, y, axes=([1], [d])), 0, d)
         ya = np.moveaxis(np.tensordot(np.abs(M), ya, axes=([1], [d])), 0, d)
-    return y, ya
+    return np.where(mask, ext, y), np.where(mask, abs(ext), ya)
 
 
 def torch_resize(x, out_shape, scales, mode, ct, nm):
@@ -491,6 +529,10 @@ def torch_resize(x, out_shape, scales, mode, ct, nm):
             return None  # PyTorch maps a single output to 0 (that is pytorch_half_pixel)
         tm = {3: "linear", 4: "bilinear", 5: "trilinear"}[r]
         return F.interpolate(X, mode=tm, align_corners=(ct == "align_corners"), **kw).numpy()
+    if mode == "cubic" and r == 4 and ct in ("align_corners", "half_pixel"):
+        if ct == "align_corners" and scales is not None:
+            return None
+        return F.interpolate(X, mode="bicubic", align_corners=(ct == "align_corners"), **kw).numpy()
     if mode == "nearest" and ct == "asymmetric" and nm == "floor":
         return F.interpolate(X, mode="nearest", **kw).numpy()
     if mode == "nearest" and ct == "half_pixel" and nm == "round_prefer_ceil":
@@ -499,7 +541,7 @@ def torch_resize(x, out_shape, scales, mode, ct, nm):
 
 
 def resize_case(dt, shape, mode="nearest", ct=None, nm=None, sizes=None, scales=None, label="", torch_check=False,
-                args=(), input_fn=None):
+                args=(), input_fn=None, cubic_a=None, exclude=None, roi=None, ext=None):
     attrs = {}
     if sizes is not None:
         attrs["sizes"] = list(sizes)
@@ -510,6 +552,14 @@ def resize_case(dt, shape, mode="nearest", ct=None, nm=None, sizes=None, scales=
         attrs["coordinate_transformation_mode"] = ct
     if nm is not None:
         attrs["nearest_mode"] = nm
+    if cubic_a is not None:
+        attrs["cubic_coeff_a"] = cubic_a
+    if exclude is not None:
+        attrs["exclude_outside"] = exclude
+    if roi is not None:
+        attrs["roi"] = list(roi)
+    if ext is not None:
+        attrs["extrapolation_value"] = ext
     desc = " ".join("%s=%s" % (a, v) for a, v in attrs.items())
     name = "resize %s %s %s%s%s" % (dt, shp(shape), desc, " " + label if label else "",
                                     " --threads 3" if "--threads" in args else "")
@@ -518,7 +568,8 @@ def resize_case(dt, shape, mode="nearest", ct=None, nm=None, sizes=None, scales=
         rng = rng_for(name)
         x, xv = input_fn(rng) if input_fn else make_input(rng, dt, shape)
         out = list(sizes) if sizes is not None else [int(math.floor(n * s)) for n, s in zip(shape, scales)]
-        y, ya = resize_ref(np.asarray(xv), out, scales, mode, ct or "half_pixel", nm or "round_prefer_floor")
+        y, ya = resize_ref(np.asarray(xv), out, scales, mode, ct or "half_pixel", nm or "round_prefer_floor",
+                           -0.75 if cubic_a is None else cubic_a, exclude or 0, roi, ext or 0.0)
         if torch_check:
             t = torch_resize(np.asarray(xv), out, scales, mode, ct or "half_pixel", nm or "round_prefer_floor")
             if t is None:
@@ -527,7 +578,8 @@ def resize_case(dt, shape, mode="nearest", ct=None, nm=None, sizes=None, scales=
                 raise AssertionError("oracle disagrees with PyTorch")
         if mode == "nearest":
             return {"inputs": [("x", x, dt)], "expect": {"y": to_out(y, dt)}, "tol": EXACT}
-        return {"inputs": [("x", x, dt)], "expect": {"y": to_out(y, dt)}, "tol": sum_tol(dt, 2 ** len(shape), ya)}
+        taps = 4 if mode == "cubic" else 2
+        return {"inputs": [("x", x, dt)], "expect": {"y": to_out(y, dt)}, "tol": sum_tol(dt, taps ** len(shape), ya)}
     return Case(name, "resize", attrs=attrs, build=build, args=args)
 
 
@@ -597,6 +649,38 @@ def resize_cases():
     c.append(Case("resize f32 2x3x5x6 linear to the same size is exact", "resize",
                   attrs={"sizes": [2, 3, 5, 6], "mode": "linear"}, build=build_ident))
 
+    # cubic: every coordinate transform, up and down, coefficient and exclude_outside
+    for ct in CTS + ("tf_half_pixel_for_nn",):
+        tc = ct in ("align_corners", "half_pixel")
+        c.append(resize_case("f32", (2, 3, 4, 5), "cubic", ct, sizes=[2, 3, 9, 8], torch_check=tc))
+        c.append(resize_case("f32", (2, 3, 9, 8), "cubic", ct, sizes=[2, 3, 4, 3], torch_check=tc))
+        c.append(resize_case("f32", (1, 2, 5, 10), "cubic", ct, scales=[1, 1, 1.7, 0.6],
+                             torch_check=ct == "half_pixel"))
+        c.append(resize_case("f32", (1, 2, 6, 5), "cubic", ct, scales=[1, 1, 2, 0.8], cubic_a=-0.5, exclude=1))
+        c.append(resize_case("f32", (1, 2, 3, 4, 5), "cubic", ct, sizes=[1, 2, 5, 3, 7]))
+    c.append(resize_case("f32", (7,), "cubic", sizes=[15], exclude=1))
+    c.append(resize_case("f32", (2, 4, 6, 6), "cubic", scales=[2, 0.5, 1.5, 1]))
+    c.append(resize_case("f32", (1, 1, 5, 6), "cubic", "pytorch_half_pixel", sizes=[1, 1, 1, 3]))
+    c.append(resize_case("f32", (2, 64, 56, 56), "cubic", "half_pixel", scales=[1, 1, 2, 2], torch_check=True,
+                         args=["--threads", "3"]))
+    c.append(resize_case("f64", (2, 3, 6, 7), "cubic", "align_corners", sizes=[2, 3, 11, 4], torch_check=True))
+    c.append(resize_case("f16", (2, 3, 6, 7), "cubic", "half_pixel", sizes=[2, 3, 11, 4]))
+    c.append(resize_case("bf16", (2, 3, 6, 7), "cubic", "asymmetric", scales=[1, 1, 2, 0.5], exclude=1))
+    c.append(resize_case("f32", (0, 3, 4, 4), "cubic", scales=[1, 1, 2, 2]))
+    # tf_crop_and_resize: a region of interest, outside it the extrapolation value
+    for mode in ("nearest", "linear", "cubic"):
+        c.append(resize_case("f32", (1, 2, 6, 7), mode, "tf_crop_and_resize", sizes=[1, 2, 5, 9],
+                             roi=[0, 0, 0.2, 0.1, 1, 1, 0.8, 0.7]))
+        c.append(resize_case("f32", (1, 2, 6, 7), mode, "tf_crop_and_resize", scales=[1, 1, 1.5, 0.8],
+                             roi=[0, 0, -0.3, 0.4, 1, 1, 1.2, 1.3], ext=-7.5))
+        c.append(resize_case("f64", (2, 5, 4), mode, "tf_crop_and_resize", sizes=[2, 1, 6],
+                             roi=[0, 0.5, 0.25, 1, 0.5, 0.75], ext=3.0))
+    c.append(resize_case("bf16", (1, 2, 6, 7), "linear", "tf_crop_and_resize", sizes=[1, 2, 5, 9],
+                         roi=[0, 0, 0.2, -0.15, 1, 1, 0.8, 1.1], ext=1.5))
+    # tf_half_pixel_for_nn (ONNX opset 11-12) with nearest
+    for nm in NMS:
+        c.append(resize_case("f32", (1, 2, 5, 7), "nearest", "tf_half_pixel_for_nn", nm, sizes=[1, 2, 8, 4]))
+
     # worked examples of the ONNX operator documentation (float32 values there)
     x22 = [[[[1, 2], [3, 4]]]]
     x24 = [[[[1, 2, 3, 4], [5, 6, 7, 8]]]]
@@ -663,11 +747,15 @@ def error_cases():
         ("resize", x4, {"scales": [1, 1, 0, 2]}, r"scale 0 of axis 2 must be positive"),
         ("resize", x4, {"scales": [1, 1, -2, 2]}, r"scale -2 of axis 2 must be positive"),
         ("resize", np.zeros((1, 0, 3), np.float32), {"sizes": [1, 2, 3]}, r"axis 1 .* is empty and cannot be resized"),
-        ("resize", x4, {"scales": [1, 1, 2, 2], "mode": "cubic"},
-         r"attribute 'mode': unknown value 'cubic' \(expected nearest or linear\)"),
+        ("resize", x4, {"scales": [1, 1, 2, 2], "mode": "bicubic"},
+         r"attribute 'mode': unknown value 'bicubic' \(expected nearest, linear or cubic\)"),
         ("resize", x4, {"scales": [1, 1, 2, 2], "coordinate_transformation_mode": "tf_crop_and_resize"},
-         r"unknown value 'tf_crop_and_resize' \(expected half_pixel, half_pixel_symmetric, pytorch_half_pixel, "
-         r"align_corners or asymmetric\)"),
+         r"'tf_crop_and_resize' needs attribute 'roi' with 8 values"),
+        ("resize", x4, {"scales": [1, 1, 2, 2], "coordinate_transformation_mode": "tf_crop_and_resize",
+                        "roi": [0, 0, 1, 1]}, r"needs attribute 'roi' with 8 values .*; got \[0,0,1,1\]"),
+        ("resize", x4, {"scales": [1, 1, 2, 2], "coordinate_transformation_mode": "crop"},
+         r"unknown value 'crop' \(expected half_pixel, half_pixel_symmetric, pytorch_half_pixel, "
+         r"align_corners, asymmetric, tf_half_pixel_for_nn or tf_crop_and_resize\)"),
         ("resize", x4, {"scales": [1, 1, 2, 2], "nearest_mode": "round"},
          r"unknown value 'round' \(expected round_prefer_floor, round_prefer_ceil, floor or ceil\)"),
         ("resize", np.zeros((), np.float32), {"sizes": []}, r"scalar|sizes"),

@@ -5,8 +5,9 @@ signatures (Gelu, Mish, RMSNormalization, GroupNormalization, Attention, Reduce*
 and Pad axes inputs, Split num_outputs, Resize axes, DFT axis input), older-opset
 semantics (Softmax/Hardmax coerced to 2-D before opset 13), the bitwise ops
 (opset 18) and signed BitShift, the reductions max/min of
-ScatterElements/ScatterND (opset 18), and the short expansions (PRelu and
-Shrink on integers, Clip with computed bounds, QuantizeLinear). Expected values come from NumPy or
+ScatterElements/ScatterND (opset 18), GridSample's opset 20 mode names, and
+the short expansions (PRelu and Shrink on integers, Clip with computed
+bounds, QuantizeLinear). Expected values come from NumPy or
 PyTorch, never from ftrun.
 
 Usage: FTRUN=build/ftrun /usr/bin/python3 tests/onnx/op_mappers.py [FILTER]
@@ -210,6 +211,21 @@ case("depth_to_space_13_dcr", "DepthToSpace", {"x": xd2s}, {"y": d2s}, 13, {"blo
 xl = np.abs(f32(1, 2, 5, 6)) + 0.1
 case("lp_pool_18", "LpPool", {"x": xl}, {"y": F.lp_pool2d(T(xl), 3.0, (2, 3), stride=(1, 2)).numpy()}, 18,
      {"p": 3, "kernel_shape": [2, 3], "strides": [1, 2]})
+case("depth_to_space_11_crd", "DepthToSpace", {"x": xd2s},
+     {"y": F.pixel_shuffle(T(xd2s), 2).numpy()}, 11, {"blocksize": 2, "mode": "CRD"})
+case("space_to_depth_13", "SpaceToDepth", {"x": d2s}, {"y": xd2s}, 13, {"blocksize": 2})
+xlrn = f32(2, 6, 3, 4)
+case("lrn_13", "LRN", {"x": xlrn}, {"y": F.local_response_norm(T(xlrn), 3, 0.3, 0.6, 1.5).numpy()}, 13,
+     {"size": 3, "alpha": 0.3, "beta": 0.6, "bias": 1.5})
+xgs, ggs = f32(2, 3, 4, 5), rng.uniform(-1, 1, (2, 3, 6, 2)).astype(np.float32)
+for gmode, tmode in (("linear", "bilinear"), ("cubic", "bicubic"), ("nearest", "nearest")):
+    case("grid_sample_20_%s" % gmode, "GridSample", {"x": xgs, "g": ggs},
+         {"y": F.grid_sample(T(xgs), T(ggs), mode=tmode, padding_mode="border", align_corners=True).numpy()}, 20,
+         {"mode": gmode, "padding_mode": "border", "align_corners": 1})
+case("global_lp_pool_2_3d", "GlobalLpPool", {"x": xl[0]}, {"y": np.abs(xl[0] ** 3).sum(2, keepdims=True) ** (1 / 3)},
+     11, {"p": 3})
+case("global_lp_pool_2_empty", "GlobalLpPool", {"x": np.zeros((1, 2, 0, 3), np.float32)},
+     {"y": np.zeros((1, 2, 1, 1), np.float32)}, 11)
 case("global_lp_pool_2", "GlobalLpPool", {"x": xl}, {"y": np.sqrt((xl * xl).sum((2, 3), keepdims=True))}, 7)
 xcc = f32(5, 4, 3)
 ccp = np.zeros((3, 7, 3), np.float32)
