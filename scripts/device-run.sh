@@ -18,7 +18,8 @@
 # Each step writes LOGDIR/STEP.log and one line to LOGDIR/summary.txt and to stdout;
 # STEP_TIMEOUT (seconds, default 540) bounds each step, STEP_TIMEOUT_<step> one step
 # (e.g. STEP_TIMEOUT_parity=200). Environment passed on:
-# FTPARITY_ONLY, FTPARITY_BIG, FTNUM_JOBS, FTPARITY_JOBS. Exit status 1 when a step failed.
+# FTPARITY_ONLY, FTPARITY_BIG, FTNUM_JOBS, FTPARITY_JOBS; BENCH_ARGS (more options of
+# bench/cuda.py, e.g. "--only bandwidth"). Exit status 1 when a step failed.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 logs=${1:?usage: run.sh LOGDIR [STEP...]}
@@ -133,7 +134,7 @@ step_sanitize() { # $1: full or sample
 
 step_bench() { # $1: quick or full
     local q=--quick; [ "$1" = full ] && q=
-    "$PYTHON" bench/cuda.py $q && cp bench/RESULTS-cuda.md "$logs/RESULTS-cuda.md"
+    "$PYTHON" bench/cuda.py $q ${BENCH_ARGS:-} && cp bench/RESULTS-cuda.md "$logs/RESULTS-cuda.md"
 }
 
 for step in "$@"; do
