@@ -50,17 +50,19 @@ step_env() {
     "$FTRUN" --version && "$FTRUN" devices && "$FTRUN" devices | grep -q '^cuda:0' || return 1
     # Start-up cost of one process (what every test case pays), alone and 8 at once.
     local g=/tmp/ftrun-startup.json i t0
+    now() { date +%s%N; }
+    secs() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }'; }
     echo '{"ftrun":1,"tensors":{"x":{"dtype":"f32","shape":[4],"data":[1,-2,3,-4]}},"outputs":["y"],"nodes":[{"name":"r","op":"relu","inputs":["x"],"outputs":["y"]}]}' > $g
     for dev in cpu cuda:0; do
         for i in 1 2 3; do
-            t0=$(date +%s.%N)
+            t0=$(now)
             "$FTRUN" run $g -d $dev -n 1 -q --format none -o /tmp/ftrun-startup-out || return 1
-            echo "one-node graph on $dev, whole process: $(echo "$(date +%s.%N) - $t0" | bc) s"
+            echo "one-node graph on $dev, whole process: $(secs "$t0") s"
         done
     done
-    t0=$(date +%s.%N)
+    t0=$(now)
     for i in 1 2 3 4 5 6 7 8; do "$FTRUN" run $g -d cuda:0 -n 1 -q --format none -o /tmp/ftrun-startup-$i & done; wait
-    echo "8 such processes at once on cuda:0: $(echo "$(date +%s.%N) - $t0" | bc) s"
+    echo "8 such processes at once on cuda:0: $(secs "$t0") s"
 }
 
 tap_summary() { # LOG: "N passed, N failed"; fails when a case failed or none ran
