@@ -93,8 +93,12 @@ ft_status cpu_max_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view 
 ft_status cpu_average_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_global_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_resize(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
-/* fft.c: fft, ifft, rfft, irfft */
+/* fft.c: fft, ifft, rfft, irfft, stft */
 ft_status cpu_fft(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_stft(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* loss.c: softmax_cross_entropy_loss, negative_log_likelihood_loss, the window functions */
+ft_status cpu_loss(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_window(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 /* attention.c: attention; norm_channels.c: batch_norm, instance_norm, group_norm */
 ft_status cpu_attention(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_batch_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);

@@ -332,6 +332,10 @@ CU_KFN(cu_global_pool);
 CU_KFN(cu_resize);
 /* fft.cu */
 CU_KFN(cu_fft);
+CU_KFN(cu_stft);
+/* loss.cu: softmax_cross_entropy_loss, negative_log_likelihood_loss, the window functions */
+CU_KFN(cu_loss);
+CU_KFN(cu_window);
 void cu_fft_cache_free(struct cu_fft_cache *c);
 /* attention.cu */
 CU_KFN(cu_attention);

@@ -116,6 +116,7 @@ ft_status ox_map_rotary(onx_ctx *c, const onx_node *n);
 /* onnx_ops_loss.c */
 ft_status ox_map_nll_loss(onx_ctx *c, const onx_node *n);
 ft_status ox_map_softmax_ce_loss(onx_ctx *c, const onx_node *n);
+ft_status ox_map_stft(onx_ctx *c, const onx_node *n);
 /* onnx_ops_quant.c */
 ft_status ox_map_dequantize(onx_ctx *c, const onx_node *n);
 ft_status ox_map_quantize(onx_ctx *c, const onx_node *n);
