@@ -11,7 +11,6 @@
 #include "infer_common.h"
 #include "graph.h"
 
-#include <math.h>
 #include <string.h>
 
 /* reduction and ignore_index, shared by both losses. */
@@ -158,13 +157,16 @@ ft_status ft_infer_stft(ft_infer_ctx *c)
     return ft_infer_set_out(c, 0, c->in[0]->dtype, &o);
 }
 
-/* One complex transform of length n per frame: 5 n log2 n, plus the window. */
+/* One complex transform of length n per frame, 5 n log2(n) (log2 rounded
+ * down, as ft_flops_fft in ops.c), plus n products by the window. */
 uint64_t ft_flops_stft(const struct ft_node *n, const ft_tinfo *const *in, const ft_tinfo *out)
 {
-    (void)in;
-    int64_t len = n->params.loss.frame_length;
+    int64_t len = n->n_in > 1 && in[1] && in[1]->shape.rank == 1 ? in[1]->shape.dims[0]
+                                                               : ft_attr(n, "frame_length")->i;
     if (out->shape.rank != 4 || len < 1)
         return 0;
-    uint64_t frames = (uint64_t)out->shape.dims[0] * (uint64_t)out->shape.dims[1];
-    return frames * (uint64_t)(5.0 * (double)len * (len > 1 ? log2((double)len) : 1.0) + (double)len);
+    uint64_t frames = (uint64_t)out->shape.dims[0] * (uint64_t)out->shape.dims[1], lg = 0;
+    for (uint64_t v = (uint64_t)len; v > 1; v >>= 1)
+        lg++;
+    return frames * (5 * (uint64_t)len * lg + (uint64_t)len);
 }
