@@ -98,8 +98,12 @@ ft_status cpu_lp_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *
 /* image.c: lrn, grid_sample */
 ft_status cpu_lrn(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_grid_sample(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
-/* fft.c: fft, ifft, rfft, irfft */
+/* fft.c: fft, ifft, rfft, irfft, stft */
 ft_status cpu_fft(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_stft(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* loss.c: softmax_cross_entropy_loss, negative_log_likelihood_loss, the window functions */
+ft_status cpu_loss(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_window(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 /* attention.c: attention; norm_channels.c: batch_norm, instance_norm, group_norm */
 ft_status cpu_attention(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_batch_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);

@@ -1,4 +1,4 @@
-/* CPU fft, ifft, rfft and irfft with FFTW3 (fftw_* for f64, fftwf_* for f32;
+/* CPU fft, ifft, rfft, irfft and stft with FFTW3 (fftw_* for f64, fftwf_* for f32;
  * f16/bf16 arrive here widened to f32 by cpu_backend.c).
  *
  * A transform along axis k of a row-major tensor is a batch of 1-D transforms:
@@ -278,5 +278,71 @@ ft_status cpu_fft(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
     double s = ft_fft_scale(&n->params.fft, inverse, key.n);
     if (s != 1.0)
         scale_out(k, y, s);
+    return FT_OK;
+}
+
+/* stft: signal [B, L, 1|2] cut into frames of n = frame_length every
+ * frame_step samples, each multiplied by the window (input 1, when given),
+ * transformed by one batched in-place complex FFT in a scratch buffer of
+ * [B * frames, n] complex values, of which the first bins (n/2+1 when
+ * onesided, else n) go to the output [B, frames, bins, 2]. */
+#define STFT_FRAMES(T)                                                                                           \
+    do {                                                                                                         \
+        const T *x = in[0].data, *w = has_w ? (const T *)in[1].data : NULL;                                      \
+        T *buf = scratch;                                                                                        \
+        _Pragma("omp parallel for num_threads(k->threads) if (total >= CPU_PAR_MIN)")                            \
+        for (int64_t r = 0; r < B * F; r++) {                                                                    \
+            int64_t b = r / F, f = r % F;                                                                        \
+            const T *src = x + (b * L + f * p->frame_step) * cw;                                                 \
+            for (int64_t j = 0; j < len; j++) {                                                                  \
+                T wj = w ? w[j] : (T)1;                                                                          \
+                buf[2 * (r * len + j)] = src[j * cw] * wj;                                                       \
+                buf[2 * (r * len + j) + 1] = cw == 2 ? src[j * cw + 1] * wj : (T)0;                              \
+            }                                                                                                    \
+        }                                                                                                        \
+    } while (0)
+
+ft_status cpu_stft(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    const ft_loss_params *p = &n->params.loss;
+    const ft_shape *xs = &in[0].shape, *ys = &out[0].shape;
+    int64_t B = xs->dims[0], L = xs->dims[1], cw = xs->dims[2], F = ys->dims[1], bins = ys->dims[2];
+    int64_t len = p->frame_length, total = B * F * len;
+    int has_w = n->n_in > 1 && n->in[1] >= 0;
+    if (B * F == 0)
+        return FT_OK;
+    size_t esz = ft_dtype_size(in[0].dtype), bytes = (size_t)total * 2 * esz;
+    void *scratch = ft_malloc(bytes);
+    if (!scratch)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory: %zu bytes of scratch for stft", bytes);
+    if (in[0].dtype == FT_F64)
+        STFT_FRAMES(double);
+    else
+        STFT_FRAMES(float);
+
+    plan_key key;
+    memset(&key, 0, sizeof key);
+    key.kind = T_C2C_FWD;
+    key.f64 = in[0].dtype == FT_F64;
+    key.outer = B * F;
+    key.inner = 1;
+    key.n = key.in_len = key.out_len = len;
+    key.threads = total >= CPU_PAR_MIN ? k->threads : 1;
+    key.inplace = 1;
+    key.in_align = key.out_align = alignment_of(key.f64, scratch);
+    pthread_once(&threads_once, threads_init);
+    int slot;
+    void *plan = plan_acquire(&key, scratch, scratch, &slot);
+    if (!plan) {
+        free(scratch);
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "FFTW could not plan a %s transform of length %lld "
+                           "(%lld frames)", ft_dtype_name(in[0].dtype), (long long)len, (long long)(B * F));
+    }
+    execute(&key, plan, scratch, scratch);
+    plan_release(&key, plan, slot);
+    size_t row = (size_t)bins * 2 * esz;
+    for (int64_t r = 0; r < B * F; r++)
+        memcpy((char *)out[0].data + (size_t)r * row, (char *)scratch + (size_t)(r * len) * 2 * esz, row);
+    free(scratch);
     return FT_OK;
 }

@@ -339,6 +339,10 @@ CU_KFN(cu_grid_sample);
 CU_KFN(cu_resize_cubic); /* resize in mode cubic, called by cu_resize */
 /* fft.cu */
 CU_KFN(cu_fft);
+CU_KFN(cu_stft);
+/* loss.cu: softmax_cross_entropy_loss, negative_log_likelihood_loss, the window functions */
+CU_KFN(cu_loss);
+CU_KFN(cu_window);
 void cu_fft_cache_free(struct cu_fft_cache *c);
 /* attention.cu */
 CU_KFN(cu_attention);

@@ -1,4 +1,4 @@
-/* CUDA fft, ifft, rfft and irfft with cuFFT (C2C/R2C/C2R in f32, Z2Z/D2Z/Z2D
+/* CUDA fft, ifft, rfft, irfft and stft with cuFFT (C2C/R2C/C2R in f32, Z2Z/D2Z/Z2D
  * in f64; f16 and bf16 are widened to f32 and narrowed after, as the CPU
  * reference does).
  *
@@ -416,4 +416,98 @@ CU_KFN(cu_fft)
         CU_LAUNCHED(k, n);
     }
     return FT_OK;
+}
+
+/* ---------------------------------------------------------------- stft */
+
+/* Frames of the signal [B, L, cw] times the window into buf [B * F, len]
+ * complex values of the compute type C. */
+template <class T, class C>
+__global__ void stft_frames(const T *__restrict__ x, const T *__restrict__ w, C *__restrict__ buf, int64_t F,
+                            int64_t L, int64_t cw, int64_t len, int64_t step, int64_t total)
+{
+    for (int64_t e = cu_grid_start(); e < total; e += cu_grid_step()) {
+        int64_t j = e % len, r = e / len, b = r / F, f = r % F;
+        const T *src = x + (b * L + f * step + j) * cw;
+        C wj = w ? (C)cu_load(w, j) : (C)1;
+        buf[2 * e] = (C)cu_load(src, 0) * wj;
+        buf[2 * e + 1] = cw == 2 ? (C)cu_load(src, 1) * wj : (C)0;
+    }
+}
+
+/* The first bins of each frame's spectrum into y [B * F, bins, 2]. */
+template <class C, class T>
+__global__ void stft_bins(const C *__restrict__ buf, T *__restrict__ y, int64_t len, int64_t bins, int64_t total)
+{
+    for (int64_t e = cu_grid_start(); e < total; e += cu_grid_step()) {
+        int64_t kb = e % bins, r = e / bins;
+        cu_store(y, 2 * e, buf[2 * (r * len + kb)]);
+        cu_store(y, 2 * e + 1, buf[2 * (r * len + kb) + 1]);
+    }
+}
+
+/* Frames, transform, bins for storage type T (compute type cu_acc<T>). */
+template <class T>
+static ft_status stft_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, const fft_job *j,
+                          const cu_fft_plan *plan, char *buf, int has_w)
+{
+    typedef typename cu_acc<T>::type C;
+    const ft_loss_params *p = &n->params.loss;
+    const ft_shape *xs = &in[0].shape, *ys = &out[0].shape;
+    int64_t F = ys->dims[1], bins = ys->dims[2], len = p->frame_length, rows = xs->dims[0] * F;
+    int64_t total = rows * len, outs = rows * bins;
+    cudaStream_t s = k->be->stream;
+    stft_frames<T, C><<<cu_grid(k->be, (uint64_t)total), CU_BLOCK, 0, s>>>(
+        (const T *)in[0].data, has_w ? (const T *)in[1].data : NULL, (C *)buf, F, xs->dims[1], xs->dims[2], len,
+        p->frame_step, total);
+    CU_LAUNCHED(k, n);
+    CUFFT_TRY(k, n, exec_one(j, plan->h, buf, buf));
+    stft_bins<C, T><<<cu_grid(k->be, (uint64_t)outs), CU_BLOCK, 0, s>>>((const C *)buf, (T *)out[0].data, len, bins,
+                                                                      outs);
+    CU_LAUNCHED(k, n);
+    return FT_OK;
+}
+
+/* stft as the CPU's (src/cpu/fft.c cpu_stft): frames staged and windowed in
+ * the workspace, one batched in-place C2C (Z2Z) transform, bins copied out. */
+CU_KFN(cu_stft)
+{
+    const ft_loss_params *p = &n->params.loss;
+    const ft_shape *xs = &in[0].shape, *ys = &out[0].shape;
+    ft_dtype dt = in[0].dtype;
+    int64_t len = p->frame_length, rows = xs->dims[0] * ys->dims[1];
+    int has_w = n->n_in > 1 && n->in[1] >= 0;
+    if (rows == 0)
+        return FT_OK;
+    fft_job j;
+    memset(&j, 0, sizeof j);
+    j.kind = K_C2C_FWD;
+    j.f64 = dt == FT_F64;
+    cu_fft_plan want;
+    memset(&want, 0, sizeof want);
+    want.type = (int)plan_type(&j);
+    want.n = want.inembed = want.onembed = len;
+    want.istride = want.ostride = 1;
+    want.idist = want.odist = len;
+    want.batch = rows;
+    const cu_fft_plan *plan = NULL;
+    ft_status st = get_plan(k, n, &want, &plan);
+    if (st)
+        return st;
+    size_t csz = j.f64 ? sizeof(double) : sizeof(float), buf_bytes = (size_t)(rows * len) * 2 * csz;
+    void *ws = NULL;
+    if ((st = cu_workspace(k, n, align256(buf_bytes) + align256(plan->work), &ws)))
+        return st;
+    char *buf = (char *)ws, *work = buf + align256(buf_bytes);
+    CUFFT_TRY(k, n, cufftSetStream(plan->h, k->be->stream));
+    CUFFT_TRY(k, n, cufftSetWorkArea(plan->h, work));
+    switch (dt) {
+    case FT_F16: return stft_run<__half>(k, n, in, out, &j, plan, buf, has_w);
+    case FT_BF16: return stft_run<__nv_bfloat16>(k, n, in, out, &j, plan, buf, has_w);
+    case FT_F32: return stft_run<float>(k, n, in, out, &j, plan, buf, has_w);
+    case FT_F64: return stft_run<double>(k, n, in, out, &j, plan, buf, has_w);
+    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL: case FT_DTYPE_COUNT: break;
+    }
+    return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cuda stft kernel",
+                       ft_dtype_name(dt));
 }

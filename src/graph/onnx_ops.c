@@ -120,6 +120,17 @@ ft_status ox_ints_param(onx_ctx *c, const onx_node *n, const char *attr, int k, 
     return onx_const_ints(c, n, k, reason, v, count);
 }
 
+ft_status ox_const_int(onx_ctx *c, const onx_node *n, int k, const char *what, const char *reason, int64_t *out)
+{
+    const int64_t *v;
+    int nv;
+    OX_TRY(onx_const_ints(c, n, k, reason, &v, &nv));
+    if (nv != 1)
+        return onx_error(c, n, FT_EGRAPH, "input %d (%s) holds %d values; expected one", k, what, nv);
+    *out = v[0];
+    return FT_OK;
+}
+
 ft_status ox_axis(onx_ctx *c, const onx_node *n, const char *what, int64_t axis, int rank, int *out)
 {
     if (ft_axis(axis, rank, out) == 0)
@@ -221,6 +232,7 @@ static const onx_op_map MAPS[] = {
     {"QLinearConv", 10, ox_map_int_conv},
     /* losses */
     {"NegativeLogLikelihoodLoss", 12, ox_map_nll_loss}, {"SoftmaxCrossEntropyLoss", 12, ox_map_softmax_ce_loss},
+    {"STFT", 17, ox_map_stft},
     /* shape and data movement */
     {"Identity", 1, ox_map_identity}, {"Dropout", 7, ox_map_dropout}, {"Reshape", 5, ox_map_reshape},
     {"Transpose", 1, ox_map_transpose}, {"Flatten", 1, ox_map_flatten}, {"Squeeze", 1, ox_map_squeeze},
@@ -280,7 +292,7 @@ static const onx_op_status CATALOGUE[] = {
     {"BitwiseNot", 'm', "bitwise_not"},
     {"BitwiseOr", 'm', "bitwise_or"},
     {"BitwiseXor", 'm', "bitwise_xor"},
-    {"BlackmanWindow", 'm', "constant (size known at load)"},
+    {"BlackmanWindow", 'm', "blackman_window"},
     {"Cast", 'm', "cast"},
     {"CastLike", 'm', "cast"},
     {"Ceil", 'm', "ceil"},
@@ -329,8 +341,8 @@ static const onx_op_status CATALOGUE[] = {
     {"GreaterOrEqual", 'm', "greater_equal"},
     {"GridSample", 'm', "grid_sample (+ cast of the grid to X's dtype)"},
     {"GroupNormalization", 'm', "group_norm (opset 18's per-group scale and bias repeated per channel)"},
-    {"HammingWindow", 'm', "constant (size known at load)"},
-    {"HannWindow", 'm', "constant (size known at load)"},
+    {"HammingWindow", 'm', "hamming_window"},
+    {"HannWindow", 'm', "hann_window"},
     {"HardSigmoid", 'm', "hard_sigmoid"},
     {"HardSwish", 'm', "hard_swish"},
     {"Hardmax", 'm', "hardmax (before opset 13: flatten + hardmax + reshape)"},
@@ -366,7 +378,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Mul", 'm', "mul"},
     {"Multinomial", '-', RAND},
     {"Neg", 'm', "neg"},
-    {"NegativeLogLikelihoodLoss", 'm', "gather_elements + neg (+ gather of weights, where for ignore_index) + reduce"},
+    {"NegativeLogLikelihoodLoss", 'm', "negative_log_likelihood_loss"},
     {"NonMaxSuppression", '-', DYN},
     {"NonZero", '-', DYN},
     {"Not", 'm', "not"},
@@ -407,7 +419,7 @@ static const onx_op_status CATALOGUE[] = {
     {"RoiAlign", '-', "no ftrun op (roi_align)"},
     {"RotaryEmbedding", 'm', "gather + slice + mul/add/sub + concat (+ reshape for 3-D or interleaved)"},
     {"Round", 'm', "round"},
-    {"STFT", '-', "no ftrun op (stft)"},
+    {"STFT", 'm', "stft (frame_step and frame_length known at load)"},
     {"Scan", '-', "loops are not supported (a subgraph run once per slice)"},
     {"Scatter", 'm', "scatter_elements (deprecated op)"},
     {"ScatterElements", 'm', "scatter_elements"},
@@ -429,7 +441,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Size", 'f', FOLD},
     {"Slice", 'm', "slice (starts/ends/axes/steps known at load)"},
     {"Softmax", 'm', "softmax (before opset 13: flatten + softmax + reshape)"},
-    {"SoftmaxCrossEntropyLoss", 'm', "log_softmax + the NegativeLogLikelihoodLoss expansion"},
+    {"SoftmaxCrossEntropyLoss", 'm', "softmax_cross_entropy_loss"},
     {"Softplus", 'm', "softplus"},
     {"Softsign", 'm', "softsign"},
     {"SpaceToDepth", 'm', "space_to_depth"},

@@ -1,10 +1,10 @@
-/* ONNX loss ops -> ftrun expansions: NegativeLogLikelihoodLoss and
- * SoftmaxCrossEntropyLoss (log_softmax over the class axis, then the same
- * negative log-likelihood): gather_elements of the target class, weights by
- * gather, ignore_index by where, reductions none / sum / mean (a weighted mean
- * divides by the sum of the weights used).
+/* ONNX losses and STFT -> one ftrun node each: NegativeLogLikelihoodLoss
+ * -> negative_log_likelihood_loss, SoftmaxCrossEntropyLoss ->
+ * softmax_cross_entropy_loss (with its optional log_prob output), STFT ->
+ * stft (frame_step and frame_length, inputs in ONNX, become attributes and
+ * must be known at load time). The window functions are in onnx_ops_nn.c.
  *
- *   ft_status st = ox_map_nll_loss(c, n);  // reduction='mean', ignore_index=-1
+ *   ft_status st = ox_map_nll_loss(c, n);  // one negative_log_likelihood_loss node
  *
  * Ownership: nothing is kept; emitted nodes belong to the graph being built.
  */
@@ -12,83 +12,51 @@
 
 #include <string.h>
 
-/* loss = -logp[n, target[n, ...], ...] (* weight[target]) reduced into out.
- * logp is [N, C, d...] of dtype dt; target input k_t, weight input k_w. */
-static ft_status nll(onx_ctx *c, const onx_node *n, int logp, ft_dtype dt, int k_t, int k_w, int out)
+static ft_status map_loss(onx_ctx *c, const onx_node *n, ft_op op)
 {
-    const char *red = onx_attr_s(c, n, "reduction", "mean");
-    if (strcmp(red, "none") != 0 && strcmp(red, "sum") != 0 && strcmp(red, "mean") != 0)
-        return onx_error(c, n, FT_EGRAPH, "attribute reduction='%s'; expected none, sum or mean", red);
-    int target = onx_in(c, n, k_t), weight = onx_in(c, n, k_w), keep = -1;
-    ft_dtype tdt = ox_dtype(c, n, k_t);
-    if (onx_has_attr(n, "ignore_index")) {
-        int ii = ox_scalar(c, n, "ignore_index", tdt, (double)onx_attr_i(n, "ignore_index", 0)),
-            zero = ox_scalar(c, n, "class0", tdt, 0), ign = ox_tmp(c, n, "ignored"), safe = ox_tmp(c, n, "target");
-        keep = ox_tmp(c, n, "kept");
-        OX_NEED(ii >= 0 && zero >= 0 && ign >= 0 && safe >= 0 && keep >= 0);
-        OX_NEED(ox_emit2(c, n, FT_OP_EQUAL, target, ii, ign) && ox_emit1(c, n, FT_OP_NOT, ign, keep));
-        OX_NEED(ox_where(c, n, keep, target, zero, safe));
-        target = safe;
+    OX_TRY(ox_check_dtype(c, n, op, 0));
+    ft_dtype tdt = ox_dtype(c, n, 1);
+    if (tdt != FT_I32 && tdt != FT_I64)
+        return onx_unsupported(c, n, "target (input 1) of dtype %s (ftrun's %s takes i32 or i64 class indices)",
+                               ft_dtype_name(tdt), ft_op_name(op));
+    int in[3] = {onx_in(c, n, 0), onx_in(c, n, 1), onx_in(c, n, 2)};
+    int out[2] = {ox_out(c, n, 0), -1}, n_out = 1;
+    if (op == FT_OP_SOFTMAX_CROSS_ENTROPY_LOSS && onx_out(c, n, 1) >= 0) {
+        out[1] = onx_out(c, n, 1);
+        n_out = 2;
     }
-    int tu = ox_tmp(c, n, "target_col"), g = ox_tmp(c, n, "picked"), l = ox_tmp(c, n, "picked_flat"),
-        nl = ox_tmp(c, n, "neg_log_likelihood");
-    OX_NEED(tu >= 0 && g >= 0 && l >= 0 && nl >= 0);
-    OX_NEED(ox_axis_op(c, n, FT_OP_UNSQUEEZE, target, 1, tu));
-    ft_node *f = ox_emit2(c, n, FT_OP_GATHER_ELEMENTS, logp, tu, g);
+    ft_node *f = onx_emit(c, n, op, in, in[2] >= 0 ? 3 : 2, out, n_out);
     OX_NEED(f);
-    OX_TRY(onx_set_i(c, f, "axis", 1));
-    OX_NEED(ox_axis_op(c, n, FT_OP_SQUEEZE, g, 1, l) && ox_emit1(c, n, FT_OP_NEG, l, nl));
-    int w = -1;
-    if (weight >= 0) {
-        int wg = ox_tmp(c, n, "weight");
-        OX_NEED(wg >= 0 && ox_emit2(c, n, FT_OP_GATHER, weight, target, wg));
-        w = wg;
-        if (keep >= 0) {
-            int zero = ox_scalar(c, n, "zero", dt, 0), wk = ox_tmp(c, n, "weight_kept");
-            OX_NEED(zero >= 0 && wk >= 0 && ox_where(c, n, keep, wg, zero, wk));
-            w = wk;
-        }
-    } else if (keep >= 0) {
-        int wk = ox_tmp(c, n, "weight_kept");
-        OX_NEED(wk >= 0 && (f = ox_emit1(c, n, FT_OP_CAST, keep, wk)));
-        OX_TRY(onx_set_s(c, f, "to", ft_dtype_name(dt)));
-        w = wk;
-    }
-    int none = strcmp(red, "none") == 0, loss = nl;
-    if (w >= 0) {
-        loss = none ? out : ox_tmp(c, n, "weighted");
-        OX_NEED(loss >= 0 && ox_emit2(c, n, FT_OP_MUL, nl, w, loss));
-    } else if (none) {
-        OX_NEED(ox_emit1(c, n, FT_OP_IDENTITY, nl, out));
-    }
-    if (none)
-        return FT_OK;
-    if (strcmp(red, "sum") == 0 || w < 0) {
-        OX_NEED(f = ox_emit1(c, n, strcmp(red, "sum") == 0 ? FT_OP_REDUCE_SUM : FT_OP_REDUCE_MEAN, loss, out));
-        return onx_set_i(c, f, "keepdims", 0);
-    }
-    int s = ox_tmp(c, n, "loss_sum"), ws = ox_tmp(c, n, "weight_sum");
-    OX_NEED(s >= 0 && ws >= 0 && (f = ox_emit1(c, n, FT_OP_REDUCE_SUM, loss, s)));
-    OX_TRY(onx_set_i(c, f, "keepdims", 0));
-    OX_NEED(f = ox_emit1(c, n, FT_OP_REDUCE_SUM, w, ws));
-    OX_TRY(onx_set_i(c, f, "keepdims", 0));
-    OX_NEED(ox_emit2(c, n, FT_OP_DIV, s, ws, out));
+    OX_TRY(onx_set_s(c, f, "reduction", onx_attr_s(c, n, "reduction", "mean")));
+    if (onx_has_attr(n, "ignore_index"))
+        OX_TRY(onx_set_i(c, f, "ignore_index", onx_attr_i(n, "ignore_index", 0)));
     return FT_OK;
 }
 
 ft_status ox_map_nll_loss(onx_ctx *c, const onx_node *n)
 {
-    OX_TRY(ox_check_dtype(c, n, FT_OP_GATHER_ELEMENTS, 0));
-    return nll(c, n, onx_in(c, n, 0), ox_dtype(c, n, 0), 1, 2, ox_out(c, n, 0));
+    return map_loss(c, n, FT_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS);
 }
 
 ft_status ox_map_softmax_ce_loss(onx_ctx *c, const onx_node *n)
 {
-    OX_TRY(ox_check_dtype(c, n, FT_OP_LOG_SOFTMAX, 0));
-    int lp = ox_out(c, n, 1);
-    OX_NEED(lp >= 0);
-    ft_node *f = ox_emit1(c, n, FT_OP_LOG_SOFTMAX, onx_in(c, n, 0), lp);
+    return map_loss(c, n, FT_OP_SOFTMAX_CROSS_ENTROPY_LOSS);
+}
+
+/* STFT(signal, frame_step, window?, frame_length?; onesided). */
+ft_status ox_map_stft(onx_ctx *c, const onx_node *n)
+{
+    OX_TRY(ox_check_dtype(c, n, FT_OP_STFT, 0));
+    int64_t step, len;
+    OX_TRY(ox_const_int(c, n, 1, "frame_step", "ftrun's stft takes frame_step as an attribute", &step));
+    int in[2] = {onx_in(c, n, 0), onx_in(c, n, 2)}, out = ox_out(c, n, 0);
+    ft_node *f = onx_emit(c, n, FT_OP_STFT, in, in[1] >= 0 ? 2 : 1, &out, 1);
     OX_NEED(f);
-    OX_TRY(onx_set_i(c, f, "axis", 1));
-    return nll(c, n, lp, ox_dtype(c, n, 0), 1, 2, ox_out(c, n, 0));
+    OX_TRY(onx_set_i(c, f, "frame_step", step));
+    OX_TRY(onx_set_i(c, f, "onesided", onx_attr_i(n, "onesided", 1)));
+    if (onx_in(c, n, 3) >= 0) {
+        OX_TRY(ox_const_int(c, n, 3, "frame_length", "the frame length fixes the output shape", &len));
+        OX_TRY(onx_set_i(c, f, "frame_length", len));
+    }
+    return FT_OK;
 }

@@ -94,14 +94,11 @@ ft_status ox_map_arg(onx_ctx *c, const onx_node *n)
 ft_status ox_map_cumsum(onx_ctx *c, const onx_node *n)
 {
     OX_TRY(ox_check_dtype(c, n, FT_OP_CUMSUM, 0));
-    const int64_t *axis;
-    int na;
-    OX_TRY(onx_const_ints(c, n, 1, "ftrun's cumsum takes the axis as an attribute", &axis, &na));
-    if (na != 1)
-        return onx_error(c, n, FT_EGRAPH, "input 1 (axis) holds %d values; expected one", na);
+    int64_t axis;
+    OX_TRY(ox_const_int(c, n, 1, "axis", "ftrun's cumsum takes the axis as an attribute", &axis));
     ft_node *f = ox_emit1(c, n, FT_OP_CUMSUM, onx_in(c, n, 0), ox_out(c, n, 0));
     OX_NEED(f);
-    OX_TRY(onx_set_i(c, f, "axis", axis[0]));
+    OX_TRY(onx_set_i(c, f, "axis", axis));
     OX_TRY(onx_set_i(c, f, "exclusive", onx_attr_i(n, "exclusive", 0)));
     return onx_set_i(c, f, "reverse", onx_attr_i(n, "reverse", 0));
 }

@@ -3,8 +3,8 @@
  * 11-13, 18-19 forms) and the deprecated Upsample (as resize), LRN (lrn),
  * GridSample (grid_sample), LpPool (lp_pool) and GlobalLpPool through
  * reduce_sum, and the window functions
- * (HannWindow, HammingWindow, BlackmanWindow) as constants when their size is
- * known at load.
+ * (HannWindow, HammingWindow, BlackmanWindow) as hann_window, hamming_window
+ * and blackman_window (size known at load; a non-float output is a constant).
  *
  *   ft_status st = ox_map_conv(c, n);  // attributes carried over one to one
  *
@@ -245,7 +245,9 @@ ft_status ox_map_grid_sample(onx_ctx *c, const onx_node *n)
     return onx_set_i(c, f, "align_corners", onx_attr_i(n, "align_corners", 0));
 }
 
-/* Window functions with the size known at load: a constant.
+/* Window functions: hann_window, hamming_window or blackman_window of the
+ * size input (known at load) for a float output_datatype; another dtype
+ * (ftrun's window ops write floats) is folded into a constant here:
  *   Hann: 0.5 - 0.5 cos(2 pi k / N); Hamming: 25/46 - 21/46 cos(2 pi k / N);
  *   Blackman: 0.42 - 0.5 cos(2 pi k / N) + 0.08 cos(4 pi k / N);
  * N = size when periodic (the default), size - 1 otherwise. */
@@ -261,6 +263,15 @@ ft_status ox_map_window(onx_ctx *c, const onx_node *n)
     int64_t ot = onx_attr_i(n, "output_datatype", 1);
     if (ox_dtype_from_onnx(ot, &dt, &tn))
         return onx_unsupported(c, n, "attribute output_datatype=%lld (%s): ftrun has no such dtype", (long long)ot, tn);
+    if (ft_dtype_in(dt, FT_DT_FLOAT) && ft_dtype_in(ox_dtype(c, n, 0), FT_M(I32) | FT_M(I64))) {
+        ft_op op = strcmp(n->op_type, "HannWindow") == 0      ? FT_OP_HANN_WINDOW
+                   : strcmp(n->op_type, "HammingWindow") == 0 ? FT_OP_HAMMING_WINDOW
+                                                              : FT_OP_BLACKMAN_WINDOW;
+        ft_node *f = ox_emit1(c, n, op, onx_in(c, n, 0), ox_out(c, n, 0));
+        OX_NEED(f);
+        OX_TRY(onx_set_i(c, f, "periodic", onx_attr_i(n, "periodic", 1) != 0));
+        return onx_set_s(c, f, "output_datatype", ft_dtype_name(dt));
+    }
     int64_t size = v[0];
     double N = onx_attr_i(n, "periodic", 1) ? (double)size : (double)size - 1;
     void *buf = malloc(size ? (size_t)size * ft_dtype_size(dt) : 1);

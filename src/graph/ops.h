@@ -129,5 +129,6 @@ uint64_t ft_flops_qlinear_conv(const struct ft_node *, const ft_tinfo *const *, 
 uint64_t ft_flops_qlinear_matmul(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
 uint64_t ft_flops_attention(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
 uint64_t ft_flops_rnn(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
+uint64_t ft_flops_stft(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
 
 #endif

@@ -194,6 +194,20 @@ typedef struct ft_quant_params {
     int col_b;   /* ... b's is per column ([N]) */
 } ft_quant_params;
 
+/* softmax_cross_entropy_loss, negative_log_likelihood_loss, the window
+ * functions and stft (infer_loss.c). */
+enum { FT_LOSS_NONE, FT_LOSS_SUM, FT_LOSS_MEAN };
+typedef struct ft_loss_params {
+    int reduction;        /* FT_LOSS_* */
+    int has_ignore;       /* ignore_index given */
+    int64_t ignore_index; /* a target equal to it adds nothing (and no weight) */
+    int periodic;         /* windows: 1 periodic (N = size), 0 symmetric (N = size - 1) */
+    int odt;              /* windows: the output dtype (an ft_dtype) */
+    int64_t frame_step, frame_length; /* stft */
+    int onesided;         /* stft: keep bins 0..frame_length/2 */
+    int complex_in;       /* stft: the signal's last dim is 2 */
+} ft_loss_params;
+
 /* One node's parameters; which member is meaningful follows its op's family. */
 typedef union ft_params {
     ft_unary_params unary;
@@ -211,6 +225,7 @@ typedef union ft_params {
     ft_attn_params attn;
     ft_rnn_params rnn;
     ft_quant_params quant;
+    ft_loss_params loss;
 } ft_params;
 
 #endif

@@ -5,9 +5,10 @@ signatures (Gelu, Mish, RMSNormalization, GroupNormalization, Attention, Reduce*
 and Pad axes inputs, Split num_outputs, Resize axes, DFT axis input), older-opset
 semantics (Softmax/Hardmax coerced to 2-D before opset 13), the bitwise ops
 (opset 18) and signed BitShift, the reductions max/min of
-ScatterElements/ScatterND (opset 18), GridSample's opset 20 mode names, and
-the short expansions (PRelu and Shrink on integers, Clip with computed
-bounds, QuantizeLinear). Expected values come from NumPy or
+ScatterElements/ScatterND (opset 18), GridSample's opset 20 mode names, the
+short expansions (PRelu and Shrink on integers, Clip with computed bounds,
+QuantizeLinear), the losses' optional log_prob output and i32 targets, and
+STFT of a complex signal. Expected values come from NumPy or
 PyTorch, never from ftrun.
 
 Usage: FTRUN=build/ftrun /usr/bin/python3 tests/onnx/op_mappers.py [FILTER]
@@ -310,6 +311,23 @@ for kind, op in (("hann", "HannWindow"), ("hamming", "HammingWindow"), ("blackma
     for periodic in (1, 0):
         case("%s_window_17_%s" % (kind, "periodic" if periodic else "symmetric"), op, {},
              {"y": window(kind, 10, periodic)}, 17, {"periodic": periodic}, {"size": np.array(10, np.int32)})
+
+# Losses against PyTorch (SoftmaxCrossEntropyLoss with its log_prob output, i32
+# targets, weights and ignore_index; NegativeLogLikelihoodLoss on [N, C, d1, d2]) and
+# STFT of a complex signal against numpy.fft (two-sided, with a window input).
+xl, tl, wl = f32(5, 4, 3), rng.integers(0, 4, (5, 3)).astype(np.int32), np.abs(f32(4)) + 0.1
+tl[0, 0] = -1
+case("softmax_cross_entropy_loss_13_log_prob", "SoftmaxCrossEntropyLoss", {"x": xl, "t": tl},
+     {"y": F.cross_entropy(T(xl), T(tl.astype(np.int64)), weight=T(wl), ignore_index=-1).numpy(),
+      "lp": F.log_softmax(T(xl), 1).numpy()}, 13, {"ignore_index": -1}, {"w": wl}, ["x", "t", "w"])
+xn, tn = f32(2, 3, 2, 4), rng.integers(0, 3, (2, 2, 4))
+case("nll_loss_13_4d_sum", "NegativeLogLikelihoodLoss", {"x": xn, "t": tn},
+     {"y": F.nll_loss(T(xn), T(tn), reduction="sum").numpy()}, 13, {"reduction": "sum"})
+sg, wn = f32(2, 40, 2), np.hanning(8).astype(np.float32)
+fr = np.stack([(sg[:, f * 5:f * 5 + 8, 0] + 1j * sg[:, f * 5:f * 5 + 8, 1]) * wn for f in range(7)], 1)
+sp = np.fft.fft(fr.astype(np.complex128), axis=-1)
+case("stft_17_complex_two_sided", "STFT", {"x": sg}, {"y": np.stack([sp.real, sp.imag], -1).astype(np.float32)}, 17,
+     {"onesided": 0}, {"step": np.array(5, np.int64), "w": wn}, ["x", "step", "w"])
 
 if __name__ == "__main__":
     pat = sys.argv[1] if len(sys.argv) > 1 else ""

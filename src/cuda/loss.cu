@@ -1,0 +1,186 @@
+/* CUDA softmax_cross_entropy_loss, negative_log_likelihood_loss and the
+ * window functions (hann_window, hamming_window, blackman_window): the
+ * semantics of the CPU reference (src/cpu/loss.c), parameters from
+ * node->params.loss (src/graph/infer_loss.c).
+ *
+ * Losses: one thread per (sample, position) element computes, in double, the
+ * row's log-sum-exp over C (softmax_cross_entropy_loss; log_prob written when
+ * asked), then -w[t] * logp[t]. Under reduction none that is the output; for
+ * sum and mean each element's loss and weight go to the workspace and one
+ * block adds them up in a fixed order (deterministic), then writes sum or
+ * sum / weight sum. A target outside [0, C-1] that is not ignore_index is
+ * reported through the data-error record (exit 3 at the sync) and contributes
+ * nothing, so no out-of-range read happens meanwhile.
+ *
+ *   ft_status st = cu_loss(k, n, in, out);   // via the kernel table (runtime/kernels.def) */
+#include "cu.cuh"
+
+#include <math.h>
+
+struct loss_args {
+    int64_t N, C, D;
+    int sce, has_ignore, has_w, red, has_lp;
+    long long ignore;
+    int node;
+};
+
+template <class T, class I>
+__global__ void loss_elems(const T *__restrict__ x, const I *__restrict__ tgt, const T *__restrict__ w, T *y, T *lp,
+                           double *part, loss_args a, cu_derr *err)
+{
+    bool done = false;
+    for (int64_t e = cu_grid_start(); e < a.N * a.D; e += cu_grid_step()) {
+        int64_t i = e / a.D, d = e % a.D, t = (int64_t)tgt[e];
+        const T *row = x + i * a.C * a.D + d;
+        double lse = 0;
+        if (a.sce) {
+            double m = -INFINITY, s = 0;
+            for (int64_t c = 0; c < a.C; c++)
+                m = fmax(m, cu_to_d(row[c * a.D]));
+            for (int64_t c = 0; c < a.C; c++)
+                s += exp(cu_to_d(row[c * a.D]) - m);
+            lse = m + log(s);
+            if (a.has_lp)
+                for (int64_t c = 0; c < a.C; c++)
+                    cu_st_d(lp, i * a.C * a.D + c * a.D + d, cu_to_d(row[c * a.D]) - lse);
+        }
+        double l = 0, wt = 0;
+        bool ignored = a.has_ignore && t == a.ignore;
+        if (!ignored && (t < 0 || t >= a.C)) {
+            if (!done)
+                cu_report(err, CU_DERR_INDEX, a.node, e, t, 0, a.C - 1);
+            done = true;
+        } else if (!ignored) {
+            wt = a.has_w ? cu_to_d(w[t]) : 1.0;
+            l = -wt * (cu_to_d(row[t * a.D]) - lse);
+        }
+        if (a.red == FT_LOSS_NONE) {
+            cu_st_d(y, e, l);
+        } else {
+            part[2 * e] = l;
+            part[2 * e + 1] = wt;
+        }
+    }
+}
+
+/* One block: y[0] = sum of the losses (sum) or that over the weights' sum (mean). */
+template <class T> __global__ void loss_total(const double *__restrict__ part, int64_t cnt, int mean, T *y)
+{
+    __shared__ double ls[CU_BLOCK], ws[CU_BLOCK];
+    double l = 0, w = 0;
+    for (int64_t e = threadIdx.x; e < cnt; e += blockDim.x) {
+        l += part[2 * e];
+        w += part[2 * e + 1];
+    }
+    ls[threadIdx.x] = l;
+    ws[threadIdx.x] = w;
+    __syncthreads();
+    for (int h = blockDim.x / 2; h > 0; h /= 2) {
+        if ((int)threadIdx.x < h) {
+            ls[threadIdx.x] += ls[threadIdx.x + h];
+            ws[threadIdx.x] += ws[threadIdx.x + h];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        cu_st_d(y, 0, mean ? ls[0] / ws[0] : ls[0]);
+}
+
+template <class T>
+static ft_status loss_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, loss_args a, double *part,
+                          int64_t cnt)
+{
+    cudaStream_t s = k->be->stream;
+    const T *x = (const T *)in[0].data, *w = a.has_w ? (const T *)in[2].data : NULL;
+    T *y = (T *)out[0].data, *lp = a.has_lp ? (T *)out[1].data : NULL;
+    if (cnt > 0) {
+        if (in[1].dtype == FT_I64)
+            loss_elems<T, int64_t><<<cu_grid(k->be, (uint64_t)cnt), CU_BLOCK, 0, s>>>(
+                x, (const int64_t *)in[1].data, w, y, lp, part, a, k->be->derr_dev);
+        else
+            loss_elems<T, int32_t><<<cu_grid(k->be, (uint64_t)cnt), CU_BLOCK, 0, s>>>(
+                x, (const int32_t *)in[1].data, w, y, lp, part, a, k->be->derr_dev);
+        CU_LAUNCHED(k, n);
+    }
+    if (a.red != FT_LOSS_NONE) {
+        loss_total<T><<<1, CU_BLOCK, 0, s>>>(part, cnt, a.red == FT_LOSS_MEAN, y);
+        CU_LAUNCHED(k, n);
+    }
+    return FT_OK;
+}
+
+CU_KFN(cu_loss)
+{
+    const ft_loss_params *p = &n->params.loss;
+    const ft_shape *xs = &in[0].shape;
+    loss_args a;
+    a.N = xs->dims[0];
+    a.C = xs->dims[1];
+    a.D = 1;
+    for (int d = 2; d < xs->rank; d++)
+        a.D *= xs->dims[d];
+    a.sce = n->op == FT_OP_SOFTMAX_CROSS_ENTROPY_LOSS;
+    a.has_ignore = p->has_ignore;
+    a.ignore = (long long)p->ignore_index;
+    a.has_w = n->n_in > 2 && n->in[2] >= 0;
+    a.red = p->reduction;
+    a.has_lp = n->n_out > 1 && out[1].data != NULL;
+    a.node = cu_node_index(k, n);
+    int64_t cnt = a.N * a.D;
+    double *part = NULL;
+    ft_status st;
+    if (a.red != FT_LOSS_NONE && cnt > 0 &&
+        (st = cu_workspace(k, n, (size_t)cnt * 2 * sizeof(double), (void **)&part)))
+        return st;
+    switch (in[0].dtype) {
+    case FT_F16: return loss_run<__half>(k, n, in, out, a, part, cnt);
+    case FT_BF16: return loss_run<__nv_bfloat16>(k, n, in, out, a, part, cnt);
+    case FT_F32: return loss_run<float>(k, n, in, out, a, part, cnt);
+    case FT_F64: return loss_run<double>(k, n, in, out, a, part, cnt);
+    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL: case FT_DTYPE_COUNT: break;
+    }
+    return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cuda %s kernel",
+                       ft_dtype_name(in[0].dtype), ft_op_name(n->op));
+}
+
+/* Element j of a window of periodic length N (as cpu/loss.c window_at). */
+template <class T> __global__ void window_kernel(T *y, int64_t size, double N, int op)
+{
+    for (int64_t j = cu_grid_start(); j < size; j += cu_grid_step()) {
+        double v = 1.0;
+        if (N != 0) {
+            double a = 2 * M_PI * (double)j / N;
+            if (op == FT_OP_HANN_WINDOW)
+                v = 0.5 - 0.5 * cos(a);
+            else if (op == FT_OP_HAMMING_WINDOW)
+                v = 25.0 / 46.0 - 21.0 / 46.0 * cos(a);
+            else
+                v = 0.42 - 0.5 * cos(a) + 0.08 * cos(2 * a);
+        }
+        cu_st_d(y, j, v);
+    }
+}
+
+CU_KFN(cu_window)
+{
+    (void)in;
+    int64_t size = out[0].shape.dims[0];
+    double N = n->params.loss.periodic ? (double)size : (double)size - 1;
+    if (size == 0)
+        return FT_OK;
+    cudaStream_t s = k->be->stream;
+    unsigned g = cu_grid(k->be, (uint64_t)size);
+    switch (out[0].dtype) {
+    case FT_F16: window_kernel<__half><<<g, CU_BLOCK, 0, s>>>((__half *)out[0].data, size, N, (int)n->op); break;
+    case FT_BF16:
+        window_kernel<__nv_bfloat16><<<g, CU_BLOCK, 0, s>>>((__nv_bfloat16 *)out[0].data, size, N, (int)n->op);
+        break;
+    case FT_F32: window_kernel<float><<<g, CU_BLOCK, 0, s>>>((float *)out[0].data, size, N, (int)n->op); break;
+    case FT_F64: window_kernel<double><<<g, CU_BLOCK, 0, s>>>((double *)out[0].data, size, N, (int)n->op); break;
+    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL: case FT_DTYPE_COUNT:
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "output dtype %s is not supported by the cuda %s kernel",
+                           ft_dtype_name(out[0].dtype), ft_op_name(n->op));
+    }
+    CU_LAUNCHED(k, n);
+    return FT_OK;
+}
