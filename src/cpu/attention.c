@@ -36,6 +36,7 @@ typedef struct attn_p {
     int64_t B, H, S, T, D, Dv, Hk, grp; /* grp = H / Hk query heads per kv head */
     double scale, softcap;              /* softcap 0: none */
     int causal;
+    int64_t coff; /* causal offset: query i sees keys t <= i + coff (the past length P) */
     const void *mask; /* NULL, bool bytes, or values of the element type */
     int mask_bool;
     int64_t ms[4]; /* mask strides over [B,H,S,T], 0 along broadcast dims */
@@ -67,7 +68,7 @@ typedef struct attn_p {
             }                                                                                                         \
         }                                                                                                             \
         if (p->causal)                                                                                                \
-            for (int64_t j = qi + 1 - t0 < 0 ? 0 : qi + 1 - t0; j < nt; j++)                                          \
+            for (int64_t j = qi + p->coff + 1 - t0 < 0 ? 0 : qi + p->coff + 1 - t0; j < nt; j++)                      \
                 row[j] = -(TY)INFINITY;                                                                               \
         TY mx = -(TY)INFINITY;                                                                                        \
         _Pragma("omp simd reduction(max : mx)") for (int64_t j = 0; j < nt; j++) mx = row[j] > mx ? row[j] : mx;      \
@@ -117,7 +118,7 @@ DEF_ROW(f64, double, exp, tanh)
         if (p->mask)                                                                                                  \
             mb = (const char *)p->mask + (size_t)(b * p->ms[0] + h * p->ms[1]) * mes;                                 \
         /* causal: keys after the block's last query are masked for all of it */                                      \
-        int64_t tend = p->causal && s1 < p->T ? s1 : p->T;                                                            \
+        int64_t tend = p->causal && s1 + p->coff < p->T ? s1 + p->coff : p->T;                                        \
         for (int64_t t0 = 0; t0 < tend; t0 += TB) {                                                                   \
             int64_t nt = tend - t0 < TB ? tend - t0 : TB;                                                             \
             if (D > 0)                                                                                                \
@@ -205,6 +206,7 @@ static ft_status attention_run(ft_kctx *k, const ft_node *n, const ft_view *in, 
     p.grp = p.H / p.Hk;
     p.scale = n->params.attn.scale; /* given, or 1/sqrt(D) (graph/infer_attention.c) */
     p.causal = n->params.attn.causal;
+    p.coff = T - kd[2]; /* P: with a KV cache the diagonal moves past the cached keys */
     p.softcap = n->params.attn.softcap;
     if (n->n_in > 3 && in[3].data) {
         ft_shape full = {.rank = 4, .dims = {p.B, p.H, p.S, p.T}};

@@ -73,8 +73,11 @@ def tol(dt, scale):
 
 # ---------------------------------------------------------------- attention
 
-def attention_ref(q, k, v, mask=None, scale=None, causal=False):
-    """float64 result and the tolerance scale of each output element."""
+def attention_ref(q, k, v, mask=None, scale=None, causal=False, softcap=0.0, past=0):
+    """float64 result and the tolerance scale of each output element.  softcap:
+    cap tanh(s / cap) on the scaled scores, before the mask (ONNX Attention).
+    past: the first keys are a cache of that length; causal then lets query i see
+    keys t <= i + past (ONNX's offset-aware causal mask)."""
     Q, K, V = f64(q), f64(k), f64(v)
     B, H, S, D = Q.shape
     Hk, T, Dv = K.shape[1], K.shape[2], V.shape[3]
@@ -83,6 +86,9 @@ def attention_ref(q, k, v, mask=None, scale=None, causal=False):
     sc = scale if scale is not None else (1.0 / math.sqrt(D) if D else 1.0)
     s = np.einsum("bhsd,bhtd->bhst", Q, K) * sc
     a = np.einsum("bhsd,bhtd->bhst", np.abs(Q), np.abs(K)) * abs(sc)
+    if softcap:
+        s = softcap * np.tanh(s / softcap)
+        a = a + softcap  # tanh's slope is at most 1: the raw score's error, plus the rounding of the capped one
     keep = np.ones((B, H, S, T), dtype=bool)
     if mask is not None:
         if mask.dtype == np.bool_:
@@ -93,7 +99,7 @@ def attention_ref(q, k, v, mask=None, scale=None, causal=False):
             a = a + np.where(np.isfinite(M), np.abs(M), 0.0)
             keep &= ~np.isneginf(M)
     if causal:
-        keep &= np.arange(T)[None, :] <= np.arange(S)[:, None]
+        keep &= np.arange(T)[None, :] <= np.arange(S)[:, None] + past
     s = np.where(keep, s, -np.inf)
     m = np.max(s, axis=-1, keepdims=True) if T else np.zeros((B, H, S, 1))
     m = np.where(np.isfinite(m), m, 0.0)
@@ -109,14 +115,19 @@ def attention_ref(q, k, v, mask=None, scale=None, causal=False):
 
 
 def attention_case(name, dt, qs, ks, vs, mask=None, scale=None, causal=False, qmul=1.0, args=(), post=None,
-                   oracle=None):
+                   oracle=None, softcap=None, past=None, present=False):
     """mask: None, ("bool", shape, p_keep) or ("add", shape).  post(rng, q, k, v, m)
-    may edit the inputs (NaN, fully masked rows) before the oracle sees them."""
+    may edit the inputs (NaN, fully masked rows) before the oracle sees them.
+    past: P, the length of past_key/past_value (inputs 4, 5), concatenated before
+    k and v by NumPy for the oracle; present: the node also writes present_key and
+    present_value, expected to be exactly those concatenations."""
     attrs = {}
     if scale is not None:
         attrs["scale"] = scale
     if causal:
         attrs["causal"] = 1
+    if softcap is not None:
+        attrs["softcap"] = softcap
 
     def build():
         rng = rng_for(name)
@@ -133,12 +144,28 @@ def attention_case(name, dt, qs, ks, vs, mask=None, scale=None, causal=False, qm
                 m = rep(mv, dt)
         if post is not None:
             q, k, v, m = post(rng, q, k, v, m)
-        y, ts = (oracle or attention_ref)(q, k, v, m, scale, causal)
+        kf, vf = k, v
+        if past is not None:
+            pk = rep(rng.standard_normal(ks[:2] + (past,) + ks[3:]), dt)
+            pv = rep(rng.standard_normal(vs[:2] + (past,) + vs[3:]), dt)
+            kf, vf = np.concatenate([pk, k], 2), np.concatenate([pv, v], 2)
+        if oracle is None:
+            y, ts = attention_ref(q, kf, vf, m, scale, causal, softcap or 0.0, past or 0)
+        else:
+            y, ts = oracle(q, kf, vf, m, scale, causal)
         ins = [("q", q, dt), ("k", k, dt), ("v", v, dt)]
         if m is not None:
             ins.append(("mask", m, "bool" if m.dtype == np.bool_ else dt))
-        return {"inputs": ins, "expect": {"y": rep(y, dt)}, "tol": tol(dt, ts)}
-    return Case(name, "attention", attrs=attrs or None, args=list(args), build=build)
+        elif past is not None:
+            ins.append(None)
+        if past is not None:
+            ins += [("past_key", pk, dt), ("past_value", pv, dt)]
+        expect, tols = {"y": rep(y, dt)}, {"y": tol(dt, ts)}
+        if present:
+            expect.update(present_key=kf, present_value=vf)
+        return {"inputs": ins, "expect": expect, "tol": tols}
+    return Case(name, "attention", attrs=attrs or None, args=list(args), build=build,
+                outputs=["y", "present_key", "present_value"] if present else None)
 
 
 def attn_name(dt, qs, ks, vs, label):
@@ -278,6 +305,26 @@ def attention_cases():
     cases.append(attention_case(attn_name("f64", q4, k4, v4, " causal + bool mask vs PyTorch"), "f64", q4, k4, v4,
                                 mask=("bool", (B, 1, S, T), 0.8), causal=True, oracle=torch_oracle,
                                 post=keep_first))
+    # softcap (before the mask: masked keys stay out) and the KV cache
+    for dt in ("f32", "f64", "f16", "bf16"):
+        add(dt, q4, k4, v4, " softcap=2 additive mask with -inf", softcap=2.0, qmul=3.0, mask=("add", (H, S, T)))
+        add(dt, (2, 4, 3, 16), (2, 2, 3, 16), (2, 2, 3, 8), " past P=9 + present, grouped-query", past=9,
+            present=True)
+    add("f32", (1, 2, 64, 32), (1, 2, 700, 32), (1, 2, 700, 32), " softcap=30 logits near +-1000, several key blocks",
+        softcap=30.0, qmul=300.0)
+    add("f32", (2, 2, 5, 8), (2, 2, 5, 8), (2, 2, 5, 8), " softcap=0.5 causal bool mask", softcap=0.5, causal=True,
+        mask=("bool", (2, 1, 5, 5), 0.8))
+    add("f64", (2, 2, 1, 8), (2, 2, 1, 8), (2, 2, 1, 6), " one query, past P=40 (decoding), no present", past=40)
+    add("f32", (1, 2, 4, 8), (1, 2, 4, 8), (1, 2, 4, 8), " present without past (a copy of k, v)", present=True)
+    add("f32", (2, 2, 3, 8), (2, 2, 3, 8), (2, 2, 3, 8), " past P=5 + present, bool mask [S,P+T], softcap",
+        past=5, present=True, softcap=4.0, mask=("bool", (3, 8), 0.7))
+    add("f32", (1, 2, 3, 8), (1, 2, 0, 8), (1, 2, 0, 8), " no new keys, past P=6 + present", past=6, present=True)
+    add("f32", (1, 2, 0, 8), (1, 2, 2, 8), (1, 2, 2, 8), " no queries, past P=3 + present", past=3, present=True)
+    add("f32", (2, 4, 40, 32), (2, 4, 40, 32), (2, 4, 40, 32), " past P=300 + present causal --threads 3", past=300,
+        present=True, causal=True, args=["--threads", "3"])
+    add("f64", (1, 2, 6, 8), (1, 2, 6, 8), (1, 2, 6, 8), " past P=4 causal (diagonal at P)", past=4, causal=True)
+    add("bf16", (1, 2, 1, 16), (1, 2, 1, 16), (1, 2, 1, 16), " decoding step: past P=31 causal softcap", past=31,
+        causal=True, softcap=5.0, present=True)
     return cases
 
 
