@@ -1,4 +1,6 @@
-/* CPU scaled dot-product attention in f32 and f64 (the per-channel
+/* CPU scaled dot-product attention in f32 and f64, with soft capping and a
+ * KV cache (past keys/values first, the concatenation written to the present
+ * outputs) (the per-channel
  * normalisations declared next to it in cpu.h live in norm_channels.c).
  *
  * Blocked online softmax: for a block of SB queries of one (batch, head), the
@@ -32,8 +34,9 @@ __attribute__((simd("notinbranch"))) double(exp)(double);
 
 typedef struct attn_p {
     int64_t B, H, S, T, D, Dv, Hk, grp; /* grp = H / Hk query heads per kv head */
-    double scale;
+    double scale, softcap;              /* softcap 0: none */
     int causal;
+    int64_t coff; /* causal offset: query i sees keys t <= i + coff (the past length P) */
     const void *mask; /* NULL, bool bytes, or values of the element type */
     int mask_bool;
     int64_t ms[4]; /* mask strides over [B,H,S,T], 0 along broadcast dims */
@@ -43,10 +46,15 @@ typedef struct attn_p {
  * rescale of the output row o, and the row's exponentials left in `row`.
  * A row with every key masked so far keeps m = -inf and l = 0; NaN scores
  * there poison l so that NaN inputs never turn into a zero output. */
-#define DEF_ROW(SFX, TY, EXP)                                                                                         \
+#define DEF_ROW(SFX, TY, EXP, TANH)                                                                                   \
     static void attn_row_##SFX(const attn_p *p, TY *row, int64_t nt, int64_t t0, int64_t qi, const void *mrow,        \
                              TY *m, double *l, TY *o)                                                                 \
     {                                                                                                                 \
+        if (p->softcap != 0) { /* soft capping, before the mask (ONNX Attention) */                                   \
+            TY cap = (TY)p->softcap, inv = (TY)(1.0 / p->softcap);                                                    \
+            for (int64_t j = 0; j < nt; j++)                                                                          \
+                row[j] = cap * TANH(row[j] * inv);                                                                    \
+        }                                                                                                             \
         if (mrow) {                                                                                                   \
             int64_t st = p->ms[3];                                                                                    \
             if (p->mask_bool) {                                                                                       \
@@ -60,7 +68,7 @@ typedef struct attn_p {
             }                                                                                                         \
         }                                                                                                             \
         if (p->causal)                                                                                                \
-            for (int64_t j = qi + 1 - t0 < 0 ? 0 : qi + 1 - t0; j < nt; j++)                                          \
+            for (int64_t j = qi + p->coff + 1 - t0 < 0 ? 0 : qi + p->coff + 1 - t0; j < nt; j++)                      \
                 row[j] = -(TY)INFINITY;                                                                               \
         TY mx = -(TY)INFINITY;                                                                                        \
         _Pragma("omp simd reduction(max : mx)") for (int64_t j = 0; j < nt; j++) mx = row[j] > mx ? row[j] : mx;      \
@@ -89,8 +97,8 @@ typedef struct attn_p {
         *l += s;                                                                                                      \
     }
 
-DEF_ROW(f32, float, expf)
-DEF_ROW(f64, double, exp)
+DEF_ROW(f32, float, expf, tanhf)
+DEF_ROW(f64, double, exp, tanh)
 
 /* Queries [s0, s1) of head h of batch b. sc: SB x TB scores, m/l: SB. */
 #define DEF_BLOCK(SFX, TY, GEMM)                                                                                      \
@@ -110,7 +118,7 @@ DEF_ROW(f64, double, exp)
         if (p->mask)                                                                                                  \
             mb = (const char *)p->mask + (size_t)(b * p->ms[0] + h * p->ms[1]) * mes;                                 \
         /* causal: keys after the block's last query are masked for all of it */                                      \
-        int64_t tend = p->causal && s1 < p->T ? s1 : p->T;                                                            \
+        int64_t tend = p->causal && s1 + p->coff < p->T ? s1 + p->coff : p->T;                                        \
         for (int64_t t0 = 0; t0 < tend; t0 += TB) {                                                                   \
             int64_t nt = tend - t0 < TB ? tend - t0 : TB;                                                             \
             if (D > 0)                                                                                                \
@@ -138,14 +146,58 @@ DEF_ROW(f64, double, exp)
 DEF_BLOCK(f32, float, cblas_sgemm)
 DEF_BLOCK(f64, double, cblas_dgemm)
 
+/* The keys (or values) past then cur along the sequence axis into dst:
+ * [BH, P, W] and [BH, T, W] -> [BH, P + T, W], rows of rb bytes. */
+static void cat_seq(char *dst, const char *past, const char *cur, int64_t bh, int64_t P, int64_t T, size_t rb)
+{
+    for (int64_t i = 0; i < bh; i++) {
+        if (P)
+            memcpy(dst + (size_t)(i * (P + T)) * rb, past + (size_t)(i * P) * rb, (size_t)P * rb);
+        if (T)
+            memcpy(dst + (size_t)(i * (P + T) + P) * rb, cur + (size_t)(i * T) * rb, (size_t)T * rb);
+    }
+}
+
+static ft_status attention_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, const void *kp,
+                               const void *vp, int64_t T);
+
+/* The KV cache: keys and values are past then new (into present_key /
+ * present_value when the node has them, else into scratch), then the same
+ * attention over P + T keys. */
 ft_status cpu_attention(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     ft_dtype dt = in[0].dtype;
     if (dt != FT_F32 && dt != FT_F64)
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cpu attention kernel",
                            ft_dtype_name(dt));
+    const ft_attn_params *ap = &n->params.attn;
+    if (!ap->past && !ap->present)
+        return attention_run(k, n, in, out, in[1].data, in[2].data, in[1].shape.dims[2]);
+    const int64_t *kd = in[1].shape.dims, *vd = in[2].shape.dims;
+    int64_t P = ap->past ? in[4].shape.dims[2] : 0, T = kd[2] + P, bh = kd[0] * kd[1];
+    size_t es = ft_dtype_size(dt), kb = (size_t)(bh * T * kd[3]) * es, vb = (size_t)(bh * T * vd[3]) * es;
+    char *buf = NULL, *kc, *vc;
+    if (ap->present) {
+        kc = out[1].data, vc = out[2].data;
+    } else {
+        if (!(buf = ft_malloc(kb + vb + 1)))
+            return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the keys and values with the past ones");
+        kc = buf, vc = buf + kb;
+    }
+    cat_seq(kc, ap->past ? in[4].data : NULL, in[1].data, bh, P, kd[2], (size_t)kd[3] * es);
+    cat_seq(vc, ap->past ? in[5].data : NULL, in[2].data, bh, P, vd[2], (size_t)vd[3] * es);
+    ft_status st = attention_run(k, n, in, out, kc, vc, T);
+    free(buf);
+    return st;
+}
+
+/* Attention of q over T keys kp and values vp ([B,Hk,T,D], [B,Hk,T,Dv]). */
+static ft_status attention_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, const void *kp,
+                               const void *vp, int64_t T)
+{
+    ft_dtype dt = in[0].dtype;
     const int64_t *qd = in[0].shape.dims, *kd = in[1].shape.dims, *vd = in[2].shape.dims;
-    attn_p p = {.B = qd[0], .H = qd[1], .S = qd[2], .D = qd[3], .T = kd[2], .Hk = kd[1], .Dv = vd[3]};
+    attn_p p = {.B = qd[0], .H = qd[1], .S = qd[2], .D = qd[3], .T = T, .Hk = kd[1], .Dv = vd[3]};
     if (ft_numel(&out[0].shape) == 0)
         return FT_OK;
     if (p.D > INT_MAX || p.Dv > INT_MAX)
@@ -154,6 +206,8 @@ ft_status cpu_attention(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view
     p.grp = p.H / p.Hk;
     p.scale = n->params.attn.scale; /* given, or 1/sqrt(D) (graph/infer_attention.c) */
     p.causal = n->params.attn.causal;
+    p.coff = T - kd[2]; /* P: with a KV cache the diagonal moves past the cached keys */
+    p.softcap = n->params.attn.softcap;
     if (n->n_in > 3 && in[3].data) {
         ft_shape full = {.rank = 4, .dims = {p.B, p.H, p.S, p.T}};
         p.mask = in[3].data;
@@ -190,10 +244,10 @@ ft_status cpu_attention(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view
             int64_t s1 = s0 + sb < p.S ? s0 + sb : p.S;
             double *l = (double *)buf;
             if (dt == FT_F32)
-                attn_block_f32(&p, in[0].data, in[1].data, in[2].data, out[0].data, b, h, s0, s1,
+                attn_block_f32(&p, in[0].data, kp, vp, out[0].data, b, h, s0, s1,
                                (float *)(buf + sb * sizeof(double)), (float *)(buf + sb * sizeof(double)) + sb * TB, l);
             else
-                attn_block_f64(&p, in[0].data, in[1].data, in[2].data, out[0].data, b, h, s0, s1,
+                attn_block_f64(&p, in[0].data, kp, vp, out[0].data, b, h, s0, s1,
                                (double *)(buf + sb * sizeof(double)), (double *)(buf + sb * sizeof(double)) + sb * TB,
                                l);
         }

@@ -106,6 +106,8 @@ ft_status cpu_loss(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
 ft_status cpu_window(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 /* attention.c: attention; norm_channels.c: batch_norm, instance_norm, group_norm */
 ft_status cpu_attention(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* rotary.c: rotary_embedding */
+ft_status cpu_rotary_embedding(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_batch_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_instance_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_group_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);

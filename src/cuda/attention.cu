@@ -1,9 +1,10 @@
 /* CUDA scaled dot-product attention and dropout.
  *
  * Attention follows the CPU reference (src/cpu/attention.c): scores
- * s = scale * q.k, then the mask (bool: false -> -inf; additive: added), then
- * causal masking (key t visible to query i iff t <= i, aligned at the top
- * left), then an online softmax over tiles of keys: the running row maximum
+ * s = scale * q.k, soft capped when softcap is given (cap tanh(s / cap)),
+ * then the mask (bool: false -> -inf; additive: added), then
+ * causal masking (key t visible to query i iff t <= i + P, aligned at the
+ * top left when there is no past, P the past length otherwise), then an online softmax over tiles of keys: the running row maximum
  * and sum are rescaled when the maximum grows, so no exp ever sees a positive
  * argument and long rows with large logits cannot overflow. A row whose keys
  * are all masked keeps max -inf and sum 0 and is written as zeros; a NaN score
@@ -45,8 +46,12 @@ typedef struct attn_args {
     int64_t ms[4];                      /* mask strides over [B,H,S,T], 0 along broadcast dims */
     int mask_kind;                      /* 0 none, 1 bool, 2 additive (dtype of q) */
     int causal;
+    int64_t coff;             /* causal offset: query i sees keys t <= i + coff (the past length) */
     float scale_f;
     double scale_d;
+    int has_cap;              /* softcap given: x -> cap tanh(x / cap) before the masks */
+    float cap_f, icap_f;      /* cap and 1 / cap */
+    double cap_d, icap_d;
     int vec_qk, vec_v, vec_o; /* rows are whole 16-byte chunks at 16-byte aligned addresses */
     int64_t nqb, items;       /* query blocks per (batch, head); blocks of work in all */
 } attn_args;
@@ -62,6 +67,10 @@ __device__ __forceinline__ double aexp(double a) { return exp(a); }
 template <class A> __device__ __forceinline__ A pick_scale(const attn_args &a);
 template <> __device__ __forceinline__ float pick_scale<float>(const attn_args &a) { return a.scale_f; }
 template <> __device__ __forceinline__ double pick_scale<double>(const attn_args &a) { return a.scale_d; }
+
+/* Soft capping of a scaled score, as the CPU (src/cpu/attention.c): cap tanh(x (1/cap)). */
+__device__ __forceinline__ float soft_cap(const attn_args &a, float x) { return a.cap_f * tanhf(x * a.icap_f); }
+__device__ __forceinline__ double soft_cap(const attn_args &a, double x) { return a.cap_d * tanh(x * a.icap_d); }
 
 /* Score x of mask element idx: bool false -> -inf, additive -> x + m. */
 template <class T, class A> __device__ __forceinline__ A apply_mask(const attn_args &a, int64_t idx, A x)
@@ -228,7 +237,7 @@ template <class T, int DMAX> __global__ void __launch_bounds__(TC_NT) attn_tc(at
         int64_t bh = item / a.nqb, qb = a.nqb - 1 - item % a.nqb;
         int64_t b = bh / a.H, h = bh % a.H, hk = h / a.grp;
         int64_t q0 = qb * TC_BQ, qend = min64(q0 + TC_BQ, a.S);
-        int64_t kend = a.causal ? min64(a.T, qend) : a.T;
+        int64_t kend = a.causal ? min64(a.T, qend + a.coff) : a.T;
         int64_t ntiles = (kend + BK - 1) / BK;
         const T *Qg = Q + (b * a.H + h) * a.S * a.D;
         const T *Kg = K + (b * a.Hk + hk) * a.T * a.D;
@@ -291,7 +300,9 @@ template <class T, int DMAX> __global__ void __launch_bounds__(TC_NT) attn_tc(at
                     int64_t qi = (e & 2) ? qi1 : qi0;
                     int64_t kj = k0 + nt * 8 + 2 * t4 + (e & 1);
                     float x = s[nt][e] * scale;
-                    if (kj >= a.T || (a.causal && kj > qi))
+                    if (a.has_cap)
+                        x = soft_cap(a, x);
+                    if (kj >= a.T || (a.causal && kj > qi + a.coff))
                         x = NEG_INF;
                     else if (a.mask_kind && qi < a.S)
                         x = apply_mask<T, float>(a, mbase + qi * a.ms[2] + kj * a.ms[3], x);
@@ -462,7 +473,7 @@ template <class T, int DMAX> __global__ void __launch_bounds__(SM_NT) attn_simt(
         int64_t bh = item / a.nqb, qb = a.nqb - 1 - item % a.nqb;
         int64_t b = bh / a.H, h = bh % a.H, hk = h / a.grp;
         int64_t q0 = qb * SM_BQ, qend = min64(q0 + SM_BQ, a.S);
-        int64_t kend = a.causal ? min64(a.T, qend) : a.T;
+        int64_t kend = a.causal ? min64(a.T, qend + a.coff) : a.T;
         const T *Qg = Q + (b * a.H + h) * a.S * a.D;
         const T *Kg = K + (b * a.Hk + hk) * a.T * a.D;
         const T *Vg = V + (b * a.Hk + hk) * a.T * a.Dv;
@@ -506,7 +517,9 @@ template <class T, int DMAX> __global__ void __launch_bounds__(SM_NT) attn_simt(
             for (int r = 0; r < SM_R; r++) {
                 int64_t qi = q0 + w * SM_R + r;
                 T x = acc[r] * scale;
-                if (kj >= a.T || (a.causal && kj > qi))
+                if (a.has_cap)
+                    x = soft_cap(a, x);
+                if (kj >= a.T || (a.causal && kj > qi + a.coff))
                     x = NEG_INF;
                 else if (a.mask_kind && qi < a.S)
                     x = apply_mask<T, T>(a, mbase + qi * a.ms[2] + kj * a.ms[3], x);
@@ -584,7 +597,7 @@ template <class T> __global__ void __launch_bounds__(RW_NT) attn_rows(attn_args 
         int64_t s = row % a.S, bh = row / a.S, h = bh % a.H, b = bh / a.H, hk = h / a.grp;
         const T *q = Q + row * a.D;
         const T *kb = K + (b * a.Hk + hk) * a.T * a.D, *vb = V + (b * a.Hk + hk) * a.T * a.Dv;
-        int64_t kend = a.causal ? min64(a.T, s + 1) : a.T; /* the causal mask, whole */
+        int64_t kend = a.causal ? min64(a.T, s + 1 + a.coff) : a.T; /* the causal mask, whole */
         int64_t mrow = b * a.ms[0] + h * a.ms[1] + s * a.ms[2];
         for (int64_t ch = blockIdx.y; ch < nchunks; ch += gridDim.y) {
             int64_t c0 = ch * (RW_NT * RW_PER);
@@ -603,6 +616,8 @@ template <class T> __global__ void __launch_bounds__(RW_NT) attn_rows(attn_args 
                         for (int64_t d = lane; d < a.D; d += 32)
                             dot += cu_load(q, d) * cu_load(kr, d);
                         x = warp_sum(dot) * scale;
+                        if (a.has_cap)
+                            x = soft_cap(a, x);
                         if (a.mask_kind)
                             x = apply_mask<T, A>(a, mrow + (k0 + jj) * a.ms[3], x);
                     }
@@ -725,26 +740,40 @@ template <class T, int LIMIT> static ft_status run_wide(ft_kctx *k, const ft_nod
 CU_KFN(cu_attention)
 {
     ft_dtype dt = in[0].dtype;
-    if (ft_numel(&out[0].shape) == 0)
-        return FT_OK;
     const int64_t *qd = in[0].shape.dims, *kd = in[1].shape.dims, *vd = in[2].shape.dims;
     attn_args a;
     memset(&a, 0, sizeof a);
     a.q = in[0].data;
     a.k = in[1].data;
     a.v = in[2].data;
+    a.T = kd[2];
+    /* a KV cache: keys and values become past then new (attention_ext.cu) */
+    if (n->params.attn.past || n->params.attn.present) {
+        ft_status st = cu_attn_kv_cache(k, n, in, out, &a.k, &a.v, &a.T);
+        if (st)
+            return st;
+    }
+    if (ft_numel(&out[0].shape) == 0)
+        return FT_OK;
     a.o = out[0].data;
     a.B = qd[0];
     a.H = qd[1];
     a.S = qd[2];
     a.D = qd[3];
     a.Hk = kd[1];
-    a.T = kd[2];
     a.Dv = vd[3];
     a.grp = a.H / a.Hk;
     a.scale_d = n->params.attn.scale; /* given, or 1/sqrt(D) (graph/infer_attention.c) */
     a.scale_f = (float)a.scale_d;
     a.causal = n->params.attn.causal;
+    a.coff = a.T - kd[2]; /* P: with a KV cache the diagonal moves past the cached keys */
+    a.has_cap = n->params.attn.softcap != 0;
+    if (a.has_cap) {
+        a.cap_d = n->params.attn.softcap;
+        a.icap_d = 1.0 / a.cap_d;
+        a.cap_f = (float)a.cap_d;
+        a.icap_f = (float)a.icap_d;
+    }
     if (n->n_in > 3 && in[3].data) {
         ft_shape full = {4, {a.B, a.H, a.S, a.T}};
         a.mask = in[3].data;

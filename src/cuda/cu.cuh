@@ -310,7 +310,8 @@ CU_KFN(cu_slice);
 CU_KFN(cu_gather);
 CU_KFN(cu_gather_elements);
 CU_KFN(cu_pad);
-/* index.cu */
+/* index.cu; cu_check_indices: the m-tuples of idx must lie in [-dims[j], dims[j] - 1] */
+ft_status cu_check_indices(ft_kctx *k, const ft_node *n, const ft_view *idx, int m, const int64_t *dims);
 CU_KFN(cu_gather_nd);
 CU_KFN(cu_scatter_nd);
 CU_KFN(cu_scatter_elements);
@@ -347,6 +348,12 @@ void cu_fft_cache_free(struct cu_fft_cache *c);
 /* attention.cu */
 CU_KFN(cu_attention);
 CU_KFN(cu_dropout);
+/* attention_ext.cu: rotary_embedding, and attention's KV cache: keys and
+ * values past then new into present_key/present_value (or the workspace);
+ * *kp, *vp and *T are set to them and their length. */
+CU_KFN(cu_rotary_embedding);
+ft_status cu_attn_kv_cache(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, const void **kp,
+                           const void **vp, int64_t *T);
 /* rnn.cu: lstm, gru, rnn */
 CU_KFN(cu_rnn);
 /* matmul.cu, shared with conv.cu and rnn.cu: C[b] = alpha A[b] B[b] + beta C[b]

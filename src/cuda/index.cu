@@ -50,7 +50,10 @@ __global__ void __launch_bounds__(CU_BLOCK) check_kernel(const I *__restrict__ i
     }
 }
 
-ft_status check_indices(ft_kctx *k, const ft_node *n, const ft_view *idx, int m, const int64_t *dims)
+} // namespace
+
+/* Shared with attention_ext.cu (cu.cuh). */
+ft_status cu_check_indices(ft_kctx *k, const ft_node *n, const ft_view *idx, int m, const int64_t *dims)
 {
     chk_args a;
     memset(&a, 0, sizeof a);
@@ -69,6 +72,8 @@ ft_status check_indices(ft_kctx *k, const ft_node *n, const ft_view *idx, int m,
     CU_LAUNCHED(k, n);
     return FT_OK;
 }
+
+namespace {
 
 /* ---- gather_nd, scatter_nd ---------------------------------------------------------- */
 
@@ -364,7 +369,7 @@ ft_status start_scatter(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view
 CU_KFN(cu_gather_nd)
 {
     nd_args a = nd_args_of(&in[0].shape, &in[1].shape, n->params.index.batch_dims);
-    ft_status st = check_indices(k, n, &in[1], a.m, a.dims);
+    ft_status st = cu_check_indices(k, n, &in[1], a.m, a.dims);
     int64_t total = a.nt * a.slice;
     if (st || total == 0)
         return st;
@@ -387,7 +392,7 @@ CU_KFN(cu_gather_nd)
 CU_KFN(cu_scatter_nd)
 {
     nd_args a = nd_args_of(&in[0].shape, &in[1].shape, 0);
-    ft_status st = check_indices(k, n, &in[1], a.m, a.dims);
+    ft_status st = cu_check_indices(k, n, &in[1], a.m, a.dims);
     if (st || (st = start_scatter(k, n, in, out)) || a.nt == 0 || a.slice == 0)
         return st;
     const int red = n->params.index.reduction;
@@ -407,7 +412,7 @@ CU_KFN(cu_scatter_elements)
     a.rank = d->rank;
     a.axis = n->params.index.axis;
     a.dim = d->dims[a.axis];
-    ft_status st = check_indices(k, n, &in[1], 1, &a.dim);
+    ft_status st = cu_check_indices(k, n, &in[1], 1, &a.dim);
     int64_t total = (int64_t)ft_numel(q);
     if (st || (st = start_scatter(k, n, in, out)) || total == 0)
         return st;

@@ -283,7 +283,8 @@ static const onx_op_status CATALOGUE[] = {
     {"Asinh", 'm', "asinh"},
     {"Atan", 'm', "atan"},
     {"Atanh", 'm', "atanh"},
-    {"Attention", 'm', "attention (4-D, or 3-D with q_num_heads/kv_num_heads: reshape + transpose around it)"},
+    {"Attention", 'm', "attention (4-D, or 3-D with q_num_heads/kv_num_heads: reshape + transpose around it; softcap, "
+                       "past/present key and value; not the QK output or nonpad_kv_seqlen)"},
     {"AveragePool", 'm', "average_pool"},
     {"BatchNormalization", 'm', "batch_norm (inference form)"},
     {"Bernoulli", '-', RAND},
@@ -417,7 +418,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Resize", 'm', "resize (modes nearest, linear and cubic; roi known at load)"},
     {"ReverseSequence", '-', "no ftrun op (reverse_sequence)"},
     {"RoiAlign", '-', "no ftrun op (roi_align)"},
-    {"RotaryEmbedding", 'm', "gather + slice + mul/add/sub + concat (+ reshape for 3-D or interleaved)"},
+    {"RotaryEmbedding", 'm', "rotary_embedding"},
     {"Round", 'm', "round"},
     {"STFT", 'm', "stft (frame_step and frame_length known at load)"},
     {"Scan", '-', "loops are not supported (a subgraph run once per slice)"},

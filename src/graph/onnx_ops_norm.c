@@ -2,7 +2,8 @@
  * Softmax/LogSoftmax/Hardmax (before opset 13 ONNX coerces the input to 2-D
  * at `axis`: flatten, work on the last axis, reshape back), Layer/RMS/Batch/
  * Instance/Group normalization, LpNormalization and MeanVarianceNormalization
- * as short expansions, Attention and RotaryEmbedding (opset 23).
+ * as short expansions, Attention and RotaryEmbedding (opset 23) onto
+ * attention and rotary_embedding.
  *
  *   ft_status st = ox_map_softmax(c, n);  // opset 11, axis 1 of [2,3,4]: flatten + softmax + reshape
  *
@@ -208,22 +209,22 @@ static int heads_first(onx_ctx *c, const onx_node *n, int k, int64_t heads, cons
     return t;
 }
 
-/* Attention (opset 23) without a KV cache: ftrun's attention on [B, H, S, D];
- * 3-D inputs [B, S, H*D] are split into heads around it. */
+/* Attention (opset 23): ftrun's attention on [B, H, S, D]; 3-D inputs
+ * [B, S, H*D] are split into heads around it. softcap, past_key/past_value
+ * (inputs 4, 5) and present_key/present_value (outputs 1, 2) map onto the
+ * op's own; the QK product output (3, qk_matmul_output_mode) and
+ * nonpad_kv_seqlen (input 6) are refused. */
 ft_status ox_map_attention(onx_ctx *c, const onx_node *n)
 {
     OX_TRY(ox_check_dtype(c, n, FT_OP_ATTENTION, 0));
-    if (onx_in(c, n, 4) >= 0 || onx_in(c, n, 5) >= 0)
-        return onx_unsupported(c, n, "inputs past_key/past_value (ftrun's attention has no KV cache)");
+    int pk = onx_in(c, n, 4), pv = onx_in(c, n, 5);
+    if ((pk >= 0) != (pv >= 0))
+        return onx_error(c, n, FT_EGRAPH, "inputs past_key and past_value are given together or not at all");
     if (n->n_in > 6 && onx_in(c, n, 6) >= 0)
         return onx_unsupported(c, n, "input nonpad_kv_seqlen (ftrun's attention has no per-batch key lengths)");
-    for (int k = 1; k < n->n_out; k++)
-        if (onx_out(c, n, k) >= 0)
-            return onx_unsupported(c, n, "output %d (present key/value or the QK product; ftrun's attention has one "
-                                   "output)", k);
-    if (onx_attr_f(n, "softcap", 0.0) != 0.0)
-        return onx_unsupported(c, n, "attribute softcap=%g (ftrun's attention has no soft capping)",
-                               onx_attr_f(n, "softcap", 0.0));
+    if (n->n_out > 3 && onx_out(c, n, 3) >= 0)
+        return onx_unsupported(c, n, "output 3 (the QK product of qk_matmul_output_mode %lld; ftrun's attention "
+                               "keeps its scores internal)", (long long)onx_attr_i(n, "qk_matmul_output_mode", 0));
     const ft_shape *qs = ox_shape(c, n, 0);
     int three = qs->rank == 3;
     int q = onx_in(c, n, 0), k = onx_in(c, n, 1), v = onx_in(c, n, 2), mask = onx_in(c, n, 3);
@@ -234,12 +235,20 @@ ft_status ox_map_attention(onx_ctx *c, const onx_node *n)
             (v = heads_first(c, n, 2, kh, "kv_num_heads")) < 0)
             return onx_status(c);
     }
-    int in[4] = {q, k, v, mask}, out = three ? ox_tmp(c, n, "context") : ox_out(c, n, 0);
-    OX_NEED(out >= 0);
-    ft_node *f = onx_emit(c, n, FT_OP_ATTENTION, in, mask >= 0 ? 4 : 3, &out, 1);
+    int present = (n->n_out > 1 && onx_out(c, n, 1) >= 0) || (n->n_out > 2 && onx_out(c, n, 2) >= 0);
+    int in[6] = {q, k, v, mask, pk, pv}, outs[3] = {three ? ox_tmp(c, n, "context") : ox_out(c, n, 0), -1, -1};
+    OX_NEED(outs[0] >= 0);
+    for (int j = 1; present && j < 3; j++) {
+        outs[j] = n->n_out > j && onx_out(c, n, j) >= 0 ? onx_out(c, n, j) : ox_tmp(c, n, j == 1 ? "present_key" :
+                                                                                          "present_value");
+        OX_NEED(outs[j] >= 0);
+    }
+    ft_node *f = onx_emit(c, n, FT_OP_ATTENTION, in, pk >= 0 ? 6 : mask >= 0 ? 4 : 3, outs, present ? 3 : 1);
     OX_NEED(f);
     if (onx_has_attr(n, "scale"))
         OX_TRY(onx_set_f(c, f, "scale", onx_attr_f(n, "scale", 1.0)));
+    if (onx_attr_f(n, "softcap", 0.0) != 0.0)
+        OX_TRY(onx_set_f(c, f, "softcap", onx_attr_f(n, "softcap", 0.0)));
     OX_TRY(onx_set_i(c, f, "causal", onx_attr_i(n, "is_causal", 0) != 0));
     if (three) {
         const ft_shape *vs = ox_shape(c, n, 2);
@@ -247,104 +256,21 @@ ft_status ox_map_attention(onx_ctx *c, const onx_node *n)
         static const int64_t perm[4] = {0, 2, 1, 3};
         ft_shape o = {.rank = 3, .dims = {qs->dims[0], qs->dims[1], qh * (vs->dims[2] / kh)}};
         int t = ox_tmp(c, n, "seq_first");
-        OX_NEED(t >= 0 && ox_transpose(c, n, out, perm, 4, t) && ox_reshape(c, n, t, &o, ox_out(c, n, 0)));
+        OX_NEED(t >= 0 && ox_transpose(c, n, outs[0], perm, 4, t) && ox_reshape(c, n, t, &o, ox_out(c, n, 0)));
     }
     return FT_OK;
 }
 
-/* Slice of t along the last axis: [start, end) by step, into a new tensor. */
-static int last_slice(onx_ctx *c, const onx_node *n, int t, int64_t start, int64_t end, int64_t step,
-                      const char *suffix)
-{
-    int64_t axis = -1;
-    int r = ox_tmp(c, n, suffix);
-    ft_node *f = r >= 0 ? ox_emit1(c, n, FT_OP_SLICE, t, r) : NULL;
-    if (!f || onx_set_ints(c, f, "starts", &start, 1) || onx_set_ints(c, f, "ends", &end, 1) ||
-        onx_set_ints(c, f, "axes", &axis, 1) || onx_set_ints(c, f, "steps", &step, 1))
-        return -1;
-    return r;
-}
-
-/* Concatenation of a and b along the last axis into out. */
-static ft_node *last_concat(onx_ctx *c, const onx_node *n, int a, int b, int out)
-{
-    int in[2] = {a, b};
-    ft_node *f = onx_emit(c, n, FT_OP_CONCAT, in, 2, &out, 1);
-    if (f && onx_set_i(c, f, "axis", -1))
-        return NULL;
-    return f;
-}
-
-/* RotaryEmbedding (opset 23): x [B, H, S, D] (or [B, S, H*D] with num_heads,
- * viewed as [B, S, H, D]); cos/sin [B, S, R/2], or [P, R/2] gathered by
- * position_ids [B, S]. The first R dims of each head rotate in pairs (the two
- * halves, or adjacent elements when interleaved):
- *   (x1, x2) -> (x1 cos - x2 sin, x1 sin + x2 cos); the other D - R pass. */
+/* RotaryEmbedding (opset 23): ftrun's rotary_embedding, which takes the same
+ * inputs (x [B,H,S,D] or [B,S,H*D], cos_cache, sin_cache, position_ids) and
+ * attributes. */
 ft_status ox_map_rotary(onx_ctx *c, const onx_node *n)
 {
-    OX_TRY(ox_check_dtype(c, n, FT_OP_MUL, 0));
-    const ft_shape *xs = ox_shape(c, n, 0);
-    int three = xs->rank == 3, x = onx_in(c, n, 0), out = ox_out(c, n, 0);
-    int64_t heads = onx_attr_i(n, "num_heads", 0), inter = onx_attr_i(n, "interleaved", 0) != 0;
-    if (xs->rank != 4 && !(three && heads > 0 && xs->dims[2] % heads == 0))
-        return onx_error(c, n, FT_EGRAPH, "input 0 must be [B,H,S,D], or [B,S,H*D] with num_heads dividing its "
-                         "last dim (rank %d, num_heads %lld)", xs->rank, (long long)heads);
-    ft_shape hs = *xs;
-    if (three)
-        hs = (ft_shape){.rank = 4, .dims = {xs->dims[0], xs->dims[1], heads, xs->dims[2] / heads}};
-    int64_t d = hs.dims[3], r = onx_attr_i(n, "rotary_embedding_dim", 0);
-    if (r == 0)
-        r = d;
-    if (r < 2 || r > d || r % 2)
-        return onx_error(c, n, FT_EGRAPH, "rotary_embedding_dim %lld must be even and at most the head size %lld",
-                         (long long)r, (long long)d);
-    if (three) {
-        int t = ox_tmp(c, n, "heads");
-        OX_NEED(t >= 0 && ox_reshape(c, n, x, &hs, t));
-        x = t;
-    }
-    /* cos and sin as [B, S, R/2], broadcast over the heads axis */
-    int cs[2];
-    for (int k = 0; k < 2; k++) {
-        int cache = onx_in(c, n, 1 + k), pos = onx_in(c, n, 3);
-        if (pos >= 0) {
-            int g = ox_tmp(c, n, k ? "sin" : "cos");
-            ft_node *f = g >= 0 ? ox_emit2(c, n, FT_OP_GATHER, cache, pos, g) : NULL;
-            OX_NEED(f);
-            cache = g;
-        }
-        cs[k] = ox_tmp(c, n, k ? "sin_heads" : "cos_heads");
-        OX_NEED(cs[k] >= 0 && ox_axis_op(c, n, FT_OP_UNSQUEEZE, cache, three ? 2 : 1, cs[k]));
-    }
-    int rot = r == d ? x : last_slice(c, n, x, 0, r, 1, "rotated");
-    int x1 = inter ? last_slice(c, n, rot, 0, r, 2, "even") : last_slice(c, n, rot, 0, r / 2, 1, "first_half");
-    int x2 = inter ? last_slice(c, n, rot, 1, r, 2, "odd") : last_slice(c, n, rot, r / 2, r, 1, "second_half");
-    OX_NEED(rot >= 0 && x1 >= 0 && x2 >= 0);
-    int a = ox_tmp(c, n, "x1_cos"), b = ox_tmp(c, n, "x2_sin"), e = ox_tmp(c, n, "x1_sin"), f2 = ox_tmp(c, n, "x2_cos"),
-        re = ox_tmp(c, n, "real"), im = ox_tmp(c, n, "imag"), joined = ox_tmp(c, n, "rotated_out");
-    OX_NEED(a >= 0 && b >= 0 && e >= 0 && f2 >= 0 && re >= 0 && im >= 0 && joined >= 0);
-    OX_NEED(ox_emit2(c, n, FT_OP_MUL, x1, cs[0], a) && ox_emit2(c, n, FT_OP_MUL, x2, cs[1], b) &&
-            ox_emit2(c, n, FT_OP_MUL, x1, cs[1], e) && ox_emit2(c, n, FT_OP_MUL, x2, cs[0], f2));
-    OX_NEED(ox_emit2(c, n, FT_OP_SUB, a, b, re) && ox_emit2(c, n, FT_OP_ADD, e, f2, im));
-    if (inter) {
-        int ur = ox_tmp(c, n, "real_pair"), ui = ox_tmp(c, n, "imag_pair"), pairs = ox_tmp(c, n, "pairs");
-        ft_shape rs = hs;
-        rs.dims[3] = r;
-        OX_NEED(ur >= 0 && ui >= 0 && pairs >= 0 && ox_axis_op(c, n, FT_OP_UNSQUEEZE, re, -1, ur) &&
-                ox_axis_op(c, n, FT_OP_UNSQUEEZE, im, -1, ui) && last_concat(c, n, ur, ui, pairs) &&
-                ox_reshape(c, n, pairs, &rs, joined));
-    } else {
-        OX_NEED(last_concat(c, n, re, im, joined));
-    }
-    int full = joined;
-    if (r < d) {
-        int pass = last_slice(c, n, x, r, d, 1, "passed");
-        full = three ? ox_tmp(c, n, "heads_out") : out;
-        OX_NEED(pass >= 0 && full >= 0 && last_concat(c, n, joined, pass, full));
-    }
-    if (three)
-        OX_NEED(ox_reshape(c, n, full, xs, out));
-    else if (full != out)
-        OX_NEED(ox_emit1(c, n, FT_OP_IDENTITY, full, out));
-    return FT_OK;
+    OX_TRY(ox_check_dtype(c, n, FT_OP_ROTARY_EMBEDDING, 0));
+    int pos = onx_in(c, n, 3), in[4] = {onx_in(c, n, 0), onx_in(c, n, 1), onx_in(c, n, 2), pos}, out = ox_out(c, n, 0);
+    ft_node *f = onx_emit(c, n, FT_OP_ROTARY_EMBEDDING, in, pos >= 0 ? 4 : 3, &out, 1);
+    OX_NEED(f);
+    OX_TRY(onx_set_i(c, f, "interleaved", onx_attr_i(n, "interleaved", 0)));
+    OX_TRY(onx_set_i(c, f, "rotary_embedding_dim", onx_attr_i(n, "rotary_embedding_dim", 0)));
+    return onx_set_i(c, f, "num_heads", onx_attr_i(n, "num_heads", 0));
 }

@@ -295,13 +295,16 @@ uint64_t ft_flops_fft(const struct ft_node *n, const ft_tinfo *const *in, const 
     return complex_in && n->op != FT_OP_IRFFT ? f : f / 2;
 }
 
-/* Q K^T and P V: 2 B H S T (D + Dv), plus the softmax. */
+/* Q K^T and P V: 2 B H S T (D + Dv), plus the softmax; T counts the past keys. */
 uint64_t ft_flops_attention(const struct ft_node *n, const ft_tinfo *const *in, const ft_tinfo *out)
 {
-    (void)n, (void)out;
+    (void)out;
     const ft_shape *q = &in[0]->shape, *k = &in[1]->shape, *v = &in[2]->shape;
     if (q->rank != 4 || k->rank != 4 || v->rank != 4)
         return 0;
-    uint64_t bhst = (uint64_t)q->dims[0] * (uint64_t)q->dims[1] * (uint64_t)q->dims[2] * (uint64_t)k->dims[2];
+    int64_t t = k->dims[2];
+    if (n->n_in > 4 && in[4] && in[4]->shape.rank == 4)
+        t += in[4]->shape.dims[2];
+    uint64_t bhst = (uint64_t)q->dims[0] * (uint64_t)q->dims[1] * (uint64_t)q->dims[2] * (uint64_t)t;
     return 2 * bhst * (uint64_t)(q->dims[3] + v->dims[3]) + 5 * bhst;
 }

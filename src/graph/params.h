@@ -159,10 +159,22 @@ typedef struct ft_fft_params {
 typedef struct ft_attn_params {
     int has_scale, causal;
     double scale;
+    double softcap; /* 0: none; else scores -> softcap tanh(scores / softcap) before the mask */
+    int past;       /* inputs 4, 5 (past_key, past_value) are given: keys are past then k */
+    int present;    /* outputs 1, 2 (present_key, present_value) are written */
     int training;
     double ratio;
     uint64_t seed;
 } ft_attn_params;
+
+/* rotary_embedding (infer_attention.c). x is [B,H,S,D] (heads_last 0) or
+ * [B,S,H*D] (heads_last 1, viewed as [B,S,H,D]); the first rdim dims of a
+ * head rotate, as halves or (interleaved) as adjacent pairs. */
+typedef struct ft_rope_params {
+    int interleaved, heads_last, has_pos;
+    int64_t heads, head_size, rdim;
+    int64_t cache_b; /* without positions: batch dim of cos/sin (1 broadcasts) */
+} ft_rope_params;
 
 /* lstm, gru, rnn (infer_rnn.c). Gate order along the G*H rows of W, R and
  * B as ONNX: lstm i, o, f, c; gru z, r, h; rnn one gate. act[d][j] is the
@@ -223,6 +235,7 @@ typedef union ft_params {
     ft_image_params image;
     ft_fft_params fft;
     ft_attn_params attn;
+    ft_rope_params rope;
     ft_rnn_params rnn;
     ft_quant_params quant;
     ft_loss_params loss;

@@ -1,4 +1,10 @@
-"""Numeric cases of attention, batch_norm, instance_norm and group_norm.
+"""Numeric cases of attention, rotary_embedding, batch_norm, instance_norm and group_norm.
+
+attention with softcap and a KV cache: the same oracle with cap tanh(s / cap) on the
+scaled scores before the mask, and past_key/past_value concatenated before k and v by
+NumPy (causal then offset by the past length); present_key/present_value must equal
+those concatenations exactly.  rotary_embedding: a float64 NumPy rotation written from
+ONNX's definition (rope_ref), tolerance 2 eps relative plus 2 eps (|x1 c| + |x2 s|).
 
 attention: the oracle is a float64 NumPy softmax(scale * q k^T + mask) v written here
 (grouped-query heads repeated, bool masks and causal as -inf, a query with no key left
@@ -73,8 +79,11 @@ def tol(dt, scale):
 
 # ---------------------------------------------------------------- attention
 
-def attention_ref(q, k, v, mask=None, scale=None, causal=False):
-    """float64 result and the tolerance scale of each output element."""
+def attention_ref(q, k, v, mask=None, scale=None, causal=False, softcap=0.0, past=0):
+    """float64 result and the tolerance scale of each output element.  softcap:
+    cap tanh(s / cap) on the scaled scores, before the mask (ONNX Attention).
+    past: the first keys are a cache of that length; causal then lets query i see
+    keys t <= i + past (ONNX's offset-aware causal mask)."""
     Q, K, V = f64(q), f64(k), f64(v)
     B, H, S, D = Q.shape
     Hk, T, Dv = K.shape[1], K.shape[2], V.shape[3]
@@ -83,6 +92,9 @@ def attention_ref(q, k, v, mask=None, scale=None, causal=False):
     sc = scale if scale is not None else (1.0 / math.sqrt(D) if D else 1.0)
     s = np.einsum("bhsd,bhtd->bhst", Q, K) * sc
     a = np.einsum("bhsd,bhtd->bhst", np.abs(Q), np.abs(K)) * abs(sc)
+    if softcap:
+        s = softcap * np.tanh(s / softcap)
+        a = a + softcap  # tanh's slope is at most 1: the raw score's error, plus the rounding of the capped one
     keep = np.ones((B, H, S, T), dtype=bool)
     if mask is not None:
         if mask.dtype == np.bool_:
@@ -93,7 +105,7 @@ def attention_ref(q, k, v, mask=None, scale=None, causal=False):
             a = a + np.where(np.isfinite(M), np.abs(M), 0.0)
             keep &= ~np.isneginf(M)
     if causal:
-        keep &= np.arange(T)[None, :] <= np.arange(S)[:, None]
+        keep &= np.arange(T)[None, :] <= np.arange(S)[:, None] + past
     s = np.where(keep, s, -np.inf)
     m = np.max(s, axis=-1, keepdims=True) if T else np.zeros((B, H, S, 1))
     m = np.where(np.isfinite(m), m, 0.0)
@@ -109,14 +121,19 @@ def attention_ref(q, k, v, mask=None, scale=None, causal=False):
 
 
 def attention_case(name, dt, qs, ks, vs, mask=None, scale=None, causal=False, qmul=1.0, args=(), post=None,
-                   oracle=None):
+                   oracle=None, softcap=None, past=None, present=False):
     """mask: None, ("bool", shape, p_keep) or ("add", shape).  post(rng, q, k, v, m)
-    may edit the inputs (NaN, fully masked rows) before the oracle sees them."""
+    may edit the inputs (NaN, fully masked rows) before the oracle sees them.
+    past: P, the length of past_key/past_value (inputs 4, 5), concatenated before
+    k and v by NumPy for the oracle; present: the node also writes present_key and
+    present_value, expected to be exactly those concatenations."""
     attrs = {}
     if scale is not None:
         attrs["scale"] = scale
     if causal:
         attrs["causal"] = 1
+    if softcap is not None:
+        attrs["softcap"] = softcap
 
     def build():
         rng = rng_for(name)
@@ -133,12 +150,28 @@ def attention_case(name, dt, qs, ks, vs, mask=None, scale=None, causal=False, qm
                 m = rep(mv, dt)
         if post is not None:
             q, k, v, m = post(rng, q, k, v, m)
-        y, ts = (oracle or attention_ref)(q, k, v, m, scale, causal)
+        kf, vf = k, v
+        if past is not None:
+            pk = rep(rng.standard_normal(ks[:2] + (past,) + ks[3:]), dt)
+            pv = rep(rng.standard_normal(vs[:2] + (past,) + vs[3:]), dt)
+            kf, vf = np.concatenate([pk, k], 2), np.concatenate([pv, v], 2)
+        if oracle is None:
+            y, ts = attention_ref(q, kf, vf, m, scale, causal, softcap or 0.0, past or 0)
+        else:
+            y, ts = oracle(q, kf, vf, m, scale, causal)
         ins = [("q", q, dt), ("k", k, dt), ("v", v, dt)]
         if m is not None:
             ins.append(("mask", m, "bool" if m.dtype == np.bool_ else dt))
-        return {"inputs": ins, "expect": {"y": rep(y, dt)}, "tol": tol(dt, ts)}
-    return Case(name, "attention", attrs=attrs or None, args=list(args), build=build)
+        elif past is not None:
+            ins.append(None)
+        if past is not None:
+            ins += [("past_key", pk, dt), ("past_value", pv, dt)]
+        expect, tols = {"y": rep(y, dt)}, {"y": tol(dt, ts)}
+        if present:
+            expect.update(present_key=kf, present_value=vf)
+        return {"inputs": ins, "expect": expect, "tol": tols}
+    return Case(name, "attention", attrs=attrs or None, args=list(args), build=build,
+                outputs=["y", "present_key", "present_value"] if present else None)
 
 
 def attn_name(dt, qs, ks, vs, label):
@@ -278,6 +311,26 @@ def attention_cases():
     cases.append(attention_case(attn_name("f64", q4, k4, v4, " causal + bool mask vs PyTorch"), "f64", q4, k4, v4,
                                 mask=("bool", (B, 1, S, T), 0.8), causal=True, oracle=torch_oracle,
                                 post=keep_first))
+    # softcap (before the mask: masked keys stay out) and the KV cache
+    for dt in ("f32", "f64", "f16", "bf16"):
+        add(dt, q4, k4, v4, " softcap=2 additive mask with -inf", softcap=2.0, qmul=3.0, mask=("add", (H, S, T)))
+        add(dt, (2, 4, 3, 16), (2, 2, 3, 16), (2, 2, 3, 8), " past P=9 + present, grouped-query", past=9,
+            present=True)
+    add("f32", (1, 2, 64, 32), (1, 2, 700, 32), (1, 2, 700, 32), " softcap=30 logits near +-1000, several key blocks",
+        softcap=30.0, qmul=300.0)
+    add("f32", (2, 2, 5, 8), (2, 2, 5, 8), (2, 2, 5, 8), " softcap=0.5 causal bool mask", softcap=0.5, causal=True,
+        mask=("bool", (2, 1, 5, 5), 0.8))
+    add("f64", (2, 2, 1, 8), (2, 2, 1, 8), (2, 2, 1, 6), " one query, past P=40 (decoding), no present", past=40)
+    add("f32", (1, 2, 4, 8), (1, 2, 4, 8), (1, 2, 4, 8), " present without past (a copy of k, v)", present=True)
+    add("f32", (2, 2, 3, 8), (2, 2, 3, 8), (2, 2, 3, 8), " past P=5 + present, bool mask [S,P+T], softcap",
+        past=5, present=True, softcap=4.0, mask=("bool", (3, 8), 0.7))
+    add("f32", (1, 2, 3, 8), (1, 2, 0, 8), (1, 2, 0, 8), " no new keys, past P=6 + present", past=6, present=True)
+    add("f32", (1, 2, 0, 8), (1, 2, 2, 8), (1, 2, 2, 8), " no queries, past P=3 + present", past=3, present=True)
+    add("f32", (2, 4, 40, 32), (2, 4, 40, 32), (2, 4, 40, 32), " past P=300 + present causal --threads 3", past=300,
+        present=True, causal=True, args=["--threads", "3"])
+    add("f64", (1, 2, 6, 8), (1, 2, 6, 8), (1, 2, 6, 8), " past P=4 causal (diagonal at P)", past=4, causal=True)
+    add("bf16", (1, 2, 1, 16), (1, 2, 1, 16), (1, 2, 1, 16), " decoding step: past P=31 causal softcap", past=31,
+        causal=True, softcap=5.0, present=True)
     return cases
 
 
@@ -307,6 +360,152 @@ def attention_error_cases():
              [r"causal", r"2"])):
         c.append(Case("attention invalid: " + label + ": exit 3", "attention", inputs=ins, attrs=attrs, exit_code=3,
                       node_name="attn", stderr_re=[r"attn"] + pats))
+    return c
+
+
+# ---------------------------------------------------------------- rotary_embedding
+
+def rope_ref(x, cos, sin, pos, rdim, interleaved, heads):
+    """float64 rotary embedding written from ONNX's definition: x [B,H,S,D] or
+    [B,S,H*D]; cos/sin [B,S,>=R/2] (or batch 1), or [P,>=R/2] read at pos [B,S]
+    (negative ids from the end); pairs (i, i+R/2), or (2i, 2i+1) interleaved, become
+    (x1 c - x2 s, x1 s + x2 c).  Also returns the tolerance scale |x1 c| + |x2 s|."""
+    X = f64(x)
+    three = X.ndim == 3
+    if three:
+        B, S, HD = X.shape
+        X = X.reshape(B, S, heads, HD // heads).transpose(0, 2, 1, 3)
+    B, H, S, D = X.shape
+    R = rdim or D
+    C, Sn = f64(cos), f64(sin)
+    if pos is not None:
+        C, Sn = C[pos], Sn[pos]
+    C, Sn = np.broadcast_to(C[..., :R // 2], (B, S, R // 2))[:, None], np.broadcast_to(Sn[..., :R // 2], (B, S, R // 2))[:, None]
+    if interleaved:
+        i1, i2 = np.arange(0, R, 2), np.arange(1, R, 2)
+    else:
+        i1, i2 = np.arange(R // 2), np.arange(R // 2, R)
+    x1, x2 = X[..., i1], X[..., i2]
+    Y, T = X.copy(), np.zeros_like(X)
+    Y[..., i1], Y[..., i2] = x1 * C - x2 * Sn, x1 * Sn + x2 * C
+    T[..., i1], T[..., i2] = np.abs(x1 * C) + np.abs(x2 * Sn), np.abs(x1 * Sn) + np.abs(x2 * C)
+    if three:
+        Y, T = (a.transpose(0, 2, 1, 3).reshape(B, S, H * D) for a in (Y, T))
+    return Y, T
+
+
+def rope_case(dt, xs, rdim=0, interleaved=0, heads=0, npos=None, cache_b=None, wide=0, label="", args=()):
+    """npos: position ids into a [npos, R/2 + wide] cache; else a [cache_b or B, S, R/2 + wide] cache."""
+    three = len(xs) == 3
+    D = xs[2] // heads if three else xs[3]
+    B, S = xs[0], (xs[1] if three else xs[2])
+    half = (rdim or D) // 2
+    name = "rotary_embedding %s x%s rdim=%d interleaved=%d%s%s" % (dt, shp(xs), rdim, interleaved,
+                                                                  " positions" if npos else "", label)
+    attrs = {"interleaved": interleaved, "rotary_embedding_dim": rdim}
+    if heads:
+        attrs["num_heads"] = heads
+
+    def build():
+        rng = rng_for(name)
+        x = rep(rng.standard_normal(xs) * 2, dt)
+        cshape = (npos, half + wide) if npos else (cache_b or B, S, half + wide)
+        ang = rng.uniform(0, 6.3, cshape)
+        cos, sin = rep(np.cos(ang), dt), rep(np.sin(ang), dt)
+        pos = rng.integers(-npos, npos, (B, S)) if npos else None
+        y, ts = rope_ref(x, cos, sin, pos, rdim, interleaved, heads)
+        ins = [("x", x, dt), ("cos_cache", cos, dt), ("sin_cache", sin, dt)]
+        if npos:
+            ins.append(("position_ids", pos.astype(np.int64)))
+        return {"inputs": ins, "expect": {"y": rep(y, dt)}, "tol": tol(dt, 2 * ts)}
+    return Case(name, "rotary_embedding", attrs=attrs, args=list(args), build=build)
+
+
+def rope_cases():
+    c = []
+    for dt in ("f32", "f64", "f16", "bf16"):
+        c.append(rope_case(dt, (2, 3, 5, 8)))
+        c.append(rope_case(dt, (2, 5, 24), rdim=4, interleaved=1, heads=3, npos=16))
+        c.append(rope_case(dt, (2, 3, 5, 8), interleaved=1, npos=9))
+        c.append(rope_case(dt, (2, 5, 24), rdim=6, heads=3, label=" partial"))
+    c += [rope_case("f32", (2, 4, 7, 16), rdim=8, label=" partial [B,H,S,D]"),
+          rope_case("f32", (2, 4, 7, 16), rdim=8, interleaved=1, cache_b=1, label=" cache batch 1"),
+          rope_case("f64", (3, 6, 20), heads=2, wide=3, label=" cache rows wider than R/2"),
+          rope_case("f32", (2, 6, 20), heads=2, interleaved=1, npos=40, wide=5, label=" wide cache"),
+          rope_case("f32", (1, 2, 3, 2), label=" D=2"),
+          rope_case("f32", (2, 3, 0, 8), label=" S=0"),
+          rope_case("f32", (2, 0, 24), heads=3, npos=4, label=" S=0"),
+          rope_case("f32", (4, 16, 128, 64), rdim=32, npos=512, label=" large --threads 3", args=["--threads", "3"]),
+          rope_case("f64", (2, 300, 1024), heads=8, interleaved=1, label=" large 3-D")]
+    return c
+
+
+def rope_error_cases():
+    z = lambda *s: np.zeros(s, np.float32)  # noqa: E731
+    pos = lambda a: np.array(a, np.int64)  # noqa: E731
+    c = []
+    for label, ins, attrs, pats, code in (
+            ("x rank 2", [("x", z(5, 8)), ("c", z(5, 4)), ("s", z(5, 4))], None, [r"rank 2", r"\[5,8\]"], 3),
+            ("3-D x without num_heads", [("x", z(2, 5, 24)), ("c", z(2, 5, 4)), ("s", z(2, 5, 4))], None,
+             [r"num_heads", r"\[2,5,24\]"], 3),
+            ("num_heads 5 does not divide 24", [("x", z(2, 5, 24)), ("c", z(2, 5, 4)), ("s", z(2, 5, 4))],
+             {"num_heads": 5}, [r"num_heads", r"5"], 3),
+            ("num_heads differs from dim 1", [("x", z(2, 3, 5, 8)), ("c", z(2, 5, 4)), ("s", z(2, 5, 4))],
+             {"num_heads": 2}, [r"num_heads", r"\[2,3,5,8\]"], 3),
+            ("odd rotary_embedding_dim", [("x", z(2, 3, 5, 8)), ("c", z(2, 5, 4)), ("s", z(2, 5, 4))],
+             {"rotary_embedding_dim": 3}, [r"rotary_embedding_dim", r"3"], 3),
+            ("rotary_embedding_dim past D", [("x", z(2, 3, 5, 8)), ("c", z(2, 5, 5)), ("s", z(2, 5, 5))],
+             {"rotary_embedding_dim": 10}, [r"rotary_embedding_dim", r"10", r"\b8\b"], 3),
+            ("odd head size", [("x", z(2, 3, 5, 7)), ("c", z(2, 5, 4)), ("s", z(2, 5, 4))], None,
+             [r"rotary_embedding_dim", r"\b7\b"], 3),
+            ("cache too narrow", [("x", z(2, 3, 5, 8)), ("c", z(2, 5, 3)), ("s", z(2, 5, 3))], None,
+             [r"cos_cache", r"\[2,5,3\]"], 3),
+            ("cache S differs", [("x", z(2, 3, 5, 8)), ("c", z(2, 4, 4)), ("s", z(2, 4, 4))], None,
+             [r"cos_cache", r"\[2,4,4\]"], 3),
+            ("sin shape differs from cos", [("x", z(2, 3, 5, 8)), ("c", z(2, 5, 4)), ("s", z(1, 5, 4))], None,
+             [r"sin_cache", r"\[1,5,4\]"], 3),
+            ("cos dtype f64", [("x", z(2, 3, 5, 8)), ("c", np.zeros((2, 5, 4))), ("s", z(2, 5, 4))], None,
+             [r"cos_cache", r"f64"], 3),
+            ("position_ids i32", [("x", z(1, 2, 3, 4)), ("c", z(6, 2)), ("s", z(6, 2)),
+                                  ("p", np.zeros((1, 3), np.int32))], None, [r"position_ids", r"i32"], 3),
+            ("position_ids shape", [("x", z(1, 2, 3, 4)), ("c", z(6, 2)), ("s", z(6, 2)), ("p", pos([[0, 1]]))],
+             None, [r"position_ids", r"\[1,2\]"], 3),
+            ("3-D cache with position_ids", [("x", z(1, 2, 3, 4)), ("c", z(1, 3, 2)), ("s", z(1, 3, 2)),
+                                             ("p", pos([[0, 1, 2]]))], None, [r"cos_cache", r"max_position"], 3),
+            ("position id 6 past a 6-row cache", [("x", z(1, 2, 3, 4)), ("c", z(6, 2)), ("s", z(6, 2)),
+                                                 ("p", pos([[0, 6, 1]]))], None, [r"position id 6", r"out of range"], 3),
+            ("position id -7", [("x", z(1, 2, 3, 4)), ("c", z(6, 2)), ("s", z(6, 2)), ("p", pos([[0, 1, -7]]))],
+             None, [r"-7", r"out of range"], 3),
+            ("interleaved=2", [("x", z(2, 3, 5, 8)), ("c", z(2, 5, 4)), ("s", z(2, 5, 4))], {"interleaved": 2},
+             [r"interleaved"], 3)):
+        c.append(Case("rotary_embedding invalid: " + label + ": exit %d" % code, "rotary_embedding", inputs=ins,
+                      attrs=attrs, exit_code=code, node_name="rope", stderr_re=[r"rope"] + pats))
+    return c
+
+
+def attention_cache_error_cases():
+    z = lambda *s: np.zeros(s, np.float32)  # noqa: E731
+    q, k, v = ("q", z(1, 2, 3, 8)), ("k", z(1, 2, 4, 8)), ("v", z(1, 2, 4, 6))
+    c = []
+    for label, ins, attrs, outs, pats in (
+            ("past_key without past_value", [q, k, v, None, ("pk", z(1, 2, 5, 8))], None, None,
+             [r"past_key", r"past_value"]),
+            ("past_key head size 7", [q, k, v, None, ("pk", z(1, 2, 5, 7)), ("pv", z(1, 2, 5, 6))], None, None,
+             [r"past_key", r"\[1,2,5,7\]"]),
+            ("past_value heads 1", [q, k, v, None, ("pk", z(1, 2, 5, 8)), ("pv", z(1, 1, 5, 6))], None, None,
+             [r"past_value", r"\[1,1,5,6\]"]),
+            ("past lengths differ", [q, k, v, None, ("pk", z(1, 2, 5, 8)), ("pv", z(1, 2, 4, 6))], None, None,
+             [r"past_value", r"\[1,2,4,6\]"]),
+            ("past_key rank 3", [q, k, v, None, ("pk", z(2, 5, 8)), ("pv", z(1, 2, 5, 6))], None, None,
+             [r"past_key", r"rank 3"]),
+            ("past_key dtype f64", [q, k, v, None, ("pk", np.zeros((1, 2, 5, 8))), ("pv", z(1, 2, 5, 6))], None,
+             None, [r"past_key", r"f64"]),
+            ("mask T without the past", [q, k, v, ("m", np.ones((3, 4), bool)), ("pk", z(1, 2, 5, 8)),
+                                         ("pv", z(1, 2, 5, 6))], None, None, [r"\[3,4\]", r"\[1,2,3,9\]", r"past"]),
+            ("softcap -1", [q, k, v], {"softcap": -1.0}, None, [r"softcap", r"-1"]),
+            ("two outputs", [q, k, v], None, ["y", "pk_out"], [r"2 outputs", r"present_key"])):
+        c.append(Case("attention invalid: " + label + ": exit 3", "attention", inputs=ins, attrs=attrs, exit_code=3,
+                      outputs=outs, node_name="attn", stderr_re=[r"attn"] + pats))
     return c
 
 
@@ -446,4 +645,5 @@ def norm_error_cases():
 
 
 def cases():
-    return attention_cases() + attention_error_cases() + norm_cases() + norm_error_cases()
+    return (attention_cases() + attention_error_cases() + attention_cache_error_cases() + rope_cases() +
+            rope_error_cases() + norm_cases() + norm_error_cases())

@@ -5,10 +5,11 @@ signatures (Gelu, Mish, RMSNormalization, GroupNormalization, Attention, Reduce*
 and Pad axes inputs, Split num_outputs, Resize axes, DFT axis input), older-opset
 semantics (Softmax/Hardmax coerced to 2-D before opset 13), the bitwise ops
 (opset 18) and signed BitShift, the reductions max/min of
-ScatterElements/ScatterND (opset 18), GridSample's opset 20 mode names, the
-short expansions (PRelu and Shrink on integers, Clip with computed bounds,
-QuantizeLinear), the losses' optional log_prob output and i32 targets, and
-STFT of a complex signal. Expected values come from NumPy or
+ScatterElements/ScatterND (opset 18), GridSample's opset 20 mode names,
+Attention's softcap and KV cache (past/present key and value) and
+RotaryEmbedding, the short expansions (PRelu and Shrink on integers, Clip
+with computed bounds, QuantizeLinear), the losses' optional log_prob output
+and i32 targets, and STFT of a complex signal. Expected values come from NumPy or
 PyTorch, never from ftrun.
 
 Usage: FTRUN=build/ftrun /usr/bin/python3 tests/onnx/op_mappers.py [FILTER]
@@ -38,12 +39,17 @@ def case(name, op, inputs, outputs, opset, attrs=None, consts=None, node_inputs=
     CASES.append((name, op, inputs, outputs, opset, attrs or {}, consts or {}, node_inputs))
 
 
-def sdpa(q, k, v, mask=None, causal=False, scale=None):
+def sdpa(q, k, v, mask=None, causal=False, scale=None, softcap=0.0, past=0):
+    """softcap: cap tanh(s / cap) on the scaled scores, before the mask (ONNX's
+    order since onnx/onnx#7867: a masked -inf stays -inf). past: causal lets query
+    i see keys t <= i + past (the offset-aware mask of onnx/onnx#8068)."""
     s = q @ np.swapaxes(k, -1, -2) * (scale or 1 / np.sqrt(q.shape[-1]))
+    if softcap:
+        s = softcap * np.tanh(s / softcap)
     if mask is not None:
         s = np.where(mask, s, -np.inf) if mask.dtype == bool else s + mask
     if causal:
-        s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
+        s = np.where(np.tril(np.ones(s.shape[-2:], bool), past), s, -np.inf)
     e = np.exp(s - s.max(-1, keepdims=True))
     return ((e / e.sum(-1, keepdims=True)) @ v).astype(np.float32)
 
@@ -89,6 +95,33 @@ def heads(a, n):
 o3 = sdpa(heads(q3, 4), np.repeat(heads(k3, 2), 2, 1), np.repeat(heads(v3, 2), 2, 1)).transpose(0, 2, 1, 3)
 case("attention_23_3d", "Attention", {"q": q3, "k": k3, "v": v3}, {"y": o3.reshape(2, 5, 32)}, 23,
      {"q_num_heads": 4, "kv_num_heads": 2})
+# softcap, KV cache (past_key/past_value in, present_key/present_value out)
+fmi = f32(5, 6) * 2
+fmi[rng.random((5, 6)) < 0.3] = -np.inf
+fmi[:, 1] = 0.0
+case("attention_23_softcap_mask", "Attention", {"q": q * 4, "k": k, "v": v, "m": fmi},
+     {"y": sdpa(q * 4, k, v, fmi, softcap=1.5)}, 23, {"softcap": 1.5})
+qp, kn, vn, pk, pv = f32(2, 4, 3, 8), f32(2, 2, 3, 8), f32(2, 2, 3, 8), f32(2, 2, 5, 8), f32(2, 2, 5, 8)
+kf, vf = np.concatenate([pk, kn], 2), np.concatenate([pv, vn], 2)
+mp = rng.random((3, 8)) > 0.3
+mp[:, 0] = True
+case("attention_23_past_present_bool_mask", "Attention", {"q": qp, "k": kn, "v": vn, "m": mp, "pk": pk, "pv": pv},
+     {"y": sdpa(qp, np.repeat(kf, 2, 1), np.repeat(vf, 2, 1), mp), "present_key": kf, "present_value": vf}, 23)
+case("attention_23_past_no_present", "Attention", {"q": qp, "k": kn, "v": vn, "pk": pk, "pv": pv},
+     {"y": sdpa(qp, np.repeat(kf, 2, 1), np.repeat(vf, 2, 1), scale=0.2)}, 23, {"scale": 0.2},
+     node_inputs=["q", "k", "v", "", "pk", "pv"])
+case("attention_23_past_present_causal", "Attention", {"q": qp, "k": kn, "v": vn, "pk": pk, "pv": pv},
+     {"y": sdpa(qp, np.repeat(kf, 2, 1), np.repeat(vf, 2, 1), causal=True, past=5), "present_key": kf,
+      "present_value": vf}, 23, {"is_causal": 1}, node_inputs=["q", "k", "v", "", "pk", "pv"])
+case("attention_23_present_no_past", "Attention", {"q": qp, "k": kn, "v": vn},
+     {"y": sdpa(qp, np.repeat(kn, 2, 1), np.repeat(vn, 2, 1)), "present_key": kn, "present_value": vn}, 23)
+q3p, k3n, v3n = f32(2, 3, 32), f32(2, 3, 16), f32(2, 3, 16)
+k3f, v3f = np.concatenate([pk[:, :, :4], heads(k3n, 2)], 2), np.concatenate([pv[:, :, :4], heads(v3n, 2)], 2)
+o3p = sdpa(heads(q3p, 4), np.repeat(k3f, 2, 1), np.repeat(v3f, 2, 1), softcap=3.0).transpose(0, 2, 1, 3)
+case("attention_23_3d_past_present_softcap", "Attention",
+     {"q": q3p, "k": k3n, "v": v3n, "pk": np.ascontiguousarray(pk[:, :, :4]), "pv": np.ascontiguousarray(pv[:, :, :4])},
+     {"y": o3p.reshape(2, 3, 32), "present_key": k3f, "present_value": v3f}, 23,
+     {"q_num_heads": 4, "kv_num_heads": 2, "softcap": 3.0}, node_inputs=["q", "k", "v", "", "pk", "pv"])
 case("reduce_mean_18_axes", "ReduceMean", {"x": x}, {"y": x.mean(1, keepdims=True)}, 18, {},
      {"axes": np.array([1], np.int64)})
 case("reduce_max_18_all", "ReduceMax", {"x": x}, {"y": x.max(keepdims=True)}, 18)
@@ -263,6 +296,15 @@ x3r = f32(2, 5, 24)
 y3r = rope(x3r.reshape(2, 5, 3, 8).transpose(0, 2, 1, 3), np.cos(ang), np.sin(ang), 8, False)
 case("rotary_23_3d", "RotaryEmbedding", {"x": x3r}, {"y": y3r.transpose(0, 2, 1, 3).reshape(2, 5, 24)}, 23,
      {"num_heads": 3}, {"cos": np.cos(ang).astype(np.float32), "sin": np.sin(ang).astype(np.float32)})
+
+x3p = f32(2, 5, 24)
+wide = rng.random((16, 4)) * 6  # rows wider than rotary_embedding_dim / 2: the first 2 entries are read
+y3p = rope(x3p.reshape(2, 5, 3, 8).transpose(0, 2, 1, 3), np.cos(wide[pid][..., :2]), np.sin(wide[pid][..., :2]), 4,
+           True)
+case("rotary_23_3d_interleaved_partial_positions_wide_cache", "RotaryEmbedding", {"x": x3p},
+     {"y": y3p.transpose(0, 2, 1, 3).reshape(2, 5, 24)}, 23,
+     {"num_heads": 3, "interleaved": 1, "rotary_embedding_dim": 4},
+     {"cos": np.cos(wide).astype(np.float32), "sin": np.sin(wide).astype(np.float32), "pos": pid})
 
 
 def run(i, c):
