@@ -11,6 +11,7 @@
  */
 #include "onnx_ops.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* EyeLike: k as it is; the ONNX dtype attribute as ftrun's dtype name. */
@@ -38,14 +39,21 @@ ft_status ox_map_reverse_sequence(onx_ctx *c, const onx_node *n)
     return onx_set_i(c, f, "time_axis", onx_attr_i(n, "time_axis", 0));
 }
 
+/* Input k, which fixes the output shape, read at load time; required. */
+static ft_status shape_input(onx_ctx *c, const onx_node *n, int k, const char *what, const int64_t **v, int *cnt)
+{
+    char reason[80];
+    snprintf(reason, sizeof reason, "the %s fixes the output shape", what);
+    OX_TRY(onx_const_ints(c, n, k, reason, v, cnt));
+    return *cnt < 0 ? onx_error(c, n, FT_EGRAPH, "input %d (%s) is missing", k, what) : FT_OK;
+}
+
 /* CenterCropPad: the target shape (input 1) read at load time. */
 ft_status ox_map_center_crop_pad(onx_ctx *c, const onx_node *n)
 {
     const int64_t *sh, *ax;
     int ns;
-    OX_TRY(onx_const_ints(c, n, 1, "the target shape fixes the output shape", &sh, &ns));
-    if (ns < 0)
-        return onx_error(c, n, FT_EGRAPH, "input 1 (shape) is missing");
+    OX_TRY(shape_input(c, n, 1, "target shape", &sh, &ns));
     ft_node *f = ox_emit1(c, n, FT_OP_CENTER_CROP_PAD, onx_in(c, n, 0), ox_out(c, n, 0));
     OX_NEED(f);
     int na = onx_attr_ints(n, "axes", &ax);
@@ -67,11 +75,8 @@ ft_status ox_map_col2im(onx_ctx *c, const onx_node *n)
 {
     const int64_t *img, *blk;
     int ni, nb;
-    OX_TRY(onx_const_ints(c, n, 1, "the image shape fixes the output shape", &img, &ni));
-    OX_TRY(onx_const_ints(c, n, 2, "the block shape fixes the output shape", &blk, &nb));
-    if (ni < 0 || nb < 0)
-        return onx_error(c, n, FT_EGRAPH, "input %d (%s) is missing", ni < 0 ? 1 : 2,
-                         ni < 0 ? "image_shape" : "block_shape");
+    OX_TRY(shape_input(c, n, 1, "image_shape", &img, &ni));
+    OX_TRY(shape_input(c, n, 2, "block_shape", &blk, &nb));
     ft_node *f = ox_emit1(c, n, FT_OP_COL2IM, onx_in(c, n, 0), ox_out(c, n, 0));
     OX_NEED(f);
     OX_TRY(onx_set_ints(c, f, "image_shape", img, ni));
@@ -86,9 +91,7 @@ ft_status ox_map_affine_grid(onx_ctx *c, const onx_node *n)
 {
     const int64_t *sz;
     int ns;
-    OX_TRY(onx_const_ints(c, n, 1, "the size fixes the output shape", &sz, &ns));
-    if (ns < 0)
-        return onx_error(c, n, FT_EGRAPH, "input 1 (size) is missing");
+    OX_TRY(shape_input(c, n, 1, "size", &sz, &ns));
     ft_node *f = ox_emit1(c, n, FT_OP_AFFINE_GRID, onx_in(c, n, 0), ox_out(c, n, 0));
     OX_NEED(f);
     OX_TRY(onx_set_ints(c, f, "size", sz, ns));
