@@ -86,6 +86,12 @@ ft_status cpu_trilu(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
 ft_status cpu_cumprod(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_hardmax(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_depth_space(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* geom.c: eye_like, reverse_sequence, col2im, affine_grid, roi_align (center_crop_pad: cpu_pad) */
+ft_status cpu_eye_like(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_reverse_sequence(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_col2im(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_affine_grid(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_roi_align(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 /* conv.c */
 ft_status cpu_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_conv_transpose(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);

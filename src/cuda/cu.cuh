@@ -321,6 +321,12 @@ CU_KFN(cu_cumprod);
 CU_KFN(cu_hardmax);
 /* movement.cu: depth_to_space, space_to_depth */
 CU_KFN(cu_depth_space);
+/* geom.cu: eye_like, reverse_sequence, col2im, affine_grid, roi_align (center_crop_pad: cu_pad) */
+CU_KFN(cu_eye_like);
+CU_KFN(cu_reverse_sequence);
+CU_KFN(cu_col2im);
+CU_KFN(cu_affine_grid);
+CU_KFN(cu_roi_align);
 /* matmul.cu */
 CU_KFN(cu_matmul);
 CU_KFN(cu_gemm);

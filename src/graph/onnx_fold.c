@@ -1,8 +1,9 @@
 /* Load-time folding of ONNX shape arithmetic, so the planned graph is static.
  *
  * Ops that exist only to compute shapes or constants (Constant, Shape, Size,
- * ConstantOfShape, Range, EyeLike, If with a known condition) are always
- * evaluated here; the small integer and float ops exporters chain around them
+ * ConstantOfShape, Range, If with a known condition) are always evaluated
+ * here, and EyeLike when its input is a small constant (otherwise it maps to
+ * eye_like); the small integer and float ops exporters chain around them
  * (Gather, Concat, Unsqueeze, Slice, Cast, Add, Mul, Equal, Where, ...) are
  * evaluated when every input is known and the result is small, and otherwise
  * left to their mappers (onnx_ops*.c). Values are computed in int64 for
@@ -19,10 +20,10 @@
 
 /* The largest result folded for an op that could also run as a node. */
 #define FOLD_MAX_ELEMS 65536
-/* The largest result of a fold-only op (ConstantOfShape, Range, EyeLike). */
+/* The largest result of a fold-only op (ConstantOfShape, Range). */
 #define FOLD_ONLY_MAX_BYTES ((uint64_t)1 << 30)
 
-static const char *const fold_only[] = {"Constant", "Shape", "Size", "ConstantOfShape", "Range", "EyeLike", "If"};
+static const char *const fold_only[] = {"Constant", "Shape", "Size", "ConstantOfShape", "Range", "If"};
 
 static const struct {
     const char *op, *why;
@@ -343,8 +344,8 @@ static ft_status fold_eye_like(onx_ctx *c, const onx_node *n)
         return onx_unsupported(c, n, "dtype %s", ft_onnx_type_name((int32_t)onx_attr_i(n, "dtype", 1)));
     int64_t k = onx_attr_i(n, "k", 0);
     val v;
-    if (!shape_ok(&t->shape, FOLD_ONLY_MAX_BYTES / 8) || val_alloc(&v, dt, &t->shape))
-        return onx_unsupported(c, n, "the matrix it makes is too large to fold");
+    if (val_alloc(&v, dt, &t->shape))
+        return onx_error(c, n, FT_ERUNTIME, "out of memory");
     /* only the rows the diagonal k crosses (k may be any int64) */
     int64_t R = t->shape.dims[0], C = t->shape.dims[1];
     if (k < C && k > -R) {
@@ -911,10 +912,18 @@ int ft_onnx_fold(onx_ctx *c, const onx_node *n, ft_status *st)
             *st = fold_constant_of_shape(c, n);
         else if (!strcmp(op, "Range"))
             *st = fold_range(c, n);
-        else if (!strcmp(op, "EyeLike"))
-            *st = fold_eye_like(c, n);
         else
             *st = fold_if(c, n);
+        if (!*st)
+            onx_note_fold(c, op);
+        return *st ? -1 : 1;
+    }
+    if (!strcmp(op, "EyeLike")) {
+        /* a small constant input: a constant; else (or a graph input given with -i) the eye_like op */
+        const ft_tensor *t = onx_in_const(c, n, 0);
+        if (!t || (t->flags & FT_TF_INPUT) || t->shape.rank != 2 || !shape_ok(&t->shape, FOLD_MAX_ELEMS))
+            return 0;
+        *st = fold_eye_like(c, n);
         if (!*st)
             onx_note_fold(c, op);
         return *st ? -1 : 1;

@@ -146,7 +146,13 @@ ft_status ox_map_trilu(onx_ctx *c, const onx_node *n);
 ft_status ox_map_one_hot(onx_ctx *c, const onx_node *n);
 ft_status ox_map_gather_nd(onx_ctx *c, const onx_node *n);
 ft_status ox_map_scatter(onx_ctx *c, const onx_node *n);
+/* onnx_ops_geom.c */
+ft_status ox_map_eye_like(onx_ctx *c, const onx_node *n);
+ft_status ox_map_reverse_sequence(onx_ctx *c, const onx_node *n);
 ft_status ox_map_center_crop_pad(onx_ctx *c, const onx_node *n);
+ft_status ox_map_col2im(onx_ctx *c, const onx_node *n);
+ft_status ox_map_affine_grid(onx_ctx *c, const onx_node *n);
+ft_status ox_map_roi_align(onx_ctx *c, const onx_node *n);
 /* onnx_ops_nn.c */
 ft_status ox_map_conv(onx_ctx *c, const onx_node *n);
 ft_status ox_map_pool(onx_ctx *c, const onx_node *n);

@@ -3,8 +3,7 @@
  * Concat, Split, Slice, Gather/GatherElements, GatherND, ScatterND,
  * ScatterElements/Scatter, Trilu, OneHot, Pad, DepthToSpace/SpaceToDepth,
  * with the parameters ONNX moved from attributes to inputs over the opsets
- * read at load time; and short expansions:
- * CenterCropPad (slice + pad).
+ * read at load time.
  *
  *   ft_status st = ox_map_slice(c, n);  // opset 13: starts/ends/axes/steps inputs -> slice attributes
  *
@@ -259,56 +258,4 @@ ft_status ox_map_scatter(onx_ctx *c, const onx_node *n)
     if (!nd)
         OX_TRY(onx_set_i(c, f, "axis", onx_attr_i(n, "axis", 0)));
     return onx_set_s(c, f, "reduction", onx_attr_s(c, n, "reduction", "none"));
-}
-
-/* CenterCropPad with the target shape known at load: per axis, a centred
- * slice where the input is larger, a centred zero pad where it is smaller
- * (the odd element going to the end in both). */
-ft_status ox_map_center_crop_pad(onx_ctx *c, const onx_node *n)
-{
-    const ft_shape *s = ox_shape(c, n, 0);
-    const int64_t *sh, *ax_attr;
-    int ns, rank = s->rank;
-    OX_TRY(onx_const_ints(c, n, 1, "the target shape fixes the output shape", &sh, &ns));
-    int na = onx_attr_ints(n, "axes", &ax_attr);
-    if (ns != (na >= 0 ? na : rank))
-        return onx_error(c, n, FT_EGRAPH, "input 1 (shape) has %d values; expected %d", ns, na >= 0 ? na : rank);
-    int64_t starts[FT_MAX_RANK], ends[FT_MAX_RANK], axes[FT_MAX_RANK], pads[2 * FT_MAX_RANK] = {0};
-    int nsl = 0, npad = 0;
-    for (int i = 0; i < ns; i++) {
-        int a = i;
-        if (na >= 0)
-            OX_TRY(ox_axis(c, n, "axes value", ax_attr[i], rank, &a));
-        int64_t in = s->dims[a], want = sh[i];
-        if (in > want) {
-            starts[nsl] = (in - want) / 2;
-            ends[nsl] = starts[nsl] + want;
-            axes[nsl++] = a;
-        } else if (in < want) {
-            pads[a] = (want - in) / 2;
-            pads[rank + a] = want - in - pads[a];
-            npad = 1;
-        }
-    }
-    int x = onx_in(c, n, 0), out = ox_out(c, n, 0);
-    if (!nsl && !npad) {
-        OX_NEED(ox_emit1(c, n, FT_OP_IDENTITY, x, out));
-        return FT_OK;
-    }
-    if (nsl) {
-        int dst = npad ? ox_tmp(c, n, "cropped") : out;
-        OX_NEED(dst >= 0);
-        ft_node *f = ox_emit1(c, n, FT_OP_SLICE, x, dst);
-        OX_NEED(f);
-        OX_TRY(onx_set_ints(c, f, "starts", starts, nsl));
-        OX_TRY(onx_set_ints(c, f, "ends", ends, nsl));
-        OX_TRY(onx_set_ints(c, f, "axes", axes, nsl));
-        x = dst;
-    }
-    if (npad) {
-        ft_node *f = ox_emit1(c, n, FT_OP_PAD, x, out);
-        OX_NEED(f);
-        OX_TRY(onx_set_ints(c, f, "pads", pads, 2 * rank));
-    }
-    return FT_OK;
 }

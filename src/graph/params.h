@@ -93,6 +93,28 @@ typedef struct ft_index_params {
     int64_t depth;  /* one_hot */
 } ft_index_params;
 
+/* Geometry ops (infer_geom.c): eye_like, reverse_sequence, col2im,
+ * affine_grid, roi_align. center_crop_pad fills ft_move_params as pad does
+ * (centred pads, negative where it crops) and runs pad's kernel. */
+enum { FT_ROI_AVG, FT_ROI_MAX };
+/* roi_align: the most sample points per bin along a dim (sampling_ratio, and
+ * the adaptive ceil(bin size) of sampling_ratio 0, are held to it). */
+#define FT_ROI_GRID_MAX 1024
+typedef struct ft_geom_params {
+    int64_t k;                  /* eye_like: the diagonal */
+    int batch_axis, time_axis;  /* reverse_sequence: resolved */
+    int r;                      /* col2im, affine_grid: spatial rank */
+    int64_t img[FT_MAX_RANK], blk[FT_MAX_RANK]; /* col2im: image and block shapes */
+    int64_t d[FT_MAX_RANK], s[FT_MAX_RANK];     /* col2im: dilations, strides */
+    int64_t pb[FT_MAX_RANK];    /* col2im: pads at the begin of each spatial dim */
+    int64_t nb[FT_MAX_RANK];    /* col2im: blocks along each spatial dim */
+    int align_corners;          /* affine_grid */
+    int roi_mode;               /* roi_align: FT_ROI_* */
+    int half_pixel;             /* roi_align: coordinate_transformation_mode half_pixel */
+    int64_t oh, ow, sampling;   /* roi_align */
+    double scale;               /* roi_align: spatial_scale */
+} ft_geom_params;
+
 /* conv, conv_transpose (infer_conv.c). Lists are per spatial dim. */
 enum { FT_AUTO_PAD_NOTSET, FT_AUTO_PAD_SAME_UPPER, FT_AUTO_PAD_SAME_LOWER, FT_AUTO_PAD_VALID };
 typedef struct ft_conv_params {
@@ -229,6 +251,7 @@ typedef union ft_params {
     ft_norm_params norm;
     ft_move_params move;
     ft_index_params index;
+    ft_geom_params geom;
     ft_conv_params conv;
     ft_pool_params pool;
     ft_resize_params resize;

@@ -125,7 +125,12 @@ def cases():
         const("idx", np.array([[-1, 0], [1, -2]], np.int64)),
         helper.make_node("Gather", ["t", "idx"], ["y"], axis=1),
     ], [], "y", F32), {}, lambda: np.take(np.arange(12, dtype=np.float32).reshape(3, 4), [[3, 0], [1, 2]], axis=1))
-    # EyeLike: only its input's shape is read; diagonals above and below
+    # EyeLike of a constant: folded (checked by the no-input rule below), an i32 dtype
+    yield ("eye_like_constant", model([
+        const("c", np.zeros((4, 3), np.float32)),
+        helper.make_node("EyeLike", ["c"], ["y"], k=1, dtype=TensorProto.INT32),
+    ], [], "y", TensorProto.INT32), {}, lambda: np.eye(4, 3, 1, dtype=np.int32))
+    # EyeLike of a graph input: not folded, the eye_like op; diagonals above and below
     for k in (-2, 3):
         yield ("eye_like_k%d" % k, model([
             helper.make_node("EyeLike", ["x"], ["y"], k=k),

@@ -267,6 +267,31 @@ ccp[:, 1:5, :] = xcc[1:4]
 case("center_crop_pad_18", "CenterCropPad", {"x": xcc}, {"y": ccp}, 18, {"axes": [0, 1]},
      {"shape": np.array([3, 7], np.int64)})
 
+# geometry ops (src/graph/onnx_ops_geom.c): Col2Im (opset 18), AffineGrid (opset 20), EyeLike on a computed
+# input (the eye_like op; a constant input is folded), RoiAlign at opset 10 (output_half_pixel, no attribute)
+xc2 = f32(2, 3 * 6, 10)
+case("col2im_18", "Col2Im", {"x": xc2}, {"y": F.fold(T(xc2), (5, 6), (2, 3), dilation=(2, 1), padding=(1, 0),
+                                                     stride=(1, 2)).numpy()}, 18,
+     {"dilations": [2, 1], "pads": [1, 0, 1, 0], "strides": [1, 2]},
+     {"image_shape": np.array([5, 6], np.int64), "block_shape": np.array([2, 3], np.int64)})
+th2, th3 = f32(2, 2, 3), f32(2, 3, 4)
+case("affine_grid_20_2d", "AffineGrid", {"theta": th2},
+     {"y": F.affine_grid(T(th2), [2, 3, 4, 5], align_corners=False).numpy()}, 20, {},
+     {"size": np.array([2, 3, 4, 5], np.int64)})
+case("affine_grid_20_3d_align_corners", "AffineGrid", {"theta": th3},
+     {"y": F.affine_grid(T(th3), [2, 1, 3, 4, 5], align_corners=True).numpy()}, 20, {"align_corners": 1},
+     {"size": np.array([2, 1, 3, 4, 5], np.int64)})
+case("eye_like_9_computed", "EyeLike", {"x": f32(4, 6)}, {"y": np.eye(4, 6, -1, dtype=np.int32)}, 9,
+     {"k": -1, "dtype": TP.INT32})
+xr = f32(2, 3, 8, 9)
+rois = np.array([[0.5, 1.0, 6.2, 7.7], [2.0, 0.3, 8.5, 4.0], [0, 0, 1.5, 1.2]], np.float32)
+bidx = np.array([1, 0, 1], np.int64)
+import torchvision  # noqa: E402
+rref = torchvision.ops.roi_align(T(xr), torch.cat([T(bidx)[:, None].float(), T(rois)], 1), (3, 4), 0.5, 2,
+                                 aligned=False).numpy()
+case("roi_align_10", "RoiAlign", {"x": xr, "rois": rois, "batch_indices": bidx}, {"y": rref}, 10,
+     {"output_height": 3, "output_width": 4, "spatial_scale": 0.5, "sampling_ratio": 2})
+
 
 def rope(xh, cos, sin, rdim, interleaved):
     """xh [B, H, S, D]; cos/sin [B, S, rdim/2]: rotation as complex products."""
