@@ -118,6 +118,7 @@ ft_status ft_infer_unavailable(ft_infer_ctx *c);
 uint64_t ft_flops_none(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
 uint64_t ft_flops_out(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
 uint64_t ft_flops_in(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
+uint64_t ft_flops_det(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
 uint64_t ft_flops_norm(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
 uint64_t ft_flops_matmul(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
 uint64_t ft_flops_gemm(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
