@@ -57,6 +57,24 @@ template <class T> __global__ void deform_zero(T *y, int64_t total)
         y[t] = T();
 }
 
+/* Launchers, so that a dispatch macro sees no <<<...>>> commas. */
+template <class T> void launch_columns(ft_backend_ctx *be, const void *x, const void *off, const void *mask, void *col,
+                                       const ft_conv_geom &g, int64_t og, int64_t b, int64_t total)
+{
+    deform_columns<T><<<cu_grid(be, (uint64_t)total), CU_BLOCK, 0, be->stream>>>(
+        (const T *)x, (const T *)off, (const T *)mask, (T *)col, g, og, b, total);
+}
+
+template <class T> void launch_bias(ft_backend_ctx *be, void *y, const void *bias, int64_t M, int64_t P, int64_t total)
+{
+    deform_bias<T><<<cu_grid(be, (uint64_t)total), CU_BLOCK, 0, be->stream>>>((T *)y, (const T *)bias, M, P, total);
+}
+
+template <class T> void launch_zero(ft_backend_ctx *be, void *y, int64_t total)
+{
+    deform_zero<T><<<cu_grid(be, (uint64_t)total), CU_BLOCK, 0, be->stream>>>((T *)y, total);
+}
+
 } // namespace
 
 ft_status cu_deform_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
@@ -74,8 +92,7 @@ ft_status cu_deform_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vie
     size_t es = ft_dtype_size(dt);
     ft_status st = FT_OK;
     if (kc == 0) { /* no input channel: the bias alone */
-        CU_DISPATCH_FLOAT(dt, T, deform_zero<T><<<cu_grid(be, (uint64_t)total), CU_BLOCK, 0, be->stream>>>(
-                                     (T *)out[0].data, total));
+        CU_DISPATCH_FLOAT(dt, T, launch_zero<T>(be, out[0].data, total));
         CU_LAUNCHED(k, n);
     } else {
         void *ws;
@@ -83,9 +100,7 @@ ft_status cu_deform_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vie
             return st;
         int64_t ast[3] = {kc, 1, g.Mg * kc}, bst[3] = {g.P, 1, kc * g.P}, cst[3] = {g.P, 1, g.Mg * g.P};
         for (int64_t b = 0; b < g.N && !st; b++) {
-            CU_DISPATCH_FLOAT(dt, T, deform_columns<T><<<cu_grid(be, (uint64_t)cols), CU_BLOCK, 0, be->stream>>>(
-                                         (const T *)x->data, (const T *)off->data, (const T *)mask, (T *)ws, g, og, b,
-                                         cols));
+            CU_DISPATCH_FLOAT(dt, T, launch_columns<T>(be, x->data, off->data, mask, ws, g, og, b, cols));
             CU_LAUNCHED(k, n);
             st = cu_gemm_strided(k, n, dt, dt, g.G, g.Mg, g.P, kc, 1.0, w->data, ast, ws, bst, 0.0,
                                  (char *)out[0].data + (size_t)(b * g.M * g.P) * es, cst);
@@ -94,8 +109,7 @@ ft_status cu_deform_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vie
             return st;
     }
     if (bias) {
-        CU_DISPATCH_FLOAT(dt, T, deform_bias<T><<<cu_grid(be, (uint64_t)total), CU_BLOCK, 0, be->stream>>>(
-                                     (T *)out[0].data, (const T *)bias, g.M, g.P, total));
+        CU_DISPATCH_FLOAT(dt, T, launch_bias<T>(be, out[0].data, bias, g.M, g.P, total));
         CU_LAUNCHED(k, n);
     }
     return FT_OK;

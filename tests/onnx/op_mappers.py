@@ -6,7 +6,8 @@ and Pad axes inputs, Split num_outputs, Resize axes, DFT axis input), older-opse
 semantics (Softmax/Hardmax coerced to 2-D before opset 13), the bitwise ops
 (opset 18) and signed BitShift, the reductions max/min of
 ScatterElements/ScatterND (opset 18), and the short expansions (PRelu and
-Shrink on integers, Clip with computed bounds, QuantizeLinear). Expected values come from NumPy or
+Shrink on integers, Clip with computed bounds, QuantizeLinear), DeformConv (opset 19)
+and Det. Expected values come from NumPy or
 PyTorch, never from ftrun.
 
 Usage: FTRUN=build/ftrun /usr/bin/python3 tests/onnx/op_mappers.py [FILTER]
@@ -216,6 +217,31 @@ ccp = np.zeros((3, 7, 3), np.float32)
 ccp[:, 1:5, :] = xcc[1:4]
 case("center_crop_pad_18", "CenterCropPad", {"x": xcc}, {"y": ccp}, 18, {"axes": [0, 1]},
      {"shape": np.array([3, 7], np.int64)})
+
+# DeformConv (opset 19) against torchvision.ops.deform_conv2d (ONNX's offset layout,
+# (y, x) per kernel position, and border rule are torchvision's); Det against NumPy.
+import torchvision  # noqa: E402
+
+xdc, wdc = f32(2, 4, 7, 6), f32(6, 2, 3, 2) * 0.3
+odc = (rng.uniform(-2, 2, (2, 2 * 2 * 6, 3, 6))).astype(np.float32)
+mdc, bdc = rng.uniform(0, 1, (2, 2 * 6, 3, 6)).astype(np.float32), f32(6)
+ydc = torchvision.ops.deform_conv2d(F.pad(T(xdc), [0, 1, 1, 0]), T(odc), T(wdc), T(bdc), stride=(2, 1),
+                                    mask=T(mdc)).numpy()
+case("deform_conv_19_mask_bias_groups", "DeformConv", {"x": xdc, "off": odc, "mask": mdc}, {"y": ydc}, 19,
+     {"group": 2, "offset_group": 2, "strides": [2, 1], "pads": [1, 0, 0, 1], "kernel_shape": [3, 2]},
+     {"w": wdc, "b": bdc}, ["x", "w", "off", "b", "mask"])
+odc1 = (rng.uniform(-1.5, 1.5, (2, 2 * 6, 5, 4))).astype(np.float32)
+mdc1 = rng.uniform(0, 1, (2, 6, 5, 4)).astype(np.float32)
+ydc1 = torchvision.ops.deform_conv2d(T(xdc), T(odc1), T(wdc), None, dilation=(1, 2), mask=T(mdc1)).numpy()
+case("deform_conv_19_mask_no_bias_dilations", "DeformConv", {"x": xdc, "off": odc1, "mask": mdc1}, {"y": ydc1}, 19,
+     {"group": 2, "dilations": [1, 2]}, {"w": wdc}, ["x", "w", "off", "", "mask"])
+odc2 = (rng.uniform(-1.5, 1.5, (2, 2 * 6, 5, 5))).astype(np.float32)
+ydc2 = torchvision.ops.deform_conv2d(T(xdc), T(odc2), T(wdc), T(bdc)).numpy()
+case("deform_conv_19_bias_only", "DeformConv", {"x": xdc, "off": odc2}, {"y": ydc2}, 19, {"group": 2},
+     {"w": wdc, "b": bdc}, ["x", "w", "off", "b"])
+xdet = f32(3, 2, 4, 4)
+xdet[1, 0, 3] = xdet[1, 0, 1]
+case("det_19_batched", "Det", {"x": xdet}, {"y": np.linalg.det(xdet.astype(np.float64)).astype(np.float32)}, 19)
 
 
 def rope(xh, cos, sin, rdim, interleaved):
