@@ -74,6 +74,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import parity_index  # noqa: E402  (the indexing ops' cases: gen_index)
+import parity_linalg  # noqa: E402  (det and deform_conv: gen_linalg)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 FTRUN = os.environ.get("FTRUN") or os.path.join(ROOT, "build", "ftrun")
@@ -1330,7 +1331,8 @@ def gen_big():
 
 GENERATORS = [gen_unary, gen_cast, gen_binary, gen_variadic, gen_compare, gen_bitwise, gen_reduce, gen_arg, gen_cumsum, gen_topk,
               gen_softmax, gen_norms, gen_matmul, gen_quant, gen_quant_conv, gen_movement, gen_conv, gen_pool, gen_resize, gen_fft,
-              gen_attention, gen_dropout, gen_rnn, gen_chains, lambda: parity_index.gen_index(sys.modules[__name__])]
+              gen_attention, gen_dropout, gen_rnn, gen_chains, lambda: parity_index.gen_index(sys.modules[__name__]),
+              lambda: parity_linalg.gen_linalg(sys.modules[__name__])]
 
 
 # ---------------------------------------------------------------- running
