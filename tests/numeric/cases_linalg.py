@@ -20,7 +20,7 @@ the image changes by at most 2 max|x| per unit step): 2 eps P max|x| W1 where P 
 largest |position| and W1 the sum of |w| |mask| of one output channel."""
 import numpy as np
 
-from cases_conv import EPS16, EPS32, BF16_R, F16_TINY, f64, rep, shp, sq, tol as conv_tol, torch_mod
+from cases_conv import EPS16, EPS32, BF16_R, F16_TINY, _attrs, f64, rep, shp, sq, tol as conv_tol, torch_mod
 from harness import Case, Tol, rng_for
 
 
@@ -114,15 +114,7 @@ def deform_ref(x, w, off, b, mask, strides, pads, dil):
 
 def deform_case(xs, ws, dt="f32", bias=True, mask=True, strides=None, pads=None, dil=None, group=1, og=1,
                 spread=2.0, label=""):
-    a = {}
-    if strides:
-        a["strides"] = list(strides)
-    if pads:
-        a["pads"] = list(pads)
-    if dil:
-        a["dilations"] = list(dil)
-    if group != 1:
-        a["group"] = group
+    a = _attrs(strides, pads, dil, group, "NOTSET")
     if og != 1:
         a["offset_group"] = og
     name = " ".join(p for p in ("deform_conv %s x=%s w=%s" % (dt, shp(xs), shp(ws)), "bias" if bias else "",
