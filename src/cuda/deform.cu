@@ -3,7 +3,9 @@
  * column entry: bilinear sampling with torchvision's border rule, times the
  * mask), then one strided-batched GEMM over the groups (cu_gemm_strided,
  * matmul.cu), then the bias. The sampling runs in f64 for f64 and in f32
- * otherwise; f16 and bf16 columns are rounded to the dtype, as conv.cu's. */
+ * otherwise; f16 and bf16 columns hold the samples rounded to the dtype (one
+ * rounding more than the CPU, which keeps them in f32 until the result; the
+ * parity tolerance of a product covers it, tests/cuda/parity_linalg.py). */
 #include "cu.cuh"
 
 extern "C" {
