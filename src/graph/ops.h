@@ -123,6 +123,7 @@ uint64_t ft_flops_norm(const struct ft_node *, const ft_tinfo *const *, const ft
 uint64_t ft_flops_matmul(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
 uint64_t ft_flops_gemm(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
 uint64_t ft_flops_conv(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
+uint64_t ft_flops_deform_conv(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
 uint64_t ft_flops_conv_transpose(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
 uint64_t ft_flops_pool(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
 uint64_t ft_flops_fft(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
