@@ -13,21 +13,25 @@ namespace {
 template <class T> struct det_work { typedef float type; };
 template <> struct det_work<double> { typedef double type; };
 
+/* Matrix b of the chunk starting at b0 into a + b * ms (ms: M * M rounded up
+ * to 16 bytes, so every matrix cuBLAS gets is aligned as a fresh allocation's
+ * rows would be), and its pointer into ptr[b]. */
 template <class T, class C>
-__global__ void det_load(const T *x, C *a, C **ptr, int64_t total, int64_t mm, int64_t b0, int64_t nb)
+__global__ void det_load(const T *x, C *a, C **ptr, int64_t total, int64_t mm, int64_t ms, int64_t b0)
 {
     for (int64_t i = cu_grid_start(); i < total; i += cu_grid_step()) {
-        a[i] = (C)cu_load(x, b0 * mm + i);
-        if (i % mm == 0 && i / mm < nb)
-            ptr[i / mm] = a + i;
+        int64_t b = i / mm, e = i % mm;
+        a[b * ms + e] = (C)cu_load(x, b0 * mm + i);
+        if (e == 0)
+            ptr[b] = a + b * ms;
     }
 }
 
 template <class T, class C>
-__global__ void det_finish(const C *a, const int *piv, T *y, int64_t m, int64_t b0, int64_t nb)
+__global__ void det_finish(const C *a, const int *piv, T *y, int64_t m, int64_t ms, int64_t b0, int64_t nb)
 {
     for (int64_t b = cu_grid_start(); b < nb; b += cu_grid_step()) {
-        const C *u = a + b * m * m;
+        const C *u = a + b * ms;
         const int *p = piv + b * m;
         C d = 1;
         int neg = 0;
@@ -63,25 +67,26 @@ template <class T> ft_status run_det(ft_kctx *k, const ft_node *n, const T *x, T
         CU_LAUNCHED(k, n);
         return FT_OK;
     }
-    int64_t mm = m * m;
+    const int64_t q = (int64_t)(16 / sizeof(C)); /* elements per 16 bytes */
+    int64_t mm = m * m, ms = (mm + q - 1) / q * q;
     /* Matrices per call: the batch, bounded by getrfBatched's int count and a
      * workspace of about 256 MiB (at least one matrix). */
-    int64_t per = (int64_t)(sizeof(C *) + (size_t)mm * sizeof(C) + (size_t)(m + 1) * sizeof(int));
+    int64_t per = (int64_t)(sizeof(C *) + (size_t)ms * sizeof(C) + (size_t)(m + 1) * sizeof(int));
     int64_t chunk = ((int64_t)256 << 20) / per;
     chunk = chunk < 1 ? 1 : chunk > batch ? batch : chunk > (1 << 30) ? (1 << 30) : chunk;
     void *ws;
-    ft_status st = cu_workspace(k, n, (size_t)(chunk * per) + 64, &ws);
+    ft_status st = cu_workspace(k, n, (size_t)(chunk * per) + 64, &ws); /* 64: the alignment gap */
     if (st)
         return st;
     C **ptr = (C **)ws;
-    C *a = (C *)(ptr + chunk);
-    int *piv = (int *)(a + chunk * mm), *info = piv + chunk * m;
+    C *a = (C *)(ptr + (chunk + 1) / 2 * 2); /* 16-byte aligned after the pointers */
+    int *piv = (int *)(a + chunk * ms), *info = piv + chunk * m;
     for (int64_t b0 = 0; b0 < batch; b0 += chunk) {
         int64_t nb = batch - b0 < chunk ? batch - b0 : chunk, total = nb * mm;
-        det_load<T, C><<<cu_grid(be, (uint64_t)total), CU_BLOCK, 0, be->stream>>>(x, a, ptr, total, mm, b0, nb);
+        det_load<T, C><<<cu_grid(be, (uint64_t)total), CU_BLOCK, 0, be->stream>>>(x, a, ptr, total, mm, ms, b0);
         CU_LAUNCHED(k, n);
         CUBLAS_TRY(k, n, getrf(be->blas, (int)m, ptr, piv, info, (int)nb));
-        det_finish<T, C><<<cu_grid(be, (uint64_t)nb), CU_BLOCK, 0, be->stream>>>(a, piv, y, m, b0, nb);
+        det_finish<T, C><<<cu_grid(be, (uint64_t)nb), CU_BLOCK, 0, be->stream>>>(a, piv, y, m, ms, b0, nb);
         CU_LAUNCHED(k, n);
     }
     return FT_OK;
