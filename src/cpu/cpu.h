@@ -95,6 +95,10 @@ ft_status cpu_roi_align(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view
 /* conv.c */
 ft_status cpu_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_conv_transpose(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* deform.c: deform_conv */
+ft_status cpu_deform_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* linalg.c: det */
+ft_status cpu_det(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 /* pool.c (pooling), resize.c (resize) */
 ft_status cpu_max_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_average_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);

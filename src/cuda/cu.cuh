@@ -334,6 +334,10 @@ CU_KFN(cu_einsum);
 /* conv.cu */
 CU_KFN(cu_conv);
 CU_KFN(cu_conv_transpose);
+/* deform.cu: deform_conv */
+CU_KFN(cu_deform_conv);
+/* linalg.cu: det */
+CU_KFN(cu_det);
 /* pool.cu */
 CU_KFN(cu_max_pool);
 CU_KFN(cu_average_pool);

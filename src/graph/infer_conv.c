@@ -1,5 +1,5 @@
 /* Shape and dtype inference of conv and conv_transpose (ONNX Conv and
- * ConvTranspose, channels first), the parser of their attributes into
+ * ConvTranspose, channels first) and deform_conv (ONNX DeformConv), the parser of their attributes into
  * ft_conv_params (params.h), and the kernel-side geometry (infer_conv.h) that
  * both backends derive their pads from, by the rules used here. The
  * validator has already checked arity and the dtype of input 0; everything
@@ -78,7 +78,7 @@ static ft_status common(ft_infer_ctx *c, geom *g)
         return ft_infer_fail(c, "weight '%s' %s has rank %d but input '%s' %s has rank %d: a %d-D %s needs a "
                              "weight of rank %d (%s, kernel...)", ft_infer_in_name(c, 1), ft_shape_str(w, sw), w->rank,
                              ft_infer_in_name(c, 0), ft_shape_str(x, sx), x->rank, g->r, op, x->rank,
-                             c->node->op == FT_OP_CONV ? "M, C/group" : "C, M/group");
+                             c->node->op != FT_OP_CONV_TRANSPOSE ? "M, C/group" : "C, M/group");
     for (int j = 0; j < g->r; j++) {
         g->k[j] = w->dims[2 + j];
         if (g->k[j] < 1)
@@ -118,17 +118,18 @@ static ft_status common(ft_infer_ctx *c, geom *g)
     return FT_OK;
 }
 
-static ft_status check_bias(ft_infer_ctx *c, int64_t m)
+/* The optional bias, input ib (2 for conv and conv_transpose, 3 for deform_conv). */
+static ft_status check_bias(ft_infer_ctx *c, int ib, int64_t m)
 {
-    if (c->n_in < 3 || !c->in[2])
+    if (c->n_in <= ib || !c->in[ib])
         return FT_OK;
-    const ft_shape *b = &c->in[2]->shape;
+    const ft_shape *b = &c->in[ib]->shape;
     char sb[FT_SHAPE_STR];
-    if (c->in[2]->dtype != c->in[0]->dtype)
-        return ft_infer_fail(c, "bias '%s' has dtype %s but input '%s' has %s", ft_infer_in_name(c, 2),
-                             ft_dtype_name(c->in[2]->dtype), ft_infer_in_name(c, 0), ft_dtype_name(c->in[0]->dtype));
+    if (c->in[ib]->dtype != c->in[0]->dtype)
+        return ft_infer_fail(c, "bias '%s' has dtype %s but input '%s' has %s", ft_infer_in_name(c, ib),
+                             ft_dtype_name(c->in[ib]->dtype), ft_infer_in_name(c, 0), ft_dtype_name(c->in[0]->dtype));
     if (b->rank != 1 || b->dims[0] != m)
-        return ft_infer_fail(c, "bias '%s' %s must have shape [%lld] (one value per output channel)", ft_infer_in_name(c, 2),
+        return ft_infer_fail(c, "bias '%s' %s must have shape [%lld] (one value per output channel)", ft_infer_in_name(c, ib),
                              ft_shape_str(b, sb), (long long)m);
     return FT_OK;
 }
@@ -156,7 +157,8 @@ static ft_status finish(ft_infer_ctx *c, const geom *g, const ft_shape *o)
 
 static int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
-ft_status ft_infer_conv(ft_infer_ctx *c)
+/* conv's checks and output shape, the bias at input ib. */
+static ft_status conv_forward(ft_infer_ctx *c, int ib)
 {
     geom g;
     ft_status st = common(c, &g);
@@ -176,7 +178,7 @@ ft_status ft_infer_conv(ft_infer_ctx *c)
     if (M % group != 0)
         return ft_infer_fail(c, "weight '%s' %s has M=%lld output channels (dim 0), not divisible by group=%lld",
                              ft_infer_in_name(c, 1), ft_shape_str(w, sw), (long long)M, (long long)group);
-    if ((st = check_bias(c, M)))
+    if ((st = check_bias(c, ib, M)))
         return st;
     ft_shape o = {.rank = x->rank, .dims = {x->dims[0], M}};
     for (int j = 0; j < g.r; j++) {
@@ -194,6 +196,48 @@ ft_status ft_infer_conv(ft_infer_ctx *c)
         o.dims[2 + j] = out;
     }
     return finish(c, &g, &o);
+}
+
+ft_status ft_infer_conv(ft_infer_ctx *c) { return conv_forward(c, 2); }
+
+/* deform_conv (ONNX DeformConv, 2-D): x [N, C, H, W], w [M, C/group, kH, kW],
+ * offset [N, offset_group * 2 * kH * kW, oH, oW] (a (dy, dx) pair per kernel
+ * position), bias [M]?, mask [N, offset_group * kH * kW, oH, oW]?; the output
+ * and every attribute as conv's. */
+ft_status ft_infer_deform_conv(ft_infer_ctx *c)
+{
+    const ft_shape *x = &c->in[0]->shape, *w = &c->in[1]->shape;
+    char sx[FT_SHAPE_STR], sw[FT_SHAPE_STR], so[FT_SHAPE_STR];
+    if (x->rank != 4)
+        return ft_infer_fail(c, "deform_conv is 2-D: input '%s' must have rank 4 (N, C, H, W), got %s (rank %d)",
+                             ft_infer_in_name(c, 0), ft_shape_str(x, sx), x->rank);
+    ft_status st = conv_forward(c, 3);
+    if (st)
+        return st;
+    const ft_shape *y = &c->out[0].shape;
+    int64_t og = ft_attr(c->node, "offset_group")->i, C = x->dims[1], kk = w->dims[2] * w->dims[3];
+    if (og < 1 || C % og != 0)
+        return ft_infer_fail(c, "attribute 'offset_group' = %lld must be >= 1 and divide the C=%lld channels of "
+                             "input '%s' %s", (long long)og, (long long)C, ft_infer_in_name(c, 0), ft_shape_str(x, sx));
+    c->params->conv.offset_group = og;
+    for (int i = 2; i <= 4; i += 2) { /* offset, then mask */
+        if (i >= c->n_in || !c->in[i])
+            continue;
+        const ft_shape *t = &c->in[i]->shape;
+        int64_t per = i == 2 ? 2 : 1;
+        if ((st = ft_infer_same_dtype(c, i, 0, i == 2 ? "offset" : "mask")))
+            return st;
+        if (t->rank != 4 || t->dims[0] != x->dims[0] || t->dims[1] != og * per * kk || t->dims[2] != y->dims[2] ||
+            t->dims[3] != y->dims[3])
+            return ft_infer_fail(c, "%s '%s' %s must have shape [%lld, %lld, %lld, %lld] (N, offset_group %lld * %s"
+                                 "%lld kernel positions of weight '%s' %s, and the output's %lld x %lld positions)",
+                                 i == 2 ? "offset" : "mask", ft_infer_in_name(c, i), ft_shape_str(t, so),
+                                 (long long)x->dims[0], (long long)(og * per * kk), (long long)y->dims[2],
+                                 (long long)y->dims[3], (long long)og, i == 2 ? "2 * " : "", (long long)kk,
+                                 ft_infer_in_name(c, 1), ft_shape_str(w, sw), (long long)y->dims[2],
+                                 (long long)y->dims[3]);
+    }
+    return FT_OK;
 }
 
 ft_status ft_infer_conv_transpose(ft_infer_ctx *c)
@@ -217,7 +261,7 @@ ft_status ft_infer_conv_transpose(ft_infer_ctx *c)
         return ft_infer_fail(c, "M/group=%lld times group=%lld output channels is too large", (long long)w->dims[1],
                              (long long)group);
     int64_t M = (int64_t)Mu;
-    if ((st = check_bias(c, M)))
+    if ((st = check_bias(c, 2, M)))
         return st;
     if ((st = read_list(c, "output_padding", g.r, 0, g.op, NULL)) ||
         (st = read_list(c, "output_shape", g.r, 1, g.os, &g.has_os)))

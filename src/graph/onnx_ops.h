@@ -155,6 +155,7 @@ ft_status ox_map_affine_grid(onx_ctx *c, const onx_node *n);
 ft_status ox_map_roi_align(onx_ctx *c, const onx_node *n);
 /* onnx_ops_nn.c */
 ft_status ox_map_conv(onx_ctx *c, const onx_node *n);
+ft_status ox_map_deform_conv(onx_ctx *c, const onx_node *n);
 ft_status ox_map_pool(onx_ctx *c, const onx_node *n);
 ft_status ox_map_global_pool(onx_ctx *c, const onx_node *n);
 ft_status ox_map_resize(onx_ctx *c, const onx_node *n);

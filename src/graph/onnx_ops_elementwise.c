@@ -1,6 +1,6 @@
 /* ONNX elementwise ops -> ftrun elementwise ops: one-to-one unary and binary
  * ops (the trigonometric and hyperbolic functions, the bitwise ops, BitShift,
- * PRelu and Shrink on floats included), activations with attributes, Clip,
+ * PRelu and Shrink on floats included; Det, one matrix in and its determinant out), activations with attributes, Clip,
  * Cast/CastLike, variadic Sum/Mean, and short expansions for the forms ftrun
  * has no single op for (PRelu and Shrink on integers, IsInf with one sign).
  * The table in onnx_ops.c names each mapper.
@@ -30,7 +30,7 @@ static const op_pair UNARY[] = {
     {"IsNaN", FT_OP_IS_NAN},     {"Tan", FT_OP_TAN},         {"Asin", FT_OP_ASIN},
     {"Acos", FT_OP_ACOS},       {"Atan", FT_OP_ATAN},       {"Sinh", FT_OP_SINH},
     {"Cosh", FT_OP_COSH},       {"Asinh", FT_OP_ASINH},     {"Acosh", FT_OP_ACOSH},
-    {"Atanh", FT_OP_ATANH},     {"BitwiseNot", FT_OP_BITWISE_NOT},
+    {"Atanh", FT_OP_ATANH},     {"BitwiseNot", FT_OP_BITWISE_NOT}, {"Det", FT_OP_DET},
 };
 
 static const op_pair BINARY[] = {

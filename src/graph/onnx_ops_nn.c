@@ -1,7 +1,7 @@
 /* ONNX convolution, pooling and resampling ops -> ftrun: Conv,
- * ConvTranspose, MaxPool, AveragePool, the global pools, Resize (opset 10,
- * 11-13, 18-19 forms) and the deprecated Upsample (as resize), LRN (lrn),
- * GridSample (grid_sample), LpPool (lp_pool) and GlobalLpPool through
+ * ConvTranspose, DeformConv, MaxPool, AveragePool, the global pools, Resize
+ * (opset 10, 11-13, 18-19 forms) and the deprecated Upsample (as resize), LRN
+ * (lrn), GridSample (grid_sample), LpPool (lp_pool) and GlobalLpPool through
  * reduce_sum, and the window functions
  * (HannWindow, HammingWindow, BlackmanWindow) as hann_window, hamming_window
  * and blackman_window (size known at load; a non-float output is a constant).
@@ -55,6 +55,26 @@ ft_status ox_conv_attrs(onx_ctx *c, const onx_node *n, ft_node *f, int tr)
         OX_TRY(copy_ints(c, n, f, "output_shape", "output_shape"));
     }
     return auto_pad(c, n, f);
+}
+
+/* DeformConv (opset 19) -> deform_conv: the inputs as in ONNX (X, W, offset,
+ * B?, mask?), conv's attributes and offset_group. kernel_shape is taken from W,
+ * as for Conv. */
+ft_status ox_map_deform_conv(onx_ctx *c, const onx_node *n)
+{
+    OX_TRY(ox_check_dtype(c, n, FT_OP_DEFORM_CONV, 0));
+    int in[5], nin = 5, out = ox_out(c, n, 0);
+    for (int i = 0; i < 5; i++)
+        in[i] = onx_in(c, n, i);
+    while (nin > 3 && in[nin - 1] < 0)
+        nin--;
+    ft_node *f = onx_emit(c, n, FT_OP_DEFORM_CONV, in, nin, &out, 1);
+    OX_NEED(f);
+    OX_TRY(copy_ints(c, n, f, "strides", "strides"));
+    OX_TRY(copy_ints(c, n, f, "pads", "pads"));
+    OX_TRY(copy_ints(c, n, f, "dilations", "dilations"));
+    OX_TRY(onx_set_i(c, f, "group", onx_attr_i(n, "group", 1)));
+    return onx_set_i(c, f, "offset_group", onx_attr_i(n, "offset_group", 1));
 }
 
 /* The window attributes shared by the pools. */

@@ -253,6 +253,17 @@ uint64_t ft_flops_conv(const struct ft_node *n, const ft_tinfo *const *in, const
     return 2 * ft_numel(&out[0].shape) * cpg * kernel_volume(w) + (n->n_in > 2 && in[2] ? ft_numel(&out[0].shape) : 0);
 }
 
+/* conv's products, plus the bilinear sample (four products, three sums and
+ * the mask) of every input channel at every kernel and output position. */
+uint64_t ft_flops_deform_conv(const struct ft_node *n, const ft_tinfo *const *in, const ft_tinfo *out)
+{
+    const ft_shape *w = &in[1]->shape, *y = &out[0].shape;
+    uint64_t cpg = w->rank > 1 ? (uint64_t)w->dims[1] : 1, c = (uint64_t)in[0]->shape.dims[1];
+    uint64_t pos = y->dims[1] ? ft_numel(y) / (uint64_t)y->dims[1] : 0; /* N x output positions */
+    return 2 * ft_numel(y) * cpg * kernel_volume(w) + 8 * pos * c * kernel_volume(w) +
+           (n->n_in > 3 && in[3] ? ft_numel(y) : 0);
+}
+
 /* Every input element is scattered through M/group x kernel weights. */
 uint64_t ft_flops_conv_transpose(const struct ft_node *n, const ft_tinfo *const *in, const ft_tinfo *out)
 {

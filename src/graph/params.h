@@ -115,11 +115,12 @@ typedef struct ft_geom_params {
     double scale;               /* roi_align: spatial_scale */
 } ft_geom_params;
 
-/* conv, conv_transpose (infer_conv.c). Lists are per spatial dim. */
+/* conv, conv_transpose, deform_conv (infer_conv.c). Lists are per spatial dim. */
 enum { FT_AUTO_PAD_NOTSET, FT_AUTO_PAD_SAME_UPPER, FT_AUTO_PAD_SAME_LOWER, FT_AUTO_PAD_VALID };
 typedef struct ft_conv_params {
     int r;                        /* spatial rank */
     int64_t group;
+    int64_t offset_group;         /* deform_conv: channel groups sharing one offset (and mask) field */
     int64_t s[FT_SP_MAX], d[FT_SP_MAX];   /* strides, dilations */
     int64_t pb[FT_SP_MAX], pe[FT_SP_MAX]; /* explicit pads (0 under auto_pad) */
     int64_t op[FT_SP_MAX], os[FT_SP_MAX]; /* conv_transpose: output_padding, output_shape */

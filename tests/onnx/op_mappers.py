@@ -9,7 +9,8 @@ ScatterElements/ScatterND (opset 18), GridSample's opset 20 mode names,
 Attention's softcap and KV cache (past/present key and value) and
 RotaryEmbedding, the short expansions (PRelu and Shrink on integers, Clip
 with computed bounds, QuantizeLinear), the losses' optional log_prob output
-and i32 targets, and STFT of a complex signal. Expected values come from NumPy or
+and i32 targets, STFT of a complex signal, DeformConv (opset 19) and Det.
+Expected values come from NumPy or
 PyTorch, never from ftrun.
 
 Usage: FTRUN=build/ftrun /usr/bin/python3 tests/onnx/op_mappers.py [FILTER]
@@ -291,6 +292,29 @@ rref = torchvision.ops.roi_align(T(xr), torch.cat([T(bidx)[:, None].float(), T(r
                                  aligned=False).numpy()
 case("roi_align_10", "RoiAlign", {"x": xr, "rois": rois, "batch_indices": bidx}, {"y": rref}, 10,
      {"output_height": 3, "output_width": 4, "spatial_scale": 0.5, "sampling_ratio": 2})
+# DeformConv (opset 19) against torchvision.ops.deform_conv2d (ONNX's offset layout,
+# (y, x) per kernel position, and border rule are torchvision's); Det against NumPy.
+
+xdc, wdc = f32(2, 4, 7, 6), f32(6, 2, 3, 2) * 0.3
+odc = (rng.uniform(-2, 2, (2, 2 * 2 * 6, 3, 6))).astype(np.float32)
+mdc, bdc = rng.uniform(0, 1, (2, 2 * 6, 3, 6)).astype(np.float32), f32(6)
+ydc = torchvision.ops.deform_conv2d(F.pad(T(xdc), [0, 1, 1, 0]), T(odc), T(wdc), T(bdc), stride=(2, 1),
+                                    mask=T(mdc)).numpy()
+case("deform_conv_19_mask_bias_groups", "DeformConv", {"x": xdc, "off": odc, "mask": mdc}, {"y": ydc}, 19,
+     {"group": 2, "offset_group": 2, "strides": [2, 1], "pads": [1, 0, 0, 1], "kernel_shape": [3, 2]},
+     {"w": wdc, "b": bdc}, ["x", "w", "off", "b", "mask"])
+odc1 = (rng.uniform(-1.5, 1.5, (2, 2 * 6, 5, 4))).astype(np.float32)
+mdc1 = rng.uniform(0, 1, (2, 6, 5, 4)).astype(np.float32)
+ydc1 = torchvision.ops.deform_conv2d(T(xdc), T(odc1), T(wdc), None, dilation=(1, 2), mask=T(mdc1)).numpy()
+case("deform_conv_19_mask_no_bias_dilations", "DeformConv", {"x": xdc, "off": odc1, "mask": mdc1}, {"y": ydc1}, 19,
+     {"group": 2, "dilations": [1, 2]}, {"w": wdc}, ["x", "w", "off", "", "mask"])
+odc2 = (rng.uniform(-1.5, 1.5, (2, 2 * 6, 5, 5))).astype(np.float32)
+ydc2 = torchvision.ops.deform_conv2d(T(xdc), T(odc2), T(wdc), T(bdc)).numpy()
+case("deform_conv_19_bias_only", "DeformConv", {"x": xdc, "off": odc2}, {"y": ydc2}, 19, {"group": 2},
+     {"w": wdc, "b": bdc}, ["x", "w", "off", "b"])
+xdet = f32(3, 2, 4, 4)
+xdet[1, 0, 3] = xdet[1, 0, 1]
+case("det_19_batched", "Det", {"x": xdet}, {"y": np.linalg.det(xdet.astype(np.float64)).astype(np.float32)}, 19)
 
 
 def rope(xh, cos, sin, rdim, interleaved):
