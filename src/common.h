@@ -36,6 +36,21 @@ typedef struct ft_error {
 #define FT_PRINTF(a, b)
 #endif
 
+/* In a printf-like function whose last named parameter is fmt: declare
+ * char msg[1536] holding the formatted message (the file includes stdarg.h
+ * and stdio.h).
+ *   ft_status my_err(ft_error *err, const char *fmt, ...)
+ *   { FT_VFORMAT(msg, fmt); return ft_err(err, FT_EGRAPH, "where: %s", msg); }
+ */
+#define FT_VFORMAT(msg, fmt)                                                                                            \
+    char msg[1536];                                                                                                      \
+    do {                                                                                                                 \
+        va_list ap_;                                                                                                     \
+        va_start(ap_, fmt);                                                                                              \
+        vsnprintf(msg, sizeof msg, fmt, ap_);                                                                            \
+        va_end(ap_);                                                                                                     \
+    } while (0)
+
 /* Fill err (if not NULL) and return code. Never returns FT_OK unless given it. */
 ft_status ft_err(ft_error *err, ft_status code, const char *fmt, ...) FT_PRINTF(3, 4);
 /* Prepend "prefix: " to an existing message (used to add file or node context). */

@@ -38,21 +38,13 @@ unsigned long ft_json_oom(void)
 
 ft_status jr_terr(reader *r, const char *tname, const char *fmt, ...)
 {
-    char msg[1536];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
+    FT_VFORMAT(msg, fmt);
     return ft_err(r->err, FT_EGRAPH, "%s: tensor '%s': %s", r->g->file, tname, msg);
 }
 
 ft_status jr_gerr(reader *r, const char *fmt, ...)
 {
-    char msg[1536];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
+    FT_VFORMAT(msg, fmt);
     return ft_err(r->err, FT_EGRAPH, "%s: %s", r->g->file, msg);
 }
 

@@ -173,11 +173,7 @@ ft_status onx_unsupported(onx_ctx *c, const onx_node *n, const char *fmt, ...)
 
 ft_status onx_error(onx_ctx *c, const onx_node *n, ft_status code, const char *fmt, ...)
 {
-    char msg[1536];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
+    FT_VFORMAT(msg, fmt);
     return c->last = ft_err(c->err, code, "%s: node '%s' (%s): %s", c->file, n->name, n->op_type, msg);
 }
 
