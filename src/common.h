@@ -61,6 +61,12 @@ void *ft_malloc(size_t n);
 void *ft_calloc(size_t n, size_t size);
 void *ft_realloc(void *p, size_t n);
 char *ft_strdup(const char *s);
+/* Make room for element n of the array *arrp (a T **, capacity *cap elements
+ * of size bytes): when n >= *cap, double the capacity (first when it is 0).
+ * Returns 0, or -1 when out of memory (the array is then unchanged).
+ *   if (ft_grow(&v, &cap, n, sizeof *v, 16)) return oom(); v[n++] = x;
+ */
+int ft_grow(void *arrp, int *cap, int n, size_t size, int first);
 
 /* Checked arithmetic: return 0 on success, 1 on overflow. */
 static inline int ft_mul_overflow(uint64_t a, uint64_t b, uint64_t *out)

@@ -89,14 +89,8 @@ int jr_add_tensor(reader *r, const char *name)
         return -2;
     if (strlen(name) > FT_MAX_NAME)
         return -3;
-    if (g->n_tensors == g->cap_tensors) {
-        int nc = g->cap_tensors ? g->cap_tensors * 2 : 64;
-        ft_tensor *nt = ft_realloc(g->tensors, (size_t)nc * sizeof *nt);
-        if (!nt)
-            return -1;
-        g->tensors = nt;
-        g->cap_tensors = nc;
-    }
+    if (ft_grow(&g->tensors, &g->cap_tensors, g->n_tensors, sizeof *g->tensors, 64))
+        return -1;
     ft_tensor *t = &g->tensors[g->n_tensors];
     memset(t, 0, sizeof *t);
     t->name = ft_strdup(name);

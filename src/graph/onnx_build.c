@@ -22,15 +22,9 @@ static void *keep(onx_ctx *c, void *p)
 {
     if (!p)
         return NULL;
-    if (c->n_owned == c->cap_owned) {
-        int nc = c->cap_owned ? 2 * c->cap_owned : 64;
-        void **no = ft_realloc(c->owned, (size_t)nc * sizeof *no);
-        if (!no) {
-            free(p);
-            return NULL;
-        }
-        c->owned = no;
-        c->cap_owned = nc;
+    if (ft_grow(&c->owned, &c->cap_owned, c->n_owned, sizeof *c->owned, 64)) {
+        free(p);
+        return NULL;
     }
     return c->owned[c->n_owned++] = p;
 }
@@ -48,15 +42,9 @@ int onx_add_tensor(onx_ctx *c, const char *want)
             return -1;
         snprintf(name, n, "%s_%d", want, k);
     }
-    if (g->n_tensors == g->cap_tensors) {
-        int nc = g->cap_tensors ? g->cap_tensors * 2 : 64;
-        ft_tensor *nt = ft_realloc(g->tensors, (size_t)nc * sizeof *nt);
-        if (!nt) {
-            free(name);
-            return -1;
-        }
-        g->tensors = nt;
-        g->cap_tensors = nc;
+    if (ft_grow(&g->tensors, &g->cap_tensors, g->n_tensors, sizeof *g->tensors, 64)) {
+        free(name);
+        return -1;
     }
     ft_tensor *t = &g->tensors[g->n_tensors];
     memset(t, 0, sizeof *t);
@@ -137,14 +125,8 @@ ft_status onx_record(onx_ctx *c, const char *key, const char *text)
                 c->unsup[i].text = nt;
                 return FT_EGRAPH;
             }
-    if (c->n_unsup == c->cap_unsup) {
-        int nc = c->cap_unsup ? 2 * c->cap_unsup : 16;
-        unsup_rec *nr = ft_realloc(c->unsup, (size_t)nc * sizeof *nr);
-        if (!nr)
-            return onx_oom(c);
-        c->unsup = nr;
-        c->cap_unsup = nc;
-    }
+    if (ft_grow(&c->unsup, &c->cap_unsup, c->n_unsup, sizeof *c->unsup, 16))
+        return onx_oom(c);
     unsup_rec *r = &c->unsup[c->n_unsup];
     r->key = key ? ft_strdup(key) : NULL;
     r->text = ft_strdup(text);
@@ -427,15 +409,9 @@ ft_node *onx_emit(onx_ctx *c, const onx_node *n, ft_op op, const int *in, int n_
             onx_error(c, n, FT_EGRAPH, "output %d is missing or produced twice", k);
             return NULL;
         }
-    if (c->n_nodes == c->cap_nodes) {
-        int nc = c->cap_nodes ? 2 * c->cap_nodes : 64;
-        ft_node **nn = ft_realloc(c->nodes, (size_t)nc * sizeof *nn);
-        if (!nn) {
-            onx_oom(c);
-            return NULL;
-        }
-        c->nodes = nn;
-        c->cap_nodes = nc;
+    if (ft_grow(&c->nodes, &c->cap_nodes, c->n_nodes, sizeof *c->nodes, 64)) {
+        onx_oom(c);
+        return NULL;
     }
     ft_node *fn = ft_calloc(1, sizeof *fn);
     if (!fn) {
