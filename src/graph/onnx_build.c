@@ -288,6 +288,29 @@ ft_status onx_const_ints(onx_ctx *c, const onx_node *n, int k, const char *reaso
     return FT_OK;
 }
 
+ft_status onx_const_int1(onx_ctx *c, const onx_node *n, int k, const char *what, const char *reason, int64_t *out)
+{
+    const int64_t *v;
+    int nv;
+    ft_status st = onx_const_ints(c, n, k, reason, &v, &nv);
+    if (st)
+        return st;
+    if (nv != 1)
+        return onx_error(c, n, FT_EGRAPH, "input %d (%s) holds %d values; expected one", k, what, nv);
+    *out = v[0];
+    return FT_OK;
+}
+
+ft_status onx_const_float_or(onx_ctx *c, const onx_node *n, int k, const char *reason, double *val)
+{
+    const double *v;
+    int nv;
+    ft_status st = onx_const_floats(c, n, k, reason, &v, &nv);
+    if (!st && nv >= 1)
+        *val = v[0];
+    return st;
+}
+
 ft_status onx_const_floats(onx_ctx *c, const onx_node *n, int k, const char *reason, const double **v, int *count)
 {
     const ft_tensor *t;
