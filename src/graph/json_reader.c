@@ -237,6 +237,20 @@ static ft_status parse_attrs(reader *r, ft_node *n, const cJSON *ja)
     return FT_OK;
 }
 
+/* got inputs (or outputs) against the op's range lo..hi (hi < 0: no upper
+ * bound); verb and noun word the message ("takes", "input"). */
+static ft_status count_err(reader *r, const ft_graph *g, const ft_node *n, int got, int lo, int hi, const char *verb,
+                           const char *noun)
+{
+    if (got >= lo && (hi < 0 || got <= hi))
+        return FT_OK;
+    if (hi < 0)
+        return ft_node_err(r->err, FT_EGRAPH, g, n, "%s at least %d %s%s, got %d", verb, lo, noun, lo == 1 ? "" : "s", got);
+    if (lo == hi)
+        return ft_node_err(r->err, FT_EGRAPH, g, n, "%s %d %s%s, got %d", verb, lo, noun, lo == 1 ? "" : "s", got);
+    return ft_node_err(r->err, FT_EGRAPH, g, n, "%s %d to %d %ss, got %d", verb, lo, hi, noun, got);
+}
+
 static ft_status parse_node(reader *r, int index, const cJSON *jn)
 {
     static const char *const keys[] = {"name", "op", "inputs", "outputs", "attrs"};
@@ -278,20 +292,9 @@ static ft_status parse_node(reader *r, int index, const cJSON *jn)
         return ft_node_err(r->err, FT_EGRAPH, g, n, "\"outputs\" must be an array of tensor names, got %s", jr_jtype(jo));
     n->n_in = cJSON_GetArraySize(ji);
     n->n_out = cJSON_GetArraySize(jo);
-    if (n->n_in < oi->min_in || (oi->max_in >= 0 && n->n_in > oi->max_in)) {
-        if (oi->max_in < 0)
-            return ft_node_err(r->err, FT_EGRAPH, g, n, "takes at least %d input%s, got %d", oi->min_in, oi->min_in == 1 ? "" : "s", n->n_in);
-        if (oi->min_in == oi->max_in)
-            return ft_node_err(r->err, FT_EGRAPH, g, n, "takes %d input%s, got %d", oi->min_in, oi->min_in == 1 ? "" : "s", n->n_in);
-        return ft_node_err(r->err, FT_EGRAPH, g, n, "takes %d to %d inputs, got %d", oi->min_in, oi->max_in, n->n_in);
-    }
-    if (n->n_out < oi->min_out || (oi->max_out >= 0 && n->n_out > oi->max_out)) {
-        if (oi->max_out < 0)
-            return ft_node_err(r->err, FT_EGRAPH, g, n, "produces at least %d output%s, got %d", oi->min_out, oi->min_out == 1 ? "" : "s", n->n_out);
-        if (oi->min_out == oi->max_out)
-            return ft_node_err(r->err, FT_EGRAPH, g, n, "produces %d output%s, got %d", oi->min_out, oi->min_out == 1 ? "" : "s", n->n_out);
-        return ft_node_err(r->err, FT_EGRAPH, g, n, "produces %d to %d outputs, got %d", oi->min_out, oi->max_out, n->n_out);
-    }
+    if ((st = count_err(r, g, n, n->n_in, oi->min_in, oi->max_in, "takes", "input")) ||
+        (st = count_err(r, g, n, n->n_out, oi->min_out, oi->max_out, "produces", "output")))
+        return st;
     n->in = ft_malloc((size_t)(n->n_in ? n->n_in : 1) * sizeof(int));
     n->out = ft_malloc((size_t)n->n_out * sizeof(int));
     if (!n->in || !n->out)
