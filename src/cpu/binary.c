@@ -13,8 +13,6 @@
 #include <string.h>
 
 #define EW_MAX_IN 3
-/* Thread ranges start on multiples of this many elements (no shared cache lines). */
-#define CHUNK_ALIGN 64
 
 /* A row: n elements of y from inputs x[j]; bit j of units is set when input j
  * advances along the row (stride 1), clear when it repeats one element. */
@@ -110,20 +108,11 @@ static void ew_range(const ew_plan *pl, int64_t s, int64_t e)
     }
 }
 
+static void ew_range_fn(void *pl, int64_t s, int64_t e) { ew_range(pl, s, e); }
+
 static void ew_run(const ew_plan *pl, int64_t total, int threads)
 {
-    if (total < CPU_PAR_MIN || threads < 2) {
-        ew_range(pl, 0, total);
-        return;
-    }
-    const int64_t parts = threads;
-#pragma omp parallel for num_threads(threads) if (total >= CPU_PAR_MIN) schedule(static)
-    for (int64_t t = 0; t < parts; t++) {
-        int64_t s = t == 0 ? 0 : (total * t / parts) & ~(int64_t)(CHUNK_ALIGN - 1);
-        int64_t e = t == parts - 1 ? total : (total * (t + 1) / parts) & ~(int64_t)(CHUNK_ALIGN - 1);
-        if (e > s)
-            ew_range(pl, s, e);
-    }
+    cpu_run_ranges(threads, total, ew_range_fn, (void *)pl);
 }
 
 /* ------------------------------ row functions ------------------------------ */

@@ -35,6 +35,11 @@ static inline int64_t cpu_col_chunk(int64_t inner, int64_t nouter, int threads, 
     return c < max ? c : max;
 }
 
+/* fn(ctx, start, end) over 0..n: on one thread below CPU_PAR_MIN, else over
+ * `threads` contiguous ranges whose bounds are multiples of 64 elements, so
+ * that two threads never write the same cache line (cpu_backend.c). */
+void cpu_run_ranges(int threads, int64_t n, void (*fn)(void *ctx, int64_t start, int64_t end), void *ctx);
+
 /* Element i of an i32 or i64 index tensor. */
 static inline int64_t cpu_load_index(const void *p, int is64, int64_t i)
 {
