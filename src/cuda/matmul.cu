@@ -678,22 +678,6 @@ template <class E> __global__ void __launch_bounds__(256) pm_tiled(const E *src,
     }
 }
 
-#define PM_BY_SIZE(es, E, ...)                                                                                       \
-    switch (es) {                                                                                                    \
-    case 2: {                                                                                                        \
-        typedef uint16_t E;                                                                                          \
-        __VA_ARGS__;                                                                                                 \
-    } break;                                                                                                         \
-    case 4: {                                                                                                        \
-        typedef uint32_t E;                                                                                          \
-        __VA_ARGS__;                                                                                                 \
-    } break;                                                                                                         \
-    default: {                                                                                                       \
-        typedef unsigned long long E;                                                                                \
-        __VA_ARGS__;                                                                                                 \
-    } break;                                                                                                         \
-    }
-
 /* dst (contiguous over dims[0..r), r <= FT_MAX_RANK, dims already merged)
  * = src at strides st, elements of es bytes. */
 static ft_status pm_launch(ft_kctx *k, const ft_node *n, size_t es, const void *src, void *dst, int r,
@@ -731,7 +715,7 @@ static ft_status pm_launch(ft_kctx *k, const ft_node *n, size_t es, const void *
         a.tiles = total / (uint64_t)(a.P * a.Q) * a.tp * a.tq;
         uint64_t cap = (uint64_t)k->be->sm_count * 16;
         unsigned grid = (unsigned)(a.tiles < cap ? a.tiles : cap);
-        PM_BY_SIZE(es, E, pm_tiled<E><<<grid, dim3(32, 8), 0, s>>>((const E *)src, (E *)dst, a));
+        CU_ELEM_DISPATCH(es, E, pm_tiled<E><<<grid, dim3(32, 8), 0, s>>>((const E *)src, (E *)dst, a));
         CU_LAUNCHED(k, n);
         return FT_OK;
     }
@@ -740,7 +724,7 @@ static ft_status pm_launch(ft_kctx *k, const ft_node *n, size_t es, const void *
     a.r = r;
     for (int d = 0; d < r; d++)
         a.dims[d] = dims[d], a.st[d] = st[d];
-    PM_BY_SIZE(es, E, pm_naive<E><<<cu_grid(k->be, total), CU_BLOCK, 0, s>>>((const E *)src, (E *)dst, a, total));
+    CU_ELEM_DISPATCH(es, E, pm_naive<E><<<cu_grid(k->be, total), CU_BLOCK, 0, s>>>((const E *)src, (E *)dst, a, total));
     CU_LAUNCHED(k, n);
     return FT_OK;
 }

@@ -77,34 +77,26 @@ struct RPlan : ft_rplan {
     int64_t nseg;                             /* rows: nred / L */
 };
 
-__device__ __forceinline__ int64_t outer_off(const RPlan &p, int64_t o)
+/* Offset of position i of an odometer over nd dims (dim, str; the last
+ * fastest): the kept dims of an output, or the reduced groups. */
+__device__ __forceinline__ int64_t odo_off(int nd, const int64_t *dim, const int64_t *str, int64_t i)
 {
     int64_t off = 0;
 #pragma unroll
     for (int d = FT_MAX_RANK - 1; d >= 0; d--) {
-        if (d < p.nk) {
-            int64_t q = udiv(o, p.kdim[d]);
-            off += (o - q * p.kdim[d]) * p.kstr[d];
-            o = q;
+        if (d < nd) {
+            int64_t q = udiv(i, dim[d]);
+            off += (i - q * dim[d]) * str[d];
+            i = q;
         }
     }
     return off;
 }
 
+__device__ __forceinline__ int64_t outer_off(const RPlan &p, int64_t o) { return odo_off(p.nk, p.kdim, p.kstr, o); }
+
 /* Offset of reduced position q (odometer over the reduced groups). */
-__device__ __forceinline__ int64_t red_off(const RPlan &p, int64_t q)
-{
-    int64_t off = 0;
-#pragma unroll
-    for (int d = FT_MAX_RANK - 1; d >= 0; d--) {
-        if (d < p.nr) {
-            int64_t t = udiv(q, p.rdim[d]);
-            off += (q - t * p.rdim[d]) * p.rstr[d];
-            q = t;
-        }
-    }
-    return off;
-}
+__device__ __forceinline__ int64_t red_off(const RPlan &p, int64_t q) { return odo_off(p.nr, p.rdim, p.rstr, q); }
 
 struct Odo {
     int64_t idx[FT_MAX_RANK];

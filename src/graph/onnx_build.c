@@ -267,25 +267,37 @@ static ft_status need_const(onx_ctx *c, const onx_node *n, int k, const char *re
     return FT_OK;
 }
 
-ft_status onx_const_ints(onx_ctx *c, const onx_node *n, int k, const char *reason, const int64_t **v, int *count)
+/* Input k's values as int64 (ints, which refuses a floating-point input) or
+ * double: an array owned by the context stored into *vp (an int64_t ** or a
+ * double **), *count of them (-1: no input). */
+static ft_status const_values(onx_ctx *c, const onx_node *n, int k, const char *reason, int ints, void *vp, int *count)
 {
     const ft_tensor *t;
     ft_status st = need_const(c, n, k, reason, &t);
     *count = -1;
     if (st || !t)
         return st;
-    if (!ft_dtype_is_int(t->dtype) && t->dtype != FT_BOOL)
+    if (ints && !ft_dtype_is_int(t->dtype) && t->dtype != FT_BOOL)
         return onx_error(c, n, FT_EGRAPH, "input %d ('%s') must hold integers, got %s", k, n->pb->input[k],
                          ft_dtype_name(t->dtype));
     uint64_t m = ft_numel(&t->shape);
-    int64_t *a = keep(c, ft_malloc((size_t)(m ? m : 1) * sizeof *a));
+    void *a = keep(c, ft_malloc((size_t)(m ? m : 1) * sizeof(int64_t)));
     if (!a)
         return onx_oom(c);
-    for (uint64_t i = 0; i < m; i++)
-        a[i] = ft_load_i64(t->value, t->dtype, i);
-    *v = a;
+    for (uint64_t i = 0; i < m; i++) {
+        if (ints)
+            ((int64_t *)a)[i] = ft_load_i64(t->value, t->dtype, i);
+        else
+            ((double *)a)[i] = ft_load_f64(t->value, t->dtype, i);
+    }
+    memcpy(vp, &a, sizeof a);
     *count = (int)m;
     return FT_OK;
+}
+
+ft_status onx_const_ints(onx_ctx *c, const onx_node *n, int k, const char *reason, const int64_t **v, int *count)
+{
+    return const_values(c, n, k, reason, 1, v, count);
 }
 
 ft_status onx_const_int1(onx_ctx *c, const onx_node *n, int k, const char *what, const char *reason, int64_t *out)
@@ -313,20 +325,7 @@ ft_status onx_const_float_or(onx_ctx *c, const onx_node *n, int k, const char *r
 
 ft_status onx_const_floats(onx_ctx *c, const onx_node *n, int k, const char *reason, const double **v, int *count)
 {
-    const ft_tensor *t;
-    ft_status st = need_const(c, n, k, reason, &t);
-    *count = -1;
-    if (st || !t)
-        return st;
-    uint64_t m = ft_numel(&t->shape);
-    double *a = keep(c, ft_malloc((size_t)(m ? m : 1) * sizeof *a));
-    if (!a)
-        return onx_oom(c);
-    for (uint64_t i = 0; i < m; i++)
-        a[i] = ft_load_f64(t->value, t->dtype, i);
-    *v = a;
-    *count = (int)m;
-    return FT_OK;
+    return const_values(c, n, k, reason, 0, v, count);
 }
 
 /* ---- building ---- */
@@ -497,28 +496,31 @@ ft_status onx_set_s(onx_ctx *c, ft_node *fn, const char *name, const char *v)
     return (a->s = ft_strdup(v)) ? FT_OK : onx_oom(c);
 }
 
-ft_status onx_set_ints(onx_ctx *c, ft_node *fn, const char *name, const int64_t *v, int count)
+/* A list attribute (ints or floats: elements of 8 bytes) set to a copy of v. */
+static ft_status set_list(onx_ctx *c, ft_node *fn, const char *name, ft_attr_type type, const void *v, int count)
 {
-    ft_attr_val *a = set_attr(c, fn, name, FT_ATTR_INTS);
-    free(a->ints);
+    ft_attr_val *a = set_attr(c, fn, name, type);
+    void *p = ft_malloc((size_t)(count > 0 ? count : 1) * sizeof(int64_t));
+    if (type == FT_ATTR_INTS)
+        free(a->ints), a->ints = p;
+    else
+        free(a->floats), a->floats = p;
     a->n = count;
-    if (!(a->ints = ft_malloc((size_t)(count > 0 ? count : 1) * sizeof *a->ints)))
+    if (!p)
         return onx_oom(c);
     if (count > 0)
-        memcpy(a->ints, v, (size_t)count * sizeof *v);
+        memcpy(p, v, (size_t)count * sizeof(int64_t));
     return FT_OK;
+}
+
+ft_status onx_set_ints(onx_ctx *c, ft_node *fn, const char *name, const int64_t *v, int count)
+{
+    return set_list(c, fn, name, FT_ATTR_INTS, v, count);
 }
 
 ft_status onx_set_floats(onx_ctx *c, ft_node *fn, const char *name, const double *v, int count)
 {
-    ft_attr_val *a = set_attr(c, fn, name, FT_ATTR_FLOATS);
-    free(a->floats);
-    a->n = count;
-    if (!(a->floats = ft_malloc((size_t)(count > 0 ? count : 1) * sizeof *a->floats)))
-        return onx_oom(c);
-    if (count > 0)
-        memcpy(a->floats, v, (size_t)count * sizeof *v);
-    return FT_OK;
+    return set_list(c, fn, name, FT_ATTR_FLOATS, v, count);
 }
 
 ft_status onx_infer_pending(onx_ctx *c)
