@@ -473,8 +473,7 @@ ft_status cpu_binary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
     else
         fn = bin_rows[op][dt];
     if (!fn)
-        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "no CPU kernel for %s on %s", ft_op_name(op),
-                           ft_dtype_name(dt));
+        return cpu_no_kernel(k, n, dt);
     const int64_t total = (int64_t)ft_numel(&out[0].shape);
     if (total == 0)
         return FT_OK;
@@ -503,8 +502,7 @@ ft_status cpu_variadic(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view 
     const ft_dtype dt = in[0].dtype;
     const ew_row fn = bin_rows[n->op][dt];
     if (!fn)
-        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "no CPU kernel for %s on %s", ft_op_name(n->op),
-                           ft_dtype_name(dt));
+        return cpu_no_kernel(k, n, dt);
     const int64_t total = (int64_t)ft_numel(&out[0].shape);
     if (total == 0)
         return FT_OK;
@@ -527,8 +525,7 @@ ft_status cpu_where(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
     const size_t es = ft_dtype_size(out[0].dtype);
     ew_row fn = es == 1 ? where1_row : es == 2 ? where2_row : es == 4 ? where4_row : es == 8 ? where8_row : NULL;
     if (!fn)
-        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "no CPU kernel for where on %s",
-                           ft_dtype_name(out[0].dtype));
+        return cpu_no_kernel(k, n, out[0].dtype);
     const int64_t total = (int64_t)ft_numel(&out[0].shape);
     if (total == 0)
         return FT_OK;

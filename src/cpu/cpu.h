@@ -40,6 +40,11 @@ static inline int64_t cpu_col_chunk(int64_t inner, int64_t nouter, int threads, 
  * that two threads never write the same cache line (cpu_backend.c). */
 void cpu_run_ranges(int threads, int64_t n, void (*fn)(void *ctx, int64_t start, int64_t end), void *ctx);
 
+/* The error of a kernel without a loop for dtype dt: "no CPU kernel for OP on DT". */
+ft_status cpu_no_kernel(ft_kctx *k, const ft_node *n, ft_dtype dt);
+/* "dtype DT is not supported by the cpu OP kernel". */
+ft_status cpu_bad_dtype(ft_kctx *k, const ft_node *n, ft_dtype dt);
+
 /* Element i of an i32 or i64 index tensor. */
 static inline int64_t cpu_load_index(const void *p, int is64, int64_t i)
 {

@@ -167,3 +167,14 @@ void cpu_run_ranges(int threads, int64_t n, void (*fn)(void *ctx, int64_t start,
             fn(ctx, s, e);
     }
 }
+
+ft_status cpu_no_kernel(ft_kctx *k, const ft_node *n, ft_dtype dt)
+{
+    return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "no CPU kernel for %s on %s", ft_op_name(n->op), ft_dtype_name(dt));
+}
+
+ft_status cpu_bad_dtype(ft_kctx *k, const ft_node *n, ft_dtype dt)
+{
+    return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cpu %s kernel", ft_dtype_name(dt),
+                       ft_op_name(n->op));
+}

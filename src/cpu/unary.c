@@ -274,8 +274,7 @@ ft_status cpu_unary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
                    .lambd = up->lambd, .bias = up->bias, .ilo = up->ilo, .ihi = up->ihi};
     un_row fn = op == FT_OP_GELU && up->gelu_tanh ? gelu_tanh_rows[dt] : unary_row(op, dt);
     if (!fn)
-        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "no CPU kernel for %s on %s", ft_op_name(op),
-                           ft_dtype_name(dt));
+        return cpu_no_kernel(k, n, dt);
     const int64_t cnt = (int64_t)ft_numel(&in[0].shape);
     if (cnt == 0)
         return FT_OK;
