@@ -32,44 +32,12 @@ typedef struct ew_plan {
 static void ew_setup(ew_plan *pl, ew_row fn, void *y, const ft_shape *oshape, size_t osz, int nin,
                      const void *const *x, const ft_shape *const *ishape, const size_t *isz)
 {
-    int64_t st[EW_MAX_IN][FT_MAX_RANK];
     pl->nin = nin, pl->fn = fn, pl->y = y, pl->osz = osz;
-    for (int j = 0; j < nin; j++) {
-        ft_broadcast_strides(ishape[j], oshape, st[j]);
+    for (int j = 0; j < nin; j++)
         pl->x[j] = x[j], pl->isz[j] = isz[j];
-    }
-    int r = 0;
-    for (int d = 0; d < oshape->rank; d++) {
-        const int64_t dim = oshape->dims[d];
-        if (dim == 1)
-            continue;
-        int merge = r > 0;
-        for (int j = 0; j < nin && merge; j++)
-            merge = pl->st[j][r - 1] == st[j][d] * dim;
-        if (merge) {
-            pl->dims[r - 1] *= dim;
-            for (int j = 0; j < nin; j++)
-                pl->st[j][r - 1] = st[j][d];
-            continue;
-        }
-        pl->dims[r] = dim;
-        for (int j = 0; j < nin; j++)
-            pl->st[j][r] = st[j][d];
-        r++;
-    }
-    if (r == 0) { /* a scalar or all dims 1: one element */
-        pl->dims[0] = 1;
-        for (int j = 0; j < nin; j++)
-            pl->st[j][0] = 0;
-        r = 1;
-    }
-    pl->rank = r;
     /* The innermost stride of an input is its own row-major stride over output
      * dims of size 1 only, so it is 1 or 0 (broadcast). */
-    pl->units = 0;
-    for (int j = 0; j < nin; j++)
-        if (pl->st[j][r - 1] != 0)
-            pl->units |= 1u << j;
+    pl->rank = ft_broadcast_merge(oshape, nin, ishape, pl->dims, pl->st, &pl->units);
 }
 
 /* Output elements [s, e) in row-major order. */

@@ -178,3 +178,13 @@ ft_status cpu_bad_dtype(ft_kctx *k, const ft_node *n, ft_dtype dt)
     return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cpu %s kernel", ft_dtype_name(dt),
                        ft_op_name(n->op));
 }
+
+void *cpu_thread_scratch(size_t bytes, int *failed)
+{
+    void *p = ft_malloc(bytes);
+    if (!p) {
+#pragma omp atomic write
+        *failed = 1;
+    }
+    return p;
+}

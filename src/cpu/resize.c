@@ -6,34 +6,11 @@
  * cells once, then gathers. */
 #include "cpu.h"
 #include "../graph/infer_pool.h"
+#include "../runtime/resize_map.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Source coordinate of output coordinate x on an axis of `in` cells. scale is
- * the attribute's scale, or out/in when sizes were given; the reference
- * computes output_width = scale * in in floating point and uses it (not the
- * integer size) where a mode needs the output length. Same expression order
- * as the reference, so that ties of the nearest modes fall the same way. */
-static double src_coord(int ct, double x, double scale, int64_t in, int64_t out)
-{
-    double ow = scale * (double)in;
-    switch (ct) {
-    case FT_RESIZE_CT_HALF_PIXEL: return (x + 0.5) / scale - 0.5;
-    case FT_RESIZE_CT_HALF_PIXEL_SYMMETRIC: {
-        double adjustment = (double)out / ow;
-        double center = (double)in / 2;
-        double offset = center * (1 - adjustment);
-        return offset + (x + 0.5) / scale - 0.5;
-    }
-    case FT_RESIZE_CT_PYTORCH_HALF_PIXEL: return ow == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
-    case FT_RESIZE_CT_ALIGN_CORNERS: return ow == 1 ? 0.0 : x * (double)(in - 1) / (ow - 1);
-    default: return x / scale; /* asymmetric */
-    }
-}
-
-static int64_t clampi(int64_t v, int64_t n) { return v < 0 ? 0 : v >= n ? n - 1 : v; }
 
 /* One axis: for every output coordinate the lower and upper source cells
  * (clamped to the edge, like the reference's edge padding) and the weight of
@@ -49,33 +26,8 @@ static void map_axis(axis_map *m, int linear, int ct, int nm, double scale, int6
 {
     m->active = 0;
     for (int64_t o = 0; o < out; o++) {
-        double xo = src_coord(ct, (double)o, scale, in, out);
-        /* Beyond one cell outside the input every choice reads the edge cell;
-         * the clamp keeps the conversion to an integer defined. */
-        if (xo < -1)
-            xo = -1;
-        if (xo > (double)in)
-            xo = (double)in;
-        double fl = floor(xo), ratio = xo - fl;
-        int64_t i0 = (int64_t)fl;
-        if (!linear) {
-            int up = 0;
-            if (ratio != 0) {
-                switch (nm) {
-                case FT_RESIZE_NM_ROUND_PREFER_FLOOR: up = ratio > 0.5; break;
-                case FT_RESIZE_NM_ROUND_PREFER_CEIL: up = ratio >= 0.5; break;
-                case FT_RESIZE_NM_FLOOR: up = 0; break;
-                default: up = 1; break;
-                }
-            }
-            m->lo[o] = m->hi[o] = clampi(i0 + up, in);
-            m->w[o] = 0;
-        } else {
-            m->lo[o] = clampi(i0, in);
-            m->hi[o] = clampi(i0 + 1, in);
-            m->w[o] = m->lo[o] == m->hi[o] ? 0 : ratio;
-            m->active |= m->w[o] != 0;
-        }
+        ft_resize_cell(linear, nm, ft_resize_src(ct, (double)o, scale, in, out), in, &m->lo[o], &m->hi[o], &m->w[o]);
+        m->active |= m->w[o] != 0;
     }
 }
 
