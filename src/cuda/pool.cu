@@ -13,6 +13,7 @@
 #include "cu.cuh"
 extern "C" {
 #include "../graph/infer_pool.h"
+#include "../runtime/resize_map.h"
 }
 
 #include <limits.h>
@@ -446,27 +447,6 @@ ft_status global_pool_t(ft_kctx *k, const ft_node *n, const void *x, void *y, in
 
 /* ---- resize ----------------------------------------------------------------------------- */
 
-/* Source coordinate of output coordinate x, as src_coord() in
- * src/cpu/resize.c: same expressions in the same order, and every product
- * rounded on its own (__dmul_rn: no fused multiply-add), so that the nearest
- * modes pick the same cells and ties fall the same way. */
-__device__ __forceinline__ double src_coord(int ct, double x, double scale, int64_t in, int64_t out)
-{
-    double ow = __dmul_rn(scale, (double)in);
-    switch (ct) {
-    case FT_RESIZE_CT_HALF_PIXEL: return (x + 0.5) / scale - 0.5;
-    case FT_RESIZE_CT_HALF_PIXEL_SYMMETRIC: {
-        double adjustment = (double)out / ow;
-        double center = (double)in / 2;
-        double offset = __dmul_rn(center, 1 - adjustment);
-        return offset + (x + 0.5) / scale - 0.5;
-    }
-    case FT_RESIZE_CT_PYTORCH_HALF_PIXEL: return ow == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
-    case FT_RESIZE_CT_ALIGN_CORNERS: return ow == 1 ? 0.0 : __dmul_rn(x, (double)(in - 1)) / (ow - 1);
-    default: return x / scale; /* asymmetric */
-    }
-}
-
 /* For one output coordinate of one axis: the lower and upper source cells
  * (clamped to the edge) and the weight of the upper one (0 for nearest, and
  * whenever only the lower cell is read). */
@@ -482,8 +462,6 @@ struct rmap_args {
     double scale[FT_MAX_RANK];
 };
 
-__device__ __forceinline__ int64_t clampi(int64_t v, int64_t n) { return v < 0 ? 0 : v >= n ? n - 1 : v; }
-
 /* Also raises *last_active when some weight of the last axis is not 0: the
  * CPU then computes that axis through doubles instead of copying. */
 __global__ void __launch_bounds__(CU_BLOCK) resize_map_kernel(rtab *__restrict__ tab, int *last_active, rmap_args a)
@@ -494,35 +472,10 @@ __global__ void __launch_bounds__(CU_BLOCK) resize_map_kernel(rtab *__restrict__
         while (d < a.rank - 1 && o >= a.out[d])
             o -= a.out[d++];
         const int64_t in = a.in[d];
-        double xo = src_coord(a.ct, (double)o, a.scale[d], in, a.out[d]);
-        /* Beyond one cell outside the input every choice reads the edge cell;
-         * the clamp keeps the conversion to an integer defined. */
-        if (xo < -1)
-            xo = -1;
-        if (xo > (double)in)
-            xo = (double)in;
-        double fl = floor(xo), ratio = xo - fl;
-        int64_t i0 = (int64_t)fl;
         rtab t;
-        if (!a.linear) {
-            int up = 0;
-            if (ratio != 0) {
-                switch (a.nm) {
-                case FT_RESIZE_NM_ROUND_PREFER_FLOOR: up = ratio > 0.5; break;
-                case FT_RESIZE_NM_ROUND_PREFER_CEIL: up = ratio >= 0.5; break;
-                case FT_RESIZE_NM_FLOOR: up = 0; break;
-                default: up = 1; break;
-                }
-            }
-            t.lo = t.hi = clampi(i0 + up, in);
-            t.w = 0;
-        } else {
-            t.lo = clampi(i0, in);
-            t.hi = clampi(i0 + 1, in);
-            t.w = t.lo == t.hi ? 0 : ratio;
-            if (t.w != 0 && d == a.rank - 1)
-                *last_active = 1;
-        }
+        ft_resize_cell(a.linear, a.nm, ft_resize_src(a.ct, (double)o, a.scale[d], in, a.out[d]), in, &t.lo, &t.hi, &t.w);
+        if (t.w != 0 && d == a.rank - 1)
+            *last_active = 1;
         tab[e] = t;
     }
 }
