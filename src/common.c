@@ -42,6 +42,20 @@ void *ft_malloc(size_t n) { return malloc(n ? n : 1); }
 void *ft_calloc(size_t n, size_t size) { return calloc(n ? n : 1, size ? size : 1); }
 void *ft_realloc(void *p, size_t n) { return realloc(p, n ? n : 1); }
 
+int ft_grow(void *arrp, int *cap, int n, size_t size, int first)
+{
+    if (n < *cap)
+        return 0;
+    int nc = *cap ? *cap * 2 : first;
+    void *old, *p;
+    memcpy(&old, arrp, sizeof old);
+    if (!(p = ft_realloc(old, (size_t)nc * size)))
+        return -1;
+    memcpy(arrp, &p, sizeof p);
+    *cap = nc;
+    return 0;
+}
+
 char *ft_strdup(const char *s)
 {
     size_t n = strlen(s) + 1;

@@ -36,6 +36,21 @@ typedef struct ft_error {
 #define FT_PRINTF(a, b)
 #endif
 
+/* In a printf-like function whose last named parameter is fmt: declare
+ * char msg[1536] holding the formatted message (the file includes stdarg.h
+ * and stdio.h).
+ *   ft_status my_err(ft_error *err, const char *fmt, ...)
+ *   { FT_VFORMAT(msg, fmt); return ft_err(err, FT_EGRAPH, "where: %s", msg); }
+ */
+#define FT_VFORMAT(msg, fmt)                                                                                            \
+    char msg[1536];                                                                                                      \
+    do {                                                                                                                 \
+        va_list ap_;                                                                                                     \
+        va_start(ap_, fmt);                                                                                              \
+        vsnprintf(msg, sizeof msg, fmt, ap_);                                                                            \
+        va_end(ap_);                                                                                                     \
+    } while (0)
+
 /* Fill err (if not NULL) and return code. Never returns FT_OK unless given it. */
 ft_status ft_err(ft_error *err, ft_status code, const char *fmt, ...) FT_PRINTF(3, 4);
 /* Prepend "prefix: " to an existing message (used to add file or node context). */
@@ -46,6 +61,12 @@ void *ft_malloc(size_t n);
 void *ft_calloc(size_t n, size_t size);
 void *ft_realloc(void *p, size_t n);
 char *ft_strdup(const char *s);
+/* Make room for element n of the array *arrp (a T **, capacity *cap elements
+ * of size bytes): when n >= *cap, double the capacity (first when it is 0).
+ * Returns 0, or -1 when out of memory (the array is then unchanged).
+ *   if (ft_grow(&v, &cap, n, sizeof *v, 16)) return oom(); v[n++] = x;
+ */
+int ft_grow(void *arrp, int *cap, int n, size_t size, int first);
 
 /* Checked arithmetic: return 0 on success, 1 on overflow. */
 static inline int ft_mul_overflow(uint64_t a, uint64_t b, uint64_t *out)

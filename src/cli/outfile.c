@@ -377,14 +377,8 @@ ft_status ft_outpath_check(const char *path, ft_error *err)
 
 static ft_status outset_add(ft_outset *s, const char *dir, const char *fname, ft_error *err, ft_outfile **out)
 {
-    if (s->n == s->cap) {
-        int nc = s->cap ? s->cap * 2 : 8;
-        ft_outfile *nf = realloc(s->f, (size_t)nc * sizeof *nf);
-        if (!nf)
-            return ft_err(err, FT_ERUNTIME, "out of memory");
-        s->f = nf;
-        s->cap = nc;
-    }
+    if (ft_grow(&s->f, &s->cap, s->n, sizeof *s->f, 8))
+        return ft_err(err, FT_ERUNTIME, "out of memory");
     size_t len = strlen(dir) + strlen(fname) + 2;
     char *path = malloc(len);
     if (!path)

@@ -1,4 +1,5 @@
 #include "report.h"
+#include "../graph/cost.h"
 #include "../graph/ftg.h"
 #include "profile.h"
 
@@ -77,17 +78,6 @@ void ft_print_summary(FILE *f, const ft_graph *g, const char *device, const ft_r
         fprintf(f, "; timings in %s/timing.json\n", dir);
 }
 
-void ft_sanitize_name(const char *name, char *buf, size_t n)
-{
-    size_t i = 0;
-    for (; name[i] && i + 1 < n; i++) {
-        char c = name[i];
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-        buf[i] = ok ? c : '_';
-    }
-    buf[i] = 0;
-}
-
 void ft_report_cmp(FILE *f, const char *prefix, const ft_cmp *c, ft_dtype dt, const ft_shape *s, ft_tol tol)
 {
     char line[1024];
@@ -155,29 +145,6 @@ char *ft_timing_json(const ft_graph *g, const ft_plan *p, const ft_run_result *r
     return out;
 }
 
-static void node_costs(const ft_graph *g, const ft_node *n, uint64_t *flops, uint64_t *bytes)
-{
-    const ft_tinfo *in[64];
-    ft_tinfo insto[64], out[64];
-    *bytes = 0;
-    for (int i = 0; i < n->n_in && i < 64; i++) {
-        if (n->in[i] < 0) {
-            in[i] = NULL;
-            continue;
-        }
-        const ft_tensor *t = &g->tensors[n->in[i]];
-        insto[i] = (ft_tinfo){t->dtype, t->shape};
-        in[i] = &insto[i];
-        *bytes += ft_tensor_bytes(t);
-    }
-    for (int o = 0; o < n->n_out && o < 64; o++) {
-        const ft_tensor *t = &g->tensors[n->out[o]];
-        out[o] = (ft_tinfo){t->dtype, t->shape};
-        *bytes += ft_tensor_bytes(t);
-    }
-    *flops = ft_op_get(n->op)->flops(n, in, out);
-}
-
 static const char *human(uint64_t b, char *buf, size_t n)
 {
     if (b < 1024)
@@ -227,7 +194,7 @@ void ft_print_info(FILE *f, const ft_graph *g, const ft_plan *p)
                                     ft_dtype_name(t->dtype), ft_shape_str(&t->shape, s));
         }
         uint64_t fl, by;
-        node_costs(g, n, &fl, &by);
+        ft_node_cost(g, n, &fl, &by);
         tf += fl;
         tb += by;
         fprintf(f, "  %4d  %-24s %-18s %-32s %14llu %14llu\n", k, n->name, ft_op_name(n->op), outs, (unsigned long long)fl,

@@ -17,9 +17,6 @@ typedef struct ft_stats {
 
 void ft_stats_compute(const double *ms, int n, ft_stats *s);
 
-/* File name of an output: characters outside [A-Za-z0-9._-] become '_'. */
-void ft_sanitize_name(const char *name, char *buf, size_t n);
-
 typedef struct ft_timing_info {
     const char *device_name, *device_desc;
     int warmup, iterations;

@@ -126,14 +126,8 @@ static int collect(caselist *L, const char *dir, const char *name, int suite, in
 {
     char model[4200];
     if (ft_test_find_model(dir, model, sizeof model)) {
-        if (L->n == L->cap) {
-            int cap = L->cap ? 2 * L->cap : 64;
-            tcase *c = realloc(L->c, (size_t)cap * sizeof *c);
-            if (!c)
-                return -1;
-            L->c = c;
-            L->cap = cap;
-        }
+        if (ft_grow(&L->c, &L->cap, L->n, sizeof *L->c, 64))
+            return -1;
         tcase *t = &L->c[L->n];
         memset(t, 0, sizeof *t);
         t->dir = ft_strdup(dir);

@@ -230,11 +230,7 @@ static ft_status attention_run(ft_kctx *k, const ft_node *n, const ft_view *in, 
     openblas_set_num_threads(par ? 1 : k->threads);
 #pragma omp parallel num_threads(k->threads) if (par)
     {
-        char *buf = ft_malloc((size_t)(sb * TB + sb) * es + (size_t)sb * sizeof(double));
-        if (!buf) {
-#pragma omp atomic write
-            failed = 1;
-        }
+        char *buf = cpu_thread_scratch((size_t)(sb * TB + sb) * es + (size_t)sb * sizeof(double), &failed);
         /* dynamic: with causal, later query blocks see more keys */
 #pragma omp for schedule(dynamic, 1)
         for (int64_t it = 0; it < items; it++) {

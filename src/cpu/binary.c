@@ -13,8 +13,6 @@
 #include <string.h>
 
 #define EW_MAX_IN 3
-/* Thread ranges start on multiples of this many elements (no shared cache lines). */
-#define CHUNK_ALIGN 64
 
 /* A row: n elements of y from inputs x[j]; bit j of units is set when input j
  * advances along the row (stride 1), clear when it repeats one element. */
@@ -34,44 +32,12 @@ typedef struct ew_plan {
 static void ew_setup(ew_plan *pl, ew_row fn, void *y, const ft_shape *oshape, size_t osz, int nin,
                      const void *const *x, const ft_shape *const *ishape, const size_t *isz)
 {
-    int64_t st[EW_MAX_IN][FT_MAX_RANK];
     pl->nin = nin, pl->fn = fn, pl->y = y, pl->osz = osz;
-    for (int j = 0; j < nin; j++) {
-        ft_broadcast_strides(ishape[j], oshape, st[j]);
+    for (int j = 0; j < nin; j++)
         pl->x[j] = x[j], pl->isz[j] = isz[j];
-    }
-    int r = 0;
-    for (int d = 0; d < oshape->rank; d++) {
-        const int64_t dim = oshape->dims[d];
-        if (dim == 1)
-            continue;
-        int merge = r > 0;
-        for (int j = 0; j < nin && merge; j++)
-            merge = pl->st[j][r - 1] == st[j][d] * dim;
-        if (merge) {
-            pl->dims[r - 1] *= dim;
-            for (int j = 0; j < nin; j++)
-                pl->st[j][r - 1] = st[j][d];
-            continue;
-        }
-        pl->dims[r] = dim;
-        for (int j = 0; j < nin; j++)
-            pl->st[j][r] = st[j][d];
-        r++;
-    }
-    if (r == 0) { /* a scalar or all dims 1: one element */
-        pl->dims[0] = 1;
-        for (int j = 0; j < nin; j++)
-            pl->st[j][0] = 0;
-        r = 1;
-    }
-    pl->rank = r;
     /* The innermost stride of an input is its own row-major stride over output
      * dims of size 1 only, so it is 1 or 0 (broadcast). */
-    pl->units = 0;
-    for (int j = 0; j < nin; j++)
-        if (pl->st[j][r - 1] != 0)
-            pl->units |= 1u << j;
+    pl->rank = ft_broadcast_merge(oshape, nin, ishape, pl->dims, pl->st, &pl->units);
 }
 
 /* Output elements [s, e) in row-major order. */
@@ -110,20 +76,11 @@ static void ew_range(const ew_plan *pl, int64_t s, int64_t e)
     }
 }
 
+static void ew_range_fn(void *pl, int64_t s, int64_t e) { ew_range(pl, s, e); }
+
 static void ew_run(const ew_plan *pl, int64_t total, int threads)
 {
-    if (total < CPU_PAR_MIN || threads < 2) {
-        ew_range(pl, 0, total);
-        return;
-    }
-    const int64_t parts = threads;
-#pragma omp parallel for num_threads(threads) if (total >= CPU_PAR_MIN) schedule(static)
-    for (int64_t t = 0; t < parts; t++) {
-        int64_t s = t == 0 ? 0 : (total * t / parts) & ~(int64_t)(CHUNK_ALIGN - 1);
-        int64_t e = t == parts - 1 ? total : (total * (t + 1) / parts) & ~(int64_t)(CHUNK_ALIGN - 1);
-        if (e > s)
-            ew_range(pl, s, e);
-    }
+    cpu_run_ranges(threads, total, ew_range_fn, (void *)pl);
 }
 
 /* ------------------------------ row functions ------------------------------ */
@@ -484,8 +441,7 @@ ft_status cpu_binary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
     else
         fn = bin_rows[op][dt];
     if (!fn)
-        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "no CPU kernel for %s on %s", ft_op_name(op),
-                           ft_dtype_name(dt));
+        return cpu_no_kernel(k, n, dt);
     const int64_t total = (int64_t)ft_numel(&out[0].shape);
     if (total == 0)
         return FT_OK;
@@ -514,8 +470,7 @@ ft_status cpu_variadic(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view 
     const ft_dtype dt = in[0].dtype;
     const ew_row fn = bin_rows[n->op][dt];
     if (!fn)
-        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "no CPU kernel for %s on %s", ft_op_name(n->op),
-                           ft_dtype_name(dt));
+        return cpu_no_kernel(k, n, dt);
     const int64_t total = (int64_t)ft_numel(&out[0].shape);
     if (total == 0)
         return FT_OK;
@@ -538,8 +493,7 @@ ft_status cpu_where(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
     const size_t es = ft_dtype_size(out[0].dtype);
     ew_row fn = es == 1 ? where1_row : es == 2 ? where2_row : es == 4 ? where4_row : es == 8 ? where8_row : NULL;
     if (!fn)
-        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "no CPU kernel for where on %s",
-                           ft_dtype_name(out[0].dtype));
+        return cpu_no_kernel(k, n, out[0].dtype);
     const int64_t total = (int64_t)ft_numel(&out[0].shape);
     if (total == 0)
         return FT_OK;

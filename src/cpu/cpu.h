@@ -35,13 +35,28 @@ static inline int64_t cpu_col_chunk(int64_t inner, int64_t nouter, int threads, 
     return c < max ? c : max;
 }
 
+/* fn(ctx, start, end) over 0..n: on one thread below CPU_PAR_MIN, else over
+ * `threads` contiguous ranges whose bounds are multiples of 64 elements, so
+ * that two threads never write the same cache line (cpu_backend.c). */
+void cpu_run_ranges(int threads, int64_t n, void (*fn)(void *ctx, int64_t start, int64_t end), void *ctx);
+
+/* The error of a kernel without a loop for dtype dt: "no CPU kernel for OP on DT". */
+ft_status cpu_no_kernel(ft_kctx *k, const ft_node *n, ft_dtype dt);
+/* "dtype DT is not supported by the cpu OP kernel". */
+ft_status cpu_bad_dtype(ft_kctx *k, const ft_node *n, ft_dtype dt);
+
+/* A thread's scratch buffer inside a parallel region: ft_malloc(bytes), or
+ * NULL with *failed set (atomically) for the caller to report after the
+ * region (cpu_backend.c). */
+void *cpu_thread_scratch(size_t bytes, int *failed);
+
 /* Element i of an i32 or i64 index tensor. */
 static inline int64_t cpu_load_index(const void *p, int is64, int64_t i)
 {
     return is64 ? ((const int64_t *)p)[i] : (int64_t)((const int32_t *)p)[i];
 }
 
-/* elementwise.c */
+/* unary.c, binary.c */
 ft_status cpu_unary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_cast(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_binary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);

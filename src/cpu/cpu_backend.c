@@ -150,3 +150,41 @@ const ft_backend ft_cpu_backend = {
     .sync = cpu_sync,
     .kernels = cpu_kernels,
 };
+
+void cpu_run_ranges(int threads, int64_t n, void (*fn)(void *ctx, int64_t start, int64_t end), void *ctx)
+{
+    const int64_t align = 64;
+    if (n < CPU_PAR_MIN || threads < 2) {
+        fn(ctx, 0, n);
+        return;
+    }
+    const int64_t parts = threads;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t t = 0; t < parts; t++) {
+        int64_t s = t == 0 ? 0 : (n * t / parts) & ~(align - 1);
+        int64_t e = t == parts - 1 ? n : (n * (t + 1) / parts) & ~(align - 1);
+        if (e > s)
+            fn(ctx, s, e);
+    }
+}
+
+ft_status cpu_no_kernel(ft_kctx *k, const ft_node *n, ft_dtype dt)
+{
+    return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "no CPU kernel for %s on %s", ft_op_name(n->op), ft_dtype_name(dt));
+}
+
+ft_status cpu_bad_dtype(ft_kctx *k, const ft_node *n, ft_dtype dt)
+{
+    return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cpu %s kernel", ft_dtype_name(dt),
+                       ft_op_name(n->op));
+}
+
+void *cpu_thread_scratch(size_t bytes, int *failed)
+{
+    void *p = ft_malloc(bytes);
+    if (!p) {
+#pragma omp atomic write
+        *failed = 1;
+    }
+    return p;
+}

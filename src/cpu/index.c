@@ -359,8 +359,7 @@ static ft_status along_axis(ft_kctx *k, const ft_node *n, const ft_view *in, ft_
     case FT_F16: case FT_BF16: case FT_BOOL: case FT_DTYPE_COUNT: break;
     }
     if (slot < 0)
-        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cpu %s kernel",
-                           ft_dtype_name(in[0].dtype), ft_op_name(n->op));
+        return cpu_bad_dtype(k, n, in[0].dtype);
     int64_t outer, len, inner;
     ft_reduce_around_axis(&in[0].shape, axis, &outer, &len, &inner);
     int64_t lines = outer * inner;

@@ -273,11 +273,7 @@ ft_status cpu_topk(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
     int par = blocks > 1 && (uint64_t)outer * (uint64_t)inner * (uint64_t)dim >= CPU_PAR_MIN;
 #pragma omp parallel num_threads(k->threads) if (par)
     {
-        char *buf = ft_malloc(need);
-        if (!buf) {
-#pragma omp atomic write
-            failed = 1;
-        }
+        char *buf = cpu_thread_scratch(need, &failed);
 #pragma omp for schedule(dynamic, 1)
         for (int64_t blk = 0; blk < blocks; blk++) {
             if (!buf)

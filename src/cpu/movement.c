@@ -21,6 +21,9 @@
 typedef uint16_t u16a __attribute__((may_alias));
 typedef uint32_t u32a __attribute__((may_alias));
 typedef uint64_t u64a __attribute__((may_alias));
+/* The cases of a switch over an element size with a unit type: M(T) moves
+ * elements as T. */
+#define BY_UNIT(M) case 1: M(uint8_t) break; case 2: M(u16a) break; case 4: M(u32a) break; case 8: M(u64a) break;
 
 static void fill_elems(char *d, const char *s, int64_t n, size_t es)
 {
@@ -46,10 +49,7 @@ static void run_copy(char *d, int64_t dst, const char *s, int64_t sst, int64_t n
     }
 #define RUN(T) { T *D = (T *)d; const T *S = (const T *)s; for (int64_t i = 0; i < n; i++) D[i * dst] = S[i * sst]; }
     switch (es) {
-    case 1: RUN(uint8_t) break;
-    case 2: RUN(u16a) break;
-    case 4: RUN(u32a) break;
-    case 8: RUN(u64a) break;
+    BY_UNIT(RUN)
     default:
         for (int64_t i = 0; i < n; i++)
             memcpy(d + i * dst * (int64_t)es, s + i * sst * (int64_t)es, es);
@@ -404,10 +404,7 @@ ft_status cpu_gather_elements(ft_kctx *k, const ft_node *n, const ft_view *in, f
             if (v < 0) v += dim; \
             D[i0 + j] = S[base + (last ? 0 : j) + v * sa]; } }
         switch (es) {
-        case 1: GE(uint8_t) break;
-        case 2: GE(u16a) break;
-        case 4: GE(u32a) break;
-        case 8: GE(u64a) break;
+        BY_UNIT(GE)
         default:
             for (int64_t j = 0; j < len; j++) {
                 int64_t v = cpu_load_index(ip, is64, i0 + j);

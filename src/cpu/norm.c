@@ -70,8 +70,7 @@ DEF_SOFTMAX(f64, double, exp)
 
 static ft_status bad_dtype(ft_kctx *k, const ft_node *n, ft_dtype dt)
 {
-    return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cpu %s kernel",
-                       ft_dtype_name(dt), ft_op_name(n->op));
+    return cpu_bad_dtype(k, n, dt);
 }
 
 ft_status cpu_softmax(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)

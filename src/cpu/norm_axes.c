@@ -88,8 +88,7 @@ ft_status cpu_axes_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view
 {
     const ft_dtype dt = in[0].dtype;
     if (dt != FT_F32 && dt != FT_F64)
-        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "no CPU kernel for %s on %s", ft_op_name(n->op),
-                           ft_dtype_name(dt));
+        return cpu_no_kernel(k, n, dt);
     const int64_t total = (int64_t)ft_numel(&in[0].shape);
     if (total == 0)
         return FT_OK;

@@ -64,8 +64,7 @@ static double load(ft_dtype dt, const void *p, int64_t i)
 
 static ft_status bad_dtype(ft_kctx *k, const ft_node *n, ft_dtype dt)
 {
-    return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cpu %s kernel",
-                       ft_dtype_name(dt), ft_op_name(n->op));
+    return cpu_bad_dtype(k, n, dt);
 }
 
 static ft_status oom(ft_kctx *k, const ft_node *n, int64_t cnt)

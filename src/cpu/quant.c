@@ -77,31 +77,40 @@ static inline void st_f(void *p, ft_dtype dt, int64_t i, double v)
 }
 
 /* (outer, len, inner) of x around the per-axis scale's axis; len 1 per tensor. */
-static void split_axis(const ft_node *n, const ft_shape *x, int64_t *outer, int64_t *len, int64_t *inner)
+/* quantize_linear and dequantize_linear: x as [outer, len, inner] around
+ * the axis of the scale (len 1 for a scalar scale), whether a zero point is
+ * given, and whether the work is worth threads. */
+typedef struct {
+    int64_t outer, len, inner;
+    int has_zp, par;
+} qplan;
+
+static qplan plan_of(const ft_node *n, const ft_view *in)
 {
+    qplan q;
     int ax = n->params.quant.axis;
-    if (ax < 0) {
-        *outer = 1, *len = 1, *inner = (int64_t)ft_numel(x);
-        return;
-    }
-    ft_reduce_around_axis(x, ax, outer, len, inner);
+    if (ax < 0)
+        q.outer = 1, q.len = 1, q.inner = (int64_t)ft_numel(&in[0].shape);
+    else
+        ft_reduce_around_axis(&in[0].shape, ax, &q.outer, &q.len, &q.inner);
+    q.has_zp = n->n_in > 2 && in[2].data;
+    q.par = ft_numel(&in[0].shape) >= CPU_PAR_MIN;
+    return q;
 }
 
 ft_status cpu_quantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    int64_t outer, len, inner, lo, hi;
-    split_axis(n, &in[0].shape, &outer, &len, &inner);
+    int64_t lo, hi;
+    const qplan q = plan_of(n, in);
     ft_dtype xd = in[0].dtype, qd = out[0].dtype;
     ft_qrange(qd, &lo, &hi);
-    int has_zp = n->n_in > 2 && in[2].data;
-    int par = ft_numel(&in[0].shape) >= CPU_PAR_MIN;
-#pragma omp parallel for collapse(2) num_threads(k->threads) if (par)
-    for (int64_t o = 0; o < outer; o++)
-        for (int64_t c = 0; c < len; c++) {
+#pragma omp parallel for collapse(2) num_threads(k->threads) if (q.par)
+    for (int64_t o = 0; o < q.outer; o++)
+        for (int64_t c = 0; c < q.len; c++) {
             double s = ld_f(in[1].data, xd, c);
-            int64_t zp = has_zp ? ld_i(in[2].data, in[2].dtype, c) : 0;
-            int64_t base = (o * len + c) * inner;
-            for (int64_t i = base; i < base + inner; i++)
+            int64_t zp = q.has_zp ? ld_i(in[2].data, in[2].dtype, c) : 0;
+            int64_t base = (o * q.len + c) * q.inner;
+            for (int64_t i = base; i < base + q.inner; i++)
                 st_i(out[0].data, qd, i, ft_qsat(rint(in_dt(ld_f(in[0].data, xd, i) / s, xd)), zp, lo, hi));
         }
     return FT_OK;
@@ -109,19 +118,16 @@ ft_status cpu_quantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, f
 
 ft_status cpu_dequantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    int64_t outer, len, inner;
-    split_axis(n, &in[0].shape, &outer, &len, &inner);
+    const qplan q = plan_of(n, in);
     ft_dtype xd = in[0].dtype, sd = in[1].dtype;
-    int has_zp = n->n_in > 2 && in[2].data;
-    int par = ft_numel(&in[0].shape) >= CPU_PAR_MIN;
-#pragma omp parallel for collapse(2) num_threads(k->threads) if (par)
-    for (int64_t o = 0; o < outer; o++)
-        for (int64_t c = 0; c < len; c++) {
+#pragma omp parallel for collapse(2) num_threads(k->threads) if (q.par)
+    for (int64_t o = 0; o < q.outer; o++)
+        for (int64_t c = 0; c < q.len; c++) {
             /* ONNX: (float32(x) - float32(zp)) * scale, the product in f64 for an f64 scale */
             double s = ld_f(in[1].data, sd, c);
-            float zf = has_zp ? (float)ld_i(in[2].data, xd, c) : 0.0f;
-            int64_t base = (o * len + c) * inner;
-            for (int64_t i = base; i < base + inner; i++) {
+            float zf = q.has_zp ? (float)ld_i(in[2].data, xd, c) : 0.0f;
+            int64_t base = (o * q.len + c) * q.inner;
+            for (int64_t i = base; i < base + q.inner; i++) {
                 float d = (float)ld_i(in[0].data, xd, i) - zf;
                 st_f(out[0].data, sd, i, sd == FT_F64 ? (double)d * s : (double)(d * (float)s));
             }

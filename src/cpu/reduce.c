@@ -698,8 +698,7 @@ ft_status cpu_arg(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
     case FT_F16: case FT_BF16: case FT_BOOL: case FT_DTYPE_COUNT: break;
     }
     if (!f)
-        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cpu %s kernel",
-                           ft_dtype_name(in[0].dtype), ft_op_name(n->op));
+        return cpu_bad_dtype(k, n, in[0].dtype);
     int64_t outer, len, inner;
     ft_reduce_around_axis(s, axis, &outer, &len, &inner);
     if (outer * inner == 0)

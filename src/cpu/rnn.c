@@ -185,8 +185,7 @@ ft_status cpu_rnn(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
     const ft_rnn_params *p = &n->params.rnn;
     ft_dtype dt = in[0].dtype;
     if (dt != FT_F32 && dt != FT_F64)
-        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cpu %s kernel",
-                           ft_dtype_name(dt), ft_op_name(n->op));
+        return cpu_bad_dtype(k, n, dt);
     const int64_t *xd = in[0].shape.dims;
     rnn_geo g = {.T = xd[p->layout ? 1 : 0], .B = xd[p->layout ? 0 : 1], .NI = xd[2], .H = p->hidden, .G = p->gates,
                  .D = p->ndir, .dt = dt, .es = ft_dtype_size(dt)};

@@ -17,28 +17,6 @@ typedef struct un_params {
 
 typedef void (*un_row)(const un_params *p, void *y, const void *x, int64_t n);
 
-/* Chunk boundaries are multiples of this many elements so two threads never
- * write the same cache line. */
-#define CHUNK_ALIGN 64
-
-typedef void (*range_fn)(void *ctx, int64_t start, int64_t end);
-
-static void run_ranges(int threads, int64_t n, range_fn fn, void *ctx)
-{
-    if (n < CPU_PAR_MIN || threads < 2) {
-        fn(ctx, 0, n);
-        return;
-    }
-    const int64_t parts = threads;
-#pragma omp parallel for num_threads(threads) if (n >= CPU_PAR_MIN) schedule(static)
-    for (int64_t t = 0; t < parts; t++) {
-        int64_t s = t == 0 ? 0 : (n * t / parts) & ~(int64_t)(CHUNK_ALIGN - 1);
-        int64_t e = t == parts - 1 ? n : (n * (t + 1) / parts) & ~(int64_t)(CHUNK_ALIGN - 1);
-        if (e > s)
-            fn(ctx, s, e);
-    }
-}
-
 /* ---------------------------- float expressions ---------------------------- */
 
 /* glibc's libmvec has vector versions of these (x86-64, glibc 2.35+). math.h
@@ -296,13 +274,12 @@ ft_status cpu_unary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
                    .lambd = up->lambd, .bias = up->bias, .ilo = up->ilo, .ihi = up->ihi};
     un_row fn = op == FT_OP_GELU && up->gelu_tanh ? gelu_tanh_rows[dt] : unary_row(op, dt);
     if (!fn)
-        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "no CPU kernel for %s on %s", ft_op_name(op),
-                           ft_dtype_name(dt));
+        return cpu_no_kernel(k, n, dt);
     const int64_t cnt = (int64_t)ft_numel(&in[0].shape);
     if (cnt == 0)
         return FT_OK;
     un_job j = {fn, &p, in[0].data, out[0].data, ft_dtype_size(dt), ft_dtype_size(out[0].dtype)};
-    run_ranges(k->threads, cnt, un_range, &j);
+    cpu_run_ranges(k->threads, cnt, un_range, &j);
     return FT_OK;
 }
 
@@ -449,6 +426,6 @@ ft_status cpu_cast(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
         return FT_OK;
     }
     cast_job j = {cast_from[src], dst, in[0].data, out[0].data, ft_dtype_size(src), ft_dtype_size(dst)};
-    run_ranges(k->threads, cnt, cast_range, &j);
+    cpu_run_ranges(k->threads, cnt, cast_range, &j);
     return FT_OK;
 }

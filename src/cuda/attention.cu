@@ -664,19 +664,29 @@ template <class T> __global__ void __launch_bounds__(RW_NT) attn_rows(attn_args 
 static int aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 static unsigned blocks_for(int64_t items) { return (unsigned)(items < INT_MAX ? items : INT_MAX); }
 
+/* Launch kern over a.items blocks of nt threads with smem bytes of dynamic
+ * shared memory, first raising kern's limit on this device (once: opted_in
+ * is the caller's record of the device). */
+template <class K>
+static ft_status launch_smem(ft_kctx *k, const ft_node *n, K kern, int &opted_in, size_t smem, unsigned nt,
+                             const attn_args &a)
+{
+    if (opted_in != k->be->device) {
+        CU_TRY(k, n, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        opted_in = k->be->device;
+    }
+    kern<<<blocks_for(a.items), nt, smem, k->be->stream>>>(a);
+    CU_LAUNCHED(k, n);
+    return FT_OK;
+}
+
 template <class T, int DMAX> static ft_status run_tc(ft_kctx *k, const ft_node *n, attn_args a)
 {
     size_t smem = tc_cfg<DMAX>::SMEM;
     a.nqb = (a.S + TC_BQ - 1) / TC_BQ;
     a.items = a.B * a.H * a.nqb;
     static int opted_in = -1; /* device whose limit was raised: once, during the warmup run */
-    if (opted_in != k->be->device) {
-        CU_TRY(k, n, cudaFuncSetAttribute(attn_tc<T, DMAX>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        opted_in = k->be->device;
-    }
-    attn_tc<T, DMAX><<<blocks_for(a.items), TC_NT, smem, k->be->stream>>>(a);
-    CU_LAUNCHED(k, n);
-    return FT_OK;
+    return launch_smem(k, n, attn_tc<T, DMAX>, opted_in, smem, TC_NT, a);
 }
 
 template <class T, int DMAX> static ft_status run_simt(ft_kctx *k, const ft_node *n, attn_args a)
@@ -685,13 +695,7 @@ template <class T, int DMAX> static ft_status run_simt(ft_kctx *k, const ft_node
     a.nqb = (a.S + SM_BQ - 1) / SM_BQ;
     a.items = a.B * a.H * a.nqb;
     static int opted_in = -1;
-    if (opted_in != k->be->device) {
-        CU_TRY(k, n, cudaFuncSetAttribute(attn_simt<T, DMAX>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        opted_in = k->be->device;
-    }
-    attn_simt<T, DMAX><<<blocks_for(a.items), SM_NT, smem, k->be->stream>>>(a);
-    CU_LAUNCHED(k, n);
-    return FT_OK;
+    return launch_smem(k, n, attn_simt<T, DMAX>, opted_in, smem, SM_NT, a);
 }
 
 template <class T> static ft_status run_rows(ft_kctx *k, const ft_node *n, attn_args a)

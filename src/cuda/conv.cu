@@ -251,22 +251,6 @@ __global__ void __launch_bounds__(CU_BLOCK)
 
 /* ------------------------------------------------------------------ launchers */
 
-#define CV_BY_SIZE(es, E, ...)                                                                                       \
-    switch (es) {                                                                                                    \
-    case 2: {                                                                                                        \
-        typedef uint16_t E;                                                                                          \
-        __VA_ARGS__;                                                                                                 \
-    } break;                                                                                                         \
-    case 4: {                                                                                                        \
-        typedef uint32_t E;                                                                                          \
-        __VA_ARGS__;                                                                                                 \
-    } break;                                                                                                         \
-    default: {                                                                                                       \
-        typedef unsigned long long E;                                                                                \
-        __VA_ARGS__;                                                                                                 \
-    } break;                                                                                                         \
-    }
-
 template <class T>
 static void bias_fill_launch(const ft_backend_ctx *be, const void *bias, void *y, const cv_geom *g, uint64_t total)
 {
@@ -418,7 +402,7 @@ CU_KFN(cu_conv)
         for (int64_t p0 = 0; p0 < P; p0 += pt) {
             int64_t pc = P - p0 < pt ? P - p0 : pt;
             uint64_t cnt = (uint64_t)ntc * (uint64_t)g.C * (uint64_t)pc;
-            CV_BY_SIZE(es, E,
+            CU_ELEM_DISPATCH(es, E,
                        cv_im2col<E><<<cu_grid(k->be, cnt), CU_BLOCK, 0, s>>>((const E *)x, (E *)ws, g, n0,
                                                                                (uint64_t)p0, (uint64_t)pc, cnt));
             CU_LAUNCHED(k, n);

@@ -226,49 +226,27 @@ template <class TD, class TS> EW_HD TD f_to_int(TS v)
 /* Every source reaches its destination from one of three exact forms: an
  * int64 (integer and bool sources; int -> int wraps), a float (f16, bf16,
  * f32), a double (f64). These are the CPU's rules per source type. */
-template <ft_dtype D> EW_HD typename st_of<D>::type cast_i64(int64_t v)
-{
-    typedef typename st_of<D>::type TD;
-    if constexpr (D == FT_F16)
-        return f16_of(ft_i64_to_f32_odd(v));
-    else if constexpr (D == FT_BF16)
-        return bf16_of(ft_i64_to_f32_odd(v));
-    else if constexpr (D == FT_F32 || D == FT_F64)
-        return (TD)v;
-    else if constexpr (D == FT_BOOL)
-        return (uint8_t)(v != 0);
-    else
-        return (TD)v;
-}
+EW_HD float to_f32_once(int64_t v) { return ft_i64_to_f32_odd(v); }
+EW_HD float to_f32_once(float v) { return v; }
+EW_HD float to_f32_once(double v) { return ft_f64_to_f32_odd(v); }
 
-template <ft_dtype D> EW_HD typename st_of<D>::type cast_f32(float v)
+/* V is int64_t, float or double; f16 and bf16 round through f32 once more
+ * (to_f32_once rounds to odd, so the two roundings make one). */
+template <ft_dtype D, class V> EW_HD typename st_of<D>::type cast_from(V v)
 {
     typedef typename st_of<D>::type TD;
     if constexpr (D == FT_F16)
-        return f16_of(v);
+        return f16_of(to_f32_once(v));
     else if constexpr (D == FT_BF16)
-        return bf16_of(v);
+        return bf16_of(to_f32_once(v));
     else if constexpr (D == FT_F32 || D == FT_F64)
         return (TD)v;
     else if constexpr (D == FT_BOOL)
         return (uint8_t)(v != 0);
-    else
+    else if constexpr (is_fp<V>::value)
         return f_to_int<TD>(v);
-}
-
-template <ft_dtype D> EW_HD typename st_of<D>::type cast_f64(double v)
-{
-    typedef typename st_of<D>::type TD;
-    if constexpr (D == FT_F16)
-        return f16_of(ft_f64_to_f32_odd(v));
-    else if constexpr (D == FT_BF16)
-        return bf16_of(ft_f64_to_f32_odd(v));
-    else if constexpr (D == FT_F32 || D == FT_F64)
+    else
         return (TD)v;
-    else if constexpr (D == FT_BOOL)
-        return (uint8_t)(v != 0);
-    else
-        return f_to_int<TD>(v);
 }
 
 template <ft_dtype S, ft_dtype D> struct Cast {
@@ -279,15 +257,15 @@ template <ft_dtype S, ft_dtype D> struct Cast {
     EW_HD TO operator()(TA x, TB, TC, int64_t) const
     {
         if constexpr (S == FT_BOOL)
-            return cast_i64<D>((int64_t)(x != 0));
+            return cast_from<D>((int64_t)(x != 0));
         else if constexpr (S == FT_F64)
-            return cast_f64<D>(x);
+            return cast_from<D>(x);
         else if constexpr (S == FT_F16)
-            return cast_f32<D>(f32_of(x));
+            return cast_from<D>(f32_of(x));
         else if constexpr (is_fp<TA>::value)
-            return cast_f32<D>(widen(x));
+            return cast_from<D>(widen(x));
         else
-            return cast_i64<D>((int64_t)x);
+            return cast_from<D>((int64_t)x);
     }
 };
 

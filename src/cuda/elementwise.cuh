@@ -410,42 +410,10 @@ inline void magic_div(uint32_t d, uint32_t *mag, uint32_t *shr)
 
 inline void ew_geometry(ew_geo *g, const ft_shape *os, int nin, const ft_view *const *ins)
 {
-    int64_t st[3][FT_MAX_RANK];
-    for (int j = 0; j < nin; j++) {
-        const cu_shape s = cu_shape_bcast(&ins[j]->shape, os);
-        for (int d = 0; d < os->rank; d++)
-            st[j][d] = s.strides[d];
-    }
-    int r = 0;
-    for (int d = 0; d < os->rank; d++) {
-        const int64_t dim = os->dims[d];
-        if (dim == 1)
-            continue;
-        bool merge = r > 0;
-        for (int j = 0; j < nin && merge; j++)
-            merge = g->st[j][r - 1] == st[j][d] * dim;
-        if (merge) {
-            g->dims[r - 1] *= dim;
-            for (int j = 0; j < nin; j++)
-                g->st[j][r - 1] = st[j][d];
-            continue;
-        }
-        g->dims[r] = dim;
-        for (int j = 0; j < nin; j++)
-            g->st[j][r] = st[j][d];
-        r++;
-    }
-    if (r == 0) { /* a scalar, or every dim 1 */
-        g->dims[0] = 1;
-        for (int j = 0; j < nin; j++)
-            g->st[j][0] = 0;
-        r = 1;
-    }
-    g->rank = r;
-    g->unit = 0;
+    const ft_shape *shapes[3];
     for (int j = 0; j < nin; j++)
-        if (g->st[j][r - 1] != 0)
-            g->unit |= 1u << j;
+        shapes[j] = &ins[j]->shape;
+    g->rank = ft_broadcast_merge(os, nin, shapes, g->dims, g->st, &g->unit);
 }
 
 /* Runs functor f over out (NIN inputs ins[], each broadcasting to out when BC,

@@ -364,6 +364,20 @@ ft_status start_scatter(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view
     return FT_OK;
 }
 
+/* run_scatter over count work items (the slices of scatter_nd, the lines of
+ * scatter_elements). */
+template <class A>
+ft_status launch_scatter(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, const A &a, int64_t count)
+{
+    const int red = n->params.index.reduction;
+    const bool is_bool = in[0].dtype == FT_BOOL;
+    unsigned grid = cu_grid(k->be, (uint64_t)count);
+    cudaStream_t s = k->be->stream;
+    CU_DISPATCH(in[0].dtype, T, run_scatter<T>(in, out->data, a, red, is_bool, grid, s));
+    CU_LAUNCHED(k, n);
+    return FT_OK;
+}
+
 } // namespace
 
 CU_KFN(cu_gather_nd)
@@ -395,13 +409,7 @@ CU_KFN(cu_scatter_nd)
     ft_status st = cu_check_indices(k, n, &in[1], a.m, a.dims);
     if (st || (st = start_scatter(k, n, in, out)) || a.nt == 0 || a.slice == 0)
         return st;
-    const int red = n->params.index.reduction;
-    const bool is_bool = in[0].dtype == FT_BOOL;
-    unsigned grid = cu_grid(k->be, (uint64_t)a.slice);
-    cudaStream_t s = k->be->stream;
-    CU_DISPATCH(in[0].dtype, T, run_scatter<T>(in, out->data, a, red, is_bool, grid, s));
-    CU_LAUNCHED(k, n);
-    return FT_OK;
+    return launch_scatter(k, n, in, out, a, a.slice);
 }
 
 CU_KFN(cu_scatter_elements)
@@ -421,13 +429,7 @@ CU_KFN(cu_scatter_elements)
     memcpy(a.qd, q->dims, sizeof(int64_t) * (size_t)q->rank);
     ft_strides(q, a.qs);
     ft_strides(d, a.ds);
-    const int red = n->params.index.reduction;
-    const bool is_bool = in[0].dtype == FT_BOOL;
-    unsigned grid = cu_grid(k->be, (uint64_t)a.lines);
-    cudaStream_t s = k->be->stream;
-    CU_DISPATCH(in[0].dtype, T, run_scatter<T>(in, out->data, a, red, is_bool, grid, s));
-    CU_LAUNCHED(k, n);
-    return FT_OK;
+    return launch_scatter(k, n, in, out, a, a.lines);
 }
 
 CU_KFN(cu_one_hot)

@@ -678,22 +678,6 @@ template <class E> __global__ void __launch_bounds__(256) pm_tiled(const E *src,
     }
 }
 
-#define PM_BY_SIZE(es, E, ...)                                                                                       \
-    switch (es) {                                                                                                    \
-    case 2: {                                                                                                        \
-        typedef uint16_t E;                                                                                          \
-        __VA_ARGS__;                                                                                                 \
-    } break;                                                                                                         \
-    case 4: {                                                                                                        \
-        typedef uint32_t E;                                                                                          \
-        __VA_ARGS__;                                                                                                 \
-    } break;                                                                                                         \
-    default: {                                                                                                       \
-        typedef unsigned long long E;                                                                                \
-        __VA_ARGS__;                                                                                                 \
-    } break;                                                                                                         \
-    }
-
 /* dst (contiguous over dims[0..r), r <= FT_MAX_RANK, dims already merged)
  * = src at strides st, elements of es bytes. */
 static ft_status pm_launch(ft_kctx *k, const ft_node *n, size_t es, const void *src, void *dst, int r,
@@ -731,7 +715,7 @@ static ft_status pm_launch(ft_kctx *k, const ft_node *n, size_t es, const void *
         a.tiles = total / (uint64_t)(a.P * a.Q) * a.tp * a.tq;
         uint64_t cap = (uint64_t)k->be->sm_count * 16;
         unsigned grid = (unsigned)(a.tiles < cap ? a.tiles : cap);
-        PM_BY_SIZE(es, E, pm_tiled<E><<<grid, dim3(32, 8), 0, s>>>((const E *)src, (E *)dst, a));
+        CU_ELEM_DISPATCH(es, E, pm_tiled<E><<<grid, dim3(32, 8), 0, s>>>((const E *)src, (E *)dst, a));
         CU_LAUNCHED(k, n);
         return FT_OK;
     }
@@ -740,7 +724,7 @@ static ft_status pm_launch(ft_kctx *k, const ft_node *n, size_t es, const void *
     a.r = r;
     for (int d = 0; d < r; d++)
         a.dims[d] = dims[d], a.st[d] = st[d];
-    PM_BY_SIZE(es, E, pm_naive<E><<<cu_grid(k->be, total), CU_BLOCK, 0, s>>>((const E *)src, (E *)dst, a, total));
+    CU_ELEM_DISPATCH(es, E, pm_naive<E><<<cu_grid(k->be, total), CU_BLOCK, 0, s>>>((const E *)src, (E *)dst, a, total));
     CU_LAUNCHED(k, n);
     return FT_OK;
 }
@@ -917,6 +901,23 @@ static ft_status ein_pack(ein_ctx *e, const ft_ein_op *op, const int8_t *lab, in
             return st_;                                                                                              \
     } while (0)
 
+/* op packed contiguous as [batch, x, y] (labels g->bl, then xl, then yl;
+ * the labels of mask sum summed away) into buffer `which`: *p gets the data
+ * and st the strides of x, y and the batch. */
+static ft_status ein_pack_bxy(ein_ctx *e, int which, const ft_ein_op *op, const ft_ein_pair_plan *g, const int8_t *xl,
+                              int nx, const int8_t *yl, int ny, uint64_t sum, uint64_t X, uint64_t Y, const void **p,
+                              int64_t *st)
+{
+    int8_t seq[FT_EIN_NL];
+    const int nb = g->nb;
+    void *buf = ein_buf(e, which, g->BT * X * Y * e->es);
+    memcpy(seq, g->bl, (size_t)nb), memcpy(seq + nb, xl, (size_t)nx), memcpy(seq + nb + nx, yl, (size_t)ny);
+    EIN_TRY(ein_pack(e, op, seq, nb + nx + ny, sum, buf));
+    *p = buf;
+    st[0] = (int64_t)Y, st[1] = 1, st[2] = (int64_t)(X * Y);
+    return FT_OK;
+}
+
 /* Contracts a and b keeping the labels of keep. With res, the result goes
  * to dst in the label order res (exactly the kept labels); otherwise into
  * the intermediate area `inter`, in an order chosen here and described by
@@ -964,21 +965,10 @@ static ft_status ein_pair(ein_ctx *e, const ft_ein_op *a, const ft_ein_op *b, ui
                    group_of(e, b->st, bl, nb, &bst[2]) && cm_operand((int64_t)K, (int64_t)N, bst[0], bst[1], &op, &ld);
     const void *A = a->data, *B = b->data;
     void *C = dst;
-    int8_t seq[FT_EIN_NL];
-    if (!a_direct) {
-        void *pa = ein_buf(e, EB_PA, BT * M * K * es);
-        memcpy(seq, bl, (size_t)nb), memcpy(seq + nb, ml, (size_t)nm), memcpy(seq + nb + nm, kl, (size_t)nk);
-        EIN_TRY(ein_pack(e, a, seq, nb + nm + nk, sa, pa));
-        A = pa;
-        ast[0] = (int64_t)K, ast[1] = 1, ast[2] = (int64_t)(M * K);
-    }
-    if (!b_direct) {
-        void *pb = ein_buf(e, EB_PB, BT * K * N * es);
-        memcpy(seq, bl, (size_t)nb), memcpy(seq + nb, kl, (size_t)nk), memcpy(seq + nb + nk, nl, (size_t)nn);
-        EIN_TRY(ein_pack(e, b, seq, nb + nk + nn, sb, pb));
-        B = pb;
-        bst[0] = (int64_t)N, bst[1] = 1, bst[2] = (int64_t)(K * N);
-    }
+    if (!a_direct)
+        EIN_TRY(ein_pack_bxy(e, EB_PA, a, &g, ml, nm, kl, nk, sa, M, K, &A, ast));
+    if (!b_direct)
+        EIN_TRY(ein_pack_bxy(e, EB_PB, b, &g, kl, nk, nl, nn, sb, K, N, &B, bst));
     if (!c_direct) {
         C = ein_buf(e, EB_PC, BT * M * N * es);
         cst[0] = (int64_t)N, cst[1] = 1, cst[2] = (int64_t)(M * N);

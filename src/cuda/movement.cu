@@ -25,13 +25,20 @@ namespace {
 
 /* CU_ELEM_DISPATCH (cu.cuh) over unit sizes, with 16 bytes (uint4) too. */
 #define UNIT_DISPATCH(us, U, ...)                                   \
-    switch (us) {                                                   \
-    case 1: { typedef uint8_t U; __VA_ARGS__; } break;              \
-    case 2: { typedef uint16_t U; __VA_ARGS__; } break;             \
-    case 4: { typedef uint32_t U; __VA_ARGS__; } break;             \
-    case 8: { typedef unsigned long long U; __VA_ARGS__; } break;   \
-    case 16: { typedef uint4 U; __VA_ARGS__; } break;               \
-    default: break;                                                 \
+    if ((us) == 16) {                                               \
+        typedef uint4 U;                                            \
+        __VA_ARGS__;                                                \
+    } else                                                          \
+        CU_ELEM_DISPATCH(us, U, __VA_ARGS__)
+
+/* Run the statements after I with I the type of i32 or i64 indices (dtype dt). */
+#define INDEX_DISPATCH(dt, I, ...)                                  \
+    if ((dt) == FT_I64) {                                           \
+        typedef int64_t I;                                          \
+        __VA_ARGS__;                                                \
+    } else {                                                        \
+        typedef int32_t I;                                          \
+        __VA_ARGS__;                                                \
     }
 
 /* ---- strided copy ----------------------------------------------------------------------- */
@@ -459,16 +466,10 @@ CU_KFN(cu_gather)
     a.node = cu_node_index(k, n);
     unsigned grid = cu_grid(k->be, (uint64_t)a.total);
     cudaStream_t st = k->be->stream;
-    cu_derr *err = k->be->derr_dev;
-    const void *x = in[0].data;
-    void *y = out->data;
-    if (in[1].dtype == FT_I64) {
-        const int64_t *ip = (const int64_t *)in[1].data;
-        UNIT_DISPATCH(us, U, gather_kernel<U, int64_t><<<grid, CU_BLOCK, 0, st>>>((U *)y, (const U *)x, ip, a, err));
-    } else {
-        const int32_t *ip = (const int32_t *)in[1].data;
-        UNIT_DISPATCH(us, U, gather_kernel<U, int32_t><<<grid, CU_BLOCK, 0, st>>>((U *)y, (const U *)x, ip, a, err));
-    }
+    INDEX_DISPATCH(in[1].dtype, I,
+                   UNIT_DISPATCH(us, U,
+                                 gather_kernel<U, I><<<grid, CU_BLOCK, 0, st>>>(
+                                     (U *)out->data, (const U *)in[0].data, (const I *)in[1].data, a, k->be->derr_dev)));
     CU_LAUNCHED(k, n);
     return FT_OK;
 }
@@ -493,16 +494,10 @@ CU_KFN(cu_gather_elements)
     size_t es = ft_dtype_size(in[0].dtype);
     unsigned grid = cu_grid(k->be, (uint64_t)total);
     cudaStream_t st = k->be->stream;
-    cu_derr *err = k->be->derr_dev;
-    const void *x = in[0].data;
-    void *y = out->data;
-    if (in[1].dtype == FT_I64) {
-        const int64_t *ip = (const int64_t *)in[1].data;
-        CU_ELEM_DISPATCH(es, U, gather_el_kernel<U, int64_t><<<grid, CU_BLOCK, 0, st>>>((U *)y, (const U *)x, ip, a, err));
-    } else {
-        const int32_t *ip = (const int32_t *)in[1].data;
-        CU_ELEM_DISPATCH(es, U, gather_el_kernel<U, int32_t><<<grid, CU_BLOCK, 0, st>>>((U *)y, (const U *)x, ip, a, err));
-    }
+    INDEX_DISPATCH(in[1].dtype, I,
+                   CU_ELEM_DISPATCH(es, U,
+                                    gather_el_kernel<U, I><<<grid, CU_BLOCK, 0, st>>>(
+                                        (U *)out->data, (const U *)in[0].data, (const I *)in[1].data, a, k->be->derr_dev)));
     CU_LAUNCHED(k, n);
     return FT_OK;
 }

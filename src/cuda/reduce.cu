@@ -77,34 +77,26 @@ struct RPlan : ft_rplan {
     int64_t nseg;                             /* rows: nred / L */
 };
 
-__device__ __forceinline__ int64_t outer_off(const RPlan &p, int64_t o)
+/* Offset of position i of an odometer over nd dims (dim, str; the last
+ * fastest): the kept dims of an output, or the reduced groups. */
+__device__ __forceinline__ int64_t odo_off(int nd, const int64_t *dim, const int64_t *str, int64_t i)
 {
     int64_t off = 0;
 #pragma unroll
     for (int d = FT_MAX_RANK - 1; d >= 0; d--) {
-        if (d < p.nk) {
-            int64_t q = udiv(o, p.kdim[d]);
-            off += (o - q * p.kdim[d]) * p.kstr[d];
-            o = q;
+        if (d < nd) {
+            int64_t q = udiv(i, dim[d]);
+            off += (i - q * dim[d]) * str[d];
+            i = q;
         }
     }
     return off;
 }
 
+__device__ __forceinline__ int64_t outer_off(const RPlan &p, int64_t o) { return odo_off(p.nk, p.kdim, p.kstr, o); }
+
 /* Offset of reduced position q (odometer over the reduced groups). */
-__device__ __forceinline__ int64_t red_off(const RPlan &p, int64_t q)
-{
-    int64_t off = 0;
-#pragma unroll
-    for (int d = FT_MAX_RANK - 1; d >= 0; d--) {
-        if (d < p.nr) {
-            int64_t t = udiv(q, p.rdim[d]);
-            off += (q - t * p.rdim[d]) * p.rstr[d];
-            q = t;
-        }
-    }
-    return off;
-}
+__device__ __forceinline__ int64_t red_off(const RPlan &p, int64_t q) { return odo_off(p.nr, p.rdim, p.rstr, q); }
 
 struct Odo {
     int64_t idx[FT_MAX_RANK];
@@ -696,6 +688,20 @@ template <class T> __device__ __forceinline__ void cs_st(T *y, int64_t i, typena
 #define CS_E 8
 #define CS_CH (RED_BLOCK * CS_E)
 
+/* Inclusive prefix sum of v over the warp's lanes; *ex gets the exclusive one (0 on lane 0). */
+template <class A> __device__ __forceinline__ A warp_scan(A v, int lane, A *ex)
+{
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        A t = __shfl_up_sync(0xffffffffu, v, o);
+        if (lane >= o)
+            v = v + t;
+    }
+    A e = __shfl_up_sync(0xffffffffu, v, 1);
+    *ex = lane == 0 ? (A)0 : e;
+    return v;
+}
+
 /* Contiguous rows, item = (row, chunk of CS_CH scan positions). mode 0: the
  * chunk's total into tot[item]; mode 1: the outputs, starting from tot[item]
  * (the exclusive prefix of the chunk totals) when tot is given. Scan position
@@ -724,16 +730,7 @@ __global__ void __launch_bounds__(RED_BLOCK) cs_rows(const T *x, T *y, int64_t r
             s = s + buf[tid * CS_E + q];
             loc[q] = s;
         }
-        A v = s;
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            A t = __shfl_up_sync(0xffffffffu, v, o);
-            if (lane >= o)
-                v = v + t;
-        }
-        A ex = __shfl_up_sync(0xffffffffu, v, 1);
-        if (lane == 0)
-            ex = 0;
+        A ex, v = warp_scan(s, lane, &ex);
         if (lane == 31)
             wsum[w] = v;
         __syncthreads();
@@ -811,20 +808,38 @@ template <class A> __global__ void cs_carry(A *tot, int64_t lines, int64_t nch, 
         for (int64_t j0 = 0; j0 < nch; j0 += 32) {
             const int64_t j = j0 + lane;
             A v = j < nch ? tp[j * inner] : (A)0;
-#pragma unroll
-            for (int d = 1; d < 32; d <<= 1) {
-                A t = __shfl_up_sync(0xffffffffu, v, d);
-                if (lane >= d)
-                    v = v + t;
-            }
-            A ex = __shfl_up_sync(0xffffffffu, v, 1);
-            if (lane == 0)
-                ex = 0;
+            A ex;
+            v = warp_scan(v, lane, &ex);
             if (j < nch)
                 tp[j * inner] = carry + ex;
             carry = carry + __shfl_sync(0xffffffffu, v, 31);
         }
     }
+}
+
+/* The passes of a cumsum over lines split into nch chunks each (chunk totals
+ * at tot[(o * nch + j) * inner + c] for line o * inner + c): one pass when
+ * nch is 1, else chunk totals, their carries (cs_carry), then the chunks with
+ * their carries. pass(ws, mode) launches the chunk kernel (mode 1: final). */
+template <class A, class P>
+static ft_status cs_passes(ft_kctx *k, const ft_node *n, int64_t lines, int64_t nch, int64_t inner, P pass)
+{
+    if (nch == 1) {
+        pass((A *)NULL, 1);
+        CU_LAUNCHED(k, n);
+        return FT_OK;
+    }
+    void *ws = NULL;
+    ft_status rc = cu_workspace(k, n, (size_t)(lines * nch) * sizeof(A), &ws);
+    if (rc != FT_OK)
+        return rc;
+    pass((A *)ws, 0);
+    CU_LAUNCHED(k, n);
+    cs_carry<A><<<cu_grid(k->be, (uint64_t)lines * 32), CU_BLOCK, 0, k->be->stream>>>((A *)ws, lines, nch, inner);
+    CU_LAUNCHED(k, n);
+    pass((A *)ws, 1);
+    CU_LAUNCHED(k, n);
+    return FT_OK;
 }
 
 template <class T>
@@ -837,22 +852,9 @@ static ft_status cumsum_t(ft_kctx *k, const ft_node *n, const T *x, T *y, int64_
     if (inner == 1) {
         const int64_t nch = (len + CS_CH - 1) / CS_CH, items = outer * nch;
         const unsigned grid = (unsigned)min64(items, cap);
-        if (nch == 1) {
-            cs_rows<T><<<grid, RED_BLOCK, 0, st>>>(x, y, outer, len, 1, (A *)NULL, 1, excl, rev);
-            CU_LAUNCHED(k, n);
-            return FT_OK;
-        }
-        void *ws = NULL;
-        ft_status rc = cu_workspace(k, n, (size_t)items * sizeof(A), &ws);
-        if (rc != FT_OK)
-            return rc;
-        cs_rows<T><<<grid, RED_BLOCK, 0, st>>>(x, y, outer, len, nch, (A *)ws, 0, excl, rev);
-        CU_LAUNCHED(k, n);
-        cs_carry<A><<<cu_grid(k->be, (uint64_t)outer * 32), CU_BLOCK, 0, st>>>((A *)ws, outer, nch, 1);
-        CU_LAUNCHED(k, n);
-        cs_rows<T><<<grid, RED_BLOCK, 0, st>>>(x, y, outer, len, nch, (A *)ws, 1, excl, rev);
-        CU_LAUNCHED(k, n);
-        return FT_OK;
+        return cs_passes<A>(k, n, outer, nch, 1, [&](A *ws, int mode) {
+            cs_rows<T><<<grid, RED_BLOCK, 0, st>>>(x, y, outer, len, nch, ws, mode, excl, rev);
+        });
     }
     /* Enough (line, chunk) threads to fill the GPU, chunks of at least 64. */
     const int64_t lines = outer * inner, want = (int64_t)k->be->sm_count * 2048;
@@ -863,22 +865,9 @@ static ft_status cumsum_t(ft_kctx *k, const ft_node *n, const T *x, T *y, int64_
     nch = (len + clen - 1) / clen;
     const int64_t total = lines * nch;
     const unsigned grid = cu_grid(k->be, (uint64_t)total);
-    if (nch == 1) {
-        cs_cols<T><<<grid, CU_BLOCK, 0, st>>>(x, y, outer, len, inner, 1, clen, (A *)NULL, 1, excl, rev);
-        CU_LAUNCHED(k, n);
-        return FT_OK;
-    }
-    void *ws = NULL;
-    ft_status rc = cu_workspace(k, n, (size_t)total * sizeof(A), &ws);
-    if (rc != FT_OK)
-        return rc;
-    cs_cols<T><<<grid, CU_BLOCK, 0, st>>>(x, y, outer, len, inner, nch, clen, (A *)ws, 0, excl, rev);
-    CU_LAUNCHED(k, n);
-    cs_carry<A><<<cu_grid(k->be, (uint64_t)lines * 32), CU_BLOCK, 0, st>>>((A *)ws, lines, nch, inner);
-    CU_LAUNCHED(k, n);
-    cs_cols<T><<<grid, CU_BLOCK, 0, st>>>(x, y, outer, len, inner, nch, clen, (A *)ws, 1, excl, rev);
-    CU_LAUNCHED(k, n);
-    return FT_OK;
+    return cs_passes<A>(k, n, lines, nch, inner, [&](A *ws, int mode) {
+        cs_cols<T><<<grid, CU_BLOCK, 0, st>>>(x, y, outer, len, inner, nch, clen, ws, mode, excl, rev);
+    });
 }
 
 } // namespace

@@ -91,6 +91,22 @@ __device__ void tk_bitonic(unsigned long long *ks, unsigned *ps, int n, int64_t 
     }
 }
 
+/* Item e: the key (flipped for the smallest) and position of element j of
+ * row `row`, or the padding past the row or the last row. */
+template <class T>
+__device__ __forceinline__ void tk_item(const T *x, unsigned long long *ks, unsigned *ps, int64_t e, int64_t row,
+                                        int64_t j, int64_t nrows, int64_t dim, int64_t inner, unsigned long long flip)
+{
+    if (row < nrows && j < dim) {
+        int64_t o = tk_div(row, inner), c = row - o * inner;
+        ks[e] = tk_key(x[(o * dim + j) * inner + c]) ^ flip;
+        ps[e] = (unsigned)j;
+    } else {
+        ks[e] = TK_PAD_KEY;
+        ps[e] = TK_PAD_POS;
+    }
+}
+
 /* Rows of P <= TK_TILE padded items, R rows per block. Row r of the tensor
  * (r = o * inner + c) reads x[(o * dim + j) * inner + c]. */
 template <class T>
@@ -106,14 +122,7 @@ __global__ void __launch_bounds__(1024) tk_small(const T *x, T *vals, long long 
         for (int e = (int)threadIdx.x; e < n; e += (int)blockDim.x) {
             int r = e >> logP, j = e & (P - 1);
             int64_t row = rb + r;
-            if (row < nrows && j < dim) {
-                int64_t o = tk_div(row, inner), c = row - o * inner;
-                ks[e] = tk_key(x[(o * dim + j) * inner + c]) ^ flip;
-                ps[e] = (unsigned)j;
-            } else {
-                ks[e] = TK_PAD_KEY;
-                ps[e] = TK_PAD_POS;
-            }
+            tk_item(x, ks, ps, e, row, j, nrows, dim, inner, flip);
         }
         __syncthreads();
         tk_bitonic(ks, ps, n, P, 0, 2, P, P / 2);
@@ -139,14 +148,7 @@ __global__ void tk_fill(const T *x, unsigned long long *ks, unsigned *ps, int64_
     const int64_t total = nb * P;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
         int64_t r = e >> logP, j = e & (P - 1), row = r0 + r;
-        if (row < nrows && j < dim) {
-            int64_t o = tk_div(row, inner), c = row - o * inner;
-            ks[e] = tk_key(x[(o * dim + j) * inner + c]) ^ flip;
-            ps[e] = (unsigned)j;
-        } else {
-            ks[e] = TK_PAD_KEY;
-            ps[e] = TK_PAD_POS;
-        }
+        tk_item(x, ks, ps, e, row, j, nrows, dim, inner, flip);
     }
 }
 

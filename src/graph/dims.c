@@ -33,19 +33,6 @@ struct ft_dimenv {
     unsigned char *shape_used; /* per opts->shapes */
 };
 
-static int grow(void **v, int *cap, int n, size_t size)
-{
-    if (n < *cap)
-        return 0;
-    int nc = *cap ? *cap * 2 : 8;
-    void *p = ft_realloc(*v, (size_t)nc * size);
-    if (!p)
-        return -1;
-    *v = p;
-    *cap = nc;
-    return 0;
-}
-
 static ft_status oom(ft_error *err) { return ft_err(err, FT_ERUNTIME, "out of memory resolving symbolic dims"); }
 
 static int push_str(char ***v, int *n, int *cap, const char *s)
@@ -54,7 +41,7 @@ static int push_str(char ***v, int *n, int *cap, const char *s)
         if (!strcmp((*v)[i], s))
             return 0;
     char *c = ft_strdup(s);
-    if (!c || grow((void **)v, cap, *n, sizeof **v)) {
+    if (!c || ft_grow(v, cap, *n, sizeof **v, 8)) {
         free(c);
         return -1;
     }
@@ -132,7 +119,7 @@ static ft_status bind(ft_dimenv *e, const char *file, const char *name, int64_t 
             return ft_err(err, FT_EGRAPH, "%s: %s but %s", file, e->k[i].why, why);
         return FT_OK;
     }
-    if (grow((void **)&e->k, &e->capk, e->nk, sizeof *e->k))
+    if (ft_grow(&e->k, &e->capk, e->nk, sizeof *e->k, 8))
         return oom(err);
     known *k = &e->k[e->nk];
     k->name = ft_strdup(name);
@@ -245,7 +232,7 @@ ft_status ft_dimenv_declare(ft_dimenv *e, const char *input, int rank, const ft_
 {
     if (rank < 0 || rank > FT_MAX_RANK)
         return ft_err(err, FT_EGRAPH, "input '%s': rank %d exceeds the maximum rank %d", input, rank, FT_MAX_RANK);
-    if (grow((void **)&e->d, &e->capd, e->nd, sizeof *e->d))
+    if (ft_grow(&e->d, &e->capd, e->nd, sizeof *e->d, 8))
         return oom(err);
     decl *d = &e->d[e->nd];
     if (!(d->input = ft_strdup(input)))

@@ -55,6 +55,20 @@ const char *ft_dtype_mask_str(ft_dtype_mask m, char *buf, size_t n)
     return buf;
 }
 
+static float f32_of_bits(uint32_t b)
+{
+    float f;
+    memcpy(&f, &b, 4);
+    return f;
+}
+
+static uint32_t bits_of_f32(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    return b;
+}
+
 float ft_f16_to_f32(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
@@ -71,23 +85,19 @@ float ft_f16_to_f32(uint16_t h)
     } else {
         bits = sign | ((exp + 112) << 23) | (man << 13);
     }
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
+    return f32_of_bits(bits);
 }
 
 uint16_t ft_f32_to_f16(float f)
 {
-    uint32_t x;
-    memcpy(&x, &f, 4);
+    uint32_t x = bits_of_f32(f);
     uint32_t sign = (x >> 16) & 0x8000, ax = x & 0x7fffffffu;
     if (ax >= 0x7f800000u) /* inf or nan */
         return (uint16_t)(sign | 0x7c00 | (ax > 0x7f800000u ? 0x200 | ((ax >> 13) & 0x3ff) : 0));
     if (ax >= 0x477ff000u) /* rounds to >= 65520: overflow */
         return (uint16_t)(sign | 0x7c00);
     if (ax < 0x38800000u) { /* subnormal or zero in f16 */
-        float af;
-        memcpy(&af, &ax, 4);
+        float af = f32_of_bits(ax);
         /* scale so the f16 subnormal unit is 1, round to nearest even via the FPU */
         float r = af * 16777216.0f; /* 2^24 */
         uint32_t m = (uint32_t)nearbyintf(r);
@@ -99,16 +109,12 @@ uint16_t ft_f32_to_f16(float f)
 
 float ft_bf16_to_f32(uint16_t h)
 {
-    uint32_t bits = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
+    return f32_of_bits((uint32_t)h << 16);
 }
 
 uint16_t ft_f32_to_bf16(float f)
 {
-    uint32_t x;
-    memcpy(&x, &f, 4);
+    uint32_t x = bits_of_f32(f);
     if ((x & 0x7fffffffu) > 0x7f800000u)
         return (uint16_t)((x >> 16) | 0x40);
     x += 0x7fffu + ((x >> 16) & 1u);

@@ -216,6 +216,14 @@ static int by_offset(const void *a, const void *b)
     return (x->offset > y->offset) - (x->offset < y->offset);
 }
 
+/* The next piece (at most 1 GiB, what a zlib uInt holds) of *left bytes. */
+static uInt z_take(uint64_t *left)
+{
+    uInt k = *left > (1u << 30) ? (1u << 30) : (uInt)*left;
+    *left -= k;
+    return k;
+}
+
 int ft_inflate_exact(const void *srcv, uint64_t slen, void *dstv, uint64_t dlen, int raw, char *why, size_t wn)
 {
     const unsigned char *src = srcv;
@@ -232,19 +240,15 @@ int ft_inflate_exact(const void *srcv, uint64_t slen, void *dstv, uint64_t dlen,
     int probing = 0, rc = -1, ret;
     for (;;) {
         if (z.avail_in == 0 && in_left) {
-            uInt k = in_left > (1u << 30) ? (1u << 30) : (uInt)in_left;
             z.next_in = (unsigned char *)ip;
-            z.avail_in = k;
-            ip += k;
-            in_left -= k;
+            z.avail_in = z_take(&in_left);
+            ip += z.avail_in;
         }
         if (z.avail_out == 0) {
             if (out_left) {
-                uInt k = out_left > (1u << 30) ? (1u << 30) : (uInt)out_left;
                 z.next_out = op;
-                z.avail_out = k;
-                op += k;
-                out_left -= k;
+                z.avail_out = z_take(&out_left);
+                op += z.avail_out;
             } else {
                 /* every declared byte is there: one more would be too many */
                 z.next_out = &probe;
@@ -599,20 +603,16 @@ static uint64_t zcompress(const unsigned char *src, uint64_t n, int level, int s
     int ret = Z_BUF_ERROR; /* no room at all: nothing compressed */
     do {
         if (z.avail_in == 0 && in_left) {
-            uInt k = in_left > (1u << 30) ? (1u << 30) : (uInt)in_left;
             z.next_in = (unsigned char *)src;
-            z.avail_in = k;
-            src += k;
-            in_left -= k;
+            z.avail_in = z_take(&in_left);
+            src += z.avail_in;
         }
         if (z.avail_out == 0) {
             if (!out_left)
                 break;
-            uInt k = out_left > (1u << 30) ? (1u << 30) : (uInt)out_left;
             z.next_out = dst;
-            z.avail_out = k;
-            dst += k;
-            out_left -= k;
+            z.avail_out = z_take(&out_left);
+            dst += z.avail_out;
         }
         ret = deflate(&z, in_left || z.avail_in ? Z_NO_FLUSH : Z_FINISH);
     } while (ret == Z_OK || ret == Z_BUF_ERROR);

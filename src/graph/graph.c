@@ -177,11 +177,7 @@ void ft_tensor_set_value(ft_tensor *t, void *owned, size_t bytes)
 
 ft_status ft_node_err(ft_error *err, ft_status code, const ft_graph *g, const ft_node *n, const char *fmt, ...)
 {
-    char msg[1536];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
+    FT_VFORMAT(msg, fmt);
     return ft_err(err, code, "%s: node '%s' (%s): %s", g && g->file ? g->file : "<graph>", n->name,
                   ft_op_name(n->op), msg);
 }

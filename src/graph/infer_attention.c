@@ -261,7 +261,8 @@ ft_status ft_infer_batch_norm(ft_infer_ctx *c)
     return FT_OK;
 }
 
-ft_status ft_infer_instance_norm(ft_infer_ctx *c)
+/* instance_norm and group_norm: x [N, C, ...], epsilon, a scale and a bias per channel. */
+static ft_status scale_bias_norm(ft_infer_ctx *c)
 {
     ft_status st;
     if ((st = channels_input(c)) || (st = epsilon_attr(c)) || (st = channel_param(c, 1, "scale")) ||
@@ -271,11 +272,15 @@ ft_status ft_infer_instance_norm(ft_infer_ctx *c)
     return FT_OK;
 }
 
+ft_status ft_infer_instance_norm(ft_infer_ctx *c)
+{
+    return scale_bias_norm(c);
+}
+
 ft_status ft_infer_group_norm(ft_infer_ctx *c)
 {
-    ft_status st;
-    if ((st = channels_input(c)) || (st = epsilon_attr(c)) || (st = channel_param(c, 1, "scale")) ||
-        (st = channel_param(c, 2, "bias")))
+    ft_status st = scale_bias_norm(c);
+    if (st)
         return st;
     int64_t g = ft_attr(c->node, "num_groups")->i, ch = c->in[0]->shape.dims[1];
     if (g < 1)

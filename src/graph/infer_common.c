@@ -57,39 +57,33 @@ ft_status ft_infer_set_out(ft_infer_ctx *c, int i, ft_dtype dt, const ft_shape *
 
 int ft_list_given(const ft_attr_val *a) { return a->present && a->n > 0; }
 
-const char *ft_ints_str(const ft_attr_val *a, char *buf)
+/* "[v0,v1,...]" of an ints (floats = 0) or floats list, cut with ",..." before
+ * FT_LIST_STR is full. */
+static const char *list_str(const ft_attr_val *a, char *buf, int floats)
 {
     size_t len = 0;
     buf[len++] = '[';
     for (int i = 0; i < a->n; i++) {
-        if (len > FT_LIST_STR - 32) {
+        if (len > FT_LIST_STR - (floats ? 40 : 32)) {
             len += (size_t)snprintf(buf + len, FT_LIST_STR - len, ",...");
             break;
         }
-        len += (size_t)snprintf(buf + len, FT_LIST_STR - len, "%s%lld", i ? "," : "", (long long)a->ints[i]);
-    }
-    buf[len++] = ']';
-    buf[len] = 0;
-    return buf;
-}
-
-const char *ft_floats_str(const ft_attr_val *a, char *buf)
-{
-    size_t len = 0;
-    buf[len++] = '[';
-    for (int i = 0; i < a->n; i++) {
-        if (len > FT_LIST_STR - 40) {
-            len += (size_t)snprintf(buf + len, FT_LIST_STR - len, ",...");
-            break;
-        }
-        /* shortest of %.15g / %.17g that reads back as the same double */
         char num[40];
-        snprintf(num, sizeof num, "%.15g", a->floats[i]);
-        if (strtod(num, NULL) != a->floats[i])
-            snprintf(num, sizeof num, "%.17g", a->floats[i]);
+        if (!floats) {
+            snprintf(num, sizeof num, "%lld", (long long)a->ints[i]);
+        } else {
+            /* shortest of %.15g / %.17g that reads back as the same double */
+            snprintf(num, sizeof num, "%.15g", a->floats[i]);
+            if (strtod(num, NULL) != a->floats[i])
+                snprintf(num, sizeof num, "%.17g", a->floats[i]);
+        }
         len += (size_t)snprintf(buf + len, FT_LIST_STR - len, "%s%s", i ? "," : "", num);
     }
     buf[len++] = ']';
     buf[len] = 0;
     return buf;
 }
+
+const char *ft_ints_str(const ft_attr_val *a, char *buf) { return list_str(a, buf, 0); }
+
+const char *ft_floats_str(const ft_attr_val *a, char *buf) { return list_str(a, buf, 1); }

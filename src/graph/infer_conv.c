@@ -115,6 +115,9 @@ static ft_status common(ft_infer_ctx *c, geom *g)
     g->group = ft_attr(c->node, "group")->i;
     if (g->group < 1)
         return ft_infer_fail(c, "attribute 'group' = %lld must be >= 1", (long long)g->group);
+    if (x->dims[1] % g->group != 0)
+        return ft_infer_fail(c, "input '%s' %s has C=%lld channels, not divisible by group=%lld", ft_infer_in_name(c, 0),
+                             ft_shape_str(x, sx), (long long)x->dims[1], (long long)g->group);
     return FT_OK;
 }
 
@@ -167,9 +170,6 @@ static ft_status conv_forward(ft_infer_ctx *c, int ib)
     const ft_shape *x = &c->in[0]->shape, *w = &c->in[1]->shape;
     char sx[FT_SHAPE_STR], sw[FT_SHAPE_STR];
     int64_t group = g.group, C = x->dims[1], M = w->dims[0];
-    if (C % group != 0)
-        return ft_infer_fail(c, "input '%s' %s has C=%lld channels, not divisible by group=%lld", ft_infer_in_name(c, 0),
-                             ft_shape_str(x, sx), (long long)C, (long long)group);
     if (w->dims[1] != C / group)
         return ft_infer_fail(c, "weight '%s' %s has %lld input channels per group (dim 1) but input '%s' %s with "
                              "group=%lld needs C/group = %lld", ft_infer_in_name(c, 1), ft_shape_str(w, sw),
@@ -253,9 +253,6 @@ ft_status ft_infer_conv_transpose(ft_infer_ctx *c)
         return ft_infer_fail(c, "weight '%s' %s has %lld input channels (dim 0) but input '%s' %s has C=%lld: a "
                              "conv_transpose weight is [C, M/group, kernel...]", ft_infer_in_name(c, 1), ft_shape_str(w, sw),
                              (long long)w->dims[0], ft_infer_in_name(c, 0), ft_shape_str(x, sx), (long long)C);
-    if (C % group != 0)
-        return ft_infer_fail(c, "input '%s' %s has C=%lld channels, not divisible by group=%lld", ft_infer_in_name(c, 0),
-                             ft_shape_str(x, sx), (long long)C, (long long)group);
     uint64_t Mu;
     if (ft_mul_overflow((uint64_t)w->dims[1], (uint64_t)group, &Mu) || Mu > (uint64_t)INT64_MAX / 2)
         return ft_infer_fail(c, "M/group=%lld times group=%lld output channels is too large", (long long)w->dims[1],

@@ -100,6 +100,17 @@ ft_status ft_infer_cast(ft_infer_ctx *c)
     return FT_OK;
 }
 
+/* Input i has input j's dtype; the output (dtype dt) has the broadcast shape
+ * of inputs 0..i. */
+static ft_status same_bcast(ft_infer_ctx *c, int i, int j, ft_dtype dt)
+{
+    ft_status s = ft_infer_same_dtype(c, i, j, NULL);
+    if (s)
+        return s;
+    c->out[0].dtype = dt;
+    return bcast(c, 0, i, &c->out[0].shape);
+}
+
 ft_status ft_infer_binary(ft_infer_ctx *c)
 {
     if (c->node->op == FT_OP_MOD)
@@ -110,11 +121,7 @@ ft_status ft_infer_binary(ft_infer_ctx *c)
             return ft_infer_fail(c, "attribute 'direction' is '%s'; expected 'left' or 'right'", d);
         c->params->binary.shift_right = strcmp(d, "right") == 0;
     }
-    ft_status s = ft_infer_same_dtype(c, 1, 0, NULL);
-    if (s)
-        return s;
-    c->out[0].dtype = c->in[0]->dtype;
-    return bcast(c, 0, 1, &c->out[0].shape);
+    return same_bcast(c, 1, 0, c->in[0]->dtype);
 }
 
 /* prelu: the slope broadcasts one way, to x's shape (ONNX PRelu). */
@@ -158,20 +165,12 @@ ft_status ft_infer_variadic(ft_infer_ctx *c)
 
 ft_status ft_infer_compare(ft_infer_ctx *c)
 {
-    ft_status s = ft_infer_same_dtype(c, 1, 0, NULL);
-    if (s)
-        return s;
-    c->out[0].dtype = FT_BOOL;
-    return bcast(c, 0, 1, &c->out[0].shape);
+    return same_bcast(c, 1, 0, FT_BOOL);
 }
 
 ft_status ft_infer_where(ft_infer_ctx *c)
 {
-    ft_status s = ft_infer_same_dtype(c, 2, 1, NULL);
-    if (s)
-        return s;
-    c->out[0].dtype = c->in[1]->dtype;
-    return bcast(c, 0, 2, &c->out[0].shape);
+    return same_bcast(c, 2, 1, c->in[1]->dtype);
 }
 
 ft_status ft_infer_gelu(ft_infer_ctx *c)

@@ -38,21 +38,13 @@ unsigned long ft_json_oom(void)
 
 ft_status jr_terr(reader *r, const char *tname, const char *fmt, ...)
 {
-    char msg[1536];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
+    FT_VFORMAT(msg, fmt);
     return ft_err(r->err, FT_EGRAPH, "%s: tensor '%s': %s", r->g->file, tname, msg);
 }
 
 ft_status jr_gerr(reader *r, const char *fmt, ...)
 {
-    char msg[1536];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
+    FT_VFORMAT(msg, fmt);
     return ft_err(r->err, FT_EGRAPH, "%s: %s", r->g->file, msg);
 }
 
@@ -97,14 +89,8 @@ int jr_add_tensor(reader *r, const char *name)
         return -2;
     if (strlen(name) > FT_MAX_NAME)
         return -3;
-    if (g->n_tensors == g->cap_tensors) {
-        int nc = g->cap_tensors ? g->cap_tensors * 2 : 64;
-        ft_tensor *nt = ft_realloc(g->tensors, (size_t)nc * sizeof *nt);
-        if (!nt)
-            return -1;
-        g->tensors = nt;
-        g->cap_tensors = nc;
-    }
+    if (ft_grow(&g->tensors, &g->cap_tensors, g->n_tensors, sizeof *g->tensors, 64))
+        return -1;
     ft_tensor *t = &g->tensors[g->n_tensors];
     memset(t, 0, sizeof *t);
     t->name = ft_strdup(name);
@@ -251,6 +237,20 @@ static ft_status parse_attrs(reader *r, ft_node *n, const cJSON *ja)
     return FT_OK;
 }
 
+/* got inputs (or outputs) against the op's range lo..hi (hi < 0: no upper
+ * bound); verb and noun word the message ("takes", "input"). */
+static ft_status count_err(reader *r, const ft_graph *g, const ft_node *n, int got, int lo, int hi, const char *verb,
+                           const char *noun)
+{
+    if (got >= lo && (hi < 0 || got <= hi))
+        return FT_OK;
+    if (hi < 0)
+        return ft_node_err(r->err, FT_EGRAPH, g, n, "%s at least %d %s%s, got %d", verb, lo, noun, lo == 1 ? "" : "s", got);
+    if (lo == hi)
+        return ft_node_err(r->err, FT_EGRAPH, g, n, "%s %d %s%s, got %d", verb, lo, noun, lo == 1 ? "" : "s", got);
+    return ft_node_err(r->err, FT_EGRAPH, g, n, "%s %d to %d %ss, got %d", verb, lo, hi, noun, got);
+}
+
 static ft_status parse_node(reader *r, int index, const cJSON *jn)
 {
     static const char *const keys[] = {"name", "op", "inputs", "outputs", "attrs"};
@@ -292,20 +292,9 @@ static ft_status parse_node(reader *r, int index, const cJSON *jn)
         return ft_node_err(r->err, FT_EGRAPH, g, n, "\"outputs\" must be an array of tensor names, got %s", jr_jtype(jo));
     n->n_in = cJSON_GetArraySize(ji);
     n->n_out = cJSON_GetArraySize(jo);
-    if (n->n_in < oi->min_in || (oi->max_in >= 0 && n->n_in > oi->max_in)) {
-        if (oi->max_in < 0)
-            return ft_node_err(r->err, FT_EGRAPH, g, n, "takes at least %d input%s, got %d", oi->min_in, oi->min_in == 1 ? "" : "s", n->n_in);
-        if (oi->min_in == oi->max_in)
-            return ft_node_err(r->err, FT_EGRAPH, g, n, "takes %d input%s, got %d", oi->min_in, oi->min_in == 1 ? "" : "s", n->n_in);
-        return ft_node_err(r->err, FT_EGRAPH, g, n, "takes %d to %d inputs, got %d", oi->min_in, oi->max_in, n->n_in);
-    }
-    if (n->n_out < oi->min_out || (oi->max_out >= 0 && n->n_out > oi->max_out)) {
-        if (oi->max_out < 0)
-            return ft_node_err(r->err, FT_EGRAPH, g, n, "produces at least %d output%s, got %d", oi->min_out, oi->min_out == 1 ? "" : "s", n->n_out);
-        if (oi->min_out == oi->max_out)
-            return ft_node_err(r->err, FT_EGRAPH, g, n, "produces %d output%s, got %d", oi->min_out, oi->min_out == 1 ? "" : "s", n->n_out);
-        return ft_node_err(r->err, FT_EGRAPH, g, n, "produces %d to %d outputs, got %d", oi->min_out, oi->max_out, n->n_out);
-    }
+    if ((st = count_err(r, g, n, n->n_in, oi->min_in, oi->max_in, "takes", "input")) ||
+        (st = count_err(r, g, n, n->n_out, oi->min_out, oi->max_out, "produces", "output")))
+        return st;
     n->in = ft_malloc((size_t)(n->n_in ? n->n_in : 1) * sizeof(int));
     n->out = ft_malloc((size_t)n->n_out * sizeof(int));
     if (!n->in || !n->out)

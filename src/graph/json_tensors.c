@@ -384,14 +384,8 @@ static ft_status load_blob(reader *r, ft_tensor *t, const cJSON *j, uint64_t nee
         return jr_terr(r, t->name, "blob bytes [%llu, %llu) of the data section lie beyond the end of the file (the data section has %llu bytes)",
                     (unsigned long long)b.offset, (unsigned long long)(b.offset + b.stored), (unsigned long long)d);
     ft_blob_set *bs = r->blobs;
-    if (bs->n == bs->cap) {
-        int nc = bs->cap ? bs->cap * 2 : 64;
-        ft_blob *nv = ft_realloc(bs->v, (size_t)nc * sizeof *nv);
-        if (!nv)
-            return jr_oom(r);
-        bs->v = nv;
-        bs->cap = nc;
-    }
+    if (ft_grow(&bs->v, &bs->cap, bs->n, sizeof *bs->v, 64))
+        return jr_oom(r);
     bs->v[bs->n++] = b;
     return FT_OK;
 }
@@ -473,14 +467,8 @@ ft_status jr_parse_tensor_decl(reader *r, const cJSON *decl)
         return jr_terr(r, name, "\"offset\" is only meaningful with \"file\"");
     if (!named)
         return load_value(r, t, decl);
-    if (r->np == r->capp) {
-        int nc = r->capp ? r->capp * 2 : 8;
-        pending *np = ft_realloc(r->p, (size_t)nc * sizeof *np);
-        if (!np)
-            return jr_oom(r);
-        r->p = np;
-        r->capp = nc;
-    }
+    if (ft_grow(&r->p, &r->capp, r->np, sizeof *r->p, 8))
+        return jr_oom(r);
     pending *p = &r->p[r->np++];
     *p = (pending){.t = idx, .decl = decl, .rank = t->shape.rank};
     memcpy(p->sym, sym, sizeof sym);

@@ -34,7 +34,7 @@ static uint32_t rd32(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t
 static void wr16(unsigned char *p, unsigned v) { p[0] = (unsigned char)v, p[1] = (unsigned char)(v >> 8); }
 static void wr32(unsigned char *p, uint32_t v) { wr16(p, v & 0xffff), wr16(p + 2, v >> 16); }
 
-static void sanitize(const char *name, char *buf, size_t n)
+void ft_sanitize_name(const char *name, char *buf, size_t n)
 {
     size_t i = 0;
     for (; name[i] && i + 1 < n; i++) {
@@ -52,6 +52,21 @@ typedef struct {
     uint16_t method;
     char name[520];
 } zent;
+
+/* The fields a local header (at +4) and a central one (at +6) share: version
+ * needed, flags, method, time, date, CRC, sizes, name length. */
+static void wr_common(unsigned char *h, const zent *e, unsigned dtime, unsigned ddate, size_t nl)
+{
+    wr16(h, 20);
+    wr16(h + 2, 0);
+    wr16(h + 4, e->method);
+    wr16(h + 6, dtime);
+    wr16(h + 8, ddate);
+    wr32(h + 10, e->crc);
+    wr32(h + 14, e->csize);
+    wr32(h + 18, e->usize);
+    wr16(h + 22, (unsigned)nl);
+}
 
 /* One member's .npy bytes, in memory so that its CRC and sizes can precede it. */
 static ft_status npy_bytes(const char *path, const ft_npz_item *it, char **buf, size_t *len, ft_error *err)
@@ -140,15 +155,7 @@ ft_status ft_npz_write(FILE *f, const char *path, const ft_npz_item *items, int 
         size_t nl = strlen(e[i].name);
         unsigned char h[30];
         wr32(h, SIG_LOCAL);
-        wr16(h + 4, 20);
-        wr16(h + 6, 0);
-        wr16(h + 8, e[i].method);
-        wr16(h + 10, dtime);
-        wr16(h + 12, ddate);
-        wr32(h + 14, e[i].crc);
-        wr32(h + 18, e[i].csize);
-        wr32(h + 22, e[i].usize);
-        wr16(h + 26, (unsigned)nl);
+        wr_common(h + 4, &e[i], dtime, ddate, nl);
         wr16(h + 28, 0);
         const void *data = zn ? (const void *)z : (const void *)npy;
         if (fwrite(h, 1, 30, f) != 30 || fwrite(e[i].name, 1, nl, f) != nl || fwrite(data, 1, e[i].csize, f) != e[i].csize)
@@ -162,15 +169,8 @@ ft_status ft_npz_write(FILE *f, const char *path, const ft_npz_item *items, int 
         size_t nl = strlen(e[i].name);
         unsigned char h[46] = {0};
         wr32(h, SIG_CENTRAL);
-        wr16(h + 4, 20);
-        wr16(h + 6, 20);
-        wr16(h + 10, e[i].method);
-        wr16(h + 12, dtime);
-        wr16(h + 14, ddate);
-        wr32(h + 16, e[i].crc);
-        wr32(h + 20, e[i].csize);
-        wr32(h + 24, e[i].usize);
-        wr16(h + 28, (unsigned)nl);
+        wr16(h + 4, 20); /* version made by */
+        wr_common(h + 6, &e[i], dtime, ddate, nl);
         wr32(h + 38, 0644u << 16); /* external attributes: Unix mode */
         wr32(h + 42, e[i].at);
         if (fwrite(h, 1, 46, f) != 46 || fwrite(e[i].name, 1, nl, f) != nl)
@@ -315,7 +315,7 @@ int ft_npz_find(const ft_npz *z, const char *name)
         if (!strcmp(z->e[i].name, name))
             return i;
     char s[520];
-    sanitize(name, s, sizeof s);
+    ft_sanitize_name(name, s, sizeof s);
     for (int i = 0; i < z->n; i++)
         if (!strcmp(z->e[i].name, s))
             return i;

@@ -14,6 +14,10 @@
 
 #include "npy.h"
 
+/* File name for a tensor name (an output file, an .npz member): characters
+ * outside [A-Za-z0-9._-] become '_'; at most n-1 of them. */
+void ft_sanitize_name(const char *name, char *buf, size_t n);
+
 /* 1 if buf (n bytes) starts like a zip file. */
 int ft_npz_is_npz(const void *buf, size_t n);
 

@@ -22,15 +22,9 @@ static void *keep(onx_ctx *c, void *p)
 {
     if (!p)
         return NULL;
-    if (c->n_owned == c->cap_owned) {
-        int nc = c->cap_owned ? 2 * c->cap_owned : 64;
-        void **no = ft_realloc(c->owned, (size_t)nc * sizeof *no);
-        if (!no) {
-            free(p);
-            return NULL;
-        }
-        c->owned = no;
-        c->cap_owned = nc;
+    if (ft_grow(&c->owned, &c->cap_owned, c->n_owned, sizeof *c->owned, 64)) {
+        free(p);
+        return NULL;
     }
     return c->owned[c->n_owned++] = p;
 }
@@ -48,15 +42,9 @@ int onx_add_tensor(onx_ctx *c, const char *want)
             return -1;
         snprintf(name, n, "%s_%d", want, k);
     }
-    if (g->n_tensors == g->cap_tensors) {
-        int nc = g->cap_tensors ? g->cap_tensors * 2 : 64;
-        ft_tensor *nt = ft_realloc(g->tensors, (size_t)nc * sizeof *nt);
-        if (!nt) {
-            free(name);
-            return -1;
-        }
-        g->tensors = nt;
-        g->cap_tensors = nc;
+    if (ft_grow(&g->tensors, &g->cap_tensors, g->n_tensors, sizeof *g->tensors, 64)) {
+        free(name);
+        return -1;
     }
     ft_tensor *t = &g->tensors[g->n_tensors];
     memset(t, 0, sizeof *t);
@@ -137,14 +125,8 @@ ft_status onx_record(onx_ctx *c, const char *key, const char *text)
                 c->unsup[i].text = nt;
                 return FT_EGRAPH;
             }
-    if (c->n_unsup == c->cap_unsup) {
-        int nc = c->cap_unsup ? 2 * c->cap_unsup : 16;
-        unsup_rec *nr = ft_realloc(c->unsup, (size_t)nc * sizeof *nr);
-        if (!nr)
-            return onx_oom(c);
-        c->unsup = nr;
-        c->cap_unsup = nc;
-    }
+    if (ft_grow(&c->unsup, &c->cap_unsup, c->n_unsup, sizeof *c->unsup, 16))
+        return onx_oom(c);
     unsup_rec *r = &c->unsup[c->n_unsup];
     r->key = key ? ft_strdup(key) : NULL;
     r->text = ft_strdup(text);
@@ -173,11 +155,7 @@ ft_status onx_unsupported(onx_ctx *c, const onx_node *n, const char *fmt, ...)
 
 ft_status onx_error(onx_ctx *c, const onx_node *n, ft_status code, const char *fmt, ...)
 {
-    char msg[1536];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
+    FT_VFORMAT(msg, fmt);
     return c->last = ft_err(c->err, code, "%s: node '%s' (%s): %s", c->file, n->name, n->op_type, msg);
 }
 
@@ -289,43 +267,65 @@ static ft_status need_const(onx_ctx *c, const onx_node *n, int k, const char *re
     return FT_OK;
 }
 
-ft_status onx_const_ints(onx_ctx *c, const onx_node *n, int k, const char *reason, const int64_t **v, int *count)
+/* Input k's values as int64 (ints, which refuses a floating-point input) or
+ * double: an array owned by the context stored into *vp (an int64_t ** or a
+ * double **), *count of them (-1: no input). */
+static ft_status const_values(onx_ctx *c, const onx_node *n, int k, const char *reason, int ints, void *vp, int *count)
 {
     const ft_tensor *t;
     ft_status st = need_const(c, n, k, reason, &t);
     *count = -1;
     if (st || !t)
         return st;
-    if (!ft_dtype_is_int(t->dtype) && t->dtype != FT_BOOL)
+    if (ints && !ft_dtype_is_int(t->dtype) && t->dtype != FT_BOOL)
         return onx_error(c, n, FT_EGRAPH, "input %d ('%s') must hold integers, got %s", k, n->pb->input[k],
                          ft_dtype_name(t->dtype));
     uint64_t m = ft_numel(&t->shape);
-    int64_t *a = keep(c, ft_malloc((size_t)(m ? m : 1) * sizeof *a));
+    void *a = keep(c, ft_malloc((size_t)(m ? m : 1) * sizeof(int64_t)));
     if (!a)
         return onx_oom(c);
-    for (uint64_t i = 0; i < m; i++)
-        a[i] = ft_load_i64(t->value, t->dtype, i);
-    *v = a;
+    for (uint64_t i = 0; i < m; i++) {
+        if (ints)
+            ((int64_t *)a)[i] = ft_load_i64(t->value, t->dtype, i);
+        else
+            ((double *)a)[i] = ft_load_f64(t->value, t->dtype, i);
+    }
+    memcpy(vp, &a, sizeof a);
     *count = (int)m;
     return FT_OK;
 }
 
+ft_status onx_const_ints(onx_ctx *c, const onx_node *n, int k, const char *reason, const int64_t **v, int *count)
+{
+    return const_values(c, n, k, reason, 1, v, count);
+}
+
+ft_status onx_const_int1(onx_ctx *c, const onx_node *n, int k, const char *what, const char *reason, int64_t *out)
+{
+    const int64_t *v;
+    int nv;
+    ft_status st = onx_const_ints(c, n, k, reason, &v, &nv);
+    if (st)
+        return st;
+    if (nv != 1)
+        return onx_error(c, n, FT_EGRAPH, "input %d (%s) holds %d values; expected one", k, what, nv);
+    *out = v[0];
+    return FT_OK;
+}
+
+ft_status onx_const_float_or(onx_ctx *c, const onx_node *n, int k, const char *reason, double *val)
+{
+    const double *v;
+    int nv;
+    ft_status st = onx_const_floats(c, n, k, reason, &v, &nv);
+    if (!st && nv >= 1)
+        *val = v[0];
+    return st;
+}
+
 ft_status onx_const_floats(onx_ctx *c, const onx_node *n, int k, const char *reason, const double **v, int *count)
 {
-    const ft_tensor *t;
-    ft_status st = need_const(c, n, k, reason, &t);
-    *count = -1;
-    if (st || !t)
-        return st;
-    uint64_t m = ft_numel(&t->shape);
-    double *a = keep(c, ft_malloc((size_t)(m ? m : 1) * sizeof *a));
-    if (!a)
-        return onx_oom(c);
-    for (uint64_t i = 0; i < m; i++)
-        a[i] = ft_load_f64(t->value, t->dtype, i);
-    *v = a;
-    *count = (int)m;
-    return FT_OK;
+    return const_values(c, n, k, reason, 0, v, count);
 }
 
 /* ---- building ---- */
@@ -431,15 +431,9 @@ ft_node *onx_emit(onx_ctx *c, const onx_node *n, ft_op op, const int *in, int n_
             onx_error(c, n, FT_EGRAPH, "output %d is missing or produced twice", k);
             return NULL;
         }
-    if (c->n_nodes == c->cap_nodes) {
-        int nc = c->cap_nodes ? 2 * c->cap_nodes : 64;
-        ft_node **nn = ft_realloc(c->nodes, (size_t)nc * sizeof *nn);
-        if (!nn) {
-            onx_oom(c);
-            return NULL;
-        }
-        c->nodes = nn;
-        c->cap_nodes = nc;
+    if (ft_grow(&c->nodes, &c->cap_nodes, c->n_nodes, sizeof *c->nodes, 64)) {
+        onx_oom(c);
+        return NULL;
     }
     ft_node *fn = ft_calloc(1, sizeof *fn);
     if (!fn) {
@@ -502,28 +496,31 @@ ft_status onx_set_s(onx_ctx *c, ft_node *fn, const char *name, const char *v)
     return (a->s = ft_strdup(v)) ? FT_OK : onx_oom(c);
 }
 
-ft_status onx_set_ints(onx_ctx *c, ft_node *fn, const char *name, const int64_t *v, int count)
+/* A list attribute (ints or floats: elements of 8 bytes) set to a copy of v. */
+static ft_status set_list(onx_ctx *c, ft_node *fn, const char *name, ft_attr_type type, const void *v, int count)
 {
-    ft_attr_val *a = set_attr(c, fn, name, FT_ATTR_INTS);
-    free(a->ints);
+    ft_attr_val *a = set_attr(c, fn, name, type);
+    void *p = ft_malloc((size_t)(count > 0 ? count : 1) * sizeof(int64_t));
+    if (type == FT_ATTR_INTS)
+        free(a->ints), a->ints = p;
+    else
+        free(a->floats), a->floats = p;
     a->n = count;
-    if (!(a->ints = ft_malloc((size_t)(count > 0 ? count : 1) * sizeof *a->ints)))
+    if (!p)
         return onx_oom(c);
     if (count > 0)
-        memcpy(a->ints, v, (size_t)count * sizeof *v);
+        memcpy(p, v, (size_t)count * sizeof(int64_t));
     return FT_OK;
+}
+
+ft_status onx_set_ints(onx_ctx *c, ft_node *fn, const char *name, const int64_t *v, int count)
+{
+    return set_list(c, fn, name, FT_ATTR_INTS, v, count);
 }
 
 ft_status onx_set_floats(onx_ctx *c, ft_node *fn, const char *name, const double *v, int count)
 {
-    ft_attr_val *a = set_attr(c, fn, name, FT_ATTR_FLOATS);
-    free(a->floats);
-    a->n = count;
-    if (!(a->floats = ft_malloc((size_t)(count > 0 ? count : 1) * sizeof *a->floats)))
-        return onx_oom(c);
-    if (count > 0)
-        memcpy(a->floats, v, (size_t)count * sizeof *v);
-    return FT_OK;
+    return set_list(c, fn, name, FT_ATTR_FLOATS, v, count);
 }
 
 ft_status onx_infer_pending(onx_ctx *c)

@@ -61,6 +61,12 @@ const ft_tensor *onx_in_const(onx_ctx *c, const onx_node *n, int k);
 ft_status onx_const_ints(onx_ctx *c, const onx_node *n, int k, const char *reason, const int64_t **v, int *count);
 /* Same for floating-point (and integer) values, converted to double. */
 ft_status onx_const_floats(onx_ctx *c, const onx_node *n, int k, const char *reason, const double **v, int *count);
+/* Input k as exactly one integer; "input K (what) holds N values; expected
+ * one" otherwise (an absent input holds -1). */
+ft_status onx_const_int1(onx_ctx *c, const onx_node *n, int k, const char *what, const char *reason, int64_t *out);
+/* The first value of input k into *val when the input is there and not
+ * empty; *val (the default) is kept otherwise. */
+ft_status onx_const_float_or(onx_ctx *c, const onx_node *n, int k, const char *reason, double *val);
 
 /* ---- attributes of the ONNX node ---- */
 int onx_has_attr(const onx_node *n, const char *name);

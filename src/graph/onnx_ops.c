@@ -120,17 +120,6 @@ ft_status ox_ints_param(onx_ctx *c, const onx_node *n, const char *attr, int k, 
     return onx_const_ints(c, n, k, reason, v, count);
 }
 
-ft_status ox_const_int(onx_ctx *c, const onx_node *n, int k, const char *what, const char *reason, int64_t *out)
-{
-    const int64_t *v;
-    int nv;
-    OX_TRY(onx_const_ints(c, n, k, reason, &v, &nv));
-    if (nv != 1)
-        return onx_error(c, n, FT_EGRAPH, "input %d (%s) holds %d values; expected one", k, what, nv);
-    *out = v[0];
-    return FT_OK;
-}
-
 ft_status ox_axis(onx_ctx *c, const onx_node *n, const char *what, int64_t axis, int rank, int *out)
 {
     if (ft_axis(axis, rank, out) == 0)

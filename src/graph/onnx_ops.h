@@ -59,9 +59,6 @@ ft_status ox_check_dtype(onx_ctx *c, const onx_node *n, ft_op op, int k);
  * and input k from then on. *count is -1 when neither is given. */
 ft_status ox_ints_param(onx_ctx *c, const onx_node *n, const char *attr, int k, int input_since, const char *reason,
                         const int64_t **v, int *count);
-/* Input k (named `what` in messages) as one integer known at load time
- * (onx_const_ints with `reason`); more or fewer values are an error. */
-ft_status ox_const_int(onx_ctx *c, const onx_node *n, int k, const char *what, const char *reason, int64_t *out);
 /* Normalise axis against rank, or report it as an error naming the node. */
 ft_status ox_axis(onx_ctx *c, const onx_node *n, const char *what, int64_t axis, int rank, int *out);
 /* Reshape tensor t to shape s into out (emits a reshape node). */

@@ -58,12 +58,18 @@ static ft_status no_such(onx_ctx *c, const onx_node *n)
     return onx_error(c, n, FT_ERUNTIME, "no elementwise mapping for op type '%s'", n->op_type);
 }
 
+/* The op that table t maps n to, its input dtypes checked. */
+static ft_status find_op(onx_ctx *c, const onx_node *n, const op_pair *t, size_t len, ft_op *op)
+{
+    if (find_pair(t, len, n->op_type, op))
+        return no_such(c, n);
+    return ox_check_dtype(c, n, *op, 0);
+}
+
 ft_status ox_map_unary(onx_ctx *c, const onx_node *n)
 {
     ft_op op;
-    if (find_pair(UNARY, FT_ARRAY_LEN(UNARY), n->op_type, &op))
-        return no_such(c, n);
-    OX_TRY(ox_check_dtype(c, n, op, 0));
+    OX_TRY(find_op(c, n, UNARY, FT_ARRAY_LEN(UNARY), &op));
     OX_NEED(ox_emit1(c, n, op, onx_in(c, n, 0), ox_out(c, n, 0)));
     return FT_OK;
 }
@@ -71,9 +77,7 @@ ft_status ox_map_unary(onx_ctx *c, const onx_node *n)
 ft_status ox_map_binary(onx_ctx *c, const onx_node *n)
 {
     ft_op op;
-    if (find_pair(BINARY, FT_ARRAY_LEN(BINARY), n->op_type, &op))
-        return no_such(c, n);
-    OX_TRY(ox_check_dtype(c, n, op, 0));
+    OX_TRY(find_op(c, n, BINARY, FT_ARRAY_LEN(BINARY), &op));
     ft_node *f = ox_emit2(c, n, op, onx_in(c, n, 0), onx_in(c, n, 1), ox_out(c, n, 0));
     OX_NEED(f);
     if (op == FT_OP_MOD)
@@ -89,9 +93,7 @@ ft_status ox_map_binary(onx_ctx *c, const onx_node *n)
 ft_status ox_map_variadic(onx_ctx *c, const onx_node *n)
 {
     ft_op op;
-    if (find_pair(BINARY, FT_ARRAY_LEN(BINARY), n->op_type, &op))
-        return no_such(c, n);
-    OX_TRY(ox_check_dtype(c, n, op, 0));
+    OX_TRY(find_op(c, n, BINARY, FT_ARRAY_LEN(BINARY), &op));
     OX_NEED(onx_emit(c, n, op, NULL, -1, NULL, -1));
     return FT_OK;
 }

@@ -48,14 +48,14 @@ ft_status ox_map_stft(onx_ctx *c, const onx_node *n)
 {
     OX_TRY(ox_check_dtype(c, n, FT_OP_STFT, 0));
     int64_t step, len;
-    OX_TRY(ox_const_int(c, n, 1, "frame_step", "ftrun's stft takes frame_step as an attribute", &step));
+    OX_TRY(onx_const_int1(c, n, 1, "frame_step", "ftrun's stft takes frame_step as an attribute", &step));
     int in[2] = {onx_in(c, n, 0), onx_in(c, n, 2)}, out = ox_out(c, n, 0);
     ft_node *f = onx_emit(c, n, FT_OP_STFT, in, in[1] >= 0 ? 2 : 1, &out, 1);
     OX_NEED(f);
     OX_TRY(onx_set_i(c, f, "frame_step", step));
     OX_TRY(onx_set_i(c, f, "onesided", onx_attr_i(n, "onesided", 1)));
     if (onx_in(c, n, 3) >= 0) {
-        OX_TRY(ox_const_int(c, n, 3, "frame_length", "the frame length fixes the output shape", &len));
+        OX_TRY(onx_const_int1(c, n, 3, "frame_length", "the frame length fixes the output shape", &len));
         OX_TRY(onx_set_i(c, f, "frame_length", len));
     }
     return FT_OK;

@@ -95,7 +95,7 @@ ft_status ox_map_cumsum(onx_ctx *c, const onx_node *n)
 {
     OX_TRY(ox_check_dtype(c, n, FT_OP_CUMSUM, 0));
     int64_t axis;
-    OX_TRY(ox_const_int(c, n, 1, "axis", "ftrun's cumsum takes the axis as an attribute", &axis));
+    OX_TRY(onx_const_int1(c, n, 1, "axis", "ftrun's cumsum takes the axis as an attribute", &axis));
     ft_node *f = ox_emit1(c, n, FT_OP_CUMSUM, onx_in(c, n, 0), ox_out(c, n, 0));
     OX_NEED(f);
     OX_TRY(onx_set_i(c, f, "axis", axis));
@@ -110,12 +110,7 @@ ft_status ox_map_topk(onx_ctx *c, const onx_node *n)
     if (n->opset < 10) {
         k = onx_attr_i(n, "k", -1);
     } else {
-        const int64_t *v;
-        int nv;
-        OX_TRY(onx_const_ints(c, n, 1, "ftrun's topk takes k as an attribute", &v, &nv));
-        if (nv != 1)
-            return onx_error(c, n, FT_EGRAPH, "input 1 (K) holds %d values; expected one", nv);
-        k = v[0];
+        OX_TRY(onx_const_int1(c, n, 1, "K", "ftrun's topk takes k as an attribute", &k));
     }
     int x = onx_in(c, n, 0), out[2] = {ox_out(c, n, 0), ox_out(c, n, 1)};
     OX_NEED(out[0] >= 0 && out[1] >= 0);
@@ -142,14 +137,8 @@ ft_status ox_map_dft(onx_ctx *c, const onx_node *n)
     if (rank < 2 || (s->dims[rank - 1] != 1 && s->dims[rank - 1] != 2))
         return onx_error(c, n, FT_EGRAPH, "input 0 has rank %d and last dim %lld; DFT expects [..., 1] (real) or "
                          "[..., 2] (complex)", rank, (long long)(rank ? s->dims[rank - 1] : 0));
-    if (n->opset >= 20 && onx_in(c, n, 2) >= 0) {
-        const int64_t *v;
-        int nv;
-        OX_TRY(onx_const_ints(c, n, 2, "ftrun's fft takes the axis as an attribute", &v, &nv));
-        if (nv != 1)
-            return onx_error(c, n, FT_EGRAPH, "input 2 (axis) holds %d values; expected one", nv);
-        axis = v[0];
-    }
+    if (n->opset >= 20 && onx_in(c, n, 2) >= 0)
+        OX_TRY(onx_const_int1(c, n, 2, "axis", "ftrun's fft takes the axis as an attribute", &axis));
     int ax;
     OX_TRY(ox_axis(c, n, "axis", axis, rank, &ax));
     if (ax == rank - 1)

@@ -24,13 +24,10 @@ ft_status ox_map_dropout(onx_ctx *c, const onx_node *n)
     double ratio = onx_attr_f(n, "ratio", 0.5);
     int training = 0;
     if (n->opset >= 12) {
-        const double *v;
-        int cnt;
-        OX_TRY(onx_const_floats(c, n, 1, "ftrun's dropout takes the ratio as an attribute", &v, &cnt));
-        if (cnt >= 1)
-            ratio = v[0];
-        OX_TRY(onx_const_floats(c, n, 2, "ftrun's dropout takes training as an attribute", &v, &cnt));
-        training = cnt >= 1 && v[0] != 0;
+        double t = 0;
+        OX_TRY(onx_const_float_or(c, n, 1, "ftrun's dropout takes the ratio as an attribute", &ratio));
+        OX_TRY(onx_const_float_or(c, n, 2, "ftrun's dropout takes training as an attribute", &t));
+        training = t != 0;
     }
     int x = onx_in(c, n, 0), mask = n->n_out > 1 ? onx_out(c, n, 1) : -1;
     if (!training && mask < 0)
@@ -176,11 +173,7 @@ ft_status ox_map_pad(onx_ctx *c, const onx_node *n)
     if (np < 0)
         return onx_error(c, n, FT_EGRAPH, "pads are missing");
     if (n->opset >= 11) {
-        const double *v;
-        int nv;
-        OX_TRY(onx_const_floats(c, n, 2, "ftrun's pad takes the value as an attribute", &v, &nv));
-        if (nv >= 1)
-            value = v[0];
+        OX_TRY(onx_const_float_or(c, n, 2, "ftrun's pad takes the value as an attribute", &value));
         if (n->opset >= 18)
             OX_TRY(onx_const_ints(c, n, 3, "ftrun's pad takes the axes as an attribute", &axes, &na));
     }

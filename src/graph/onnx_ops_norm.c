@@ -39,33 +39,33 @@ static ft_status with_axis(onx_ctx *c, const onx_node *n, axis_body body)
     return FT_OK;
 }
 
+/* Softmax, LogSoftmax and Hardmax (1 at the first maximum along the axis,
+ * else 0): one node with the axis. */
+static ft_op softmax_op(const onx_node *n)
+{
+    if (strcmp(n->op_type, "LogSoftmax") == 0)
+        return FT_OP_LOG_SOFTMAX;
+    return strcmp(n->op_type, "Hardmax") == 0 ? FT_OP_HARDMAX : FT_OP_SOFTMAX;
+}
+
 static ft_status softmax_body(onx_ctx *c, const onx_node *n, int x, const ft_shape *s, int axis, int dst)
 {
-    ft_op op = strcmp(n->op_type, "LogSoftmax") == 0 ? FT_OP_LOG_SOFTMAX : FT_OP_SOFTMAX;
-    ft_node *f = ox_emit1(c, n, op, x, dst);
+    (void)s;
+    ft_node *f = ox_emit1(c, n, softmax_op(n), x, dst);
     OX_NEED(f);
     return onx_set_i(c, f, "axis", axis);
 }
 
 ft_status ox_map_softmax(onx_ctx *c, const onx_node *n)
 {
-    OX_TRY(ox_check_dtype(c, n, FT_OP_SOFTMAX, 0));
+    ft_op op = softmax_op(n);
+    OX_TRY(ox_check_dtype(c, n, op == FT_OP_LOG_SOFTMAX ? FT_OP_SOFTMAX : op, 0));
     return with_axis(c, n, softmax_body);
-}
-
-/* Hardmax: hardmax (1 at the first maximum along the axis, else 0). */
-static ft_status hardmax_body(onx_ctx *c, const onx_node *n, int x, const ft_shape *s, int axis, int dst)
-{
-    (void)s;
-    ft_node *f = ox_emit1(c, n, FT_OP_HARDMAX, x, dst);
-    OX_NEED(f);
-    return onx_set_i(c, f, "axis", axis);
 }
 
 ft_status ox_map_hardmax(onx_ctx *c, const onx_node *n)
 {
-    OX_TRY(ox_check_dtype(c, n, FT_OP_HARDMAX, 0));
-    return with_axis(c, n, hardmax_body);
+    return ox_map_softmax(c, n);
 }
 
 /* The node's outputs up to the last named one (unnamed ones in between get

@@ -188,6 +188,17 @@ static ft_status declare_inputs(onx_ctx *c, ft_dimenv *env, const Onnx__GraphPro
     return FT_OK;
 }
 
+/* Append tensor t to the graph's list v (inputs or outputs, *n long). */
+static ft_status push_tensor(onx_ctx *c, int **v, int *n, int t)
+{
+    int *nv = ft_realloc(*v, (size_t)(*n + 1) * sizeof *nv);
+    if (!nv)
+        return onx_oom(c);
+    *v = nv;
+    nv[(*n)++] = t;
+    return FT_OK;
+}
+
 static ft_status import_input(onx_ctx *c, ft_dimenv *env, const Onnx__ValueInfoProto *vi)
 {
     const char *name = nz(vi->name);
@@ -257,12 +268,7 @@ static ft_status import_input(onx_ctx *c, ft_dimenv *env, const Onnx__ValueInfoP
     if (ft_shape_numel(&s, &numel) || ft_mul_overflow(numel, ft_dtype_size(dt), &bytes) || bytes > FT_MAX_TENSOR_BYTES)
         return ft_err(c->err, FT_EGRAPH, "%s: input '%s' of shape %s is too large (limit %llu bytes)", c->file, name,
                       ft_shape_str(&s, (char[FT_SHAPE_STR]){0}), (unsigned long long)FT_MAX_TENSOR_BYTES);
-    int *ni = ft_realloc(c->g->inputs, (size_t)(c->g->n_inputs + 1) * sizeof *ni);
-    if (!ni)
-        return onx_oom(c);
-    c->g->inputs = ni;
-    ni[c->g->n_inputs++] = t;
-    return FT_OK;
+    return push_tensor(c, &c->g->inputs, &c->g->n_inputs, t);
 }
 
 /* A graph output must be a tensor a node produces under the output's name;
@@ -310,12 +316,7 @@ static ft_status import_output(onx_ctx *c, const Onnx__ValueInfoProto *vi, int i
         tt = &c->g->tensors[t];
     }
     tt->flags |= FT_TF_OUTPUT;
-    int *no = ft_realloc(c->g->outputs, (size_t)(c->g->n_outputs + 1) * sizeof *no);
-    if (!no)
-        return onx_oom(c);
-    c->g->outputs = no;
-    no[c->g->n_outputs++] = t;
-    return FT_OK;
+    return push_tensor(c, &c->g->outputs, &c->g->n_outputs, t);
 }
 
 /* ---- the model ---- */

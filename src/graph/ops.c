@@ -180,11 +180,7 @@ const char *ft_suggest_op(const char *name, char *buf, size_t bufsz)
 
 ft_status ft_infer_fail(ft_infer_ctx *c, const char *fmt, ...)
 {
-    char msg[1536];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
+    FT_VFORMAT(msg, fmt);
     return ft_node_err(c->err, FT_EGRAPH, c->g, c->node, "%s", msg);
 }
 

@@ -162,6 +162,14 @@ static ft_status rewrite(opt *o, int k, ft_op op, const int *ins, int n_in)
     return FT_OK;
 }
 
+/* The first live node at or after k whose op is op, or n_nodes. */
+static int next_live(const opt *o, int k, ft_op op)
+{
+    while (k < o->g->n_nodes && (o->dead[k] || o->g->nodes[k].op != op))
+        k++;
+    return k;
+}
+
 static ft_attr_val *attr(ft_node *n, const char *name)
 {
     ft_attr_val *v = &n->attrs[ft_op_attr_index(n->op, name)];
@@ -173,9 +181,7 @@ static ft_attr_val *attr(ft_node *n, const char *name)
 static ft_status pass_silu(opt *o, int *count)
 {
     ft_graph *g = o->g;
-    for (int k = 0; k < g->n_nodes; k++) {
-        if (o->dead[k] || g->nodes[k].op != FT_OP_MUL)
-            continue;
+    for (int k = 0; (k = next_live(o, k, FT_OP_MUL)) < g->n_nodes; k++) {
         for (int side = 0; side < 2; side++) {
             int s = g->nodes[k].in[side], x = g->nodes[k].in[1 - side];
             int p = prod(o, s, FT_OP_SIGMOID);
@@ -344,9 +350,7 @@ static int norm_param(const opt *o, int p, int x, int axis)
 static ft_status pass_layer_norm(opt *o, int *count)
 {
     ft_graph *g = o->g;
-    for (int r1 = 0; r1 < g->n_nodes; r1++) {
-        if (o->dead[r1] || g->nodes[r1].op != FT_OP_REDUCE_MEAN)
-            continue;
+    for (int r1 = 0; (r1 = next_live(o, r1, FT_OP_REDUCE_MEAN)) < g->n_nodes; r1++) {
         int x = g->nodes[r1].in[0], rank = g->tensors[x].shape.rank;
         int axis = trailing_axis(&g->nodes[r1], rank), mu = g->nodes[r1].out[0];
         int s = reader(o, mu, FT_OP_SUB);
@@ -459,9 +463,7 @@ static ft_status fold_const_transpose(opt *o, int k)
 static ft_status pass_transpose(opt *o, int *count)
 {
     ft_graph *g = o->g;
-    for (int k = 0; k < g->n_nodes; k++) {
-        if (o->dead[k] || g->nodes[k].op != FT_OP_TRANSPOSE)
-            continue;
+    for (int k = 0; (k = next_live(o, k, FT_OP_TRANSPOSE)) < g->n_nodes; k++) {
         int x = g->nodes[k].in[0], y = g->nodes[k].out[0], perm[FT_MAX_RANK], gm;
         const ft_tensor *xt = &g->tensors[x];
         if (is_const(o, x) && !(g->tensors[y].flags & FT_TF_OUTPUT) && xt->value_bytes == ft_tensor_bytes(xt)) {

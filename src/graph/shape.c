@@ -93,3 +93,41 @@ void ft_broadcast_strides(const ft_shape *in, const ft_shape *out, int64_t *stri
         strides[i] = (j < 0 || in->dims[j] == 1) ? 0 : own[j];
     }
 }
+
+int ft_broadcast_merge(const ft_shape *out, int nin, const ft_shape *const *in, int64_t *dims, int64_t (*st)[FT_MAX_RANK],
+                       unsigned *inner)
+{
+    int64_t bst[8][FT_MAX_RANK];
+    for (int j = 0; j < nin; j++)
+        ft_broadcast_strides(in[j], out, bst[j]);
+    int r = 0;
+    for (int d = 0; d < out->rank; d++) {
+        const int64_t dim = out->dims[d];
+        if (dim == 1)
+            continue;
+        int merge = r > 0;
+        for (int j = 0; j < nin && merge; j++)
+            merge = st[j][r - 1] == bst[j][d] * dim;
+        if (merge) {
+            dims[r - 1] *= dim;
+            for (int j = 0; j < nin; j++)
+                st[j][r - 1] = bst[j][d];
+            continue;
+        }
+        dims[r] = dim;
+        for (int j = 0; j < nin; j++)
+            st[j][r] = bst[j][d];
+        r++;
+    }
+    if (r == 0) { /* a scalar or all dims 1: one element */
+        dims[0] = 1;
+        for (int j = 0; j < nin; j++)
+            st[j][0] = 0;
+        r = 1;
+    }
+    *inner = 0;
+    for (int j = 0; j < nin; j++)
+        if (st[j][r - 1] != 0)
+            *inner |= 1u << j;
+    return r;
+}

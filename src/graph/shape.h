@@ -36,5 +36,12 @@ void ft_strides(const ft_shape *s, int64_t *strides);
 /* Strides of `in` (rank <= out's rank) read through broadcast to shape `out`:
  * aligned right, 0 where in's dim is 1 (or absent) and out's is not. */
 void ft_broadcast_strides(const ft_shape *in, const ft_shape *out, int64_t *strides);
+/* The loop of a broadcast of nin <= 8 inputs (shapes in[j]) to out: dims of
+ * size 1 dropped and neighbours merged where every input's strides chain,
+ * giving dims[0..r) and each input's element strides st[j][0..r) (0 where
+ * broadcast); bit j of *inner is set when input j's innermost stride is not
+ * 0 (it is then 1). Returns r >= 1 (a scalar: one dim of 1, strides 0). */
+int ft_broadcast_merge(const ft_shape *out, int nin, const ft_shape *const *in, int64_t *dims, int64_t (*st)[FT_MAX_RANK],
+                       unsigned *inner);
 
 #endif

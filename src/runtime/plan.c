@@ -50,14 +50,8 @@ static int fl_free(freelist *fl, uint64_t off, uint64_t size)
     int i = 0;
     while (i < fl->n && fl->b[i].off < off)
         i++;
-    if (fl->n == fl->cap) {
-        int nc = fl->cap ? fl->cap * 2 : 16;
-        block *nb = realloc(fl->b, (size_t)nc * sizeof(block));
-        if (!nb)
-            return -1;
-        fl->b = nb;
-        fl->cap = nc;
-    }
+    if (ft_grow(&fl->b, &fl->cap, fl->n, sizeof(block), 16))
+        return -1;
     memmove(&fl->b[i + 1], &fl->b[i], (size_t)(fl->n - i) * sizeof(block));
     fl->b[i] = (block){off, size};
     fl->n++;
