@@ -510,6 +510,47 @@ static void dw_plane(const geom *g, dw_row_fn row, float *y, const float *x, con
     }
 }
 
+/* Rows narrower than this run dw_small: too short for the row kernel's vectors. */
+#define DW_NARROW 48
+
+/* Floats of dw_small's scratch: the zero-padded input plane (rows of Wp =
+ * (OW-1)*S + K, with slack for the stride-2 overrun) and the output plane at
+ * row stride Wp. */
+static int64_t dw_small_floats(const geom *g, int64_t *wp, int64_t *hp)
+{
+    const int64_t K = g->k[0], S = g->s[0];
+    *wp = (g->out[1] - 1) * S + K;
+    *hp = (g->out[0] - 1) * S + K;
+    return (*hp + 2) * *wp + 2 * K + g->out[0] * *wp;
+}
+
+/* One output plane of a depthwise conv with narrow rows: the input is copied
+ * into a zero-padded plane so that every tap is in range, then the row
+ * kernel runs once over the plane flattened at row stride Wp (output q =
+ * oy*Wp + ox reads padded element q*S + ky*Wp + kx); the columns ox >= OW it
+ * computes on the way are dropped. */
+static void dw_small(const geom *g, dw_row_fn row, float *y, const float *x, const float *w, float b, float *scratch)
+{
+    const int64_t H = g->in[0], W = g->in[1], OH = g->out[0], OW = g->out[1], S = g->s[0];
+    const int64_t pt = g->pb[0], pl = g->pb[1];
+    int64_t Wp, Hp, nf = dw_small_floats(g, &Wp, &Hp);
+    float *xp = scratch, *yp = scratch + (nf - OH * Wp);
+    memset(xp, 0, (size_t)(nf - OH * Wp) * sizeof(float));
+    for (int64_t iy = max64(0, -pt); iy < H && iy - (-pt) < Hp; iy++) {
+        /* padded row iy + pt holds input row iy at columns pl.. */
+        int64_t c0 = max64(0, -pl), c1 = min64(W, Wp - pl);
+        if (c1 > c0)
+            memcpy(xp + (iy + pt) * Wp + pl + c0, x + iy * W + c0, (size_t)(c1 - c0) * sizeof(float));
+    }
+    const float *rows[7];
+    for (int64_t ky = 0; ky < g->k[0]; ky++)
+        rows[ky] = xp + ky * Wp;
+    row(yp, rows, w, b, 0, (OH - 1) * Wp + OW, 0);
+    for (int64_t oy = 0; oy < OH; oy++)
+        memcpy(y + oy * OW, yp + oy * Wp, (size_t)OW * sizeof(float));
+    (void)S;
+}
+
 /* ------------------------------------------------------------------ conv */
 
 static ft_status oom(ft_kctx *k, const ft_node *n, size_t bytes)
@@ -545,24 +586,33 @@ ft_status cpu_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
          * to the plane while it is in cache */
         int par = T > 1 && g.N * g.M > 1 && work >= CPU_PAR_MIN;
         dw_row_fn row = dw_kernel(&g);
-        float *zero = row ? ft_calloc((size_t)g.in[1], sizeof(float)) : NULL;
-        if (row && !zero)
-            return oom(k, n, (size_t)g.in[1] * sizeof(float));
+        int64_t wp_, hp_, small = row && g.out[1] < DW_NARROW ? dw_small_floats(&g, &wp_, &hp_) : 0;
+        /* per thread: dw_small's scratch; or one row of zeros for dw_plane */
+        size_t per = small ? (size_t)small : (size_t)g.in[1], nthr = small && par ? (size_t)T : 1;
+        float *scratch = row ? ft_calloc(per * nthr, sizeof(float)) : NULL;
+        if (row && !scratch)
+            return oom(k, n, per * nthr * sizeof(float));
 #pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (par)
         for (int64_t t = 0; t < g.N * g.M; t++) {
             int64_t nb = t / g.M, m = t % g.M, c = m / g.Mg;
             char *yp = y + (size_t)(t * P) * es;
             const char *xp = x + (size_t)((nb * g.C + c) * g.NI) * es, *wp = w + (size_t)(m * g.KK) * es;
-            if (row) {
-                dw_plane(&g, row, (float *)yp, (const float *)xp, (const float *)wp,
-                         b ? ((const float *)b)[m] : 0.0f, zero);
+            float bias = b && row ? ((const float *)b)[m] : 0.0f;
+            if (small) {
+                int tid = 0;
+#ifdef _OPENMP
+                tid = par ? omp_get_thread_num() : 0;
+#endif
+                dw_small(&g, row, (float *)yp, (const float *)xp, (const float *)wp, bias, scratch + per * (size_t)tid);
+            } else if (row) {
+                dw_plane(&g, row, (float *)yp, (const float *)xp, (const float *)wp, bias, scratch);
             } else {
                 fill(&g, yp, P, b ? b + (size_t)m * es : NULL);
                 direct_gather(&g, yp, xp, wp);
             }
             epilogue(&g, p, yp, P);
         }
-        free(zero);
+        free(scratch);
         return FT_OK;
     }
 

@@ -373,6 +373,13 @@ def conv_cases():
                        label=" depthwise row"))
     c.append(conv_case((1, 96, 28, 28), (96, 1, 3, 3), group=96, pads=[1, 1, 1, 1],
                        label=" depthwise row --threads 2", args=["--threads", "2"]))
+    # output rows of 48 and more: the row kernel with checked edge columns
+    c.append(conv_case((1, 3, 10, 61), (3, 1, 3, 3), group=3, pads=[1, 1, 1, 1], label=" depthwise wide row"))
+    c.append(conv_case((1, 2, 9, 101), (2, 1, 5, 5), group=2, strides=[2, 2], pads=[2, 1, 1, 2],
+                       label=" depthwise wide row"))
+    c.append(conv_case((1, 2, 8, 64), (2, 1, 7, 7), group=2, pads=[3, 0, 3, 0], label=" depthwise wide row"))
+    c.append(conv_case((1, 8, 12, 56), (8, 1, 3, 3), group=8, pads=[1, 1, 1, 1], act="relu",
+                       label=" depthwise wide row --threads 2", args=["--threads", "2"]))
     # fused activations (attribute "activation", as the optimizer writes them): on
     # the depthwise, im2col, pointwise and general paths
     for act, lo, hi in (("relu", None, None), ("clip", 0.0, 6.0), ("silu", None, None), ("hard_swish", None, None)):
