@@ -506,7 +506,8 @@ static ft_status pass_conv_act(opt *o, int *count)
     for (int k = 0; k < g->n_nodes; k++) {
         const char *name = o->dead[k] ? NULL : conv_act_name(g->nodes[k].op);
         int x = name ? g->nodes[k].in[0] : -1, c = prod(o, x, FT_OP_CONV);
-        if (c < 0 || !private_t(o, x) || strcmp(ft_attr(&g->nodes[c], "activation")->s, "none") != 0 ||
+        const char *has = c >= 0 ? ft_attr(&g->nodes[c], "activation")->s : NULL;
+        if (c < 0 || !private_t(o, x) || (has && strcmp(has, "none") != 0) ||
             !same_as_input(o, x, g->nodes[k].out[0], FT_OP_CONV))
             continue;
         ft_node *a = &g->nodes[k], *cv = &g->nodes[c];
