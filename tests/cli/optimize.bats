@@ -257,6 +257,23 @@ EOF
     "$FTRUN" c.ftg -i x=x.npy -o o -q -O0 --expect want.npy --rtol 1e-4 --atol 1e-5
 }
 
+@test "ftrun test -O: a test case runs its graph optimized (default) or as read (-O0)" {
+    mk conv_silu
+    mkdir -p case/test_data_set_0
+    cp "$T/conv_silu.onnx" case/model.onnx
+    py 'from onnx import numpy_helper as nh
+for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
+    open("case/test_data_set_0/%s.pb" % name, "wb").write(nh.from_array(np.load(f)).SerializeToString())'
+    for level in "" -O0 -O1 -O2; do
+        run "$FTRUN" test -d cpu $level --rtol 1e-4 --atol 1e-5 case
+        [ "$status" -eq 0 ]
+        [[ "$output" =~ "1 passed, 0 failed" ]]
+    done
+    run "$FTRUN" test -d cpu -O3 case
+    [ "$status" -eq 2 ]
+    [[ "$output" =~ "-O: '3' is not an optimizer level" ]]
+}
+
 @test "conv_act: a conv whose output has another reader keeps its activation node" {
     mk conv_shared
     run opt_line conv_shared
