@@ -33,6 +33,7 @@
 #include "../runtime/exec.h"
 #include "report.h"
 #include "test.h"
+#include "../graph/optimize.h"
 
 static const char *const prog = "ftrun";
 
@@ -577,15 +578,20 @@ int ft_cmd_test(int argc, char **argv)
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (cores < 1)
         cores = 1;
-    topts o = {.timeout = 300, .jobs = cores};
+    topts o = {.timeout = 300, .jobs = cores, .opt_level = FT_OPT_DEFAULT};
     int have_threads = 0, ch;
     double v;
     opterr = 0;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, ":d:j:qvh", lopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":d:j:O:qvh", lopts, NULL)) != -1) {
         switch (ch) {
         case 'd': o.device = optarg; break;
         case 'j': if (number("--jobs", optarg, 1, 1, &v)) return FT_EUSAGE; o.jobs = (long)v; break;
+        case 'O':
+            if (strcmp(optarg, "0") && strcmp(optarg, "1") && strcmp(optarg, "2"))
+                return usage_error("option -O: '%s' is not an optimizer level (0, 1 or 2)", optarg);
+            o.opt_level = optarg[0] - '0';
+            break;
         case OPT_THREADS: if (number("--threads", optarg, 1, 1, &v)) return FT_EUSAGE; o.threads = (long)v; have_threads = 1; break;
         case OPT_RTOL: if (number("--rtol", optarg, 0, 0, &o.rtol)) return FT_EUSAGE; o.have_rtol = 1; break;
         case OPT_ATOL: if (number("--atol", optarg, 0, 0, &o.atol)) return FT_EUSAGE; o.have_atol = 1; break;
@@ -605,6 +611,7 @@ int ft_cmd_test(int argc, char **argv)
                    "  -j, --jobs N            cases at once (default: the number of cores)\n"
                    "      --threads N         CPU threads per case (default: cores / N, at least 1)\n"
                    "      --timeout SEC       kill and fail a case still running after SEC s (default 300; 0: none)\n"
+                   "  -O LEVEL                graph optimizer level, as for run (default 2)\n"
                    "      --rtol R, --atol A  tolerances (defaults per dtype, as for --expect)\n"
                    "      --junit FILE        also write a JUnit XML report\n"
                    "  -q, --quiet             print only the failed cases and the summary\n"

@@ -25,6 +25,7 @@ typedef struct ft_test_opts {
     int have_rtol, have_atol;
     long jobs, threads;
     int quiet, verbose;
+    int opt_level; /* -O: the optimizer's level (src/graph/optimize.h), FT_OPT_DEFAULT unless given */
 } ft_test_opts;
 
 int ft_cmd_test(int argc, char **argv);

@@ -13,6 +13,7 @@
 #include "../graph/graph.h"
 #include "../graph/npz.h"
 #include "../graph/onnx_inputs.h"
+#include "../graph/optimize.h"
 #include "../runtime/compare.h"
 #include "../runtime/exec.h"
 #include "report.h"
@@ -401,6 +402,8 @@ static char run_set(const ft_test_opts *o, const ft_backend *be, int devidx, con
     }
     if (!st)
         st = ft_graph_validate(g, &err);
+    if (!st)
+        st = ft_graph_optimize(g, o->opt_level, NULL, &err);
     if (st) {
         snprintf(msg, msz, "%s", err.msg);
         goto out;

@@ -1,5 +1,7 @@
 /* Convolution and transposed convolution on the CPU (ONNX Conv and
- * ConvTranspose, channels first, 1-D to 3-D), in f32 and f64.
+ * ConvTranspose, channels first, 1-D to 3-D), in f32 and f64. conv applies
+ * its fused activation (params.h ft_conv_act) to each output tile while it is
+ * in cache.
  *
  * conv: per (batch, group, tile of output positions), im2col of the tile into
  * a buffer that stays in cache, then one BLAS gemm W[g] @ col into the output.
@@ -7,7 +9,10 @@
  * W[g]^T @ x into a column buffer, then col2im scatter-adds it into the
  * output; blocks of distinct channels never write the same element, so they
  * run in parallel. Groups with a single input channel (depthwise) skip BLAS
- * and run direct loops, whose inner loop is a contiguous axpy at stride 1.
+ * and run direct loops, whose inner loop is a contiguous axpy at stride 1;
+ * 2-D f32 depthwise convs with 3x3, 5x5 or 7x7 kernels at stride 1 or 2 run
+ * a row kernel instead that sums every tap of an output in registers,
+ * vectorised over the output row (dw_plane).
  *
  * Pads and sizes come from graph/infer_conv.c, which the CUDA kernels share. */
 #include "cpu.h"
@@ -15,6 +20,7 @@
 
 #include <cblas.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
@@ -106,6 +112,85 @@ static void plane_strides(const int64_t *dims, int r, int64_t *st)
 RUNS(float, f)
 RUNS(double, d)
 #undef RUNS
+
+/* Clones for the x86-64 vector extensions, picked at load time by the CPU's
+ * features (GCC function multiversioning, as src/cpu/quant.c). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define DWCLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define DWCLONES
+#endif
+
+/* e^x in f32 in a form the vectorizer takes (no call, no float-to-int
+ * conversion): x clamped to [-87, 88], x = n ln2 + r with n rounded by the
+ * 1.5 * 2^23 shift, Cephes' expf polynomial for e^r, 2^n built in the
+ * exponent bits. Within 2 ulp of expf; NaN stays NaN. */
+static inline float exp_vf(float x)
+{
+    x = x < -87.0f ? -87.0f : x;
+    x = x > 88.0f ? 88.0f : x;
+    float t = x * 1.44269504088896341f + 12582912.0f, n = t - 12582912.0f;
+    float r = x - n * 0.693359375f + n * 2.12194440e-4f;
+    float q = 1.9875691500e-4f;
+    q = q * r + 1.3981999507e-3f;
+    q = q * r + 8.3334519073e-3f;
+    q = q * r + 4.1665795894e-2f;
+    q = q * r + 1.6666665459e-1f;
+    q = q * r + 5.0000001201e-1f;
+    q = q * r * r + r + 1.0f;
+    uint32_t tb, eb;
+    float sc;
+    memcpy(&tb, &t, sizeof tb);
+    eb = (tb - 0x4B400000u + 127u) << 23;
+    memcpy(&sc, &eb, sizeof sc);
+    return q * sc;
+}
+
+/* The fused activation (params.h ft_conv_act) on n outputs in place, each as
+ * its op's kernel computes it (src/cpu/unary.c; f32 silu with exp_vf): NaN
+ * passes relu and clip. */
+#define EPILOGUE(T, SUF, EXP)                                                                                     \
+    DWCLONES static void epilogue_##SUF(T *restrict y, int64_t n, const ft_conv_params *p)                               \
+    {                                                                                                            \
+        const T lo = (T)p->act_lo, hi = (T)p->act_hi;                                                            \
+        switch (p->act) {                                                                                        \
+        case FT_CONV_ACT_NONE:                                                                                   \
+            return;                                                                                              \
+        case FT_CONV_ACT_RELU:                                                                                   \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) y[i] = y[i] < 0 ? (T)0 : y[i];                  \
+            return;                                                                                              \
+        case FT_CONV_ACT_CLIP:                                                                                   \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++)                                                  \
+            {                                                                                                    \
+                T t = y[i] < lo ? lo : y[i];                                                                     \
+                y[i] = t > hi ? hi : t;                                                                          \
+            }                                                                                                    \
+            return;                                                                                              \
+        case FT_CONV_ACT_SILU:                                                                                   \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) y[i] = y[i] / ((T)1 + EXP(-y[i]));             \
+            return;                                                                                              \
+        case FT_CONV_ACT_HARD_SWISH:                                                                             \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++)                                                  \
+            {                                                                                                    \
+                T t = y[i] + (T)3;                                                                               \
+                t = t < 0 ? (T)0 : t;                                                                            \
+                t = t > 6 ? (T)6 : t;                                                                            \
+                y[i] = y[i] * t / (T)6;                                                                          \
+            }                                                                                                    \
+            return;                                                                                              \
+        }                                                                                                        \
+    }
+EPILOGUE(float, f, exp_vf)
+EPILOGUE(double, d, exp)
+#undef EPILOGUE
+
+static void epilogue(const geom *g, const ft_conv_params *p, void *y, int64_t n)
+{
+    if (g->es == 4)
+        epilogue_f(y, n, p);
+    else
+        epilogue_d(y, n, p);
+}
 
 static void fill(const geom *g, void *y, int64_t n, const void *b)
 {
@@ -361,6 +446,136 @@ static void direct_scatter(const geom *g, void *y, const void *x, const void *w,
     }
 }
 
+/* ------------------------------------------------------------------ depthwise 2-D, f32 */
+
+/* Output columns [lo, hi) of one row of a KxK depthwise conv at stride S
+ * (dilation 1), every tap inside the input row: y[ox] = b + sum of
+ * w[ky*K+kx] * rows[ky][ox*S + kx - pl], vectorised over ox. rows[ky] is an
+ * input row or a row of zeros (vertical padding). */
+#define DW_ROW(K, S)                                                                                              \
+    DWCLONES static void dw_row_##K##_##S(float *restrict y, const float *const *rows, const float *restrict w,   \
+                                          float b, int64_t lo, int64_t hi, int64_t pl)                           \
+    {                                                                                                            \
+        float wk[K * K];                                                                                         \
+        const float *r[K];                                                                                       \
+        for (int i = 0; i < K * K; i++)                                                                          \
+            wk[i] = w[i];                                                                                        \
+        for (int i = 0; i < K; i++)                                                                              \
+            r[i] = rows[i];                                                                                      \
+        _Pragma("omp simd") for (int64_t ox = lo; ox < hi; ox++)                                                 \
+        {                                                                                                        \
+            float acc = b;                                                                                       \
+            _Pragma("GCC unroll 8") for (int ky = 0; ky < K; ky++)                                               \
+                _Pragma("GCC unroll 8") for (int kx = 0; kx < K; kx++)                                           \
+                    acc += wk[ky * K + kx] * r[ky][ox * S + kx - pl];                                            \
+            y[ox] = acc;                                                                                         \
+        }                                                                                                        \
+    }
+DW_ROW(3, 1)
+DW_ROW(3, 2)
+DW_ROW(5, 1)
+DW_ROW(5, 2)
+DW_ROW(7, 1)
+DW_ROW(7, 2)
+#undef DW_ROW
+
+typedef void (*dw_row_fn)(float *restrict, const float *const *, const float *restrict, float, int64_t, int64_t,
+                          int64_t);
+
+/* The row kernel of a 2-D f32 depthwise geometry (square kernel 3, 5 or 7,
+ * equal strides 1 or 2, dilation 1), or NULL for the general loops. */
+static dw_row_fn dw_kernel(const geom *g)
+{
+    if (g->r != 2 || g->es != 4 || g->d[0] != 1 || g->d[1] != 1 || g->k[0] != g->k[1] || g->s[0] != g->s[1])
+        return NULL;
+    int64_t K = g->k[0], S = g->s[0];
+    if (S != 1 && S != 2)
+        return NULL;
+    if (K == 3)
+        return S == 1 ? dw_row_3_1 : dw_row_3_2;
+    if (K == 5)
+        return S == 1 ? dw_row_5_1 : dw_row_5_2;
+    if (K == 7)
+        return S == 1 ? dw_row_7_1 : dw_row_7_2;
+    return NULL;
+}
+
+/* One output plane of a depthwise conv through a row kernel: the columns
+ * whose taps leave the input row are summed tap by tap, checked. zero holds
+ * at least W zeros. */
+static void dw_plane(const geom *g, dw_row_fn row, float *y, const float *x, const float *w, float b,
+                     const float *zero)
+{
+    const int64_t H = g->in[0], W = g->in[1], OH = g->out[0], OW = g->out[1], K = g->k[0], S = g->s[0];
+    const int64_t pt = g->pb[0], pl = g->pb[1];
+    /* interior columns: ox*S - pl >= 0 and ox*S + K-1 - pl <= W-1 */
+    int64_t lo = min64((pl + S - 1) / S, OW), hi = W - K + pl >= 0 ? min64((W - K + pl) / S + 1, OW) : 0;
+    if (hi < lo)
+        hi = lo;
+    const float *rows[7];
+    for (int64_t oy = 0; oy < OH; oy++) {
+        float *yr = y + oy * OW;
+        for (int64_t ky = 0; ky < K; ky++) {
+            int64_t iy = oy * S + ky - pt;
+            rows[ky] = iy >= 0 && iy < H ? x + iy * W : zero;
+        }
+        row(yr, rows, w, b, lo, hi, pl);
+        for (int64_t ox = 0; ox < OW; ox = ox + 1 == lo ? hi : ox + 1) {
+            if (ox >= lo && ox < hi)
+                continue;
+            float acc = b;
+            for (int64_t ky = 0; ky < K; ky++)
+                for (int64_t kx = 0; kx < K; kx++) {
+                    int64_t ix = ox * S + kx - pl;
+                    if (ix >= 0 && ix < W)
+                        acc += w[ky * K + kx] * rows[ky][ix];
+                }
+            yr[ox] = acc;
+        }
+    }
+}
+
+/* Rows narrower than this run dw_small: too short for the row kernel's vectors. */
+#define DW_NARROW 48
+
+/* Floats of dw_small's scratch: the zero-padded input plane (rows of Wp =
+ * (OW-1)*S + K, with slack for the stride-2 overrun) and the output plane at
+ * row stride Wp. */
+static int64_t dw_small_floats(const geom *g, int64_t *wp, int64_t *hp)
+{
+    const int64_t K = g->k[0], S = g->s[0];
+    *wp = (g->out[1] - 1) * S + K;
+    *hp = (g->out[0] - 1) * S + K;
+    return (*hp + 2) * *wp + 2 * K + g->out[0] * *wp;
+}
+
+/* One output plane of a depthwise conv with narrow rows: the input is copied
+ * into a zero-padded plane so that every tap is in range, then the row
+ * kernel runs once over the plane flattened at row stride Wp (output q =
+ * oy*Wp + ox reads padded element q*S + ky*Wp + kx); the columns ox >= OW it
+ * computes on the way are dropped. */
+static void dw_small(const geom *g, dw_row_fn row, float *y, const float *x, const float *w, float b, float *scratch)
+{
+    const int64_t H = g->in[0], W = g->in[1], OH = g->out[0], OW = g->out[1], S = g->s[0];
+    const int64_t pt = g->pb[0], pl = g->pb[1];
+    int64_t Wp, Hp, nf = dw_small_floats(g, &Wp, &Hp);
+    float *xp = scratch, *yp = scratch + (nf - OH * Wp);
+    memset(xp, 0, (size_t)(nf - OH * Wp) * sizeof(float));
+    for (int64_t iy = max64(0, -pt); iy < H && iy - (-pt) < Hp; iy++) {
+        /* padded row iy + pt holds input row iy at columns pl.. */
+        int64_t c0 = max64(0, -pl), c1 = min64(W, Wp - pl);
+        if (c1 > c0)
+            memcpy(xp + (iy + pt) * Wp + pl + c0, x + iy * W + c0, (size_t)(c1 - c0) * sizeof(float));
+    }
+    const float *rows[7];
+    for (int64_t ky = 0; ky < g->k[0]; ky++)
+        rows[ky] = xp + ky * Wp;
+    row(yp, rows, w, b, 0, (OH - 1) * Wp + OW, 0);
+    for (int64_t oy = 0; oy < OH; oy++)
+        memcpy(y + oy * OW, yp + oy * Wp, (size_t)OW * sizeof(float));
+    (void)S;
+}
+
 /* ------------------------------------------------------------------ conv */
 
 static ft_status oom(ft_kctx *k, const ft_node *n, size_t bytes)
@@ -371,7 +586,8 @@ static ft_status oom(ft_kctx *k, const ft_node *n, size_t bytes)
 ft_status cpu_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     geom g;
-    ft_conv_geom_of(&n->params.conv, &in[0].shape, &in[1].shape, &out[0].shape, in[0].dtype, 0, &g);
+    const ft_conv_params *p = &n->params.conv;
+    ft_conv_geom_of(p, &in[0].shape, &in[1].shape, &out[0].shape, in[0].dtype, 0, &g);
     const size_t es = g.es;
     const char *x = in[0].data, *w = in[1].data, *b = n->n_in > 2 ? in[2].data : NULL;
     char *y = out[0].data;
@@ -381,22 +597,47 @@ ft_status cpu_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
     const int T = k->threads > 0 ? k->threads : 1;
     /* C == 0: nothing to sum, the output is the bias. */
     if (Kc == 0) {
-        for (int64_t t = 0; t < g.N * g.M; t++)
+        for (int64_t t = 0; t < g.N * g.M; t++) {
             fill(&g, y + (size_t)(t * P) * es, P, b ? b + (size_t)(t % g.M) * es : NULL);
+            epilogue(&g, p, y + (size_t)(t * P) * es, P);
+        }
         return FT_OK;
     }
     uint64_t work = (uint64_t)g.N * (uint64_t)g.M * (uint64_t)P * (uint64_t)Kc;
 
     if (g.Cg == 1 && g.G > 1) {
-        /* depthwise: one plane per task, summed directly */
+        /* depthwise: one plane per task, summed directly (by rows of a
+         * vectorised kernel where dw_kernel has one), the activation applied
+         * to the plane while it is in cache */
         int par = T > 1 && g.N * g.M > 1 && work >= CPU_PAR_MIN;
+        dw_row_fn row = dw_kernel(&g);
+        int64_t wp_, hp_, small = row && g.out[1] < DW_NARROW ? dw_small_floats(&g, &wp_, &hp_) : 0;
+        /* per thread: dw_small's scratch; or one row of zeros for dw_plane */
+        size_t per = small ? (size_t)small : (size_t)g.in[1], nthr = small && par ? (size_t)T : 1;
+        float *scratch = row ? ft_calloc(per * nthr, sizeof(float)) : NULL;
+        if (row && !scratch)
+            return oom(k, n, per * nthr * sizeof(float));
 #pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (par)
         for (int64_t t = 0; t < g.N * g.M; t++) {
             int64_t nb = t / g.M, m = t % g.M, c = m / g.Mg;
             char *yp = y + (size_t)(t * P) * es;
-            fill(&g, yp, P, b ? b + (size_t)m * es : NULL);
-            direct_gather(&g, yp, x + (size_t)((nb * g.C + c) * g.NI) * es, w + (size_t)(m * g.KK) * es);
+            const char *xp = x + (size_t)((nb * g.C + c) * g.NI) * es, *wp = w + (size_t)(m * g.KK) * es;
+            float bias = b && row ? ((const float *)b)[m] : 0.0f;
+            if (small) {
+                int tid = 0;
+#ifdef _OPENMP
+                tid = par ? omp_get_thread_num() : 0;
+#endif
+                dw_small(&g, row, (float *)yp, (const float *)xp, (const float *)wp, bias, scratch + per * (size_t)tid);
+            } else if (row) {
+                dw_plane(&g, row, (float *)yp, (const float *)xp, (const float *)wp, bias, scratch);
+            } else {
+                fill(&g, yp, P, b ? b + (size_t)m * es : NULL);
+                direct_gather(&g, yp, xp, wp);
+            }
+            epilogue(&g, p, yp, P);
         }
+        free(scratch);
         return FT_OK;
     }
 
@@ -451,6 +692,8 @@ ft_status cpu_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
                 else
                     add_bias_d((double *)yg, g.Mg, p1 - p0, P, (const double *)b + gr * g.Mg);
             }
+            for (int64_t m = 0; p->act != FT_CONV_ACT_NONE && m < g.Mg; m++)
+                epilogue(&g, p, yg + (size_t)(m * P) * es, p1 - p0);
         }
     }
     openblas_set_num_threads(T);

@@ -8,6 +8,8 @@
  * first and the product added with beta = 1, so f16/bf16 round once. A 1x1
  * kernel at stride 1 without padding multiplies the input in place;
  * depthwise convolutions (one input channel per group) run a direct kernel.
+ * A fused activation (params.h ft_conv_act) runs as a pass over the output
+ * afterwards (in the accumulation type, after f16/bf16 outputs were rounded).
  *
  * conv_transpose: per tile of images (or of output channels), the product
  * W[g]^T @ x[g] into a column buffer (f32 for f16/bf16 inputs), then a
@@ -249,7 +251,39 @@ __global__ void __launch_bounds__(CU_BLOCK)
     }
 }
 
+/* conv's fused activation (params.h ft_conv_act) on y in place, in the
+ * accumulation type, as each activation's own kernel computes it. */
+template <class T> __global__ void cv_activation(T *y, int act, double lo, double hi, uint64_t total)
+{
+    typedef typename cu_acc<T>::type A;
+    const A l = (A)lo, h = (A)hi, zero = (A)0, three = (A)3, six = (A)6;
+    CV_FOR (t, total) {
+        A v = cu_load(y, (int64_t)t), c;
+        if (act == FT_CONV_ACT_RELU) {
+            v = v < zero ? zero : v;
+        } else if (act == FT_CONV_ACT_CLIP) {
+            v = v < l ? l : v;
+            v = v > h ? h : v;
+        } else if (act == FT_CONV_ACT_SILU) {
+            v = v / ((A)1 + exp(-v));
+        } else if (act == FT_CONV_ACT_HARD_SWISH) {
+            c = v + three;
+            c = c < zero ? zero : c;
+            c = c > six ? six : c;
+            v = v * c / six;
+        }
+        cu_store(y, (int64_t)t, v);
+    }
+}
+
 /* ------------------------------------------------------------------ launchers */
+
+template <class T>
+static void activation_launch(const ft_backend_ctx *be, void *y, const ft_conv_params *p, uint64_t total)
+{
+    cv_activation<T><<<cu_grid(be, total), CU_BLOCK, 0, be->stream>>>((T *)y, (int)p->act, p->act_lo, p->act_hi,
+                                                                        total);
+}
 
 template <class T>
 static void bias_fill_launch(const ft_backend_ctx *be, const void *bias, void *y, const cv_geom *g, uint64_t total)
@@ -351,7 +385,21 @@ static ft_status conv_products(ft_kctx *k, const ft_node *n, ft_dtype dt, const 
 
 /* ------------------------------------------------------------------ conv */
 
+static ft_status conv_sum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+
+/* The sums, then the fused activation (a second pass over the output). */
 CU_KFN(cu_conv)
+{
+    ft_status st = conv_sum(k, n, in, out);
+    uint64_t total = ft_numel(&out[0].shape);
+    if (st || n->params.conv.act == FT_CONV_ACT_NONE || total == 0)
+        return st;
+    CU_DISPATCH_FLOAT(in[0].dtype, T, activation_launch<T>(k->be, out[0].data, &n->params.conv, total));
+    CU_LAUNCHED(k, n);
+    return FT_OK;
+}
+
+static ft_status conv_sum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     cv_geom g;
     geom_of(n, in, out, 0, &g);

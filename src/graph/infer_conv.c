@@ -160,6 +160,28 @@ static ft_status finish(ft_infer_ctx *c, const geom *g, const ft_shape *o)
 
 static int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
+/* conv's fused activation (params.h ft_conv_act), by the name of its op. */
+static const char *const CONV_ACT[] = {"none", "relu", "clip", "silu", "hard_swish"};
+
+static ft_status conv_activation(ft_infer_ctx *c)
+{
+    ft_conv_params *p = &c->params->conv;
+    if (ft_op_attr_index(c->node->op, "activation") < 0)
+        return FT_OK; /* conv_integer, qlinear_conv: none */
+    const char *a = ft_attr(c->node, "activation")->s;
+    for (size_t i = 0; i < FT_ARRAY_LEN(CONV_ACT); i++)
+        if (a && strcmp(a, CONV_ACT[i]) == 0) {
+            p->act = (ft_conv_act)i;
+            p->act_lo = ft_attr(c->node, "activation_min")->f;
+            p->act_hi = ft_attr(c->node, "activation_max")->f;
+            if (p->act_lo > p->act_hi)
+                p->act_lo = p->act_hi; /* as clip: max everywhere */
+            return FT_OK;
+        }
+    return ft_infer_fail(c, "attribute 'activation' = '%s' is not one of none, relu, clip, silu, hard_swish",
+                         a ? a : "");
+}
+
 /* conv's checks and output shape, the bias at input ib. */
 static ft_status conv_forward(ft_infer_ctx *c, int ib)
 {
@@ -195,7 +217,9 @@ static ft_status conv_forward(ft_infer_ctx *c, int ib)
                                  (long long)g.pb[j], (long long)g.pe[j], (long long)g.s[j], AUTO_PAD[g.auto_pad]);
         o.dims[2 + j] = out;
     }
-    return finish(c, &g, &o);
+    if ((st = finish(c, &g, &o)))
+        return st;
+    return conv_activation(c);
 }
 
 ft_status ft_infer_conv(ft_infer_ctx *c) { return conv_forward(c, 2); }

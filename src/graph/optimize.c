@@ -1,5 +1,6 @@
 /* The graph optimizer (optimize.h): fusions of expanded forms into the ops
- * ftrun has (silu, gelu, layer_norm), removal of dead nodes, and the
+ * ftrun has (silu, gelu, layer_norm), of activations into the conv before
+ * them (conv_act), removal of dead nodes, and the
  * compaction that drops the nodes and tensors a pass left unused.
  *
  * The passes keep t->n_readers and t->producer up to date as they rewrite, so
@@ -491,6 +492,56 @@ static ft_status pass_transpose(opt *o, int *count)
     return FT_OK;
 }
 
+/* --- conv activation: relu, clip, silu or hard_swish reading a conv's
+ * private output -> the conv with that "activation" (the conv's kernels apply
+ * it in their output pass). The activation node becomes the conv (its name
+ * and output stay); the conv node goes. -------------------------------------- */
+static const char *conv_act_name(ft_op op)
+{
+    return op == FT_OP_RELU ? "relu" : op == FT_OP_CLIP ? "clip" : op == FT_OP_SILU ? "silu"
+         : op == FT_OP_HARD_SWISH ? "hard_swish" : NULL;
+}
+
+static ft_status pass_conv_act(opt *o, int *count)
+{
+    ft_graph *g = o->g;
+    for (int k = 0; k < g->n_nodes; k++) {
+        const char *name = o->dead[k] ? NULL : conv_act_name(g->nodes[k].op);
+        int x = name ? g->nodes[k].in[0] : -1, c = prod(o, x, FT_OP_CONV);
+        const char *has = c >= 0 ? ft_attr(&g->nodes[c], "activation")->s : NULL;
+        if (c < 0 || !private_t(o, x) || (has && strcmp(has, "none") != 0) ||
+            !same_as_input(o, x, g->nodes[k].out[0], FT_OP_CONV))
+            continue;
+        ft_node *a = &g->nodes[k], *cv = &g->nodes[c];
+        /* clip's bounds (an infinite one is left absent: the default) */
+        double lo = -INFINITY, hi = INFINITY;
+        if (a->op == FT_OP_CLIP) {
+            lo = ft_attr(a, "min")->f;
+            hi = ft_attr(a, "max")->f;
+        }
+        /* the activation's input slot goes; it takes the conv's inputs and attributes */
+        kill_node(o, c);
+        g->tensors[x].n_readers--;
+        for (int i = 0; i < cv->n_in; i++)
+            if (cv->in[i] >= 0)
+                g->tensors[cv->in[i]].n_readers++;
+        free(a->in);
+        free_attrs(a);
+        a->in = cv->in, a->n_in = cv->n_in, a->attrs = cv->attrs, a->op = FT_OP_CONV;
+        cv->in = NULL, cv->n_in = 0, cv->attrs = NULL;
+        ft_attr_val *av = attr(a, "activation");
+        free(av->s);
+        if (!(av->s = ft_strdup(name)))
+            return oom(o);
+        if (lo != -INFINITY)
+            attr(a, "activation_min")->f = lo;
+        if (hi != INFINITY)
+            attr(a, "activation_max")->f = hi;
+        ++*count;
+    }
+    return FT_OK;
+}
+
 /* --- dead nodes, latest first so chains go in one sweep -------------------- */
 static void pass_dead(opt *o, int *count)
 {
@@ -585,9 +636,11 @@ ft_status ft_graph_optimize(ft_graph *g, int level, ft_opt_stats *stats, ft_erro
         st = pass_layer_norm(&o, &s.layer_norm);
     if (!st && level >= 2)
         st = pass_transpose(&o, &s.transpose);
+    if (!st && level >= 2)
+        st = pass_conv_act(&o, &s.conv_act);
     if (!st && level >= 1)
         pass_dead(&o, &s.dead);
-    int changed = s.silu + s.gelu + s.layer_norm + s.transpose + s.dead;
+    int changed = s.silu + s.gelu + s.layer_norm + s.transpose + s.conv_act + s.dead;
     if (!st && changed)
         st = compact(&o);
     free(o.dead);
@@ -599,8 +652,9 @@ ft_status ft_graph_optimize(ft_graph *g, int level, ft_opt_stats *stats, ft_erro
     else if (level == 1)
         snprintf(line, sizeof line, "optimizer (-O1): dead %d", s.dead);
     else
-        snprintf(line, sizeof line, "optimizer (-O%d): silu %d, gelu %d, layer_norm %d, transpose %d, dead %d", level,
-                 s.silu, s.gelu, s.layer_norm, s.transpose, s.dead);
+        snprintf(line, sizeof line,
+                 "optimizer (-O%d): silu %d, gelu %d, layer_norm %d, transpose %d, conv_act %d, dead %d", level,
+                 s.silu, s.gelu, s.layer_norm, s.transpose, s.conv_act, s.dead);
     free(g->opt_note);
     if (!st && !(g->opt_note = ft_strdup(line)))
         st = ft_err(err, FT_ERUNTIME, "out of memory");

@@ -117,6 +117,16 @@ typedef struct ft_geom_params {
 
 /* conv, conv_transpose, deform_conv (infer_conv.c). Lists are per spatial dim. */
 enum { FT_AUTO_PAD_NOTSET, FT_AUTO_PAD_SAME_UPPER, FT_AUTO_PAD_SAME_LOWER, FT_AUTO_PAD_VALID };
+/* conv's "activation" attribute: the elementwise op the optimizer fused into
+ * the conv's output pass (src/graph/optimize.c), each as its own op computes
+ * it (relu, clip with activation_min / activation_max, silu, hard_swish). */
+typedef enum ft_conv_act {
+    FT_CONV_ACT_NONE,
+    FT_CONV_ACT_RELU,
+    FT_CONV_ACT_CLIP,
+    FT_CONV_ACT_SILU,
+    FT_CONV_ACT_HARD_SWISH
+} ft_conv_act;
 typedef struct ft_conv_params {
     int r;                        /* spatial rank */
     int64_t group;
@@ -126,6 +136,8 @@ typedef struct ft_conv_params {
     int64_t op[FT_SP_MAX], os[FT_SP_MAX]; /* conv_transpose: output_padding, output_shape */
     int has_pads, has_os;
     int auto_pad;                 /* FT_AUTO_PAD_* */
+    ft_conv_act act;              /* conv: the activation applied to the output (bias included) */
+    double act_lo, act_hi;        /* FT_CONV_ACT_CLIP: the bounds (lo <= hi: lo > hi was lowered to hi) */
 } ft_conv_params;
 
 /* max_pool, average_pool, lp_pool (infer_pool.c). */

@@ -79,6 +79,38 @@ elif kind == "gemm_transposed":  # gemm(transpose(x), w, b) with trans_a 1: x @ 
     nodes = [h.make_node("Transpose", ["x"], ["t"], perm=[1, 0]),
              h.make_node("Gemm", ["t", "w", "b"], ["y"], name="fc", transA=1)]
     want = xd @ w + b
+elif kind.startswith("conv_"):  # conv (bias, pads) then an activation; oracle: PyTorch's conv in float64
+    import torch
+    x = rng.standard_normal((2, 4, 9, 11)).astype(np.float32)
+    w = (rng.standard_normal((6, 4, 3, 3)) / 6).astype(np.float32)
+    b = rng.standard_normal(6).astype(np.float32)
+    if kind == "conv_dw_relu6":  # depthwise, stride 2, as MobileNet's
+        w = (rng.standard_normal((4, 1, 3, 3)) / 3).astype(np.float32)
+        b = rng.standard_normal(4).astype(np.float32)
+    xd, group = x.astype(np.float64), w.shape[0] if kind == "conv_dw_relu6" else 1
+    stride = 2 if kind == "conv_dw_relu6" else 1
+    inits = [C("w", w), C("b", b), C("lo", 0.0), C("hi", 6.0)]
+    nodes = [h.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1], group=group,
+                         strides=[stride, stride])]
+    c = torch.nn.functional.conv2d(torch.from_numpy(xd), torch.from_numpy(w.astype(np.float64)),
+                                   torch.from_numpy(b.astype(np.float64)), padding=1, stride=stride,
+                                   groups=group).numpy()
+    if kind in ("conv_relu", "conv_shared"):
+        nodes.append(h.make_node("Relu", ["c"], ["y"], name="act"))
+        want = np.maximum(c, 0)
+    elif kind in ("conv_relu6", "conv_dw_relu6"):
+        nodes.append(h.make_node("Clip", ["c", "lo", "hi"], ["y"], name="act"))
+        want = np.clip(c, 0, 6)
+    elif kind == "conv_silu":
+        nodes += [h.make_node("Sigmoid", ["c"], ["s"]), h.make_node("Mul", ["c", "s"], ["y"], name="act")]
+        want = c / (1 + np.exp(-c))
+    elif kind == "conv_hardswish":
+        nodes.append(h.make_node("HardSwish", ["c"], ["y"], name="act"))
+        want = c * np.clip(c + 3, 0, 6) / 6
+        opset = 14
+    if kind == "conv_shared":
+        nodes.append(h.make_node("Neg", ["c"], ["z"]))
+        outs.append("z")
 elif kind == "dead":
     nodes = [h.make_node("Exp", ["x"], ["unused"], name="gone"), h.make_node("Relu", ["x"], ["y"])]
     want = np.maximum(xd, 0)
@@ -108,7 +140,7 @@ same() {
     for k in silu silu_swapped; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): silu 1, gelu 0, layer_norm 0, transpose 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): silu 1, gelu 0, layer_norm 0, transpose 0, conv_act 0, dead 0" ]
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ swish\ +silu ]]
         [[ ! "$output" =~ sigmoid ]]
@@ -121,7 +153,7 @@ same() {
     for k in gelu gelu_half_first gelu_tanh gelu_tanh_pow; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): silu 0, gelu 1, layer_norm 0, transpose 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): silu 0, gelu 1, layer_norm 0, transpose 0, conv_act 0, dead 0" ]
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ gelu_out\ +gelu ]]
         [[ ! "$output" =~ (erf|tanh)\  ]]
@@ -133,7 +165,7 @@ same() {
 @test "layer_norm: the opset-13 expansion with scale and bias becomes layer_norm" {
     mk layer_norm
     run opt_line layer_norm
-    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 1, transpose 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 1, transpose 0, conv_act 0, dead 0" ]
     run "$FTRUN" info "$T/layer_norm.onnx"
     [[ "$output" =~ ln_out\ +layer_norm ]]
     [[ "$output" =~ nodes:\ 1, ]]
@@ -162,7 +194,7 @@ with torch.no_grad():
     np.save("want.npy", m(x).numpy())
 EOF
     run "$FTRUN" info m.onnx
-    [[ "$output" =~ optimizer\ \(-O2\):\ silu\ 0,\ gelu\ 2,\ layer_norm\ 3,\ transpose\ 0,\ dead\ 0 ]]
+    [[ "$output" =~ optimizer\ \(-O2\):\ silu\ 0,\ gelu\ 2,\ layer_norm\ 3,\ transpose\ 0,\ conv_act\ 0,\ dead\ 0 ]]
     [[ ! "$output" =~ reduce_mean ]]
     "$FTRUN" m.onnx -i x=x.npy -o o2 -q --expect want.npy --rtol 1e-4 --atol 1e-4
     "$FTRUN" m.onnx -i x=x.npy -o o0 -q -O0 --expect want.npy --rtol 1e-4 --atol 1e-4
@@ -172,7 +204,7 @@ EOF
     for k in silu_shared gelu_shared layer_norm_shared; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, dead 0" ]
         "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o2 -q
         py 'assert np.allclose(np.load("o2/y.npy"), np.load("want.npy"), rtol=1e-4, atol=1e-5)'
     done
@@ -189,17 +221,67 @@ EOF
            {"name": "sum", "op": "add", "inputs": ["x", "w_t"], "outputs": ["y"]}]}
 EOF
     run "$FTRUN" info tc.json
-    [[ "$output" =~ optimizer\ \(-O2\):\ silu\ 0,\ gelu\ 0,\ layer_norm\ 0,\ transpose\ 1,\ dead\ 0 ]]
+    [[ "$output" =~ optimizer\ \(-O2\):\ silu\ 0,\ gelu\ 0,\ layer_norm\ 0,\ transpose\ 1,\ conv_act\ 0,\ dead\ 0 ]]
     [[ "$output" =~ nodes:\ 1, ]]
     npy want.npy 'np.load("x.npy") + np.load("w.npy").transpose(2, 0, 1)'
     "$FTRUN" tc.json -i x=x.npy -o o2 -q --expect want.npy --rtol 0 --atol 0
     "$FTRUN" tc.json -i x=x.npy -o o0 -q -O0 --expect want.npy --rtol 0 --atol 0
     mk gemm_transposed
     run opt_line gemm_transposed
-    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 1, dead 0" ]
+    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 1, conv_act 0, dead 0" ]
     run "$FTRUN" info "$T/gemm_transposed.onnx"
     [[ "$output" =~ nodes:\ 1, ]]
     same gemm_transposed
+}
+
+@test "conv_act: relu, clip (relu6), sigmoid-mul (silu) and hard_swish after a conv fold into the conv" {
+    for k in conv_relu conv_relu6 conv_dw_relu6 conv_silu conv_hardswish; do
+        mk $k
+        run opt_line $k
+        if [ $k = conv_silu ]; then
+            [ "$output" = "optimizer (-O2): silu 1, gelu 0, layer_norm 0, transpose 0, conv_act 1, dead 0" ]
+        else
+            [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 1, dead 0" ]
+        fi
+        # one node, the activation's name, a conv
+        run "$FTRUN" info "$T/$k.onnx"
+        [[ "$output" =~ nodes:\ 1, ]]
+        [[ "$output" =~ act\ +conv ]]
+        same $k
+    done
+    # the fused graph written out carries the activation and runs the same
+    "$FTRUN" convert "$T/conv_relu6.onnx" -o c.ftg -q
+    "$FTRUN" unpack c.ftg -o u -q
+    py 'import json; n = json.load(open("u/graph.json"))["nodes"]; assert len(n) == 1 and n[0]["attrs"]["activation"] == "clip" and n[0]["attrs"]["activation_min"] == 0 and n[0]["attrs"]["activation_max"] == 6, n'
+    mk conv_relu6
+    "$FTRUN" c.ftg -i x=x.npy -o o -q -O0 --expect want.npy --rtol 1e-4 --atol 1e-5
+}
+
+@test "ftrun test -O: a test case runs its graph optimized (default) or as read (-O0)" {
+    mk conv_silu
+    mkdir -p case/test_data_set_0
+    cp "$T/conv_silu.onnx" case/model.onnx
+    py 'from onnx import numpy_helper as nh
+for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
+    open("case/test_data_set_0/%s.pb" % name, "wb").write(nh.from_array(np.load(f)).SerializeToString())'
+    for level in "" -O0 -O1 -O2; do
+        run "$FTRUN" test -d cpu $level --rtol 1e-4 --atol 1e-5 case
+        [ "$status" -eq 0 ]
+        [[ "$output" =~ "1 passed, 0 failed" ]]
+    done
+    run "$FTRUN" test -d cpu -O3 case
+    [ "$status" -eq 2 ]
+    [[ "$output" =~ "-O: '3' is not an optimizer level" ]]
+}
+
+@test "conv_act: a conv whose output has another reader keeps its activation node" {
+    mk conv_shared
+    run opt_line conv_shared
+    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, dead 0" ]
+    run "$FTRUN" info "$T/conv_shared.onnx"
+    [[ "$output" =~ act\ +relu ]]
+    "$FTRUN" "$T/conv_shared.onnx" -i x=x.npy -o o2 -q
+    py 'assert np.allclose(np.load("o2/y.npy"), np.load("want.npy"), rtol=1e-4, atol=1e-5)'
 }
 
 @test "dead nodes go at -O1 and -O2, not at -O0" {

@@ -221,10 +221,31 @@ def _describe(a):
     return " ".join("%s=%s" % (k, v if not isinstance(v, list) else ",".join(map(str, v))) for k, v in a.items())
 
 
+def activation_ref(y, S, act, lo, hi):
+    """conv's fused activation (attribute "activation") on the float64 result y, in
+    NumPy; the tolerance scale S grows by the activation's slope bound (1.1 for silu,
+    1.5 for hard_swish) and is kept where the activation only clamps."""
+    if act == "relu":
+        return np.where(y < 0, 0.0, y), S
+    if act == "clip":
+        return np.minimum(np.maximum(y, lo), hi), S
+    if act == "silu":
+        return y / (1.0 + np.exp(-y)), 1.1 * S + np.abs(y) * EPS32
+    if act == "hard_swish":
+        return y * np.clip(y + 3.0, 0.0, 6.0) / 6.0, 1.5 * S * (1.0 + np.abs(y) / 3.0)
+    return y, S
+
+
 def conv_case(xs, ws, dt="f32", bias=True, strides=None, pads=None, dil=None, group=1, auto_pad="NOTSET",
-              label="", args=(), extra=None):
+              label="", args=(), extra=None, act=None, act_lo=None, act_hi=None):
     a = _attrs(strides, pads, dil, group, auto_pad)
     a.update(extra or {})
+    if act:
+        a["activation"] = act
+        if act_lo is not None:
+            a["activation_min"] = act_lo
+        if act_hi is not None:
+            a["activation_max"] = act_hi
     name = " ".join(p for p in ("conv%dd %s x=%s w=%s" % (len(xs) - 2, dt, shp(xs), shp(ws)),
                                 "bias" if bias else "", _describe(a), label.strip()) if p)
 
@@ -234,6 +255,7 @@ def conv_case(xs, ws, dt="f32", bias=True, strides=None, pads=None, dil=None, gr
         w = rep(rng.standard_normal(ws) / sq(int(np.prod(ws[1:]))), dt)
         b = rep(rng.standard_normal(ws[0]), dt) if bias else None
         y, S, k = conv_ref(x, w, b, strides, pads, dil, group, auto_pad)
+        y, S = activation_ref(y, S, act, -np.inf if act_lo is None else act_lo, np.inf if act_hi is None else act_hi)
         return {"inputs": ins(x, w, b, dt), "expect": {"y": rep(y, dt)}, "tol": tol(dt, k, S)}
     return Case(name, "conv", attrs=a, build=build, args=list(args))
 
@@ -332,6 +354,48 @@ def conv_cases():
                        args=["--threads", "3"]))
     c.append(conv_case((2, 8, 12, 12, 12), (16, 8, 3, 3, 3), pads=[1, 1, 1, 1, 1, 1], label=" --threads 2",
                        args=["--threads", "2"]))
+    # the depthwise row kernels (f32, 2-D, square 3/5/7 kernel, stride 1 or 2): rows
+    # wider than a vector with a remainder, pads on one side, inputs narrower than
+    # the kernel, a multiplier, auto_pad
+    c.append(conv_case((2, 3, 19, 37), (3, 1, 3, 3), group=3, pads=[1, 1, 1, 1], label=" depthwise row"))
+    c.append(conv_case((1, 4, 20, 35), (4, 1, 3, 3), group=4, strides=[2, 2], pads=[0, 1, 1, 0],
+                       label=" depthwise row"))
+    c.append(conv_case((1, 4, 23, 41), (4, 1, 5, 5), group=4, pads=[2, 2, 2, 2], label=" depthwise row"))
+    c.append(conv_case((2, 3, 22, 40), (3, 1, 5, 5), group=3, strides=[2, 2], pads=[1, 2, 2, 1],
+                       label=" depthwise row"))
+    c.append(conv_case((1, 2, 17, 33), (2, 1, 7, 7), group=2, pads=[3, 3, 3, 3], label=" depthwise row"))
+    c.append(conv_case((1, 2, 18, 34), (2, 1, 7, 7), bias=False, group=2, strides=[2, 2], pads=[3, 2, 3, 2],
+                       label=" depthwise row"))
+    c.append(conv_case((1, 3, 3, 2), (3, 1, 5, 5), group=3, pads=[2, 2, 2, 2], label=" depthwise row narrower than kernel"))
+    c.append(conv_case((1, 3, 9, 21), (6, 1, 3, 3), group=3, strides=[2, 2], pads=[1, 1, 1, 1],
+                       label=" depthwise row x2 multiplier"))
+    c.append(conv_case((1, 4, 15, 30), (4, 1, 5, 5), group=4, strides=[2, 2], auto_pad="SAME_UPPER",
+                       label=" depthwise row"))
+    c.append(conv_case((1, 96, 28, 28), (96, 1, 3, 3), group=96, pads=[1, 1, 1, 1],
+                       label=" depthwise row --threads 2", args=["--threads", "2"]))
+    # output rows of 48 and more: the row kernel with checked edge columns
+    c.append(conv_case((1, 3, 10, 61), (3, 1, 3, 3), group=3, pads=[1, 1, 1, 1], label=" depthwise wide row"))
+    c.append(conv_case((1, 2, 9, 101), (2, 1, 5, 5), group=2, strides=[2, 2], pads=[2, 1, 1, 2],
+                       label=" depthwise wide row"))
+    c.append(conv_case((1, 2, 8, 64), (2, 1, 7, 7), group=2, pads=[3, 0, 3, 0], label=" depthwise wide row"))
+    c.append(conv_case((1, 8, 12, 56), (8, 1, 3, 3), group=8, pads=[1, 1, 1, 1], act="relu",
+                       label=" depthwise wide row --threads 2", args=["--threads", "2"]))
+    # fused activations (attribute "activation", as the optimizer writes them): on
+    # the depthwise, im2col, pointwise and general paths
+    for act, lo, hi in (("relu", None, None), ("clip", 0.0, 6.0), ("silu", None, None), ("hard_swish", None, None)):
+        c.append(conv_case((2, 8, 13, 21), (8, 1, 3, 3), group=8, pads=[1, 1, 1, 1], act=act, act_lo=lo,
+                           act_hi=hi, label=" depthwise"))
+        c.append(conv_case((2, 6, 11, 9), (10, 6, 3, 3), strides=[2, 1], pads=[1, 1, 1, 1], act=act, act_lo=lo,
+                           act_hi=hi))
+        c.append(conv_case((1, 16, 10, 12), (24, 16, 1, 1), act=act, act_lo=lo, act_hi=hi, label=" pointwise"))
+    c.append(conv_case((2, 6, 11, 9), (10, 6, 3, 3), dt="f64", pads=[1, 1, 1, 1], act="silu"))
+    c.append(conv_case((1, 4, 9, 8), (8, 1, 3, 3), dt="f64", group=4, act="clip", act_lo=-0.5, act_hi=0.25,
+                       label=" depthwise x2 multiplier"))
+    c.append(conv_case((1, 4, 9), (6, 2, 3), group=2, act="clip", act_lo=-0.25, label=" no upper bound"))
+    c.append(conv_case((1, 2, 5, 6, 7), (3, 2, 3, 3, 3), pads=[1, 1, 1, 1, 1, 1], act="relu"))
+    c.append(conv_case((1, 32, 14, 14), (64, 32, 3, 3), pads=[1, 1, 1, 1], act="relu", label=" --threads 2",
+                       args=["--threads", "2"]))
+    c.append(conv_case((1, 3, 6, 6), (4, 3, 3, 3), dt="f16", act="hard_swish"))
     return c
 
 
