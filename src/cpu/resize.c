@@ -104,30 +104,18 @@ static void map_axis(axis_map *m, const ft_resize_params *p, int d, double scale
                 nc *= 2;                                                                                              \
             }                                                                                                         \
             T *yr = y + row * olast;                                                                                  \
-            if (outside || ml->outside) {                                                                             \
-                for (int64_t o = 0; o < olast; o++) {                                                                 \
-                    if (outside || ml->lo[o] < 0) {                                                                   \
-                        yr[o] = (T)ext;                                                                               \
-                        continue;                                                                                     \
-                    }                                                                                                 \
-                    int64_t lo = ml->lo[o], hi = ml->hi[o];                                                           \
-                    double w = ml->w[o], acc = 0;                                                                     \
-                    for (int c = 0; c < nc; c++) {                                                                    \
-                        const T *xr = x + off[c];                                                                     \
-                        double v = w == 0 ? (double)xr[lo] : (1 - w) * (double)xr[lo] + w * (double)xr[hi];           \
-                        acc += wt[c] * v;                                                                             \
-                    }                                                                                                 \
-                    yr[o] = (T)acc;                                                                                   \
-                }                                                                                                     \
-                continue;                                                                                             \
-            }                                                                                                         \
-            if (nc == 1 && !ml->active) {                                                                             \
+            /* rows wholly inside and all on one input row and cell: a gather */                                      \
+            if (!outside && !ml->outside && nc == 1 && !ml->active) {                                                 \
                 const T *xr = x + off[0];                                                                             \
                 for (int64_t o = 0; o < olast; o++)                                                                   \
                     yr[o] = xr[ml->lo[o]];                                                                            \
                 continue;                                                                                             \
             }                                                                                                         \
             for (int64_t o = 0; o < olast; o++) {                                                                     \
+                if (outside || ml->lo[o] < 0) {                                                                       \
+                    yr[o] = (T)ext;                                                                                   \
+                    continue;                                                                                         \
+                }                                                                                                     \
                 int64_t lo = ml->lo[o], hi = ml->hi[o];                                                               \
                 double w = ml->w[o], acc = 0;                                                                         \
                 for (int c = 0; c < nc; c++) {                                                                        \
