@@ -19,7 +19,7 @@ WARN := -Wall -Wextra -Werror -Wswitch-enum -Wshadow -Wno-unused-parameter -Wstr
 CFLAGS ?= -O2 -g
 # Flags the build always needs; CFLAGS (optimisation, sanitizers) may be set on the command line.
 FT_CFLAGS := -std=gnu11 $(WARN) -fopenmp -D_FILE_OFFSET_BITS=64 -MMD -MP
-LDLIBS := -lcjson -lprotobuf-c -lopenblas -lfftw3f_omp -lfftw3_omp -lfftw3f -lfftw3 -lz -lm -ldl -fopenmp
+LDLIBS := -lcjson -lprotobuf-c -ldnnl -lopenblas -lfftw3f_omp -lfftw3_omp -lfftw3f -lfftw3 -lz -lm -ldl -fopenmp
 # The CUDA backend (a shared object loaded at run time) calls back into the
 # binary's graph functions, so the binary exports its symbols.
 FT_LDFLAGS := -rdynamic
@@ -67,7 +67,7 @@ $(BUILD)/src/cuda/%.o: src/cuda/%.cu
 -include $(CUDA_OBJS:.o=.d)
 
 # Debian packages the build and the tests need.
-DEB_PKGS := gcc libcjson-dev zlib1g-dev libopenblas-dev libfftw3-dev libprotobuf-c-dev protobuf-c-compiler libonnx-dev \
+DEB_PKGS := gcc libcjson-dev zlib1g-dev libdnnl-dev libopenblas-dev libfftw3-dev libprotobuf-c-dev protobuf-c-compiler libonnx-dev \
 	bats python3-numpy python3-torch python3-torchvision python3-onnx libonnx-testdata valgrind man-db
 deps:
 	@scripts/deps.sh $(DEB_PKGS)
