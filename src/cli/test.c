@@ -1,14 +1,16 @@
 /* `ftrun test DIR...`: see test.h and man/ftrun.1 (TEST FOLDERS).
  *
- * The parent scans the folders for cases, then keeps up to -j children
- * running, one case each: a child (test_case.c) loads the model once per
- * data set, feeds its inputs, runs it on the device and compares every
- * output with the expected values (ft_tol_choose, the rule of --expect). It sends back one
- * status byte and a one-line message on a pipe; its stderr goes to a second
- * pipe, kept as the case's log. A child that dies, exits without a verdict or
- * outlives --timeout is that case's failure. Results are printed in case
- * order whatever order the children finish in, so -j changes nothing but the
- * time. */
+ * The parent scans the folders for cases, then keeps -j worker processes
+ * busy. A worker (forked before any device is opened) takes case indexes on
+ * a socket, one at a time; for each (test_case.c) it loads the model once per
+ * data set, feeds its inputs, runs it on the device it opened once for all
+ * its cases and compares every output with the expected values
+ * (ft_tol_choose, the rule of --expect). It sends back a verdict frame on a
+ * pipe; its stdout and stderr go to a second pipe, kept as the log of the
+ * case it runs. A worker that dies, exits without a verdict or outlives
+ * --timeout is the failure of the case it ran; a new worker takes the
+ * remaining cases. Results are printed in case order whatever order the
+ * workers finish in, so -j changes nothing but the time. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -159,13 +162,17 @@ static int collect(caselist *L, const char *dir, const char *name, int suite, in
 
 /* ------------------------------------------------------ scheduling (parent) */
 
+/* A worker process and the case it runs. */
 typedef struct slot {
-    int idx; /* case, or -1 when free */
-    pid_t pid;
+    pid_t pid;    /* 0: no worker */
+    int cfd;      /* command socket: case indexes go to the worker (-1 once closed) */
     int rfd, lfd; /* verdict pipe, log pipe (-1 once at EOF) */
-    double start, deadline;
+    int idx;      /* the case it runs, or -1 */
+    double start, deadline, end;
     int timed_out;
-    sbuf res;
+    int closing;  /* the worker ends after this case: its verdict stands once it has exited */
+    char verdict; /* 'P', 'F', 'U' once received, else 0 */
+    sbuf res;     /* verdict frames: status byte, 'c' (continues) or 'x' (ends), message, NUL */
 } slot;
 
 static void write_all(int fd, const char *p, size_t n)
@@ -181,65 +188,137 @@ static void write_all(int fd, const char *p, size_t n)
     }
 }
 
-static int start_case(const topts *o, tcase *c, int idx, slot *s)
+/* Under AddressSanitizer, a worker checks for leaks after each case, so that
+ * a leak is the failure of the case that made it, as when every case had a
+ * process of its own: the worker then ends, and the report at its exit (a
+ * nonzero status) fails the case. */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+static int leaked(void) { return __lsan_do_recoverable_leak_check() != 0; }
+#else
+static int leaked(void) { return 0; }
+#endif
+
+/* A worker: reads case indexes from cfd until EOF, runs each and writes its
+ * verdict frame on rfd; its stdout and stderr are the log pipe. A case's log
+ * is all written before its verdict, and the next case starts only when the
+ * parent sends it, so the parent can tell whose log is whose. */
+static void worker(const topts *o, const caselist *L, int cfd, int rfd)
 {
-    int rp[2], lp[2];
+    omp_set_num_threads((int)o->threads);
+    ft_test_dev dev = {0};
+    int idx;
+    for (;;) {
+        ssize_t n = read(cfd, &idx, sizeof idx);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n != (ssize_t)sizeof idx || idx < 0 || idx >= L->n)
+            break;
+        char msg[2400] = "";
+        char v = ft_test_run_case(o, &dev, L->c[idx].dir, msg, sizeof msg);
+        int last = dev.retire || leaked();
+        fflush(stdout);
+        fflush(stderr);
+        char out[2600];
+        int len = snprintf(out, sizeof out, "%c%c%s", v, last ? 'x' : 'c', msg);
+        len = len < (int)sizeof out ? len : (int)sizeof out - 1;
+        write_all(rfd, out, (size_t)len + 1); /* with its NUL */
+        if (last)
+            break;
+    }
+    ft_test_dev_close(&dev);
+    fflush(stdout);
+    fflush(stderr);
+    /* exit, not _exit: under a sanitizer the leak check runs here, and a
+     * report (a nonzero status) fails the worker's last case */
+    exit(0);
+}
+
+static int start_worker(const topts *o, const caselist *L, slot *sl, long j)
+{
+    int rp[2], lp[2], cp[2];
     if (pipe2(rp, O_CLOEXEC))
         return -1;
     if (pipe2(lp, O_CLOEXEC)) {
-        close(rp[0]);
-        close(rp[1]);
+        close(rp[0]), close(rp[1]);
+        return -1;
+    }
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, cp)) {
+        close(rp[0]), close(rp[1]), close(lp[0]), close(lp[1]);
         return -1;
     }
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
     if (pid < 0) {
-        close(rp[0]), close(rp[1]), close(lp[0]), close(lp[1]);
+        close(rp[0]), close(rp[1]), close(lp[0]), close(lp[1]), close(cp[0]), close(cp[1]);
         return -1;
     }
     if (pid == 0) {
         signal(SIGPIPE, SIG_DFL);
+        /* the other workers' ends: a copy held here would keep their command
+         * sockets from reaching EOF */
+        for (long i = 0; i < o->jobs; i++) {
+            if (i == j)
+                continue;
+            if (sl[i].cfd >= 0)
+                close(sl[i].cfd);
+            if (sl[i].rfd >= 0)
+                close(sl[i].rfd);
+            if (sl[i].lfd >= 0)
+                close(sl[i].lfd);
+        }
         dup2(lp[1], 1);
         dup2(lp[1], 2);
-        close(rp[0]);
-        close(lp[0]);
-        omp_set_num_threads((int)o->threads);
-        char msg[2400] = "";
-        char v = ft_test_run_case(o, c->dir, msg, sizeof msg);
-        fflush(stdout);
-        fflush(stderr);
-        char out[2600];
-        int n = snprintf(out, sizeof out, "%c%s", v, msg);
-        write_all(rp[1], out, (size_t)n < sizeof out ? (size_t)n : sizeof out - 1);
-        /* exit, not _exit: under a sanitizer the leak check runs here, and a
-         * report (a nonzero status) fails the case whatever its verdict */
-        exit(0);
+        close(rp[0]), close(lp[0]), close(cp[0]);
+        worker(o, L, cp[1], rp[1]);
     }
-    close(rp[1]);
-    close(lp[1]);
-    memset(s, 0, sizeof *s);
-    *s = (slot){.idx = idx, .pid = pid, .rfd = rp[0], .lfd = lp[0], .start = ft_now()};
+    close(rp[1]), close(lp[1]), close(cp[1]);
+    fcntl(lp[0], F_SETFL, fcntl(lp[0], F_GETFL) | O_NONBLOCK);
+    fcntl(rp[0], F_SETFL, fcntl(rp[0], F_GETFL) | O_NONBLOCK);
+    sl[j] = (slot){.pid = pid, .cfd = cp[0], .rfd = rp[0], .lfd = lp[0], .idx = -1};
+    return 0;
+}
+
+/* Hand case idx to the worker of s. -1 when it cannot be sent (the worker
+ * is gone: its EOF ends it). */
+static int send_case(const topts *o, slot *s, int idx)
+{
+    ssize_t w;
+    do
+        w = send(s->cfd, &idx, sizeof idx, MSG_NOSIGNAL);
+    while (w < 0 && errno == EINTR);
+    if (w != (ssize_t)sizeof idx)
+        return -1;
+    s->idx = idx;
+    s->start = ft_now();
     s->deadline = o->timeout > 0 ? s->start + o->timeout : INFINITY;
+    s->timed_out = s->closing = 0;
+    s->verdict = 0;
+    s->res.len = 0;
     return 0;
 }
 
 enum { LOG_CAP = 16384 };
 
-/* Read what a pipe has; at EOF close it. */
-static void drain(int *fd, sbuf *b, size_t cap)
+/* Read what a pipe has; at EOF close it. 1 when it read something, 0 at
+ * EOF or when there is nothing yet (the parent's ends do not block). */
+static int drain(int *fd, sbuf *b, size_t cap)
 {
     char buf[4096];
-    ssize_t n = read(*fd, buf, sizeof buf);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN))
-        return;
+    ssize_t n;
+    while ((n = read(*fd, buf, sizeof buf)) < 0 && errno == EINTR)
+        ;
+    if (n < 0 && errno == EAGAIN)
+        return 0;
     if (n <= 0) {
         close(*fd);
         *fd = -1;
-        return;
+        return 0;
     }
     if (b->len < cap)
         sb_add(b, buf, (size_t)n < cap - b->len ? (size_t)n : cap - b->len);
+    return 1;
 }
 
 /* Messages and logs quote files that may hold any bytes: what is not valid
@@ -280,18 +359,20 @@ static char *first_line(const char *s)
     return strndup(s, n);
 }
 
-/* The verdict of a finished child. */
+/* The verdict of a case: its worker's (wstatus 0 while the worker goes on,
+ * else its status once it has exited), unless it timed out or its worker
+ * died before it or exited with a failure after it. */
 static void finish_case(const topts *o, tcase *c, slot *s, int wstatus)
 {
-    c->secs = ft_now() - s->start;
+    c->secs = (s->verdict ? s->end : ft_now()) - s->start;
     char buf[3000];
-    int verdict = s->res.len && !s->res.oom && strchr("PFU", s->res.s[0]);
+    int verdict = s->verdict != 0;
     if (s->timed_out) {
         snprintf(buf, sizeof buf, "timed out after %g s (--timeout); the case was killed", o->timeout);
         c->status = 'F';
     } else if (verdict && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) {
-        c->status = s->res.s[0];
-        snprintf(buf, sizeof buf, "%s", s->res.s + 1);
+        c->status = s->verdict;
+        snprintf(buf, sizeof buf, "%s", s->res.s + 2);
     } else {
         char *l = first_line(c->log.s), how[160];
         if (WIFSIGNALED(wstatus))
@@ -309,7 +390,6 @@ static void finish_case(const topts *o, tcase *c, slot *s, int wstatus)
     clean_text(buf);
     clean_text(c->log.s);
     c->msg = ft_strdup(buf);
-    free(s->res.s);
     s->idx = -1;
 }
 
@@ -332,6 +412,21 @@ static void print_case(const topts *o, const tcase *c)
     }
 }
 
+/* A worker that has exited (both pipes at EOF): reaped, its case (if any)
+ * given its verdict, the slot freed. */
+static void end_worker(const topts *o, caselist *L, slot *s)
+{
+    int ws = 0;
+    while (waitpid(s->pid, &ws, 0) < 0 && errno == EINTR)
+        ;
+    if (s->idx >= 0)
+        finish_case(o, &L->c[s->idx], s, ws);
+    if (s->cfd >= 0)
+        close(s->cfd);
+    free(s->res.s);
+    *s = (slot){.cfd = -1, .rfd = -1, .lfd = -1, .idx = -1};
+}
+
 static int run_all(const topts *o, caselist *L)
 {
     slot *sl = ft_calloc((size_t)o->jobs, sizeof *sl);
@@ -343,35 +438,47 @@ static int run_all(const topts *o, caselist *L)
         return FT_ERUNTIME;
     }
     for (long j = 0; j < o->jobs; j++)
-        sl[j].idx = -1;
-    int next = 0, done = 0, printed = 0, running = 0;
+        sl[j] = (slot){.cfd = -1, .rfd = -1, .lfd = -1, .idx = -1};
+    int next = 0, done = 0, printed = 0, workers = 0;
     while (done < L->n) {
-        for (long j = 0; j < o->jobs && next < L->n; j++)
-            if (sl[j].idx < 0) {
-                if (start_case(o, &L->c[next], next, &sl[j])) {
-                    if (!running) {
+        /* every free worker (a new one where there is none) takes the next case */
+        for (long j = 0; j < o->jobs && next < L->n; j++) {
+            slot *s = &sl[j];
+            if (s->idx >= 0 || s->closing)
+                continue;
+            if (!s->pid) {
+                if (start_worker(o, L, sl, j)) {
+                    if (!workers) {
                         fprintf(stderr, "%s: error: test: cannot start a process for %s: %s\n", prog, L->c[next].name,
                                 strerror(errno));
                         free(sl);
                         free(pf);
                         return FT_ERUNTIME;
                     }
-                    break; /* try again once a running case is done */
+                    break; /* try again once a worker is done */
                 }
-                next++;
-                running++;
+                workers++;
             }
+            if (send_case(o, s, next)) {
+                /* gone between cases: its EOF ends it and a new one takes the case */
+                s->closing = 1;
+                if (s->cfd >= 0)
+                    close(s->cfd), s->cfd = -1;
+                continue;
+            }
+            next++;
+        }
         int np = 0;
         double now = ft_now(), wait_s = 1.0;
         for (long j = 0; j < o->jobs; j++) {
             slot *s = &sl[j];
-            if (s->idx < 0)
+            if (!s->pid)
                 continue;
             if (s->rfd >= 0)
                 pf[np++] = (struct pollfd){.fd = s->rfd, .events = POLLIN};
             if (s->lfd >= 0)
                 pf[np++] = (struct pollfd){.fd = s->lfd, .events = POLLIN};
-            if (!s->timed_out && s->deadline - now < wait_s)
+            if (s->idx >= 0 && !s->timed_out && s->deadline - now < wait_s)
                 wait_s = s->deadline - now;
         }
         if (np)
@@ -379,28 +486,45 @@ static int run_all(const topts *o, caselist *L)
         now = ft_now();
         for (long j = 0; j < o->jobs; j++) {
             slot *s = &sl[j];
-            if (s->idx < 0)
+            if (!s->pid)
                 continue;
-            tcase *c = &L->c[s->idx];
+            sbuf dummy = {0}, *log = s->idx >= 0 ? &L->c[s->idx].log : &dummy;
             for (int k = 0; k < np; k++) {
                 if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR)))
                     continue;
-                if (pf[k].fd == s->rfd)
+                if (pf[k].fd == s->rfd && s->rfd >= 0)
                     drain(&s->rfd, &s->res, 4096);
-                else if (pf[k].fd == s->lfd)
-                    drain(&s->lfd, &c->log, LOG_CAP);
+                else if (pf[k].fd == s->lfd && s->lfd >= 0)
+                    drain(&s->lfd, log, LOG_CAP);
             }
-            if (!s->timed_out && now > s->deadline) {
+            if (s->idx >= 0 && !s->verdict && !s->res.oom && s->res.len >= 2 && memchr(s->res.s, 0, s->res.len) &&
+                strchr("PFU", s->res.s[0]) && s->res.s[0]) {
+                /* a verdict: the case's log is all in the log pipe by now */
+                s->end = now;
+                s->verdict = s->res.s[0];
+                while (s->lfd >= 0 && drain(&s->lfd, log, LOG_CAP))
+                    ;
+                if (s->res.s[1] == 'c' && next < L->n) {
+                    finish_case(o, &L->c[s->idx], s, 0);
+                    done++;
+                } else {
+                    /* its last case: the verdict stands once the worker has
+                     * exited with status 0 */
+                    s->closing = 1;
+                    if (s->cfd >= 0)
+                        close(s->cfd), s->cfd = -1;
+                }
+            }
+            if (s->idx >= 0 && !s->timed_out && now > s->deadline) {
                 kill(s->pid, SIGKILL);
                 s->timed_out = 1;
+                s->closing = 1;
             }
+            free(dummy.s);
             if (s->rfd < 0 && s->lfd < 0) {
-                int ws = 0;
-                while (waitpid(s->pid, &ws, 0) < 0 && errno == EINTR)
-                    ;
-                finish_case(o, c, s, ws);
-                done++;
-                running--;
+                done += s->idx >= 0;
+                end_worker(o, L, s);
+                workers--;
             }
         }
         while (printed < L->n && L->c[printed].status) {
@@ -408,6 +532,18 @@ static int run_all(const topts *o, caselist *L)
             fflush(stdout);
         }
     }
+    /* workers left have no case: closing their sockets ends them */
+    for (long j = 0; j < o->jobs; j++)
+        if (sl[j].pid) {
+            close(sl[j].cfd);
+            sl[j].cfd = -1;
+            if (sl[j].rfd >= 0)
+                close(sl[j].rfd);
+            if (sl[j].lfd >= 0)
+                close(sl[j].lfd);
+            sl[j].rfd = sl[j].lfd = -1;
+            end_worker(o, L, &sl[j]);
+        }
     free(sl);
     free(pf);
     return 0;
@@ -606,13 +742,15 @@ int ft_cmd_test(int argc, char **argv)
         case 'h':
             printf("Usage: ftrun test DIR... [OPTIONS]\n"
                    "Runs every test case in each DIR (ONNX backend-test layout or ftrun's own; see TEST FOLDERS\n"
-                   "in ftrun(1)), each in a process of its own.\n"
+                   "in ftrun(1)), in worker processes that each open the device once and run many cases;\n"
+                   "a case that crashes or hangs fails alone and a new worker takes the rest.\n"
                    "  -d, --device DEV        cpu, cuda, cuda:N or auto (default)\n"
-                   "  -j, --jobs N            cases at once (default: the number of cores)\n"
+                   "  -j, --jobs N            cases at once, one per worker (default: the number of cores)\n"
                    "      --threads N         CPU threads per case (default: cores / N, at least 1)\n"
                    "      --timeout SEC       kill and fail a case still running after SEC s (default 300; 0: none)\n"
                    "  -O LEVEL                graph optimizer level, as for run (default 2)\n"
-                   "      --rtol R, --atol A  tolerances (defaults per dtype, as for --expect)\n"
+                   "      --rtol R, --atol A  tolerances (defaults per dtype, as for --expect, or a case's\n"
+                   "                          tolerance.json)\n"
                    "      --junit FILE        also write a JUnit XML report\n"
                    "  -q, --quiet             print only the failed cases and the summary\n"
                    "  -v, --verbose           print each case's comparisons and standard error too\n"

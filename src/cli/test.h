@@ -5,10 +5,12 @@
  *   int main(int argc, char **argv)      // argv[1] is "test"
  *   { return ft_cmd_test(argc - 1, argv + 1); }   // exit status 0, 1, 2, 3 or 4
  *
- * Every case runs in a child process (fork), so a crash or a hang of one case
- * is that case's failure and the run goes on. No state is shared: the parent
- * (test.c) only scans folders, schedules children and writes reports; the
- * child (test_case.c) loads, runs and compares.
+ * Cases run in -j worker processes (fork), each of which opens the device
+ * once and runs many cases in turn, so a crash or a hang of one case is that
+ * case's failure (its worker is killed and a new one takes the remaining
+ * cases) and the run goes on. The parent (test.c) only scans folders,
+ * schedules workers and writes reports, and never opens a device; a worker
+ * (test_case.c) loads, runs and compares.
  */
 #ifndef FT_CLI_TEST_H
 #define FT_CLI_TEST_H
@@ -34,8 +36,26 @@ int ft_cmd_test(int argc, char **argv);
 /* The model file of a case folder (model.onnx, graph.json or graph.ftg, in
  * that order) into path; 0 when there is none. */
 int ft_test_find_model(const char *dir, char *path, size_t n);
+/* A worker's device: the backend picked on its first case, the backend
+ * context opened on first use and kept for its later cases (one CUDA
+ * context, one cuBLAS handle per worker). retire is set when the context
+ * failed (open or run: a device may be left unusable), and the worker then
+ * ends after that case. Zero-initialised; ft_test_dev_close releases it.
+ *
+ *   ft_test_dev dev = {0};
+ *   char msg[2400];
+ *   char v = ft_test_run_case(&opts, &dev, "suite/scale", msg, sizeof msg);
+ *   ft_test_dev_close(&dev);
+ */
+typedef struct ft_test_dev {
+    const ft_backend *be;
+    int index, picked; /* picked: 0 not yet, 1 usable, -1 not usable */
+    ft_backend_ctx *ctx;
+    int retire;
+} ft_test_dev;
 /* Run the case in folder dir: 'P' pass, 'F' fail, 'U' unsupported, with a
  * one-line message. Writes details (comparisons with verbose) on stderr. */
-char ft_test_run_case(const ft_test_opts *o, const char *dir, char *msg, size_t msz);
+char ft_test_run_case(const ft_test_opts *o, ft_test_dev *dev, const char *dir, char *msg, size_t msz);
+void ft_test_dev_close(ft_test_dev *dev);
 
 #endif

@@ -1,7 +1,9 @@
-/* `ftrun test`: one case, run in the child process (see test.h). A case
+/* `ftrun test`: one case, run in a worker process (see test.h). A case
  * folder's data sets are read, the model loaded and run once per data set,
- * and every output compared with its expected value. */
+ * and every output compared with its expected value (with the tolerance of
+ * the case's tolerance.json, when it has one). */
 #define _GNU_SOURCE
+#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -11,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "../graph/graph.h"
+#include "../graph/npy.h"
 #include "../graph/npz.h"
 #include "../graph/onnx_inputs.h"
 #include "../graph/optimize.h"
@@ -346,9 +349,10 @@ static ft_status bind_inputs(const dataset *d, char **onames, int n, ft_shape_bi
 
 /* Run one data set; the verdict ('P', 'F', 'U') and a message. label: "" or
  * "test_data_set_N: ", the prefix of messages. */
-static char run_set(const ft_test_opts *o, const ft_backend *be, int devidx, const char *model, const char *setdir, const char *label,
+static char run_set(const ft_test_opts *o, ft_test_dev *dev, const char *model, const char *setdir, const char *label,
                     char *msg, size_t msz)
 {
+    const ft_backend *be = dev->be;
     ft_error err = {0};
     ft_graph *g = NULL;
     ft_plan plan = {0};
@@ -417,9 +421,21 @@ static char run_set(const ft_test_opts *o, const ft_backend *be, int devidx, con
         snprintf(msg, msz, "%s%s", label, exp ? err.msg : "out of memory");
         goto out;
     }
-    ft_backend_opts bo = {.device_index = devidx, .threads = (int)o->threads};
+    ft_backend_opts bo = {.device_index = dev->index, .threads = (int)o->threads};
     ft_exec_opts eo = {.iterations = 1, .threads = (int)o->threads};
-    if (be->open(&bo, &ctx, &err) || ft_exec_run(g, &plan, be, ctx, &eo, &res, &err)) {
+    /* the worker's context, opened by its first case that runs */
+    if (!dev->ctx && be->open(&bo, &dev->ctx, &err)) {
+        dev->ctx = NULL;
+        dev->retire = 1;
+        snprintf(msg, msz, "%s%s", label, err.msg);
+        goto out;
+    }
+    ctx = dev->ctx;
+    if (ft_exec_run(g, &plan, be, ctx, &eo, &res, &err)) {
+        /* a device or library failure may leave the context unusable: the
+         * worker ends after this case and a new one takes the next */
+        if (err.code == FT_ERUNTIME)
+            dev->retire = 1;
         snprintf(msg, msz, "%s%s", label, err.msg);
         goto out;
     }
@@ -452,8 +468,10 @@ out:
             ft_npy_clear(&exp[i]);
     free(exp);
     ft_run_result_free(&res);
-    if (ctx)
-        be->close(ctx);
+    if (dev->retire && dev->ctx) {
+        be->close(dev->ctx);
+        dev->ctx = NULL;
+    }
     ft_plan_free(&plan);
     ft_graph_free(g);
     dataset_free(&d);
@@ -474,18 +492,66 @@ static int set_dirs(const struct dirent *e)
     return !strncmp(e->d_name, "test_data_set_", 14);
 }
 
-/* The child's work: every data set of the case (test_data_set_* folders, or
- * the case folder itself when it has none). Stops at the first that does not
- * pass. */
-char ft_test_run_case(const ft_test_opts *o, const char *dir, char *msg, size_t msz)
+/* The case's tolerance.json, {"rtol": R, "atol": A} (either may be left
+ * out): in place of the dtype defaults, unless --rtol / --atol are given.
+ * 0 when there is none or it was read; -1 with the reason in msg. */
+static int case_tolerance(ft_test_opts *o, const char *dir, char *msg, size_t msz)
 {
-    const ft_backend *be;
-    int devidx;
-    char devname[32];
-    if (pick_device(o->device, 1, 0, &be, &devidx, devname, sizeof devname)) {
-        snprintf(msg, msz, "device %s is not usable", o->device ? o->device : "auto");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/tolerance.json", dir);
+    struct stat sb;
+    if (stat(path, &sb))
+        return 0;
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    ft_error err = {0};
+    if (ft_read_file(path, &buf, &len, &err)) {
+        snprintf(msg, msz, "%s", err.msg);
+        return -1;
+    }
+    cJSON *doc = cJSON_ParseWithLength((const char *)buf, len);
+    free(buf);
+    int rc = 0;
+    if (!cJSON_IsObject(doc)) {
+        snprintf(msg, msz, "%s: not a JSON object {\"rtol\": R, \"atol\": A}", path);
+        rc = -1;
+    }
+    for (cJSON *it = doc && !rc ? doc->child : NULL; it && !rc; it = it->next) {
+        int r = !strcmp(it->string, "rtol"), a = !strcmp(it->string, "atol");
+        if (!r && !a) {
+            snprintf(msg, msz, "%s: unknown key '%s' (only rtol and atol)", path, it->string);
+            rc = -1;
+        } else if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble < 0) {
+            snprintf(msg, msz, "%s: %s is not a finite number >= 0", path, it->string);
+            rc = -1;
+        } else if (r && !o->have_rtol) {
+            o->rtol = it->valuedouble;
+            o->have_rtol = 1;
+        } else if (a && !o->have_atol) {
+            o->atol = it->valuedouble;
+            o->have_atol = 1;
+        }
+    }
+    cJSON_Delete(doc);
+    return rc;
+}
+
+/* A worker's work for one case: every data set of the case
+ * (test_data_set_* folders, or the case folder itself when it has none).
+ * Stops at the first that does not pass. */
+char ft_test_run_case(const ft_test_opts *opts, ft_test_dev *dev, const char *dir, char *msg, size_t msz)
+{
+    if (!dev->picked) {
+        char devname[32];
+        dev->picked = pick_device(opts->device, 1, 0, &dev->be, &dev->index, devname, sizeof devname) ? -1 : 1;
+    }
+    if (dev->picked < 0) {
+        snprintf(msg, msz, "device %s is not usable", opts->device ? opts->device : "auto");
         return 'F';
     }
+    ft_test_opts oc = *opts, *o = &oc;
+    if (case_tolerance(o, dir, msg, msz))
+        return 'F';
     char model[4200];
     ft_test_find_model(dir, model, sizeof model);
     struct dirent **ents;
@@ -500,16 +566,23 @@ char ft_test_run_case(const ft_test_opts *o, const char *dir, char *msg, size_t 
         char sd[4200], label[300];
         snprintf(sd, sizeof sd, "%s/%s", dir, ents[i]->d_name);
         snprintf(label, sizeof label, "%s: ", ents[i]->d_name);
-        if (v == 'P' && is_dir(sd)) {
-            v = run_set(o, be, devidx, model, sd, label, msg, msz);
+        if (v == 'P' && !dev->retire && is_dir(sd)) {
+            v = run_set(o, dev, model, sd, label, msg, msz);
             sets++;
         }
         free(ents[i]);
     }
     free(ents);
     if (!sets)
-        v = run_set(o, be, devidx, model, dir, "", msg, msz);
+        v = run_set(o, dev, model, dir, "", msg, msz);
     else if (v == 'P')
         snprintf(msg, msz, "%d data set%s", sets, sets == 1 ? "" : "s");
     return v;
+}
+
+void ft_test_dev_close(ft_test_dev *dev)
+{
+    if (dev->ctx)
+        dev->be->close(dev->ctx);
+    dev->ctx = NULL;
 }

@@ -225,6 +225,82 @@ EOF
     [[ "$(junit j.xml)" == *"suite/a_slow failure:crash"* ]]
 }
 
+# suite/: a_ok and scale (y = x * 2 + b), m_slow (runs for minutes), two; in
+# that order, so that with -j 1 one worker runs a_ok, then m_slow.
+batch_suite() {
+    make_suite
+    cp -r suite/scale suite/a_ok
+    slow_case suite/m_slow
+}
+
+@test "test: a case that times out in the middle of a batch fails alone; a new worker runs the rest" {
+    batch_suite
+    run --separate-stderr "$FTRUN" test suite -j 1 --timeout 2 --junit j.xml
+    echo "$output" "$stderr"
+    [ "$status" -eq 1 ]
+    [[ "${lines[0]}" == "PASS"*" suite/a_ok ("* ]]
+    [[ "${lines[1]}" == "FAIL"*" suite/m_slow ("*"timed out after 2 s (--timeout); the case was killed" ]]
+    [[ "${lines[2]}" == "PASS"*" suite/scale ("* ]]
+    [[ "${lines[3]}" == "PASS"*" suite/two ("* ]]
+    [[ "${lines[4]}" == "3 passed, 1 failed, 0 unsupported (4 cases in "* ]]
+    [ "$(junit j.xml)" = "4 1 0
+suite/a_ok pass
+suite/m_slow failure:timeout
+suite/scale pass
+suite/two pass" ]
+}
+
+@test "test: a worker that crashes in the middle of a batch fails only its case; a new worker runs the rest" {
+    batch_suite
+    "$FTRUN" test suite -j 1 --timeout 120 --junit j.xml > out.txt 2> err.txt &
+    pid=$!
+    # a_ok is done (its line is printed), so the one worker is running m_slow
+    for _ in $(seq 300); do
+        grep -q "suite/a_ok" out.txt && break
+        sleep 0.1
+    done
+    grep -q "^PASS .* suite/a_ok" out.txt
+    child=$(pgrep -P "$pid" | head -1)
+    [ -n "$child" ]
+    sleep 0.3
+    kill -SEGV "$child"
+    wait "$pid" || st=$?
+    cat out.txt err.txt
+    [ "${st:-0}" -eq 1 ]
+    grep -Eq "^FAIL .* suite/m_slow \(.*crashed: (killed by signal 11 \(Segmentation fault\)|exited with status [0-9]+ before a verdict; its last words: .*AddressSanitizer)" out.txt
+    [ "$(sed -n 3p out.txt | cut -c1-4)" = PASS ] && grep -q "^PASS .* suite/scale" out.txt
+    grep -q "^PASS .* suite/two" out.txt
+    grep -q "^3 passed, 1 failed, 0 unsupported (4 cases" out.txt
+    [[ "$(junit j.xml)" == *"suite/m_slow failure:crash"* ]]
+}
+
+@test "test: a case's tolerance.json replaces the dtype defaults; --rtol/--atol win over it" {
+    make_suite
+    py 'y = np.load("suite/scale/expected/y.npy"); y[0, 1] += 0.004; np.save("suite/scale/expected/y.npy", y)'
+    run --separate-stderr "$FTRUN" test suite/scale
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"(rtol=0.0001, atol=1e-05)"* ]]
+    echo '{"rtol": 0, "atol": 0.005}' > suite/scale/tolerance.json
+    run --separate-stderr "$FTRUN" test suite -v
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"output 'y': 6 values match (rtol=0, atol=0.005)"* ]]
+    # the other case keeps the defaults
+    [[ "$output" == *"output 's': 4 values match (rtol=0.0001, atol=1e-05)"* ]]
+    run --separate-stderr "$FTRUN" test suite/scale --atol 0.001
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"(rtol=0, atol=0.001)"* ]]
+    echo '{"rtol": 0, "tol": 1}' > suite/scale/tolerance.json
+    run --separate-stderr "$FTRUN" test suite
+    [ "$status" -eq 1 ]
+    [[ "${lines[0]}" == "FAIL"*"suite/scale ("*"suite/scale/tolerance.json: unknown key 'tol' (only rtol and atol)" ]]
+    [[ "${lines[1]}" == "PASS"*"suite/two ("* ]]
+    echo '{"atol": -1}' > suite/scale/tolerance.json
+    run --separate-stderr "$FTRUN" test suite/scale
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"tolerance.json: atol is not a finite number >= 0"* ]]
+}
+
 @test "test: a folder that holds no case is exit 3 and nothing runs" {
     make_suite
     mkdir -p empty/sub
