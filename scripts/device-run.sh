@@ -7,9 +7,11 @@
 # Steps (default: all but bench-full and sanitize-full, in this order):
 #   env        the machine: GPU, driver, toolkit, Python, where ftrun's libraries come from
 #   numeric    tests/numeric on cuda:0 against NumPy
-#   parity     tests/cuda/parity.py: every op x dtype x shape, cuda:0 against the cpu backend
+#   parity     tests/cuda/parity.py: every op x dtype x shape, cuda:0 against the cpu backend,
+#              batched: one `ftrun test -d cuda:0 -j N` over a test folder per case
+#              (FTPARITY_MODE=run: the old process per case)
 #   parity-sample  the first parity case of every op
-#   onnx       ONNX's backend test data with -d cuda:0 (tests/onnx/testdata.py)
+#   onnx       ONNX's backend test data with -d cuda:0 (tests/onnx/testdata.py; progress on stderr)
 #   check      --check and --check-nodes on every example and bench graph; --cuda-graph
 #              gives the same outputs as without it
 #   sanitize   compute-sanitizer memcheck (leak check) and racecheck on the first parity
@@ -18,7 +20,8 @@
 # Each step writes LOGDIR/STEP.log and one line to LOGDIR/summary.txt and to stdout;
 # STEP_TIMEOUT (seconds, default 540) bounds each step, STEP_TIMEOUT_<step> one step
 # (e.g. STEP_TIMEOUT_parity=200). Environment passed on:
-# FTPARITY_ONLY, FTPARITY_BIG, FTNUM_JOBS, FTPARITY_JOBS; BENCH_ARGS (more options of
+# FTPARITY_ONLY, FTPARITY_BIG, FTPARITY_MODE, FTNUM_JOBS, FTPARITY_JOBS, FTPARITY_TEST_JOBS,
+# FTRUN_TEST_JOBS; BENCH_ARGS (more options of
 # bench/cuda.py, e.g. "--only bandwidth"). Exit status 1 when a step failed.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,9 +35,13 @@ export logs FTRUN=$here/build/ftrun PYTHON=${PYTHON:-python3} PYTHONUNBUFFERED=1
 export ONNX_TESTDATA=$here/onnx-testdata
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 export CUDA_HOME PATH=$PATH:$CUDA_HOME/bin
-# Each case is a process that spends most of its time starting CUDA: one per core.
+# A case of the numeric tier (and of parity's run mode) is a process that spends most
+# of its time starting CUDA: one per core. `ftrun test` (parity's batch mode, onnx)
+# runs its cases in worker processes that start CUDA once each: 8 workers (8 CUDA
+# contexts) keep the GPU busy while each loads its next case.
 jobs=$(nproc); [ "$jobs" -lt 2 ] && jobs=2; [ "$jobs" -gt 16 ] && jobs=16
-export FTNUM_JOBS=${FTNUM_JOBS:-$jobs} FTPARITY_JOBS=${FTPARITY_JOBS:-$jobs} FTRUN_TEST_JOBS=${FTRUN_TEST_JOBS:-$jobs}
+export FTNUM_JOBS=${FTNUM_JOBS:-$jobs} FTPARITY_JOBS=${FTPARITY_JOBS:-$jobs}
+export FTPARITY_TEST_JOBS=${FTPARITY_TEST_JOBS:-8} FTRUN_TEST_JOBS=${FTRUN_TEST_JOBS:-8}
 cd "$here"
 status=0
 
@@ -128,7 +135,8 @@ step_sanitize() { # $1: full or sample
     for tool in memcheck racecheck; do
         echo "# compute-sanitizer --tool $tool"
         extra=; [ $tool = memcheck ] && extra="--leak-check full"
-        FTPARITY_ONLY=$only FTPARITY_WRAP="$san --tool $tool --error-exitcode 97 $extra" \
+        # run mode: a report (exit 97) is the failure of the one case in that process
+        FTPARITY_MODE=run FTPARITY_ONLY=$only FTPARITY_WRAP="$san --tool $tool --error-exitcode 97 $extra" \
             "$PYTHON" tests/cuda/parity.py || rc=1
     done
     return $rc

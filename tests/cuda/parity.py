@@ -1,9 +1,23 @@
 #!/usr/bin/python3
 """Backend parity suite: every op in every dtype the CPU backend implements, over
 scalars, single elements, odd and empty shapes, broadcasts and a realistic size, run
-on a device with `ftrun run GRAPH -d DEV --check --rtol R --atol A` (the device
-result against the CPU reference, compared inside ftrun). In the spirit of ggml's
-test-backend-ops: no NumPy oracle, only agreement between backends.
+on a device against the CPU reference. In the spirit of ggml's test-backend-ops: no
+NumPy oracle, only agreement between backends.
+
+Two modes (FTPARITY_MODE):
+  batch  (default) every case becomes a test folder in ftrun's own layout
+         (graph.json and its .npy files, expected/NAME.npy from a run of the
+         graph on the cpu, tolerance.json with the case's rtol and atol), and one
+         `ftrun test -d DEV -j N -v` runs them all in N worker processes that
+         each open the device once (one CUDA context and cuBLAS handle for
+         hundreds of cases instead of one per case). The cases that expect an
+         error (an exit status and message from the device) or compare every
+         node (--check-nodes), and the big ones, still run as in `run` mode.
+  run    each case is `ftrun run GRAPH -d DEV --check --rtol R --atol A` of its
+         own (the device result against the CPU reference, compared inside
+         ftrun): one process, and one device start-up, per case.
+Both compare with |device - cpu| <= atol + rtol * |cpu| and give the same verdicts
+(tests/cuda/batch_same.sh checks that on the cpu).
 
 Environment
   FTRUN             the binary (default build/ftrun of this checkout)
@@ -11,7 +25,10 @@ Environment
                     against CPU, which proves every graph valid and every expected
                     error raised without a GPU
   FTPARITY_ONLY     regular expression: run only the cases whose name it matches
-  FTPARITY_JOBS     cases run at once (default 2)
+  FTPARITY_JOBS     cases run at once (default 2): processes of `run` mode and the
+                    cpu reference runs of `batch` mode
+  FTPARITY_TEST_JOBS  the workers of `ftrun test` in batch mode (default FTPARITY_JOBS)
+  FTPARITY_MODE     batch (default) or run, see above
   FTPARITY_BIG=1    adds cases whose tensors exceed 2^31 bytes (64-bit indexing)
   FTPARITY_WRAP     a command put before every ftrun (e.g. compute-sanitizer)
   FTPARITY_KEEP=DIR keeps the graph folder of every failing case under DIR
@@ -89,6 +106,8 @@ JOBS = max(1, int(os.environ.get("FTPARITY_JOBS") or "2"))
 BIG = os.environ.get("FTPARITY_BIG") == "1"
 WRAP = shlex.split(os.environ.get("FTPARITY_WRAP", ""))
 KEEP = os.environ.get("FTPARITY_KEEP")
+MODE = os.environ.get("FTPARITY_MODE") or "batch"
+TEST_JOBS = max(1, int(os.environ.get("FTPARITY_TEST_JOBS") or JOBS))
 
 FLOATS = ("f32", "f16", "bf16", "f64")
 SINTS = ("i8", "i16", "i32", "i64")
@@ -1446,16 +1465,107 @@ def run_case(c, root):
             lines = p.stderr.rstrip().splitlines()
             diag += lines[:40] + (["... %d more lines" % (len(lines) - 40)] if len(lines) > 40 else [])
             diag.append("command: " + " ".join(shlex.quote(a) for a in cmd))
-            if KEEP:
-                dst = os.path.join(KEEP, re.sub(r"[^A-Za-z0-9._=,+-]", "_", c.name))
-                shutil.rmtree(dst, ignore_errors=True)
-                shutil.copytree(tmp, dst, ignore=shutil.ignore_patterns("out"))
-                diag.append("graph kept in " + dst)
+            keep(c, tmp, diag)
         return ok, diag, dt
     except Exception:
         return False, ["suite error: " + l for l in traceback.format_exc().rstrip().splitlines()[-6:]], 0.0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def keep(c, folder, diag):
+    if KEEP:
+        dst = os.path.join(KEEP, re.sub(r"[^A-Za-z0-9._=,+-]", "_", c.name))
+        shutil.rmtree(dst, ignore_errors=True)
+        shutil.copytree(folder, dst, ignore=shutil.ignore_patterns("out"))
+        diag.append("graph kept in " + dst)
+
+
+# ---------------------------------------------------------------- batch mode
+def batchable(c):
+    """A case `ftrun test` can judge: its outputs against the cpu's, one tolerance."""
+    return c.rc == 0 and not c.check_nodes and not c.big
+
+
+def prepare_case(c, folder):
+    """Writes c as a test folder: graph.json and its .npy files, expected/ from a
+    run on the cpu, tolerance.json. None when ready, else (False, diag, secs)."""
+    t0 = time.time()
+    try:
+        os.makedirs(folder)
+        path = write_graph(c, folder)
+        out = os.path.join(folder, "out")
+        cmd = [FTRUN, "run", path, "-d", "cpu", "-q", "--format", "npy", "-o", out]
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        except subprocess.TimeoutExpired:
+            return False, ["the cpu reference timed out after 600 s",
+                           "command: " + " ".join(shlex.quote(a) for a in cmd)], time.time() - t0
+        if p.returncode != 0:
+            diag = ["the cpu reference failed: exit status %d, expected 0" % p.returncode]
+            lines = p.stderr.rstrip().splitlines()
+            diag += lines[:40] + (["... %d more lines" % (len(lines) - 40)] if len(lines) > 40 else [])
+            diag.append("command: " + " ".join(shlex.quote(a) for a in cmd))
+            keep(c, folder, diag)
+            return False, diag, time.time() - t0
+        os.makedirs(os.path.join(folder, "expected"))
+        for f in os.listdir(out):
+            if f.endswith(".npy"):
+                os.rename(os.path.join(out, f), os.path.join(folder, "expected", f))
+        shutil.rmtree(out)
+        with open(os.path.join(folder, "tolerance.json"), "w") as f:
+            json.dump({"rtol": float(c.tol[0]), "atol": float(c.tol[1])}, f)
+        return None
+    except Exception:
+        return False, ["suite error: " + l for l in traceback.format_exc().rstrip().splitlines()[-6:]], 0.0
+
+
+LINE = re.compile(r"^(PASS|FAIL|UNSUPPORTED) +batch/c(\d+) \(([0-9.]+) ms\)(?:: (.*))?$")
+
+
+def run_batch(cases, idx, root, results, emit):
+    """One `ftrun test -v` over the prepared folders of cases[k] for k in idx;
+    each verdict goes to results[k] and emit() prints it as its line arrives."""
+    cmd = WRAP + [FTRUN, "test", os.path.join(root, "batch"), "-d", DEVICE, "-j", str(TEST_JOBS), "--timeout",
+                  "600", "-v"]
+    print("# batch of %d cases: %s" % (len(idx), " ".join(shlex.quote(a) for a in cmd)), flush=True)
+    errf = tempfile.TemporaryFile(mode="w+", dir=root)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errf, text=True, errors="replace")
+    want, pending = set(idx), [None]  # pending: (k, ok, diag, secs) while its log lines may follow
+
+    def settle():
+        if pending[0] is not None:
+            k, ok, diag, secs = pending[0]
+            results[k], pending[0] = (ok, diag, secs), None
+            emit()
+
+    for line in p.stdout:
+        line = line.rstrip("\n")
+        if line.startswith("    "):  # -v: the log of the case above
+            if pending[0] is not None and not pending[0][1] and len(pending[0][2]) < 42:
+                pending[0][2].insert(len(pending[0][2]) - 1, line[4:])
+            continue
+        settle()
+        m = LINE.match(line)
+        if m:
+            k = int(m.group(2))
+            ok = m.group(1) == "PASS"
+            diag = [] if ok else [m.group(1).lower() + ": " + (m.group(4) or "")]
+            if not ok:
+                keep(cases[k], os.path.join(root, "batch", "c%05d" % k), diag)
+                diag.append("case folder batch/c%05d: `ftrun test FOLDER -d %s -v` reruns it" % (k, DEVICE))
+            pending[0] = (k, ok, diag, float(m.group(3)) / 1e3)
+            want.discard(k)
+    settle()
+    rc = p.wait()
+    errf.seek(0)
+    err = errf.read()
+    errf.close()
+    for k in sorted(want):
+        results[k] = (False, ["ftrun test gave no verdict for this case (exit status %d)" % rc] +
+                      ["ftrun test: " + l for l in err.splitlines()[-10:]], 0.0)
+    emit()
+    return rc
 
 
 def preflight(root):
@@ -1519,20 +1629,50 @@ def main(argv):
             return 0
         print("1..%d" % len(cases), flush=True)
         t0, failed, slow = time.time(), 0, []
-        with ThreadPoolExecutor(max_workers=JOBS) as pool:
-            futs = [pool.submit(run_case, c, root) for c in cases]
-            for k, (c, fut) in enumerate(zip(cases, futs), 1):
-                ok, diag, secs = fut.result()
-                futs[k - 1] = None
-                print("%s %d - %s" % ("ok" if ok else "not ok", k, c.name))
+        results = [None] * len(cases)
+        printed = [0]
+
+        def emit():
+            """Prints the verdicts that are in, in case order."""
+            nonlocal failed
+            while printed[0] < len(cases) and results[printed[0]] is not None:
+                k = printed[0]
+                ok, diag, secs = results[k]
+                print("%s %d - %s" % ("ok" if ok else "not ok", k + 1, cases[k].name))
                 for line in diag:
                     print("# " + line)
                 sys.stdout.flush()
                 failed += not ok
-                slow.append((secs, c.name))
+                slow.append((secs, cases[k].name))
+                results[k] = (ok, [], secs)
+                printed[0] += 1
+
+        inb = set(k for k, c in enumerate(cases) if MODE == "batch" and batchable(c))
+        ready = []
+        # the cpu reference runs use every core; the cases of run mode, JOBS at once
+        with ThreadPoolExecutor(max_workers=max(JOBS, os.cpu_count() or 1)) as prep, \
+                ThreadPoolExecutor(max_workers=JOBS) as pool:
+            futs = [prep.submit(prepare_case, c, os.path.join(root, "batch", "c%05d" % k)) if k in inb
+                    else pool.submit(run_case, c, root) for k, c in enumerate(cases)]
+            for k in range(len(cases)):
+                r = futs[k].result()
+                futs[k] = None
+                if k in inb and r is None:
+                    ready.append(k)
+                else:
+                    results[k] = r
+                    emit()
+        t_test = t_test_start = time.time()
+        if ready:
+            run_batch(cases, ready, root, results, emit)
+        t_test = time.time() - t_test
+        emit()
         slow.sort(reverse=True)
-        print("# %d cases on %s against cpu, %d failed, %.1f s (jobs %d)" % (len(cases), DEVICE, failed,
-                                                                          time.time() - t0, JOBS))
+        print("# %d cases on %s against cpu, %d failed, %.1f s (%s mode, %d cases batched; jobs %d)" % (
+            len(cases), DEVICE, failed, time.time() - t0, MODE, len(ready), JOBS))
+        if ready:
+            print("# batch: the cpu references and %d other cases took %.1f s, ftrun test %.1f s (%.1f ms a case)" % (
+                len(cases) - len(ready), t_test_start - t0, t_test, 1e3 * t_test / len(ready)))
         for secs, name in slow[:5]:
             print("# slowest: %.2f s %s" % (secs, name))
         return 1 if failed else 0

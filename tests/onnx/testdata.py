@@ -25,6 +25,8 @@ Environment: FTRUN (the binary), ONNX_TESTDATA (default
 /usr/share/libonnx-testdata/data), FTRUN_TEST_JOBS (default: the cores),
 FTRUN_ONNX_LIST (another list, for the tests of this script), FTRUN_TEST_DEVICE
 (default cpu; the CUDA tier passes cuda:0).
+Progress goes to stderr every 100 cases or 10 s ("# ONNX test data: 300 of 1072
+cases done ..."), so a long run on a device shows it is alive.
 """
 import os
 import re
@@ -82,6 +84,43 @@ def short_reason(msg):
     return "; ".join(items)[:300]
 
 
+def count_cases(dirs):
+    """The case folders under dirs, as `ftrun test` finds them (up to 4 levels)."""
+    n = 0
+    for d in dirs:
+        for top, subs, files in os.walk(d):
+            if {"model.onnx", "graph.json", "graph.ftg"} & set(files):
+                n += 1
+                subs[:] = []
+            elif top[len(d):].count(os.sep) >= 4:
+                subs[:] = []
+    return n
+
+
+def run_with_progress(cmd, total, tmp, every_n=100, every_s=10.0):
+    """Runs `ftrun test` and, on stderr, says how far it is every every_n cases or
+    every_s seconds: a run on a device takes minutes and prints its TAP at the end.
+    Returns (returncode, stdout, stderr) as a CompletedProcess."""
+    t0 = last_t = time.time()
+    done = last_n = failed = 0
+    out = []
+    with open(os.path.join(tmp, "stderr"), "w+") as errf:
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errf, text=True, errors="replace")
+        for line in p.stdout:
+            out.append(line)
+            if line.startswith(("PASS ", "FAIL ", "UNSUPPORTED ")):
+                done += 1
+                failed += line.startswith("FAIL ")
+                now = time.time()
+                if done - last_n >= every_n or now - last_t >= every_s:
+                    print("# ONNX test data: %d of %d cases done (%d FAIL so far, before the lists are applied), %.0f s" %
+                          (done, total, failed, now - t0), file=sys.stderr, flush=True)
+                    last_n, last_t = done, now
+        rc = p.wait()
+        errf.seek(0)
+        return subprocess.CompletedProcess(cmd, rc, "".join(out), errf.read())
+
+
 def main():
     write_list = "--write-list" in sys.argv[1:]
     ftrun = os.environ.get("FTRUN") or os.path.join(HERE, "..", "..", "build", "ftrun")
@@ -94,8 +133,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         junit = os.path.join(tmp, "junit.xml")
         t0 = time.time()
-        p = subprocess.run([ftrun, "test", "-d", os.environ.get("FTRUN_TEST_DEVICE") or "cpu", "-j", jobs, "--timeout", "120", "-q", "--junit", junit] + dirs,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
+        p = run_with_progress([ftrun, "test", "-d", os.environ.get("FTRUN_TEST_DEVICE") or "cpu", "-j", jobs, "--timeout", "120",
+                               "--junit", junit] + dirs, count_cases(dirs), tmp)
         wall = time.time() - t0
         if p.returncode not in (0, 1) or not os.path.exists(junit):
             print("not ok 1 - ftrun test on the ONNX test data: exit status %d" % p.returncode)
