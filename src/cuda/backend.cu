@@ -114,6 +114,47 @@ ft_status cu_workspace(ft_kctx *k, const ft_node *n, size_t bytes, void **out)
     return FT_OK;
 }
 
+ft_status cu_blas(ft_kctx *k, const ft_node *n, cublasHandle_t *out)
+{
+    ft_backend_ctx *c = k->be;
+    if (c->blas) {
+        *out = c->blas;
+        return FT_OK;
+    }
+    if (c->capturing)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n,
+                           "needs a cuBLAS handle during CUDA graph capture (none was made by the warm-up run)");
+    cublasStatus_t bs = cublasCreate(&c->blas);
+    if (bs != CUBLAS_STATUS_SUCCESS) {
+        c->blas = NULL;
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "cuda:%d: cublasCreate failed: %s", c->device,
+                           cublasGetStatusName(bs));
+    }
+    cudaError_t e = cudaMalloc(&c->blas_ws, CUBLAS_WS_BYTES);
+    if (e != cudaSuccess) {
+        c->blas_ws = NULL;
+        cudaGetLastError();
+        cublasDestroy(c->blas);
+        c->blas = NULL;
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "cuda:%d: cudaMalloc(&c->blas_ws, CUBLAS_WS_BYTES) failed: %s (%s)",
+                           c->device, cudaGetErrorName(e), cudaGetErrorString(e));
+    }
+    if ((bs = cublasSetStream(c->blas, c->stream)) != CUBLAS_STATUS_SUCCESS ||
+        (bs = cublasSetWorkspace(c->blas, c->blas_ws, CUBLAS_WS_BYTES)) != CUBLAS_STATUS_SUCCESS ||
+        (bs = cublasSetMathMode(c->blas, (cublasMath_t)((c->allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH) |
+                                                          CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION))) !=
+            CUBLAS_STATUS_SUCCESS) {
+        cublasDestroy(c->blas);
+        c->blas = NULL;
+        cudaFree(c->blas_ws);
+        c->blas_ws = NULL;
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "cuda:%d: setting up cuBLAS failed: %s", c->device,
+                           cublasGetStatusName(bs));
+    }
+    *out = c->blas;
+    return FT_OK;
+}
+
 /* Errors outside a node: "cuda:N: CALL failed: NAME (text)". */
 static ft_status dev_fail(ft_backend_ctx *c, ft_error *err, const char *what, cudaError_t e)
 {
@@ -201,23 +242,9 @@ static ft_status cu_open(const ft_backend_opts *o, ft_backend_ctx **out, ft_erro
     OPEN_TRY(cudaMalloc((void **)&c->derr_dev, sizeof(cu_derr)));
     /* on the stream: every kernel that may report is queued after it */
     OPEN_TRY(cudaMemsetAsync(c->derr_dev, 0, sizeof(cu_derr), c->stream));
-    {
-        cublasStatus_t bs = cublasCreate(&c->blas);
-        if (bs != CUBLAS_STATUS_SUCCESS) {
-            c->blas = NULL;
-            st = ft_err(err, FT_ERUNTIME, "cuda:%d: cublasCreate failed: %s", c->device, cublasGetStatusName(bs));
-            goto fail;
-        }
-        OPEN_TRY(cudaMalloc(&c->blas_ws, CUBLAS_WS_BYTES));
-        if ((bs = cublasSetStream(c->blas, c->stream)) != CUBLAS_STATUS_SUCCESS ||
-            (bs = cublasSetWorkspace(c->blas, c->blas_ws, CUBLAS_WS_BYTES)) != CUBLAS_STATUS_SUCCESS ||
-            (bs = cublasSetMathMode(c->blas, (cublasMath_t)((c->allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH) |
-                                                                  CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION))) !=
-                CUBLAS_STATUS_SUCCESS) {
-            st = ft_err(err, FT_ERUNTIME, "cuda:%d: setting up cuBLAS failed: %s", c->device, cublasGetStatusName(bs));
-            goto fail;
-        }
-    }
+    /* cuBLAS is made on first use (cu_blas): a graph without a matrix
+     * product does not pay for its handle and workspace. cuFFT plans are
+     * made on first use too (fft.cu). */
     snprintf(c->desc, sizeof c->desc, "%s (compute capability %d.%d, %d SMs, %.1f GiB)", c->prop.name, c->prop.major,
              c->prop.minor, c->prop.multiProcessorCount, (double)c->prop.totalGlobalMem / (1024.0 * 1024 * 1024));
     *out = c;

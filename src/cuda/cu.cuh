@@ -71,7 +71,7 @@ struct ft_backend_ctx {
     cudaDeviceProp prop;
     int sm_count;
     cudaStream_t stream;
-    cublasHandle_t blas;
+    cublasHandle_t blas;   /* made on first use: cu_blas() */
     void *blas_ws;         /* cuBLAS workspace, fixed so graph capture never allocates */
     int allow_tf32;
     char desc[320];
@@ -137,6 +137,9 @@ __device__ __forceinline__ uint64_t cu_fastdiv_q(const cu_fastdiv &f, uint64_t n
 ft_status cu_fail(ft_kctx *k, const ft_node *n, const char *call, const char *name, const char *text,
                   const char *file, int line);
 const char *cu_cublas_str(cublasStatus_t s);
+/* The context's cuBLAS handle (stream, workspace and math mode set), made on
+ * first use (backend.cu); a node error when it cannot be had. */
+ft_status cu_blas(ft_kctx *k, const ft_node *n, cublasHandle_t *out);
 const char *cu_cufft_str(cufftResult r);
 
 #define CU_TRY(k, n, call)                                                                              \

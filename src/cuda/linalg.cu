@@ -74,8 +74,12 @@ template <class T> ft_status run_det(ft_kctx *k, const ft_node *n, const T *x, T
     int64_t per = (int64_t)(sizeof(C *) + (size_t)ms * sizeof(C) + (size_t)(m + 1) * sizeof(int));
     int64_t chunk = ((int64_t)256 << 20) / per;
     chunk = chunk < 1 ? 1 : chunk > batch ? batch : chunk > (1 << 30) ? (1 << 30) : chunk;
+    cublasHandle_t h;
+    ft_status st = cu_blas(k, n, &h);
+    if (st)
+        return st;
     void *ws;
-    ft_status st = cu_workspace(k, n, (size_t)(chunk * per) + 64, &ws); /* 64: the alignment gap */
+    st = cu_workspace(k, n, (size_t)(chunk * per) + 64, &ws); /* 64: the alignment gap */
     if (st)
         return st;
     C **ptr = (C **)ws;
@@ -85,7 +89,7 @@ template <class T> ft_status run_det(ft_kctx *k, const ft_node *n, const T *x, T
         int64_t nb = batch - b0 < chunk ? batch - b0 : chunk, total = nb * mm;
         det_load<T, C><<<cu_grid(be, (uint64_t)total), CU_BLOCK, 0, be->stream>>>(x, a, ptr, total, mm, ms, b0);
         CU_LAUNCHED(k, n);
-        CUBLAS_TRY(k, n, getrf(be->blas, (int)m, ptr, piv, info, (int)nb));
+        CUBLAS_TRY(k, n, getrf(h, (int)m, ptr, piv, info, (int)nb));
         det_finish<T, C><<<cu_grid(be, (uint64_t)nb), CU_BLOCK, 0, be->stream>>>(a, piv, y, m, ms, b0, nb);
         CU_LAUNCHED(k, n);
     }

@@ -137,7 +137,10 @@ static ft_status mm_exec(ft_kctx *k, const ft_node *n, ft_dtype ab, ft_dtype cd,
     float fa = (float)alpha, fb = (float)beta;
     const void *pa = ab == FT_F64 ? (const void *)&alpha : (const void *)&fa;
     const void *pb = ab == FT_F64 ? (const void *)&beta : (const void *)&fb;
-    cublasHandle_t h = k->be->blas;
+    cublasHandle_t h;
+    ft_status hs = cu_blas(k, n, &h);
+    if (hs)
+        return hs;
     int big = c->m > INT_MAX || c->n > INT_MAX || c->k > INT_MAX || c->lda > INT_MAX || c->ldb > INT_MAX ||
               c->ldc > INT_MAX || c->batch > INT_MAX;
     if (arrays) {

@@ -235,7 +235,11 @@ ft_status int_mm(ft_kctx *k, const ft_node *n, const ft_view *a, const ft_view *
         m.K % 4 == 0 && m.N % 4 == 0 && m.K > 0 && rows <= INT_MAX && m.N <= INT_MAX && m.K <= INT_MAX) {
         /* row-major acc[rows, N] = a[rows, K] b[K, N] is column-major acc^T = b^T a^T */
         const int32_t one = 1, zero = 0;
-        cublasStatus_t s = cublasGemmEx(k->be->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)m.N, (int)rows, (int)m.K, &one,
+        cublasHandle_t h;
+        ft_status hs = cu_blas(k, n, &h);
+        if (hs)
+            return hs;
+        cublasStatus_t s = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)m.N, (int)rows, (int)m.K, &one,
                                         b->data, CUDA_R_8I, (int)m.N, a->data, CUDA_R_8I, (int)m.K, &zero, acc,
                                         CUDA_R_32I, (int)m.N, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT);
         if (s == CUBLAS_STATUS_SUCCESS)
