@@ -488,3 +488,13 @@ for k, n in ((0, 2), (1, 5)):
     [[ "$output" == *"test_data_set_0: output 'y': 6 values match"* ]]
     [[ "$output" == *"test_data_set_1: output 'y': 15 values match"* ]]
 }
+
+@test "parity suite on the cpu: batch mode (one ftrun test over test folders) and run mode give the same verdicts" {
+    # batched cases of several tolerance classes, an expected error and a
+    # --check-nodes chain (these two kept in run mode)
+    FTPARITY_ONLY='^(unary/(abs|exp)/f32/|binary/div/|reduce/reduce_sum/f16/|chain/mlp/f32)' run "$ROOT/tests/cuda/batch_same.sh"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"ok 1 - parity suite on the cpu: batch mode ("*" cases batched) and run mode agree on all "*" verdicts"* ]]
+    [[ "$output" == *"# batch of "*" cases: "*" test "*" -d cpu -j "* ]]
+}
