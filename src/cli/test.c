@@ -214,8 +214,9 @@ static void worker(const topts *o, const caselist *L, int cfd, int rfd)
             continue;
         if (n != (ssize_t)sizeof idx || idx < 0 || idx >= L->n)
             break;
-        char msg[2400] = "";
-        char v = ft_test_run_case(o, &dev, L->c[idx].dir, msg, sizeof msg);
+        char msg[2400] = "", save[8400];
+        snprintf(save, sizeof save, "%s/%s", o->save_outputs ? o->save_outputs : "", L->c[idx].name);
+        char v = ft_test_run_case(o, &dev, L->c[idx].dir, o->save_outputs ? save : NULL, msg, sizeof msg);
         int last = dev.retire || leaked();
         fflush(stdout);
         fflush(stderr);
@@ -679,7 +680,7 @@ static int number(const char *opt, const char *s, double lo, int whole, double *
     return 0;
 }
 
-enum { OPT_RTOL = 256, OPT_ATOL, OPT_JUNIT, OPT_TIMEOUT, OPT_THREADS };
+enum { OPT_RTOL = 256, OPT_ATOL, OPT_JUNIT, OPT_TIMEOUT, OPT_THREADS, OPT_SAVE };
 
 /* Runs the device check in a child, so the parent never opens a CUDA context
  * it would hand to forked children. */
@@ -708,7 +709,8 @@ int ft_cmd_test(int argc, char **argv)
         {"device", required_argument, 0, 'd'}, {"jobs", required_argument, 0, 'j'},
         {"rtol", required_argument, 0, OPT_RTOL}, {"atol", required_argument, 0, OPT_ATOL},
         {"junit", required_argument, 0, OPT_JUNIT}, {"timeout", required_argument, 0, OPT_TIMEOUT},
-        {"threads", required_argument, 0, OPT_THREADS}, {"quiet", no_argument, 0, 'q'},
+        {"threads", required_argument, 0, OPT_THREADS}, {"save-outputs", required_argument, 0, OPT_SAVE},
+        {"quiet", no_argument, 0, 'q'},
         {"verbose", no_argument, 0, 'v'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -737,6 +739,11 @@ int ft_cmd_test(int argc, char **argv)
                 return usage_error("option --junit needs a file name");
             o.junit = optarg;
             break;
+        case OPT_SAVE:
+            if (!*optarg)
+                return usage_error("option --save-outputs needs a folder");
+            o.save_outputs = optarg;
+            break;
         case 'q': o.quiet = 1; break;
         case 'v': o.verbose = 1; break;
         case 'h':
@@ -752,6 +759,8 @@ int ft_cmd_test(int argc, char **argv)
                    "      --rtol R, --atol A  tolerances (defaults per dtype, as for --expect, or a case's\n"
                    "                          tolerance.json)\n"
                    "      --junit FILE        also write a JUnit XML report\n"
+                   "      --save-outputs DIR  write each case's outputs to DIR/CASE/[SET/]NAME.npy; an output\n"
+                   "                          without an expected value is then saved, not a failure\n"
                    "  -q, --quiet             print only the failed cases and the summary\n"
                    "  -v, --verbose           print each case's comparisons and standard error too\n"
                    "Exit status: 0 no case failed, 1 a case failed, 2 usage error, 3 a DIR holds no case,\n"

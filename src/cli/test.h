@@ -28,6 +28,7 @@ typedef struct ft_test_opts {
     long jobs, threads;
     int quiet, verbose;
     int opt_level; /* -O: the optimizer's level (src/graph/optimize.h), FT_OPT_DEFAULT unless given */
+    const char *save_outputs; /* --save-outputs DIR, or NULL */
 } ft_test_opts;
 
 int ft_cmd_test(int argc, char **argv);
@@ -44,7 +45,7 @@ int ft_test_find_model(const char *dir, char *path, size_t n);
  *
  *   ft_test_dev dev = {0};
  *   char msg[2400];
- *   char v = ft_test_run_case(&opts, &dev, "suite/scale", msg, sizeof msg);
+ *   char v = ft_test_run_case(&opts, &dev, "suite/scale", NULL, msg, sizeof msg);
  *   ft_test_dev_close(&dev);
  */
 typedef struct ft_test_dev {
@@ -54,8 +55,10 @@ typedef struct ft_test_dev {
     int retire;
 } ft_test_dev;
 /* Run the case in folder dir: 'P' pass, 'F' fail, 'U' unsupported, with a
- * one-line message. Writes details (comparisons with verbose) on stderr. */
-char ft_test_run_case(const ft_test_opts *o, ft_test_dev *dev, const char *dir, char *msg, size_t msz);
+ * one-line message. Writes details (comparisons with verbose) on stderr.
+ * save: NULL, or the folder its outputs go to (--save-outputs; then an
+ * output without an expected value is saved, not a failure). */
+char ft_test_run_case(const ft_test_opts *o, ft_test_dev *dev, const char *dir, const char *save, char *msg, size_t msz);
 void ft_test_dev_close(ft_test_dev *dev);
 
 #endif

@@ -19,6 +19,7 @@
 #include "../graph/optimize.h"
 #include "../runtime/compare.h"
 #include "../runtime/exec.h"
+#include "outfile.h"
 #include "report.h"
 #include "test.h"
 
@@ -143,7 +144,7 @@ static ft_status list_named(const char *dir, char ***out, int *n, ft_error *err)
     return st;
 }
 
-static ft_status dataset_scan(const char *dir, dataset *d, ft_error *err)
+static ft_status dataset_scan(const char *dir, dataset *d, int need_expected, ft_error *err)
 {
     struct dirent **ents;
     int m = scandir(dir, &ents, no_dots, versionsort);
@@ -184,7 +185,7 @@ static ft_status dataset_scan(const char *dir, dataset *d, ft_error *err)
     for (int k = 0; !st && k < d->n_pos_out; k++)
         if (!d->pos_out[k])
             st = ft_err(err, FT_EGRAPH, "%s: output_%d is missing (outputs are numbered from 0)", dir, k);
-    if (!st && !d->n_pos_out && !d->n_named_out)
+    if (!st && need_expected && !d->n_pos_out && !d->n_named_out)
         st = ft_err(err, FT_EGRAPH, "%s: no expected values (output_K.pb/.npy or expected/NAME.npy)", dir);
     return st;
 }
@@ -282,7 +283,7 @@ static ft_status feed_inputs(ft_graph *g, const dataset *d, char **onames, ft_er
 }
 
 /* Expected values, one per graph output: output_K is the K-th output. */
-static ft_status load_expected(const ft_graph *g, const dataset *d, ft_npy *exp, ft_error *err)
+static ft_status load_expected(const ft_graph *g, const dataset *d, ft_npy *exp, int need_all, ft_error *err)
 {
     char list[1024];
     if (d->n_pos_out > g->n_outputs)
@@ -300,7 +301,7 @@ static ft_status load_expected(const ft_graph *g, const dataset *d, ft_npy *exp,
         st = read_as(path, &g->tensors[g->outputs[j]], "output", &exp[j], err);
     }
     for (int j = 0; !st && j < g->n_outputs; j++)
-        if (!exp[j].data && ft_tensor_bytes(&g->tensors[g->outputs[j]]))
+        if (need_all && !exp[j].data && ft_tensor_bytes(&g->tensors[g->outputs[j]]))
             st = ft_err(err, FT_EGRAPH, "no expected value for output '%s' (output_%d or expected/NAME)", g->tensors[g->outputs[j]].name, j);
     return st;
 }
@@ -347,10 +348,35 @@ static ft_status bind_inputs(const dataset *d, char **onames, int n, ft_shape_bi
     return FT_OK;
 }
 
+/* --save-outputs: every output of the run as dir/NAME.npy (the names of
+ * `ftrun run`'s files), written under temporary names and renamed together. */
+static ft_status save_outputs(const ft_graph *g, const ft_run_result *res, const char *dir, ft_error *err)
+{
+    ft_outset outs = {0};
+    ft_status st = ft_mkdirs(dir, err);
+    for (int i = 0; !st && i < g->n_outputs; i++) {
+        const ft_tensor *t = &g->tensors[g->outputs[i]];
+        char fname[600];
+        ft_sanitize_name(t->name, fname, sizeof fname - 8);
+        strcat(fname, ".npy");
+        st = ft_outset_npy(&outs, dir, fname, t->dtype, &t->shape, res->outputs[i], err);
+    }
+    if (!st)
+        st = ft_outset_commit(&outs, err);
+    else
+        ft_outset_abort(&outs);
+    if (st) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        ft_err(err, st, "--save-outputs %s: %s", dir, why);
+    }
+    return st;
+}
+
 /* Run one data set; the verdict ('P', 'F', 'U') and a message. label: "" or
  * "test_data_set_N: ", the prefix of messages. */
 static char run_set(const ft_test_opts *o, ft_test_dev *dev, const char *model, const char *setdir, const char *label,
-                    char *msg, size_t msz)
+                    const char *save, char *msg, size_t msz)
 {
     const ft_backend *be = dev->be;
     ft_error err = {0};
@@ -367,7 +393,7 @@ static char run_set(const ft_test_opts *o, ft_test_dev *dev, const char *model, 
     ft_shape_bind *binds = NULL;
     ft_npy *arrs = NULL;
     ft_load_opts lo = {.seed_override = -1};
-    if (dataset_scan(setdir, &d, &err) || ft_onnx_input_names(model, &onames, &n_onames, &err) ||
+    if (dataset_scan(setdir, &d, !save, &err) || ft_onnx_input_names(model, &onames, &n_onames, &err) ||
         bind_inputs(&d, onames, n_onames, &binds, &arrs, &n_binds, &err)) {
         snprintf(msg, msz, "%s%s", label, err.msg);
         goto out;
@@ -417,7 +443,7 @@ static char run_set(const ft_test_opts *o, ft_test_dev *dev, const char *model, 
         goto out;
     }
     exp = ft_calloc((size_t)(g->n_outputs ? g->n_outputs : 1), sizeof *exp);
-    if (!exp || load_expected(g, &d, exp, &err) || ft_exec_check(g, be, NULL, &err) || ft_plan_build(g, &plan, &err)) {
+    if (!exp || load_expected(g, &d, exp, !save, &err) || ft_exec_check(g, be, NULL, &err) || ft_plan_build(g, &plan, &err)) {
         snprintf(msg, msz, "%s%s", label, exp ? err.msg : "out of memory");
         goto out;
     }
@@ -439,10 +465,17 @@ static char run_set(const ft_test_opts *o, ft_test_dev *dev, const char *model, 
         snprintf(msg, msz, "%s%s", label, err.msg);
         goto out;
     }
-    int bad = 0;
+    if (save && save_outputs(g, &res, save, &err)) {
+        snprintf(msg, msz, "%s%s", label, err.msg);
+        goto out;
+    }
+    int bad = 0, checked = 0;
     double worst = -1;
     for (int i = 0; i < g->n_outputs; i++) {
         const ft_tensor *t = &g->tensors[g->outputs[i]];
+        if (!exp[i].data && ft_tensor_bytes(t))
+            continue; /* --save-outputs: an output without an expected value is only saved */
+        checked++;
         ft_tol tol = ft_tol_choose(t->dtype, o->have_rtol, o->rtol, o->have_atol, o->atol);
         ft_cmp cm;
         ft_compare(res.outputs[i], exp[i].data, t->dtype, &t->shape, tol, &cm);
@@ -459,7 +492,10 @@ static char run_set(const ft_test_opts *o, ft_test_dev *dev, const char *model, 
         bad += cm.n_bad != 0;
     }
     if (!bad) {
-        snprintf(msg, msz, "%d output%s match", g->n_outputs, g->n_outputs == 1 ? "" : "s");
+        if (save)
+            snprintf(msg, msz, "%d output%s match, %d saved", checked, checked == 1 ? "" : "s", g->n_outputs);
+        else
+            snprintf(msg, msz, "%d output%s match", g->n_outputs, g->n_outputs == 1 ? "" : "s");
         verdict = 'P';
     }
 out:
@@ -539,7 +575,7 @@ static int case_tolerance(ft_test_opts *o, const char *dir, char *msg, size_t ms
 /* A worker's work for one case: every data set of the case
  * (test_data_set_* folders, or the case folder itself when it has none).
  * Stops at the first that does not pass. */
-char ft_test_run_case(const ft_test_opts *opts, ft_test_dev *dev, const char *dir, char *msg, size_t msz)
+char ft_test_run_case(const ft_test_opts *opts, ft_test_dev *dev, const char *dir, const char *save, char *msg, size_t msz)
 {
     if (!dev->picked) {
         char devname[32];
@@ -567,14 +603,16 @@ char ft_test_run_case(const ft_test_opts *opts, ft_test_dev *dev, const char *di
         snprintf(sd, sizeof sd, "%s/%s", dir, ents[i]->d_name);
         snprintf(label, sizeof label, "%s: ", ents[i]->d_name);
         if (v == 'P' && !dev->retire && is_dir(sd)) {
-            v = run_set(o, dev, model, sd, label, msg, msz);
+            char ss[4600];
+            snprintf(ss, sizeof ss, "%s/%s", save ? save : "", ents[i]->d_name);
+            v = run_set(o, dev, model, sd, label, save ? ss : NULL, msg, msz);
             sets++;
         }
         free(ents[i]);
     }
     free(ents);
     if (!sets)
-        v = run_set(o, dev, model, dir, "", msg, msz);
+        v = run_set(o, dev, model, dir, "", save, msg, msz);
     else if (v == 'P')
         snprintf(msg, msz, "%d data set%s", sets, sets == 1 ? "" : "s");
     return v;

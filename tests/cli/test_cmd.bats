@@ -301,6 +301,30 @@ suite/two pass" ]
     [[ "$output" == *"tolerance.json: atol is not a finite number >= 0"* ]]
 }
 
+@test "test --save-outputs: every case's outputs as DIR/CASE/[SET/]NAME.npy; outputs without expected values are saved, not failed" {
+    make_suite
+    rm -r suite/scale/expected
+    run --separate-stderr "$FTRUN" test suite --save-outputs saved -j 2
+    echo "$output" "$stderr"
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" == "PASS"*" suite/scale ("* ]]
+    [[ "${lines[1]}" == "PASS"*" suite/two ("* ]]
+    py 'x = np.load("suite/scale/inputs/x.npy")
+y = np.load("saved/suite/scale/y.npy")
+assert y.dtype == np.float32 and np.array_equal(y, x * 2 + np.array([0.5, -1, 3], np.float32)), y
+for k in range(2):
+    d = "suite/two/test_data_set_%d/" % k
+    a, c = np.load(d + "input_0.npy"), np.load(d + "input_1.npy")
+    assert np.array_equal(np.load("saved/suite/two/test_data_set_%d/s.npy" % k), a + c)
+    assert np.array_equal(np.load("saved/suite/two/test_data_set_%d/p.npy" % k), a * c)'
+    # without --save-outputs the missing expected value is a failure again
+    run --separate-stderr "$FTRUN" test suite
+    [ "$status" -eq 1 ]
+    [[ "${lines[0]}" == "FAIL"*"suite/scale: no expected values"* ]]
+    run --separate-stderr "$FTRUN" test suite --save-outputs ""
+    [ "$status" -eq 2 ]
+}
+
 @test "test: a folder that holds no case is exit 3 and nothing runs" {
     make_suite
     mkdir -p empty/sub
