@@ -10,9 +10,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 export FTRUN=${FTRUN:-$here/../../build/ftrun}
 PYTHON=${PYTHON:-/usr/bin/python3}
 # GPU machines have more cores than the kernels of one small case need: run
-# a few cases at once (each is its own process on the same device).
+# a few cases at once (a numeric case is its own process on the device; the
+# parity suite's batch mode runs its cases in FTPARITY_TEST_JOBS `ftrun test`
+# workers, each of which starts CUDA once).
 jobs=$(( $(nproc) / 4 )); [ "$jobs" -lt 2 ] && jobs=2; [ "$jobs" -gt 8 ] && jobs=8
-export FTNUM_JOBS=${FTNUM_JOBS:-$jobs} FTPARITY_JOBS=${FTPARITY_JOBS:-$jobs}
+export FTNUM_JOBS=${FTNUM_JOBS:-$jobs} FTPARITY_JOBS=${FTPARITY_JOBS:-$jobs} FTPARITY_TEST_JOBS=${FTPARITY_TEST_JOBS:-$jobs}
 status=0
 echo "# CUDA tier: numeric tests on cuda:0 against NumPy"
 FTNUM_ARGS="-d cuda" FTNUM_TAG="cuda: " FTNUM_WRAP="${FTCUDA_WRAP:-}" "$PYTHON" "$here"/../numeric/test_ops.py || status=1
