@@ -28,9 +28,9 @@ Environment
   FTPARITY_JOBS     cases run at once (default 2): processes of `run` mode and the
                     cpu reference runs of `batch` mode
   FTPARITY_TEST_JOBS  the workers of `ftrun test` in batch mode (default FTPARITY_JOBS)
-  FTPARITY_MODE     batch (default) or run, see above
+  FTPARITY_MODE     batch (default; run when FTPARITY_WRAP is set) or run, see above
   FTPARITY_BIG=1    adds cases whose tensors exceed 2^31 bytes (64-bit indexing)
-  FTPARITY_WRAP     a command put before every ftrun (e.g. compute-sanitizer)
+  FTPARITY_WRAP     a command put before every ftrun on the device (e.g. compute-sanitizer)
   FTPARITY_KEEP=DIR keeps the graph folder of every failing case under DIR
 Options: --list prints the case names, --count the cases per family; neither runs.
 
@@ -106,7 +106,8 @@ JOBS = max(1, int(os.environ.get("FTPARITY_JOBS") or "2"))
 BIG = os.environ.get("FTPARITY_BIG") == "1"
 WRAP = shlex.split(os.environ.get("FTPARITY_WRAP", ""))
 KEEP = os.environ.get("FTPARITY_KEEP")
-MODE = os.environ.get("FTPARITY_MODE") or "batch"
+# a wrapper (compute-sanitizer) reports per process: one case per process then
+MODE = os.environ.get("FTPARITY_MODE") or ("run" if WRAP else "batch")
 TEST_JOBS = max(1, int(os.environ.get("FTPARITY_TEST_JOBS") or JOBS))
 
 FLOATS = ("f32", "f16", "bf16", "f64")
