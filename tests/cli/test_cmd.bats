@@ -233,6 +233,24 @@ batch_suite() {
     slow_case suite/m_slow
 }
 
+@test "test: -j 1 runs every case in one worker process; -j 2 in two" {
+    command -v strace > /dev/null || skip "strace is not installed"
+    make_suite
+    for k in 1 2 3 4 5; do cp -r suite/scale suite/scale_$k; done
+    # processes forked (clone without CLONE_THREAD), not threads; LeakSanitizer
+    # does not work under ptrace
+    export ASAN_OPTIONS=detect_leaks=0
+    forks() { grep -E '(clone3?|v?fork)\(' "$1" | grep -vc CLONE_THREAD; }
+    run strace -f -o s1.log -e trace=clone,clone3,fork,vfork "$FTRUN" test suite -j 1
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"7 passed, 0 failed, 0 unsupported (7 cases in "* ]]
+    [ "$(forks s1.log)" -eq 1 ]
+    run strace -f -o s2.log -e trace=clone,clone3,fork,vfork "$FTRUN" test suite -j 2 -d cpu
+    [ "$status" -eq 0 ]
+    # the device check's child, then two workers
+    [ "$(forks s2.log)" -eq 3 ]
+}
+
 @test "test: a case that times out in the middle of a batch fails alone; a new worker runs the rest" {
     batch_suite
     run --separate-stderr "$FTRUN" test suite -j 1 --timeout 2 --junit j.xml
