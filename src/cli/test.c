@@ -469,6 +469,13 @@ static int run_all(const topts *o, caselist *L)
             }
             next++;
         }
+        /* a worker with nothing left to take ends now (its device freed) */
+        for (long j = 0; j < o->jobs && next >= L->n; j++)
+            if (sl[j].pid && sl[j].idx < 0 && !sl[j].closing) {
+                sl[j].closing = 1;
+                close(sl[j].cfd);
+                sl[j].cfd = -1;
+            }
         int np = 0;
         double now = ft_now(), wait_s = 1.0;
         for (long j = 0; j < o->jobs; j++) {
