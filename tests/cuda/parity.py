@@ -96,6 +96,7 @@ import parity_loss  # noqa: E402  (losses, windows and stft: gen_loss)
 import parity_attn  # noqa: E402  (rotary_embedding, attention's softcap and KV cache: gen_attn)
 import parity_geom  # noqa: E402  (the geometry ops' cases: gen_geom)
 import parity_linalg  # noqa: E402  (det and deform_conv: gen_linalg)
+import parity_batch  # noqa: E402  (batch mode: the cases as test folders, one ftrun test)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 FTRUN = os.environ.get("FTRUN") or os.path.join(ROOT, "build", "ftrun")
@@ -1482,101 +1483,6 @@ def keep(c, folder, diag):
         diag.append("graph kept in " + dst)
 
 
-# ---------------------------------------------------------------- batch mode
-def batchable(c):
-    """A case `ftrun test` can judge: its outputs against the cpu's, one tolerance."""
-    return c.rc == 0 and not c.check_nodes and not c.big
-
-
-def prepare_case(c, folder):
-    """Writes c as a test folder: graph.json and its .npy files, tolerance.json
-    (expected/ comes from cpu_references). None when written, else (False, diag, secs)."""
-    try:
-        os.makedirs(folder)
-        write_graph(c, folder)
-        with open(os.path.join(folder, "tolerance.json"), "w") as f:
-            json.dump({"rtol": float(c.tol[0]), "atol": float(c.tol[1])}, f)
-        return None
-    except Exception:
-        return False, ["suite error: " + l for l in traceback.format_exc().rstrip().splitlines()[-6:]], 0.0
-
-
-LINE = re.compile(r"^(PASS|FAIL|UNSUPPORTED) +batch/c(\d+) \(([0-9.]+) ms\)(?:: (.*))?$")
-
-
-def cpu_references(cases, idx, root, results):
-    """One `ftrun test -d cpu --save-outputs` over the folders of cases[k], k in idx,
-    whose outputs become each folder's expected/. Returns the ks that have them; a
-    case whose graph fails on the cpu gets its verdict in results."""
-    ref = os.path.join(root, "ref")
-    cmd = [FTRUN, "test", os.path.join(root, "batch"), "-d", "cpu", "-j", str(max(JOBS, os.cpu_count() or 1)),
-           "--timeout", "600", "-q", "--save-outputs", ref]
-    print("# cpu references of %d cases: %s" % (len(idx), " ".join(shlex.quote(a) for a in cmd)), flush=True)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
-    failed = {}
-    for line in p.stdout.splitlines():
-        m = LINE.match(line)
-        if m and m.group(1) != "PASS":
-            failed[int(m.group(2))] = m.group(4) or ""
-    ready = []
-    for k in idx:
-        folder, out = os.path.join(root, "batch", "c%05d" % k), os.path.join(ref, "batch", "c%05d" % k)
-        if k not in failed and os.path.isdir(out):
-            os.rename(out, os.path.join(folder, "expected"))
-            ready.append(k)
-            continue
-        diag = ["the cpu reference failed: " + failed.get(k, "no outputs (ftrun test exit status %d)" % p.returncode)]
-        keep(cases[k], folder, diag)
-        diag.append("command: " + " ".join(shlex.quote(a) for a in cmd))
-        results[k] = (False, diag, 0.0)
-    return ready
-
-
-def run_batch(cases, idx, root, results, emit):
-    """One `ftrun test -v` over the prepared folders of cases[k] for k in idx;
-    each verdict goes to results[k] and emit() prints it as its line arrives."""
-    cmd = WRAP + [FTRUN, "test", os.path.join(root, "batch"), "-d", DEVICE, "-j", str(TEST_JOBS), "--timeout",
-                  "600", "-v"]
-    print("# batch of %d cases: %s" % (len(idx), " ".join(shlex.quote(a) for a in cmd)), flush=True)
-    errf = tempfile.TemporaryFile(mode="w+", dir=root)
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errf, text=True, errors="replace")
-    want, pending = set(idx), [None]  # pending: (k, ok, diag, secs) while its log lines may follow
-
-    def settle():
-        if pending[0] is not None:
-            k, ok, diag, secs = pending[0]
-            results[k], pending[0] = (ok, diag, secs), None
-            emit()
-
-    for line in p.stdout:
-        line = line.rstrip("\n")
-        if line.startswith("    "):  # -v: the log of the case above
-            if pending[0] is not None and not pending[0][1] and len(pending[0][2]) < 42:
-                pending[0][2].insert(len(pending[0][2]) - 1, line[4:])
-            continue
-        settle()
-        m = LINE.match(line)
-        if m:
-            k = int(m.group(2))
-            ok = m.group(1) == "PASS"
-            diag = [] if ok else [m.group(1).lower() + ": " + (m.group(4) or "")]
-            if not ok:
-                keep(cases[k], os.path.join(root, "batch", "c%05d" % k), diag)
-                diag.append("case folder batch/c%05d: `ftrun test FOLDER -d %s -v` reruns it" % (k, DEVICE))
-            pending[0] = (k, ok, diag, float(m.group(3)) / 1e3)
-            want.discard(k)
-    settle()
-    rc = p.wait()
-    errf.seek(0)
-    err = errf.read()
-    errf.close()
-    for k in sorted(want):
-        results[k] = (False, ["ftrun test gave no verdict for this case (exit status %d)" % rc] +
-                      ["ftrun test: " + l for l in err.splitlines()[-10:]], 0.0)
-    emit()
-    return rc
-
-
 def preflight(root):
     """None when DEVICE runs a trivial graph; else the reason, or raises to bail out."""
     tmp = tempfile.mkdtemp(prefix="preflight-", dir=root)
@@ -1656,14 +1562,14 @@ def main(argv):
                 results[k] = (ok, [], secs)
                 printed[0] += 1
 
-        inb = set(k for k, c in enumerate(cases) if MODE == "batch" and batchable(c))
+        inb = set(k for k, c in enumerate(cases) if MODE == "batch" and parity_batch.batchable(c))
         ready = []
         # the folders are written on every core; the cases of run mode run JOBS at
         # once meanwhile
         with ThreadPoolExecutor(max_workers=max(JOBS, os.cpu_count() or 1)) as prep, \
                 ThreadPoolExecutor(max_workers=JOBS) as pool:
             runs = {k: pool.submit(run_case, c, root) for k, c in enumerate(cases) if k not in inb}
-            preps = {k: prep.submit(prepare_case, cases[k], os.path.join(root, "batch", "c%05d" % k)) for k in sorted(inb)}
+            preps = {k: prep.submit(parity_batch.prepare_case, sys.modules[__name__], cases[k], os.path.join(root, "batch", "c%05d" % k)) for k in sorted(inb)}
             written = []
             for k in sorted(preps):
                 r = preps.pop(k).result()
@@ -1673,7 +1579,7 @@ def main(argv):
                     results[k] = r
             t_ref = time.time()
             if written:
-                ready = cpu_references(cases, written, root, results)
+                ready = parity_batch.cpu_references(sys.modules[__name__], cases, written, root, results)
             t_ref = time.time() - t_ref
             for k in sorted(runs):
                 results[k] = runs.pop(k).result()
@@ -1681,7 +1587,7 @@ def main(argv):
         emit()
         t_test = t_test_start = time.time()
         if ready:
-            run_batch(cases, ready, root, results, emit)
+            parity_batch.run_batch(sys.modules[__name__], cases, ready, root, results, emit)
         t_test = time.time() - t_test
         emit()
         slow.sort(reverse=True)
