@@ -5,7 +5,7 @@ on a device against the CPU reference. In the spirit of ggml's test-backend-ops:
 NumPy oracle, only agreement between backends.
 
 Two modes (FTPARITY_MODE):
-  batch  (default) every case becomes a test folder in ftrun's own layout
+  batch  (default; parity_batch.py) every case becomes a test folder in ftrun's own layout
          (graph.json and its .npy files, expected/NAME.npy from a run of the
          graph on the cpu, tolerance.json with the case's rtol and atol), and one
          `ftrun test -d DEV -j N -v` runs them all in N worker processes that
