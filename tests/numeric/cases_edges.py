@@ -168,7 +168,7 @@ def half_movement_cases():
                       attrs={"image_shape": img, "block_shape": blk, "pads": pads, "strides": strides},
                       expect={"y": store(dt, y)}, tol=half_tol(dt, np.abs(y) + 1e-30, 6)))
         for size, align in (([2, 3, 4, 5], 0), ([1, 2, 3, 2, 4], 1)):
-            name = "affine_grid %s size=%s align_corners=%d" % (dt, size, align)
+            name = "affine_grid %s size=%s align_corners=%d theta of 16-bit values" % (dt, size, align)
             r = len(size) - 2
             th = smooth(dt, rng_for(name), (size[0], r, r + 1), -2, 2)
             ref = F.affine_grid(torch.from_numpy(f64(th)), size, align_corners=bool(align)).numpy()
