@@ -5,7 +5,7 @@ geometry ops (gather_nd, scatter_nd, scatter_elements, trilu, eye_like,
 center_crop_pad, reverse_sequence, col2im, affine_grid, roi_align) and the int8 ops'
 float sides (quantize_linear from bf16, dequantize_linear to bf16); empty tensors
 through the recurrent layers, the int8 ops and the losses; and out-of-range indices,
-whose message must name the node, the index value, its position and the valid range.
+whose message must name the node, the index value and the valid range.
 
 Oracles: the same independent ones as the ops' own case files (NumPy written from the
 ONNX definitions, PyTorch where NumPy has none), evaluated in float64 on the exact
@@ -275,26 +275,35 @@ def empty_cases():
 
 # ---------------------------------------------------------------- out-of-range indices
 
+def index_message(v, pos, flat, axis, size):
+    """The CPU's message (the words of gather's: position in the indices, axis, size,
+    valid range) or the CUDA backend's shorter one (the range, the flat element of the
+    indices): either names the value and the valid range."""
+    lo, hi = -size, size - 1
+    cpu = r"index %d at position \[%s\] of indices 'indices' is out of range for axis %d of data 'data' " \
+          r"\(size %d; valid indices are %d\.\.%d\)" % (v, ",".join(map(str, pos)), axis, size, lo, hi)
+    cuda = r"index %d is out of range \[%d, %d\] \(at element %d of the indices\)" % (v, lo, hi, flat)
+    return "(%s|%s)" % (cpu, cuda)
+
+
 def index_error_cases():
-    """Exit 3, no result file, and a message naming the node, the bad index, where it
-    is in the indices and the range it should have been in (the message of gather)."""
+    """Exit 3, no result file, and a message naming the node, the bad index and the
+    range it should have been in (index_message)."""
     c = []
     data = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
     for idt in (np.int32, np.int64):
         it = "i32" if idt == np.int32 else "i64"
-        specs = [("gather_nd", {}, [("indices", np.array([[0, 1], [1, 3]], idt))],
-                  r"index 3 at position \[1,1\] of indices 'indices' is out of range for axis 1 .*size 3; valid indices "
-                  r"are -3\.\.2"),
+        specs = [("gather_nd", {}, [("indices", np.array([[0, 1], [1, 3]], idt))], index_message(3, [1, 1], 3, 1, 3)),
                  ("gather_nd", {"batch_dims": 1}, [("indices", np.array([[[2, -5]], [[0, 0]]], idt))],
-                  r"index -5 at position \[0,0,1\] .* axis 2 .*size 4; valid indices are -4\.\.3")]
+                  index_message(-5, [0, 0, 1], 1, 2, 4))]
         for red in ("none", "add", "mul", "max", "min"):
             specs.append(("scatter_nd", {"reduction": red},
                           [("indices", np.array([[0], [-3]], idt)), ("updates", np.zeros((2, 3, 4), np.float32))],
-                          r"index -3 at position \[1,0\] .* axis 0 .*size 2; valid indices are -2\.\.1"))
+                          index_message(-3, [1, 0], 1, 0, 2)))
             specs.append(("scatter_elements", {"axis": -2, "reduction": red},
                           [("indices", np.array([[[0, 1]], [[3, 0]]], idt)),
                            ("updates", np.zeros((2, 1, 2), np.float32))],
-                          r"index 3 at position \[1,0,0\] .* axis 1 .*size 3; valid indices are -3\.\.2"))
+                          index_message(3, [1, 0, 0], 2, 1, 3)))
         for op, attrs, extra, pat in specs:
             name = "%s %s indices %s out of range: exit 3 naming node, value and range" % (
                 op, it, " ".join("%s=%s" % kv for kv in sorted(attrs.items())) or "-")
