@@ -92,6 +92,19 @@ def half_math_cases():
         vals = smooth(dt, rng, (2,))
         c.append(Case(name, "one_hot", [("indices", ind), ("values", vals, dt)], attrs={"depth": 5, "axis": -2},
                       expect={"y": index.one_hot(ind, 5, -2, vals)}))
+    # the index dtypes cases_index.py leaves out: i16 and bf16 (fractions truncated, NaN and
+    # out-of-range values give "off" everywhere)
+    name = "one_hot values f32 indices i16 3x4 depth=6 axis=1"
+    rng = rng_for(name)
+    ind = rng.integers(-8, 8, (3, 4)).astype(np.int16)
+    vals = np.array([-1.5, 2.25], np.float32)
+    c.append(Case(name, "one_hot", [("indices", ind), ("values", vals)], attrs={"depth": 6, "axis": 1},
+                  expect={"y": index.one_hot(ind, 6, 1, vals)}))
+    name = "one_hot values i32 indices bf16 7 depth=4 axis=0"
+    ind = store("bf16", [0.0, 1.5, -1.0, -4.5, 3.75, 4.0, float("nan")])
+    vals = np.array([0, 7], np.int32)
+    c.append(Case(name, "one_hot", [("indices", ind, "bf16"), ("values", vals)], attrs={"depth": 4, "axis": 0},
+                  expect={"y": index.one_hot(ind, 4, 0, vals)}))
     return c
 
 
