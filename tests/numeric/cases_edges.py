@@ -1,11 +1,12 @@
 """Edge cases of the newer ops that their own case files leave out: the 16-bit float
 dtypes (f16, bf16) of prelu, lp_normalization, mean_variance_normalization,
-reduce_log_sum, mod with fmod=1, cumprod, hardmax, one_hot, the data-movement and
-geometry ops (gather_nd, scatter_nd, scatter_elements, trilu, eye_like,
-center_crop_pad, reverse_sequence, col2im, affine_grid, roi_align) and the int8 ops'
-float sides (quantize_linear from bf16, dequantize_linear to bf16); empty tensors
-through the recurrent layers, the int8 ops and the losses; and out-of-range indices,
-whose message must name the node, the index value and the valid range.
+reduce_log_sum, mod with fmod=1, cumprod, hardmax, one_hot (with i16 and bf16
+indices too), the data-movement and geometry ops (gather_nd, scatter_nd,
+scatter_elements, trilu, eye_like, center_crop_pad, reverse_sequence, col2im,
+affine_grid, roi_align) and the int8 ops' float sides (quantize_linear from bf16,
+dequantize_linear to bf16); empty tensors through the recurrent layers, the int8
+ops, the losses and stft; and out-of-range indices, whose message must name the
+node, the index value and the valid range.
 
 Oracles: the same independent ones as the ops' own case files (NumPy written from the
 ONNX definitions, PyTorch where NumPy has none), evaluated in float64 on the exact
