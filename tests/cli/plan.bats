@@ -90,6 +90,31 @@ EOF
     echo "$output" | grep -E "proj.*matmul.*\b24\b"
 }
 
+@test "info: FLOPs of lstm, det and qlinear_matmul follow man/ftrun.1's formulas" {
+    g=$(graph flops.json <<'EOF'
+{"ftrun": 1, "tensors": {
+ "x": {"dtype": "f32", "shape": [5, 3, 4]},
+ "w": {"dtype": "f32", "shape": [2, 24, 4], "init": {"fill": 0.1}},
+ "r": {"dtype": "f32", "shape": [2, 24, 6], "init": {"fill": 0.1}},
+ "m": {"dtype": "f64", "shape": [7, 5, 5]},
+ "a": {"dtype": "u8", "shape": [8, 16]}, "b": {"dtype": "u8", "shape": [16, 4], "init": {"fill": 1}},
+ "s": {"dtype": "f32", "shape": [], "init": {"fill": 0.5}}, "z": {"dtype": "u8", "shape": [], "init": {"fill": 1}}},
+ "inputs": ["x", "m", "a"], "outputs": ["y", "d", "q"],
+ "nodes": [{"name": "rec", "op": "lstm", "inputs": ["x", "w", "r"], "outputs": ["y"], "attrs": {"direction": "bidirectional"}},
+           {"name": "lu", "op": "det", "inputs": ["m"], "outputs": ["d"]},
+           {"name": "qmm", "op": "qlinear_matmul", "inputs": ["a", "s", "z", "b", "s", "z", "s", "z"], "outputs": ["q"]}]}
+EOF
+)
+    run --separate-stderr "$FTRUN" info "$g"
+    status_is 0
+    # lstm T=5 B=3 I=4 H=6, D=2 directions of 4 gates: 2 T B (D 4H) (I + H) + 8 T B (D 4H)
+    echo "$output" | grep -E "rec +lstm .* $((2 * 15 * 48 * 10 + 8 * 15 * 48)) "
+    # det of 7 matrices 5x5: 7 (2 M^3 / 3 + M), the division rounded down
+    echo "$output" | grep -E "lu +det .* $((7 * (2 * 125 / 3 + 5))) "
+    # qlinear_matmul [8,16] x [16,4]: 2 M N K + 4 M N
+    echo "$output" | grep -E "qmm +qlinear_matmul .* $((2 * 8 * 4 * 16 + 4 * 8 * 4)) "
+}
+
 @test "info on an invalid graph: exit 3 like run" {
     g=$(graph bad.json <<'EOF'
 {"ftrun": 1, "tensors": {"a": {"dtype": "f32", "shape": [2, 3], "init": {"fill": 1}},
