@@ -44,6 +44,13 @@ static void ew_setup(ew_plan *pl, ew_row fn, void *y, const ft_shape *oshape, si
 static void ew_range(const ew_plan *pl, int64_t s, int64_t e)
 {
     const int r = pl->rank, nin = pl->nin;
+    if (r == 1) { /* one run (every input contiguous or a scalar): no index arithmetic */
+        const void *xp[EW_MAX_IN];
+        for (int j = 0; j < nin; j++)
+            xp[j] = pl->x[j] + (size_t)(s * pl->st[j][0]) * pl->isz[j];
+        pl->fn(pl->y + (size_t)s * pl->osz, xp, pl->units, e - s);
+        return;
+    }
     int64_t idx[FT_MAX_RANK], off[EW_MAX_IN] = {0};
     int64_t rem = s;
     for (int d = r - 1; d >= 0; d--) {
