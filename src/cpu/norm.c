@@ -19,23 +19,48 @@
  * (f32: ft_vexpf of src/cpu/vmath.h, inline so the loops vectorise; the sum
  * and the division keep the error at a few ulp). The f32 rows are compiled
  * for AVX-512, AVX2+FMA and the baseline (FT_VCLONES). */
+#define LANES 16 /* partial max and sums of a row: one AVX-512 vector of f32 */
 #define DEF_SOFTMAX(S, T, EXP, CLONES)                                                                            \
+    /* The row's max and sum of exp in LANES partial results, folded as a tree:                                 \
+     * an `omp simd reduction` folds its lanes one after the other, which costs                                  \
+     * as much as the row on the short rows of attention. */                                                     \
     CLONES static void softmax_row_##S(const T *restrict x, T *restrict y, int64_t n, int logsm)                \
     {                                                                                                             \
-        T m = x[0];                                                                                               \
-        _Pragma("omp simd reduction(max : m)") for (int64_t i = 0; i < n; i++) m = x[i] > m ? x[i] : m;           \
-        double s = 0;                                                                                             \
+        T ml[LANES];                                                                                              \
+        double sl[LANES];                                                                                         \
+        const int64_t nb = n / LANES * LANES;                                                                     \
+        for (int j = 0; j < LANES; j++)                                                                           \
+            ml[j] = x[0], sl[j] = 0;                                                                              \
+        for (int64_t i = 0; i < nb; i += LANES)                                                                   \
+            _Pragma("omp simd") for (int j = 0; j < LANES; j++) ml[j] = x[i + j] > ml[j] ? x[i + j] : ml[j];      \
+        for (int64_t i = nb; i < n; i++)                                                                          \
+            ml[0] = x[i] > ml[0] ? x[i] : ml[0];                                                                  \
+        for (int w = LANES / 2; w > 0; w /= 2)                                                                    \
+            for (int j = 0; j < w; j++)                                                                           \
+                ml[j] = ml[j + w] > ml[j] ? ml[j + w] : ml[j];                                                    \
+        const T m = ml[0];                                                                                        \
+        for (int64_t i = 0; i < nb; i += LANES)                                                                   \
+            _Pragma("omp simd") for (int j = 0; j < LANES; j++)                                                   \
+            {                                                                                                     \
+                T e = EXP(x[i + j] - m);                                                                          \
+                if (!logsm)                                                                                       \
+                    y[i + j] = e;                                                                                 \
+                sl[j] += (double)e;                                                                               \
+            }                                                                                                     \
+        for (int64_t i = nb; i < n; i++) {                                                                        \
+            T e = EXP(x[i] - m);                                                                                  \
+            if (!logsm)                                                                                           \
+                y[i] = e;                                                                                         \
+            sl[0] += (double)e;                                                                                   \
+        }                                                                                                         \
+        for (int w = LANES / 2; w > 0; w /= 2)                                                                    \
+            for (int j = 0; j < w; j++)                                                                           \
+                sl[j] += sl[j + w];                                                                               \
+        const double s = sl[0];                                                                                   \
         if (logsm) {                                                                                              \
-            _Pragma("omp simd reduction(+ : s)") for (int64_t i = 0; i < n; i++) s += (double)EXP(x[i] - m);      \
             double ls = log(s);                                                                                   \
             _Pragma("omp simd") for (int64_t i = 0; i < n; i++) y[i] = (T)((double)(x[i] - m) - ls);              \
             return;                                                                                               \
-        }                                                                                                         \
-        _Pragma("omp simd reduction(+ : s)") for (int64_t i = 0; i < n; i++)                                      \
-        {                                                                                                         \
-            T e = EXP(x[i] - m);                                                                                  \
-            y[i] = e;                                                                                             \
-            s += (double)e;                                                                                       \
         }                                                                                                         \
         double inv = 1.0 / s;                                                                                     \
         _Pragma("omp simd") for (int64_t i = 0; i < n; i++) y[i] = (T)((double)y[i] * inv);                       \
