@@ -473,7 +473,9 @@ def binary_cases():
             cases.append(Case(name, op, build=build))
     # where, every value dtype
     for dt in ALL:
-        for shapes in (((4, 1, 5), (3, 1), (5,)), ((), (2, 2), ()), ((0, 3), (3,), (1, 3))):
+        # the last two: an attention mask over scores with one fill value, and the fill on the other side
+        for shapes in (((4, 1, 5), (3, 1), (5,)), ((), (2, 2), ()), ((0, 3), (3,), (1, 3)),
+                       ((2, 1, 37), (2, 3, 37), ()), ((3, 37), (), (3, 37))):
             name = "where %s %s" % (dt, "&".join(str(list(s)) for s in shapes))
 
             def build(dt=dt, shapes=shapes, name=name):
