@@ -197,7 +197,7 @@ static ft_status norm_param(ft_kctx *k, const ft_node *n, const ft_view *p, cons
 /* One row of d elements. rms: no centring. Two passes (mean, then squared
  * deviations) keep the variance accurate when |mean| >> std. */
 #define DEF_NORM(S, T)                                                                                            \
-    static void norm_row_##S(const T *x, T *y, int64_t d, const T *sc, const T *bi, double eps, int rms,       \
+    FT_VCLONES static void norm_row_##S(const T *x, T *y, int64_t d, const T *sc, const T *bi, double eps, int rms, \
                              T *mean_out, T *inv_out)                                                             \
     {                                                                                                             \
         double mean = 0, var = 0;                                                                                 \
