@@ -366,11 +366,12 @@ ft_status cpu_lp_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *
  * not with the plane size; within a block, in vector lanes (omp simd). */
 #define GBLOCK 256
 
+/* Planes [p0, p1); compiled for AVX-512, AVX2 and the baseline (the caller
+ * holds the parallel region, so the clones are what runs in it). */
 #define DEF_GLOBAL(S, T)                                                                                              \
-    static void global_##S(const T *x, T *y, int64_t planes, int64_t len, int max, int threads, int par)              \
+    FT_VCLONES static void global_rows_##S(const T *x, T *y, int64_t p0, int64_t p1, int64_t len, int max)           \
     {                                                                                                                 \
-        _Pragma("omp parallel for num_threads(threads) schedule(static) if (par)")                                    \
-        for (int64_t p = 0; p < planes; p++) {                                                                        \
+        for (int64_t p = p0; p < p1; p++) {                                                                           \
             const T *xp = x + p * len;                                                                                \
             if (max) {                                                                                                \
                 T m = -INFINITY;                                                                                      \
@@ -391,6 +392,18 @@ ft_status cpu_lp_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *
                 }                                                                                                     \
                 y[p] = (T)(total / (double)len);                                                                      \
             }                                                                                                         \
+        }                                                                                                             \
+    }                                                                                                                 \
+    static void global_##S(const T *x, T *y, int64_t planes, int64_t len, int max, int threads, int par)              \
+    {                                                                                                                 \
+        if (!par) {                                                                                                   \
+            global_rows_##S(x, y, 0, planes, len, max);                                                               \
+            return;                                                                                                   \
+        }                                                                                                             \
+        _Pragma("omp parallel num_threads(threads)")                                                                  \
+        {                                                                                                             \
+            int nt = omp_get_num_threads(), id = omp_get_thread_num();                                                \
+            global_rows_##S(x, y, planes * id / nt, planes * (id + 1) / nt, len, max);                                \
         }                                                                                                             \
     }
 
