@@ -62,8 +62,9 @@
             _Pragma("omp simd") for (int64_t i = 0; i < n; i++) y[i] = (T)((double)(x[i] - m) - ls);              \
             return;                                                                                               \
         }                                                                                                         \
-        double inv = 1.0 / s;                                                                                     \
-        _Pragma("omp simd") for (int64_t i = 0; i < n; i++) y[i] = (T)((double)y[i] * inv);                       \
+        /* 1/s rounded to T, then one product: within 1 ulp, without widening the row */                        \
+        const T inv = (T)(1.0 / s);                                                                               \
+        _Pragma("omp simd") for (int64_t i = 0; i < n; i++) y[i] *= inv;                                          \
     }                                                                                                             \
     /* Strided: the axis has stride inner; columns [c0, c1) of one outer block. */                                \
     CLONES static void softmax_cols_##S(const T *x, T *y, int64_t len, int64_t inner, int64_t c0, int64_t c1,     \
