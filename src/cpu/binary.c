@@ -5,6 +5,7 @@
  * merging dimensions that are contiguous for every input; the innermost run
  * goes to a row function specialised for the op, dtype and stride pattern. */
 #include "cpu.h"
+#include "vmath.h"
 #include "../runtime/numeric.h"
 
 #include <math.h>
@@ -44,6 +45,13 @@ static void ew_setup(ew_plan *pl, ew_row fn, void *y, const ft_shape *oshape, si
 static void ew_range(const ew_plan *pl, int64_t s, int64_t e)
 {
     const int r = pl->rank, nin = pl->nin;
+    if (r == 1) { /* one run (every input contiguous or a scalar): no index arithmetic */
+        const void *xp[EW_MAX_IN];
+        for (int j = 0; j < nin; j++)
+            xp[j] = pl->x[j] + (size_t)(s * pl->st[j][0]) * pl->isz[j];
+        pl->fn(pl->y + (size_t)s * pl->osz, xp, pl->units, e - s);
+        return;
+    }
     int64_t idx[FT_MAX_RANK], off[EW_MAX_IN] = {0};
     int64_t rem = s;
     for (int d = r - 1; d >= 0; d--) {
@@ -314,18 +322,28 @@ static const ew_row powf_rows[FT_DTYPE_COUNT] = {
     [FT_U8] = powf_u8_row,
 };
 
-/* where: a byte copy per element size; cond bytes other than 0 count as true. */
+/* where: a byte copy per element size; cond bytes other than 0 count as true.
+ * The select is done on the bits, both sides loaded, so the loops vectorise
+ * (a ?: that loads only the side it takes does not). */
+#define WSEL(c, a, b) ((wt_)(((a) & (wt_)(0 - (wt_)((c) != 0))) | ((b) & (wt_) ~(wt_)(0 - (wt_)((c) != 0)))))
 #define WHERE_ROW(NAME, T)                                                                       \
-    static void NAME(void *yv, const void *const *xv, unsigned u, int64_t n)                     \
+    FT_VCLONES static void NAME(void *yv, const void *const *xv, unsigned u, int64_t n)                     \
     {                                                                                            \
         const uint8_t *C = xv[0];                                                                \
         const T *A = xv[1], *B = xv[2];                                                          \
         T *Y = yv;                                                                               \
+        typedef T wt_;                                                                           \
         if (u == 7) {                                                                            \
-            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) Y[i] = C[i] ? A[i] : B[i];       \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) Y[i] = WSEL(C[i], A[i], B[i]);   \
         } else if (u == 6) {                                                                     \
             const T *S = C[0] ? A : B;                                                           \
             memcpy(Y, S, (size_t)n * sizeof(T));                                                 \
+        } else if (u == 3) { /* a mask over a tensor, the other side one value */               \
+            const T b = B[0];                                                                    \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) Y[i] = WSEL(C[i], A[i], b);      \
+        } else if (u == 5) {                                                                     \
+            const T a = A[0];                                                                    \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) Y[i] = WSEL(C[i], a, B[i]);      \
         } else {                                                                                 \
             const int64_t sc = u & 1, sa = (u >> 1) & 1, sb = (u >> 2) & 1;                      \
             for (int64_t i = 0; i < n; i++)                                                      \

@@ -3,6 +3,7 @@
  * element of a row is read before the same element of the output is written,
  * so the kernels also work in place. */
 #include "cpu.h"
+#include "vmath.h"
 #include "../graph/infer_math.h"
 
 #include <math.h>
@@ -15,31 +16,59 @@
 /* ---- softmax -------------------------------------------------------------------- */
 
 /* Contiguous row: max subtracted, sum in double. EXP is the element type's exp
- * (expf for f32: the sum and the division keep the error at a few ulp). */
-#define DEF_SOFTMAX(S, T, EXP)                                                                                    \
-    static void softmax_row_##S(const T *x, T *y, int64_t n, int logsm)                                          \
+ * (f32: ft_vexpf of src/cpu/vmath.h, inline so the loops vectorise; the sum
+ * and the division keep the error at a few ulp). The f32 rows are compiled
+ * for AVX-512, AVX2+FMA and the baseline (FT_VCLONES). */
+#define LANES 16 /* partial max and sums of a row: one AVX-512 vector of f32 */
+#define DEF_SOFTMAX(S, T, EXP, CLONES)                                                                            \
+    /* The row's max and sum of exp in LANES partial results, folded as a tree:                                 \
+     * an `omp simd reduction` folds its lanes one after the other, which costs                                  \
+     * as much as the row on the short rows of attention. */                                                     \
+    CLONES static void softmax_row_##S(const T *restrict x, T *restrict y, int64_t n, int logsm)                \
     {                                                                                                             \
-        T m = x[0];                                                                                               \
-        _Pragma("omp simd reduction(max : m)") for (int64_t i = 1; i < n; i++) m = x[i] > m ? x[i] : m;           \
-        double s = 0;                                                                                             \
+        T ml[LANES];                                                                                              \
+        double sl[LANES];                                                                                         \
+        const int64_t nb = n / LANES * LANES;                                                                     \
+        for (int j = 0; j < LANES; j++)                                                                           \
+            ml[j] = x[0], sl[j] = 0;                                                                              \
+        for (int64_t i = 0; i < nb; i += LANES)                                                                   \
+            _Pragma("omp simd") for (int j = 0; j < LANES; j++) ml[j] = x[i + j] > ml[j] ? x[i + j] : ml[j];      \
+        for (int64_t i = nb; i < n; i++)                                                                          \
+            ml[0] = x[i] > ml[0] ? x[i] : ml[0];                                                                  \
+        for (int w = LANES / 2; w > 0; w /= 2)                                                                    \
+            for (int j = 0; j < w; j++)                                                                           \
+                ml[j] = ml[j + w] > ml[j] ? ml[j + w] : ml[j];                                                    \
+        const T m = ml[0];                                                                                        \
+        for (int64_t i = 0; i < nb; i += LANES)                                                                   \
+            _Pragma("omp simd") for (int j = 0; j < LANES; j++)                                                   \
+            {                                                                                                     \
+                T e = EXP(x[i + j] - m);                                                                          \
+                if (!logsm)                                                                                       \
+                    y[i + j] = e;                                                                                 \
+                sl[j] += (double)e;                                                                               \
+            }                                                                                                     \
+        for (int64_t i = nb; i < n; i++) {                                                                        \
+            T e = EXP(x[i] - m);                                                                                  \
+            if (!logsm)                                                                                           \
+                y[i] = e;                                                                                         \
+            sl[0] += (double)e;                                                                                   \
+        }                                                                                                         \
+        for (int w = LANES / 2; w > 0; w /= 2)                                                                    \
+            for (int j = 0; j < w; j++)                                                                           \
+                sl[j] += sl[j + w];                                                                               \
+        const double s = sl[0];                                                                                   \
         if (logsm) {                                                                                              \
-            for (int64_t i = 0; i < n; i++)                                                                       \
-                s += (double)EXP(x[i] - m);                                                                       \
             double ls = log(s);                                                                                   \
-            for (int64_t i = 0; i < n; i++)                                                                       \
-                y[i] = (T)((double)(x[i] - m) - ls);                                                              \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) y[i] = (T)((double)(x[i] - m) - ls);              \
             return;                                                                                               \
         }                                                                                                         \
-        for (int64_t i = 0; i < n; i++) {                                                                         \
-            T e = EXP(x[i] - m);                                                                                  \
-            y[i] = e;                                                                                             \
-            s += (double)e;                                                                                       \
-        }                                                                                                         \
-        double inv = 1.0 / s;                                                                                     \
-        _Pragma("omp simd") for (int64_t i = 0; i < n; i++) y[i] = (T)((double)y[i] * inv);                       \
+        /* 1/s rounded to T, then one product: within 1 ulp, without widening the row */                        \
+        const T inv = (T)(1.0 / s);                                                                               \
+        _Pragma("omp simd") for (int64_t i = 0; i < n; i++) y[i] *= inv;                                          \
     }                                                                                                             \
     /* Strided: the axis has stride inner; columns [c0, c1) of one outer block. */                                \
-    static void softmax_cols_##S(const T *x, T *y, int64_t len, int64_t inner, int64_t c0, int64_t c1, int logsm)  \
+    CLONES static void softmax_cols_##S(const T *x, T *y, int64_t len, int64_t inner, int64_t c0, int64_t c1,     \
+                                        int logsm)                                                                \
     {                                                                                                             \
         int64_t n = c1 - c0;                                                                                      \
         T m[CHUNK];                                                                                               \
@@ -47,26 +76,41 @@
         x += c0, y += c0;                                                                                         \
         for (int64_t c = 0; c < n; c++)                                                                           \
             m[c] = x[c], s[c] = 0;                                                                                \
-        for (int64_t i = 1; i < len; i++)                                                                         \
-            for (int64_t c = 0; c < n; c++)                                                                       \
-                m[c] = x[i * inner + c] > m[c] ? x[i * inner + c] : m[c];                                         \
-        for (int64_t i = 0; i < len; i++)                                                                         \
-            for (int64_t c = 0; c < n; c++) {                                                                     \
-                T v = x[i * inner + c] - m[c], e = EXP(v);                                                        \
-                y[i * inner + c] = logsm ? v : e;                                                                 \
-                s[c] += (double)e;                                                                                \
-            }                                                                                                     \
+        for (int64_t i = 1; i < len; i++) {                                                                       \
+            const T *xi = x + i * inner;                                                                          \
+            _Pragma("omp simd") for (int64_t c = 0; c < n; c++) m[c] = xi[c] > m[c] ? xi[c] : m[c];               \
+        }                                                                                                         \
+        for (int64_t i = 0; i < len; i++) {                                                                       \
+            const T *xi = x + i * inner;                                                                          \
+            T *yi = y + i * inner;                                                                                \
+            if (logsm)                                                                                            \
+                _Pragma("omp simd") for (int64_t c = 0; c < n; c++)                                               \
+                {                                                                                                 \
+                    T v = xi[c] - m[c];                                                                           \
+                    s[c] += (double)EXP(v);                                                                       \
+                    yi[c] = v;                                                                                    \
+                }                                                                                                 \
+            else                                                                                                  \
+                _Pragma("omp simd") for (int64_t c = 0; c < n; c++)                                               \
+                {                                                                                                 \
+                    T e = EXP(xi[c] - m[c]);                                                                      \
+                    s[c] += (double)e;                                                                            \
+                    yi[c] = e;                                                                                    \
+                }                                                                                                 \
+        }                                                                                                         \
         for (int64_t c = 0; c < n; c++)                                                                           \
             s[c] = logsm ? log(s[c]) : 1.0 / s[c];                                                                \
-        for (int64_t i = 0; i < len; i++)                                                                         \
-            for (int64_t c = 0; c < n; c++) {                                                                     \
-                double v = (double)y[i * inner + c];                                                              \
-                y[i * inner + c] = (T)(logsm ? v - s[c] : v * s[c]);                                              \
-            }                                                                                                     \
+        for (int64_t i = 0; i < len; i++) {                                                                       \
+            T *yi = y + i * inner;                                                                                \
+            if (logsm)                                                                                            \
+                _Pragma("omp simd") for (int64_t c = 0; c < n; c++) yi[c] = (T)((double)yi[c] - s[c]);            \
+            else                                                                                                  \
+                _Pragma("omp simd") for (int64_t c = 0; c < n; c++) yi[c] = (T)((double)yi[c] * s[c]);            \
+        }                                                                                                         \
     }
 
-DEF_SOFTMAX(f32, float, expf)
-DEF_SOFTMAX(f64, double, exp)
+DEF_SOFTMAX(f32, float, ft_vexpf, FT_VCLONES)
+DEF_SOFTMAX(f64, double, exp, )
 
 static ft_status bad_dtype(ft_kctx *k, const ft_node *n, ft_dtype dt)
 {
@@ -154,7 +198,7 @@ static ft_status norm_param(ft_kctx *k, const ft_node *n, const ft_view *p, cons
 /* One row of d elements. rms: no centring. Two passes (mean, then squared
  * deviations) keep the variance accurate when |mean| >> std. */
 #define DEF_NORM(S, T)                                                                                            \
-    static void norm_row_##S(const T *x, T *y, int64_t d, const T *sc, const T *bi, double eps, int rms,       \
+    FT_VCLONES static void norm_row_##S(const T *x, T *y, int64_t d, const T *sc, const T *bi, double eps, int rms, \
                              T *mean_out, T *inv_out)                                                             \
     {                                                                                                             \
         double mean = 0, var = 0;                                                                                 \

@@ -5,9 +5,11 @@
  * shape by ft_pool_geom_of (src/graph/infer_pool.c). Sums accumulate in double. Work is split over the output
  * rows of every N*C plane. resize lives in resize.c. */
 #include "cpu.h"
+#include "vmath.h"
 #include "../graph/infer_pool.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +101,138 @@ DEF_MAXPOOL(f64, double, -INFINITY, FNAN, NAN)
 DEF_MAXPOOL(i8, int8_t, INT8_MIN, INAN, 0)
 DEF_MAXPOOL(u8, uint8_t, 0, INAN, 0)
 
+/* ---- 2-D fast paths (max_pool, average_pool) --------------------------------------- */
+
+/* A 2-D pool (depth 1) without dilation whose padded input row fits FAST_W
+ * cells: each output row is made in two vector passes, first the column
+ * reduction of its ch input rows into a padded row buffer (padding cells
+ * -inf for max, 0 for sums, so every window reads k full cells), then the
+ * reduction of k neighbours at stride s along that buffer. Kernel widths 2
+ * and 3 at strides 1 and 2 have their own loops; other widths share one. */
+#define FAST_W 4096
+static int pool_fast2d(const ft_pool_geom *g)
+{
+    return g->in[0] == 1 && g->out[0] == 1 && g->k[0] == 1 && g->pb[0] == 0 && g->d[1] == 1 && g->d[2] == 1 &&
+           g->k[2] <= 16 && g->s[2] * (g->out[2] - 1) + g->k[2] <= FAST_W && g->pb[2] <= FAST_W;
+}
+
+/* max keeping NaN: a NaN anywhere wins (as the general kernel) */
+#define MAXN(a, v) ((v) > (a) || (v) != (v) ? (v) : (a))
+#define HPASS_MAX(a, v) a = MAXN(a, v)
+#define HPASS_SUM(a, v) a += v
+
+/* y[o] = reduction of b[o*S .. o*S+K) for o < n, with K and S constants when
+ * the caller's switch gives them. */
+#define DEF_HPASS(NAME, T, STEP)                                                                                      \
+    static inline __attribute__((always_inline)) void NAME(T *restrict y, const T *restrict b, int64_t n, int64_t K, \
+                                                           int64_t S)                                                 \
+    {                                                                                                                 \
+        _Pragma("omp simd") for (int64_t o = 0; o < n; o++)                                                           \
+        {                                                                                                             \
+            const T *w = b + o * S;                                                                                   \
+            T a = w[0];                                                                                               \
+            for (int64_t j = 1; j < K; j++)                                                                           \
+                STEP(a, w[j]);                                                                                        \
+            y[o] = a;                                                                                                 \
+        }                                                                                                             \
+    }                                                                                                                 \
+    static inline __attribute__((always_inline)) void NAME##_any(T *restrict y, const T *restrict b, int64_t n,    \
+                                                                 int64_t K, int64_t S)                     \
+    {                                                                                                                 \
+        if (K == 2 && S == 1)                                                                                         \
+            NAME(y, b, n, 2, 1);                                                                                      \
+        else if (K == 2 && S == 2)                                                                                    \
+            NAME(y, b, n, 2, 2);                                                                                      \
+        else if (K == 3 && S == 1)                                                                                    \
+            NAME(y, b, n, 3, 1);                                                                                      \
+        else if (K == 3 && S == 2)                                                                                    \
+            NAME(y, b, n, 3, 2);                                                                                      \
+        else                                                                                                          \
+            NAME(y, b, n, K, S);                                                                                      \
+    }
+
+/* One kernel per dtype and op: B is the row buffer's type (T for max; double
+ * for average, so that sums behave as the general kernel's), PAD its padding
+ * value, COL(c, v) folds one more input row into the buffer,
+ * OUT(yp, b) writes the output row from the buffer. */
+#define DEF_FAST2D(NAME, T, B, PAD, COL, OUT)                                                                         \
+    FT_VCLONES static void NAME(const ft_pool_geom *g, const axis_tab *t, const T *x, T *y, int incl, int64_t r0,     \
+                                int64_t r1)                                                                           \
+    {                                                                                                                 \
+        const int64_t H_ = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2];                                    \
+        const int64_t kw = g->k[2], sw = g->s[2], pb = g->pb[2];                                                      \
+        const int64_t L = sw * (OW - 1) + kw;       /* buffer cells read */                                           \
+        const int64_t wn = W < L - pb ? W : L - pb; /* input columns inside them */                                   \
+        B buf[FAST_W], *b = buf, *c = buf + pb, hb[FAST_W];                                                           \
+        (void)hb, (void)incl;                                                                                         \
+        for (int64_t j = 0; j < L; j++)                                                                               \
+            b[j] = PAD;                                                                                               \
+        for (int64_t r = r0; r < r1; r++) {                                                                           \
+            const int64_t p = r / OH, oh = r % OH;                                                                    \
+            const int64_t fh = t[1].first[oh], ch = t[1].cnt[oh];                                                     \
+            const T *xp = x + (p * H_ + fh) * W;                                                                      \
+            T *yp = y + r * OW;                                                                                       \
+            if (ch == 0) {                                                                                            \
+                for (int64_t j = 0; j < wn; j++)                                                                      \
+                    c[j] = PAD;                                                                                       \
+            } else {                                                                                                  \
+                _Pragma("omp simd") for (int64_t j = 0; j < wn; j++) c[j] = (B)xp[j];                                 \
+                for (int64_t a = 1; a < ch; a++) {                                                                    \
+                    const T *xr = xp + a * W;                                                                         \
+                    _Pragma("omp simd") for (int64_t j = 0; j < wn; j++) COL(c[j], (B)xr[j]);                         \
+                }                                                                                                     \
+            }                                                                                                         \
+            OUT(yp, b)                                                                                                \
+        }                                                                                                             \
+    }
+#define COL_MAX(c, v) c = MAXN(c, v)
+#define COL_SUM(c, v) c += v
+DEF_HPASS(hmax_f32, float, HPASS_MAX)
+DEF_HPASS(hmax_f64, double, HPASS_MAX)
+DEF_HPASS(hsum_f64, double, HPASS_SUM)
+#define OUT_MAX_F32(yp, b) hmax_f32_any(yp, b, OW, kw, sw);
+#define OUT_MAX_F64(yp, b) hmax_f64_any(yp, b, OW, kw, sw);
+/* the divisor from the tables, as the general kernel (a 2-D window has depth 1) */
+#define OUT_AVG_T(T, yp, b)                                                                                           \
+    hsum_f64_any(hb, b, OW, kw, sw);                                                                                  \
+    const double cdh = (double)(incl ? t[1].cntpad[oh] : ch);                                                         \
+    for (int64_t ow = 0; ow < OW; ow++)                                                                               \
+        yp[ow] = (T)(hb[ow] / (cdh * (double)(incl ? t[2].cntpad[ow] : t[2].cnt[ow])));
+#define OUT_AVG_F32(yp, b) OUT_AVG_T(float, yp, b)
+#define OUT_AVG_F64(yp, b) OUT_AVG_T(double, yp, b)
+DEF_FAST2D(fmax_f32, float, float, -INFINITY, COL_MAX, OUT_MAX_F32)
+DEF_FAST2D(fmax_f64, double, double, -INFINITY, COL_MAX, OUT_MAX_F64)
+DEF_FAST2D(favg_f32, float, double, 0.0, COL_SUM, OUT_AVG_F32)
+DEF_FAST2D(favg_f64, double, double, 0.0, COL_SUM, OUT_AVG_F64)
+
+static void fast2d_rows(const ft_pool_geom *g, const axis_tab *t, const void *x, void *y, int f64, int avg, int incl,
+                        int64_t r0, int64_t r1)
+{
+    if (avg && f64)
+        favg_f64(g, t, x, y, incl, r0, r1);
+    else if (avg)
+        favg_f32(g, t, x, y, incl, r0, r1);
+    else if (f64)
+        fmax_f64(g, t, x, y, incl, r0, r1);
+    else
+        fmax_f32(g, t, x, y, incl, r0, r1);
+}
+
+static void fast2d(const ft_pool_geom *g, const axis_tab *t, const void *x, void *y, int f64, int avg, int incl,
+                   int threads, int par)
+{
+    const int64_t rows = g->planes * g->out[1];
+    if (!par) {
+        fast2d_rows(g, t, x, y, f64, avg, incl, 0, rows);
+        return;
+    }
+#pragma omp parallel num_threads(threads)
+    {
+        int nt = omp_get_num_threads(), id = omp_get_thread_num();
+        fast2d_rows(g, t, x, y, f64, avg, incl, rows * id / nt, rows * (id + 1) / nt);
+    }
+}
+
 /* Window sums: average_pool and lp_pool differ only in the term summed and
  * the result made of the sum.
  * average_pool: mean over the window cells inside the input; the divisor also
@@ -178,6 +312,8 @@ static ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vi
         else
             st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "lp_pool: no cpu kernel for %s",
                              ft_dtype_name(in[0].dtype));
+    } else if ((in[0].dtype == FT_F32 || in[0].dtype == FT_F64) && pool_fast2d(&g)) {
+        fast2d(&g, t, x, y, in[0].dtype == FT_F64, avg, n->params.pool.count_include_pad, k->threads, par);
     } else if (avg) {
         int incl = n->params.pool.count_include_pad;
         if (in[0].dtype == FT_F32)
@@ -230,11 +366,12 @@ ft_status cpu_lp_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *
  * not with the plane size; within a block, in vector lanes (omp simd). */
 #define GBLOCK 256
 
+/* Planes [p0, p1); compiled for AVX-512, AVX2 and the baseline (the caller
+ * holds the parallel region, so the clones are what runs in it). */
 #define DEF_GLOBAL(S, T)                                                                                              \
-    static void global_##S(const T *x, T *y, int64_t planes, int64_t len, int max, int threads, int par)              \
+    FT_VCLONES static void global_rows_##S(const T *x, T *y, int64_t p0, int64_t p1, int64_t len, int max)           \
     {                                                                                                                 \
-        _Pragma("omp parallel for num_threads(threads) schedule(static) if (par)")                                    \
-        for (int64_t p = 0; p < planes; p++) {                                                                        \
+        for (int64_t p = p0; p < p1; p++) {                                                                           \
             const T *xp = x + p * len;                                                                                \
             if (max) {                                                                                                \
                 T m = -INFINITY;                                                                                      \
@@ -255,6 +392,18 @@ ft_status cpu_lp_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *
                 }                                                                                                     \
                 y[p] = (T)(total / (double)len);                                                                      \
             }                                                                                                         \
+        }                                                                                                             \
+    }                                                                                                                 \
+    static void global_##S(const T *x, T *y, int64_t planes, int64_t len, int max, int threads, int par)              \
+    {                                                                                                                 \
+        if (!par) {                                                                                                   \
+            global_rows_##S(x, y, 0, planes, len, max);                                                               \
+            return;                                                                                                   \
+        }                                                                                                             \
+        _Pragma("omp parallel num_threads(threads)")                                                                  \
+        {                                                                                                             \
+            int nt = omp_get_num_threads(), id = omp_get_thread_num();                                                \
+            global_rows_##S(x, y, planes * id / nt, planes * (id + 1) / nt, len, max);                                \
         }                                                                                                             \
     }
 

@@ -2,6 +2,7 @@
  * (cpu_cast). Each op and dtype is a row function over a contiguous range;
  * the ranges are split across OpenMP threads for large tensors. */
 #include "cpu.h"
+#include "vmath.h"
 #include "../runtime/numeric.h"
 
 #include <math.h>
@@ -86,7 +87,17 @@ static inline double sel_f64(int c, double a, double b) { return c ? a : b; }
     }
 FLOAT_HELPERS(f32, float)
 FLOAT_HELPERS(f64, double)
+/* exp, sigmoid, silu, tanh: f32 by src/cpu/vmath.h (inline, vectorised in
+ * the row's loop), f64 by libm. */
+static inline double exp_f64(double x) { return exp(x); }
+static inline double tanh_f64(double x) { return tanh(x); }
+static inline double sigmoid_f64(double x) { return 1 / (1 + exp(-x)); }
+static inline double silu_f64(double x) { return x / (1 + exp(-x)); }
 #define SEL(c, a, b) _Generic((x), float: sel_f32, double: sel_f64)(c, a, b)
+#define VEXP(v) _Generic((x), float: ft_vexpf, double: exp_f64)(v)
+#define VTANH(v) _Generic((x), float: ft_vtanhf, double: tanh_f64)(v)
+#define VSIGMOID(v) _Generic((x), float: ft_vsigmoidf, double: sigmoid_f64)(v)
+#define VSILU(v) _Generic((x), float: ft_vsiluf, double: silu_f64)(v)
 #define CLAMP(v, l, h) _Generic((x), float: clamp_f32, double: clamp_f64)(v, l, h)
 #define MISH_RATIO(u, v, t) _Generic((x), float: mish_ratio_f32, double: mish_ratio_f64)(u, v, t)
 
@@ -100,9 +111,9 @@ FLOAT_HELPERS(f64, double)
     X1(ABS, fabs(x))                                                                             \
     X1(SIGN, SEL(x > 0, K(1), SEL(x < 0, K(-1), SEL(x == 0, K(0), x))))                          \
     X1(RELU, SEL(x < 0, K(0), x))                                                                \
-    X1(SIGMOID, K(1) / (K(1) + exp(-x)))                                                         \
-    X1(TANH, tanh(x))                                                                            \
-    X1(EXP, exp(x))                                                                              \
+    X1(SIGMOID, VSIGMOID(x))                                                         \
+    X1(TANH, VTANH(x))                                                                            \
+    X1(EXP, VEXP(x))                                                                              \
     X1(LOG, log(x))                                                                              \
     X1(SQRT, sqrt(x))                                                                            \
     X1(RSQRT, K(1) / sqrt(x))                                                                    \
@@ -115,10 +126,10 @@ FLOAT_HELPERS(f64, double)
     X1(ROUND, rint(x)) /* default rounding mode: half to even */                                 \
     X2(SOFTPLUS, log1p(exp(-fabs(x))), t + SEL(x > 0, x, K(0)))                                  \
     X1(SOFTSIGN, x / (K(1) + fabs(x)))                                                           \
-    X1(SILU, x / (K(1) + exp(-x)))                                                               \
+    X1(SILU, VSILU(x))                                                               \
     /* tanh(log(1+E)) = (E^2+2E) / (E^2+2E+2) with E = exp(x); for x >= 0 the same  \
      * divided through by E^2, in t = exp(-|x|): no overflow, no cancellation */ \
-    X2(MISH, exp(-fabs(x)), x * MISH_RATIO(SEL(x >= 0, K(1), t), SEL(x >= 0, t, K(1)), t))       \
+    X2(MISH, VEXP(-fabs(x)), x * MISH_RATIO(SEL(x >= 0, K(1), t), SEL(x >= 0, t, K(1)), t))       \
     X1(HARD_SWISH, x * CLAMP(x + K(3), K(0), K(6)) / K(6))                                      \
     X1(LEAKY_RELU, x * SEL(x < 0, al, K(1)))                                                     \
     X2(ELU, expm1(x), SEL(x < 0, al * t, x))                                                     \
@@ -128,7 +139,7 @@ FLOAT_HELPERS(f64, double)
     X1(THRESHOLDED_RELU, SEL(x > al, x, K(0)))                                                   \
     /* NaN compares false both ways and gives 0, as ONNX's reference */                          \
     X1(SHRINK, SEL(x < -la, x + bi, SEL(x > la, x - bi, K(0))))                                  \
-    X1(SWISH, x / (K(1) + exp(-al * x)))                                                         \
+    X1(SWISH, x * VSIGMOID(al * x))                                                         \
     X1(TAN, tan(x))                                                                              \
     X1(ASIN, asin(x))                                                                            \
     X1(ACOS, acos(x))                                                                            \
@@ -142,16 +153,19 @@ FLOAT_HELPERS(f64, double)
     X1(GELU, K(0.5) * x * erfc(-x * K(0.70710678118654752440)))                                  \
     X1(CLIP, CLAMP(x, lo, hi))
 
-/* gelu approximate="tanh": 0.5*(1+tanh(u)) == 1/(1+exp(-2u)), which does not cancel. */
-#define GELU_TANH_EXPR x / (K(1) + exp(K(-1.5957691216057307117) * (x + K(0.044715) * x * x * x)))
+/* gelu approximate="tanh": 0.5*(1+tanh(u)) == sigmoid(2u), which does not cancel. */
+#define GELU_TANH_EXPR x * VSIGMOID(K(1.5957691216057307117) * (x + K(0.044715) * x * x * x))
 
 #define UN_PARAMS(TI)                                                                            \
     const TI al = (TI)p->alpha, be = (TI)p->beta, ga = (TI)p->gamma, gal = (TI)(p->gamma * p->alpha); \
     const TI lo = (TI)p->lo, hi = (TI)p->hi, la = (TI)p->lambd, bi = (TI)p->bias;                \
     (void)al, (void)be, (void)ga, (void)gal, (void)lo, (void)hi, (void)la, (void)bi;
 
+/* The float rows are compiled for AVX-512, AVX2+FMA and the baseline
+ * (FT_VCLONES): vmath.h's functions and libmvec's vector versions then run
+ * on the widest vectors the CPU has. */
 #define UN_ROW_F(NAME, TI, TO, EXPR)                                                             \
-    static void NAME(const un_params *p, void *yv, const void *xv, int64_t n)                    \
+    FT_VCLONES static void NAME(const un_params *p, void *yv, const void *xv, int64_t n)                    \
     {                                                                                            \
         const TI *X = xv;                                                                        \
         TO *Y = yv;                                                                              \
@@ -165,7 +179,7 @@ FLOAT_HELPERS(f64, double)
 
 #define UN_BLOCK 256
 #define UN_ROW_F2(NAME, T, PRE, POST)                                                            \
-    static void NAME(const un_params *p, void *yv, const void *xv, int64_t n)                    \
+    FT_VCLONES static void NAME(const un_params *p, void *yv, const void *xv, int64_t n)                    \
     {                                                                                            \
         const T *X = xv;                                                                         \
         T *Y = yv;                                                                               \

@@ -31,9 +31,10 @@ def _unary_table():
     P, N = [INF], [-INF]
     t = {
         "relu": (lambda x: np.maximum(x, 0.0), EXACT, None, P + N, 3),
-        "sigmoid": (sigmoid, MATH, None, P + N, 6),
-        "tanh": (np.tanh, MATH, None, P + N, 3),
-        "exp": (np.exp, MATH, None, P + N + [80.0, -80.0], 5),
+        "sigmoid": (sigmoid, MATH, None, P + N + [-90.0, -100.0, -110.0, 90.0, 1e-40, -1e-40], 6),
+        "tanh": (np.tanh, MATH, None, P + N + [10.0, -10.0, 50.0, 0.625, -0.625, 0.62499994, 1e-40, -1e-40, 1e-30], 3),
+        "exp": (np.exp, MATH, None, P + N + [80.0, -80.0, 88.72, 88.73, 100.0, -88.0, -95.0, -103.0, -104.0, -110.0,
+                                            1e-40, -1e-40], 5),
         "log": (np.log, MATH, None, P + N + [1e-30, 1e30, -1.0], 0),
         "sqrt": (np.sqrt, BASIC, None, P + N + [1e-30, 1e30, -1.0], 0),
         "rsqrt": (lambda x: 1.0 / np.sqrt(x), Tol(r=4), None, P + N + [1e-30, 1e30, -1.0], 0),
@@ -46,7 +47,7 @@ def _unary_table():
         "round": (np.round, EXACT, None, P + N + [2.5, -2.5, 3.5, -3.5, 0.49999997, 1e10 + 0.5, 4503599627370497.0], 5),
         "softplus": (softplus, Tol(r=8, a=2, r64=1e-12, a64=1e-16), None, P + N, 5),
         "softsign": (lambda x: x / (1.0 + np.abs(x)), Tol(r=3), None, [], 5),
-        "silu": (lambda x: x * sigmoid(x), MATH, None, P, 5),
+        "silu": (lambda x: x * sigmoid(x), MATH, None, P + [-50.0, -95.0, -105.0, -130.0, 100.0, 1e-40, -1e-40], 5),
         "mish": (lambda x: x * np.tanh(softplus(x)), "absx", None, P, 5),
         "hard_swish": (lambda x: x * np.clip(x / 6.0 + 0.5, 0.0, 1.0), "absx", None, P + [3.0, -3.0], 5),
         "leaky_relu": (lambda x: np.where(x >= 0, x, 0.01 * x), BASIC, None, P + N, 3),
@@ -66,7 +67,7 @@ def _unary_table():
         "shrink": (lambda x: np.where(x < -0.5, x, np.where(x > 0.5, x, 0.0)), EXACT, None, P + N + [0.5, -0.5], 3),
         "shrink bias=0.25 lambd=1.5": (lambda x: np.where(x < -1.5, x + 0.25, np.where(x > 1.5, x - 0.25, 0.0)),
                                        BASIC, {"bias": 0.25, "lambd": 1.5}, P + N + [1.5, -1.5, 1.5000001], 3),
-        "swish": (lambda x: x * sigmoid(x), MATH, None, P, 5),
+        "swish": (lambda x: x * sigmoid(x), MATH, None, P + [-50.0, -95.0, -130.0, 100.0, 1e-40], 5),
         "swish alpha=0.5": (lambda x: x * sigmoid(0.5 * x), MATH, {"alpha": 0.5}, P, 5),
         # domain edges: asin/acos/atanh beyond [-1, 1] and acosh below 1 give NaN, atanh(+-1) = +-inf
         "tan": (np.tan, MATH, None, [1.5707964, -1.5707964, 1e4], 3),
@@ -80,7 +81,7 @@ def _unary_table():
         "atanh": (np.arctanh, MATH, None, [1.0, -1.0, 1.0000001, -0.99999994, 1e-8] + P + N, 1),
         "gelu": (lambda x: 0.5 * x * (1.0 + ERF(x / math.sqrt(2.0))), "absx", None, P, 4),
         "gelu approximate=tanh": (lambda x: 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3))),
-                                  "absx", {"approximate": "tanh"}, P, 4),
+                                  "absx", {"approximate": "tanh"}, P + [-10.0, -20.0, 10.0, -1e-40], 4),
         "clip": (lambda x: np.clip(x, -1.5, 2.25), EXACT, {"min": -1.5, "max": 2.25}, P + N + [-1.5, 2.25], 3),
         "clip min only": (lambda x: np.maximum(x, -0.5), EXACT, {"min": -0.5}, P + N, 3),
         "clip default": (lambda x: x, EXACT, None, P + N, 3),
@@ -473,7 +474,9 @@ def binary_cases():
             cases.append(Case(name, op, build=build))
     # where, every value dtype
     for dt in ALL:
-        for shapes in (((4, 1, 5), (3, 1), (5,)), ((), (2, 2), ()), ((0, 3), (3,), (1, 3))):
+        # the last two: an attention mask over scores with one fill value, and the fill on the other side
+        for shapes in (((4, 1, 5), (3, 1), (5,)), ((), (2, 2), ()), ((0, 3), (3,), (1, 3)),
+                       ((2, 1, 37), (2, 3, 37), ()), ((3, 37), (), (3, 37))):
             name = "where %s %s" % (dt, "&".join(str(list(s)) for s in shapes))
 
             def build(dt=dt, shapes=shapes, name=name):

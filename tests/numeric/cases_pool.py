@@ -258,6 +258,21 @@ def pool_cases():
     c.append(pool_case(M, "f32", (8, 64, 56, 56), [3, 3], [2, 2], pads=[1, 1, 1, 1], args=["--threads", "3"]))
     c.append(pool_case(A, "f32", (8, 64, 28, 28), [3, 3], [1, 1], pads=[1, 1, 1, 1], cip=0))
     c.append(pool_case(A, "f32", (8, 64, 28, 28), [3, 3], [1, 1], pads=[1, 1, 1, 1], cip=1, args=["--threads", "3"]))
+    # special values through the 2-D kernels: NaN wins a max window, +-inf stay, inf - inf in a sum is NaN
+    for dt in ("f32", "f64"):
+        def specials(rng, dt=dt):
+            x = (rng.standard_normal((2, 3, 11, 12)) * 2).astype(NP[dt])
+            flat = x.reshape(-1)
+            pos = rng.choice(flat.size, 40, replace=False)
+            flat[pos[:12]] = np.nan
+            flat[pos[12:24]] = np.inf
+            flat[pos[24:36]] = -np.inf
+            flat[pos[36:]] = np.array([1e38, -1e38, 1e-40, -1e-45], dtype=NP[dt])
+            return x, x
+        for op in (M, A):
+            for k, st, pads in (([3, 3], [2, 2], [1, 1, 1, 1]), ([2, 2], [1, 1], [0, 1, 1, 0]), ([3, 3], [1, 1], None)):
+                c.append(pool_case(op, dt, (2, 3, 11, 12), k, st, pads=pads, cip=0 if op == A else None,
+                                   label="NaN, inf, huge and subnormal", input_fn=specials, torch_check=False))
     c.append(pool_case(A, "f32", (4, 256, 14, 14), [2, 2], [2, 2]))
     c.append(pool_case(M, "f32", (2, 16, 16, 32, 32), [2, 2, 2], [2, 2, 2]))
 

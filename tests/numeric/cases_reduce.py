@@ -346,11 +346,14 @@ def softmax_cases():
     specs = [("f32", (64, 1024), -1, ""), ("f32", (8, 16, 32), 0, ""), ("f32", (8, 16, 32), 1, ""),
              ("f32", (8, 16, 32), -1, ""), ("f64", (8, 16, 32), 1, ""), ("f64", (10,), 0, ""),
              ("f32", (16, 100), -1, "large"), ("f32", (16, 100), -1, "-inf"), ("f64", (16, 100), 0, "large"),
-             ("f32", (0, 5), -1, ""), ("f32", (5, 0), -1, ""), ("f32", (3, 1), -1, "")]
+             ("f32", (0, 5), -1, ""), ("f32", (5, 0), -1, ""), ("f32", (3, 1), -1, ""),
+             ("f32", (6, 37), -1, "special"), ("f32", (6, 128), -1, "special"), ("f32", (37, 6), 0, "special"),
+             ("f64", (6, 37), -1, "special")]
     for op in ("softmax", "log_softmax"):
         for dt, shape, axis, kind in specs:
             name = "%s %s %s axis=%d%s" % (op, dt, shp(shape), axis, {"": "", "large": " values near +-1000",
-                                                                       "-inf": " with -inf entries"}[kind])
+                                                                       "-inf": " with -inf entries",
+                                                                       "special": " NaN, inf, -inf rows, huge, subnormal"}[kind])
 
             def build(op=op, dt=dt, shape=shape, axis=axis, kind=kind, name=name):
                 rng = rng_for(name)
@@ -361,6 +364,13 @@ def softmax_cases():
                 if kind == "-inf":
                     x[rng.random(shape) < 0.3] = -INF
                     x[:, 0] = 0.5  # every row keeps a finite value
+                if kind == "special":  # lines along the axis: NaN, +inf, all -inf, subnormal, huge, plain
+                    xl = np.moveaxis(x, axis, -1)
+                    xl[0, 3] = np.nan
+                    xl[1, 5] = INF
+                    xl[2, :] = -INF
+                    xl[3, :] = xl[3, :] * 1e-41
+                    xl[4, ::2], xl[4, 1::2] = 3e38, -3e38
                 x = x.astype(d)
                 X = f64(x)
                 k = shape[axis] if shape else 1
