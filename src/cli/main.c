@@ -583,7 +583,7 @@ static int cmd_pack(const cli *c)
     ft_status st = FT_OK;
     /* the file's own document, unless the graph was rewritten or the file is
      * not one (an ONNX model): then the document is made from the graph */
-    if (g->about || last_opt.silu + last_opt.gelu + last_opt.layer_norm + last_opt.transpose + last_opt.conv_act + last_opt.dead) {
+    if (g->about || last_opt.silu + last_opt.gelu + last_opt.layer_norm + last_opt.transpose + last_opt.conv_act + last_opt.conv_add + last_opt.dead) {
         for (int i = 0; i < g->n_tensors; i++)
             if (g->tensors[i].flags & FT_TF_VALUE)
                 g->tensors[i].flags |= FT_TF_DECLARED;
