@@ -1,6 +1,7 @@
 /* The graph optimizer (optimize.h): fusions of expanded forms into the ops
- * ftrun has (silu, gelu, layer_norm), of activations into the conv before
- * them (conv_act), removal of dead nodes, and the
+ * ftrun has (silu, gelu, layer_norm), of residual adds (conv_add) and
+ * activations (conv_act) into the conv before them, removal of dead nodes,
+ * and the
  * compaction that drops the nodes and tensors a pass left unused.
  *
  * The passes keep t->n_readers and t->producer up to date as they rewrite, so
