@@ -20,6 +20,13 @@
  * form, conv.c's loops run. A failure while running becomes an FT_ERUNTIME
  * error naming the node and oneDNN's status.
  *
+ * NaN: oneDNN's relu and clip post-ops (max / min instructions) turn NaN into
+ * 0 or a bound, where ftrun's relu and clip pass NaN (NUMERICS in
+ * ftrun-graph(5)). A conv with a relu or clip activation whose input, weight,
+ * bias or sum holds a NaN or an infinity (the products can make NaN of an
+ * infinity) therefore runs conv.c's loops for that run; the check is one
+ * read of each tensor (the weight's once, when it is a constant).
+ *
  * State: the cache (struct cpu_conv_cache) is owned by the CPU backend
  * context (cpu_backend.c, released by close() through cpu_conv_cache_free).
  * An entry is keyed by node, input shape, weight address and thread count;
@@ -59,6 +66,7 @@ typedef struct entry {
     int threads;
     int choice;
     int w_const;
+    int w_nonfinite; /* a constant weight or bias holds NaN or an infinity (-1: not known yet) */
     variant v[N_VARIANTS];
 } entry;
 
@@ -360,6 +368,34 @@ static int forced_choice(void)
     return CHOICE_UNSET;
 }
 
+/* 1 if one of the n floats at p is a NaN or an infinity (p may be NULL). */
+static int nonfinite(const void *p, uint64_t n)
+{
+    if (!p)
+        return 0;
+    const uint32_t *u = p;
+    uint32_t bad = 0;
+#pragma omp simd reduction(| : bad)
+    for (uint64_t i = 0; i < n; i++)
+        bad |= (u[i] & 0x7f800000u) == 0x7f800000u;
+    return bad != 0;
+}
+
+/* A relu or clip activation and a NaN or infinity in the node's tensors:
+ * conv.c's loops keep NaN as ftrun's relu and clip do (see the top). */
+static int nan_unsafe(entry *e, const ft_node *n, const ft_view *in)
+{
+    ft_conv_act a = n->params.conv.act;
+    if (a != FT_CONV_ACT_RELU && a != FT_CONV_ACT_CLIP)
+        return 0;
+    const void *b = n->n_in > 2 ? in[2].data : NULL, *sum = n->n_in > 3 ? in[3].data : NULL;
+    if (e->w_nonfinite < 0 || !e->w_const)
+        e->w_nonfinite = nonfinite(in[1].data, ft_numel(&in[1].shape)) ||
+                         (b && nonfinite(b, ft_numel(&in[2].shape)));
+    return e->w_nonfinite || nonfinite(in[0].data, ft_numel(&in[0].shape)) ||
+           (sum && nonfinite(sum, ft_numel(&in[3].shape)));
+}
+
 static entry *lookup(ft_kctx *k, struct cpu_conv_cache *c, const ft_node *n, const ft_view *in, int *status)
 {
     *status = 0;
@@ -387,6 +423,7 @@ static entry *lookup(ft_kctx *k, struct cpu_conv_cache *c, const ft_node *n, con
     e->node = n, e->g = k->g, e->w = in[1].data, e->threads = k->threads, e->xs = in[0].shape;
     e->choice = CHOICE_UNSET;
     e->w_const = weight_is_const(k, n);
+    e->w_nonfinite = -1;
     return e;
 }
 
@@ -410,7 +447,7 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
         return 0;
     int oom;
     entry *e = lookup(k, c, n, in, &oom);
-    if (!e)
+    if (!e || nan_unsafe(e, n, in))
         return 0;
     int force = e->choice == CHOICE_UNSET ? forced_choice() : CHOICE_UNSET;
     if (force != CHOICE_UNSET) {

@@ -237,9 +237,9 @@ def activation_ref(y, S, act, lo, hi):
 
 
 def conv_case(xs, ws, dt="f32", bias=True, strides=None, pads=None, dil=None, group=1, auto_pad="NOTSET",
-              label="", args=(), extra=None, act=None, act_lo=None, act_hi=None, res=False):
+              label="", args=(), extra=None, act=None, act_lo=None, act_hi=None, res=False, nan=False):
     """res: the fused residual sum (input 3, "s", shaped as the output), added
-    before the activation."""
+    before the activation; nan: x[0, 0, 1, ...] is NaN (relu and clip pass NaN)."""
     a = _attrs(strides, pads, dil, group, auto_pad)
     a.update(extra or {})
     if act:
@@ -254,6 +254,8 @@ def conv_case(xs, ws, dt="f32", bias=True, strides=None, pads=None, dil=None, gr
     def build():
         rng = rng_for(name)
         x = rep(rng.standard_normal(xs), dt)
+        if nan:
+            x[(0, 0) + (1,) * (len(xs) - 2)] = np.nan
         w = rep(rng.standard_normal(ws) / sq(int(np.prod(ws[1:]))), dt)
         b = rep(rng.standard_normal(ws[0]), dt) if bias else None
         y, S, k = conv_ref(x, w, b, strides, pads, dil, group, auto_pad)
@@ -422,6 +424,12 @@ def conv_cases():
     c.append(conv_case((2, 6, 11, 9), (10, 6, 3, 3), dt="f64", pads=[1, 1, 1, 1], res=True, act="relu"))
     c.append(conv_case((1, 4, 6, 6), (4, 4, 3, 3), bias=False, res=True, auto_pad="SAME_UPPER", strides=[2, 2],
                        act="relu", label=" auto_pad"))
+    # NaN passes the fused relu and clip (oneDNN's post-ops would drop it)
+    for act, lo, hi in (("relu", None, None), ("clip", 0.0, 6.0)):
+        c.append(conv_case((1, 16, 8, 8), (16, 16, 3, 3), pads=[1, 1, 1, 1], act=act, act_lo=lo, act_hi=hi, nan=True,
+                           label=" NaN input"))
+        c.append(conv_case((1, 16, 8, 8), (16, 1, 3, 3), group=16, pads=[1, 1, 1, 1], act=act, act_lo=lo,
+                           act_hi=hi, res=True, nan=True, label=" NaN input depthwise"))
     return c
 
 
