@@ -23,6 +23,11 @@ echo "# command-line tests (bats)"
 "${cpu_env[@]}" bats --tap "$here"/cli/*.bats 2>&1 | tee -a "$log" || status=1
 echo "# numeric tests against NumPy"
 "${cpu_env[@]}" "$PYTHON" "$here"/numeric/test_ops.py 2>&1 | tee -a "$log" || status=1
+echo "# numeric conv tests in each CPU form of f32 conv (FTRUN_CONV_IMPL, ftrun(1))"
+for impl in native plain blocked; do
+    "${cpu_env[@]}" FTRUN_CONV_IMPL=$impl FTNUM_ONLY='^conv[123]d ' FTNUM_TAG="$impl: " "$PYTHON" \
+        "$here"/numeric/test_ops.py 2>&1 | tee -a "$log" || status=1
+done
 echo "# ONNX's own test data (libonnx-testdata) through ftrun test"
 "${cpu_env[@]}" "$PYTHON" "$here"/onnx/testdata.py 2>&1 | tee -a "$log" || status=1
 echo "# ONNX op mappers on newer opsets and expansions, against NumPy/PyTorch"

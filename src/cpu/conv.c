@@ -19,6 +19,7 @@
 #include "../graph/infer_conv.h"
 
 #include <cblas.h>
+#include <oneapi/dnnl/dnnl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -100,6 +101,15 @@ static void plane_strides(const int64_t *dims, int r, int64_t *st)
     {                                                                                                            \
         T v = b ? *b : 0;                                                                                        \
         _Pragma("omp simd") for (int64_t i = 0; i < n; i++) y[i] = v;                                            \
+    }                                                                                                            \
+    /* Adds rows m of the [rows, ld] block s to those of y, columns [0, n). */                                   \
+    static void add_rows_##SUF(T *y, const T *s, int64_t rows, int64_t n, int64_t ld)                            \
+    {                                                                                                            \
+        for (int64_t m = 0; m < rows; m++) {                                                                     \
+            T *restrict row = y + m * ld;                                                                        \
+            const T *restrict src = s + m * ld;                                                                  \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) row[i] += src[i];                                \
+        }                                                                                                        \
     }                                                                                                            \
     /* Adds bias[m] to rows m of a [rows, ld] block, columns [0, n). */                                          \
     static void add_bias_##SUF(T *y, int64_t rows, int64_t n, int64_t ld, const T *b)                            \
@@ -192,6 +202,18 @@ static void epilogue(const geom *g, const ft_conv_params *p, void *y, int64_t n)
         epilogue_d(y, n, p);
 }
 
+/* y[i] += s[i] over `rows` rows of n at stride ld: the fused residual sum
+ * (conv's input 3), added before the activation. */
+static void add_rows(const geom *g, void *y, const void *s, int64_t rows, int64_t n, int64_t ld)
+{
+    if (!s)
+        return;
+    if (g->es == 4)
+        add_rows_f(y, s, rows, n, ld);
+    else
+        add_rows_d(y, s, rows, n, ld);
+}
+
 static void fill(const geom *g, void *y, int64_t n, const void *b)
 {
     if (g->es == 4)
@@ -227,8 +249,7 @@ static void gemm(const geom *g, int ta, int64_t m, int64_t n, int64_t kd, const 
     }
     enum CBLAS_TRANSPOSE t = ta ? CblasTrans : CblasNoTrans;
     if (g->es == 4)
-        cblas_sgemm(CblasRowMajor, t, CblasNoTrans, (int)m, (int)n, (int)kd, 1.0f, a, (int)lda, b, (int)ldb, 0.0f,
-                    c, (int)ldc);
+        dnnl_sgemm(ta ? 'T' : 'N', 'N', m, n, kd, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
     else
         cblas_dgemm(CblasRowMajor, t, CblasNoTrans, (int)m, (int)n, (int)kd, 1.0, a, (int)lda, b, (int)ldb, 0.0, c,
                     (int)ldc);
@@ -583,13 +604,14 @@ static ft_status oom(ft_kctx *k, const ft_node *n, size_t bytes)
     return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory allocating a %zu-byte convolution buffer", bytes);
 }
 
-ft_status cpu_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+static ft_status conv_native(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     geom g;
     const ft_conv_params *p = &n->params.conv;
     ft_conv_geom_of(p, &in[0].shape, &in[1].shape, &out[0].shape, in[0].dtype, 0, &g);
     const size_t es = g.es;
     const char *x = in[0].data, *w = in[1].data, *b = n->n_in > 2 ? in[2].data : NULL;
+    const char *sum = n->n_in > 3 ? in[3].data : NULL; /* the fused residual, shaped as y */
     char *y = out[0].data;
     if (ft_numel(&out[0].shape) == 0)
         return FT_OK;
@@ -599,6 +621,7 @@ ft_status cpu_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
     if (Kc == 0) {
         for (int64_t t = 0; t < g.N * g.M; t++) {
             fill(&g, y + (size_t)(t * P) * es, P, b ? b + (size_t)(t % g.M) * es : NULL);
+            add_rows(&g, y + (size_t)(t * P) * es, sum ? sum + (size_t)(t * P) * es : NULL, 1, P, P);
             epilogue(&g, p, y + (size_t)(t * P) * es, P);
         }
         return FT_OK;
@@ -635,6 +658,7 @@ ft_status cpu_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
                 fill(&g, yp, P, b ? b + (size_t)m * es : NULL);
                 direct_gather(&g, yp, xp, wp);
             }
+            add_rows(&g, yp, sum ? sum + (size_t)(t * P) * es : NULL, 1, P, P);
             epilogue(&g, p, yp, P);
         }
         free(scratch);
@@ -692,6 +716,8 @@ ft_status cpu_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
                 else
                     add_bias_d((double *)yg, g.Mg, p1 - p0, P, (const double *)b + gr * g.Mg);
             }
+            if (sum)
+                add_rows(&g, yg, sum + (yg - y), g.Mg, p1 - p0, P);
             for (int64_t m = 0; p->act != FT_CONV_ACT_NONE && m < g.Mg; m++)
                 epilogue(&g, p, yg + (size_t)(m * P) * es, p1 - p0);
         }
@@ -699,6 +725,15 @@ ft_status cpu_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
     openblas_set_num_threads(T);
     free(cols);
     return FT_OK;
+}
+
+/* oneDNN where it runs the node faster (conv_dnnl.c), else the loops above. */
+ft_status cpu_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    ft_status st;
+    if (cpu_conv_dnnl(k, n, in, out, conv_native, &st))
+        return st;
+    return conv_native(k, n, in, out);
 }
 
 /* ------------------------------------------------------------------ conv_transpose */

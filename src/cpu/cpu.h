@@ -109,6 +109,15 @@ ft_status cpu_affine_grid(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vi
 ft_status cpu_roi_align(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 /* conv.c */
 ft_status cpu_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* conv_dnnl.c: an f32 conv through oneDNN, or the `native` kernel where that
+ * is faster (timed on the node's first run). Returns 1 when it ran the conv
+ * (*st its status), 0 when the caller runs its own loops. The per-node state
+ * lives in a cache owned by the backend context (cpu_conv_cache_slot, in
+ * cpu_backend.c), released by its close() through cpu_conv_cache_free. */
+struct cpu_conv_cache;
+int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_kernel_fn native, ft_status *st);
+struct cpu_conv_cache **cpu_conv_cache_slot(ft_backend_ctx *c);
+void cpu_conv_cache_free(struct cpu_conv_cache *c);
 ft_status cpu_conv_transpose(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 /* deform.c: deform_conv */
 ft_status cpu_deform_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);

@@ -13,6 +13,7 @@
 struct ft_backend_ctx {
     int threads;
     char desc[128];
+    struct cpu_conv_cache *conv; /* owned: conv_dnnl.c's per-node primitives */
 };
 
 /* Every op, and the kernel and dtypes that run it natively here (see
@@ -120,7 +121,12 @@ static ft_status cpu_open(const ft_backend_opts *o, ft_backend_ctx **out, ft_err
     return FT_OK;
 }
 
-static void cpu_close(ft_backend_ctx *c) { free(c); }
+static void cpu_close(ft_backend_ctx *c)
+{
+    if (c)
+        cpu_conv_cache_free(c->conv);
+    free(c);
+}
 static const char *cpu_describe(ft_backend_ctx *c) { return c->desc; }
 
 static ft_status cpu_alloc(ft_backend_ctx *c, size_t bytes, void **out, ft_error *err)
@@ -146,6 +152,7 @@ static ft_status cpu_copy_bytes(ft_backend_ctx *c, void *dst, const void *src, s
 static ft_status cpu_sync(ft_backend_ctx *c, ft_error *err) { (void)c, (void)err; return FT_OK; }
 
 int ft_cpu_threads(ft_backend_ctx *c) { return c->threads; }
+struct cpu_conv_cache **cpu_conv_cache_slot(ft_backend_ctx *c) { return &c->conv; }
 
 const ft_backend ft_cpu_backend = {
     .name = "cpu",

@@ -251,14 +251,17 @@ __global__ void __launch_bounds__(CU_BLOCK)
     }
 }
 
-/* conv's fused activation (params.h ft_conv_act) on y in place, in the
- * accumulation type, as each activation's own kernel computes it. */
-template <class T> __global__ void cv_activation(T *y, int act, double lo, double hi, uint64_t total)
+/* conv's fused residual sum (input 3, or NULL), then its fused activation
+ * (params.h ft_conv_act), on y in place, in the accumulation type, as each
+ * activation's own kernel computes it. */
+template <class T> __global__ void cv_activation(T *y, const T *sum, int act, double lo, double hi, uint64_t total)
 {
     typedef typename cu_acc<T>::type A;
     const A l = (A)lo, h = (A)hi, zero = (A)0, three = (A)3, six = (A)6;
     CV_FOR (t, total) {
         A v = cu_load(y, (int64_t)t), c;
+        if (sum)
+            v += (A)cu_load(sum, (int64_t)t);
         if (act == FT_CONV_ACT_RELU) {
             v = v < zero ? zero : v;
         } else if (act == FT_CONV_ACT_CLIP) {
@@ -279,10 +282,11 @@ template <class T> __global__ void cv_activation(T *y, int act, double lo, doubl
 /* ------------------------------------------------------------------ launchers */
 
 template <class T>
-static void activation_launch(const ft_backend_ctx *be, void *y, const ft_conv_params *p, uint64_t total)
+static void activation_launch(const ft_backend_ctx *be, void *y, const void *sum, const ft_conv_params *p,
+                              uint64_t total)
 {
-    cv_activation<T><<<cu_grid(be, total), CU_BLOCK, 0, be->stream>>>((T *)y, (int)p->act, p->act_lo, p->act_hi,
-                                                                        total);
+    cv_activation<T><<<cu_grid(be, total), CU_BLOCK, 0, be->stream>>>((T *)y, (const T *)sum, (int)p->act, p->act_lo,
+                                                                        p->act_hi, total);
 }
 
 template <class T>
@@ -387,14 +391,16 @@ static ft_status conv_products(ft_kctx *k, const ft_node *n, ft_dtype dt, const 
 
 static ft_status conv_sum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 
-/* The sums, then the fused activation (a second pass over the output). */
+/* The sums, then the fused residual sum and activation (a second pass over
+ * the output). */
 CU_KFN(cu_conv)
 {
     ft_status st = conv_sum(k, n, in, out);
     uint64_t total = ft_numel(&out[0].shape);
-    if (st || n->params.conv.act == FT_CONV_ACT_NONE || total == 0)
+    const void *sum = n->n_in > 3 ? in[3].data : NULL;
+    if (st || (n->params.conv.act == FT_CONV_ACT_NONE && !sum) || total == 0)
         return st;
-    CU_DISPATCH_FLOAT(in[0].dtype, T, activation_launch<T>(k->be, out[0].data, &n->params.conv, total));
+    CU_DISPATCH_FLOAT(in[0].dtype, T, activation_launch<T>(k->be, out[0].data, sum, &n->params.conv, total));
     CU_LAUNCHED(k, n);
     return FT_OK;
 }

@@ -222,7 +222,20 @@ static ft_status conv_forward(ft_infer_ctx *c, int ib)
     return conv_activation(c);
 }
 
-ft_status ft_infer_conv(ft_infer_ctx *c) { return conv_forward(c, 2); }
+/* conv's optional input 3, the residual sum the optimizer's conv_add pass
+ * fused into it: the output's dtype and shape (no broadcasting). */
+ft_status ft_infer_conv(ft_infer_ctx *c)
+{
+    ft_status st = conv_forward(c, 2);
+    if (st || c->n_in <= 3 || !c->in[3])
+        return st;
+    char ss[FT_SHAPE_STR], so[FT_SHAPE_STR];
+    if (c->in[3]->dtype != c->out[0].dtype || !ft_shape_eq(&c->in[3]->shape, &c->out[0].shape))
+        return ft_infer_fail(c, "sum '%s' (%s %s) must have the output's dtype and shape (%s %s)", ft_infer_in_name(c, 3),
+                             ft_dtype_name(c->in[3]->dtype), ft_shape_str(&c->in[3]->shape, ss),
+                             ft_dtype_name(c->out[0].dtype), ft_shape_str(&c->out[0].shape, so));
+    return FT_OK;
+}
 
 /* deform_conv (ONNX DeformConv, 2-D): x [N, C, H, W], w [M, C/group, kH, kW],
  * offset [N, offset_group * 2 * kH * kW, oH, oW] (a (dy, dx) pair per kernel

@@ -246,7 +246,8 @@ uint64_t ft_flops_conv(const struct ft_node *n, const ft_tinfo *const *in, const
 {
     const ft_shape *w = &in[1]->shape;
     uint64_t cpg = w->rank > 1 ? (uint64_t)w->dims[1] : 1;
-    return 2 * ft_numel(&out[0].shape) * cpg * kernel_volume(w) + (n->n_in > 2 && in[2] ? ft_numel(&out[0].shape) : 0);
+    return 2 * ft_numel(&out[0].shape) * cpg * kernel_volume(w) + (n->n_in > 2 && in[2] ? ft_numel(&out[0].shape) : 0) +
+           (n->n_in > 3 && in[3] ? ft_numel(&out[0].shape) : 0);
 }
 
 /* conv's products, plus the bilinear sample (four products, three sums and

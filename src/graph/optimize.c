@@ -1,6 +1,7 @@
 /* The graph optimizer (optimize.h): fusions of expanded forms into the ops
- * ftrun has (silu, gelu, layer_norm), of activations into the conv before
- * them (conv_act), removal of dead nodes, and the
+ * ftrun has (silu, gelu, layer_norm), of residual adds (conv_add) and
+ * activations (conv_act) into the conv before them, removal of dead nodes,
+ * and the
  * compaction that drops the nodes and tensors a pass left unused.
  *
  * The passes keep t->n_readers and t->producer up to date as they rewrite, so
@@ -542,6 +543,56 @@ static ft_status pass_conv_act(opt *o, int *count)
     return FT_OK;
 }
 
+/* --- conv_add: add(conv(x, w, b), r) -> conv(x, w, b, r) ------------------------
+ * The residual add of ResNet-style blocks goes into the conv as its input 3
+ * (summed before the activation, so a relu after the add is then fused by
+ * conv_act). The conv's output must have no other reader, its activation be
+ * none and it have no sum yet; r must have the add's dtype and shape (no
+ * broadcasting) and be another tensor. The add node becomes the conv, so r
+ * and the conv's inputs are all computed before it runs. */
+static ft_status pass_conv_add(opt *o, int *count)
+{
+    ft_graph *g = o->g;
+    for (int k = 0; k < g->n_nodes; k++) {
+        ft_node *a = &g->nodes[k];
+        if (o->dead[k] || a->op != FT_OP_ADD || a->n_in != 2)
+            continue;
+        int c = -1, x = -1, r = -1;
+        for (int side = 0; side < 2 && c < 0; side++) {
+            x = a->in[side], r = a->in[1 - side];
+            c = prod(o, x, FT_OP_CONV);
+            const ft_node *cv = c >= 0 ? &g->nodes[c] : NULL;
+            const char *act = cv ? ft_attr(cv, "activation")->s : NULL;
+            if (cv && (!private_t(o, x) || x == r || r < 0 || (act && strcmp(act, "none") != 0) ||
+                       (cv->n_in > 3 && cv->in[3] >= 0) || !same_as_input(o, x, a->out[0], FT_OP_CONV) ||
+                       !same_as_input(o, r, a->out[0], FT_OP_CONV)))
+                c = -1;
+        }
+        if (c < 0)
+            continue;
+        ft_node *cv = &g->nodes[c];
+        int *in = ft_malloc(sizeof(int) * 4);
+        if (!in)
+            return oom(o);
+        for (int i = 0; i < 3; i++)
+            in[i] = i < cv->n_in ? cv->in[i] : -1;
+        in[3] = r;
+        /* the conv's readers move to the add node; the add keeps its read of r */
+        kill_node(o, c);
+        g->tensors[x].n_readers--;
+        for (int i = 0; i < 3; i++)
+            if (in[i] >= 0)
+                g->tensors[in[i]].n_readers++;
+        free(a->in);
+        free_attrs(a);
+        free(cv->in);
+        a->in = in, a->n_in = 4, a->attrs = cv->attrs, a->op = FT_OP_CONV;
+        cv->in = NULL, cv->n_in = 0, cv->attrs = NULL;
+        ++*count;
+    }
+    return FT_OK;
+}
+
 /* --- dead nodes, latest first so chains go in one sweep -------------------- */
 static void pass_dead(opt *o, int *count)
 {
@@ -637,10 +688,12 @@ ft_status ft_graph_optimize(ft_graph *g, int level, ft_opt_stats *stats, ft_erro
     if (!st && level >= 2)
         st = pass_transpose(&o, &s.transpose);
     if (!st && level >= 2)
+        st = pass_conv_add(&o, &s.conv_add);
+    if (!st && level >= 2)
         st = pass_conv_act(&o, &s.conv_act);
     if (!st && level >= 1)
         pass_dead(&o, &s.dead);
-    int changed = s.silu + s.gelu + s.layer_norm + s.transpose + s.conv_act + s.dead;
+    int changed = s.silu + s.gelu + s.layer_norm + s.transpose + s.conv_act + s.conv_add + s.dead;
     if (!st && changed)
         st = compact(&o);
     free(o.dead);
@@ -653,8 +706,8 @@ ft_status ft_graph_optimize(ft_graph *g, int level, ft_opt_stats *stats, ft_erro
         snprintf(line, sizeof line, "optimizer (-O1): dead %d", s.dead);
     else
         snprintf(line, sizeof line,
-                 "optimizer (-O%d): silu %d, gelu %d, layer_norm %d, transpose %d, conv_act %d, dead %d", level,
-                 s.silu, s.gelu, s.layer_norm, s.transpose, s.conv_act, s.dead);
+                 "optimizer (-O%d): silu %d, gelu %d, layer_norm %d, transpose %d, conv_act %d, conv_add %d, dead %d",
+                 level, s.silu, s.gelu, s.layer_norm, s.transpose, s.conv_act, s.conv_add, s.dead);
     free(g->opt_note);
     if (!st && !(g->opt_note = ft_strdup(line)))
         st = ft_err(err, FT_ERUNTIME, "out of memory");

@@ -4,9 +4,10 @@
  *
  *   -O0  nothing
  *   -O1  dead: nodes whose outputs nobody reads and that are no graph output
- *   -O2  silu, gelu, layer_norm, transpose, conv_act (relu, clip, silu or
- *        hard_swish after a conv -> the conv's "activation"), then dead
- *        (the default)
+ *   -O2  silu, gelu, layer_norm, transpose, conv_add (an add of a conv's
+ *        output and a tensor of its shape -> the conv's input 3), conv_act
+ *        (relu, clip, silu or hard_swish after a conv -> the conv's
+ *        "activation"), then dead (the default)
  *
  * A pattern is rewritten only when its intermediate tensors have no reader
  * outside it and are no graph output, and the dtypes and shapes are those the
@@ -31,7 +32,7 @@
 
 typedef struct ft_opt_stats {
     int level;
-    int silu, gelu, layer_norm, transpose, conv_act, dead;
+    int silu, gelu, layer_norm, transpose, conv_act, conv_add, dead;
 } ft_opt_stats;
 
 /* Run the passes of `level` (0, 1 or 2) on a validated graph, then validate

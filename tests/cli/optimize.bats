@@ -79,6 +79,27 @@ elif kind == "gemm_transposed":  # gemm(transpose(x), w, b) with trans_a 1: x @ 
     nodes = [h.make_node("Transpose", ["x"], ["t"], perm=[1, 0]),
              h.make_node("Gemm", ["t", "w", "b"], ["y"], name="fc", transA=1)]
     want = xd @ w + b
+elif kind.startswith("conv_add"):  # conv(x) + x (ResNet's residual), maybe then relu; oracle: PyTorch in float64
+    import torch
+    x = rng.standard_normal((2, 4, 9, 11)).astype(np.float32)
+    w = (rng.standard_normal((4, 4, 3, 3)) / 6).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    xd = x.astype(np.float64)
+    inits = [C("w", w), C("b", b), C("cb", rng.standard_normal((1, 4, 1, 1)))]
+    nodes = [h.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1])]
+    c = torch.nn.functional.conv2d(torch.from_numpy(xd), torch.from_numpy(w.astype(np.float64)),
+                                   torch.from_numpy(b.astype(np.float64)), padding=1).numpy()
+    other = "cb" if kind == "conv_add_bcast" else "x"
+    nodes.append(h.make_node("Add", [other, "c"] if kind == "conv_add_swapped" else ["c", other], ["a"], name="add"))
+    want = c + (nh.to_array(inits[2]).astype(np.float64) if other == "cb" else xd)
+    if kind == "conv_add":
+        nodes[-1].output[0] = "y"
+    else:
+        nodes.append(h.make_node("Relu", ["a"], ["y"], name="act"))
+        want = np.maximum(want, 0)
+    if kind == "conv_add_shared":
+        nodes.append(h.make_node("Neg", ["c"], ["z"]))
+        outs.append("z")
 elif kind.startswith("conv_"):  # conv (bias, pads) then an activation; oracle: PyTorch's conv in float64
     import torch
     x = rng.standard_normal((2, 4, 9, 11)).astype(np.float32)
@@ -140,7 +161,7 @@ same() {
     for k in silu silu_swapped; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): silu 1, gelu 0, layer_norm 0, transpose 0, conv_act 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): silu 1, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, dead 0" ]
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ swish\ +silu ]]
         [[ ! "$output" =~ sigmoid ]]
@@ -153,7 +174,7 @@ same() {
     for k in gelu gelu_half_first gelu_tanh gelu_tanh_pow; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): silu 0, gelu 1, layer_norm 0, transpose 0, conv_act 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): silu 0, gelu 1, layer_norm 0, transpose 0, conv_act 0, conv_add 0, dead 0" ]
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ gelu_out\ +gelu ]]
         [[ ! "$output" =~ (erf|tanh)\  ]]
@@ -165,7 +186,7 @@ same() {
 @test "layer_norm: the opset-13 expansion with scale and bias becomes layer_norm" {
     mk layer_norm
     run opt_line layer_norm
-    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 1, transpose 0, conv_act 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 1, transpose 0, conv_act 0, conv_add 0, dead 0" ]
     run "$FTRUN" info "$T/layer_norm.onnx"
     [[ "$output" =~ ln_out\ +layer_norm ]]
     [[ "$output" =~ nodes:\ 1, ]]
@@ -194,7 +215,7 @@ with torch.no_grad():
     np.save("want.npy", m(x).numpy())
 EOF
     run "$FTRUN" info m.onnx
-    [[ "$output" =~ optimizer\ \(-O2\):\ silu\ 0,\ gelu\ 2,\ layer_norm\ 3,\ transpose\ 0,\ conv_act\ 0,\ dead\ 0 ]]
+    [[ "$output" =~ optimizer\ \(-O2\):\ silu\ 0,\ gelu\ 2,\ layer_norm\ 3,\ transpose\ 0,\ conv_act\ 0,\ conv_add\ 0,\ dead\ 0 ]]
     [[ ! "$output" =~ reduce_mean ]]
     "$FTRUN" m.onnx -i x=x.npy -o o2 -q --expect want.npy --rtol 1e-4 --atol 1e-4
     "$FTRUN" m.onnx -i x=x.npy -o o0 -q -O0 --expect want.npy --rtol 1e-4 --atol 1e-4
@@ -204,7 +225,7 @@ EOF
     for k in silu_shared gelu_shared layer_norm_shared; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, dead 0" ]
         "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o2 -q
         py 'assert np.allclose(np.load("o2/y.npy"), np.load("want.npy"), rtol=1e-4, atol=1e-5)'
     done
@@ -221,14 +242,14 @@ EOF
            {"name": "sum", "op": "add", "inputs": ["x", "w_t"], "outputs": ["y"]}]}
 EOF
     run "$FTRUN" info tc.json
-    [[ "$output" =~ optimizer\ \(-O2\):\ silu\ 0,\ gelu\ 0,\ layer_norm\ 0,\ transpose\ 1,\ conv_act\ 0,\ dead\ 0 ]]
+    [[ "$output" =~ optimizer\ \(-O2\):\ silu\ 0,\ gelu\ 0,\ layer_norm\ 0,\ transpose\ 1,\ conv_act\ 0,\ conv_add\ 0,\ dead\ 0 ]]
     [[ "$output" =~ nodes:\ 1, ]]
     npy want.npy 'np.load("x.npy") + np.load("w.npy").transpose(2, 0, 1)'
     "$FTRUN" tc.json -i x=x.npy -o o2 -q --expect want.npy --rtol 0 --atol 0
     "$FTRUN" tc.json -i x=x.npy -o o0 -q -O0 --expect want.npy --rtol 0 --atol 0
     mk gemm_transposed
     run opt_line gemm_transposed
-    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 1, conv_act 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 1, conv_act 0, conv_add 0, dead 0" ]
     run "$FTRUN" info "$T/gemm_transposed.onnx"
     [[ "$output" =~ nodes:\ 1, ]]
     same gemm_transposed
@@ -239,9 +260,9 @@ EOF
         mk $k
         run opt_line $k
         if [ $k = conv_silu ]; then
-            [ "$output" = "optimizer (-O2): silu 1, gelu 0, layer_norm 0, transpose 0, conv_act 1, dead 0" ]
+            [ "$output" = "optimizer (-O2): silu 1, gelu 0, layer_norm 0, transpose 0, conv_act 1, conv_add 0, dead 0" ]
         else
-            [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 1, dead 0" ]
+            [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 1, conv_add 0, dead 0" ]
         fi
         # one node, the activation's name, a conv
         run "$FTRUN" info "$T/$k.onnx"
@@ -277,11 +298,48 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
 @test "conv_act: a conv whose output has another reader keeps its activation node" {
     mk conv_shared
     run opt_line conv_shared
-    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, dead 0" ]
     run "$FTRUN" info "$T/conv_shared.onnx"
     [[ "$output" =~ act\ +relu ]]
     "$FTRUN" "$T/conv_shared.onnx" -i x=x.npy -o o2 -q
     py 'assert np.allclose(np.load("o2/y.npy"), np.load("want.npy"), rtol=1e-4, atol=1e-5)'
+}
+
+@test "conv_add: conv + residual (+ relu) becomes one conv with the residual as input 3, either operand order" {
+    for k in conv_add_relu conv_add_swapped conv_add; do
+        mk $k
+        run opt_line $k
+        if [ $k = conv_add ]; then
+            [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 1, dead 0" ]
+        else
+            [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 1, conv_add 1, dead 0" ]
+        fi
+        run "$FTRUN" info "$T/$k.onnx"
+        [[ "$output" =~ nodes:\ 1, ]]
+        same $k
+        # every CPU form of the fused conv: oneDNN plain / blocked, conv.c's loops
+        for impl in native plain blocked; do
+            FTRUN_CONV_IMPL=$impl "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o_$impl -q --expect want.npy --rtol 1e-4 --atol 1e-5
+        done
+    done
+    # the fused graph written out has the residual as the conv's input 3, bias kept
+    "$FTRUN" convert "$T/conv_add_relu.onnx" -o c.ftg -q
+    "$FTRUN" unpack c.ftg -o u -q
+    py 'import json; n = json.load(open("u/graph.json"))["nodes"]; assert len(n) == 1 and n[0]["op"] == "conv" and n[0]["inputs"] == ["x", "w", "b", "x"] and n[0]["attrs"]["activation"] == "relu", n'
+    mk conv_add_relu
+    "$FTRUN" c.ftg -i x=x.npy -o o -q -O0 --expect want.npy --rtol 1e-4 --atol 1e-5
+}
+
+@test "conv_add: not when the conv's output has another reader or the other operand broadcasts" {
+    for k in conv_add_shared conv_add_bcast; do
+        mk $k
+        run opt_line $k
+        [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, dead 0" ]
+        run "$FTRUN" info "$T/$k.onnx"
+        [[ "$output" =~ add\ +add ]]
+        "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o2 -q
+        py 'assert np.allclose(np.load("o2/y.npy"), np.load("want.npy"), rtol=1e-4, atol=1e-5)'
+    done
 }
 
 @test "dead nodes go at -O1 and -O2, not at -O0" {

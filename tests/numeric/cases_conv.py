@@ -237,7 +237,9 @@ def activation_ref(y, S, act, lo, hi):
 
 
 def conv_case(xs, ws, dt="f32", bias=True, strides=None, pads=None, dil=None, group=1, auto_pad="NOTSET",
-              label="", args=(), extra=None, act=None, act_lo=None, act_hi=None):
+              label="", args=(), extra=None, act=None, act_lo=None, act_hi=None, res=False, nan=False):
+    """res: the fused residual sum (input 3, "s", shaped as the output), added
+    before the activation; nan: x[0, 0, 1, ...] is NaN (relu and clip pass NaN)."""
     a = _attrs(strides, pads, dil, group, auto_pad)
     a.update(extra or {})
     if act:
@@ -247,16 +249,23 @@ def conv_case(xs, ws, dt="f32", bias=True, strides=None, pads=None, dil=None, gr
         if act_hi is not None:
             a["activation_max"] = act_hi
     name = " ".join(p for p in ("conv%dd %s x=%s w=%s" % (len(xs) - 2, dt, shp(xs), shp(ws)),
-                                "bias" if bias else "", _describe(a), label.strip()) if p)
+                                "bias" if bias else "", "sum" if res else "", _describe(a), label.strip()) if p)
 
     def build():
         rng = rng_for(name)
         x = rep(rng.standard_normal(xs), dt)
+        if nan:
+            x[(0, 0) + (1,) * (len(xs) - 2)] = np.nan
         w = rep(rng.standard_normal(ws) / sq(int(np.prod(ws[1:]))), dt)
         b = rep(rng.standard_normal(ws[0]), dt) if bias else None
         y, S, k = conv_ref(x, w, b, strides, pads, dil, group, auto_pad)
+        inputs = ins(x, w, b, dt)
+        if res:
+            r = rep(rng.standard_normal(y.shape), dt)
+            y, S = y + f64(r), S + np.abs(f64(r))
+            inputs += ([] if b is not None else [None]) + [("s", r, "bf16") if dt == "bf16" else ("s", r)]
         y, S = activation_ref(y, S, act, -np.inf if act_lo is None else act_lo, np.inf if act_hi is None else act_hi)
-        return {"inputs": ins(x, w, b, dt), "expect": {"y": rep(y, dt)}, "tol": tol(dt, k, S)}
+        return {"inputs": inputs, "expect": {"y": rep(y, dt)}, "tol": tol(dt, k, S)}
     return Case(name, "conv", attrs=a, build=build, args=list(args))
 
 
@@ -396,6 +405,31 @@ def conv_cases():
     c.append(conv_case((1, 32, 14, 14), (64, 32, 3, 3), pads=[1, 1, 1, 1], act="relu", label=" --threads 2",
                        args=["--threads", "2"]))
     c.append(conv_case((1, 3, 6, 6), (4, 3, 3, 3), dt="f16", act="hard_swish"))
+    # the fused residual sum (input 3, as the optimizer's conv_add pass writes it),
+    # before the activation: im2col, pointwise, depthwise, 1-D / 3-D, other dtypes
+    c.append(conv_case((2, 16, 14, 14), (16, 16, 3, 3), pads=[1, 1, 1, 1], act="relu", res=True))
+    c.append(conv_case((1, 32, 7, 7), (32, 32, 3, 3), pads=[1, 1, 1, 1], res=True, label=" --threads 2",
+                       args=["--threads", "2"]))
+    c.append(conv_case((1, 24, 10, 12), (24, 24, 1, 1), bias=False, res=True, act="clip", act_lo=0.0, act_hi=6.0,
+                       label=" pointwise"))
+    c.append(conv_case((2, 8, 13, 21), (8, 1, 3, 3), group=8, pads=[1, 1, 1, 1], act="silu", res=True,
+                       label=" depthwise"))
+    c.append(conv_case((2, 8, 9), (8, 1, 5), group=8, pads=[2, 2], res=True, label=" depthwise 1-D"))
+    c.append(conv_case((1, 4, 11, 9), (6, 2, 3, 3), group=2, strides=[2, 2], dil=[1, 2], pads=[1, 0, 2, 1],
+                       act="hard_swish", res=True, label=" grouped"))
+    c.append(conv_case((1, 3, 15), (5, 3, 4), strides=[2], pads=[3, 1], act="relu", res=True))
+    c.append(conv_case((1, 2, 5, 6, 7), (3, 2, 3, 3, 3), pads=[1, 1, 1, 1, 1, 1], res=True, act="relu"))
+    c.append(conv_case((1, 3, 6, 6), (4, 3, 3, 3), dt="f16", res=True, act="relu"))
+    c.append(conv_case((1, 3, 6, 6), (4, 3, 3, 3), dt="bf16", res=True))
+    c.append(conv_case((2, 6, 11, 9), (10, 6, 3, 3), dt="f64", pads=[1, 1, 1, 1], res=True, act="relu"))
+    c.append(conv_case((1, 4, 6, 6), (4, 4, 3, 3), bias=False, res=True, auto_pad="SAME_UPPER", strides=[2, 2],
+                       act="relu", label=" auto_pad"))
+    # NaN passes the fused relu and clip (oneDNN's post-ops would drop it)
+    for act, lo, hi in (("relu", None, None), ("clip", 0.0, 6.0)):
+        c.append(conv_case((1, 16, 8, 8), (16, 16, 3, 3), pads=[1, 1, 1, 1], act=act, act_lo=lo, act_hi=hi, nan=True,
+                           label=" NaN input"))
+        c.append(conv_case((1, 16, 8, 8), (16, 1, 3, 3), group=16, pads=[1, 1, 1, 1], act=act, act_lo=lo,
+                           act_hi=hi, res=True, nan=True, label=" NaN input depthwise"))
     return c
 
 
@@ -498,6 +532,8 @@ def error_cases():
         ("conv", "group 0", z(1, 6, 8, 8), z(4, 6, 3, 3), None, {"group": 0}, [r"'group' = 0"]),
         ("conv", "kernel of size 0", z(1, 3, 8, 8), z(4, 3, 0, 3), None, {}, [r"kernel size 0", r"dim 0"]),
         ("conv", "bias of wrong length", z(1, 3, 8, 8), z(4, 3, 3, 3), z(3), {}, [r"bias 'b' \[3\]", r"\[4\]"]),
+        ("conv", "sum of wrong shape", z(1, 3, 8, 8), z(4, 3, 3, 3), (z(4), z(1, 4, 6, 5)), {},
+         [r"sum 's' \(f32 \[1,4,6,5\]\) must have the output's dtype and shape \(f32 \[1,4,6,6\]\)"]),
         ("conv", "bias of wrong dtype", z(1, 3, 8, 8), z(4, 3, 3, 3), z(4, dt=np.float64), {},
          [r"bias 'b' has dtype f64"]),
         ("conv", "strides of wrong length", z(1, 3, 8, 8), z(4, 3, 3, 3), None, {"strides": [1, 1, 1]},
@@ -540,7 +576,10 @@ def error_cases():
          [r"weight 'w' \[3,2,3,3\] has rank 4", r"C, M/group"]),
     ]
     for op, label, x, w, b, attrs, res in specs:
-        inputs = [("x", x), ("w", w)] + ([("b", b)] if b is not None else [])
+        sm = None
+        if isinstance(b, tuple):
+            b, sm = b
+        inputs = [("x", x), ("w", w)] + ([("b", b)] if b is not None else []) + ([("s", sm)] if sm is not None else [])
         c.append(Case("%s invalid: %s: exit 3" % (op, label), op, inputs=inputs, attrs=attrs, exit_code=3,
                       node_name="filter", stderr_re=[r"node 'filter' \(%s\)" % op] + res))
     return c

@@ -1,0 +1,499 @@
+/* f32 convolution through oneDNN's convolution primitives (conv.c calls
+ * cpu_conv_dnnl first; declarations in cpu.h).
+ *
+ * Per conv node, on its first run, up to two oneDNN forms are built: "plain"
+ * (src and dst in the graph's own channels-first layout, ncw / nchw / ncdhw;
+ * weights in oneDNN's preferred layout) and "blocked" (src, dst and weights
+ * all in oneDNN's preferred layouts, with reorders from and to the graph's
+ * layout around the conv). The bias and the node's fused residual sum and
+ * activation are post-ops: sum (the node's input 3, copied into dst first),
+ * then eltwise relu, clip, swish (alpha 1) or hardswish. Each form and
+ * conv.c's own loops then run three times on the node's real tensors, the
+ * best of the last two timed in process CPU time, and the fastest is kept for the node from then on: the choice
+ * is per case (depthwise convs often keep conv.c's row kernels). The
+ * environment variable FTRUN_CONV_IMPL = native, plain or blocked forces one
+ * form where it can be built (tests run every form that way; see ftrun(1),
+ * ENVIRONMENT); unset or "auto", the timing picks.
+ *
+ * Where oneDNN refuses a geometry (status other than dnnl_success when a
+ * descriptor or primitive is created), that form is left out; with neither
+ * form, conv.c's loops run. A failure while running becomes an FT_ERUNTIME
+ * error naming the node and oneDNN's status.
+ *
+ * NaN: oneDNN's relu and clip post-ops (max / min instructions) turn NaN into
+ * 0 or a bound, where ftrun's relu and clip pass NaN (NUMERICS in
+ * ftrun-graph(5)). A conv with a relu or clip activation whose input, weight,
+ * bias or sum holds a NaN or an infinity (the products can make NaN of an
+ * infinity) therefore runs conv.c's loops for that run; the check is one
+ * read of each tensor (the weight's once, when it is a constant).
+ *
+ * State: the cache (struct cpu_conv_cache) is owned by the CPU backend
+ * context (cpu_backend.c, released by close() through cpu_conv_cache_free).
+ * An entry is keyed by node, input shape, weight address and thread count;
+ * it owns its primitives, its memory objects, the reordered weights (kept
+ * across runs when the weight is a constant of the graph, reordered every
+ * run otherwise), the scratchpad and the blocked src / dst buffers. */
+#include "cpu.h"
+#include "../graph/infer_conv.h"
+
+#include <oneapi/dnnl/dnnl.h>
+#include <oneapi/dnnl/dnnl_debug.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+enum { V_PLAIN, V_BLOCKED, N_VARIANTS };
+enum { CHOICE_UNSET = -1, CHOICE_NATIVE = N_VARIANTS };
+
+typedef struct variant {
+    int ok;
+    dnnl_primitive_t conv, r_src, r_dst, r_sum; /* reorders NULL where the layouts agree */
+    dnnl_primitive_t r_w;                       /* user weights -> the conv's */
+    dnnl_memory_t u_src, u_dst, u_sum, u_w;     /* the graph's tensors (handles set per run) */
+    dnnl_memory_t m_src, m_dst, m_w, m_b, m_pad;
+    void *src_buf, *dst_buf, *w_buf, *pad_buf; /* owned */
+    int w_ready;
+} variant;
+
+typedef struct entry {
+    const ft_node *node;
+    const ft_graph *g;
+    const void *w;
+    ft_shape xs;
+    int threads;
+    int choice;
+    int w_const;
+    int w_nonfinite; /* a constant weight or bias holds NaN or an infinity (-1: not known yet) */
+    variant v[N_VARIANTS];
+} entry;
+
+struct cpu_conv_cache {
+    dnnl_engine_t eng;
+    dnnl_stream_t strm;
+    int broken; /* the engine could not be created: conv.c's loops only */
+    entry *e;
+    int n, cap;
+};
+
+static void variant_free(variant *v)
+{
+    dnnl_primitive_t prims[] = {v->conv, v->r_src, v->r_dst, v->r_sum, v->r_w};
+    dnnl_memory_t mems[] = {v->u_src, v->u_dst, v->u_sum, v->u_w, v->m_src, v->m_dst, v->m_w, v->m_b, v->m_pad};
+    for (size_t i = 0; i < FT_ARRAY_LEN(prims); i++)
+        if (prims[i])
+            dnnl_primitive_destroy(prims[i]);
+    for (size_t i = 0; i < FT_ARRAY_LEN(mems); i++)
+        if (mems[i])
+            dnnl_memory_destroy(mems[i]);
+    free(v->src_buf);
+    free(v->dst_buf);
+    free(v->w_buf);
+    free(v->pad_buf);
+    memset(v, 0, sizeof *v);
+}
+
+static void entry_free(entry *e)
+{
+    for (int i = 0; i < N_VARIANTS; i++)
+        variant_free(&e->v[i]);
+}
+
+void cpu_conv_cache_free(struct cpu_conv_cache *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < c->n; i++)
+        entry_free(&c->e[i]);
+    free(c->e);
+    if (c->strm)
+        dnnl_stream_destroy(c->strm);
+    if (c->eng)
+        dnnl_engine_destroy(c->eng);
+    free(c);
+}
+
+/* 64-byte aligned buffer of the size of md (NULL for size 0 or no memory). */
+static void *md_alloc(const dnnl_memory_desc_t *md)
+{
+    size_t sz = dnnl_memory_desc_get_size(md);
+    void *p = NULL;
+    if (posix_memalign(&p, 64, sz ? sz : 64) != 0)
+        return NULL;
+    return p;
+}
+
+/* A reorder from a to b, or NULL (with *st dnnl_success) when they are equal. */
+static dnnl_status_t make_reorder(dnnl_engine_t eng, const dnnl_memory_desc_t *a, const dnnl_memory_desc_t *b,
+                                  dnnl_primitive_t *out)
+{
+    *out = NULL;
+    if (dnnl_memory_desc_equal(a, b))
+        return dnnl_success;
+    dnnl_primitive_desc_t pd;
+    dnnl_status_t s = dnnl_reorder_primitive_desc_create(&pd, a, eng, b, eng, NULL);
+    if (s != dnnl_success)
+        return s;
+    s = dnnl_primitive_create(out, pd);
+    dnnl_primitive_desc_destroy(pd);
+    return s;
+}
+
+#define TRY(x)                                                                                                   \
+    do {                                                                                                         \
+        if ((s = (x)) != dnnl_success)                                                                           \
+            goto fail;                                                                                           \
+    } while (0)
+
+/* Builds variant `which` of node n; leaves v->ok 0 when oneDNN refuses. */
+static void build(struct cpu_conv_cache *c, const ft_node *n, const ft_view *in, const ft_view *out, int which,
+                  variant *v)
+{
+    const ft_conv_params *p = &n->params.conv;
+    ft_conv_geom g;
+    ft_conv_geom_of(p, &in[0].shape, &in[1].shape, &out[0].shape, FT_F32, 0, &g);
+    memset(v, 0, sizeof *v);
+    const int r = g.r, nd = r + 2;
+    static const dnnl_format_tag_t act_tag[] = {dnnl_ncw, dnnl_nchw, dnnl_ncdhw};
+    static const dnnl_format_tag_t w_tag[] = {dnnl_oiw, dnnl_oihw, dnnl_oidhw};
+    static const dnnl_format_tag_t gw_tag[] = {dnnl_goiw, dnnl_goihw, dnnl_goidhw};
+    dnnl_dims_t xd = {g.N, g.C}, yd = {g.N, g.M}, wd, bd = {g.M}, st, di, pl, pr;
+    int wnd = g.G > 1 ? nd + 1 : nd;
+    if (g.G > 1) {
+        wd[0] = g.G, wd[1] = g.Mg, wd[2] = g.Cg;
+    } else {
+        wd[0] = g.M, wd[1] = g.C;
+    }
+    for (int j = 0; j < r; j++) {
+        xd[2 + j] = g.in[j];
+        yd[2 + j] = g.out[j];
+        wd[wnd - r + j] = g.k[j];
+        st[j] = g.s[j];
+        di[j] = g.d[j] - 1;
+        pl[j] = g.pb[j];
+        int64_t ek = (g.k[j] - 1) * g.d[j] + 1, need = (g.out[j] - 1) * g.s[j] + ek - g.in[j] - g.pb[j];
+        pr[j] = need > 0 ? need : 0;
+        if ((g.in[j] + pl[j] + pr[j] - ek) / g.s[j] + 1 != g.out[j])
+            return;
+    }
+    dnnl_memory_desc_t ux, uy, uw, ub, ax, ay, aw;
+    dnnl_status_t s;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t po = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    TRY(dnnl_memory_desc_init_by_tag(&ux, nd, xd, dnnl_f32, act_tag[r - 1]));
+    TRY(dnnl_memory_desc_init_by_tag(&uy, nd, yd, dnnl_f32, act_tag[r - 1]));
+    TRY(dnnl_memory_desc_init_by_tag(&uw, wnd, wd, dnnl_f32, g.G > 1 ? gw_tag[r - 1] : w_tag[r - 1]));
+    TRY(dnnl_memory_desc_init_by_tag(&ub, 1, bd, dnnl_f32, dnnl_x));
+    TRY(dnnl_memory_desc_init_by_tag(&aw, wnd, wd, dnnl_f32, dnnl_format_tag_any));
+    if (which == V_BLOCKED) {
+        TRY(dnnl_memory_desc_init_by_tag(&ax, nd, xd, dnnl_f32, dnnl_format_tag_any));
+        TRY(dnnl_memory_desc_init_by_tag(&ay, nd, yd, dnnl_f32, dnnl_format_tag_any));
+    } else {
+        ax = ux, ay = uy;
+    }
+    int has_b = n->n_in > 2 && in[2].data, has_sum = n->n_in > 3 && in[3].data;
+    dnnl_convolution_desc_t cd;
+    TRY(dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &ax, &aw,
+                                                   has_b ? &ub : NULL, &ay, st, di, pl, pr));
+    TRY(dnnl_primitive_attr_create(&attr));
+    TRY(dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user));
+    TRY(dnnl_post_ops_create(&po));
+    if (has_sum)
+        TRY(dnnl_post_ops_append_sum(po, 1.0f));
+    switch (p->act) {
+    case FT_CONV_ACT_NONE:
+        break;
+    case FT_CONV_ACT_RELU:
+        TRY(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
+        break;
+    case FT_CONV_ACT_CLIP:
+        TRY(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip, (float)p->act_lo, (float)p->act_hi));
+        break;
+    case FT_CONV_ACT_SILU:
+        TRY(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_swish, 1.0f, 0.0f));
+        break;
+    case FT_CONV_ACT_HARD_SWISH:
+        TRY(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_hardswish, 0.0f, 0.0f));
+        break;
+    }
+    TRY(dnnl_primitive_attr_set_post_ops(attr, po));
+    TRY(dnnl_primitive_desc_create(&pd, &cd, attr, c->eng, NULL));
+    const dnnl_memory_desc_t *cx = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+    const dnnl_memory_desc_t *cy = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    const dnnl_memory_desc_t *cw = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    const dnnl_memory_desc_t *cpad = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    s = dnnl_invalid_arguments;
+    if (!cx || !cy || !cw)
+        goto fail;
+    /* the blocked form is only worth its reorders where it differs from plain */
+    if (which == V_BLOCKED && dnnl_memory_desc_equal(cx, &ux) && dnnl_memory_desc_equal(cy, &uy))
+        goto fail;
+    TRY(dnnl_primitive_create(&v->conv, pd));
+    TRY(make_reorder(c->eng, &ux, cx, &v->r_src));
+    TRY(make_reorder(c->eng, cy, &uy, &v->r_dst));
+    if (has_sum)
+        TRY(make_reorder(c->eng, &uy, cy, &v->r_sum));
+    TRY(make_reorder(c->eng, &uw, cw, &v->r_w));
+    s = dnnl_out_of_memory;
+    if ((v->r_src && !(v->src_buf = md_alloc(cx))) || (v->r_dst && !(v->dst_buf = md_alloc(cy))) ||
+        (v->r_w && !(v->w_buf = md_alloc(cw))))
+        goto fail;
+    size_t padsz = cpad ? dnnl_memory_desc_get_size(cpad) : 0;
+    if (padsz && !(v->pad_buf = md_alloc(cpad)))
+        goto fail;
+    TRY(dnnl_memory_create(&v->u_src, &ux, c->eng, DNNL_MEMORY_NONE));
+    TRY(dnnl_memory_create(&v->u_dst, &uy, c->eng, DNNL_MEMORY_NONE));
+    TRY(dnnl_memory_create(&v->u_w, &uw, c->eng, DNNL_MEMORY_NONE));
+    if (has_sum)
+        TRY(dnnl_memory_create(&v->u_sum, &uy, c->eng, DNNL_MEMORY_NONE));
+    TRY(dnnl_memory_create(&v->m_src, cx, c->eng, v->r_src ? v->src_buf : DNNL_MEMORY_NONE));
+    TRY(dnnl_memory_create(&v->m_dst, cy, c->eng, v->r_dst ? v->dst_buf : DNNL_MEMORY_NONE));
+    TRY(dnnl_memory_create(&v->m_w, cw, c->eng, v->r_w ? v->w_buf : DNNL_MEMORY_NONE));
+    if (has_b)
+        TRY(dnnl_memory_create(&v->m_b, &ub, c->eng, DNNL_MEMORY_NONE));
+    if (padsz)
+        TRY(dnnl_memory_create(&v->m_pad, cpad, c->eng, v->pad_buf));
+    dnnl_primitive_desc_destroy(pd);
+    dnnl_post_ops_destroy(po);
+    dnnl_primitive_attr_destroy(attr);
+    v->ok = 1;
+    return;
+fail:
+    if (pd)
+        dnnl_primitive_desc_destroy(pd);
+    if (po)
+        dnnl_post_ops_destroy(po);
+    if (attr)
+        dnnl_primitive_attr_destroy(attr);
+    variant_free(v);
+    (void)s;
+}
+
+static ft_status dnnl_fail(ft_kctx *k, const ft_node *n, dnnl_status_t s, const char *what)
+{
+    return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "oneDNN convolution: %s failed: %s", what, dnnl_status2str(s));
+}
+
+static dnnl_status_t run_reorder(struct cpu_conv_cache *c, dnnl_primitive_t r, dnnl_memory_t from, dnnl_memory_t to)
+{
+    dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+    return dnnl_primitive_execute(r, c->strm, 2, a);
+}
+
+/* One run of variant v on the node's tensors. */
+static ft_status run_variant(ft_kctx *k, struct cpu_conv_cache *c, entry *e, variant *v, const ft_node *n,
+                             const ft_view *in, ft_view *out)
+{
+    dnnl_status_t s;
+    const char *what = "setting a buffer";
+    int has_b = n->n_in > 2 && in[2].data, has_sum = n->n_in > 3 && in[3].data;
+    if ((s = dnnl_memory_set_data_handle(v->u_src, in[0].data)) || (s = dnnl_memory_set_data_handle(v->u_dst, out[0].data)) ||
+        (s = dnnl_memory_set_data_handle(v->u_w, in[1].data)) ||
+        (has_sum && (s = dnnl_memory_set_data_handle(v->u_sum, in[3].data))) ||
+        (has_b && (s = dnnl_memory_set_data_handle(v->m_b, in[2].data))) ||
+        (!v->r_src && (s = dnnl_memory_set_data_handle(v->m_src, in[0].data))) ||
+        (!v->r_dst && (s = dnnl_memory_set_data_handle(v->m_dst, out[0].data))) ||
+        (!v->r_w && (s = dnnl_memory_set_data_handle(v->m_w, in[1].data))))
+        goto fail;
+    what = "a reorder";
+    if (v->r_w && (!v->w_ready || !e->w_const)) {
+        if ((s = run_reorder(c, v->r_w, v->u_w, v->m_w)))
+            goto fail;
+        v->w_ready = 1;
+    }
+    if (v->r_src && (s = run_reorder(c, v->r_src, v->u_src, v->m_src)))
+        goto fail;
+    if (has_sum) {
+        if (v->r_sum) {
+            if ((s = run_reorder(c, v->r_sum, v->u_sum, v->m_dst)))
+                goto fail;
+        } else if (out[0].data != in[3].data) {
+            memcpy(out[0].data, in[3].data, (size_t)ft_numel(&out[0].shape) * sizeof(float));
+        }
+    }
+    what = "the convolution";
+    dnnl_exec_arg_t a[5] = {{DNNL_ARG_SRC, v->m_src}, {DNNL_ARG_WEIGHTS, v->m_w}, {DNNL_ARG_DST, v->m_dst}};
+    int na = 3;
+    if (has_b)
+        a[na++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, v->m_b};
+    if (v->m_pad)
+        a[na++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, v->m_pad};
+    if ((s = dnnl_primitive_execute(v->conv, c->strm, na, a)))
+        goto fail;
+    what = "a reorder";
+    if (v->r_dst && (s = run_reorder(c, v->r_dst, v->m_dst, v->u_dst)))
+        goto fail;
+    what = "waiting for the stream";
+    if ((s = dnnl_stream_wait(c->strm)))
+        goto fail;
+    return FT_OK;
+fail:
+    return dnnl_fail(k, n, s, what);
+}
+
+/* CPU time of the process (all its threads), not wall time: a run that other
+ * processes preempt on a busy machine is not charged for the wait. */
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The node's weight is a constant of the graph (no producer, not an input). */
+static int weight_is_const(const ft_kctx *k, const ft_node *n)
+{
+    int t = n->in[1];
+    if (t < 0 || !k->g)
+        return 0;
+    const ft_tensor *w = &k->g->tensors[t];
+    return w->producer < 0 && (w->flags & FT_TF_VALUE) && !(w->flags & FT_TF_INPUT);
+}
+
+/* FTRUN_CONV_IMPL: the forced candidate, or CHOICE_UNSET for the timed pick. */
+static int forced_choice(void)
+{
+    const char *v = getenv("FTRUN_CONV_IMPL");
+    if (!v)
+        return CHOICE_UNSET;
+    if (strcmp(v, "native") == 0)
+        return CHOICE_NATIVE;
+    if (strcmp(v, "plain") == 0)
+        return V_PLAIN;
+    if (strcmp(v, "blocked") == 0)
+        return V_BLOCKED;
+    return CHOICE_UNSET;
+}
+
+/* 1 if one of the n floats at p is a NaN or an infinity (p may be NULL). */
+static int nonfinite(const void *p, uint64_t n)
+{
+    if (!p)
+        return 0;
+    const uint32_t *u = p;
+    uint32_t bad = 0;
+#pragma omp simd reduction(| : bad)
+    for (uint64_t i = 0; i < n; i++)
+        bad |= (u[i] & 0x7f800000u) == 0x7f800000u;
+    return bad != 0;
+}
+
+/* A relu or clip activation and a NaN or infinity in the node's tensors:
+ * conv.c's loops keep NaN as ftrun's relu and clip do (see the top). */
+static int nan_unsafe(entry *e, const ft_node *n, const ft_view *in)
+{
+    ft_conv_act a = n->params.conv.act;
+    if (a != FT_CONV_ACT_RELU && a != FT_CONV_ACT_CLIP)
+        return 0;
+    const void *b = n->n_in > 2 ? in[2].data : NULL, *sum = n->n_in > 3 ? in[3].data : NULL;
+    if (e->w_nonfinite < 0 || !e->w_const)
+        e->w_nonfinite = nonfinite(in[1].data, ft_numel(&in[1].shape)) ||
+                         (b && nonfinite(b, ft_numel(&in[2].shape)));
+    return e->w_nonfinite || nonfinite(in[0].data, ft_numel(&in[0].shape)) ||
+           (sum && nonfinite(sum, ft_numel(&in[3].shape)));
+}
+
+static entry *lookup(ft_kctx *k, struct cpu_conv_cache *c, const ft_node *n, const ft_view *in, int *status)
+{
+    *status = 0;
+    entry *e = NULL;
+    for (int i = 0; i < c->n && !e; i++)
+        if (c->e[i].node == n)
+            e = &c->e[i];
+    if (e && e->g == k->g && e->w == in[1].data && e->threads == k->threads && ft_shape_eq(&e->xs, &in[0].shape))
+        return e;
+    if (e) {
+        entry_free(e);
+    } else {
+        if (c->n == c->cap) {
+            int cap = c->cap ? 2 * c->cap : 32;
+            entry *ne = realloc(c->e, sizeof *ne * (size_t)cap);
+            if (!ne) {
+                *status = 1;
+                return NULL;
+            }
+            c->e = ne, c->cap = cap;
+        }
+        e = &c->e[c->n++];
+    }
+    memset(e, 0, sizeof *e);
+    e->node = n, e->g = k->g, e->w = in[1].data, e->threads = k->threads, e->xs = in[0].shape;
+    e->choice = CHOICE_UNSET;
+    e->w_const = weight_is_const(k, n);
+    e->w_nonfinite = -1;
+    return e;
+}
+
+int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_kernel_fn native, ft_status *st)
+{
+    /* f32 graphs only: f16 / bf16 arrive here widened to f32 in fresh buffers
+     * (cpu_backend.c) and keep conv.c's loops, as f64 does. */
+    if (in[0].dtype != FT_F32 || !k->g || n->in[0] < 0 || k->g->tensors[n->in[0]].dtype != FT_F32 ||
+        ft_numel(&out[0].shape) == 0 || ft_numel(&in[0].shape) == 0 || ft_numel(&in[1].shape) == 0 || !k->be)
+        return 0;
+    struct cpu_conv_cache **slot = cpu_conv_cache_slot(k->be), *c = *slot;
+    if (!c) {
+        if (!(c = ft_calloc(1, sizeof *c)))
+            return 0;
+        *slot = c;
+        if (dnnl_engine_create(&c->eng, dnnl_cpu, 0) != dnnl_success ||
+            dnnl_stream_create(&c->strm, c->eng, dnnl_stream_default_flags) != dnnl_success)
+            c->broken = 1;
+    }
+    if (c->broken)
+        return 0;
+    int oom;
+    entry *e = lookup(k, c, n, in, &oom);
+    if (!e || nan_unsafe(e, n, in))
+        return 0;
+    int force = e->choice == CHOICE_UNSET ? forced_choice() : CHOICE_UNSET;
+    if (force != CHOICE_UNSET) {
+        e->choice = CHOICE_NATIVE;
+        if (force < N_VARIANTS) {
+            build(c, n, in, out, force, &e->v[force]);
+            if (e->v[force].ok)
+                e->choice = force;
+        }
+    }
+    if (e->choice == CHOICE_UNSET) {
+        /* each candidate three times (the first run reorders the weights
+         * and touches the buffers), the best of the other two timed; the
+         * fastest stays */
+        double best = -1;
+        int pick = CHOICE_NATIVE;
+        for (int cand = 0; cand <= CHOICE_NATIVE; cand++) {
+            if (cand < N_VARIANTS) {
+                build(c, n, in, out, cand, &e->v[cand]);
+                if (!e->v[cand].ok)
+                    continue;
+            }
+            double t = -1;
+            for (int rep = 0; rep < 3; rep++) {
+                double t0 = now_s();
+                ft_status s = cand < N_VARIANTS ? run_variant(k, c, e, &e->v[cand], n, in, out) : native(k, n, in, out);
+                if (s) {
+                    *st = s;
+                    return 1;
+                }
+                double dt = now_s() - t0;
+                if (rep > 0 && (t < 0 || dt < t))
+                    t = dt;
+            }
+            if (best < 0 || t < best)
+                best = t, pick = cand;
+        }
+        e->choice = pick;
+        for (int i = 0; i < N_VARIANTS; i++)
+            if (i != pick)
+                variant_free(&e->v[i]);
+        /* the output holds the last candidate's result; rerun the pick so
+         * that it is the pick's */
+    }
+    if (e->choice == CHOICE_NATIVE)
+        return 0;
+    *st = run_variant(k, c, e, &e->v[e->choice], n, in, out);
+    return 1;
+}
