@@ -10,6 +10,14 @@
 
 struct cJSON;
 
+/* Statistics of run times (ms), percentiles as numpy.percentile's default;
+ * NaN throughout when there was no memory to sort them. */
+typedef struct ft_stats {
+    double min, median, mean, p90, p99, max;
+} ft_stats;
+
+void ft_stats_compute(const double *ms, int n, ft_stats *s);
+
 /* Table of nodes by time: name, op, mean ms, share, FLOPs, bytes, GFLOP/s, GB/s. */
 void ft_profile_print(FILE *f, const ft_graph *g, const ft_run_result *r);
 /* Add "nodes": [...] to a timing.json object. */

@@ -11,12 +11,6 @@
 #include "../runtime/exec.h"
 #include "outfile.h"
 
-typedef struct ft_stats {
-    double min, median, mean, p90, p99, max;
-} ft_stats;
-
-void ft_stats_compute(const double *ms, int n, ft_stats *s);
-
 typedef struct ft_timing_info {
     const char *device_name, *device_desc;
     int warmup, iterations;
