@@ -37,7 +37,5 @@ void ft_compare(const void *got, const void *want, ft_dtype dt, const ft_shape *
  *    [1,2] (got 3, expected 2)"
  * or "100 values match (rtol=..., atol=...): max abs error 0, max rel error 0". */
 const char *ft_cmp_str(const ft_cmp *c, ft_dtype dt, const ft_shape *s, ft_tol tol, char *buf, size_t n);
-/* "[1,2]" for a flat index into shape s. buf must hold FT_SHAPE_STR bytes. */
-const char *ft_index_str(uint64_t flat, const ft_shape *s, char *buf);
 
 #endif
