@@ -40,11 +40,25 @@ typedef struct ft_binary_params {
     int shift_right; /* bit_shift: direction = "right" */
 } ft_binary_params;
 
+/* einsum's equation parsed once against its operands' ranks (infer_misc.c,
+ * ft_einsum_parse). Label ids: 'A'..'Z' 0..25, 'a'..'z' 26..51, then one per
+ * dim under "..." from 52 (right-aligned across operands). */
+#define FT_EIN_MAXOPS 64
+typedef struct ft_einsum_params {
+    int nops;                                 /* operands (the node's inputs) */
+    int n_ell;                                /* dims under "..." */
+    int out_rank;
+    int8_t rank[FT_EIN_MAXOPS];               /* each operand's rank when parsed */
+    int8_t lab[FT_EIN_MAXOPS][FT_MAX_RANK];   /* label id of dim d of operand i */
+    int8_t out_lab[FT_MAX_RANK];              /* the output's labels */
+} ft_einsum_params;
+
 /* matmul, gemm (infer_math.c); einsum (infer_misc.c). */
 typedef struct ft_matmul_params {
     int trans_a, trans_b;
     double alpha, beta;
-    const char *equation; /* einsum; owned by node->attrs */
+    const char *equation; /* einsum, for messages; owned by node->attrs */
+    ft_einsum_params ein; /* einsum: the parsed equation */
 } ft_matmul_params;
 
 /* Reductions, arg reductions, cumsum, lp_normalization and
