@@ -12,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int64_t clampi(int64_t v, int64_t n) { return v < 0 ? 0 : v >= n ? n - 1 : v; }
-
 /* One axis: for every output coordinate the lower and upper source cells
  * (clamped to the edge, like the reference's edge padding) and the weight of
  * the upper one (0 for nearest, and whenever the source coordinate is an
@@ -27,7 +25,6 @@ typedef struct axis_map {
 
 static void map_axis(axis_map *m, const ft_resize_params *p, int d, double scale, int64_t in, int64_t out)
 {
-    int linear = p->linear, nm = p->nm;
     m->active = m->outside = 0;
     for (int64_t o = 0; o < out; o++) {
         double xo = ft_resize_src_coord(p, d, (double)o, scale, in, out);
@@ -36,32 +33,8 @@ static void map_axis(axis_map *m, const ft_resize_params *p, int d, double scale
             m->outside = 1;
             continue;
         }
-        /* Beyond one cell outside the input every choice reads the edge cell;
-         * the clamp keeps the conversion to an integer defined. */
-        if (xo < -1)
-            xo = -1;
-        if (xo > (double)in)
-            xo = (double)in;
-        double fl = floor(xo), ratio = xo - fl;
-        int64_t i0 = (int64_t)fl;
-        if (!linear) {
-            int up = 0;
-            if (ratio != 0) {
-                switch (nm) {
-                case FT_RESIZE_NM_ROUND_PREFER_FLOOR: up = ratio > 0.5; break;
-                case FT_RESIZE_NM_ROUND_PREFER_CEIL: up = ratio >= 0.5; break;
-                case FT_RESIZE_NM_FLOOR: up = 0; break;
-                default: up = 1; break;
-                }
-            }
-            m->lo[o] = m->hi[o] = clampi(i0 + up, in);
-            m->w[o] = 0;
-        } else {
-            m->lo[o] = clampi(i0, in);
-            m->hi[o] = clampi(i0 + 1, in);
-            m->w[o] = m->lo[o] == m->hi[o] ? 0 : ratio;
-            m->active |= m->w[o] != 0;
-        }
+        ft_resize_cells(xo, in, p->linear, p->nm, &m->lo[o], &m->hi[o], &m->w[o]);
+        m->active |= m->w[o] != 0;
     }
 }
 
