@@ -1,8 +1,21 @@
 /* CPU reference backend: kernel entry points, one file per op family.
  * Each kernel has the ft_kernel_fn signature (runtime/backend.h) and is listed
  * in the kernel table of both backends (runtime/kernels.def) with the dtype
- * set it handles.
- * Parallelism: OpenMP, with num_threads(k->threads); small tensors run serial. */
+ * set it handles. Kernels own nothing beyond the call: the executor owns the
+ * views, the node's parameters are read from n->params.
+ * Parallelism: OpenMP, with num_threads(k->threads); small tensors run serial.
+ *
+ *   ft_status cpu_relu6(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+ *   {
+ *       if (in[0].dtype != FT_F32) return cpu_bad_dtype(k, n, in[0].dtype);
+ *       uint64_t cnt = ft_numel(&out[0].shape);
+ *       const float *x = in[0].data; float *y = out[0].data;
+ *       int par = cnt >= CPU_PAR_MIN && k->threads > 1;
+ *       _Pragma("omp parallel for num_threads(k->threads) if (par)")
+ *       for (uint64_t i = 0; i < cnt; i++) y[i] = x[i] < 0 ? 0 : x[i] > 6 ? 6 : x[i];
+ *       return FT_OK;
+ *   }
+ */
 #ifndef FT_CPU_H
 #define FT_CPU_H
 

@@ -5,9 +5,9 @@
  * and importers set attributes by name); kernels of both backends read
  * node->params and never look an attribute up by name.
  *
- *   ft_graph_validate(g, &err);                      // fills g->nodes[i].params
+ *   ...                          // ft_graph_validate(g, &err) filled g->nodes[i].params
  *   const ft_conv_params *p = &n->params.conv;       // in a conv kernel
- *   ft_conv_geom geo; ft_conv_geom_of(p, &x->shape, &w->shape, &y->shape, x->dtype, 0, &geo);
+ *   int64_t stride_h = p->s[0], pad_top = p->pb[0];  // or ft_conv_geom_of (infer_conv.h)
  *
  * Adding an op: its ops.def line, one parser entry (the family's infer
  * function fills c->params), one kernel per backend, its numeric cases and

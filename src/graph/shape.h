@@ -1,8 +1,8 @@
 /* Shapes: rank 0..8, row-major, with overflow-checked arithmetic.
  *
  *   ft_shape s = {.rank = 2, .dims = {4, 8}};
- *   uint64_t n; if (ft_shape_numel(&s, &n)) -> overflow
- *   char buf[FT_SHAPE_STR]; ft_shape_str(&s, buf) -> "[4,8]"
+ *   uint64_t n; if (ft_shape_numel(&s, &n)) ...     // overflow
+ *   char buf[FT_SHAPE_STR]; ft_shape_str(&s, buf);  // "[4,8]"
  */
 #ifndef FT_SHAPE_H
 #define FT_SHAPE_H

@@ -3,7 +3,7 @@
  * an infinity matches only the same infinity.
  *
  *   ft_tol t = ft_tol_default(FT_F32);
- *   ft_cmp c; ft_compare(got, want, FT_F32, &shape, t, &c);  c.n_bad == 0 -> pass
+ *   ft_cmp c; ft_compare(got, want, FT_F32, &shape, t, &c);  // c.n_bad == 0: pass
  *   char line[512]; ft_cmp_str(&c, FT_F32, &shape, t, line, sizeof line);
  */
 #ifndef FT_COMPARE_H
