@@ -48,6 +48,25 @@ static inline int64_t cpu_col_chunk(int64_t inner, int64_t nouter, int threads, 
     return c < max ? c : max;
 }
 
+/* The place of dt in the per-dtype kernel tables of the CPU files, which
+ * list their loops in this order: f32, f64, i8, i16, i32, i64, u8, bool
+ * (0..7); -1 for f16 and bf16, which arrive widened to f32 (cpu_backend.c). */
+static inline int cpu_dtype_slot(ft_dtype dt)
+{
+    switch (dt) {
+    case FT_F32: return 0;
+    case FT_F64: return 1;
+    case FT_I8: return 2;
+    case FT_I16: return 3;
+    case FT_I32: return 4;
+    case FT_I64: return 5;
+    case FT_U8: return 6;
+    case FT_BOOL: return 7;
+    case FT_F16: case FT_BF16: case FT_DTYPE_COUNT: break;
+    }
+    return -1;
+}
+
 /* fn(ctx, start, end) over 0..n: on one thread below CPU_PAR_MIN, else over
  * `threads` contiguous ranges whose bounds are multiples of 64 elements, so
  * that two threads never write the same cache line (cpu_backend.c). */
