@@ -140,8 +140,9 @@ static int ein_term_parse(const char *eq, int a, int b, ein_term *t, const char 
  * EIN_ELL + j for the j-th of the *n_ell broadcast dims of "..."); out_lab and
  * *out_rank the output's labels. names[i] (optional) name the operands in
  * messages. Returns 0, or -1 with a message naming the equation in msg. */
-int ft_einsum_parse(const char *eq, int n_ops, const int *ranks, const char *const *names,
-                    int8_t (*lab)[FT_MAX_RANK], int *n_ell, int8_t *out_lab, int *out_rank, char *msg, size_t msgsz)
+static int ft_einsum_parse(const char *eq, int n_ops, const int *ranks, const char *const *names,
+                           int8_t (*lab)[FT_MAX_RANK], int *n_ell, int8_t *out_lab, int *out_rank, char *msg,
+                           size_t msgsz)
 {
     int len = (int)strlen(eq), arrow = -1;
     for (int p = 0; p < len; p++) {

@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-/* Label ids: 52 letters, then one per "..." dim (see ft_einsum_parse). */
+/* Label ids: 52 letters, then one per "..." dim (ft_einsum_params, params.h). */
 #define FT_EIN_ELL 52
 #define FT_EIN_NL (FT_EIN_ELL + FT_MAX_RANK)
 
