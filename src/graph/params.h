@@ -9,9 +9,17 @@
  *   const ft_conv_params *p = &n->params.conv;       // in a conv kernel
  *   int64_t stride_h = p->s[0], pad_top = p->pb[0];  // or ft_conv_geom_of (infer_conv.h)
  *
- * Adding an op: its ops.def line, one parser entry (the family's infer
- * function fills c->params), one kernel per backend, its numeric cases and
- * its man-page entry. The geometry functions of each family (declared in the
+ * Adding an op (det, the latest, touched these): its line in ops.def (name,
+ * arity, dtypes, attributes, inference and FLOP functions; ops.h declares
+ * both from it); the family's infer_*.c (inference, whose parser fills the
+ * family's struct here, and the FLOP count); this file only when the family
+ * needs a new field; src/runtime/kernels.def (one K line, compiled into both
+ * backends); the CPU kernel (src/cpu/cpu.h and the family's .c) and the
+ * CUDA one (src/cuda/cu.cuh and the family's .cu). Importing it from ONNX
+ * adds rows to onnx_ops.c (the mapper table and the catalogue) and the
+ * mapper's file (onnx_ops_*.c). Then its cases in tests/numeric/cases_*.py
+ * and tests/cuda/parity_*.py, and its entry in man/ftrun-graph.5 (FLOP count
+ * in man/ftrun.1). The geometry functions of each family (declared in the
  * family headers infer_conv.h, infer_pool.h, infer_movement.h, infer_math.h,
  * infer_misc.h) take shapes and these structs, never runtime views, so
  * src/graph depends on nothing above it. Plain data: no ownership. */
