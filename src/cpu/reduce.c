@@ -354,50 +354,41 @@ static uint64_t icombine(ft_rkind k, uint64_t a, uint64_t b)
 }
 
 /* Partial reduction of the reduced positions [t0, t1) of the output at base
- * (runs layout: position t is element t % L of run t / L). */
-static double fseg(const rfns *f, const char *x, size_t es, const ft_rplan *p, int64_t base, int64_t t0, int64_t t1,
-                   ft_rkind k, double m)
-{
-    if (p->nr == 0)
-        return f->frun(x + (size_t)(base + t0) * es, t1 - t0, k, m);
-    odo it;
-    odo_set(p, &it, t0 / p->L);
-    int64_t i = t0 % p->L, t = t0;
-    double acc = 0;
-    int first = 1;
-    while (t < t1) {
-        int64_t len = p->L - i < t1 - t ? p->L - i : t1 - t;
-        double v = f->frun(x + (size_t)(base + it.off + i) * es, len, k, m);
-        acc = first ? v : fcombine(k, acc, v);
-        first = 0;
-        t += len;
-        i = 0;
-        odo_next(p, &it);
+ * (runs layout: position t is element t % L of run t / L): fseg in double
+ * (f->frun, with m the running maximum of log_sum_exp), iseg in wrapping
+ * integers (f->irun). */
+#define DEF_SEG(NAME, T, EXTRA, RUN, COMBINE)                                                                      \
+    static T NAME(const rfns *f, const char *x, size_t es, const ft_rplan *p, int64_t base, int64_t t0, int64_t t1, \
+                  ft_rkind k EXTRA)                                                                                \
+    {                                                                                                              \
+        if (p->nr == 0)                                                                                            \
+            return RUN(x + (size_t)(base + t0) * es, t1 - t0);                                                     \
+        odo it;                                                                                                    \
+        odo_set(p, &it, t0 / p->L);                                                                                \
+        int64_t i = t0 % p->L, t = t0;                                                                             \
+        T acc = 0;                                                                                                 \
+        int first = 1;                                                                                             \
+        while (t < t1) {                                                                                           \
+            int64_t len = p->L - i < t1 - t ? p->L - i : t1 - t;                                                   \
+            T v = RUN(x + (size_t)(base + it.off + i) * es, len);                                                  \
+            acc = first ? v : COMBINE(k, acc, v);                                                                  \
+            first = 0;                                                                                             \
+            t += len;                                                                                              \
+            i = 0;                                                                                                 \
+            odo_next(p, &it);                                                                                      \
+        }                                                                                                          \
+        return acc;                                                                                                \
     }
-    return acc;
-}
-
-static uint64_t iseg(const rfns *f, const char *x, size_t es, const ft_rplan *p, int64_t base, int64_t t0, int64_t t1,
-                     ft_rkind k)
-{
-    if (p->nr == 0)
-        return f->irun(x + (size_t)(base + t0) * es, t1 - t0, k);
-    odo it;
-    odo_set(p, &it, t0 / p->L);
-    int64_t i = t0 % p->L, t = t0;
-    uint64_t acc = 0;
-    int first = 1;
-    while (t < t1) {
-        int64_t len = p->L - i < t1 - t ? p->L - i : t1 - t;
-        uint64_t v = f->irun(x + (size_t)(base + it.off + i) * es, len, k);
-        acc = first ? v : icombine(k, acc, v);
-        first = 0;
-        t += len;
-        i = 0;
-        odo_next(p, &it);
-    }
-    return acc;
-}
+#define FRUN(P, N) f->frun(P, N, k, m)
+#define IRUN(P, N) f->irun(P, N, k)
+#define F_EXTRA , double m
+#define I_EXTRA
+DEF_SEG(fseg, double, F_EXTRA, FRUN, fcombine)
+DEF_SEG(iseg, uint64_t, I_EXTRA, IRUN, icombine)
+#undef FRUN
+#undef IRUN
+#undef F_EXTRA
+#undef I_EXTRA
 
 /* ---- reduce_* ------------------------------------------------------------------- */
 
