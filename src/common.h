@@ -6,7 +6,8 @@
  * command line prints it as "ftrun: error: <msg>" and exits with the code.
  *
  *   ft_error err = {0};
- *   if (ft_graph_load(path, &opts, &g, &err)) { report(&err); return err.code; }
+ *   if (n > max) return ft_err(&err, FT_EGRAPH, "%s: %zu bytes, more than %zu", path, n, max);
+ *   if (err.code) fprintf(stderr, "ftrun: error: %s\n", err.msg);   // exit err.code
  */
 #ifndef FT_COMMON_H
 #define FT_COMMON_H

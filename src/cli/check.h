@@ -2,7 +2,7 @@
  * backend, reported through the same comparison lines as --expect.
  *
  *   ft_check_opts o = {.prog = "ftrun", .device = "cuda:0", .out = stderr};
- *   int bad; if (ft_check_outputs(g, &res, &o, &bad, &err)) ...; bad -> exit 1
+ *   int bad; if (ft_check_outputs(g, &res, &o, &bad, &err)) ...;   // bad: exit 1
  *
  * ft_check_outputs runs the whole graph again on the CPU and compares every
  * output. ft_check_nodes needs a run made with keep_tensors (every tensor

@@ -4,12 +4,12 @@
  *
  *   ft_bindings b = {0};
  *   char msg[512];
- *   if (ft_bind_dim_arg(&b, "batch=4", msg, sizeof msg)) ... usage error msg (exit 2)
+ *   if (ft_bind_dim_arg(&b, "batch=4", msg, sizeof msg)) ...  // usage error msg (exit 2)
  *   if (ft_bind_input_arg(&b, "x=a.npy", msg, sizeof msg)) ...
  *   if (ft_bind_read_files(&b, &err)) ...                    // reads every -i file
  *   ft_load_opts o = {.seed_override = -1};
  *   ft_bind_load_opts(&b, &o);                                // dims and shapes
- *   ... ft_graph_load(path, &o, &g, &err); ft_graph_validate(g, &err);
+ *   ft_graph_load(path, &o, &g, &err); ft_graph_validate(g, &err);
  *   if (ft_bind_apply(&b, g, 1, &err)) ...                    // values, random, presence
  *   ft_bindings_free(&b);
  *

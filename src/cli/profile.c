@@ -9,7 +9,48 @@
 
 #include "../graph/cost.h"
 #include "../graph/ftg.h"
-#include "report.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Linear interpolation between closest ranks, as numpy.percentile's default. */
+static double pct(const double *sorted, int n, double q)
+{
+    double pos = q * (n - 1);
+    int lo = (int)floor(pos), hi = lo + 1 < n ? lo + 1 : lo;
+    return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
+}
+
+void ft_stats_compute(const double *ms, int n, ft_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    if (n <= 0)
+        return;
+    /* the usual few runs need no allocation; without memory to sort, NaN
+     * says "unknown" where 0 would be a wrong time */
+    double small[256];
+    double *v = n <= 256 ? small : malloc((size_t)n * sizeof(double));
+    if (!v) {
+        s->min = s->max = s->mean = s->median = s->p90 = s->p99 = NAN;
+        return;
+    }
+    memcpy(v, ms, (size_t)n * sizeof(double));
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += v[i];
+    s->min = v[0];
+    s->max = v[n - 1];
+    s->mean = sum / n;
+    s->median = pct(v, n, 0.5);
+    s->p90 = pct(v, n, 0.9);
+    s->p99 = pct(v, n, 0.99);
+    if (v != small)
+        free(v);
+}
 
 typedef struct {
     int node;

@@ -1,6 +1,12 @@
 /* Measurement reports: the per-node profile (stderr table and timing.json
- * "nodes"), the Chrome trace-event file, and the warnings about timings a
- * user should not trust. The run result owns the raw numbers; these only read. */
+ * "nodes"), the Chrome trace-event file, the statistics of the run times,
+ * and the warnings about timings a user should not trust. The run result
+ * owns the raw numbers; these only read.
+ *
+ *   ft_stats s; ft_stats_compute(r.run_ms, r.n_runs, &s);   // s.median, s.p90 ...
+ *   ft_profile_print(stderr, g, &r);
+ *   int warned = ft_timing_warnings(stderr, &r, FT_WARN_FEW_RUNS);
+ */
 #ifndef FT_PROFILE_H
 #define FT_PROFILE_H
 
@@ -9,6 +15,14 @@
 #include "../runtime/exec.h"
 
 struct cJSON;
+
+/* Statistics of run times (ms), percentiles as numpy.percentile's default;
+ * NaN throughout when there was no memory to sort them. */
+typedef struct ft_stats {
+    double min, median, mean, p90, p99, max;
+} ft_stats;
+
+void ft_stats_compute(const double *ms, int n, ft_stats *s);
 
 /* Table of nodes by time: name, op, mean ms, share, FLOPs, bytes, GFLOP/s, GB/s. */
 void ft_profile_print(FILE *f, const ft_graph *g, const ft_run_result *r);

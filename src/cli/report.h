@@ -1,5 +1,10 @@
 /* Reports written by the command line: result files, timing.json, the text
- * of `ftrun info` and `ftrun ops`. Nothing here knows about kernels. */
+ * of `ftrun info` and `ftrun ops`. Nothing here knows about kernels; the
+ * caller frees the text ft_timing_json returns.
+ *
+ *   ft_print_summary(stdout, g, "cpu", &r, "ftrun-out", 1);
+ *   char *json = ft_timing_json(g, &plan, &r, &info); fputs(json, f); free(json);
+ */
 #ifndef FT_REPORT_H
 #define FT_REPORT_H
 
@@ -10,12 +15,6 @@
 #include "../runtime/compare.h"
 #include "../runtime/exec.h"
 #include "outfile.h"
-
-typedef struct ft_stats {
-    double min, median, mean, p90, p99, max;
-} ft_stats;
-
-void ft_stats_compute(const double *ms, int n, ft_stats *s);
 
 typedef struct ft_timing_info {
     const char *device_name, *device_desc;

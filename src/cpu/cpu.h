@@ -1,8 +1,21 @@
 /* CPU reference backend: kernel entry points, one file per op family.
  * Each kernel has the ft_kernel_fn signature (runtime/backend.h) and is listed
  * in the kernel table of both backends (runtime/kernels.def) with the dtype
- * set it handles.
- * Parallelism: OpenMP, with num_threads(k->threads); small tensors run serial. */
+ * set it handles. Kernels own nothing beyond the call: the executor owns the
+ * views, the node's parameters are read from n->params.
+ * Parallelism: OpenMP, with num_threads(k->threads); small tensors run serial.
+ *
+ *   ft_status cpu_relu6(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+ *   {
+ *       if (in[0].dtype != FT_F32) return cpu_bad_dtype(k, n, in[0].dtype);
+ *       uint64_t cnt = ft_numel(&out[0].shape);
+ *       const float *x = in[0].data; float *y = out[0].data;
+ *       int par = cnt >= CPU_PAR_MIN && k->threads > 1;
+ *       _Pragma("omp parallel for num_threads(k->threads) if (par)")
+ *       for (uint64_t i = 0; i < cnt; i++) y[i] = x[i] < 0 ? 0 : x[i] > 6 ? 6 : x[i];
+ *       return FT_OK;
+ *   }
+ */
 #ifndef FT_CPU_H
 #define FT_CPU_H
 
@@ -33,6 +46,25 @@ static inline int64_t cpu_col_chunk(int64_t inner, int64_t nouter, int threads, 
     int64_t c = (inner + want - 1) / want;
     c = (c + 15) / 16 * 16;
     return c < max ? c : max;
+}
+
+/* The place of dt in the per-dtype kernel tables of the CPU files, which
+ * list their loops in this order: f32, f64, i8, i16, i32, i64, u8, bool
+ * (0..7); -1 for f16 and bf16, which arrive widened to f32 (cpu_backend.c). */
+static inline int cpu_dtype_slot(ft_dtype dt)
+{
+    switch (dt) {
+    case FT_F32: return 0;
+    case FT_F64: return 1;
+    case FT_I8: return 2;
+    case FT_I16: return 3;
+    case FT_I32: return 4;
+    case FT_I64: return 5;
+    case FT_U8: return 6;
+    case FT_BOOL: return 7;
+    case FT_F16: case FT_BF16: case FT_DTYPE_COUNT: break;
+    }
+    return -1;
 }
 
 /* fn(ctx, start, end) over 0..n: on one thread below CPU_PAR_MIN, else over

@@ -413,7 +413,7 @@ ft_status cpu_einsum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
     ft_ein_op *ops = ft_calloc((size_t)nops, sizeof *ops);
     if (!ops)
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory");
-    if (ft_ein_operands(n->params.matmul.equation, nops, shapes, data, olab, &no, e.size, ops, msg, sizeof msg)) {
+    if (ft_ein_views(&n->params.matmul.ein, nops, shapes, data, olab, &no, e.size, ops, msg, sizeof msg)) {
         free(ops);
         return ft_node_err(k->err, FT_EGRAPH, k->g, n, "%s", msg);
     }

@@ -70,6 +70,28 @@ static void destroy_plan(int f64, void *p)
         fftwf_destroy_plan(p);
 }
 
+/* The plan of key through FFTW's double (P = fftw) or float (P = fftwf)
+ * interface, which differ only in that prefix. */
+#define MAKE_PLAN(P)                                                                                              \
+    static void *make_plan_##P(const plan_key *key, const P##_iodim64 *d, int nl, const P##_iodim64 *h, void *in, \
+                               void *out, unsigned flags)                                                         \
+    {                                                                                                             \
+        switch ((fft_kind)key->kind) {                                                                            \
+        case T_C2C_FWD:                                                                                           \
+        case T_C2C_BWD:                                                                                           \
+            return P##_plan_guru64_dft(1, d, nl, h, in, out, key->kind == T_C2C_FWD ? FFTW_FORWARD : FFTW_BACKWARD, \
+                                       flags);                                                                    \
+        case T_R2C:                                                                                               \
+            return P##_plan_guru64_dft_r2c(1, d, nl, h, in, out, flags);                                           \
+        case T_C2R:                                                                                               \
+            return P##_plan_guru64_dft_c2r(1, d, nl, h, in, out, flags);                                           \
+        }                                                                                                         \
+        return NULL;                                                                                              \
+    }
+MAKE_PLAN(fftw)
+MAKE_PLAN(fftwf)
+#undef MAKE_PLAN
+
 /* With the lock held. The loop dims of length 1 are left out. */
 static void *make_plan(const plan_key *key, void *in, void *out)
 {
@@ -79,43 +101,18 @@ static void *make_plan(const plan_key *key, void *in, void *out)
     ptrdiff_t idist = (ptrdiff_t)key->in_len * inner, odist = (ptrdiff_t)key->out_len * inner;
     ptrdiff_t loops[2][3] = {{(ptrdiff_t)key->outer, idist, odist}, {inner, 1, 1}};
     int nl = 0;
-    unsigned flags = FFTW_ESTIMATE;
     if (threads_ok) {
         fftw_plan_with_nthreads(key->threads);
         fftwf_plan_with_nthreads(key->threads);
     }
-    if (key->f64) {
-        fftw_iodim64 d = {n, is, os}, h[2];
-        for (int i = 0; i < 2; i++)
-            if (loops[i][0] != 1)
-                h[nl++] = (fftw_iodim64){loops[i][0], loops[i][1], loops[i][2]};
-        switch ((fft_kind)key->kind) {
-        case T_C2C_FWD:
-        case T_C2C_BWD:
-            return fftw_plan_guru64_dft(1, &d, nl, h, in, out, key->kind == T_C2C_FWD ? FFTW_FORWARD : FFTW_BACKWARD,
-                                        flags);
-        case T_R2C:
-            return fftw_plan_guru64_dft_r2c(1, &d, nl, h, in, out, flags);
-        case T_C2R:
-            return fftw_plan_guru64_dft_c2r(1, &d, nl, h, in, out, flags);
-        }
-    } else {
-        fftwf_iodim64 d = {n, is, os}, h[2];
-        for (int i = 0; i < 2; i++)
-            if (loops[i][0] != 1)
-                h[nl++] = (fftwf_iodim64){loops[i][0], loops[i][1], loops[i][2]};
-        switch ((fft_kind)key->kind) {
-        case T_C2C_FWD:
-        case T_C2C_BWD:
-            return fftwf_plan_guru64_dft(1, &d, nl, h, in, out, key->kind == T_C2C_FWD ? FFTW_FORWARD : FFTW_BACKWARD,
-                                         flags);
-        case T_R2C:
-            return fftwf_plan_guru64_dft_r2c(1, &d, nl, h, in, out, flags);
-        case T_C2R:
-            return fftwf_plan_guru64_dft_c2r(1, &d, nl, h, in, out, flags);
-        }
-    }
-    return NULL;
+    /* fftw_iodim64 and fftwf_iodim64 name one struct (fftw3.h) */
+    fftw_iodim64 d = {n, is, os}, h[2];
+    for (int i = 0; i < 2; i++)
+        if (loops[i][0] != 1)
+            h[nl++] = (fftw_iodim64){loops[i][0], loops[i][1], loops[i][2]};
+    if (key->f64)
+        return make_plan_fftw(key, &d, nl, h, in, out, FFTW_ESTIMATE);
+    return make_plan_fftwf(key, &d, nl, h, in, out, FFTW_ESTIMATE);
 }
 
 /* A plan for key, pinned (release with plan_release). *slot is the cache

@@ -347,18 +347,8 @@ typedef void (*line_fn)(const void *, void *, int64_t, int64_t, int64_t, int, in
 static ft_status along_axis(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, int axis, int excl,
                             int rev, const line_fn *fns)
 {
-    int slot = -1;
-    switch (in[0].dtype) {
-    case FT_F32: slot = 0; break;
-    case FT_F64: slot = 1; break;
-    case FT_I8: slot = 2; break;
-    case FT_I16: slot = 3; break;
-    case FT_I32: slot = 4; break;
-    case FT_I64: slot = 5; break;
-    case FT_U8: slot = 6; break;
-    case FT_F16: case FT_BF16: case FT_BOOL: case FT_DTYPE_COUNT: break;
-    }
-    if (slot < 0)
+    int slot = cpu_dtype_slot(in[0].dtype);
+    if (slot < 0 || slot > 6)
         return cpu_bad_dtype(k, n, in[0].dtype);
     int64_t outer, len, inner;
     ft_reduce_around_axis(&in[0].shape, axis, &outer, &len, &inner);

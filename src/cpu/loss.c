@@ -14,7 +14,6 @@
  * Runtime and PyTorch). Sums are taken in double.
  * f16/bf16 arrive widened to f32 (cpu_backend.c). */
 #include "cpu.h"
-#include "../runtime/compare.h"
 
 #include <math.h>
 

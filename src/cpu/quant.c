@@ -8,6 +8,7 @@
 #include "cpu.h"
 #include "../graph/infer_conv.h"
 #include "../graph/infer_math.h"
+#include "../graph/dtype_load.h"
 #include "../graph/infer_misc.h"
 #include "../runtime/quant_math.h"
 
@@ -15,30 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static inline double ld_f(const void *p, ft_dtype dt, int64_t i)
-{
-    switch (dt) {
-    case FT_F32: return ((const float *)p)[i];
-    case FT_F64: return ((const double *)p)[i];
-    case FT_F16: return ft_f16_to_f32(((const uint16_t *)p)[i]);
-    case FT_BF16: return ft_bf16_to_f32(((const uint16_t *)p)[i]);
-    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL: case FT_DTYPE_COUNT: break;
-    }
-    return 0;
-}
-
-static inline int64_t ld_i(const void *p, ft_dtype dt, int64_t i)
-{
-    switch (dt) {
-    case FT_U8: return ((const uint8_t *)p)[i];
-    case FT_I8: return ((const int8_t *)p)[i];
-    case FT_I16: return ((const int16_t *)p)[i];
-    case FT_I32: return ((const int32_t *)p)[i];
-    case FT_I64: return ((const int64_t *)p)[i];
-    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: case FT_BOOL: case FT_DTYPE_COUNT: break;
-    }
-    return 0;
-}
 
 static inline void st_i(void *p, ft_dtype dt, int64_t i, int64_t v)
 {
@@ -107,11 +84,11 @@ ft_status cpu_quantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, f
 #pragma omp parallel for collapse(2) num_threads(k->threads) if (q.par)
     for (int64_t o = 0; o < q.outer; o++)
         for (int64_t c = 0; c < q.len; c++) {
-            double s = ld_f(in[1].data, xd, c);
-            int64_t zp = q.has_zp ? ld_i(in[2].data, in[2].dtype, c) : 0;
+            double s = ft_ld_f64(in[1].data, xd, c);
+            int64_t zp = q.has_zp ? ft_ld_int(in[2].data, in[2].dtype, c) : 0;
             int64_t base = (o * q.len + c) * q.inner;
             for (int64_t i = base; i < base + q.inner; i++)
-                st_i(out[0].data, qd, i, ft_qsat(rint(in_dt(ld_f(in[0].data, xd, i) / s, xd)), zp, lo, hi));
+                st_i(out[0].data, qd, i, ft_qsat(rint(in_dt(ft_ld_f64(in[0].data, xd, i) / s, xd)), zp, lo, hi));
         }
     return FT_OK;
 }
@@ -124,11 +101,11 @@ ft_status cpu_dequantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in,
     for (int64_t o = 0; o < q.outer; o++)
         for (int64_t c = 0; c < q.len; c++) {
             /* ONNX: (float32(x) - float32(zp)) * scale, the product in f64 for an f64 scale */
-            double s = ld_f(in[1].data, sd, c);
-            float zf = q.has_zp ? (float)ld_i(in[2].data, xd, c) : 0.0f;
+            double s = ft_ld_f64(in[1].data, sd, c);
+            float zf = q.has_zp ? (float)ft_ld_int(in[2].data, xd, c) : 0.0f;
             int64_t base = (o * q.len + c) * q.inner;
             for (int64_t i = base; i < base + q.inner; i++) {
-                float d = (float)ld_i(in[0].data, xd, i) - zf;
+                float d = (float)ft_ld_int(in[0].data, xd, i) - zf;
                 st_f(out[0].data, sd, i, sd == FT_F64 ? (double)d * s : (double)(d * (float)s));
             }
         }
@@ -174,7 +151,7 @@ typedef struct {
 static inline double qmult(const requant *rq, int64_t ia, int64_t jb)
 {
     ft_dtype sd = rq->as->dtype;
-    return in_dt(in_dt(ld_f(rq->as->data, sd, ia) * ld_f(rq->bs->data, sd, jb), sd) / rq->ysv, sd);
+    return in_dt(in_dt(ft_ld_f64(rq->as->data, sd, ia) * ft_ld_f64(rq->bs->data, sd, jb), sd) / rq->ysv, sd);
 }
 
 /* Rows of int16 (a - a_zp) are dotted with columns of int16 (b - b_zp)
@@ -304,7 +281,7 @@ static void widen(const void *src, ft_dtype dt, int64_t off, int64_t stride, int
             dst[i] = (int16_t)(p[i * stride] - z);
     } else {
         for (int64_t i = 0; i < n; i++)
-            dst[i] = (int16_t)(ld_i(src, dt, off + i * stride) - z);
+            dst[i] = (int16_t)(ft_ld_int(src, dt, off + i * stride) - z);
     }
 }
 
@@ -329,7 +306,7 @@ static ft_status int_matmul(ft_kctx *k, const ft_node *n, const ft_view *a, cons
 #pragma omp parallel for collapse(2) num_threads(k->threads) if (par)
     for (int64_t t = 0; t < nb; t++)
         for (int64_t j = 0; j < N; j++) {
-            int64_t z = zb->data ? ld_i(zb->data, zb->dtype, col_b ? j : 0) : 0;
+            int64_t z = zb->data ? ft_ld_int(zb->data, zb->dtype, col_b ? j : 0) : 0;
             widen(b->data, b->dtype, t * K * N + j, N, K, z, bt + (t * N + j) * K);
         }
     /* blocks of up to QROWS rows of one matrix of the batch */
@@ -358,7 +335,7 @@ static ft_status int_matmul(ft_kctx *k, const ft_node *n, const ft_view *a, cons
                 ob += idx * sb[d];
             }
             for (int q = 0; q < h; q++) {
-                int64_t z = za->data ? ld_i(za->data, za->dtype, row_a ? i0 + q : 0) : 0;
+                int64_t z = za->data ? ft_ld_int(za->data, za->dtype, row_a ? i0 + q : 0) : 0;
                 widen(a->data, a->dtype, (oa * M + i0 + q) * K, 1, K, z, ar + q * K);
             }
             const int16_t *bm = bt + ob * N * K;
@@ -387,8 +364,8 @@ static void qlinear_requant(const ft_view *in, const ft_view *out, requant *rq)
 {
     rq->as = &in[1], rq->bs = &in[4];
     ft_qrange(out[0].dtype, &rq->lo, &rq->hi);
-    rq->yzp = in[7].data ? ld_i(in[7].data, in[7].dtype, 0) : 0;
-    rq->ysv = ld_f(in[6].data, in[6].dtype, 0);
+    rq->yzp = in[7].data ? ft_ld_int(in[7].data, in[7].dtype, 0) : 0;
+    rq->ysv = ft_ld_f64(in[6].data, in[6].dtype, 0);
 }
 
 ft_status cpu_matmul_integer(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
@@ -424,9 +401,9 @@ static ft_status int_conv(ft_kctx *k, const ft_node *n, const ft_view *x, const 
         free(xc), free(wc), free(koff);
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the integer convolution operands");
     }
-    widen(x->data, x->dtype, 0, 1, nx, xz->data ? ld_i(xz->data, xz->dtype, 0) : 0, xc);
+    widen(x->data, x->dtype, 0, 1, nx, xz->data ? ft_ld_int(xz->data, xz->dtype, 0) : 0, xc);
     for (int64_t m = 0; m < g.M; m++)
-        widen(w->data, w->dtype, m * wper, 1, wper, wz->data ? ld_i(wz->data, wz->dtype, wvec ? m : 0) : 0,
+        widen(w->data, w->dtype, m * wper, 1, wper, wz->data ? ft_ld_int(wz->data, wz->dtype, wvec ? m : 0) : 0,
               wc + m * wper);
     for (int64_t kk = 0; kk < g.KK; kk++) { /* kernel position -> its offset (k_j * d_j) along each dim */
         int64_t q = kk;

@@ -288,18 +288,8 @@ static const rfns *fns_of(ft_dtype dt)
 #define F(S) {frun_##S, irun_##S, fvec_##S, ivec_##S}
     static const rfns t[] = {F(f32), F(f64), F(i8), F(i16), F(i32), F(i64), F(u8), F(b8)};
 #undef F
-    switch (dt) {
-    case FT_F32: return &t[0];
-    case FT_F64: return &t[1];
-    case FT_I8: return &t[2];
-    case FT_I16: return &t[3];
-    case FT_I32: return &t[4];
-    case FT_I64: return &t[5];
-    case FT_U8: return &t[6];
-    case FT_BOOL: return &t[7];
-    case FT_F16: case FT_BF16: case FT_DTYPE_COUNT: break;
-    }
-    return NULL;
+    int slot = cpu_dtype_slot(dt);
+    return slot < 0 ? NULL : &t[slot];
 }
 
 /* ---- planning ------------------------------------------------------------------- */
@@ -364,50 +354,41 @@ static uint64_t icombine(ft_rkind k, uint64_t a, uint64_t b)
 }
 
 /* Partial reduction of the reduced positions [t0, t1) of the output at base
- * (runs layout: position t is element t % L of run t / L). */
-static double fseg(const rfns *f, const char *x, size_t es, const ft_rplan *p, int64_t base, int64_t t0, int64_t t1,
-                   ft_rkind k, double m)
-{
-    if (p->nr == 0)
-        return f->frun(x + (size_t)(base + t0) * es, t1 - t0, k, m);
-    odo it;
-    odo_set(p, &it, t0 / p->L);
-    int64_t i = t0 % p->L, t = t0;
-    double acc = 0;
-    int first = 1;
-    while (t < t1) {
-        int64_t len = p->L - i < t1 - t ? p->L - i : t1 - t;
-        double v = f->frun(x + (size_t)(base + it.off + i) * es, len, k, m);
-        acc = first ? v : fcombine(k, acc, v);
-        first = 0;
-        t += len;
-        i = 0;
-        odo_next(p, &it);
+ * (runs layout: position t is element t % L of run t / L): fseg in double
+ * (f->frun, with m the running maximum of log_sum_exp), iseg in wrapping
+ * integers (f->irun). */
+#define DEF_SEG(NAME, T, EXTRA, RUN, COMBINE)                                                                      \
+    static T NAME(const rfns *f, const char *x, size_t es, const ft_rplan *p, int64_t base, int64_t t0, int64_t t1, \
+                  ft_rkind k EXTRA)                                                                                \
+    {                                                                                                              \
+        if (p->nr == 0)                                                                                            \
+            return RUN(x + (size_t)(base + t0) * es, t1 - t0);                                                     \
+        odo it;                                                                                                    \
+        odo_set(p, &it, t0 / p->L);                                                                                \
+        int64_t i = t0 % p->L, t = t0;                                                                             \
+        T acc = 0;                                                                                                 \
+        int first = 1;                                                                                             \
+        while (t < t1) {                                                                                           \
+            int64_t len = p->L - i < t1 - t ? p->L - i : t1 - t;                                                   \
+            T v = RUN(x + (size_t)(base + it.off + i) * es, len);                                                  \
+            acc = first ? v : COMBINE(k, acc, v);                                                                  \
+            first = 0;                                                                                             \
+            t += len;                                                                                              \
+            i = 0;                                                                                                 \
+            odo_next(p, &it);                                                                                      \
+        }                                                                                                          \
+        return acc;                                                                                                \
     }
-    return acc;
-}
-
-static uint64_t iseg(const rfns *f, const char *x, size_t es, const ft_rplan *p, int64_t base, int64_t t0, int64_t t1,
-                     ft_rkind k)
-{
-    if (p->nr == 0)
-        return f->irun(x + (size_t)(base + t0) * es, t1 - t0, k);
-    odo it;
-    odo_set(p, &it, t0 / p->L);
-    int64_t i = t0 % p->L, t = t0;
-    uint64_t acc = 0;
-    int first = 1;
-    while (t < t1) {
-        int64_t len = p->L - i < t1 - t ? p->L - i : t1 - t;
-        uint64_t v = f->irun(x + (size_t)(base + it.off + i) * es, len, k);
-        acc = first ? v : icombine(k, acc, v);
-        first = 0;
-        t += len;
-        i = 0;
-        odo_next(p, &it);
-    }
-    return acc;
-}
+#define FRUN(P, N) f->frun(P, N, k, m)
+#define IRUN(P, N) f->irun(P, N, k)
+#define F_EXTRA , double m
+#define I_EXTRA
+DEF_SEG(fseg, double, F_EXTRA, FRUN, fcombine)
+DEF_SEG(iseg, uint64_t, I_EXTRA, IRUN, icombine)
+#undef FRUN
+#undef IRUN
+#undef F_EXTRA
+#undef I_EXTRA
 
 /* ---- reduce_* ------------------------------------------------------------------- */
 
@@ -632,9 +613,10 @@ ft_status cpu_reduce(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
 #define DEF_ARG(S, T, IS_INT)                                                                                     \
     DEF_FIND(arg_find_##S, T, EQ)                                                                                 \
     DEF_FIND(arg_find_nan_##S, T, ISNAN)                                                                          \
-    static void arg_##S(const void *xv, int64_t *y, int64_t o, int64_t len, int64_t inner, int64_t c0, int64_t c1, \
+    static void arg_##S(const void *xv, void *yv, int64_t o, int64_t len, int64_t inner, int64_t c0, int64_t c1,  \
                         int amax, int last)                                                                       \
     {                                                                                                             \
+        int64_t *y = (int64_t *)yv;                                                                               \
         const T *x = (const T *)xv + o * len * inner;                                                             \
         if (inner == 1) {                                                                                         \
             /* Two vectorised passes over the row: the extreme value, then     \
@@ -679,40 +661,41 @@ DEF_ARG(i32, int32_t, 1)
 DEF_ARG(i64, int64_t, 1)
 DEF_ARG(u8, uint8_t, 1)
 
-typedef void (*arg_fn)(const void *, int64_t *, int64_t, int64_t, int64_t, int64_t, int64_t, int, int);
+/* One loop of argmax/argmin or cumsum: the outer index o of the axis (of
+ * length len, inner elements apart), its columns [c0, c1), and the op's two
+ * flags. */
+typedef void (*axis_fn)(const void *, void *, int64_t, int64_t, int64_t, int64_t, int64_t, int, int);
 
-ft_status cpu_arg(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+/* Runs the loop of in's dtype (fns in cpu_dtype_slot order, numeric dtypes
+ * only) over every outer index and chunk of columns, in parallel. */
+static ft_status by_axis_chunks(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, int axis,
+                                const axis_fn *fns, int f1, int f2)
 {
-    const ft_shape *s = &in[0].shape;
-    const int axis = n->params.reduce.axis;
-    int amax = n->op == FT_OP_ARGMAX, last = n->params.reduce.select_last;
-    arg_fn f = NULL;
-    switch (in[0].dtype) {
-    case FT_F32: f = arg_f32; break;
-    case FT_F64: f = arg_f64; break;
-    case FT_I8: f = arg_i8; break;
-    case FT_I16: f = arg_i16; break;
-    case FT_I32: f = arg_i32; break;
-    case FT_I64: f = arg_i64; break;
-    case FT_U8: f = arg_u8; break;
-    case FT_F16: case FT_BF16: case FT_BOOL: case FT_DTYPE_COUNT: break;
-    }
-    if (!f)
+    int slot = cpu_dtype_slot(in[0].dtype);
+    if (slot < 0 || slot > 6)
         return cpu_bad_dtype(k, n, in[0].dtype);
+    axis_fn f = fns[slot];
+    const ft_shape *s = &in[0].shape;
     int64_t outer, len, inner;
     ft_reduce_around_axis(s, axis, &outer, &len, &inner);
-    if (outer * inner == 0)
-        return FT_OK; /* len >= 1: inference refuses an empty axis (graph/infer_math.c) */
+    if (outer * len * inner == 0)
+        return FT_OK; /* argmax/argmin: inference refuses an empty axis (graph/infer_math.c) */
     int par = (int64_t)ft_numel(s) >= CPU_PAR_MIN && k->threads > 1;
-    int64_t chunk = inner == 1 ? 1 : cpu_col_chunk(inner, outer, k->threads, par, CHUNK);
+    int64_t chunk = cpu_col_chunk(inner, outer, k->threads, par, CHUNK);
     int64_t nch = (inner + chunk - 1) / chunk, items = outer * nch;
-    int64_t *y = out[0].data;
 #pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
     for (int64_t it = 0; it < items; it++) {
         int64_t o = it / nch, c0 = it % nch * chunk, c1 = c0 + chunk < inner ? c0 + chunk : inner;
-        f(in[0].data, y, o, len, inner, c0, c1, amax, last);
+        f(in[0].data, out[0].data, o, len, inner, c0, c1, f1, f2);
     }
     return FT_OK;
+}
+
+ft_status cpu_arg(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    static const axis_fn fns[] = {arg_f32, arg_f64, arg_i8, arg_i16, arg_i32, arg_i64, arg_u8};
+    return by_axis_chunks(k, n, in, out, n->params.reduce.axis, fns, n->op == FT_OP_ARGMAX,
+                          n->params.reduce.select_last);
 }
 
 /* ---- cumsum --------------------------------------------------------------------- */
@@ -754,38 +737,9 @@ DEF_CUMSUM(i32, int32_t, uint64_t)
 DEF_CUMSUM(i64, int64_t, uint64_t)
 DEF_CUMSUM(u8, uint8_t, uint64_t)
 
-typedef void (*cumsum_fn)(const void *, void *, int64_t, int64_t, int64_t, int64_t, int64_t, int, int);
-
 ft_status cpu_cumsum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    const ft_shape *s = &in[0].shape;
-    const int axis = n->params.reduce.axis;
-    int excl = n->params.reduce.exclusive, rev = n->params.reduce.reverse;
-    cumsum_fn f = NULL;
-    switch (in[0].dtype) {
-    case FT_F32: f = cumsum_f32; break;
-    case FT_F64: f = cumsum_f64; break;
-    case FT_I8: f = cumsum_i8; break;
-    case FT_I16: f = cumsum_i16; break;
-    case FT_I32: f = cumsum_i32; break;
-    case FT_I64: f = cumsum_i64; break;
-    case FT_U8: f = cumsum_u8; break;
-    case FT_F16: case FT_BF16: case FT_BOOL: case FT_DTYPE_COUNT: break;
-    }
-    if (!f)
-        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cpu cumsum kernel",
-                           ft_dtype_name(in[0].dtype));
-    int64_t outer, len, inner;
-    ft_reduce_around_axis(s, axis, &outer, &len, &inner);
-    if (outer * len * inner == 0)
-        return FT_OK;
-    int par = (int64_t)ft_numel(s) >= CPU_PAR_MIN && k->threads > 1;
-    int64_t chunk = cpu_col_chunk(inner, outer, k->threads, par, CHUNK);
-    int64_t nch = (inner + chunk - 1) / chunk, items = outer * nch;
-#pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
-    for (int64_t it = 0; it < items; it++) {
-        int64_t o = it / nch, c0 = it % nch * chunk, c1 = c0 + chunk < inner ? c0 + chunk : inner;
-        f(in[0].data, out[0].data, o, len, inner, c0, c1, excl, rev);
-    }
-    return FT_OK;
+    static const axis_fn fns[] = {cumsum_f32, cumsum_f64, cumsum_i8, cumsum_i16, cumsum_i32, cumsum_i64, cumsum_u8};
+    return by_axis_chunks(k, n, in, out, n->params.reduce.axis, fns, n->params.reduce.exclusive,
+                          n->params.reduce.reverse);
 }

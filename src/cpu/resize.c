@@ -12,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int64_t clampi(int64_t v, int64_t n) { return v < 0 ? 0 : v >= n ? n - 1 : v; }
-
 /* One axis: for every output coordinate the lower and upper source cells
  * (clamped to the edge, like the reference's edge padding) and the weight of
  * the upper one (0 for nearest, and whenever the source coordinate is an
@@ -27,7 +25,6 @@ typedef struct axis_map {
 
 static void map_axis(axis_map *m, const ft_resize_params *p, int d, double scale, int64_t in, int64_t out)
 {
-    int linear = p->linear, nm = p->nm;
     m->active = m->outside = 0;
     for (int64_t o = 0; o < out; o++) {
         double xo = ft_resize_src_coord(p, d, (double)o, scale, in, out);
@@ -36,32 +33,8 @@ static void map_axis(axis_map *m, const ft_resize_params *p, int d, double scale
             m->outside = 1;
             continue;
         }
-        /* Beyond one cell outside the input every choice reads the edge cell;
-         * the clamp keeps the conversion to an integer defined. */
-        if (xo < -1)
-            xo = -1;
-        if (xo > (double)in)
-            xo = (double)in;
-        double fl = floor(xo), ratio = xo - fl;
-        int64_t i0 = (int64_t)fl;
-        if (!linear) {
-            int up = 0;
-            if (ratio != 0) {
-                switch (nm) {
-                case FT_RESIZE_NM_ROUND_PREFER_FLOOR: up = ratio > 0.5; break;
-                case FT_RESIZE_NM_ROUND_PREFER_CEIL: up = ratio >= 0.5; break;
-                case FT_RESIZE_NM_FLOOR: up = 0; break;
-                default: up = 1; break;
-                }
-            }
-            m->lo[o] = m->hi[o] = clampi(i0 + up, in);
-            m->w[o] = 0;
-        } else {
-            m->lo[o] = clampi(i0, in);
-            m->hi[o] = clampi(i0 + 1, in);
-            m->w[o] = m->lo[o] == m->hi[o] ? 0 : ratio;
-            m->active |= m->w[o] != 0;
-        }
+        ft_resize_cells(xo, in, p->linear, p->nm, &m->lo[o], &m->hi[o], &m->w[o]);
+        m->active |= m->w[o] != 0;
     }
 }
 
@@ -178,72 +151,55 @@ DEF_RESIZE(f64, double)
 DEF_CUBIC(f32, float)
 DEF_CUBIC(f64, double)
 
-static ft_status run_cubic(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
-{
-    const ft_shape *is = &in[0].shape, *os = &out[0].shape;
-    const ft_resize_params *md = &n->params.resize;
-    int r = is->rank;
-    int64_t total = 0;
-    for (int d = 0; d < r; d++)
-        total += os->dims[d];
-    ft_taps *buf = ft_malloc((size_t)total * sizeof *buf), *tab[FT_MAX_RANK];
-    if (!buf)
-        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the resize tables (%lld entries)",
-                           (long long)total);
-    ft_taps *next = buf;
-    for (int d = 0; d < r; d++) {
-        double scale = ft_resize_scale(md, is, os, d);
-        tab[d] = next;
-        ft_resize_cubic_axis(md, d, scale, is->dims[d], os->dims[d], next);
-        next += os->dims[d];
-    }
-    int par = ft_numel(os) >= CPU_PAR_MIN / 4 && k->threads > 1;
-    ft_status st = FT_OK;
-    if (in[0].dtype == FT_F32)
-        cubic_f32(in[0].data, out[0].data, is, os, tab, md->extrapolation, k->threads, par);
-    else if (in[0].dtype == FT_F64)
-        cubic_f64(in[0].data, out[0].data, is, os, tab, md->extrapolation, k->threads, par);
-    else
-        st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "resize: no cpu kernel for %s", ft_dtype_name(in[0].dtype));
-    free(buf);
-    return st;
-}
-
+/* One block holds the tables of every axis, os->dims[d] entries for axis d:
+ * the cubic taps, or for nearest and linear lo, hi (int64) and w (double). */
 ft_status cpu_resize(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_shape *is = &in[0].shape, *os = &out[0].shape;
+    const ft_resize_params *md = &n->params.resize;
     uint64_t numel = ft_numel(os);
     if (numel == 0)
         return FT_OK;
-    if (n->params.resize.cubic)
-        return run_cubic(k, n, in, out);
+    int f64 = in[0].dtype == FT_F64;
+    if (!f64 && in[0].dtype != FT_F32)
+        return cpu_bad_dtype(k, n, in[0].dtype);
     int r = is->rank;
-    const ft_resize_params *md = &n->params.resize;
-    axis_map m[FT_MAX_RANK];
     int64_t total = 0;
     for (int d = 0; d < r; d++)
         total += os->dims[d];
-    /* one block: lo, hi (int64) and w (double) per output coordinate of every axis */
-    char *buf = ft_malloc((size_t)total * (2 * sizeof(int64_t) + sizeof(double)));
+    size_t per = md->cubic ? sizeof(ft_taps) : 2 * sizeof(int64_t) + sizeof(double);
+    char *buf = ft_malloc((size_t)total * per);
     if (!buf)
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the resize tables (%lld entries)",
                            (long long)total);
-    int64_t *ib = (int64_t *)buf;
-    double *wb = (double *)(buf + (size_t)total * 2 * sizeof(int64_t));
-    for (int d = 0; d < r; d++) {
-        int64_t o = os->dims[d], i = is->dims[d];
-        m[d].lo = ib, m[d].hi = ib + o, m[d].w = wb;
-        ib += 2 * o, wb += o;
-        map_axis(&m[d], md, d, ft_resize_scale(md, is, os, d), i, o);
+    if (md->cubic) {
+        ft_taps *tab[FT_MAX_RANK], *next = (ft_taps *)buf;
+        for (int d = 0; d < r; d++) {
+            tab[d] = next;
+            ft_resize_cubic_axis(md, d, ft_resize_scale(md, is, os, d), is->dims[d], os->dims[d], next);
+            next += os->dims[d];
+        }
+        int par = numel >= CPU_PAR_MIN / 4 && k->threads > 1;
+        if (f64)
+            cubic_f64(in[0].data, out[0].data, is, os, tab, md->extrapolation, k->threads, par);
+        else
+            cubic_f32(in[0].data, out[0].data, is, os, tab, md->extrapolation, k->threads, par);
+    } else {
+        axis_map m[FT_MAX_RANK];
+        int64_t *ib = (int64_t *)buf;
+        double *wb = (double *)(buf + (size_t)total * 2 * sizeof(int64_t));
+        for (int d = 0; d < r; d++) {
+            int64_t o = os->dims[d];
+            m[d].lo = ib, m[d].hi = ib + o, m[d].w = wb;
+            ib += 2 * o, wb += o;
+            map_axis(&m[d], md, d, ft_resize_scale(md, is, os, d), is->dims[d], o);
+        }
+        int par = numel >= CPU_PAR_MIN && k->threads > 1;
+        if (f64)
+            resize_f64(in[0].data, out[0].data, is, os, m, md->extrapolation, k->threads, par);
+        else
+            resize_f32(in[0].data, out[0].data, is, os, m, md->extrapolation, k->threads, par);
     }
-    int par = numel >= CPU_PAR_MIN && k->threads > 1;
-    ft_status st = FT_OK;
-    if (in[0].dtype == FT_F32)
-        resize_f32(in[0].data, out[0].data, is, os, m, md->extrapolation, k->threads, par);
-    else if (in[0].dtype == FT_F64)
-        resize_f64(in[0].data, out[0].data, is, os, m, md->extrapolation, k->threads, par);
-    else
-        st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "resize: no cpu kernel for %s", ft_dtype_name(in[0].dtype));
     free(buf);
-    return st;
+    return FT_OK;
 }

@@ -6,7 +6,7 @@
  * Each head row of D values has its first R rotated in pairs (x1, x2) by the
  * angle of its position: (x1 cos - x2 sin, x1 sin + x2 cos), the pairs being
  * (i, i + R/2) or, interleaved, (2i, 2i + 1); the other D - R values are
- * copied. The CUDA kernel (src/cuda/rotary.cu) does the same arithmetic. */
+ * copied. The CUDA kernel (src/cuda/attention_ext.cu) does the same arithmetic. */
 #include "cpu.h"
 
 #include <string.h>

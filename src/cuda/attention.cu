@@ -80,6 +80,21 @@ template <class T, class A> __device__ __forceinline__ A apply_mask(const attn_a
     return x + (A)cu_load((const T *)a.mask, idx);
 }
 
+/* The score of query row qi and key kj in a tile (x already scaled): soft
+ * cap, then -inf past the last key or above the causal diagonal, else the
+ * mask (rows qi >= S only pad the tile and read no mask). */
+template <class T, class A>
+__device__ __forceinline__ A tile_score(const attn_args &a, int64_t mbase, int64_t qi, int64_t kj, A x)
+{
+    if (a.has_cap)
+        x = soft_cap(a, x);
+    if (kj >= a.T || (a.causal && kj > qi + a.coff))
+        return (A)-INFINITY;
+    if (a.mask_kind && qi < a.S)
+        x = apply_mask<T, A>(a, mbase + qi * a.ms[2] + kj * a.ms[3], x);
+    return x;
+}
+
 template <class A> __device__ __forceinline__ A warp_max(A v)
 {
 #pragma unroll
@@ -299,13 +314,7 @@ template <class T, int DMAX> __global__ void __launch_bounds__(TC_NT) attn_tc(at
                 for (int e = 0; e < 4; e++) {
                     int64_t qi = (e & 2) ? qi1 : qi0;
                     int64_t kj = k0 + nt * 8 + 2 * t4 + (e & 1);
-                    float x = s[nt][e] * scale;
-                    if (a.has_cap)
-                        x = soft_cap(a, x);
-                    if (kj >= a.T || (a.causal && kj > qi + a.coff))
-                        x = NEG_INF;
-                    else if (a.mask_kind && qi < a.S)
-                        x = apply_mask<T, float>(a, mbase + qi * a.ms[2] + kj * a.ms[3], x);
+                    float x = tile_score<T, float>(a, mbase, qi, kj, s[nt][e] * scale);
                     s[nt][e] = x;
                     if (e & 2)
                         mx1 = fmaxf(mx1, x);
@@ -516,13 +525,7 @@ template <class T, int DMAX> __global__ void __launch_bounds__(SM_NT) attn_simt(
 #pragma unroll
             for (int r = 0; r < SM_R; r++) {
                 int64_t qi = q0 + w * SM_R + r;
-                T x = acc[r] * scale;
-                if (a.has_cap)
-                    x = soft_cap(a, x);
-                if (kj >= a.T || (a.causal && kj > qi + a.coff))
-                    x = NEG_INF;
-                else if (a.mask_kind && qi < a.S)
-                    x = apply_mask<T, T>(a, mbase + qi * a.ms[2] + kj * a.ms[3], x);
+                T x = tile_score<T, T>(a, mbase, qi, kj, (T)(acc[r] * scale));
                 T mn = amax(m[r], warp_max(x));
                 T mu = mn == NEG_INF ? (T)0 : mn;
                 T corr = aexp(m[r] - mu);

@@ -6,10 +6,6 @@
  * functions (ft_node_err, ft_attr, ...) to this object. */
 #include "cu.cuh"
 
-extern "C" {
-#include "../runtime/compare.h"
-}
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -133,7 +133,8 @@ static inline cu_fastdiv cu_fastdiv_make(uint64_t d)
 __device__ __forceinline__ uint64_t cu_fastdiv_q(const cu_fastdiv &f, uint64_t n) { return (__umul64hi(n, f.m) + n) >> f.l; }
 
 /* Failure of a CUDA/cuBLAS/cuFFT call: "FILE: node 'N' (op): CALL failed: NAME
- * (text) at src/cuda/x.cu:LINE", FT_ERUNTIME. Defined in backend.cu. */
+ * (text) at SOURCE:LINE" (the calling .cu file), FT_ERUNTIME. Defined in
+ * backend.cu. */
 ft_status cu_fail(ft_kctx *k, const ft_node *n, const char *call, const char *name, const char *text,
                   const char *file, int line);
 const char *cu_cublas_str(cublasStatus_t s);

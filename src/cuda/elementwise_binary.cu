@@ -4,6 +4,9 @@
  * cu_binary's too. Reference: src/cpu/binary.c. */
 #include "elementwise.cuh"
 #include "../runtime/numeric.h"
+extern "C" {
+#include "../graph/dtype_load.h"
+}
 
 namespace {
 
@@ -193,45 +196,16 @@ template <class T> struct Where {
 };
 
 /* pow's exponent converted to the type its functor reads, as the CPU's
- * pow_exponent does (ft_load_f64 / ft_load_i64, then a plain conversion). */
-EW_HD double ld_f64(const void *p, int dt, int64_t i)
-{
-    switch (dt) {
-    case FT_F16: return widen(((const __half *)p)[i]);
-    case FT_BF16: return widen(((const __nv_bfloat16 *)p)[i]);
-    case FT_F32: return ((const float *)p)[i];
-    case FT_F64: return ((const double *)p)[i];
-    case FT_I8: return ((const int8_t *)p)[i];
-    case FT_I16: return ((const int16_t *)p)[i];
-    case FT_I32: return ((const int32_t *)p)[i];
-    case FT_I64: return (double)((const int64_t *)p)[i];
-    case FT_U8: return ((const uint8_t *)p)[i];
-    case FT_BOOL: return ((const uint8_t *)p)[i] != 0;
-    default: return 0;
-    }
-}
-
-/* Integer dtypes only (an integer exponent of an integer base). */
-EW_HD int64_t ld_i64(const void *p, int dt, int64_t i)
-{
-    switch (dt) {
-    case FT_I8: return ((const int8_t *)p)[i];
-    case FT_I16: return ((const int16_t *)p)[i];
-    case FT_I32: return ((const int32_t *)p)[i];
-    case FT_I64: return ((const int64_t *)p)[i];
-    case FT_U8: return ((const uint8_t *)p)[i];
-    case FT_BOOL: return ((const uint8_t *)p)[i] != 0;
-    default: return 0;
-    }
-}
+ * pow_exponent does (the loads of graph/dtype_load.h, then a plain
+ * conversion). */
 
 template <class W> EW_HD void conv_thread(W *dst, const void *src, int sdt, int64_t cnt, int64_t t0, int64_t nth)
 {
     for (int64_t i = t0; i < cnt; i += nth) {
         if constexpr (std::is_same<W, int64_t>::value)
-            dst[i] = ld_i64(src, sdt, i);
+            dst[i] = ft_ld_int(src, sdt, i);
         else
-            dst[i] = (W)ld_f64(src, sdt, i);
+            dst[i] = (W)ft_ld_f64(src, sdt, i);
     }
 }
 

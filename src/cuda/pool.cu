@@ -13,6 +13,7 @@
 #include "cu.cuh"
 extern "C" {
 #include "../graph/infer_pool.h"
+#include "../graph/sample.h"
 }
 
 #include <limits.h>
@@ -503,8 +504,6 @@ struct rmap_args {
     double scale[FT_MAX_RANK], r0[FT_MAX_RANK], r1[FT_MAX_RANK];
 };
 
-__device__ __forceinline__ int64_t clampi(int64_t v, int64_t n) { return v < 0 ? 0 : v >= n ? n - 1 : v; }
-
 /* Also raises *last_active when some weight of the last axis is not 0: the
  * CPU then computes that axis through doubles instead of copying. */
 __global__ void __launch_bounds__(CU_BLOCK) resize_map_kernel(rtab *__restrict__ tab, int *last_active, rmap_args a)
@@ -523,34 +522,10 @@ __global__ void __launch_bounds__(CU_BLOCK) resize_map_kernel(rtab *__restrict__
             tab[e] = t;
             continue;
         }
-        /* Beyond one cell outside the input every choice reads the edge cell;
-         * the clamp keeps the conversion to an integer defined. */
-        if (xo < -1)
-            xo = -1;
-        if (xo > (double)in)
-            xo = (double)in;
-        double fl = floor(xo), ratio = xo - fl;
-        int64_t i0 = (int64_t)fl;
         rtab t;
-        if (!a.linear) {
-            int up = 0;
-            if (ratio != 0) {
-                switch (a.nm) {
-                case FT_RESIZE_NM_ROUND_PREFER_FLOOR: up = ratio > 0.5; break;
-                case FT_RESIZE_NM_ROUND_PREFER_CEIL: up = ratio >= 0.5; break;
-                case FT_RESIZE_NM_FLOOR: up = 0; break;
-                default: up = 1; break;
-                }
-            }
-            t.lo = t.hi = clampi(i0 + up, in);
-            t.w = 0;
-        } else {
-            t.lo = clampi(i0, in);
-            t.hi = clampi(i0 + 1, in);
-            t.w = t.lo == t.hi ? 0 : ratio;
-            if (t.w != 0 && d == a.rank - 1)
-                *last_active = 1;
-        }
+        ft_resize_cells(xo, in, a.linear, a.nm, &t.lo, &t.hi, &t.w);
+        if (t.w != 0 && d == a.rank - 1)
+            *last_active = 1;
         tab[e] = t;
     }
 }

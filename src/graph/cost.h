@@ -1,5 +1,9 @@
 /* Per-node cost model: FLOPs from the op table, bytes = every input and output
- * read or written once. Usage: uint64_t f, b; ft_node_cost(g, node, &f, &b); */
+ * read or written once. Plain computation: no ownership.
+ *
+ *   uint64_t f, b;
+ *   ft_node_cost(g, &g->nodes[i], &f, &b);
+ */
 #ifndef FT_COST_H
 #define FT_COST_H
 

@@ -8,13 +8,14 @@
  *   ft_symdim d[2] = {{-1, "batch"}, {128, NULL}};
  *   ft_shape s;
  *   if (ft_dimenv_resolve(e, "m.onnx", "x", 2, d, &s, &err)) ...  // s = [N,128]
- *   ...every input...
+ *   ...                                               // every input
  *   if (ft_dimenv_finish(e, "m.onnx", &err)) ...      // bindings that matched nothing
- *   (messages: "m.onnx: input 'x' dim 0 ('batch') is not known: pass --dim
- *   batch=N, ...", "m.onnx: --dim batch=4 but -i x=a.npy has shape [2,3]
- *   (dim 0 'batch')", "--shape y=2: 'y' is not an input of m.onnx (its
- *   inputs: 'x')")
  *   ft_dimenv_free(e);
+ *
+ * (messages: "m.onnx: input 'x' dim 0 ('batch') is not known: pass --dim
+ * batch=N, ...", "m.onnx: --dim batch=4 but -i x=a.npy has shape [2,3]
+ * (dim 0 'batch')", "--shape y=2: 'y' is not an input of m.onnx (its
+ * inputs: 'x')")
  *
  * Ownership: the environment copies nothing from opts (the bindings must
  * outlive it) and owns its own records; ft_dimenv_free(NULL) is a no-op.

@@ -1,4 +1,5 @@
 #include "dtype.h"
+#include "dtype_load.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -121,35 +122,15 @@ uint16_t ft_f32_to_bf16(float f)
     return (uint16_t)(x >> 16);
 }
 
-double ft_load_f64(const void *p, ft_dtype dt, size_t i)
-{
-    switch (dt) {
-    case FT_F16: return ft_f16_to_f32(((const uint16_t *)p)[i]);
-    case FT_BF16: return ft_bf16_to_f32(((const uint16_t *)p)[i]);
-    case FT_F32: return ((const float *)p)[i];
-    case FT_F64: return ((const double *)p)[i];
-    case FT_I8: return ((const int8_t *)p)[i];
-    case FT_I16: return ((const int16_t *)p)[i];
-    case FT_I32: return ((const int32_t *)p)[i];
-    case FT_I64: return (double)((const int64_t *)p)[i];
-    case FT_U8: return ((const uint8_t *)p)[i];
-    case FT_BOOL: return ((const uint8_t *)p)[i] != 0;
-    case FT_DTYPE_COUNT: break;
-    }
-    return 0;
-}
+double ft_load_f64(const void *p, ft_dtype dt, size_t i) { return ft_ld_f64(p, dt, (int64_t)i); }
 
 int64_t ft_load_i64(const void *p, ft_dtype dt, size_t i)
 {
     switch (dt) {
-    case FT_I8: return ((const int8_t *)p)[i];
-    case FT_I16: return ((const int16_t *)p)[i];
-    case FT_I32: return ((const int32_t *)p)[i];
-    case FT_I64: return ((const int64_t *)p)[i];
-    case FT_U8: return ((const uint8_t *)p)[i];
-    case FT_BOOL: return ((const uint8_t *)p)[i] != 0;
+    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL:
+        return ft_ld_int(p, dt, (int64_t)i);
     case FT_F16: case FT_BF16: case FT_F32: case FT_F64: {
-        double v = ft_load_f64(p, dt, i);
+        double v = ft_ld_f64(p, dt, (int64_t)i);
         if (isnan(v)) return INT64_MIN;
         if (v >= 9223372036854775808.0) return INT64_MAX;
         if (v < -9223372036854775808.0) return INT64_MIN;

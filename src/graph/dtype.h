@@ -2,7 +2,7 @@
  * ft_dtype_mask; names are the graph-format names (NumPy aliases also parse).
  *
  *   ft_dtype dt;
- *   if (ft_dtype_parse("float32", &dt) == 0) size_t sz = ft_dtype_size(dt);
+ *   size_t sz = ft_dtype_parse("float32", &dt) == 0 ? ft_dtype_size(dt) : 0;
  */
 #ifndef FT_DTYPE_H
 #define FT_DTYPE_H

@@ -9,7 +9,7 @@
  *
  *   ft_load_opts o = {.seed_override = -1};
  *   ft_graph *g; ft_error err = {0};
- *   if (ft_graph_load("mlp.json", &o, &g, &err)) ... err.msg, err.code
+ *   if (ft_graph_load("mlp.json", &o, &g, &err)) ...   // err.msg, err.code
  *   if (ft_graph_validate(g, &err)) ...      // topological order + inference
  *   for (int k = 0; k < g->n_nodes; k++) { ft_node *n = &g->nodes[g->order[k]]; ... }
  *   ft_graph_free(g);

@@ -1,5 +1,7 @@
-/* Shape and dtype inference of dropout, topk and einsum, and the einsum
- * equation parser that the CPU kernel (src/cpu/einsum.c) shares. The validator
+/* Shape and dtype inference of dropout, topk and einsum, and einsum's
+ * equation parser: the equation is parsed once, when the graph is checked,
+ * into n->params.matmul.ein, from which the kernels (src/cpu/einsum.c,
+ * src/cuda/matmul.cu) take their operand views (ft_ein_views). The validator
  * has already checked arity and the dtype of input 0. */
 #include "infer_common.h"
 #include "infer_misc.h"
@@ -137,10 +139,10 @@ static int ein_term_parse(const char *eq, int a, int b, ein_term *t, const char 
  * lab[i][d] receives the label id of dim d of operand i (a letter id, or
  * EIN_ELL + j for the j-th of the *n_ell broadcast dims of "..."); out_lab and
  * *out_rank the output's labels. names[i] (optional) name the operands in
- * messages. Returns 0, or -1 with a message naming the equation in msg. The
- * CPU kernel calls this too, so the two can never disagree on a label. */
-int ft_einsum_parse(const char *eq, int n_ops, const int *ranks, const char *const *names,
-                    int8_t (*lab)[FT_MAX_RANK], int *n_ell, int8_t *out_lab, int *out_rank, char *msg, size_t msgsz)
+ * messages. Returns 0, or -1 with a message naming the equation in msg. */
+static int ft_einsum_parse(const char *eq, int n_ops, const int *ranks, const char *const *names,
+                           int8_t (*lab)[FT_MAX_RANK], int *n_ell, int8_t *out_lab, int *out_rank, char *msg,
+                           size_t msgsz)
 {
     int len = (int)strlen(eq), arrow = -1;
     for (int p = 0; p < len; p++) {
@@ -299,6 +301,13 @@ ft_status ft_infer_einsum(ft_infer_ctx *c)
     char msg[1024];
     if (ft_einsum_parse(eq, n, ranks, names, lab, &n_ell, out_lab, &out_rank, msg, sizeof msg))
         return ft_infer_fail(c, "%s", msg);
+    ft_einsum_params *ep = &c->params->matmul.ein;
+    ep->nops = n, ep->n_ell = n_ell, ep->out_rank = out_rank;
+    for (int i = 0; i < n; i++) {
+        ep->rank[i] = (int8_t)ranks[i];
+        memcpy(ep->lab[i], lab[i], sizeof ep->lab[i]);
+    }
+    memcpy(ep->out_lab, out_lab, sizeof ep->out_lab);
     /* Sizes: a letter must have one size everywhere it appears (einsum
      * broadcasts only the "..." dims); "..." dims broadcast like NumPy. */
     int64_t size[EIN_ELL + FT_MAX_RANK];
@@ -404,19 +413,37 @@ int ft_ein_operands(const char *eq, int nops, const ft_shape *const *shapes, con
         snprintf(msg, msgsz, "einsum: more than %d operands", FT_EIN_MAXOPS);
         return -1;
     }
-    int ranks[FT_EIN_MAXOPS], n_ell;
-    int8_t lab[FT_EIN_MAXOPS][FT_MAX_RANK];
+    ft_einsum_params p = {.nops = nops};
+    int ranks[FT_EIN_MAXOPS];
     for (int i = 0; i < nops; i++)
-        ranks[i] = shapes[i]->rank;
-    if (ft_einsum_parse(eq, nops, ranks, NULL, lab, &n_ell, olab, no, msg, msgsz))
+        ranks[i] = shapes[i]->rank, p.rank[i] = (int8_t)ranks[i];
+    if (ft_einsum_parse(eq, nops, ranks, NULL, p.lab, &p.n_ell, p.out_lab, &p.out_rank, msg, msgsz))
         return -1;
+    return ft_ein_views(&p, nops, shapes, data, olab, no, size, ops, msg, msgsz);
+}
+
+int ft_ein_views(const ft_einsum_params *p, int nops, const ft_shape *const *shapes, const void *const *data,
+                 int8_t *olab, int *no, int64_t *size, ft_ein_op *ops, char *msg, size_t msgsz)
+{
+    if (nops != p->nops) {
+        snprintf(msg, msgsz, "einsum: %d operands, but the equation was parsed for %d", nops, p->nops);
+        return -1;
+    }
+    for (int i = 0; i < nops; i++)
+        if (shapes[i]->rank != p->rank[i]) {
+            snprintf(msg, msgsz, "einsum: operand %d has rank %d, but the equation was parsed for rank %d", i,
+                     shapes[i]->rank, p->rank[i]);
+            return -1;
+        }
+    memcpy(olab, p->out_lab, (size_t)p->out_rank);
+    *no = p->out_rank;
     for (int l = 0; l < FT_EIN_NL; l++)
         size[l] = 1;
     /* A "..." dim may be 1 in one operand and larger in another: the larger wins. */
     uint64_t used = 0;
     for (int i = 0; i < nops; i++)
         for (int d = 0; d < shapes[i]->rank; d++) {
-            int l = lab[i][d];
+            int l = p->lab[i][d];
             if (!(used >> l & 1) || size[l] == 1)
                 size[l] = shapes[i]->dims[d];
             used |= (uint64_t)1 << l;
@@ -426,7 +453,7 @@ int ft_ein_operands(const char *eq, int nops, const ft_shape *const *shapes, con
         memset(&ops[i], 0, sizeof ops[i]);
         ops[i].data = data[i];
         for (int d = shapes[i]->rank - 1; d >= 0; d--) {
-            int l = lab[i][d];
+            int l = p->lab[i][d];
             int64_t dim = shapes[i]->dims[d];
             if (dim == size[l]) { /* else a broadcast "..." dim of size 1: stride 0 */
                 ops[i].st[l] += s;

@@ -6,7 +6,7 @@
  * allocation (the caller owns every array).
  *
  *   int64_t size[FT_EIN_NL]; int8_t olab[FT_MAX_RANK]; int no; char msg[1024];
- *   if (ft_ein_operands(n->params.matmul.equation, nops, shapes, data, olab, &no, size, ops, msg, sizeof msg)) ...
+ *   if (ft_ein_views(&n->params.matmul.ein, nops, shapes, data, olab, &no, size, ops, msg, sizeof msg)) ...
  */
 #ifndef FT_INFER_MISC_H
 #define FT_INFER_MISC_H
@@ -15,10 +15,9 @@
 
 #include <stdint.h>
 
-/* Label ids: 52 letters, then one per "..." dim (see ft_einsum_parse). */
+/* Label ids: 52 letters, then one per "..." dim (ft_einsum_params, params.h). */
 #define FT_EIN_ELL 52
 #define FT_EIN_NL (FT_EIN_ELL + FT_MAX_RANK)
-#define FT_EIN_MAXOPS 64
 
 /* An operand (or intermediate) as a strided view with one stride per label. */
 typedef struct {
@@ -49,6 +48,12 @@ void ft_ein_set_layout(const int64_t *size, ft_ein_op *op, const void *data, con
  * larger one gets stride 0. Returns 0, or -1 with a message in msg. */
 int ft_ein_operands(const char *eq, int nops, const ft_shape *const *shapes, const void *const *data, int8_t *olab,
                     int *no, int64_t *size, ft_ein_op *ops, char *msg, size_t msgsz);
+
+/* The same from the equation parsed when the graph was checked
+ * (n->params.matmul.ein), with no parsing: olab[0..*no) is p->out_lab. Fails
+ * (-1, message in msg) only when nops or a rank differs from the parse. */
+int ft_ein_views(const ft_einsum_params *p, int nops, const ft_shape *const *shapes, const void *const *data,
+                 int8_t *olab, int *no, int64_t *size, ft_ein_op *ops, char *msg, size_t msgsz);
 
 /* need_later[i] (i = 0..nops) = labels of ops[i..nops) and of the output
  * labels olab[0..no); returns the output's mask, need_later[nops]. */

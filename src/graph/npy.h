@@ -4,7 +4,8 @@
  * it). Fortran-order arrays are returned in C order.
  *
  *   ft_npy a = {0};
- *   if (ft_npy_read("x.npy", &a, &err)) ...;  use a.dtype, a.shape, a.data; ft_npy_clear(&a);
+ *   if (ft_npy_read("x.npy", &a, &err)) ...;  // then a.dtype, a.shape, a.data
+ *   ft_npy_clear(&a);
  *   ft_npy_write_file("y.npy", FT_F32, &shape, data, &err);
  */
 #ifndef FT_NPY_H

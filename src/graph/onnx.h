@@ -7,7 +7,7 @@
  *
  *   ft_npy a = {0};                      // a tensor file: dtype, shape, data
  *   if (ft_pb_parse("input_0.pb", buf, len, &a, &err)) ...; ft_npy_clear(&a);
- *   ft_pb_write_file("out.pb", "y", FT_F32, &shape, data, &err);
+ *   ft_pb_write(f, "out.pb", "y", FT_F32, &shape, data, &err);   // f: open for writing
  *
  * Ownership: ft_onnx_load returns a graph the caller frees with ft_graph_free;
  * ft_pb_parse fills an ft_npy the caller clears. The caller keeps buf.

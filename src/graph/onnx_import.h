@@ -13,9 +13,8 @@
  *   {
  *       ft_node *g = onx_emit(c, n, FT_OP_GEMM, NULL, -1, NULL, -1); // inputs/outputs as in ONNX
  *       if (!g) return onx_status(c);
- *       onx_set_f(g, "alpha", onx_attr_f(n, "alpha", 1.0));
- *       onx_set_i(g, "trans_a", onx_attr_i(n, "transA", 0));
- *       return FT_OK;
+ *       ft_status st = onx_set_f(c, g, "alpha", onx_attr_f(n, "alpha", 1.0));
+ *       return st ? st : onx_set_i(c, g, "trans_a", onx_attr_i(n, "transA", 0));
  *   }
  *
  * Parameters ONNX passes as inputs that ftrun takes as attributes are read

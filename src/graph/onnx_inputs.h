@@ -4,8 +4,8 @@
  * import (which reads parameter inputs such as Reshape's shape at load time).
  *
  *   char **names; int n;
- *   if (ft_onnx_input_names("model.onnx", &names, &n, &err)) ... err.msg
- *   if (n < 0) ...not an ONNX model (names NULL)
+ *   if (ft_onnx_input_names("model.onnx", &names, &n, &err)) ...  // err.msg
+ *   if (n < 0) ...                       // not an ONNX model (names NULL)
  *   ft_onnx_names_free(names, n);
  *
  * Ownership: the caller frees the list with ft_onnx_names_free.

@@ -1,6 +1,11 @@
 /* What the ONNX reader (onnx_reader.c), the builder side (onnx_build.c) and
  * the load-time folder (onnx_fold.c) share beyond onnx_import.h. Not for the
- * op mappers. The context is the importer's state for one model. */
+ * op mappers. The context is the importer's state for one model; it owns the
+ * tensors and names it adds until the model is loaded.
+ *
+ *   int t = onx_resolve(c, "x");                   // the ftrun tensor of an ONNX name, or -1
+ *   if (t < 0 && onx_record(c, NULL, "input 'x' is never produced")) ...  // out of memory
+ */
 #ifndef FT_ONNX_INTERNAL_H
 #define FT_ONNX_INTERNAL_H
 

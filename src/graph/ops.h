@@ -99,38 +99,17 @@ const char *ft_suggest_op(const char *name, char *buf, size_t bufsz);
 /* Fail inference with "FILE: node 'N' (op): message" and FT_EGRAPH. */
 ft_status ft_infer_fail(ft_infer_ctx *c, const char *fmt, ...) FT_PRINTF(2, 3);
 
-/* Parse an einsum equation for n_ops operands of the given ranks: lab[i][d]
- * gets the label id of dim d of operand i (a letter id, or 52 + j for the j-th
- * of the *n_ell dims of "..."); out_lab/out_rank the output's labels. names
- * (optional) name the operands in messages. Returns 0, or -1 with a message
- * naming the equation in msg. Shared by inference and the kernels so they can
- * never disagree on a label. */
-int ft_einsum_parse(const char *eq, int n_ops, const int *ranks, const char *const *names,
-                    int8_t (*lab)[FT_MAX_RANK], int *n_ell, int8_t *out_lab, int *out_rank, char *msg, size_t msgsz);
-
 /* The inference of an op that is named in the table but not built yet. */
 ft_status ft_infer_unavailable(ft_infer_ctx *c);
 /* Inference functions named in ops.def. */
 #define X(e, name, mi, ma, mo, mao, dt, attrs, inf, fl) ft_status inf(ft_infer_ctx *c);
 #include "ops.def"
 #undef X
-/* FLOP counters named in ops.def. */
-uint64_t ft_flops_none(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
-uint64_t ft_flops_out(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
-uint64_t ft_flops_in(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
-uint64_t ft_flops_det(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
-uint64_t ft_flops_norm(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
-uint64_t ft_flops_matmul(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
-uint64_t ft_flops_gemm(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
-uint64_t ft_flops_conv(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
-uint64_t ft_flops_deform_conv(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
-uint64_t ft_flops_conv_transpose(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
-uint64_t ft_flops_pool(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
-uint64_t ft_flops_fft(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
-uint64_t ft_flops_qlinear_conv(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
-uint64_t ft_flops_qlinear_matmul(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
-uint64_t ft_flops_attention(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
-uint64_t ft_flops_rnn(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
-uint64_t ft_flops_stft(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
+/* FLOP counters named in ops.def (several ops share one: the repeated
+ * declarations are the same). */
+#define X(e, name, mi, ma, mo, mao, dt, attrs, inf, fl) \
+    uint64_t fl(const struct ft_node *, const ft_tinfo *const *, const ft_tinfo *);
+#include "ops.def"
+#undef X
 
 #endif

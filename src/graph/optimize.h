@@ -18,9 +18,9 @@
  * Ownership: works on g in place; g->opt_note (owned by g) gets the line
  * `ftrun info` prints.
  *
- *   ft_graph *g; ... ft_graph_load + ft_graph_validate ...
+ *   ft_graph *g; ...                   // ft_graph_load + ft_graph_validate
  *   ft_opt_stats s;
- *   if (ft_graph_optimize(g, 2, &s, &err)) ... err.msg    // g re-validated
+ *   if (ft_graph_optimize(g, 2, &s, &err)) ...   // err.msg; g re-validated
  *   printf("%d silu\n", s.silu);
  */
 #ifndef FT_OPTIMIZE_H

@@ -5,13 +5,21 @@
  * and importers set attributes by name); kernels of both backends read
  * node->params and never look an attribute up by name.
  *
- *   ft_graph_validate(g, &err);                      // fills g->nodes[i].params
+ *   ...                          // ft_graph_validate(g, &err) filled g->nodes[i].params
  *   const ft_conv_params *p = &n->params.conv;       // in a conv kernel
- *   ft_conv_geom geo; ft_conv_geom_of(p, &x->shape, &w->shape, &y->shape, x->dtype, 0, &geo);
+ *   int64_t stride_h = p->s[0], pad_top = p->pb[0];  // or ft_conv_geom_of (infer_conv.h)
  *
- * Adding an op: its ops.def line, one parser entry (the family's infer
- * function fills c->params), one kernel per backend, its numeric cases and
- * its man-page entry. The geometry functions of each family (declared in the
+ * Adding an op (det, the latest, touched these): its line in ops.def (name,
+ * arity, dtypes, attributes, inference and FLOP functions; ops.h declares
+ * both from it); the family's infer_*.c (inference, whose parser fills the
+ * family's struct here, and the FLOP count); this file only when the family
+ * needs a new field; src/runtime/kernels.def (one K line, compiled into both
+ * backends); the CPU kernel (src/cpu/cpu.h and the family's .c) and the
+ * CUDA one (src/cuda/cu.cuh and the family's .cu). Importing it from ONNX
+ * adds rows to onnx_ops.c (the mapper table and the catalogue) and the
+ * mapper's file (onnx_ops_*.c). Then its cases in tests/numeric/cases_*.py
+ * and tests/cuda/parity_*.py, and its entry in man/ftrun-graph.5 (FLOP count
+ * in man/ftrun.1). The geometry functions of each family (declared in the
  * family headers infer_conv.h, infer_pool.h, infer_movement.h, infer_math.h,
  * infer_misc.h) take shapes and these structs, never runtime views, so
  * src/graph depends on nothing above it. Plain data: no ownership. */
@@ -40,11 +48,25 @@ typedef struct ft_binary_params {
     int shift_right; /* bit_shift: direction = "right" */
 } ft_binary_params;
 
+/* einsum's equation parsed once against its operands' ranks (infer_misc.c,
+ * ft_einsum_parse). Label ids: 'A'..'Z' 0..25, 'a'..'z' 26..51, then one per
+ * dim under "..." from 52 (right-aligned across operands). */
+#define FT_EIN_MAXOPS 64
+typedef struct ft_einsum_params {
+    int nops;                                 /* operands (the node's inputs) */
+    int n_ell;                                /* dims under "..." */
+    int out_rank;
+    int8_t rank[FT_EIN_MAXOPS];               /* each operand's rank when parsed */
+    int8_t lab[FT_EIN_MAXOPS][FT_MAX_RANK];   /* label id of dim d of operand i */
+    int8_t out_lab[FT_MAX_RANK];              /* the output's labels */
+} ft_einsum_params;
+
 /* matmul, gemm (infer_math.c); einsum (infer_misc.c). */
 typedef struct ft_matmul_params {
     int trans_a, trans_b;
     double alpha, beta;
-    const char *equation; /* einsum; owned by node->attrs */
+    const char *equation; /* einsum, for messages; owned by node->attrs */
+    ft_einsum_params ein; /* einsum: the parsed equation */
 } ft_matmul_params;
 
 /* Reductions, arg reductions, cumsum, lp_normalization and

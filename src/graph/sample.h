@@ -1,6 +1,6 @@
-/* Sampling taps of grid_sample and of cubic resize, shared by the CPU kernels
+/* Sampling taps of grid_sample and of resize, shared by the CPU kernels
  * (src/cpu/image.c, src/cpu/resize.c) and the CUDA kernels
- * (src/cuda/image.cu): static inline functions that compile as C for the
+ * (src/cuda/image.cu, src/cuda/pool.cu): static inline functions that compile as C for the
  * CPU and as host-and-device functions under nvcc, so that both backends
  * pick the same cells with the same weights. The semantics are those of the
  * ONNX reference implementation (onnx/reference/ops/op_grid_sample.py and
@@ -145,6 +145,41 @@ FT_SAMPLE_FN void ft_resize_cubic_taps(double x, int64_t in, double a, int exclu
     if (exclude)
         for (int k = 0; k < 4; k++)
             t->w[k] /= sum;
+}
+
+/* Nearest and linear resize: the lower and upper source cells of one output
+ * coordinate at source coordinate x (inside the input or its edge padding),
+ * clamped to [0, in), and the weight of the upper one (0 for nearest, and
+ * whenever only the lower cell is read). nm is nearest's rounding
+ * (FT_RESIZE_NM_*). */
+FT_SAMPLE_FN void ft_resize_cells(double x, int64_t in, int linear, int nm, int64_t *lo, int64_t *hi, double *w)
+{
+    /* Beyond one cell outside the input every choice reads the edge cell;
+     * the clamp keeps the conversion to an integer defined. */
+    if (x < -1)
+        x = -1;
+    if (x > (double)in)
+        x = (double)in;
+    double fl = floor(x), ratio = x - fl;
+    int64_t i0 = (int64_t)fl;
+    if (!linear) {
+        int up = 0;
+        if (ratio != 0) {
+            switch (nm) {
+            case FT_RESIZE_NM_ROUND_PREFER_FLOOR: up = ratio > 0.5; break;
+            case FT_RESIZE_NM_ROUND_PREFER_CEIL: up = ratio >= 0.5; break;
+            case FT_RESIZE_NM_FLOOR: up = 0; break;
+            default: up = 1; break;
+            }
+        }
+        i0 += up;
+        *lo = *hi = i0 < 0 ? 0 : i0 >= in ? in - 1 : i0;
+        *w = 0;
+        return;
+    }
+    *lo = i0 < 0 ? 0 : i0 >= in ? in - 1 : i0;
+    *hi = i0 + 1 < 0 ? 0 : i0 + 1 >= in ? in - 1 : i0 + 1;
+    *w = *lo == *hi ? 0 : ratio;
 }
 
 #endif

@@ -49,6 +49,17 @@ const char *ft_shape_str(const ft_shape *s, char *buf)
     return buf;
 }
 
+const char *ft_index_str(uint64_t flat, const ft_shape *s, char *buf)
+{
+    ft_shape idx = *s;
+    for (int i = s->rank - 1; i >= 0; i--) {
+        uint64_t d = (uint64_t)s->dims[i];
+        idx.dims[i] = d ? (int64_t)(flat % d) : 0;
+        flat = d ? flat / d : 0;
+    }
+    return ft_shape_str(&idx, buf);
+}
+
 int ft_broadcast(const ft_shape *a, const ft_shape *b, ft_shape *out)
 {
     ft_shape r;

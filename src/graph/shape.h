@@ -1,8 +1,8 @@
 /* Shapes: rank 0..8, row-major, with overflow-checked arithmetic.
  *
  *   ft_shape s = {.rank = 2, .dims = {4, 8}};
- *   uint64_t n; if (ft_shape_numel(&s, &n)) -> overflow
- *   char buf[FT_SHAPE_STR]; ft_shape_str(&s, buf) -> "[4,8]"
+ *   uint64_t n; if (ft_shape_numel(&s, &n)) ...     // overflow
+ *   char buf[FT_SHAPE_STR]; ft_shape_str(&s, buf);  // "[4,8]"
  */
 #ifndef FT_SHAPE_H
 #define FT_SHAPE_H
@@ -26,6 +26,8 @@ uint64_t ft_numel(const ft_shape *s);
 int ft_shape_eq(const ft_shape *a, const ft_shape *b);
 /* "[4,8]" ("[]" for a scalar). buf must hold FT_SHAPE_STR bytes. Returns buf. */
 const char *ft_shape_str(const ft_shape *s, char *buf);
+/* "[1,2]" for a flat index into shape s. buf must hold FT_SHAPE_STR bytes. */
+const char *ft_index_str(uint64_t flat, const ft_shape *s, char *buf);
 /* NumPy broadcast of a and b into out. Returns 0, or -1 if incompatible. */
 int ft_broadcast(const ft_shape *a, const ft_shape *b, ft_shape *out);
 /* Normalise a possibly negative axis against rank; returns 0 and sets *out,

@@ -74,17 +74,6 @@ void ft_compare(const void *got, const void *want, ft_dtype dt, const ft_shape *
     }
 }
 
-const char *ft_index_str(uint64_t flat, const ft_shape *s, char *buf)
-{
-    ft_shape idx = *s;
-    for (int i = s->rank - 1; i >= 0; i--) {
-        uint64_t d = (uint64_t)s->dims[i];
-        idx.dims[i] = d ? (int64_t)(flat % d) : 0;
-        flat = d ? flat / d : 0;
-    }
-    return ft_shape_str(&idx, buf);
-}
-
 static const char *num(double v, ft_dtype dt, char *buf, size_t n)
 {
     snprintf(buf, n, ft_dtype_is_float(dt) ? (dt == FT_F64 ? "%.17g" : "%.9g") : "%.0f", v);

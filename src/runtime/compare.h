@@ -3,7 +3,7 @@
  * an infinity matches only the same infinity.
  *
  *   ft_tol t = ft_tol_default(FT_F32);
- *   ft_cmp c; ft_compare(got, want, FT_F32, &shape, t, &c);  c.n_bad == 0 -> pass
+ *   ft_cmp c; ft_compare(got, want, FT_F32, &shape, t, &c);  // c.n_bad == 0: pass
  *   char line[512]; ft_cmp_str(&c, FT_F32, &shape, t, line, sizeof line);
  */
 #ifndef FT_COMPARE_H
@@ -37,7 +37,5 @@ void ft_compare(const void *got, const void *want, ft_dtype dt, const ft_shape *
  *    [1,2] (got 3, expected 2)"
  * or "100 values match (rtol=..., atol=...): max abs error 0, max rel error 0". */
 const char *ft_cmp_str(const ft_cmp *c, ft_dtype dt, const ft_shape *s, ft_tol tol, char *buf, size_t n);
-/* "[1,2]" for a flat index into shape s. buf must hold FT_SHAPE_STR bytes. */
-const char *ft_index_str(uint64_t flat, const ft_shape *s, char *buf);
 
 #endif

@@ -8,8 +8,8 @@
  *   ft_exec_opts o = {.warmup = 0, .iterations = 1};
  *   ft_run_result r = {0};
  *   if (ft_exec_check(g, be, NULL, &err) || ft_exec_run(g, &plan, be, ctx, &o, &r, &err)) ...
- *   r.outputs[i] holds g->outputs[i]'s bytes; r.run_ms[k] each timed run.
  *   ft_run_result_free(&r);
+ * r.outputs[i] holds g->outputs[i]'s bytes; r.run_ms[k] each timed run.
  */
 #ifndef FT_EXEC_H
 #define FT_EXEC_H

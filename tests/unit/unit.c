@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/report.h"
+#include "cli/profile.h"
 #include "graph/graph.h"
 #include "runtime/plan.h"
 #include "runtime/threads.h"

@@ -1,0 +1,62 @@
+/* One element of any dtype read as a double or as an integer: the loads
+ * that the graph (dtype.c: ft_load_f64, ft_load_i64), the CPU kernels
+ * (cpu/quant.c) and the CUDA kernels (cuda/elementwise_binary.cu: pow's
+ * exponent) share, as static inline functions that compile as C and, under
+ * nvcc, as host-and-device functions (f16/bf16 through cuda_fp16.h /
+ * cuda_bf16.h, which the including .cu file has included first, as
+ * cuda/cu.cuh does). Pure functions; the caller owns the data.
+ *
+ *   double x = ft_ld_f64(view.data, view.dtype, i);   // any dtype
+ *   int64_t z = ft_ld_int(zp.data, zp.dtype, 0);       // integer dtypes and bool, else 0
+ */
+#ifndef FT_DTYPE_LOAD_H
+#define FT_DTYPE_LOAD_H
+
+#include <stdint.h>
+
+#include "dtype.h"
+
+#ifdef __CUDACC__
+#define FT_LD_FN static __host__ __device__ inline
+#define FT_LD_F16(p, i) ((double)__half2float(((const __half *)(p))[i]))
+#define FT_LD_BF16(p, i) ((double)__bfloat162float(((const __nv_bfloat16 *)(p))[i]))
+#else
+#define FT_LD_FN static inline
+#define FT_LD_F16(p, i) ((double)ft_f16_to_f32(((const uint16_t *)(p))[i]))
+#define FT_LD_BF16(p, i) ((double)ft_bf16_to_f32(((const uint16_t *)(p))[i]))
+#endif
+
+/* Element i of p (dtype dt) as a double; bool as 0 or 1. */
+FT_LD_FN double ft_ld_f64(const void *p, int dt, int64_t i)
+{
+    switch (dt) {
+    case FT_F16: return FT_LD_F16(p, i);
+    case FT_BF16: return FT_LD_BF16(p, i);
+    case FT_F32: return ((const float *)p)[i];
+    case FT_F64: return ((const double *)p)[i];
+    case FT_I8: return ((const int8_t *)p)[i];
+    case FT_I16: return ((const int16_t *)p)[i];
+    case FT_I32: return ((const int32_t *)p)[i];
+    case FT_I64: return (double)((const int64_t *)p)[i];
+    case FT_U8: return ((const uint8_t *)p)[i];
+    case FT_BOOL: return ((const uint8_t *)p)[i] != 0;
+    default: return 0;
+    }
+}
+
+/* Element i of p as an integer, for the integer dtypes and bool; 0 for the
+ * float dtypes (ft_load_i64 in dtype.c converts those). */
+FT_LD_FN int64_t ft_ld_int(const void *p, int dt, int64_t i)
+{
+    switch (dt) {
+    case FT_I8: return ((const int8_t *)p)[i];
+    case FT_I16: return ((const int16_t *)p)[i];
+    case FT_I32: return ((const int32_t *)p)[i];
+    case FT_I64: return ((const int64_t *)p)[i];
+    case FT_U8: return ((const uint8_t *)p)[i];
+    case FT_BOOL: return ((const uint8_t *)p)[i] != 0;
+    default: return 0;
+    }
+}
+
+#endif
