@@ -13,7 +13,11 @@
  *   256x4x256 15 vs 37 us.
  * Hence OpenBLAS below 8 rows or columns and below 65536 multiply-adds, where
  * it takes the sizes (int); oneDNN everywhere else. Vectors (one row or one
- * column) go to cpu_sgemv's own loop (memory-bound: it streams B once).
+ * column) go to cpu_sgemv's own loops, which stream the matrix once: on the
+ * classifier's 1x1280 @ (1000x1280)^T they run at 25-26 GB/s on one thread,
+ * as OpenBLAS's sgemv (the memory's pace) and against oneDNN's 14-25 GB/s,
+ * and split the outputs over threads (OpenBLAS's threaded sgemv measured
+ * slower on two threads).
  *
  * Threads: oneDNN and OpenBLAS built with OpenMP follow omp_set_num_threads
  * (cpu_backend.c sets it per run); called inside a parallel region they run
@@ -75,7 +79,25 @@ int cpu_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, cons
 GVCLONES static void gemv_dot(int64_t i0, int64_t i1, int64_t k, float alpha, const float *w, int64_t ldw,
                               const float *x, int64_t incx, float beta, float *c, int64_t incy)
 {
-    for (int64_t i = i0; i < i1; i++) {
+    int64_t i = i0;
+    /* four rows at a time: four independent sums, x read once for them */
+    for (; incx == 1 && i + 4 <= i1; i += 4) {
+        const float *w0 = w + i * ldw, *w1 = w0 + ldw, *w2 = w1 + ldw, *w3 = w2 + ldw;
+        float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+        for (int64_t p = 0; p < k; p++) {
+            s0 += w0[p] * x[p];
+            s1 += w1[p] * x[p];
+            s2 += w2[p] * x[p];
+            s3 += w3[p] * x[p];
+        }
+        float s[4] = {s0, s1, s2, s3};
+        for (int r = 0; r < 4; r++) {
+            float *y = c + (i + r) * incy;
+            *y = beta == 0 ? alpha * s[r] : alpha * s[r] + beta * *y;
+        }
+    }
+    for (; i < i1; i++) {
         const float *wr = w + i * ldw;
         float s = 0;
         if (incx == 1) {
@@ -91,8 +113,9 @@ GVCLONES static void gemv_dot(int64_t i0, int64_t i1, int64_t k, float alpha, co
     }
 }
 
-/* axpy in blocks of JB outputs (in L1), four rows of W at a time. */
-enum { GV_JB = 256 };
+/* axpy in blocks of GV_JB outputs (their sums stay in L1), four rows of W at
+ * a time, each row's block read contiguously. */
+enum { GV_JB = 2048 };
 GVCLONES static void gemv_axpy(int64_t j0, int64_t j1, int64_t k, float alpha, const float *w, int64_t ldw,
                                const float *x, int64_t incx, float beta, float *c, int64_t incy)
 {
@@ -133,17 +156,17 @@ void cpu_sgemv(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, con
     } else { /* y[i] = sum_p A[i,p] B[p,0] */
         w = a, ldw = lda, x = b, incx = tb ? 1 : ldb, incy = ldc, len = m, dot = !ta;
     }
-    /* Threads split the outputs (in blocks of GV_JB, so no two write one
-     * cache line) once W is large enough to be worth it. */
+    /* Threads split the outputs into contiguous ranges (multiples of 64, so
+     * no two write one cache line) once W is large enough to be worth it. */
     int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
-    int64_t nblk = (len + GV_JB - 1) / GV_JB;
-    if (nt > nblk)
-        nt = (int)nblk;
-    if ((double)len * (double)k < 262144.0)
+    if ((double)len * (double)k < 262144.0 || len < 128)
         nt = 1;
+    int64_t per = ((len + nt - 1) / nt + 63) / 64 * 64;
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (int64_t bl = 0; bl < nblk; bl++) {
-        int64_t i0 = bl * GV_JB, i1 = i0 + GV_JB < len ? i0 + GV_JB : len;
+    for (int t = 0; t < nt; t++) {
+        int64_t i0 = t * per, i1 = i0 + per < len ? i0 + per : len;
+        if (i0 >= i1)
+            continue;
         if (dot)
             gemv_dot(i0, i1, k, alpha, w, ldw, x, incx, beta, c, incy);
         else
