@@ -5,11 +5,11 @@
  * right after it is computed, while it is still in cache.
  *
  * Batched products (attention heads) stay a loop of cpu_sgemm calls, one per
- * matrix, threads over the batch when the matrices are small: measured
- * against oneDNN's matmul primitive on the transformer_encoder's heads
- * ([8,128,64] x [8,64,128], [8,128,128] x [8,128,64]) the loop was as fast
- * (oneDNN's sgemm costs about 0.5 us a call, under 5% of these products) and
- * needs no primitive cache. */
+ * matrix, threads over the batch when the matrices are small. oneDNN's sgemm
+ * costs about 0.5 us a call (blas.c's measurements), under 5% of the
+ * transformer benchmarks' head products ([8,128,64] x [8,64,128]: about
+ * 15 us each), so a oneDNN matmul primitive with a per-node cache could save
+ * at most that; it is not used. */
 #include "cpu.h"
 #include "../graph/infer_misc.h"
 
