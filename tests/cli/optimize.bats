@@ -162,6 +162,16 @@ opt_line() {
     "$FTRUN" info "$T/$1.onnx" ${2:+-O$2} | grep '^optimizer'
 }
 
+# written KIND COND: KIND converted to .ftg and unpacked has nodes n (a Python
+# list) for which COND holds, and the .ftg runs (-O0) to NumPy's value.
+written() {
+    "$FTRUN" convert "$T/$1.onnx" -o c.ftg -q
+    "$FTRUN" unpack c.ftg -o u -q
+    py "import json; n = json.load(open('u/graph.json'))['nodes']; assert $2, n"
+    mk $1
+    "$FTRUN" c.ftg -i x=x.npy -o o -q -O0 --expect want.npy --rtol 1e-4 --atol 1e-5
+}
+
 # same KIND: y at -O2 equals NumPy's expanded form and y at -O0.
 same() {
     "$FTRUN" "$T/$1.onnx" -i x=x.npy -o o2 -q --expect want.npy --rtol 1e-4 --atol 1e-5
@@ -283,11 +293,7 @@ EOF
         same $k
     done
     # the fused graph written out carries the activation and runs the same
-    "$FTRUN" convert "$T/conv_relu6.onnx" -o c.ftg -q
-    "$FTRUN" unpack c.ftg -o u -q
-    py 'import json; n = json.load(open("u/graph.json"))["nodes"]; assert len(n) == 1 and n[0]["attrs"]["activation"] == "clip" and n[0]["attrs"]["activation_min"] == 0 and n[0]["attrs"]["activation_max"] == 6, n'
-    mk conv_relu6
-    "$FTRUN" c.ftg -i x=x.npy -o o -q -O0 --expect want.npy --rtol 1e-4 --atol 1e-5
+    written conv_relu6 'len(n) == 1 and n[0]["attrs"]["activation"] == "clip" and n[0]["attrs"]["activation_min"] == 0 and n[0]["attrs"]["activation_max"] == 6'
 }
 
 @test "ftrun test -O: a test case runs its graph optimized (default) or as read (-O0)" {
@@ -334,11 +340,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
         same $k
     done
     # the fused graph written out carries the bias input and the activation, and runs the same
-    "$FTRUN" convert "$T/mm_bias_gelu.onnx" -o c.ftg -q
-    "$FTRUN" unpack c.ftg -o u -q
-    py 'import json; n = json.load(open("u/graph.json"))["nodes"]; assert len(n) == 1 and n[0]["op"] == "matmul" and len(n[0]["inputs"]) == 3 and n[0]["attrs"]["activation"] == "gelu", n'
-    mk mm_bias_gelu
-    "$FTRUN" c.ftg -i x=x.npy -o o -q -O0 --expect want.npy --rtol 1e-4 --atol 1e-5
+    written mm_bias_gelu 'len(n) == 1 and n[0]["op"] == "matmul" and len(n[0]["inputs"]) == 3 and n[0]["attrs"]["activation"] == "gelu"'
 }
 
 @test "matmul_epi: a product whose output has another reader keeps its add and activation" {
