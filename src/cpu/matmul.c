@@ -224,9 +224,16 @@ ft_status cpu_gemm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
     if (M == 0 || N == 0)
         return FT_OK;
     int has_c = n->n_in > 2 && in[2].data;
-    /* y starts as beta*c (computed elementwise, so beta=0 with an infinite c
-     * gives NaN as the formula does), and the product is added with beta=1. */
-    if (has_c) {
+    /* A bias row (c of [N] or [1, N], beta 1: the exports' Linear layers) is
+     * added in the epilogue after the product, which saves writing y once
+     * before it and reading it back in the product. */
+    const ft_shape *cs = has_c ? &in[2].shape : NULL;
+    int row_c = has_c && K > 0 && beta == 1.0 && cs->rank >= 1 && cs->dims[cs->rank - 1] == N &&
+                (cs->rank == 1 || cs->dims[0] == 1);
+    /* Otherwise y starts as beta*c (computed elementwise, so beta=0 with an
+     * infinite c gives NaN as the formula does), and the product is added
+     * with beta=1. */
+    if (has_c && !row_c) {
         int64_t st[2];
         ft_shape os = {.rank = 2, .dims = {M, N}};
         ft_broadcast_strides(&in[2].shape, &os, st);
@@ -246,10 +253,10 @@ ft_status cpu_gemm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
     if (K > 0) {
         openblas_set_num_threads(k->threads);
         int rc = gemm_one(dt, ta, tb, M, N, K, alpha, in[0].data, as->dims[1], in[1].data, bs->dims[1],
-                          has_c ? 1.0 : 0.0, out[0].data, N);
+                          has_c && !row_c ? 1.0 : 0.0, out[0].data, N);
         if (rc)
             return cpu_blas_error(k, n, rc);
     }
-    epilogue_par(k, dt, out[0].data, M, N, NULL, mp->act);
+    epilogue_par(k, dt, out[0].data, M, N, row_c ? in[2].data : NULL, mp->act);
     return FT_OK;
 }
