@@ -997,10 +997,18 @@ static void on_stop_signal(int sig) { ft_stop_signal = sig; }
  * commands keep the default action: their files appear by rename only. */
 static void catch_stop_signals(void)
 {
+    /* The handler runs on its own stack: with it on the thread's stack, a
+     * signal arriving inside one of oneDNN's JIT matrix kernels (cpu/blas.c)
+     * made ftrun abort at exit (free(): invalid pointer in oneDNN's exit
+     * handlers, every time on one thread); valgrind sees those kernels read
+     * below the stack pointer, which the signal frame overwrites. */
+    static char alt[1 << 16];
+    stack_t ss = {.ss_sp = alt, .ss_size = sizeof alt};
+    sigaltstack(&ss, NULL);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_stop_signal;
-    sa.sa_flags = SA_RESETHAND;
+    sa.sa_flags = SA_RESETHAND | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);

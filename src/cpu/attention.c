@@ -17,9 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Declared by OpenBLAS's cblas.h; repeated because other cblas headers lack it. */
-void openblas_set_num_threads(int);
-
 /* glibc's libmvec vector exp (see unary.c): math.h declares it only under
  * -ffast-math; declaring it here lets the `omp simd` loops use it. */
 #if defined(__x86_64__) && defined(__GLIBC__) && defined(__GLIBC_PREREQ) && !defined(__clang__)
@@ -102,7 +99,7 @@ DEF_ROW(f64, double, exp, tanh)
 
 /* Queries [s0, s1) of head h of batch b. sc: SB x TB scores, m/l: SB. */
 #define DEF_BLOCK(SFX, TY, GEMM)                                                                                      \
-    static void attn_block_##SFX(const attn_p *p, const TY *q, const TY *k, const TY *v, TY *out, int64_t b,          \
+    static int attn_block_##SFX(const attn_p *p, const TY *q, const TY *k, const TY *v, TY *out, int64_t b,          \
                                int64_t h, int64_t s0, int64_t s1, TY *sc, TY *m, double *l)                           \
     {                                                                                                                 \
         int64_t hk = h / p->grp, ns = s1 - s0, D = p->D, Dv = p->Dv;                                                  \
@@ -121,16 +118,18 @@ DEF_ROW(f64, double, exp, tanh)
         int64_t tend = p->causal && s1 + p->coff < p->T ? s1 + p->coff : p->T;                                        \
         for (int64_t t0 = 0; t0 < tend; t0 += TB) {                                                                   \
             int64_t nt = tend - t0 < TB ? tend - t0 : TB;                                                             \
+            int rc = 0;                                                                                               \
             if (D > 0)                                                                                                \
-                GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)ns, (int)nt, (int)D, (TY)p->scale, qb, (int)D,     \
-                     kb + t0 * D, (int)D, (TY)0, sc, (int)nt);                                                        \
+                rc = GEMM(0, 1, ns, nt, D, (TY)p->scale, qb, D, kb + t0 * D, D, (TY)0, sc, nt);                       \
             else                                                                                                      \
                 memset(sc, 0, (size_t)(ns * nt) * sizeof(TY));                                                        \
+            if (rc)                                                                                                   \
+                return rc;                                                                                            \
             for (int64_t i = 0; i < ns; i++)                                                                          \
                 attn_row_##SFX(p, sc + i * nt, nt, t0, s0 + i, mb ? mb + (size_t)((s0 + i) * p->ms[2]) * mes : NULL,  \
                              m + i, l + i, ob + i * Dv);                                                              \
-            GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)ns, (int)Dv, (int)nt, (TY)1, sc, (int)nt,            \
-                 vb + t0 * Dv, (int)Dv, (TY)1, ob, (int)Dv);                                                          \
+            if ((rc = GEMM(0, 0, ns, Dv, nt, (TY)1, sc, nt, vb + t0 * Dv, Dv, (TY)1, ob, Dv)))                        \
+                return rc;                                                                                            \
         }                                                                                                             \
         for (int64_t i = 0; i < ns; i++) {                                                                            \
             TY *o = ob + i * Dv;                                                                                      \
@@ -141,10 +140,21 @@ DEF_ROW(f64, double, exp, tanh)
                 _Pragma("omp simd") for (int64_t d = 0; d < Dv; d++) o[d] *= inv;                                     \
             }                                                                                                         \
         }                                                                                                             \
+        return 0;                                                                                                     \
     }
 
-DEF_BLOCK(f32, float, cblas_sgemm)
-DEF_BLOCK(f64, double, cblas_dgemm)
+/* f64 products through OpenBLAS (sizes fit in int: attention_run checks the
+ * head sizes, the blocks are at most SB_MAX x TB); f32 through cpu_sgemm. */
+static int dgemm_rm(int ta, int tb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda,
+                    const double *b, int64_t ldb, double beta, double *c, int64_t ldc)
+{
+    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
+                alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+    return 0;
+}
+
+DEF_BLOCK(f32, float, cpu_sgemm)
+DEF_BLOCK(f64, double, dgemm_rm)
 
 /* The keys (or values) past then cur along the sequence axis into dst:
  * [BH, P, W] and [BH, T, W] -> [BH, P + T, W], rows of rb bytes. */
@@ -226,8 +236,7 @@ static ft_status attention_run(ft_kctx *k, const ft_node *n, const ft_view *in, 
     double work = (double)bh * (double)p.S * (double)(p.T + 1) * (double)(p.D + p.Dv + 1);
     int par = k->threads > 1 && items > 1 && work >= (double)(1 << 20);
     size_t es = ft_dtype_size(dt);
-    int failed = 0;
-    openblas_set_num_threads(par ? 1 : k->threads);
+    int failed = 0, brc = 0;
 #pragma omp parallel num_threads(k->threads) if (par)
     {
         char *buf = cpu_thread_scratch((size_t)(sb * TB + sb) * es + (size_t)sb * sizeof(double), &failed);
@@ -239,17 +248,23 @@ static ft_status attention_run(ft_kctx *k, const ft_node *n, const ft_view *in, 
             int64_t b = it / (p.H * nsb), h = it / nsb % p.H, s0 = it % nsb * sb;
             int64_t s1 = s0 + sb < p.S ? s0 + sb : p.S;
             double *l = (double *)buf;
+            int rc;
             if (dt == FT_F32)
-                attn_block_f32(&p, in[0].data, kp, vp, out[0].data, b, h, s0, s1,
+                rc = attn_block_f32(&p, in[0].data, kp, vp, out[0].data, b, h, s0, s1,
                                (float *)(buf + sb * sizeof(double)), (float *)(buf + sb * sizeof(double)) + sb * TB, l);
             else
-                attn_block_f64(&p, in[0].data, kp, vp, out[0].data, b, h, s0, s1,
+                rc = attn_block_f64(&p, in[0].data, kp, vp, out[0].data, b, h, s0, s1,
                                (double *)(buf + sb * sizeof(double)), (double *)(buf + sb * sizeof(double)) + sb * TB,
                                l);
+            if (rc) {
+#pragma omp atomic write
+                brc = rc;
+            }
         }
         free(buf);
     }
-    openblas_set_num_threads(k->threads);
+    if (brc)
+        return cpu_blas_error(k, n, brc);
     if (failed)
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the attention score blocks");
     return FT_OK;

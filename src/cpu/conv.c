@@ -16,10 +16,10 @@
  *
  * Pads and sizes come from graph/infer_conv.c, which the CUDA kernels share. */
 #include "cpu.h"
+#include "vmath.h"
 #include "../graph/infer_conv.h"
 
 #include <cblas.h>
-#include <oneapi/dnnl/dnnl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -131,35 +131,13 @@ RUNS(double, d)
 #define DWCLONES
 #endif
 
-/* e^x in f32 in a form the vectorizer takes (no call, no float-to-int
- * conversion): x clamped to [-87, 88], x = n ln2 + r with n rounded by the
- * 1.5 * 2^23 shift, Cephes' expf polynomial for e^r, 2^n built in the
- * exponent bits. Within 2 ulp of expf; NaN stays NaN. */
-static inline float exp_vf(float x)
-{
-    x = x < -87.0f ? -87.0f : x;
-    x = x > 88.0f ? 88.0f : x;
-    float t = x * 1.44269504088896341f + 12582912.0f, n = t - 12582912.0f;
-    float r = x - n * 0.693359375f + n * 2.12194440e-4f;
-    float q = 1.9875691500e-4f;
-    q = q * r + 1.3981999507e-3f;
-    q = q * r + 8.3334519073e-3f;
-    q = q * r + 4.1665795894e-2f;
-    q = q * r + 1.6666665459e-1f;
-    q = q * r + 5.0000001201e-1f;
-    q = q * r * r + r + 1.0f;
-    uint32_t tb, eb;
-    float sc;
-    memcpy(&tb, &t, sizeof tb);
-    eb = (tb - 0x4B400000u + 127u) << 23;
-    memcpy(&sc, &eb, sizeof sc);
-    return q * sc;
-}
+/* silu in f64 (f32 uses vmath.h's ft_vsiluf, as unary.c does) */
+static inline double silu_d(double x) { return x / (1.0 + exp(-x)); }
 
 /* The fused activation (params.h ft_conv_act) on n outputs in place, each as
- * its op's kernel computes it (src/cpu/unary.c; f32 silu with exp_vf): NaN
+ * its op's kernel computes it (src/cpu/unary.c; f32 silu with vmath.h): NaN
  * passes relu and clip. */
-#define EPILOGUE(T, SUF, EXP)                                                                                     \
+#define EPILOGUE(T, SUF, SILU)                                                                                     \
     DWCLONES static void epilogue_##SUF(T *restrict y, int64_t n, const ft_conv_params *p)                               \
     {                                                                                                            \
         const T lo = (T)p->act_lo, hi = (T)p->act_hi;                                                            \
@@ -177,7 +155,7 @@ static inline float exp_vf(float x)
             }                                                                                                    \
             return;                                                                                              \
         case FT_CONV_ACT_SILU:                                                                                   \
-            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) y[i] = y[i] / ((T)1 + EXP(-y[i]));             \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) y[i] = SILU(y[i]);                             \
             return;                                                                                              \
         case FT_CONV_ACT_HARD_SWISH:                                                                             \
             _Pragma("omp simd") for (int64_t i = 0; i < n; i++)                                                  \
@@ -190,8 +168,8 @@ static inline float exp_vf(float x)
             return;                                                                                              \
         }                                                                                                        \
     }
-EPILOGUE(float, f, exp_vf)
-EPILOGUE(double, d, exp)
+EPILOGUE(float, f, ft_vsiluf)
+EPILOGUE(double, d, silu_d)
 #undef EPILOGUE
 
 static void epilogue(const geom *g, const ft_conv_params *p, void *y, int64_t n)
@@ -231,6 +209,10 @@ static void gemm(const geom *g, int ta, int64_t m, int64_t n, int64_t kd, const 
 {
     if (m <= 0 || n <= 0)
         return;
+    if (g->es == 4) { /* blas.c: 64-bit sizes; oneDNN's errors are bad arguments only, which geom rules out */
+        (void)cpu_sgemm(ta, 0, m, n, kd, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+        return;
+    }
     if (m > INT_MAX || n > INT_MAX || kd > INT_MAX || lda > INT_MAX || ldb > INT_MAX || ldc > INT_MAX) {
         for (int64_t i = 0; i < m; i++)
             for (int64_t j = 0; j < n; j++) {
@@ -248,11 +230,8 @@ static void gemm(const geom *g, int ta, int64_t m, int64_t n, int64_t kd, const 
         return;
     }
     enum CBLAS_TRANSPOSE t = ta ? CblasTrans : CblasNoTrans;
-    if (g->es == 4)
-        dnnl_sgemm(ta ? 'T' : 'N', 'N', m, n, kd, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
-    else
-        cblas_dgemm(CblasRowMajor, t, CblasNoTrans, (int)m, (int)n, (int)kd, 1.0, a, (int)lda, b, (int)ldb, 0.0, c,
-                    (int)ldc);
+    cblas_dgemm(CblasRowMajor, t, CblasNoTrans, (int)m, (int)n, (int)kd, 1.0, a, (int)lda, b, (int)ldb, 0.0, c,
+                (int)ldc);
 }
 
 /* ------------------------------------------------------------------ im2col */

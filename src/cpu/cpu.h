@@ -88,6 +88,20 @@ static inline int64_t cpu_load_index(const void *p, int is64, int64_t i)
     return is64 ? ((const int64_t *)p)[i] : (int64_t)((const int32_t *)p)[i];
 }
 
+/* blas.c: the f32 matrix product every CPU kernel uses, row-major
+ * C[m,n] = alpha op(A) op(B) + beta C (op(X) = X^T when ta / tb), leading
+ * dimensions lda, ldb, ldc, 64-bit sizes; beta 0 ignores what C held.
+ * Returns 0, or a nonzero oneDNN status that cpu_blas_error turns into the
+ * node's error (FT_OK for 0). Safe inside a parallel region (runs on the
+ * calling thread there). cpu_sgemv is its one-row / one-column case.
+ *   int rc = cpu_sgemm(0, 1, M, N, K, 1.0f, a, K, b, K, 0.0f, c, N);
+ *   if (rc) return cpu_blas_error(k, n, rc); */
+int cpu_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+              const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
+void cpu_sgemv(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+               const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
+ft_status cpu_blas_error(ft_kctx *k, const ft_node *n, int code);
+
 /* unary.c, binary.c */
 ft_status cpu_unary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_cast(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);

@@ -83,14 +83,18 @@ ft_status cpu_deform_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vi
                 else
                     columns_f(&g, og, x->data, off->data, mask, b, col, k->threads, par);
             }
+            int rc = 0;
             if (f64)
                 cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g.Mg, (int)g.P, (int)kc, 1.0,
                             (const double *)w->data + gr * g.Mg * kc, (int)(kc ? kc : 1),
                             (const double *)col + gr * kc * g.P, (int)g.P, 0.0, (double *)out[0].data + at, (int)g.P);
             else
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g.Mg, (int)g.P, (int)kc, 1.0f,
-                            (const float *)w->data + gr * g.Mg * kc, (int)(kc ? kc : 1),
-                            (const float *)col + gr * kc * g.P, (int)g.P, 0.0f, (float *)out[0].data + at, (int)g.P);
+                rc = cpu_sgemm(0, 0, g.Mg, g.P, kc, 1.0f, (const float *)w->data + gr * g.Mg * kc, kc ? kc : 1,
+                               (const float *)col + gr * kc * g.P, g.P, 0.0f, (float *)out[0].data + at, g.P);
+            if (rc) {
+                free(col);
+                return cpu_blas_error(k, n, rc);
+            }
             if (bias)
                 for (int64_t m = 0; m < g.Mg; m++)
                     for (int64_t p = 0; p < g.P; p++) {

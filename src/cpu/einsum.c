@@ -228,31 +228,26 @@ static void ein_copy(const ein_ctx *e, const ft_ein_op *op, const int8_t *olab, 
 
 /* ------------------------------------------------------------ contraction */
 
-/* One row-major product C[m,n] = op(A) op(B) (beta 0). Sizes fit in int. */
-static void gemm_one(ft_dtype dt, int ta, int tb, int m, int n, int k, const void *a, int lda, const void *b, int ldb,
-                     void *c)
+/* One row-major product C[m,n] = op(A) op(B) (beta 0). Sizes fit in int.
+ * f32 through cpu_sgemm (blas.c); 0 or its error code. */
+static int gemm_one(ft_dtype dt, int ta, int tb, int m, int n, int k, const void *a, int lda, const void *b, int ldb,
+                    void *c)
 {
+    if (dt == FT_F32)
+        return cpu_sgemm(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, n);
     enum CBLAS_TRANSPOSE tA = ta ? CblasTrans : CblasNoTrans;
     /* Vector shapes go to gemv, which OpenBLAS runs much faster than a
      * degenerate gemm; gemv's beta=0 may keep NaN garbage in y, hence the clear. */
     if (m == 1 || n == 1)
-        memset(c, 0, (size_t)m * (size_t)n * (dt == FT_F32 ? 4 : 8));
-#define EIN_GEMM(T, GEMV, GEMM)                                                                                    \
-    if (m == 1)                                                                                                    \
-        GEMV(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? n : k, tb ? k : n, (T)1, (const T *)b, ldb,        \
-             (const T *)a, ta ? lda : 1, (T)0, (T *)c, 1);                                                         \
-    else if (n == 1)                                                                                               \
-        GEMV(CblasRowMajor, tA, ta ? k : m, ta ? m : k, (T)1, (const T *)a, lda, (const T *)b, tb ? 1 : ldb, (T)0,  \
-             (T *)c, 1);                                                                                           \
-    else                                                                                                           \
-        GEMM(CblasRowMajor, tA, tb ? CblasTrans : CblasNoTrans, m, n, k, (T)1, (const T *)a, lda, (const T *)b, ldb, \
-             (T)0, (T *)c, n);
-    if (dt == FT_F32) {
-        EIN_GEMM(float, cblas_sgemv, cblas_sgemm)
-    } else {
-        EIN_GEMM(double, cblas_dgemv, cblas_dgemm)
-    }
-#undef EIN_GEMM
+        memset(c, 0, (size_t)m * (size_t)n * 8);
+    if (m == 1)
+        cblas_dgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? n : k, tb ? k : n, 1.0, b, ldb, a,
+                    ta ? lda : 1, 0.0, c, 1);
+    else if (n == 1)
+        cblas_dgemv(CblasRowMajor, tA, ta ? k : m, ta ? m : k, 1.0, a, lda, b, tb ? 1 : ldb, 0.0, c, 1);
+    else
+        cblas_dgemm(CblasRowMajor, tA, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, n);
+    return 0;
 }
 
 /* 1 when op's values are laid out contiguously in the label order lab. */
@@ -380,13 +375,22 @@ static ft_status ein_pair(ein_ctx *e, const ft_ein_op *a, const ft_ein_op *b, ui
         int lda = ta ? m : kk, ldb = tb ? kk : nn_;
         size_t amat = (size_t)(M * K) * e->es, bmat = (size_t)(K * N) * e->es, cmat = (size_t)(M * N) * e->es;
         uint64_t work = M * N * K;
-        int par = e->k->threads > 1 && BT >= 2 && work < (1u << 21) && work * BT >= (1u << 18);
+        int par = e->k->threads > 1 && BT >= 2 && work < (1u << 21) && work * BT >= (1u << 18), brc = 0;
         openblas_set_num_threads(par ? 1 : e->k->threads);
 #pragma omp parallel for num_threads(e->k->threads) schedule(static) if (par)
-        for (int64_t t = 0; t < (int64_t)BT; t++)
-            gemm_one(e->dt, ta, tb, m, nn_, kk, A + (size_t)t * amat, lda, B + (size_t)t * bmat, ldb,
-                     C + (size_t)t * cmat);
+        for (int64_t t = 0; t < (int64_t)BT; t++) {
+            int rc = gemm_one(e->dt, ta, tb, m, nn_, kk, A + (size_t)t * amat, lda, B + (size_t)t * bmat, ldb,
+                              C + (size_t)t * cmat);
+            if (rc) {
+#pragma omp atomic write
+                brc = rc;
+            }
+        }
         openblas_set_num_threads(e->k->threads);
+        if (brc) {
+            st = cpu_blas_error(e->k, e->n, brc);
+            goto done;
+        }
     }
     if (!direct_c) {
         ft_ein_op c;

@@ -39,24 +39,25 @@ static void st(ft_dtype dt, void *p, int64_t i, double v)
         ((double *)p)[i] = v;
 }
 
-/* C (M x N, row stride ldc) = A (M x K) B^T (B: N x K) + beta C, row-major. */
-static void gemm_nt(ft_dtype dt, int64_t M, int64_t N, int64_t K, const void *A, int64_t lda, const void *B, int64_t ldb,
-                    double beta, void *C, int64_t ldc)
+/* C (M x N, row stride ldc) = A (M x K) B^T (B: N x K) + beta C, row-major:
+ * f32 through cpu_sgemm (blas.c), f64 through OpenBLAS; 0 or cpu_sgemm's
+ * error code. */
+static int gemm_nt(ft_dtype dt, int64_t M, int64_t N, int64_t K, const void *A, int64_t lda, const void *B, int64_t ldb,
+                   double beta, void *C, int64_t ldc)
 {
     if (M == 0 || N == 0)
-        return;
+        return 0;
+    if (dt == FT_F32)
+        return cpu_sgemm(0, 1, M, N, K, 1.0f, A, lda, B, ldb, (float)beta, C, ldc);
     if (K == 0) {
         if (beta == 0)
             for (int64_t i = 0; i < M; i++)
                 memset((char *)C + (size_t)(i * ldc) * ft_dtype_size(dt), 0, (size_t)N * ft_dtype_size(dt));
-        return;
+        return 0;
     }
-    if (dt == FT_F32)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, 1.0f, A, (int)lda, B, (int)ldb,
-                    (float)beta, C, (int)ldc);
-    else
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, 1.0, A, (int)lda, B, (int)ldb,
-                    beta, C, (int)ldc);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, 1.0, A, (int)lda, B, (int)ldb, beta, C,
+                (int)ldc);
+    return 0;
 }
 
 static double clipv(const ft_rnn_params *p, double x)
@@ -137,7 +138,7 @@ static int64_t time_of(const rnn_dir *r, int64_t s, int64_t b)
 }
 
 /* The recurrence of one direction; Y (zeroed) gets its values. */
-static void run_dir(ft_kctx *k, const ft_node *n, rnn_dir *r, const ft_view *in, void *y)
+static int run_dir(ft_kctx *k, const ft_node *n, rnn_dir *r, const ft_view *in, void *y)
 {
     const ft_rnn_params *p = r->p;
     const rnn_geo *g = &r->g;
@@ -148,7 +149,9 @@ static void run_dir(ft_kctx *k, const ft_node *n, rnn_dir *r, const ft_view *in,
         maxlen = r->len[b] > maxlen ? r->len[b] : maxlen;
     const char *w = (const char *)in[1].data + (size_t)(d * GH * g->NI) * es;
     const char *rw = (const char *)in[2].data + (size_t)(d * GH * H) * es;
-    gemm_nt(dt, g->T * B, GH, g->NI, in[0].data, g->NI, w, g->NI, 0, r->xw, GH);
+    int rc = gemm_nt(dt, g->T * B, GH, g->NI, in[0].data, g->NI, w, g->NI, 0, r->xw, GH);
+    if (rc)
+        return rc;
     int lbr = n->op == FT_OP_GRU && p->linear_before_reset;
     int par = k->threads > 1 && B > 1 && B * GH >= CPU_PAR_MIN / 8;
     for (int64_t s = 0; s < maxlen; s++) {
@@ -160,24 +163,29 @@ static void run_dir(ft_kctx *k, const ft_node *n, rnn_dir *r, const ft_view *in,
                 memset(gb, 0, (size_t)GH * es);
         }
         if (n->op != FT_OP_GRU)
-            gemm_nt(dt, B, GH, H, r->h, H, rw, H, 1, r->gt, GH);
+            rc = gemm_nt(dt, B, GH, H, r->h, H, rw, H, 1, r->gt, GH);
         else if (lbr)
-            gemm_nt(dt, B, GH, H, r->h, H, rw, H, 0, r->rg, GH);
+            rc = gemm_nt(dt, B, GH, H, r->h, H, rw, H, 0, r->rg, GH);
         else {
             /* z and r from H; then (r . H) Rh^T into the h gate */
-            gemm_nt(dt, B, 2 * H, H, r->h, H, rw, H, 1, r->gt, GH);
+            if ((rc = gemm_nt(dt, B, 2 * H, H, r->h, H, rw, H, 1, r->gt, GH)))
+                return rc;
             for (int64_t b = 0; b < B; b++)
                 for (int64_t j = 0; j < H; j++) {
                     double rr = act(p, (int)d, 0, ld(dt, r->gt, b * GH + H + j) + r->bx[H + j]);
                     st(dt, r->rg, b * H + j, rr * ld(dt, r->h, b * H + j));
                 }
-            gemm_nt(dt, B, H, H, r->rg, H, rw + (size_t)(2 * H * H) * es, H, 1, (char *)r->gt + (size_t)(2 * H) * es, GH);
+            rc = gemm_nt(dt, B, H, H, r->rg, H, rw + (size_t)(2 * H * H) * es, H, 1, (char *)r->gt + (size_t)(2 * H) * es,
+                         GH);
         }
+        if (rc)
+            return rc;
 #pragma omp parallel for num_threads(k->threads) if (par)
         for (int64_t b = 0; b < B; b++)
             if (s < r->len[b])
                 step_entry(r, n->op, b, time_of(r, s, b), y);
     }
+    return 0;
 }
 
 ft_status cpu_rnn(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
@@ -246,7 +254,12 @@ ft_status cpu_rnn(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
                 r.c[b * H + j] = n->n_in > 6 && in[6].data ? ld(dt, in[6].data, si) : 0;
             }
         r.pp = n->n_in > 7 && in[7].data ? (const char *)in[7].data + (size_t)(d * 3 * H) * g.es : NULL;
-        run_dir(k, n, &r, in, out[0].data);
+        int rc = run_dir(k, n, &r, in, out[0].data);
+        if (rc) {
+            free(buf);
+            free(len);
+            return cpu_blas_error(k, n, rc);
+        }
         for (int64_t b = 0; b < B; b++)
             for (int64_t j = 0; j < H; j++) {
                 int64_t si = p->layout ? (b * D + d) * H + j : (d * B + b) * H + j;

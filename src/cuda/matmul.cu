@@ -225,9 +225,66 @@ __global__ void mm_ptrs(mm_ptrs_args p, const void **pa, const void **pb, void *
     }
 }
 
+/* The optimizer's fused epilogue (params.h ft_mm_act) as a pass over the
+ * product y (rows of N): bias[j] (or none), then the activation, in the
+ * accumulation type, as the bias add and the activation's own kernels
+ * compute them (elementwise.cu). */
+__device__ __forceinline__ float mm_erfc(float x) { return erfcf(x); }
+__device__ __forceinline__ double mm_erfc(double x) { return erfc(x); }
+__device__ __forceinline__ float mm_exp(float x) { return expf(x); }
+__device__ __forceinline__ double mm_exp(double x) { return exp(x); }
+
+template <class T> __global__ void mm_epilogue(T *y, const T *bias, int act, uint64_t total, int64_t N)
+{
+    typedef typename cu_acc<T>::type A;
+    MM_FOR (t, total) {
+        A v = cu_load(y, (int64_t)t);
+        if (bias)
+            v = v + cu_load(bias, (int64_t)(t % (uint64_t)N));
+        if (act == FT_MM_ACT_RELU)
+            v = v < (A)0 ? (A)0 : v;
+        else if (act == FT_MM_ACT_GELU)
+            v = (A)0.5 * v * mm_erfc(-v * (A)0.70710678118654752440);
+        else if (act == FT_MM_ACT_GELU_TANH)
+            v = v / ((A)1 + mm_exp((A)-1.5957691216057307117 * (v + (A)0.044715 * v * v * v)));
+        cu_store(y, (int64_t)t, v);
+    }
+}
+
+template <class T>
+static void mm_epilogue_launch(const ft_backend_ctx *be, void *y, const void *bias, int act, uint64_t total, int64_t N)
+{
+    mm_epilogue<T><<<cu_grid(be, total), CU_BLOCK, 0, be->stream>>>((T *)y, (const T *)bias, act, total, N);
+}
+
+/* The epilogue of node n (matmul's bias input 2, the activation) on its
+ * output, when it has one. */
+static ft_status mm_apply_epilogue(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    const void *bias = n->op == FT_OP_MATMUL && n->n_in > 2 ? in[2].data : NULL;
+    int act = (int)n->params.matmul.act;
+    uint64_t total = ft_numel(&out[0].shape);
+    if ((!bias && act == FT_MM_ACT_NONE) || total == 0)
+        return FT_OK;
+    int64_t N = out[0].shape.rank ? out[0].shape.dims[out[0].shape.rank - 1] : 1;
+    CU_DISPATCH_FLOAT(out[0].dtype, T, mm_epilogue_launch<T>(k->be, out[0].data, bias, act, total, N));
+    CU_LAUNCHED(k, n);
+    return FT_OK;
+}
+
+/* matmul's product, before the epilogue. */
+static ft_status mm_product(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+
 } // namespace
 
 CU_KFN(cu_matmul)
+{
+    ft_status st = mm_product(k, n, in, out);
+    return st ? st : mm_apply_epilogue(k, n, in, out);
+}
+
+namespace {
+static ft_status mm_product(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_shape *as = &in[0].shape, *bs = &in[1].shape;
     ft_dtype dt = in[0].dtype;
@@ -344,6 +401,8 @@ CU_KFN(cu_matmul)
     return mm_exec(k, n, dt, dt, &c, 1.0, 0.0, 1);
 }
 
+} // namespace
+
 /* ------------------------------------------------------------------ gemm */
 namespace {
 
@@ -408,12 +467,14 @@ CU_KFN(cu_gemm)
         CU_TRY(k, n, cudaMemsetAsync(out[0].data, 0, (size_t)M * (size_t)N * ft_dtype_size(dt), s));
     }
     if (K == 0)
-        return FT_OK;
+        return mm_apply_epilogue(k, n, in, out);
     /* op(a)(m,k): a stored [M,K] (row stride a's dim 1) or, transposed, [K,M]. */
     int64_t ast[3] = {ta ? 1 : as->dims[1], ta ? as->dims[1] : 1, 0};
     int64_t bst[3] = {tb ? 1 : bs->dims[1], tb ? bs->dims[1] : 1, 0};
     int64_t cst[3] = {N, 1, 0};
-    return cu_gemm_strided(k, n, dt, dt, 1, M, N, K, alpha, in[0].data, ast, in[1].data, bst, cbeta, out[0].data, cst);
+    ft_status st = cu_gemm_strided(k, n, dt, dt, 1, M, N, K, alpha, in[0].data, ast, in[1].data, bst, cbeta,
+                                   out[0].data, cst);
+    return st ? st : mm_apply_epilogue(k, n, in, out);
 }
 
 /* ------------------------------------------------------------------ einsum */
@@ -1032,8 +1093,8 @@ CU_KFN(cu_einsum)
     ft_ein_op *ops = (ft_ein_op *)ft_calloc((size_t)nops, sizeof *ops);
     if (!ops)
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory");
-    if (ft_ein_operands(n->params.matmul.equation, nops, shapes, data, olab_all, &no_all, e.size, ops, msg,
-                        sizeof msg)) {
+    if (ft_ein_views(&n->params.matmul.ein, nops, shapes, data, olab_all, &no_all, e.size, ops, msg,
+                     sizeof msg)) {
         free(ops);
         return ft_node_err(k->err, FT_EGRAPH, k->g, n, "%s", msg);
     }

@@ -60,14 +60,39 @@ ft_status ft_infer_matmul_shape(ft_infer_ctx *c, int ia, int ib, ft_shape *out)
     return ft_infer_check_size(c, &o);
 }
 
+/* matmul's and gemm's fused activation (params.h ft_mm_act), by name. */
+static const char *const MM_ACT[] = {"none", "relu", "gelu", "gelu_tanh"};
+
+static ft_status mm_activation(ft_infer_ctx *c)
+{
+    const char *a = ft_attr(c->node, "activation")->s;
+    for (size_t i = 0; i < FT_ARRAY_LEN(MM_ACT); i++)
+        if (a && strcmp(a, MM_ACT[i]) == 0) {
+            c->params->matmul.act = (ft_mm_act)i;
+            return FT_OK;
+        }
+    return ft_infer_fail(c, "attribute 'activation' = '%s' is not one of none, relu, gelu, gelu_tanh", a ? a : "");
+}
+
 ft_status ft_infer_matmul(ft_infer_ctx *c)
 {
     ft_status st = ft_infer_same_dtype(c, 1, 0, NULL);
     if (st)
         return st;
     ft_shape o;
-    if ((st = ft_infer_matmul_shape(c, 0, 1, &o)))
+    if ((st = ft_infer_matmul_shape(c, 0, 1, &o)) || (st = mm_activation(c)))
         return st;
+    /* the optional bias: [N], added to every row of the product */
+    if (c->n_in > 2 && c->in[2]) {
+        if ((st = ft_infer_same_dtype(c, 2, 0, NULL)))
+            return st;
+        const ft_shape *bs = &c->in[2]->shape;
+        char s1[FT_SHAPE_STR], s2[FT_SHAPE_STR];
+        if (c->in[1]->shape.rank < 2 || bs->rank != 1 || bs->dims[0] != o.dims[o.rank - 1])
+            return ft_infer_fail(c, "bias '%s' %s must be 1-D with one value per column of the product %s (and b "
+                                 "'%s' must be a matrix)", ft_infer_in_name(c, 2), ft_shape_str(bs, s1),
+                                 ft_shape_str(&o, s2), ft_infer_in_name(c, 1));
+    }
     c->out[0].dtype = c->in[0]->dtype;
     c->out[0].shape = o;
     return FT_OK;
@@ -93,6 +118,8 @@ ft_status ft_infer_gemm(ft_infer_ctx *c)
     mp->trans_a = ta, mp->trans_b = tb;
     mp->alpha = ft_attr(c->node, "alpha")->f;
     mp->beta = ft_attr(c->node, "beta")->f;
+    if ((st = mm_activation(c)))
+        return st;
     int64_t m = ta ? a->dims[1] : a->dims[0], ka = ta ? a->dims[0] : a->dims[1];
     int64_t kb = tb ? b->dims[1] : b->dims[0], nn = tb ? b->dims[0] : b->dims[1];
     if (ka != kb)

@@ -406,22 +406,6 @@ void ft_ein_set_layout(const int64_t *size, ft_ein_op *op, const void *data, con
     }
 }
 
-int ft_ein_operands(const char *eq, int nops, const ft_shape *const *shapes, const void *const *data, int8_t *olab,
-                    int *no, int64_t *size, ft_ein_op *ops, char *msg, size_t msgsz)
-{
-    if (nops > FT_EIN_MAXOPS) {
-        snprintf(msg, msgsz, "einsum: more than %d operands", FT_EIN_MAXOPS);
-        return -1;
-    }
-    ft_einsum_params p = {.nops = nops};
-    int ranks[FT_EIN_MAXOPS];
-    for (int i = 0; i < nops; i++)
-        ranks[i] = shapes[i]->rank, p.rank[i] = (int8_t)ranks[i];
-    if (ft_einsum_parse(eq, nops, ranks, NULL, p.lab, &p.n_ell, p.out_lab, &p.out_rank, msg, msgsz))
-        return -1;
-    return ft_ein_views(&p, nops, shapes, data, olab, no, size, ops, msg, msgsz);
-}
-
 int ft_ein_views(const ft_einsum_params *p, int nops, const ft_shape *const *shapes, const void *const *data,
                  int8_t *olab, int *no, int64_t *size, ft_ein_op *ops, char *msg, size_t msgsz)
 {

@@ -41,17 +41,13 @@ int ft_ein_op_order(const ft_ein_op *op, int8_t *lab);
 /* op's strides for contiguous data in the label order lab. */
 void ft_ein_set_layout(const int64_t *size, ft_ein_op *op, const void *data, const int8_t *lab, int nl);
 
-/* Parses eq over operands of the given shapes (ft_einsum_parse), giving the
- * output's labels olab[0..*no); then size[l] of every label (1 for unused
+/* The operands as views, from the equation parsed when the graph was checked
+ * (n->params.matmul.ein, ft_einsum_parse), with no parsing: the output's
+ * labels olab[0..*no) (p->out_lab); size[l] of every label (1 for unused
  * ones) and ops[i] as views of data[i]: a repeated label (diagonal) gets the
  * sum of its dims' strides, and a "..." dim of size 1 broadcast against a
- * larger one gets stride 0. Returns 0, or -1 with a message in msg. */
-int ft_ein_operands(const char *eq, int nops, const ft_shape *const *shapes, const void *const *data, int8_t *olab,
-                    int *no, int64_t *size, ft_ein_op *ops, char *msg, size_t msgsz);
-
-/* The same from the equation parsed when the graph was checked
- * (n->params.matmul.ein), with no parsing: olab[0..*no) is p->out_lab. Fails
- * (-1, message in msg) only when nops or a rank differs from the parse. */
+ * larger one gets stride 0. Returns 0, or -1 with a message in msg (only when
+ * nops or a rank differs from the parse). */
 int ft_ein_views(const ft_einsum_params *p, int nops, const ft_shape *const *shapes, const void *const *data,
                  int8_t *olab, int *no, int64_t *size, ft_ein_op *ops, char *msg, size_t msgsz);
 

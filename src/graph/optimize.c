@@ -1,7 +1,8 @@
 /* The graph optimizer (optimize.h): fusions of expanded forms into the ops
  * ftrun has (silu, gelu, layer_norm), of residual adds (conv_add) and
- * activations (conv_act) into the conv before them, removal of dead nodes,
- * and the
+ * activations (conv_act) into the conv before them, of bias adds and
+ * activations into the matmul or gemm before them (matmul_epi), removal
+ * of dead nodes, and the
  * compaction that drops the nodes and tensors a pass left unused.
  *
  * The passes keep t->n_readers and t->producer up to date as they rewrite, so
@@ -593,6 +594,82 @@ static ft_status pass_conv_add(opt *o, int *count)
     return FT_OK;
 }
 
+/* --- matmul epilogue: add of a constant bias [N] to a matmul's private
+ * output -> the matmul with that bias (input 2); then relu or gelu reading a
+ * matmul's or gemm's private output -> the product with that "activation"
+ * (params.h ft_mm_act; the kernels apply both to the product's output as it
+ * is made). As conv_act, the later node becomes the product (its name and
+ * output stay) and the product's node goes. --------------------------------- */
+
+/* The later node k takes product node p's op, attributes and inputs (plus
+ * `extra`, -1 for none, for which p's input array has room); k's own input
+ * slots go. */
+static void absorb(opt *o, int k, int p, int extra)
+{
+    ft_graph *g = o->g;
+    ft_node *a = &g->nodes[k], *mm = &g->nodes[p];
+    kill_node(o, p);
+    for (int i = 0; i < a->n_in; i++)
+        if (a->in[i] >= 0)
+            g->tensors[a->in[i]].n_readers--;
+    for (int i = 0; i < mm->n_in; i++)
+        if (mm->in[i] >= 0)
+            g->tensors[mm->in[i]].n_readers++;
+    if (extra >= 0)
+        g->tensors[extra].n_readers++;
+    free(a->in);
+    free_attrs(a);
+    a->in = mm->in, a->n_in = mm->n_in, a->attrs = mm->attrs, a->op = mm->op;
+    mm->in = NULL, mm->n_in = 0, mm->attrs = NULL;
+    if (extra >= 0)
+        a->in[a->n_in++] = extra;
+}
+
+static ft_status pass_matmul_epi(opt *o, int *count)
+{
+    ft_graph *g = o->g;
+    /* bias first, so that the activation after it finds the matmul */
+    for (int k = 0; (k = next_live(o, k, FT_OP_ADD)) < g->n_nodes; k++)
+        for (int side = 0; side < 2; side++) {
+            int x = g->nodes[k].in[side], b = g->nodes[k].in[1 - side], m = prod(o, x, FT_OP_MATMUL);
+            if (m < 0 || g->nodes[m].n_in != 2 || !private_t(o, x) || !is_const(o, b) ||
+                strcmp(ft_attr(&g->nodes[m], "activation")->s, "none") != 0 ||
+                !same_as_input(o, x, g->nodes[k].out[0], FT_OP_MATMUL))
+                continue;
+            const ft_tensor *xt = &g->tensors[x], *bt = &g->tensors[b], *wt = &g->tensors[g->nodes[m].in[1]];
+            if (bt->dtype != xt->dtype || bt->shape.rank != 1 || wt->shape.rank < 2 ||
+                bt->shape.dims[0] != xt->shape.dims[xt->shape.rank - 1])
+                continue;
+            int *in = realloc(g->nodes[m].in, sizeof(int) * 3);
+            if (!in)
+                return oom(o);
+            g->nodes[m].in = in;
+            absorb(o, k, m, b);
+            ++*count;
+            break;
+        }
+    for (int k = 0; k < g->n_nodes; k++) {
+        ft_op op = g->nodes[k].op;
+        if (o->dead[k] || (op != FT_OP_RELU && op != FT_OP_GELU))
+            continue;
+        int x = g->nodes[k].in[0], m = prod(o, x, FT_OP_MATMUL);
+        if (m < 0)
+            m = prod(o, x, FT_OP_GEMM);
+        if (m < 0 || !private_t(o, x) || strcmp(ft_attr(&g->nodes[m], "activation")->s, "none") != 0 ||
+            !same_as_input(o, x, g->nodes[k].out[0], g->nodes[m].op))
+            continue;
+        const char *approx = op == FT_OP_GELU ? ft_attr(&g->nodes[k], "approximate")->s : NULL;
+        const char *name = op == FT_OP_RELU ? "relu" : approx && strcmp(approx, "tanh") == 0 ? "gelu_tanh" : "gelu";
+        absorb(o, k, m, -1);
+        ft_attr_val *av = attr(&g->nodes[k], "activation");
+        free(av->s);
+        if (!(av->s = ft_strdup(name)))
+            return oom(o);
+        ++*count;
+    }
+    return FT_OK;
+}
+
 /* --- dead nodes, latest first so chains go in one sweep -------------------- */
 static void pass_dead(opt *o, int *count)
 {
@@ -691,23 +768,26 @@ ft_status ft_graph_optimize(ft_graph *g, int level, ft_opt_stats *stats, ft_erro
         st = pass_conv_add(&o, &s.conv_add);
     if (!st && level >= 2)
         st = pass_conv_act(&o, &s.conv_act);
+    if (!st && level >= 2)
+        st = pass_matmul_epi(&o, &s.matmul_epi);
     if (!st && level >= 1)
         pass_dead(&o, &s.dead);
-    int changed = s.silu + s.gelu + s.layer_norm + s.transpose + s.conv_act + s.conv_add + s.dead;
+    int changed = s.silu + s.gelu + s.layer_norm + s.transpose + s.conv_act + s.conv_add + s.matmul_epi + s.dead;
     if (!st && changed)
         st = compact(&o);
     free(o.dead);
     if (!st && changed && (st = ft_graph_validate(g, err)))
         ft_err_prefix(err, "after the optimizer (-O%d)", level);
-    char line[160];
+    char line[256];
     if (level == 0)
         snprintf(line, sizeof line, "optimizer (-O0): off");
     else if (level == 1)
         snprintf(line, sizeof line, "optimizer (-O1): dead %d", s.dead);
     else
         snprintf(line, sizeof line,
-                 "optimizer (-O%d): silu %d, gelu %d, layer_norm %d, transpose %d, conv_act %d, conv_add %d, dead %d",
-                 level, s.silu, s.gelu, s.layer_norm, s.transpose, s.conv_act, s.conv_add, s.dead);
+                 "optimizer (-O%d): silu %d, gelu %d, layer_norm %d, transpose %d, conv_act %d, conv_add %d, "
+                 "matmul_epi %d, dead %d",
+                 level, s.silu, s.gelu, s.layer_norm, s.transpose, s.conv_act, s.conv_add, s.matmul_epi, s.dead);
     free(g->opt_note);
     if (!st && !(g->opt_note = ft_strdup(line)))
         st = ft_err(err, FT_ERUNTIME, "out of memory");

@@ -7,6 +7,8 @@
  *   -O2  silu, gelu, layer_norm, transpose, conv_add (an add of a conv's
  *        output and a tensor of its shape -> the conv's input 3), conv_act
  *        (relu, clip, silu or hard_swish after a conv -> the conv's
+ *        "activation"), matmul_epi (add of a constant [N] after a matmul
+ *        -> its bias input; relu or gelu after a matmul or gemm -> its
  *        "activation"), then dead (the default)
  *
  * A pattern is rewritten only when its intermediate tensors have no reader
@@ -32,7 +34,7 @@
 
 typedef struct ft_opt_stats {
     int level;
-    int silu, gelu, layer_norm, transpose, conv_act, conv_add, dead;
+    int silu, gelu, layer_norm, transpose, conv_add, conv_act, matmul_epi, dead;
 } ft_opt_stats;
 
 /* Run the passes of `level` (0, 1 or 2) on a validated graph, then validate

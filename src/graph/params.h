@@ -61,10 +61,16 @@ typedef struct ft_einsum_params {
     int8_t out_lab[FT_MAX_RANK];              /* the output's labels */
 } ft_einsum_params;
 
+/* matmul's and gemm's "activation" attribute: the elementwise op the
+ * optimizer fused into the product's output pass (src/graph/optimize.c,
+ * matmul_epilogue), each as its own op computes it (relu; gelu, exact or
+ * approximate="tanh"). matmul's optional input 2 is a bias [N] added first. */
+typedef enum ft_mm_act { FT_MM_ACT_NONE, FT_MM_ACT_RELU, FT_MM_ACT_GELU, FT_MM_ACT_GELU_TANH } ft_mm_act;
 /* matmul, gemm (infer_math.c); einsum (infer_misc.c). */
 typedef struct ft_matmul_params {
     int trans_a, trans_b;
     double alpha, beta;
+    ft_mm_act act;        /* matmul, gemm: fused activation */
     const char *equation; /* einsum, for messages; owned by node->attrs */
     ft_einsum_params ein; /* einsum: the parsed equation */
 } ft_matmul_params;

@@ -112,10 +112,10 @@ fake() {
     [ "$status" -eq 1 ]
     [[ "$stderr" == *"check-nodes: first divergence at node 'attn_probs' (softmax) output 'attn' on cuda:0 against cpu: 1 of 262144 values out of tolerance"* ]]
     [[ "$stderr" == *"first at [0,0,0,0]"* ]]
-    [[ "$stderr" == *"check-nodes: 1 of 25 nodes on cuda:0 differ"* ]]
+    [[ "$stderr" == *"check-nodes: 1 of 22 nodes on cuda:0 differ"* ]]
     fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" -d cuda -o "$T/o2" --check-nodes
     [ "$status" -eq 0 ]
-    [[ "$stderr" == *"check-nodes: all 25 nodes on cuda:0 match the cpu reference given the same inputs"* ]]
+    [[ "$stderr" == *"check-nodes: all 22 nodes on cuda:0 match the cpu reference given the same inputs"* ]]
 }
 
 @test "--check on the cpu compares the reference with itself" {
@@ -152,7 +152,7 @@ fake() {
     FAKE_REPORT_CAPTURE=1 fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" -d cuda -o "$T/o" \
         --cuda-graph -n 4 --check
     [ "$status" -eq 0 ]
-    [[ "$stderr" == *"fake: captured 25 kernels"* ]]
+    [[ "$stderr" == *"fake: captured 22 kernels"* ]]
     [[ "$stderr" != *"applies to CUDA devices"* ]]
     [[ "$stderr" == *"check: 1 output on cuda:0 match"* ]]
     [ "$(jget "$T/o/timing.json" 'len([1 for _ in range(d["iterations"])])')" = 4 ]
@@ -167,7 +167,7 @@ fake() {
     fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" -d cuda -o "$T/o" --profile -n 3
     [ "$status" -eq 0 ]
     py 'd=json.load(open(sys.argv[1])); s=sum(n["mean_ms"] for n in d["nodes"]); m=d["run_ms"]["mean"]
-assert len(d["nodes"]) == 25 and abs(s - m) <= 0.1 * m + 0.05, (s, m)' "$T/o/timing.json"
+assert len(d["nodes"]) == 22 and abs(s - m) <= 0.1 * m + 0.05, (s, m)' "$T/o/timing.json"
 }
 
 @test "ops --device cuda lists the backend's own table" {

@@ -132,6 +132,39 @@ elif kind.startswith("conv_"):  # conv (bias, pads) then an activation; oracle: 
     if kind == "conv_shared":
         nodes.append(h.make_node("Neg", ["c"], ["z"]))
         outs.append("z")
+elif kind.startswith("mm_") or kind == "gemm_relu":  # matmul (+ bias) then an activation
+    w = (rng.standard_normal((16, 8)) / 4).astype(np.float32)
+    b = rng.standard_normal(8).astype(np.float32)
+    inits = [C("w", w), C("b", b)]
+    wd, bd = w.astype(np.float64), b.astype(np.float64)
+    if kind == "gemm_relu":
+        x = rng.standard_normal((5, 16)).astype(np.float32)
+        xd = x.astype(np.float64)
+        nodes = [h.make_node("Gemm", ["x", "w", "b"], ["m"], name="fc", alpha=0.5),
+                 h.make_node("Relu", ["m"], ["y"], name="act")]
+        want = np.maximum(0.5 * (xd @ wd) + bd, 0)
+    else:
+        if kind == "mm_batched_bias_relu":  # a batch of b matrices: one product per batch
+            w = (rng.standard_normal((2, 16, 8)) / 4).astype(np.float32)
+            inits[0], wd = C("w", w), w.astype(np.float64)
+        order = ["b", "m"] if kind == "mm_bias_gelu" else ["m", "b"]
+        nodes = [h.make_node("MatMul", ["x", "w"], ["m"], name="mm"), h.make_node("Add", order, ["s"], name="bias")]
+        s = xd @ wd + bd
+        if kind == "mm_bias_gelu":  # the expanded erf form: gelu, then into the matmul
+            inits += [C("sqrt2", 1.4142135), C("one", 1.0), C("half", 0.5)]
+            nodes += [h.make_node("Div", ["s", "sqrt2"], ["d"]), h.make_node("Erf", ["d"], ["e"]),
+                      h.make_node("Add", ["e", "one"], ["a"]), h.make_node("Mul", ["s", "a"], ["g"]),
+                      h.make_node("Mul", ["g", "half"], ["y"], name="act")]
+            want = 0.5 * s * (1 + erf(s / np.sqrt(2)))
+        elif kind == "mm_bias":
+            nodes[-1].output[0] = "y"
+            want = s
+        else:
+            nodes.append(h.make_node("Relu", ["s"], ["y"], name="act"))
+            want = np.maximum(s, 0)
+        if kind == "mm_shared":  # the product has another reader: nothing folds
+            nodes.append(h.make_node("Neg", ["m"], ["z"]))
+            outs.append("z")
 elif kind == "dead":
     nodes = [h.make_node("Exp", ["x"], ["unused"], name="gone"), h.make_node("Relu", ["x"], ["y"])]
     want = np.maximum(xd, 0)
@@ -150,6 +183,16 @@ opt_line() {
     "$FTRUN" info "$T/$1.onnx" ${2:+-O$2} | grep '^optimizer'
 }
 
+# written KIND COND: KIND converted to .ftg and unpacked has nodes n (a Python
+# list) for which COND holds, and the .ftg runs (-O0) to NumPy's value.
+written() {
+    "$FTRUN" convert "$T/$1.onnx" -o c.ftg -q
+    "$FTRUN" unpack c.ftg -o u -q
+    py "import json; n = json.load(open('u/graph.json'))['nodes']; assert $2, n"
+    mk $1
+    "$FTRUN" c.ftg -i x=x.npy -o o -q -O0 --expect want.npy --rtol 1e-4 --atol 1e-5
+}
+
 # same KIND: y at -O2 equals NumPy's expanded form and y at -O0.
 same() {
     "$FTRUN" "$T/$1.onnx" -i x=x.npy -o o2 -q --expect want.npy --rtol 1e-4 --atol 1e-5
@@ -161,7 +204,7 @@ same() {
     for k in silu silu_swapped; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): silu 1, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): silu 1, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ swish\ +silu ]]
         [[ ! "$output" =~ sigmoid ]]
@@ -174,7 +217,7 @@ same() {
     for k in gelu gelu_half_first gelu_tanh gelu_tanh_pow; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): silu 0, gelu 1, layer_norm 0, transpose 0, conv_act 0, conv_add 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): silu 0, gelu 1, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ gelu_out\ +gelu ]]
         [[ ! "$output" =~ (erf|tanh)\  ]]
@@ -186,7 +229,7 @@ same() {
 @test "layer_norm: the opset-13 expansion with scale and bias becomes layer_norm" {
     mk layer_norm
     run opt_line layer_norm
-    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 1, transpose 0, conv_act 0, conv_add 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 1, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/layer_norm.onnx"
     [[ "$output" =~ ln_out\ +layer_norm ]]
     [[ "$output" =~ nodes:\ 1, ]]
@@ -215,7 +258,7 @@ with torch.no_grad():
     np.save("want.npy", m(x).numpy())
 EOF
     run "$FTRUN" info m.onnx
-    [[ "$output" =~ optimizer\ \(-O2\):\ silu\ 0,\ gelu\ 2,\ layer_norm\ 3,\ transpose\ 0,\ conv_act\ 0,\ conv_add\ 0,\ dead\ 0 ]]
+    [[ "$output" =~ optimizer\ \(-O2\):\ silu\ 0,\ gelu\ 2,\ layer_norm\ 3,\ transpose\ 0,\ conv_act\ 0,\ conv_add\ 0,\ matmul_epi\ 5,\ dead\ 0 ]]
     [[ ! "$output" =~ reduce_mean ]]
     "$FTRUN" m.onnx -i x=x.npy -o o2 -q --expect want.npy --rtol 1e-4 --atol 1e-4
     "$FTRUN" m.onnx -i x=x.npy -o o0 -q -O0 --expect want.npy --rtol 1e-4 --atol 1e-4
@@ -225,7 +268,7 @@ EOF
     for k in silu_shared gelu_shared layer_norm_shared; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
         "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o2 -q
         py 'assert np.allclose(np.load("o2/y.npy"), np.load("want.npy"), rtol=1e-4, atol=1e-5)'
     done
@@ -242,14 +285,14 @@ EOF
            {"name": "sum", "op": "add", "inputs": ["x", "w_t"], "outputs": ["y"]}]}
 EOF
     run "$FTRUN" info tc.json
-    [[ "$output" =~ optimizer\ \(-O2\):\ silu\ 0,\ gelu\ 0,\ layer_norm\ 0,\ transpose\ 1,\ conv_act\ 0,\ conv_add\ 0,\ dead\ 0 ]]
+    [[ "$output" =~ optimizer\ \(-O2\):\ silu\ 0,\ gelu\ 0,\ layer_norm\ 0,\ transpose\ 1,\ conv_act\ 0,\ conv_add\ 0,\ matmul_epi\ 0,\ dead\ 0 ]]
     [[ "$output" =~ nodes:\ 1, ]]
     npy want.npy 'np.load("x.npy") + np.load("w.npy").transpose(2, 0, 1)'
     "$FTRUN" tc.json -i x=x.npy -o o2 -q --expect want.npy --rtol 0 --atol 0
     "$FTRUN" tc.json -i x=x.npy -o o0 -q -O0 --expect want.npy --rtol 0 --atol 0
     mk gemm_transposed
     run opt_line gemm_transposed
-    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 1, conv_act 0, conv_add 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 1, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/gemm_transposed.onnx"
     [[ "$output" =~ nodes:\ 1, ]]
     same gemm_transposed
@@ -260,9 +303,9 @@ EOF
         mk $k
         run opt_line $k
         if [ $k = conv_silu ]; then
-            [ "$output" = "optimizer (-O2): silu 1, gelu 0, layer_norm 0, transpose 0, conv_act 1, conv_add 0, dead 0" ]
+            [ "$output" = "optimizer (-O2): silu 1, gelu 0, layer_norm 0, transpose 0, conv_act 1, conv_add 0, matmul_epi 0, dead 0" ]
         else
-            [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 1, conv_add 0, dead 0" ]
+            [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 1, conv_add 0, matmul_epi 0, dead 0" ]
         fi
         # one node, the activation's name, a conv
         run "$FTRUN" info "$T/$k.onnx"
@@ -271,11 +314,7 @@ EOF
         same $k
     done
     # the fused graph written out carries the activation and runs the same
-    "$FTRUN" convert "$T/conv_relu6.onnx" -o c.ftg -q
-    "$FTRUN" unpack c.ftg -o u -q
-    py 'import json; n = json.load(open("u/graph.json"))["nodes"]; assert len(n) == 1 and n[0]["attrs"]["activation"] == "clip" and n[0]["attrs"]["activation_min"] == 0 and n[0]["attrs"]["activation_max"] == 6, n'
-    mk conv_relu6
-    "$FTRUN" c.ftg -i x=x.npy -o o -q -O0 --expect want.npy --rtol 1e-4 --atol 1e-5
+    written conv_relu6 'len(n) == 1 and n[0]["attrs"]["activation"] == "clip" and n[0]["attrs"]["activation_min"] == 0 and n[0]["attrs"]["activation_max"] == 6'
 }
 
 @test "ftrun test -O: a test case runs its graph optimized (default) or as read (-O0)" {
@@ -298,7 +337,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
 @test "conv_act: a conv whose output has another reader keeps its activation node" {
     mk conv_shared
     run opt_line conv_shared
-    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/conv_shared.onnx"
     [[ "$output" =~ act\ +relu ]]
     "$FTRUN" "$T/conv_shared.onnx" -i x=x.npy -o o2 -q
@@ -310,9 +349,9 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
         mk $k
         run opt_line $k
         if [ $k = conv_add ]; then
-            [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 1, dead 0" ]
+            [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 1, matmul_epi 0, dead 0" ]
         else
-            [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 1, conv_add 1, dead 0" ]
+            [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 1, conv_add 1, matmul_epi 0, dead 0" ]
         fi
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ nodes:\ 1, ]]
@@ -334,12 +373,42 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
     for k in conv_add_shared conv_add_bcast; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ add\ +add ]]
         "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o2 -q
         py 'assert np.allclose(np.load("o2/y.npy"), np.load("want.npy"), rtol=1e-4, atol=1e-5)'
     done
+}
+
+@test "matmul_epi: a constant bias add and relu or gelu after a matmul, relu after a gemm, fold into the product" {
+    for k in mm_bias_relu mm_bias_gelu mm_bias mm_batched_bias_relu gemm_relu; do
+        mk $k
+        run opt_line $k
+        case $k in
+        mm_bias_relu | mm_batched_bias_relu) want="gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 2," ;;
+        mm_bias_gelu) want="gelu 1, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 2," ;;
+        *) want="gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 1," ;;
+        esac
+        [ "$output" = "optimizer (-O2): silu 0, $want dead 0" ]
+        # one node, the last node's name, the product
+        run "$FTRUN" info "$T/$k.onnx"
+        [[ "$output" =~ nodes:\ 1, ]]
+        if [ $k = gemm_relu ]; then [[ "$output" =~ act\ +gemm ]]; elif [ $k = mm_bias ]; then [[ "$output" =~ bias\ +matmul ]]; else [[ "$output" =~ act\ +matmul ]]; fi
+        same $k
+    done
+    # the fused graph written out carries the bias input and the activation, and runs the same
+    written mm_bias_gelu 'len(n) == 1 and n[0]["op"] == "matmul" and len(n[0]["inputs"]) == 3 and n[0]["attrs"]["activation"] == "gelu"'
+}
+
+@test "matmul_epi: a product whose output has another reader keeps its add and activation" {
+    mk mm_shared
+    run opt_line mm_shared
+    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
+    run "$FTRUN" info "$T/mm_shared.onnx"
+    [[ "$output" =~ nodes:\ 4, ]]
+    "$FTRUN" "$T/mm_shared.onnx" -i x=x.npy -o o2 -q
+    py 'assert np.allclose(np.load("o2/y.npy"), np.load("want.npy"), rtol=1e-4, atol=1e-5)'
 }
 
 @test "dead nodes go at -O1 and -O2, not at -O0" {

@@ -47,7 +47,7 @@ assert 1.0 <= wall < 10, wall' "$T/o/timing.json" "$start" "$end"
     run --separate-stderr "$FTRUN" "$GRAPHS/mlp.json" -w 2 -n 150 -o "$T/o"
     status_is 0
     line=$(printf '%s\n' "$stderr" | grep '^ftrun: mlp:')
-    [[ "$line" =~ "6 nodes on cpu: 150 runs ("([0-9.]+)"/s): min "([0-9.]+)", median "([0-9.]+)", mean "([0-9.]+)", p90 "([0-9.]+)", p99 "([0-9.]+)" ms; results in " ]]
+    [[ "$line" =~ "3 nodes on cpu: 150 runs ("([0-9.]+)"/s): min "([0-9.]+)", median "([0-9.]+)", mean "([0-9.]+)", p90 "([0-9.]+)", p99 "([0-9.]+)" ms; results in " ]]
     py '
 t = json.load(open(sys.argv[1]))["run_ms"]
 rate, mn, med, mean, p90, p99 = map(float, sys.argv[2:])

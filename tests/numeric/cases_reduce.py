@@ -92,6 +92,83 @@ def matmul_cases():
         return {"inputs": [("a", a), ("b", b), ("c", c)], "expect": {"y": y.astype(np.float32)},
                 "tol": Tol(r=2, a=4 * sq(512) + 4, scale=scale)}
     cases.append(Case("gemm f32 512x512x512 trans_b=1 c=[512]", "gemm", attrs={"trans_b": 1}, build=build_big))
+    return cases + epilogue_cases()
+
+
+# The optimizer's fused epilogue (graph/optimize.c matmul_epi): matmul's bias
+# input and matmul's / gemm's activation, written here directly into the graph.
+ERFC = np.vectorize(math.erfc)
+
+
+def act_ref(act, s):
+    """NumPy's value of the activation on float64 s, and its slope bound."""
+    if act == "relu":
+        return np.maximum(s, 0), 1.0
+    if act == "gelu":
+        return 0.5 * s * ERFC(-s / math.sqrt(2)), 1.2
+    if act == "gelu_tanh":
+        return 0.5 * s * (1 + np.tanh(math.sqrt(2 / math.pi) * (s + 0.044715 * s ** 3))), 1.2
+    return s, 1.0
+
+
+def epilogue_cases():
+    cases = []
+    # (dtype, a, b, bias?, activation, threads): 2-D; a tall 3-D a with a shared
+    # b (one product); batched b (one product per matrix); K = 0 (bias alone)
+    specs = [("f32", (64, 32), (32, 48), True, "relu", 1), ("f32", (64, 32), (32, 48), True, "gelu", 1),
+             ("f32", (64, 32), (32, 48), True, "gelu_tanh", 2), ("f32", (64, 32), (32, 48), False, "relu", 1),
+             ("f32", (64, 32), (32, 48), True, "none", 1), ("f64", (9, 7), (7, 5), True, "gelu", 1),
+             ("f64", (9, 7), (7, 5), True, "relu", 1), ("f32", (2, 128, 64), (64, 96), True, "gelu", 2),
+             ("f32", (3, 16, 24), (3, 24, 20), True, "relu", 2), ("f32", (2, 16, 24), (1, 24, 20), True, "gelu", 1),
+             ("f32", (5, 0), (0, 6), True, "gelu", 1), ("f32", (1, 128), (128, 1000), True, "relu", 1),
+             ("f16", (16, 32), (32, 24), True, "gelu", 1)]
+    for dt, sa, sb, has_bias, act, th in specs:
+        name = "matmul %s %s@%s%s activation=%s threads=%d" % (dt, list(sa), list(sb), " + bias" if has_bias else "",
+                                                            act, th)
+
+        def build(dt=dt, sa=sa, sb=sb, has_bias=has_bias, act=act, name=name):
+            rng = rng_for(name)
+            a, b = rng.standard_normal(sa).astype(NP[dt]), rng.standard_normal(sb).astype(NP[dt])
+            s = np.matmul(f64(a), f64(b))
+            scale = np.matmul(np.abs(f64(a)), np.abs(f64(b)))
+            ins = [("a", a), ("b", b)]
+            if has_bias:
+                bias = rng.standard_normal(sb[-1]).astype(NP[dt])
+                s, scale = s + f64(bias), scale + np.abs(f64(bias))
+                ins.append(("bias", bias))
+            y, slope = act_ref(act, s)
+            k = sa[-1]
+            return {"inputs": ins, "expect": {"y": y.astype(NP[dt])},
+                    "tol": Tol(r=8, a=slope * (4 * sq(k) + 8), scale=scale + np.abs(y))}
+        cases.append(Case(name, "matmul", attrs={"activation": act}, args=["--threads", str(th)], build=build))
+    # gemm with an activation, and the one-row / one-column products (cpu/blas.c's
+    # gemv loops: the classifier's 1x1280 @ 1280x1000^T, either transposition)
+    for dt, act, m, k, n, ta, tb in (("f32", "relu", 33, 40, 17, 0, 1), ("f32", "gelu_tanh", 33, 40, 17, 0, 1),
+                                     ("f64", "gelu", 33, 40, 17, 0, 1), ("f32", "none", 1, 1280, 1000, 0, 1),
+                                     ("f32", "relu", 1, 300, 700, 1, 0), ("f32", "none", 600, 70, 1, 1, 1),
+                                     ("f32", "none", 600, 70, 1, 0, 0), ("f32", "none", 1, 5, 3, 0, 0)):
+        name = "gemm %s M=%d K=%d N=%d trans_a=%d trans_b=%d alpha=0.5 c=[N] activation=%s" % (dt, m, k, n, ta, tb, act)
+
+        def build(dt=dt, act=act, m=m, k=k, n=n, ta=ta, tb=tb, name=name):
+            rng = rng_for(name)
+            a = rng.standard_normal((k, m) if ta else (m, k)).astype(NP[dt])
+            b = rng.standard_normal((n, k) if tb else (k, n)).astype(NP[dt])
+            A, B = (f64(a).T if ta else f64(a)), (f64(b).T if tb else f64(b))
+            c = rng.standard_normal(n).astype(NP[dt])
+            s = 0.5 * (A @ B) + f64(c)
+            scale = 0.5 * (np.abs(A) @ np.abs(B)) + np.abs(f64(c))
+            y, slope = act_ref(act, s)
+            return {"inputs": [("a", a), ("b", b), ("c", c)], "expect": {"y": y.astype(NP[dt])},
+                    "tol": Tol(r=8, a=slope * (4 * sq(k) + 8), scale=scale + np.abs(y))}
+        cases.append(Case(name, "gemm", attrs={"trans_a": ta, "trans_b": tb, "alpha": 0.5, "activation": act},
+                          args=["--threads", "2"] if k == 1280 else [], build=build))
+    a, b = np.ones((3, 4), np.float32), np.ones((4, 5), np.float32)
+    cases.append(Case("matmul bias of the wrong length is refused", "matmul",
+                      [("a", a), ("b", b), ("bias", np.ones(4, np.float32))], exit_code=3,
+                      stderr_re=r"bias 'bias' \[4\] must be 1-D with one value per column of the product \[3,5\]"))
+    cases.append(Case("matmul activation 'tanh' is refused", "matmul", [("a", a), ("b", b)],
+                      attrs={"activation": "tanh"}, exit_code=3,
+                      stderr_re=r"attribute 'activation' = 'tanh' is not one of none, relu, gelu, gelu_tanh"))
     return cases
 
 
