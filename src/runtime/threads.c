@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "exec.h"
 
@@ -91,7 +94,14 @@ int ft_threads_now(ft_threads_follow *tf)
     double now = ft_now();
     if (tf->current > 0 && now < tf->next)
         return tf->current;
+    int was = tf->current;
     tf->current = ft_idle_cores(tf->max);
     tf->next = now + FT_THREADS_PERIOD_S;
+#ifdef _OPENMP
+    /* The kernels pass the count on (ft_kctx.threads), but oneDNN's products
+     * and convs (cpu/blas.c, cpu/conv_dnnl.c) take OpenMP's default. */
+    if (tf->current != was)
+        omp_set_num_threads(tf->current);
+#endif
     return tf->current;
 }
