@@ -18,7 +18,7 @@
 #include "../graph/npz.h"
 #include "../graph/onnx_import.h"
 #include "../graph/optimize.h"
-#include "../runtime/compare.h"
+#include "compare.h"
 #include "../runtime/threads.h"
 #include "profile.h"
 #include "check.h"

@@ -12,7 +12,7 @@
 
 #include "../graph/npy.h"
 #include "../graph/npz.h"
-#include "../runtime/compare.h"
+#include "compare.h"
 #include "../runtime/exec.h"
 #include "outfile.h"
 

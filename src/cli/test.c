@@ -32,7 +32,7 @@
 
 #include "../graph/graph.h"
 #include "../graph/npz.h"
-#include "../runtime/compare.h"
+#include "compare.h"
 #include "../runtime/exec.h"
 #include "report.h"
 #include "test.h"

@@ -17,7 +17,7 @@
 #include "../graph/npz.h"
 #include "../graph/onnx_inputs.h"
 #include "../graph/optimize.h"
-#include "../runtime/compare.h"
+#include "compare.h"
 #include "../runtime/exec.h"
 #include "outfile.h"
 #include "report.h"
