@@ -169,21 +169,20 @@ assert "output \x27y\x27" in f.get("message") and "got 100" not in f.get("messag
     [ "$(junit j1.xml)" = "$(junit j4.xml)" ]
 }
 
-# A graph that runs for minutes: six 3000x3000 matrix products.
+# A graph that runs for many seconds.
 slow_case() {
     mkdir -p "$1/expected"
-    cat > "$1/graph.json" <<'EOF'
+    # 64 products of 3000x3000 matrices: 3.5 TFLOP
+    local nodes='{"op": "matmul", "inputs": ["a", "a"], "outputs": ["t1"]}' k
+    for k in $(seq 2 63); do
+        nodes="$nodes, {\"op\": \"matmul\", \"inputs\": [\"t$((k - 1))\", \"a\"], \"outputs\": [\"t$k\"]}"
+    done
+    nodes="$nodes, {\"op\": \"matmul\", \"inputs\": [\"t63\", \"a\"], \"outputs\": [\"y\"]}"
+    cat > "$1/graph.json" <<EOF
 {"ftrun": 1, "name": "slow",
  "tensors": {"a": {"dtype": "f32", "shape": [3000, 3000], "init": {"fill": 0.001}}},
  "inputs": [], "outputs": ["y"],
- "nodes": [{"op": "matmul", "inputs": ["a", "a"], "outputs": ["b"]},
-           {"op": "matmul", "inputs": ["b", "a"], "outputs": ["c"]},
-           {"op": "matmul", "inputs": ["c", "a"], "outputs": ["d"]},
-           {"op": "matmul", "inputs": ["d", "a"], "outputs": ["e"]},
-           {"op": "matmul", "inputs": ["e", "a"], "outputs": ["f"]},
-           {"op": "matmul", "inputs": ["f", "a"], "outputs": ["g"]},
-           {"op": "matmul", "inputs": ["g", "a"], "outputs": ["h"]},
-           {"op": "matmul", "inputs": ["h", "a"], "outputs": ["y"]}]}
+ "nodes": [$nodes]}
 EOF
     npy "$1/expected/y.npy" 'np.zeros((3000, 3000), np.float32)'
 }

@@ -86,6 +86,9 @@ def exists(cite, src_file, by_name):
         return True
     if cite.endswith(".h") and any(os.path.exists(os.path.join(d, cite)) for d in SYSTEM_INCLUDES):
         return True
+    if cite.startswith("build/"):  # a build product: the Makefile must make it
+        with open(os.path.join(ROOT, "Makefile")) as f:
+            return os.path.basename(cite) in f.read()
     here = os.path.dirname(src_file)
     for cand in (os.path.join(ROOT, cite), os.path.join(ROOT, "src", cite), os.path.join(here, cite),
                  os.path.join(ROOT, "build", "gen", cite)):
