@@ -504,6 +504,30 @@ static const char *conv_act_name(ft_op op)
          : op == FT_OP_HARD_SWISH ? "hard_swish" : NULL;
 }
 
+/* The fusions below: the later node k takes producer node p's op, attributes
+ * and inputs (plus `extra`, -1 for none, for which p's input array has room),
+ * keeping its own name and output; k's own input slots go and p's node goes. */
+static void absorb(opt *o, int k, int p, int extra)
+{
+    ft_graph *g = o->g;
+    ft_node *a = &g->nodes[k], *mm = &g->nodes[p];
+    kill_node(o, p);
+    for (int i = 0; i < a->n_in; i++)
+        if (a->in[i] >= 0)
+            g->tensors[a->in[i]].n_readers--;
+    for (int i = 0; i < mm->n_in; i++)
+        if (mm->in[i] >= 0)
+            g->tensors[mm->in[i]].n_readers++;
+    if (extra >= 0)
+        g->tensors[extra].n_readers++;
+    free(a->in);
+    free_attrs(a);
+    a->in = mm->in, a->n_in = mm->n_in, a->attrs = mm->attrs, a->op = mm->op;
+    mm->in = NULL, mm->n_in = 0, mm->attrs = NULL;
+    if (extra >= 0)
+        a->in[a->n_in++] = extra;
+}
+
 static ft_status pass_conv_act(opt *o, int *count)
 {
     ft_graph *g = o->g;
@@ -514,23 +538,14 @@ static ft_status pass_conv_act(opt *o, int *count)
         if (c < 0 || !private_t(o, x) || (has && strcmp(has, "none") != 0) ||
             !same_as_input(o, x, g->nodes[k].out[0], FT_OP_CONV))
             continue;
-        ft_node *a = &g->nodes[k], *cv = &g->nodes[c];
+        ft_node *a = &g->nodes[k];
         /* clip's bounds (an infinite one is left absent: the default) */
         double lo = -INFINITY, hi = INFINITY;
         if (a->op == FT_OP_CLIP) {
             lo = ft_attr(a, "min")->f;
             hi = ft_attr(a, "max")->f;
         }
-        /* the activation's input slot goes; it takes the conv's inputs and attributes */
-        kill_node(o, c);
-        g->tensors[x].n_readers--;
-        for (int i = 0; i < cv->n_in; i++)
-            if (cv->in[i] >= 0)
-                g->tensors[cv->in[i]].n_readers++;
-        free(a->in);
-        free_attrs(a);
-        a->in = cv->in, a->n_in = cv->n_in, a->attrs = cv->attrs, a->op = FT_OP_CONV;
-        cv->in = NULL, cv->n_in = 0, cv->attrs = NULL;
+        absorb(o, k, c, -1);
         ft_attr_val *av = attr(a, "activation");
         free(av->s);
         if (!(av->s = ft_strdup(name)))
@@ -571,24 +586,15 @@ static ft_status pass_conv_add(opt *o, int *count)
         }
         if (c < 0)
             continue;
+        /* the conv's inputs padded to 3 (an absent bias is -1), then r as input 3 */
         ft_node *cv = &g->nodes[c];
-        int *in = ft_malloc(sizeof(int) * 4);
+        int *in = realloc(cv->in, sizeof(int) * 4);
         if (!in)
             return oom(o);
-        for (int i = 0; i < 3; i++)
-            in[i] = i < cv->n_in ? cv->in[i] : -1;
-        in[3] = r;
-        /* the conv's readers move to the add node; the add keeps its read of r */
-        kill_node(o, c);
-        g->tensors[x].n_readers--;
-        for (int i = 0; i < 3; i++)
-            if (in[i] >= 0)
-                g->tensors[in[i]].n_readers++;
-        free(a->in);
-        free_attrs(a);
-        free(cv->in);
-        a->in = in, a->n_in = 4, a->attrs = cv->attrs, a->op = FT_OP_CONV;
-        cv->in = NULL, cv->n_in = 0, cv->attrs = NULL;
+        for (int i = cv->n_in; i < 3; i++)
+            in[i] = -1;
+        cv->in = in, cv->n_in = 3;
+        absorb(o, k, c, r);
         ++*count;
     }
     return FT_OK;
@@ -600,30 +606,6 @@ static ft_status pass_conv_add(opt *o, int *count)
  * (params.h ft_mm_act; the kernels apply both to the product's output as it
  * is made). As conv_act, the later node becomes the product (its name and
  * output stay) and the product's node goes. --------------------------------- */
-
-/* The later node k takes product node p's op, attributes and inputs (plus
- * `extra`, -1 for none, for which p's input array has room); k's own input
- * slots go. */
-static void absorb(opt *o, int k, int p, int extra)
-{
-    ft_graph *g = o->g;
-    ft_node *a = &g->nodes[k], *mm = &g->nodes[p];
-    kill_node(o, p);
-    for (int i = 0; i < a->n_in; i++)
-        if (a->in[i] >= 0)
-            g->tensors[a->in[i]].n_readers--;
-    for (int i = 0; i < mm->n_in; i++)
-        if (mm->in[i] >= 0)
-            g->tensors[mm->in[i]].n_readers++;
-    if (extra >= 0)
-        g->tensors[extra].n_readers++;
-    free(a->in);
-    free_attrs(a);
-    a->in = mm->in, a->n_in = mm->n_in, a->attrs = mm->attrs, a->op = mm->op;
-    mm->in = NULL, mm->n_in = 0, mm->attrs = NULL;
-    if (extra >= 0)
-        a->in[a->n_in++] = extra;
-}
 
 static ft_status pass_matmul_epi(opt *o, int *count)
 {
