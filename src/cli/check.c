@@ -111,7 +111,7 @@ ft_status ft_check_nodes(const ft_graph *g, const ft_run_result *r, const ft_che
         st = ft_err(err, FT_ERUNTIME, "out of memory for --check-nodes");
         goto done;
     }
-    ft_kctx kc = {ctx, g, o->threads > 0 ? o->threads : 1, err};
+    ft_kctx kc = {ctx, g, o->threads > 0 ? o->threads : 1, err, .run_id = ft_exec_new_run_id()};
     int n_bad = 0, first = -1;
     /* Each node is recomputed on the CPU from the inputs the device saw, so a
      * divergence is the node's own, not drift carried from earlier nodes. */

@@ -20,6 +20,21 @@
  * form, conv.c's loops run. A failure while running becomes an FT_ERUNTIME
  * error naming the node and oneDNN's status.
  *
+ * Blocked chains: a tensor between two convs need not go back to the
+ * graph's layout. On the first conv of a run (a new ft_kctx.run_id),
+ * build_layouts decides, for the whole graph, which intermediate tensors
+ * hold oneDNN's blocked layout (nChw16c and the like) instead: those whose
+ * producer and every reader are f32 convs wanting that same layout (input 0,
+ * or the residual sum, input 3), that are neither inputs nor outputs of the
+ * graph, and whose blocked form takes exactly the tensor's own bytes (the
+ * plan's buffer holds it). Only when ft_kctx.private_layouts says nothing
+ * else reads intermediates (not under --check-nodes, not as a fallback), and
+ * not under FTRUN_CONV_IMPL native or plain. Each form of a node then reads
+ * and writes its tensors in the layouts of the run: reorders only where the
+ * form wants another, and conv.c's loops on plain copies (run_native). The
+ * timed pick counts those reorders. FTRUN_CONV_LOG prints each node's pick,
+ * its candidates' times and its tensors' layouts on stderr.
+ *
  * NaN: oneDNN's relu and clip post-ops (max / min instructions) turn NaN into
  * 0 or a bound, where ftrun's relu and clip pass NaN (NUMERICS in
  * ftrun-graph(5)). A conv with a relu or clip activation whose input, weight,
@@ -29,7 +44,9 @@
  *
  * State: the cache (struct cpu_conv_cache) is owned by the CPU backend
  * context (cpu_backend.c, released by close() through cpu_conv_cache_free).
- * An entry is keyed by node, input shape, weight address and thread count;
+ * It holds the layouts and entries of one run id: a new run id or graph
+ * empties it. An entry is keyed by node, input shape, weight address and
+ * thread count;
  * it owns its primitives, its memory objects, the reordered weights (kept
  * across runs when the weight is a constant of the graph, reordered every
  * run otherwise), the scratchpad and the blocked src / dst buffers. */
@@ -41,6 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <stdio.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -58,9 +76,18 @@ typedef struct variant {
     int w_ready;
 } variant;
 
+/* conv.c's loops on a node whose input 0, input 3 or output is blocked: the
+ * reorders to and from plain copies. Slot 0: input 0, 1: input 3 (blocked
+ * -> plain), 2: the output (plain -> blocked). */
+typedef struct native_io {
+    int ready;
+    dnnl_primitive_t r[3];
+    dnnl_memory_t from[3], to[3];
+    void *buf[3]; /* owned */
+} native_io;
+
 typedef struct entry {
     const ft_node *node;
-    const ft_graph *g;
     const void *w;
     ft_shape xs;
     int threads;
@@ -68,12 +95,24 @@ typedef struct entry {
     int w_const;
     int w_nonfinite; /* a constant weight or bias holds NaN or an infinity (-1: not known yet) */
     variant v[N_VARIANTS];
+    native_io nio;
 } entry;
+
+/* The layout each tensor holds during a run: blocked (md[idx[t]]) or the
+ * graph's own (idx[t] < 0). Decided once per run id (see the top). */
+typedef struct layouts {
+    int built;
+    int *idx;                /* per tensor, or NULL: every tensor plain */
+    dnnl_memory_desc_t *md;  /* the blocked layouts */
+} layouts;
 
 struct cpu_conv_cache {
     dnnl_engine_t eng;
     dnnl_stream_t strm;
     int broken; /* the engine could not be created: conv.c's loops only */
+    const ft_graph *g;
+    uint64_t run_id;
+    layouts lay;
     entry *e;
     int n, cap;
 };
@@ -95,10 +134,43 @@ static void variant_free(variant *v)
     memset(v, 0, sizeof *v);
 }
 
+static void native_io_free(native_io *io)
+{
+    for (int j = 0; j < 3; j++) {
+        if (io->r[j])
+            dnnl_primitive_destroy(io->r[j]);
+        if (io->from[j])
+            dnnl_memory_destroy(io->from[j]);
+        if (io->to[j])
+            dnnl_memory_destroy(io->to[j]);
+        free(io->buf[j]);
+    }
+    memset(io, 0, sizeof *io);
+}
+
 static void entry_free(entry *e)
 {
     for (int i = 0; i < N_VARIANTS; i++)
         variant_free(&e->v[i]);
+    native_io_free(&e->nio);
+}
+
+static void layouts_free(layouts *l)
+{
+    free(l->idx);
+    free(l->md);
+    memset(l, 0, sizeof *l);
+}
+
+/* Forgets every entry and layout: a new run (new run id) or another graph. */
+static void cache_reset(struct cpu_conv_cache *c, const ft_kctx *k)
+{
+    for (int i = 0; i < c->n; i++)
+        entry_free(&c->e[i]);
+    c->n = 0;
+    layouts_free(&c->lay);
+    c->g = k->g;
+    c->run_id = k->run_id;
 }
 
 void cpu_conv_cache_free(struct cpu_conv_cache *c)
@@ -108,11 +180,19 @@ void cpu_conv_cache_free(struct cpu_conv_cache *c)
     for (int i = 0; i < c->n; i++)
         entry_free(&c->e[i]);
     free(c->e);
+    layouts_free(&c->lay);
     if (c->strm)
         dnnl_stream_destroy(c->strm);
     if (c->eng)
         dnnl_engine_destroy(c->eng);
     free(c);
+}
+
+/* The blocked layout tensor t holds in this run, or NULL (the graph's own;
+ * also for t < 0, an omitted input). */
+static const dnnl_memory_desc_t *layout_of(const struct cpu_conv_cache *c, int t)
+{
+    return t >= 0 && c->lay.idx && c->lay.idx[t] >= 0 ? &c->lay.md[c->lay.idx[t]] : NULL;
 }
 
 /* 64-byte aligned buffer of the size of md (NULL for size 0 or no memory). */
@@ -147,20 +227,44 @@ static dnnl_status_t make_reorder(dnnl_engine_t eng, const dnnl_memory_desc_t *a
             goto fail;                                                                                           \
     } while (0)
 
-/* Builds variant `which` of node n; leaves v->ok 0 when oneDNN refuses. */
-static void build(struct cpu_conv_cache *c, const ft_node *n, const ft_view *in, const ft_view *out, int which,
-                  variant *v)
+/* The graph's own layout of an activation tensor: ncw, nchw or ncdhw. */
+static dnnl_status_t plain_md(const ft_shape *sh, dnnl_memory_desc_t *md)
+{
+    static const dnnl_format_tag_t tag[] = {dnnl_ncw, dnnl_nchw, dnnl_ncdhw};
+    if (sh->rank < 3 || sh->rank > 5)
+        return dnnl_unimplemented;
+    dnnl_dims_t d;
+    for (int i = 0; i < sh->rank; i++)
+        d[i] = sh->dims[i];
+    return dnnl_memory_desc_init_by_tag(md, sh->rank, d, dnnl_f32, tag[sh->rank - 3]);
+}
+
+/* The graph's layouts of a conv's tensors. */
+typedef struct descs {
+    dnnl_memory_desc_t x, y, w, b;
+} descs;
+
+/* oneDNN's descriptor of conv node n on tensors of shapes xs (input), ws
+ * (weight), ys (output), with a bias and a residual sum when has_b /
+ * has_sum: src and dst in the graph's layouts (d->x, d->y), or, with
+ * blocked, in the layouts oneDNN prefers (format `any`); weights always in
+ * its preferred layout. Refuses (dnnl_unimplemented) a geometry whose
+ * padding oneDNN cannot express. The caller destroys *pd. */
+static dnnl_status_t make_pd(struct cpu_conv_cache *c, const ft_node *n, const ft_shape *xs, const ft_shape *ws,
+                             const ft_shape *ys, int has_b, int has_sum, int blocked, descs *d,
+                             dnnl_primitive_desc_t *pd)
 {
     const ft_conv_params *p = &n->params.conv;
     ft_conv_geom g;
-    ft_conv_geom_of(p, &in[0].shape, &in[1].shape, &out[0].shape, FT_F32, 0, &g);
-    memset(v, 0, sizeof *v);
+    ft_conv_geom_of(p, xs, ws, ys, FT_F32, 0, &g);
+    *pd = NULL;
     const int r = g.r, nd = r + 2;
-    static const dnnl_format_tag_t act_tag[] = {dnnl_ncw, dnnl_nchw, dnnl_ncdhw};
     static const dnnl_format_tag_t w_tag[] = {dnnl_oiw, dnnl_oihw, dnnl_oidhw};
     static const dnnl_format_tag_t gw_tag[] = {dnnl_goiw, dnnl_goihw, dnnl_goidhw};
     dnnl_dims_t xd = {g.N, g.C}, yd = {g.N, g.M}, wd, bd = {g.M}, st, di, pl, pr;
     int wnd = g.G > 1 ? nd + 1 : nd;
+    if (r < 1 || r > 3)
+        return dnnl_unimplemented;
     if (g.G > 1) {
         wd[0] = g.G, wd[1] = g.Mg, wd[2] = g.Cg;
     } else {
@@ -176,28 +280,26 @@ static void build(struct cpu_conv_cache *c, const ft_node *n, const ft_view *in,
         int64_t ek = (g.k[j] - 1) * g.d[j] + 1, need = (g.out[j] - 1) * g.s[j] + ek - g.in[j] - g.pb[j];
         pr[j] = need > 0 ? need : 0;
         if ((g.in[j] + pl[j] + pr[j] - ek) / g.s[j] + 1 != g.out[j])
-            return;
+            return dnnl_unimplemented;
     }
-    dnnl_memory_desc_t ux, uy, uw, ub, ax, ay, aw;
+    dnnl_memory_desc_t ax, ay, aw;
     dnnl_status_t s;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
-    dnnl_primitive_desc_t pd = NULL;
-    TRY(dnnl_memory_desc_init_by_tag(&ux, nd, xd, dnnl_f32, act_tag[r - 1]));
-    TRY(dnnl_memory_desc_init_by_tag(&uy, nd, yd, dnnl_f32, act_tag[r - 1]));
-    TRY(dnnl_memory_desc_init_by_tag(&uw, wnd, wd, dnnl_f32, g.G > 1 ? gw_tag[r - 1] : w_tag[r - 1]));
-    TRY(dnnl_memory_desc_init_by_tag(&ub, 1, bd, dnnl_f32, dnnl_x));
+    TRY(plain_md(xs, &d->x));
+    TRY(plain_md(ys, &d->y));
+    TRY(dnnl_memory_desc_init_by_tag(&d->w, wnd, wd, dnnl_f32, g.G > 1 ? gw_tag[r - 1] : w_tag[r - 1]));
+    TRY(dnnl_memory_desc_init_by_tag(&d->b, 1, bd, dnnl_f32, dnnl_x));
     TRY(dnnl_memory_desc_init_by_tag(&aw, wnd, wd, dnnl_f32, dnnl_format_tag_any));
-    if (which == V_BLOCKED) {
+    if (blocked) {
         TRY(dnnl_memory_desc_init_by_tag(&ax, nd, xd, dnnl_f32, dnnl_format_tag_any));
         TRY(dnnl_memory_desc_init_by_tag(&ay, nd, yd, dnnl_f32, dnnl_format_tag_any));
     } else {
-        ax = ux, ay = uy;
+        ax = d->x, ay = d->y;
     }
-    int has_b = n->n_in > 2 && in[2].data, has_sum = n->n_in > 3 && in[3].data;
     dnnl_convolution_desc_t cd;
     TRY(dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &ax, &aw,
-                                                   has_b ? &ub : NULL, &ay, st, di, pl, pr));
+                                                   has_b ? &d->b : NULL, &ay, st, di, pl, pr));
     TRY(dnnl_primitive_attr_create(&attr));
     TRY(dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user));
     TRY(dnnl_post_ops_create(&po));
@@ -220,7 +322,30 @@ static void build(struct cpu_conv_cache *c, const ft_node *n, const ft_view *in,
         break;
     }
     TRY(dnnl_primitive_attr_set_post_ops(attr, po));
-    TRY(dnnl_primitive_desc_create(&pd, &cd, attr, c->eng, NULL));
+    TRY(dnnl_primitive_desc_create(pd, &cd, attr, c->eng, NULL));
+fail:
+    if (po)
+        dnnl_post_ops_destroy(po);
+    if (attr)
+        dnnl_primitive_attr_destroy(attr);
+    return s;
+}
+
+/* Builds variant `which` of node n, its tensors in the layouts of this run
+ * (reorders where the conv wants another); leaves v->ok 0 when oneDNN
+ * refuses. */
+static void build(struct cpu_conv_cache *c, const ft_node *n, const ft_view *in, const ft_view *out, int which,
+                  variant *v)
+{
+    memset(v, 0, sizeof *v);
+    int has_b = n->n_in > 2 && in[2].data, has_sum = n->n_in > 3 && in[3].data;
+    descs d;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_status_t s;
+    TRY(make_pd(c, n, &in[0].shape, &in[1].shape, &out[0].shape, has_b, has_sum, which == V_BLOCKED, &d, &pd));
+    const dnnl_memory_desc_t *lx = layout_of(c, n->in[0]), *ly = layout_of(c, n->out[0]);
+    const dnnl_memory_desc_t *lsum = has_sum ? layout_of(c, n->in[3]) : NULL;
+    const dnnl_memory_desc_t *ux = lx ? lx : &d.x, *uy = ly ? ly : &d.y, *usum = lsum ? lsum : &d.y;
     const dnnl_memory_desc_t *cx = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
     const dnnl_memory_desc_t *cy = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
     const dnnl_memory_desc_t *cw = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
@@ -229,14 +354,14 @@ static void build(struct cpu_conv_cache *c, const ft_node *n, const ft_view *in,
     if (!cx || !cy || !cw)
         goto fail;
     /* the blocked form is only worth its reorders where it differs from plain */
-    if (which == V_BLOCKED && dnnl_memory_desc_equal(cx, &ux) && dnnl_memory_desc_equal(cy, &uy))
+    if (which == V_BLOCKED && dnnl_memory_desc_equal(cx, &d.x) && dnnl_memory_desc_equal(cy, &d.y))
         goto fail;
     TRY(dnnl_primitive_create(&v->conv, pd));
-    TRY(make_reorder(c->eng, &ux, cx, &v->r_src));
-    TRY(make_reorder(c->eng, cy, &uy, &v->r_dst));
+    TRY(make_reorder(c->eng, ux, cx, &v->r_src));
+    TRY(make_reorder(c->eng, cy, uy, &v->r_dst));
     if (has_sum)
-        TRY(make_reorder(c->eng, &uy, cy, &v->r_sum));
-    TRY(make_reorder(c->eng, &uw, cw, &v->r_w));
+        TRY(make_reorder(c->eng, usum, cy, &v->r_sum));
+    TRY(make_reorder(c->eng, &d.w, cw, &v->r_w));
     s = dnnl_out_of_memory;
     if ((v->r_src && !(v->src_buf = md_alloc(cx))) || (v->r_dst && !(v->dst_buf = md_alloc(cy))) ||
         (v->r_w && !(v->w_buf = md_alloc(cw))))
@@ -244,32 +369,120 @@ static void build(struct cpu_conv_cache *c, const ft_node *n, const ft_view *in,
     size_t padsz = cpad ? dnnl_memory_desc_get_size(cpad) : 0;
     if (padsz && !(v->pad_buf = md_alloc(cpad)))
         goto fail;
-    TRY(dnnl_memory_create(&v->u_src, &ux, c->eng, DNNL_MEMORY_NONE));
-    TRY(dnnl_memory_create(&v->u_dst, &uy, c->eng, DNNL_MEMORY_NONE));
-    TRY(dnnl_memory_create(&v->u_w, &uw, c->eng, DNNL_MEMORY_NONE));
+    TRY(dnnl_memory_create(&v->u_src, ux, c->eng, DNNL_MEMORY_NONE));
+    TRY(dnnl_memory_create(&v->u_dst, uy, c->eng, DNNL_MEMORY_NONE));
+    TRY(dnnl_memory_create(&v->u_w, &d.w, c->eng, DNNL_MEMORY_NONE));
     if (has_sum)
-        TRY(dnnl_memory_create(&v->u_sum, &uy, c->eng, DNNL_MEMORY_NONE));
+        TRY(dnnl_memory_create(&v->u_sum, usum, c->eng, DNNL_MEMORY_NONE));
     TRY(dnnl_memory_create(&v->m_src, cx, c->eng, v->r_src ? v->src_buf : DNNL_MEMORY_NONE));
     TRY(dnnl_memory_create(&v->m_dst, cy, c->eng, v->r_dst ? v->dst_buf : DNNL_MEMORY_NONE));
     TRY(dnnl_memory_create(&v->m_w, cw, c->eng, v->r_w ? v->w_buf : DNNL_MEMORY_NONE));
     if (has_b)
-        TRY(dnnl_memory_create(&v->m_b, &ub, c->eng, DNNL_MEMORY_NONE));
+        TRY(dnnl_memory_create(&v->m_b, &d.b, c->eng, DNNL_MEMORY_NONE));
     if (padsz)
         TRY(dnnl_memory_create(&v->m_pad, cpad, c->eng, v->pad_buf));
     dnnl_primitive_desc_destroy(pd);
-    dnnl_post_ops_destroy(po);
-    dnnl_primitive_attr_destroy(attr);
     v->ok = 1;
     return;
 fail:
     if (pd)
         dnnl_primitive_desc_destroy(pd);
-    if (po)
-        dnnl_post_ops_destroy(po);
-    if (attr)
-        dnnl_primitive_attr_destroy(attr);
     variant_free(v);
     (void)s;
+}
+
+/* A conv node whose tensors may take part in a blocked chain: f32 input,
+ * weight and output, none empty, 1-D to 3-D. */
+static int chain_node(const ft_graph *g, const ft_node *n)
+{
+    if (n->op != FT_OP_CONV || n->in[0] < 0 || n->in[1] < 0)
+        return 0;
+    const ft_tensor *x = &g->tensors[n->in[0]], *w = &g->tensors[n->in[1]], *y = &g->tensors[n->out[0]];
+    return x->dtype == FT_F32 && w->dtype == FT_F32 && y->dtype == FT_F32 && x->shape.rank >= 3 &&
+           x->shape.rank <= 5 && ft_numel(&x->shape) && ft_numel(&w->shape) && ft_numel(&y->shape);
+}
+
+/* Decides which tensors of k->g stay blocked in this run (see the top):
+ * one whose producer and every reader are chain convs that prefer the same
+ * blocked layout for it (as input 0 or as the residual sum, input 3), that
+ * is neither an input nor an output of the graph, and whose blocked form
+ * takes exactly its own bytes (channels a multiple of the block). Without
+ * private layouts, with FTRUN_CONV_IMPL native or plain, or short of
+ * memory: none. */
+static void build_layouts(struct cpu_conv_cache *c, const ft_kctx *k, int forced)
+{
+    layouts *l = &c->lay;
+    const ft_graph *g = k->g;
+    l->built = 1;
+    if (!k->private_layouts || forced == CHOICE_NATIVE || forced == V_PLAIN)
+        return;
+    int nc = 0;
+    for (int i = 0; i < g->n_nodes; i++)
+        nc += chain_node(g, &g->nodes[i]);
+    if (nc < 2)
+        return;
+    int *slot = malloc(sizeof *slot * (size_t)g->n_nodes);
+    dnnl_memory_desc_t *src = malloc(sizeof *src * (size_t)nc), *dst = malloc(sizeof *dst * (size_t)nc);
+    l->idx = malloc(sizeof *l->idx * (size_t)g->n_tensors);
+    l->md = malloc(sizeof *l->md * (size_t)nc);
+    if (!slot || !src || !dst || !l->idx || !l->md) {
+        layouts_free(l);
+        l->built = 1;
+        goto out;
+    }
+    nc = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const ft_node *n = &g->nodes[i];
+        slot[i] = -1;
+        if (!chain_node(g, n))
+            continue;
+        descs d;
+        dnnl_primitive_desc_t pd;
+        const ft_shape *ws = &g->tensors[n->in[1]].shape;
+        int has_b = n->n_in > 2 && n->in[2] >= 0, has_sum = n->n_in > 3 && n->in[3] >= 0;
+        if (make_pd(c, n, &g->tensors[n->in[0]].shape, ws, &g->tensors[n->out[0]].shape, has_b, has_sum, 1, &d, &pd))
+            continue;
+        const dnnl_memory_desc_t *cx = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+        const dnnl_memory_desc_t *cy = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+        if (cx && cy) {
+            src[nc] = *cx, dst[nc] = *cy;
+            slot[i] = nc++;
+        }
+        dnnl_primitive_desc_destroy(pd);
+    }
+    int nb = 0;
+    for (int t = 0; t < g->n_tensors; t++) {
+        const ft_tensor *tt = &g->tensors[t];
+        l->idx[t] = -1;
+        int p = tt->producer;
+        if (p < 0 || slot[p] < 0 || g->nodes[p].out[0] != t || tt->n_readers == 0 ||
+            (tt->flags & (FT_TF_INPUT | FT_TF_OUTPUT | FT_TF_VALUE)))
+            continue;
+        const dnnl_memory_desc_t *want = &dst[slot[p]];
+        dnnl_memory_desc_t plain;
+        if (plain_md(&tt->shape, &plain) || dnnl_memory_desc_equal(want, &plain) ||
+            dnnl_memory_desc_get_size(want) != ft_tensor_bytes(tt))
+            continue;
+        int seen = 0, good = 1;
+        for (int r = 0; r < g->n_nodes && good; r++) {
+            const ft_node *rn = &g->nodes[r];
+            for (int i = 0; i < rn->n_in && good; i++) {
+                if (rn->in[i] != t)
+                    continue;
+                seen++;
+                good = slot[r] >= 0 && ((i == 0 && dnnl_memory_desc_equal(&src[slot[r]], want)) ||
+                                        (i == 3 && dnnl_memory_desc_equal(&dst[slot[r]], want)));
+            }
+        }
+        if (good && seen == tt->n_readers) {
+            l->md[nb] = *want;
+            l->idx[t] = nb++;
+        }
+    }
+out:
+    free(slot);
+    free(src);
+    free(dst);
 }
 
 static ft_status dnnl_fail(ft_kctx *k, const ft_node *n, dnnl_status_t s, const char *what)
@@ -310,8 +523,8 @@ static ft_status run_variant(ft_kctx *k, struct cpu_conv_cache *c, entry *e, var
         if (v->r_sum) {
             if ((s = run_reorder(c, v->r_sum, v->u_sum, v->m_dst)))
                 goto fail;
-        } else if (out[0].data != in[3].data) {
-            memcpy(out[0].data, in[3].data, (size_t)ft_numel(&out[0].shape) * sizeof(float));
+        } else { /* the sum already in the conv's dst layout */
+            memcpy(v->r_dst ? v->dst_buf : out[0].data, in[3].data, (size_t)ft_numel(&out[0].shape) * sizeof(float));
         }
     }
     what = "the convolution";
@@ -332,6 +545,69 @@ static ft_status run_variant(ft_kctx *k, struct cpu_conv_cache *c, entry *e, var
     return FT_OK;
 fail:
     return dnnl_fail(k, n, s, what);
+}
+
+/* conv.c's loops (native) on the node: where input 0, input 3 or the output
+ * is blocked in this run, on plain copies reordered from and to it. */
+static ft_status run_native(ft_kctx *k, struct cpu_conv_cache *c, entry *e, const ft_node *n, const ft_view *in,
+                            ft_view *out, ft_kernel_fn native)
+{
+    const int sum_slot = n->n_in > 3 && in[3].data ? 3 : -1;
+    const int tens[3] = {n->in[0], sum_slot > 0 ? n->in[3] : -1, n->out[0]};
+    const dnnl_memory_desc_t *lay[3];
+    int any = 0;
+    for (int j = 0; j < 3; j++)
+        any |= (lay[j] = layout_of(c, tens[j])) != NULL;
+    if (!any)
+        return native(k, n, in, out);
+    native_io *io = &e->nio;
+    dnnl_status_t s = dnnl_success;
+    const char *what = "preparing plain copies";
+    if (!io->ready) {
+        for (int j = 0; j < 3 && !s; j++) {
+            if (!lay[j])
+                continue;
+            dnnl_memory_desc_t plain;
+            if ((s = plain_md(j == 0 ? &in[0].shape : &out[0].shape, &plain)))
+                break;
+            if (!(io->buf[j] = md_alloc(&plain))) {
+                s = dnnl_out_of_memory;
+                break;
+            }
+            const dnnl_memory_desc_t *a = j < 2 ? lay[j] : &plain, *b = j < 2 ? &plain : lay[j];
+            if ((s = make_reorder(c->eng, a, b, &io->r[j])) ||
+                (s = dnnl_memory_create(&io->from[j], a, c->eng, j < 2 ? DNNL_MEMORY_NONE : io->buf[j])) ||
+                (s = dnnl_memory_create(&io->to[j], b, c->eng, j < 2 ? io->buf[j] : DNNL_MEMORY_NONE)))
+                break;
+        }
+        if (s) {
+            native_io_free(io);
+            return dnnl_fail(k, n, s, what);
+        }
+        io->ready = 1;
+    }
+    ft_view vin[4], vout = out[0];
+    memcpy(vin, in, sizeof *in * (size_t)(n->n_in < 4 ? n->n_in : 4));
+    what = "a reorder";
+    for (int j = 0; j < 2; j++) {
+        if (!lay[j])
+            continue;
+        int slot = j == 0 ? 0 : 3;
+        if ((s = dnnl_memory_set_data_handle(io->from[j], in[slot].data)) || (s = run_reorder(c, io->r[j], io->from[j], io->to[j])))
+            return dnnl_fail(k, n, s, what);
+        vin[slot].data = io->buf[j];
+    }
+    if ((lay[0] || lay[1]) && (s = dnnl_stream_wait(c->strm)))
+        return dnnl_fail(k, n, s, what);
+    if (lay[2])
+        vout.data = io->buf[2];
+    ft_status st = native(k, n, vin, &vout);
+    if (st || !lay[2])
+        return st;
+    if ((s = dnnl_memory_set_data_handle(io->to[2], out[0].data)) || (s = run_reorder(c, io->r[2], io->from[2], io->to[2])) ||
+        (s = dnnl_stream_wait(c->strm)))
+        return dnnl_fail(k, n, s, what);
+    return FT_OK;
 }
 
 /* CPU time of the process (all its threads), not wall time: a run that other
@@ -396,14 +672,35 @@ static int nan_unsafe(entry *e, const ft_node *n, const ft_view *in)
            (sum && nonfinite(sum, ft_numel(&in[3].shape)));
 }
 
-static entry *lookup(ft_kctx *k, struct cpu_conv_cache *c, const ft_node *n, const ft_view *in, int *status)
+/* FTRUN_CONV_LOG set: one line on stderr per conv node when its form is
+ * chosen: the form, each candidate's time (times NULL: forced) and which of
+ * its tensors are blocked in this run. */
+static void log_pick(const struct cpu_conv_cache *c, const ft_node *n, int pick, const double *times)
 {
-    *status = 0;
+    static const char *form[] = {"plain", "blocked", "native"};
+    if (!getenv("FTRUN_CONV_LOG"))
+        return;
+    char t[160] = "forced by FTRUN_CONV_IMPL";
+    if (times) {
+        int len = 0;
+        t[0] = 0;
+        for (int i = 0; i <= CHOICE_NATIVE; i++)
+            if (times[i] >= 0)
+                len += snprintf(t + len, sizeof t - (size_t)len, "%s%s %.3f ms", len ? ", " : "", form[i], times[i] * 1e3);
+    }
+    int sum = n->n_in > 3 && n->in[3] >= 0;
+    fprintf(stderr, "ftrun: conv '%s': %s (%s); input %s%s, output %s\n", n->name, form[pick], t,
+            layout_of(c, n->in[0]) ? "blocked" : "plain", !sum ? "" : layout_of(c, n->in[3]) ? ", sum blocked" : ", sum plain",
+            layout_of(c, n->out[0]) ? "blocked" : "plain");
+}
+
+static entry *lookup(ft_kctx *k, struct cpu_conv_cache *c, const ft_node *n, const ft_view *in)
+{
     entry *e = NULL;
     for (int i = 0; i < c->n && !e; i++)
         if (c->e[i].node == n)
             e = &c->e[i];
-    if (e && e->g == k->g && e->w == in[1].data && e->threads == k->threads && ft_shape_eq(&e->xs, &in[0].shape))
+    if (e && e->w == in[1].data && e->threads == k->threads && ft_shape_eq(&e->xs, &in[0].shape))
         return e;
     if (e) {
         entry_free(e);
@@ -411,16 +708,14 @@ static entry *lookup(ft_kctx *k, struct cpu_conv_cache *c, const ft_node *n, con
         if (c->n == c->cap) {
             int cap = c->cap ? 2 * c->cap : 32;
             entry *ne = realloc(c->e, sizeof *ne * (size_t)cap);
-            if (!ne) {
-                *status = 1;
+            if (!ne)
                 return NULL;
-            }
             c->e = ne, c->cap = cap;
         }
         e = &c->e[c->n++];
     }
     memset(e, 0, sizeof *e);
-    e->node = n, e->g = k->g, e->w = in[1].data, e->threads = k->threads, e->xs = in[0].shape;
+    e->node = n, e->w = in[1].data, e->threads = k->threads, e->xs = in[0].shape;
     e->choice = CHOICE_UNSET;
     e->w_const = weight_is_const(k, n);
     e->w_nonfinite = -1;
@@ -430,7 +725,8 @@ static entry *lookup(ft_kctx *k, struct cpu_conv_cache *c, const ft_node *n, con
 int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_kernel_fn native, ft_status *st)
 {
     /* f32 graphs only: f16 / bf16 arrive here widened to f32 in fresh buffers
-     * (cpu_backend.c) and keep conv.c's loops, as f64 does. */
+     * (cpu_backend.c) and keep conv.c's loops, as f64 does; none of these
+     * takes part in a blocked chain (chain_node). */
     if (in[0].dtype != FT_F32 || !k->g || n->in[0] < 0 || k->g->tensors[n->in[0]].dtype != FT_F32 ||
         ft_numel(&out[0].shape) == 0 || ft_numel(&in[0].shape) == 0 || ft_numel(&in[1].shape) == 0 || !k->be)
         return 0;
@@ -445,24 +741,37 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
     }
     if (c->broken)
         return 0;
-    int oom;
-    entry *e = lookup(k, c, n, in, &oom);
-    if (!e || nan_unsafe(e, n, in))
-        return 0;
-    int force = e->choice == CHOICE_UNSET ? forced_choice() : CHOICE_UNSET;
-    if (force != CHOICE_UNSET) {
+    if (c->g != k->g || c->run_id != k->run_id)
+        cache_reset(c, k);
+    int forced = forced_choice();
+    if (!c->lay.built)
+        build_layouts(c, k, forced);
+    entry *e = lookup(k, c, n, in);
+    if (!e) {
+        int blocked = layout_of(c, n->in[0]) || layout_of(c, n->out[0]) || (n->n_in > 3 && layout_of(c, n->in[3]));
+        if (!blocked)
+            return 0;
+        *st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the convolution's state");
+        return 1;
+    }
+    if (nan_unsafe(e, n, in)) {
+        *st = run_native(k, c, e, n, in, out, native);
+        return 1;
+    }
+    if (e->choice == CHOICE_UNSET && forced != CHOICE_UNSET) {
         e->choice = CHOICE_NATIVE;
-        if (force < N_VARIANTS) {
-            build(c, n, in, out, force, &e->v[force]);
-            if (e->v[force].ok)
-                e->choice = force;
+        if (forced < N_VARIANTS) {
+            build(c, n, in, out, forced, &e->v[forced]);
+            if (e->v[forced].ok)
+                e->choice = forced;
         }
+        log_pick(c, n, e->choice, NULL);
     }
     if (e->choice == CHOICE_UNSET) {
         /* each candidate three times (the first run reorders the weights
          * and touches the buffers), the best of the other two timed; the
          * fastest stays */
-        double best = -1;
+        double best = -1, times[CHOICE_NATIVE + 1] = {-1, -1, -1};
         int pick = CHOICE_NATIVE;
         for (int cand = 0; cand <= CHOICE_NATIVE; cand++) {
             if (cand < N_VARIANTS) {
@@ -473,7 +782,8 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
             double t = -1;
             for (int rep = 0; rep < 3; rep++) {
                 double t0 = now_s();
-                ft_status s = cand < N_VARIANTS ? run_variant(k, c, e, &e->v[cand], n, in, out) : native(k, n, in, out);
+                ft_status s = cand < N_VARIANTS ? run_variant(k, c, e, &e->v[cand], n, in, out)
+                                                : run_native(k, c, e, n, in, out, native);
                 if (s) {
                     *st = s;
                     return 1;
@@ -482,18 +792,19 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
                 if (rep > 0 && (t < 0 || dt < t))
                     t = dt;
             }
+            times[cand] = t;
             if (best < 0 || t < best)
                 best = t, pick = cand;
         }
         e->choice = pick;
+        log_pick(c, n, pick, times);
         for (int i = 0; i < N_VARIANTS; i++)
             if (i != pick)
                 variant_free(&e->v[i]);
         /* the output holds the last candidate's result; rerun the pick so
          * that it is the pick's */
     }
-    if (e->choice == CHOICE_NATIVE)
-        return 0;
-    *st = run_variant(k, c, e, &e->v[e->choice], n, in, out);
+    *st = e->choice == CHOICE_NATIVE ? run_native(k, c, e, n, in, out, native)
+                                     : run_variant(k, c, e, &e->v[e->choice], n, in, out);
     return 1;
 }

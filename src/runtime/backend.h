@@ -55,6 +55,16 @@ typedef struct ft_kctx {
     const ft_graph *g;    /* for messages (ft_node_err) */
     int threads;          /* CPU threads to use (>= 1) */
     ft_error *err;
+    /* Nonzero when nothing reads an intermediate tensor but the graph's own
+     * nodes on this backend (not a --fallback run, no copy of every tensor
+     * for --check-nodes): a backend may then keep an intermediate whose
+     * every reader is its own kernel in a layout of its own
+     * (cpu/conv_dnnl.c's blocked convolution chains). */
+    int private_layouts;
+    /* Differs between two ft_exec_run calls (ft_exec_new_run_id): state a
+     * backend caches per node is keyed by node address, and a graph loaded
+     * after another may reuse its addresses. */
+    uint64_t run_id;
 } ft_kctx;
 
 /* A kernel: reads in[0..node->n_in-1], writes out[0..node->n_out-1].
@@ -85,7 +95,7 @@ typedef struct ft_device_info {
 
 /* Version of this interface; a backend shared object built against another
  * version is refused when loaded. */
-#define FT_BACKEND_ABI 2
+#define FT_BACKEND_ABI 3
 
 typedef struct ft_backend {
     const char *name; /* "cpu", "cuda" */

@@ -14,6 +14,12 @@ static ft_status interrupted(ft_error *err)
     return ft_err(err, FT_ERUNTIME, "interrupted by %s", ft_stop_signal == SIGINT ? "SIGINT" : ft_stop_signal == SIGTERM ? "SIGTERM" : "a signal");
 }
 
+uint64_t ft_exec_new_run_id(void)
+{
+    static uint64_t last; /* the executor runs on one thread */
+    return ++last;
+}
+
 double ft_now(void)
 {
     struct timespec ts;
@@ -74,7 +80,7 @@ static ft_status run_fallback(const ft_graph *g, const ft_node *n, const ft_back
             st = ft_node_err(kc->err, FT_ERUNTIME, g, n, "out of memory for output %d on the host (%zu bytes)", i, nb);
     }
     if (!st) {
-        ft_kctx fk = {o->fallback_ctx, g, kc->threads, kc->err};
+        ft_kctx fk = {o->fallback_ctx, g, kc->threads, kc->err, .run_id = kc->run_id};
         st = o->fallback->kernels[n->op].fn(&fk, n, hin, hout);
     }
     for (int i = 0; i < n->n_out && !st; i++)
@@ -196,7 +202,8 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
     if ((st = be->sync(ctx, err)))
         goto out;
     r->h2d_ms = (ft_now() - t0) * 1e3;
-    ft_kctx kc = {ctx, g, o->threads > 0 ? o->threads : 1, err};
+    ft_kctx kc = {ctx, g, o->threads > 0 ? o->threads : 1, err, .private_layouts = !o->keep_tensors,
+                  .run_id = ft_exec_new_run_id()};
     double start = ft_now(), last = 0;
     int total = o->warmup + o->iterations;
     size_t ev_cap = 0;

@@ -73,6 +73,10 @@ void ft_run_result_free(ft_run_result *r);
  * state, because a signal handler can reach nothing else. */
 extern volatile sig_atomic_t ft_stop_signal;
 
+/* A new value for ft_kctx.run_id on every call (the executor takes one per
+ * ft_exec_run; check.c one per --check-nodes pass). */
+uint64_t ft_exec_new_run_id(void);
+
 /* Seconds on a monotonic clock. */
 double ft_now(void);
 

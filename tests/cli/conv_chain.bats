@@ -1,0 +1,125 @@
+#!/usr/bin/env bats
+# Chains of f32 convolutions on the CPU (src/cpu/conv_dnnl.c; ftrun(1),
+# FTRUN_CONV_IMPL and FTRUN_CONV_LOG): a tensor between two convs may stay in
+# oneDNN's blocked layout. Every graph here is checked against PyTorch
+# (tests/cli/conv_chain.py, float64) in every conv form, at 1 and 2 threads,
+# optimized (-O2: activations and residual adds fused into the convs) and
+# not (-O0); and the log shows which tensors stayed blocked.
+
+load helpers
+
+# gen KIND [--nan]: $T/KIND.onnx, $T/x.npy, $T/want/
+gen() {
+    local k=$1
+    shift
+    "$PYTHON" "$TESTS_DIR/cli/conv_chain.py" "$k" "$T" "$@"
+}
+
+# check_all KIND [ARGS]: every form x threads x level agrees with want/.
+check_all() {
+    local k=$1 impl t O
+    shift
+    for impl in auto native plain blocked; do
+        for t in 1 2; do
+            for O in -O2 -O0; do
+                FTRUN_CONV_IMPL=$impl run "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o -q --threads $t $O \
+                    --expect want --rtol 1e-4 --atol 1e-4 "$@"
+                if [ "$status" -ne 0 ]; then
+                    echo "$k FTRUN_CONV_IMPL=$impl --threads $t $O: exit $status: $output"
+                    return 1
+                fi
+            done
+        done
+    done
+}
+
+# log KIND [ARGS]: FTRUN_CONV_LOG's lines of one run (-O2, timed pick).
+log() {
+    local k=$1
+    shift
+    FTRUN_CONV_LOG=1 "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o -n 1 "$@" 2>&1 | grep "^ftrun: conv '"
+}
+
+# oneDNN has blocked f32 convolutions on x86-64 with AVX2 or more.
+simd() {
+    grep -qw avx2 /proc/cpuinfo
+}
+
+@test "conv chain: conv, depthwise, 1x1, residual add and 1x1 agree with PyTorch in every form" {
+    for k in mbv2 c24; do
+        gen $k
+        check_all $k
+    done
+}
+
+@test "conv chain: the tensors between convs stay blocked; the graph's input and output do not" {
+    simd || skip "no AVX2: oneDNN keeps the plain layout"
+    gen mbv2
+    run log mbv2
+    echo "$output"
+    [ "${#lines[@]}" -eq 4 ]
+    [[ "${lines[0]}" =~ "input plain, output blocked" ]]
+    [[ "${lines[1]}" =~ "input blocked, output blocked" ]]
+    # the residual add fused into the 1x1 conv: its sum is the graph's input x
+    [[ "${lines[2]}" =~ "input blocked, sum plain, output blocked" ]]
+    [[ "${lines[3]}" =~ "input blocked, output plain" ]]
+    # each line names the candidates' times and the pick
+    [[ "${lines[1]}" =~ ^ftrun:\ conv\ \'Clip_[0-9]+\':\ (plain|blocked|native)\ \(.*blocked\ [0-9.]+\ ms.*native\ [0-9.]+\ ms\) ]]
+    run log mbv2 -O0
+    # -O0: the activations and the add are nodes of their own, so every
+    # conv's output has a reader that is not a conv
+    [ "${#lines[@]}" -eq 4 ]
+    [ "$(printf '%s\n' "${lines[@]}" | grep -c 'input blocked\|output blocked')" -eq 0 ]
+    FTRUN_CONV_IMPL=native run log mbv2
+    [ "$(printf '%s\n' "${lines[@]}" | grep -c 'input blocked\|output blocked')" -eq 0 ]
+    [[ "${lines[0]}" =~ "native (forced by FTRUN_CONV_IMPL)" ]]
+    FTRUN_CONV_IMPL=blocked run log mbv2
+    [[ "${lines[1]}" =~ "blocked (forced by FTRUN_CONV_IMPL); input blocked, output blocked" ]]
+}
+
+@test "conv chain: a NaN in the input passes the relu and clip convs as it does in PyTorch, blocked or not" {
+    gen mbv2 --nan
+    py 'assert np.isnan(np.load("want/y.npy")).any() and not np.isnan(np.load("want/y.npy")).all()'
+    check_all mbv2
+}
+
+@test "conv chain: squeeze-excitation, max pool, 1-D, 3-D and grouped / strided / dilated chains agree with PyTorch" {
+    for k in se pool d1 d3 grouped; do
+        gen $k
+        check_all $k
+    done
+}
+
+@test "conv chain: a conv output that is also a graph output, or read by another op, is written plain" {
+    gen mixed
+    check_all mixed
+    simd || skip "no AVX2: oneDNN keeps the plain layout"
+    run log mixed
+    echo "$output"
+    [[ "${lines[0]}" =~ "input plain, output blocked" ]]
+    [[ "${lines[1]}" =~ "input blocked, output plain" ]]
+    [[ "${lines[2]}" =~ "input plain, output plain" ]]
+}
+
+@test "conv chain: --check-nodes (every tensor read back) and ftrun test (many graphs in one process) agree" {
+    gen mbv2
+    "$FTRUN" "$T/mbv2.onnx" -i x=x.npy -o o -q -d cpu --check=cpu --check-nodes
+    "$FTRUN" "$T/mbv2.onnx" -i x=x.npy -o o -q --check-nodes --check=cpu --expect want --rtol 1e-4 --atol 1e-4
+    # one worker runs graph after graph with one backend: what a conv node
+    # cached for one graph must not serve the next
+    for k in mbv2 grouped c24 mixed; do
+        mkdir -p case_$k/test_data_set_0
+        gen $k
+        cp "$T/$k.onnx" case_$k/model.onnx
+        py 'from onnx import numpy_helper as nh
+import os
+open("case_%s/test_data_set_0/input_0.pb" % sys.argv[1], "wb").write(nh.from_array(np.load("x.npy"), "x").SerializeToString())
+for i, o in enumerate(["y", "z"]):
+    if os.path.exists("want/%s.npy" % o):
+        open("case_%s/test_data_set_0/output_%d.pb" % (sys.argv[1], i), "wb").write(nh.from_array(np.load("want/%s.npy" % o), o).SerializeToString())' $k
+    done
+    run "$FTRUN" test -d cpu -j 1 --rtol 1e-4 --atol 1e-4 case_mbv2 case_grouped case_c24 case_mixed case_mbv2 case_grouped
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" =~ "6 passed, 0 failed" ]]
+}
