@@ -449,6 +449,9 @@ ft_status cpu_binary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
 {
     const ft_op op = n->op;
     const ft_dtype dt = in[0].dtype;
+    ft_status bst;
+    if (op == FT_OP_MUL && cpu_mul_blocked(k, n, in, out, &bst))
+        return bst;
     ew_row fn;
     if (op == FT_OP_MOD)
         fn = mod_rows[n->params.binary.fmod][dt];

@@ -402,13 +402,80 @@ static int chain_node(const ft_graph *g, const ft_node *n)
            x->shape.rank <= 5 && ft_numel(&x->shape) && ft_numel(&w->shape) && ft_numel(&y->shape);
 }
 
-/* Decides which tensors of k->g stay blocked in this run (see the top):
- * one whose producer and every reader are chain convs that prefer the same
- * blocked layout for it (as input 0 or as the residual sum, input 3), that
- * is neither an input nor an output of the graph, and whose blocked form
- * takes exactly its own bytes (channels a multiple of the block). Without
- * private layouts, with FTRUN_CONV_IMPL native or plain, or short of
- * memory: none. */
+/* The channels per block B when md is one of oneDNN's channel-blocked
+ * layouts of a tensor of shape sh, [N][C/B][spatial][B]: nCw8c, nChw16c,
+ * nCdhw16c and the like (B = 8 or 16), or channels-last nwc, nhwc, ndhwc
+ * (B = C); else 0. */
+static int64_t channel_block(const dnnl_memory_desc_t *md, const ft_shape *sh)
+{
+    static const dnnl_format_tag_t tag[3][3] = {{dnnl_nCw8c, dnnl_nChw8c, dnnl_nCdhw8c},
+                                                {dnnl_nCw16c, dnnl_nChw16c, dnnl_nCdhw16c},
+                                                {dnnl_nwc, dnnl_nhwc, dnnl_ndhwc}};
+    static const int64_t block[2] = {8, 16};
+    if (sh->rank < 3 || sh->rank > 5)
+        return 0;
+    dnnl_dims_t d;
+    for (int i = 0; i < sh->rank; i++)
+        d[i] = sh->dims[i];
+    for (int b = 0; b < 3; b++) {
+        dnnl_memory_desc_t t;
+        if (dnnl_memory_desc_init_by_tag(&t, sh->rank, d, dnnl_f32, tag[b][sh->rank - 3]) == dnnl_success &&
+            dnnl_memory_desc_equal(&t, md))
+            return b < 2 ? block[b] : sh->dims[1];
+    }
+    return 0;
+}
+
+/* Input slot (0 or 1) of node n's operand that is channel-blocked-able when n
+ * is an f32 mul of a tensor by a per-channel factor ([N or 1, C, 1, ...]) of
+ * the same rank, the product of the tensor's shape; else -1. */
+static int channel_mul_operand(const ft_graph *g, const ft_node *n)
+{
+    if (n->op != FT_OP_MUL || n->in[0] < 0 || n->in[1] < 0 || n->in[0] == n->in[1])
+        return -1;
+    const ft_shape *y = &g->tensors[n->out[0]].shape;
+    for (int big = 0; big < 2; big++) {
+        const ft_tensor *a = &g->tensors[n->in[big]], *f = &g->tensors[n->in[1 - big]];
+        if (a->dtype != FT_F32 || f->dtype != FT_F32 || !ft_shape_eq(&a->shape, y) || f->shape.rank != y->rank ||
+            y->rank < 3 || f->shape.dims[1] != y->dims[1] || (f->shape.dims[0] != 1 && f->shape.dims[0] != y->dims[0]))
+            continue;
+        int ok = 1;
+        for (int i = 2; i < y->rank; i++)
+            ok &= f->shape.dims[i] == 1;
+        if (ok)
+            return big;
+    }
+    return -1;
+}
+
+/* Whether node rn may read tensor t, blocked in layout want, through its
+ * input slot i (see build_layouts); cand and lay are build_layouts' state. */
+static int blocked_reader(const ft_graph *g, const ft_node *rn, int i, int t, const dnnl_memory_desc_t *want,
+                          const int *slot, const dnnl_memory_desc_t *src, const dnnl_memory_desc_t *dst,
+                          const unsigned char *cand, const int *lay)
+{
+    if (slot[rn - g->nodes] >= 0) {
+        int sl = slot[rn - g->nodes];
+        return (i == 0 && dnnl_memory_desc_equal(&src[sl], want)) || (i == 3 && dnnl_memory_desc_equal(&dst[sl], want));
+    }
+    const ft_shape *sh = &g->tensors[t].shape;
+    if (rn->op == FT_OP_GLOBAL_AVERAGE_POOL || rn->op == FT_OP_GLOBAL_MAX_POOL)
+        return i == 0 && g->tensors[rn->out[0]].dtype == FT_F32 && channel_block(want, sh) != 0;
+    /* a per-channel mul writes its product in its operand's layout */
+    return channel_mul_operand(g, rn) == i && channel_block(want, sh) != 0 && cand[rn->out[0]] &&
+           lay[rn->out[0]] == lay[t];
+}
+
+/* Decides which tensors of k->g stay blocked in this run (see the top). A
+ * conv's output may, in the layout that conv prefers for it, and so may a
+ * per-channel mul's product of such a tensor (the mul then works in the
+ * layout; blocked.c). It does when it is neither an input nor an output of
+ * the graph, its blocked form takes exactly its own bytes (channels a
+ * multiple of the block), and every reader takes that layout: a conv that
+ * prefers it for its input 0 or (as the dst) for its residual sum, input 3;
+ * a global pool (channel-blocked layouts; blocked.c); a per-channel mul whose
+ * product stays blocked too. Without private layouts, with FTRUN_CONV_IMPL
+ * native or plain, or short of memory: no tensor. */
 static void build_layouts(struct cpu_conv_cache *c, const ft_kctx *k, int forced)
 {
     layouts *l = &c->lay;
@@ -423,9 +490,9 @@ static void build_layouts(struct cpu_conv_cache *c, const ft_kctx *k, int forced
         return;
     int *slot = malloc(sizeof *slot * (size_t)g->n_nodes);
     dnnl_memory_desc_t *src = malloc(sizeof *src * (size_t)nc), *dst = malloc(sizeof *dst * (size_t)nc);
+    unsigned char *cand = calloc((size_t)g->n_tensors, 1);
     l->idx = malloc(sizeof *l->idx * (size_t)g->n_tensors);
-    l->md = malloc(sizeof *l->md * (size_t)nc);
-    if (!slot || !src || !dst || !l->idx || !l->md) {
+    if (!slot || !src || !dst || !cand || !l->idx) {
         layouts_free(l);
         l->built = 1;
         goto out;
@@ -450,39 +517,60 @@ static void build_layouts(struct cpu_conv_cache *c, const ft_kctx *k, int forced
         }
         dnnl_primitive_desc_destroy(pd);
     }
-    int nb = 0;
-    for (int t = 0; t < g->n_tensors; t++) {
-        const ft_tensor *tt = &g->tensors[t];
+    /* the layout each tensor would take (an index into dst), in node order so
+     * that a mul sees its operand's */
+    for (int t = 0; t < g->n_tensors; t++)
         l->idx[t] = -1;
-        int p = tt->producer;
-        if (p < 0 || slot[p] < 0 || g->nodes[p].out[0] != t || tt->n_readers == 0 ||
-            (tt->flags & (FT_TF_INPUT | FT_TF_OUTPUT | FT_TF_VALUE)))
+    for (int k2 = 0; k2 < g->n_nodes; k2++) {
+        const ft_node *n = &g->nodes[g->order[k2]];
+        int sl = slot[n - g->nodes], big = sl < 0 ? channel_mul_operand(g, n) : -1;
+        int lay = sl >= 0 ? sl : big >= 0 ? l->idx[n->in[big]] : -1;
+        if (lay < 0)
             continue;
-        const dnnl_memory_desc_t *want = &dst[slot[p]];
+        const ft_tensor *tt = &g->tensors[n->out[0]];
         dnnl_memory_desc_t plain;
-        if (plain_md(&tt->shape, &plain) || dnnl_memory_desc_equal(want, &plain) ||
-            dnnl_memory_desc_get_size(want) != ft_tensor_bytes(tt))
-            continue;
-        int seen = 0, good = 1;
-        for (int r = 0; r < g->n_nodes && good; r++) {
-            const ft_node *rn = &g->nodes[r];
-            for (int i = 0; i < rn->n_in && good; i++) {
-                if (rn->in[i] != t)
-                    continue;
-                seen++;
-                good = slot[r] >= 0 && ((i == 0 && dnnl_memory_desc_equal(&src[slot[r]], want)) ||
-                                        (i == 3 && dnnl_memory_desc_equal(&dst[slot[r]], want)));
+        l->idx[n->out[0]] = lay;
+        cand[n->out[0]] = tt->n_readers > 0 && !(tt->flags & (FT_TF_INPUT | FT_TF_OUTPUT | FT_TF_VALUE)) &&
+                          !plain_md(&tt->shape, &plain) && !dnnl_memory_desc_equal(&dst[lay], &plain) &&
+                          dnnl_memory_desc_get_size(&dst[lay]) == ft_tensor_bytes(tt);
+    }
+    /* drop candidates with a reader that cannot take them, until none is
+     * dropped (a mul's operand and product stand or fall together) */
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int t = 0; t < g->n_tensors; t++) {
+            if (!cand[t])
+                continue;
+            const ft_node *p = &g->nodes[g->tensors[t].producer];
+            int ok = slot[p - g->nodes] >= 0 || cand[p->in[channel_mul_operand(g, p)]];
+            for (int r = 0; r < g->n_nodes && ok; r++) {
+                const ft_node *rn = &g->nodes[r];
+                for (int i = 0; i < rn->n_in && ok; i++)
+                    if (rn->in[i] == t)
+                        ok = blocked_reader(g, rn, i, t, &dst[l->idx[t]], slot, src, dst, cand, l->idx);
             }
-        }
-        if (good && seen == tt->n_readers) {
-            l->md[nb] = *want;
-            l->idx[t] = nb++;
+            if (!ok)
+                cand[t] = 0, changed = 1;
         }
     }
+    for (int t = 0; t < g->n_tensors; t++)
+        if (!cand[t])
+            l->idx[t] = -1;
+    l->md = dst, dst = NULL;
 out:
     free(slot);
     free(src);
     free(dst);
+    free(cand);
+}
+
+int64_t cpu_channel_block(ft_kctx *k, int t)
+{
+    struct cpu_conv_cache *c = k->be ? *cpu_conv_cache_slot(k->be) : NULL;
+    if (!c || c->g != k->g || c->run_id != k->run_id || t < 0)
+        return 0;
+    const dnnl_memory_desc_t *md = layout_of(c, t);
+    return md ? channel_block(md, &k->g->tensors[t].shape) : 0;
 }
 
 static ft_status dnnl_fail(ft_kctx *k, const ft_node *n, dnnl_status_t s, const char *what)

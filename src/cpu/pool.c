@@ -412,6 +412,9 @@ DEF_GLOBAL(f64, double)
 
 ft_status cpu_global_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
+    ft_status bst;
+    if (cpu_global_pool_blocked(k, n, in, out, &bst))
+        return bst;
     const ft_shape *s = &in[0].shape;
     int64_t planes = s->dims[0] * s->dims[1], len = 1;
     for (int i = 2; i < s->rank; i++)

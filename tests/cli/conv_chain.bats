@@ -77,14 +77,38 @@ simd() {
     [[ "${lines[1]}" =~ "blocked (forced by FTRUN_CONV_IMPL); input blocked, output blocked" ]]
 }
 
-@test "conv chain: a NaN in the input passes the relu and clip convs as it does in PyTorch, blocked or not" {
+@test "conv chain: squeeze-excitation: the global pool and the per-channel mul read the blocked tensor" {
+    simd || skip "no AVX2: oneDNN keeps the plain layout"
+    gen se
+    run log se
+    echo "$output"
+    # conv1x1+silu, depthwise+silu (read by the pool and the mul), the two
+    # 1x1 convs of the excitation (plain [1,C,1,1] tensors), the projection
+    # (reads the mul's blocked product)
+    [ "${#lines[@]}" -eq 5 ]
+    [[ "${lines[0]}" =~ "input plain, output blocked" ]]
+    [[ "${lines[1]}" =~ "input blocked, output blocked" ]]
+    [[ "${lines[4]}" =~ "input blocked, output plain" ]]
+    gen se_max
+    run log se_max
+    [[ "${lines[1]}" =~ "input blocked, output blocked" ]]
+    [[ "${lines[4]}" =~ "input blocked, output plain" ]]
+}
+
+@test "conv chain: a NaN in the input passes the relu and clip convs and the pools as it does in PyTorch, blocked or not" {
     gen mbv2 --nan
     py 'assert np.isnan(np.load("want/y.npy")).any() and not np.isnan(np.load("want/y.npy")).all()'
     check_all mbv2
+    for k in se se_max; do
+        gen $k --nan
+        # the NaN reaches one image's gate and so that whole image, not the other
+        py 'y = np.load("want/y.npy"); assert np.isnan(y[0]).all() != np.isnan(y[1]).all()'
+        check_all $k
+    done
 }
 
 @test "conv chain: squeeze-excitation, max pool, 1-D, 3-D and grouped / strided / dilated chains agree with PyTorch" {
-    for k in se pool d1 d3 grouped; do
+    for k in se se_max pool d1 d3 grouped; do
         gen $k
         check_all $k
     done

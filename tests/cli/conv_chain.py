@@ -12,7 +12,8 @@ Kinds (channel counts multiples of 16 unless said; all f32, opset 13):
   mbv2    conv3x3+clip, depthwise3x3+clip, conv1x1, residual add, conv1x1+relu
   c24     the same with 24 and 40 channels (not a multiple of 16)
   se      conv1x1+silu, depthwise+silu, squeeze-excitation (global average
-          pool, two 1x1 convs, sigmoid, mul), conv1x1 projection
+          pool, two 1x1 convs, sigmoid, mul), conv1x1 projection; batch 2
+  se_max  the same with a global max pool
   pool    conv3x3 stride 2 + relu, max pool 3x3/2, conv3x3, residual add, relu
   d1      a 1-D chain; d3 a 3-D chain
   mixed   a conv whose output is also a graph output (z), one read by a sigmoid
@@ -91,11 +92,12 @@ if kind in ("mbv2", "c24"):
     def oracle(x):
         r = fc(fb(fa(x))) + x
         return fd(r)
-elif kind == "se":
-    shape = (1, 32, 9, 9)
+elif kind in ("se", "se_max"):
+    shape = (2, 32, 9, 9)
     a, fa = conv("x", 32, 32, 1, "silu")
     b, fb = conv(a, 32, 32, 3, "silu", group=32)
-    nodes.append(h.make_node("GlobalAveragePool", [b], ["gap"]))
+    pool = "GlobalMaxPool" if kind == "se_max" else "GlobalAveragePool"
+    nodes.append(h.make_node(pool, [b], ["gap"]))
     s1, fs1 = conv("gap", 32, 8, 1, "silu")
     s2, fs2 = conv(s1, 8, 32, 1)
     nodes += [h.make_node("Sigmoid", [s2], ["gate"]), h.make_node("Mul", [b, "gate"], ["m"])]
@@ -104,7 +106,10 @@ elif kind == "se":
 
     def oracle(x):
         bb = fb(fa(x))
-        gate = torch.sigmoid(fs2(fs1(bb.mean(dim=(2, 3), keepdim=True))))
+        g = bb.amax(dim=(2, 3), keepdim=True) if kind == "se_max" else bb.mean(dim=(2, 3), keepdim=True)
+        if kind == "se_max":  # ftrun's max, as NumPy's, is NaN where a NaN is among the values
+            g = torch.where(torch.isnan(bb).any(dim=3, keepdim=True).any(dim=2, keepdim=True), float("nan"), g)
+        gate = torch.sigmoid(fs2(fs1(g)))
         return fp(bb * gate)
 elif kind == "pool":
     shape = (1, 16, 17, 17)
