@@ -4,13 +4,16 @@
  * or channels-last nhwc and the like (B = C).
  * conv_dnnl.c's build_layouts lets a tensor stay blocked when one of these
  * reads it: the global average and max pools (a plain [N, C, 1, ...]
- * output) and a mul by a per-channel factor ([N or 1, C, 1, ...], plain),
+ * output), a mul by a per-channel factor ([N or 1, C, 1, ...], plain),
  * whose product then stays blocked too (the squeeze-excitation blocks of
- * EfficientNet and MobileNetV3). pool.c and binary.c call these first; they
+ * EfficientNet and MobileNetV3), and max_pool, whose output stays blocked
+ * (the pool after ResNet's first conv). pool.c and binary.c call these first; they
  * return 0 for a plain input, and the caller's own loops run. The results
  * are those of the plain loops: the same sums in double for the average, the
- * same NaN rule for the max, the same products. */
+ * same NaN rule for the max (a NaN in the window wins; an empty window
+ * gives -inf), the same products. */
 #include "cpu.h"
+#include "../graph/infer_pool.h"
 
 #include <math.h>
 #ifdef _OPENMP
@@ -99,6 +102,68 @@ int cpu_mul_blocked(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
 #pragma omp simd
         for (int64_t j = 0; j < B; j++)
             yp[j] = xp[j] * fp[j];
+    }
+    *st = FT_OK;
+    return 1;
+}
+
+/* The window of output position o along one axis: its first input cell
+ * inside the input and how many of its cells are inside (pool.c's tables). */
+static void window(int64_t o, int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t *first, int64_t *cnt)
+{
+    int64_t start = o * s - pb;
+    int64_t jlo = start >= 0 ? 0 : (-start + d - 1) / d;
+    int64_t jhi = start > in - 1 ? 0 : (in - 1 - start) / d + 1;
+    if (jhi > k)
+        jhi = k;
+    *cnt = jhi > jlo ? jhi - jlo : 0;
+    *first = *cnt ? start + jlo * d : 0;
+}
+
+int cpu_max_pool_blocked(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_status *st)
+{
+    int64_t B = cpu_channel_block(k, n->out[0]);
+    if (!B)
+        return 0;
+    ft_pool_geom g;
+    ft_pool_geom_of(&n->params.pool, &in[0].shape, &out[0].shape, &g);
+    const float *x = in[0].data;
+    float *y = out[0].data;
+    const int64_t blocks = g.planes / B, rows = blocks * g.out[0] * g.out[1];
+    const int64_t ip = g.in[0] * g.in[1] * g.in[2]; /* cells of an input block */
+    int par = k->threads > 1 && rows > 1 && (uint64_t)ft_numel(&out[0].shape) >= CPU_PAR_MIN / 4;
+#pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t p = r / (g.out[0] * g.out[1]), od = r / g.out[1] % g.out[0], oh = r % g.out[1];
+        int64_t fd, cd, fh, ch;
+        window(od, g.in[0], g.k[0], g.s[0], g.d[0], g.pb[0], &fd, &cd);
+        window(oh, g.in[1], g.k[1], g.s[1], g.d[1], g.pb[1], &fh, &ch);
+        for (int64_t ow = 0; ow < g.out[2]; ow++) {
+            int64_t fw, cw;
+            window(ow, g.in[2], g.k[2], g.s[2], g.d[2], g.pb[2], &fw, &cw);
+            float *yp = y + (r * g.out[2] + ow) * B;
+            for (int64_t j0 = 0; j0 < B; j0 += LANES) {
+                int w = B - j0 < LANES ? (int)(B - j0) : LANES;
+                float m[LANES];
+                int nan[LANES] = {0};
+                for (int j = 0; j < LANES; j++)
+                    m[j] = -INFINITY;
+                for (int64_t a = 0; a < cd; a++)
+                    for (int64_t b = 0; b < ch; b++)
+                        for (int64_t c = 0; c < cw; c++) {
+                            int64_t cell = ((fd + a * g.d[0]) * g.in[1] + fh + b * g.d[1]) * g.in[2] + fw + c * g.d[2];
+                            const float *xp = x + (p * ip + cell) * B + j0;
+#pragma omp simd
+                            for (int j = 0; j < w; j++) {
+                                float v = xp[j];
+                                m[j] = v > m[j] ? v : m[j];
+                                nan[j] |= v != v;
+                            }
+                        }
+                for (int j = 0; j < w; j++)
+                    yp[j0 + j] = nan[j] ? NAN : m[j];
+            }
+        }
     }
     *st = FT_OK;
     return 1;

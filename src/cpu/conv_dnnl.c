@@ -402,35 +402,47 @@ static int chain_node(const ft_graph *g, const ft_node *n)
            x->shape.rank <= 5 && ft_numel(&x->shape) && ft_numel(&w->shape) && ft_numel(&y->shape);
 }
 
-/* The channels per block B when md is one of oneDNN's channel-blocked
- * layouts of a tensor of shape sh, [N][C/B][spatial][B]: nCw8c, nChw16c,
- * nCdhw16c and the like (B = 8 or 16), or channels-last nwc, nhwc, ndhwc
- * (B = C); else 0. */
-static int64_t channel_block(const dnnl_memory_desc_t *md, const ft_shape *sh)
+static const dnnl_format_tag_t channel_tags[3][3] = {{dnnl_nCw8c, dnnl_nChw8c, dnnl_nCdhw8c},
+                                                     {dnnl_nCw16c, dnnl_nChw16c, dnnl_nCdhw16c},
+                                                     {dnnl_nwc, dnnl_nhwc, dnnl_ndhwc}};
+
+/* md = channel-blocked layout `kind` (0: by 8, 1: by 16, 2: channels-last)
+ * of a tensor of shape sh. */
+static dnnl_status_t channel_md(const ft_shape *sh, int kind, dnnl_memory_desc_t *md)
 {
-    static const dnnl_format_tag_t tag[3][3] = {{dnnl_nCw8c, dnnl_nChw8c, dnnl_nCdhw8c},
-                                                {dnnl_nCw16c, dnnl_nChw16c, dnnl_nCdhw16c},
-                                                {dnnl_nwc, dnnl_nhwc, dnnl_ndhwc}};
-    static const int64_t block[2] = {8, 16};
     if (sh->rank < 3 || sh->rank > 5)
-        return 0;
+        return dnnl_unimplemented;
     dnnl_dims_t d;
     for (int i = 0; i < sh->rank; i++)
         d[i] = sh->dims[i];
-    for (int b = 0; b < 3; b++) {
-        dnnl_memory_desc_t t;
-        if (dnnl_memory_desc_init_by_tag(&t, sh->rank, d, dnnl_f32, tag[b][sh->rank - 3]) == dnnl_success &&
-            dnnl_memory_desc_equal(&t, md))
-            return b < 2 ? block[b] : sh->dims[1];
-    }
-    return 0;
+    return dnnl_memory_desc_init_by_tag(md, sh->rank, d, dnnl_f32, channel_tags[kind][sh->rank - 3]);
 }
 
-/* Input slot (0 or 1) of node n's operand that is channel-blocked-able when n
- * is an f32 mul of a tensor by a per-channel factor ([N or 1, C, 1, ...]) of
- * the same rank, the product of the tensor's shape; else -1. */
-static int channel_mul_operand(const ft_graph *g, const ft_node *n)
+/* The kind (see channel_md) when md is one of oneDNN's channel-blocked
+ * layouts of a tensor of shape sh, [N][C/B][spatial][B]: nCw8c, nChw16c,
+ * nCdhw16c and the like (B = 8 or 16), or channels-last nwc, nhwc, ndhwc
+ * (B = C); else -1. */
+static int channel_kind(const dnnl_memory_desc_t *md, const ft_shape *sh)
 {
+    for (int kind = 0; kind < 3; kind++) {
+        dnnl_memory_desc_t t;
+        if (channel_md(sh, kind, &t) == dnnl_success && dnnl_memory_desc_equal(&t, md))
+            return kind;
+    }
+    return -1;
+}
+
+/* The input slot whose layout node n's output takes when that input is
+ * channel-blocked (blocked.c runs n in that layout), or -1: an f32 mul of a
+ * tensor by a per-channel factor ([N or 1, C, 1, ...], the same rank) of the
+ * tensor's shape (the tensor's slot); an f32 max_pool without indices
+ * (slot 0). */
+static int layout_operand(const ft_graph *g, const ft_node *n)
+{
+    if (n->op == FT_OP_MAX_POOL) {
+        const ft_tensor *x = &g->tensors[n->in[0]];
+        return x->dtype == FT_F32 && x->shape.rank >= 3 && x->shape.rank <= 5 && (n->n_out < 2 || n->out[1] < 0) ? 0 : -1;
+    }
     if (n->op != FT_OP_MUL || n->in[0] < 0 || n->in[1] < 0 || n->in[0] == n->in[1])
         return -1;
     const ft_shape *y = &g->tensors[n->out[0]].shape;
@@ -460,22 +472,24 @@ static int blocked_reader(const ft_graph *g, const ft_node *rn, int i, int t, co
     }
     const ft_shape *sh = &g->tensors[t].shape;
     if (rn->op == FT_OP_GLOBAL_AVERAGE_POOL || rn->op == FT_OP_GLOBAL_MAX_POOL)
-        return i == 0 && g->tensors[rn->out[0]].dtype == FT_F32 && channel_block(want, sh) != 0;
-    /* a per-channel mul writes its product in its operand's layout */
-    return channel_mul_operand(g, rn) == i && channel_block(want, sh) != 0 && cand[rn->out[0]] &&
-           lay[rn->out[0]] == lay[t];
+        return i == 0 && g->tensors[rn->out[0]].dtype == FT_F32 && channel_kind(want, sh) >= 0;
+    /* a mul or a max pool writes its result in its operand's kind of layout */
+    int o = rn->out[0];
+    return layout_operand(g, rn) == i && channel_kind(want, sh) >= 0 && cand[o] && lay[o] >= 0 &&
+           channel_kind(&dst[lay[o]], &g->tensors[o].shape) == channel_kind(want, sh);
 }
 
 /* Decides which tensors of k->g stay blocked in this run (see the top). A
- * conv's output may, in the layout that conv prefers for it, and so may a
- * per-channel mul's product of such a tensor (the mul then works in the
- * layout; blocked.c). It does when it is neither an input nor an output of
- * the graph, its blocked form takes exactly its own bytes (channels a
- * multiple of the block), and every reader takes that layout: a conv that
- * prefers it for its input 0 or (as the dst) for its residual sum, input 3;
- * a global pool (channel-blocked layouts; blocked.c); a per-channel mul whose
- * product stays blocked too. Without private layouts, with FTRUN_CONV_IMPL
- * native or plain, or short of memory: no tensor. */
+ * conv's output may, in the layout that conv prefers for it, and so may the
+ * output of a node that works in its operand's channel-blocked layout
+ * (layout_operand: a per-channel mul, a max pool; blocked.c). It does when
+ * it is neither an input nor an output of the graph, its blocked form takes
+ * exactly its own bytes (channels a multiple of the block), and every reader
+ * takes that layout: a conv that prefers it for its input 0 or (as the dst)
+ * for its residual sum, input 3; a global pool (channel-blocked layouts;
+ * blocked.c); a mul or max pool whose output stays blocked too. Without
+ * private layouts, with FTRUN_CONV_IMPL native or plain, or short of memory:
+ * no tensor. */
 static void build_layouts(struct cpu_conv_cache *c, const ft_kctx *k, int forced)
 {
     layouts *l = &c->lay;
@@ -483,13 +497,16 @@ static void build_layouts(struct cpu_conv_cache *c, const ft_kctx *k, int forced
     l->built = 1;
     if (!k->private_layouts || forced == CHOICE_NATIVE || forced == V_PLAIN)
         return;
-    int nc = 0;
-    for (int i = 0; i < g->n_nodes; i++)
+    int nc = 0, np = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
         nc += chain_node(g, &g->nodes[i]);
+        np += layout_operand(g, &g->nodes[i]) >= 0;
+    }
     if (nc < 2)
         return;
     int *slot = malloc(sizeof *slot * (size_t)g->n_nodes);
-    dnnl_memory_desc_t *src = malloc(sizeof *src * (size_t)nc), *dst = malloc(sizeof *dst * (size_t)nc);
+    /* dst: the convs' preferred outputs, then one layout per node of layout_operand */
+    dnnl_memory_desc_t *src = malloc(sizeof *src * (size_t)nc), *dst = malloc(sizeof *dst * (size_t)(nc + np));
     unsigned char *cand = calloc((size_t)g->n_tensors, 1);
     l->idx = malloc(sizeof *l->idx * (size_t)g->n_tensors);
     if (!slot || !src || !dst || !cand || !l->idx) {
@@ -518,16 +535,22 @@ static void build_layouts(struct cpu_conv_cache *c, const ft_kctx *k, int forced
         dnnl_primitive_desc_destroy(pd);
     }
     /* the layout each tensor would take (an index into dst), in node order so
-     * that a mul sees its operand's */
+     * that a mul or a pool sees its operand's */
+    int nd = nc;
     for (int t = 0; t < g->n_tensors; t++)
         l->idx[t] = -1;
     for (int k2 = 0; k2 < g->n_nodes; k2++) {
         const ft_node *n = &g->nodes[g->order[k2]];
-        int sl = slot[n - g->nodes], big = sl < 0 ? channel_mul_operand(g, n) : -1;
-        int lay = sl >= 0 ? sl : big >= 0 ? l->idx[n->in[big]] : -1;
+        const ft_tensor *tt = &g->tensors[n->out[0]];
+        int sl = slot[n - g->nodes], op = sl < 0 ? layout_operand(g, n) : -1, lay = sl;
+        if (op >= 0 && l->idx[n->in[op]] >= 0) {
+            int kind = channel_kind(&dst[l->idx[n->in[op]]], &g->tensors[n->in[op]].shape);
+            if (kind < 0 || channel_md(&tt->shape, kind, &dst[nd]))
+                continue;
+            lay = nd++;
+        }
         if (lay < 0)
             continue;
-        const ft_tensor *tt = &g->tensors[n->out[0]];
         dnnl_memory_desc_t plain;
         l->idx[n->out[0]] = lay;
         cand[n->out[0]] = tt->n_readers > 0 && !(tt->flags & (FT_TF_INPUT | FT_TF_OUTPUT | FT_TF_VALUE)) &&
@@ -535,14 +558,15 @@ static void build_layouts(struct cpu_conv_cache *c, const ft_kctx *k, int forced
                           dnnl_memory_desc_get_size(&dst[lay]) == ft_tensor_bytes(tt);
     }
     /* drop candidates with a reader that cannot take them, until none is
-     * dropped (a mul's operand and product stand or fall together) */
+     * dropped (the operand and the output of a mul or pool stand or fall
+     * together) */
     for (int changed = 1; changed;) {
         changed = 0;
         for (int t = 0; t < g->n_tensors; t++) {
             if (!cand[t])
                 continue;
             const ft_node *p = &g->nodes[g->tensors[t].producer];
-            int ok = slot[p - g->nodes] >= 0 || cand[p->in[channel_mul_operand(g, p)]];
+            int ok = slot[p - g->nodes] >= 0 || cand[p->in[layout_operand(g, p)]];
             for (int r = 0; r < g->n_nodes && ok; r++) {
                 const ft_node *rn = &g->nodes[r];
                 for (int i = 0; i < rn->n_in && ok; i++)
@@ -570,7 +594,9 @@ int64_t cpu_channel_block(ft_kctx *k, int t)
     if (!c || c->g != k->g || c->run_id != k->run_id || t < 0)
         return 0;
     const dnnl_memory_desc_t *md = layout_of(c, t);
-    return md ? channel_block(md, &k->g->tensors[t].shape) : 0;
+    const ft_shape *sh = &k->g->tensors[t].shape;
+    int kind = md ? channel_kind(md, sh) : -1;
+    return kind < 0 ? 0 : kind == 2 ? sh->dims[1] : kind == 1 ? 16 : 8;
 }
 
 static ft_status dnnl_fail(ft_kctx *k, const ft_node *n, dnnl_status_t s, const char *what)

@@ -167,11 +167,12 @@ struct cpu_conv_cache **cpu_conv_cache_slot(ft_backend_ctx *c);
  * [N][C/B][spatial][B], in this run (conv_dnnl.c, blocked chains): 8 or 16
  * for nChw8c / nChw16c and the like, C for channels-last (nhwc); else 0. */
 int64_t cpu_channel_block(ft_kctx *k, int t);
-/* blocked.c: the global pools and a per-channel mul on a channel-blocked
- * tensor. 1 when it ran the node (*st its status), 0 when the tensor is
+/* blocked.c: the global pools, a per-channel mul and max_pool on a
+ * channel-blocked tensor. 1 when it ran the node (*st its status), 0 when the tensor is
  * plain and the caller's loops run. */
 int cpu_global_pool_blocked(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_status *st);
 int cpu_mul_blocked(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_status *st);
+int cpu_max_pool_blocked(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_status *st);
 void cpu_conv_cache_free(struct cpu_conv_cache *c);
 ft_status cpu_conv_transpose(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 /* deform.c: deform_conv */

@@ -347,6 +347,9 @@ static ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vi
 
 ft_status cpu_max_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
+    ft_status bst;
+    if (cpu_max_pool_blocked(k, n, in, out, &bst))
+        return bst;
     return run_pool(k, n, in, out, 0);
 }
 

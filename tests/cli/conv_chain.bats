@@ -77,7 +77,7 @@ simd() {
     [[ "${lines[1]}" =~ "blocked (forced by FTRUN_CONV_IMPL); input blocked, output blocked" ]]
 }
 
-@test "conv chain: squeeze-excitation: the global pool and the per-channel mul read the blocked tensor" {
+@test "conv chain: squeeze-excitation and max pool: the pools and the per-channel mul read the blocked tensor" {
     simd || skip "no AVX2: oneDNN keeps the plain layout"
     gen se
     run log se
@@ -89,6 +89,14 @@ simd() {
     [[ "${lines[0]}" =~ "input plain, output blocked" ]]
     [[ "${lines[1]}" =~ "input blocked, output blocked" ]]
     [[ "${lines[4]}" =~ "input blocked, output plain" ]]
+    gen pool
+    run log pool
+    echo "$output"
+    # conv -> max_pool -> conv with the pool's output as residual sum: the
+    # pool reads and writes the blocked layout
+    [ "${#lines[@]}" -eq 2 ]
+    [[ "${lines[0]}" =~ "input plain, output blocked" ]]
+    [[ "${lines[1]}" =~ "input blocked, sum blocked, output plain" ]]
     gen se_max
     run log se_max
     [[ "${lines[1]}" =~ "input blocked, output blocked" ]]
@@ -99,6 +107,8 @@ simd() {
     gen mbv2 --nan
     py 'assert np.isnan(np.load("want/y.npy")).any() and not np.isnan(np.load("want/y.npy")).all()'
     check_all mbv2
+    gen pool --nan
+    check_all pool
     for k in se se_max; do
         gen $k --nan
         # the NaN reaches one image's gate and so that whole image, not the other
