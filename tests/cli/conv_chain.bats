@@ -157,3 +157,20 @@ for i, o in enumerate(["y", "z"]):
     [ "$status" -eq 0 ]
     [[ "$output" =~ "6 passed, 0 failed" ]]
 }
+
+@test "conv chain: with oneDNN held to AVX2 (8-channel blocks, nChw8c) and SSE4.1 every chain agrees with PyTorch" {
+    simd || skip "no AVX2"
+    for isa in AVX2 SSE41; do
+        for k in mbv2 c24 se se_max pool grouped; do
+            gen $k
+            ONEDNN_MAX_CPU_ISA=$isa check_all $k
+        done
+        gen se --nan
+        ONEDNN_MAX_CPU_ISA=$isa check_all se
+    done
+    # under AVX2 the blocked layout is nChw8c (aBcd8b), the one the pools,
+    # the mul and the convs then share
+    gen se
+    run env ONEDNN_MAX_CPU_ISA=AVX2 ONEDNN_VERBOSE=1 FTRUN_CONV_IMPL=blocked "$FTRUN" "$T/se.onnx" -i x=x.npy -o o -n 1 -q
+    [[ "$output" =~ src_f32::blocked:aBcd8b ]]
+}
