@@ -134,10 +134,10 @@ static void usage(FILE *f)
             "      --threads N         CPU threads (default: the cores other processes leave idle,\n"
             "                          looked at every 10 ms; at most all cores, at least 1)\n"
             "      --dry-run           parse, validate, infer shapes, plan memory; run nothing\n"
-            "  -O LEVEL                graph optimizer: 0 none, 1 dead nodes, 2 also fuse silu, gelu,\n"
-            "                          layer_norm, conv residual adds and activations, fold transposes\n"
-            "                          (default 2); also for\n"
-            "                          info, pack, convert, test\n"
+            "  -O LEVEL                graph optimizer: 0 none, 1 dead nodes, 2 also fold batch_norm into\n"
+            "                          convs, fuse silu, gelu, layer_norm, conv residual adds and\n"
+            "                          activations, matmul bias adds and activations, fold transposes\n"
+            "                          (default 2); also for info, pack, convert, test\n"
             "      --allow-external-files  let the graph's \"file\" values name files outside its folder\n"
             "      --print             print every output on stdout as NumPy does (dtype, shape, min/max/mean, values)\n"
             "      --profile           time every node: table on stderr, \"nodes\" in timing.json\n"
@@ -584,7 +584,7 @@ static int cmd_pack(const cli *c)
     ft_status st = FT_OK;
     /* the file's own document, unless the graph was rewritten or the file is
      * not one (an ONNX model): then the document is made from the graph */
-    if (g->about || last_opt.silu + last_opt.gelu + last_opt.layer_norm + last_opt.transpose + last_opt.conv_act + last_opt.conv_add + last_opt.dead) {
+    if (g->about || last_opt.rewritten) {
         for (int i = 0; i < g->n_tensors; i++)
             if (g->tensors[i].flags & FT_TF_VALUE)
                 g->tensors[i].flags |= FT_TF_DECLARED;

@@ -1,4 +1,5 @@
-/* The graph optimizer (optimize.h): fusions of expanded forms into the ops
+/* The graph optimizer (optimize.h): batch_norm folded into the conv before
+ * it (bn_fold), fusions of expanded forms into the ops
  * ftrun has (silu, gelu, layer_norm), of residual adds (conv_add) and
  * activations (conv_act) into the conv before them, of bias adds and
  * activations into the matmul or gemm before them (matmul_epi), removal
@@ -559,6 +560,79 @@ static ft_status pass_conv_act(opt *o, int *count)
     return FT_OK;
 }
 
+/* --- bn_fold: batch_norm(conv(x, w, b), scale, beta, mean, var) with constant
+ * parameters -> conv(x, w', b'), w'[m,...] = w[m,...] * s[m] and
+ * b'[m] = (b[m] - mean[m]) * s[m] + beta[m] with s = scale / sqrt(var + eps),
+ * computed in double and rounded once to the dtype (f32, f64). The conv's
+ * output must be private, its activation none and it have no sum; w and b
+ * (when given) constants that only this conv reads, as they are rewritten in
+ * place; without b, beta's tensor becomes the bias when only the batch_norm
+ * reads it. The batch_norm node becomes the conv (its name and output stay).
+ * Runs first, so that conv_add and conv_act then find the conv. ------------- */
+static int bn_param(const opt *o, int t, ft_dtype dt, int64_t m)
+{
+    return is_const(o, t) && o->g->tensors[t].dtype == dt && ft_numel(&o->g->tensors[t].shape) == (uint64_t)m;
+}
+
+static ft_status pass_bn_fold(opt *o, int *count)
+{
+    ft_graph *g = o->g;
+    for (int k = 0; (k = next_live(o, k, FT_OP_BATCH_NORM)) < g->n_nodes; k++) {
+        ft_node *bn = &g->nodes[k];
+        int x = bn->in[0], c = prod(o, x, FT_OP_CONV);
+        if (c < 0 || !private_t(o, x) || strcmp(ft_attr(&g->nodes[c], "activation")->s, "none") != 0 ||
+            (g->nodes[c].n_in > 3 && g->nodes[c].in[3] >= 0) || !same_as_input(o, x, bn->out[0], FT_OP_CONV))
+            continue;
+        ft_node *cv = &g->nodes[c];
+        const ft_dtype dt = g->tensors[x].dtype;
+        int w = cv->in[1], b = cv->n_in > 2 ? cv->in[2] : -1, beta = bn->in[2];
+        const ft_tensor *wt = &g->tensors[w];
+        int64_t M = wt->shape.dims[0];
+        if ((dt != FT_F32 && dt != FT_F64) || !is_const(o, w) || wt->dtype != dt || wt->n_readers != 1 ||
+            (b >= 0 ? !bn_param(o, b, dt, M) || g->tensors[b].n_readers != 1 : g->tensors[beta].n_readers != 1))
+            continue;
+        int ok = 1;
+        for (int i = 1; i < 5; i++)
+            ok &= bn_param(o, bn->in[i], dt, M);
+        if (!ok)
+            continue;
+        const double eps = ft_attr(bn, "epsilon")->f;
+        const ft_tensor *sc = &g->tensors[bn->in[1]], *be = &g->tensors[beta], *mu = &g->tensors[bn->in[3]],
+                        *va = &g->tensors[bn->in[4]];
+        const size_t es = ft_dtype_size(dt), per = (size_t)(ft_numel(&wt->shape) / (uint64_t)(M ? M : 1));
+        void *nw = ft_malloc(ft_tensor_bytes(wt) ? ft_tensor_bytes(wt) : 1), *nb = ft_malloc((size_t)M * es + 1);
+        if (!nw || !nb) {
+            free(nw);
+            free(nb);
+            return oom(o);
+        }
+        for (int64_t m = 0; m < M; m++) {
+            double f = ft_load_f64(sc->value, dt, (size_t)m) / sqrt(ft_load_f64(va->value, dt, (size_t)m) + eps);
+            for (size_t i = 0; i < per; i++)
+                ft_store_f64(nw, dt, (size_t)m * per + i, ft_load_f64(wt->value, dt, (size_t)m * per + i) * f);
+            double b0 = b >= 0 ? ft_load_f64(g->tensors[b].value, dt, (size_t)m) : 0;
+            ft_store_f64(nb, dt, (size_t)m, (b0 - ft_load_f64(mu->value, dt, (size_t)m)) * f + ft_load_f64(be->value, dt, (size_t)m));
+        }
+        ft_tensor_set_value(&g->tensors[w], nw, ft_tensor_bytes(wt));
+        if (b < 0) { /* beta's tensor becomes the bias */
+            int *in = realloc(cv->in, sizeof(int) * 3);
+            if (!in) {
+                free(nb);
+                return oom(o);
+            }
+            for (int i = cv->n_in; i < 3; i++)
+                in[i] = -1;
+            cv->in = in, cv->n_in = 3;
+            cv->in[2] = b = beta;
+            g->tensors[beta].n_readers++;
+        }
+        ft_tensor_set_value(&g->tensors[b], nb, (size_t)M * es);
+        absorb(o, k, c, -1);
+        ++*count;
+    }
+    return FT_OK;
+}
+
 /* --- conv_add: add(conv(x, w, b), r) -> conv(x, w, b, r) ------------------------
  * The residual add of ResNet-style blocks goes into the conv as its input 3
  * (summed before the activation, so a relu after the add is then fused by
@@ -739,6 +813,8 @@ ft_status ft_graph_optimize(ft_graph *g, int level, ft_opt_stats *stats, ft_erro
     opt o = {g, ft_calloc((size_t)(g->n_nodes ? g->n_nodes : 1), 1), err};
     ft_status st = o.dead ? FT_OK : oom(&o);
     if (!st && level >= 2)
+        st = pass_bn_fold(&o, &s.bn_fold);
+    if (!st && level >= 2)
         st = pass_silu(&o, &s.silu);
     if (!st && level >= 2)
         st = pass_gelu(&o, &s.gelu);
@@ -754,7 +830,8 @@ ft_status ft_graph_optimize(ft_graph *g, int level, ft_opt_stats *stats, ft_erro
         st = pass_matmul_epi(&o, &s.matmul_epi);
     if (!st && level >= 1)
         pass_dead(&o, &s.dead);
-    int changed = s.silu + s.gelu + s.layer_norm + s.transpose + s.conv_act + s.conv_add + s.matmul_epi + s.dead;
+    int changed = s.bn_fold + s.silu + s.gelu + s.layer_norm + s.transpose + s.conv_act + s.conv_add + s.matmul_epi + s.dead;
+    s.rewritten = changed;
     if (!st && changed)
         st = compact(&o);
     free(o.dead);
@@ -767,9 +844,9 @@ ft_status ft_graph_optimize(ft_graph *g, int level, ft_opt_stats *stats, ft_erro
         snprintf(line, sizeof line, "optimizer (-O1): dead %d", s.dead);
     else
         snprintf(line, sizeof line,
-                 "optimizer (-O%d): silu %d, gelu %d, layer_norm %d, transpose %d, conv_act %d, conv_add %d, "
-                 "matmul_epi %d, dead %d",
-                 level, s.silu, s.gelu, s.layer_norm, s.transpose, s.conv_act, s.conv_add, s.matmul_epi, s.dead);
+                 "optimizer (-O%d): bn_fold %d, silu %d, gelu %d, layer_norm %d, transpose %d, conv_act %d, "
+                 "conv_add %d, matmul_epi %d, dead %d",
+                 level, s.bn_fold, s.silu, s.gelu, s.layer_norm, s.transpose, s.conv_act, s.conv_add, s.matmul_epi, s.dead);
     free(g->opt_note);
     if (!st && !(g->opt_note = ft_strdup(line)))
         st = ft_err(err, FT_ERUNTIME, "out of memory");

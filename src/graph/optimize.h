@@ -4,7 +4,8 @@
  *
  *   -O0  nothing
  *   -O1  dead: nodes whose outputs nobody reads and that are no graph output
- *   -O2  silu, gelu, layer_norm, transpose, conv_add (an add of a conv's
+ *   -O2  bn_fold (batch_norm with constant parameters after a conv -> the
+ *        conv's weights and bias), silu, gelu, layer_norm, transpose, conv_add (an add of a conv's
  *        output and a tensor of its shape -> the conv's input 3), conv_act
  *        (relu, clip, silu or hard_swish after a conv -> the conv's
  *        "activation"), matmul_epi (add of a constant [N] after a matmul
@@ -34,7 +35,8 @@
 
 typedef struct ft_opt_stats {
     int level;
-    int silu, gelu, layer_norm, transpose, conv_add, conv_act, matmul_epi, dead;
+    int bn_fold, silu, gelu, layer_norm, transpose, conv_add, conv_act, matmul_epi, dead;
+    int rewritten; /* the sum of the counts above: nonzero when the graph changed */
 } ft_opt_stats;
 
 /* Run the passes of `level` (0, 1 or 2) on a validated graph, then validate

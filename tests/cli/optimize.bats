@@ -79,6 +79,28 @@ elif kind == "gemm_transposed":  # gemm(transpose(x), w, b) with trans_a 1: x @ 
     nodes = [h.make_node("Transpose", ["x"], ["t"], perm=[1, 0]),
              h.make_node("Gemm", ["t", "w", "b"], ["y"], name="fc", transA=1)]
     want = xd @ w + b
+elif kind.startswith("conv_bn"):  # conv (+ bias) then batch_norm then relu; oracle: PyTorch in float64
+    import torch
+    x = rng.standard_normal((2, 4, 9, 11)).astype(np.float32)
+    w = (rng.standard_normal((6, 4, 3, 3)) / 6).astype(np.float32)
+    b = rng.standard_normal(6).astype(np.float32)
+    sc, beta, mean = (rng.standard_normal(6).astype(np.float32) for _ in range(3))
+    var = rng.uniform(0.2, 2.0, 6).astype(np.float32)
+    bias = kind != "conv_bn_nobias"
+    inits = [C("w", w), C("sc", sc), C("beta", beta), C("mean", mean), C("var", var)] + ([C("b", b)] if bias else [])
+    nodes = [h.make_node("Conv", ["x", "w"] + (["b"] if bias else []), ["c"], name="conv", pads=[1, 1, 1, 1]),
+             h.make_node("BatchNormalization", ["c", "sc", "beta", "mean", "var"], ["n"], name="bn", epsilon=1e-3),
+             h.make_node("Relu", ["n"], ["y"], name="act")]
+    T = lambda v: torch.from_numpy(v.astype(np.float64))
+    c = torch.nn.functional.conv2d(T(x), T(w), T(b) if bias else None, padding=1)
+    n = torch.nn.functional.batch_norm(c, T(mean), T(var), T(sc), T(beta), training=False, eps=1e-3)
+    want = np.maximum(n.numpy(), 0)
+    if kind == "conv_bn_shared":  # the conv's output has another reader
+        nodes.append(h.make_node("Neg", ["c"], ["z"]))
+        outs.append("z")
+    if kind == "conv_bn_shared_w":  # the weight has another reader
+        nodes.append(h.make_node("Conv", ["x", "w"], ["z"], name="conv2", pads=[1, 1, 1, 1]))
+        outs.append("z")
 elif kind.startswith("conv_add"):  # conv(x) + x (ResNet's residual), maybe then relu; oracle: PyTorch in float64
     import torch
     x = rng.standard_normal((2, 4, 9, 11)).astype(np.float32)
@@ -204,7 +226,7 @@ same() {
     for k in silu silu_swapped; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): silu 1, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): bn_fold 0, silu 1, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ swish\ +silu ]]
         [[ ! "$output" =~ sigmoid ]]
@@ -217,7 +239,7 @@ same() {
     for k in gelu gelu_half_first gelu_tanh gelu_tanh_pow; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): silu 0, gelu 1, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 1, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ gelu_out\ +gelu ]]
         [[ ! "$output" =~ (erf|tanh)\  ]]
@@ -229,7 +251,7 @@ same() {
 @test "layer_norm: the opset-13 expansion with scale and bias becomes layer_norm" {
     mk layer_norm
     run opt_line layer_norm
-    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 1, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 1, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/layer_norm.onnx"
     [[ "$output" =~ ln_out\ +layer_norm ]]
     [[ "$output" =~ nodes:\ 1, ]]
@@ -258,7 +280,7 @@ with torch.no_grad():
     np.save("want.npy", m(x).numpy())
 EOF
     run "$FTRUN" info m.onnx
-    [[ "$output" =~ optimizer\ \(-O2\):\ silu\ 0,\ gelu\ 2,\ layer_norm\ 3,\ transpose\ 0,\ conv_act\ 0,\ conv_add\ 0,\ matmul_epi\ 5,\ dead\ 0 ]]
+    [[ "$output" =~ optimizer\ \(-O2\):\ bn_fold\ 0,\ silu\ 0,\ gelu\ 2,\ layer_norm\ 3,\ transpose\ 0,\ conv_act\ 0,\ conv_add\ 0,\ matmul_epi\ 5,\ dead\ 0 ]]
     [[ ! "$output" =~ reduce_mean ]]
     "$FTRUN" m.onnx -i x=x.npy -o o2 -q --expect want.npy --rtol 1e-4 --atol 1e-4
     "$FTRUN" m.onnx -i x=x.npy -o o0 -q -O0 --expect want.npy --rtol 1e-4 --atol 1e-4
@@ -268,7 +290,7 @@ EOF
     for k in silu_shared gelu_shared layer_norm_shared; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
         "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o2 -q
         py 'assert np.allclose(np.load("o2/y.npy"), np.load("want.npy"), rtol=1e-4, atol=1e-5)'
     done
@@ -285,14 +307,14 @@ EOF
            {"name": "sum", "op": "add", "inputs": ["x", "w_t"], "outputs": ["y"]}]}
 EOF
     run "$FTRUN" info tc.json
-    [[ "$output" =~ optimizer\ \(-O2\):\ silu\ 0,\ gelu\ 0,\ layer_norm\ 0,\ transpose\ 1,\ conv_act\ 0,\ conv_add\ 0,\ matmul_epi\ 0,\ dead\ 0 ]]
+    [[ "$output" =~ optimizer\ \(-O2\):\ bn_fold\ 0,\ silu\ 0,\ gelu\ 0,\ layer_norm\ 0,\ transpose\ 1,\ conv_act\ 0,\ conv_add\ 0,\ matmul_epi\ 0,\ dead\ 0 ]]
     [[ "$output" =~ nodes:\ 1, ]]
     npy want.npy 'np.load("x.npy") + np.load("w.npy").transpose(2, 0, 1)'
     "$FTRUN" tc.json -i x=x.npy -o o2 -q --expect want.npy --rtol 0 --atol 0
     "$FTRUN" tc.json -i x=x.npy -o o0 -q -O0 --expect want.npy --rtol 0 --atol 0
     mk gemm_transposed
     run opt_line gemm_transposed
-    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 1, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, transpose 1, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/gemm_transposed.onnx"
     [[ "$output" =~ nodes:\ 1, ]]
     same gemm_transposed
@@ -303,9 +325,9 @@ EOF
         mk $k
         run opt_line $k
         if [ $k = conv_silu ]; then
-            [ "$output" = "optimizer (-O2): silu 1, gelu 0, layer_norm 0, transpose 0, conv_act 1, conv_add 0, matmul_epi 0, dead 0" ]
+            [ "$output" = "optimizer (-O2): bn_fold 0, silu 1, gelu 0, layer_norm 0, transpose 0, conv_act 1, conv_add 0, matmul_epi 0, dead 0" ]
         else
-            [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 1, conv_add 0, matmul_epi 0, dead 0" ]
+            [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 1, conv_add 0, matmul_epi 0, dead 0" ]
         fi
         # one node, the activation's name, a conv
         run "$FTRUN" info "$T/$k.onnx"
@@ -337,11 +359,44 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
 @test "conv_act: a conv whose output has another reader keeps its activation node" {
     mk conv_shared
     run opt_line conv_shared
-    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/conv_shared.onnx"
     [[ "$output" =~ act\ +relu ]]
     "$FTRUN" "$T/conv_shared.onnx" -i x=x.npy -o o2 -q
     py 'assert np.allclose(np.load("o2/y.npy"), np.load("want.npy"), rtol=1e-4, atol=1e-5)'
+}
+
+@test "bn_fold: batch_norm after a conv goes into its weights and bias (with or without a bias); the relu then fuses" {
+    for k in conv_bn conv_bn_nobias; do
+        mk $k
+        run opt_line $k
+        [ "$output" = "optimizer (-O2): bn_fold 1, silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 1, conv_add 0, matmul_epi 0, dead 0" ]
+        run "$FTRUN" info "$T/$k.onnx"
+        [[ "$output" =~ nodes:\ 1, ]]
+        same $k
+        for impl in native plain blocked; do
+            FTRUN_CONV_IMPL=$impl "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o_$impl -q --expect want.npy --rtol 1e-4 --atol 1e-5
+        done
+    done
+    # written out (convert, pack), the folded graph keeps its folded weights
+    # and no batch_norm, and runs to the same values at -O0
+    "$FTRUN" convert "$T/conv_bn_nobias.onnx" -o c.ftg -q
+    "$FTRUN" unpack c.ftg -o u -q
+    py 'import json; n = json.load(open("u/graph.json"))["nodes"]; assert [x["op"] for x in n] == ["conv"] and len(n[0]["inputs"]) == 3, n'
+    mk conv_bn_nobias
+    "$FTRUN" c.ftg -i x=x.npy -o o -q -O0 --expect want.npy --rtol 1e-4 --atol 1e-5
+}
+
+@test "bn_fold: not when the conv's output or its weight has another reader" {
+    for k in conv_bn_shared conv_bn_shared_w; do
+        mk $k
+        run opt_line $k
+        [[ "$output" =~ "bn_fold 0," ]]
+        run "$FTRUN" info "$T/$k.onnx"
+        [[ "$output" =~ batch_norm ]]
+        "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o2 -q
+        py 'assert np.allclose(np.load("o2/y.npy"), np.load("want.npy"), rtol=1e-4, atol=1e-5)'
+    done
 }
 
 @test "conv_add: conv + residual (+ relu) becomes one conv with the residual as input 3, either operand order" {
@@ -349,9 +404,9 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
         mk $k
         run opt_line $k
         if [ $k = conv_add ]; then
-            [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 1, matmul_epi 0, dead 0" ]
+            [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 1, matmul_epi 0, dead 0" ]
         else
-            [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 1, conv_add 1, matmul_epi 0, dead 0" ]
+            [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 1, conv_add 1, matmul_epi 0, dead 0" ]
         fi
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ nodes:\ 1, ]]
@@ -373,7 +428,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
     for k in conv_add_shared conv_add_bcast; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ add\ +add ]]
         "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o2 -q
@@ -390,7 +445,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
         mm_bias_gelu) want="gelu 1, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 2," ;;
         *) want="gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 1," ;;
         esac
-        [ "$output" = "optimizer (-O2): silu 0, $want dead 0" ]
+        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, $want dead 0" ]
         # one node, the last node's name, the product
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ nodes:\ 1, ]]
@@ -404,7 +459,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
 @test "matmul_epi: a product whose output has another reader keeps its add and activation" {
     mk mm_shared
     run opt_line mm_shared
-    [ "$output" = "optimizer (-O2): silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/mm_shared.onnx"
     [[ "$output" =~ nodes:\ 4, ]]
     "$FTRUN" "$T/mm_shared.onnx" -i x=x.npy -o o2 -q
