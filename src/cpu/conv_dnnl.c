@@ -39,8 +39,14 @@
  * 0 or a bound, where ftrun's relu and clip pass NaN (NUMERICS in
  * ftrun-graph(5)). A conv with a relu or clip activation whose input, weight,
  * bias or sum holds a NaN or an infinity (the products can make NaN of an
- * infinity) therefore runs conv.c's loops for that run; the check is one
- * read of each tensor (the weight's once, when it is a constant).
+ * infinity) therefore runs conv.c's loops for that run. The check reads
+ * each such tensor once (a constant weight and bias once per run id), unless
+ * a bound proves it finite: a conv whose input is bounded by |x| <= X writes
+ * an output bounded by W X + B + S (W the largest sum of |weights| of an
+ * output channel, B the largest |bias|, S the bound of the sum; clip caps
+ * it), so every partial sum is finite when that is below FLT_MAX. Each conv
+ * records its output's bound for the convs that read it (c->bound); a
+ * tensor scanned for NaN gets its bound (max |x|) from the same read.
  *
  * State: the cache (struct cpu_conv_cache) is owned by the CPU backend
  * context (cpu_backend.c, released by close() through cpu_conv_cache_free).
@@ -55,6 +61,8 @@
 
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
+#include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -93,7 +101,8 @@ typedef struct entry {
     int threads;
     int choice;
     int w_const;
-    int w_nonfinite; /* a constant weight or bias holds NaN or an infinity (-1: not known yet) */
+    int w_known;      /* w_l1 and b_max hold for the constant weight and bias */
+    double w_l1, b_max; /* largest sum of |w| over an output channel, largest |bias| (inf: not finite) */
     variant v[N_VARIANTS];
     native_io nio;
 } entry;
@@ -113,6 +122,9 @@ struct cpu_conv_cache {
     const ft_graph *g;
     uint64_t run_id;
     layouts lay;
+    /* Per tensor, for the NaN rule (see the top): the bound on |x| its
+     * producing conv proved in the latest run (< 0: none). */
+    double *bound;
     entry *e;
     int n, cap;
 };
@@ -169,6 +181,8 @@ static void cache_reset(struct cpu_conv_cache *c, const ft_kctx *k)
         entry_free(&c->e[i]);
     c->n = 0;
     layouts_free(&c->lay);
+    free(c->bound);
+    c->bound = NULL;
     c->g = k->g;
     c->run_id = k->run_id;
 }
@@ -181,6 +195,7 @@ void cpu_conv_cache_free(struct cpu_conv_cache *c)
         entry_free(&c->e[i]);
     free(c->e);
     layouts_free(&c->lay);
+    free(c->bound);
     if (c->strm)
         dnnl_stream_destroy(c->strm);
     if (c->eng)
@@ -758,32 +773,82 @@ static int forced_choice(void)
     return CHOICE_UNSET;
 }
 
-/* 1 if one of the n floats at p is a NaN or an infinity (p may be NULL). */
-static int nonfinite(const void *p, uint64_t n)
+/* max |x| over the n floats at p, or INFINITY when one is a NaN or an
+ * infinity (0 for p NULL); on `threads` threads above 2^18 floats. */
+static double abs_max(const void *p, uint64_t n, int threads)
 {
     if (!p)
         return 0;
     const uint32_t *u = p;
-    uint32_t bad = 0;
-#pragma omp simd reduction(| : bad)
-    for (uint64_t i = 0; i < n; i++)
-        bad |= (u[i] & 0x7f800000u) == 0x7f800000u;
-    return bad != 0;
+    uint32_t m = 0;
+    if (threads > 1 && n >= (1u << 18)) {
+#pragma omp parallel for simd num_threads(threads) reduction(max : m)
+        for (uint64_t i = 0; i < n; i++)
+            m = (u[i] & 0x7fffffffu) > m ? u[i] & 0x7fffffffu : m;
+    } else {
+#pragma omp simd reduction(max : m)
+        for (uint64_t i = 0; i < n; i++)
+            m = (u[i] & 0x7fffffffu) > m ? u[i] & 0x7fffffffu : m;
+    }
+    if (m >= 0x7f800000u)
+        return INFINITY;
+    float f;
+    memcpy(&f, &m, sizeof f);
+    return f;
 }
 
-/* A relu or clip activation and a NaN or infinity in the node's tensors:
- * conv.c's loops keep NaN as ftrun's relu and clip do (see the top). */
-static int nan_unsafe(entry *e, const ft_node *n, const ft_view *in)
+/* w_l1 and b_max of the node's weight and bias (see entry). */
+static void weight_bounds(entry *e, const ft_node *n, const ft_view *in, int threads)
 {
-    ft_conv_act a = n->params.conv.act;
-    if (a != FT_CONV_ACT_RELU && a != FT_CONV_ACT_CLIP)
+    const float *w = in[1].data;
+    int64_t M = in[1].shape.dims[0], per = M ? (int64_t)(ft_numel(&in[1].shape) / (uint64_t)M) : 0;
+    double l1 = 0;
+    for (int64_t m = 0; m < M && isfinite(l1); m++) {
+        double s = 0;
+#pragma omp simd reduction(+ : s)
+        for (int64_t i = 0; i < per; i++)
+            s += fabs((double)w[m * per + i]);
+        l1 = s > l1 || s != s ? s : l1;
+    }
+    e->w_l1 = isfinite(l1) ? l1 : INFINITY;
+    e->b_max = n->n_in > 2 && in[2].data ? abs_max(in[2].data, ft_numel(&in[2].shape), threads) : 0;
+}
+
+/* The bound on |x| of input slot i (0 or 3): its producer's, else one read. */
+static double input_bound(struct cpu_conv_cache *c, const ft_kctx *k, const ft_node *n, const ft_view *in, int i)
+{
+    if (n->n_in <= i || !in[i].data)
         return 0;
-    const void *b = n->n_in > 2 ? in[2].data : NULL, *sum = n->n_in > 3 ? in[3].data : NULL;
-    if (e->w_nonfinite < 0 || !e->w_const)
-        e->w_nonfinite = nonfinite(in[1].data, ft_numel(&in[1].shape)) ||
-                         (b && nonfinite(b, ft_numel(&in[2].shape)));
-    return e->w_nonfinite || nonfinite(in[0].data, ft_numel(&in[0].shape)) ||
-           (sum && nonfinite(sum, ft_numel(&in[3].shape)));
+    if (c->bound && c->bound[n->in[i]] >= 0)
+        return c->bound[n->in[i]];
+    return abs_max(in[i].data, ft_numel(&in[i].shape), k->threads);
+}
+
+/* The NaN rule (see the top): 1 when the node has a relu or clip activation
+ * and one of its tensors may hold a NaN or an infinity. Records the bound of
+ * the node's output (for the convs reading it) as it goes. */
+static int nan_unsafe(struct cpu_conv_cache *c, const ft_kctx *k, entry *e, const ft_node *n, const ft_view *in)
+{
+    const ft_conv_params *p = &n->params.conv;
+    int checks = p->act == FT_CONV_ACT_RELU || p->act == FT_CONV_ACT_CLIP;
+    int t = n->out[0], has_sum = n->n_in > 3 && in[3].data;
+    int known = c->bound && c->bound[n->in[0]] >= 0 && (!has_sum || c->bound[n->in[3]] >= 0);
+    if (c->bound)
+        c->bound[t] = -1;
+    if (!checks && !known) /* nothing to check, nothing to pass on without a read */
+        return 0;
+    if (!e->w_known || !e->w_const) {
+        weight_bounds(e, n, in, k->threads);
+        e->w_known = 1;
+    }
+    double x = input_bound(c, k, n, in, 0), sum = has_sum ? input_bound(c, k, n, in, 3) : 0;
+    double y = e->w_l1 * x + e->b_max + sum;
+    if (p->act == FT_CONV_ACT_CLIP && y > fmax(fabs(p->act_lo), fabs(p->act_hi)))
+        y = fmax(fabs(p->act_lo), fabs(p->act_hi));
+    int finite = isfinite(e->w_l1) && isfinite(e->b_max) && isfinite(x) && isfinite(sum);
+    if (c->bound && finite && y * 1.01 < FLT_MAX)
+        c->bound[t] = y;
+    return checks && !finite;
 }
 
 /* FTRUN_CONV_LOG set: one line on stderr per conv node when its form is
@@ -832,7 +897,6 @@ static entry *lookup(ft_kctx *k, struct cpu_conv_cache *c, const ft_node *n, con
     e->node = n, e->w = in[1].data, e->threads = k->threads, e->xs = in[0].shape;
     e->choice = CHOICE_UNSET;
     e->w_const = weight_is_const(k, n);
-    e->w_nonfinite = -1;
     return e;
 }
 
@@ -860,6 +924,9 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
     int forced = forced_choice();
     if (!c->lay.built)
         build_layouts(c, k, forced);
+    if (!c->bound && (c->bound = malloc(sizeof *c->bound * (size_t)k->g->n_tensors)))
+        for (int i = 0; i < k->g->n_tensors; i++)
+            c->bound[i] = -1;
     entry *e = lookup(k, c, n, in);
     if (!e) {
         int blocked = layout_of(c, n->in[0]) || layout_of(c, n->out[0]) || (n->n_in > 3 && layout_of(c, n->in[3]));
@@ -868,7 +935,7 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
         *st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the convolution's state");
         return 1;
     }
-    if (nan_unsafe(e, n, in)) {
+    if (nan_unsafe(c, k, e, n, in)) {
         *st = run_native(k, c, e, n, in, out, native);
         return 1;
     }

@@ -18,6 +18,8 @@ Kinds (channel counts multiples of 16 unless said; all f32, opset 13):
   d1      a 1-D chain; d3 a 3-D chain
   mixed   a conv whose output is also a graph output (z), one read by a sigmoid
   grouped strides, dilations and groups of 2 between plain convs
+  overflow a finite input whose products pass FLT_MAX: inf, then NaN (inf - inf)
+          through a relu conv
 """
 import os
 import sys
@@ -156,10 +158,26 @@ elif kind == "grouped":
 
     def oracle(x):
         return fc(fb(fa(x)))
+elif kind == "overflow":  # finite input, a product past FLT_MAX: inf, then inf - inf = NaN through a relu
+    shape = (1, 1, 6, 6)
+    counter[0] += 1
+    w1 = np.full((16, 1, 1, 1), 1e20, np.float32)
+    inits.append(nh.from_array(w1, "w1"))
+    nodes += [h.make_node("Conv", ["x", "w1"], ["c1"], kernel_shape=[1, 1]), h.make_node("Relu", ["c1"], ["r1"])]
+    b, fb = conv("r1", 16, 16, 3, "relu")
+    nodes.append(h.make_node("Identity", [b], ["y"]))
+
+    def oracle(x):
+        with np.errstate(over="ignore"):
+            c1 = torch.from_numpy(F.conv2d(x, torch.from_numpy(w1.astype(np.float64))).numpy().astype(np.float32))
+        return fb(c1.double())
 else:
     sys.exit("conv_chain.py: unknown kind " + kind)
 
 x = rng.standard_normal(shape).astype(np.float32)
+if kind == "overflow":  # one pixel makes products of 1e40
+    x = np.abs(x)
+    x[0, 0, 2, 3] = 1e20
 if nan:
     x.reshape(-1)[x.size // 3] = np.nan
 xt = torch.from_numpy(x.astype(np.float64))
