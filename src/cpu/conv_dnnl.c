@@ -9,8 +9,10 @@
  * activation are post-ops: sum (the node's input 3, copied into dst first),
  * then eltwise relu, clip, swish (alpha 1) or hardswish. Each form and
  * conv.c's own loops then run three times on the node's real tensors, the
- * best of the last two timed in process CPU time, and the fastest is kept for the node from then on: the choice
- * is per case (depthwise convs often keep conv.c's row kernels). The
+ * best of the last two timed (process CPU time on one thread, wall time on
+ * more; see now_s), and the fastest is kept for the node from then on: the
+ * choice is per case (within a blocked chain, below, oneDNN's blocked form
+ * mostly wins; elsewhere depthwise convs often keep conv.c's loops). The
  * environment variable FTRUN_CONV_IMPL = native, plain or blocked forces one
  * form where it can be built (tests run every form that way; see ftrun(1),
  * ENVIRONMENT); unset or "auto", the timing picks.
@@ -739,12 +741,14 @@ static ft_status run_native(ft_kctx *k, struct cpu_conv_cache *c, entry *e, cons
     return FT_OK;
 }
 
-/* CPU time of the process (all its threads), not wall time: a run that other
- * processes preempt on a busy machine is not charged for the wait. */
-static double now_s(void)
+/* On one thread, the CPU time of the process, not wall time: a run that
+ * other processes preempt on a busy machine is not charged for the wait.
+ * On more, wall time: CPU time would charge a form that uses every thread
+ * as much as one that keeps them waiting, and the pick is about latency. */
+static double now_s(int threads)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    clock_gettime(threads > 1 ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -962,14 +966,14 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
             }
             double t = -1;
             for (int rep = 0; rep < 3; rep++) {
-                double t0 = now_s();
+                double t0 = now_s(k->threads);
                 ft_status s = cand < N_VARIANTS ? run_variant(k, c, e, &e->v[cand], n, in, out)
                                                 : run_native(k, c, e, n, in, out, native);
                 if (s) {
                     *st = s;
                     return 1;
                 }
-                double dt = now_s() - t0;
+                double dt = now_s(k->threads) - t0;
                 if (rep > 0 && (t < 0 || dt < t))
                     t = dt;
             }
