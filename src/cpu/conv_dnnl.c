@@ -53,8 +53,8 @@
  * State: the cache (struct cpu_conv_cache) is owned by the CPU backend
  * context (cpu_backend.c, released by close() through cpu_conv_cache_free).
  * It holds the layouts and entries of one run id: a new run id or graph
- * empties it. An entry is keyed by node, input shape, weight address and
- * thread count;
+ * empties it. An entry is kept per node and thread count, and rebuilt
+ * when the input shape or weight address changes;
  * it owns its primitives, its memory objects, the reordered weights (kept
  * across runs when the weight is a constant of the graph, reordered every
  * run otherwise), the scratchpad and the blocked src / dst buffers. */
@@ -879,11 +879,14 @@ static void log_pick(const struct cpu_conv_cache *c, const ft_node *n, int pick,
 
 static entry *lookup(ft_kctx *k, struct cpu_conv_cache *c, const ft_node *n, const ft_view *in)
 {
+    /* one entry per node and thread count: when the count follows the load
+     * (ftrun(1), --threads) it moves between a few values, and each keeps
+     * its primitives and its pick */
     entry *e = NULL;
     for (int i = 0; i < c->n && !e; i++)
-        if (c->e[i].node == n)
+        if (c->e[i].node == n && c->e[i].threads == k->threads)
             e = &c->e[i];
-    if (e && e->w == in[1].data && e->threads == k->threads && ft_shape_eq(&e->xs, &in[0].shape))
+    if (e && e->w == in[1].data && ft_shape_eq(&e->xs, &in[0].shape))
         return e;
     if (e) {
         entry_free(e);
