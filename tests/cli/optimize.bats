@@ -222,6 +222,22 @@ same() {
     "$FTRUN" compare o2/y.npy o0/y.npy --rtol 1e-5 --atol 1e-6
 }
 
+# one_conv KIND LINE: KIND's optimizer line is LINE, its graph one node, and
+# that node agrees with the expanded form (same) in every CPU form of the
+# fused conv: oneDNN plain / blocked, conv.c's loops.
+one_conv() {
+    mk $1
+    run opt_line $1
+    [ "$output" = "$2" ]
+    run "$FTRUN" info "$T/$1.onnx"
+    [[ "$output" =~ nodes:\ 1, ]]
+    same $1
+    local impl
+    for impl in native plain blocked; do
+        FTRUN_CONV_IMPL=$impl "$FTRUN" "$T/$1.onnx" -i x=x.npy -o o_$impl -q --expect want.npy --rtol 1e-4 --atol 1e-5
+    done
+}
+
 @test "silu: mul(sigmoid(x), x) in either order becomes silu, and computes x*sigmoid(x)" {
     for k in silu silu_swapped; do
         mk $k
@@ -368,15 +384,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
 
 @test "bn_fold: batch_norm after a conv goes into its weights and bias (with or without a bias); the relu then fuses" {
     for k in conv_bn conv_bn_nobias; do
-        mk $k
-        run opt_line $k
-        [ "$output" = "optimizer (-O2): bn_fold 1, silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 1, conv_add 0, matmul_epi 0, dead 0" ]
-        run "$FTRUN" info "$T/$k.onnx"
-        [[ "$output" =~ nodes:\ 1, ]]
-        same $k
-        for impl in native plain blocked; do
-            FTRUN_CONV_IMPL=$impl "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o_$impl -q --expect want.npy --rtol 1e-4 --atol 1e-5
-        done
+        one_conv $k "optimizer (-O2): bn_fold 1, silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 1, conv_add 0, matmul_epi 0, dead 0"
     done
     # written out (convert, pack), the folded graph keeps its folded weights
     # and no batch_norm, and runs to the same values at -O0
@@ -401,20 +409,9 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
 
 @test "conv_add: conv + residual (+ relu) becomes one conv with the residual as input 3, either operand order" {
     for k in conv_add_relu conv_add_swapped conv_add; do
-        mk $k
-        run opt_line $k
-        if [ $k = conv_add ]; then
-            [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 1, matmul_epi 0, dead 0" ]
-        else
-            [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 1, conv_add 1, matmul_epi 0, dead 0" ]
-        fi
-        run "$FTRUN" info "$T/$k.onnx"
-        [[ "$output" =~ nodes:\ 1, ]]
-        same $k
-        # every CPU form of the fused conv: oneDNN plain / blocked, conv.c's loops
-        for impl in native plain blocked; do
-            FTRUN_CONV_IMPL=$impl "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o_$impl -q --expect want.npy --rtol 1e-4 --atol 1e-5
-        done
+        act=1
+        [ $k = conv_add ] && act=0
+        one_conv $k "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, transpose 0, conv_act $act, conv_add 1, matmul_epi 0, dead 0"
     done
     # the fused graph written out has the residual as the conv's input 3, bias kept
     "$FTRUN" convert "$T/conv_add_relu.onnx" -o c.ftg -q
