@@ -13,6 +13,7 @@
  * same NaN rule for the max (a NaN in the window wins; an empty window
  * gives -inf), the same products. */
 #include "cpu.h"
+#include "vmath.h"
 #include "../graph/infer_pool.h"
 
 #include <math.h>
@@ -23,38 +24,49 @@
 /* Lanes of one pass: the channels of a block are taken 16 at a time. */
 #define LANES 16
 
-/* items i0..i1 of [N * C/B blocks] x [ceil(B / LANES) lane groups], each
- * group summed (or maxed) over the `len` positions of its block */
-static void gpool_items(const float *x, float *y, int64_t i0, int64_t i1, int64_t len, int64_t B, int max)
+/* One lane group: w channels (w <= LANES) at stride B over len positions,
+ * summed in double (or maxed) into y[0..w-1]. Inlined with w = LANES as a
+ * constant for the full groups. */
+static inline __attribute__((always_inline)) void gpool_group(const float *xp, float *yp, int64_t len, int64_t B,
+                                                               int w, int max)
+{
+    if (max) {
+        float m[LANES];
+        int nan[LANES] = {0};
+        for (int j = 0; j < LANES; j++)
+            m[j] = -INFINITY;
+        for (int64_t s = 0; s < len; s++)
+#pragma omp simd
+            for (int j = 0; j < w; j++) {
+                float v = xp[s * B + j];
+                m[j] = v > m[j] ? v : m[j];
+                nan[j] |= v != v;
+            }
+        for (int j = 0; j < w; j++)
+            yp[j] = nan[j] ? NAN : m[j];
+    } else {
+        double acc[LANES] = {0};
+        for (int64_t s = 0; s < len; s++)
+#pragma omp simd
+            for (int j = 0; j < w; j++)
+                acc[j] += (double)xp[s * B + j];
+        for (int j = 0; j < w; j++)
+            yp[j] = (float)(acc[j] / (double)len);
+    }
+}
+
+/* items i0..i1 of [N * C/B blocks] x [ceil(B / LANES) lane groups] */
+FT_VCLONES static void gpool_items(const float *x, float *y, int64_t i0, int64_t i1, int64_t len, int64_t B, int max)
 {
     const int64_t groups = (B + LANES - 1) / LANES;
     for (int64_t i = i0; i < i1; i++) {
-        int64_t t = i / groups, j0 = i % groups * LANES, w = B - j0 < LANES ? B - j0 : LANES;
+        int64_t t = i / groups, j0 = i % groups * LANES;
         const float *xp = x + t * len * B + j0;
         float *yp = y + t * B + j0; /* channel n*C + cb*B + j of the plain output */
-        if (max) {
-            float m[LANES];
-            int nan[LANES] = {0};
-            for (int j = 0; j < LANES; j++)
-                m[j] = -INFINITY;
-            for (int64_t s = 0; s < len; s++)
-#pragma omp simd
-                for (int j = 0; j < w; j++) {
-                    float v = xp[s * B + j];
-                    m[j] = v > m[j] ? v : m[j];
-                    nan[j] |= v != v;
-                }
-            for (int j = 0; j < w; j++)
-                yp[j] = nan[j] ? NAN : m[j];
-        } else {
-            double acc[LANES] = {0};
-            for (int64_t s = 0; s < len; s++)
-#pragma omp simd
-                for (int j = 0; j < w; j++)
-                    acc[j] += (double)xp[s * B + j];
-            for (int j = 0; j < w; j++)
-                yp[j] = (float)(acc[j] / (double)len);
-        }
+        if (B - j0 >= LANES)
+            gpool_group(xp, yp, len, B, LANES, max);
+        else
+            gpool_group(xp, yp, len, B, (int)(B - j0), max);
     }
 }
 
@@ -78,23 +90,11 @@ int cpu_global_pool_blocked(ft_kctx *k, const ft_node *n, const ft_view *in, ft_
     return 1;
 }
 
-int cpu_mul_blocked(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_status *st)
+/* rows r0..r1 of B channels: y = x * the row's per-channel factors */
+FT_VCLONES static void mul_rows(const float *x, const float *f, float *y, int64_t r0, int64_t r1, int64_t len,
+                                int64_t CB, int64_t B, int64_t fstep)
 {
-    int64_t B = cpu_channel_block(k, n->out[0]);
-    if (!B)
-        return 0;
-    /* the blocked operand has the product's shape; the other is per channel */
-    int big = cpu_channel_block(k, n->in[0]) ? 0 : 1;
-    const float *x = in[big].data, *f = in[1 - big].data;
-    float *y = out[0].data;
-    const ft_shape *s = &out[0].shape;
-    int64_t N = s->dims[0], C = s->dims[1], len = 1, fstep = in[1 - big].shape.dims[0] == 1 ? 0 : C;
-    for (int i = 2; i < s->rank; i++)
-        len *= s->dims[i];
-    int64_t CB = C / B, rows = N * CB * len; /* rows of B channels */
-    int par = k->threads > 1 && (uint64_t)ft_numel(s) >= CPU_PAR_MIN;
-#pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
-    for (int64_t r = 0; r < rows; r++) {
+    for (int64_t r = r0; r < r1; r++) {
         int64_t t = r / len, nb = t / CB, cb = t % CB;
         const float *fp = f + nb * fstep + cb * B;
         const float *xp = x + r * B;
@@ -102,6 +102,26 @@ int cpu_mul_blocked(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
 #pragma omp simd
         for (int64_t j = 0; j < B; j++)
             yp[j] = xp[j] * fp[j];
+    }
+}
+
+int cpu_mul_blocked(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_status *st)
+{
+    int64_t B = cpu_channel_block(k, n->out[0]);
+    if (!B)
+        return 0;
+    /* the blocked operand has the product's shape; the other is per channel */
+    int big = cpu_channel_block(k, n->in[0]) ? 0 : 1;
+    const ft_shape *s = &out[0].shape;
+    int64_t N = s->dims[0], C = s->dims[1], len = 1, fstep = in[1 - big].shape.dims[0] == 1 ? 0 : C;
+    for (int i = 2; i < s->rank; i++)
+        len *= s->dims[i];
+    int64_t CB = C / B, rows = N * CB * len; /* rows of B channels */
+    int par = k->threads > 1 && rows > 1 && (uint64_t)ft_numel(s) >= CPU_PAR_MIN;
+#pragma omp parallel num_threads(k->threads) if (par)
+    {
+        int nt = omp_get_num_threads(), id = omp_get_thread_num();
+        mul_rows(in[big].data, in[1 - big].data, out[0].data, rows * id / nt, rows * (id + 1) / nt, len, CB, B, fstep);
     }
     *st = FT_OK;
     return 1;
@@ -120,28 +140,19 @@ static void window(int64_t o, int64_t in, int64_t k, int64_t s, int64_t d, int64
     *first = *cnt ? start + jlo * d : 0;
 }
 
-int cpu_max_pool_blocked(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_status *st)
+/* output rows r0..r1 (block, output depth, output row) of a max pool */
+FT_VCLONES static void maxpool_rows(const ft_pool_geom *g, const float *x, float *y, int64_t r0, int64_t r1, int64_t B)
 {
-    int64_t B = cpu_channel_block(k, n->out[0]);
-    if (!B)
-        return 0;
-    ft_pool_geom g;
-    ft_pool_geom_of(&n->params.pool, &in[0].shape, &out[0].shape, &g);
-    const float *x = in[0].data;
-    float *y = out[0].data;
-    const int64_t blocks = g.planes / B, rows = blocks * g.out[0] * g.out[1];
-    const int64_t ip = g.in[0] * g.in[1] * g.in[2]; /* cells of an input block */
-    int par = k->threads > 1 && rows > 1 && (uint64_t)ft_numel(&out[0].shape) >= CPU_PAR_MIN / 4;
-#pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
-    for (int64_t r = 0; r < rows; r++) {
-        int64_t p = r / (g.out[0] * g.out[1]), od = r / g.out[1] % g.out[0], oh = r % g.out[1];
+    const int64_t ip = g->in[0] * g->in[1] * g->in[2]; /* cells of an input block */
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t p = r / (g->out[0] * g->out[1]), od = r / g->out[1] % g->out[0], oh = r % g->out[1];
         int64_t fd, cd, fh, ch;
-        window(od, g.in[0], g.k[0], g.s[0], g.d[0], g.pb[0], &fd, &cd);
-        window(oh, g.in[1], g.k[1], g.s[1], g.d[1], g.pb[1], &fh, &ch);
-        for (int64_t ow = 0; ow < g.out[2]; ow++) {
+        window(od, g->in[0], g->k[0], g->s[0], g->d[0], g->pb[0], &fd, &cd);
+        window(oh, g->in[1], g->k[1], g->s[1], g->d[1], g->pb[1], &fh, &ch);
+        for (int64_t ow = 0; ow < g->out[2]; ow++) {
             int64_t fw, cw;
-            window(ow, g.in[2], g.k[2], g.s[2], g.d[2], g.pb[2], &fw, &cw);
-            float *yp = y + (r * g.out[2] + ow) * B;
+            window(ow, g->in[2], g->k[2], g->s[2], g->d[2], g->pb[2], &fw, &cw);
+            float *yp = y + (r * g->out[2] + ow) * B;
             for (int64_t j0 = 0; j0 < B; j0 += LANES) {
                 int w = B - j0 < LANES ? (int)(B - j0) : LANES;
                 float m[LANES];
@@ -151,7 +162,7 @@ int cpu_max_pool_blocked(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vie
                 for (int64_t a = 0; a < cd; a++)
                     for (int64_t b = 0; b < ch; b++)
                         for (int64_t c = 0; c < cw; c++) {
-                            int64_t cell = ((fd + a * g.d[0]) * g.in[1] + fh + b * g.d[1]) * g.in[2] + fw + c * g.d[2];
+                            int64_t cell = ((fd + a * g->d[0]) * g->in[1] + fh + b * g->d[1]) * g->in[2] + fw + c * g->d[2];
                             const float *xp = x + (p * ip + cell) * B + j0;
 #pragma omp simd
                             for (int j = 0; j < w; j++) {
@@ -164,6 +175,22 @@ int cpu_max_pool_blocked(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vie
                     yp[j0 + j] = nan[j] ? NAN : m[j];
             }
         }
+    }
+}
+
+int cpu_max_pool_blocked(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_status *st)
+{
+    int64_t B = cpu_channel_block(k, n->out[0]);
+    if (!B)
+        return 0;
+    ft_pool_geom g;
+    ft_pool_geom_of(&n->params.pool, &in[0].shape, &out[0].shape, &g);
+    const int64_t rows = g.planes / B * g.out[0] * g.out[1];
+    int par = k->threads > 1 && rows > 1 && (uint64_t)ft_numel(&out[0].shape) >= CPU_PAR_MIN / 4;
+#pragma omp parallel num_threads(k->threads) if (par)
+    {
+        int nt = omp_get_num_threads(), id = omp_get_thread_num();
+        maxpool_rows(&g, in[0].data, out[0].data, rows * id / nt, rows * (id + 1) / nt, B);
     }
     *st = FT_OK;
     return 1;
