@@ -56,7 +56,11 @@ selftest() {
 }
 
 @test "numeric harness, batch mode: a case whose ftrun test worker crashes fails alone" {
-    FTNUM_MODE=batch FTNUM_TIMEOUT=120 FTNUM_JOBS=1 "$PYTHON" "$ROOT/tests/numeric/harness_selftest.py" slow > out.txt 2> err.txt &
+    # exec: $! is the harness, its child ftrun test, whose child the worker
+    (
+        export FTNUM_MODE=batch FTNUM_TIMEOUT=120 FTNUM_JOBS=1
+        exec "$PYTHON" "$ROOT/tests/numeric/harness_selftest.py" slow > out.txt 2> err.txt
+    ) &
     pid=$!
     # "ok 1" is printed once quick 1 is checked: the one worker then runs slow
     for _ in $(seq 300); do

@@ -3,7 +3,7 @@
 man/ftrun.1: graph.json and the .npy files its tensors name, inputs/NAME.npy for the
 inputs that run mode gives with --input, expected/NAME.npy from the oracle), and one
 
-    ftrun test DIR -j N --timeout SEC -v --save-outputs OUT [-d DEV] [--threads T]
+    ftrun test DIR -j N --timeout SEC --save-outputs OUT [-d DEV] [--threads T]
 
 runs them all in N worker processes that each open the device once (one CUDA context
 for hundreds of cases, where run mode pays one per case). The verdict of a case is then
@@ -77,7 +77,7 @@ def prepare(h, c, folder):
 LINE = re.compile(r"^(PASS|FAIL|UNSUPPORTED) +(t\d+)/c(\d+) \(([0-9.]+) ms\)(?:: (.*))?$")
 
 
-def judge(h, c, folder, outdir, word, msg, log, meta):
+def judge(h, c, folder, outdir, word, msg, meta):
     """The verdict of a case from its line of ftrun test and its saved outputs."""
     names, files = meta
     try:
@@ -87,7 +87,7 @@ def judge(h, c, folder, outdir, word, msg, log, meta):
             exp = {n: np.load(os.path.join(folder, "expected", h.out_file(n)), allow_pickle=False) for n in names}
             return h.check_outputs(c, outdir, exp, lambda: [
                 None if f is None else (f[0], np.load(f[1], allow_pickle=False)) for f in files])
-        return False, ["ftrun test: %s: %s" % (word, msg)] + ["log: " + l for l in log[:6]]
+        return False, ["ftrun test: %s: %s" % (word, msg)]
     except Exception:
         return False, h.harness_error()
     finally:
@@ -101,36 +101,24 @@ def run_group(h, cases, ks, meta, root, g, opts, jobs, done):
     exit status."""
     save = os.path.join(root, "out")
     cmd = h.EXTRA_PREFIX + [h.FTRUN, "test", os.path.join(root, g), "-j", str(jobs), "--timeout", "%g" % h.TIMEOUT,
-                            "-v", "--save-outputs", save] + list(opts)
+                            "--save-outputs", save] + list(opts)
     print("# batch of %d cases: %s" % (len(ks), " ".join(shlex.quote(a) for a in cmd)), flush=True)
     errf = tempfile.TemporaryFile(mode="w+", dir=root)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errf, text=True, errors="replace")
-    want, pending = set(ks), [None]  # pending: (k, word, msg, log) while its -v log lines may follow
+    want = set(ks)
+    # ftrun test prints a line a case, in case order, as soon as the case and those
+    # before it are done; the checks run in the pool while this loop reads on, so
+    # that ftrun test never waits on a full pipe
     with ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
-        def settle():
-            if pending[0] is not None:
-                k, word, msg, log = pending[0]
-                pending[0] = None
-                case = "%s/c%05d" % (g, k)
-                fut = pool.submit(judge, h, cases[k], os.path.join(root, case), os.path.join(save, case), word, msg,
-                                  log, meta[k])
-                fut.add_done_callback(lambda f, k=k: done(k, *f.result()))
-
-        # the checks run in the pool while this loop reads on, so that ftrun test
-        # never waits on a full pipe
         for line in proc.stdout:
-            line = line.rstrip("\n")
-            if line.startswith("    "):  # -v: the log of the case above
-                if pending[0] is not None and len(pending[0][3]) < 40:
-                    pending[0][3].append(line[4:])
-                continue
-            settle()
-            m = LINE.match(line)
+            m = LINE.match(line.rstrip("\n"))
             if m and m.group(2) == g and int(m.group(3)) in want:
                 k = int(m.group(3))
                 want.discard(k)
-                pending[0] = (k, m.group(1), m.group(5) or "", [])
-        settle()
+                case = "%s/c%05d" % (g, k)
+                fut = pool.submit(judge, h, cases[k], os.path.join(root, case), os.path.join(save, case), m.group(1),
+                                  m.group(5) or "", meta[k])
+                fut.add_done_callback(lambda f, k=k: done(k, *f.result()))
         rc = proc.wait()
     errf.seek(0)
     err = errf.read().splitlines()
