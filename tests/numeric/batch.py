@@ -133,6 +133,8 @@ def run_all(h, cases, workers, test_jobs, results, emit):
     """Runs cases in batch mode (run mode for those that cannot be batched); each
     verdict goes to results[k] as (ok, diag) and emit() prints what is in."""
     groups, runs = plan(h, cases)
+    if test_options(h.EXTRA_ARGS) is None:
+        print("# FTNUM_ARGS has an option that ftrun test does not take: every case in run mode", flush=True)
     lock = threading.Lock()
 
     def done(k, ok, diag):
