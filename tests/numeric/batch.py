@@ -8,10 +8,10 @@ inputs that run mode gives with --input, expected/NAME.npy from the oracle), and
 runs them all in N worker processes that each open the device once (one CUDA context
 for hundreds of cases, where run mode pays one per case). The verdict of a case is then
 the harness's own (harness.check_outputs on OUT/CASE/NAME.npy, the per-element bounds of
-its Tol), exactly as run mode judges the files of `ftrun run -o`: ftrun test's own
-comparison (one rtol/atol per case) only decides nothing. A case that ftrun test fails
-in any other way (a load or run error, a crash of its worker, --timeout) fails with
-that message. Cases that expect an error (exit status, stderr text) and cases with
+its Tol), exactly as run mode judges the files of `ftrun run -o`; ftrun test's own
+comparison of the saved outputs with expected/ (one rtol/atol per dtype) has no say. A
+case that ftrun test fails in any other way (a load or run error, a crash of its
+worker, --timeout) fails with that message, as run mode fails on ftrun's exit status. Cases that expect an error (exit status, stderr text) and cases with
 options ftrun test does not take (--seed, -w, -n) run in run mode, one process each;
 cases with --threads or -O run in one ftrun test per set of options."""
 import os
