@@ -193,11 +193,11 @@ def _graph(c, tmp, flag_dir=None):
         if name in c.via_flag or (c.via_flag == "auto" and zlib.crc32(c.name.encode()) % 3 == 0):
             f = os.path.join(flag_dir or tmp, fn)
             argv += ["--input", "%s=%s" % (name, f)]
+            if flag_dir:
+                os.makedirs(flag_dir, exist_ok=True)
         else:
             f = os.path.join(tmp, fn)
             d["file"] = fn
-        if flag_dir and not os.path.isdir(flag_dir):
-            os.makedirs(flag_dir)
         np.save(f, arr, allow_pickle=False)
         files.append((name, f))
         tensors[name] = d
