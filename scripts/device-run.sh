@@ -6,7 +6,8 @@
 #
 # Steps (default: all but bench-full and sanitize-full, in this order):
 #   env        the machine: GPU, driver, toolkit, Python, where ftrun's libraries come from
-#   numeric    tests/numeric on cuda:0 against NumPy
+#   numeric    tests/numeric on cuda:0 against NumPy, batched: one `ftrun test -d cuda -j N` over
+#              a test folder per case (FTNUM_MODE=run: the old process per case)
 #   parity     tests/cuda/parity.py: every op x dtype x shape, cuda:0 against the cpu backend,
 #              batched: one `ftrun test -d cuda:0 -j N` over a test folder per case
 #              (FTPARITY_MODE=run: the old process per case)
@@ -20,8 +21,8 @@
 # Each step writes LOGDIR/STEP.log and one line to LOGDIR/summary.txt and to stdout;
 # STEP_TIMEOUT (seconds, default 540) bounds each step, STEP_TIMEOUT_<step> one step
 # (e.g. STEP_TIMEOUT_parity=200). Environment passed on:
-# FTPARITY_ONLY, FTPARITY_BIG, FTPARITY_MODE, FTNUM_JOBS, FTPARITY_JOBS, FTPARITY_TEST_JOBS,
-# FTRUN_TEST_JOBS; BENCH_ARGS (more options of
+# FTPARITY_ONLY, FTPARITY_BIG, FTPARITY_MODE, FTNUM_ONLY, FTNUM_MODE, FTNUM_JOBS, FTNUM_TEST_JOBS,
+# FTPARITY_JOBS, FTPARITY_TEST_JOBS, FTRUN_TEST_JOBS; BENCH_ARGS (more options of
 # bench/cuda.py, e.g. "--only bandwidth"). Exit status 1 when a step failed.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,13 +36,13 @@ export logs FTRUN=$here/build/ftrun PYTHON=${PYTHON:-python3} PYTHONUNBUFFERED=1
 export ONNX_TESTDATA=$here/onnx-testdata
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 export CUDA_HOME PATH=$PATH:$CUDA_HOME/bin
-# A case of the numeric tier (and of parity's run mode) is a process that spends most
-# of its time starting CUDA: one per core. `ftrun test` (parity's batch mode, onnx)
-# runs its cases in worker processes that start CUDA once each: 8 workers (8 CUDA
-# contexts) keep the GPU busy while each loads its next case.
+# A case of run mode (numeric and parity: the cases they cannot batch) is a process
+# that spends most of its time starting CUDA: one per core. `ftrun test` (the batch
+# modes, onnx) runs its cases in worker processes that start CUDA once each: 8
+# workers (8 CUDA contexts) keep the GPU busy while each loads its next case.
 jobs=$(nproc); [ "$jobs" -lt 2 ] && jobs=2; [ "$jobs" -gt 16 ] && jobs=16
 export FTNUM_JOBS=${FTNUM_JOBS:-$jobs} FTPARITY_JOBS=${FTPARITY_JOBS:-$jobs}
-export FTPARITY_TEST_JOBS=${FTPARITY_TEST_JOBS:-8} FTRUN_TEST_JOBS=${FTRUN_TEST_JOBS:-8}
+export FTNUM_TEST_JOBS=${FTNUM_TEST_JOBS:-8} FTPARITY_TEST_JOBS=${FTPARITY_TEST_JOBS:-8} FTRUN_TEST_JOBS=${FTRUN_TEST_JOBS:-8}
 cd "$here"
 status=0
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import traceback
 import zlib
 from concurrent.futures import ThreadPoolExecutor
@@ -173,24 +174,32 @@ def rng_for(name):
     return np.random.default_rng(zlib.crc32(name.encode()))
 
 
-def _graph(c, tmp):
-    """Writes the inputs and graph.json; returns (graph path, extra argv)."""
+def _graph(c, tmp, flag_dir=None):
+    """Writes the inputs and graph.json to tmp; returns (graph path, extra argv, the
+    input files as (name, path) or None in input order). The inputs given with --input
+    go to flag_dir when given (a test folder's inputs/), else to tmp."""
     tensors = dict(c.tensors or {})
-    in_names, argv = [], []
+    in_names, argv, files = [], [], []
     for i, spec in enumerate(c.inputs):
         if spec is None:
             in_names.append(None)
+            files.append(None)
             continue
         name, arr = spec[0], np.asarray(spec[1])
         decl = spec[2] if len(spec) > 2 else DTYPE_NAME[arr.dtype]
-        fn = "%s.npy" % re.sub(r"[^A-Za-z0-9._-]", "_", name)
-        np.save(os.path.join(tmp, fn), arr, allow_pickle=False)
+        fn = out_file(name)
         d = {"dtype": decl, "shape": list(arr.shape)}
         # about a third of the cases feed their inputs with --input, the others with "file"
         if name in c.via_flag or (c.via_flag == "auto" and zlib.crc32(c.name.encode()) % 3 == 0):
-            argv += ["--input", "%s=%s" % (name, os.path.join(tmp, fn))]
+            f = os.path.join(flag_dir or tmp, fn)
+            argv += ["--input", "%s=%s" % (name, f)]
+            if flag_dir:
+                os.makedirs(flag_dir, exist_ok=True)
         else:
+            f = os.path.join(tmp, fn)
             d["file"] = fn
+        np.save(f, arr, allow_pickle=False)
+        files.append((name, f))
         tensors[name] = d
         in_names.append(name)
     outs = c.outputs or ["y"]
@@ -209,13 +218,13 @@ def _graph(c, tmp):
     path = os.path.join(tmp, "graph.json")
     with open(path, "w") as f:
         json.dump(g, f, indent=1)
-    return path, argv
+    return path, argv, files
 
 
-def _inputs_at(c, out_shape, flat):
+def _inputs_at(inputs, out_shape, flat):
     """Input values at the failing element when the inputs have the output's shape."""
     parts = []
-    for spec in c.inputs:
+    for spec in inputs:
         if spec is not None and np.shape(spec[1]) == tuple(out_shape):
             parts.append("%s=%r" % (spec[0], np.asarray(spec[1]).reshape(-1)[flat].item()))
     return ("inputs there: " + ", ".join(parts)) if parts else None
@@ -228,21 +237,73 @@ EXTRA_ARGS = shlex.split(os.environ.get("FTNUM_ARGS", ""))
 EXTRA_PREFIX = shlex.split(os.environ.get("FTNUM_WRAP", ""))
 
 
-def run_case(c):
-    """Returns (ok, diagnostic lines)."""
-    tmp = tempfile.mkdtemp(prefix="ftnum-")
+def materialize(c):
+    """Gives a case with a build() its arrays (inputs, expect, tol, ...)."""
+    if c.build:
+        for k, v in c.build().items():
+            setattr(c, k, v)
+
+
+def release(c):
+    """Drops the large arrays of a case with a build(): they are rebuilt on demand, and
+    4,000 cases' arrays are not kept alive together."""
+    if c.build:
+        c.inputs, c.expect = (), None
+
+
+def expectations(c):
+    """The case's expected outputs: a dict output name -> array."""
+    exp = c.expect() if callable(c.expect) else c.expect
+    return {name: np.asarray(want) for name, want in exp.items()}
+
+
+def out_file(name):
+    """The file name ftrun gives an output (OUTPUT FILES in man/ftrun.1)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name) + ".npy"
+
+
+def check_outputs(c, outdir, exp, inputs):
+    """Compares the files ftrun wrote to outdir with exp (output name -> array) under the
+    case's tolerance; inputs() gives c.inputs for the diagnostics. Returns (ok, diag)."""
     _used.v = 0.0
+    diag, ok = [], True
+    for name, want in exp.items():
+        f = os.path.join(outdir, out_file(name))
+        if not os.path.exists(f):
+            return False, ["output file %s missing" % os.path.basename(f)]
+        got = np.load(f, allow_pickle=False)
+        tol = c.tol.get(name, EXACT) if isinstance(c.tol, dict) else c.tol
+        r = compare(got, want, tol)
+        if r is not None:
+            ok = False
+            lines, flat = r
+            extra = _inputs_at(inputs(), want.shape, flat) if flat is not None else None
+            diag += ["output '%s': %s" % (name, l) for l in lines] + ([extra] if extra else [])
+    if STATS:
+        diag.append("used %.3g of the tolerance" % getattr(_used, "v", 0.0))
+    return ok, diag
+
+
+def harness_error():
+    return ["harness error: " + l for l in traceback.format_exc().strip().splitlines()[-4:]]
+
+
+# FTNUM_TIMEOUT: seconds a case may run (default 120) in either mode
+TIMEOUT = float(os.environ.get("FTNUM_TIMEOUT", "120"))
+
+
+def run_case(c):
+    """Runs one case in its own ftrun process (run mode). Returns (ok, diagnostic lines)."""
+    tmp = tempfile.mkdtemp(prefix="ftnum-")
     try:
-        if c.build:
-            for k, v in c.build().items():
-                setattr(c, k, v)
-        path, argv = _graph(c, tmp)
+        materialize(c)
+        path, argv, _ = _graph(c, tmp)
         outdir = os.path.join(tmp, "out")
         cmd = EXTRA_PREFIX + [FTRUN, "run", path, "-o", outdir, "-q"] + argv + c.args + EXTRA_ARGS
         try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT)
         except subprocess.TimeoutExpired:
-            return False, ["ftrun timed out after 120 s: " + " ".join(cmd)]
+            return False, ["ftrun timed out after %g s: %s" % (TIMEOUT, " ".join(cmd))]
         diag = []
         if p.returncode != c.exit_code:
             diag.append("exit code %d, expected %d" % (p.returncode, c.exit_code))
@@ -258,30 +319,17 @@ def run_case(c):
             if left:
                 return False, ["a failed run left result files: %s" % ", ".join(sorted(left))]
             return True, []
-        exp = c.expect() if callable(c.expect) else c.expect
-        ok = True
-        for name, want in exp.items():
-            want = np.asarray(want)
-            f = os.path.join(outdir, re.sub(r"[^A-Za-z0-9._-]", "_", name) + ".npy")
-            if not os.path.exists(f):
-                return False, ["output file %s missing" % os.path.basename(f)]
-            got = np.load(f, allow_pickle=False)
-            tol = c.tol.get(name, EXACT) if isinstance(c.tol, dict) else c.tol
-            r = compare(got, want, tol)
-            if r is not None:
-                ok = False
-                lines, flat = r
-                extra = _inputs_at(c, want.shape, flat) if flat is not None else None
-                diag += ["output '%s': %s" % (name, l) for l in lines] + ([extra] if extra else [])
-        if STATS:
-            diag.append("used %.3g of the tolerance" % getattr(_used, "v", 0.0))
-        return ok, diag
+        return check_outputs(c, outdir, expectations(c), lambda: c.inputs)
     except Exception:
-        return False, ["harness error: " + l for l in traceback.format_exc().strip().splitlines()[-4:]]
+        return False, harness_error()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-        if c.build:  # the arrays are rebuilt on demand; do not keep them all alive
-            c.inputs, c.expect = (), None
+        release(c)
+
+
+# FTNUM_MODE: batch (the default, unless FTNUM_WRAP is set) runs the cases through one
+# `ftrun test` (batch.py); run gives each case its own `ftrun run` process
+MODE = os.environ.get("FTNUM_MODE") or ("run" if EXTRA_PREFIX else "batch")
 
 
 def main(cases, workers=2):
@@ -291,6 +339,9 @@ def main(cases, workers=2):
             print("duplicate case name: " + c.name, file=sys.stderr)
             return 2
         names.add(c.name)
+    if MODE not in ("batch", "run"):
+        print("FTNUM_MODE=%s: not batch or run" % MODE, file=sys.stderr)
+        return 2
     only = os.environ.get("FTNUM_ONLY")
     if only:
         cases = [c for c in cases if re.search(only, c.name)]
@@ -299,15 +350,33 @@ def main(cases, workers=2):
         for k, c in enumerate(cases, 1):
             print("not ok %d - %s\n# ftrun binary not found at %s" % (k, c.name, FTRUN))
         return 1
-    failed = 0
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        for k, (c, fut) in enumerate(zip(cases, [pool.submit(run_case, c) for c in cases]), 1):
-            ok, diag = fut.result()
-            print("%s %d - %s%s" % ("ok" if ok else "not ok", k, os.environ.get("FTNUM_TAG", ""), c.name))
+    t0 = time.time()
+    results, printed, failed = [None] * len(cases), [0], [0]
+
+    def emit():
+        """Prints the verdicts that are in, in case order."""
+        while printed[0] < len(cases) and results[printed[0]] is not None:
+            k = printed[0]
+            ok, diag = results[k]
+            print("%s %d - %s%s" % ("ok" if ok else "not ok", k + 1, os.environ.get("FTNUM_TAG", ""), cases[k].name))
             for l in diag:
                 print("# " + l)
             sys.stdout.flush()
-            failed += not ok
-    if failed:
-        print("# %d of %d numeric cases failed" % (failed, len(cases)))
-    return 1 if failed else 0
+            failed[0] += not ok
+            results[k] = (ok, [])
+            printed[0] += 1
+
+    if MODE == "batch":
+        import batch
+        batch.run_all(sys.modules[__name__], cases, workers, int(os.environ.get("FTNUM_TEST_JOBS") or workers),
+                      results, emit)
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for k, fut in enumerate([pool.submit(run_case, c) for c in cases]):
+                results[k] = fut.result()
+                emit()
+    emit()
+    print("# %d numeric cases in %.1f s (%s mode, jobs %d)" % (len(cases), time.time() - t0, MODE, workers))
+    if failed[0]:
+        print("# %d of %d numeric cases failed" % (failed[0], len(cases)))
+    return 1 if failed[0] else 0

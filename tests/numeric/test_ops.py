@@ -4,10 +4,23 @@ compared with NumPy computed here.  Prints TAP; exits 1 if any case failed.
 
 Run: FTRUN=build/ftrun /usr/bin/python3 tests/numeric/test_ops.py
      FTNUM_ONLY=REGEX to run only the cases whose name matches.
+     FTNUM_ARGS="-d cuda" options of every ftrun run (the device); FTNUM_TAG a prefix
+       of the case names; FTNUM_WRAP a command before ftrun; FTNUM_TIMEOUT seconds a
+       case may run (default 120); FTNUM_STATS=1 how much of its tolerance each used.
+     FTNUM_MODE=batch (the default, unless FTNUM_WRAP is set) or run; FTNUM_JOBS cases
+       at once (run mode's processes, default 2); FTNUM_TEST_JOBS the workers of
+       ftrun test in batch mode (default FTNUM_JOBS).
+     tests/cuda/batch_same.sh numeric checks that both modes give every case the same verdict.
 
 How a case works: inputs are written with np.save and declared under "tensors" (about a
 third are fed with --input NAME=FILE instead of "file"), ftrun runs the graph with
-`run graph.json -o OUT -q`, and OUT/<output>.npy is compared with the expectation.  The
+`run graph.json -o OUT -q`, and OUT/<output>.npy is compared with the expectation.
+That is run mode, one process per case. Batch mode (tests/numeric/batch.py) writes each
+case as a test folder instead (the --input files as inputs/NAME.npy, the expectation as
+expected/NAME.npy) and runs them all with one `ftrun test -j N --save-outputs OUT`, whose
+workers open the device once each; the saved outputs are then compared here in the same
+way. The cases that expect an error, or give ftrun test an option it does not take
+(--seed, -w, -n), run in run mode there too.  The
 expectation never comes from ftrun: float results are computed in float64 from the exact
 input values (then rounded to the output dtype), integer results with Python integers
 and the documented wrap-around/truncation rules (NUMERICS in man/ftrun-graph.5).
