@@ -350,9 +350,11 @@ fail:
 
 /* Builds variant `which` of node n, its tensors in the layouts of this run
  * (reorders where the conv wants another); leaves v->ok 0 when oneDNN
- * refuses. */
-static void build(struct cpu_conv_cache *c, const ft_node *n, const ft_view *in, const ft_view *out, int which,
-                  variant *v)
+ * refuses. Returns 1 when one of its own buffers could not be allocated:
+ * an error for the caller, not a reason to run another form, whose
+ * results would differ in rounding. */
+static int build(struct cpu_conv_cache *c, const ft_node *n, const ft_view *in, const ft_view *out, int which,
+                 variant *v)
 {
     memset(v, 0, sizeof *v);
     int has_b = n->n_in > 2 && in[2].data, has_sum = n->n_in > 3 && in[3].data;
@@ -400,12 +402,12 @@ static void build(struct cpu_conv_cache *c, const ft_node *n, const ft_view *in,
         TRY(dnnl_memory_create(&v->m_pad, cpad, c->eng, v->pad_buf));
     dnnl_primitive_desc_destroy(pd);
     v->ok = 1;
-    return;
+    return 0;
 fail:
     if (pd)
         dnnl_primitive_desc_destroy(pd);
     variant_free(v);
-    (void)s;
+    return s == dnnl_out_of_memory;
 }
 
 /* A conv node whose tensors may take part in a blocked chain: f32 input,
@@ -618,7 +620,8 @@ int64_t cpu_channel_block(ft_kctx *k, int t)
 
 static ft_status dnnl_fail(ft_kctx *k, const ft_node *n, dnnl_status_t s, const char *what)
 {
-    return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "oneDNN convolution: %s failed: %s", what, dnnl_status2str(s));
+    return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "oneDNN convolution: %s failed: %s", what,
+                       s == dnnl_out_of_memory ? "out of memory" : dnnl_status2str(s));
 }
 
 static dnnl_status_t run_reorder(struct cpu_conv_cache *c, dnnl_primitive_t r, dnnl_memory_t from, dnnl_memory_t to)
@@ -917,8 +920,12 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
         return 0;
     struct cpu_conv_cache **slot = cpu_conv_cache_slot(k->be), *c = *slot;
     if (!c) {
-        if (!(c = ft_calloc(1, sizeof *c)))
-            return 0;
+        /* an error, not conv.c's loops: a later conv could make the cache
+         * and give this node's output a blocked layout it never wrote */
+        if (!(c = ft_calloc(1, sizeof *c))) {
+            *st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the convolution cache");
+            return 1;
+        }
         *slot = c;
         if (dnnl_engine_create(&c->eng, dnnl_cpu, 0) != dnnl_success ||
             dnnl_stream_create(&c->strm, c->eng, dnnl_stream_default_flags) != dnnl_success)
@@ -935,10 +942,7 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
         for (int i = 0; i < k->g->n_tensors; i++)
             c->bound[i] = -1;
     entry *e = lookup(k, c, n, in);
-    if (!e) {
-        int blocked = layout_of(c, n->in[0]) || layout_of(c, n->out[0]) || (n->n_in > 3 && layout_of(c, n->in[3]));
-        if (!blocked)
-            return 0;
+    if (!e) { /* an error, as above: conv.c's loops would round otherwise */
         *st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the convolution's state");
         return 1;
     }
@@ -949,7 +953,8 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
     if (e->choice == CHOICE_UNSET && forced != CHOICE_UNSET) {
         e->choice = CHOICE_NATIVE;
         if (forced < N_VARIANTS) {
-            build(c, n, in, out, forced, &e->v[forced]);
+            if (build(c, n, in, out, forced, &e->v[forced]))
+                return (*st = dnnl_fail(k, n, dnnl_out_of_memory, "building the convolution")), 1;
             if (e->v[forced].ok)
                 e->choice = forced;
         }
@@ -963,7 +968,8 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
         int pick = CHOICE_NATIVE;
         for (int cand = 0; cand <= CHOICE_NATIVE; cand++) {
             if (cand < N_VARIANTS) {
-                build(c, n, in, out, cand, &e->v[cand]);
+                if (build(c, n, in, out, cand, &e->v[cand]))
+                    return (*st = dnnl_fail(k, n, dnnl_out_of_memory, "building the convolution")), 1;
                 if (!e->v[cand].ok)
                     continue;
             }

@@ -428,6 +428,8 @@ ft_node *onx_emit(onx_ctx *c, const onx_node *n, ft_op op, const int *in, int n_
         }
     for (int k = 0; k < n_out; k++)
         if (out[k] < 0 || c->g->tensors[out[k]].producer >= 0 || (c->g->tensors[out[k]].flags & FT_TF_VALUE)) {
+            if (out[k] < 0 && c->last == FT_ERUNTIME) /* making it ran out of memory (onx_out): that error stands */
+                return NULL;
             onx_error(c, n, FT_EGRAPH, "output %d is missing or produced twice", k);
             return NULL;
         }

@@ -303,8 +303,10 @@ static ft_status import_output(onx_ctx *c, const Onnx__ValueInfoProto *vi, int i
         c->emitted_here = 0;
         char oname[FT_MAX_NAME + 16];
         snprintf(oname, sizeof oname, "%s", name);
-        int o = ft_strmap_get(c->g->tmap, oname) >= 0 ? -1 : onx_add_tensor(c, oname);
-        if (o < 0 && (o = onx_add_tensor(c, nm)) < 0)
+        /* the output's own name, or output_<index> when a tensor has it;
+         * a failure here is a failed allocation, not a second try */
+        int o = onx_add_tensor(c, ft_strmap_get(c->g->tmap, oname) >= 0 ? nm : oname);
+        if (o < 0)
             return onx_oom(c);
         int in[1] = {t}, out[1] = {o};
         if (!onx_emit(c, &n, FT_OP_IDENTITY, in, 1, out, 1))

@@ -4,7 +4,7 @@
 # reaches, and checks that every such run ends cleanly (tests/fault/README.md).
 #
 #   tests/fault/sweep.sh [CASE...]    cases: run run-npz run-ftg info pack unpack compare run-dims run-random convert
-#                                     run-onnx
+#                                     run-onnx run-convs
 #
 # Environment:
 #   FTRUN            the binary under test (default build/ftrun)
@@ -53,7 +53,7 @@ elif [ -n "${FTRUN_SANITIZED:-}" ]; then
 else
     LEAK=valgrind
 fi
-ALL_CASES="run run-npz run-ftg run-trace info pack unpack compare run-dims run-random convert run-onnx"
+ALL_CASES="run run-npz run-ftg run-trace info pack unpack compare run-dims run-random convert run-onnx run-convs"
 CASES=${*:-$ALL_CASES}
 
 [ -x "$FTRUN" ] || { echo "sweep: no ftrun binary at $FTRUN" >&2; exit 2; }
@@ -140,6 +140,12 @@ rm -f "$FX/golden/timing.json"
 "$FTRUN" "$FX/g.json" -i "x=$FX/x.npy" --threads 1 -q -o "$FX/gz" --format npz || fail_setup "npz run"
 mv "$FX/gz/outputs.npz" "$FX/golden.npz"
 "$FTRUN" pack "$FX/g.json" -o "$FX/g.ftg" --compress -q || fail_setup "pack"
+
+# run-convs: convs whose intermediates stay in oneDNN's layouts, with a
+# squeeze-excitation block (tests/cli/conv_chain.py se; PyTorch's goldens)
+if [[ " $CASES " == *" run-convs "* ]]; then
+    mkdir -p "$FX/convs" && "$PYTHON" "$root/tests/cli/conv_chain.py" se "$FX/convs" || fail_setup "the conv chain fixture"
+fi
 
 # run-onnx: the same computation as an ONNX model (python3-onnx): w as external
 # data (m.onnx.data beside it), b in the typed float_data field, the rest in
@@ -236,6 +242,8 @@ case_args() {
     run-random) KIND=dir A=("$FX/g_dims.json" --dim n=4 --random-inputs=3 --threads 1 -q -o "$R") ;;
     convert) KIND=file A=(convert "$FX/g_dims.json" --shape x=4,8 -o "$R/g.ftg" --compress -q) ;;
     run-onnx) KIND=dir A=("$FX/m.onnx" -i "x=$FX/x.pb" --threads 1 -q -o "$R" --expect "$FX/golden-onnx") ;;
+    run-convs) KIND=dir A=("$FX/convs/se.onnx" -i "x=$FX/convs/x.npy" --threads 1 -q -o "$R" --expect "$FX/convs/want"
+                           --rtol 1e-4 --atol 1e-4) ;;
     graph:*)
         local ins=()
         mapfile -t ins <"$FX/in-${c#graph:}/args"
