@@ -145,7 +145,7 @@ void cpu_matmul_epilogue(ft_kctx *k, float *y, int64_t rows, int64_t N, const fl
  * state lives in a cache owned by the backend context (cpu_mm_cache_slot, in
  * cpu_backend.c), released by its close() through cpu_mm_cache_free. */
 struct cpu_mm_cache;
-int cpu_matmul_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_kernel_fn native, ft_status *st);
+int cpu_matmul_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_status *st);
 struct cpu_mm_cache **cpu_mm_cache_slot(ft_backend_ctx *c);
 void cpu_mm_cache_free(struct cpu_mm_cache *c);
 /* reduce.c */

@@ -222,7 +222,7 @@ static ft_status matmul_blas(ft_kctx *k, const ft_node *n, const ft_view *in, ft
 ft_status cpu_matmul(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     ft_status st;
-    if (cpu_matmul_dnnl(k, n, in, out, matmul_blas, &st))
+    if (cpu_matmul_dnnl(k, n, in, out, &st))
         return st;
     return matmul_blas(k, n, in, out);
 }
@@ -279,7 +279,7 @@ static ft_status gemm_blas(ft_kctx *k, const ft_node *n, const ft_view *in, ft_v
 ft_status cpu_gemm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     ft_status st;
-    if (cpu_matmul_dnnl(k, n, in, out, gemm_blas, &st))
+    if (cpu_matmul_dnnl(k, n, in, out, &st))
         return st;
     return gemm_blas(k, n, in, out);
 }

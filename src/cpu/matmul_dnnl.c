@@ -15,18 +15,25 @@
  * are post-ops of the product; gelu (exact or tanh) stays matmul.c's
  * epilogue (cpu_matmul_epilogue), so it is computed as the gelu op computes
  * it (ftrun-graph(5): "as that op computes it"). A B that is not a constant
- * is read in its own layout (no reorder). Measured (Sapphire Rapids, f32,
- * GFLOP/s, dnnl_sgemm vs this primitive with B packed once):
+ * is read in its own layout (no reorder).
+ *
+ * When: measured on the Sapphire Rapids Xeon this project benchmarks on
+ * (f32, GFLOP/s, dnnl_sgemm vs this primitive with B packed once, the
+ * same B and A every call):
  *   1 thread:  256x4096x1024 (B^T) 157 vs 150, 128x2048x512 148 vs 167,
  *              128x512x2048 164 vs 166;
  *   2 threads: 256x4096x1024 (B^T) 257 vs 317, 128x2048x512 306 vs 335,
  *              128x512x2048 315 vs 331.
- * Neither wins everywhere, so on each such node's first run the primitive
- * and matmul.c's own path each run three times on the node's real tensors,
- * the best of the last two timed in process CPU time, and the faster runs
- * the node from then on (as conv_dnnl.c does for convs). The environment
- * variable FTRUN_MATMUL_IMPL = blas or dnnl forces one (ftrun(1),
- * ENVIRONMENT; tests run both); unset or "auto", the timing picks.
+ * Inside whole graphs on one thread the two are within the noise of a shared
+ * machine, and sometimes cpu_sgemm is ahead (gpt_block: 12.8 vs 14.4 ms),
+ * while on two threads the primitive is ahead (see bench/README.md). So by
+ * default the primitive runs the products of a run with two threads or more
+ * and cpu_sgemm those of a one-thread run. A first-run timing of the two, as
+ * conv_dnnl.c does for convs, was tried and left out: run back to back on one
+ * node, with its weights hot in cache, it picked the primitive where whole
+ * runs were slower with it. The environment variable FTRUN_MATMUL_IMPL =
+ * blas or dnnl forces one (ftrun(1), ENVIRONMENT; tests run both); unset or
+ * "auto", the thread count picks.
  *
  * NaN: oneDNN's relu post-op (a max instruction) turns NaN into 0 where
  * ftrun's relu passes it (NUMERICS in ftrun-graph(5)). A relu product whose
@@ -44,9 +51,6 @@
 #include <oneapi/dnnl/dnnl_debug.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-enum { PICK_UNSET, PICK_DNNL, PICK_NATIVE };
 
 typedef struct mm_entry {
     const ft_node *node;
@@ -54,9 +58,10 @@ typedef struct mm_entry {
     const void *w;
     ft_shape as;
     int threads;
-    int pick;
-    int ok; /* the primitive was built */
-    int w_const, w_nonfinite, w_ready;
+    int ok;      /* the primitive was built */
+    int refused; /* oneDNN refused to build it: matmul.c's path */
+    int w_const, w_nonfinite, w_ready; /* B: a constant; holds NaN / inf (-1: unknown); packed */
+    int b_const, b_nonfinite;          /* the bias: the same two */
     int relu; /* relu is a post-op */
     dnnl_primitive_t mm, r_w;
     dnnl_memory_t m_a, m_b, m_c, m_bias, m_pad, u_w;
@@ -268,23 +273,16 @@ fail:
                        dnnl_status2str(s));
 }
 
-/* CPU time of the process (all its threads), as conv_dnnl.c times its forms. */
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* FTRUN_MATMUL_IMPL: the forced pick, or PICK_UNSET for the timed one. */
-static int forced_pick(void)
+/* FTRUN_MATMUL_IMPL = blas or dnnl forces a path; unset or "auto", the
+ * primitive runs from two threads up (see the top). */
+static int use_dnnl(const ft_kctx *k)
 {
     const char *v = getenv("FTRUN_MATMUL_IMPL");
     if (v && strcmp(v, "blas") == 0)
-        return PICK_NATIVE;
+        return 0;
     if (v && strcmp(v, "dnnl") == 0)
-        return PICK_DNNL;
-    return PICK_UNSET;
+        return 1;
+    return k->threads >= 2;
 }
 
 /* A relu post-op and a NaN or infinity in A, B or the bias: matmul.c's path
@@ -294,9 +292,10 @@ static int nan_unsafe(mm_entry *e, const ft_view *in, const mm_shape *p)
     if (!e->relu)
         return 0;
     if (e->w_nonfinite < 0 || !e->w_const)
-        e->w_nonfinite = cpu_nonfinite_f32(in[1].data, ft_numel(&in[1].shape)) ||
-                         (p->bias && cpu_nonfinite_f32(p->bias, (uint64_t)p->N));
-    return e->w_nonfinite || cpu_nonfinite_f32(in[0].data, ft_numel(&in[0].shape));
+        e->w_nonfinite = cpu_nonfinite_f32(in[1].data, ft_numel(&in[1].shape));
+    if (e->b_nonfinite < 0 || !e->b_const)
+        e->b_nonfinite = cpu_nonfinite_f32(p->bias, (uint64_t)p->N);
+    return e->w_nonfinite || e->b_nonfinite || cpu_nonfinite_f32(in[0].data, ft_numel(&in[0].shape));
 }
 
 static mm_entry *lookup(ft_kctx *k, struct cpu_mm_cache *c, const ft_node *n, const ft_view *in)
@@ -321,19 +320,21 @@ static mm_entry *lookup(ft_kctx *k, struct cpu_mm_cache *c, const ft_node *n, co
     }
     memset(e, 0, sizeof *e);
     e->node = n, e->g = k->g, e->w = in[1].data, e->threads = k->threads, e->as = in[0].shape;
-    e->pick = PICK_UNSET;
     e->w_const = cpu_input_is_const(k, n, 1);
-    e->w_nonfinite = -1;
+    e->b_const = cpu_input_is_const(k, n, 2);
+    e->w_nonfinite = e->b_nonfinite = -1;
     return e;
 }
 
-int cpu_matmul_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_kernel_fn native, ft_status *st)
+int cpu_matmul_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_status *st)
 {
     mm_shape p;
     /* f32 graphs only: f16 / bf16 arrive widened to f32 in fresh buffers
      * (cpu_backend.c) and keep matmul.c's path, as f64 does */
     if (in[0].dtype != FT_F32 || in[1].dtype != FT_F32 || !k->g || !k->be || n->in[0] < 0 ||
         k->g->tensors[n->in[0]].dtype != FT_F32 || ft_numel(&out[0].shape) == 0 || !product_of(n, in, &p))
+        return 0;
+    if (!use_dnnl(k))
         return 0;
     struct cpu_mm_cache **slot = cpu_mm_cache_slot(k->be), *c = *slot;
     if (!c) {
@@ -349,40 +350,12 @@ int cpu_matmul_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
     mm_entry *e = lookup(k, c, n, in);
     if (!e)
         return 0;
-    if (e->pick == PICK_UNSET) {
-        int force = forced_pick();
-        if (force != PICK_NATIVE)
-            build(c, e, &p);
-        if (!e->ok)
-            e->pick = PICK_NATIVE;
-        else if (force != PICK_UNSET)
-            e->pick = force;
+    if (!e->ok && !e->refused) {
+        build(c, e, &p);
+        e->refused = !e->ok;
     }
-    if (e->pick == PICK_NATIVE || nan_unsafe(e, in, &p))
+    if (!e->ok || nan_unsafe(e, in, &p))
         return 0;
-    if (e->pick == PICK_UNSET) {
-        /* each three times (the first run reorders the weights and touches
-         * the buffers), the best of the other two timed; the faster stays */
-        double t[2] = {-1, -1};
-        for (int cand = 0; cand < 2; cand++)
-            for (int rep = 0; rep < 3; rep++) {
-                double t0 = now_s();
-                ft_status s = cand == 0 ? run(k, c, e, n, &p, in, out) : native(k, n, in, out);
-                if (s) {
-                    *st = s;
-                    return 1;
-                }
-                double dt = now_s() - t0;
-                if (rep > 0 && (t[cand] < 0 || dt < t[cand]))
-                    t[cand] = dt;
-            }
-        e->pick = t[0] <= t[1] ? PICK_DNNL : PICK_NATIVE;
-        if (e->pick == PICK_NATIVE) {
-            entry_free(e);
-            *st = FT_OK; /* the output holds matmul.c's result */
-            return 1;
-        }
-    }
     *st = run(k, c, e, n, &p, in, out);
     return 1;
 }
