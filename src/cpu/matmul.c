@@ -189,11 +189,16 @@ static ft_status matmul_blas(ft_kctx *k, const ft_node *n, const ft_view *in, ft
         epilogue_par(k, dt, C, (int64_t)nbatch * M, N, bias, act);
         return FT_OK;
     }
-    /* Small matrices: one thread per product beats the libraries' own
-     * threading, which stays single-threaded below their size thresholds
-     * anyway (inside the loop they run on the calling thread). */
+    /* Small matrices, or many of them (attention heads: 64 products of
+     * [256,64] x [64,256] in the transformer benchmark): one thread per
+     * product beats the libraries' own threading, which stays
+     * single-threaded below their size thresholds anyway and splits each
+     * product, with a join per product, above them (inside the loop they run
+     * on the calling thread). */
     uint64_t work = (uint64_t)M * (uint64_t)N * (uint64_t)K;
-    int par = k->threads > 1 && nbatch >= 2 && work < (1u << 21) && work * nbatch >= (1u << 18), brc = 0;
+    int par = k->threads > 1 && nbatch >= 2 && (work < (1u << 21) || nbatch >= 4 * (uint64_t)k->threads) &&
+              work * nbatch >= (1u << 18),
+        brc = 0;
     if (par)
         openblas_set_num_threads(1);
 #pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
