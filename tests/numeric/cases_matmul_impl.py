@@ -3,10 +3,10 @@ oneDNN's matmul primitive: one shared b (a constant of the graph, packed once,
 or a graph input read in place), bias and activation, at odd sizes, one and
 two threads; NaN and infinities through relu (ftrun's relu passes NaN, oneDNN's
 relu post-op would not); the shapes the primitive leaves to matmul.c
-(broadcast batches, empty tensors, K = 0). tests/run.sh runs every "matmul" and
-"gemm" case again with FTRUN_MATMUL_IMPL=blas and =dnnl (ftrun(1)). The
-expectations are NumPy's, in float64; the tolerance is the epilogue cases' of
-cases_reduce.py."""
+(batches of b, broadcast or not, one product per thread; empty tensors;
+K = 0). tests/run.sh runs every "matmul" and "gemm" case again with
+FTRUN_MATMUL_IMPL=blas and =dnnl (ftrun(1)). The expectations are NumPy's, in
+float64; the tolerance is the epilogue cases' of cases_reduce.py."""
 import math
 
 import numpy as np
@@ -120,7 +120,10 @@ def cases():
     for sa, sb, bias, act, th, const in (
             ((3, 1, 40, 64), (2, 64, 130), True, "relu", 2, True), ((2, 40, 64), (2, 64, 130), False, "none", 1, False),
             ((0, 128), (128, 64), True, "relu", 1, True), ((64, 0), (0, 64), True, "relu", 1, True),
-            ((64, 128), (128, 0), False, "none", 1, True)):
+            ((64, 128), (128, 0), False, "none", 1, True),
+            # many large products: one per thread (matmul.c), with and without broadcasting
+            ((8, 128, 64), (8, 64, 300), False, "none", 2, False), ((2, 4, 128, 64), (4, 64, 300), True, "relu", 2,
+                                                                     True)):
         name = "matmul f32 impl %s@%s%s activation=%s threads=%d b=%s" % (
             list(sa), list(sb), " + bias" if bias else "", act, th, "constant" if const else "input")
         c.append(matmul_case(name, sa, sb, bias, act, th, const))
