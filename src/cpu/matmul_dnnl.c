@@ -24,16 +24,23 @@
  *              128x512x2048 164 vs 166;
  *   2 threads: 256x4096x1024 (B^T) 257 vs 317, 128x2048x512 306 vs 335,
  *              128x512x2048 315 vs 331.
- * Inside whole graphs on one thread the two are within the noise of a shared
- * machine, and sometimes cpu_sgemm is ahead (gpt_block: 12.8 vs 14.4 ms),
- * while on two threads the primitive is ahead (see bench/README.md). So by
- * default the primitive runs the products of a run with two threads or more
- * and cpu_sgemm those of a one-thread run. A first-run timing of the two, as
- * conv_dnnl.c does for convs, was tried and left out: run back to back on one
- * node, with its weights hot in cache, it picked the primitive where whole
- * runs were slower with it. The environment variable FTRUN_MATMUL_IMPL =
+ * Inside whole graphs, in process CPU time per run (robust to the other
+ * processes of a shared machine), cpu_sgemm vs the primitive on one thread:
+ * the ONNX mlp (two gemms, B stored transposed, [N,K]) 32.5 vs 29.0 and
+ * 29.8 vs 25.0 ms, the mlp bench graph (three such gemms) 94.3 vs 87.8 ms;
+ * gpt_block (matmuls, B [K,N]) 14.5 vs 17.0 ms, transformer_encoder 6.5 vs
+ * 6.5 ms, the transformer bench graph 106 vs 109 ms. The likely reason
+ * (not measured apart): a transposed B costs cpu_sgemm more to pack on every
+ * call, and the primitive nothing after the first run. On two threads the
+ * primitive is ahead on every one (mlp: 13.9 vs 16.1 ms wall). So by
+ * default the primitive runs the products of a run with two threads or
+ * more, and on one thread those of a constant B stored transposed; the
+ * other one-thread products stay on cpu_sgemm. A first-run timing of the
+ * two, as conv_dnnl.c does for convs, was tried and left out: run back to
+ * back on one node, with its weights hot in cache, it picked the primitive
+ * where whole runs were slower with it. The environment variable FTRUN_MATMUL_IMPL =
  * blas or dnnl forces one (ftrun(1), ENVIRONMENT; tests run both); unset or
- * "auto", the thread count picks.
+ * "auto", the rule above picks.
  *
  * NaN: oneDNN's relu post-op (a max instruction) turns NaN into 0 where
  * ftrun's relu passes it (NUMERICS in ftrun-graph(5)). A relu product whose
@@ -274,15 +281,16 @@ fail:
 }
 
 /* FTRUN_MATMUL_IMPL = blas or dnnl forces a path; unset or "auto", the
- * primitive runs from two threads up (see the top). */
-static int use_dnnl(const ft_kctx *k)
+ * primitive runs from two threads up, and on one thread the products of a
+ * constant B stored transposed (see the top). */
+static int use_dnnl(const ft_kctx *k, const ft_node *n, const mm_shape *p)
 {
     const char *v = getenv("FTRUN_MATMUL_IMPL");
     if (v && strcmp(v, "blas") == 0)
         return 0;
     if (v && strcmp(v, "dnnl") == 0)
         return 1;
-    return k->threads >= 2;
+    return k->threads >= 2 || (p->tb && cpu_input_is_const(k, n, 1));
 }
 
 /* A relu post-op and a NaN or infinity in A, B or the bias: matmul.c's path
@@ -334,7 +342,7 @@ int cpu_matmul_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
     if (in[0].dtype != FT_F32 || in[1].dtype != FT_F32 || !k->g || !k->be || n->in[0] < 0 ||
         k->g->tensors[n->in[0]].dtype != FT_F32 || ft_numel(&out[0].shape) == 0 || !product_of(n, in, &p))
         return 0;
-    if (!use_dnnl(k))
+    if (!use_dnnl(k, n, &p))
         return 0;
     struct cpu_mm_cache **slot = cpu_mm_cache_slot(k->be), *c = *slot;
     if (!c) {
