@@ -5,10 +5,10 @@
  * right after it is computed, while it is still in cache.
  *
  * f32 products with one shared B (the Linear layers) may instead run through
- * oneDNN's matmul primitive with B packed once (matmul_dnnl.c, chosen per
- * node by timing). Batched products (attention heads) stay a loop of
- * cpu_sgemm calls, one per matrix, threads over the batch when the matrices
- * are small. oneDNN's sgemm costs about 0.5 us a call (blas.c's
+ * oneDNN's matmul primitive with B packed once (matmul_dnnl.c, which says
+ * when). Batched products (attention heads) stay a loop of cpu_sgemm calls,
+ * one per matrix, threads over the batch when the matrices are small or
+ * many. oneDNN's sgemm costs about 0.5 us a call (blas.c's
  * measurements), under 5% of the transformer benchmarks' head products
  * ([8,128,64] x [8,64,128]: about 15 us each), so the primitive could save at
  * most that there; it is not used for them. */
