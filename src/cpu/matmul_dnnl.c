@@ -32,10 +32,13 @@
  * 6.5 ms, the transformer bench graph 106 vs 109 ms. The likely reason
  * (not measured apart): a transposed B costs cpu_sgemm more to pack on every
  * call, and the primitive nothing after the first run. On two threads the
- * primitive is ahead on every one (mlp: 13.9 vs 16.1 ms wall). So by
- * default the primitive runs the products of a run with two threads or
- * more, and on one thread those of a constant B stored transposed; the
- * other one-thread products stay on cpu_sgemm. A first-run timing of the
+ * primitive is ahead on every one (mlp: 13.9 vs 16.1 ms wall). The one
+ * gemm of transformer_encoder, 128 rows of A against a transposed
+ * [512,512] B, was slower on the primitive (the run: 6.5 vs 7.25 ms): the
+ * packing saved is spread over fewer rows. So by default the primitive runs
+ * the products of a run with two threads or more, and on one thread those
+ * of a constant B stored transposed with at least 256 rows of A; the other
+ * one-thread products stay on cpu_sgemm. A first-run timing of the
  * two, as conv_dnnl.c does for convs, was tried and left out: run back to
  * back on one node, with its weights hot in cache, it picked the primitive
  * where whole runs were slower with it. The environment variable FTRUN_MATMUL_IMPL =
@@ -282,7 +285,7 @@ fail:
 
 /* FTRUN_MATMUL_IMPL = blas or dnnl forces a path; unset or "auto", the
  * primitive runs from two threads up, and on one thread the products of a
- * constant B stored transposed (see the top). */
+ * constant B stored transposed with at least 256 rows (see the top). */
 static int use_dnnl(const ft_kctx *k, const ft_node *n, const mm_shape *p)
 {
     const char *v = getenv("FTRUN_MATMUL_IMPL");
@@ -290,7 +293,7 @@ static int use_dnnl(const ft_kctx *k, const ft_node *n, const mm_shape *p)
         return 0;
     if (v && strcmp(v, "dnnl") == 0)
         return 1;
-    return k->threads >= 2 || (p->tb && cpu_input_is_const(k, n, 1));
+    return k->threads >= 2 || (p->tb && p->M >= 256 && cpu_input_is_const(k, n, 1));
 }
 
 /* A relu post-op and a NaN or infinity in A, B or the bias: matmul.c's path
