@@ -11,26 +11,10 @@ import math
 
 import numpy as np
 
+from cases_reduce import act_ref, f64
 from harness import Case, Tol, rng_for
 
 NAN, INF = float("nan"), float("inf")
-ERFC = np.vectorize(math.erfc)
-
-
-def f64(x):
-    return np.asarray(x, dtype=np.float64)
-
-
-def act_ref(act, s):
-    """float64 activation of s (NaN passes relu, as numpy.maximum does) and its slope bound."""
-    with np.errstate(invalid="ignore"):
-        if act == "relu":
-            return np.maximum(s, 0), 1.0
-        if act == "gelu":
-            return 0.5 * s * ERFC(-s / math.sqrt(2)), 1.2
-        if act == "gelu_tanh":
-            return 0.5 * s * (1 + np.tanh(math.sqrt(2 / math.pi) * (s + 0.044715 * s ** 3))), 1.2
-    return s, 1.0
 
 
 def tol(k, slope, scale, y):
