@@ -32,7 +32,9 @@
  * 6.5 ms, the transformer bench graph 106 vs 109 ms. The likely reason
  * (not measured apart): a transposed B costs cpu_sgemm more to pack on every
  * call, and the primitive nothing after the first run. On two threads the
- * primitive is ahead on every one (mlp: 13.9 vs 16.1 ms wall). The one
+ * primitive is ahead or level (wall, alternating runs on a shared machine:
+ * ONNX mlp 28.5 vs 32.9 ms, the transformer bench graph 145 vs 210 ms with
+ * matmul.c's batch threading, gpt_block 6.9 vs 6.8 ms). The one
  * gemm of transformer_encoder, 128 rows of A against a transposed
  * [512,512] B, was slower on the primitive (the run: 6.5 vs 7.25 ms): the
  * packing saved is spread over fewer rows. So by default the primitive runs
