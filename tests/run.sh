@@ -28,6 +28,11 @@ for impl in native plain blocked; do
     "${cpu_env[@]}" FTRUN_CONV_IMPL=$impl FTNUM_ONLY='^conv[123]d ' FTNUM_TAG="$impl: " "$PYTHON" \
         "$here"/numeric/test_ops.py 2>&1 | tee -a "$log" || status=1
 done
+echo "# numeric matmul / gemm tests in each CPU form of the f32 product (FTRUN_MATMUL_IMPL, ftrun(1))"
+for impl in blas dnnl; do
+    "${cpu_env[@]}" FTRUN_MATMUL_IMPL=$impl FTNUM_ONLY='^(matmul|gemm) ' FTNUM_TAG="$impl: " "$PYTHON" \
+        "$here"/numeric/test_ops.py 2>&1 | tee -a "$log" || status=1
+done
 echo "# ONNX's own test data (libonnx-testdata) through ftrun test"
 "${cpu_env[@]}" "$PYTHON" "$here"/onnx/testdata.py 2>&1 | tee -a "$log" || status=1
 echo "# ONNX op mappers on newer opsets and expansions, against NumPy/PyTorch"

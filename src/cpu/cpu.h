@@ -102,6 +102,30 @@ void cpu_sgemv(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, con
                const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 ft_status cpu_blas_error(ft_kctx *k, const ft_node *n, int code);
 
+/* 1 if one of the n f32 values at p is a NaN or an infinity (p may be NULL). */
+static inline int cpu_nonfinite_f32(const void *p, uint64_t n)
+{
+    if (!p)
+        return 0;
+    const uint32_t *u = p;
+    uint32_t bad = 0;
+#pragma omp simd reduction(| : bad)
+    for (uint64_t i = 0; i < n; i++)
+        bad |= (u[i] & 0x7f800000u) == 0x7f800000u;
+    return bad != 0;
+}
+
+/* 1 if input i of node n is a constant of the graph (a value with no
+ * producer that is not a graph input): its contents never change. */
+static inline int cpu_input_is_const(const ft_kctx *k, const ft_node *n, int i)
+{
+    int t = i < n->n_in ? n->in[i] : -1;
+    if (t < 0 || !k->g)
+        return 0;
+    const ft_tensor *w = &k->g->tensors[t];
+    return w->producer < 0 && (w->flags & FT_TF_VALUE) && !(w->flags & FT_TF_INPUT);
+}
+
 /* unary.c, binary.c */
 ft_status cpu_unary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_cast(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
@@ -111,6 +135,19 @@ ft_status cpu_where(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
 /* matmul.c */
 ft_status cpu_matmul(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_gemm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* matmul.c: the fused epilogue (bias of N values or NULL, then act) on the
+ * f32 rows x N matrix y, threads splitting the rows when it is large. */
+void cpu_matmul_epilogue(ft_kctx *k, float *y, int64_t rows, int64_t N, const float *bias, ft_mm_act act);
+/* matmul_dnnl.c: an f32 matmul / gemm through oneDNN's matmul primitive
+ * (weights packed once when constant), or `native` (matmul.c's path) where
+ * that is faster (timed on the node's first run). Returns 1 when it ran the
+ * node (*st its status), 0 when the caller runs its own path. The per-node
+ * state lives in a cache owned by the backend context (cpu_mm_cache_slot, in
+ * cpu_backend.c), released by its close() through cpu_mm_cache_free. */
+struct cpu_mm_cache;
+int cpu_matmul_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_status *st);
+struct cpu_mm_cache **cpu_mm_cache_slot(ft_backend_ctx *c);
+void cpu_mm_cache_free(struct cpu_mm_cache *c);
 /* reduce.c */
 ft_status cpu_reduce(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_arg(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);

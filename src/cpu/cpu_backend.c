@@ -14,6 +14,7 @@ struct ft_backend_ctx {
     int threads;
     char desc[128];
     struct cpu_conv_cache *conv; /* owned: conv_dnnl.c's per-node primitives */
+    struct cpu_mm_cache *mm;     /* owned: matmul_dnnl.c's per-node primitives */
 };
 
 /* Every op, and the kernel and dtypes that run it natively here (see
@@ -123,8 +124,10 @@ static ft_status cpu_open(const ft_backend_opts *o, ft_backend_ctx **out, ft_err
 
 static void cpu_close(ft_backend_ctx *c)
 {
-    if (c)
+    if (c) {
         cpu_conv_cache_free(c->conv);
+        cpu_mm_cache_free(c->mm);
+    }
     free(c);
 }
 static const char *cpu_describe(ft_backend_ctx *c) { return c->desc; }
@@ -153,6 +156,7 @@ static ft_status cpu_sync(ft_backend_ctx *c, ft_error *err) { (void)c, (void)err
 
 int ft_cpu_threads(ft_backend_ctx *c) { return c->threads; }
 struct cpu_conv_cache **cpu_conv_cache_slot(ft_backend_ctx *c) { return &c->conv; }
+struct cpu_mm_cache **cpu_mm_cache_slot(ft_backend_ctx *c) { return &c->mm; }
 
 const ft_backend ft_cpu_backend = {
     .name = "cpu",

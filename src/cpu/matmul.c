@@ -4,12 +4,14 @@
  * ft_mm_act: matmul's bias, then relu or gelu) runs on each product's output
  * right after it is computed, while it is still in cache.
  *
- * Batched products (attention heads) stay a loop of cpu_sgemm calls, one per
- * matrix, threads over the batch when the matrices are small. oneDNN's sgemm
- * costs about 0.5 us a call (blas.c's measurements), under 5% of the
- * transformer benchmarks' head products ([8,128,64] x [8,64,128]: about
- * 15 us each), so a oneDNN matmul primitive with a per-node cache could save
- * at most that; it is not used. */
+ * f32 products with one shared B (the Linear layers) may instead run through
+ * oneDNN's matmul primitive with B packed once (matmul_dnnl.c, which says
+ * when). Batched products (attention heads) stay a loop of cpu_sgemm calls,
+ * one per matrix, threads over the batch when the matrices are small or
+ * many. oneDNN's sgemm costs about 0.5 us a call (blas.c's
+ * measurements), under 5% of the transformer benchmarks' head products
+ * ([8,128,64] x [8,64,128]: about 15 us each), so the primitive could save at
+ * most that there; it is not used for them. */
 #include "cpu.h"
 #include "../graph/infer_misc.h"
 
@@ -150,7 +152,12 @@ static void epilogue_par(ft_kctx *k, ft_dtype dt, void *y, int64_t rows, int64_t
         epilogue(dt, (char *)y + (size_t)r0 * rb, rows - r0 < chunk ? rows - r0 : chunk, N, bias, act);
 }
 
-ft_status cpu_matmul(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+void cpu_matmul_epilogue(ft_kctx *k, float *y, int64_t rows, int64_t N, const float *bias, ft_mm_act act)
+{
+    epilogue_par(k, FT_F32, y, rows, N, bias, act);
+}
+
+static ft_status matmul_blas(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_shape *as = &in[0].shape, *bs = &in[1].shape;
     ft_dtype dt = in[0].dtype;
@@ -182,11 +189,16 @@ ft_status cpu_matmul(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
         epilogue_par(k, dt, C, (int64_t)nbatch * M, N, bias, act);
         return FT_OK;
     }
-    /* Small matrices: one thread per product beats the libraries' own
-     * threading, which stays single-threaded below their size thresholds
-     * anyway (inside the loop they run on the calling thread). */
+    /* Small matrices, or many of them (attention heads: 64 products of
+     * [256,64] x [64,256] in the transformer benchmark): one thread per
+     * product beats the libraries' own threading, which stays
+     * single-threaded below their size thresholds anyway and splits each
+     * product, with a join per product, above them (inside the loop they run
+     * on the calling thread). */
     uint64_t work = (uint64_t)M * (uint64_t)N * (uint64_t)K;
-    int par = k->threads > 1 && nbatch >= 2 && work < (1u << 21) && work * nbatch >= (1u << 18), brc = 0;
+    int par = k->threads > 1 && nbatch >= 2 && (work < (1u << 21) || nbatch >= 4 * (uint64_t)k->threads) &&
+              work * nbatch >= (1u << 18),
+        brc = 0;
     if (par)
         openblas_set_num_threads(1);
 #pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
@@ -212,7 +224,15 @@ ft_status cpu_matmul(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
     return brc ? cpu_blas_error(k, n, brc) : FT_OK;
 }
 
-ft_status cpu_gemm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+ft_status cpu_matmul(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    ft_status st;
+    if (cpu_matmul_dnnl(k, n, in, out, &st))
+        return st;
+    return matmul_blas(k, n, in, out);
+}
+
+static ft_status gemm_blas(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     ft_dtype dt = in[0].dtype;
     const ft_matmul_params *mp = &n->params.matmul;
@@ -259,4 +279,12 @@ ft_status cpu_gemm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
     }
     epilogue_par(k, dt, out[0].data, M, N, row_c ? in[2].data : NULL, mp->act);
     return FT_OK;
+}
+
+ft_status cpu_gemm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    ft_status st;
+    if (cpu_matmul_dnnl(k, n, in, out, &st))
+        return st;
+    return gemm_blas(k, n, in, out);
 }

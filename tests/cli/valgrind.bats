@@ -150,6 +150,37 @@ a = [np.load(sys.argv[1] + "/o_%s/y3.npy" % i) for i in ("auto", "native", "plai
 assert all(np.allclose(a[0], b, rtol=1e-5, atol=1e-6) for b in a[1:])' "$T"
 }
 
+@test "valgrind: f32 products through oneDNN's matmul primitive and through the BLAS" {
+    # matmul_dnnl.c: a constant b packed once (two runs), a bias with relu as
+    # post-ops, a gemm with b transposed, a computed b read in place
+    graph mmd.json >/dev/null <<'EOF2'
+{"ftrun": 1,
+ "tensors": {"x": {"dtype": "f32", "shape": [80, 64], "init": {"normal": {"mean": 0, "std": 1}, "seed": 1}},
+             "w1": {"dtype": "f32", "shape": [64, 96], "init": {"uniform": {"low": -0.2, "high": 0.2}, "seed": 2}},
+             "b1": {"dtype": "f32", "shape": [96], "init": {"fill": 0.1}},
+             "w2": {"dtype": "f32", "shape": [48, 96], "init": {"uniform": {"low": -0.2, "high": 0.2}, "seed": 3}},
+             "c2": {"dtype": "f32", "shape": [48], "init": {"fill": -0.1}},
+             "a3": {"dtype": "f32", "shape": [100, 80], "init": {"normal": {"mean": 0, "std": 1}, "seed": 4}}},
+ "inputs": [], "outputs": ["y3"],
+ "nodes": [{"name": "fc1", "op": "matmul", "inputs": ["x", "w1", "b1"], "outputs": ["y1"],
+            "attrs": {"activation": "relu"}},
+           {"name": "fc2", "op": "gemm", "inputs": ["y1", "w2", "c2"], "outputs": ["y2"],
+            "attrs": {"trans_b": 1, "activation": "gelu"}},
+           {"name": "fc3", "op": "matmul", "inputs": ["a3", "y2"], "outputs": ["y3"]}]}
+EOF2
+    for impl in blas dnnl; do
+        FTRUN_MATMUL_IMPL=$impl run vg "$FTRUN" "$T/mmd.json" --threads 1 -n 2 -q -o "$T/o_$impl"
+        if [ "$status" -ne 0 ]; then
+            echo "FTRUN_MATMUL_IMPL=$impl: exit $status"
+            printf '%s\n' "$output"
+            return 1
+        fi
+    done
+    py 'import sys
+a, b = (np.load(sys.argv[1] + "/o_%s/y3.npy" % i) for i in ("blas", "dnnl"))
+assert a.shape == (100, 48) and np.allclose(a, b, rtol=1e-4, atol=1e-4)' "$T"
+}
+
 @test "valgrind: error paths exit with their code and leak nothing" {
     # graph errors (3)
     run vg "$FTRUN" "$T/missing.json"

@@ -1,0 +1,374 @@
+/* f32 matmul and gemm through oneDNN's matmul primitive (matmul.c calls
+ * cpu_matmul_dnnl first; declarations in cpu.h).
+ *
+ * Which products: one 2-D product per node, C[M,N] = op(A) op(B) (+ bias)
+ * (relu): a matmul whose B is one matrix shared by every row of A (A's batch
+ * dims fold into M: the Linear layers of the transformer and MLP exports),
+ * or a gemm with alpha 1 and no c or a bias row c ([N] or [1,N], beta 1).
+ * Small products (under 2^18 multiply-adds, or a side under 8) and the
+ * batched ones (attention heads) keep matmul.c's path (cpu_sgemm).
+ *
+ * Why: cpu_sgemm (blas.c, dnnl_sgemm) packs B on every call. The primitive
+ * is built with weights in the layout oneDNN prefers (format `any`); when B
+ * is a constant of the graph it is reordered into that layout once, on the
+ * node's first run, and reused from then on. The bias and a relu activation
+ * are post-ops of the product; gelu (exact or tanh) stays matmul.c's
+ * epilogue (cpu_matmul_epilogue), so it is computed as the gelu op computes
+ * it (ftrun-graph(5): "as that op computes it"). A B that is not a constant
+ * is read in its own layout (no reorder).
+ *
+ * When: measured on the Sapphire Rapids Xeon this project benchmarks on
+ * (f32, GFLOP/s, dnnl_sgemm vs this primitive with B packed once, the
+ * same B and A every call):
+ *   1 thread:  256x4096x1024 (B^T) 157 vs 150, 128x2048x512 148 vs 167,
+ *              128x512x2048 164 vs 166;
+ *   2 threads: 256x4096x1024 (B^T) 257 vs 317, 128x2048x512 306 vs 335,
+ *              128x512x2048 315 vs 331.
+ * Inside whole graphs, in process CPU time per run (robust to the other
+ * processes of a shared machine), cpu_sgemm vs the primitive on one thread:
+ * the ONNX mlp (two gemms, B stored transposed, [N,K]) 32.5 vs 29.0 and
+ * 29.8 vs 25.0 ms, the mlp bench graph (three such gemms) 94.3 vs 87.8 ms;
+ * gpt_block (matmuls, B [K,N]) 14.5 vs 17.0 ms, transformer_encoder 6.5 vs
+ * 6.5 ms, the transformer bench graph 106 vs 109 ms. The likely reason
+ * (not measured apart): a transposed B costs cpu_sgemm more to pack on every
+ * call, and the primitive nothing after the first run. On two threads the
+ * primitive is ahead or level (wall, alternating runs on a shared machine:
+ * ONNX mlp 28.5 vs 32.9 ms, the transformer bench graph 145 vs 210 ms with
+ * matmul.c's batch threading, gpt_block 6.9 vs 6.8 ms). The one
+ * gemm of transformer_encoder, 128 rows of A against a transposed
+ * [512,512] B, was slower on the primitive (the run: 6.5 vs 7.25 ms): the
+ * packing saved is spread over fewer rows. So by default the primitive runs
+ * the products of a run with two threads or more, and on one thread those
+ * of a constant B stored transposed with at least 256 rows of A; the other
+ * one-thread products stay on cpu_sgemm. A first-run timing of the
+ * two, as conv_dnnl.c does for convs, was tried and left out: run back to
+ * back on one node, with its weights hot in cache, it picked the primitive
+ * where whole runs were slower with it. The environment variable FTRUN_MATMUL_IMPL =
+ * blas or dnnl forces one (ftrun(1), ENVIRONMENT; tests run both); unset or
+ * "auto", the rule above picks.
+ *
+ * NaN: oneDNN's relu post-op (a max instruction) turns NaN into 0 where
+ * ftrun's relu passes it (NUMERICS in ftrun-graph(5)). A relu product whose
+ * A, B or bias holds a NaN or an infinity therefore runs matmul.c's path for
+ * that run; B and the bias are read once when they are constants.
+ *
+ * State: the cache (struct cpu_mm_cache) is owned by the CPU backend context
+ * (cpu_backend.c, released by close() through cpu_mm_cache_free). An entry
+ * is keyed by node, graph, A's shape, B's address and thread count; it owns
+ * its primitive, memory objects, packed weights and scratchpad. */
+#include "cpu.h"
+#include "../graph/infer_misc.h"
+
+#include <oneapi/dnnl/dnnl.h>
+#include <oneapi/dnnl/dnnl_debug.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct mm_entry {
+    const ft_node *node;
+    const ft_graph *g;
+    const void *w;
+    ft_shape as;
+    int threads;
+    int ok;      /* the primitive was built */
+    int refused; /* oneDNN refused to build it: matmul.c's path */
+    int w_const, w_nonfinite, w_ready; /* B: a constant; holds NaN / inf (-1: unknown); packed */
+    int b_const, b_nonfinite;          /* the bias: the same two */
+    int relu; /* relu is a post-op */
+    dnnl_primitive_t mm, r_w;
+    dnnl_memory_t m_a, m_b, m_c, m_bias, m_pad, u_w;
+    void *w_buf, *pad_buf; /* owned */
+} mm_entry;
+
+struct cpu_mm_cache {
+    dnnl_engine_t eng;
+    dnnl_stream_t strm;
+    int broken; /* the engine could not be created: matmul.c's path only */
+    mm_entry *e;
+    int n, cap;
+};
+
+static void entry_free(mm_entry *e)
+{
+    dnnl_primitive_t prims[] = {e->mm, e->r_w};
+    dnnl_memory_t mems[] = {e->m_a, e->m_b, e->m_c, e->m_bias, e->m_pad, e->u_w};
+    for (size_t i = 0; i < FT_ARRAY_LEN(prims); i++)
+        if (prims[i])
+            dnnl_primitive_destroy(prims[i]);
+    for (size_t i = 0; i < FT_ARRAY_LEN(mems); i++)
+        if (mems[i])
+            dnnl_memory_destroy(mems[i]);
+    free(e->w_buf);
+    free(e->pad_buf);
+    e->mm = e->r_w = NULL;
+    e->m_a = e->m_b = e->m_c = e->m_bias = e->m_pad = e->u_w = NULL;
+    e->w_buf = e->pad_buf = NULL;
+    e->ok = 0;
+}
+
+void cpu_mm_cache_free(struct cpu_mm_cache *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < c->n; i++)
+        entry_free(&c->e[i]);
+    free(c->e);
+    if (c->strm)
+        dnnl_stream_destroy(c->strm);
+    if (c->eng)
+        dnnl_engine_destroy(c->eng);
+    free(c);
+}
+
+/* The node's product as one 2-D C[M,N] = op(A) op(B): 1 with the sizes,
+ * transpositions and bias (NULL or N floats), 0 where it is not one the
+ * primitive takes (see the top). */
+typedef struct mm_shape {
+    int64_t M, N, K;
+    int ta, tb;
+    const void *bias;
+    ft_mm_act act;
+} mm_shape;
+
+static int product_of(const ft_node *n, const ft_view *in, mm_shape *p)
+{
+    const ft_shape *as = &in[0].shape, *bs = &in[1].shape;
+    memset(p, 0, sizeof *p);
+    p->act = n->params.matmul.act;
+    if (n->op == FT_OP_MATMUL) {
+        if (as->rank < 2 || bs->rank < 2)
+            return 0;
+        int64_t M, K, N, bdims[FT_MAX_RANK], sa[FT_MAX_RANK], sb[FT_MAX_RANK], na, nb;
+        uint64_t nbatch;
+        ft_matmul_mkn(as, bs, &M, &K, &N);
+        ft_matmul_batch(as, bs, bdims, sa, sb, &nbatch, &na, &nb);
+        if (nb != 1 || (uint64_t)na != nbatch)
+            return 0;
+        p->M = (int64_t)nbatch * M, p->N = N, p->K = K;
+        p->bias = n->n_in > 2 ? in[2].data : NULL;
+    } else {
+        const ft_matmul_params *mp = &n->params.matmul;
+        if (mp->alpha != 1.0 || as->rank != 2 || bs->rank != 2)
+            return 0;
+        p->ta = mp->trans_a, p->tb = mp->trans_b;
+        p->M = p->ta ? as->dims[1] : as->dims[0], p->K = p->ta ? as->dims[0] : as->dims[1];
+        p->N = p->tb ? bs->dims[0] : bs->dims[1];
+        if (n->n_in > 2 && in[2].data) { /* only a bias row: matmul.c's row_c */
+            const ft_shape *cs = &in[2].shape;
+            if (mp->beta != 1.0 || cs->rank < 1 || cs->dims[cs->rank - 1] != p->N || (cs->rank == 2 && cs->dims[0] != 1) ||
+                cs->rank > 2)
+                return 0;
+            p->bias = in[2].data;
+        }
+    }
+    return p->M >= 8 && p->N >= 8 && p->K > 0 && (double)p->M * (double)p->N * (double)p->K >= 262144.0;
+}
+
+/* 64-byte aligned buffer of the size of md. */
+static void *md_alloc(const dnnl_memory_desc_t *md)
+{
+    size_t sz = dnnl_memory_desc_get_size(md);
+    void *p = NULL;
+    if (posix_memalign(&p, 64, sz ? sz : 64) != 0)
+        return NULL;
+    return p;
+}
+
+#define TRY(x)                                                                                                   \
+    do {                                                                                                         \
+        if ((s = (x)) != dnnl_success)                                                                           \
+            goto fail;                                                                                           \
+    } while (0)
+
+/* Builds e's primitive for product p; leaves e->ok 0 when oneDNN refuses. */
+static void build(struct cpu_mm_cache *c, mm_entry *e, const mm_shape *p)
+{
+    dnnl_memory_desc_t ma, mb_user, mb, mc, mbias;
+    dnnl_dims_t ad = {p->M, p->K}, bd = {p->K, p->N}, cd = {p->M, p->N}, biasd = {1, p->N};
+    dnnl_status_t s;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t po = NULL;
+    dnnl_primitive_desc_t pd = NULL, rpd = NULL;
+    TRY(dnnl_memory_desc_init_by_tag(&ma, 2, ad, dnnl_f32, p->ta ? dnnl_ba : dnnl_ab));
+    TRY(dnnl_memory_desc_init_by_tag(&mb_user, 2, bd, dnnl_f32, p->tb ? dnnl_ba : dnnl_ab));
+    if (e->w_const)
+        TRY(dnnl_memory_desc_init_by_tag(&mb, 2, bd, dnnl_f32, dnnl_format_tag_any));
+    else
+        mb = mb_user;
+    TRY(dnnl_memory_desc_init_by_tag(&mc, 2, cd, dnnl_f32, dnnl_ab));
+    TRY(dnnl_memory_desc_init_by_tag(&mbias, 2, biasd, dnnl_f32, dnnl_ab));
+    dnnl_matmul_desc_t md;
+    TRY(dnnl_matmul_desc_init(&md, &ma, &mb, p->bias ? &mbias : NULL, &mc));
+    TRY(dnnl_primitive_attr_create(&attr));
+    TRY(dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user));
+    TRY(dnnl_post_ops_create(&po));
+    e->relu = p->act == FT_MM_ACT_RELU;
+    if (e->relu)
+        TRY(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
+    TRY(dnnl_primitive_attr_set_post_ops(attr, po));
+    TRY(dnnl_primitive_desc_create(&pd, &md, attr, c->eng, NULL));
+    const dnnl_memory_desc_t *cw = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    const dnnl_memory_desc_t *cpad = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    s = dnnl_invalid_arguments;
+    if (!cw)
+        goto fail;
+    TRY(dnnl_primitive_create(&e->mm, pd));
+    if (!dnnl_memory_desc_equal(cw, &mb_user)) {
+        TRY(dnnl_reorder_primitive_desc_create(&rpd, &mb_user, c->eng, cw, c->eng, NULL));
+        TRY(dnnl_primitive_create(&e->r_w, rpd));
+        s = dnnl_out_of_memory;
+        if (!(e->w_buf = md_alloc(cw)))
+            goto fail;
+        TRY(dnnl_memory_create(&e->u_w, &mb_user, c->eng, DNNL_MEMORY_NONE));
+    }
+    size_t padsz = cpad ? dnnl_memory_desc_get_size(cpad) : 0;
+    s = dnnl_out_of_memory;
+    if (padsz && !(e->pad_buf = md_alloc(cpad)))
+        goto fail;
+    TRY(dnnl_memory_create(&e->m_a, &ma, c->eng, DNNL_MEMORY_NONE));
+    TRY(dnnl_memory_create(&e->m_b, cw, c->eng, e->r_w ? e->w_buf : DNNL_MEMORY_NONE));
+    TRY(dnnl_memory_create(&e->m_c, &mc, c->eng, DNNL_MEMORY_NONE));
+    if (p->bias)
+        TRY(dnnl_memory_create(&e->m_bias, &mbias, c->eng, DNNL_MEMORY_NONE));
+    if (padsz)
+        TRY(dnnl_memory_create(&e->m_pad, cpad, c->eng, e->pad_buf));
+    e->ok = 1;
+fail:
+    if (rpd)
+        dnnl_primitive_desc_destroy(rpd);
+    if (pd)
+        dnnl_primitive_desc_destroy(pd);
+    if (po)
+        dnnl_post_ops_destroy(po);
+    if (attr)
+        dnnl_primitive_attr_destroy(attr);
+    if (!e->ok)
+        entry_free(e);
+}
+
+/* One run of e's primitive on the node's tensors, then the epilogue
+ * activations that are not post-ops (gelu). */
+static ft_status run(ft_kctx *k, struct cpu_mm_cache *c, mm_entry *e, const ft_node *n, const mm_shape *p,
+                     const ft_view *in, ft_view *out)
+{
+    dnnl_status_t s;
+    const char *what = "setting a buffer";
+    if ((s = dnnl_memory_set_data_handle(e->m_a, in[0].data)) || (s = dnnl_memory_set_data_handle(e->m_c, out[0].data)) ||
+        (p->bias && (s = dnnl_memory_set_data_handle(e->m_bias, (void *)p->bias))) ||
+        (e->r_w && (s = dnnl_memory_set_data_handle(e->u_w, in[1].data))) ||
+        (!e->r_w && (s = dnnl_memory_set_data_handle(e->m_b, in[1].data))))
+        goto fail;
+    if (e->r_w && (!e->w_ready || !e->w_const)) {
+        what = "the weights' reorder";
+        dnnl_exec_arg_t ra[2] = {{DNNL_ARG_FROM, e->u_w}, {DNNL_ARG_TO, e->m_b}};
+        if ((s = dnnl_primitive_execute(e->r_w, c->strm, 2, ra)))
+            goto fail;
+        e->w_ready = 1;
+    }
+    what = "the matrix product";
+    dnnl_exec_arg_t a[5] = {{DNNL_ARG_SRC, e->m_a}, {DNNL_ARG_WEIGHTS, e->m_b}, {DNNL_ARG_DST, e->m_c}};
+    int na = 3;
+    if (p->bias)
+        a[na++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->m_bias};
+    if (e->m_pad)
+        a[na++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->m_pad};
+    if ((s = dnnl_primitive_execute(e->mm, c->strm, na, a)))
+        goto fail;
+    what = "waiting for the stream";
+    if ((s = dnnl_stream_wait(c->strm)))
+        goto fail;
+    if (!e->relu)
+        cpu_matmul_epilogue(k, out[0].data, p->M, p->N, NULL, p->act);
+    return FT_OK;
+fail:
+    return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "oneDNN matmul primitive: %s failed: %s", what,
+                       dnnl_status2str(s));
+}
+
+/* FTRUN_MATMUL_IMPL = blas or dnnl forces a path; unset or "auto", the
+ * primitive runs from two threads up, and on one thread the products of a
+ * constant B stored transposed with at least 256 rows (see the top). */
+static int use_dnnl(const ft_kctx *k, const ft_node *n, const mm_shape *p)
+{
+    const char *v = getenv("FTRUN_MATMUL_IMPL");
+    if (v && strcmp(v, "blas") == 0)
+        return 0;
+    if (v && strcmp(v, "dnnl") == 0)
+        return 1;
+    return k->threads >= 2 || (p->tb && p->M >= 256 && cpu_input_is_const(k, n, 1));
+}
+
+/* A relu post-op and a NaN or infinity in A, B or the bias: matmul.c's path
+ * keeps NaN as ftrun's relu does (see the top). */
+static int nan_unsafe(mm_entry *e, const ft_view *in, const mm_shape *p)
+{
+    if (!e->relu)
+        return 0;
+    if (e->w_nonfinite < 0 || !e->w_const)
+        e->w_nonfinite = cpu_nonfinite_f32(in[1].data, ft_numel(&in[1].shape));
+    if (e->b_nonfinite < 0 || !e->b_const)
+        e->b_nonfinite = cpu_nonfinite_f32(p->bias, (uint64_t)p->N);
+    return e->w_nonfinite || e->b_nonfinite || cpu_nonfinite_f32(in[0].data, ft_numel(&in[0].shape));
+}
+
+static mm_entry *lookup(ft_kctx *k, struct cpu_mm_cache *c, const ft_node *n, const ft_view *in)
+{
+    mm_entry *e = NULL;
+    for (int i = 0; i < c->n && !e; i++)
+        if (c->e[i].node == n)
+            e = &c->e[i];
+    if (e && e->g == k->g && e->w == in[1].data && e->threads == k->threads && ft_shape_eq(&e->as, &in[0].shape))
+        return e;
+    if (e) {
+        entry_free(e);
+    } else {
+        if (c->n == c->cap) {
+            int cap = c->cap ? 2 * c->cap : 32;
+            mm_entry *ne = realloc(c->e, sizeof *ne * (size_t)cap);
+            if (!ne)
+                return NULL;
+            c->e = ne, c->cap = cap;
+        }
+        e = &c->e[c->n++];
+    }
+    memset(e, 0, sizeof *e);
+    e->node = n, e->g = k->g, e->w = in[1].data, e->threads = k->threads, e->as = in[0].shape;
+    e->w_const = cpu_input_is_const(k, n, 1);
+    e->b_const = cpu_input_is_const(k, n, 2);
+    e->w_nonfinite = e->b_nonfinite = -1;
+    return e;
+}
+
+int cpu_matmul_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_status *st)
+{
+    mm_shape p;
+    /* f32 graphs only: f16 / bf16 arrive widened to f32 in fresh buffers
+     * (cpu_backend.c) and keep matmul.c's path, as f64 does */
+    if (in[0].dtype != FT_F32 || in[1].dtype != FT_F32 || !k->g || !k->be || n->in[0] < 0 ||
+        k->g->tensors[n->in[0]].dtype != FT_F32 || ft_numel(&out[0].shape) == 0 || !product_of(n, in, &p))
+        return 0;
+    if (!use_dnnl(k, n, &p))
+        return 0;
+    struct cpu_mm_cache **slot = cpu_mm_cache_slot(k->be), *c = *slot;
+    if (!c) {
+        if (!(c = ft_calloc(1, sizeof *c)))
+            return 0;
+        *slot = c;
+        if (dnnl_engine_create(&c->eng, dnnl_cpu, 0) != dnnl_success ||
+            dnnl_stream_create(&c->strm, c->eng, dnnl_stream_default_flags) != dnnl_success)
+            c->broken = 1;
+    }
+    if (c->broken)
+        return 0;
+    mm_entry *e = lookup(k, c, n, in);
+    if (!e)
+        return 0;
+    if (!e->ok && !e->refused) {
+        build(c, e, &p);
+        e->refused = !e->ok;
+    }
+    if (!e->ok || nan_unsafe(e, in, &p))
+        return 0;
+    *st = run(k, c, e, n, &p, in, out);
+    return 1;
+}
