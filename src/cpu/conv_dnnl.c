@@ -755,16 +755,6 @@ static double now_s(int threads)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* The node's weight is a constant of the graph (no producer, not an input). */
-static int weight_is_const(const ft_kctx *k, const ft_node *n)
-{
-    int t = n->in[1];
-    if (t < 0 || !k->g)
-        return 0;
-    const ft_tensor *w = &k->g->tensors[t];
-    return w->producer < 0 && (w->flags & FT_TF_VALUE) && !(w->flags & FT_TF_INPUT);
-}
-
 /* FTRUN_CONV_IMPL: the forced candidate, or CHOICE_UNSET for the timed pick. */
 static int forced_choice(void)
 {
@@ -906,7 +896,7 @@ static entry *lookup(ft_kctx *k, struct cpu_conv_cache *c, const ft_node *n, con
     memset(e, 0, sizeof *e);
     e->node = n, e->w = in[1].data, e->threads = k->threads, e->xs = in[0].shape;
     e->choice = CHOICE_UNSET;
-    e->w_const = weight_is_const(k, n);
+    e->w_const = cpu_input_is_const(k, n, 1);
     return e;
 }
 

@@ -53,8 +53,10 @@
  * that run; B and the bias are read once when they are constants.
  *
  * State: the cache (struct cpu_mm_cache) is owned by the CPU backend context
- * (cpu_backend.c, released by close() through cpu_mm_cache_free). An entry
- * is keyed by node, graph, A's shape, B's address and thread count; it owns
+ * (cpu_backend.c, released by close() through cpu_mm_cache_free). It holds
+ * the entries of one run id (ft_kctx.run_id): a new one empties it. An entry
+ * is kept per node and thread count, and rebuilt when A's shape or B's
+ * address changes; it owns
  * its primitive, memory objects, packed weights and scratchpad. */
 #include "cpu.h"
 #include "../graph/infer_misc.h"
@@ -84,6 +86,8 @@ struct cpu_mm_cache {
     dnnl_engine_t eng;
     dnnl_stream_t strm;
     int broken; /* the engine could not be created: matmul.c's path only */
+    const ft_graph *g; /* the entries are those of this graph and run id */
+    uint64_t run_id;
     mm_entry *e;
     int n, cap;
 };
@@ -313,11 +317,13 @@ static int nan_unsafe(mm_entry *e, const ft_view *in, const mm_shape *p)
 
 static mm_entry *lookup(ft_kctx *k, struct cpu_mm_cache *c, const ft_node *n, const ft_view *in)
 {
+    /* one entry per node and thread count (a count that follows the load
+     * moves between a few values, each keeping its packed weights) */
     mm_entry *e = NULL;
     for (int i = 0; i < c->n && !e; i++)
-        if (c->e[i].node == n)
+        if (c->e[i].node == n && c->e[i].threads == k->threads)
             e = &c->e[i];
-    if (e && e->g == k->g && e->w == in[1].data && e->threads == k->threads && ft_shape_eq(&e->as, &in[0].shape))
+    if (e && e->g == k->g && e->w == in[1].data && ft_shape_eq(&e->as, &in[0].shape))
         return e;
     if (e) {
         entry_free(e);
@@ -360,6 +366,14 @@ int cpu_matmul_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
     }
     if (c->broken)
         return 0;
+    if (c->g != k->g || c->run_id != k->run_id) {
+        /* a new run (ft_kctx.run_id): a graph loaded after another may reuse
+         * its node and weight addresses, so nothing cached is kept */
+        for (int i = 0; i < c->n; i++)
+            entry_free(&c->e[i]);
+        c->n = 0;
+        c->g = k->g, c->run_id = k->run_id;
+    }
     mm_entry *e = lookup(k, c, n, in);
     if (!e)
         return 0;
