@@ -8,8 +8,9 @@
  * layout around the conv). The bias and the node's fused residual sum and
  * activation are post-ops: sum (the node's input 3, copied into dst first),
  * then eltwise relu, clip, swish (alpha 1) or hardswish. Each form and
- * conv.c's own loops then run three times on the node's real tensors, the
- * best of the last two timed (process CPU time on one thread, wall time on
+ * conv.c's own loops then run three times on the node's real tensors (once,
+ * when that first run takes over ten times the best so far), the best of
+ * the last two timed (process CPU time on one thread, wall time on
  * more; see now_s), and the fastest is kept for the node from then on: the
  * choice is per case (within a blocked chain, below, oneDNN's blocked form
  * mostly wins; elsewhere depthwise convs often keep conv.c's loops). The
@@ -956,7 +957,10 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
          * fastest stays */
         double best = -1, times[CHOICE_NATIVE + 1] = {-1, -1, -1};
         int pick = CHOICE_NATIVE;
-        for (int cand = 0; cand <= CHOICE_NATIVE; cand++) {
+        /* the likely fastest first, so that a slow plain form stops early */
+        static const int order[] = {V_BLOCKED, CHOICE_NATIVE, V_PLAIN};
+        for (int oi = 0; oi < 3; oi++) {
+            int cand = order[oi];
             if (cand < N_VARIANTS) {
                 if (build(c, n, in, out, cand, &e->v[cand]))
                     return (*st = dnnl_fail(k, n, dnnl_out_of_memory, "building the convolution")), 1;
@@ -975,6 +979,12 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
                 double dt = now_s(k->threads) - t0;
                 if (rep > 0 && (t < 0 || dt < t))
                     t = dt;
+                /* a first run (weights reordered, buffers touched) over ten
+                 * times the best so far: no need to time it further */
+                if (rep == 0 && best >= 0 && dt > 10 * best) {
+                    t = dt;
+                    break;
+                }
             }
             times[cand] = t;
             if (best < 0 || t < best)
