@@ -425,12 +425,14 @@ def softmax_cases():
              ("f32", (16, 100), -1, "large"), ("f32", (16, 100), -1, "-inf"), ("f64", (16, 100), 0, "large"),
              ("f32", (0, 5), -1, ""), ("f32", (5, 0), -1, ""), ("f32", (3, 1), -1, ""),
              ("f32", (6, 37), -1, "special"), ("f32", (6, 128), -1, "special"), ("f32", (37, 6), 0, "special"),
-             ("f64", (6, 37), -1, "special")]
+             ("f64", (6, 37), -1, "special"), ("f32", (16, 300), -1, "wide"), ("f32", (5, 77), -1, "wide")]
     for op in ("softmax", "log_softmax"):
         for dt, shape, axis, kind in specs:
             name = "%s %s %s axis=%d%s" % (op, dt, shp(shape), axis, {"": "", "large": " values near +-1000",
                                                                        "-inf": " with -inf entries",
-                                                                       "special": " NaN, inf, -inf rows, huge, subnormal"}[kind])
+                                                                       "special": " NaN, inf, -inf rows, huge, subnormal",
+                                                                       "wide": " x - max down to -300 (e^x under"
+                                                                               " the smallest normal)"}[kind])
 
             def build(op=op, dt=dt, shape=shape, axis=axis, kind=kind, name=name):
                 rng = rng_for(name)
@@ -438,6 +440,8 @@ def softmax_cases():
                 x = rng.standard_normal(shape) * 4
                 if kind == "large" and x.size:
                     x = x + np.where(np.arange(shape[0]) % 2 == 0, 1000.0, -1000.0).reshape((-1,) + (1,) * (len(shape) - 1))
+                if kind == "wide":
+                    x = rng.uniform(-300, 0, shape)
                 if kind == "-inf":
                     x[rng.random(shape) < 0.3] = -INF
                     x[:, 0] = 0.5  # every row keeps a finite value
