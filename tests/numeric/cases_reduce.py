@@ -494,7 +494,8 @@ def norm_cases():
              # row lengths ending in each part of the f32 sums (src/cpu/norm.c: blocks of 512 in
              # 32-element steps, then single elements), a long offset row, NaN and inf rows
              ("f32", (5, 37), -1, "sb", ""), ("f32", (3, 1000), -1, "sb", ""), ("f32", (6, 7), -1, "s", ""),
-             ("f32", (3, 5000), -1, "sb", "offset"), ("f32", (4, 77), -1, "sb", "special")]
+             ("f32", (3, 5000), -1, "sb", "offset"), ("f32", (4, 77), -1, "sb", "special"),
+             ("f32", (64, 2100), -1, "sb", "")]
     for dt, shape, axis, params, kind in specs:
         for with_stats in (False, True):
             if with_stats and params != "sb":
