@@ -165,8 +165,14 @@ static int pool_fast2d(const ft_pool_geom *g)
         const int64_t L = sw * (OW - 1) + kw;       /* buffer cells read */                                           \
         const int64_t wn = W < L - pb ? W : L - pb; /* input columns inside them */                                   \
         B buf[FAST_W], *b = buf, *c = buf + pb, hb[FAST_W];                                                           \
-        (void)hb, (void)incl;                                                                                         \
-        for (int64_t j = 0; j < L; j++)                                                                               \
+        /* OWV: OW rounded up to 16 outputs where the buffer holds their windows and the tail is                   \
+         * over 8 (a tail of 8 runs as one AVX vector, more as scalars: 2x2 pooling of 56-wide rows                 \
+         * went 0.54 -> 0.36 ms); the extra outputs read padding and are dropped */                                \
+        const int64_t OWV =                                                                                           \
+            OW % 16 > 8 && sw * ((OW + 15) / 16 * 16 - 1) + kw <= FAST_W ? (OW + 15) / 16 * 16 : OW;                 \
+        const int64_t LV = sw * (OWV - 1) + kw;                                                                       \
+        (void)hb, (void)incl, (void)OWV;                                                                              \
+        for (int64_t j = 0; j < LV; j++)                                                                              \
             b[j] = PAD;                                                                                               \
         for (int64_t r = r0; r < r1; r++) {                                                                           \
             const int64_t p = r / OH, oh = r % OH;                                                                    \
@@ -191,7 +197,15 @@ static int pool_fast2d(const ft_pool_geom *g)
 DEF_HPASS(hmax_f32, float, HPASS_MAX)
 DEF_HPASS(hmax_f64, double, HPASS_MAX)
 DEF_HPASS(hsum_f64, double, HPASS_SUM)
-#define OUT_MAX_F32(yp, b) hmax_f32_any(yp, b, OW, kw, sw);
+#define OUT_MAX_F32(yp, b)                                                                                            \
+    if (OWV == OW) {                                                                                                  \
+        hmax_f32_any(yp, b, OW, kw, sw);                                                                              \
+    } else {                                                                                                          \
+        const int64_t o16 = OW / 16 * 16;                                                                             \
+        hmax_f32_any(yp, b, o16, kw, sw);                                                                             \
+        hmax_f32_any(hb, b + o16 * sw, 16, kw, sw);                                                                   \
+        memcpy(yp + o16, hb, (size_t)(OW - o16) * sizeof *yp);                                                        \
+    }
 #define OUT_MAX_F64(yp, b) hmax_f64_any(yp, b, OW, kw, sw);
 /* the divisor from the tables, as the general kernel (a 2-D window has depth 1) */
 #define OUT_AVG_T(T, yp, b)                                                                                           \

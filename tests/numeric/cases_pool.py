@@ -274,6 +274,18 @@ def pool_cases():
                 c.append(pool_case(op, dt, (2, 3, 11, 12), k, st, pads=pads, cip=0 if op == A else None,
                                    label="NaN, inf, huge and subnormal", input_fn=specials, torch_check=False))
     c.append(pool_case(A, "f32", (4, 256, 14, 14), [2, 2], [2, 2]))
+    # max_pool f32 rows of more than 8 past a multiple of 16 outputs: the horizontal pass
+    # runs 16-wide past the row end into padding (src/cpu/pool.c, OWV); special values
+    # placed in the last outputs' windows
+    def wide_specials(rng):
+        x = (rng.standard_normal((2, 3, 9, 58)) * 2).astype(np.float32)
+        x[0, 0, 0, 57], x[0, 1, 3, 50], x[1, 2, 8, 56] = np.nan, np.inf, -np.inf
+        x[1, 0, :, 48:] = -np.inf
+        return x, x
+    for k, st, pads in (([2, 2], [2, 2], None), ([3, 3], [1, 1], [1, 1, 1, 1]), ([3, 3], [2, 2], [0, 1, 0, 1])):
+        c.append(pool_case(M, "f32", (2, 3, 9, 58), k, st, pads=pads, label="NaN, inf in the row tails",
+                           input_fn=wide_specials, torch_check=False))
+    c.append(pool_case(M, "f32", (8, 64, 56, 56), [2, 2], [2, 2], args=["--threads", "3"]))
     c.append(pool_case(M, "f32", (2, 16, 16, 32, 32), [2, 2, 2], [2, 2, 2]))
 
     for op in (M, A):
