@@ -171,7 +171,7 @@ static int pool_fast2d(const ft_pool_geom *g)
         const int64_t OWV =                                                                                           \
             OW % 16 > 8 && sw * ((OW + 15) / 16 * 16 - 1) + kw <= FAST_W ? (OW + 15) / 16 * 16 : OW;                 \
         const int64_t LV = sw * (OWV - 1) + kw;                                                                       \
-        (void)hb, (void)incl, (void)OWV;                                                                              \
+        (void)hb, (void)incl;                                                                                         \
         for (int64_t j = 0; j < LV; j++)                                                                              \
             b[j] = PAD;                                                                                               \
         for (int64_t r = r0; r < r1; r++) {                                                                           \
@@ -377,10 +377,6 @@ ft_status cpu_lp_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *
 
 /* ---- global pools ----------------------------------------------------------------- */
 
-/* Sums in blocks so that the rounding error of f64 grows with the block count,
- * not with the plane size; within a block, in vector lanes (omp simd). */
-#define GBLOCK 256
-
 /* The f32 mean's sum, in the cache's time (one accumulator chain, or a
  * conversion to double per element, ran at a third of it): blocks of 64
  * elements are summed in f32 as a pairwise tree of 8 vectors of 8 lanes
@@ -427,6 +423,10 @@ FT_VCLONES static double gsum_f32(const float *x, int64_t len)
     return total;
 }
 
+/* The f64 mean's sum, in blocks so that the rounding error grows with the
+ * block count, not with the plane size; within a block, in vector lanes (omp
+ * simd). */
+#define GBLOCK 256
 FT_VCLONES static double gsum_f64(const double *x, int64_t len)
 {
     double total = 0;
