@@ -86,11 +86,9 @@ static void ew_range(const ew_plan *pl, int64_t s, int64_t e)
 
 static void ew_range_fn(void *pl, int64_t s, int64_t e) { ew_range(pl, s, e); }
 
-/* min: CPU_PAR_MIN_MEM for one cheap operation per element, CPU_PAR_MIN for
- * pow and integer division or modulo */
-static void ew_run(const ew_plan *pl, int64_t total, int threads, int64_t min)
+static void ew_run(const ew_plan *pl, int64_t total, int threads)
 {
-    cpu_run_ranges(threads, total, min, ew_range_fn, (void *)pl);
+    cpu_run_ranges(threads, total, ew_range_fn, (void *)pl);
 }
 
 /* ------------------------------ row functions ------------------------------ */
@@ -437,14 +435,14 @@ static const void *pow_exponent(const ft_view *base, const ft_view *e, ft_dtype 
 }
 
 static void run_two(ft_kctx *k, ew_row fn, const ft_view *a, const void *bdata, const ft_shape *bshape,
-                    ft_dtype bdt, ft_view *y, int64_t total, int64_t min)
+                    ft_dtype bdt, ft_view *y, int64_t total)
 {
     ew_plan pl;
     const void *x[2] = {a->data, bdata};
     const ft_shape *s[2] = {&a->shape, bshape};
     const size_t sz[2] = {ft_dtype_size(a->dtype), ft_dtype_size(bdt)};
     ew_setup(&pl, fn, y->data, &y->shape, ft_dtype_size(y->dtype), 2, x, s, sz);
-    ew_run(&pl, total, k->threads, min);
+    ew_run(&pl, total, k->threads);
 }
 
 ft_status cpu_binary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
@@ -470,9 +468,8 @@ ft_status cpu_binary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
         if (s)
             return s;
     }
-    int64_t min = op == FT_OP_MOD || (op == FT_OP_DIV && ft_dtype_is_int(dt)) ? CPU_PAR_MIN : CPU_PAR_MIN_MEM;
     if (op != FT_OP_POW) {
-        run_two(k, fn, &in[0], in[1].data, &in[1].shape, in[1].dtype, &out[0], total, min);
+        run_two(k, fn, &in[0], in[1].data, &in[1].shape, in[1].dtype, &out[0], total);
         return FT_OK;
     }
     ft_dtype edt;
@@ -481,7 +478,7 @@ ft_status cpu_binary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
     if (!e)
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory converting the exponent '%s'",
                            tname(k, n, 1));
-    run_two(k, fn, &in[0], e, &in[1].shape, edt, &out[0], total, CPU_PAR_MIN);
+    run_two(k, fn, &in[0], e, &in[1].shape, edt, &out[0], total);
     free(owned);
     return FT_OK;
 }
@@ -503,9 +500,9 @@ ft_status cpu_variadic(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view 
     /* Fold left into the output: max(max(x0, x1), x2) ... The output is
      * contiguous in its own shape, so after the first step it is read with
      * unit strides in place. */
-    run_two(k, fn, &in[0], in[1].data, &in[1].shape, dt, &out[0], total, CPU_PAR_MIN_MEM);
+    run_two(k, fn, &in[0], in[1].data, &in[1].shape, dt, &out[0], total);
     for (int i = 2; i < n->n_in; i++)
-        run_two(k, fn, &out[0], in[i].data, &in[i].shape, dt, &out[0], total, CPU_PAR_MIN_MEM);
+        run_two(k, fn, &out[0], in[i].data, &in[i].shape, dt, &out[0], total);
     return FT_OK;
 }
 
@@ -523,6 +520,6 @@ ft_status cpu_where(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
     const ft_shape *s[3] = {&in[0].shape, &in[1].shape, &in[2].shape};
     const size_t sz[3] = {1, es, es};
     ew_setup(&pl, fn, out[0].data, &out[0].shape, es, 3, x, s, sz);
-    ew_run(&pl, total, k->threads, CPU_PAR_MIN_MEM);
+    ew_run(&pl, total, k->threads);
     return FT_OK;
 }

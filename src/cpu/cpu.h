@@ -36,12 +36,14 @@
 
 /* Below this many elements a kernel should not spawn threads. */
 #define CPU_PAR_MIN 32768
-/* The same for a kernel that moves data or does one cheap operation per
- * element (copies, transposes, slices, add/mul/where, cast, layer_norm, the
- * global pools): under it the work takes about 20 us alone, a second thread
- * saved 2 us of that on an idle machine, and waited a scheduler slice
- * (0.25 ms measured) at the join whenever another process held the second
- * core. */
+/* The same for a kernel that only moves data (copies, transposes, slices,
+ * concat, split: src/cpu/movement.c) or an f32 layer_norm: under it the work
+ * takes about 10 us alone, a second thread saved 2 us of that on an idle
+ * machine (a 64K-element transpose), and waited a scheduler slice (0.25 ms
+ * measured) at the join whenever another process held the second core.
+ * Streaming arithmetic (the SE block's [N,C,H,W] * [N,C,1,1] mul, the global
+ * pools) gained 40% from a second thread at 50K elements, so it keeps
+ * CPU_PAR_MIN. */
 #define CPU_PAR_MIN_MEM 131072
 
 /* Width of the column chunks reduced together (norm.c, reduce.c): wide, so
@@ -74,12 +76,10 @@ static inline int cpu_dtype_slot(ft_dtype dt)
     return -1;
 }
 
-/* fn(ctx, start, end) over 0..n: on one thread below min (CPU_PAR_MIN or
- * CPU_PAR_MIN_MEM), else over `threads` contiguous ranges whose bounds are
- * multiples of 64 elements, so that two threads never write the same cache
- * line (cpu_backend.c). */
-void cpu_run_ranges(int threads, int64_t n, int64_t min, void (*fn)(void *ctx, int64_t start, int64_t end),
-                    void *ctx);
+/* fn(ctx, start, end) over 0..n: on one thread below CPU_PAR_MIN, else over
+ * `threads` contiguous ranges whose bounds are multiples of 64 elements, so
+ * that two threads never write the same cache line (cpu_backend.c). */
+void cpu_run_ranges(int threads, int64_t n, void (*fn)(void *ctx, int64_t start, int64_t end), void *ctx);
 
 /* The error of a kernel without a loop for dtype dt: "no CPU kernel for OP on DT". */
 ft_status cpu_no_kernel(ft_kctx *k, const ft_node *n, ft_dtype dt);

@@ -167,11 +167,10 @@ const ft_backend ft_cpu_backend = {
     .kernels = cpu_kernels,
 };
 
-void cpu_run_ranges(int threads, int64_t n, int64_t min, void (*fn)(void *ctx, int64_t start, int64_t end),
-                    void *ctx)
+void cpu_run_ranges(int threads, int64_t n, void (*fn)(void *ctx, int64_t start, int64_t end), void *ctx)
 {
     const int64_t align = 64;
-    if (n < min || threads < 2) {
+    if (n < CPU_PAR_MIN || threads < 2) {
         fn(ctx, 0, n);
         return;
     }

@@ -484,7 +484,7 @@ ft_status cpu_global_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vi
     for (int i = 2; i < s->rank; i++)
         len *= s->dims[i];
     int max = n->op == FT_OP_GLOBAL_MAX_POOL;
-    int par = (uint64_t)planes * (uint64_t)len >= CPU_PAR_MIN_MEM && planes > 1 && k->threads > 1;
+    int par = (uint64_t)planes * (uint64_t)len >= CPU_PAR_MIN && planes > 1 && k->threads > 1;
     if (planes == 0)
         return FT_OK;
     if (in[0].dtype == FT_F32)

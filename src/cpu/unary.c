@@ -293,7 +293,7 @@ ft_status cpu_unary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
     if (cnt == 0)
         return FT_OK;
     un_job j = {fn, &p, in[0].data, out[0].data, ft_dtype_size(dt), ft_dtype_size(out[0].dtype)};
-    cpu_run_ranges(k->threads, cnt, CPU_PAR_MIN, un_range, &j);
+    cpu_run_ranges(k->threads, cnt, un_range, &j);
     return FT_OK;
 }
 
@@ -440,6 +440,6 @@ ft_status cpu_cast(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
         return FT_OK;
     }
     cast_job j = {cast_from[src], dst, in[0].data, out[0].data, ft_dtype_size(src), ft_dtype_size(dst)};
-    cpu_run_ranges(k->threads, cnt, CPU_PAR_MIN_MEM, cast_range, &j);
+    cpu_run_ranges(k->threads, cnt, cast_range, &j);
     return FT_OK;
 }
