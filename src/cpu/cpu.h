@@ -36,15 +36,6 @@
 
 /* Below this many elements a kernel should not spawn threads. */
 #define CPU_PAR_MIN 32768
-/* The same for a kernel that only moves data (copies, transposes, slices,
- * concat, split: src/cpu/movement.c) or an f32 layer_norm: under it the work
- * takes about 10 us alone, a second thread saved 2 us of that on an idle
- * machine (a 64K-element transpose), and waited a scheduler slice (0.25 ms
- * measured) at the join whenever another process held the second core.
- * Streaming arithmetic (the SE block's [N,C,H,W] * [N,C,1,1] mul, the global
- * pools) gained 40% from a second thread at 50K elements, so it keeps
- * CPU_PAR_MIN. */
-#define CPU_PAR_MIN_MEM 131072
 
 /* Width of the column chunks reduced together (norm.c, reduce.c): wide, so
  * that each row is read in long contiguous pieces, but narrow enough that

@@ -152,7 +152,7 @@ static void xfer_run(const ft_kctx *k, ft_xfer *x, char *dst, const char *src, s
         return;
     }
     int nth = k->threads > 1 ? k->threads : 1;
-    int par = total >= CPU_PAR_MIN_MEM && nth > 1;
+    int par = total >= CPU_PAR_MIN && nth > 1;
     if (R >= 2 && x->ds[R - 1] == 1 && x->ss[R - 1] != 1 && x->ss[R - 1] != 0) {
         for (int q = 0; q < R - 1; q++)
             if (x->ss[q] == 1) {

@@ -368,7 +368,7 @@ static ft_status norm_common(ft_kctx *k, const ft_node *n, const ft_view *in, ft
         free(own_sc);
         return st;
     }
-    int par = (int64_t)ft_numel(s) >= (dt == FT_F32 ? CPU_PAR_MIN_MEM : CPU_PAR_MIN) && k->threads > 1 && rows > 1;
+    int par = (int64_t)ft_numel(s) >= CPU_PAR_MIN && k->threads > 1 && rows > 1;
     const char *x = in[0].data;
     char *y = out[0].data;
 #pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
