@@ -1,7 +1,8 @@
 /* CPU normalisations over an axis: softmax / log_softmax, layer_norm and
- * rms_norm, in f32 and f64. Statistics accumulate in double; every input
- * element of a row is read before the same element of the output is written,
- * so the kernels also work in place. */
+ * rms_norm, in f32 and f64. Statistics accumulate in double (f32 softmax,
+ * layer_norm and rms_norm: blocks of 256 or 512 in f32 lanes first); every
+ * input element of a row is read before the same element of the output is
+ * written, so the kernels also work in place. */
 #include "cpu.h"
 #include "vmath.h"
 #include "../graph/infer_math.h"
@@ -15,22 +16,56 @@
 
 /* ---- softmax -------------------------------------------------------------------- */
 
-/* Contiguous row: max subtracted, sum in double. EXP is the element type's exp
- * (f32: ft_vexpf of src/cpu/vmath.h, inline so the loops vectorise; the sum
- * and the division keep the error at a few ulp). The f32 rows are compiled
- * for AVX-512, AVX2+FMA and the baseline (FT_VCLONES). */
-#define LANES 16 /* partial max and sums of a row: one AVX-512 vector of f32 */
-#define DEF_SOFTMAX(S, T, EXP, CLONES)                                                                            \
-    /* The row's max and sum of exp in LANES partial results, folded as a tree:                                 \
-     * an `omp simd reduction` folds its lanes one after the other, which costs                                  \
-     * as much as the row on the short rows of attention. */                                                     \
+/* The sum of n f32 (a block of a row, n <= SM_BLOCK) in two vectors of 8
+ * lanes folded as a tree: an `omp simd reduction` folds its 16 lanes one
+ * after the other, as long as the block itself on the 128-wide rows of
+ * attention. */
+typedef float sm_v8f __attribute__((vector_size(32)));
+static inline float sm_sum_f32(const float *y, int64_t n)
+{
+    sm_v8f a0 = {0}, a1 = {0};
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        sm_v8f v0, v1;
+        memcpy(&v0, y + i, sizeof v0);
+        memcpy(&v1, y + i + 8, sizeof v1);
+        a0 += v0, a1 += v1;
+    }
+    a0 += a1;
+    float s = ((a0[0] + a0[4]) + (a0[1] + a0[5])) + ((a0[2] + a0[6]) + (a0[3] + a0[7]));
+    for (; i < n; i++)
+        s += y[i];
+    return s;
+}
+
+static inline double sm_sum_f64(const double *y, int64_t n)
+{
+    double s = 0;
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = 0; i < n; i++)
+        s += y[i];
+    return s;
+}
+
+/* Contiguous row: max subtracted; the sum of exp over blocks of SM_BLOCK in
+ * T, the blocks' sums in double. EXP is the element type's exp (f32:
+ * ft_vexpf of src/cpu/vmath.h, inline so the loops vectorise; the sum and the
+ * division keep the error at a few ulp); EXPNP its version for x - max <= 0
+ * (f32: ft_vexpf_nonpos, 0 under the smallest normal), written to y and then
+ * summed by SUM. The f32 rows are compiled for AVX-512, AVX2+FMA and the
+ * baseline (FT_VCLONES). */
+#define LANES 16 /* partial max of a row: one AVX-512 vector of f32 */
+#define SM_BLOCK 256
+#define DEF_SOFTMAX(S, T, EXP, EXPNP, SUM, CLONES)                                                                \
+    /* The row's max in LANES partial results, folded as a tree: an `omp simd                                   \
+     * reduction` folds its lanes one after the other, which costs as much as                                   \
+     * the row on the short rows of attention. */                                                               \
     CLONES static void softmax_row_##S(const T *restrict x, T *restrict y, int64_t n, int logsm)                \
     {                                                                                                             \
         T ml[LANES];                                                                                              \
-        double sl[LANES];                                                                                         \
         const int64_t nb = n / LANES * LANES;                                                                     \
         for (int j = 0; j < LANES; j++)                                                                           \
-            ml[j] = x[0], sl[j] = 0;                                                                              \
+            ml[j] = x[0];                                                                                         \
         for (int64_t i = 0; i < nb; i += LANES)                                                                   \
             _Pragma("omp simd") for (int j = 0; j < LANES; j++) ml[j] = x[i + j] > ml[j] ? x[i + j] : ml[j];      \
         for (int64_t i = nb; i < n; i++)                                                                          \
@@ -39,24 +74,18 @@
             for (int j = 0; j < w; j++)                                                                           \
                 ml[j] = ml[j + w] > ml[j] ? ml[j + w] : ml[j];                                                    \
         const T m = ml[0];                                                                                        \
-        for (int64_t i = 0; i < nb; i += LANES)                                                                   \
-            _Pragma("omp simd") for (int j = 0; j < LANES; j++)                                                   \
-            {                                                                                                     \
-                T e = EXP(x[i + j] - m);                                                                          \
-                if (!logsm)                                                                                       \
-                    y[i + j] = e;                                                                                 \
-                sl[j] += (double)e;                                                                               \
+        double s = 0;                                                                                             \
+        for (int64_t b = 0; b < n; b += SM_BLOCK) {                                                               \
+            const int64_t e1 = b + SM_BLOCK < n ? b + SM_BLOCK : n;                                               \
+            T bs = 0;                                                                                             \
+            if (logsm) {                                                                                          \
+                _Pragma("omp simd reduction(+ : bs)") for (int64_t i = b; i < e1; i++) bs += EXP(x[i] - m);       \
+            } else {                                                                                              \
+                _Pragma("omp simd") for (int64_t i = b; i < e1; i++) y[i] = EXPNP(x[i] - m);                      \
+                bs = SUM(y + b, e1 - b);                                                                          \
             }                                                                                                     \
-        for (int64_t i = nb; i < n; i++) {                                                                        \
-            T e = EXP(x[i] - m);                                                                                  \
-            if (!logsm)                                                                                           \
-                y[i] = e;                                                                                         \
-            sl[0] += (double)e;                                                                                   \
+            s += (double)bs;                                                                                      \
         }                                                                                                         \
-        for (int w = LANES / 2; w > 0; w /= 2)                                                                    \
-            for (int j = 0; j < w; j++)                                                                           \
-                sl[j] += sl[j + w];                                                                               \
-        const double s = sl[0];                                                                                   \
         if (logsm) {                                                                                              \
             double ls = log(s);                                                                                   \
             _Pragma("omp simd") for (int64_t i = 0; i < n; i++) y[i] = (T)((double)(x[i] - m) - ls);              \
@@ -109,8 +138,8 @@
         }                                                                                                         \
     }
 
-DEF_SOFTMAX(f32, float, ft_vexpf, FT_VCLONES)
-DEF_SOFTMAX(f64, double, exp, )
+DEF_SOFTMAX(f32, float, ft_vexpf, ft_vexpf_nonpos, sm_sum_f32, FT_VCLONES)
+DEF_SOFTMAX(f64, double, exp, exp, sm_sum_f64, )
 
 static ft_status bad_dtype(ft_kctx *k, const ft_node *n, ft_dtype dt)
 {
@@ -196,7 +225,8 @@ static ft_status norm_param(ft_kctx *k, const ft_node *n, const ft_view *p, cons
 }
 
 /* One row of d elements. rms: no centring. Two passes (mean, then squared
- * deviations) keep the variance accurate when |mean| >> std. */
+ * deviations) keep the variance accurate when |mean| >> std. f64 here, f32
+ * below. */
 #define DEF_NORM(S, T)                                                                                            \
     FT_VCLONES static void norm_row_##S(const T *x, T *y, int64_t d, const T *sc, const T *bi, double eps, int rms, \
                              T *mean_out, T *inv_out)                                                             \
@@ -230,8 +260,74 @@ static ft_status norm_param(ft_kctx *k, const ft_node *n, const ft_view *p, cons
             _Pragma("omp simd") for (int64_t i = 0; i < d; i++) y[i] = (T)(((double)x[i] - mean) * inv);          \
     }
 
-DEF_NORM(f32, float)
 DEF_NORM(f64, double)
+
+/* f32 rows: the statistics' sums in blocks of 512 over 4 vectors of 8 f32
+ * lanes (a tree, not a chain: the double lanes of an `omp simd reduction`
+ * ran at a third of the speed), the blocks' sums in double; the output in
+ * f32, as (x - mean) * inv_std * scale + bias. sq: the sum of (x - c)^2,
+ * else of x. */
+typedef float ln_v8f __attribute__((vector_size(32)));
+static inline double ln_sum_f32(const float *x, int64_t n, float c, int sq)
+{
+    double total = 0;
+    int64_t i = 0;
+    const ln_v8f cv = (ln_v8f){0} + c;
+    while (i + 32 <= n) {
+        const int64_t e = i + 512 <= n ? i + 512 : n - (n - i) % 32;
+        ln_v8f a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+        for (; i < e; i += 32) {
+            ln_v8f v0, v1, v2, v3;
+            memcpy(&v0, x + i, sizeof v0);
+            memcpy(&v1, x + i + 8, sizeof v1);
+            memcpy(&v2, x + i + 16, sizeof v2);
+            memcpy(&v3, x + i + 24, sizeof v3);
+            if (sq) {
+                v0 -= cv, v1 -= cv, v2 -= cv, v3 -= cv;
+                a0 += v0 * v0, a1 += v1 * v1, a2 += v2 * v2, a3 += v3 * v3;
+            } else {
+                a0 += v0, a1 += v1, a2 += v2, a3 += v3;
+            }
+        }
+        a0 = (a0 + a1) + (a2 + a3);
+        total += (double)(((a0[0] + a0[4]) + (a0[1] + a0[5])) + ((a0[2] + a0[6]) + (a0[3] + a0[7])));
+    }
+    for (; i < n; i++) {
+        double v = sq ? (double)(x[i] - c) : (double)x[i];
+        total += sq ? v * v : v;
+    }
+    return total;
+}
+
+FT_VCLONES static void norm_row_f32(const float *x, float *y, int64_t d, const float *sc, const float *bi,
+                                    double eps, int rms, float *mean_out, float *inv_out)
+{
+    const double mean = rms ? 0 : ln_sum_f32(x, d, 0, 0) / (double)d;
+    const float mf = (float)mean;
+    const double var = ln_sum_f32(x, d, mf, 1) / (double)d;
+    const double inv = 1.0 / sqrt(var + eps);
+    const float invf = (float)inv;
+    if (mean_out)
+        *mean_out = mf;
+    if (inv_out)
+        *inv_out = invf;
+    if (sc && bi)
+#pragma omp simd
+        for (int64_t i = 0; i < d; i++)
+            y[i] = (x[i] - mf) * invf * sc[i] + bi[i];
+    else if (sc)
+#pragma omp simd
+        for (int64_t i = 0; i < d; i++)
+            y[i] = (x[i] - mf) * invf * sc[i];
+    else if (bi)
+#pragma omp simd
+        for (int64_t i = 0; i < d; i++)
+            y[i] = (x[i] - mf) * invf + bi[i];
+    else
+#pragma omp simd
+        for (int64_t i = 0; i < d; i++)
+            y[i] = (x[i] - mf) * invf;
+}
 
 static ft_status norm_common(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, int rms)
 {

@@ -53,6 +53,24 @@ static inline float ft_vsel(int c, float a, float b)
     return ft_vbits_f((ft_vfbits(a) & m) | (ft_vfbits(b) & ~m));
 }
 
+/* e^r for x = n ln2 + r: n rounded by the 1.5 * 2^23 shift (*t: x / ln2 plus
+ * the shift, whose low bits hold n) and |r| <= ln2/2 (Cody-Waite split of
+ * ln2); e^r by Cephes' expf polynomial. The callers apply 2^n. */
+static inline float ft_vexpf_reduced(float x, float *t)
+{
+    *t = x * 1.44269504088896341f + 12582912.0f;
+    float n = *t - 12582912.0f;
+    float r = x - n * 0.693359375f;
+    r = r + n * 2.12194440e-4f;
+    float q = 1.9875691500e-4f;
+    q = q * r + 1.3981999507e-3f;
+    q = q * r + 8.3334519073e-3f;
+    q = q * r + 4.1665795894e-2f;
+    q = q * r + 1.6666665459e-1f;
+    q = q * r + 5.0000001201e-1f;
+    return q * r * r + r + 1.0f;
+}
+
 /* m * e^x with one final rounding, so that a result in the subnormals (or a
  * product with a small m, as in silu) is rounded once. x = n ln2 + r with n
  * rounded by the 1.5 * 2^23 shift and |r| <= ln2/2 (Cody-Waite split of ln2);
@@ -65,16 +83,7 @@ static inline float ft_vexpf_mul(float x, float m)
     const int under = x < -120.0f; /* m * 0: -0 for silu's x, NaN for an infinite m */
     x = ft_vsel(under, -120.0f, x);
     x = ft_vsel(x > 89.0f, 89.0f, x);
-    float t = x * 1.44269504088896341f + 12582912.0f, n = t - 12582912.0f;
-    float r = x - n * 0.693359375f;
-    r = r + n * 2.12194440e-4f;
-    float q = 1.9875691500e-4f;
-    q = q * r + 1.3981999507e-3f;
-    q = q * r + 8.3334519073e-3f;
-    q = q * r + 4.1665795894e-2f;
-    q = q * r + 1.6666665459e-1f;
-    q = q * r + 5.0000001201e-1f;
-    q = q * r * r + r + 1.0f;
+    float t, q = ft_vexpf_reduced(x, &t);
     int32_t ni = (int32_t)(ft_vfbits(t) - 0x4B400000u);
     int32_t n1 = ni >> 1, n2 = ni - n1;
     float s1 = ft_vbits_f((uint32_t)(n1 + 127) << 23), s2 = ft_vbits_f((uint32_t)(n2 + 127) << 23);
@@ -82,6 +91,20 @@ static inline float ft_vexpf_mul(float x, float m)
 }
 
 static inline float ft_vexpf(float x) { return ft_vexpf_mul(x, 1.0f); }
+
+/* e^x for x <= 0 or NaN (softmax's x - max), in fewer operations than
+ * ft_vexpf: the same reduction and polynomial, 2^n as one product (n >= -126
+ * after clamping x at -87.33, so 2^n is normal; the product rounds once into
+ * the subnormals), and 0 below -87.33 where e^x is under the smallest normal
+ * (FLT_MIN = e^-87.34). NaN stays NaN (q is NaN, and the product keeps it). */
+static inline float ft_vexpf_nonpos(float x)
+{
+    const int under = x < -87.33f;
+    x = ft_vsel(under, -87.33f, x);
+    float t, q = ft_vexpf_reduced(x, &t);
+    float s = ft_vbits_f((ft_vfbits(t) - 0x4B400000u + 127u) << 23);
+    return ft_vsel(under, 0.0f, q * s);
+}
 
 /* 1 / (1 + e^-x): for x >= 0 as is, for x < 0 as e^x / (1 + e^x), accurate
  * down through the subnormals (exp(-x) would overflow there and give 0). */

@@ -68,6 +68,23 @@ static int fl_free(freelist *fl, uint64_t off, uint64_t size)
     return 0;
 }
 
+/* A node whose output is its input's bytes under another shape (reshape,
+ * flatten, squeeze, unsqueeze, identity), run as the last reader of an
+ * intermediate input into an intermediate output: the output takes the
+ * input's block, and the kernel, finding its output at its input's address,
+ * copies nothing (cpu_copy in src/cpu/movement.c, cu_copy in
+ * src/cuda/movement.cu). */
+static int view_of_last_read(const ft_graph *g, const ft_node *n, const int *left)
+{
+    if (!(n->op == FT_OP_RESHAPE || n->op == FT_OP_FLATTEN || n->op == FT_OP_SQUEEZE || n->op == FT_OP_UNSQUEEZE ||
+          n->op == FT_OP_IDENTITY) ||
+        n->n_in != 1 || n->n_out != 1 || n->in[0] < 0)
+        return 0;
+    const ft_tensor *a = &g->tensors[n->in[0]], *b = &g->tensors[n->out[0]];
+    return left[n->in[0]] == 1 && !ft_plan_is_persistent(a) && !ft_plan_is_persistent(b) &&
+           ft_tensor_bytes(a) == ft_tensor_bytes(b);
+}
+
 ft_status ft_plan_build(const ft_graph *g, ft_plan *p, ft_error *err)
 {
     memset(p, 0, sizeof *p);
@@ -97,9 +114,12 @@ ft_status ft_plan_build(const ft_graph *g, ft_plan *p, ft_error *err)
     int oom = 0;
     for (int k = 0; k < g->n_nodes && !oom; k++) {
         const ft_node *n = &g->nodes[g->order[k]];
+        int moved = view_of_last_read(g, n, left) ? n->in[0] : -1;
         for (int o = 0; o < n->n_out; o++) {
             const ft_tensor *t = &g->tensors[n->out[o]];
-            if (!ft_plan_is_persistent(t))
+            if (moved >= 0)
+                p->offset[n->out[o]] = p->offset[moved]; /* the block passes to the output */
+            else if (!ft_plan_is_persistent(t))
                 p->offset[n->out[o]] = pers + fl_alloc(&fl, align_up(ft_tensor_bytes(t)));
         }
         for (int i = 0; i < n->n_in; i++) {
@@ -107,7 +127,7 @@ ft_status ft_plan_build(const ft_graph *g, ft_plan *p, ft_error *err)
             if (ti < 0)
                 continue;
             const ft_tensor *t = &g->tensors[ti];
-            if (--left[ti] == 0 && !ft_plan_is_persistent(t))
+            if (--left[ti] == 0 && !ft_plan_is_persistent(t) && ti != moved)
                 oom |= fl_free(&fl, p->offset[ti] - pers, align_up(ft_tensor_bytes(t)));
         }
         for (int o = 0; o < n->n_out; o++) { /* outputs nobody reads */

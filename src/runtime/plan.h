@@ -3,9 +3,11 @@
  * Inputs, outputs and constants (tensors with a value) live in a persistent
  * region and never share bytes. Intermediates are placed like ggml-alloc: in
  * execution order each node's outputs take the best-fitting free block, and a
- * tensor's block returns to the free list when its last reader has run. A
+ * tensor's block returns to the free list when its last reader has run (or
+ * passes to the output of a reshape-like node that is that reader: plan.c). A
  * node's outputs are placed before its inputs are released, so no kernel ever
- * writes over its own input.
+ * writes over its own input (a reshape-like node given its input's block
+ * writes nothing).
  *
  * Ownership: ft_plan_build fills a caller-owned ft_plan; ft_plan_free releases
  * its arrays.

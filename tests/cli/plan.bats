@@ -85,6 +85,35 @@ EOF
     [ "$PEAK" -lt "$UNPLANNED" ]
 }
 
+@test "info -O0: reshape-like nodes that are their input's last reader take its block (no copy, no second block)" {
+    g=$(graph views.json <<'EOF'
+{"ftrun": 1, "name": "views",
+ "tensors": {"a": {"dtype": "f32", "shape": [256, 256], "init": {"fill": 0.5}}},
+ "inputs": [], "outputs": ["out"],
+ "nodes": [
+   {"name": "n1", "op": "neg", "inputs": ["a"], "outputs": ["t1"]},
+   {"name": "r1", "op": "reshape", "inputs": ["t1"], "outputs": ["t2"], "attrs": {"shape": [1, 65536]}},
+   {"name": "r2", "op": "squeeze", "inputs": ["t2"], "outputs": ["t3"], "attrs": {"axes": [0]}},
+   {"name": "r3", "op": "unsqueeze", "inputs": ["t3"], "outputs": ["t4"], "attrs": {"axes": [1]}},
+   {"name": "r4", "op": "flatten", "inputs": ["t4"], "outputs": ["t5"], "attrs": {"axis": 0}},
+   {"name": "r5", "op": "identity", "inputs": ["t5"], "outputs": ["t6"]},
+   {"name": "n2", "op": "exp", "inputs": ["t6"], "outputs": ["out"]}
+ ]}
+EOF
+)
+    run --separate-stderr "$FTRUN" info -O0 "$g"
+    status_is 0
+    plan_numbers
+    t=$((256 * 256 * 4))
+    # weights + output + one intermediate block that t1 .. t6 pass along
+    [ "$PEAK" -eq $((3 * t)) ]
+    run --separate-stderr "$FTRUN" run -O0 "$g" -o "$BATS_TEST_TMPDIR/o" -q
+    status_is 0
+    # exp(-0.5) = 0.6065306597126334
+    run /usr/bin/python3 -c "import numpy as np, sys; y = np.load(sys.argv[1]); print(y.shape, abs(y - 0.6065306597126334).max() < 1e-7)" "$BATS_TEST_TMPDIR/o/out.npy"
+    [ "$output" = "(1, 65536) True" ]
+}
+
 @test "info: node table gives FLOPs and bytes per node (matmul 2*M*N*K)" {
     run --separate-stderr "$FTRUN" info "$DATA/input.json"
     status_is 0

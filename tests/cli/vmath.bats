@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # Accuracy of the f32 vector math of src/cpu/vmath.h (exp, sigmoid, silu,
-# tanh) against glibc's double-precision functions, on every vector path the
+# tanh, exp_nonpos) against glibc's double-precision functions, on every vector path the
 # CPU has (AVX-512, AVX2+FMA, baseline): tests/unit/vmath_ulp.c sweeps every
 # 257th f32 bit pattern (both signs, infinities and NaNs) plus the edges of
 # overflow, underflow and saturation.
@@ -40,3 +40,4 @@ within() { # within FN BOUND
 @test "vmath: sigmoid within 3 ulp" { within sigmoid 3; }
 @test "vmath: silu within 3.5 ulp" { within silu 3.5; }
 @test "vmath: tanh within 2 ulp" { within tanh 2; }
+@test "vmath: exp_nonpos (softmax's e^(x - max)) within 1.5 ulp" { within exp_nonpos 1.5; }

@@ -345,5 +345,44 @@ def init_cases():
     return c
 
 
+def view_chain_cases():
+    """Reshape-like nodes that are the last reader of their input take its memory
+    (src/runtime/plan.c): chains of them, one whose input is read again after it (it
+    must copy), one whose output is a graph output, an f16 one; run at -O0 so that
+    the optimizer leaves the nodes as written."""
+    rng = rng_for("view chains")
+    x = rng.standard_normal((6, 35)).astype(np.float32)
+    h = rng.standard_normal((4, 9)).astype(np.float16)
+    nodes = [
+        {"name": "n1", "op": "neg", "inputs": ["x"], "outputs": ["t1"]},
+        {"name": "v1", "op": "reshape", "inputs": ["t1"], "outputs": ["t2"], "attrs": {"shape": [3, 2, 35]}},
+        {"name": "v2", "op": "unsqueeze", "inputs": ["t2"], "outputs": ["t3"], "attrs": {"axes": [0]}},
+        {"name": "v3", "op": "squeeze", "inputs": ["t3"], "outputs": ["t4"], "attrs": {"axes": [0]}},
+        {"name": "v4", "op": "flatten", "inputs": ["t4"], "outputs": ["t5"], "attrs": {"axis": 2}},
+        {"name": "e1", "op": "exp", "inputs": ["t5"], "outputs": ["a"]},
+        # t6 is read by v5 and then by m1: v5 is not its last reader
+        {"name": "n2", "op": "abs", "inputs": ["x"], "outputs": ["t6"]},
+        {"name": "v5", "op": "reshape", "inputs": ["t6"], "outputs": ["t7"], "attrs": {"shape": [210]}},
+        {"name": "s1", "op": "sqrt", "inputs": ["t7"], "outputs": ["b"]},
+        # t7's last reader has run: a wrong hand-over would give t6's block to t11 here
+        {"name": "n6", "op": "neg", "inputs": ["x"], "outputs": ["t11"]},
+        {"name": "m1", "op": "mul", "inputs": ["t6", "t11"], "outputs": ["c"]},
+        # a view straight into a graph output
+        {"name": "n3", "op": "add", "inputs": ["x", "x"], "outputs": ["t8"]},
+        {"name": "v6", "op": "identity", "inputs": ["t8"], "outputs": ["d"]},
+        {"name": "n4", "op": "neg", "inputs": ["h"], "outputs": ["t9"]},
+        {"name": "v7", "op": "reshape", "inputs": ["t9"], "outputs": ["t10"], "attrs": {"shape": [36]}},
+        {"name": "n5", "op": "abs", "inputs": ["t10"], "outputs": ["e"]},
+    ]
+    X = x.astype(np.float64)
+    expect = {"a": np.exp(-X).reshape(6, 35).astype(np.float32),
+              "b": np.sqrt(np.abs(X)).reshape(210).astype(np.float32),
+              "c": (np.abs(X) * -X).astype(np.float32), "d": (X + X).astype(np.float32),
+              "e": np.abs(h).reshape(36)}
+    return [Case("reshape-like views over freed, live and output tensors (-O0)", inputs=[("x", x), ("h", h)],
+                 nodes=nodes, outputs=list(expect), expect=expect, args=["-O0"],
+                 tol={"a": Tol(r=8), "b": Tol(r=2), "c": Tol(r=2), "d": EXACT, "e": EXACT})]
+
+
 def cases():
-    return movement_cases() + gather_cases() + error_cases() + init_cases()
+    return movement_cases() + gather_cases() + error_cases() + init_cases() + view_chain_cases()

@@ -274,6 +274,18 @@ def pool_cases():
                 c.append(pool_case(op, dt, (2, 3, 11, 12), k, st, pads=pads, cip=0 if op == A else None,
                                    label="NaN, inf, huge and subnormal", input_fn=specials, torch_check=False))
     c.append(pool_case(A, "f32", (4, 256, 14, 14), [2, 2], [2, 2]))
+    # max_pool f32 rows of more than 8 past a multiple of 16 outputs: the horizontal pass
+    # runs 16-wide past the row end into padding (src/cpu/pool.c, OWV); special values
+    # placed in the last outputs' windows
+    def wide_specials(rng):
+        x = (rng.standard_normal((2, 3, 9, 58)) * 2).astype(np.float32)
+        x[0, 0, 0, 57], x[0, 1, 3, 50], x[1, 2, 8, 56] = np.nan, np.inf, -np.inf
+        x[1, 0, :, 48:] = -np.inf
+        return x, x
+    for k, st, pads in (([2, 2], [2, 2], None), ([3, 3], [1, 1], [1, 1, 1, 1]), ([3, 3], [2, 2], [0, 1, 0, 1])):
+        c.append(pool_case(M, "f32", (2, 3, 9, 58), k, st, pads=pads, label="NaN, inf in the row tails",
+                           input_fn=wide_specials, torch_check=False))
+    c.append(pool_case(M, "f32", (8, 64, 56, 56), [2, 2], [2, 2], args=["--threads", "3"]))
     c.append(pool_case(M, "f32", (2, 16, 16, 32, 32), [2, 2, 2], [2, 2, 2]))
 
     for op in (M, A):
@@ -420,6 +432,32 @@ def global_cases():
                           ("f32", (1, 1, 1, 1))):
             c.append(global_case(op, dt, shape))
         c.append(global_case(op, "f32", (2, 3, 5, 5), label="NaN and inf", input_fn=with_nan))
+    # the f32 mean sums blocks of 64 as a pairwise tree of 8-lane vectors, a tail
+    # of 8-lane pairs, then single elements (src/cpu/pool.c): plane sizes that end
+    # in each part, NaN/inf in a block and in the tail, a large mean
+    def nan_in_block(rng):
+        x = rng.standard_normal((2, 3, 11, 13)).astype(np.float32)
+        x[0, 0, 2, 5] = np.nan
+        x[0, 2, 10, 12] = np.nan
+        x[1, 1, 3, 3] = np.inf
+        x[1, 2, 10, 10] = -np.inf
+        x[1, 0, 0, 0] = np.inf
+        x[1, 0, 9, 0] = -np.inf
+        return x, x
+
+    def big_mean(rng):
+        x = (1000 + rng.standard_normal((2, 4, 17, 19))).astype(np.float32)
+        return x, x
+    c.append(global_case("global_average_pool", "f32", (2, 3, 11, 13), label="NaN and inf in blocks and tail",
+                         input_fn=nan_in_block))
+    c.append(global_case("global_average_pool", "f32", (2, 4, 17, 19), label="mean 1000", input_fn=big_mean))
+    for shape in ((1, 3, 8, 8), (2, 5, 1, 63), (1, 2, 65), (3, 7, 129), (1, 4, 7, 7), (1, 3, 3, 5), (2, 2, 1, 200),
+                  (1, 5, 9, 9), (1, 3, 12345)):
+        c.append(global_case("global_average_pool", "f32", shape))
+    for shape in ((1, 2, 7, 7), (1, 2, 11, 13), (1, 1, 1, 57)):
+        c.append(Case("global_average_pool f32 constant %s plane" % shp(shape), "global_average_pool",
+                      inputs=[("x", np.full(shape, 0.1, np.float32))],
+                      expect={"y": np.full(shape[:2] + (1,) * (len(shape) - 2), 0.1, np.float32)}, tol=Tol(r=2)))
     # the mean of a constant plane of 90000 is the constant (summation must not drift)
     c.append(Case("global_average_pool f32 constant 300x300 plane", "global_average_pool",
                   inputs=[("x", np.full((1, 2, 300, 300), 0.1, np.float32))],

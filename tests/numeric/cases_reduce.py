@@ -425,12 +425,14 @@ def softmax_cases():
              ("f32", (16, 100), -1, "large"), ("f32", (16, 100), -1, "-inf"), ("f64", (16, 100), 0, "large"),
              ("f32", (0, 5), -1, ""), ("f32", (5, 0), -1, ""), ("f32", (3, 1), -1, ""),
              ("f32", (6, 37), -1, "special"), ("f32", (6, 128), -1, "special"), ("f32", (37, 6), 0, "special"),
-             ("f64", (6, 37), -1, "special")]
+             ("f64", (6, 37), -1, "special"), ("f32", (16, 300), -1, "wide"), ("f32", (5, 77), -1, "wide")]
     for op in ("softmax", "log_softmax"):
         for dt, shape, axis, kind in specs:
             name = "%s %s %s axis=%d%s" % (op, dt, shp(shape), axis, {"": "", "large": " values near +-1000",
                                                                        "-inf": " with -inf entries",
-                                                                       "special": " NaN, inf, -inf rows, huge, subnormal"}[kind])
+                                                                       "special": " NaN, inf, -inf rows, huge, subnormal",
+                                                                       "wide": " x - max down to -300 (e^x under"
+                                                                               " the smallest normal)"}[kind])
 
             def build(op=op, dt=dt, shape=shape, axis=axis, kind=kind, name=name):
                 rng = rng_for(name)
@@ -438,6 +440,8 @@ def softmax_cases():
                 x = rng.standard_normal(shape) * 4
                 if kind == "large" and x.size:
                     x = x + np.where(np.arange(shape[0]) % 2 == 0, 1000.0, -1000.0).reshape((-1,) + (1,) * (len(shape) - 1))
+                if kind == "wide":
+                    x = rng.uniform(-300, 0, shape)
                 if kind == "-inf":
                     x[rng.random(shape) < 0.3] = -INF
                     x[:, 0] = 0.5  # every row keeps a finite value
@@ -486,26 +490,35 @@ def norm_cases():
     cases = []
     specs = [("f32", (8, 16, 64), -1, "sb", ""), ("f32", (8, 16, 64), -1, "s", ""), ("f32", (8, 16, 64), -1, "", ""),
              ("f32", (8, 16, 64), -2, "sb", ""), ("f32", (4, 768), 1, "sb", ""), ("f64", (4, 6, 10), -1, "sb", ""),
-             ("f32", (0, 64), -1, "sb", ""), ("f32", (16, 64), -1, "sb", "offset"), ("f32", (2, 3, 4), 0, "sb", "")]
+             ("f32", (0, 64), -1, "sb", ""), ("f32", (16, 64), -1, "sb", "offset"), ("f32", (2, 3, 4), 0, "sb", ""),
+             # row lengths ending in each part of the f32 sums (src/cpu/norm.c: blocks of 512 in
+             # 32-element steps, then single elements), a long offset row, NaN and inf rows
+             ("f32", (5, 37), -1, "sb", ""), ("f32", (3, 1000), -1, "sb", ""), ("f32", (6, 7), -1, "s", ""),
+             ("f32", (3, 5000), -1, "sb", "offset"), ("f32", (4, 77), -1, "sb", "special"),
+             ("f32", (64, 2100), -1, "sb", "")]
     for dt, shape, axis, params, kind in specs:
         for with_stats in (False, True):
             if with_stats and params != "sb":
                 continue
-            eps_attr = 1e-5 if kind != "offset" else 1e-3
+            eps_attr = 1e-3 if kind == "offset" else 1e-5
             name = "layer_norm %s %s axis=%d%s%s%s" % (dt, shp(shape), axis, {"sb": " scale+bias", "s": " scale",
                                                                               "": ""}[params],
-                                                      " offset 50 epsilon=1e-3" if kind else "", " mean,inv_std_dev" if with_stats else "")
+                                                      {"offset": " offset 50 epsilon=1e-3", "special": " NaN and inf rows",
+                                                       "": ""}[kind], " mean,inv_std_dev" if with_stats else "")
 
             def build(dt=dt, shape=shape, axis=axis, params=params, kind=kind, with_stats=with_stats, name=name, e=eps_attr):
                 rng = rng_for(name)
                 d = NP[dt]
-                x = rng.standard_normal(shape) * 2 + (50 if kind else 0.3)
+                x = rng.standard_normal(shape) * 2 + (50 if kind == "offset" else 0.3)
+                if kind == "special":
+                    x[0, 5], x[1, 70], x[2, 3] = np.nan, np.inf, -np.inf
                 x = x.astype(d)
                 ns = shape[axis % len(shape):]
                 k = int(np.prod(ns))
                 sc = (rng.standard_normal(ns) + 1).astype(d) if "s" in params else None
                 bi = rng.standard_normal(ns).astype(d) if "b" in params else None
-                y, mean, inv, xhat = layer_norm_expect(x, sc, bi, axis, e)
+                with np.errstate(invalid="ignore"):
+                    y, mean, inv, xhat = layer_norm_expect(x, sc, bi, axis, e)
                 cond = np.abs(mean) * inv  # offset relative to spread: f32 sums lose this much
                 yscale = (np.abs(xhat) + 1 + cond) * (np.abs(f64(sc)) if sc is not None else 1) + \
                     (np.abs(f64(bi)) if bi is not None else 0)
@@ -519,7 +532,7 @@ def norm_cases():
                     tol["inv_std_dev"] = Tol(r=4 * sq(k) + 8, a=4 * sq(k) + 8, scale=np.abs(inv) * cond)
                 return {"inputs": ins, "expect": exp, "tol": tol}
             attrs = {"axis": axis}
-            if kind:
+            if kind == "offset":
                 attrs["epsilon"] = eps_attr
             cases.append(Case(name, "layer_norm", attrs=attrs, outputs=["y", "mean", "inv_std_dev"] if with_stats else ["y"],
                               build=build))

@@ -78,7 +78,8 @@ THREADED = ("add f32 big", "exp f32 256x1024", "cast f32 to i8", "reduce_sum f32
             "reduce_max f32 64x128x256 axes=[0, 2]", "argmax f32 64x128x256 axis=1", "cumsum f32 64x1000 axis=0",
             "softmax f32 64x1024", "matmul f32 [512, 512]", "transpose f32 default perm big", "layer_norm f32 4x768",
             "rms_norm f32 4x4096", "gather f32 embedding", "pad f32 big constant", "where f32 big",
-            "init uniform f32 1000x1000")
+            "init uniform f32 1000x1000", "layer_norm f32 64x2100", "global_average_pool f32 2x64x56x56",
+            "softmax f32 16x300")
 
 
 def all_cases():

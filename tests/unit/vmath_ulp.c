@@ -6,7 +6,7 @@
  *
  *   vmath_ulp STEP     sweeps every STEP-th f32 bit pattern (both signs,
  *                      the infinities and NaNs included) through exp,
- *                      sigmoid, silu and tanh; prints per function and path
+ *                      sigmoid, silu, tanh and exp_nonpos (at -|x|); prints per function and path
  *                      "FN PATH max_ulp U at X (got G, want W)" and
  *                      "FN PATH special ok" or the first special value wrong.
  *
@@ -22,8 +22,11 @@
 
 #include "cpu/vmath.h"
 
-enum { F_EXP, F_SIGMOID, F_SILU, F_TANH, F_COUNT };
-static const char *fname[F_COUNT] = {"exp", "sigmoid", "silu", "tanh"};
+enum { F_EXP, F_SIGMOID, F_SILU, F_TANH, F_EXPNP, F_COUNT };
+static const char *fname[F_COUNT] = {"exp", "sigmoid", "silu", "tanh", "exp_nonpos"};
+
+/* ft_vexpf_nonpos on its domain x <= 0: every pattern swept as -|x| */
+static inline float expnp_of_neg(float x) { return ft_vexpf_nonpos(-fabsf(x)); }
 
 static double want_of(int f, double x)
 {
@@ -31,6 +34,7 @@ static double want_of(int f, double x)
     case F_EXP: return exp(x);
     case F_SIGMOID: return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
     case F_SILU: return x >= 0 ? x / (1.0 + exp(-x)) : x * exp(x) / (1.0 + exp(x));
+    case F_EXPNP: return -fabs(x) < -87.33f ? 0.0 : exp(-fabs(x)); /* 0 under the smallest normal, as documented */
     default: return tanh(x);
     }
 }
@@ -45,6 +49,7 @@ static double want_of(int f, double x)
         case F_EXP: BODY(ft_vexpf)                                                                                   \
         case F_SIGMOID: BODY(ft_vsigmoidf)                                                                           \
         case F_SILU: BODY(ft_vsiluf)                                                                                 \
+        case F_EXPNP: BODY(expnp_of_neg)                                                                             \
         default: BODY(ft_vtanhf)                                                                                     \
         }                                                                                                            \
     }
