@@ -39,6 +39,25 @@ import shutil
 import subprocess
 import sys
 
+
+
+def _threads_arg():
+    """--threads from the command line (before argparse runs), else every core."""
+    for i, a in enumerate(sys.argv):
+        if a == "--threads" and i + 1 < len(sys.argv):
+            return sys.argv[i + 1]
+        if a.startswith("--threads="):
+            return a.split("=", 1)[1]
+    return str(os.cpu_count() or 1)
+
+
+# The BLAS libraries and OpenMP read these when they load, and onnx_models
+# imports NumPy (which loads OpenBLAS): set them before that import, so that
+# NumPy and PyTorch run their products on the thread count asked for (set
+# again below from the parsed arguments).
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = _threads_arg()
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import blascore  # noqa: E402
 import onnx_models  # noqa: E402
