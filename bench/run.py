@@ -424,10 +424,16 @@ def run_bench(bench, peers):
     # Rounds interleave the runtimes (in a rotating order), so that load from
     # other processes that comes and goes falls on all of them alike; each
     # runtime's time is the median of its round medians.
+    # Before each share, a pause: a runtime that has just run leaves its idle
+    # threads spinning for a while (OpenMP, OpenBLAS; PyTorch's live in this
+    # process), and with more than one thread they would take the cores from
+    # the next runtime's first runs.
+    settle = 0.3 if ARGS.threads > 1 else 0.0
     for k, n_r in enumerate(rounds):
         for p in peers[k % len(peers):] + peers[:k % len(peers)]:
             if p.name in row["skip"] or p.name in row["error"]:
                 continue
+            time.sleep(settle)
             try:
                 ms, out = p.run(bench, case, w, n_r)
             except Skip as e:

@@ -8,7 +8,10 @@
  * thread spins for a long while after each parallel loop, fighting OpenBLAS's
  * own threads and any other process for the cores (the transformer example
  * ran 2x slower on 2 busy cores). Unless the user set OMP_WAIT_POLICY or
- * GOMP_SPINCOUNT, ftrun sets a short spin (GOMP_SPINCOUNT=10000).
+ * GOMP_SPINCOUNT, ftrun sets a shorter spin (GOMP_SPINCOUNT=100000). Not
+ * shorter still: at 10000 the threads slept between the short parallel loops
+ * of a run, and waking them made whole runs of a transformer encoder layer
+ * at 2 threads 3.5 times slower (ftrun(1), ENVIRONMENT).
  *
  * If either was set, ftrun executes itself again, once, to apply them. */
 #include <stdlib.h>
@@ -40,7 +43,7 @@ void ft_blas_tune(char **argv)
 {
     int changed = blas_core_fix();
     if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT"))
-        changed |= setenv("GOMP_SPINCOUNT", "10000", 1) == 0;
+        changed |= setenv("GOMP_SPINCOUNT", "100000", 1) == 0;
     /* argv[0] rather than /proc/self/exe, which under valgrind is valgrind itself */
     if (changed && argv[0])
         execvp(argv[0], argv);
