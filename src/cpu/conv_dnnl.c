@@ -1,18 +1,20 @@
 /* f32 convolution through oneDNN's convolution primitives (conv.c calls
  * cpu_conv_dnnl first; declarations in cpu.h).
  *
- * Per conv node, on its first run, up to two oneDNN forms are built: "plain"
+ * Per conv node, up to two oneDNN forms are built: "plain"
  * (src and dst in the graph's own channels-first layout, ncw / nchw / ncdhw;
  * weights in oneDNN's preferred layout) and "blocked" (src, dst and weights
  * all in oneDNN's preferred layouts, with reorders from and to the graph's
  * layout around the conv). The bias and the node's fused residual sum and
  * activation are post-ops: sum (the node's input 3, copied into dst first),
- * then eltwise relu, clip, swish (alpha 1) or hardswish. Each form and
- * conv.c's own loops then run three times on the node's real tensors (once,
- * when that first run takes over ten times the best so far), the best of
- * the last two timed (process CPU time on one thread, wall time on
- * more; see now_s), and the fastest is kept for the node from then on: the
- * choice is per case (within a blocked chain, below, oneDNN's blocked form
+ * then eltwise relu, clip, swish (alpha 1) or hardswish. A node's first
+ * run uses the blocked form; on its second, each form and
+ * conv.c's own loops run on the node's real tensors, three times and
+ * more until 2 ms went by (at most 16; once, when that first run takes over
+ * ten times the best so far), the best run after the first timed (process
+ * CPU time on one thread, wall time on more; see now_s), and the fastest is
+ * kept for the node from then on (blocked first, and a later form must be 5%
+ * faster to win): the choice is per case (within a blocked chain, below, oneDNN's blocked form
  * mostly wins; elsewhere depthwise convs often keep conv.c's loops). The
  * environment variable FTRUN_CONV_IMPL = native, plain or blocked forces one
  * form where it can be built (tests run every form that way; see ftrun(1),
@@ -103,6 +105,7 @@ typedef struct entry {
     ft_shape xs;
     int threads;
     int choice;
+    int calls; /* runs of the node before its form was chosen */
     int w_const;
     int w_known;      /* w_l1 and b_max hold for the constant weight and bias */
     double w_l1, b_max; /* largest sum of |w| over an output channel, largest |bias| (inf: not finite) */
@@ -951,6 +954,18 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
         }
         log_pick(c, n, e->choice, NULL);
     }
+    if (e->choice == CHOICE_UNSET && e->calls++ == 0) {
+        /* The first run of a node is not timed: early in a process, with
+         * more than one thread, a new OpenMP thread may share a core with
+         * another for tens of ms, and every form then times alike. It runs
+         * the blocked form (conv.c's loops where oneDNN refuses it); the
+         * second run picks. */
+        if (!e->v[V_BLOCKED].ok && build(c, n, in, out, V_BLOCKED, &e->v[V_BLOCKED]))
+            return (*st = dnnl_fail(k, n, dnnl_out_of_memory, "building the convolution")), 1;
+        *st = e->v[V_BLOCKED].ok ? run_variant(k, c, e, &e->v[V_BLOCKED], n, in, out)
+                                 : run_native(k, c, e, n, in, out, native);
+        return 1;
+    }
     if (e->choice == CHOICE_UNSET) {
         /* each candidate three times (the first run reorders the weights
          * and touches the buffers), the best of the other two timed; the
@@ -962,13 +977,16 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
         for (int oi = 0; oi < 3; oi++) {
             int cand = order[oi];
             if (cand < N_VARIANTS) {
-                if (build(c, n, in, out, cand, &e->v[cand]))
+                if (!e->v[cand].ok && build(c, n, in, out, cand, &e->v[cand]))
                     return (*st = dnnl_fail(k, n, dnnl_out_of_memory, "building the convolution")), 1;
                 if (!e->v[cand].ok)
                     continue;
             }
             double t = -1;
-            for (int rep = 0; rep < 3; rep++) {
+            /* at least 3 runs, and more (up to 16) until 2 ms went by: a
+             * small conv's single run is noisy, in wall time above all */
+            double spent = 0;
+            for (int rep = 0; rep < 3 || (rep < 16 && spent < 2e-3); rep++) {
                 double t0 = now_s(k->threads);
                 ft_status s = cand < N_VARIANTS ? run_variant(k, c, e, &e->v[cand], n, in, out)
                                                 : run_native(k, c, e, n, in, out, native);
@@ -977,6 +995,7 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
                     return 1;
                 }
                 double dt = now_s(k->threads) - t0;
+                spent += dt;
                 if (rep > 0 && (t < 0 || dt < t))
                     t = dt;
                 /* a first run (weights reordered, buffers touched) over ten
@@ -987,7 +1006,9 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
                 }
             }
             times[cand] = t;
-            if (best < 0 || t < best)
+            /* a later candidate must be 5% faster: the blocked form, timed
+             * first, keeps a chain's layouts on a near tie */
+            if (best < 0 || t < 0.95 * best)
                 best = t, pick = cand;
         }
         e->choice = pick;

@@ -33,11 +33,12 @@ check_all() {
     done
 }
 
-# log KIND [ARGS]: FTRUN_CONV_LOG's lines of one run (-O2, timed pick).
+# log KIND [ARGS]: FTRUN_CONV_LOG's lines of two runs on one thread (-O2; a node's
+# second run at a thread count picks its form).
 log() {
     local k=$1
     shift
-    FTRUN_CONV_LOG=1 "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o -n 1 "$@" 2>&1 | grep "^ftrun: conv '"
+    FTRUN_CONV_LOG=1 "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o --threads 1 -w 1 -n 1 "$@" 2>&1 | grep "^ftrun: conv '"
 }
 
 # oneDNN has blocked f32 convolutions on x86-64 with AVX2 or more.
