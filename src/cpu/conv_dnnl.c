@@ -62,6 +62,7 @@
  * across runs when the weight is a constant of the graph, reordered every
  * run otherwise), the scratchpad and the blocked src / dst buffers. */
 #include "cpu.h"
+#include "dnnl_util.h"
 #include "../graph/infer_conv.h"
 
 #include <oneapi/dnnl/dnnl.h>
@@ -216,16 +217,6 @@ static const dnnl_memory_desc_t *layout_of(const struct cpu_conv_cache *c, int t
     return t >= 0 && c->lay.idx && c->lay.idx[t] >= 0 ? &c->lay.md[c->lay.idx[t]] : NULL;
 }
 
-/* 64-byte aligned buffer of the size of md (NULL for size 0 or no memory). */
-static void *md_alloc(const dnnl_memory_desc_t *md)
-{
-    size_t sz = dnnl_memory_desc_get_size(md);
-    void *p = NULL;
-    if (posix_memalign(&p, 64, sz ? sz : 64) != 0)
-        return NULL;
-    return p;
-}
-
 /* A reorder from a to b, or NULL (with *st dnnl_success) when they are equal. */
 static dnnl_status_t make_reorder(dnnl_engine_t eng, const dnnl_memory_desc_t *a, const dnnl_memory_desc_t *b,
                                   dnnl_primitive_t *out)
@@ -241,12 +232,6 @@ static dnnl_status_t make_reorder(dnnl_engine_t eng, const dnnl_memory_desc_t *a
     dnnl_primitive_desc_destroy(pd);
     return s;
 }
-
-#define TRY(x)                                                                                                   \
-    do {                                                                                                         \
-        if ((s = (x)) != dnnl_success)                                                                           \
-            goto fail;                                                                                           \
-    } while (0)
 
 /* The graph's own layout of an activation tensor: ncw, nchw or ncdhw. */
 static dnnl_status_t plain_md(const ft_shape *sh, dnnl_memory_desc_t *md)
@@ -307,43 +292,43 @@ static dnnl_status_t make_pd(struct cpu_conv_cache *c, const ft_node *n, const f
     dnnl_status_t s;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
-    TRY(plain_md(xs, &d->x));
-    TRY(plain_md(ys, &d->y));
-    TRY(dnnl_memory_desc_init_by_tag(&d->w, wnd, wd, dnnl_f32, g.G > 1 ? gw_tag[r - 1] : w_tag[r - 1]));
-    TRY(dnnl_memory_desc_init_by_tag(&d->b, 1, bd, dnnl_f32, dnnl_x));
-    TRY(dnnl_memory_desc_init_by_tag(&aw, wnd, wd, dnnl_f32, dnnl_format_tag_any));
+    CPU_DNNL_TRY(plain_md(xs, &d->x));
+    CPU_DNNL_TRY(plain_md(ys, &d->y));
+    CPU_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->w, wnd, wd, dnnl_f32, g.G > 1 ? gw_tag[r - 1] : w_tag[r - 1]));
+    CPU_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->b, 1, bd, dnnl_f32, dnnl_x));
+    CPU_DNNL_TRY(dnnl_memory_desc_init_by_tag(&aw, wnd, wd, dnnl_f32, dnnl_format_tag_any));
     if (blocked) {
-        TRY(dnnl_memory_desc_init_by_tag(&ax, nd, xd, dnnl_f32, dnnl_format_tag_any));
-        TRY(dnnl_memory_desc_init_by_tag(&ay, nd, yd, dnnl_f32, dnnl_format_tag_any));
+        CPU_DNNL_TRY(dnnl_memory_desc_init_by_tag(&ax, nd, xd, dnnl_f32, dnnl_format_tag_any));
+        CPU_DNNL_TRY(dnnl_memory_desc_init_by_tag(&ay, nd, yd, dnnl_f32, dnnl_format_tag_any));
     } else {
         ax = d->x, ay = d->y;
     }
     dnnl_convolution_desc_t cd;
-    TRY(dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &ax, &aw,
+    CPU_DNNL_TRY(dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &ax, &aw,
                                                    has_b ? &d->b : NULL, &ay, st, di, pl, pr));
-    TRY(dnnl_primitive_attr_create(&attr));
-    TRY(dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user));
-    TRY(dnnl_post_ops_create(&po));
+    CPU_DNNL_TRY(dnnl_primitive_attr_create(&attr));
+    CPU_DNNL_TRY(dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user));
+    CPU_DNNL_TRY(dnnl_post_ops_create(&po));
     if (has_sum)
-        TRY(dnnl_post_ops_append_sum(po, 1.0f));
+        CPU_DNNL_TRY(dnnl_post_ops_append_sum(po, 1.0f));
     switch (p->act) {
     case FT_CONV_ACT_NONE:
         break;
     case FT_CONV_ACT_RELU:
-        TRY(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
+        CPU_DNNL_TRY(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
         break;
     case FT_CONV_ACT_CLIP:
-        TRY(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip, (float)p->act_lo, (float)p->act_hi));
+        CPU_DNNL_TRY(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip, (float)p->act_lo, (float)p->act_hi));
         break;
     case FT_CONV_ACT_SILU:
-        TRY(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_swish, 1.0f, 0.0f));
+        CPU_DNNL_TRY(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_swish, 1.0f, 0.0f));
         break;
     case FT_CONV_ACT_HARD_SWISH:
-        TRY(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_hardswish, 0.0f, 0.0f));
+        CPU_DNNL_TRY(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_hardswish, 0.0f, 0.0f));
         break;
     }
-    TRY(dnnl_primitive_attr_set_post_ops(attr, po));
-    TRY(dnnl_primitive_desc_create(pd, &cd, attr, c->eng, NULL));
+    CPU_DNNL_TRY(dnnl_primitive_attr_set_post_ops(attr, po));
+    CPU_DNNL_TRY(dnnl_primitive_desc_create(pd, &cd, attr, c->eng, NULL));
 fail:
     if (po)
         dnnl_post_ops_destroy(po);
@@ -365,7 +350,7 @@ static int build(struct cpu_conv_cache *c, const ft_node *n, const ft_view *in, 
     descs d;
     dnnl_primitive_desc_t pd = NULL;
     dnnl_status_t s;
-    TRY(make_pd(c, n, &in[0].shape, &in[1].shape, &out[0].shape, has_b, has_sum, which == V_BLOCKED, &d, &pd));
+    CPU_DNNL_TRY(make_pd(c, n, &in[0].shape, &in[1].shape, &out[0].shape, has_b, has_sum, which == V_BLOCKED, &d, &pd));
     const dnnl_memory_desc_t *lx = layout_of(c, n->in[0]), *ly = layout_of(c, n->out[0]);
     const dnnl_memory_desc_t *lsum = has_sum ? layout_of(c, n->in[3]) : NULL;
     const dnnl_memory_desc_t *ux = lx ? lx : &d.x, *uy = ly ? ly : &d.y, *usum = lsum ? lsum : &d.y;
@@ -379,31 +364,31 @@ static int build(struct cpu_conv_cache *c, const ft_node *n, const ft_view *in, 
     /* the blocked form is only worth its reorders where it differs from plain */
     if (which == V_BLOCKED && dnnl_memory_desc_equal(cx, &d.x) && dnnl_memory_desc_equal(cy, &d.y))
         goto fail;
-    TRY(dnnl_primitive_create(&v->conv, pd));
-    TRY(make_reorder(c->eng, ux, cx, &v->r_src));
-    TRY(make_reorder(c->eng, cy, uy, &v->r_dst));
+    CPU_DNNL_TRY(dnnl_primitive_create(&v->conv, pd));
+    CPU_DNNL_TRY(make_reorder(c->eng, ux, cx, &v->r_src));
+    CPU_DNNL_TRY(make_reorder(c->eng, cy, uy, &v->r_dst));
     if (has_sum)
-        TRY(make_reorder(c->eng, usum, cy, &v->r_sum));
-    TRY(make_reorder(c->eng, &d.w, cw, &v->r_w));
+        CPU_DNNL_TRY(make_reorder(c->eng, usum, cy, &v->r_sum));
+    CPU_DNNL_TRY(make_reorder(c->eng, &d.w, cw, &v->r_w));
     s = dnnl_out_of_memory;
-    if ((v->r_src && !(v->src_buf = md_alloc(cx))) || (v->r_dst && !(v->dst_buf = md_alloc(cy))) ||
-        (v->r_w && !(v->w_buf = md_alloc(cw))))
+    if ((v->r_src && !(v->src_buf = cpu_md_alloc(cx))) || (v->r_dst && !(v->dst_buf = cpu_md_alloc(cy))) ||
+        (v->r_w && !(v->w_buf = cpu_md_alloc(cw))))
         goto fail;
     size_t padsz = cpad ? dnnl_memory_desc_get_size(cpad) : 0;
-    if (padsz && !(v->pad_buf = md_alloc(cpad)))
+    if (padsz && !(v->pad_buf = cpu_md_alloc(cpad)))
         goto fail;
-    TRY(dnnl_memory_create(&v->u_src, ux, c->eng, DNNL_MEMORY_NONE));
-    TRY(dnnl_memory_create(&v->u_dst, uy, c->eng, DNNL_MEMORY_NONE));
-    TRY(dnnl_memory_create(&v->u_w, &d.w, c->eng, DNNL_MEMORY_NONE));
+    CPU_DNNL_TRY(dnnl_memory_create(&v->u_src, ux, c->eng, DNNL_MEMORY_NONE));
+    CPU_DNNL_TRY(dnnl_memory_create(&v->u_dst, uy, c->eng, DNNL_MEMORY_NONE));
+    CPU_DNNL_TRY(dnnl_memory_create(&v->u_w, &d.w, c->eng, DNNL_MEMORY_NONE));
     if (has_sum)
-        TRY(dnnl_memory_create(&v->u_sum, usum, c->eng, DNNL_MEMORY_NONE));
-    TRY(dnnl_memory_create(&v->m_src, cx, c->eng, v->r_src ? v->src_buf : DNNL_MEMORY_NONE));
-    TRY(dnnl_memory_create(&v->m_dst, cy, c->eng, v->r_dst ? v->dst_buf : DNNL_MEMORY_NONE));
-    TRY(dnnl_memory_create(&v->m_w, cw, c->eng, v->r_w ? v->w_buf : DNNL_MEMORY_NONE));
+        CPU_DNNL_TRY(dnnl_memory_create(&v->u_sum, usum, c->eng, DNNL_MEMORY_NONE));
+    CPU_DNNL_TRY(dnnl_memory_create(&v->m_src, cx, c->eng, v->r_src ? v->src_buf : DNNL_MEMORY_NONE));
+    CPU_DNNL_TRY(dnnl_memory_create(&v->m_dst, cy, c->eng, v->r_dst ? v->dst_buf : DNNL_MEMORY_NONE));
+    CPU_DNNL_TRY(dnnl_memory_create(&v->m_w, cw, c->eng, v->r_w ? v->w_buf : DNNL_MEMORY_NONE));
     if (has_b)
-        TRY(dnnl_memory_create(&v->m_b, &d.b, c->eng, DNNL_MEMORY_NONE));
+        CPU_DNNL_TRY(dnnl_memory_create(&v->m_b, &d.b, c->eng, DNNL_MEMORY_NONE));
     if (padsz)
-        TRY(dnnl_memory_create(&v->m_pad, cpad, c->eng, v->pad_buf));
+        CPU_DNNL_TRY(dnnl_memory_create(&v->m_pad, cpad, c->eng, v->pad_buf));
     dnnl_primitive_desc_destroy(pd);
     v->ok = 1;
     return 0;
@@ -708,7 +693,7 @@ static ft_status run_native(ft_kctx *k, struct cpu_conv_cache *c, entry *e, cons
             dnnl_memory_desc_t plain;
             if ((s = plain_md(j == 0 ? &in[0].shape : &out[0].shape, &plain)))
                 break;
-            if (!(io->buf[j] = md_alloc(&plain))) {
+            if (!(io->buf[j] = cpu_md_alloc(&plain))) {
                 s = dnnl_out_of_memory;
                 break;
             }
@@ -888,13 +873,8 @@ static entry *lookup(ft_kctx *k, struct cpu_conv_cache *c, const ft_node *n, con
     if (e) {
         entry_free(e);
     } else {
-        if (c->n == c->cap) {
-            int cap = c->cap ? 2 * c->cap : 32;
-            entry *ne = realloc(c->e, sizeof *ne * (size_t)cap);
-            if (!ne)
-                return NULL;
-            c->e = ne, c->cap = cap;
-        }
+        if (ft_grow(&c->e, &c->cap, c->n, sizeof *c->e, 32))
+            return NULL;
         e = &c->e[c->n++];
     }
     memset(e, 0, sizeof *e);
@@ -921,9 +901,7 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
             return 1;
         }
         *slot = c;
-        if (dnnl_engine_create(&c->eng, dnnl_cpu, 0) != dnnl_success ||
-            dnnl_stream_create(&c->strm, c->eng, dnnl_stream_default_flags) != dnnl_success)
-            c->broken = 1;
+        c->broken = cpu_dnnl_open(&c->eng, &c->strm);
     }
     if (c->broken)
         return 0;

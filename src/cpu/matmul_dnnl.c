@@ -59,6 +59,7 @@
  * address changes; it owns
  * its primitive, memory objects, packed weights and scratchpad. */
 #include "cpu.h"
+#include "dnnl_util.h"
 #include "../graph/infer_misc.h"
 
 #include <oneapi/dnnl/dnnl.h>
@@ -168,22 +169,6 @@ static int product_of(const ft_node *n, const ft_view *in, mm_shape *p)
     return p->M >= 8 && p->N >= 8 && p->K > 0 && (double)p->M * (double)p->N * (double)p->K >= 262144.0;
 }
 
-/* 64-byte aligned buffer of the size of md. */
-static void *md_alloc(const dnnl_memory_desc_t *md)
-{
-    size_t sz = dnnl_memory_desc_get_size(md);
-    void *p = NULL;
-    if (posix_memalign(&p, 64, sz ? sz : 64) != 0)
-        return NULL;
-    return p;
-}
-
-#define TRY(x)                                                                                                   \
-    do {                                                                                                         \
-        if ((s = (x)) != dnnl_success)                                                                           \
-            goto fail;                                                                                           \
-    } while (0)
-
 /* Builds e's primitive for product p; leaves e->ok 0 when oneDNN refuses. */
 static void build(struct cpu_mm_cache *c, mm_entry *e, const mm_shape *p)
 {
@@ -193,49 +178,49 @@ static void build(struct cpu_mm_cache *c, mm_entry *e, const mm_shape *p)
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
     dnnl_primitive_desc_t pd = NULL, rpd = NULL;
-    TRY(dnnl_memory_desc_init_by_tag(&ma, 2, ad, dnnl_f32, p->ta ? dnnl_ba : dnnl_ab));
-    TRY(dnnl_memory_desc_init_by_tag(&mb_user, 2, bd, dnnl_f32, p->tb ? dnnl_ba : dnnl_ab));
+    CPU_DNNL_TRY(dnnl_memory_desc_init_by_tag(&ma, 2, ad, dnnl_f32, p->ta ? dnnl_ba : dnnl_ab));
+    CPU_DNNL_TRY(dnnl_memory_desc_init_by_tag(&mb_user, 2, bd, dnnl_f32, p->tb ? dnnl_ba : dnnl_ab));
     if (e->w_const)
-        TRY(dnnl_memory_desc_init_by_tag(&mb, 2, bd, dnnl_f32, dnnl_format_tag_any));
+        CPU_DNNL_TRY(dnnl_memory_desc_init_by_tag(&mb, 2, bd, dnnl_f32, dnnl_format_tag_any));
     else
         mb = mb_user;
-    TRY(dnnl_memory_desc_init_by_tag(&mc, 2, cd, dnnl_f32, dnnl_ab));
-    TRY(dnnl_memory_desc_init_by_tag(&mbias, 2, biasd, dnnl_f32, dnnl_ab));
+    CPU_DNNL_TRY(dnnl_memory_desc_init_by_tag(&mc, 2, cd, dnnl_f32, dnnl_ab));
+    CPU_DNNL_TRY(dnnl_memory_desc_init_by_tag(&mbias, 2, biasd, dnnl_f32, dnnl_ab));
     dnnl_matmul_desc_t md;
-    TRY(dnnl_matmul_desc_init(&md, &ma, &mb, p->bias ? &mbias : NULL, &mc));
-    TRY(dnnl_primitive_attr_create(&attr));
-    TRY(dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user));
-    TRY(dnnl_post_ops_create(&po));
+    CPU_DNNL_TRY(dnnl_matmul_desc_init(&md, &ma, &mb, p->bias ? &mbias : NULL, &mc));
+    CPU_DNNL_TRY(dnnl_primitive_attr_create(&attr));
+    CPU_DNNL_TRY(dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user));
+    CPU_DNNL_TRY(dnnl_post_ops_create(&po));
     e->relu = p->act == FT_MM_ACT_RELU;
     if (e->relu)
-        TRY(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
-    TRY(dnnl_primitive_attr_set_post_ops(attr, po));
-    TRY(dnnl_primitive_desc_create(&pd, &md, attr, c->eng, NULL));
+        CPU_DNNL_TRY(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
+    CPU_DNNL_TRY(dnnl_primitive_attr_set_post_ops(attr, po));
+    CPU_DNNL_TRY(dnnl_primitive_desc_create(&pd, &md, attr, c->eng, NULL));
     const dnnl_memory_desc_t *cw = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     const dnnl_memory_desc_t *cpad = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
     s = dnnl_invalid_arguments;
     if (!cw)
         goto fail;
-    TRY(dnnl_primitive_create(&e->mm, pd));
+    CPU_DNNL_TRY(dnnl_primitive_create(&e->mm, pd));
     if (!dnnl_memory_desc_equal(cw, &mb_user)) {
-        TRY(dnnl_reorder_primitive_desc_create(&rpd, &mb_user, c->eng, cw, c->eng, NULL));
-        TRY(dnnl_primitive_create(&e->r_w, rpd));
+        CPU_DNNL_TRY(dnnl_reorder_primitive_desc_create(&rpd, &mb_user, c->eng, cw, c->eng, NULL));
+        CPU_DNNL_TRY(dnnl_primitive_create(&e->r_w, rpd));
         s = dnnl_out_of_memory;
-        if (!(e->w_buf = md_alloc(cw)))
+        if (!(e->w_buf = cpu_md_alloc(cw)))
             goto fail;
-        TRY(dnnl_memory_create(&e->u_w, &mb_user, c->eng, DNNL_MEMORY_NONE));
+        CPU_DNNL_TRY(dnnl_memory_create(&e->u_w, &mb_user, c->eng, DNNL_MEMORY_NONE));
     }
     size_t padsz = cpad ? dnnl_memory_desc_get_size(cpad) : 0;
     s = dnnl_out_of_memory;
-    if (padsz && !(e->pad_buf = md_alloc(cpad)))
+    if (padsz && !(e->pad_buf = cpu_md_alloc(cpad)))
         goto fail;
-    TRY(dnnl_memory_create(&e->m_a, &ma, c->eng, DNNL_MEMORY_NONE));
-    TRY(dnnl_memory_create(&e->m_b, cw, c->eng, e->r_w ? e->w_buf : DNNL_MEMORY_NONE));
-    TRY(dnnl_memory_create(&e->m_c, &mc, c->eng, DNNL_MEMORY_NONE));
+    CPU_DNNL_TRY(dnnl_memory_create(&e->m_a, &ma, c->eng, DNNL_MEMORY_NONE));
+    CPU_DNNL_TRY(dnnl_memory_create(&e->m_b, cw, c->eng, e->r_w ? e->w_buf : DNNL_MEMORY_NONE));
+    CPU_DNNL_TRY(dnnl_memory_create(&e->m_c, &mc, c->eng, DNNL_MEMORY_NONE));
     if (p->bias)
-        TRY(dnnl_memory_create(&e->m_bias, &mbias, c->eng, DNNL_MEMORY_NONE));
+        CPU_DNNL_TRY(dnnl_memory_create(&e->m_bias, &mbias, c->eng, DNNL_MEMORY_NONE));
     if (padsz)
-        TRY(dnnl_memory_create(&e->m_pad, cpad, c->eng, e->pad_buf));
+        CPU_DNNL_TRY(dnnl_memory_create(&e->m_pad, cpad, c->eng, e->pad_buf));
     e->ok = 1;
 fail:
     if (rpd)
@@ -328,13 +313,8 @@ static mm_entry *lookup(ft_kctx *k, struct cpu_mm_cache *c, const ft_node *n, co
     if (e) {
         entry_free(e);
     } else {
-        if (c->n == c->cap) {
-            int cap = c->cap ? 2 * c->cap : 32;
-            mm_entry *ne = realloc(c->e, sizeof *ne * (size_t)cap);
-            if (!ne)
-                return NULL;
-            c->e = ne, c->cap = cap;
-        }
+        if (ft_grow(&c->e, &c->cap, c->n, sizeof *c->e, 32))
+            return NULL;
         e = &c->e[c->n++];
     }
     memset(e, 0, sizeof *e);
@@ -360,9 +340,7 @@ int cpu_matmul_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
         if (!(c = ft_calloc(1, sizeof *c)))
             return 0;
         *slot = c;
-        if (dnnl_engine_create(&c->eng, dnnl_cpu, 0) != dnnl_success ||
-            dnnl_stream_create(&c->strm, c->eng, dnnl_stream_default_flags) != dnnl_success)
-            c->broken = 1;
+        c->broken = cpu_dnnl_open(&c->eng, &c->strm);
     }
     if (c->broken)
         return 0;
