@@ -118,6 +118,7 @@ typedef struct entry {
  * graph's own (idx[t] < 0). Decided once per run id (see the top). */
 typedef struct layouts {
     int built;
+    int oom;                 /* deciding them ran out of memory: an error (see build_layouts) */
     int *idx;                /* per tensor, or NULL: every tensor plain */
     dnnl_memory_desc_t *md;  /* the blocked layouts */
 } layouts;
@@ -496,8 +497,8 @@ static int blocked_reader(const ft_graph *g, const ft_node *rn, int i, int t, co
  * takes that layout: a conv that prefers it for its input 0 or (as the dst)
  * for its residual sum, input 3; a global pool (channel-blocked layouts;
  * blocked.c); a mul or max pool whose output stays blocked too. Without
- * private layouts, with FTRUN_CONV_IMPL native or plain, or short of memory:
- * no tensor. */
+ * private layouts, or with FTRUN_CONV_IMPL native or plain: no tensor; short
+ * of memory: l->oom. */
 static void build_layouts(struct cpu_conv_cache *c, const ft_kctx *k, int forced)
 {
     layouts *l = &c->lay;
@@ -518,8 +519,10 @@ static void build_layouts(struct cpu_conv_cache *c, const ft_kctx *k, int forced
     unsigned char *cand = calloc((size_t)g->n_tensors, 1);
     l->idx = malloc(sizeof *l->idx * (size_t)g->n_tensors);
     if (!slot || !src || !dst || !cand || !l->idx) {
+        /* an error, not plain layouts: the pools and the mul would then run
+         * their plain loops, whose sums round otherwise */
         layouts_free(l);
-        l->built = 1;
+        l->built = l->oom = 1;
         goto out;
     }
     nc = 0;
@@ -910,6 +913,10 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
     int forced = forced_choice();
     if (!c->lay.built)
         build_layouts(c, k, forced);
+    if (c->lay.oom) {
+        *st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory deciding the tensor layouts");
+        return 1;
+    }
     if (!c->bound && (c->bound = malloc(sizeof *c->bound * (size_t)k->g->n_tensors)))
         for (int i = 0; i < k->g->n_tensors; i++)
             c->bound[i] = -1;
