@@ -127,19 +127,6 @@ int cpu_mul_blocked(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
     return 1;
 }
 
-/* The window of output position o along one axis: its first input cell
- * inside the input and how many of its cells are inside (pool.c's tables). */
-static void window(int64_t o, int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t *first, int64_t *cnt)
-{
-    int64_t start = o * s - pb;
-    int64_t jlo = start >= 0 ? 0 : (-start + d - 1) / d;
-    int64_t jhi = start > in - 1 ? 0 : (in - 1 - start) / d + 1;
-    if (jhi > k)
-        jhi = k;
-    *cnt = jhi > jlo ? jhi - jlo : 0;
-    *first = *cnt ? start + jlo * d : 0;
-}
-
 /* output rows r0..r1 (block, output depth, output row) of a max pool */
 FT_VCLONES static void maxpool_rows(const ft_pool_geom *g, const float *x, float *y, int64_t r0, int64_t r1, int64_t B)
 {
@@ -147,11 +134,11 @@ FT_VCLONES static void maxpool_rows(const ft_pool_geom *g, const float *x, float
     for (int64_t r = r0; r < r1; r++) {
         int64_t p = r / (g->out[0] * g->out[1]), od = r / g->out[1] % g->out[0], oh = r % g->out[1];
         int64_t fd, cd, fh, ch;
-        window(od, g->in[0], g->k[0], g->s[0], g->d[0], g->pb[0], &fd, &cd);
-        window(oh, g->in[1], g->k[1], g->s[1], g->d[1], g->pb[1], &fh, &ch);
+        ft_pool_window(g, 0, od, &fd, &cd);
+        ft_pool_window(g, 1, oh, &fh, &ch);
         for (int64_t ow = 0; ow < g->out[2]; ow++) {
             int64_t fw, cw;
-            window(ow, g->in[2], g->k[2], g->s[2], g->d[2], g->pb[2], &fw, &cw);
+            ft_pool_window(g, 2, ow, &fw, &cw);
             float *yp = y + (r * g->out[2] + ow) * B;
             for (int64_t j0 = 0; j0 < B; j0 += LANES) {
                 int w = B - j0 < LANES ? (int)(B - j0) : LANES;

@@ -182,8 +182,8 @@ static void layouts_free(layouts *l)
     memset(l, 0, sizeof *l);
 }
 
-/* Forgets every entry and layout: a new run (new run id) or another graph. */
-static void cache_reset(struct cpu_conv_cache *c, const ft_kctx *k)
+/* Frees every entry, the layouts and the bounds (the entry array stays). */
+static void forget(struct cpu_conv_cache *c)
 {
     for (int i = 0; i < c->n; i++)
         entry_free(&c->e[i]);
@@ -191,6 +191,12 @@ static void cache_reset(struct cpu_conv_cache *c, const ft_kctx *k)
     layouts_free(&c->lay);
     free(c->bound);
     c->bound = NULL;
+}
+
+/* Forgets what the cache holds: a new run (new run id) or another graph. */
+static void cache_reset(struct cpu_conv_cache *c, const ft_kctx *k)
+{
+    forget(c);
     c->g = k->g;
     c->run_id = k->run_id;
 }
@@ -199,11 +205,8 @@ void cpu_conv_cache_free(struct cpu_conv_cache *c)
 {
     if (!c)
         return;
-    for (int i = 0; i < c->n; i++)
-        entry_free(&c->e[i]);
+    forget(c);
     free(c->e);
-    layouts_free(&c->lay);
-    free(c->bound);
     if (c->strm)
         dnnl_stream_destroy(c->strm);
     if (c->eng)
@@ -234,16 +237,23 @@ static dnnl_status_t make_reorder(dnnl_engine_t eng, const dnnl_memory_desc_t *a
     return s;
 }
 
-/* The graph's own layout of an activation tensor: ncw, nchw or ncdhw. */
-static dnnl_status_t plain_md(const ft_shape *sh, dnnl_memory_desc_t *md)
+/* md = f32 layout tags[rank - 3] of an activation tensor of shape sh (rank 3
+ * to 5: one tag each for 1-D, 2-D and 3-D). */
+static dnnl_status_t activation_md(const ft_shape *sh, const dnnl_format_tag_t tags[3], dnnl_memory_desc_t *md)
 {
-    static const dnnl_format_tag_t tag[] = {dnnl_ncw, dnnl_nchw, dnnl_ncdhw};
     if (sh->rank < 3 || sh->rank > 5)
         return dnnl_unimplemented;
     dnnl_dims_t d;
     for (int i = 0; i < sh->rank; i++)
         d[i] = sh->dims[i];
-    return dnnl_memory_desc_init_by_tag(md, sh->rank, d, dnnl_f32, tag[sh->rank - 3]);
+    return dnnl_memory_desc_init_by_tag(md, sh->rank, d, dnnl_f32, tags[sh->rank - 3]);
+}
+
+/* The graph's own layout of an activation tensor: ncw, nchw or ncdhw. */
+static dnnl_status_t plain_md(const ft_shape *sh, dnnl_memory_desc_t *md)
+{
+    static const dnnl_format_tag_t tag[] = {dnnl_ncw, dnnl_nchw, dnnl_ncdhw};
+    return activation_md(sh, tag, md);
 }
 
 /* The graph's layouts of a conv's tensors. */
@@ -419,12 +429,7 @@ static const dnnl_format_tag_t channel_tags[3][3] = {{dnnl_nCw8c, dnnl_nChw8c, d
  * of a tensor of shape sh. */
 static dnnl_status_t channel_md(const ft_shape *sh, int kind, dnnl_memory_desc_t *md)
 {
-    if (sh->rank < 3 || sh->rank > 5)
-        return dnnl_unimplemented;
-    dnnl_dims_t d;
-    for (int i = 0; i < sh->rank; i++)
-        d[i] = sh->dims[i];
-    return dnnl_memory_desc_init_by_tag(md, sh->rank, d, dnnl_f32, channel_tags[kind][sh->rank - 3]);
+    return activation_md(sh, channel_tags[kind], md);
 }
 
 /* The kind (see channel_md) when md is one of oneDNN's channel-blocked
@@ -571,20 +576,19 @@ static void build_layouts(struct cpu_conv_cache *c, const ft_kctx *k, int forced
     /* drop candidates with a reader that cannot take them, until none is
      * dropped (the operand and the output of a mul or pool stand or fall
      * together) */
-    for (int changed = 1; changed;) {
+    for (int changed = 1; changed;) { /* one pass over every node's inputs, then the producers */
         changed = 0;
-        for (int t = 0; t < g->n_tensors; t++) {
-            if (!cand[t])
-                continue;
-            const ft_node *p = &g->nodes[g->tensors[t].producer];
-            int ok = slot[p - g->nodes] >= 0 || cand[p->in[layout_operand(g, p)]];
-            for (int r = 0; r < g->n_nodes && ok; r++) {
-                const ft_node *rn = &g->nodes[r];
-                for (int i = 0; i < rn->n_in && ok; i++)
-                    if (rn->in[i] == t)
-                        ok = blocked_reader(g, rn, i, t, &dst[l->idx[t]], slot, src, dst, cand, l->idx);
+        for (int r = 0; r < g->n_nodes; r++) {
+            const ft_node *rn = &g->nodes[r];
+            for (int i = 0; i < rn->n_in; i++) {
+                int t = rn->in[i];
+                if (t >= 0 && cand[t] && !blocked_reader(g, rn, i, t, &dst[l->idx[t]], slot, src, dst, cand, l->idx))
+                    cand[t] = 0, changed = 1;
             }
-            if (!ok)
+        }
+        for (int t = 0; t < g->n_tensors; t++) {
+            const ft_node *p = cand[t] ? &g->nodes[g->tensors[t].producer] : NULL;
+            if (p && slot[p - g->nodes] < 0 && !cand[p->in[layout_operand(g, p)]])
                 cand[t] = 0, changed = 1;
         }
     }
@@ -614,6 +618,17 @@ static ft_status dnnl_fail(ft_kctx *k, const ft_node *n, dnnl_status_t s, const 
 {
     return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "oneDNN convolution: %s failed: %s", what,
                        s == dnnl_out_of_memory ? "out of memory" : dnnl_status2str(s));
+}
+
+/* Variant `which` of entry e, built unless it is; 1 with *st set when its
+ * buffers could not be allocated (see build), else 0 (v->ok 0: refused). */
+static int need_variant(ft_kctx *k, struct cpu_conv_cache *c, entry *e, const ft_node *n, const ft_view *in,
+                        const ft_view *out, int which, ft_status *st)
+{
+    if (e->v[which].ok || !build(c, n, in, out, which, &e->v[which]))
+        return 0;
+    *st = dnnl_fail(k, n, dnnl_out_of_memory, "building the convolution");
+    return 1;
 }
 
 static dnnl_status_t run_reorder(struct cpu_conv_cache *c, dnnl_primitive_t r, dnnl_memory_t from, dnnl_memory_t to)
@@ -932,8 +947,8 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
     if (e->choice == CHOICE_UNSET && forced != CHOICE_UNSET) {
         e->choice = CHOICE_NATIVE;
         if (forced < N_VARIANTS) {
-            if (build(c, n, in, out, forced, &e->v[forced]))
-                return (*st = dnnl_fail(k, n, dnnl_out_of_memory, "building the convolution")), 1;
+            if (need_variant(k, c, e, n, in, out, forced, st))
+                return 1;
             if (e->v[forced].ok)
                 e->choice = forced;
         }
@@ -945,15 +960,14 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
          * another for tens of ms, and every form then times alike. It runs
          * the blocked form (conv.c's loops where oneDNN refuses it); the
          * second run picks. */
-        if (!e->v[V_BLOCKED].ok && build(c, n, in, out, V_BLOCKED, &e->v[V_BLOCKED]))
-            return (*st = dnnl_fail(k, n, dnnl_out_of_memory, "building the convolution")), 1;
+        if (need_variant(k, c, e, n, in, out, V_BLOCKED, st))
+            return 1;
         *st = e->v[V_BLOCKED].ok ? run_variant(k, c, e, &e->v[V_BLOCKED], n, in, out)
                                  : run_native(k, c, e, n, in, out, native);
         return 1;
     }
     if (e->choice == CHOICE_UNSET) {
-        /* each candidate three times (the first run reorders the weights
-         * and touches the buffers), the best of the other two timed; the
+        /* each candidate timed on the node's tensors (see the top); the
          * fastest stays */
         double best = -1, times[CHOICE_NATIVE + 1] = {-1, -1, -1};
         int pick = CHOICE_NATIVE;
@@ -962,8 +976,8 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
         for (int oi = 0; oi < 3; oi++) {
             int cand = order[oi];
             if (cand < N_VARIANTS) {
-                if (!e->v[cand].ok && build(c, n, in, out, cand, &e->v[cand]))
-                    return (*st = dnnl_fail(k, n, dnnl_out_of_memory, "building the convolution")), 1;
+                if (need_variant(k, c, e, n, in, out, cand, st))
+                    return 1;
                 if (!e->v[cand].ok)
                     continue;
             }

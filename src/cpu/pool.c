@@ -42,15 +42,10 @@ static ft_status tabs_make(ft_kctx *kc, const ft_node *n, const ft_pool_geom *g,
         t[i].first = buf, t[i].cnt = buf + o, t[i].cntpad = buf + 2 * o;
         int64_t in = g->in[i], k = g->k[i], s = g->s[i], d = g->d[i], pb = g->pb[i], pe = g->pe[i];
         for (int64_t p = 0; p < o; p++) {
-            int64_t start = p * s - pb; /* >= -pb */
-            /* window cells start + j*d, j in [0, k): the ones in [0, in) */
-            int64_t jlo = start >= 0 ? 0 : (-start + d - 1) / d;
-            int64_t jhi = start > in - 1 ? 0 : (in - 1 - start) / d + 1;
-            if (jhi > k)
-                jhi = k;
+            ft_pool_window(g, i, p, &t[i].first[p], &t[i].cnt[p]);
+            /* the cells inside the input padded at the end */
+            int64_t start = p * s - pb;
             int64_t jpad = start > in + pe - 1 ? 0 : (in + pe - 1 - start) / d + 1;
-            t[i].cnt[p] = jhi > jlo ? jhi - jlo : 0;
-            t[i].first[p] = t[i].cnt[p] ? start + jlo * d : 0; /* never point outside the input */
             t[i].cntpad[p] = jpad < k ? jpad : k;
         }
     }

@@ -25,6 +25,21 @@ typedef struct ft_pool_geom {
  * parameters (auto_pad included) and the inferred output shape. */
 void ft_pool_geom_of(const ft_pool_params *p, const ft_shape *x, const ft_shape *y, ft_pool_geom *g);
 
+/* The window of output position o along spatial axis i of g: its cells are
+ * start + j*d for j in [0, k), start = o*s - pb; *first is the first of them
+ * inside the input, *cnt how many are inside (0: *first is 0, never a cell
+ * outside the input). */
+static inline void ft_pool_window(const ft_pool_geom *g, int i, int64_t o, int64_t *first, int64_t *cnt)
+{
+    int64_t in = g->in[i], k = g->k[i], d = g->d[i], start = o * g->s[i] - g->pb[i];
+    int64_t jlo = start >= 0 ? 0 : (-start + d - 1) / d;
+    int64_t jhi = start > in - 1 ? 0 : (in - 1 - start) / d + 1;
+    if (jhi > k)
+        jhi = k;
+    *cnt = jhi > jlo ? jhi - jlo : 0;
+    *first = *cnt ? start + jlo * d : 0;
+}
+
 /* Source coordinate of output coordinate x of axis d of `in` cells resized to
  * `out` (p's coordinate_transformation_mode and roi; scale from
  * ft_resize_scale), in the expression order of the ONNX reference. */
