@@ -39,8 +39,11 @@ SRCS := $(wildcard src/*.c src/graph/*.c src/runtime/*.c src/cpu/*.c src/cli/*.c
 OBJS := $(SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/onnx.pb-c.o
 
 # The ONNX schema is Debian's (libonnx-dev); protoc-c turns it into C at build
-# time, so no generated code lives in the repository.
+# time, so no generated code lives in the repository. On a new machine the
+# schema comes with the packages: the stamp's rule installs them first.
+DEPS_STAMP := $(BUILD)/.deps-ok
 ONNX_PROTO ?= /usr/include/onnx/onnx.proto
+$(ONNX_PROTO): | $(DEPS_STAMP)
 $(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h &: $(ONNX_PROTO) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)/gen
 	protoc-c --c_out=$(BUILD)/gen -I$(dir $(ONNX_PROTO)) $(ONNX_PROTO)
@@ -48,7 +51,6 @@ $(BUILD)/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
 	$(CC) $(FT_CFLAGS) $(CFLAGS) -c $< -o $@
 $(filter-out $(BUILD)/gen/%,$(OBJS)): | $(BUILD)/gen/onnx.pb-c.h
 FT_CFLAGS += -I$(BUILD)/gen
-DEPS_STAMP := $(BUILD)/.deps-ok
 
 .PHONY: all deps demo test test-asan asan install uninstall clean check-deps cuda
 
