@@ -2,7 +2,7 @@
  * (cpu/conv_dnnl.c, "Blocked chains"): nCw8c, nChw16c, nCdhw16c and the
  * like, that is [N][C/B][spatial][B] with B = 8 or 16 and C a multiple of B,
  * or channels-last nhwc and the like (B = C).
- * conv_dnnl.c's build_layouts lets a tensor stay blocked when one of these
+ * conv_layout.c's conv_layouts_build lets a tensor stay blocked when one of these
  * reads it: the global average and max pools (a plain [N, C, 1, ...]
  * output), a mul by a per-channel factor ([N or 1, C, 1, ...], plain),
  * whose product then stays blocked too (the squeeze-excitation blocks of

@@ -27,7 +27,7 @@
  *
  * Blocked chains: a tensor between two convs need not go back to the
  * graph's layout. On the first conv of a run (a new ft_kctx.run_id),
- * build_layouts decides, for the whole graph, which intermediate tensors
+ * conv_layouts_build (conv_layout.c) decides, for the whole graph, which intermediate tensors
  * hold oneDNN's blocked layout (nChw16c and the like) instead: those whose
  * producer and every reader are f32 convs wanting that same layout (input 0,
  * or the residual sum, input 3), that are neither inputs nor outputs of the
@@ -61,7 +61,7 @@
  * it owns its primitives, its memory objects, the reordered weights (kept
  * across runs when the weight is a constant of the graph, reordered every
  * run otherwise), the scratchpad and the blocked src / dst buffers. */
-#include "cpu.h"
+#include "conv_layout.h"
 #include "dnnl_util.h"
 #include "../graph/infer_conv.h"
 
@@ -113,15 +113,6 @@ typedef struct entry {
     variant v[N_VARIANTS];
     native_io nio;
 } entry;
-
-/* The layout each tensor holds during a run: blocked (md[idx[t]]) or the
- * graph's own (idx[t] < 0). Decided once per run id (see the top). */
-typedef struct layouts {
-    int built;
-    int oom;                 /* deciding them ran out of memory: an error (see build_layouts) */
-    int *idx;                /* per tensor, or NULL: every tensor plain */
-    dnnl_memory_desc_t *md;  /* the blocked layouts */
-} layouts;
 
 struct cpu_conv_cache {
     dnnl_engine_t eng;
@@ -175,20 +166,13 @@ static void entry_free(entry *e)
     native_io_free(&e->nio);
 }
 
-static void layouts_free(layouts *l)
-{
-    free(l->idx);
-    free(l->md);
-    memset(l, 0, sizeof *l);
-}
-
 /* Frees every entry, the layouts and the bounds (the entry array stays). */
 static void forget(struct cpu_conv_cache *c)
 {
     for (int i = 0; i < c->n; i++)
         entry_free(&c->e[i]);
     c->n = 0;
-    layouts_free(&c->lay);
+    conv_layouts_free(&c->lay);
     free(c->bound);
     c->bound = NULL;
 }
@@ -214,13 +198,6 @@ void cpu_conv_cache_free(struct cpu_conv_cache *c)
     free(c);
 }
 
-/* The blocked layout tensor t holds in this run, or NULL (the graph's own;
- * also for t < 0, an omitted input). */
-static const dnnl_memory_desc_t *layout_of(const struct cpu_conv_cache *c, int t)
-{
-    return t >= 0 && c->lay.idx && c->lay.idx[t] >= 0 ? &c->lay.md[c->lay.idx[t]] : NULL;
-}
-
 /* A reorder from a to b, or NULL (with *st dnnl_success) when they are equal. */
 static dnnl_status_t make_reorder(dnnl_engine_t eng, const dnnl_memory_desc_t *a, const dnnl_memory_desc_t *b,
                                   dnnl_primitive_t *out)
@@ -237,39 +214,10 @@ static dnnl_status_t make_reorder(dnnl_engine_t eng, const dnnl_memory_desc_t *a
     return s;
 }
 
-/* md = f32 layout tags[rank - 3] of an activation tensor of shape sh (rank 3
- * to 5: one tag each for 1-D, 2-D and 3-D). */
-static dnnl_status_t activation_md(const ft_shape *sh, const dnnl_format_tag_t tags[3], dnnl_memory_desc_t *md)
-{
-    if (sh->rank < 3 || sh->rank > 5)
-        return dnnl_unimplemented;
-    dnnl_dims_t d;
-    for (int i = 0; i < sh->rank; i++)
-        d[i] = sh->dims[i];
-    return dnnl_memory_desc_init_by_tag(md, sh->rank, d, dnnl_f32, tags[sh->rank - 3]);
-}
-
-/* The graph's own layout of an activation tensor: ncw, nchw or ncdhw. */
-static dnnl_status_t plain_md(const ft_shape *sh, dnnl_memory_desc_t *md)
-{
-    static const dnnl_format_tag_t tag[] = {dnnl_ncw, dnnl_nchw, dnnl_ncdhw};
-    return activation_md(sh, tag, md);
-}
-
-/* The graph's layouts of a conv's tensors. */
-typedef struct descs {
-    dnnl_memory_desc_t x, y, w, b;
-} descs;
-
-/* oneDNN's descriptor of conv node n on tensors of shapes xs (input), ws
- * (weight), ys (output), with a bias and a residual sum when has_b /
- * has_sum: src and dst in the graph's layouts (d->x, d->y), or, with
- * blocked, in the layouts oneDNN prefers (format `any`); weights always in
- * its preferred layout. Refuses (dnnl_unimplemented) a geometry whose
- * padding oneDNN cannot express. The caller destroys *pd. */
-static dnnl_status_t make_pd(struct cpu_conv_cache *c, const ft_node *n, const ft_shape *xs, const ft_shape *ws,
-                             const ft_shape *ys, int has_b, int has_sum, int blocked, descs *d,
-                             dnnl_primitive_desc_t *pd)
+/* conv_layout.h */
+dnnl_status_t conv_make_pd(dnnl_engine_t eng, const ft_node *n, const ft_shape *xs, const ft_shape *ws,
+                           const ft_shape *ys, int has_b, int has_sum, int blocked, descs *d,
+                           dnnl_primitive_desc_t *pd)
 {
     const ft_conv_params *p = &n->params.conv;
     ft_conv_geom g;
@@ -303,8 +251,8 @@ static dnnl_status_t make_pd(struct cpu_conv_cache *c, const ft_node *n, const f
     dnnl_status_t s;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
-    CPU_DNNL_TRY(plain_md(xs, &d->x));
-    CPU_DNNL_TRY(plain_md(ys, &d->y));
+    CPU_DNNL_TRY(conv_plain_md(xs, &d->x));
+    CPU_DNNL_TRY(conv_plain_md(ys, &d->y));
     CPU_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->w, wnd, wd, dnnl_f32, g.G > 1 ? gw_tag[r - 1] : w_tag[r - 1]));
     CPU_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->b, 1, bd, dnnl_f32, dnnl_x));
     CPU_DNNL_TRY(dnnl_memory_desc_init_by_tag(&aw, wnd, wd, dnnl_f32, dnnl_format_tag_any));
@@ -339,7 +287,7 @@ static dnnl_status_t make_pd(struct cpu_conv_cache *c, const ft_node *n, const f
         break;
     }
     CPU_DNNL_TRY(dnnl_primitive_attr_set_post_ops(attr, po));
-    CPU_DNNL_TRY(dnnl_primitive_desc_create(pd, &cd, attr, c->eng, NULL));
+    CPU_DNNL_TRY(dnnl_primitive_desc_create(pd, &cd, attr, eng, NULL));
 fail:
     if (po)
         dnnl_post_ops_destroy(po);
@@ -361,9 +309,9 @@ static int build(struct cpu_conv_cache *c, const ft_node *n, const ft_view *in, 
     descs d;
     dnnl_primitive_desc_t pd = NULL;
     dnnl_status_t s;
-    CPU_DNNL_TRY(make_pd(c, n, &in[0].shape, &in[1].shape, &out[0].shape, has_b, has_sum, which == V_BLOCKED, &d, &pd));
-    const dnnl_memory_desc_t *lx = layout_of(c, n->in[0]), *ly = layout_of(c, n->out[0]);
-    const dnnl_memory_desc_t *lsum = has_sum ? layout_of(c, n->in[3]) : NULL;
+    CPU_DNNL_TRY(conv_make_pd(c->eng, n, &in[0].shape, &in[1].shape, &out[0].shape, has_b, has_sum, which == V_BLOCKED, &d, &pd));
+    const dnnl_memory_desc_t *lx = conv_layout_of(&c->lay, n->in[0]), *ly = conv_layout_of(&c->lay, n->out[0]);
+    const dnnl_memory_desc_t *lsum = has_sum ? conv_layout_of(&c->lay, n->in[3]) : NULL;
     const dnnl_memory_desc_t *ux = lx ? lx : &d.x, *uy = ly ? ly : &d.y, *usum = lsum ? lsum : &d.y;
     const dnnl_memory_desc_t *cx = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
     const dnnl_memory_desc_t *cy = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
@@ -410,207 +358,14 @@ fail:
     return s == dnnl_out_of_memory;
 }
 
-/* A conv node whose tensors may take part in a blocked chain: f32 input,
- * weight and output, none empty, 1-D to 3-D. */
-static int chain_node(const ft_graph *g, const ft_node *n)
-{
-    if (n->op != FT_OP_CONV || n->in[0] < 0 || n->in[1] < 0)
-        return 0;
-    const ft_tensor *x = &g->tensors[n->in[0]], *w = &g->tensors[n->in[1]], *y = &g->tensors[n->out[0]];
-    return x->dtype == FT_F32 && w->dtype == FT_F32 && y->dtype == FT_F32 && x->shape.rank >= 3 &&
-           x->shape.rank <= 5 && ft_numel(&x->shape) && ft_numel(&w->shape) && ft_numel(&y->shape);
-}
-
-static const dnnl_format_tag_t channel_tags[3][3] = {{dnnl_nCw8c, dnnl_nChw8c, dnnl_nCdhw8c},
-                                                     {dnnl_nCw16c, dnnl_nChw16c, dnnl_nCdhw16c},
-                                                     {dnnl_nwc, dnnl_nhwc, dnnl_ndhwc}};
-
-/* md = channel-blocked layout `kind` (0: by 8, 1: by 16, 2: channels-last)
- * of a tensor of shape sh. */
-static dnnl_status_t channel_md(const ft_shape *sh, int kind, dnnl_memory_desc_t *md)
-{
-    return activation_md(sh, channel_tags[kind], md);
-}
-
-/* The kind (see channel_md) when md is one of oneDNN's channel-blocked
- * layouts of a tensor of shape sh, [N][C/B][spatial][B]: nCw8c, nChw16c,
- * nCdhw16c and the like (B = 8 or 16), or channels-last nwc, nhwc, ndhwc
- * (B = C); else -1. */
-static int channel_kind(const dnnl_memory_desc_t *md, const ft_shape *sh)
-{
-    for (int kind = 0; kind < 3; kind++) {
-        dnnl_memory_desc_t t;
-        if (channel_md(sh, kind, &t) == dnnl_success && dnnl_memory_desc_equal(&t, md))
-            return kind;
-    }
-    return -1;
-}
-
-/* The input slot whose layout node n's output takes when that input is
- * channel-blocked (blocked.c runs n in that layout), or -1: an f32 mul of a
- * tensor by a per-channel factor ([N or 1, C, 1, ...], the same rank) of the
- * tensor's shape (the tensor's slot); an f32 max_pool without indices
- * (slot 0). */
-static int layout_operand(const ft_graph *g, const ft_node *n)
-{
-    if (n->op == FT_OP_MAX_POOL) {
-        const ft_tensor *x = &g->tensors[n->in[0]];
-        return x->dtype == FT_F32 && x->shape.rank >= 3 && x->shape.rank <= 5 && (n->n_out < 2 || n->out[1] < 0) ? 0 : -1;
-    }
-    if (n->op != FT_OP_MUL || n->in[0] < 0 || n->in[1] < 0 || n->in[0] == n->in[1])
-        return -1;
-    const ft_shape *y = &g->tensors[n->out[0]].shape;
-    for (int big = 0; big < 2; big++) {
-        const ft_tensor *a = &g->tensors[n->in[big]], *f = &g->tensors[n->in[1 - big]];
-        if (a->dtype != FT_F32 || f->dtype != FT_F32 || !ft_shape_eq(&a->shape, y) || f->shape.rank != y->rank ||
-            y->rank < 3 || f->shape.dims[1] != y->dims[1] || (f->shape.dims[0] != 1 && f->shape.dims[0] != y->dims[0]))
-            continue;
-        int ok = 1;
-        for (int i = 2; i < y->rank; i++)
-            ok &= f->shape.dims[i] == 1;
-        if (ok)
-            return big;
-    }
-    return -1;
-}
-
-/* Whether node rn may read tensor t, blocked in layout want, through its
- * input slot i (see build_layouts); cand and lay are build_layouts' state. */
-static int blocked_reader(const ft_graph *g, const ft_node *rn, int i, int t, const dnnl_memory_desc_t *want,
-                          const int *slot, const dnnl_memory_desc_t *src, const dnnl_memory_desc_t *dst,
-                          const unsigned char *cand, const int *lay)
-{
-    if (slot[rn - g->nodes] >= 0) {
-        int sl = slot[rn - g->nodes];
-        return (i == 0 && dnnl_memory_desc_equal(&src[sl], want)) || (i == 3 && dnnl_memory_desc_equal(&dst[sl], want));
-    }
-    const ft_shape *sh = &g->tensors[t].shape;
-    if (rn->op == FT_OP_GLOBAL_AVERAGE_POOL || rn->op == FT_OP_GLOBAL_MAX_POOL)
-        return i == 0 && g->tensors[rn->out[0]].dtype == FT_F32 && channel_kind(want, sh) >= 0;
-    /* a mul or a max pool writes its result in its operand's kind of layout */
-    int o = rn->out[0];
-    return layout_operand(g, rn) == i && channel_kind(want, sh) >= 0 && cand[o] && lay[o] >= 0 &&
-           channel_kind(&dst[lay[o]], &g->tensors[o].shape) == channel_kind(want, sh);
-}
-
-/* Decides which tensors of k->g stay blocked in this run (see the top). A
- * conv's output may, in the layout that conv prefers for it, and so may the
- * output of a node that works in its operand's channel-blocked layout
- * (layout_operand: a per-channel mul, a max pool; blocked.c). It does when
- * it is neither an input nor an output of the graph, its blocked form takes
- * exactly its own bytes (channels a multiple of the block), and every reader
- * takes that layout: a conv that prefers it for its input 0 or (as the dst)
- * for its residual sum, input 3; a global pool (channel-blocked layouts;
- * blocked.c); a mul or max pool whose output stays blocked too. Without
- * private layouts, or with FTRUN_CONV_IMPL native or plain: no tensor; short
- * of memory: l->oom. */
-static void build_layouts(struct cpu_conv_cache *c, const ft_kctx *k, int forced)
-{
-    layouts *l = &c->lay;
-    const ft_graph *g = k->g;
-    l->built = 1;
-    if (!k->private_layouts || forced == CHOICE_NATIVE || forced == V_PLAIN)
-        return;
-    int nc = 0, np = 0;
-    for (int i = 0; i < g->n_nodes; i++) {
-        nc += chain_node(g, &g->nodes[i]);
-        np += layout_operand(g, &g->nodes[i]) >= 0;
-    }
-    if (nc < 2)
-        return;
-    int *slot = malloc(sizeof *slot * (size_t)g->n_nodes);
-    /* dst: the convs' preferred outputs, then one layout per node of layout_operand */
-    dnnl_memory_desc_t *src = malloc(sizeof *src * (size_t)nc), *dst = malloc(sizeof *dst * (size_t)(nc + np));
-    unsigned char *cand = calloc((size_t)g->n_tensors, 1);
-    l->idx = malloc(sizeof *l->idx * (size_t)g->n_tensors);
-    if (!slot || !src || !dst || !cand || !l->idx) {
-        /* an error, not plain layouts: the pools and the mul would then run
-         * their plain loops, whose sums round otherwise */
-        layouts_free(l);
-        l->built = l->oom = 1;
-        goto out;
-    }
-    nc = 0;
-    for (int i = 0; i < g->n_nodes; i++) {
-        const ft_node *n = &g->nodes[i];
-        slot[i] = -1;
-        if (!chain_node(g, n))
-            continue;
-        descs d;
-        dnnl_primitive_desc_t pd;
-        const ft_shape *ws = &g->tensors[n->in[1]].shape;
-        int has_b = n->n_in > 2 && n->in[2] >= 0, has_sum = n->n_in > 3 && n->in[3] >= 0;
-        if (make_pd(c, n, &g->tensors[n->in[0]].shape, ws, &g->tensors[n->out[0]].shape, has_b, has_sum, 1, &d, &pd))
-            continue;
-        const dnnl_memory_desc_t *cx = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
-        const dnnl_memory_desc_t *cy = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
-        if (cx && cy) {
-            src[nc] = *cx, dst[nc] = *cy;
-            slot[i] = nc++;
-        }
-        dnnl_primitive_desc_destroy(pd);
-    }
-    /* the layout each tensor would take (an index into dst), in node order so
-     * that a mul or a pool sees its operand's */
-    int nd = nc;
-    for (int t = 0; t < g->n_tensors; t++)
-        l->idx[t] = -1;
-    for (int k2 = 0; k2 < g->n_nodes; k2++) {
-        const ft_node *n = &g->nodes[g->order[k2]];
-        const ft_tensor *tt = &g->tensors[n->out[0]];
-        int sl = slot[n - g->nodes], op = sl < 0 ? layout_operand(g, n) : -1, lay = sl;
-        if (op >= 0 && l->idx[n->in[op]] >= 0) {
-            int kind = channel_kind(&dst[l->idx[n->in[op]]], &g->tensors[n->in[op]].shape);
-            if (kind < 0 || channel_md(&tt->shape, kind, &dst[nd]))
-                continue;
-            lay = nd++;
-        }
-        if (lay < 0)
-            continue;
-        dnnl_memory_desc_t plain;
-        l->idx[n->out[0]] = lay;
-        cand[n->out[0]] = tt->n_readers > 0 && !(tt->flags & (FT_TF_INPUT | FT_TF_OUTPUT | FT_TF_VALUE)) &&
-                          !plain_md(&tt->shape, &plain) && !dnnl_memory_desc_equal(&dst[lay], &plain) &&
-                          dnnl_memory_desc_get_size(&dst[lay]) == ft_tensor_bytes(tt);
-    }
-    /* drop candidates with a reader that cannot take them, until none is
-     * dropped (the operand and the output of a mul or pool stand or fall
-     * together) */
-    for (int changed = 1; changed;) { /* one pass over every node's inputs, then the producers */
-        changed = 0;
-        for (int r = 0; r < g->n_nodes; r++) {
-            const ft_node *rn = &g->nodes[r];
-            for (int i = 0; i < rn->n_in; i++) {
-                int t = rn->in[i];
-                if (t >= 0 && cand[t] && !blocked_reader(g, rn, i, t, &dst[l->idx[t]], slot, src, dst, cand, l->idx))
-                    cand[t] = 0, changed = 1;
-            }
-        }
-        for (int t = 0; t < g->n_tensors; t++) {
-            const ft_node *p = cand[t] ? &g->nodes[g->tensors[t].producer] : NULL;
-            if (p && slot[p - g->nodes] < 0 && !cand[p->in[layout_operand(g, p)]])
-                cand[t] = 0, changed = 1;
-        }
-    }
-    for (int t = 0; t < g->n_tensors; t++)
-        if (!cand[t])
-            l->idx[t] = -1;
-    l->md = dst, dst = NULL;
-out:
-    free(slot);
-    free(src);
-    free(dst);
-    free(cand);
-}
-
 int64_t cpu_channel_block(ft_kctx *k, int t)
 {
     struct cpu_conv_cache *c = k->be ? *cpu_conv_cache_slot(k->be) : NULL;
     if (!c || c->g != k->g || c->run_id != k->run_id || t < 0)
         return 0;
-    const dnnl_memory_desc_t *md = layout_of(c, t);
+    const dnnl_memory_desc_t *md = conv_layout_of(&c->lay, t);
     const ft_shape *sh = &k->g->tensors[t].shape;
-    int kind = md ? channel_kind(md, sh) : -1;
+    int kind = md ? conv_channel_kind(md, sh) : -1;
     return kind < 0 ? 0 : kind == 2 ? sh->dims[1] : kind == 1 ? 16 : 8;
 }
 
@@ -698,7 +453,7 @@ static ft_status run_native(ft_kctx *k, struct cpu_conv_cache *c, entry *e, cons
     const dnnl_memory_desc_t *lay[3];
     int any = 0;
     for (int j = 0; j < 3; j++)
-        any |= (lay[j] = layout_of(c, tens[j])) != NULL;
+        any |= (lay[j] = conv_layout_of(&c->lay, tens[j])) != NULL;
     if (!any)
         return native(k, n, in, out);
     native_io *io = &e->nio;
@@ -709,7 +464,7 @@ static ft_status run_native(ft_kctx *k, struct cpu_conv_cache *c, entry *e, cons
             if (!lay[j])
                 continue;
             dnnl_memory_desc_t plain;
-            if ((s = plain_md(j == 0 ? &in[0].shape : &out[0].shape, &plain)))
+            if ((s = conv_plain_md(j == 0 ? &in[0].shape : &out[0].shape, &plain)))
                 break;
             if (!(io->buf[j] = cpu_md_alloc(&plain))) {
                 s = dnnl_out_of_memory;
@@ -873,8 +628,8 @@ static void log_pick(const struct cpu_conv_cache *c, const ft_node *n, int pick,
     }
     int sum = n->n_in > 3 && n->in[3] >= 0;
     fprintf(stderr, "ftrun: conv '%s': %s (%s); input %s%s, output %s\n", n->name, form[pick], t,
-            layout_of(c, n->in[0]) ? "blocked" : "plain", !sum ? "" : layout_of(c, n->in[3]) ? ", sum blocked" : ", sum plain",
-            layout_of(c, n->out[0]) ? "blocked" : "plain");
+            conv_layout_of(&c->lay, n->in[0]) ? "blocked" : "plain", !sum ? "" : conv_layout_of(&c->lay, n->in[3]) ? ", sum blocked" : ", sum plain",
+            conv_layout_of(&c->lay, n->out[0]) ? "blocked" : "plain");
 }
 
 static entry *lookup(ft_kctx *k, struct cpu_conv_cache *c, const ft_node *n, const ft_view *in)
@@ -927,7 +682,7 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
         cache_reset(c, k);
     int forced = forced_choice();
     if (!c->lay.built)
-        build_layouts(c, k, forced);
+        conv_layouts_build(&c->lay, c->eng, k, k->private_layouts && forced != CHOICE_NATIVE && forced != V_PLAIN);
     if (c->lay.oom) {
         *st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory deciding the tensor layouts");
         return 1;
