@@ -7,7 +7,8 @@
  * output), a mul by a per-channel factor ([N or 1, C, 1, ...], plain),
  * whose product then stays blocked too (the squeeze-excitation blocks of
  * EfficientNet and MobileNetV3), and max_pool, whose output stays blocked
- * (the pool after ResNet's first conv). pool.c and binary.c call these first; they
+ * (the pool after ResNet's first conv) or is written plain (a pool whose
+ * result is a graph output, or read by another op). pool.c and binary.c call these first; they
  * return 0 for a plain input, and the caller's own loops run. The results
  * are those of the plain loops: the same sums in double for the average, the
  * same NaN rule for the max (a NaN in the window wins; an empty window
@@ -127,39 +128,75 @@ int cpu_mul_blocked(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
     return 1;
 }
 
-/* output rows r0..r1 (block, output depth, output row) of a max pool */
-FT_VCLONES static void maxpool_rows(const ft_pool_geom *g, const float *x, float *y, int64_t r0, int64_t r1, int64_t B)
+/* The max of w lanes (w <= LANES) over the cd x ch x cw window cells from
+ * x0 (cell strides sd, sh, sw floats) into yp[0..w-1]. Inlined with w =
+ * LANES as a constant for the full lane groups. */
+static inline __attribute__((always_inline)) void window_max(const float *x0, float *yp, int64_t cd, int64_t ch,
+                                                              int64_t cw, int64_t sd, int64_t sh, int64_t sw, int w)
+{
+    float m[LANES];
+    int nan[LANES] = {0};
+    for (int j = 0; j < LANES; j++)
+        m[j] = -INFINITY;
+    for (int64_t a = 0; a < cd; a++)
+        for (int64_t b = 0; b < ch; b++)
+            for (int64_t c = 0; c < cw; c++) {
+                const float *xp = x0 + a * sd + b * sh + c * sw;
+#pragma omp simd
+                for (int j = 0; j < w; j++) {
+                    float v = xp[j];
+                    m[j] = v > m[j] ? v : m[j];
+                    nan[j] |= v != v;
+                }
+            }
+    for (int j = 0; j < w; j++)
+        yp[j] = nan[j] ? NAN : m[j];
+}
+
+/* Floats of the staging buffer of a plain output: OW positions of B lanes. */
+#define STAGE 2048
+
+/* output rows r0..r1 (block, output depth, output row) of a max pool, into
+ * the blocked y, or with plain into the plain y ([N][C][spatial]): then the
+ * B lanes of up to STAGE / B positions are staged and go out a channel row
+ * at a time (one lane at a time where B > STAGE) */
+FT_VCLONES static void maxpool_rows(const ft_pool_geom *g, const float *x, float *y, int64_t r0, int64_t r1, int64_t B,
+                                    int plain)
 {
     const int64_t ip = g->in[0] * g->in[1] * g->in[2]; /* cells of an input block */
+    const int64_t ocells = g->out[0] * g->out[1] * g->out[2];
+    const int64_t chunk = plain ? (B <= STAGE ? STAGE / B : 1) : g->out[2];
+    float stage[STAGE];
     for (int64_t r = r0; r < r1; r++) {
         int64_t p = r / (g->out[0] * g->out[1]), od = r / g->out[1] % g->out[0], oh = r % g->out[1];
         int64_t fd, cd, fh, ch;
         ft_pool_window(g, 0, od, &fd, &cd);
         ft_pool_window(g, 1, oh, &fh, &ch);
-        for (int64_t ow = 0; ow < g->out[2]; ow++) {
-            int64_t fw, cw;
-            ft_pool_window(g, 2, ow, &fw, &cw);
-            float *yp = y + (r * g->out[2] + ow) * B;
-            for (int64_t j0 = 0; j0 < B; j0 += LANES) {
-                int w = B - j0 < LANES ? (int)(B - j0) : LANES;
-                float m[LANES];
-                int nan[LANES] = {0};
-                for (int j = 0; j < LANES; j++)
-                    m[j] = -INFINITY;
-                for (int64_t a = 0; a < cd; a++)
-                    for (int64_t b = 0; b < ch; b++)
-                        for (int64_t c = 0; c < cw; c++) {
-                            int64_t cell = ((fd + a * g->d[0]) * g->in[1] + fh + b * g->d[1]) * g->in[2] + fw + c * g->d[2];
-                            const float *xp = x + (p * ip + cell) * B + j0;
-#pragma omp simd
-                            for (int j = 0; j < w; j++) {
-                                float v = xp[j];
-                                m[j] = v > m[j] ? v : m[j];
-                                nan[j] |= v != v;
-                            }
-                        }
-                for (int j = 0; j < w; j++)
-                    yp[j0 + j] = nan[j] ? NAN : m[j];
+        for (int64_t ow0 = 0; ow0 < g->out[2]; ow0 += chunk) {
+            int64_t nw = g->out[2] - ow0 < chunk ? g->out[2] - ow0 : chunk;
+            for (int64_t q = 0; q < nw; q++) {
+                int64_t fw, cw;
+                ft_pool_window(g, 2, ow0 + q, &fw, &cw);
+                int64_t cell = (fd * g->in[1] + fh) * g->in[2] + fw;
+                const float *xc = x + (p * ip + cell) * B;
+                const int64_t sd = g->d[0] * g->in[1] * g->in[2] * B, sh = g->d[1] * g->in[2] * B, sw = g->d[2] * B;
+                for (int64_t j0 = 0; j0 < B; j0 += LANES) {
+                    float one[LANES], *yp = !plain ? y + (r * g->out[2] + ow0 + q) * B + j0
+                                          : B <= STAGE ? stage + q * B + j0 : one;
+                    if (B - j0 >= LANES)
+                        window_max(xc + j0, yp, cd, ch, cw, sd, sh, sw, LANES);
+                    else
+                        window_max(xc + j0, yp, cd, ch, cw, sd, sh, sw, (int)(B - j0));
+                    for (int64_t j = 0; yp == one && j < LANES && j0 + j < B; j++)
+                        y[(p * B + j0 + j) * ocells + (od * g->out[1] + oh) * g->out[2] + ow0 + q] = one[j];
+                }
+            }
+            if (!plain || B > STAGE)
+                continue;
+            for (int64_t j = 0; j < B; j++) {
+                float *yr = y + (p * B + j) * ocells + (od * g->out[1] + oh) * g->out[2] + ow0;
+                for (int64_t q = 0; q < nw; q++)
+                    yr[q] = stage[q * B + j];
             }
         }
     }
@@ -167,9 +204,11 @@ FT_VCLONES static void maxpool_rows(const ft_pool_geom *g, const float *x, float
 
 int cpu_max_pool_blocked(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_status *st)
 {
-    int64_t B = cpu_channel_block(k, n->out[0]);
+    /* the output is blocked as the input, or plain (conv_layout.c) */
+    int64_t B = cpu_channel_block(k, n->in[0]);
     if (!B)
         return 0;
+    int plain = cpu_channel_block(k, n->out[0]) != B;
     ft_pool_geom g;
     ft_pool_geom_of(&n->params.pool, &in[0].shape, &out[0].shape, &g);
     const int64_t rows = g.planes / B * g.out[0] * g.out[1];
@@ -177,7 +216,7 @@ int cpu_max_pool_blocked(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vie
 #pragma omp parallel num_threads(k->threads) if (par)
     {
         int nt = omp_get_num_threads(), id = omp_get_thread_num();
-        maxpool_rows(&g, in[0].data, out[0].data, rows * id / nt, rows * (id + 1) / nt, B);
+        maxpool_rows(&g, in[0].data, out[0].data, rows * id / nt, rows * (id + 1) / nt, B, plain);
     }
     *st = FT_OK;
     return 1;

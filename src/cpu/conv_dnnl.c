@@ -27,18 +27,37 @@
  *
  * Blocked chains: a tensor between two convs need not go back to the
  * graph's layout. On the first conv of a run (a new ft_kctx.run_id),
- * conv_layouts_build (conv_layout.c) decides, for the whole graph, which intermediate tensors
- * hold oneDNN's blocked layout (nChw16c and the like) instead: those whose
- * producer and every reader are f32 convs wanting that same layout (input 0,
- * or the residual sum, input 3), that are neither inputs nor outputs of the
- * graph, and whose blocked form takes exactly the tensor's own bytes (the
- * plan's buffer holds it). Only when ft_kctx.private_layouts says nothing
- * else reads intermediates (not under --check-nodes, not as a fallback), and
- * not under FTRUN_CONV_IMPL native or plain. Each form of a node then reads
- * and writes its tensors in the layouts of the run: reorders only where the
- * form wants another, and conv.c's loops on plain copies (run_native). The
- * timed pick counts those reorders. FTRUN_CONV_LOG prints each node's pick,
- * its candidates' times and its tensors' layouts on stderr.
+ * conv_layouts_build (conv_layout.c) decides, for the whole graph, which
+ * intermediate tensors hold oneDNN's blocked layout (nChw16c and the like)
+ * instead: those whose producer and every reader are f32 convs wanting that
+ * same layout (input 0, or the residual sum, input 3), or blocked.c's pools
+ * and per-channel mul, that are neither inputs nor outputs of the graph, and
+ * whose blocked form takes exactly the tensor's own bytes (the plan's buffer
+ * holds it). A max pool may read a blocked tensor and write a plain output
+ * (one that must stay plain: a graph output), so the conv before it still
+ * writes blocked. A tensor that stays plain (a graph input, an output, one
+ * another op reads) and that two or more convs read in one blocked layout
+ * gets a blocked copy in this cache, outside the memory plan (conv_copy in
+ * conv_layout.h): on every execution of the graph the first blocked form to
+ * read it makes it (fresh_copy; its first reader in g->order when that one
+ * runs blocked), the others read it; the plain form and conv.c's loops read
+ * the tensor itself. Only when ft_kctx.private_layouts says nothing else
+ * reads intermediates (not under --check-nodes, not as a fallback), and not
+ * under FTRUN_CONV_IMPL native or plain: otherwise every tensor is plain and
+ * there is no copy. Each form of a node then reads and writes its tensors in
+ * the layouts of the run: reorders only where the form wants another, and
+ * conv.c's loops on plain copies (run_native). The timed pick counts those
+ * reorders (not the making of a copy). Running out of memory while deciding
+ * the layouts or making a copy is an FT_ERUNTIME error naming the node, never
+ * another layout. FTRUN_CONV_LOG prints each node's pick, its candidates'
+ * times and its tensors' layouts on stderr ("blocked (copy)"), and, when the
+ * layouts are decided, a line per copy and per pool or mul reading a blocked
+ * tensor.
+ *
+ * Executions: one run id covers many executions of the graph (warm-up and
+ * timed runs); the first conv node to reach the cache in a run id starts
+ * each one (c->epoch). A copy or a bound read from a tensor holds for the
+ * execution it was made in only.
  *
  * NaN: oneDNN's relu and clip post-ops (max / min instructions) turn NaN into
  * 0 or a bound, where ftrun's relu and clip pass NaN (NUMERICS in
@@ -51,7 +70,9 @@
  * output channel, B the largest |bias|, S the bound of the sum; clip caps
  * it), so every partial sum is finite when that is below FLT_MAX. Each conv
  * records its output's bound for the convs that read it (c->bound); a
- * tensor scanned for NaN gets its bound (max |x|) from the same read.
+ * tensor scanned for NaN gets its bound (max |x|) from the same read, kept
+ * for the other convs that read it in the same execution (a graph input
+ * read as one conv's input and another's residual sum is scanned once).
  *
  * State: the cache (struct cpu_conv_cache) is owned by the CPU backend
  * context (cpu_backend.c, released by close() through cpu_conv_cache_free).
@@ -88,6 +109,7 @@ typedef struct variant {
     dnnl_memory_t m_src, m_dst, m_w, m_b, m_pad;
     void *src_buf, *dst_buf, *w_buf, *pad_buf; /* owned */
     int w_ready;
+    int cp_src, cp_sum; /* 1 + the blocked copy (conv_layout.h) it reads as input 0 / as the sum; 0: none */
 } variant;
 
 /* conv.c's loops on a node whose input 0, input 3 or output is blocked: the
@@ -121,9 +143,14 @@ struct cpu_conv_cache {
     const ft_graph *g;
     uint64_t run_id;
     layouts lay;
+    /* Executions of the graph in this run id: the first conv node to get
+     * here (first_conv, an index into g->nodes; -1 until one did) starts
+     * each one. */
+    unsigned epoch;
+    int first_conv;
     /* Per tensor, for the NaN rule (see the top): the bound on |x| its
-     * producing conv proved in the latest run (< 0: none). */
-    double *bound;
+     * producing conv proved, or a read found, in execution `at` (v < 0: none). */
+    struct bound { double v; unsigned at; } *bound;
     entry *e;
     int n, cap;
 };
@@ -183,6 +210,7 @@ static void cache_reset(struct cpu_conv_cache *c, const ft_kctx *k)
     forget(c);
     c->g = k->g;
     c->run_id = k->run_id;
+    c->epoch = 0, c->first_conv = -1;
 }
 
 void cpu_conv_cache_free(struct cpu_conv_cache *c)
@@ -312,6 +340,14 @@ static int build(struct cpu_conv_cache *c, const ft_node *n, const ft_view *in, 
     CPU_DNNL_TRY(conv_make_pd(c->eng, n, &in[0].shape, &in[1].shape, &out[0].shape, has_b, has_sum, which == V_BLOCKED, &d, &pd));
     const dnnl_memory_desc_t *lx = conv_layout_of(&c->lay, n->in[0]), *ly = conv_layout_of(&c->lay, n->out[0]);
     const dnnl_memory_desc_t *lsum = has_sum ? conv_layout_of(&c->lay, n->in[3]) : NULL;
+    /* the blocked form reads the blocked copy of a plain input where there
+     * is one; the plain form reads the plain tensor */
+    int cps = which == V_BLOCKED ? conv_copy_read(&c->lay, c->g, n, 0) : -1;
+    int cpm = which == V_BLOCKED && has_sum ? conv_copy_read(&c->lay, c->g, n, 3) : -1;
+    if (cps >= 0)
+        lx = &c->lay.copy[cps].md;
+    if (cpm >= 0)
+        lsum = &c->lay.copy[cpm].md;
     const dnnl_memory_desc_t *ux = lx ? lx : &d.x, *uy = ly ? ly : &d.y, *usum = lsum ? lsum : &d.y;
     const dnnl_memory_desc_t *cx = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
     const dnnl_memory_desc_t *cy = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
@@ -349,6 +385,7 @@ static int build(struct cpu_conv_cache *c, const ft_node *n, const ft_view *in, 
     if (padsz)
         CPU_DNNL_TRY(dnnl_memory_create(&v->m_pad, cpad, c->eng, v->pad_buf));
     dnnl_primitive_desc_destroy(pd);
+    v->cp_src = cps + 1, v->cp_sum = cpm + 1;
     v->ok = 1;
     return 0;
 fail:
@@ -392,18 +429,36 @@ static dnnl_status_t run_reorder(struct cpu_conv_cache *c, dnnl_primitive_t r, d
     return dnnl_primitive_execute(r, c->strm, 2, a);
 }
 
+/* *p = copy i of the layouts, made from the plain tensor `plain` unless it
+ * was in this execution of the graph (conv_layout.h, conv_copy). */
+static dnnl_status_t fresh_copy(struct cpu_conv_cache *c, int i, const ft_view *plain, void **p)
+{
+    conv_copy *cp = &c->lay.copy[i];
+    dnnl_status_t s = dnnl_success;
+    if (cp->made != c->epoch && !(s = conv_copy_make(cp, c->eng, c->strm, &plain->shape, plain->data)))
+        cp->made = c->epoch;
+    *p = cp->buf;
+    return s;
+}
+
 /* One run of variant v on the node's tensors. */
 static ft_status run_variant(ft_kctx *k, struct cpu_conv_cache *c, entry *e, variant *v, const ft_node *n,
                              const ft_view *in, ft_view *out)
 {
     dnnl_status_t s;
-    const char *what = "setting a buffer";
+    const char *what = "making a blocked copy";
     int has_b = n->n_in > 2 && in[2].data, has_sum = n->n_in > 3 && in[3].data;
-    if ((s = dnnl_memory_set_data_handle(v->u_src, in[0].data)) || (s = dnnl_memory_set_data_handle(v->u_dst, out[0].data)) ||
+    void *x = in[0].data, *sum = has_sum ? in[3].data : NULL;
+    if (v->cp_src && (s = fresh_copy(c, v->cp_src - 1, &in[0], &x)))
+        goto fail;
+    if (has_sum && v->cp_sum && (s = fresh_copy(c, v->cp_sum - 1, &in[3], &sum)))
+        goto fail;
+    what = "setting a buffer";
+    if ((s = dnnl_memory_set_data_handle(v->u_src, x)) || (s = dnnl_memory_set_data_handle(v->u_dst, out[0].data)) ||
         (s = dnnl_memory_set_data_handle(v->u_w, in[1].data)) ||
-        (has_sum && (s = dnnl_memory_set_data_handle(v->u_sum, in[3].data))) ||
+        (has_sum && (s = dnnl_memory_set_data_handle(v->u_sum, sum))) ||
         (has_b && (s = dnnl_memory_set_data_handle(v->m_b, in[2].data))) ||
-        (!v->r_src && (s = dnnl_memory_set_data_handle(v->m_src, in[0].data))) ||
+        (!v->r_src && (s = dnnl_memory_set_data_handle(v->m_src, x))) ||
         (!v->r_dst && (s = dnnl_memory_set_data_handle(v->m_dst, out[0].data))) ||
         (!v->r_w && (s = dnnl_memory_set_data_handle(v->m_w, in[1].data))))
         goto fail;
@@ -420,7 +475,7 @@ static ft_status run_variant(ft_kctx *k, struct cpu_conv_cache *c, entry *e, var
             if ((s = run_reorder(c, v->r_sum, v->u_sum, v->m_dst)))
                 goto fail;
         } else { /* the sum already in the conv's dst layout */
-            memcpy(v->r_dst ? v->dst_buf : out[0].data, in[3].data, (size_t)ft_numel(&out[0].shape) * sizeof(float));
+            memcpy(v->r_dst ? v->dst_buf : out[0].data, sum, (size_t)ft_numel(&out[0].shape) * sizeof(float));
         }
     }
     what = "the convolution";
@@ -573,14 +628,30 @@ static void weight_bounds(entry *e, const ft_node *n, const ft_view *in, int thr
     e->b_max = n->n_in > 2 && in[2].data ? abs_max(in[2].data, ft_numel(&in[2].shape), threads) : 0;
 }
 
-/* The bound on |x| of input slot i (0 or 3): its producer's, else one read. */
+/* The bound on |x| of tensor t known in this execution of the graph, or -1. */
+static double known_bound(const struct cpu_conv_cache *c, int t)
+{
+    return c->bound && c->bound[t].at == c->epoch ? c->bound[t].v : -1;
+}
+
+static void set_bound(struct cpu_conv_cache *c, int t, double v)
+{
+    if (c->bound)
+        c->bound[t] = (struct bound){v, c->epoch};
+}
+
+/* The bound on |x| of input slot i (0 or 3): its producer's, else one read
+ * (kept for the other convs that read it in this execution). */
 static double input_bound(struct cpu_conv_cache *c, const ft_kctx *k, const ft_node *n, const ft_view *in, int i)
 {
     if (n->n_in <= i || !in[i].data)
         return 0;
-    if (c->bound && c->bound[n->in[i]] >= 0)
-        return c->bound[n->in[i]];
-    return abs_max(in[i].data, ft_numel(&in[i].shape), k->threads);
+    double b = known_bound(c, n->in[i]);
+    if (b >= 0)
+        return b;
+    b = abs_max(in[i].data, ft_numel(&in[i].shape), k->threads);
+    set_bound(c, n->in[i], b);
+    return b;
 }
 
 /* The NaN rule (see the top): 1 when the node has a relu or clip activation
@@ -591,9 +662,8 @@ static int nan_unsafe(struct cpu_conv_cache *c, const ft_kctx *k, entry *e, cons
     const ft_conv_params *p = &n->params.conv;
     int checks = p->act == FT_CONV_ACT_RELU || p->act == FT_CONV_ACT_CLIP;
     int t = n->out[0], has_sum = n->n_in > 3 && in[3].data;
-    int known = c->bound && c->bound[n->in[0]] >= 0 && (!has_sum || c->bound[n->in[3]] >= 0);
-    if (c->bound)
-        c->bound[t] = -1;
+    int known = known_bound(c, n->in[0]) >= 0 && (!has_sum || known_bound(c, n->in[3]) >= 0);
+    set_bound(c, t, -1);
     if (!checks && !known) /* nothing to check, nothing to pass on without a read */
         return 0;
     if (!e->w_known || !e->w_const) {
@@ -605,8 +675,8 @@ static int nan_unsafe(struct cpu_conv_cache *c, const ft_kctx *k, entry *e, cons
     if (p->act == FT_CONV_ACT_CLIP && y > fmax(fabs(p->act_lo), fabs(p->act_hi)))
         y = fmax(fabs(p->act_lo), fabs(p->act_hi));
     int finite = isfinite(e->w_l1) && isfinite(e->b_max) && isfinite(x) && isfinite(sum);
-    if (c->bound && finite && y * 1.01 < FLT_MAX)
-        c->bound[t] = y;
+    if (finite && y * 1.01 < FLT_MAX)
+        set_bound(c, t, y);
     return checks && !finite;
 }
 
@@ -627,9 +697,14 @@ static void log_pick(const struct cpu_conv_cache *c, const ft_node *n, int pick,
                 len += snprintf(t + len, sizeof t - (size_t)len, "%s%s %.3f ms", len ? ", " : "", form[i], times[i] * 1e3);
     }
     int sum = n->n_in > 3 && n->in[3] >= 0;
+    const layouts *l = &c->lay;
     fprintf(stderr, "ftrun: conv '%s': %s (%s); input %s%s, output %s\n", n->name, form[pick], t,
-            conv_layout_of(&c->lay, n->in[0]) ? "blocked" : "plain", !sum ? "" : conv_layout_of(&c->lay, n->in[3]) ? ", sum blocked" : ", sum plain",
-            conv_layout_of(&c->lay, n->out[0]) ? "blocked" : "plain");
+            conv_layout_of(l, n->in[0]) ? "blocked" : conv_copy_read(l, c->g, n, 0) >= 0 ? "blocked (copy)" : "plain",
+            !sum                               ? ""
+            : conv_layout_of(l, n->in[3])      ? ", sum blocked"
+            : conv_copy_read(l, c->g, n, 3) >= 0 ? ", sum blocked (copy)"
+                                               : ", sum plain",
+            conv_layout_of(l, n->out[0]) ? "blocked" : "plain");
 }
 
 static entry *lookup(ft_kctx *k, struct cpu_conv_cache *c, const ft_node *n, const ft_view *in)
@@ -687,9 +762,15 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
         *st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory deciding the tensor layouts");
         return 1;
     }
+    /* a new execution of the graph: the copies and the bounds read in the
+     * previous one are stale */
+    if (c->first_conv < 0)
+        c->first_conv = (int)(n - k->g->nodes);
+    if (c->first_conv == n - k->g->nodes)
+        c->epoch++;
     if (!c->bound && (c->bound = malloc(sizeof *c->bound * (size_t)k->g->n_tensors)))
         for (int i = 0; i < k->g->n_tensors; i++)
-            c->bound[i] = -1;
+            c->bound[i] = (struct bound){-1, 0};
     entry *e = lookup(k, c, n, in);
     if (!e) { /* an error, as above: conv.c's loops would round otherwise */
         *st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the convolution's state");

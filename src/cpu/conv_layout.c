@@ -5,7 +5,9 @@
  * once per run id, from the graph and the layouts oneDNN's conv primitives
  * prefer (conv_make_pd); declarations in conv_layout.h. */
 #include "conv_layout.h"
+#include "dnnl_util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,8 +29,24 @@ dnnl_status_t conv_plain_md(const ft_shape *sh, dnnl_memory_desc_t *md)
     return activation_md(sh, tag, md);
 }
 
+static void copy_free(conv_copy *cp)
+{
+    if (cp->r)
+        dnnl_primitive_destroy(cp->r);
+    if (cp->from)
+        dnnl_memory_destroy(cp->from);
+    if (cp->to)
+        dnnl_memory_destroy(cp->to);
+    free(cp->buf);
+    cp->r = NULL, cp->from = cp->to = NULL, cp->buf = NULL, cp->made = 0;
+}
+
 void conv_layouts_free(layouts *l)
 {
+    for (int i = 0; i < l->n_copy; i++)
+        copy_free(&l->copy[i]);
+    free(l->copy);
+    free(l->cin);
     free(l->idx);
     free(l->md);
     memset(l, 0, sizeof *l);
@@ -111,10 +129,145 @@ static int blocked_reader(const ft_graph *g, const ft_node *rn, int i, int t, co
     const ft_shape *sh = &g->tensors[t].shape;
     if (rn->op == FT_OP_GLOBAL_AVERAGE_POOL || rn->op == FT_OP_GLOBAL_MAX_POOL)
         return i == 0 && g->tensors[rn->out[0]].dtype == FT_F32 && conv_channel_kind(want, sh) >= 0;
-    /* a mul or a max pool writes its result in its operand's kind of layout */
+    /* a mul or a max pool writes its result in its operand's kind of layout;
+     * a max pool also writes a plain result (one that stays plain) */
     int o = rn->out[0];
-    return layout_operand(g, rn) == i && conv_channel_kind(want, sh) >= 0 && cand[o] && lay[o] >= 0 &&
-           conv_channel_kind(&dst[lay[o]], &g->tensors[o].shape) == conv_channel_kind(want, sh);
+    if (layout_operand(g, rn) != i || conv_channel_kind(want, sh) < 0)
+        return 0;
+    if (!cand[o] || lay[o] < 0)
+        return rn->op == FT_OP_MAX_POOL;
+    return conv_channel_kind(&dst[lay[o]], &g->tensors[o].shape) == conv_channel_kind(want, sh);
+}
+
+/* The layout conv node ni (slot[ni] >= 0) wants for its input 0 (j 0) or,
+ * as its dst, for its sum (j 1). */
+static const dnnl_memory_desc_t *wanted(const int *slot, const dnnl_memory_desc_t *src, const dnnl_memory_desc_t *dst,
+                                        int ni, int j)
+{
+    return j ? &dst[slot[ni]] : &src[slot[ni]];
+}
+
+/* Whether tensor t, plain in this run, may have a blocked copy in layout md:
+ * f32, a layout other than the plain one, exactly the tensor's bytes. */
+static int copy_fits(const ft_graph *g, int t, const dnnl_memory_desc_t *md)
+{
+    const ft_tensor *tt = &g->tensors[t];
+    dnnl_memory_desc_t plain;
+    return tt->dtype == FT_F32 && !conv_plain_md(&tt->shape, &plain) && !dnnl_memory_desc_equal(md, &plain) &&
+           dnnl_memory_desc_get_size(md) == ft_tensor_bytes(tt);
+}
+
+/* The blocked copies (conv_layout.h, conv_copy): each tensor that stays
+ * plain (l->idx -1) and that two or more conv nodes read as input 0 or as
+ * the sum in the layout its first conv reader in g->order wants for it;
+ * those convs read the copy there (l->cin). 1 when out of memory. */
+static int find_copies(layouts *l, const ft_graph *g, const int *slot, const dnnl_memory_desc_t *src,
+                       const dnnl_memory_desc_t *dst)
+{
+    /* first[t]: 2 * node + j of t's first conv reader (j 1: the sum), or -1; cnt[t]: its readers in that layout */
+    size_t nt = g->n_tensors > 0 ? (size_t)g->n_tensors : 1;
+    int *first = malloc(sizeof *first * nt), *cnt = calloc(nt, sizeof *cnt);
+    int rc = 1, nc = 0;
+    if (!first || !cnt)
+        goto out;
+    for (int t = 0; t < g->n_tensors; t++)
+        first[t] = -1;
+    for (int k2 = 0; k2 < g->n_nodes; k2++) {
+        int ni = g->order[k2];
+        const ft_node *n = &g->nodes[ni];
+        int last = -1; /* a node that reads t twice counts once */
+        for (int j = 0; j < 2 && slot[ni] >= 0; j++) {
+            int i = j ? 3 : 0, t = i < n->n_in ? n->in[i] : -1;
+            if (t < 0 || l->idx[t] >= 0 || t == last || !copy_fits(g, t, wanted(slot, src, dst, ni, j)))
+                continue;
+            last = t;
+            if (first[t] < 0)
+                first[t] = 2 * ni + j, cnt[t] = 1;
+            else if (dnnl_memory_desc_equal(wanted(slot, src, dst, ni, j), wanted(slot, src, dst, first[t] / 2, first[t] % 2)))
+                cnt[t]++;
+        }
+    }
+    for (int t = 0; t < g->n_tensors; t++)
+        nc += cnt[t] >= 2;
+    rc = 0;
+    if (!nc)
+        goto out;
+    rc = 1;
+    if (!(l->copy = calloc((size_t)nc, sizeof *l->copy)) || !(l->cin = malloc(sizeof *l->cin * 2 * (size_t)g->n_nodes)))
+        goto out;
+    for (int t = 0; t < g->n_tensors; t++) {
+        if (cnt[t] < 2) {
+            cnt[t] = -1;
+            continue;
+        }
+        conv_copy *cp = &l->copy[l->n_copy];
+        cp->t = t, cp->first = first[t] / 2, cp->readers = cnt[t];
+        cp->md = *wanted(slot, src, dst, first[t] / 2, first[t] % 2);
+        cnt[t] = l->n_copy++;
+    }
+    for (int ni = 0; ni < g->n_nodes; ni++) {
+        const ft_node *n = &g->nodes[ni];
+        for (int j = 0; j < 2; j++) {
+            int i = j ? 3 : 0, t = slot[ni] >= 0 && i < n->n_in ? n->in[i] : -1;
+            l->cin[2 * ni + j] = t >= 0 && cnt[t] >= 0 &&
+                                 dnnl_memory_desc_equal(wanted(slot, src, dst, ni, j), &l->copy[cnt[t]].md) ? cnt[t] : -1;
+        }
+    }
+    rc = 0;
+out:
+    free(first);
+    free(cnt);
+    return rc;
+}
+
+/* FTRUN_CONV_LOG: the copies, and the nodes other than convs that read a
+ * blocked tensor (blocked.c), on stderr. */
+static void log_layouts(const layouts *l, const ft_graph *g)
+{
+    for (int i = 0; i < l->n_copy; i++)
+        fprintf(stderr, "ftrun: tensor '%s': blocked (copy) for %d convs, made once a run of the graph\n",
+                g->tensors[l->copy[i].t].name, l->copy[i].readers);
+    for (int k2 = 0; k2 < g->n_nodes; k2++) {
+        const ft_node *n = &g->nodes[g->order[k2]];
+        if (n->op == FT_OP_CONV)
+            continue;
+        for (int i = 0; i < n->n_in; i++)
+            if (conv_layout_of(l, n->in[i])) {
+                fprintf(stderr, "ftrun: %s '%s': input blocked, output %s\n", ft_op_name(n->op), n->name,
+                        conv_layout_of(l, n->out[0]) ? "blocked" : "plain");
+                break;
+            }
+    }
+}
+
+dnnl_status_t conv_copy_make(conv_copy *cp, dnnl_engine_t eng, dnnl_stream_t strm, const ft_shape *sh, const void *plain)
+{
+    dnnl_status_t s = dnnl_success;
+    if (!cp->r) {
+        dnnl_memory_desc_t pmd;
+        dnnl_primitive_desc_t pd = NULL;
+        CPU_DNNL_TRY(conv_plain_md(sh, &pmd));
+        s = dnnl_out_of_memory;
+        if (!(cp->buf = cpu_md_alloc(&cp->md)))
+            goto fail;
+        CPU_DNNL_TRY(dnnl_reorder_primitive_desc_create(&pd, &pmd, eng, &cp->md, eng, NULL));
+        s = dnnl_primitive_create(&cp->r, pd);
+        dnnl_primitive_desc_destroy(pd);
+        if (s != dnnl_success) {
+            cp->r = NULL;
+            goto fail;
+        }
+        CPU_DNNL_TRY(dnnl_memory_create(&cp->from, &pmd, eng, DNNL_MEMORY_NONE));
+        CPU_DNNL_TRY(dnnl_memory_create(&cp->to, &cp->md, eng, cp->buf));
+    }
+    CPU_DNNL_TRY(dnnl_memory_set_data_handle(cp->from, (void *)plain));
+    dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, cp->from}, {DNNL_ARG_TO, cp->to}};
+    CPU_DNNL_TRY(dnnl_primitive_execute(cp->r, strm, 2, a));
+    CPU_DNNL_TRY(dnnl_stream_wait(strm));
+    return dnnl_success;
+fail:
+    copy_free(cp);
+    return s;
 }
 
 /* Decides which tensors of k->g stay blocked in this run ("Blocked chains" in conv_dnnl.c). A
@@ -125,9 +278,13 @@ static int blocked_reader(const ft_graph *g, const ft_node *rn, int i, int t, co
  * exactly its own bytes (channels a multiple of the block), and every reader
  * takes that layout: a conv that prefers it for its input 0 or (as the dst)
  * for its residual sum, input 3; a global pool (channel-blocked layouts;
- * blocked.c); a mul or max pool whose output stays blocked too. Without
- * private layouts, or with FTRUN_CONV_IMPL native or plain: no tensor; short
- * of memory: l->oom. */
+ * blocked.c); a mul or max pool whose output stays blocked too, or a max
+ * pool whose output stays plain (blocked.c writes it plain). Then a tensor
+ * that stays plain and that two convs or more read in the same blocked
+ * layout (and of exactly its bytes) gets a blocked copy (find_copies). Without
+ * private layouts, or with FTRUN_CONV_IMPL native or plain: no tensor and no
+ * copy; short of memory: l->oom. FTRUN_CONV_LOG: a line per copy and per
+ * pool or mul that reads a blocked tensor (log_layouts). */
 void conv_layouts_build(layouts *l, dnnl_engine_t eng, const ft_kctx *k, int enabled)
 {
     const ft_graph *g = k->g;
@@ -218,7 +375,14 @@ void conv_layouts_build(layouts *l, dnnl_engine_t eng, const ft_kctx *k, int ena
     for (int t = 0; t < g->n_tensors; t++)
         if (!cand[t])
             l->idx[t] = -1;
+    if (find_copies(l, g, slot, src, dst)) {
+        conv_layouts_free(l);
+        l->built = l->oom = 1;
+        goto out;
+    }
     l->md = dst, dst = NULL;
+    if (getenv("FTRUN_CONV_LOG"))
+        log_layouts(l, g);
 out:
     free(slot);
     free(src);

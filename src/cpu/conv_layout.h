@@ -8,13 +8,38 @@
 
 #include <oneapi/dnnl/dnnl.h>
 
+/* A blocked copy of a tensor that stays plain in the run (a graph input, a
+ * constant, a graph output, a tensor another op reads) for the convs that
+ * read it in one blocked layout, as input 0 or as the residual sum: the
+ * blocked form of each such conv reads the copy instead of reordering the
+ * tensor itself. The copy lives here, not in the memory plan. On every
+ * execution of the graph (the tensor's values may have changed since the
+ * last) the first blocked form to read it, in execution order (g->order),
+ * makes it from the plain tensor (conv_copy_make; that is its first reader
+ * where that reader runs its blocked form), and the others read it: once per
+ * execution, never one made in an earlier execution. */
+typedef struct conv_copy {
+    int t;                  /* the tensor */
+    int first;              /* its first conv reader in g->order (an index into g->nodes) */
+    int readers;            /* the conv nodes that read it */
+    unsigned made;          /* the execution it was made in (conv_dnnl.c's epoch; 0: never) */
+    dnnl_memory_desc_t md;  /* its layout */
+    void *buf;              /* owned; allocated when first made */
+    dnnl_primitive_t r;     /* plain -> md */
+    dnnl_memory_t from, to;
+} conv_copy;
+
 /* The layout each tensor holds during a run: blocked (md[idx[t]]) or the
- * graph's own (idx[t] < 0). Decided once per run id (conv_dnnl.c). */
+ * graph's own (idx[t] < 0), and the blocked copies of plain tensors.
+ * Decided once per run id (conv_dnnl.c). */
 typedef struct layouts {
     int built;
     int oom;                 /* deciding them ran out of memory: an error (see conv_layouts_build) */
     int *idx;                /* per tensor, or NULL: every tensor plain */
     dnnl_memory_desc_t *md;  /* the blocked layouts */
+    conv_copy *copy;         /* n_copy copies */
+    int n_copy;
+    int *cin;                /* per node, 2 slots (input 0, input 3): the copy it reads there, or -1; NULL: none */
 } layouts;
 
 /* The graph's layouts of a conv's tensors. */
@@ -44,11 +69,22 @@ int conv_channel_kind(const dnnl_memory_desc_t *md, const ft_shape *sh);
 void conv_layouts_build(layouts *l, dnnl_engine_t eng, const ft_kctx *k, int enabled);
 void conv_layouts_free(layouts *l);
 
+/* Makes copy cp from the plain tensor at `plain` of shape sh (allocating it
+ * and its reorder the first time), on stream strm. */
+dnnl_status_t conv_copy_make(conv_copy *cp, dnnl_engine_t eng, dnnl_stream_t strm, const ft_shape *sh, const void *plain);
+
 /* The blocked layout tensor t holds in this run, or NULL (the graph's own;
  * also for t < 0, an omitted input). */
 static inline const dnnl_memory_desc_t *conv_layout_of(const layouts *l, int t)
 {
     return t >= 0 && l->idx && l->idx[t] >= 0 ? &l->md[l->idx[t]] : NULL;
+}
+
+/* The copy (an index into l->copy) node n of graph g reads as input `slot`
+ * (0 or 3), or -1. */
+static inline int conv_copy_read(const layouts *l, const ft_graph *g, const ft_node *n, int slot)
+{
+    return l->cin && (slot == 0 || slot == 3) ? l->cin[2 * (n - g->nodes) + (slot == 3)] : -1;
 }
 
 #endif

@@ -41,6 +41,15 @@ log() {
     FTRUN_CONV_LOG=1 "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o --threads 1 -w 1 -n 1 "$@" 2>&1 | grep "^ftrun: conv '"
 }
 
+# layouts KIND [ARGS]: as log, with the lines of the blocked copies and of the
+# other nodes that read a blocked tensor.
+layouts() {
+    local k=$1
+    shift
+    FTRUN_CONV_LOG=1 "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o --threads 1 -w 1 -n 1 "$@" 2>&1 |
+        grep "^ftrun: \(conv\|tensor\|max_pool\|global_average_pool\|global_max_pool\|mul\) '"
+}
+
 # oneDNN has blocked f32 convolutions on x86-64 with AVX2 or more.
 simd() {
     grep -qw avx2 /proc/cpuinfo
@@ -59,10 +68,11 @@ simd() {
     run log mbv2
     echo "$output"
     [ "${#lines[@]}" -eq 4 ]
-    [[ "${lines[0]}" =~ "input plain, output blocked" ]]
+    # the graph's input x stays plain; the first conv and the 1x1 conv that
+    # adds it (the residual add fused) read one blocked copy of it
+    [[ "${lines[0]}" =~ "input blocked (copy), output blocked" ]]
     [[ "${lines[1]}" =~ "input blocked, output blocked" ]]
-    # the residual add fused into the 1x1 conv: its sum is the graph's input x
-    [[ "${lines[2]}" =~ "input blocked, sum plain, output blocked" ]]
+    [[ "${lines[2]}" =~ "input blocked, sum blocked (copy), output blocked" ]]
     [[ "${lines[3]}" =~ "input blocked, output plain" ]]
     # each line names the candidates' times and the pick
     [[ "${lines[1]}" =~ ^ftrun:\ conv\ \'Clip_[0-9]+\':\ (plain|blocked|native)\ \(.*blocked\ [0-9.]+\ ms.*native\ [0-9.]+\ ms\) ]]
@@ -179,4 +189,96 @@ for i, o in enumerate(["y", "z"]):
     gen se
     run env ONEDNN_MAX_CPU_ISA=AVX2 ONEDNN_VERBOSE=1 FTRUN_CONV_IMPL=blocked "$FTRUN" "$T/se.onnx" -i x=x.npy -o o -n 1 -q
     [[ "$output" =~ src_f32::blocked:aBcd8b ]]
+}
+
+@test "conv chain: a graph input read by two convs (input and residual sum) has one blocked copy, made on every run" {
+    simd || skip "no AVX2: oneDNN keeps the plain layout"
+    gen res
+    run layouts res
+    echo "$output"
+    [ "${#lines[@]}" -eq 4 ]
+    [[ "${lines[0]}" == "ftrun: tensor 'x': blocked (copy) for 2 convs, made once a run of the graph" ]]
+    # the pool reads the second conv's blocked output and writes the graph's output plain
+    [[ "${lines[1]}" =~ ^ftrun:\ max_pool\ \'.*\':\ input\ blocked,\ output\ plain$ ]]
+    [[ "${lines[2]}" =~ "input blocked (copy), output blocked" ]]
+    [[ "${lines[3]}" =~ "input blocked, sum blocked (copy), output blocked" ]]
+    # oneDNN's own log: x (2x32x12x12, plain abcd) is reordered once a run,
+    # on each of the 3 runs; nothing of that shape goes back to plain
+    run env ONEDNN_VERBOSE=1 FTRUN_CONV_IMPL=blocked "$FTRUN" "$T/res.onnx" -i x=x.npy -o o --threads 1 -w 0 -n 3 -q
+    [ "$status" -eq 0 ]
+    [ "$(grep -c '^onednn_verbose,exec,cpu,reorder.*src_f32::blocked:abcd:.*,2x32x12x12,' <<< "$output")" -eq 3 ]
+    [ "$(grep -c '^onednn_verbose,exec,cpu,reorder.*dst_f32::blocked:abcd:.*,2x32x12x12,' <<< "$output")" -eq 0 ]
+    # the values, in every form, and after several runs in one process
+    check_all res
+    check_all res -w 2 -n 5
+    gen res --nan
+    check_all res
+}
+
+@test "conv chain: a conv read only by a max pool whose result is the graph's output writes blocked; the pool writes plain" {
+    gen pool_out
+    check_all pool_out
+    check_all pool_out -w 1 -n 4
+    gen pool_out --nan
+    py 'y = np.load("want/y.npy"); assert np.isnan(y).any() and np.isfinite(y).any()'
+    check_all pool_out
+    simd || skip "no AVX2: oneDNN keeps the plain layout"
+    gen pool_out
+    run layouts pool_out
+    echo "$output"
+    [ "${#lines[@]}" -eq 3 ]
+    [[ "${lines[0]}" =~ ^ftrun:\ max_pool\ \'.*\':\ input\ blocked,\ output\ plain$ ]]
+    [[ "${lines[1]}" =~ "input plain, output blocked" ]]
+    [[ "${lines[2]}" =~ "input blocked, output blocked" ]]
+    for isa in AVX2 SSE41; do
+        ONEDNN_MAX_CPU_ISA=$isa check_all pool_out
+        gen res
+        ONEDNN_MAX_CPU_ISA=$isa check_all res
+        gen pool_out
+    done
+}
+
+@test "conv chain: no copy and no blocked pool under --check-nodes or FTRUN_CONV_IMPL plain or native" {
+    for k in res pool_out; do
+        gen $k
+        # the picks are made on the run that keeps every tensor (the single
+        # run of the reference --check makes none)
+        run log $k --check-nodes --check=cpu --expect want --rtol 1e-4 --atol 1e-4
+        echo "$output"
+        [ "${#lines[@]}" -eq 2 ]
+        [ "$(grep -c "^ftrun: conv '.*; input plain, \(sum plain, \)\?output plain$" <<< "$output")" -eq 2 ]
+        for impl in plain native; do
+            FTRUN_CONV_IMPL=$impl run layouts $k
+            echo "$output"
+            [ "${#lines[@]}" -eq 2 ]
+            [ "$(grep -c 'blocked' <<< "$output")" -eq 0 ]
+            [[ "${lines[0]}" =~ "$impl (forced by FTRUN_CONV_IMPL); input plain" ]]
+        done
+        "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o -q --check-nodes --check=cpu --expect want --rtol 1e-4 --atol 1e-4
+    done
+    # ftrun test: one process, one backend, the same graph with other inputs
+    # (a copy or a bound from one graph's run must not serve the next)
+    gen res
+    for c in a b; do
+        mkdir -p case_$c/test_data_set_0
+        cp "$T/res.onnx" case_$c/model.onnx
+    done
+    py 'from onnx import numpy_helper as nh
+x = np.load("x.npy")
+for c, xx in (("a", x), ("b", -0.5 * x[::-1].copy())):
+    open("case_%s/test_data_set_0/input_0.pb" % c, "wb").write(nh.from_array(xx, "x").SerializeToString())'
+    py 'from onnx import numpy_helper as nh
+import onnx, torch, torch.nn.functional as F
+m = onnx.load("res.onnx")
+W = {i.name: torch.from_numpy(nh.to_array(i).astype(np.float64)) for i in m.graph.initializer}
+for c in "ab":
+    t = onnx.TensorProto(); t.ParseFromString(open("case_%s/test_data_set_0/input_0.pb" % c, "rb").read())
+    x = torch.from_numpy(nh.to_array(t).astype(np.float64))
+    a = torch.relu(F.conv2d(x, W["w1"], W["b1"], padding=1))
+    y = F.max_pool2d(torch.relu(F.conv2d(a, W["w2"], W["b2"], padding=1) + x), 2, 2)
+    open("case_%s/test_data_set_0/output_0.pb" % c, "wb").write(nh.from_array(y.numpy().astype(np.float32), "y").SerializeToString())'
+    run "$FTRUN" test -d cpu -j 1 --rtol 1e-4 --atol 1e-4 case_a case_b case_a case_b
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" =~ "4 passed, 0 failed" ]]
 }

@@ -20,6 +20,10 @@ Kinds (channel counts multiples of 16 unless said; all f32, opset 13):
   grouped strides, dilations and groups of 2 between plain convs
   overflow a finite input whose products pass FLT_MAX: inf, then NaN (inf - inf)
           through a relu conv
+  res     conv3x3+relu, conv3x3, residual add of the graph's input x, relu,
+          max pool 2x2 (the graph's output): x is read by two convs
+  pool_out conv3x3+relu, conv1x1 (48 channels), max pool 3x3/2 with padding
+          (the graph's output)
 """
 import os
 import sys
@@ -171,6 +175,23 @@ elif kind == "overflow":  # finite input, a product past FLT_MAX: inf, then inf 
         with np.errstate(over="ignore"):
             c1 = torch.from_numpy(F.conv2d(x, torch.from_numpy(w1.astype(np.float64))).numpy().astype(np.float32))
         return fb(c1.double())
+elif kind == "res":
+    shape = (2, 32, 12, 12)
+    a, fa = conv("x", 32, 32, 3, "relu")
+    b, fb = conv(a, 32, 32, 3)
+    nodes += [h.make_node("Add", [b, "x"], ["r"]), h.make_node("Relu", ["r"], ["rr"]),
+              h.make_node("MaxPool", ["rr"], ["y"], kernel_shape=[2, 2], strides=[2, 2])]
+
+    def oracle(x):
+        return F.max_pool2d(torch.relu(fb(fa(x)) + x), 2, 2)
+elif kind == "pool_out":
+    shape = (1, 24, 15, 15)
+    a, fa = conv("x", 24, 48, 3, "relu")
+    b, fb = conv(a, 48, 48, 1)
+    nodes.append(h.make_node("MaxPool", [b], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]))
+
+    def oracle(x):
+        return F.max_pool2d(fb(fa(x)), 3, 2, 1)
 else:
     sys.exit("conv_chain.py: unknown kind " + kind)
 
