@@ -1,38 +1,33 @@
 /* The graph optimizer (optimize.h): batch_norm folded into the conv before
- * it (bn_fold), fusions of expanded forms into the ops
- * ftrun has (silu, gelu, layer_norm), of residual adds (conv_add) and
- * activations (conv_act) into the conv before them, of bias adds and
- * activations into the matmul or gemm before them (matmul_epi), removal
- * of dead nodes, and the
- * compaction that drops the nodes and tensors a pass left unused.
+ * it (bn_fold), fusions of residual adds (conv_add) and activations
+ * (conv_act) into the conv before them, of bias adds and activations into
+ * the matmul or gemm before them (matmul_epi), transposes folded into
+ * constants and gemm flags, removal of dead nodes, and the compaction that
+ * drops the nodes and tensors a pass left unused; the passes that recognise
+ * expanded forms (silu, gelu, layer_norm, rms_norm, softmax, log_softmax,
+ * attention) are in optimize_forms.c. The helpers both files use are
+ * declared in optimize_int.h.
  *
  * The passes keep t->n_readers and t->producer up to date as they rewrite, so
  * a later pass sees the graph as it is; node order (g->order) is the one of
  * the last validation, which stays topological for what survives (a fused
  * node reads only tensors its pattern already read). */
 #include "optimize.h"
+#include "optimize_int.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct opt {
-    ft_graph *g;
-    char *dead; /* per node */
-    ft_error *err;
-} opt;
+ft_status opt_oom(opt *o) { return ft_err(o->err, FT_ERUNTIME, "%s: out of memory optimizing the graph", o->g->file); }
 
-static ft_status oom(opt *o) { return ft_err(o->err, FT_ERUNTIME, "%s: out of memory optimizing the graph", o->g->file); }
-
-/* An intermediate: exactly one reading slot, no graph output. */
-static int private_t(const opt *o, int t)
+int opt_private(const opt *o, int t)
 {
     return t >= 0 && o->g->tensors[t].n_readers == 1 && !(o->g->tensors[t].flags & FT_TF_OUTPUT);
 }
 
-/* Live node producing t with op `op`, or -1. */
-static int prod(const opt *o, int t, ft_op op)
+int opt_prod(const opt *o, int t, ft_op op)
 {
     if (t < 0)
         return -1;
@@ -40,10 +35,9 @@ static int prod(const opt *o, int t, ft_op op)
     return p >= 0 && !o->dead[p] && o->g->nodes[p].op == op ? p : -1;
 }
 
-/* The one live node reading private tensor t, when its op is `op`; or -1. */
-static int reader(const opt *o, int t, ft_op op)
+int opt_reader(const opt *o, int t, ft_op op)
 {
-    if (!private_t(o, t))
+    if (!opt_private(o, t))
         return -1;
     for (int k = 0; k < o->g->n_nodes; k++) {
         const ft_node *n = &o->g->nodes[k];
@@ -56,17 +50,27 @@ static int reader(const opt *o, int t, ft_op op)
     return -1;
 }
 
-/* A constant: a value of the file, no input, no producer. */
-static int is_const(const opt *o, int t)
+int opt_readers(const opt *o, int t, int *ks, int max)
+{
+    int n_slots = 0;
+    for (int k = 0; t >= 0 && k < o->g->n_nodes; k++) {
+        const ft_node *n = &o->g->nodes[k];
+        for (int i = 0; !o->dead[k] && i < n->n_in; i++)
+            if (n->in[i] == t && n_slots++ < max)
+                ks[n_slots - 1] = k;
+    }
+    return n_slots;
+}
+
+int opt_is_const(const opt *o, int t)
 {
     const ft_tensor *x = t >= 0 ? &o->g->tensors[t] : NULL;
     return x && x->producer < 0 && (x->flags & FT_TF_VALUE) && !(x->flags & FT_TF_INPUT) && x->value;
 }
 
-/* t is a one-element float constant within a relative 1e-4 of want. */
-static int scalar_near(const opt *o, int t, double want)
+int opt_scalar_near(const opt *o, int t, double want)
 {
-    if (!is_const(o, t))
+    if (!opt_is_const(o, t))
         return 0;
     const ft_tensor *x = &o->g->tensors[t];
     if (ft_numel(&x->shape) != 1 || !ft_dtype_is_float(x->dtype))
@@ -75,17 +79,15 @@ static int scalar_near(const opt *o, int t, double want)
     return fabs(v - want) <= 1e-4 * fabs(want);
 }
 
-/* One-element float constant's value (*v), or 0 when t is none. */
-static int scalar_val(const opt *o, int t, double *v)
+int opt_scalar_val(const opt *o, int t, double *v)
 {
-    if (!is_const(o, t) || ft_numel(&o->g->tensors[t].shape) != 1 || !ft_dtype_is_float(o->g->tensors[t].dtype))
+    if (!opt_is_const(o, t) || ft_numel(&o->g->tensors[t].shape) != 1 || !ft_dtype_is_float(o->g->tensors[t].dtype))
         return 0;
     *v = ft_load_f64(o->g->tensors[t].value, o->g->tensors[t].dtype, 0);
     return 1;
 }
 
-/* The operand of binary node k other than t (-1 when t is neither or both). */
-static int other(const opt *o, int k, int t)
+int opt_other(const opt *o, int k, int t)
 {
     const ft_node *n = &o->g->nodes[k];
     if (n->in[0] == t && n->in[1] != t)
@@ -95,14 +97,13 @@ static int other(const opt *o, int k, int t)
     return -1;
 }
 
-/* The fused op may replace x -> out: same dtype and shape, a dtype op takes. */
-static int same_as_input(const opt *o, int x, int out, ft_op op)
+int opt_same_as_input(const opt *o, int x, int out, ft_op op)
 {
     const ft_tensor *a = &o->g->tensors[x], *b = &o->g->tensors[out];
     return a->dtype == b->dtype && ft_shape_eq(&a->shape, &b->shape) && ft_dtype_in(a->dtype, ft_op_get(op)->dtypes);
 }
 
-static void kill_node(opt *o, int k)
+void opt_kill(opt *o, int k)
 {
     ft_node *n = &o->g->nodes[k];
     o->dead[k] = 1;
@@ -125,8 +126,7 @@ static void free_attrs(ft_node *n)
     n->attrs = NULL;
 }
 
-/* Node k becomes op(ins) with default attributes; its output stays. */
-static ft_status rewrite(opt *o, int k, ft_op op, const int *ins, int n_in)
+ft_status opt_rewrite(opt *o, int k, ft_op op, const int *ins, int n_in)
 {
     ft_node *n = &o->g->nodes[k];
     const ft_op_info *oi = ft_op_get(op);
@@ -135,7 +135,7 @@ static ft_status rewrite(opt *o, int k, ft_op op, const int *ins, int n_in)
     if (!in || !av) {
         free(in);
         free(av);
-        return oom(o);
+        return opt_oom(o);
     }
     for (int i = 0; i < oi->n_attrs; i++) {
         const ft_attr_def *d = &oi->attrs[i];
@@ -149,7 +149,7 @@ static ft_status rewrite(opt *o, int k, ft_op op, const int *ins, int n_in)
                 free(av[j].s);
             free(in);
             free(av);
-            return oom(o);
+            return opt_oom(o);
         }
     }
     for (int i = 0; i < n->n_in; i++)
@@ -166,257 +166,18 @@ static ft_status rewrite(opt *o, int k, ft_op op, const int *ins, int n_in)
     return FT_OK;
 }
 
-/* The first live node at or after k whose op is op, or n_nodes. */
-static int next_live(const opt *o, int k, ft_op op)
+int opt_next_live(const opt *o, int k, ft_op op)
 {
     while (k < o->g->n_nodes && (o->dead[k] || o->g->nodes[k].op != op))
         k++;
     return k;
 }
 
-static ft_attr_val *attr(ft_node *n, const char *name)
+ft_attr_val *opt_attr(ft_node *n, const char *name)
 {
     ft_attr_val *v = &n->attrs[ft_op_attr_index(n->op, name)];
     v->given = v->present = 1;
     return v;
-}
-
-/* --- silu: mul(x, sigmoid(x)), either operand order --------------------- */
-static ft_status pass_silu(opt *o, int *count)
-{
-    ft_graph *g = o->g;
-    for (int k = 0; (k = next_live(o, k, FT_OP_MUL)) < g->n_nodes; k++) {
-        for (int side = 0; side < 2; side++) {
-            int s = g->nodes[k].in[side], x = g->nodes[k].in[1 - side];
-            int p = prod(o, s, FT_OP_SIGMOID);
-            if (p < 0 || g->nodes[p].in[0] != x || !private_t(o, s) || !same_as_input(o, x, g->nodes[k].out[0], FT_OP_SILU))
-                continue;
-            kill_node(o, p);
-            ft_status st = rewrite(o, k, FT_OP_SILU, &x, 1);
-            if (st)
-                return st;
-            ++*count;
-            break;
-        }
-    }
-    return FT_OK;
-}
-
-/* Binary node k has a one-element constant operand near c: 1, *rest the other. */
-static int scalar_side(const opt *o, int k, double c, int *rest)
-{
-    const ft_node *n = &o->g->nodes[k];
-    for (int side = 0; side < 2; side++)
-        if (scalar_near(o, n->in[side], c) && n->in[1 - side] != n->in[side]) {
-            *rest = n->in[1 - side];
-            return 1;
-        }
-    return 0;
-}
-
-/* The erf form's argument d = x / sqrt(2) or x * (1/sqrt(2)): x, or -1. */
-static int erf_head(opt *o, int d, int *kill, int *nk)
-{
-    int pd, x = -1;
-    if (!private_t(o, d))
-        return -1;
-    if ((pd = prod(o, d, FT_OP_DIV)) >= 0 && scalar_near(o, o->g->nodes[pd].in[1], M_SQRT2))
-        x = o->g->nodes[pd].in[0];
-    else if ((pd = prod(o, d, FT_OP_MUL)) < 0 || !scalar_side(o, pd, M_SQRT1_2, &x))
-        return -1;
-    kill[(*nk)++] = pd;
-    return x;
-}
-
-/* The tanh form's argument u = sqrt(2/pi) * (x + 0.044715 * x^3), x^3 as
- * pow(x, 3), x * (x * x) or (x * x) * x: x, or -1. */
-static int tanh_head(opt *o, int u, int *kill, int *nk)
-{
-    ft_graph *g = o->g;
-    int m = prod(o, u, FT_OP_MUL), v, ad, x = -1;
-    if (!private_t(o, u) || m < 0 || !scalar_side(o, m, 0.7978845608028654, &v) || !private_t(o, v) ||
-        (ad = prod(o, v, FT_OP_ADD)) < 0)
-        return -1;
-    for (int side = 0; side < 2 && x < 0; side++) {
-        int cx = g->nodes[ad].in[side], w = g->nodes[ad].in[1 - side], mw, cube, pc, sq, psq;
-        if (!private_t(o, w) || (mw = prod(o, w, FT_OP_MUL)) < 0 || !scalar_side(o, mw, 0.044715, &cube) ||
-            !private_t(o, cube))
-            continue;
-        if ((pc = prod(o, cube, FT_OP_POW)) >= 0 && g->nodes[pc].in[0] == cx && scalar_near(o, g->nodes[pc].in[1], 3.0)) {
-            kill[(*nk)++] = pc;
-        } else if ((pc = prod(o, cube, FT_OP_MUL)) >= 0 && (sq = other(o, pc, cx)) >= 0 && private_t(o, sq) &&
-                   (psq = prod(o, sq, FT_OP_MUL)) >= 0 && g->nodes[psq].in[0] == cx && g->nodes[psq].in[1] == cx) {
-            kill[(*nk)++] = pc;
-            kill[(*nk)++] = psq;
-        } else {
-            continue;
-        }
-        kill[(*nk)++] = mw;
-        x = cx;
-    }
-    if (x < 0)
-        return -1;
-    kill[(*nk)++] = ad;
-    kill[(*nk)++] = m;
-    return x;
-}
-
-/* --- gelu: x * 0.5 * (1 + f) with f = erf(x / sqrt(2)) (approximate none) or
- * tanh(sqrt(2/pi) * (x + 0.044715 x^3)) (approximate tanh), in the
- * associations exporters write: (x*a)*0.5, (x*0.5)*a, x*(a*0.5) and
- * 0.5*(x*a), a = 1 + f. ----------------------------------------------------- */
-static ft_status pass_gelu(opt *o, int *count)
-{
-    ft_graph *g = o->g;
-    for (int e = 0; e < g->n_nodes; e++) {
-        if (o->dead[e] || (g->nodes[e].op != FT_OP_ERF && g->nodes[e].op != FT_OP_TANH))
-            continue;
-        int kill[12], nk = 0, is_tanh = g->nodes[e].op == FT_OP_TANH;
-        int x = is_tanh ? tanh_head(o, g->nodes[e].in[0], kill, &nk) : erf_head(o, g->nodes[e].in[0], kill, &nk);
-        if (x < 0 || is_const(o, x))
-            continue;
-        int eo = g->nodes[e].out[0], ao;
-        int a = reader(o, eo, FT_OP_ADD);
-        if (a < 0 || !scalar_side(o, a, 1.0, &ao) || ao != eo)
-            continue;
-        ao = g->nodes[a].out[0];
-        int m1 = reader(o, ao, FT_OP_MUL);
-        if (m1 < 0)
-            continue;
-        int op1 = other(o, m1, ao), m1o = g->nodes[m1].out[0], last = -1, half = -1, rest;
-        if (op1 == x) { /* (x * a) * 0.5 */
-            int m2 = reader(o, m1o, FT_OP_MUL);
-            if (m2 >= 0 && scalar_side(o, m2, 0.5, &rest) && rest == m1o)
-                last = m2;
-        } else if (scalar_near(o, op1, 0.5)) { /* x * (a * 0.5) */
-            int m2 = reader(o, m1o, FT_OP_MUL);
-            if (m2 >= 0 && other(o, m2, m1o) == x)
-                last = m2;
-        } else if ((half = prod(o, op1, FT_OP_MUL)) >= 0 && private_t(o, op1) && scalar_side(o, half, 0.5, &rest) &&
-                   rest == x) { /* (x * 0.5) * a */
-            last = m1;
-        }
-        if (last < 0 || !same_as_input(o, x, g->nodes[last].out[0], FT_OP_GELU))
-            continue;
-        kill[nk++] = e;
-        kill[nk++] = a;
-        kill[nk++] = last == m1 ? half : m1;
-        for (int i = 0; i < nk; i++)
-            kill_node(o, kill[i]);
-        ft_status st = rewrite(o, last, FT_OP_GELU, &x, 1);
-        if (st)
-            return st;
-        ft_attr_val *ap = attr(&g->nodes[last], "approximate");
-        free(ap->s);
-        if (!(ap->s = ft_strdup(is_tanh ? "tanh" : "none")))
-            return oom(o);
-        ++*count;
-    }
-    return FT_OK;
-}
-
-/* --- layer_norm: d = x - mean(x); d / sqrt(mean(d^2) + eps) [* g [+ b]] over
- * the trailing axes; d^2 as pow(d, 2) or d * d. ---------------------------- */
-
-/* First normalised axis of a reduce_mean over trailing axes with keepdims, or -1. */
-static int trailing_axis(const ft_node *n, int rank)
-{
-    const ft_attr_val *ax = ft_attr(n, "axes");
-    if (!ft_attr(n, "keepdims")->i || ax->n < 1 || ax->n > rank)
-        return -1;
-    int seen[FT_MAX_RANK] = {0};
-    for (int i = 0; i < ax->n; i++) {
-        int64_t a = ax->ints[i] < 0 ? ax->ints[i] + rank : ax->ints[i];
-        if (a < 0 || a >= rank || seen[a])
-            return -1;
-        seen[a] = 1;
-    }
-    for (int a = rank - ax->n; a < rank; a++)
-        if (!seen[a])
-            return -1;
-    return rank - ax->n;
-}
-
-/* p is a constant of x's dtype and exactly x's dims axis..rank-1. */
-static int norm_param(const opt *o, int p, int x, int axis)
-{
-    if (!is_const(o, p))
-        return 0;
-    const ft_tensor *t = &o->g->tensors[p], *xt = &o->g->tensors[x];
-    if (t->dtype != xt->dtype || t->shape.rank != xt->shape.rank - axis)
-        return 0;
-    for (int i = 0; i < t->shape.rank; i++)
-        if (t->shape.dims[i] != xt->shape.dims[axis + i])
-            return 0;
-    return 1;
-}
-
-static ft_status pass_layer_norm(opt *o, int *count)
-{
-    ft_graph *g = o->g;
-    for (int r1 = 0; (r1 = next_live(o, r1, FT_OP_REDUCE_MEAN)) < g->n_nodes; r1++) {
-        int x = g->nodes[r1].in[0], rank = g->tensors[x].shape.rank;
-        int axis = trailing_axis(&g->nodes[r1], rank), mu = g->nodes[r1].out[0];
-        int s = reader(o, mu, FT_OP_SUB);
-        if (axis < 0 || s < 0 || g->nodes[s].in[0] != x || g->nodes[s].in[1] != mu)
-            continue;
-        /* d is read by the square and by the division, nothing else */
-        int d = g->nodes[s].out[0], sq = -1, dv = -1, slots = 0, bad = 0;
-        if (g->tensors[d].flags & FT_TF_OUTPUT)
-            continue;
-        for (int k = 0; k < g->n_nodes; k++) {
-            const ft_node *n = &g->nodes[k];
-            int reads = 0;
-            for (int i = 0; !o->dead[k] && i < n->n_in; i++)
-                reads += n->in[i] == d;
-            if (!reads)
-                continue;
-            slots += reads;
-            if (n->op == FT_OP_DIV && n->in[0] == d && reads == 1 && dv < 0)
-                dv = k;
-            else if (((n->op == FT_OP_POW && n->in[0] == d && reads == 1 && scalar_near(o, n->in[1], 2.0)) ||
-                      (n->op == FT_OP_MUL && reads == 2)) && sq < 0)
-                sq = k;
-            else
-                bad = 1; /* a reader outside the pattern */
-        }
-        if (bad || sq < 0 || dv < 0 || slots != g->tensors[d].n_readers)
-            continue;
-        int r2 = reader(o, g->nodes[sq].out[0], FT_OP_REDUCE_MEAN);
-        if (r2 < 0 || trailing_axis(&g->nodes[r2], rank) != axis)
-            continue;
-        int v = g->nodes[r2].out[0], ad = reader(o, v, FT_OP_ADD);
-        double eps;
-        if (ad < 0 || !scalar_val(o, other(o, ad, v), &eps) || !(eps >= 0))
-            continue;
-        int sr = reader(o, g->nodes[ad].out[0], FT_OP_SQRT);
-        if (sr < 0 || g->nodes[dv].in[1] != g->nodes[sr].out[0] || !private_t(o, g->nodes[sr].out[0]))
-            continue;
-        /* optional scale, then optional bias */
-        int last = dv, ins[3] = {x, -1, -1}, n_in = 1, ms = reader(o, g->nodes[dv].out[0], FT_OP_MUL), ab = -1;
-        if (ms >= 0 && norm_param(o, other(o, ms, g->nodes[dv].out[0]), x, axis)) {
-            ins[n_in++] = other(o, ms, g->nodes[dv].out[0]);
-            last = ms;
-            ab = reader(o, g->nodes[ms].out[0], FT_OP_ADD);
-            if (ab >= 0 && norm_param(o, other(o, ab, g->nodes[ms].out[0]), x, axis)) {
-                ins[n_in++] = other(o, ab, g->nodes[ms].out[0]);
-                last = ab;
-            }
-        }
-        if (!same_as_input(o, x, g->nodes[last].out[0], FT_OP_LAYER_NORM))
-            continue;
-        int chain[] = {r1, s, sq, r2, ad, sr, dv, last != dv ? ms : -1};
-        for (size_t i = 0; i < FT_ARRAY_LEN(chain); i++)
-            if (chain[i] >= 0 && chain[i] != last)
-                kill_node(o, chain[i]);
-        ft_status st = rewrite(o, last, FT_OP_LAYER_NORM, ins, n_in);
-        if (st)
-            return st;
-        attr(&g->nodes[last], "axis")->i = axis - rank;
-        attr(&g->nodes[last], "epsilon")->f = eps;
-        ++*count;
-    }
-    return FT_OK;
 }
 
 /* --- transpose: of a constant -> that constant transposed (a new value; the
@@ -444,7 +205,7 @@ static ft_status fold_const_transpose(opt *o, int k)
         stride[d] = d == rank - 1 ? 1 : stride[d + 1] * (uint64_t)src->shape.dims[d + 1];
     unsigned char *buf = ft_malloc(bytes ? bytes : 1);
     if (!buf)
-        return oom(o);
+        return opt_oom(o);
     const unsigned char *in = src->value;
     /* walk the output in order; off is the matching input element */
     for (uint64_t i = 0; i < n; i++) {
@@ -457,7 +218,7 @@ static ft_status fold_const_transpose(opt *o, int k)
             idx[d] = 0;
         }
     }
-    kill_node(o, k);
+    opt_kill(o, k);
     ft_tensor_set_value(dst, buf, bytes);
     dst->flags |= FT_TF_VALUE | FT_TF_DECLARED;
     dst->source = "data";
@@ -467,29 +228,29 @@ static ft_status fold_const_transpose(opt *o, int k)
 static ft_status pass_transpose(opt *o, int *count)
 {
     ft_graph *g = o->g;
-    for (int k = 0; (k = next_live(o, k, FT_OP_TRANSPOSE)) < g->n_nodes; k++) {
+    for (int k = 0; (k = opt_next_live(o, k, FT_OP_TRANSPOSE)) < g->n_nodes; k++) {
         int x = g->nodes[k].in[0], y = g->nodes[k].out[0], perm[FT_MAX_RANK], gm;
         const ft_tensor *xt = &g->tensors[x];
-        if (is_const(o, x) && !(g->tensors[y].flags & FT_TF_OUTPUT) && xt->value_bytes == ft_tensor_bytes(xt)) {
+        if (opt_is_const(o, x) && !(g->tensors[y].flags & FT_TF_OUTPUT) && xt->value_bytes == ft_tensor_bytes(xt)) {
             ft_status st = fold_const_transpose(o, k);
             if (st)
                 return st;
             ++*count;
             continue;
         }
-        if (xt->shape.rank != 2 || (gm = reader(o, y, FT_OP_GEMM)) < 0)
+        if (xt->shape.rank != 2 || (gm = opt_reader(o, y, FT_OP_GEMM)) < 0)
             continue;
         transpose_perm(&g->nodes[k], 2, perm);
         ft_node *n = &g->nodes[gm];
         int slot = n->in[0] == y ? 0 : n->in[1] == y ? 1 : -1;
         if (perm[0] != 1 || slot < 0)
             continue;
-        ft_attr_val *t = attr(n, slot == 0 ? "trans_a" : "trans_b");
+        ft_attr_val *t = opt_attr(n, slot == 0 ? "trans_a" : "trans_b");
         t->i = !t->i;
         n->in[slot] = x;
         g->tensors[x].n_readers++;
         g->tensors[y].n_readers--;
-        kill_node(o, k);
+        opt_kill(o, k);
         ++*count;
     }
     return FT_OK;
@@ -512,7 +273,7 @@ static void absorb(opt *o, int k, int p, int extra)
 {
     ft_graph *g = o->g;
     ft_node *a = &g->nodes[k], *mm = &g->nodes[p];
-    kill_node(o, p);
+    opt_kill(o, p);
     for (int i = 0; i < a->n_in; i++)
         if (a->in[i] >= 0)
             g->tensors[a->in[i]].n_readers--;
@@ -534,10 +295,10 @@ static ft_status pass_conv_act(opt *o, int *count)
     ft_graph *g = o->g;
     for (int k = 0; k < g->n_nodes; k++) {
         const char *name = o->dead[k] ? NULL : conv_act_name(g->nodes[k].op);
-        int x = name ? g->nodes[k].in[0] : -1, c = prod(o, x, FT_OP_CONV);
+        int x = name ? g->nodes[k].in[0] : -1, c = opt_prod(o, x, FT_OP_CONV);
         const char *has = c >= 0 ? ft_attr(&g->nodes[c], "activation")->s : NULL;
-        if (c < 0 || !private_t(o, x) || (has && strcmp(has, "none") != 0) ||
-            !same_as_input(o, x, g->nodes[k].out[0], FT_OP_CONV))
+        if (c < 0 || !opt_private(o, x) || (has && strcmp(has, "none") != 0) ||
+            !opt_same_as_input(o, x, g->nodes[k].out[0], FT_OP_CONV))
             continue;
         ft_node *a = &g->nodes[k];
         /* clip's bounds (an infinite one is left absent: the default) */
@@ -547,14 +308,14 @@ static ft_status pass_conv_act(opt *o, int *count)
             hi = ft_attr(a, "max")->f;
         }
         absorb(o, k, c, -1);
-        ft_attr_val *av = attr(a, "activation");
+        ft_attr_val *av = opt_attr(a, "activation");
         free(av->s);
         if (!(av->s = ft_strdup(name)))
-            return oom(o);
+            return opt_oom(o);
         if (lo != -INFINITY)
-            attr(a, "activation_min")->f = lo;
+            opt_attr(a, "activation_min")->f = lo;
         if (hi != INFINITY)
-            attr(a, "activation_max")->f = hi;
+            opt_attr(a, "activation_max")->f = hi;
         ++*count;
     }
     return FT_OK;
@@ -571,24 +332,24 @@ static ft_status pass_conv_act(opt *o, int *count)
  * Runs first, so that conv_add and conv_act then find the conv. ------------- */
 static int bn_param(const opt *o, int t, ft_dtype dt, int64_t m)
 {
-    return is_const(o, t) && o->g->tensors[t].dtype == dt && ft_numel(&o->g->tensors[t].shape) == (uint64_t)m;
+    return opt_is_const(o, t) && o->g->tensors[t].dtype == dt && ft_numel(&o->g->tensors[t].shape) == (uint64_t)m;
 }
 
 static ft_status pass_bn_fold(opt *o, int *count)
 {
     ft_graph *g = o->g;
-    for (int k = 0; (k = next_live(o, k, FT_OP_BATCH_NORM)) < g->n_nodes; k++) {
+    for (int k = 0; (k = opt_next_live(o, k, FT_OP_BATCH_NORM)) < g->n_nodes; k++) {
         ft_node *bn = &g->nodes[k];
-        int x = bn->in[0], c = prod(o, x, FT_OP_CONV);
-        if (c < 0 || !private_t(o, x) || strcmp(ft_attr(&g->nodes[c], "activation")->s, "none") != 0 ||
-            (g->nodes[c].n_in > 3 && g->nodes[c].in[3] >= 0) || !same_as_input(o, x, bn->out[0], FT_OP_CONV))
+        int x = bn->in[0], c = opt_prod(o, x, FT_OP_CONV);
+        if (c < 0 || !opt_private(o, x) || strcmp(ft_attr(&g->nodes[c], "activation")->s, "none") != 0 ||
+            (g->nodes[c].n_in > 3 && g->nodes[c].in[3] >= 0) || !opt_same_as_input(o, x, bn->out[0], FT_OP_CONV))
             continue;
         ft_node *cv = &g->nodes[c];
         const ft_dtype dt = g->tensors[x].dtype;
         int w = cv->in[1], b = cv->n_in > 2 ? cv->in[2] : -1, beta = bn->in[2];
         const ft_tensor *wt = &g->tensors[w];
         int64_t M = wt->shape.dims[0];
-        if ((dt != FT_F32 && dt != FT_F64) || !is_const(o, w) || wt->dtype != dt || wt->n_readers != 1 ||
+        if ((dt != FT_F32 && dt != FT_F64) || !opt_is_const(o, w) || wt->dtype != dt || wt->n_readers != 1 ||
             (b >= 0 ? !bn_param(o, b, dt, M) || g->tensors[b].n_readers != 1 : g->tensors[beta].n_readers != 1))
             continue;
         int ok = 1;
@@ -604,7 +365,7 @@ static ft_status pass_bn_fold(opt *o, int *count)
         if (!nw || !nb) {
             free(nw);
             free(nb);
-            return oom(o);
+            return opt_oom(o);
         }
         for (int64_t m = 0; m < M; m++) {
             double f = ft_load_f64(sc->value, dt, (size_t)m) / sqrt(ft_load_f64(va->value, dt, (size_t)m) + eps);
@@ -618,7 +379,7 @@ static ft_status pass_bn_fold(opt *o, int *count)
             int *in = realloc(cv->in, sizeof(int) * 3);
             if (!in) {
                 free(nb);
-                return oom(o);
+                return opt_oom(o);
             }
             for (int i = cv->n_in; i < 3; i++)
                 in[i] = -1;
@@ -650,12 +411,12 @@ static ft_status pass_conv_add(opt *o, int *count)
         int c = -1, x = -1, r = -1;
         for (int side = 0; side < 2 && c < 0; side++) {
             x = a->in[side], r = a->in[1 - side];
-            c = prod(o, x, FT_OP_CONV);
+            c = opt_prod(o, x, FT_OP_CONV);
             const ft_node *cv = c >= 0 ? &g->nodes[c] : NULL;
             const char *act = cv ? ft_attr(cv, "activation")->s : NULL;
-            if (cv && (!private_t(o, x) || x == r || r < 0 || (act && strcmp(act, "none") != 0) ||
-                       (cv->n_in > 3 && cv->in[3] >= 0) || !same_as_input(o, x, a->out[0], FT_OP_CONV) ||
-                       !same_as_input(o, r, a->out[0], FT_OP_CONV)))
+            if (cv && (!opt_private(o, x) || x == r || r < 0 || (act && strcmp(act, "none") != 0) ||
+                       (cv->n_in > 3 && cv->in[3] >= 0) || !opt_same_as_input(o, x, a->out[0], FT_OP_CONV) ||
+                       !opt_same_as_input(o, r, a->out[0], FT_OP_CONV)))
                 c = -1;
         }
         if (c < 0)
@@ -664,7 +425,7 @@ static ft_status pass_conv_add(opt *o, int *count)
         ft_node *cv = &g->nodes[c];
         int *in = realloc(cv->in, sizeof(int) * 4);
         if (!in)
-            return oom(o);
+            return opt_oom(o);
         for (int i = cv->n_in; i < 3; i++)
             in[i] = -1;
         cv->in = in, cv->n_in = 3;
@@ -685,12 +446,12 @@ static ft_status pass_matmul_epi(opt *o, int *count)
 {
     ft_graph *g = o->g;
     /* bias first, so that the activation after it finds the matmul */
-    for (int k = 0; (k = next_live(o, k, FT_OP_ADD)) < g->n_nodes; k++)
+    for (int k = 0; (k = opt_next_live(o, k, FT_OP_ADD)) < g->n_nodes; k++)
         for (int side = 0; side < 2; side++) {
-            int x = g->nodes[k].in[side], b = g->nodes[k].in[1 - side], m = prod(o, x, FT_OP_MATMUL);
-            if (m < 0 || g->nodes[m].n_in != 2 || !private_t(o, x) || !is_const(o, b) ||
+            int x = g->nodes[k].in[side], b = g->nodes[k].in[1 - side], m = opt_prod(o, x, FT_OP_MATMUL);
+            if (m < 0 || g->nodes[m].n_in != 2 || !opt_private(o, x) || !opt_is_const(o, b) ||
                 strcmp(ft_attr(&g->nodes[m], "activation")->s, "none") != 0 ||
-                !same_as_input(o, x, g->nodes[k].out[0], FT_OP_MATMUL))
+                !opt_same_as_input(o, x, g->nodes[k].out[0], FT_OP_MATMUL))
                 continue;
             const ft_tensor *xt = &g->tensors[x], *bt = &g->tensors[b], *wt = &g->tensors[g->nodes[m].in[1]];
             if (bt->dtype != xt->dtype || bt->shape.rank != 1 || wt->shape.rank < 2 ||
@@ -698,7 +459,7 @@ static ft_status pass_matmul_epi(opt *o, int *count)
                 continue;
             int *in = realloc(g->nodes[m].in, sizeof(int) * 3);
             if (!in)
-                return oom(o);
+                return opt_oom(o);
             g->nodes[m].in = in;
             absorb(o, k, m, b);
             ++*count;
@@ -708,19 +469,19 @@ static ft_status pass_matmul_epi(opt *o, int *count)
         ft_op op = g->nodes[k].op;
         if (o->dead[k] || (op != FT_OP_RELU && op != FT_OP_GELU))
             continue;
-        int x = g->nodes[k].in[0], m = prod(o, x, FT_OP_MATMUL);
+        int x = g->nodes[k].in[0], m = opt_prod(o, x, FT_OP_MATMUL);
         if (m < 0)
-            m = prod(o, x, FT_OP_GEMM);
-        if (m < 0 || !private_t(o, x) || strcmp(ft_attr(&g->nodes[m], "activation")->s, "none") != 0 ||
-            !same_as_input(o, x, g->nodes[k].out[0], g->nodes[m].op))
+            m = opt_prod(o, x, FT_OP_GEMM);
+        if (m < 0 || !opt_private(o, x) || strcmp(ft_attr(&g->nodes[m], "activation")->s, "none") != 0 ||
+            !opt_same_as_input(o, x, g->nodes[k].out[0], g->nodes[m].op))
             continue;
         const char *approx = op == FT_OP_GELU ? ft_attr(&g->nodes[k], "approximate")->s : NULL;
         const char *name = op == FT_OP_RELU ? "relu" : approx && strcmp(approx, "tanh") == 0 ? "gelu_tanh" : "gelu";
         absorb(o, k, m, -1);
-        ft_attr_val *av = attr(&g->nodes[k], "activation");
+        ft_attr_val *av = opt_attr(&g->nodes[k], "activation");
         free(av->s);
         if (!(av->s = ft_strdup(name)))
-            return oom(o);
+            return opt_oom(o);
         ++*count;
     }
     return FT_OK;
@@ -738,7 +499,7 @@ static void pass_dead(opt *o, int *count)
         for (int i = 0; i < n->n_out && !used; i++)
             used = g->tensors[n->out[i]].n_readers > 0 || (g->tensors[n->out[i]].flags & FT_TF_OUTPUT);
         if (!used) {
-            kill_node(o, k);
+            opt_kill(o, k);
             ++*count;
         }
     }
@@ -753,7 +514,7 @@ static ft_status compact(opt *o)
     if (!tmap || !names) {
         free(tmap);
         ft_strmap_free(names);
-        return oom(o);
+        return opt_oom(o);
     }
     int nt = 0;
     for (int i = 0; i < g->n_tensors; i++) {
@@ -773,7 +534,7 @@ static ft_status compact(opt *o)
         if (ft_strmap_put(names, g->tensors[i].name, i)) {
             free(tmap);
             ft_strmap_free(names);
-            return oom(o);
+            return opt_oom(o);
         }
     ft_strmap_free(g->tmap);
     g->tmap = names;
@@ -811,15 +572,21 @@ ft_status ft_graph_optimize(ft_graph *g, int level, ft_opt_stats *stats, ft_erro
 {
     ft_opt_stats s = {.level = level};
     opt o = {g, ft_calloc((size_t)(g->n_nodes ? g->n_nodes : 1), 1), err};
-    ft_status st = o.dead ? FT_OK : oom(&o);
+    ft_status st = o.dead ? FT_OK : opt_oom(&o);
     if (!st && level >= 2)
         st = pass_bn_fold(&o, &s.bn_fold);
     if (!st && level >= 2)
-        st = pass_silu(&o, &s.silu);
+        st = opt_silu(&o, &s.silu);
     if (!st && level >= 2)
-        st = pass_gelu(&o, &s.gelu);
+        st = opt_gelu(&o, &s.gelu);
     if (!st && level >= 2)
-        st = pass_layer_norm(&o, &s.layer_norm);
+        st = opt_layer_norm(&o, &s.layer_norm);
+    if (!st && level >= 2)
+        st = opt_rms_norm(&o, &s.rms_norm);
+    if (!st && level >= 2)
+        st = opt_softmax(&o, &s.softmax, &s.log_softmax);
+    if (!st && level >= 2)
+        st = opt_attention(&o, &s.attention);
     if (!st && level >= 2)
         st = pass_transpose(&o, &s.transpose);
     if (!st && level >= 2)
@@ -830,23 +597,25 @@ ft_status ft_graph_optimize(ft_graph *g, int level, ft_opt_stats *stats, ft_erro
         st = pass_matmul_epi(&o, &s.matmul_epi);
     if (!st && level >= 1)
         pass_dead(&o, &s.dead);
-    int changed = s.bn_fold + s.silu + s.gelu + s.layer_norm + s.transpose + s.conv_act + s.conv_add + s.matmul_epi + s.dead;
+    int changed = s.bn_fold + s.silu + s.gelu + s.layer_norm + s.rms_norm + s.softmax + s.log_softmax + s.attention +
+                  s.transpose + s.conv_act + s.conv_add + s.matmul_epi + s.dead;
     s.rewritten = changed;
     if (!st && changed)
         st = compact(&o);
     free(o.dead);
     if (!st && changed && (st = ft_graph_validate(g, err)))
         ft_err_prefix(err, "after the optimizer (-O%d)", level);
-    char line[256];
+    char line[320];
     if (level == 0)
         snprintf(line, sizeof line, "optimizer (-O0): off");
     else if (level == 1)
         snprintf(line, sizeof line, "optimizer (-O1): dead %d", s.dead);
     else
         snprintf(line, sizeof line,
-                 "optimizer (-O%d): bn_fold %d, silu %d, gelu %d, layer_norm %d, transpose %d, conv_act %d, "
-                 "conv_add %d, matmul_epi %d, dead %d",
-                 level, s.bn_fold, s.silu, s.gelu, s.layer_norm, s.transpose, s.conv_act, s.conv_add, s.matmul_epi, s.dead);
+                 "optimizer (-O%d): bn_fold %d, silu %d, gelu %d, layer_norm %d, rms_norm %d, softmax %d, "
+                 "log_softmax %d, attention %d, transpose %d, conv_act %d, conv_add %d, matmul_epi %d, dead %d",
+                 level, s.bn_fold, s.silu, s.gelu, s.layer_norm, s.rms_norm, s.softmax, s.log_softmax, s.attention,
+                 s.transpose, s.conv_act, s.conv_add, s.matmul_epi, s.dead);
     free(g->opt_note);
     if (!st && !(g->opt_note = ft_strdup(line)))
         st = ft_err(err, FT_ERUNTIME, "out of memory");

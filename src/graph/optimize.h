@@ -5,7 +5,9 @@
  *   -O0  nothing
  *   -O1  dead: nodes whose outputs nobody reads and that are no graph output
  *   -O2  bn_fold (batch_norm with constant parameters after a conv -> the
- *        conv's weights and bias), silu, gelu, layer_norm, transpose, conv_add (an add of a conv's
+ *        conv's weights and bias), silu, gelu, layer_norm, rms_norm, softmax,
+ *        log_softmax, attention (their expanded forms -> the op;
+ *        optimize_forms.c), transpose, conv_add (an add of a conv's
  *        output and a tensor of its shape -> the conv's input 3), conv_act
  *        (relu, clip, silu or hard_swish after a conv -> the conv's
  *        "activation"), matmul_epi (add of a constant [N] after a matmul
@@ -35,7 +37,7 @@
 
 typedef struct ft_opt_stats {
     int level;
-    int bn_fold, silu, gelu, layer_norm, transpose, conv_add, conv_act, matmul_epi, dead;
+    int bn_fold, silu, gelu, layer_norm, rms_norm, softmax, log_softmax, attention, transpose, conv_add, conv_act, matmul_epi, dead;
     int rewritten; /* the sum of the counts above: nonzero when the graph changed */
 } ft_opt_stats;
 

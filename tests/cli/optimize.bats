@@ -187,6 +187,71 @@ elif kind.startswith("mm_") or kind == "gemm_relu":  # matmul (+ bias) then an a
         if kind == "mm_shared":  # the product has another reader: nothing folds
             nodes.append(h.make_node("Neg", ["m"], ["z"]))
             outs.append("z")
+elif kind.startswith("softmax") or kind.startswith("log_softmax"):  # ONNX's function bodies, opset 13
+    ax = 1 if kind == "softmax_axis1" else -1
+    inits = [nh.from_array(np.array([ax], np.int64), "ax")]
+    nodes = [h.make_node("ReduceMax", ["x"], ["mx"], axes=[ax]), h.make_node("Sub", ["x", "mx"], ["d"]),
+             h.make_node("Exp", ["d"], ["e"]), h.make_node("ReduceSum", ["e", "ax"], ["s"])]
+    if kind == "softmax_noshift":  # exp(x) / sum(exp(x)): overflows where softmax does not, left alone
+        nodes = [h.make_node("Exp", ["x"], ["e"]), h.make_node("ReduceSum", ["e", "ax"], ["s"])]
+    d = xd - xd.max(ax, keepdims=True)
+    if kind.startswith("log_softmax"):
+        nodes += [h.make_node("Log", ["s"], ["ls"]), h.make_node("Sub", ["d", "ls"], ["y"], name="sm_out")]
+        want = d - np.log(np.exp(d).sum(ax, keepdims=True))
+    else:
+        nodes.append(h.make_node("Div", ["e", "s"], ["y"], name="sm_out"))
+        want = np.exp(d) / np.exp(d).sum(ax, keepdims=True)
+    if kind in ("softmax_shared", "log_softmax_shared"):  # exp(d) is also an output
+        outs.append("e")
+elif kind.startswith("rms_norm"):  # x / sqrt(mean(x^2) + eps) [* w]
+    w = (rng.random(16) + 0.5).astype(np.float32)
+    inits = [C("two", 2.0), C("eps", 1e-6), C("w", w), C("one", 1.0)]
+    sq = h.make_node("Mul", ["x", "x"], ["sq"]) if kind != "rms_norm" else h.make_node("Pow", ["x", "two"], ["sq"])
+    nodes = [sq, h.make_node("ReduceMean", ["sq"], ["ms"], axes=[-1]), h.make_node("Add", ["ms", "eps"], ["ve"]),
+             h.make_node("Sqrt", ["ve"], ["r"])]
+    if kind == "rms_norm":  # x / r * w
+        nodes += [h.make_node("Div", ["x", "r"], ["n"]), h.make_node("Mul", ["n", "w"], ["y"], name="rms_out")]
+    elif kind == "rms_norm_recip":  # w * (x * reciprocal(r))
+        nodes += [h.make_node("Reciprocal", ["r"], ["i"]), h.make_node("Mul", ["x", "i"], ["n"]),
+                  h.make_node("Mul", ["w", "n"], ["y"], name="rms_out")]
+    else:  # (1 / r) * x, torch.rsqrt's export, no weight
+        nodes += [h.make_node("Div", ["one", "r"], ["i"]), h.make_node("Mul", ["i", "x"], ["y"], name="rms_out")]
+    if kind == "rms_norm_shared":  # r is also an output
+        outs.append("r")
+    want = xd / np.sqrt((xd ** 2).mean(-1, keepdims=True) + 1e-6)
+    if kind in ("rms_norm", "rms_norm_recip"):
+        want = want * w
+elif kind.startswith("attn"):  # softmax(q k^T * c + mask) v, q, k, v split from x [2, 3, 8, 3 * 6]
+    S, D = 8, 6
+    x = rng.standard_normal((2, 3, S, 3 * D)).astype(np.float32)
+    xd = x.astype(np.float64)
+    q, k, v = xd[..., :D], xd[..., D:2 * D], xd[..., 2 * D:]
+    inits = [nh.from_array(np.array([D, D, D], np.int64), "split"), C("c", 0.4), C("ninf", -np.inf), C("big", -1e9)]
+    nodes = [h.make_node("Split", ["x", "split"], ["q", "k", "v"], axis=-1),
+             h.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]), h.make_node("MatMul", ["q", "kt"], ["s"])]
+    s = q @ k.transpose(0, 1, 3, 2)
+    keep = rng.random((S, S)) < 0.5
+    keep[np.arange(S), rng.integers(0, S, S)] = True  # every row keeps a key
+    if kind == "attn_nokeep":  # row 3 keeps nothing: attention would give zeros, the expanded form an average
+        keep[3] = False
+    if kind in ("attn_causal", "attn_shared"):  # torch's masked_fill(mask == 0, -inf): where(masked, -inf, s)
+        nodes += [h.make_node("Mul", ["s", "c"], ["s1"]), h.make_node("Where", ["masked", "ninf", "s1"], ["s2"])]
+        inits.append(nh.from_array(np.triu(np.ones((S, S), bool), 1)[None, None], "masked"))
+        s = np.where(np.tril(np.ones((S, S), bool)), s * np.float64(np.float32(0.4)), -np.inf)
+        if kind == "attn_shared":  # the scores are also an output
+            outs.append("s1")
+    elif kind == "attn_additive":  # s / c + m, m 0 or -inf
+        m = np.where(keep, 0, -np.inf).astype(np.float32)
+        nodes += [h.make_node("Div", ["s", "c"], ["s1"]), h.make_node("Add", ["s1", "m"], ["s2"])]
+        inits.append(nh.from_array(m, "m"))
+        s = s / np.float64(np.float32(0.4)) + m
+    else:  # attn_bool, attn_nokeep: where(keep, s, -1e9), no scale
+        nodes.append(h.make_node("Where", ["keep", "s", "big"], ["s2"]))
+        inits.append(nh.from_array(keep, "keep"))
+        s = np.where(keep, s, -1e9)
+    nodes += [h.make_node("Softmax", ["s2"], ["p"], axis=-1), h.make_node("MatMul", ["p", "v"], ["y"], name="attn_out")]
+    e = np.exp(s - s.max(-1, keepdims=True))
+    want = (e / e.sum(-1, keepdims=True)) @ v
 elif kind == "dead":
     nodes = [h.make_node("Exp", ["x"], ["unused"], name="gone"), h.make_node("Relu", ["x"], ["y"])]
     want = np.maximum(xd, 0)
@@ -242,7 +307,7 @@ one_conv() {
     for k in silu silu_swapped; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): bn_fold 0, silu 1, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): bn_fold 0, silu 1, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ swish\ +silu ]]
         [[ ! "$output" =~ sigmoid ]]
@@ -255,7 +320,7 @@ one_conv() {
     for k in gelu gelu_half_first gelu_tanh gelu_tanh_pow; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 1, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 1, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ gelu_out\ +gelu ]]
         [[ ! "$output" =~ (erf|tanh)\  ]]
@@ -267,11 +332,92 @@ one_conv() {
 @test "layer_norm: the opset-13 expansion with scale and bias becomes layer_norm" {
     mk layer_norm
     run opt_line layer_norm
-    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 1, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 1, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/layer_norm.onnx"
     [[ "$output" =~ ln_out\ +layer_norm ]]
     [[ "$output" =~ nodes:\ 1, ]]
     same layer_norm
+}
+
+# counts "name N, ..." of the optimizer line: every count not named is 0
+counts() {
+    local line="optimizer (-O2):" n
+    for n in bn_fold silu gelu layer_norm rms_norm softmax log_softmax attention transpose conv_act conv_add matmul_epi dead; do
+        local v=0 kv
+        for kv in "$@"; do [ "${kv% *}" = $n ] && v=${kv#* }; done
+        line="$line $n $v,"
+    done
+    echo "${line%,}"
+}
+
+@test "softmax, log_softmax: ONNX's function bodies (max subtracted, over the last or another axis) become the op" {
+    for k in softmax softmax_axis1 log_softmax; do
+        mk $k
+        run opt_line $k
+        case $k in log_*) want=$(counts "log_softmax 1") ;; *) want=$(counts "softmax 1") ;; esac
+        [ "$output" = "$want" ]
+        run "$FTRUN" info "$T/$k.onnx"
+        [[ "$output" =~ nodes:\ 1, ]]
+        [[ "$output" =~ sm_out\ +${k%_axis1} ]]
+        same $k
+    done
+    # the axis is kept: written out, the fused node of softmax_axis1 says axis 1 - 3 = -2
+    written softmax_axis1 'len(n) == 1 and n[0]["op"] == "softmax" and n[0]["attrs"]["axis"] == -2'
+}
+
+@test "softmax: not without the max subtracted, nor when exp(d) is read outside the pattern" {
+    for k in softmax_noshift softmax_shared log_softmax_shared; do
+        mk $k
+        run opt_line $k
+        [ "$output" = "$(counts)" ]
+        "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o2 -q
+        py 'assert np.allclose(np.load("o2/y.npy"), np.load("want.npy"), rtol=1e-4, atol=1e-6)'
+    done
+}
+
+@test "rms_norm: x / sqrt(mean(x^2) + eps), by division, reciprocal or 1 / r, with or without a weight" {
+    for k in rms_norm rms_norm_recip rms_norm_div1; do
+        mk $k
+        run opt_line $k
+        [ "$output" = "$(counts "rms_norm 1")" ]
+        run "$FTRUN" info "$T/$k.onnx"
+        [[ "$output" =~ nodes:\ 1, ]]
+        [[ "$output" =~ rms_out\ +rms_norm ]]
+        same $k
+    done
+    written rms_norm_recip 'len(n) == 1 and n[0]["op"] == "rms_norm" and len(n[0]["inputs"]) == 2 and abs(n[0]["attrs"]["epsilon"] - 1e-6) < 1e-12'
+    mk rms_norm_shared
+    run opt_line rms_norm_shared
+    [ "$output" = "$(counts)" ]
+    "$FTRUN" "$T/rms_norm_shared.onnx" -i x=x.npy -o o2 -q
+    py 'assert np.allclose(np.load("o2/y.npy"), np.load("want.npy"), rtol=1e-4, atol=1e-6)'
+}
+
+@test "attention: softmax(q k^T scaled + mask) v becomes attention; the causal mask becomes causal = 1" {
+    for k in attn_causal attn_additive attn_bool; do
+        mk $k
+        run opt_line $k
+        [ "$output" = "$(counts "attention 1")" ]
+        run "$FTRUN" info "$T/$k.onnx"
+        [[ "$output" =~ attn_out\ +attention ]]
+        [[ ! "$output" =~ softmax\ \  ]]
+        same $k
+    done
+    # written out: scale 0.4 (or 1 / 0.4), the causal one without a mask input, k's transpose now makes k
+    written attn_causal 'n[-1]["op"] == "attention" and n[-1]["attrs"]["causal"] == 1 and len(n[-1]["inputs"]) == 3 and abs(n[-1]["attrs"]["scale"] - 0.4) < 1e-6 and [t["attrs"]["perm"] for t in n if t["op"] == "transpose"] == [[0, 1, 2, 3]]'
+    written attn_additive 'n[-1]["op"] == "attention" and len(n[-1]["inputs"]) == 4 and abs(n[-1]["attrs"]["scale"] - 2.5) < 1e-5'
+}
+
+@test "attention: not when a row of the mask keeps no key or the scores are read outside the pattern" {
+    for k in attn_nokeep attn_shared; do
+        mk $k
+        run opt_line $k
+        [ "$output" = "$(counts)" ]
+        run "$FTRUN" info "$T/$k.onnx"
+        [[ "$output" =~ softmax\ \  ]]
+        "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o2 -q
+        py 'assert np.allclose(np.load("o2/y.npy"), np.load("want.npy"), rtol=1e-4, atol=1e-6)'
+    done
 }
 
 @test "a PyTorch opset-13 export (encoder layer, LayerNorm, tanh GELU) is fused and still computes what PyTorch does" {
@@ -296,7 +442,7 @@ with torch.no_grad():
     np.save("want.npy", m(x).numpy())
 EOF
     run "$FTRUN" info m.onnx
-    [[ "$output" =~ optimizer\ \(-O2\):\ bn_fold\ 0,\ silu\ 0,\ gelu\ 2,\ layer_norm\ 3,\ transpose\ 0,\ conv_act\ 0,\ conv_add\ 0,\ matmul_epi\ 5,\ dead\ 0 ]]
+    [[ "$output" =~ optimizer\ \(-O2\):\ bn_fold\ 0,\ silu\ 0,\ gelu\ 2,\ layer_norm\ 3,\ rms_norm\ 0,\ softmax\ 0,\ log_softmax\ 0,\ attention\ 0,\ transpose\ 0,\ conv_act\ 0,\ conv_add\ 0,\ matmul_epi\ 5,\ dead\ 0 ]]
     [[ ! "$output" =~ reduce_mean ]]
     "$FTRUN" m.onnx -i x=x.npy -o o2 -q --expect want.npy --rtol 1e-4 --atol 1e-4
     "$FTRUN" m.onnx -i x=x.npy -o o0 -q -O0 --expect want.npy --rtol 1e-4 --atol 1e-4
@@ -306,7 +452,10 @@ EOF
     for k in silu_shared gelu_shared layer_norm_shared; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
+        # layer_norm_shared: d = x - mean(x) is also an output, so no layer_norm; what is
+        # left, d / sqrt(mean(d^2) + eps) * gamma, is the rms_norm of d
+        if [ $k = layer_norm_shared ]; then want=$(counts "rms_norm 1"); else want=$(counts); fi
+        [ "$output" = "$want" ]
         "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o2 -q
         py 'assert np.allclose(np.load("o2/y.npy"), np.load("want.npy"), rtol=1e-4, atol=1e-5)'
     done
@@ -323,14 +472,14 @@ EOF
            {"name": "sum", "op": "add", "inputs": ["x", "w_t"], "outputs": ["y"]}]}
 EOF
     run "$FTRUN" info tc.json
-    [[ "$output" =~ optimizer\ \(-O2\):\ bn_fold\ 0,\ silu\ 0,\ gelu\ 0,\ layer_norm\ 0,\ transpose\ 1,\ conv_act\ 0,\ conv_add\ 0,\ matmul_epi\ 0,\ dead\ 0 ]]
+    [[ "$output" =~ optimizer\ \(-O2\):\ bn_fold\ 0,\ silu\ 0,\ gelu\ 0,\ layer_norm\ 0,\ rms_norm\ 0,\ softmax\ 0,\ log_softmax\ 0,\ attention\ 0,\ transpose\ 1,\ conv_act\ 0,\ conv_add\ 0,\ matmul_epi\ 0,\ dead\ 0 ]]
     [[ "$output" =~ nodes:\ 1, ]]
     npy want.npy 'np.load("x.npy") + np.load("w.npy").transpose(2, 0, 1)'
     "$FTRUN" tc.json -i x=x.npy -o o2 -q --expect want.npy --rtol 0 --atol 0
     "$FTRUN" tc.json -i x=x.npy -o o0 -q -O0 --expect want.npy --rtol 0 --atol 0
     mk gemm_transposed
     run opt_line gemm_transposed
-    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, transpose 1, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 1, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/gemm_transposed.onnx"
     [[ "$output" =~ nodes:\ 1, ]]
     same gemm_transposed
@@ -341,9 +490,9 @@ EOF
         mk $k
         run opt_line $k
         if [ $k = conv_silu ]; then
-            [ "$output" = "optimizer (-O2): bn_fold 0, silu 1, gelu 0, layer_norm 0, transpose 0, conv_act 1, conv_add 0, matmul_epi 0, dead 0" ]
+            [ "$output" = "optimizer (-O2): bn_fold 0, silu 1, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_act 1, conv_add 0, matmul_epi 0, dead 0" ]
         else
-            [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 1, conv_add 0, matmul_epi 0, dead 0" ]
+            [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_act 1, conv_add 0, matmul_epi 0, dead 0" ]
         fi
         # one node, the activation's name, a conv
         run "$FTRUN" info "$T/$k.onnx"
@@ -375,7 +524,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
 @test "conv_act: a conv whose output has another reader keeps its activation node" {
     mk conv_shared
     run opt_line conv_shared
-    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/conv_shared.onnx"
     [[ "$output" =~ act\ +relu ]]
     "$FTRUN" "$T/conv_shared.onnx" -i x=x.npy -o o2 -q
@@ -384,7 +533,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
 
 @test "bn_fold: batch_norm after a conv goes into its weights and bias (with or without a bias); the relu then fuses" {
     for k in conv_bn conv_bn_nobias; do
-        one_conv $k "optimizer (-O2): bn_fold 1, silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 1, conv_add 0, matmul_epi 0, dead 0"
+        one_conv $k "optimizer (-O2): bn_fold 1, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_act 1, conv_add 0, matmul_epi 0, dead 0"
     done
     # written out (convert, pack), the folded graph keeps its folded weights
     # and no batch_norm, and runs to the same values at -O0
@@ -411,7 +560,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
     for k in conv_add_relu conv_add_swapped conv_add; do
         act=1
         [ $k = conv_add ] && act=0
-        one_conv $k "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, transpose 0, conv_act $act, conv_add 1, matmul_epi 0, dead 0"
+        one_conv $k "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_act $act, conv_add 1, matmul_epi 0, dead 0"
     done
     # the fused graph written out has the residual as the conv's input 3, bias kept
     "$FTRUN" convert "$T/conv_add_relu.onnx" -o c.ftg -q
@@ -425,7 +574,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
     for k in conv_add_shared conv_add_bcast; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ add\ +add ]]
         "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o2 -q
@@ -438,9 +587,9 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
         mk $k
         run opt_line $k
         case $k in
-        mm_bias_relu | mm_batched_bias_relu) want="gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 2," ;;
-        mm_bias_gelu) want="gelu 1, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 2," ;;
-        *) want="gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 1," ;;
+        mm_bias_relu | mm_batched_bias_relu) want="gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 2," ;;
+        mm_bias_gelu) want="gelu 1, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 2," ;;
+        *) want="gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 1," ;;
         esac
         [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, $want dead 0" ]
         # one node, the last node's name, the product
@@ -456,7 +605,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
 @test "matmul_epi: a product whose output has another reader keeps its add and activation" {
     mk mm_shared
     run opt_line mm_shared
-    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/mm_shared.onnx"
     [[ "$output" =~ nodes:\ 4, ]]
     "$FTRUN" "$T/mm_shared.onnx" -i x=x.npy -o o2 -q
@@ -476,12 +625,14 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
 }
 
 @test "-O0 rewrites nothing" {
-    for k in silu gelu layer_norm; do
+    for k in silu gelu layer_norm rms_norm softmax log_softmax attn_causal; do
         mk $k
         run opt_line $k 0
         [ "$output" = "optimizer (-O0): off" ]
         run "$FTRUN" info "$T/$k.onnx" -O0
-        [[ ! "$output" =~ (silu|gelu|layer_norm)\  ]]
+        op=$k
+        [ $k = attn_causal ] && op=attention
+        [[ ! "$output" =~ \ $op\  ]]
     done
 }
 
