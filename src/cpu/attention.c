@@ -10,6 +10,7 @@
  * at SB x TB scores per thread whatever T is, and no exp ever sees a positive
  * argument, so long sequences with large logits cannot overflow. */
 #include "cpu.h"
+#include "vmath.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -17,16 +18,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* glibc's libmvec vector exp (see unary.c): math.h declares it only under
- * -ffast-math; declaring it here lets the `omp simd` loops use it. */
+/* glibc's libmvec vector exp (see unary.c) for the f64 rows: math.h declares
+ * it only under -ffast-math; declaring it here lets the `omp simd` loops use
+ * it. The f32 rows use vmath.h's ft_vexpf_nonpos (every argument is a score
+ * minus the running maximum, <= 0), compiled for AVX-512, AVX2+FMA and the
+ * baseline (FT_VCLONES), as softmax's rows (norm.c). */
 #if defined(__x86_64__) && defined(__GLIBC__) && defined(__GLIBC_PREREQ) && !defined(__clang__)
 #if __GLIBC_PREREQ(2, 35)
-__attribute__((simd("notinbranch"))) float expf(float);
 __attribute__((simd("notinbranch"))) double(exp)(double);
 #endif
 #endif
 
-#define SB_MAX 64 /* queries per block */
+#define SB_MAX 128 /* queries per block (half that with causal) */
 #define TB 256    /* keys per block */
 
 typedef struct attn_p {
@@ -43,8 +46,8 @@ typedef struct attn_p {
  * rescale of the output row o, and the row's exponentials left in `row`.
  * A row with every key masked so far keeps m = -inf and l = 0; NaN scores
  * there poison l so that NaN inputs never turn into a zero output. */
-#define DEF_ROW(SFX, TY, EXP, TANH)                                                                                   \
-    static void attn_row_##SFX(const attn_p *p, TY *row, int64_t nt, int64_t t0, int64_t qi, const void *mrow,        \
+#define DEF_ROW(SFX, TY, EXP, TANH, SEL, MAX, SUM, CLONES)                                                                      \
+    CLONES static void attn_row_##SFX(const attn_p *p, TY *row, int64_t nt, int64_t t0, int64_t qi, const void *mrow,        \
                              TY *m, double *l, TY *o)                                                                 \
     {                                                                                                                 \
         if (p->softcap != 0) { /* soft capping, before the mask (ONNX Attention) */                                   \
@@ -56,9 +59,12 @@ typedef struct attn_p {
             int64_t st = p->ms[3];                                                                                    \
             if (p->mask_bool) {                                                                                       \
                 const uint8_t *mk = (const uint8_t *)mrow + t0 * st;                                                  \
-                for (int64_t j = 0; j < nt; j++)                                                                      \
-                    if (!mk[j * st])                                                                                  \
-                        row[j] = -(TY)INFINITY;                                                                       \
+                if (st == 1)                                                                                          \
+                    _Pragma("omp simd") for (int64_t j = 0; j < nt; j++) row[j] = SEL(mk[j], row[j], -(TY)INFINITY);  \
+                else                                                                                                  \
+                    for (int64_t j = 0; j < nt; j++)                                                                  \
+                        if (!mk[j * st])                                                                              \
+                            row[j] = -(TY)INFINITY;                                                                   \
             } else {                                                                                                  \
                 const TY *mk = (const TY *)mrow + t0 * st;                                                            \
                 _Pragma("omp simd") for (int64_t j = 0; j < nt; j++) row[j] += mk[j * st];                            \
@@ -67,8 +73,7 @@ typedef struct attn_p {
         if (p->causal)                                                                                                \
             for (int64_t j = qi + p->coff + 1 - t0 < 0 ? 0 : qi + p->coff + 1 - t0; j < nt; j++)                      \
                 row[j] = -(TY)INFINITY;                                                                               \
-        TY mx = -(TY)INFINITY;                                                                                        \
-        _Pragma("omp simd reduction(max : mx)") for (int64_t j = 0; j < nt; j++) mx = row[j] > mx ? row[j] : mx;      \
+        TY mx = MAX(row, nt);                                                                                         \
         TY mnew = *m > mx ? *m : mx;                                                                                  \
         if (mnew == -(TY)INFINITY) {                                                                                  \
             for (int64_t j = 0; j < nt; j++) {                                                                        \
@@ -78,13 +83,8 @@ typedef struct attn_p {
             }                                                                                                         \
             return;                                                                                                   \
         }                                                                                                             \
-        double s = 0;                                                                                                 \
-        _Pragma("omp simd reduction(+ : s)") for (int64_t j = 0; j < nt; j++)                                         \
-        {                                                                                                             \
-            TY e = EXP(row[j] - mnew);                                                                                \
-            row[j] = e;                                                                                               \
-            s += (double)e;                                                                                           \
-        }                                                                                                             \
+        _Pragma("omp simd") for (int64_t j = 0; j < nt; j++) row[j] = EXP(row[j] - mnew);                             \
+        double s = (double)SUM(row, nt);                                                                              \
         if (mnew != *m) {                                                                                             \
             TY corr = EXP(*m - mnew); /* 0 when *m is -inf */                                                         \
             *l *= (double)corr;                                                                                       \
@@ -94,8 +94,26 @@ typedef struct attn_p {
         *l += s;                                                                                                      \
     }
 
-DEF_ROW(f32, float, expf, tanhf)
-DEF_ROW(f64, double, exp, tanh)
+/* The f64 rows' select, max and sum (the f32 rows' are vmath.h's). */
+#define SEL_F64(c, a, b) ((c) ? (a) : (b))
+static inline double row_max_f64(const double *x, int64_t n)
+{
+    double m = -INFINITY;
+#pragma omp simd reduction(max : m)
+    for (int64_t i = 0; i < n; i++)
+        m = x[i] > m ? x[i] : m;
+    return m;
+}
+static inline double row_sum_f64(const double *x, int64_t n)
+{
+    double s = 0;
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = 0; i < n; i++)
+        s += x[i];
+    return s;
+}
+DEF_ROW(f32, float, ft_vexpf_nonpos, tanhf, ft_vsel, ft_vrow_maxf, ft_vrow_sumf, FT_VCLONES)
+DEF_ROW(f64, double, exp, tanh, SEL_F64, row_max_f64, row_sum_f64, )
 
 /* Queries [s0, s1) of head h of batch b. sc: SB x TB scores, m/l: SB. */
 #define DEF_BLOCK(SFX, TY, GEMM)                                                                                      \
@@ -226,7 +244,7 @@ static ft_status attention_run(ft_kctx *k, const ft_node *n, const ft_view *in, 
     }
     /* Enough query blocks to feed every thread, without shrinking the
      * products below the size where BLAS stays efficient. */
-    int64_t bh = p.B * p.H, sb = SB_MAX;
+    int64_t bh = p.B * p.H, sb = p.causal ? SB_MAX / 2 : SB_MAX; /* causal: smaller blocks skip more keys */
     if (k->threads > 1 && bh * ((p.S + sb - 1) / sb) < 2 * k->threads) {
         int64_t per = (2 * k->threads + bh - 1) / bh;
         sb = (p.S + per - 1) / per;

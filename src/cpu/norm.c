@@ -16,26 +16,15 @@
 
 /* ---- softmax -------------------------------------------------------------------- */
 
-/* The sum of n f32 (a block of a row, n <= SM_BLOCK) in two vectors of 8
- * lanes folded as a tree: an `omp simd reduction` folds its 16 lanes one
- * after the other, as long as the block itself on the 128-wide rows of
- * attention. */
-typedef float sm_v8f __attribute__((vector_size(32)));
-static inline float sm_sum_f32(const float *y, int64_t n)
+/* The f64 rows' max and sum (the f32 rows' are vmath.h's ft_vrow_maxf and
+ * ft_vrow_sumf, which fold their partial results as a tree). */
+static inline double sm_max_f64(const double *x, int64_t n)
 {
-    sm_v8f a0 = {0}, a1 = {0};
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        sm_v8f v0, v1;
-        memcpy(&v0, y + i, sizeof v0);
-        memcpy(&v1, y + i + 8, sizeof v1);
-        a0 += v0, a1 += v1;
-    }
-    a0 += a1;
-    float s = ((a0[0] + a0[4]) + (a0[1] + a0[5])) + ((a0[2] + a0[6]) + (a0[3] + a0[7]));
-    for (; i < n; i++)
-        s += y[i];
-    return s;
+    double m = x[0];
+#pragma omp simd reduction(max : m)
+    for (int64_t i = 0; i < n; i++)
+        m = x[i] > m ? x[i] : m;
+    return m;
 }
 
 static inline double sm_sum_f64(const double *y, int64_t n)
@@ -47,33 +36,18 @@ static inline double sm_sum_f64(const double *y, int64_t n)
     return s;
 }
 
-/* Contiguous row: max subtracted; the sum of exp over blocks of SM_BLOCK in
+/* Contiguous row: max (MAX) subtracted; the sum of exp over blocks of SM_BLOCK in
  * T, the blocks' sums in double. EXP is the element type's exp (f32:
  * ft_vexpf of src/cpu/vmath.h, inline so the loops vectorise; the sum and the
  * division keep the error at a few ulp); EXPNP its version for x - max <= 0
  * (f32: ft_vexpf_nonpos, 0 under the smallest normal), written to y and then
  * summed by SUM. The f32 rows are compiled for AVX-512, AVX2+FMA and the
  * baseline (FT_VCLONES). */
-#define LANES 16 /* partial max of a row: one AVX-512 vector of f32 */
 #define SM_BLOCK 256
-#define DEF_SOFTMAX(S, T, EXP, EXPNP, SUM, CLONES)                                                                \
-    /* The row's max in LANES partial results, folded as a tree: an `omp simd                                   \
-     * reduction` folds its lanes one after the other, which costs as much as                                   \
-     * the row on the short rows of attention. */                                                               \
+#define DEF_SOFTMAX(S, T, EXP, EXPNP, MAX, SUM, CLONES)                                                           \
     CLONES static void softmax_row_##S(const T *restrict x, T *restrict y, int64_t n, int logsm)                \
     {                                                                                                             \
-        T ml[LANES];                                                                                              \
-        const int64_t nb = n / LANES * LANES;                                                                     \
-        for (int j = 0; j < LANES; j++)                                                                           \
-            ml[j] = x[0];                                                                                         \
-        for (int64_t i = 0; i < nb; i += LANES)                                                                   \
-            _Pragma("omp simd") for (int j = 0; j < LANES; j++) ml[j] = x[i + j] > ml[j] ? x[i + j] : ml[j];      \
-        for (int64_t i = nb; i < n; i++)                                                                          \
-            ml[0] = x[i] > ml[0] ? x[i] : ml[0];                                                                  \
-        for (int w = LANES / 2; w > 0; w /= 2)                                                                    \
-            for (int j = 0; j < w; j++)                                                                           \
-                ml[j] = ml[j + w] > ml[j] ? ml[j + w] : ml[j];                                                    \
-        const T m = ml[0];                                                                                        \
+        const T m = MAX(x, n);                                                                                    \
         double s = 0;                                                                                             \
         for (int64_t b = 0; b < n; b += SM_BLOCK) {                                                               \
             const int64_t e1 = b + SM_BLOCK < n ? b + SM_BLOCK : n;                                               \
@@ -138,8 +112,8 @@ static inline double sm_sum_f64(const double *y, int64_t n)
         }                                                                                                         \
     }
 
-DEF_SOFTMAX(f32, float, ft_vexpf, ft_vexpf_nonpos, sm_sum_f32, FT_VCLONES)
-DEF_SOFTMAX(f64, double, exp, exp, sm_sum_f64, )
+DEF_SOFTMAX(f32, float, ft_vexpf, ft_vexpf_nonpos, ft_vrow_maxf, ft_vrow_sumf, FT_VCLONES)
+DEF_SOFTMAX(f64, double, exp, exp, sm_max_f64, sm_sum_f64, )
 
 static ft_status bad_dtype(ft_kctx *k, const ft_node *n, ft_dtype dt)
 {

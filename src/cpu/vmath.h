@@ -143,4 +143,48 @@ static inline float ft_vtanhf(float x)
     return ft_vbits_f(ft_vfbits(ft_vsel(ax < 0.625f, small, big)) | sign);
 }
 
+/* Row reductions for short rows (softmax's and attention's, often 128 wide):
+ * an `omp simd reduction` folds its lanes one after the other at the end,
+ * which costs as much as such a row; these keep 16 partial results and fold
+ * them as a tree. */
+
+/* The largest of x[0..n-1], n >= 1 (a NaN is never taken: the comparisons are false). */
+static inline float ft_vrow_maxf(const float *x, int64_t n)
+{
+    float ml[16];
+    const int64_t nb = n / 16 * 16;
+    for (int j = 0; j < 16; j++)
+        ml[j] = x[0];
+    for (int64_t i = 0; i < nb; i += 16)
+#pragma omp simd
+        for (int j = 0; j < 16; j++)
+            ml[j] = x[i + j] > ml[j] ? x[i + j] : ml[j];
+    for (int64_t i = nb; i < n; i++)
+        ml[0] = x[i] > ml[0] ? x[i] : ml[0];
+    for (int w = 8; w > 0; w /= 2)
+        for (int j = 0; j < w; j++)
+            ml[j] = ml[j + w] > ml[j] ? ml[j + w] : ml[j];
+    return ml[0];
+}
+
+/* The sum of y[0..n-1] in f32, two vectors of 8 lanes folded as a tree: for
+ * blocks of a few hundred elements (the callers add blocks in double). */
+typedef float ft_v8f __attribute__((vector_size(32)));
+static inline float ft_vrow_sumf(const float *y, int64_t n)
+{
+    ft_v8f a0 = {0}, a1 = {0};
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        ft_v8f v0, v1;
+        memcpy(&v0, y + i, sizeof v0);
+        memcpy(&v1, y + i + 8, sizeof v1);
+        a0 += v0, a1 += v1;
+    }
+    a0 += a1;
+    float s = ((a0[0] + a0[4]) + (a0[1] + a0[5])) + ((a0[2] + a0[6]) + (a0[3] + a0[7]));
+    for (; i < n; i++)
+        s += y[i];
+    return s;
+}
+
 #endif
