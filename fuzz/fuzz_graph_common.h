@@ -1,10 +1,14 @@
-/* What the graph harnesses (fuzz_json.c, fuzz_ftg.c) do with a graph that
- * loaded: what `ftrun info` does (validate, cost every node, plan memory). */
+/* What the graph harnesses (fuzz_json.c, fuzz_ftg.c, fuzz_onnx.c) do with a
+ * graph that loaded: what `ftrun info` does (validate, optimize at the
+ * default level, cost every node, plan memory). The optimizer must turn
+ * every valid graph into a valid one: a graph it makes that fails the
+ * validation after it is a bug, as is a failure without a message. */
 #ifndef FT_FUZZ_GRAPH_COMMON_H
 #define FT_FUZZ_GRAPH_COMMON_H
 
 #include "graph/cost.h"
 #include "graph/graph.h"
+#include "graph/optimize.h"
 #include "runtime/plan.h"
 
 static void fz_check_graph(ft_graph *g)
@@ -14,6 +18,11 @@ static void fz_check_graph(ft_graph *g)
         if (!err.msg[0])
             abort(); /* every failure must say why */
         return;
+    }
+    if (ft_graph_optimize(g, FT_OPT_DEFAULT, NULL, &err) != FT_OK) {
+        if (err.code != FT_ERUNTIME || !err.msg[0])
+            abort(); /* an invalid graph made of a valid one, or no message */
+        return;      /* out of memory */
     }
     for (int k = 0; k < g->n_nodes; k++) {
         uint64_t flops, bytes;

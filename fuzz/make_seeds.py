@@ -301,11 +301,58 @@ def onnx_seeds():
         e = t.external_data.add()
         e.key, e.value = k, v
     hand["external_w_bin"] = ext
+    hand.update(fusion_seeds(model, vi))
     for name, m in hand.items():
         put("onnx", name + ".onnx", m.SerializeToString())
         n += 1
     n += torch_seeds()
     return n
+
+
+def fusion_seeds(model, vi):
+    """The expanded forms the optimizer fuses (src/graph/optimize_forms.c),
+    so that mutations start next to each pattern: softmax, log_softmax,
+    rms_norm, attention with a where mask (the causal one, negated) and an
+    additive one, layer_norm, gelu, silu."""
+    from onnx import helper, numpy_helper, TensorProto
+    F = TensorProto.FLOAT
+    C = lambda name, v: numpy_helper.from_array(np.asarray(v, dtype=np.float32), name)
+    N = helper.make_node
+    x = [vi("x", F, [2, 4, 8])]
+    y = [vi("y", F, None)]
+    ax = numpy_helper.from_array(np.array([-1], np.int64), "ax")
+    sm = [N("ReduceMax", ["x"], ["mx"], axes=[-1]), N("Sub", ["x", "mx"], ["d"]), N("Exp", ["d"], ["e"]),
+          N("ReduceSum", ["e", "ax"], ["s"])]
+    seeds = {
+        "fuse_softmax": model(sm + [N("Div", ["e", "s"], ["y"])], x, y, [ax]),
+        "fuse_log_softmax": model(sm + [N("Log", ["s"], ["l"]), N("Sub", ["d", "l"], ["y"])], x, y, [ax]),
+        "fuse_rms_norm": model([N("Mul", ["x", "x"], ["q"]), N("ReduceMean", ["q"], ["m"], axes=[-1]),
+                                N("Add", ["m", "eps"], ["v"]), N("Sqrt", ["v"], ["r"]), N("Reciprocal", ["r"], ["i"]),
+                                N("Mul", ["x", "i"], ["n"]), N("Mul", ["n", "w"], ["y"])], x, y,
+                               [C("eps", 1e-6), C("w", np.ones(8))]),
+        "fuse_layer_norm": model([N("ReduceMean", ["x"], ["m"], axes=[-1]), N("Sub", ["x", "m"], ["d"]),
+                                  N("Pow", ["d", "two"], ["q"]), N("ReduceMean", ["q"], ["v"], axes=[-1]),
+                                  N("Add", ["v", "eps"], ["ve"]), N("Sqrt", ["ve"], ["sd"]), N("Div", ["d", "sd"], ["y"])],
+                                 x, y, [C("two", 2.0), C("eps", 1e-5)]),
+        "fuse_gelu": model([N("Div", ["x", "r2"], ["d"]), N("Erf", ["d"], ["e"]), N("Add", ["e", "one"], ["a"]),
+                            N("Mul", ["x", "a"], ["m"]), N("Mul", ["m", "half"], ["y"])], x, y,
+                           [C("r2", 1.4142135), C("one", 1.0), C("half", 0.5)]),
+        "fuse_silu": model([N("Sigmoid", ["x"], ["s"]), N("Mul", ["x", "s"], ["y"])], x, y),
+    }
+    S = 4
+    q = [vi("x", F, [1, 2, S, 12])]
+    split = numpy_helper.from_array(np.array([4, 4, 4], np.int64), "split")
+    head = [N("Split", ["x", "split"], ["q", "k", "v"], axis=-1), N("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+            N("MatMul", ["q", "kt"], ["s"]), N("Mul", ["s", "c"], ["s1"])]
+    tail = [N("Softmax", ["s2"], ["p"], axis=-1), N("MatMul", ["p", "v"], ["y"])]
+    seeds["fuse_attention_causal"] = model(
+        head + [N("Where", ["masked", "ninf", "s1"], ["s2"])] + tail, q, y,
+        [split, C("c", 0.5), C("ninf", -np.inf),
+         numpy_helper.from_array(np.triu(np.ones((S, S), bool), 1)[None, None], "masked")])
+    seeds["fuse_attention_additive"] = model(
+        head + [N("Add", ["s1", "m"], ["s2"])] + tail, q, y,
+        [split, C("c", 0.5), C("m", np.where(np.eye(S) > 0, 0, -1.0))])
+    return seeds
 
 
 def torch_seeds():
