@@ -4,7 +4,7 @@
 # reaches, and checks that every such run ends cleanly (tests/fault/README.md).
 #
 #   tests/fault/sweep.sh [CASE...]    cases: run run-npz run-ftg info pack unpack compare run-dims run-random convert
-#                                     run-onnx run-convs
+#                                     run-onnx run-convs run-convs-res
 #
 # Environment:
 #   FTRUN            the binary under test (default build/ftrun)
@@ -53,7 +53,7 @@ elif [ -n "${FTRUN_SANITIZED:-}" ]; then
 else
     LEAK=valgrind
 fi
-ALL_CASES="run run-npz run-ftg run-trace info pack unpack compare run-dims run-random convert run-onnx run-convs"
+ALL_CASES="run run-npz run-ftg run-trace info pack unpack compare run-dims run-random convert run-onnx run-convs run-convs-res"
 CASES=${*:-$ALL_CASES}
 
 [ -x "$FTRUN" ] || { echo "sweep: no ftrun binary at $FTRUN" >&2; exit 2; }
@@ -145,6 +145,12 @@ mv "$FX/gz/outputs.npz" "$FX/golden.npz"
 # squeeze-excitation block (tests/cli/conv_chain.py se; PyTorch's goldens)
 if [[ " $CASES " == *" run-convs "* ]]; then
     mkdir -p "$FX/convs" && "$PYTHON" "$root/tests/cli/conv_chain.py" se "$FX/convs" || fail_setup "the conv chain fixture"
+fi
+# run-convs-res: a graph input read by two convs (one blocked copy of it, made
+# on each of the runs) and a max pool reading a blocked tensor into the
+# graph's output (tests/cli/conv_chain.py res)
+if [[ " $CASES " == *" run-convs-res "* ]]; then
+    mkdir -p "$FX/convres" && "$PYTHON" "$root/tests/cli/conv_chain.py" res "$FX/convres" || fail_setup "the residual conv fixture"
 fi
 
 # run-onnx: the same computation as an ONNX model (python3-onnx): w as external
@@ -244,6 +250,8 @@ case_args() {
     run-onnx) KIND=dir A=("$FX/m.onnx" -i "x=$FX/x.pb" --threads 1 -q -o "$R" --expect "$FX/golden-onnx") ;;
     run-convs) KIND=dir A=("$FX/convs/se.onnx" -i "x=$FX/convs/x.npy" --threads 1 -q -o "$R" --expect "$FX/convs/want"
                            --rtol 1e-4 --atol 1e-4) ;;
+    run-convs-res) KIND=dir A=("$FX/convres/res.onnx" -i "x=$FX/convres/x.npy" --threads 1 -q -o "$R" -n 2
+                               --expect "$FX/convres/want" --rtol 1e-4 --atol 1e-4) ;;
     graph:*)
         local ins=()
         mapfile -t ins <"$FX/in-${c#graph:}/args"
