@@ -318,12 +318,13 @@ static ft_status fold_range(onx_ctx *c, const onx_node *n)
         val_free(&a[k]);
     if (isf ? d == 0 : di == 0)
         return onx_error(c, n, FT_EGRAPH, "delta is 0");
-    double cnt = isf ? ceil((l - s) / d) : ceil((double)(li - si) / (double)di);
+    /* in double: li - si may overflow int64 */
+    double cnt = isf ? ceil((l - s) / d) : ceil(((double)li - (double)si) / (double)di);
     if (!(cnt > 0))
         cnt = 0;
-    ft_shape sh = {.rank = 1, .dims = {(int64_t)cnt}};
-    if (cnt * (double)ft_dtype_size(dt) > (double)FOLD_ONLY_MAX_BYTES)
+    if (cnt * (double)ft_dtype_size(dt) > (double)FOLD_ONLY_MAX_BYTES) /* before the count becomes an int64 */
         return onx_unsupported(c, n, "the range it makes is too large to fold");
+    ft_shape sh = {.rank = 1, .dims = {(int64_t)cnt}};
     val v;
     if (val_alloc(&v, dt, &sh))
         return onx_error(c, n, FT_ERUNTIME, "out of memory");
