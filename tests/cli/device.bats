@@ -95,27 +95,27 @@ fake() {
 }
 
 @test "--check: a diverging device: exit 1, the output, the error sizes and where; results still written" {
-    FAKE_PERTURB_OP=softmax fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" -d cuda -o "$T/o" --check
+    FAKE_PERTURB_OP=attention fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" -d cuda -o "$T/o" --check
     [ "$status" -eq 1 ]
     [[ "$stderr" == *"check: output 'y' on cuda:0 against cpu:"*"values out of tolerance (rtol=0.0001, atol=1e-05): max abs error"* ]]
     [[ "$stderr" == *"check: 1 of 1 output on cuda:0 differ from the cpu reference"* ]]
     [ -f "$T/o/y.npy" ] && [ -f "$T/o/timing.json" ]
     # looser tolerances than the perturbation (+0.5 on one element) let it pass
-    FAKE_PERTURB_OP=softmax fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" -d cuda -o "$T/o2" \
+    FAKE_PERTURB_OP=attention fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" -d cuda -o "$T/o2" \
         --check --atol 10
     [ "$status" -eq 0 ]
 }
 
 @test "--check-nodes names the first node that diverges given the same inputs, and only it" {
-    FAKE_PERTURB_OP=softmax fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" -d cuda -o "$T/o" \
+    FAKE_PERTURB_OP=attention fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" -d cuda -o "$T/o" \
         --check-nodes
     [ "$status" -eq 1 ]
-    [[ "$stderr" == *"check-nodes: first divergence at node 'attn_probs' (softmax) output 'attn' on cuda:0 against cpu: 1 of 262144 values out of tolerance"* ]]
+    [[ "$stderr" == *"check-nodes: first divergence at node 'attn_mix' (attention) output 'ctx_bhsd' on cuda:0 against cpu: 1 of 131072 values out of tolerance"* ]]
     [[ "$stderr" == *"first at [0,0,0,0]"* ]]
-    [[ "$stderr" == *"check-nodes: 1 of 22 nodes on cuda:0 differ"* ]]
+    [[ "$stderr" == *"check-nodes: 1 of 19 nodes on cuda:0 differ"* ]]
     fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" -d cuda -o "$T/o2" --check-nodes
     [ "$status" -eq 0 ]
-    [[ "$stderr" == *"check-nodes: all 22 nodes on cuda:0 match the cpu reference given the same inputs"* ]]
+    [[ "$stderr" == *"check-nodes: all 19 nodes on cuda:0 match the cpu reference given the same inputs"* ]]
 }
 
 @test "--check on the cpu compares the reference with itself" {
@@ -128,7 +128,7 @@ fake() {
 @test "--check and --fallback take only cpu" {
     run --separate-stderr "$FTRUN" "$GRAPHS/mlp.json" --check=gpu
     [ "$status" -eq 2 ]
-    [[ "$stderr" == *"option --check: 'gpu' is not a reference backend (the one there is: cpu)"* ]]
+    [[ "$stderr" == *"option --check: 'gpu' is not a reference (cpu: the graph run on the CPU; O0: the graph as read, without the optimizer, run on the CPU)"* ]]
     run --separate-stderr "$FTRUN" "$GRAPHS/mlp.json" --fallback gpu
     [ "$status" -eq 2 ]
     [[ "$stderr" == *"option --fallback: 'gpu' is not a fallback backend"* ]]
@@ -137,14 +137,14 @@ fake() {
 }
 
 @test "an op the device lacks: exit 4 before anything runs, with a hint; --fallback cpu runs it there with a warning" {
-    FAKE_MISSING_OP=softmax fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" -d cuda -o "$T/o"
+    FAKE_MISSING_OP=attention fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" -d cuda -o "$T/o"
     [ "$status" -eq 4 ]
-    [[ "$stderr" == *"node 'attn_probs' (softmax): the cuda backend does not implement op 'softmax' (--fallback cpu runs it on the cpu)"* ]]
+    [[ "$stderr" == *"node 'attn_mix' (attention): the cuda backend does not implement op 'attention' (--fallback cpu runs it on the cpu)"* ]]
     [ ! -e "$T/o" ]
-    FAKE_MISSING_OP=softmax fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" -d cuda -o "$T/f" \
+    FAKE_MISSING_OP=attention fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" -d cuda -o "$T/f" \
         --fallback cpu --check -n 2
     [ "$status" -eq 0 ]
-    [[ "$stderr" == *"warning: node 'attn_probs' (softmax, f32) runs on the cpu: cuda:0 lacks it (--fallback cpu)"* ]]
+    [[ "$stderr" == *"warning: node 'attn_mix' (attention, f32) runs on the cpu: cuda:0 lacks it (--fallback cpu)"* ]]
     [[ "$stderr" == *"check: 1 output on cuda:0 match the cpu reference"* ]]
 }
 
@@ -152,7 +152,7 @@ fake() {
     FAKE_REPORT_CAPTURE=1 fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" -d cuda -o "$T/o" \
         --cuda-graph -n 4 --check
     [ "$status" -eq 0 ]
-    [[ "$stderr" == *"fake: captured 22 kernels"* ]]
+    [[ "$stderr" == *"fake: captured 19 kernels"* ]]
     [[ "$stderr" != *"applies to CUDA devices"* ]]
     [[ "$stderr" == *"check: 1 output on cuda:0 match"* ]]
     [ "$(jget "$T/o/timing.json" 'len([1 for _ in range(d["iterations"])])')" = 4 ]
@@ -167,7 +167,7 @@ fake() {
     fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" -d cuda -o "$T/o" --profile -n 3
     [ "$status" -eq 0 ]
     py 'd=json.load(open(sys.argv[1])); s=sum(n["mean_ms"] for n in d["nodes"]); m=d["run_ms"]["mean"]
-assert len(d["nodes"]) == 22 and abs(s - m) <= 0.1 * m + 0.05, (s, m)' "$T/o/timing.json"
+assert len(d["nodes"]) == 19 and abs(s - m) <= 0.1 * m + 0.05, (s, m)' "$T/o/timing.json"
 }
 
 @test "ops --device cuda lists the backend's own table" {
@@ -200,7 +200,7 @@ print(len(rows))' "$output"
 }
 
 @test "--cuda-graph with a node on the cpu fallback: not recorded, a warning says why, results right" {
-    FAKE_MISSING_OP=softmax FAKE_REPORT_CAPTURE=1 fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" \
+    FAKE_MISSING_OP=attention FAKE_REPORT_CAPTURE=1 fake run --separate-stderr "$FTRUN" "$GRAPHS/transformer_block.json" \
         -d cuda -o "$T/o" --cuda-graph --fallback cpu -n 2 --check
     [ "$status" -eq 0 ]
     [[ "$stderr" == *"warning: --cuda-graph is not used: 1 node run on the cpu (--fallback cpu)"* ]]
