@@ -72,16 +72,17 @@ ft_status ft_check_outputs(const ft_graph *g, const ft_run_result *r, const ft_c
         bad += cm.n_bad != 0;
         if (cm.n_bad || o->verbose) {
             char prefix[700];
-            snprintf(prefix, sizeof prefix, "%s: check: output '%s' on %s against cpu", o->prog, t->name, o->device);
+            snprintf(prefix, sizeof prefix, "%s: check: output '%s' on %s against %s", o->prog, t->name, o->device,
+                     o->ref ? o->ref : "cpu");
             ft_report_cmp(o->out, prefix, &cm, t->dtype, &t->shape, tol);
         }
     }
     if (!bad && !o->quiet)
-        fprintf(o->out, "%s: check: %d output%s on %s match the cpu reference\n", o->prog, g->n_outputs,
-                g->n_outputs == 1 ? "" : "s", o->device);
+        fprintf(o->out, "%s: check: %d output%s on %s match the %s reference\n", o->prog, g->n_outputs,
+                g->n_outputs == 1 ? "" : "s", o->device, o->ref ? o->ref : "cpu");
     else if (bad)
-        fprintf(o->out, "%s: check: %d of %d output%s on %s differ from the cpu reference\n", o->prog, bad, g->n_outputs,
-                g->n_outputs == 1 ? "" : "s", o->device);
+        fprintf(o->out, "%s: check: %d of %d output%s on %s differ from the %s reference\n", o->prog, bad, g->n_outputs,
+                g->n_outputs == 1 ? "" : "s", o->device, o->ref ? o->ref : "cpu");
     *mismatch = bad != 0;
 out:
     ft_run_result_free(&ref);

@@ -5,7 +5,8 @@
  *   int bad; if (ft_check_outputs(g, &res, &o, &bad, &err)) ...;   // bad: exit 1
  *
  * ft_check_outputs runs the whole graph again on the CPU and compares every
- * output. ft_check_nodes needs a run made with keep_tensors (every tensor
+ * output (given the graph as read instead, for --check=O0, it compares the
+ * run with that: the outputs are the same list). ft_check_nodes needs a run made with keep_tensors (every tensor
  * copied back): it recomputes each node on the CPU from the inputs the device
  * saw and names the first node whose outputs differ. Neither keeps anything. */
 #ifndef FT_CHECK_H
@@ -22,6 +23,7 @@ typedef struct ft_check_opts {
     int threads, quiet, verbose;
     int have_rtol, have_atol;
     double rtol, atol;
+    const char *ref; /* the reference in messages: "cpu", or "cpu -O0" (the graph as read) */
 } ft_check_opts;
 
 ft_status ft_check_outputs(const ft_graph *g, const ft_run_result *r, const ft_check_opts *o, int *mismatch, ft_error *err);

@@ -49,7 +49,7 @@ typedef struct {
     char **pos;                 /* the operands (show takes any number) */
     int npos;
     const char *device_only[2]; /* CUDA-only switches that were given */
-    int cuda_graph, allow_tf32, check, check_nodes, fallback_cpu, onnx_ops;
+    int cuda_graph, allow_tf32, check, check_nodes, check_o0, fallback_cpu, onnx_ops;
     int opt_level; /* -O (optimize.h) */
     unsigned given;            /* OB_* bits of the options given */
     const char *given_name[32]; /* the spelling of each, for messages */
@@ -142,7 +142,8 @@ static void usage(FILE *f)
             "      --print             print every output on stdout as NumPy does (dtype, shape, min/max/mean, values)\n"
             "      --profile           time every node: table on stderr, \"nodes\" in timing.json\n"
             "      --trace FILE        Chrome trace-event JSON of the timed runs (Perfetto, chrome://tracing; -: stdout)\n"
-            "      --check[=cpu]       also run on the CPU reference backend and compare every output\n"
+            "      --check[=cpu|O0]    also run on the CPU reference backend and compare every output; O0: the\n"
+            "                          reference runs the graph as read, without the optimizer\n"
             "      --check-nodes       with --check: recompute every node on the CPU from the inputs the device\n"
             "                          saw and name the first node whose outputs differ\n"
             "      --fallback cpu      run ops the device lacks on the CPU, with a warning naming them\n"
@@ -324,9 +325,11 @@ static int parse_args(int argc, char **argv, cli *c)
                 c->allow_tf32 = 1;
             break;
         case OPT_CHECK:
-            if (optarg && strcmp(optarg, "cpu"))
-                return usage_error("option --check: '%s' is not a reference backend (the one there is: cpu)", optarg);
+            if (optarg && strcmp(optarg, "cpu") && strcmp(optarg, "O0"))
+                return usage_error("option --check: '%s' is not a reference (cpu: the graph run on the CPU; O0: the "
+                                   "graph as read, without the optimizer, run on the CPU)", optarg);
             c->check = 1;
+            c->check_o0 |= optarg && !strcmp(optarg, "O0");
             note_opt(c, OB_CHECK, "--check");
             break;
         case OPT_CHECK_NODES:
@@ -391,6 +394,8 @@ static int parse_args(int argc, char **argv, cli *c)
         return usage_error("option --compress applies to -o OUT.ftg only");
     if (c->bind->have_range && !c->bind->random)
         return usage_error("option --random-range needs --random-inputs");
+    if (c->check_o0 && c->check_nodes)
+        return usage_error("option --check-nodes compares node by node, so it needs the same graph: --check=cpu, not --check=O0");
     return 0;
 }
 
@@ -417,7 +422,14 @@ static int cmd_devices(void)
 
 static ft_opt_stats last_opt; /* of the last load_graph */
 
+static ft_status load_graph_at(const cli *c, int level, ft_graph **g, ft_error *err);
 static ft_status load_graph(const cli *c, ft_graph **g, ft_error *err)
+{
+    return load_graph_at(c, strcmp(c->command, "unpack") ? c->opt_level : 0, g, err);
+}
+
+/* Load, validate, optimize at `level`. */
+static ft_status load_graph_at(const cli *c, int level, ft_graph **g, ft_error *err)
 {
     ft_load_opts lo = {.seed_override = c->seed, .allow_external = c->allow_external};
     *g = NULL;
@@ -427,8 +439,8 @@ static ft_status load_graph(const cli *c, ft_graph **g, ft_error *err)
         st = ft_graph_load(c->graph, &lo, g, err);
     if (!st)
         st = ft_graph_validate(*g, err);
-    if (!st) /* unpack rewrites the document as written: nothing to optimize */
-        st = ft_graph_optimize(*g, strcmp(c->command, "unpack") ? c->opt_level : 0, &last_opt, err);
+    if (!st) /* unpack rewrites the document as written: nothing to optimize (load_graph) */
+        st = ft_graph_optimize(*g, level, &last_opt, err);
     if (st) {
         ft_graph_free(*g);
         *g = NULL;
@@ -743,6 +755,28 @@ static int cmd_info(const cli *c)
 
 static void catch_stop_signals(void);
 
+/* --check=O0: the graph as read (g0) gets the values of the run's inputs
+ * (from -i files, --random-inputs or the file itself) by name. The optimizer
+ * keeps every input and output of a graph, so both graphs list the same. */
+static ft_status copy_inputs(ft_graph *g0, const ft_graph *g, ft_error *err)
+{
+    for (int i = 0; i < g0->n_inputs; i++) {
+        ft_tensor *t0 = &g0->tensors[g0->inputs[i]];
+        int t = ft_graph_find(g, t0->name);
+        const ft_tensor *src = t >= 0 ? &g->tensors[t] : NULL;
+        if (!src || !src->value || src->dtype != t0->dtype || !ft_shape_eq(&src->shape, &t0->shape))
+            continue; /* as the run's own check reports it */
+        size_t bytes = ft_tensor_bytes(src);
+        void *v = ft_malloc(bytes ? bytes : 1);
+        if (!v)
+            return ft_err(err, FT_ERUNTIME, "input '%s': out of memory copying %zu bytes", t0->name, bytes);
+        memcpy(v, src->value, bytes);
+        ft_tensor_set_value(t0, v, bytes);
+        t0->source = src->source;
+    }
+    return FT_OK;
+}
+
 /* Every place a run writes to, checked before it runs: the folder, each
  * result file in it, the trace. */
 static ft_status check_run_outputs(const cli *c, const ft_graph *g, const char *dir, ft_error *err)
@@ -786,7 +820,7 @@ static int cmd_run(const cli *c)
     if (c->threads > 0)
         omp_set_num_threads((int)c->threads); /* loading (CRC, inflate) uses threads too */
     double t0 = ft_now();
-    ft_graph *g = NULL;
+    ft_graph *g = NULL, *g0 = NULL; /* g0: the graph as read, for --check=O0 */
     ft_plan plan = {0};
     ft_backend_ctx *ctx = NULL;
     ft_run_result res = {0};
@@ -794,6 +828,11 @@ static int cmd_run(const cli *c)
     ft_npy *exp = NULL;
     char *timing = NULL;
     if (load_graph(c, &g, &err) || ft_bind_apply(c->bind, g, 1, &err) || check_output_names(g, &err)) {
+        rc = fail(&err);
+        goto out;
+    }
+    if (c->check_o0 && (load_graph_at(c, 0, &g0, &err) || copy_inputs(g0, g, &err))) {
+        ft_err_prefix(&err, "--check=O0: the graph as read");
         rc = fail(&err);
         goto out;
     }
@@ -963,9 +1002,10 @@ static int cmd_run(const cli *c)
     }
     rc = exp ? check_expect(c, g, &res, exp) : 0;
     if (c->check) {
-        ft_check_opts co = {prog, devname, stderr, eo.threads, c->quiet, c->verbose, c->have_rtol, c->have_atol, c->rtol, c->atol};
+        ft_check_opts co = {prog, devname, stderr, eo.threads, c->quiet, c->verbose, c->have_rtol, c->have_atol, c->rtol, c->atol,
+                            g0 ? "cpu -O0" : "cpu"};
         int bad1 = 0, bad2 = 0;
-        if (ft_check_outputs(g, &res, &co, &bad1, &err) || (c->check_nodes && ft_check_nodes(g, &res, &co, &bad2, &err))) {
+        if (ft_check_outputs(g0 ? g0 : g, &res, &co, &bad1, &err) || (c->check_nodes && ft_check_nodes(g, &res, &co, &bad2, &err))) {
             rc = fail(&err);
             goto out;
         }
@@ -985,6 +1025,7 @@ out:
         fb->close(fb_ctx);
     ft_plan_free(&plan);
     ft_graph_free(g);
+    ft_graph_free(g0);
     return rc;
 }
 

@@ -624,6 +624,29 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
     same dead
 }
 
+@test "--check=O0 compares the optimized run with the graph as read, on the CPU" {
+    mk layer_norm
+    run "$FTRUN" "$T/layer_norm.onnx" -i x=x.npy -o o --check=O0
+    [ "$status" -eq 0 ]
+    [[ "$output" =~ "check: 1 output on cpu match the cpu -O0 reference" ]]
+    # the fused layer_norm rounds otherwise than its expansion: with no tolerance
+    # the two differ, which they cannot if the reference were the fused graph again
+    run "$FTRUN" "$T/layer_norm.onnx" -i x=x.npy -o o --check=O0 --rtol 0 --atol 0
+    [ "$status" -eq 1 ]
+    [[ "$output" =~ "check: output 'y' on cpu against cpu -O0:" ]]
+    [[ "$output" =~ "check: 1 of 1 output on cpu differ from the cpu -O0 reference" ]]
+    run "$FTRUN" "$T/layer_norm.onnx" -i x=x.npy -o o --check --rtol 0 --atol 0
+    [ "$status" -eq 0 ]
+    # the outputs written are the optimized run's
+    "$FTRUN" compare o/y.npy want.npy --rtol 1e-4 --atol 1e-5
+    run "$FTRUN" "$T/layer_norm.onnx" -i x=x.npy -o o --check=O0 --check-nodes
+    [ "$status" -eq 2 ]
+    [[ "$output" =~ "--check-nodes compares node by node" ]]
+    run "$FTRUN" "$T/layer_norm.onnx" -i x=x.npy -o o --check=O1
+    [ "$status" -eq 2 ]
+    [[ "$output" =~ "'O1' is not a reference" ]]
+}
+
 @test "-O0 rewrites nothing" {
     for k in silu gelu layer_norm rms_norm softmax log_softmax attn_causal; do
         mk $k
