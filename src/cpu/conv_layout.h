@@ -1,6 +1,14 @@
 /* Internal to conv_dnnl.c and conv_layout.c: the layouts a run gives the
  * tensors of a graph around its f32 convolutions (conv_dnnl.c, "Blocked
- * chains"), decided by conv_layouts_build (conv_layout.c). */
+ * chains"), decided by conv_layouts_build (conv_layout.c).
+ *
+ * Ownership: a layouts owns its arrays and copies (conv_layouts_free).
+ *
+ *   layouts l = {0};
+ *   conv_layouts_build(&l, eng, k, 1);                 // eng: the cache's engine, k: the kernel context
+ *   const dnnl_memory_desc_t *md = conv_layout_of(&l, t);   // NULL: tensor t stays plain
+ *   conv_layouts_free(&l);
+ */
 #ifndef FT_CPU_CONV_LAYOUT_H
 #define FT_CPU_CONV_LAYOUT_H
 
