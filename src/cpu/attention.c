@@ -94,26 +94,10 @@ typedef struct attn_p {
         *l += s;                                                                                                      \
     }
 
-/* The f64 rows' select, max and sum (the f32 rows' are vmath.h's). */
+/* The f64 rows' select (their max and sum are vmath.h's, as the f32 rows'). */
 #define SEL_F64(c, a, b) ((c) ? (a) : (b))
-static inline double row_max_f64(const double *x, int64_t n)
-{
-    double m = -INFINITY;
-#pragma omp simd reduction(max : m)
-    for (int64_t i = 0; i < n; i++)
-        m = x[i] > m ? x[i] : m;
-    return m;
-}
-static inline double row_sum_f64(const double *x, int64_t n)
-{
-    double s = 0;
-#pragma omp simd reduction(+ : s)
-    for (int64_t i = 0; i < n; i++)
-        s += x[i];
-    return s;
-}
 DEF_ROW(f32, float, ft_vexpf_nonpos, tanhf, ft_vsel, ft_vrow_maxf, ft_vrow_sumf, FT_VCLONES)
-DEF_ROW(f64, double, exp, tanh, SEL_F64, row_max_f64, row_sum_f64, )
+DEF_ROW(f64, double, exp, tanh, SEL_F64, ft_vrow_maxd, ft_vrow_sumd, )
 
 /* Queries [s0, s1) of head h of batch b. sc: SB x TB scores, m/l: SB. */
 #define DEF_BLOCK(SFX, TY, GEMM)                                                                                      \

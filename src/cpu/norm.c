@@ -16,26 +16,6 @@
 
 /* ---- softmax -------------------------------------------------------------------- */
 
-/* The f64 rows' max and sum (the f32 rows' are vmath.h's ft_vrow_maxf and
- * ft_vrow_sumf, which fold their partial results as a tree). */
-static inline double sm_max_f64(const double *x, int64_t n)
-{
-    double m = x[0];
-#pragma omp simd reduction(max : m)
-    for (int64_t i = 0; i < n; i++)
-        m = x[i] > m ? x[i] : m;
-    return m;
-}
-
-static inline double sm_sum_f64(const double *y, int64_t n)
-{
-    double s = 0;
-#pragma omp simd reduction(+ : s)
-    for (int64_t i = 0; i < n; i++)
-        s += y[i];
-    return s;
-}
-
 /* Contiguous row: max (MAX) subtracted; the sum of exp over blocks of SM_BLOCK in
  * T, the blocks' sums in double. EXP is the element type's exp (f32:
  * ft_vexpf of src/cpu/vmath.h, inline so the loops vectorise; the sum and the
@@ -113,7 +93,7 @@ static inline double sm_sum_f64(const double *y, int64_t n)
     }
 
 DEF_SOFTMAX(f32, float, ft_vexpf, ft_vexpf_nonpos, ft_vrow_maxf, ft_vrow_sumf, FT_VCLONES)
-DEF_SOFTMAX(f64, double, exp, exp, sm_max_f64, sm_sum_f64, )
+DEF_SOFTMAX(f64, double, exp, exp, ft_vrow_maxd, ft_vrow_sumd, )
 
 static ft_status bad_dtype(ft_kctx *k, const ft_node *n, ft_dtype dt)
 {

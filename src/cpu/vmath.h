@@ -167,6 +167,25 @@ static inline float ft_vrow_maxf(const float *x, int64_t n)
     return ml[0];
 }
 
+/* The f64 rows' max and sum (n >= 1), as `omp simd` reductions: the f64
+ * paths are not the tuned ones. */
+static inline double ft_vrow_maxd(const double *x, int64_t n)
+{
+    double m = x[0];
+#pragma omp simd reduction(max : m)
+    for (int64_t i = 0; i < n; i++)
+        m = x[i] > m ? x[i] : m;
+    return m;
+}
+static inline double ft_vrow_sumd(const double *x, int64_t n)
+{
+    double s = 0;
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = 0; i < n; i++)
+        s += x[i];
+    return s;
+}
+
 /* The sum of y[0..n-1] in f32, two vectors of 8 lanes folded as a tree: for
  * blocks of a few hundred elements (the callers add blocks in double). */
 typedef float ft_v8f __attribute__((vector_size(32)));
