@@ -35,6 +35,8 @@ for impl in blas dnnl; do
 done
 echo "# ONNX's own test data (libonnx-testdata) through ftrun test"
 "${cpu_env[@]}" "$PYTHON" "$here"/onnx/testdata.py 2>&1 | tee -a "$log" || status=1
+echo "# the same at -O0: the optimizer changes no verdict (its expanded-form cases run fused above)"
+"${cpu_env[@]}" FTRUN_TEST_OPT=-O0 "$PYTHON" "$here"/onnx/testdata.py 2>&1 | tee -a "$log" || status=1
 echo "# ONNX op mappers on newer opsets and expansions, against NumPy/PyTorch"
 "${cpu_env[@]}" "$PYTHON" "$here"/onnx/op_mappers.py 2>&1 | tee -a "$log" || status=1
 echo "# ONNX load-time folding against NumPy"

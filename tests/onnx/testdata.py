@@ -24,7 +24,9 @@ tests/onnx/unsupported.txt lists the cases ftrun's importer refuses with its
 Environment: FTRUN (the binary), ONNX_TESTDATA (default
 /usr/share/libonnx-testdata/data), FTRUN_TEST_JOBS (default: the cores),
 FTRUN_ONNX_LIST (another list, for the tests of this script), FTRUN_TEST_DEVICE
-(default cpu; the CUDA tier passes cuda:0).
+(default cpu; the CUDA tier passes cuda:0), FTRUN_TEST_OPT (an optimizer level
+for ftrun test, e.g. -O0: tests/run.sh runs the tier at the default -O2 and
+again at -O0; the TAP names then start with "(-O0) ").
 Progress goes to stderr every 100 cases or 10 s ("# ONNX test data: 300 of 1072
 cases done ..."), so a long run on a device shows it is alive.
 """
@@ -130,11 +132,13 @@ def main():
         print("ok 1 - ONNX test data # skip not installed (%s; Debian package libonnx-testdata)" % root)
         return 0
     jobs = os.environ.get("FTRUN_TEST_JOBS") or str(os.cpu_count() or 1)
+    opt = os.environ.get("FTRUN_TEST_OPT")
+    tag = "(%s) " % opt if opt else ""
     with tempfile.TemporaryDirectory() as tmp:
         junit = os.path.join(tmp, "junit.xml")
         t0 = time.time()
         p = run_with_progress([ftrun, "test", "-d", os.environ.get("FTRUN_TEST_DEVICE") or "cpu", "-j", jobs, "--timeout", "120",
-                               "--junit", junit] + dirs, count_cases(dirs), tmp)
+                               "--junit", junit] + ([opt] if opt else []) + dirs, count_cases(dirs), tmp)
         wall = time.time() - t0
         if p.returncode not in (0, 1) or not os.path.exists(junit):
             print("not ok 1 - ftrun test on the ONNX test data: exit status %d" % p.returncode)
@@ -165,30 +169,30 @@ def main():
         c["differs" if name in differs and status == "fail" else status] += 1
         if name in differs:
             if status == "fail":
-                print("ok %d - %s # skip reference differs: %s" % (n, name, differs[name]))
+                print("ok %d - %s # skip reference differs: %s" % (n, tag + name, differs[name]))
             else:
                 print("not ok %d - %s # %s but tests/onnx/reference_differs.txt lists it: remove the line" %
-                      (n, name, "passes" if status == "pass" else "is refused as unsupported"))
+                      (n, tag + name, "passes" if status == "pass" else "is refused as unsupported"))
                 bad += 1
         elif status == "pass" and name in listed and not write_list:
-            print("not ok %d - %s # passes but tests/onnx/unsupported.txt lists it (%s): remove the line" % (n, name, listed[name]))
+            print("not ok %d - %s # passes but tests/onnx/unsupported.txt lists it (%s): remove the line" % (n, tag + name, listed[name]))
             bad += 1
         elif status == "pass":
-            print("ok %d - %s" % (n, name))
+            print("ok %d - %s" % (n, tag + name))
         elif status == "unsupported" and (name in listed or write_list):
-            print("ok %d - %s # skip unsupported: %s" % (n, name, short_reason(msg)))
+            print("ok %d - %s # skip unsupported: %s" % (n, tag + name, short_reason(msg)))
         elif status == "unsupported":
-            print("not ok %d - %s # refused as unsupported but not in tests/onnx/unsupported.txt: %s" % (n, name, short_reason(msg)))
+            print("not ok %d - %s # refused as unsupported but not in tests/onnx/unsupported.txt: %s" % (n, tag + name, short_reason(msg)))
             bad += 1
         else:
-            print("not ok %d - %s # %s" % (n, name, " ".join(msg.split())[:2000]))
+            print("not ok %d - %s # %s" % (n, tag + name, " ".join(msg.split())[:2000]))
             bad += 1
     for name in sorted((set(listed) | set(differs)) - seen):
         if write_list:
             continue
         n += 1
         print("not ok %d - %s # listed in tests/onnx/%s but no such case in %s" %
-              (n, name, "unsupported.txt" if name in listed else "reference_differs.txt", root))
+              (n, tag + name, "unsupported.txt" if name in listed else "reference_differs.txt", root))
         bad += 1
     for folder, c in counts.items():
         print("# %s: %d passed, %d unsupported, %d reference differs, %d failed" %
