@@ -790,9 +790,8 @@ static int eval_index(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, v
             if (t.rank != r)
                 return 1;
             for (int d = 0; d < r; d++) {
-                if (t.dims[d] < 0)
-                    return 1;
-                os.dims[d] = s.dims[d] * t.dims[d];
+                if (t.dims[d] < 0 || __builtin_mul_overflow(s.dims[d], t.dims[d], &os.dims[d]))
+                    return 1; /* not folded: the node's own inference says what is wrong */
             }
         }
         if (!shape_ok(&os, FOLD_MAX_ELEMS) || val_alloc(out, in[0].dt, &os))
