@@ -615,7 +615,8 @@ static int eval_move(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, va
                 return 1;
             os.dims[neg] = (int64_t)(in[0].n / prod);
         }
-        if (ft_numel(&os) != in[0].n)
+        uint64_t cnt; /* checked: a product of huge dims could wrap around to the input's count */
+        if (ft_shape_numel(&os, &cnt) || cnt != in[0].n)
             return 1;
         break;
     }

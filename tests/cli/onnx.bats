@@ -301,6 +301,30 @@ save(m, sys.argv[1])' "$T/r.onnx"
     done
 }
 
+@test "onnx: a constant Reshape or Tile whose dims overflow is refused at that node, not folded" {
+    # [2^32, 2^32] of an empty constant: the product wraps to 0 in 64 bits, the
+    # element count of the empty input; Tile by 2^62 of an axis of size 4
+    onx '
+c = numpy_helper.from_array(np.zeros((0,), np.float32), "c")
+s = numpy_helper.from_array(np.array([2 ** 32, 2 ** 32], np.int64), "s")
+g = helper.make_graph([helper.make_node("Reshape", ["c", "s"], ["r"], name="huge_reshape"),
+                       helper.make_node("Add", ["x", "r"], ["y"], name="add0")], "r",
+                      [value("x", TensorProto.FLOAT, [1])], [value("y", TensorProto.FLOAT, None)], [c, s])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])
+w = numpy_helper.from_array(np.ones((4,), np.float32), "w")
+rep = numpy_helper.from_array(np.array([2 ** 62], np.int64), "rep")
+g = helper.make_graph([helper.make_node("Tile", ["w", "rep"], ["t"], name="huge_tile"),
+                       helper.make_node("Add", ["x", "t"], ["y"], name="add0")], "t",
+                      [value("x", TensorProto.FLOAT, [1])], [value("y", TensorProto.FLOAT, None)], [w, rep])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[2])' "$T/r.onnx" "$T/t.onnx"
+    run --separate-stderr "$FTRUN" info "$T/r.onnx"
+    status_is 3
+    [[ "$stderr" == *"node 'huge_reshape' (reshape): attribute 'shape' [4294967296,4294967296]: the product of the dims overflows"* ]]
+    run --separate-stderr "$FTRUN" info "$T/t.onnx"
+    status_is 3
+    [[ "$stderr" == *"node 'huge_tile' (tile): attribute 'repeats' [4611686018427387904]: axis 0 of size 4 repeated 4611686018427387904 times overflows"* ]]
+}
+
 @test "onnx: Reshape whose shape is an initializer runs and equals NumPy" {
     onx '
 t = numpy_helper.from_array(np.array([3, -1], np.int64), "target")
