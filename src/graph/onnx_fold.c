@@ -585,9 +585,12 @@ static int eval_move(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, va
         int mark[FT_MAX_RANK] = {0};
         for (int i = 0; i < nax; i++)
             mark[ax[i]] = 1;
-        for (int d = 0; d < r; d++)
+        for (int d = 0; d < r; d++) {
+            if (mark[d] && s.dims[d] != 1)
+                return 1; /* not folded: squeeze's inference names the axis */
             if ((nax < 0 && s.dims[d] != 1) || (nax >= 0 && !mark[d]))
                 os.dims[os.rank++] = s.dims[d];
+        }
         break;
     }
     case K_RESHAPE: {
@@ -615,10 +618,7 @@ static int eval_move(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, va
                 return 1;
             os.dims[neg] = (int64_t)(in[0].n / prod);
         }
-        uint64_t cnt; /* checked: a product of huge dims could wrap around to the input's count */
-        if (ft_shape_numel(&os, &cnt) || cnt != in[0].n)
-            return 1;
-        break;
+        break; /* the count is checked below (a product of huge dims wraps around) */
     }
     case K_FLATTEN: {
         int64_t a = onx_attr_i(n, "axis", 1);
@@ -647,7 +647,11 @@ static int eval_move(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, va
     case K_REDUCE:
         return 1;
     }
-    /* a reshape-like op: same elements, new shape */
+    /* a reshape-like op: same elements, new shape (a squeeze of an axis that
+     * is not 1, say, changes the count: not folded, the node's inference says why) */
+    uint64_t cnt;
+    if (ft_shape_numel(&os, &cnt) || cnt != in[0].n)
+        return 1;
     if (val_alloc(out, in[0].dt, &os))
         return -1;
     for (uint64_t e = 0; e < out->n; e++)

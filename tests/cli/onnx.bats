@@ -301,7 +301,7 @@ save(m, sys.argv[1])' "$T/r.onnx"
     done
 }
 
-@test "onnx: a constant Reshape or Tile whose dims overflow is refused at that node, not folded" {
+@test "onnx: a constant Reshape or Tile whose dims overflow, a Squeeze of an axis not 1, are refused at that node, not folded" {
     # [2^32, 2^32] of an empty constant: the product wraps to 0 in 64 bits, the
     # element count of the empty input; Tile by 2^62 of an axis of size 4
     onx '
@@ -316,13 +316,23 @@ rep = numpy_helper.from_array(np.array([2 ** 62], np.int64), "rep")
 g = helper.make_graph([helper.make_node("Tile", ["w", "rep"], ["t"], name="huge_tile"),
                        helper.make_node("Add", ["x", "t"], ["y"], name="add0")], "t",
                       [value("x", TensorProto.FLOAT, [1])], [value("y", TensorProto.FLOAT, None)], [w, rep])
-save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[2])' "$T/r.onnx" "$T/t.onnx"
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[2])
+e = numpy_helper.from_array(np.zeros((0, 3), np.float32), "e")
+ax = numpy_helper.from_array(np.array([1], np.int64), "ax")
+g = helper.make_graph([helper.make_node("Squeeze", ["e", "ax"], ["q"], name="bad_squeeze"),
+                       helper.make_node("Add", ["x", "q"], ["y"], name="add0")], "q",
+                      [value("x", TensorProto.FLOAT, [1])], [value("y", TensorProto.FLOAT, None)], [e, ax])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[3])' "$T/r.onnx" "$T/t.onnx" "$T/q.onnx"
     run --separate-stderr "$FTRUN" info "$T/r.onnx"
     status_is 3
     [[ "$stderr" == *"node 'huge_reshape' (reshape): attribute 'shape' [4294967296,4294967296]: the product of the dims overflows"* ]]
     run --separate-stderr "$FTRUN" info "$T/t.onnx"
     status_is 3
     [[ "$stderr" == *"node 'huge_tile' (tile): attribute 'repeats' [4611686018427387904]: axis 0 of size 4 repeated 4611686018427387904 times overflows"* ]]
+    # [0,3] squeezed at axis 1 keeps the count (0) but is no squeeze
+    run --separate-stderr "$FTRUN" info "$T/q.onnx"
+    status_is 3
+    [[ "$stderr" == *"node 'bad_squeeze' (squeeze): attribute 'axes' [1]: cannot squeeze axis 1 of input 'e' of shape [0,3]: its size is 3, not 1"* ]]
 }
 
 @test "onnx: Reshape whose shape is an initializer runs and equals NumPy" {
