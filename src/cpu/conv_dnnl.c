@@ -40,8 +40,12 @@
  * gets a blocked copy in this cache, outside the memory plan (conv_copy in
  * conv_layout.h): on every execution of the graph the first blocked form to
  * read it makes it (fresh_copy; its first reader in g->order when that one
- * runs blocked), the others read it; the plain form and conv.c's loops read
- * the tensor itself. Only when ft_kctx.private_layouts says nothing else
+ * runs blocked, or, when the NaN rule below needs the tensor's bound, when
+ * that reader's blocked form runs or may still be picked), the others read
+ * it; the plain form and conv.c's loops read the tensor itself. With
+ * AVX-512 and a block of 16 channels or a multiple of 16 (channels-last
+ * included), blocked.c's transpose makes it and reads max |x| on the way
+ * (conv_copy_make); elsewhere oneDNN's reorder. Only when ft_kctx.private_layouts says nothing else
  * reads intermediates (not under --check-nodes, not as a fallback), and not
  * under FTRUN_CONV_IMPL native or plain: otherwise every tensor is plain and
  * there is no copy. Each form of a node then reads and writes its tensors in
@@ -73,6 +77,9 @@
  * tensor scanned for NaN gets its bound (max |x|) from the same read, kept
  * for the other convs that read it in the same execution (a graph input
  * read as one conv's input and another's residual sum is scanned once).
+ * A tensor with a blocked copy gets its bound from the making of the copy
+ * where blocked.c's transpose makes it (input_bound makes the copy first):
+ * one read of the tensor for both.
  *
  * State: the cache (struct cpu_conv_cache) is owned by the CPU backend
  * context (cpu_backend.c, released by close() through cpu_conv_cache_free).
@@ -84,6 +91,7 @@
  * run otherwise), the scratchpad and the blocked src / dst buffers. */
 #include "conv_layout.h"
 #include "dnnl_util.h"
+#include "vmath.h"
 #include "../graph/infer_conv.h"
 
 #include <oneapi/dnnl/dnnl.h>
@@ -429,16 +437,36 @@ static dnnl_status_t run_reorder(struct cpu_conv_cache *c, dnnl_primitive_t r, d
     return dnnl_primitive_execute(r, c->strm, 2, a);
 }
 
+static void set_bound(struct cpu_conv_cache *c, int t, double v);
+
 /* *p = copy i of the layouts, made from the plain tensor `plain` unless it
- * was in this execution of the graph (conv_layout.h, conv_copy). */
-static dnnl_status_t fresh_copy(struct cpu_conv_cache *c, int i, const ft_view *plain, void **p)
+ * was in this execution of the graph (conv_layout.h, conv_copy); max |x|
+ * read on the way is the tensor's bound in this execution. */
+static dnnl_status_t fresh_copy(struct cpu_conv_cache *c, int threads, int i, const ft_view *plain, void **p)
 {
     conv_copy *cp = &c->lay.copy[i];
     dnnl_status_t s = dnnl_success;
-    if (cp->made != c->epoch && !(s = conv_copy_make(cp, c->eng, c->strm, &plain->shape, plain->data)))
+    double amax;
+    if (cp->made != c->epoch && !(s = conv_copy_make(cp, c->eng, c->strm, &plain->shape, plain->data, threads, &amax))) {
         cp->made = c->epoch;
+        if (amax >= 0)
+            set_bound(c, cp->t, amax);
+    }
     *p = cp->buf;
     return s;
+}
+
+/* dst = the n floats at src, on `threads` threads from 2^18 floats on (the
+ * residual sum copied into a conv's dst for its sum post-op: 6.4 MB in
+ * bench/graphs/cnn_block.json, 0.3 ms on one thread) */
+static void copy_floats(void *dst, const void *src, uint64_t n, int threads)
+{
+#pragma omp parallel num_threads(threads) if (threads > 1 && n >= (1u << 18))
+    {
+        uint64_t nt = (uint64_t)omp_get_num_threads(), id = (uint64_t)omp_get_thread_num();
+        uint64_t a = n * id / nt, b = n * (id + 1) / nt;
+        memcpy((float *)dst + a, (const float *)src + a, (size_t)(b - a) * sizeof(float));
+    }
 }
 
 /* One run of variant v on the node's tensors. */
@@ -449,9 +477,9 @@ static ft_status run_variant(ft_kctx *k, struct cpu_conv_cache *c, entry *e, var
     const char *what = "making a blocked copy";
     int has_b = n->n_in > 2 && in[2].data, has_sum = n->n_in > 3 && in[3].data;
     void *x = in[0].data, *sum = has_sum ? in[3].data : NULL;
-    if (v->cp_src && (s = fresh_copy(c, v->cp_src - 1, &in[0], &x)))
+    if (v->cp_src && (s = fresh_copy(c, k->threads, v->cp_src - 1, &in[0], &x)))
         goto fail;
-    if (has_sum && v->cp_sum && (s = fresh_copy(c, v->cp_sum - 1, &in[3], &sum)))
+    if (has_sum && v->cp_sum && (s = fresh_copy(c, k->threads, v->cp_sum - 1, &in[3], &sum)))
         goto fail;
     what = "setting a buffer";
     if ((s = dnnl_memory_set_data_handle(v->u_src, x)) || (s = dnnl_memory_set_data_handle(v->u_dst, out[0].data)) ||
@@ -475,7 +503,7 @@ static ft_status run_variant(ft_kctx *k, struct cpu_conv_cache *c, entry *e, var
             if ((s = run_reorder(c, v->r_sum, v->u_sum, v->m_dst)))
                 goto fail;
         } else { /* the sum already in the conv's dst layout */
-            memcpy(v->r_dst ? v->dst_buf : out[0].data, sum, (size_t)ft_numel(&out[0].shape) * sizeof(float));
+            copy_floats(v->r_dst ? v->dst_buf : out[0].data, sum, ft_numel(&out[0].shape), k->threads);
         }
     }
     what = "the convolution";
@@ -587,22 +615,28 @@ static int forced_choice(void)
     return CHOICE_UNSET;
 }
 
+/* the largest |x| bit pattern of the n floats at u */
+FT_VCLONES static uint32_t abs_max_bits(const uint32_t *u, uint64_t n)
+{
+    uint32_t m = 0;
+#pragma omp simd reduction(max : m)
+    for (uint64_t i = 0; i < n; i++)
+        m = (u[i] & 0x7fffffffu) > m ? u[i] & 0x7fffffffu : m;
+    return m;
+}
+
 /* max |x| over the n floats at p, or INFINITY when one is a NaN or an
  * infinity (0 for p NULL); on `threads` threads above 2^18 floats. */
 static double abs_max(const void *p, uint64_t n, int threads)
 {
     if (!p)
         return 0;
-    const uint32_t *u = p;
     uint32_t m = 0;
-    if (threads > 1 && n >= (1u << 18)) {
-#pragma omp parallel for simd num_threads(threads) reduction(max : m)
-        for (uint64_t i = 0; i < n; i++)
-            m = (u[i] & 0x7fffffffu) > m ? u[i] & 0x7fffffffu : m;
-    } else {
-#pragma omp simd reduction(max : m)
-        for (uint64_t i = 0; i < n; i++)
-            m = (u[i] & 0x7fffffffu) > m ? u[i] & 0x7fffffffu : m;
+#pragma omp parallel num_threads(threads) if (threads > 1 && n >= (1u << 18)) reduction(max : m)
+    {
+        uint64_t nt = (uint64_t)omp_get_num_threads(), id = (uint64_t)omp_get_thread_num();
+        uint64_t a = n * id / nt, b = n * (id + 1) / nt;
+        m = abs_max_bits((const uint32_t *)p + a, b - a);
     }
     if (m >= 0x7f800000u)
         return INFINITY;
@@ -641,23 +675,38 @@ static void set_bound(struct cpu_conv_cache *c, int t, double v)
 }
 
 /* The bound on |x| of input slot i (0 or 3): its producer's, else one read
- * (kept for the other convs that read it in this execution). */
-static double input_bound(struct cpu_conv_cache *c, const ft_kctx *k, const ft_node *n, const ft_view *in, int i)
+ * (kept for the other convs that read it in this execution). Where the
+ * node's blocked form reads a blocked copy of the input (the form it runs
+ * or may pick) that this execution has not made yet, the copy is made now
+ * and the bound read with it (conv_copy_make): the tensor is read once.
+ * -1 with *s set when making the copy failed. */
+static double input_bound(struct cpu_conv_cache *c, const ft_kctx *k, const entry *e, const ft_node *n,
+                          const ft_view *in, int i, dnnl_status_t *s)
 {
     if (n->n_in <= i || !in[i].data)
         return 0;
     double b = known_bound(c, n->in[i]);
     if (b >= 0)
         return b;
+    int cp = conv_copy_read(&c->lay, c->g, n, i);
+    if (cp >= 0 && (e->choice == CHOICE_UNSET || e->choice == V_BLOCKED)) {
+        void *p;
+        if ((*s = fresh_copy(c, k->threads, cp, &in[i], &p)))
+            return -1;
+        if ((b = known_bound(c, n->in[i])) >= 0)
+            return b;
+    }
     b = abs_max(in[i].data, ft_numel(&in[i].shape), k->threads);
     set_bound(c, n->in[i], b);
     return b;
 }
 
 /* The NaN rule (see the top): 1 when the node has a relu or clip activation
- * and one of its tensors may hold a NaN or an infinity. Records the bound of
- * the node's output (for the convs reading it) as it goes. */
-static int nan_unsafe(struct cpu_conv_cache *c, const ft_kctx *k, entry *e, const ft_node *n, const ft_view *in)
+ * and one of its tensors may hold a NaN or an infinity, -1 with *st set on an
+ * error (making a blocked copy). Records the bound of the node's output (for
+ * the convs reading it) as it goes. */
+static int nan_unsafe(struct cpu_conv_cache *c, ft_kctx *k, entry *e, const ft_node *n, const ft_view *in,
+                      ft_status *st)
 {
     const ft_conv_params *p = &n->params.conv;
     int checks = p->act == FT_CONV_ACT_RELU || p->act == FT_CONV_ACT_CLIP;
@@ -670,7 +719,12 @@ static int nan_unsafe(struct cpu_conv_cache *c, const ft_kctx *k, entry *e, cons
         weight_bounds(e, n, in, k->threads);
         e->w_known = 1;
     }
-    double x = input_bound(c, k, n, in, 0), sum = has_sum ? input_bound(c, k, n, in, 3) : 0;
+    dnnl_status_t s = dnnl_success;
+    double x = input_bound(c, k, e, n, in, 0, &s), sum = has_sum && !s ? input_bound(c, k, e, n, in, 3, &s) : 0;
+    if (s) {
+        *st = dnnl_fail(k, n, s, "making a blocked copy");
+        return -1;
+    }
     double y = e->w_l1 * x + e->b_max + sum;
     if (p->act == FT_CONV_ACT_CLIP && y > fmax(fabs(p->act_lo), fabs(p->act_hi)))
         y = fmax(fabs(p->act_lo), fabs(p->act_hi));
@@ -776,7 +830,10 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
         *st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the convolution's state");
         return 1;
     }
-    if (nan_unsafe(c, k, e, n, in)) {
+    int unsafe = nan_unsafe(c, k, e, n, in, st);
+    if (unsafe < 0)
+        return 1;
+    if (unsafe) {
         *st = run_native(k, c, e, n, in, out, native);
         return 1;
     }

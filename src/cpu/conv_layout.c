@@ -240,16 +240,22 @@ static void log_layouts(const layouts *l, const ft_graph *g)
     }
 }
 
-dnnl_status_t conv_copy_make(conv_copy *cp, dnnl_engine_t eng, dnnl_stream_t strm, const ft_shape *sh, const void *plain)
+dnnl_status_t conv_copy_make(conv_copy *cp, dnnl_engine_t eng, dnnl_stream_t strm, const ft_shape *sh, const void *plain,
+                             int threads, double *amax)
 {
     dnnl_status_t s = dnnl_success;
+    int kind = conv_channel_kind(&cp->md, sh);
+    int64_t B = kind < 0 ? 0 : kind == 2 ? sh->dims[1] : kind == 1 ? 16 : 8;
+    *amax = -1;
+    if (!cp->buf && !(cp->buf = cpu_md_alloc(&cp->md)))
+        return dnnl_out_of_memory;
+    /* blocked.c's transpose, which reads max |x| on the way; else oneDNN's reorder */
+    if (B && cpu_to_blocked(plain, cp->buf, sh, B, threads, amax))
+        return dnnl_success;
     if (!cp->r) {
         dnnl_memory_desc_t pmd;
         dnnl_primitive_desc_t pd = NULL;
         CPU_DNNL_TRY(conv_plain_md(sh, &pmd));
-        s = dnnl_out_of_memory;
-        if (!(cp->buf = cpu_md_alloc(&cp->md)))
-            goto fail;
         CPU_DNNL_TRY(dnnl_reorder_primitive_desc_create(&pd, &pmd, eng, &cp->md, eng, NULL));
         s = dnnl_primitive_create(&cp->r, pd);
         dnnl_primitive_desc_destroy(pd);

@@ -25,7 +25,10 @@
  * last) the first blocked form to read it, in execution order (g->order),
  * makes it from the plain tensor (conv_copy_make; that is its first reader
  * where that reader runs its blocked form), and the others read it: once per
- * execution, never one made in an earlier execution. */
+ * execution, never one made in an earlier execution. blocked.c's transpose
+ * makes it where it can (AVX-512, blocks of a multiple of 16 channels), and
+ * gives the tensor's max |x| for the NaN rule from the same read; else
+ * oneDNN's reorder r, made on first use. */
 typedef struct conv_copy {
     int t;                  /* the tensor */
     int first;              /* its first conv reader in g->order (an index into g->nodes) */
@@ -33,7 +36,7 @@ typedef struct conv_copy {
     unsigned made;          /* the execution it was made in (conv_dnnl.c's epoch; 0: never) */
     dnnl_memory_desc_t md;  /* its layout */
     void *buf;              /* owned; allocated when first made */
-    dnnl_primitive_t r;     /* plain -> md */
+    dnnl_primitive_t r;     /* plain -> md, where blocked.c's transpose does not make it (NULL until needed) */
     dnnl_memory_t from, to;
 } conv_copy;
 
@@ -78,8 +81,12 @@ void conv_layouts_build(layouts *l, dnnl_engine_t eng, const ft_kctx *k, int ena
 void conv_layouts_free(layouts *l);
 
 /* Makes copy cp from the plain tensor at `plain` of shape sh (allocating it
- * and its reorder the first time), on stream strm. */
-dnnl_status_t conv_copy_make(conv_copy *cp, dnnl_engine_t eng, dnnl_stream_t strm, const ft_shape *sh, const void *plain);
+ * the first time): with blocked.c's transpose (cpu_to_blocked, on `threads`
+ * threads), which sets *amax to max |x| (INFINITY with a NaN or an
+ * infinity) from the same read, or else with oneDNN's reorder on stream
+ * strm (made the first time; *amax -1: not known). */
+dnnl_status_t conv_copy_make(conv_copy *cp, dnnl_engine_t eng, dnnl_stream_t strm, const ft_shape *sh, const void *plain,
+                             int threads, double *amax);
 
 /* The blocked layout tensor t holds in this run, or NULL (the graph's own;
  * also for t < 0, an omitted input). */

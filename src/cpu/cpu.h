@@ -210,6 +210,12 @@ int64_t cpu_channel_block(ft_kctx *k, int t);
 int cpu_global_pool_blocked(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_status *st);
 int cpu_mul_blocked(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_status *st);
 int cpu_max_pool_blocked(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_status *st);
+/* blocked.c: y = the plain f32 tensor x of shape sh ([N][C][spatial]) in the
+ * channel-blocked layout of block B ([N][C/B][spatial][B]; channels-last: B =
+ * C), on `threads` threads, and *amax = max |x| (INFINITY when x holds a NaN
+ * or an infinity), read in the same pass. 0 when it has no loop for that
+ * (no AVX-512, B not a multiple of 16): the caller reorders. */
+int cpu_to_blocked(const float *x, float *y, const ft_shape *sh, int64_t B, int threads, double *amax);
 void cpu_conv_cache_free(struct cpu_conv_cache *c);
 ft_status cpu_conv_transpose(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 /* deform.c: deform_conv */

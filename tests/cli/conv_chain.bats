@@ -202,17 +202,55 @@ for i, o in enumerate(["y", "z"]):
     [[ "${lines[1]}" =~ ^ftrun:\ max_pool\ \'.*\':\ input\ blocked,\ output\ plain$ ]]
     [[ "${lines[2]}" =~ "input blocked (copy), output blocked" ]]
     [[ "${lines[3]}" =~ "input blocked, sum blocked (copy), output blocked" ]]
-    # oneDNN's own log: x (2x32x12x12, plain abcd) is reordered once a run,
-    # on each of the 3 runs; nothing of that shape goes back to plain
-    run env ONEDNN_VERBOSE=1 FTRUN_CONV_IMPL=blocked "$FTRUN" "$T/res.onnx" -i x=x.npy -o o --threads 1 -w 0 -n 3 -q
+    # oneDNN's own log: held to AVX2 (nChw8c), x (2x32x12x12, plain abcd)
+    # is reordered once a run, on each of the 3 runs; nothing of that shape
+    # goes back to plain
+    run env ONEDNN_MAX_CPU_ISA=AVX2 ONEDNN_VERBOSE=1 FTRUN_CONV_IMPL=blocked "$FTRUN" "$T/res.onnx" -i x=x.npy -o o --threads 1 -w 0 -n 3 -q
     [ "$status" -eq 0 ]
     [ "$(grep -c '^onednn_verbose,exec,cpu,reorder.*src_f32::blocked:abcd:.*,2x32x12x12,' <<< "$output")" -eq 3 ]
     [ "$(grep -c '^onednn_verbose,exec,cpu,reorder.*dst_f32::blocked:abcd:.*,2x32x12x12,' <<< "$output")" -eq 0 ]
+    # with AVX-512 (channels-last, 32 channels) ftrun's own transpose makes
+    # the copy (src/cpu/blocked.c, cpu_to_blocked): oneDNN reorders nothing
+    # of that shape
+    if grep -qw avx512f /proc/cpuinfo; then
+        run env ONEDNN_VERBOSE=1 FTRUN_CONV_IMPL=blocked "$FTRUN" "$T/res.onnx" -i x=x.npy -o o --threads 1 -w 0 -n 3 -q
+        [ "$status" -eq 0 ]
+        [ "$(grep -c '^onednn_verbose,exec,cpu,reorder.*,2x32x12x12,' <<< "$output")" -eq 0 ]
+    fi
     # the values, in every form, and after several runs in one process
     check_all res
     check_all res -w 2 -n 5
     gen res --nan
     check_all res
+}
+
+@test "conv chain: the blocked copy with the NaN rule's read, and the pool's transposed write, on wider rows, depthwise convs, NaN and -inf" {
+    # x's copy is made by blocked.c's transpose (with AVX-512), which also
+    # reads max |x| for the NaN rule: a NaN or an infinity in x must send the
+    # relu convs to conv.c's loops; the pool's plain output (19 columns: 16
+    # and 3) goes out 16 channel rows at a time
+    for k in res_wide res_dw; do
+        gen $k
+        check_all $k
+        check_all $k -w 2 -n 5
+        for bad in --nan --inf; do
+            gen $k $bad
+            py 'y = np.load("want/y.npy"); assert np.isnan(y).any() and np.isfinite(y).any()'
+            check_all $k
+        done
+    done
+    simd || skip "no AVX2: oneDNN keeps the plain layout"
+    gen res_wide
+    run layouts res_wide
+    echo "$output"
+    [ "${#lines[@]}" -eq 4 ]
+    [[ "${lines[0]}" == "ftrun: tensor 'x': blocked (copy) for 2 convs, made once a run of the graph" ]]
+    [[ "${lines[1]}" =~ ^ftrun:\ max_pool\ \'.*\':\ input\ blocked,\ output\ plain$ ]]
+    # a NaN read with the copy on a run after the picks: the relu conv then runs conv.c's loops
+    gen res_wide --nan
+    run env FTRUN_CONV_LOG=1 "$FTRUN" "$T/res_wide.onnx" -i x=x.npy -o o --threads 1 -w 2 -n 3 --expect want --rtol 1e-4 --atol 1e-4
+    echo "$output"
+    [ "$status" -eq 0 ]
 }
 
 @test "conv chain: a conv read only by a max pool whose result is the graph's output writes blocked; the pool writes plain" {

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Graphs of several convolutions in a row, for tests/cli/conv_chain.bats.
 
-    conv_chain.py KIND DIR [--nan]
+    conv_chain.py KIND DIR [--nan | --inf]
 
 writes DIR/KIND.onnx (input x, output y, sometimes z), DIR/x.npy and
 DIR/want/y.npy (and DIR/want/z.npy): PyTorch's value of y (z) in float64, the
 independent oracle. --nan puts a NaN into x (the CPU backend then runs its
-own loops for the relu / clip convs that read it, see src/cpu/conv_dnnl.c).
+own loops for the relu / clip convs that read it, see src/cpu/conv_dnnl.c);
+--inf an infinity (-inf), which the products make NaN of.
 
 Kinds (channel counts multiples of 16 unless said; all f32, opset 13):
   mbv2    conv3x3+clip, depthwise3x3+clip, conv1x1, residual add, conv1x1+relu
@@ -24,6 +25,11 @@ Kinds (channel counts multiples of 16 unless said; all f32, opset 13):
           max pool 2x2 (the graph's output): x is read by two convs
   pool_out conv3x3+relu, conv1x1 (48 channels), max pool 3x3/2 with padding
           (the graph's output)
+  res_wide res on 48 channels of 9 x 38 (batch 1): rows of more than 16
+          positions, a pool output of 19 columns (16 and 3) and 4 rows (the
+          input's last row left out)
+  res_dw   res with depthwise convs (oneDNN's nChw16c and the like, not
+          channels-last) on 32 channels of 7 x 21
 """
 import os
 import sys
@@ -36,6 +42,7 @@ from onnx import TensorProto, helper as h, numpy_helper as nh
 
 kind, out = sys.argv[1], sys.argv[2]
 nan = "--nan" in sys.argv[3:]
+inf = "--inf" in sys.argv[3:]
 rng = np.random.default_rng(11)
 inits, nodes, outputs = [], [], ["y"]
 W = {}  # name -> float64 tensor (the oracle's copy)
@@ -175,10 +182,12 @@ elif kind == "overflow":  # finite input, a product past FLT_MAX: inf, then inf 
         with np.errstate(over="ignore"):
             c1 = torch.from_numpy(F.conv2d(x, torch.from_numpy(w1.astype(np.float64))).numpy().astype(np.float32))
         return fb(c1.double())
-elif kind == "res":
-    shape = (2, 32, 12, 12)
-    a, fa = conv("x", 32, 32, 3, "relu")
-    b, fb = conv(a, 32, 32, 3)
+elif kind in ("res", "res_wide", "res_dw"):
+    c0 = 48 if kind == "res_wide" else 32
+    shape = {"res": (2, 32, 12, 12), "res_wide": (1, 48, 9, 38), "res_dw": (2, 32, 7, 21)}[kind]
+    g = c0 if kind == "res_dw" else 1
+    a, fa = conv("x", c0, c0, 3, "relu", group=g)
+    b, fb = conv(a, c0, c0, 3, group=g)
     nodes += [h.make_node("Add", [b, "x"], ["r"]), h.make_node("Relu", ["r"], ["rr"]),
               h.make_node("MaxPool", ["rr"], ["y"], kernel_shape=[2, 2], strides=[2, 2])]
 
@@ -201,6 +210,8 @@ if kind == "overflow":  # one pixel makes products of 1e40
     x[0, 0, 2, 3] = 1e20
 if nan:
     x.reshape(-1)[x.size // 3] = np.nan
+if inf:
+    x.reshape(-1)[x.size // 3 + 5] = -np.inf
 xt = torch.from_numpy(x.astype(np.float64))
 want = oracle(xt).numpy()
 want_z = oracle_z(xt).numpy() if "z" in outputs else None
