@@ -24,7 +24,7 @@ echo "# command-line tests (bats)"
 echo "# numeric tests against NumPy"
 "${cpu_env[@]}" "$PYTHON" "$here"/numeric/test_ops.py 2>&1 | tee -a "$log" || status=1
 echo "# numeric conv tests in each CPU form of f32 conv (FTRUN_CONV_IMPL, ftrun(1))"
-for impl in native plain blocked; do
+for impl in native plain blocked blocked-add; do
     "${cpu_env[@]}" FTRUN_CONV_IMPL=$impl FTNUM_ONLY='^conv[123]d ' FTNUM_TAG="$impl: " "$PYTHON" \
         "$here"/numeric/test_ops.py 2>&1 | tee -a "$log" || status=1
 done

@@ -1,22 +1,30 @@
 /* f32 convolution through oneDNN's convolution primitives (conv.c calls
  * cpu_conv_dnnl first; declarations in cpu.h).
  *
- * Per conv node, up to two oneDNN forms are built: "plain"
+ * Per conv node, up to three oneDNN forms are built: "plain"
  * (src and dst in the graph's own channels-first layout, ncw / nchw / ncdhw;
- * weights in oneDNN's preferred layout) and "blocked" (src, dst and weights
+ * weights in oneDNN's preferred layout), "blocked" (src, dst and weights
  * all in oneDNN's preferred layouts, with reorders from and to the graph's
- * layout around the conv). The bias and the node's fused residual sum and
- * activation are post-ops: sum (the node's input 3, copied into dst first),
- * then eltwise relu, clip, swish (alpha 1) or hardswish. A node's first
+ * layout around the conv) and, for a node with a residual sum that is in
+ * the blocked form's dst layout, "blocked-add" (V_ADD: the same layouts,
+ * the sum a binary add post-op reading the sum where it is, not a sum
+ * post-op adding what dst holds: no copy of the sum into dst; oneDNN 2.6
+ * runs it with its jit kernel, not brgconv, faster on cnn_block's second
+ * conv at 1 thread and slower on ResNet18's, hence timed). The bias and the
+ * node's fused residual sum and activation are post-ops: sum (the node's
+ * input 3, copied into dst first) or binary add, then eltwise relu, clip,
+ * swish (alpha 1) or hardswish. A node's first
  * run uses the blocked form; on its second, each form and
  * conv.c's own loops run on the node's real tensors, three times and
  * more until 2 ms went by (at most 16; once, when that first run takes over
  * ten times the best so far), the best run after the first timed (process
  * CPU time on one thread, wall time on more; see now_s), and the fastest is
  * kept for the node from then on (blocked first, and a later form must be 5%
- * faster to win): the choice is per case (within a blocked chain, below, oneDNN's blocked form
+ * faster to win, except blocked-add, timed next, which has the same layouts
+ * and need only be faster): the choice is per case (within a blocked chain, below, oneDNN's blocked form
  * mostly wins; elsewhere depthwise convs often keep conv.c's loops). The
- * environment variable FTRUN_CONV_IMPL = native, plain or blocked forces one
+ * environment variable FTRUN_CONV_IMPL = native, plain, blocked or
+ * blocked-add (blocked where the node has no such sum) forces one
  * form where it can be built (tests run every form that way; see ftrun(1),
  * ENVIRONMENT); unset or "auto", the timing picks.
  *
@@ -106,7 +114,9 @@
 #include <omp.h>
 #endif
 
-enum { V_PLAIN, V_BLOCKED, N_VARIANTS };
+/* V_ADD: the blocked form with the residual sum as a binary add post-op
+ * (see the top); only for a node whose sum is in the conv's dst layout */
+enum { V_PLAIN, V_BLOCKED, V_ADD, N_VARIANTS };
 enum { CHOICE_UNSET = -1, CHOICE_NATIVE = N_VARIANTS };
 
 typedef struct variant {
@@ -118,6 +128,7 @@ typedef struct variant {
     void *src_buf, *dst_buf, *w_buf, *pad_buf; /* owned */
     int w_ready;
     int cp_src, cp_sum; /* 1 + the blocked copy (conv_layout.h) it reads as input 0 / as the sum; 0: none */
+    int bin;            /* the sum is a binary add post-op reading u_sum (no copy into dst) */
 } variant;
 
 /* conv.c's loops on a node whose input 0, input 3 or output is blocked: the
@@ -250,10 +261,12 @@ static dnnl_status_t make_reorder(dnnl_engine_t eng, const dnnl_memory_desc_t *a
     return s;
 }
 
-/* conv_layout.h */
-dnnl_status_t conv_make_pd(dnnl_engine_t eng, const ft_node *n, const ft_shape *xs, const ft_shape *ws,
-                           const ft_shape *ys, int has_b, int has_sum, int blocked, descs *d,
-                           dnnl_primitive_desc_t *pd)
+/* conv_make_pd; with fix, src and dst in the layouts fix[0] and fix[1], and
+ * the residual sum a binary add post-op of a tensor in fix[1]'s layout
+ * (read where it is: no copy into dst) in place of the sum post-op. */
+static dnnl_status_t make_pd(dnnl_engine_t eng, const ft_node *n, const ft_shape *xs, const ft_shape *ws,
+                             const ft_shape *ys, int has_b, int has_sum, int blocked, const dnnl_memory_desc_t *fix,
+                             descs *d, dnnl_primitive_desc_t *pd)
 {
     const ft_conv_params *p = &n->params.conv;
     ft_conv_geom g;
@@ -292,7 +305,9 @@ dnnl_status_t conv_make_pd(dnnl_engine_t eng, const ft_node *n, const ft_shape *
     CPU_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->w, wnd, wd, dnnl_f32, g.G > 1 ? gw_tag[r - 1] : w_tag[r - 1]));
     CPU_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->b, 1, bd, dnnl_f32, dnnl_x));
     CPU_DNNL_TRY(dnnl_memory_desc_init_by_tag(&aw, wnd, wd, dnnl_f32, dnnl_format_tag_any));
-    if (blocked) {
+    if (fix) {
+        ax = fix[0], ay = fix[1];
+    } else if (blocked) {
         CPU_DNNL_TRY(dnnl_memory_desc_init_by_tag(&ax, nd, xd, dnnl_f32, dnnl_format_tag_any));
         CPU_DNNL_TRY(dnnl_memory_desc_init_by_tag(&ay, nd, yd, dnnl_f32, dnnl_format_tag_any));
     } else {
@@ -304,7 +319,9 @@ dnnl_status_t conv_make_pd(dnnl_engine_t eng, const ft_node *n, const ft_shape *
     CPU_DNNL_TRY(dnnl_primitive_attr_create(&attr));
     CPU_DNNL_TRY(dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user));
     CPU_DNNL_TRY(dnnl_post_ops_create(&po));
-    if (has_sum)
+    if (has_sum && fix)
+        CPU_DNNL_TRY(dnnl_post_ops_append_binary(po, dnnl_binary_add, &fix[1]));
+    else if (has_sum)
         CPU_DNNL_TRY(dnnl_post_ops_append_sum(po, 1.0f));
     switch (p->act) {
     case FT_CONV_ACT_NONE:
@@ -332,6 +349,14 @@ fail:
     return s;
 }
 
+/* conv_layout.h */
+dnnl_status_t conv_make_pd(dnnl_engine_t eng, const ft_node *n, const ft_shape *xs, const ft_shape *ws,
+                           const ft_shape *ys, int has_b, int has_sum, int blocked, descs *d,
+                           dnnl_primitive_desc_t *pd)
+{
+    return make_pd(eng, n, xs, ws, ys, has_b, has_sum, blocked, NULL, d, pd);
+}
+
 /* Builds variant `which` of node n, its tensors in the layouts of this run
  * (reorders where the conv wants another); leaves v->ok 0 when oneDNN
  * refuses. Returns 1 when one of its own buffers could not be allocated:
@@ -345,13 +370,16 @@ static int build(struct cpu_conv_cache *c, const ft_node *n, const ft_view *in, 
     descs d;
     dnnl_primitive_desc_t pd = NULL;
     dnnl_status_t s;
-    CPU_DNNL_TRY(conv_make_pd(c->eng, n, &in[0].shape, &in[1].shape, &out[0].shape, has_b, has_sum, which == V_BLOCKED, &d, &pd));
+    const int blocked = which != V_PLAIN;
+    if (which == V_ADD && !has_sum)
+        return 0;
+    CPU_DNNL_TRY(conv_make_pd(c->eng, n, &in[0].shape, &in[1].shape, &out[0].shape, has_b, has_sum, blocked, &d, &pd));
     const dnnl_memory_desc_t *lx = conv_layout_of(&c->lay, n->in[0]), *ly = conv_layout_of(&c->lay, n->out[0]);
     const dnnl_memory_desc_t *lsum = has_sum ? conv_layout_of(&c->lay, n->in[3]) : NULL;
     /* the blocked form reads the blocked copy of a plain input where there
      * is one; the plain form reads the plain tensor */
-    int cps = which == V_BLOCKED ? conv_copy_read(&c->lay, c->g, n, 0) : -1;
-    int cpm = which == V_BLOCKED && has_sum ? conv_copy_read(&c->lay, c->g, n, 3) : -1;
+    int cps = blocked ? conv_copy_read(&c->lay, c->g, n, 0) : -1;
+    int cpm = blocked && has_sum ? conv_copy_read(&c->lay, c->g, n, 3) : -1;
     if (cps >= 0)
         lx = &c->lay.copy[cps].md;
     if (cpm >= 0)
@@ -365,8 +393,28 @@ static int build(struct cpu_conv_cache *c, const ft_node *n, const ft_view *in, 
     if (!cx || !cy || !cw)
         goto fail;
     /* the blocked form is only worth its reorders where it differs from plain */
-    if (which == V_BLOCKED && dnnl_memory_desc_equal(cx, &d.x) && dnnl_memory_desc_equal(cy, &d.y))
+    if (blocked && dnnl_memory_desc_equal(cx, &d.x) && dnnl_memory_desc_equal(cy, &d.y))
         goto fail;
+    if (which == V_ADD) {
+        /* the same src and dst layouts, the sum read where it is: only where
+         * it is in the dst layout (else the sum form reorders it into dst) */
+        dnnl_memory_desc_t fix[2] = {*cx, *cy};
+        dnnl_primitive_desc_t pd2;
+        descs d2;
+        if (!dnnl_memory_desc_equal(usum, cy))
+            goto fail;
+        CPU_DNNL_TRY(make_pd(c->eng, n, &in[0].shape, &in[1].shape, &out[0].shape, has_b, has_sum, 1, fix, &d2, &pd2));
+        dnnl_primitive_desc_destroy(pd);
+        pd = pd2;
+        cx = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+        cy = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+        cw = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+        cpad = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+        s = dnnl_invalid_arguments;
+        if (!cx || !cy || !cw)
+            goto fail;
+        v->bin = 1;
+    }
     CPU_DNNL_TRY(dnnl_primitive_create(&v->conv, pd));
     CPU_DNNL_TRY(make_reorder(c->eng, ux, cx, &v->r_src));
     CPU_DNNL_TRY(make_reorder(c->eng, cy, uy, &v->r_dst));
@@ -498,7 +546,7 @@ static ft_status run_variant(ft_kctx *k, struct cpu_conv_cache *c, entry *e, var
     }
     if (v->r_src && (s = run_reorder(c, v->r_src, v->u_src, v->m_src)))
         goto fail;
-    if (has_sum) {
+    if (has_sum && !v->bin) {
         if (v->r_sum) {
             if ((s = run_reorder(c, v->r_sum, v->u_sum, v->m_dst)))
                 goto fail;
@@ -507,8 +555,10 @@ static ft_status run_variant(ft_kctx *k, struct cpu_conv_cache *c, entry *e, var
         }
     }
     what = "the convolution";
-    dnnl_exec_arg_t a[5] = {{DNNL_ARG_SRC, v->m_src}, {DNNL_ARG_WEIGHTS, v->m_w}, {DNNL_ARG_DST, v->m_dst}};
+    dnnl_exec_arg_t a[6] = {{DNNL_ARG_SRC, v->m_src}, {DNNL_ARG_WEIGHTS, v->m_w}, {DNNL_ARG_DST, v->m_dst}};
     int na = 3;
+    if (v->bin)
+        a[na++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, v->u_sum};
     if (has_b)
         a[na++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, v->m_b};
     if (v->m_pad)
@@ -612,6 +662,8 @@ static int forced_choice(void)
         return V_PLAIN;
     if (strcmp(v, "blocked") == 0)
         return V_BLOCKED;
+    if (strcmp(v, "blocked-add") == 0)
+        return V_ADD;
     return CHOICE_UNSET;
 }
 
@@ -689,7 +741,7 @@ static double input_bound(struct cpu_conv_cache *c, const ft_kctx *k, const entr
     if (b >= 0)
         return b;
     int cp = conv_copy_read(&c->lay, c->g, n, i);
-    if (cp >= 0 && (e->choice == CHOICE_UNSET || e->choice == V_BLOCKED)) {
+    if (cp >= 0 && (e->choice == CHOICE_UNSET || e->choice == V_BLOCKED || e->choice == V_ADD)) {
         void *p;
         if ((*s = fresh_copy(c, k->threads, cp, &in[i], &p)))
             return -1;
@@ -739,7 +791,7 @@ static int nan_unsafe(struct cpu_conv_cache *c, ft_kctx *k, entry *e, const ft_n
  * its tensors are blocked in this run. */
 static void log_pick(const struct cpu_conv_cache *c, const ft_node *n, int pick, const double *times)
 {
-    static const char *form[] = {"plain", "blocked", "native"};
+    static const char *form[] = {"plain", "blocked", "blocked-add", "native"};
     if (!getenv("FTRUN_CONV_LOG"))
         return;
     char t[160] = "forced by FTRUN_CONV_IMPL";
@@ -839,6 +891,13 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
     }
     if (e->choice == CHOICE_UNSET && forced != CHOICE_UNSET) {
         e->choice = CHOICE_NATIVE;
+        /* blocked-add where the node has no sum in its dst layout: blocked */
+        if (forced == V_ADD) {
+            if (need_variant(k, c, e, n, in, out, V_ADD, st))
+                return 1;
+            if (!e->v[V_ADD].ok)
+                forced = V_BLOCKED;
+        }
         if (forced < N_VARIANTS) {
             if (need_variant(k, c, e, n, in, out, forced, st))
                 return 1;
@@ -862,11 +921,11 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
     if (e->choice == CHOICE_UNSET) {
         /* each candidate timed on the node's tensors (see the top); the
          * fastest stays */
-        double best = -1, times[CHOICE_NATIVE + 1] = {-1, -1, -1};
+        double best = -1, times[CHOICE_NATIVE + 1] = {-1, -1, -1, -1};
         int pick = CHOICE_NATIVE;
         /* the likely fastest first, so that a slow plain form stops early */
-        static const int order[] = {V_BLOCKED, CHOICE_NATIVE, V_PLAIN};
-        for (int oi = 0; oi < 3; oi++) {
+        static const int order[] = {V_BLOCKED, V_ADD, CHOICE_NATIVE, V_PLAIN};
+        for (int oi = 0; oi < 4; oi++) {
             int cand = order[oi];
             if (cand < N_VARIANTS) {
                 if (need_variant(k, c, e, n, in, out, cand, st))
@@ -899,8 +958,15 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
             }
             times[cand] = t;
             /* a later candidate must be 5% faster: the blocked form, timed
-             * first, keeps a chain's layouts on a near tie */
-            if (best < 0 || t < 0.95 * best)
+             * first, keeps a chain's layouts on a near tie. blocked-add,
+             * timed next, has the same layouts and wins unless 3% slower:
+             * the sum form's copy of the sum into dst costs the run more
+             * than the node's time shows (it passes the sum's bytes
+             * through the caches once more; cnn_block: the node times tie,
+             * the whole run is 0.4 ms faster at 1 thread with blocked-add),
+             * and where oneDNN's jit kernel is slower than brgconv it is
+             * slower by more (ResNet18's residual convs: 5% to 40%) */
+            if (best < 0 || t < (cand == V_ADD ? 1.03 : 0.95) * best)
                 best = t, pick = cand;
         }
         e->choice = pick;

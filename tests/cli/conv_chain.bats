@@ -19,7 +19,7 @@ gen() {
 check_all() {
     local k=$1 impl t O
     shift
-    for impl in auto native plain blocked; do
+    for impl in auto native plain blocked blocked-add; do
         for t in 1 2; do
             for O in -O2 -O0; do
                 FTRUN_CONV_IMPL=$impl run "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o -q --threads $t $O \
@@ -251,6 +251,37 @@ for i, o in enumerate(["y", "z"]):
     run env FTRUN_CONV_LOG=1 "$FTRUN" "$T/res_wide.onnx" -i x=x.npy -o o --threads 1 -w 2 -n 3 --expect want --rtol 1e-4 --atol 1e-4
     echo "$output"
     [ "$status" -eq 0 ]
+}
+
+@test "conv chain: blocked-add: the residual sum as oneDNN's binary add post-op, read where it is, agrees with PyTorch; a node without a sum runs blocked" {
+    simd || skip "no AVX2: oneDNN keeps the plain layout"
+    gen res
+    # the second conv's sum (x's blocked copy) is src1 of a binary add in the
+    # dst layout, and no sum post-op; the first conv, without a sum, runs the
+    # blocked form
+    run env ONEDNN_VERBOSE=1 FTRUN_CONV_LOG=1 FTRUN_CONV_IMPL=blocked-add "$FTRUN" "$T/res.onnx" -i x=x.npy -o o --threads 1 -n 2 --expect want --rtol 1e-4 --atol 1e-4
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(grep -c '^onednn_verbose,exec,cpu,convolution.*attr-post-ops:binary_add:f32:[0-9]*:acdb+eltwise_relu' <<< "$output")" -eq 2 ]
+    [ "$(grep -c '^onednn_verbose,exec,cpu,convolution.*attr-post-ops:eltwise_relu' <<< "$output")" -eq 2 ]
+    [ "$(grep -c 'sum' <<< "$(grep '^onednn_verbose,exec,cpu,convolution' <<< "$output")")" -eq 0 ]
+    [[ "$output" =~ "conv 'Relu_1': blocked (forced by FTRUN_CONV_IMPL)" ]]
+    [[ "$output" =~ "conv 'Relu_4': blocked-add (forced by FTRUN_CONV_IMPL)" ]]
+    # without it, the sum post-op reads what was copied into dst
+    run env ONEDNN_VERBOSE=1 FTRUN_CONV_IMPL=blocked "$FTRUN" "$T/res.onnx" -i x=x.npy -o o --threads 1 -n 2 -q
+    [ "$(grep -c '^onednn_verbose,exec,cpu,convolution.*attr-post-ops:sum+eltwise_relu' <<< "$output")" -eq 2 ]
+    # the pick times it beside the others on a residual conv
+    run log res
+    echo "$output"
+    [[ "${lines[1]}" =~ blocked\ [0-9.]+\ ms,\ blocked-add\ [0-9.]+\ ms ]]
+    [[ ! "${lines[0]}" =~ blocked-add ]]
+    # NaN and -inf through it (conv.c's loops for those runs), and AVX2's nChw8c
+    for bad in --nan --inf; do
+        gen res $bad
+        check_all res
+    done
+    gen res
+    ONEDNN_MAX_CPU_ISA=AVX2 check_all res -w 1 -n 3
 }
 
 @test "conv chain: a conv read only by a max pool whose result is the graph's output writes blocked; the pool writes plain" {

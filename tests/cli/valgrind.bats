@@ -137,7 +137,7 @@ setup() {
            {"name": "pw", "op": "conv", "inputs": ["y2", "w3", "", "y2"], "outputs": ["y3"],
             "attrs": {"group": 2, "activation": "clip", "activation_min": 0, "activation_max": 6}}]}
 EOF2
-    for impl in auto native plain blocked; do
+    for impl in auto native plain blocked blocked-add; do
         FTRUN_CONV_IMPL=$impl run vg "$FTRUN" "$T/conv.json" --threads 1 -n 2 -q -o "$T/o_$impl"
         if [ "$status" -ne 0 ]; then
             echo "FTRUN_CONV_IMPL=$impl: exit $status"
@@ -146,7 +146,7 @@ EOF2
         fi
     done
     py 'import sys
-a = [np.load(sys.argv[1] + "/o_%s/y3.npy" % i) for i in ("auto", "native", "plain", "blocked")]
+a = [np.load(sys.argv[1] + "/o_%s/y3.npy" % i) for i in ("auto", "native", "plain", "blocked", "blocked-add")]
 assert all(np.allclose(a[0], b, rtol=1e-5, atol=1e-6) for b in a[1:])' "$T"
 }
 
