@@ -163,17 +163,21 @@ JSON
     [ ! -e "$T/b" ] || dir_has_exactly "$T/b"
 }
 
-@test "fault: sweep: every allocation of a run whose convs keep oneDNN's layouts between them, with a blocked copy of the input (every other call)" {
+@test "fault: sweep: every allocation of a run whose convs keep oneDNN's layouts between them, with a blocked copy of the input, blocked and blocked-add forms (every other call)" {
     if [ -n "${FTRUN_SANITIZED:-}" ]; then leak=asan; else leak=none; fi
-    # one conv form (the timed pick may choose another form in another
-    # process, and a tolerated failure must give the very same bytes)
-    run env FTRUN_CONV_IMPL=blocked FTRUN="$FTRUN" FAULT_SHIM="$SHIM" FAULT_CLASSES=alloc FAULT_STEP=2 FAULT_LEAK=$leak FAULT_WORK="$T/sweep" \
-        "$TESTS_DIR/fault/sweep.sh" run-convs run-convs-res
-    if [ "$status" -ne 0 ]; then
-        printf '%s\n' "$output" | grep -E '^(FAIL|#|sweep)' | head -40
-        return 1
-    fi
-    has "# no problems"
-    [ "$(printf '%s\n' "$output" | grep -Ec '^# run-convs +alloc +[1-9][0-9]* calls')" -eq 1 ]
-    [ "$(printf '%s\n' "$output" | grep -Ec '^# run-convs-res +alloc +[1-9][0-9]* calls')" -eq 1 ]
+    # one conv form at a time (the timed pick may choose another form in
+    # another process, and a tolerated failure must give the very same
+    # bytes): blocked, then blocked-add (the residual conv's binary add)
+    for impl in blocked blocked-add; do
+        run env FTRUN_CONV_IMPL=$impl FTRUN="$FTRUN" FAULT_SHIM="$SHIM" FAULT_CLASSES=alloc FAULT_STEP=2 FAULT_LEAK=$leak \
+            FAULT_WORK="$T/sweep-$impl" "$TESTS_DIR/fault/sweep.sh" run-convs run-convs-res
+        if [ "$status" -ne 0 ]; then
+            echo "FTRUN_CONV_IMPL=$impl"
+            printf '%s\n' "$output" | grep -E '^(FAIL|#|sweep)' | head -40
+            return 1
+        fi
+        has "# no problems"
+        [ "$(printf '%s\n' "$output" | grep -Ec '^# run-convs +alloc +[1-9][0-9]* calls')" -eq 1 ]
+        [ "$(printf '%s\n' "$output" | grep -Ec '^# run-convs-res +alloc +[1-9][0-9]* calls')" -eq 1 ]
+    done
 }
