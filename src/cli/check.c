@@ -46,6 +46,28 @@ static ft_tol node_tol(const ft_check_opts *o, const ft_graph *g, const ft_node 
     return tol;
 }
 
+/* --check=O0: the graph as read (g0) gets the values of the run's inputs
+ * (from -i files, --random-inputs or the file itself) by name. The optimizer
+ * keeps every input and output of a graph, so both graphs list the same. */
+ft_status ft_check_copy_inputs(ft_graph *g0, const ft_graph *g, ft_error *err)
+{
+    for (int i = 0; i < g0->n_inputs; i++) {
+        ft_tensor *t0 = &g0->tensors[g0->inputs[i]];
+        int t = ft_graph_find(g, t0->name);
+        const ft_tensor *src = t >= 0 ? &g->tensors[t] : NULL;
+        if (!src || !src->value || src->dtype != t0->dtype || !ft_shape_eq(&src->shape, &t0->shape))
+            continue; /* as the run's own check reports it */
+        size_t bytes = ft_tensor_bytes(src);
+        void *v = ft_malloc(bytes ? bytes : 1);
+        if (!v)
+            return ft_err(err, FT_ERUNTIME, "input '%s': out of memory copying %zu bytes", t0->name, bytes);
+        memcpy(v, src->value, bytes);
+        ft_tensor_set_value(t0, v, bytes);
+        t0->source = src->source;
+    }
+    return FT_OK;
+}
+
 ft_status ft_check_outputs(const ft_graph *g, const ft_run_result *r, const ft_check_opts *o, int *mismatch, ft_error *err)
 {
     *mismatch = 0;

@@ -27,6 +27,9 @@ typedef struct ft_check_opts {
 } ft_check_opts;
 
 ft_status ft_check_outputs(const ft_graph *g, const ft_run_result *r, const ft_check_opts *o, int *mismatch, ft_error *err);
+/* --check=O0: g0, the graph as read, takes the values of g's inputs by name
+ * (g0's own values are replaced; g keeps its). */
+ft_status ft_check_copy_inputs(ft_graph *g0, const ft_graph *g, ft_error *err);
 ft_status ft_check_nodes(const ft_graph *g, const ft_run_result *r, const ft_check_opts *o, int *mismatch, ft_error *err);
 
 #endif

@@ -756,28 +756,6 @@ static int cmd_info(const cli *c)
 
 static void catch_stop_signals(void);
 
-/* --check=O0: the graph as read (g0) gets the values of the run's inputs
- * (from -i files, --random-inputs or the file itself) by name. The optimizer
- * keeps every input and output of a graph, so both graphs list the same. */
-static ft_status copy_inputs(ft_graph *g0, const ft_graph *g, ft_error *err)
-{
-    for (int i = 0; i < g0->n_inputs; i++) {
-        ft_tensor *t0 = &g0->tensors[g0->inputs[i]];
-        int t = ft_graph_find(g, t0->name);
-        const ft_tensor *src = t >= 0 ? &g->tensors[t] : NULL;
-        if (!src || !src->value || src->dtype != t0->dtype || !ft_shape_eq(&src->shape, &t0->shape))
-            continue; /* as the run's own check reports it */
-        size_t bytes = ft_tensor_bytes(src);
-        void *v = ft_malloc(bytes ? bytes : 1);
-        if (!v)
-            return ft_err(err, FT_ERUNTIME, "input '%s': out of memory copying %zu bytes", t0->name, bytes);
-        memcpy(v, src->value, bytes);
-        ft_tensor_set_value(t0, v, bytes);
-        t0->source = src->source;
-    }
-    return FT_OK;
-}
-
 /* Every place a run writes to, checked before it runs: the folder, each
  * result file in it, the trace. */
 static ft_status check_run_outputs(const cli *c, const ft_graph *g, const char *dir, ft_error *err)
@@ -832,7 +810,7 @@ static int cmd_run(const cli *c)
         rc = fail(&err);
         goto out;
     }
-    if (c->check_o0 && (load_graph_at(c, 0, &g0, &err) || copy_inputs(g0, g, &err))) {
+    if (c->check_o0 && (load_graph_at(c, 0, &g0, &err) || ft_check_copy_inputs(g0, g, &err))) {
         ft_err_prefix(&err, "--check=O0: the graph as read");
         rc = fail(&err);
         goto out;
