@@ -37,17 +37,8 @@ int opt_prod(const opt *o, int t, ft_op op)
 
 int opt_reader(const opt *o, int t, ft_op op)
 {
-    if (!opt_private(o, t))
-        return -1;
-    for (int k = 0; k < o->g->n_nodes; k++) {
-        const ft_node *n = &o->g->nodes[k];
-        if (o->dead[k])
-            continue;
-        for (int i = 0; i < n->n_in; i++)
-            if (n->in[i] == t)
-                return n->op == op ? k : -1;
-    }
-    return -1;
+    int k;
+    return opt_private(o, t) && opt_readers(o, t, &k, 1) == 1 && o->g->nodes[k].op == op ? k : -1;
 }
 
 int opt_readers(const opt *o, int t, int *ks, int max)

@@ -192,17 +192,14 @@ ft_status opt_layer_norm(opt *o, int *count)
         if (axis < 0 || s < 0 || g->nodes[s].in[0] != x || g->nodes[s].in[1] != mu)
             continue;
         /* d is read by the square and by the division, nothing else */
-        int d = g->nodes[s].out[0], sq = -1, dv = -1, slots = 0, bad = 0;
-        if (g->tensors[d].flags & FT_TF_OUTPUT)
+        int d = g->nodes[s].out[0], sq = -1, dv = -1, bad = 0, rd[4];
+        int slots = opt_readers(o, d, rd, 4); /* in node order: a node reading d twice is listed twice, together */
+        if ((g->tensors[d].flags & FT_TF_OUTPUT) || slots > 3)
             continue;
-        for (int k = 0; k < g->n_nodes; k++) {
+        for (int i = 0, reads; i < slots; i += reads) {
+            const int k = rd[i];
             const ft_node *n = &g->nodes[k];
-            int reads = 0;
-            for (int i = 0; !o->dead[k] && i < n->n_in; i++)
-                reads += n->in[i] == d;
-            if (!reads)
-                continue;
-            slots += reads;
+            reads = i + 1 < slots && rd[i + 1] == k ? 2 : 1;
             if (n->op == FT_OP_DIV && n->in[0] == d && reads == 1 && dv < 0)
                 dv = k;
             else if (((n->op == FT_OP_POW && n->in[0] == d && reads == 1 && opt_scalar_near(o, n->in[1], 2.0)) ||
@@ -397,26 +394,30 @@ ft_status opt_softmax(opt *o, int *count, int *log_count)
  * of a constant mask must keep a key. A mask that is exactly the causal one
  * (key j kept for query i when j <= i, S == T) becomes causal = 1. -------- */
 
-/* Every row (last axis) of constant mask t keeps a key: a true (bool, or
- * false when negate) or an entry above -inf (additive). */
+/* Whether entry i of constant mask t keeps its key: a true (bool; false
+ * when negate) or an entry above -inf (additive). */
+static int mask_keeps(const ft_tensor *t, int negate, size_t i)
+{
+    return t->dtype == FT_BOOL ? (((const uint8_t *)t->value)[i] != 0) != negate
+                               : ft_load_f64(t->value, t->dtype, i) > -INFINITY;
+}
+
+/* Every row (last axis) of constant mask t keeps a key (mask_keeps). */
 static int mask_rows_keep(const ft_tensor *t, int negate)
 {
     int64_t T = t->shape.rank ? t->shape.dims[t->shape.rank - 1] : 1;
     uint64_t rows = T ? ft_numel(&t->shape) / (uint64_t)T : 0;
     for (uint64_t r = 0; r < rows; r++) {
         int keep = 0;
-        for (int64_t j = 0; j < T && !keep; j++) {
-            size_t i = (size_t)(r * (uint64_t)T + (uint64_t)j);
-            keep = t->dtype == FT_BOOL ? (((const uint8_t *)t->value)[i] != 0) != negate
-                                       : ft_load_f64(t->value, t->dtype, i) > -INFINITY;
-        }
+        for (int64_t j = 0; j < T && !keep; j++)
+            keep = mask_keeps(t, negate, (size_t)(r * (uint64_t)T + (uint64_t)j));
         if (!keep)
             return 0;
     }
     return 1;
 }
 
-/* Constant mask t (read as mask_rows_keep does) is the causal one of scores
+/* Constant mask t (read as mask_keeps does) is the causal one of scores
  * [.., S, T] with S == T: [1,..,1,S,T], keeping key j for query i exactly
  * when j <= i (an additive mask: 0 there and -inf elsewhere). */
 static int mask_causal(const ft_tensor *t, int negate, const ft_shape *sc)
@@ -431,17 +432,9 @@ static int mask_causal(const ft_tensor *t, int negate, const ft_shape *sc)
     for (int64_t i = 0; i < S; i++)
         for (int64_t j = 0; j < T; j++) {
             size_t at = (size_t)(i * T + j);
-            int keep;
-            if (t->dtype == FT_BOOL) {
-                keep = (((const uint8_t *)t->value)[at] != 0) != negate;
-            } else {
-                double v = ft_load_f64(t->value, t->dtype, at);
-                if (v != 0 && v != -INFINITY)
-                    return 0;
-                keep = v == 0;
-            }
-            if (keep != (j <= i))
-                return 0;
+            double v = t->dtype == FT_BOOL ? 0 : ft_load_f64(t->value, t->dtype, at);
+            if ((v != 0 && v != -INFINITY) || mask_keeps(t, negate, at) != (j <= i))
+                return 0; /* additive: 0 or -inf only */
         }
     return 1;
 }
@@ -535,11 +528,14 @@ ft_status opt_attention(opt *o, int *count)
         int full[4];
         for (int i = 0; i < 4; i++)
             full[i] = perm->n == 4 ? (int)(perm->ints[i] < 0 ? perm->ints[i] + 4 : perm->ints[i]) : 3 - i;
-        int64_t *ints = perm->n == 4 ? perm->ints : ft_malloc(4 * sizeof(int64_t));
-        if (!ints)
-            return opt_oom(o);
-        ints[0] = full[0], ints[1] = full[1], ints[2] = full[3], ints[3] = full[2];
-        perm->ints = ints, perm->n = 4;
+        if (perm->n != 4) { /* the default (reversed) order: a list of its own */
+            int64_t *ints = ft_malloc(4 * sizeof(int64_t));
+            if (!ints)
+                return opt_oom(o);
+            free(perm->ints);
+            perm->ints = ints, perm->n = 4;
+        }
+        perm->ints[0] = full[0], perm->ints[1] = full[1], perm->ints[2] = full[3], perm->ints[3] = full[2];
         ft_tensor *kw = &g->tensors[kt];
         int64_t tmp = kw->shape.dims[2];
         kw->shape.dims[2] = kw->shape.dims[3], kw->shape.dims[3] = tmp;
