@@ -86,6 +86,7 @@ ft_status ft_check_outputs(const ft_graph *g, const ft_run_result *r, const ft_c
         goto out;
     }
     int bad = 0;
+    const char *against = o->ref ? o->ref : "cpu";
     for (int i = 0; i < g->n_outputs; i++) {
         const ft_tensor *t = &g->tensors[g->outputs[i]];
         ft_tol tol = tol_for(o, t->dtype);
@@ -95,16 +96,16 @@ ft_status ft_check_outputs(const ft_graph *g, const ft_run_result *r, const ft_c
         if (cm.n_bad || o->verbose) {
             char prefix[700];
             snprintf(prefix, sizeof prefix, "%s: check: output '%s' on %s against %s", o->prog, t->name, o->device,
-                     o->ref ? o->ref : "cpu");
+                     against);
             ft_report_cmp(o->out, prefix, &cm, t->dtype, &t->shape, tol);
         }
     }
     if (!bad && !o->quiet)
         fprintf(o->out, "%s: check: %d output%s on %s match the %s reference\n", o->prog, g->n_outputs,
-                g->n_outputs == 1 ? "" : "s", o->device, o->ref ? o->ref : "cpu");
+                g->n_outputs == 1 ? "" : "s", o->device, against);
     else if (bad)
         fprintf(o->out, "%s: check: %d of %d output%s on %s differ from the %s reference\n", o->prog, bad, g->n_outputs,
-                g->n_outputs == 1 ? "" : "s", o->device, o->ref ? o->ref : "cpu");
+                g->n_outputs == 1 ? "" : "s", o->device, against);
     *mismatch = bad != 0;
 out:
     ft_run_result_free(&ref);

@@ -423,14 +423,9 @@ static int cmd_devices(void)
 
 static ft_opt_stats last_opt; /* of the last load_graph */
 
-static ft_status load_graph_at(const cli *c, int level, ft_graph **g, ft_error *err);
-static ft_status load_graph(const cli *c, ft_graph **g, ft_error *err)
-{
-    return load_graph_at(c, strcmp(c->command, "unpack") ? c->opt_level : 0, g, err);
-}
-
-/* Load, validate, optimize at `level`. */
-static ft_status load_graph_at(const cli *c, int level, ft_graph **g, ft_error *err)
+/* Load, validate, optimize at `level` (what it rewrote into *stats, or not
+ * kept when stats is NULL). */
+static ft_status load_graph_at(const cli *c, int level, ft_graph **g, ft_opt_stats *stats, ft_error *err)
 {
     ft_load_opts lo = {.seed_override = c->seed, .allow_external = c->allow_external};
     *g = NULL;
@@ -441,12 +436,17 @@ static ft_status load_graph_at(const cli *c, int level, ft_graph **g, ft_error *
     if (!st)
         st = ft_graph_validate(*g, err);
     if (!st) /* unpack rewrites the document as written: nothing to optimize (load_graph) */
-        st = ft_graph_optimize(*g, level, &last_opt, err);
+        st = ft_graph_optimize(*g, level, stats, err);
     if (st) {
         ft_graph_free(*g);
         *g = NULL;
     }
     return st;
+}
+
+static ft_status load_graph(const cli *c, ft_graph **g, ft_error *err)
+{
+    return load_graph_at(c, strcmp(c->command, "unpack") ? c->opt_level : 0, g, &last_opt, err);
 }
 
 /* Output file names must be distinct after sanitising. */
@@ -810,7 +810,7 @@ static int cmd_run(const cli *c)
         rc = fail(&err);
         goto out;
     }
-    if (c->check_o0 && (load_graph_at(c, 0, &g0, &err) || ft_check_copy_inputs(g0, g, &err))) {
+    if (c->check_o0 && (load_graph_at(c, 0, &g0, NULL, &err) || ft_check_copy_inputs(g0, g, &err))) {
         ft_err_prefix(&err, "--check=O0: the graph as read");
         rc = fail(&err);
         goto out;
