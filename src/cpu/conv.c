@@ -352,7 +352,11 @@ static void im2col(const geom *g, const char *xg, char *col, int64_t p0, int64_t
             for (int64_t kq = 0; kq < KL; kq++) {
                 int64_t lo, hi;
                 range_at(g, 0, &rg, kq, &lo, &hi);
-                int64_t a = off < 0 ? o0 : max64(lo, o0), b = off < 0 ? o0 : min64(hi, o0 + len);
+                /* [a, b) is the part of the tile [o0, o0 + len) that reads
+                 * the input; both stay inside the tile, also when every
+                 * position of it lies in the padding (lo past its end). */
+                int64_t a = off < 0 ? o0 : min64(max64(lo, o0), o0 + len);
+                int64_t b = off < 0 ? o0 : min64(hi, o0 + len);
                 if (b < a)
                     b = a;
                 int64_t src = off + a * sL + kq * g->d[L] - g->pb[L];

@@ -296,6 +296,13 @@ def conv_cases():
     c.append(conv_case((1, 4, 9), (6, 2, 2), group=2, pads=[0, 3]))
     c.append(conv_case((3, 6, 12), (6, 1, 5), group=6, strides=[3], pads=[2, 1]))
     c.append(conv_case((2, 3, 10), (4, 3, 3), dt="f64", strides=[2], pads=[2, 0], dil=[3]))
+    # leading padding longer than a whole tile of output positions (ONNX's
+    # test_Conv1d_groups with pads [P, 0]): im2col once zeroed past its tile.
+    # A thread count above 1 cuts these few tasks into several tiles each.
+    for p in (122, 124, 127, 200, 1000):
+        for t in ("1", "2", "3"):
+            c.append(conv_case((2, 4, 6), (4, 2, 3), group=2, pads=[p, 0],
+                               label=" leading padding past a tile --threads " + t, args=["--threads", t]))
     # 2-D
     c.append(conv_case((2, 3, 8, 9), (5, 3, 3, 3), pads=[1, 1, 1, 1]))
     c.append(conv_case((2, 3, 8, 9), (5, 3, 3, 3), bias=False))
