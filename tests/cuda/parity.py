@@ -96,6 +96,7 @@ import parity_loss  # noqa: E402  (losses, windows and stft: gen_loss)
 import parity_attn  # noqa: E402  (rotary_embedding, attention's softcap and KV cache: gen_attn)
 import parity_geom  # noqa: E402  (the geometry ops' cases: gen_geom)
 import parity_linalg  # noqa: E402  (det and deform_conv: gen_linalg)
+import parity_extremes  # noqa: E402  (the windowed ops at their geometry extremes: gen_extremes)
 import parity_batch  # noqa: E402  (batch mode: the cases as test folders, one ftrun test)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -1419,7 +1420,8 @@ GENERATORS = [gen_unary, gen_cast, gen_binary, gen_variadic, gen_compare, gen_bi
               gen_softmax, gen_norms, gen_matmul, gen_quant, gen_quant_conv, gen_movement, gen_conv, gen_pool, gen_resize, gen_image,
               gen_fft, gen_attention, gen_dropout, gen_rnn, gen_chains, lambda: parity_index.gen_index(sys.modules[__name__]),
               lambda: parity_loss.gen_loss(sys.modules[__name__]), lambda: parity_attn.gen_attn(sys.modules[__name__]),
-              lambda: parity_geom.gen_geom(sys.modules[__name__]), lambda: parity_linalg.gen_linalg(sys.modules[__name__])]
+              lambda: parity_geom.gen_geom(sys.modules[__name__]), lambda: parity_linalg.gen_linalg(sys.modules[__name__]),
+              lambda: parity_extremes.gen_extremes(sys.modules[__name__])]
 
 
 # ---------------------------------------------------------------- running
