@@ -44,6 +44,8 @@ CONVS = [
     ("3d/depthwise,pads_one_side", [1, 3, 2, 2, 2], [3, 1, 2, 2, 2], {"group": 3, "strides": [3, 1, 2],
                                                                        "pads": [2, 0, 3, 0, 2, 4]}, True),
     ("3d/kernel=padded_input", [1, 2, 2, 2, 2], [2, 2, 4, 4, 4], {"pads": [1] * 6}, False),
+    ("1d/kernel80=padded_input", [1, 2, 10], [3, 2, 80], {"pads": [35, 35]}, True),
+    ("2d/kernel_of_70_columns", [1, 2, 3, 5], [2, 2, 2, 70], {"pads": [0, 33, 1, 33], "strides": [1, 3]}, False),
     # attributes near the 2^40 limit (index arithmetic far past 32 bits)
     ("1d/stride,pads=2^40", [1, 2, 3], [2, 2, 2], {"strides": [2 ** 40], "pads": [2 ** 40, 0]}, True),
     ("1d/dilation,pads=2^39", [1, 2, 2], [3, 2, 2], {"dilations": [2 ** 39], "pads": [2 ** 39, 0]}, True),
@@ -65,6 +67,7 @@ CONVTS = [
     ("2d/1x1_input,odd_batch", [3, 2, 1, 1], [2, 3, 2, 3], {"strides": [4, 4], "output_padding": [3, 2]}, False),
     ("3d/output_shape_beyond", [1, 3, 2, 1, 2], [3, 1, 2, 2, 2], {"group": 3, "strides": [2, 2, 2],
                                                                   "output_shape": [9, 5, 7]}, True),
+    ("1d/kernel70,pads30", [1, 2, 3], [2, 2, 70], {"pads": [30, 30]}, True),
     ("1d/stride=2^40", [1, 1, 2], [1, 2, 1], {"strides": [2 ** 40], "pads": [2 ** 40 - 1, 0]}, True),
     ("1d/group2,dilation=2^39", [1, 2, 2], [2, 1, 2], {"group": 2, "dilations": [2 ** 39], "pads": [2 ** 39, 0]},
      False),
@@ -161,6 +164,13 @@ def gen_extremes(p):
                                                              ",".join("%g" % v for v in vals)),
                        "resize", lambda g, dt=dt, xs=xs: [g.x(dt, xs)], attrs=attrs,
                        tol=EXACT if mode == "nearest" else accum(dt, 16 if mode == "cubic" else 1, 2.0))
+    # rank 8, every axis resized from 1 or 2 cells
+    for dt in p.FLOATS:
+        for mode in ("nearest", "linear"):
+            single("extreme/resize/%s/[2,1,2,1,2,1,2,3]/%s,rank8/sizes=3,2,3,2,3,2,3,2" % (dt, mode), "resize",
+                   lambda g, dt=dt: [g.x(dt, [2, 1, 2, 1, 2, 1, 2, 3])],
+                   attrs={"sizes": [3, 2, 3, 2, 3, 2, 3, 2], "mode": mode},
+                   tol=EXACT if mode == "nearest" else accum(dt, 256, 1.0))
     # grid_sample: 1x1 and 1xN inputs, coordinates far outside
     for j, dt in enumerate(p.FLOATS):
         grids = [(m, pad, a) for m in ("bilinear", "nearest", "bicubic") for pad in ("zeros", "border", "reflection")

@@ -231,6 +231,10 @@ def conv_cases():
     cv((1, 2, 5), (3, 2, 9), "kernel = padded input", pads=[2, 2])
     cv((1, 2, 5), (3, 2, 9), "kernel = padded input, stride 3", pads=[2, 2], strides=[3], dt="f64")
     cv((1, 4, 3), (5, 4, 1), "1-tap kernel, pads past the input", pads=[200, 100])
+    # kernels wider than conv.c's table of 64 tap ranges (computed on the fly past it)
+    cv((1, 2, 10), (3, 2, 80), "kernel of 80 = padded input", pads=[35, 35])
+    cv((2, 2, 10), (2, 1, 100), "depthwise kernel of 100", group=2, pads=[60, 50], dt="f64")
+    cv((1, 2, 3, 5), (2, 2, 2, 70), "kernel of 70 columns", pads=[0, 33, 1, 33], strides=[1, 3])
     # auto_pad with a kernel larger than the input or a stride past it
     cv((1, 2, 3), (2, 2, 2), "stride past the input", strides=[5], auto_pad="SAME_UPPER")
     cv((1, 2, 2), (2, 2, 7), "kernel larger than the input", auto_pad="SAME_LOWER")
@@ -361,6 +365,8 @@ def convt_cases():
     ct((1, 2, 3), (2, 2, 2), "stride past the kernel and the input", strides=[9], pads=[2, 3])
     ct((1, 2, 3), (2, 2, 2), "dilation past the input", dil=[6], pads=[1, 4])
     ct((3, 2, 1), (2, 2, 4), "one input position, odd batch", strides=[3], out_pad=[2])
+    ct((1, 2, 3), (2, 2, 70), "kernel of 70, pads 30", pads=[30, 30])
+    ct((1, 2, 4), (2, 1, 65), "depthwise kernel of 65", group=2, strides=[2], pads=[0, 64], dt="f64")
     # output_shape far beyond the full result, or cutting it to 1
     ct((1, 2, 2), (2, 3, 2), "output_shape far beyond", strides=[2], out_shape=[40])
     ct((1, 2, 5), (2, 3, 3), "output_shape 1", strides=[2], out_shape=[1])
@@ -536,6 +542,13 @@ def resize_cases():
     for mode in ("nearest", "linear", "cubic"):
         rs("f32", (1, 1, 1, 4), mode, "tf_crop_and_resize", sizes=[1, 1, 3, 5], roi=[0, 0, -2, -0.5, 1, 1, 3, 1.5],
            ext=-2.5)
+    # rank 8, every axis resized from 1 or 2 cells (2^7 corners of the outer axes)
+    rs("f32", (2, 1, 2, 1, 2, 1, 2, 3), "linear", "half_pixel", sizes=[3, 2, 3, 2, 3, 2, 3, 2], label="rank 8")
+    rs("f64", (2, 1, 2, 1, 2, 1, 2, 3), "linear", "align_corners", scales=[1.5, 3, 2, 2.5, 0.5, 2, 1, 1.4],
+       label="rank 8")
+    rs("f32", (1, 2, 1, 2, 1, 2, 1, 2), "nearest", "asymmetric", "ceil", sizes=[2, 3, 2, 3, 2, 1, 3, 4],
+       label="rank 8")
+    rs("f32", (1, 2, 1, 2, 2), "cubic", "half_pixel", sizes=[2, 3, 3, 1, 4], exclude=1, label="rank 5")
     # scale extremes: to a single cell, huge upscaling, a scale whose output rounds to 0
     rs("f32", (1, 1, 7, 9), "linear", "half_pixel", scales=[1, 1, 0.15, 0.12], label="down to one cell")
     rs("f32", (1, 1, 7, 9), "cubic", "align_corners", scales=[1, 1, 0.15, 0.12], label="down to one cell")
