@@ -198,7 +198,9 @@ def gen_extremes(p):
                           "spatial_scale": scale, "coordinate_transformation_mode": ct}, tol=accum(dt, 64))
     # col2im: pads past the image, blocks larger than it, strides past it
     c2i = [(1, 2, [2, 2], [2, 2], [1, 1], [3, 3, 3, 3], [1, 1]), (2, 1, [1, 1], [3, 3], [1, 1], [1, 1, 1, 1], [1, 1]),
-           (1, 2, [3, 4], [1, 2], [1, 1], [0, 1, 0, 2], [5, 7]), (1, 2, [3], [2], [4], [2, 2], [1])]
+           (1, 2, [3, 4], [1, 2], [1, 1], [0, 1, 0, 2], [5, 7]), (1, 2, [3], [2], [4], [2, 2], [1]),
+           (1, 2, [3], [2], [2 ** 31], [2 ** 31, 0], [1]),
+           (2, 1, [2, 3], [1, 2], [1, 1], [2 ** 31, 0, 2 ** 31, 1], [2 ** 31, 1])]
     for j, dt in enumerate(p.FLOATS):
         for n, ch, img, blk, dil, pads, st in (c2i if dt == "f32" else p.rot(c2i, j, 1)):
             r = len(img)

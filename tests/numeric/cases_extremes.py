@@ -655,6 +655,54 @@ def col2im_cases():
     return c
 
 
+def col2im_direct(x, img, blk, dil, pads, st):
+    """ONNX Col2Im by its definition, one image position and block position at a
+    time in Python integers: for pads, strides and dilations of 2^31, where the
+    padded image of geom.col2im cannot be allocated.  y[p] = sum over the block
+    positions q of x[q, l] with p + pad_begin - q dilation = l stride, 0 <= l < nb."""
+    r = len(img)
+    nb = [(img[i] + pads[i] + pads[r + i] - (dil[i] * (blk[i] - 1) + 1)) // st[i] + 1 for i in range(r)]
+    X = f64(x).reshape((x.shape[0], x.shape[1] // int(np.prod(blk))) + tuple(blk) + tuple(nb))
+    y = np.zeros(X.shape[:2] + tuple(img))
+    for pos in np.ndindex(*img):
+        for q in np.ndindex(*blk):
+            ls = []
+            for i in range(r):
+                v = pos[i] + pads[i] - q[i] * dil[i]
+                if v < 0 or v % st[i] or v // st[i] >= nb[i]:
+                    break
+                ls.append(v // st[i])
+            else:
+                y[(slice(None), slice(None)) + pos] += X[(slice(None), slice(None)) + q + tuple(ls)]
+    return y
+
+
+def col2im_huge_cases():
+    c = []
+    T31 = 2 ** 31
+    specs = [(1, 2, [3], [2], [T31], [T31, 0], [1]), (2, 1, [2, 3], [1, 2], [1, 1], [T31, 0, T31, 1], [T31, 1]),
+             (1, 1, [2, 2], [2, 1], [T31, 1], [T31 - 1, 1, 2, T31], [1, T31])]
+    for vi, (n, ch, img, blk, dil, pads, st) in enumerate(specs):
+        r = len(img)
+        nb = [(img[i] + pads[i] + pads[r + i] - (dil[i] * (blk[i] - 1) + 1)) // st[i] + 1 for i in range(r)]
+        k, L = int(np.prod(blk)), int(np.prod(nb))
+        dt = ("f32", "f64")[vi % 2]
+        name = "col2im %s N=%d C=%d image=%s block=%s dil=%s pads=%s strides=%s %s: attributes of 2^31" % (
+            dt, n, ch, img, blk, dil, pads, st, X)
+
+        def build(dt=dt, n=n, ch=ch, img=img, blk=blk, dil=dil, pads=pads, st=st, k=k, L=L, name=name):
+            t = np.arange(72.0).reshape(2, 4, 9)
+            if not np.allclose(col2im_direct(t, [3, 4], [2, 2], [1, 2], [1, 0, 0, 1], [1, 1]),
+                               geom.col2im(t, [3, 4], [2, 2], [1, 2], [1, 0, 0, 1], [1, 1])):
+                raise AssertionError("direct col2im oracle disagrees with geom.col2im")
+            x = geom.smooth(rng_for(name), dt, (n, ch * k, L))
+            return {"inputs": [("x", x)], "expect": {"y": col2im_direct(x, img, blk, dil, pads, st).astype(NP[dt])},
+                    "tol": Tol(r=4, a=4 * k + 2, scale=2.0)}
+        c.append(Case(name, "col2im", attrs={"image_shape": img, "block_shape": blk, "dilations": dil, "pads": pads,
+                                             "strides": st}, build=build))
+    return c
+
+
 def misc_cases():
     c = []
     # lrn: windows far wider than the channels, one channel, the largest size
@@ -760,4 +808,5 @@ def error_cases():
 
 def cases():
     return (conv_cases() + chain_cases() + convt_cases() + huge_cases() + int_conv_cases() + deform_cases() +
-            pool_cases() + resize_cases() + grid_cases() + roi_cases() + col2im_cases() + misc_cases() + error_cases())
+            pool_cases() + resize_cases() + grid_cases() + roi_cases() + col2im_cases() + col2im_huge_cases() +
+            misc_cases() + error_cases())
