@@ -30,8 +30,9 @@ matter at these extremes:
       pools): the PyTorch oracles pad the input first, which cannot be done there, so
       direct_conv computes conv and conv_transpose from their definition, one output
       and kernel position at a time in Python integers (checked against the PyTorch
-      oracles on small geometries before use); the pooling oracle of cases_pool only
-      does index arithmetic on the windows and serves as it is.
+      oracles on small geometries before use), col2im_direct likewise Col2Im; the
+      pooling oracle of cases_pool only does index arithmetic on the windows and
+      serves as it is.
   conv_integer / qlinear_conv: the padding holds the zero point (ONNX's reference
       subtracts the zero points, then pads with 0), so a position of padding only is
       the bias, requantized; SAME_* pads are made explicit by the ONNX rule for the
