@@ -35,7 +35,7 @@ CUDA_SRCS := $(wildcard src/cuda/*.cu)
 CUDA_OBJS := $(CUDA_SRCS:%.cu=$(BUILD)/%.o)
 CUDA_LIB := $(BUILD)/libftrun-cuda.so
 
-SRCS := $(wildcard src/*.c src/graph/*.c src/runtime/*.c src/cpu/*.c src/cli/*.c)
+SRCS := $(wildcard src/*.c src/graph/*.c src/runtime/*.c src/pipeline/*.c src/cpu/*.c src/cli/*.c)
 OBJS := $(SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/onnx.pb-c.o
 
 # The ONNX schema is Debian's (libonnx-dev); protoc-c turns it into C at build
@@ -191,17 +191,26 @@ fault-sweep: asan $(BUILD)/fault/libfaultinject.so
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD := $(BUILD)/fuzz
+# The sanitizers; the coverage build (fuzz-coverage) replaces them with clang's
+# source-based coverage.
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_FLAGS := -std=gnu11 -O1 -g -fopenmp -D_FILE_OFFSET_BITS=64 -MMD -MP -fno-omit-frame-pointer \
-	-fsanitize=address,undefined -fno-sanitize-recover=undefined -I$(BUILD)/gen
+	$(FUZZ_SAN) -I$(BUILD)/gen
 # The harnesses need the graph code (with the generated ONNX schema) and the
-# planner, not the kernels or the CLI.
+# planner; fuzz_run also the executor, the CPU kernels and the CLI's input
+# binding, with the libraries those link.
 FUZZ_SRCS := $(wildcard src/*.c src/graph/*.c) src/runtime/plan.c $(BUILD)/gen/onnx.pb-c.c
 FUZZ_OBJS := $(FUZZ_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)
-$(filter-out $(FUZZ_BUILD)/obj/$(BUILD)/gen/%,$(FUZZ_OBJS)): | $(BUILD)/gen/onnx.pb-c.h
+FUZZ_RUN_SRCS := $(filter-out src/runtime/plan.c,$(wildcard src/runtime/*.c)) $(wildcard src/cpu/*.c) src/cli/inputs.c
+FUZZ_RUN_OBJS := $(FUZZ_RUN_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)
+$(filter-out $(FUZZ_BUILD)/obj/$(BUILD)/gen/%,$(FUZZ_OBJS) $(FUZZ_RUN_OBJS)): | $(BUILD)/gen/onnx.pb-c.h
 FUZZ_BINS := $(patsubst fuzz/fuzz_%.c,$(FUZZ_BUILD)/fuzz_%,$(wildcard fuzz/fuzz_*.c))
+FUZZ_LINK := $(FUZZ_CC) $(FUZZ_FLAGS) -Wall -Wextra -Wno-unused-parameter -Werror -fsanitize=fuzzer -Isrc
 
-.PHONY: fuzz fuzz-build fuzz-regress
-.SECONDARY: $(FUZZ_OBJS)
+.PHONY: fuzz fuzz-build fuzz-regress fuzz-coverage
+.SECONDARY: $(FUZZ_OBJS) $(FUZZ_RUN_OBJS)
+# clang reports every `omp simd` loop it leaves scalar at -O1
+$(FUZZ_RUN_OBJS): FUZZ_FLAGS += -Wno-pass-failed
 
 fuzz-build: $(FUZZ_BINS)
 
@@ -211,8 +220,10 @@ $(FUZZ_BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(wildcard fuzz/*.h) $(FUZZ_OBJS)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -Wall -Wextra -Wno-unused-parameter -Werror -fsanitize=fuzzer -Isrc -o $@ $< \
-		$(FUZZ_OBJS) -lcjson -lprotobuf-c -lz -lm
+	$(FUZZ_LINK) -o $@ $< $(FUZZ_OBJS) -lcjson -lprotobuf-c -lz -lm
+
+$(FUZZ_BUILD)/fuzz_run: fuzz/fuzz_run.c $(wildcard fuzz/*.h) $(FUZZ_OBJS) $(FUZZ_RUN_OBJS)
+	$(FUZZ_LINK) -o $@ $< $(FUZZ_OBJS) $(FUZZ_RUN_OBJS) $(filter-out -fopenmp,$(LDLIBS))
 
 fuzz: fuzz-build
 	FUZZ_BUILD=$(FUZZ_BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh
@@ -220,4 +231,13 @@ fuzz: fuzz-build
 fuzz-regress: fuzz-build
 	FUZZ_BUILD=$(FUZZ_BUILD) fuzz/run.sh --regress
 
--include $(FUZZ_OBJS:.o=.d)
+# Line coverage of the kernels reached by fuzz_run's corpus: the harness built
+# with -fprofile-instr-generate -fcoverage-mapping (no sanitizers) in
+# build/fuzz-cov, run once over FUZZ_COV_CORPUS (default: the campaign's
+# corpus in build/fuzz/work/run/corpus when there is one, else fuzz/corpus/run
+# and fuzz/regress/run), then llvm-cov's report of src/cpu.
+fuzz-coverage:
+	$(MAKE) FUZZ_BUILD=$(BUILD)/fuzz-cov FUZZ_SAN="-fprofile-instr-generate -fcoverage-mapping" $(BUILD)/fuzz-cov/fuzz_run
+	FUZZ_COV_BUILD=$(BUILD)/fuzz-cov fuzz/coverage.sh $(FUZZ_COV_CORPUS)
+
+-include $(FUZZ_OBJS:.o=.d) $(FUZZ_RUN_OBJS:.o=.d)

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "../graph/cost.h"
-#include "../runtime/plan.h"
+#include "../pipeline/pipeline.h"
 
 #include <float.h>
 #include <math.h>
@@ -72,15 +72,15 @@ ft_status ft_check_outputs(const ft_graph *g, const ft_run_result *r, const ft_c
 {
     *mismatch = 0;
     ft_backend_opts bo = {.threads = o->threads};
-    ft_backend_ctx *ctx = NULL;
-    ft_plan p = {0};
+    ft_pipeline p;
     ft_run_result ref = {0};
     ft_exec_opts eo = {.warmup = 0, .iterations = 1, .threads = o->threads > 0 ? o->threads : 1};
-    ft_status st = ft_cpu_backend.open(&bo, &ctx, err);
+    ft_pipeline_adopt(&p, g, 0); /* the run's graph, or the graph as read (--check=O0) */
+    ft_status st = ft_pipeline_plan(&p, &ft_cpu_backend, NULL, err);
     if (!st)
-        st = ft_plan_build(g, &p, err);
+        st = ft_pipeline_open(&p, &bo, err);
     if (!st)
-        st = ft_exec_run(g, &p, &ft_cpu_backend, ctx, &eo, &ref, err);
+        st = ft_pipeline_run(&p, &eo, &ref, err);
     if (st) {
         ft_err_prefix(err, "--check: the cpu reference run failed");
         goto out;
@@ -109,9 +109,7 @@ ft_status ft_check_outputs(const ft_graph *g, const ft_run_result *r, const ft_c
     *mismatch = bad != 0;
 out:
     ft_run_result_free(&ref);
-    ft_plan_free(&p);
-    if (ctx)
-        ft_cpu_backend.close(ctx);
+    ft_pipeline_free(&p);
     return st;
 }
 
@@ -135,7 +133,7 @@ ft_status ft_check_nodes(const ft_graph *g, const ft_run_result *r, const ft_che
         st = ft_err(err, FT_ERUNTIME, "out of memory for --check-nodes");
         goto done;
     }
-    ft_kctx kc = {ctx, g, o->threads > 0 ? o->threads : 1, err, .run_id = ft_exec_new_run_id()};
+    uint64_t run_id = ft_exec_new_run_id();
     int n_bad = 0, first = -1;
     /* Each node is recomputed on the CPU from the inputs the device saw, so a
      * divergence is the node's own, not drift carried from earlier nodes. */
@@ -153,7 +151,7 @@ ft_status ft_check_nodes(const ft_graph *g, const ft_run_result *r, const ft_che
                 st = ft_node_err(err, FT_ERUNTIME, g, n, "out of memory recomputing output '%s' (%zu bytes)", t->name, nb);
         }
         if (!st)
-            st = ft_cpu_backend.kernels[n->op].fn(&kc, n, in, out);
+            st = ft_exec_node(g, n, &ft_cpu_backend, ctx, o->threads, run_id, in, out, err);
         int node_bad = 0;
         for (int i = 0; i < n->n_out && !st; i++) {
             const ft_tensor *t = &g->tensors[n->out[i]];

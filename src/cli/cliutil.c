@@ -1,10 +1,12 @@
-/* What the commands of src/cli share: the usage-error message and the
- * device option's parser (run, ops, test). */
+/* What the commands of src/cli share: the usage-error message, the device
+ * option's parser (run, ops, test), and the helpers cli.h declares. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "cliutil.h"
 
 int usage_error(const char *fmt, ...)
@@ -72,4 +74,35 @@ int pick_device(const char *dev, int need_device, int quiet, const ft_backend **
         return 0;
     }
     return usage_error("option --device: '%s' is not one of cpu, cuda, cuda:N, auto", dev);
+}
+
+const char *const ft_prog = "ftrun";
+
+int cli_fail(const ft_error *err)
+{
+    fprintf(stderr, "%s: error: %s\n", ft_prog, err->msg);
+    return err->code ? err->code : FT_ERUNTIME;
+}
+
+/* info and compare report on standard output: a failed write fails the command. */
+int cli_stdout_status(int rc)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return rc;
+    fprintf(stderr, "%s: error: cannot write to standard output: %s\n", ft_prog, strerror(errno ? errno : EIO));
+    return FT_ERUNTIME;
+}
+
+ft_tol cli_tol(const ft_cli *c, ft_dtype dt)
+{
+    return ft_tol_choose(dt, c->have_rtol, c->rtol, c->have_atol, c->atol);
+}
+
+ft_status cli_load(const ft_cli *c, int level, ft_pipeline *p, ft_error *err)
+{
+    ft_pipeline_opts po = {.load = {.seed_override = c->seed, .allow_external = c->allow_external}, .opt_level = level};
+    memset(p, 0, sizeof *p);
+    ft_status st = ft_bind_read_files(c->bind, err); /* their shapes bind dims */
+    ft_bind_load_opts(c->bind, &po.load);
+    return st ? st : ft_pipeline_load(p, c->graph, &po, err);
 }

@@ -16,9 +16,8 @@
 #include "../graph/npy.h"
 #include "../graph/npz.h"
 #include "../graph/onnx_inputs.h"
-#include "../graph/optimize.h"
+#include "../pipeline/pipeline.h"
 #include "compare.h"
-#include "../runtime/exec.h"
 #include "outfile.h"
 #include "report.h"
 #include "test.h"
@@ -381,8 +380,7 @@ static char run_set(const ft_test_opts *o, ft_test_dev *dev, const char *model, 
     const ft_backend *be = dev->be;
     ft_error err = {0};
     ft_graph *g = NULL;
-    ft_plan plan = {0};
-    ft_backend_ctx *ctx = NULL;
+    ft_pipeline p = {0};
     ft_run_result res = {0};
     ft_npy *exp = NULL;
     dataset d;
@@ -430,10 +428,11 @@ static char run_set(const ft_test_opts *o, ft_test_dev *dev, const char *model, 
         verdict = 'U';
         goto out;
     }
-    if (!st)
-        st = ft_graph_validate(g, &err);
-    if (!st)
-        st = ft_graph_optimize(g, o->opt_level, NULL, &err);
+    if (!st) {
+        ft_pipeline_opts po = {.opt_level = o->opt_level};
+        st = ft_pipeline_take(&p, g, &po, &err);
+        g = p.g; /* NULL when that failed: the pipeline has freed it */
+    }
     if (st) {
         snprintf(msg, msz, "%s", err.msg);
         goto out;
@@ -443,7 +442,7 @@ static char run_set(const ft_test_opts *o, ft_test_dev *dev, const char *model, 
         goto out;
     }
     exp = ft_calloc((size_t)(g->n_outputs ? g->n_outputs : 1), sizeof *exp);
-    if (!exp || load_expected(g, &d, exp, !save, &err) || ft_exec_check(g, be, NULL, &err) || ft_plan_build(g, &plan, &err)) {
+    if (!exp || load_expected(g, &d, exp, !save, &err) || ft_pipeline_plan(&p, be, NULL, &err)) {
         snprintf(msg, msz, "%s%s", label, exp ? err.msg : "out of memory");
         goto out;
     }
@@ -456,8 +455,8 @@ static char run_set(const ft_test_opts *o, ft_test_dev *dev, const char *model, 
         snprintf(msg, msz, "%s%s", label, err.msg);
         goto out;
     }
-    ctx = dev->ctx;
-    if (ft_exec_run(g, &plan, be, ctx, &eo, &res, &err)) {
+    ft_pipeline_use(&p, dev->ctx);
+    if (ft_pipeline_run(&p, &eo, &res, &err)) {
         /* a device or library failure may leave the context unusable: the
          * worker ends after this case and a new one takes the next */
         if (err.code == FT_ERUNTIME)
@@ -508,8 +507,10 @@ out:
         be->close(dev->ctx);
         dev->ctx = NULL;
     }
-    ft_plan_free(&plan);
-    ft_graph_free(g);
+    if (p.g)
+        ft_pipeline_free(&p);
+    else
+        ft_graph_free(g);
     dataset_free(&d);
     for (int i = 0; i < n_binds; i++)
         ft_npy_clear(&arrs[i]);

@@ -106,7 +106,13 @@ typedef struct ft_load_opts {
  * graph, recognised by their first bytes (load.c); every value source is
  * loaded and checked. */
 ft_status ft_graph_load(const char *path, const ft_load_opts *opts, ft_graph **out, ft_error *err);
-/* Same, from a buffer (path is used for messages and relative files). */
+/* The same from bytes in memory: an ONNX model or a JSON graph, told apart
+ * by their first bytes; a binary graph (.ftg) is refused (it is read from a
+ * file only). path names the bytes in messages; "file" values are relative
+ * to its folder. */
+ft_status ft_graph_load_mem(const char *path, const void *bytes, size_t len, const ft_load_opts *opts, ft_graph **out,
+                            ft_error *err);
+/* A JSON graph from a buffer (path is used for messages and relative files). */
 ft_status ft_graph_load_json(const char *path, const char *text, size_t len, const ft_load_opts *opts,
                              ft_graph **out, ft_error *err);
 /* Topological order (refusing cycles), shape and dtype inference of every node,

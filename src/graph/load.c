@@ -31,10 +31,30 @@ ft_status ft_graph_load(const char *path, const ft_load_opts *opts, ft_graph **o
     ft_status st = ft_read_file(path, &buf, &len, err);
     if (st)
         return st;
+    /* ft_read_file ends the bytes with a NUL, as the JSON reader wants them */
     if (ft_onnx_sniff(buf, len))
         st = ft_onnx_load(path, buf, len, opts, out, err);
     else
         st = ft_graph_load_json(path, (const char *)buf, len, opts, out, err);
     free(buf);
+    return st;
+}
+
+ft_status ft_graph_load_mem(const char *path, const void *bytes, size_t len, const ft_load_opts *opts, ft_graph **out,
+                            ft_error *err)
+{
+    *out = NULL;
+    if (ft_ftg_is_ftg(bytes, len))
+        return ft_err(err, FT_EGRAPH, "%s: a binary graph (.ftg) is read from a file, not from memory", path);
+    if (ft_onnx_sniff(bytes, len))
+        return ft_onnx_load(path, bytes, len, opts, out, err);
+    /* the JSON reader wants its text NUL-terminated */
+    char *text = ft_malloc(len + 1);
+    if (!text)
+        return ft_err(err, FT_ERUNTIME, "%s: out of memory (%zu bytes)", path, len + 1);
+    memcpy(text, bytes, len);
+    text[len] = '\0';
+    ft_status st = ft_graph_load_json(path, text, len, opts, out, err);
+    free(text);
     return st;
 }

@@ -45,6 +45,16 @@ ft_status ft_exec_check(const ft_graph *g, const ft_backend *be, const ft_backen
     return FT_OK;
 }
 
+ft_status ft_exec_node(const ft_graph *g, const ft_node *n, const ft_backend *be, ft_backend_ctx *ctx, int threads,
+                       uint64_t run_id, const ft_view *in, ft_view *out, ft_error *err)
+{
+    if (!ft_backend_supports(be, n->op, g->tensors[n->in[0]].dtype))
+        return ft_node_err(err, FT_ERUNTIME, g, n, "the %s backend does not implement '%s' for dtype %s", be->name,
+                           ft_op_name(n->op), ft_dtype_name(g->tensors[n->in[0]].dtype));
+    ft_kctx kc = {ctx, g, threads > 0 ? threads : 1, err, .private_layouts = 0, .run_id = run_id};
+    return be->kernels[n->op].fn(&kc, n, in, out);
+}
+
 typedef struct {
     ft_view *in, *out;
     int max_io;

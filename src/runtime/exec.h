@@ -67,6 +67,12 @@ ft_status ft_exec_check(const ft_graph *g, const ft_backend *be, const ft_backen
 ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be, ft_backend_ctx *ctx,
                       const ft_exec_opts *o, ft_run_result *r, ft_error *err);
 void ft_run_result_free(ft_run_result *r);
+/* One node alone on be, from views the caller holds (host memory on the cpu
+ * backend): what --check-nodes recomputes. run_id as ft_kctx.run_id: one per
+ * pass over a graph (ft_exec_new_run_id). No layout private to the backend is
+ * used, so every view is plain. */
+ft_status ft_exec_node(const ft_graph *g, const ft_node *n, const ft_backend *be, ft_backend_ctx *ctx, int threads,
+                       uint64_t run_id, const ft_view *in, ft_view *out, ft_error *err);
 
 /* Set by the command line's SIGINT/SIGTERM handler (the signal number); the
  * executor stops between nodes when it is nonzero. The one piece of global
@@ -74,7 +80,7 @@ void ft_run_result_free(ft_run_result *r);
 extern volatile sig_atomic_t ft_stop_signal;
 
 /* A new value for ft_kctx.run_id on every call (the executor takes one per
- * ft_exec_run; check.c one per --check-nodes pass). */
+ * ft_exec_run; one per pass of ft_exec_node calls). */
 uint64_t ft_exec_new_run_id(void);
 
 /* Seconds on a monotonic clock. */
