@@ -559,54 +559,63 @@ static ft_status compact(opt *o)
     return FT_OK;
 }
 
+/* softmax's pass counts log_softmax's rewrites too (one pattern, two ends) */
+static ft_status pass_softmax(opt *o, int *count) { return opt_softmax(o, &count[0], &count[1]); }
+
+static ft_status pass_dead_st(opt *o, int *count)
+{
+    pass_dead(o, count);
+    return FT_OK;
+}
+
+/* Each row of FT_OPT_PASSES (optimize.h), in its order: the function that
+ * runs it, given its counter (NULL: counted by the pass before it). */
+static const struct {
+    const char *name;
+    int level;
+    ft_status (*fn)(opt *o, int *count);
+} passes[FT_OPT_N_PASSES] = {
+    [FT_OPT_bn_fold] = {"bn_fold", 2, pass_bn_fold},
+    [FT_OPT_silu] = {"silu", 2, opt_silu},
+    [FT_OPT_gelu] = {"gelu", 2, opt_gelu},
+    [FT_OPT_layer_norm] = {"layer_norm", 2, opt_layer_norm},
+    [FT_OPT_rms_norm] = {"rms_norm", 2, opt_rms_norm},
+    [FT_OPT_softmax] = {"softmax", 2, pass_softmax},
+    [FT_OPT_log_softmax] = {"log_softmax", 2, NULL},
+    [FT_OPT_attention] = {"attention", 2, opt_attention},
+    [FT_OPT_transpose] = {"transpose", 2, pass_transpose},
+    [FT_OPT_conv_add] = {"conv_add", 2, pass_conv_add},
+    [FT_OPT_conv_act] = {"conv_act", 2, pass_conv_act},
+    [FT_OPT_matmul_epi] = {"matmul_epi", 2, pass_matmul_epi},
+    [FT_OPT_dead] = {"dead", 1, pass_dead_st},
+};
+
+const char *ft_opt_pass_name(ft_opt_pass p) { return passes[p].name; }
+int ft_opt_pass_level(ft_opt_pass p) { return passes[p].level; }
+
 ft_status ft_graph_optimize(ft_graph *g, int level, ft_opt_stats *stats, ft_error *err)
 {
     ft_opt_stats s = {.level = level};
     opt o = {g, ft_calloc((size_t)(g->n_nodes ? g->n_nodes : 1), 1), err};
     ft_status st = o.dead ? FT_OK : opt_oom(&o);
-    if (!st && level >= 2)
-        st = pass_bn_fold(&o, &s.bn_fold);
-    if (!st && level >= 2)
-        st = opt_silu(&o, &s.silu);
-    if (!st && level >= 2)
-        st = opt_gelu(&o, &s.gelu);
-    if (!st && level >= 2)
-        st = opt_layer_norm(&o, &s.layer_norm);
-    if (!st && level >= 2)
-        st = opt_rms_norm(&o, &s.rms_norm);
-    if (!st && level >= 2)
-        st = opt_softmax(&o, &s.softmax, &s.log_softmax);
-    if (!st && level >= 2)
-        st = opt_attention(&o, &s.attention);
-    if (!st && level >= 2)
-        st = pass_transpose(&o, &s.transpose);
-    if (!st && level >= 2)
-        st = pass_conv_add(&o, &s.conv_add);
-    if (!st && level >= 2)
-        st = pass_conv_act(&o, &s.conv_act);
-    if (!st && level >= 2)
-        st = pass_matmul_epi(&o, &s.matmul_epi);
-    if (!st && level >= 1)
-        pass_dead(&o, &s.dead);
-    int changed = s.bn_fold + s.silu + s.gelu + s.layer_norm + s.rms_norm + s.softmax + s.log_softmax + s.attention +
-                  s.transpose + s.conv_act + s.conv_add + s.matmul_epi + s.dead;
-    s.rewritten = changed;
-    if (!st && changed)
+    for (int i = 0; i < FT_OPT_N_PASSES && !st; i++)
+        if (passes[i].fn && level >= passes[i].level)
+            st = passes[i].fn(&o, &s.count[i]);
+    for (int i = 0; i < FT_OPT_N_PASSES; i++)
+        s.rewritten += s.count[i];
+    if (!st && s.rewritten)
         st = compact(&o);
     free(o.dead);
-    if (!st && changed && (st = ft_graph_validate(g, err)))
+    if (!st && s.rewritten && (st = ft_graph_validate(g, err)))
         ft_err_prefix(err, "after the optimizer (-O%d)", level);
-    char line[320];
-    if (level == 0)
-        snprintf(line, sizeof line, "optimizer (-O0): off");
-    else if (level == 1)
-        snprintf(line, sizeof line, "optimizer (-O1): dead %d", s.dead);
-    else
-        snprintf(line, sizeof line,
-                 "optimizer (-O%d): bn_fold %d, silu %d, gelu %d, layer_norm %d, rms_norm %d, softmax %d, "
-                 "log_softmax %d, attention %d, transpose %d, conv_act %d, conv_add %d, matmul_epi %d, dead %d",
-                 level, s.bn_fold, s.silu, s.gelu, s.layer_norm, s.rms_norm, s.softmax, s.log_softmax, s.attention,
-                 s.transpose, s.conv_act, s.conv_add, s.matmul_epi, s.dead);
+    /* "optimizer (-O2): bn_fold 0, silu 1, ..., dead 0": every pass the level runs */
+    char line[512];
+    int len = snprintf(line, sizeof line, "optimizer (-O%d):%s", level, level == 0 ? " off" : "");
+    for (int i = 0, first = 1; i < FT_OPT_N_PASSES && len < (int)sizeof line; i++)
+        if (level > 0 && level >= passes[i].level) {
+            len += snprintf(line + len, sizeof line - (size_t)len, "%s %s %d", first ? "" : ",", passes[i].name, s.count[i]);
+            first = 0;
+        }
     free(g->opt_note);
     if (!st && !(g->opt_note = ft_strdup(line)))
         st = ft_err(err, FT_ERUNTIME, "out of memory");

@@ -26,7 +26,7 @@
  *   ft_graph *g; ...                   // ft_graph_load + ft_graph_validate
  *   ft_opt_stats s;
  *   if (ft_graph_optimize(g, 2, &s, &err)) ...   // err.msg; g re-validated
- *   printf("%d silu\n", s.silu);
+ *   printf("%d silu\n", s.count[FT_OPT_silu]);
  */
 #ifndef FT_OPTIMIZE_H
 #define FT_OPTIMIZE_H
@@ -35,11 +35,29 @@
 
 #define FT_OPT_DEFAULT 2
 
+/* The passes in the order they run: X(name, level). Their counters, `ftrun
+ * info`'s summary line and --help's list of -O2 come from this table (the
+ * functions are in optimize.c's table of the same order). */
+#define FT_OPT_PASSES(X)                                                                                            \
+    X(bn_fold, 2) X(silu, 2) X(gelu, 2) X(layer_norm, 2) X(rms_norm, 2) X(softmax, 2) X(log_softmax, 2)              \
+    X(attention, 2) X(transpose, 2) X(conv_add, 2) X(conv_act, 2) X(matmul_epi, 2) X(dead, 1)
+
+typedef enum ft_opt_pass {
+#define FT_OPT_ENUM(name, level) FT_OPT_##name,
+    FT_OPT_PASSES(FT_OPT_ENUM)
+#undef FT_OPT_ENUM
+    FT_OPT_N_PASSES
+} ft_opt_pass;
+
 typedef struct ft_opt_stats {
     int level;
-    int bn_fold, silu, gelu, layer_norm, rms_norm, softmax, log_softmax, attention, transpose, conv_add, conv_act, matmul_epi, dead;
-    int rewritten; /* the sum of the counts above: nonzero when the graph changed */
+    int count[FT_OPT_N_PASSES]; /* what each pass rewrote (index ft_opt_pass) */
+    int rewritten;              /* the sum of the counts: nonzero when the graph changed */
 } ft_opt_stats;
+
+/* A pass's name ("bn_fold") and the lowest level that runs it. */
+const char *ft_opt_pass_name(ft_opt_pass p);
+int ft_opt_pass_level(ft_opt_pass p);
 
 /* Run the passes of `level` (0, 1 or 2) on a validated graph, then validate
  * it again. stats may be NULL. */

@@ -307,7 +307,7 @@ one_conv() {
     for k in silu silu_swapped; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): bn_fold 0, silu 1, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): bn_fold 0, silu 1, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ swish\ +silu ]]
         [[ ! "$output" =~ sigmoid ]]
@@ -320,7 +320,7 @@ one_conv() {
     for k in gelu gelu_half_first gelu_tanh gelu_tanh_pow; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 1, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 1, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ gelu_out\ +gelu ]]
         [[ ! "$output" =~ (erf|tanh)\  ]]
@@ -332,7 +332,7 @@ one_conv() {
 @test "layer_norm: the opset-13 expansion with scale and bias becomes layer_norm" {
     mk layer_norm
     run opt_line layer_norm
-    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 1, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 1, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/layer_norm.onnx"
     [[ "$output" =~ ln_out\ +layer_norm ]]
     [[ "$output" =~ nodes:\ 1, ]]
@@ -470,7 +470,7 @@ EOF
     "$FTRUN" tc.json -i x=x.npy -o o0 -q -O0 --expect want.npy --rtol 0 --atol 0
     mk gemm_transposed
     run opt_line gemm_transposed
-    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 1, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 1, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/gemm_transposed.onnx"
     [[ "$output" =~ nodes:\ 1, ]]
     same gemm_transposed
@@ -481,9 +481,9 @@ EOF
         mk $k
         run opt_line $k
         if [ $k = conv_silu ]; then
-            [ "$output" = "optimizer (-O2): bn_fold 0, silu 1, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_act 1, conv_add 0, matmul_epi 0, dead 0" ]
+            [ "$output" = "optimizer (-O2): bn_fold 0, silu 1, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, matmul_epi 0, dead 0" ]
         else
-            [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_act 1, conv_add 0, matmul_epi 0, dead 0" ]
+            [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, matmul_epi 0, dead 0" ]
         fi
         # one node, the activation's name, a conv
         run "$FTRUN" info "$T/$k.onnx"
@@ -515,7 +515,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
 @test "conv_act: a conv whose output has another reader keeps its activation node" {
     mk conv_shared
     run opt_line conv_shared
-    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/conv_shared.onnx"
     [[ "$output" =~ act\ +relu ]]
     "$FTRUN" "$T/conv_shared.onnx" -i x=x.npy -o o2 -q
@@ -524,7 +524,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
 
 @test "bn_fold: batch_norm after a conv goes into its weights and bias (with or without a bias); the relu then fuses" {
     for k in conv_bn conv_bn_nobias; do
-        one_conv $k "optimizer (-O2): bn_fold 1, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_act 1, conv_add 0, matmul_epi 0, dead 0"
+        one_conv $k "optimizer (-O2): bn_fold 1, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, matmul_epi 0, dead 0"
     done
     # written out (convert, pack), the folded graph keeps its folded weights
     # and no batch_norm, and runs to the same values at -O0
@@ -551,7 +551,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
     for k in conv_add_relu conv_add_swapped conv_add; do
         act=1
         [ $k = conv_add ] && act=0
-        one_conv $k "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_act $act, conv_add 1, matmul_epi 0, dead 0"
+        one_conv $k "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 1, conv_act $act, matmul_epi 0, dead 0"
     done
     # the fused graph written out has the residual as the conv's input 3, bias kept
     "$FTRUN" convert "$T/conv_add_relu.onnx" -o c.ftg -q
@@ -565,7 +565,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
     for k in conv_add_shared conv_add_bcast; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ add\ +add ]]
         "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o2 -q
@@ -578,9 +578,9 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
         mk $k
         run opt_line $k
         case $k in
-        mm_bias_relu | mm_batched_bias_relu) want="gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 2," ;;
-        mm_bias_gelu) want="gelu 1, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 2," ;;
-        *) want="gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 1," ;;
+        mm_bias_relu | mm_batched_bias_relu) want="gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 2," ;;
+        mm_bias_gelu) want="gelu 1, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 2," ;;
+        *) want="gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 1," ;;
         esac
         [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, $want dead 0" ]
         # one node, the last node's name, the product
@@ -596,7 +596,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
 @test "matmul_epi: a product whose output has another reader keeps its add and activation" {
     mk mm_shared
     run opt_line mm_shared
-    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_act 0, conv_add 0, matmul_epi 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/mm_shared.onnx"
     [[ "$output" =~ nodes:\ 4, ]]
     "$FTRUN" "$T/mm_shared.onnx" -i x=x.npy -o o2 -q
@@ -674,4 +674,21 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
     [ "$status" -eq 2 ]
     run "$FTRUN" compare a.npy b.npy -O1
     [ "$status" -eq 2 ]
+}
+
+@test "every pass of info's optimizer line is in --help's -O list and has its entry in ftrun(1), OPTIMIZER" {
+    mk silu
+    run opt_line silu 2
+    [ "$status" -eq 0 ]
+    # "optimizer (-O2): bn_fold 0, silu 1, ..." -> the pass names
+    names=$(printf '%s\n' "$output" | sed -E 's/^optimizer \(-O2\)://; s/ [0-9]+,?//g')
+    [ "$(echo $names | wc -w)" -ge 13 ]
+    help=$("$FTRUN" --help | sed -n '/^  -O LEVEL/,/^  *--allow-external/p')
+    section=$(sed -n '/^\.SH OPTIMIZER/,/^\.SH /p' "$ROOT/man/ftrun.1")
+    for p in $names; do
+        [[ "$help" =~ [\ ,]$p[,\;] ]] || { echo "--help lacks $p" >&2; false; }
+        # an entry's tag: ".B name", or ".BR" naming it among others
+        printf '%s\n' "$section" | grep -Eq "^\.BR? (.*[ \"])?$p([ \"].*)?\$" ||
+            { echo "ftrun(1) OPTIMIZER has no entry for $p" >&2; false; }
+    done
 }
