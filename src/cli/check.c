@@ -21,7 +21,8 @@ static ft_tol tol_for(const ft_check_opts *o, ft_dtype dt)
  * eps(dtype) x sqrt(K) x the largest |value| of the CPU's output: the
  * rounding of a sum grows with the number and size of its terms, so an
  * output that cancels to near 0 (a quiet FFT bin) can differ by that much
- * between two correct backends. Other nodes keep the dtype's default. */
+ * between two correct backends (where that is above the default atol,
+ * scaled by the same largest value). Other nodes keep the dtype's default. */
 static ft_tol node_tol(const ft_check_opts *o, const ft_graph *g, const ft_node *n, const ft_tensor *t, const void *ref)
 {
     ft_tol tol = tol_for(o, t->dtype);
@@ -41,8 +42,10 @@ static ft_tol node_tol(const ft_check_opts *o, const ft_graph *g, const ft_node 
     }
     double eps = t->dtype == FT_F64 ? DBL_EPSILON : t->dtype == FT_F32 ? FLT_EPSILON : t->dtype == FT_F16 ? 0x1p-10 : 0x1p-7;
     double a = eps * sqrt(k) * mag;
-    if (a > tol.atol)
+    if (a > tol.atol * (mag > 1 ? mag : 1)) { /* above the default's own scaled atol */
         tol.atol = a;
+        tol.scaled = 0;
+    }
     return tol;
 }
 

@@ -7,14 +7,14 @@
 ft_tol ft_tol_default(ft_dtype dt)
 {
     switch (dt) {
-    case FT_F64: return (ft_tol){1e-9, 1e-12};
-    case FT_F32: return (ft_tol){1e-4, 1e-5};
-    case FT_F16: return (ft_tol){1e-2, 1e-3};
-    case FT_BF16: return (ft_tol){2e-2, 1e-2};
-    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL: return (ft_tol){0, 0};
+    case FT_F64: return (ft_tol){1e-9, 1e-12, 1};
+    case FT_F32: return (ft_tol){1e-4, 1e-5, 1};
+    case FT_F16: return (ft_tol){1e-2, 1e-3, 1};
+    case FT_BF16: return (ft_tol){2e-2, 1e-2, 1};
+    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL: return (ft_tol){0, 0, 0};
     case FT_DTYPE_COUNT: break;
     }
-    return (ft_tol){0, 0};
+    return (ft_tol){0, 0, 0};
 }
 
 ft_tol ft_tol_choose(ft_dtype dt, int have_rtol, double rtol, int have_atol, double atol)
@@ -22,8 +22,10 @@ ft_tol ft_tol_choose(ft_dtype dt, int have_rtol, double rtol, int have_atol, dou
     ft_tol t = ft_tol_default(dt);
     if (have_rtol)
         t.rtol = rtol;
-    if (have_atol)
+    if (have_atol) {
         t.atol = atol;
+        t.scaled = 0;
+    }
     return t;
 }
 
@@ -33,6 +35,14 @@ void ft_compare(const void *got, const void *want, ft_dtype dt, const ft_shape *
     c->n = ft_numel(s);
     double worst_excess = -1;
     int is_float = ft_dtype_is_float(dt);
+    c->scale = 1;
+    for (uint64_t i = 0; i < c->n && is_float && tol.scaled; i++) {
+        double y = fabs(ft_load_f64(want, dt, (size_t)i));
+        if (isfinite(y) && y > c->scale)
+            c->scale = y;
+    }
+    tol.atol *= c->scale;
+    c->atol = tol.atol;
     for (uint64_t i = 0; i < c->n; i++) {
         double x, y;
         int bad;
@@ -80,17 +90,27 @@ static const char *num(double v, ft_dtype dt, char *buf, size_t n)
     return buf;
 }
 
+const char *ft_tol_str(const ft_cmp *c, ft_tol tol, char *buf, size_t n)
+{
+    if (tol.scaled && c->scale > 1)
+        snprintf(buf, n, "%g: %g x max |expected| %g", c->atol, tol.atol, c->scale);
+    else
+        snprintf(buf, n, "%g", tol.atol);
+    return buf;
+}
+
 const char *ft_cmp_str(const ft_cmp *c, ft_dtype dt, const ft_shape *s, ft_tol tol, char *buf, size_t n)
 {
-    char i1[FT_SHAPE_STR], i2[FT_SHAPE_STR], a[40], b[40], d[40], e[40];
+    char i1[FT_SHAPE_STR], i2[FT_SHAPE_STR], a[40], b[40], d[40], e[40], at[96];
     int len;
+    ft_tol_str(c, tol, at, sizeof at);
     if (!c->n_bad)
-        len = snprintf(buf, n, "%llu value%s match (rtol=%g, atol=%g): max abs error %g, max rel error %g",
-                       (unsigned long long)c->n, c->n == 1 ? "" : "s", tol.rtol, tol.atol, c->max_abs, c->max_rel);
+        len = snprintf(buf, n, "%llu value%s match (rtol=%g, atol=%s): max abs error %g, max rel error %g",
+                       (unsigned long long)c->n, c->n == 1 ? "" : "s", tol.rtol, at, c->max_abs, c->max_rel);
     else
-        len = snprintf(buf, n, "%llu of %llu values out of tolerance (rtol=%g, atol=%g): max abs error %g, max rel error %g; "
+        len = snprintf(buf, n, "%llu of %llu values out of tolerance (rtol=%g, atol=%s): max abs error %g, max rel error %g; "
                        "first at %s (got %s, expected %s)",
-                       (unsigned long long)c->n_bad, (unsigned long long)c->n, tol.rtol, tol.atol, c->max_abs, c->max_rel,
+                       (unsigned long long)c->n_bad, (unsigned long long)c->n, tol.rtol, at, c->max_abs, c->max_rel,
                        ft_index_str(c->first_bad, s, i1), num(c->first_got, dt, a, sizeof a),
                        num(c->first_want, dt, b, sizeof b));
     if (c->n_bad > 1 && c->worst != c->first_bad && len > 0 && (size_t)len < n)

@@ -1,6 +1,10 @@
-/* Value comparison for --expect and `ftrun compare` (and later --check):
+/* Value comparison for --expect, `ftrun compare`, `ftrun test` and --check:
  * pass when abs(got - want) <= atol + rtol * abs(want); NaN matches NaN;
- * an infinity matches only the same infinity.
+ * an infinity matches only the same infinity. The default atol of a float
+ * dtype is scaled: it is multiplied by the output's scale, max(1, the largest
+ * finite abs(want)), since a value that cancels to near 0 carries the
+ * rounding of terms as large as the output's largest (man/ftrun.1,
+ * COMPARISON). An atol the user gives is used as it is.
  *
  *   ft_tol t = ft_tol_default(FT_F32);
  *   ft_cmp c; ft_compare(got, want, FT_F32, &shape, t, &c);  // c.n_bad == 0: pass
@@ -14,6 +18,7 @@
 
 typedef struct ft_tol {
     double rtol, atol;
+    int scaled; /* atol is per unit of the output's scale (the float defaults) */
 } ft_tol;
 
 typedef struct ft_cmp {
@@ -23,6 +28,7 @@ typedef struct ft_cmp {
     double worst_got, worst_want;
     uint64_t first_bad;       /* flat index of the first value out of tolerance */
     double first_got, first_want;
+    double atol, scale;       /* the atol applied, and the scale it was multiplied by (1 when not scaled) */
 } ft_cmp;
 
 ft_tol ft_tol_default(ft_dtype dt);
@@ -30,6 +36,9 @@ ft_tol ft_tol_default(ft_dtype dt);
  * given (have_rtol, have_atol). */
 ft_tol ft_tol_choose(ft_dtype dt, int have_rtol, double rtol, int have_atol, double atol);
 void ft_compare(const void *got, const void *want, ft_dtype dt, const ft_shape *s, ft_tol tol, ft_cmp *out);
+/* The atol of a comparison as the verdict shows it: "1e-05", or, scaled,
+ * "0.000742853: 1e-05 x max |expected| 74.2853". */
+const char *ft_tol_str(const ft_cmp *c, ft_tol tol, char *buf, size_t n);
 /* The verdict as one line (no prefix, no newline), the same for --expect and
  * `ftrun compare`:
  *   "3 of 100 values out of tolerance (rtol=0.0001, atol=1e-05): max abs error

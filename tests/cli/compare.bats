@@ -12,7 +12,7 @@ load helpers
     cp "$T/a.npy" "$T/b.npy"
     run --separate-stderr "$FTRUN" compare "$T/a.npy" "$T/b.npy"
     status_is 0
-    [ "$output" = "'a' vs 'b' f32 [3,4]: 12 values match (rtol=0.0001, atol=1e-05): max abs error 0, max rel error 0" ]
+    [ "$output" = "'a' vs 'b' f32 [3,4]: 12 values match (rtol=0.0001, atol=0.00011: 1e-05 x max |expected| 11): max abs error 0, max rel error 0" ]
     [ "$stderr" = "ftrun: compare: 1 tensor matches" ]
     run --separate-stderr "$FTRUN" compare "$T/a.npy" "$T/b.npy" -q
     status_is 0
@@ -25,7 +25,7 @@ load helpers
     npy "$T/ref/x.npy" 'np.array([[1, 2.5, 3], [4, 5, 8]], np.float32)'
     run --separate-stderr "$FTRUN" compare "$T/x.npy" "$T/ref/x.npy"
     status_is 1
-    [ "$output" = "'x' f32 [2,3]: 2 of 6 values out of tolerance (rtol=0.0001, atol=1e-05): max abs error 2, max rel error 0.25; first at [0,1] (got 2, expected 2.5); worst at [1,2] (got 6, expected 8)" ]
+    [ "$output" = "'x' f32 [2,3]: 2 of 6 values out of tolerance (rtol=0.0001, atol=8e-05: 1e-05 x max |expected| 8): max abs error 2, max rel error 0.25; first at [0,1] (got 2, expected 2.5); worst at [1,2] (got 6, expected 8)" ]
     [ "$stderr" = "ftrun: compare: 1 of 1 tensor out of tolerance" ]
 }
 

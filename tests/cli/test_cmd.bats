@@ -296,14 +296,15 @@ suite/two pass" ]
     py 'y = np.load("suite/scale/expected/y.npy"); y[0, 1] += 0.004; np.save("suite/scale/expected/y.npy", y)'
     run --separate-stderr "$FTRUN" test suite/scale
     [ "$status" -eq 1 ]
-    [[ "$output" == *"(rtol=0.0001, atol=1e-05)"* ]]
+    # the default atol, scaled by the largest |expected| (9)
+    [[ "$output" == *"(rtol=0.0001, atol=9e-05: 1e-05 x max |expected| 9)"* ]]
     echo '{"rtol": 0, "atol": 0.005}' > suite/scale/tolerance.json
     run --separate-stderr "$FTRUN" test suite -v
     echo "$output"
     [ "$status" -eq 0 ]
     [[ "$output" == *"output 'y': 6 values match (rtol=0, atol=0.005)"* ]]
     # the other case keeps the defaults
-    [[ "$output" == *"output 's': 4 values match (rtol=0.0001, atol=1e-05)"* ]]
+    [[ "$output" == *"output 's': 4 values match (rtol=0.0001, atol=3e-05: 1e-05 x max |expected| 3)"* ]]
     run --separate-stderr "$FTRUN" test suite/scale --atol 0.001
     [ "$status" -eq 1 ]
     [[ "$output" == *"(rtol=0, atol=0.001)"* ]]
