@@ -36,7 +36,7 @@ static char fz_dir[64];
 
 static void fz_rmdir(const char *dir)
 {
-    static const char *const names[] = {"w.bin", "w.npy", "graph.json", "graph.ftg"};
+    static const char *const names[] = {"w.bin", "w.npy", "graph.json", "graph.ftg", "model.onnx"};
     char p[128];
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);

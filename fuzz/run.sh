@@ -2,7 +2,7 @@
 # Runs the libFuzzer harnesses built by `make fuzz-build` (see fuzz/README.md).
 #   fuzz/run.sh [HARNESS...]            fuzz each for FUZZ_SECONDS (default 60), one after another
 #   fuzz/run.sh --regress [HARNESS...]  run every file of fuzz/regress/H and fuzz/corpus/H once
-# Harnesses: json ftg npy npz onnx pb (default: all). FUZZ_BUILD: where the binaries are
+# Harnesses: json ftg npy npz onnx pb run (default: all). FUZZ_BUILD: where the binaries are
 # (default build/fuzz). Each run works in FUZZ_BUILD/work/H: corpus/ (a copy of
 # the seeds plus what the fuzzer adds; the committed corpora are never written)
 # and artifacts/ (crash-*, leak-*, timeout-*, oom-* inputs). Exits 1 if any
@@ -18,15 +18,26 @@ if [ "${1:-}" = --regress ]; then
     shift
 fi
 names=("$@")
-[ ${#names[@]} -eq 0 ] && names=(json ftg npy npz onnx pb)
+[ ${#names[@]} -eq 0 ] && names=(json ftg npy npz onnx pb run)
 
 max_len() {
     case $1 in
-        json | ftg | onnx) echo 16384 ;;
+        json | ftg | onnx | run) echo 16384 ;;
         npy | pb) echo 4096 ;;
         npz) echo 8192 ;;
         *) echo 4096 ;;
     esac
+}
+
+# The committed inputs of harness H: its regressions and seeds; fuzz_run, which
+# reads every graph format, also takes the graph harnesses' regressions.
+inputs() {
+    local extra=()
+    [ "$1" = run ] && extra=(fuzz/regress/json/* fuzz/regress/ftg/* fuzz/regress/onnx/*)
+    local f
+    for f in fuzz/regress/"$1"/* "${extra[@]}" fuzz/corpus/"$1"/*; do
+        echo "$f"
+    done
 }
 
 # One thread per harness: the fuzzer gains nothing from OpenMP and the
@@ -40,7 +51,7 @@ for h in "${names[@]}"; do
         exit 2
     fi
     if [ $regress = 1 ]; then
-        files=(fuzz/regress/"$h"/* fuzz/corpus/"$h"/*)
+        mapfile -t files < <(inputs "$h")
         if [ ${#files[@]} -eq 0 ]; then continue; fi
         echo "fuzz: $h: replaying ${#files[@]} files"
         if ! "$bin" -timeout=10 "${files[@]}" >"$FUZZ_BUILD/regress-$h.log" 2>&1; then
@@ -51,11 +62,11 @@ for h in "${names[@]}"; do
     fi
     work=$FUZZ_BUILD/work/$h
     mkdir -p "$work/corpus" "$work/artifacts"
-    for f in fuzz/corpus/"$h"/* fuzz/regress/"$h"/*; do
+    inputs "$h" | while read -r f; do
         cp -n "$f" "$work/corpus/"
     done
     dict=()
-    case $h in json | ftg) dict=(-dict=fuzz/json.dict) ;; esac
+    case $h in json | ftg | run) dict=(-dict=fuzz/json.dict) ;; esac
     echo "fuzz: $h for ${FUZZ_SECONDS}s (log in $work/log)"
     "$bin" "$work/corpus" "${dict[@]}" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=4096 -entropic_scale_per_exec_time=1 \
         -max_len="$(max_len "$h")" -artifact_prefix="$work/artifacts/" -print_final_stats=1 >"$work/log" 2>&1

@@ -1,0 +1,223 @@
+/* libFuzzer harness: a graph in any of ftrun's formats (JSON, .ftg or ONNX,
+ * told apart by their first bytes as ft_graph_load does) through what
+ * `ftrun run -O2 --random-inputs -n 1 -w 0 --threads T --device cpu` does: load,
+ * validate, optimize, values for the inputs that have none, then plan, bind
+ * and one run on the CPU backend through the pipeline (src/pipeline: the
+ * kernels, oneDNN, OpenBLAS, FFTW) and the outputs read back. The other graph harnesses stop at the plan; this one runs the
+ * kernels.
+ *
+ * The input is written to the scratch folder (graph.json, graph.ftg or
+ * model.onnx by its kind) and loaded from there, so "file" sources and
+ * external data find w.bin and w.npy beside it. Graphs too big to run fast
+ * are skipped after planning (limits below). The forms of the CPU convs and
+ * matmuls (FTRUN_CONV_IMPL, FTRUN_MATMUL_IMPL) and the thread count T (1 to
+ * 3) are chosen from a hash of the input, so every form is reached and a
+ * finding reproduces from its file.
+ *
+ * Mutation by kind: json_mutator.h for JSON, ftg_mutator.h for .ftg,
+ * onnx_mutator.h for ONNX.
+ *
+ * FTRUN_FUZZ_VERBOSE=1 prints why each input stopped where it did. */
+#include <omp.h>
+
+#include "cli/inputs.h"
+#include "fuzz_common.h"
+#include "fuzz_graph_common.h"
+#include "ftg_mutator.h"
+#include "graph/onnx.h"
+#include "json_mutator.h"
+#include "onnx_mutator.h"
+#include "pipeline/pipeline.h"
+
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
+
+/* Limits that keep one execution short under the sanitizers. */
+#define FZ_MAX_TENSOR (4u << 20)  /* bytes of any tensor */
+#define FZ_MAX_ARENA (8u << 20)   /* bytes of the planned arena */
+#define FZ_MAX_FLOPS 20000000ull  /* sum of ft_node_cost's FLOPs */
+#define FZ_MAX_TRAFFIC (64u << 20) /* sum of ft_node_cost's bytes */
+#define FZ_MAX_NODES 512
+
+static int fz_verbose;
+
+static void fz_say(const char *stage, const char *msg)
+{
+    if (fz_verbose)
+        fprintf(stderr, "fuzz_run: %s: %s\n", stage, msg);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    fz_setup();
+    const char *v = getenv("FTRUN_FUZZ_VERBOSE");
+    fz_verbose = v && *v && strcmp(v, "0") != 0;
+    /* Runs have 1 to 3 threads on a machine that may have one core for the
+     * fuzzer: OpenMP threads wait without spinning (read when the runtime
+     * starts, so before the first OpenMP call). */
+    setenv("OMP_WAIT_POLICY", "passive", 0);
+    setenv("KMP_BLOCKTIME", "0", 0);
+    omp_set_num_threads(1);
+    return 0;
+}
+
+/* 1 when g is small enough to run: every tensor, the total FLOPs and bytes
+ * moved, the node count. */
+static int fz_small(const ft_graph *g)
+{
+    if (g->n_nodes > FZ_MAX_NODES)
+        return 0;
+    for (int t = 0; t < g->n_tensors; t++)
+        if (ft_tensor_bytes(&g->tensors[t]) > FZ_MAX_TENSOR)
+            return 0;
+    uint64_t flops = 0, traffic = 0;
+    for (int k = 0; k < g->n_nodes; k++) {
+        uint64_t f, b;
+        ft_node_cost(g, &g->nodes[g->order[k]], &f, &b);
+        if (f > FZ_MAX_FLOPS || b > FZ_MAX_TRAFFIC)
+            return 0;
+        flops += f, traffic += b;
+        if (flops > FZ_MAX_FLOPS || traffic > FZ_MAX_TRAFFIC)
+            return 0;
+    }
+    return 1;
+}
+
+static uint32_t fz_hash(const uint8_t *data, size_t size)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < size; i++)
+        h = (h ^ data[i]) * 16777619u;
+    return h;
+}
+
+/* The conv and matmul forms for this input (unset: the CPU backend's
+ * default), and its thread count: 1, 2 or 3 (kernels cut their work by
+ * threads; a 1-D conv's im2col overflowed only when cut by 2). */
+static int fz_pick_forms(uint32_t h)
+{
+    static const char *const conv[] = {NULL, "native", "plain", "blocked", "blocked-add"};
+    static const char *const mm[] = {NULL, "blas", "dnnl"};
+    const char *c = conv[h % 5], *m = mm[h / 5 % 3];
+    if (c)
+        setenv("FTRUN_CONV_IMPL", c, 1);
+    else
+        unsetenv("FTRUN_CONV_IMPL");
+    if (m)
+        setenv("FTRUN_MATMUL_IMPL", m, 1);
+    else
+        unsetenv("FTRUN_MATMUL_IMPL");
+    return 1 + (int)(h / 15 % 3);
+}
+
+/* Plan on the CPU backend, bind a context and run once, through the
+ * pipeline as `ftrun run` does (g stays the caller's); the outputs are read
+ * back. */
+static void fz_execute(const ft_graph *g, int threads)
+{
+    ft_pipeline p;
+    ft_error err = {0};
+    ft_pipeline_adopt(&p, g, 0);
+    if (ft_pipeline_plan(&p, &ft_cpu_backend, NULL, &err) != FT_OK) {
+        /* an op or dtype the CPU lacks is a run-time failure that names it */
+        if (!err.msg[0] || (!p.planned && err.code != FT_ERUNTIME && err.code != FT_EGRAPH))
+            abort();
+        fz_say("plan", err.msg);
+        ft_pipeline_free(&p);
+        return;
+    }
+    fz_check_plan(g, &p.plan);
+    if (p.plan.arena_bytes > FZ_MAX_ARENA) {
+        fz_say("limits", "arena too big");
+        ft_pipeline_free(&p);
+        return;
+    }
+    ft_backend_opts bo = {.threads = threads};
+    ft_exec_opts eo = {.warmup = 0, .iterations = 1, .threads = threads};
+    ft_run_result r = {0};
+    if (ft_pipeline_open(&p, &bo, &err) != FT_OK) {
+        if (!err.msg[0])
+            abort();
+        fz_say("open", err.msg);
+    } else if (ft_pipeline_run(&p, &eo, &r, &err) != FT_OK) {
+        /* bad data (an index out of range) or a run-time failure, with a message */
+        if ((err.code != FT_EGRAPH && err.code != FT_ERUNTIME) || !err.msg[0])
+            abort();
+        fz_say("run", err.msg);
+    } else {
+        if (r.n_outputs != g->n_outputs || r.n_runs != 1)
+            abort();
+        volatile uint8_t sum = 0;
+        for (int i = 0; i < r.n_outputs; i++) {
+            const uint8_t *b = r.outputs[i];
+            size_t n = ft_tensor_bytes(&g->tensors[g->outputs[i]]);
+            for (size_t j = 0; j < n; j++)
+                sum += b[j];
+        }
+        (void)sum;
+        fz_say("run", "ok");
+    }
+    ft_run_result_free(&r);
+    ft_pipeline_free(&p);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const char *name = ft_ftg_is_ftg(data, size)     ? "graph.ftg"
+                       : ft_onnx_sniff(data, size) ? "model.onnx"
+                                                   : "graph.json";
+    if (fz_write(name, data, size))
+        abort();
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", fz_dir, name);
+    int threads = fz_pick_forms(fz_hash(data, size));
+    if (fz_verbose) {
+        const char *c = getenv("FTRUN_CONV_IMPL"), *m = getenv("FTRUN_MATMUL_IMPL");
+        fprintf(stderr, "fuzz_run: FTRUN_CONV_IMPL=%s FTRUN_MATMUL_IMPL=%s --threads %d\n", c ? c : "(unset)",
+                m ? m : "(unset)", threads);
+    }
+    /* loaded, validated and optimized here rather than by ft_pipeline_load,
+     * so that an optimizer turning a valid graph invalid is told from an
+     * invalid graph (fz_prepare) */
+    ft_load_opts o = {.seed_override = -1};
+    ft_graph *g = NULL;
+    ft_error err = {0};
+    if (ft_graph_load(path, &o, &g, &err) != FT_OK) {
+        if (g || !err.msg[0])
+            abort(); /* a failure returns no graph and says why */
+        fz_say("load", err.msg);
+        return 0;
+    }
+    if (!fz_prepare(g)) {
+        fz_say("validate", "refused");
+    } else if (!fz_small(g)) {
+        fz_say("limits", "too big to run");
+    } else {
+        ft_bindings b = {.random = 1};
+        if (ft_bind_apply(&b, g, 1, &err) != FT_OK) {
+            if (!err.msg[0])
+                abort();
+            fz_say("inputs", err.msg);
+        } else {
+            fz_execute(g, threads);
+        }
+        ft_bindings_free(&b);
+    }
+    ft_graph_free(g);
+    return 0;
+}
+
+/* By the input's kind: .ftg and ONNX through their structured mutators,
+ * JSON three times in four through json_mutator.h, else libFuzzer's own. */
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
+{
+    if (ft_ftg_is_ftg(data, size))
+        return ftg_mutate(data, size, max_size, seed);
+    if (ft_onnx_sniff(data, size))
+        return om_mutate(data, size, max_size, seed);
+    if (seed % 4 != 0 && size > 0) {
+        size_t n = jm_mutate_text((const char *)data, size, (char *)data, max_size, seed);
+        if (n)
+            return n;
+    }
+    return LLVMFuzzerMutate(data, size, max_size);
+}
