@@ -115,3 +115,68 @@ small = y.copy(); j = np.unravel_index(np.abs(y).argmin(), y.shape); small[j] +=
     status_is 1
     has "values out of tolerance (rtol=0.0001, atol=1e-05)"
 }
+
+# --- 2. files that are not graphs ---------------------------------------------------
+
+@test "not a graph: an empty file, whitespace, a Git LFS pointer, an HTML page: exit 3 naming what it looks like" {
+    : > empty.onnx
+    printf '  \n\n' > blank.onnx
+    printf 'version https://git-lfs.github.com/spec/v1\noid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 102502400\n' > lfs.onnx
+    printf '<!DOCTYPE html>\n<html lang="en"><head><title>model.onnx</title></head><body></body></html>\n' > page.onnx
+    printf '\n<HTML><body>Moved</body></HTML>\n' > moved.onnx
+    for cmd in run info convert; do
+        args=()
+        [ $cmd = convert ] && args=(-o out.json)
+        run --separate-stderr "$FTRUN" $cmd empty.onnx "${args[@]}"
+        status_is 3
+        [ "$stderr" = "ftrun: error: empty.onnx: not a graph: the file is empty (0 bytes)" ]
+    done
+    run --separate-stderr "$FTRUN" info blank.onnx
+    status_is 3
+    [ "$stderr" = "ftrun: error: blank.onnx: not a graph: the file holds only whitespace (4 bytes)" ]
+    run --separate-stderr "$FTRUN" lfs.onnx
+    status_is 3
+    [[ "$stderr" == "ftrun: error: lfs.onnx: not a graph: a Git LFS pointer (134 bytes), not the file of 102502400 bytes it stands for: fetch that with 'git lfs pull'"* ]]
+    for f in page moved; do
+        run --separate-stderr "$FTRUN" $f.onnx
+        status_is 3
+        [[ "$stderr" == "ftrun: error: $f.onnx: not a graph: an HTML page (a web page saved in place of the file?"* ]]
+        [[ "$stderr" != *"JSON"* ]]
+    done
+    [ ! -e out.json ] && [ ! -e ftrun-out ]
+}
+
+@test "not a graph: NumPy arrays, archives, pickles, other text and unknown bytes are named too; JSON errors keep line:column" {
+    npy arr.onnx.npy 'np.zeros(3, np.float32)'
+    mv arr.onnx.npy arr.onnx
+    py 'np.savez("z.npz", x=np.zeros(2)); import zipfile, pickle, gzip
+with zipfile.ZipFile("zip.onnx", "w") as z: z.writestr("readme.txt", "x")
+pickle.dump({"a": 1}, open("pkl.onnx", "wb"), protocol=2)
+open("gz.onnx", "wb").write(gzip.compress(b"abc"))
+open("bin.onnx", "wb").write(bytes([0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5]))'
+    mv z.npz npz.onnx
+    printf 'hello world\nthis is text\n' > text.onnx
+    check() {
+        run --separate-stderr "$FTRUN" "$1"
+        status_is 3
+        [[ "$stderr" == "ftrun: error: $1: not a graph: $2"* ]]
+    }
+    check arr.onnx "a NumPy .npy array"
+    check npz.onnx "a NumPy .npz archive of arrays"
+    check zip.onnx "a zip archive"
+    check pkl.onnx "a Python pickle"
+    check gz.onnx "gzip-compressed data"
+    check text.onnx "a text file that is not a JSON graph (which starts with '{'); it begins 'hello world'"
+    check bin.onnx "binary data of an unknown kind (first bytes de ad be ef 01 02 03 04)"
+    # a graph file that is JSON keeps its syntax errors with line and column
+    printf '{"ftrun": 1,\n "tensors": {]}' > bad.json
+    run --separate-stderr "$FTRUN" bad.json
+    status_is 3
+    [[ "$stderr" == "ftrun: error: bad.json:2:15: JSON syntax error"* ]]
+    # and so does the test command's model
+    mkdir -p suite/c && : > suite/c/model.onnx
+    npy suite/c/output_0.npy 'np.zeros(2, np.float32)'
+    run "$FTRUN" test suite
+    status_is 1
+    has "FAIL        suite/c" "not a graph: the file is empty (0 bytes)"
+}
