@@ -33,8 +33,11 @@ static const ft_command commands[] = {
     {"show", ft_cmd_show, 0, 1, INT_MAX, "one or more .npy or .npz files or result folders",
      "show FILE...                         print arrays (.npy, .npz, result folders) as NumPy does\n"},
     {"test", NULL, 0, 1, INT_MAX, "one or more test folders",
-     "test DIR... [-d DEV] [-j N] [--junit FILE] [--timeout SEC] [--threads N] [--rtol R] [--atol A]\n"
-     "             run test folders (ONNX backend-test layout or ftrun's own); exit 1 if a case fails\n"},
+     "test DIR... [-d DEV] [-j N] [--threads N] [--timeout SEC] [-O LEVEL] [--rtol R] [--atol A]\n"
+     "             [--exclude PATTERN] [--exclude-from FILE] [--shard K/N] [--junit FILE] [--json]\n"
+     "             [--save-outputs DIR] [-q] [-v]\n"
+     "             run test folders (ONNX backend-test layout or ftrun's own); exit 1 if a case fails\n"
+     "             (ftrun test --help: its options)\n"},
 };
 static const int n_commands = (int)(sizeof commands / sizeof commands[0]);
 

@@ -13,8 +13,10 @@
  * workers finish in, so -j changes nothing but the time. */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <getopt.h>
 #include <math.h>
 #include <omp.h>
@@ -87,7 +89,8 @@ static void sb_printf(sbuf *b, const char *fmt, ...)
 typedef struct tcase {
     char *dir, *name; /* the folder; "SUITE/REST" (or the folder's name) */
     int suite;        /* index of the DIR operand it came from */
-    char status;      /* 'P' pass, 'F' fail, 'U' unsupported; 0 while pending */
+    char status;      /* 'P' pass, 'F' fail, 'U' unsupported, 'S' skipped (excluded); 0 while pending */
+    int missing;      /* a DIR operand that is not a test folder: failed, never run */
     char *msg;        /* one line */
     sbuf log;         /* the child's stderr */
     double secs;
@@ -396,10 +399,12 @@ static void finish_case(const topts *o, tcase *c, slot *s, int wstatus)
 
 static void print_case(const topts *o, const tcase *c)
 {
-    if (o->quiet && c->status != 'F')
+    if (o->quiet > 1 || (o->quiet && c->status != 'F'))
         return;
-    const char *word = c->status == 'P' ? "PASS" : c->status == 'U' ? "UNSUPPORTED" : "FAIL";
-    if (c->status == 'P')
+    const char *word = c->status == 'P' ? "PASS" : c->status == 'U' ? "UNSUPPORTED" : c->status == 'S' ? "SKIP" : "FAIL";
+    if (c->status == 'S' || c->missing)
+        printf("%-11s %s: %s\n", word, c->name, c->msg ? c->msg : "");
+    else if (c->status == 'P')
         printf("%-11s %s (%.1f ms)\n", word, c->name, c->secs * 1e3);
     else
         printf("%-11s %s (%.1f ms): %s\n", word, c->name, c->secs * 1e3, c->msg ? c->msg : "");
@@ -428,6 +433,15 @@ static void end_worker(const topts *o, caselist *L, slot *s)
     *s = (slot){.cfd = -1, .rfd = -1, .lfd = -1, .idx = -1};
 }
 
+/* The first case at or after i still to run (excluded cases and missing
+ * folders have their verdict before anything runs). */
+static int next_todo(const caselist *L, int i)
+{
+    while (i < L->n && L->c[i].status)
+        i++;
+    return i;
+}
+
 static int run_all(const topts *o, caselist *L)
 {
     slot *sl = ft_calloc((size_t)o->jobs, sizeof *sl);
@@ -440,7 +454,9 @@ static int run_all(const topts *o, caselist *L)
     }
     for (long j = 0; j < o->jobs; j++)
         sl[j] = (slot){.cfd = -1, .rfd = -1, .lfd = -1, .idx = -1};
-    int next = 0, done = 0, printed = 0, workers = 0;
+    int next = next_todo(L, 0), done = 0, printed = 0, workers = 0;
+    for (int i = 0; i < L->n; i++)
+        done += L->c[i].status != 0;
     while (done < L->n) {
         /* every free worker (a new one where there is none) takes the next case */
         for (long j = 0; j < o->jobs && next < L->n; j++) {
@@ -467,7 +483,7 @@ static int run_all(const topts *o, caselist *L)
                     close(s->cfd), s->cfd = -1;
                 continue;
             }
-            next++;
+            next = next_todo(L, next + 1);
         }
         /* a worker with nothing left to take ends now (its device freed) */
         for (long j = 0; j < o->jobs && next >= L->n; j++)
@@ -540,6 +556,8 @@ static int run_all(const topts *o, caselist *L)
             fflush(stdout);
         }
     }
+    while (printed < L->n && L->c[printed].status)
+        print_case(o, &L->c[printed++]);
     /* workers left have no case: closing their sockets ends them */
     for (long j = 0; j < o->jobs; j++)
         if (sl[j].pid) {
@@ -580,33 +598,42 @@ static void xml_textn(sbuf *b, const char *s, size_t n)
 
 static void xml_text(sbuf *b, const char *s) { xml_textn(b, s, s ? strlen(s) : 0); }
 
+/* A case's column in the counts: 0 passed, 1 failed, 2 unsupported, 3
+ * skipped (excluded); 4 (JUnit's errors) for a DIR that is not a test folder,
+ * which the summary counts as failed. */
+static int kind(const tcase *c)
+{
+    return c->missing ? 4 : c->status == 'F' ? 1 : c->status == 'U' ? 2 : c->status == 'S' ? 3 : 0;
+}
+
 /* JUnit XML: one <testsuite> per DIR operand, one <testcase> per case; a
- * failure has <failure>, an unsupported case <skipped>, each with the message
- * (and the case's log in <system-err>). */
+ * failure has <failure>, an unsupported or excluded case <skipped>, a DIR
+ * that is not a test folder <error>, each with the message (and the case's
+ * log in <system-err>). */
 static int write_junit(const topts *o, const caselist *L, char **dirs, int n_dirs, double total_s)
 {
     sbuf b = {0};
-    int all[3] = {0};
+    int all[5] = {0};
     for (int i = 0; i < L->n; i++)
-        all[L->c[i].status == 'F' ? 1 : L->c[i].status == 'U' ? 2 : 0]++;
+        all[kind(&L->c[i])]++;
     char ts[64];
     time_t now = time(NULL);
     strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", gmtime(&now));
     sb_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"ftrun test\" tests=\"%d\" failures=\"%d\" "
-              "errors=\"0\" skipped=\"%d\" time=\"%.3f\">\n", L->n, all[1], all[2], total_s);
+              "errors=\"%d\" skipped=\"%d\" time=\"%.3f\">\n", L->n, all[1], all[4], all[2] + all[3], total_s);
     for (int d = 0; d < n_dirs; d++) {
-        int cnt[3] = {0}, n = 0;
+        int cnt[5] = {0}, n = 0;
         double secs = 0;
         for (int i = 0; i < L->n; i++)
             if (L->c[i].suite == d) {
-                cnt[L->c[i].status == 'F' ? 1 : L->c[i].status == 'U' ? 2 : 0]++;
+                cnt[kind(&L->c[i])]++;
                 secs += L->c[i].secs;
                 n++;
             }
         sb_add(&b, "  <testsuite name=\"", 19);
         xml_text(&b, dirs[d]);
-        sb_printf(&b, "\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"%d\" time=\"%.3f\" timestamp=\"%s\">\n", n, cnt[1],
-                  cnt[2], secs, ts);
+        sb_printf(&b, "\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" time=\"%.3f\" timestamp=\"%s\">\n", n,
+                  cnt[1], cnt[4], cnt[2] + cnt[3], secs, ts);
         for (int i = 0; i < L->n; i++) {
             const tcase *c = &L->c[i];
             if (c->suite != d)
@@ -622,13 +649,15 @@ static int write_junit(const topts *o, const caselist *L, char **dirs, int n_dir
                 continue;
             }
             sb_add(&b, ">\n      <", 9);
-            sb_add(&b, c->status == 'F' ? "failure" : "skipped", 7);
+            sb_add(&b, c->missing ? "error" : c->status == 'F' ? "failure" : "skipped", c->missing ? 5 : 7);
             sb_add(&b, " message=\"", 10);
             if (c->status == 'U')
                 sb_add(&b, "unsupported: ", 13);
             xml_text(&b, c->msg);
             sb_add(&b, "\"", 1);
-            if (c->status == 'F') {
+            if (c->missing) {
+                sb_add(&b, " type=\"missing\"/>\n", 18);
+            } else if (c->status == 'F') {
                 sb_printf(&b, " type=\"%s\">", !strncmp(c->msg, "crashed", 7) ? "crash"
                                                 : !strncmp(c->msg, "timed out", 9) ? "timeout" : "failure");
                 xml_text(&b, c->msg);
@@ -687,7 +716,170 @@ static int number(const char *opt, const char *s, double lo, int whole, double *
     return 0;
 }
 
-enum { OPT_RTOL = 256, OPT_ATOL, OPT_JUNIT, OPT_TIMEOUT, OPT_THREADS, OPT_SAVE };
+enum { OPT_RTOL = 256, OPT_ATOL, OPT_JUNIT, OPT_TIMEOUT, OPT_THREADS, OPT_SAVE, OPT_EXCLUDE, OPT_EXCLUDE_FROM, OPT_SHARD,
+       OPT_JSON };
+
+/* --exclude and --exclude-from: glob patterns on case names, each with where
+ * it came from ("--exclude 'PAT'", "FILE:LINE: REASON") for the report. */
+typedef struct pattern {
+    char *pat, *why;
+} pattern;
+
+typedef struct patterns {
+    pattern *p;
+    int n, cap;
+} patterns;
+
+static int add_pattern(patterns *P, const char *pat, size_t plen, const char *why)
+{
+    if (ft_grow(&P->p, &P->cap, P->n, sizeof *P->p, 16))
+        return -1;
+    pattern *e = &P->p[P->n];
+    e->pat = strndup(pat, plen);
+    e->why = ft_strdup(why);
+    if (!e->pat || !e->why) {
+        free(e->pat);
+        free(e->why);
+        return -1;
+    }
+    P->n++;
+    return 0;
+}
+
+/* FILE: a pattern a line, the first word of the line; what follows it is the
+ * reason (a leading '#' dropped); blank lines and lines starting with '#'
+ * are comments. tests/onnx/reference_differs.txt ("CASE  REASON") reads as is. */
+static int read_patterns(patterns *P, const char *file)
+{
+    FILE *f = fopen(file, "r");
+    if (!f)
+        return usage_error("option --exclude-from: cannot read %s: %s", file, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int ln = 0, rc = 0;
+    while (!rc && (len = getline(&line, &cap, f)) >= 0) {
+        ln++;
+        char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (!*p || *p == '#' || *p == '\n' || *p == '\r')
+            continue;
+        size_t plen = strcspn(p, " \t\r\n");
+        char *r = p + plen;
+        while (*r == ' ' || *r == '\t' || *r == '#')
+            r++;
+        size_t rl = strcspn(r, "\r\n");
+        while (rl && (r[rl - 1] == ' ' || r[rl - 1] == '\t'))
+            rl--;
+        char why[1200];
+        snprintf(why, sizeof why, "%s:%d%s%.*s", file, ln, rl ? ": " : "", (int)(rl < 900 ? rl : 900), r);
+        if (add_pattern(P, p, plen, why))
+            rc = FT_ERUNTIME;
+    }
+    if (!rc && ferror(f))
+        rc = usage_error("option --exclude-from: cannot read %s: %s", file, strerror(errno));
+    free(line);
+    fclose(f);
+    if (rc == FT_ERUNTIME)
+        fprintf(stderr, "%s: error: test: out of memory\n", prog);
+    return rc;
+}
+
+/* The pattern that matches a case: its whole name ("node/test_abs") or
+ * folder, or any end of either that starts after a '/' ("test_abs", and
+ * "node/test_abs" for the folder .../data/node/test_abs given alone); '*'
+ * matches '/' too. */
+static const pattern *excluded(const patterns *P, const tcase *c)
+{
+    const char *both[2] = {c->name, c->dir};
+    for (int i = 0; i < P->n; i++)
+        for (int k = 0; k < 2; k++)
+            for (const char *s = both[k]; s; s = strchr(s, '/') ? strchr(s, '/') + 1 : NULL)
+                if (!fnmatch(P->p[i].pat, s, 0))
+                    return &P->p[i];
+    return NULL;
+}
+
+static void free_patterns(patterns *P)
+{
+    for (int i = 0; i < P->n; i++) {
+        free(P->p[i].pat);
+        free(P->p[i].why);
+    }
+    free(P->p);
+}
+
+/* A DIR operand that is not a test folder: a failed entry of the report. */
+static int add_missing(caselist *L, const char *dir, int suite, const char *why)
+{
+    if (ft_grow(&L->c, &L->cap, L->n, sizeof *L->c, 64))
+        return -1;
+    tcase *t = &L->c[L->n];
+    memset(t, 0, sizeof *t);
+    t->dir = ft_strdup(dir);
+    t->name = ft_strdup(dir);
+    t->msg = ft_strdup(why);
+    t->suite = suite;
+    t->status = 'F';
+    t->missing = 1;
+    if (!t->dir || !t->name || !t->msg)
+        return -1;
+    L->n++;
+    return 0;
+}
+
+static void json_str(sbuf *b, const char *s)
+{
+    sb_add(b, "\"", 1);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\')
+            sb_printf(b, "\\%c", *p);
+        else if (*p < 0x20)
+            sb_printf(b, "\\u%04x", *p);
+        else
+            sb_add(b, (const char *)p, 1);
+    }
+    sb_add(b, "\"", 1);
+}
+
+/* --json: the report as one JSON object on standard output (schema
+ * "ftrun-test/1", ftrun(1) JSON OUTPUT). */
+static void write_json(const topts *o, const caselist *L, char **dirs, const int *cnt, double total, long shard_k,
+                       long shard_n)
+{
+    static const char *const names[] = {"pass", "fail", "unsupported", "skipped", "missing"};
+    sbuf b = {0};
+    sb_printf(&b, "{\"schema\": \"ftrun-test/1\", \"ftrun_version\": \"%s\", \"device\": ", FT_VERSION);
+    json_str(&b, o->device ? o->device : "auto");
+    sb_printf(&b, ", \"jobs\": %ld, \"seconds\": %.3f, ", o->jobs, total);
+    if (shard_n)
+        sb_printf(&b, "\"shard\": [%ld, %ld], ", shard_k, shard_n);
+    else
+        sb_printf(&b, "\"shard\": null, ");
+    sb_printf(&b, "\"counts\": {\"cases\": %d, \"passed\": %d, \"failed\": %d, \"unsupported\": %d, \"skipped\": %d},\n \"cases\": [",
+              L->n, cnt[0], cnt[1], cnt[2], cnt[3]);
+    for (int i = 0; i < L->n; i++) {
+        const tcase *c = &L->c[i];
+        sb_add(&b, i ? ",\n  {\"name\": " : "\n  {\"name\": ", i ? 13 : 12);
+        json_str(&b, c->name);
+        sb_add(&b, ", \"suite\": ", 11);
+        json_str(&b, dirs[c->suite]);
+        sb_printf(&b, ", \"status\": \"%s\", \"ms\": %.3f, \"message\": ", names[kind(c)], c->secs * 1e3);
+        json_str(&b, c->status == 'P' ? "" : c->msg);
+        if (o->verbose && c->log.len) {
+            sb_add(&b, ", \"log\": ", 9);
+            json_str(&b, c->log.s);
+        }
+        sb_add(&b, "}", 1);
+    }
+    sb_add(&b, "]}\n", 3);
+    if (b.oom)
+        fprintf(stderr, "%s: error: test: out of memory writing the JSON report\n", prog);
+    else
+        fputs(b.s, stdout);
+    free(b.s);
+}
 
 /* Runs the device check in a child, so the parent never opens a CUDA context
  * it would hand to forked children. */
@@ -717,6 +909,8 @@ int ft_cmd_test(int argc, char **argv)
         {"rtol", required_argument, 0, OPT_RTOL}, {"atol", required_argument, 0, OPT_ATOL},
         {"junit", required_argument, 0, OPT_JUNIT}, {"timeout", required_argument, 0, OPT_TIMEOUT},
         {"threads", required_argument, 0, OPT_THREADS}, {"save-outputs", required_argument, 0, OPT_SAVE},
+        {"exclude", required_argument, 0, OPT_EXCLUDE}, {"exclude-from", required_argument, 0, OPT_EXCLUDE_FROM},
+        {"shard", required_argument, 0, OPT_SHARD}, {"json", no_argument, 0, OPT_JSON},
         {"quiet", no_argument, 0, 'q'},
         {"verbose", no_argument, 0, 'v'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
@@ -724,33 +918,57 @@ int ft_cmd_test(int argc, char **argv)
     if (cores < 1)
         cores = 1;
     topts o = {.timeout = 300, .jobs = cores, .opt_level = FT_OPT_DEFAULT};
-    int have_threads = 0, ch;
+    int have_threads = 0, ch, json = 0, rc = 0;
+    long shard_k = 0, shard_n = 0;
+    patterns P = {0};
     double v;
     opterr = 0;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, ":d:j:O:qvh", lopts, NULL)) != -1) {
+    while (!rc && (ch = getopt_long(argc, argv, ":d:j:O:qvh", lopts, NULL)) != -1) {
         switch (ch) {
         case 'd': o.device = optarg; break;
-        case 'j': if (number("--jobs", optarg, 1, 1, &v)) return FT_EUSAGE; o.jobs = (long)v; break;
+        case 'j': if (number("--jobs", optarg, 1, 1, &v)) rc = FT_EUSAGE; else o.jobs = (long)v; break;
         case 'O':
             if (strcmp(optarg, "0") && strcmp(optarg, "1") && strcmp(optarg, "2"))
-                return usage_error("option -O: '%s' is not an optimizer level (0, 1 or 2)", optarg);
-            o.opt_level = optarg[0] - '0';
+                rc = usage_error("option -O: '%s' is not an optimizer level (0, 1 or 2)", optarg);
+            else
+                o.opt_level = optarg[0] - '0';
             break;
-        case OPT_THREADS: if (number("--threads", optarg, 1, 1, &v)) return FT_EUSAGE; o.threads = (long)v; have_threads = 1; break;
-        case OPT_RTOL: if (number("--rtol", optarg, 0, 0, &o.rtol)) return FT_EUSAGE; o.have_rtol = 1; break;
-        case OPT_ATOL: if (number("--atol", optarg, 0, 0, &o.atol)) return FT_EUSAGE; o.have_atol = 1; break;
-        case OPT_TIMEOUT: if (number("--timeout", optarg, 0, 0, &o.timeout)) return FT_EUSAGE; break;
+        case OPT_THREADS: if (number("--threads", optarg, 1, 1, &v)) rc = FT_EUSAGE; else o.threads = (long)v, have_threads = 1; break;
+        case OPT_RTOL: if (number("--rtol", optarg, 0, 0, &o.rtol)) rc = FT_EUSAGE; else o.have_rtol = 1; break;
+        case OPT_ATOL: if (number("--atol", optarg, 0, 0, &o.atol)) rc = FT_EUSAGE; else o.have_atol = 1; break;
+        case OPT_TIMEOUT: if (number("--timeout", optarg, 0, 0, &o.timeout)) rc = FT_EUSAGE; break;
         case OPT_JUNIT:
             if (!*optarg)
-                return usage_error("option --junit needs a file name");
+                rc = usage_error("option --junit needs a file name");
             o.junit = optarg;
             break;
         case OPT_SAVE:
             if (!*optarg)
-                return usage_error("option --save-outputs needs a folder");
+                rc = usage_error("option --save-outputs needs a folder");
             o.save_outputs = optarg;
             break;
+        case OPT_EXCLUDE: {
+            char why[1100];
+            snprintf(why, sizeof why, "--exclude '%.1000s'", optarg);
+            if (!*optarg)
+                rc = usage_error("option --exclude needs a pattern");
+            else if (add_pattern(&P, optarg, strlen(optarg), why))
+                rc = FT_ERUNTIME, fprintf(stderr, "%s: error: test: out of memory\n", prog);
+            break;
+        }
+        case OPT_EXCLUDE_FROM: rc = read_patterns(&P, optarg); break;
+        case OPT_SHARD: {
+            char *end;
+            errno = 0;
+            shard_k = strtol(optarg, &end, 10);
+            shard_n = *end == '/' ? strtol(end + 1, &end, 10) : 0;
+            if (errno || *end || !isdigit((unsigned char)optarg[0]) || shard_n < 1 || shard_n > 1000000 || shard_k < 1 ||
+                shard_k > shard_n)
+                rc = usage_error("option --shard: '%s' is not K/N with 1 <= K <= N (this run's share of N)", optarg);
+            break;
+        }
+        case OPT_JSON: json = 1; break;
         case 'q': o.quiet = 1; break;
         case 'v': o.verbose = 1; break;
         case 'h':
@@ -765,29 +983,43 @@ int ft_cmd_test(int argc, char **argv)
                    "  -O LEVEL                graph optimizer level, as for run (default 2)\n"
                    "      --rtol R, --atol A  tolerances (defaults per dtype, as for --expect, or a case's\n"
                    "                          tolerance.json)\n"
+                   "      --exclude PATTERN   skip the cases whose name or folder (or its end after a '/') matches\n"
+                   "                          the glob PATTERN, reported as SKIP (repeatable)\n"
+                   "      --exclude-from FILE the patterns of FILE, one a line (its first word; the rest is the\n"
+                   "                          reason shown; '#' starts a comment line)\n"
+                   "      --shard K/N         run only share K of N (case i of the sorted list when i mod N = K-1)\n"
                    "      --junit FILE        also write a JUnit XML report\n"
+                   "      --json              the report as one JSON object on stdout (schema ftrun-test/1)\n"
                    "      --save-outputs DIR  write each case's outputs to DIR/CASE/[SET/]NAME.npy; an output\n"
                    "                          without an expected value is then saved, not a failure\n"
                    "  -q, --quiet             print only the failed cases and the summary\n"
                    "  -v, --verbose           print each case's comparisons and standard error too\n"
-                   "Exit status: 0 no case failed, 1 a case failed, 2 usage error, 3 a DIR holds no case,\n"
-                   "4 the device is not usable or the report cannot be written.\n");
+                   "A DIR that is missing or holds no case is a failed entry of the report; the others still run.\n"
+                   "Exit status: 0 no case failed, 1 a case failed, 2 usage error, 4 the device is not usable or\n"
+                   "the report cannot be written.\n");
+            free_patterns(&P);
             return 0;
-        case ':': return usage_error("option '%s' needs an argument", argv[optind - 1]);
-        default: return usage_error("option '%s' does not apply to 'test'", argv[optind - 1]);
+        case ':': rc = usage_error("option '%s' needs an argument", argv[optind - 1]); break;
+        default: rc = usage_error("option '%s' does not apply to 'test'", argv[optind - 1]); break;
         }
     }
-    if (optind >= argc)
-        return usage_error("'test' needs at least one DIR");
+    if (!rc && optind >= argc)
+        rc = usage_error("'test' needs at least one DIR");
+    if (rc) {
+        free_patterns(&P);
+        return rc;
+    }
     if (!have_threads)
         o.threads = cores / o.jobs > 1 ? cores / o.jobs : 1;
     if (o.device && strcmp(o.device, "auto")) {
-        int rc = probe_device(o.device);
-        if (rc)
+        rc = probe_device(o.device);
+        if (rc) {
+            free_patterns(&P);
             return rc;
+        }
     }
     caselist L = {0};
-    int n_dirs = argc - optind, rc = 0;
+    int n_dirs = argc - optind, n_real = 0;
     char **dirs = argv + optind;
     char **suite = ft_calloc((size_t)n_dirs, sizeof *suite);
     for (int d = 0; suite && d < n_dirs && !rc; d++) {
@@ -796,32 +1028,78 @@ int ft_cmd_test(int argc, char **argv)
             dirs[d][--len] = 0;
         const char *base = strrchr(dirs[d], '/');
         suite[d] = (char *)(base && base[1] ? base + 1 : dirs[d]);
-        int before = L.n;
+        int before = L.n, r = 0;
+        char why[600];
         if (!is_dir(dirs[d])) {
-            fprintf(stderr, "%s: error: test: %s is not a test folder: %s\n", prog, dirs[d],
-                    access(dirs[d], F_OK) ? strerror(errno) : "not a directory");
-            rc = FT_EGRAPH;
-        } else if (collect(&L, dirs[d], suite[d], d, 0)) {
+            snprintf(why, sizeof why, "not a test folder: %s", access(dirs[d], F_OK) ? strerror(errno) : "not a directory");
+            r = add_missing(&L, dirs[d], d, why);
+        } else if (!(r = collect(&L, dirs[d], suite[d], d, 0)) && L.n == before) {
+            r = add_missing(&L, dirs[d], d,
+                            "not a test folder: no model.onnx, graph.json or graph.ftg in it or in its subfolders (see TEST "
+                            "FOLDERS in ftrun(1))");
+        }
+        if (r) {
             fprintf(stderr, "%s: error: test: out of memory\n", prog);
             rc = FT_ERUNTIME;
-        } else if (L.n == before) {
-            fprintf(stderr, "%s: error: test: %s is not a test folder: no model.onnx, graph.json or graph.ftg in it or in "
-                    "its subfolders (see TEST FOLDERS in ftrun(1))\n", prog, dirs[d]);
-            rc = FT_EGRAPH;
         }
     }
     if (!suite)
         rc = FT_ERUNTIME;
-    double t0 = ft_now();
+    /* the shard's share: case i of the whole sorted list when i mod N = K-1
+     * (the same list and assignment in every shard); a missing DIR is
+     * reported by every shard */
+    int kept = 0;
+    for (int i = 0; i < L.n && !rc; i++) {
+        tcase *c = &L.c[i];
+        int mine = c->missing || !shard_n || (n_real++ % shard_n) == shard_k - 1;
+        if (!mine) {
+            free(c->dir);
+            free(c->name);
+            free(c->msg);
+            continue;
+        }
+        L.c[kept++] = *c;
+    }
     if (!rc)
-        rc = run_all(&o, &L);
+        L.n = kept;
+    for (int i = 0; i < L.n && !rc; i++) {
+        tcase *c = &L.c[i];
+        const pattern *e = c->missing ? NULL : excluded(&P, c);
+        if (!e)
+            continue;
+        char msg[1300];
+        snprintf(msg, sizeof msg, "excluded by %s", e->why);
+        c->status = 'S';
+        if (!(c->msg = ft_strdup(msg)))
+            rc = FT_ERUNTIME;
+    }
+    for (int i = 0; i < L.n && !rc; i++)
+        if (L.c[i].missing)
+            clean_text(L.c[i].msg);
+    double t0 = ft_now();
+    topts ro = o;
+    if (json)
+        ro.quiet = 2; /* --json: no per-case lines */
+    if (!rc)
+        rc = run_all(&ro, &L);
     double total = ft_now() - t0;
-    int cnt[3] = {0};
+    int cnt[5] = {0};
     for (int i = 0; i < L.n; i++)
-        cnt[L.c[i].status == 'F' ? 1 : L.c[i].status == 'U' ? 2 : 0]++;
+        cnt[kind(&L.c[i])]++;
+    cnt[1] += cnt[4]; /* a missing DIR is a failure of the run */
     if (!rc) {
-        printf("%d passed, %d failed, %d unsupported (%d case%s in %.1f s, -j %ld)\n", cnt[0], cnt[1], cnt[2], L.n,
-               L.n == 1 ? "" : "s", total, o.jobs);
+        if (json) {
+            write_json(&o, &L, dirs, cnt, total, shard_k, shard_n);
+        } else {
+            char extra[96] = "";
+            if (P.n || shard_n)
+                snprintf(extra, sizeof extra, ", %d skipped", cnt[3]);
+            char sh[48] = "";
+            if (shard_n)
+                snprintf(sh, sizeof sh, ", shard %ld/%ld", shard_k, shard_n);
+            printf("%d passed, %d failed, %d unsupported%s (%d case%s in %.1f s, -j %ld%s)\n", cnt[0], cnt[1], cnt[2], extra,
+                   L.n, L.n == 1 ? "" : "s", total, o.jobs, sh);
+        }
         if (fflush(stdout) || ferror(stdout)) {
             fprintf(stderr, "%s: error: test: cannot write to standard output\n", prog);
             rc = FT_ERUNTIME;
@@ -839,5 +1117,6 @@ int ft_cmd_test(int argc, char **argv)
     }
     free(L.c);
     free(suite);
+    free_patterns(&P);
     return rc;
 }

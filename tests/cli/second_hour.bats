@@ -180,3 +180,97 @@ open("bin.onnx", "wb").write(bytes([0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5]))'
     status_is 1
     has "FAIL        suite/c" "not a graph: the file is empty (0 bytes)"
 }
+
+# --- 3. test: leaving out known cases, sharding, missing folders ---------------------
+
+# suite6 DIR: six cases DIR/c1 .. DIR/c6 (y = relu(x), by name); c3's expected
+# value is wrong.
+suite6() {
+    for k in 1 2 3 4 5 6; do
+        mkdir -p "$1/c$k/inputs" "$1/c$k/expected"
+        cat > "$1/c$k/graph.json" <<'EOG'
+{"ftrun": 1, "tensors": {"x": {"dtype": "f32", "shape": [3]}}, "inputs": ["x"], "outputs": ["y"],
+ "nodes": [{"op": "relu", "inputs": ["x"], "outputs": ["y"]}]}
+EOG
+        py 'd, k = sys.argv[1], int(sys.argv[2]); x = np.array([-1, 0.5, k], np.float32)
+np.save(d + "/inputs/x.npy", x); np.save(d + "/expected/y.npy", np.maximum(x, 0) + (1 if k == 3 else 0))' "$1/c$k" "$k"
+    done
+}
+
+@test "test --exclude: matching cases are SKIP, counted as skipped (not passed), in JUnit as skipped; the run passes" {
+    suite6 s
+    run "$FTRUN" test s -j 2
+    status_is 1
+    has "FAIL        s/c3"
+    run "$FTRUN" test s --exclude 's/c3' --exclude 'c[56]' -j 2 --junit j.xml
+    status_is 0
+    has "SKIP        s/c3: excluded by --exclude 's/c3'" "SKIP        s/c5: excluded by --exclude 'c[56]'" \
+        "PASS        s/c1" "3 passed, 0 failed, 0 unsupported, 3 skipped (6 cases in "
+    lacks "PASS        s/c3"
+    py 'import xml.etree.ElementTree as ET
+r = ET.parse("j.xml").getroot()
+assert (r.get("tests"), r.get("failures"), r.get("skipped")) == ("6", "0", "3"), r.attrib
+sk = {c.get("name"): c.find("skipped").get("message") for c in r.iter("testcase") if c.find("skipped") is not None}
+assert sk == {"c3": "excluded by --exclude &apos;s/c3&apos;".replace("&apos;", "\x27"), "c5": "excluded by --exclude \x27c[56]\x27",
+              "c6": "excluded by --exclude \x27c[56]\x27"}, sk'
+    # -q prints no skipped case
+    run "$FTRUN" test s --exclude 's/c3' -q
+    status_is 0
+    [ "$output" = "$(printf '%s\n' "$output" | grep skipped)" ]
+}
+
+@test "test --exclude-from FILE: a pattern a line with its reason, # comments; ftrun's reference_differs.txt reads as is" {
+    suite6 s
+    printf '# known problems\n\ns/c3   reference made with the wrong bias\n  *c6  # flaky\n' > known.txt
+    run "$FTRUN" test s --exclude-from known.txt
+    status_is 0
+    has "SKIP        s/c3: excluded by known.txt:3: reference made with the wrong bias" \
+        "SKIP        s/c6: excluded by known.txt:4: flaky" "4 passed, 0 failed, 0 unsupported, 2 skipped"
+    run --separate-stderr "$FTRUN" test s --exclude-from nosuch.txt
+    status_is 2
+    [[ "$stderr" == *"option --exclude-from: cannot read nosuch.txt: No such file or directory"* ]]
+    # the project's own list of ONNX cases whose reference data ftrun cannot match
+    data=/usr/share/libonnx-testdata/data/node
+    if [ -d "$data/test_hannwindow" ]; then
+        run "$FTRUN" test -d cpu "$data/test_hannwindow" "$data/test_abs"
+        status_is 1
+        run "$FTRUN" test -d cpu --exclude-from "$TESTS_DIR/onnx/reference_differs.txt" "$data/test_hannwindow" "$data/test_abs"
+        status_is 0
+        has "SKIP        test_hannwindow: excluded by $TESTS_DIR/onnx/reference_differs.txt:" "PASS        test_abs"
+    fi
+}
+
+@test "test --shard K/N: the shards run disjoint shares that cover every case; their JUnit suites concatenate" {
+    suite6 s
+    for k in 1 2 3; do
+        "$FTRUN" test s --shard $k/3 --exclude c3 --junit j$k.xml > out$k.txt || true
+    done
+    cat out1.txt out2.txt out3.txt | grep -E '^(PASS|SKIP|FAIL)' | awk '{print $2}' | sed 's/:$//' | sort > all.txt
+    printf 's/c%d\n' 1 2 3 4 5 6 > want.txt
+    diff all.txt want.txt
+    grep -q "^2 passed, 0 failed, 0 unsupported, 0 skipped (2 cases in .*, shard 1/3)" out1.txt
+    grep -q "shard 3/3)" out3.txt
+    # case i goes to shard i mod N + 1: c1, c4 in 1/3; c3 (excluded) in 3/3
+    grep -q "PASS        s/c4" out1.txt
+    grep -q "SKIP        s/c3" out3.txt
+    py 'import xml.etree.ElementTree as ET
+names = []
+for k in (1, 2, 3):
+    for c in ET.parse("j%d.xml" % k).getroot().iter("testcase"):
+        names.append(c.get("classname") + "/" + c.get("name"))
+assert sorted(names) == ["s/c%d" % i for i in range(1, 7)], names'
+    for bad in 0/3 4/3 1/0 x 2 1/2/3; do
+        run --separate-stderr "$FTRUN" test s --shard $bad
+        status_is 2
+        [[ "$stderr" == *"option --shard: '$bad' is not K/N with 1 <= K <= N"* ]]
+    done
+}
+
+@test "test: a missing DIR among others is a failed entry; the other folders still run and are reported" {
+    suite6 s
+    run --separate-stderr "$FTRUN" test s nosuch --exclude c3
+    status_is 1
+    [[ "$output" == *"PASS        s/c1"* ]]
+    [[ "$output" == *"FAIL        nosuch: not a test folder: No such file or directory"* ]]
+    [[ "$output" == *"5 passed, 1 failed, 0 unsupported, 1 skipped (7 cases in "* ]]
+}

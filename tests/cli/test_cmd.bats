@@ -343,17 +343,25 @@ for k in range(2):
     [ "$status" -eq 2 ]
 }
 
-@test "test: a folder that holds no case is exit 3 and nothing runs" {
+@test "test: a folder that holds no case, or is missing, is a failed entry of the report; the others still run" {
     make_suite
     mkdir -p empty/sub
     echo '{}' > empty/sub/data.json
-    run --separate-stderr "$FTRUN" test suite empty
-    [ "$status" -eq 3 ]
-    [ -z "$output" ]
-    [[ "$stderr" == *"ftrun: error: test: empty is not a test folder: no model.onnx, graph.json or graph.ftg"* ]]
+    run --separate-stderr "$FTRUN" test suite empty nowhere --junit j.xml
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"PASS        suite/scale"* ]]
+    [[ "$output" == *"FAIL        empty: not a test folder: no model.onnx, graph.json or graph.ftg"* ]]
+    [[ "$output" == *"FAIL        nowhere: not a test folder: No such file or directory"* ]]
+    [[ "$output" == *"2 passed, 2 failed, 0 unsupported (4 cases in "* ]]
+    # JUnit: an <error> of type missing, counted in errors
+    py 'import xml.etree.ElementTree as ET
+r = ET.parse("j.xml").getroot()
+assert (r.get("tests"), r.get("failures"), r.get("errors")) == ("4", "0", "2"), r.attrib
+e = [c.find("error") for s in r for c in s if c.find("error") is not None]
+assert [x.get("type") for x in e] == ["missing", "missing"], e'
     run --separate-stderr "$FTRUN" test nowhere
-    [ "$status" -eq 3 ]
-    [[ "$stderr" == *"nowhere is not a test folder: No such file or directory"* ]]
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"FAIL        nowhere: not a test folder: No such file or directory"* ]]
 }
 
 @test "test: usage errors are exit 2" {
