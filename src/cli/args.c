@@ -126,7 +126,7 @@ int cli_parse_double(const char *opt, const char *s, double *out)
 enum {
     OPT_FORMAT = 256, OPT_DURATION, OPT_EXPECT, OPT_RTOL, OPT_ATOL, OPT_SEED, OPT_THREADS, OPT_DRY_RUN,
     OPT_COMPRESS, OPT_PROFILE, OPT_TRACE, OPT_DEVICE_ONLY, OPT_EXTERNAL, OPT_CHECK, OPT_CHECK_NODES, OPT_FALLBACK,
-    OPT_DIM, OPT_SHAPE, OPT_RANDOM, OPT_RANDOM_RANGE, OPT_ONNX, OPT_PRINT,
+    OPT_DIM, OPT_SHAPE, OPT_RANDOM, OPT_RANDOM_RANGE, OPT_ONNX, OPT_PRINT, OPT_JSON,
 };
 
 static const struct option long_opts[] = {
@@ -145,6 +145,7 @@ static const struct option long_opts[] = {
     {"dry-run", no_argument, 0, OPT_DRY_RUN},
     {"compress", no_argument, 0, OPT_COMPRESS},
     {"onnx", no_argument, 0, OPT_ONNX},
+    {"json", no_argument, 0, OPT_JSON},
     {"quiet", no_argument, 0, 'q'},
     {"verbose", no_argument, 0, 'v'},
     {"help", no_argument, 0, 'h'},
@@ -226,6 +227,7 @@ int ft_parse_args(int argc, char **argv, const ft_command *commands, int n_comma
         case OPT_DURATION: if (cli_parse_double("--duration", optarg, &c->duration)) return FT_EUSAGE; note_opt(c, OB_DURATION, "--duration"); break;
         case OPT_EXPECT: c->expect = optarg; note_opt(c, OB_EXPECT, "--expect"); break;
         case OPT_ONNX: c->onnx_ops = 1; note_opt(c, OB_ONNX, "--onnx"); break;
+        case OPT_JSON: c->json = 1; note_opt(c, OB_JSON, "--json"); break;
         case OPT_RTOL: if (cli_parse_double("--rtol", optarg, &c->rtol)) return FT_EUSAGE; c->have_rtol = 1; note_opt(c, OB_RTOL, "--rtol"); break;
         case OPT_ATOL: if (cli_parse_double("--atol", optarg, &c->atol)) return FT_EUSAGE; c->have_atol = 1; note_opt(c, OB_ATOL, "--atol"); break;
         case OPT_SEED: {

@@ -48,6 +48,7 @@ typedef struct ft_cli {
     const char *device_only[2]; /* CUDA-only switches that were given */
     int cuda_graph, allow_tf32, check, check_nodes, check_o0, fallback_cpu, onnx_ops;
     int opt_level; /* -O (optimize.h) */
+    int json;      /* --json: info, ops, devices */
     unsigned given;            /* OB_* bits of the options given */
     const char *given_name[32]; /* the spelling of each, for messages */
     int given_order[32], n_given;
@@ -60,6 +61,7 @@ enum {
     OB_SEED = 1u << 10, OB_THREADS = 1u << 11, OB_DRYRUN = 1u << 12, OB_COMPRESS = 1u << 13, OB_PROFILE = 1u << 14,
     OB_TRACE = 1u << 15, OB_DEVICE_ONLY = 1u << 16, OB_EXTERNAL = 1u << 17, OB_CHECK = 1u << 18, OB_FALLBACK = 1u << 19,
     OB_DIMS = 1u << 20, OB_RANDOM = 1u << 21, OB_ONNX = 1u << 22, OB_PRINT = 1u << 23, OB_OPT = 1u << 24,
+    OB_JSON = 1u << 25,
 };
 
 /* A row of the command table (main.c). */
@@ -94,6 +96,9 @@ ft_tol cli_tol(const ft_cli *c, ft_dtype dt);
  * first: their shapes bind dims; --seed; --allow-external-files) at the
  * optimizer level `level`. */
 ft_status cli_load(const ft_cli *c, int level, ft_pipeline *p, ft_error *err);
+/* The same, with the input dims nothing binds given the stand-in sizes of
+ * u (graph.h: info, convert); u NULL is cli_load. */
+ft_status cli_load_unbound(const ft_cli *c, int level, ft_unbound *u, ft_pipeline *p, ft_error *err);
 
 /* The commands. */
 int ft_cmd_run(const ft_cli *c);

@@ -98,11 +98,50 @@ ft_tol cli_tol(const ft_cli *c, ft_dtype dt)
     return ft_tol_choose(dt, c->have_rtol, c->rtol, c->have_atol, c->atol);
 }
 
-ft_status cli_load(const ft_cli *c, int level, ft_pipeline *p, ft_error *err)
+ft_status cli_load_unbound(const ft_cli *c, int level, ft_unbound *u, ft_pipeline *p, ft_error *err)
 {
-    ft_pipeline_opts po = {.load = {.seed_override = c->seed, .allow_external = c->allow_external}, .opt_level = level};
+    ft_pipeline_opts po = {.load = {.seed_override = c->seed, .allow_external = c->allow_external, .unbound = u},
+                           .opt_level = level};
     memset(p, 0, sizeof *p);
     ft_status st = ft_bind_read_files(c->bind, err); /* their shapes bind dims */
     ft_bind_load_opts(c->bind, &po.load);
     return st ? st : ft_pipeline_load(p, c->graph, &po, err);
+}
+
+ft_status cli_load(const ft_cli *c, int level, ft_pipeline *p, ft_error *err)
+{
+    return cli_load_unbound(c, level, NULL, p, err);
+}
+
+int ft_text_width(const char *s)
+{
+    int w = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        w += (*p & 0xC0) != 0x80;
+    return w;
+}
+
+/* The byte offset of code point k of s (or its end). */
+static size_t cp_offset(const char *s, int k)
+{
+    size_t i = 0;
+    for (int n = 0; s[i]; i++)
+        if (((unsigned char)s[i] & 0xC0) != 0x80 && n++ == k)
+            return i;
+    return i;
+}
+
+void ft_cell(FILE *f, const char *s, int width, int right)
+{
+    int w = ft_text_width(s);
+    if (w > width && width >= 5) { /* the start and the end, which tell most */
+        int head = (width - 3) / 2, tail = width - 3 - head;
+        size_t h = cp_offset(s, head), t = cp_offset(s, w - tail);
+        fprintf(f, "%.*s...%s", (int)h, s, s + t);
+        return;
+    }
+    if (right)
+        fprintf(f, "%*s%s", width > w ? width - w : 0, "", s);
+    else
+        fprintf(f, "%s%*s", s, width > w ? width - w : 0, "");
 }

@@ -8,6 +8,7 @@
 #define FT_CLI_CLIUTIL_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "../runtime/backend.h"
 
@@ -19,5 +20,11 @@ int usage_error(const char *fmt, ...) FT_PRINTF(1, 2);
  * both usable, else the CPU; an explicitly requested device is never replaced.
  * Returns an exit status (0 ok) after printing why. */
 int pick_device(const char *dev, int need_device, int quiet, const ft_backend **be, int *index, char *name, size_t nsz);
+
+/* Table cells: the display width of UTF-8 text (code points), and s in a
+ * column of `width` (left-aligned, or right), cut in the middle with "..."
+ * when wider ("/model/layers.0/...attn/MatMul_1"). */
+int ft_text_width(const char *s);
+void ft_cell(FILE *f, const char *s, int width, int right);
 
 #endif

@@ -91,16 +91,16 @@ int ft_convert_kind(const char *path)
     return 0;
 }
 
-ft_status ft_convert(ft_graph *g, const char *out, int compress, ft_pack_stats *ps, int *files, ft_error *err)
+ft_status ft_convert(ft_graph *g, const char *out, int compress, const char *given, size_t len, ft_pack_stats *ps, int *files,
+                     ft_error *err)
 {
     /* graphs from other formats hold values the reader did not declare */
     for (int i = 0; i < g->n_tensors; i++)
         if (g->tensors[i].flags & FT_TF_VALUE)
             g->tensors[i].flags |= FT_TF_DECLARED;
-    size_t len = 0;
-    char *doc = ft_graph_doc_make(g, &len, err);
+    char *doc = given ? ft_strdup(given) : ft_graph_doc_make(g, &len, err);
     if (!doc)
-        return err->code ? err->code : FT_ERUNTIME;
+        return given ? ft_err(err, FT_ERUNTIME, "out of memory") : err->code ? err->code : FT_ERUNTIME;
     ft_status st;
     *files = 0;
     const char *slash = strrchr(out, '/');

@@ -5,7 +5,7 @@
  *   char *doc; size_t n;
  *   ft_graph_doc_text("m.ftg", &doc, &n, &err);             // or ft_graph_doc_make(g, &n, &err)
  *   ft_write_json_graph(g, doc, n, "out", "graph.json", "", &files, &err);
- *   ft_convert(g, "m.ftg", 1, &stats, &files, &err);         // .json or .ftg by its name
+ *   ft_convert(g, "m.ftg", 1, NULL, 0, &stats, &files, &err); // .json or .ftg by its name
  *
  * Ownership: nothing is kept; g and doc stay the caller's. Files appear by
  * rename when complete (report.h's ft_outset): a failure leaves none.
@@ -26,7 +26,9 @@ int ft_convert_kind(const char *path);
 /* Write g (every tensor with a value gets declared) to out: OUT.ftg as
  * `pack` writes it (compress: zlib blobs), or OUT.json with its values in the
  * folder OUT_BASE.values/ beside it (OUT_BASE: OUT without .json). The document
- * is made from g (ft_graph_doc_make), so any loaded graph converts. */
-ft_status ft_convert(ft_graph *g, const char *out, int compress, ft_pack_stats *ps, int *files, ft_error *err);
+ * is doc (len bytes), or, when doc is NULL, made from g (ft_graph_doc_make),
+ * so any loaded graph converts. */
+ft_status ft_convert(ft_graph *g, const char *out, int compress, const char *doc, size_t len, ft_pack_stats *ps, int *files,
+                     ft_error *err);
 
 #endif

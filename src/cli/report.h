@@ -36,7 +36,6 @@ char *ft_timing_json(const ft_graph *g, const ft_plan *p, const ft_run_result *r
  * "PREFIX: <ft_cmp_str>\n" on f. */
 void ft_report_cmp(FILE *f, const char *prefix, const ft_cmp *c, ft_dtype dt, const ft_shape *s, ft_tol tol);
 
-void ft_print_info(FILE *f, const ft_graph *g, const ft_plan *p);
 void ft_print_ops(FILE *f, const ft_backend *only);
 
 #endif

@@ -35,6 +35,23 @@ struct ft_dimenv {
 
 static ft_status oom(ft_error *err) { return ft_err(err, FT_ERUNTIME, "out of memory resolving symbolic dims"); }
 
+/* Stand-ins: primes, the two runs of an attempt taking alternate ones, so that
+ * every name differs from every other and from itself in the other run.
+ * Attempt 0 starts at 23 (past the small sizes models fix, below the
+ * context limits of sequence models); 1 at 3 (for models with a small
+ * upper limit); 2 at 101 (for a lower limit, such as many strided convs). */
+int64_t ft_unbound_value(int k, int attempt, int run)
+{
+    static const int primes[] = {3,   5,   7,   11,  13,  17,  19,  23,  29,  31,  37,  41,  43,  47,  53,  59,
+                                 61,  67,  71,  73,  79,  83,  89,  97,  101, 103, 107, 109, 113, 127, 131, 137,
+                                 139, 149, 151, 157, 163, 167, 173, 179, 181, 191, 193, 197, 199, 211, 223, 227,
+                                 229, 233, 239, 241, 251, 257, 263, 269, 271, 277, 281, 283, 293, 307, 311, 313,
+                                 317, 331, 337, 347, 349, 353, 359, 367, 373, 379, 383, 389, 397, 401, 409, 419};
+    static const int start[] = {7, 0, 24};
+    int i = start[attempt < 0 || attempt > 2 ? 0 : attempt] + 2 * k + (run != 0);
+    return i < (int)(sizeof primes / sizeof primes[0]) ? primes[i] : 1000 + 2 * i + (run != 0);
+}
+
 static int push_str(char ***v, int *n, int *cap, const char *s)
 {
     for (int i = 0; i < *n; i++)
@@ -293,6 +310,22 @@ ft_status ft_dimenv_resolve(ft_dimenv *e, const char *file, const char *input, i
         int k = dims[i].name ? find_known(e, dims[i].name) : -1;
         if (k >= 0) {
             out->dims[i] = e->k[k].value;
+            continue;
+        }
+        if (e->o && e->o->unbound) { /* info, convert: a stand-in size (graph.h) */
+            ft_unbound *u = e->o->unbound;
+            char synth[300];
+            snprintf(synth, sizeof synth, "%s:dim%d", input, i);
+            const char *name = dims[i].name ? dims[i].name : synth;
+            if (u->n >= FT_MAX_UNBOUND)
+                return ft_err(err, FT_EGRAPH, "%s: more than %d dims of inputs are not bound ('%s' and others): bind some "
+                              "with --dim or --shape", file, FT_MAX_UNBOUND, name);
+            snprintf(u->name[u->n], sizeof u->name[u->n], "%s", name);
+            u->value[u->n] = ft_unbound_value(u->n, u->attempt, u->run);
+            st = bind(e, file, name, u->value[u->n], "a stand-in size", err);
+            if (st)
+                return st;
+            out->dims[i] = u->value[u->n++];
             continue;
         }
         if (dims[i].name)

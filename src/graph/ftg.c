@@ -495,7 +495,7 @@ char *ft_graph_doc_rewrite(const ft_graph *g, const char *doc, size_t len, ft_so
     for (int i = 0; i < g->n_tensors; i++) {
         const ft_tensor *t = &g->tensors[i];
         cJSON *decl = jt && (t->flags & FT_TF_DECLARED) ? cJSON_GetObjectItemCaseSensitive(jt, t->name) : NULL;
-        if (cJSON_IsObject(decl) && ft_doc_set_shape(decl, &t->shape)) {
+        if (cJSON_IsObject(decl) && !g->keep_named_dims && ft_doc_set_shape(decl, &t->shape)) {
             cJSON_Delete(root);
             ft_err(err, FT_ERUNTIME, "%s: out of memory writing the graph document", g->file);
             return NULL;

@@ -73,6 +73,8 @@ typedef struct ft_graph {
     char *about;     /* what the reader noted for `ftrun info` (ONNX: producer, opsets, folding), or NULL */
     char *opt_note;  /* what the optimizer rewrote, for `ftrun info` (optimize.h), or NULL */
     size_t map_bytes;
+    int keep_named_dims; /* documents written for it keep the named dims of their declarations
+                          * (ft_graph_doc_rewrite; convert with unbound dims) instead of the sizes */
 } ft_graph;
 
 /* Bindings of symbolic dims (see dims.h): --dim NAME=N, and the shape of an
@@ -93,6 +95,21 @@ typedef struct ft_shape_bind {
     size_t nbytes;
 } ft_shape_bind;
 
+/* Stand-in sizes for the named dims of inputs that nothing binds (`info`
+ * and `convert` show a model before its dims are chosen, dims.c): instead of
+ * stopping the load, such a dim takes the stand-in ft_unbound_value(k,
+ * attempt, run) of its name (the k-th such name met; an unnamed dim is named
+ * "INPUT:dimK"), recorded here. Two loads with run 0 and 1 tell what depends
+ * on which name. */
+#define FT_MAX_UNBOUND 16
+typedef struct ft_unbound {
+    int attempt, run; /* which stand-ins: attempt 0 (primes from 23), 1 (from 3), 2 (from 101); run 0 or 1 */
+    int n;
+    char name[FT_MAX_UNBOUND][320];
+    int64_t value[FT_MAX_UNBOUND];
+} ft_unbound;
+int64_t ft_unbound_value(int k, int attempt, int run);
+
 typedef struct ft_load_opts {
     int64_t seed_override; /* replaces every random init's seed when >= 0 */
     int allow_external;    /* "file" may name paths outside the graph's folder */
@@ -100,6 +117,7 @@ typedef struct ft_load_opts {
     int n_dims;
     const ft_shape_bind *shapes;
     int n_shapes;
+    ft_unbound *unbound;   /* NULL: a dim nothing binds stops the load */
 } ft_load_opts;
 
 /* Load a graph file: a binary graph (.ftg), an ONNX model (onnx.h) or a JSON

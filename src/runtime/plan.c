@@ -85,6 +85,17 @@ static int view_of_last_read(const ft_graph *g, const ft_node *n, const int *lef
            ft_tensor_bytes(a) == ft_tensor_bytes(b);
 }
 
+int ft_plan_is_view(const ft_graph *g, const ft_plan *p, const ft_node *n)
+{
+    if (!(n->op == FT_OP_RESHAPE || n->op == FT_OP_FLATTEN || n->op == FT_OP_SQUEEZE || n->op == FT_OP_UNSQUEEZE ||
+          n->op == FT_OP_IDENTITY) ||
+        n->n_in != 1 || n->n_out != 1 || n->in[0] < 0 || !p || !p->offset)
+        return 0;
+    const ft_tensor *a = &g->tensors[n->in[0]], *b = &g->tensors[n->out[0]];
+    return !ft_plan_is_persistent(a) && !ft_plan_is_persistent(b) && p->offset[n->in[0]] == p->offset[n->out[0]] &&
+           ft_tensor_bytes(a) == ft_tensor_bytes(b);
+}
+
 ft_status ft_plan_build(const ft_graph *g, ft_plan *p, ft_error *err)
 {
     memset(p, 0, sizeof *p);

@@ -38,5 +38,9 @@ ft_status ft_plan_build_unshared(const ft_graph *g, ft_plan *p, ft_error *err);
 void ft_plan_free(ft_plan *p);
 /* 1 if tensor t lives in the persistent region. */
 int ft_plan_is_persistent(const ft_tensor *t);
+/* 1 if node n of g is a view under plan p: a reshape-like node (reshape,
+ * flatten, squeeze, unsqueeze, identity) whose output was given its input's
+ * bytes, so that its kernel copies nothing. */
+int ft_plan_is_view(const ft_graph *g, const ft_plan *p, const ft_node *n);
 
 #endif

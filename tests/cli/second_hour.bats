@@ -274,3 +274,92 @@ assert sorted(names) == ["s/c%d" % i for i in range(1, 7)], names'
     [[ "$output" == *"FAIL        nosuch: not a test folder: No such file or directory"* ]]
     [[ "$output" == *"5 passed, 1 failed, 0 unsupported, 1 skipped (7 cases in "* ]]
 }
+
+# --- 4. info and convert with unbound named dims ------------------------------------
+
+# bgraph: x [batch,3] -> y = relu(x @ w) [batch,4]; z = reshape(concat(x, x), [-1]) [6*batch]
+bgraph() {
+    graph b.json <<'EOG'
+{"ftrun": 1, "name": "b",
+ "tensors": {"x": {"dtype": "f32", "shape": ["batch", 3]},
+             "w": {"dtype": "f32", "shape": [3, 4], "data": [1, -1, 0.5, 2, 0, 1, -2, 1, 3, 1, 1, -1]}},
+ "inputs": ["x"], "outputs": ["y", "z"],
+ "nodes": [{"name": "mm", "op": "matmul", "inputs": ["x", "w"], "outputs": ["h"]},
+           {"name": "act", "op": "relu", "inputs": ["h"], "outputs": ["y"]},
+           {"name": "cat", "op": "concat", "inputs": ["x", "x"], "outputs": ["c"], "attrs": {"axis": 0}},
+           {"name": "flat", "op": "reshape", "inputs": ["c"], "outputs": ["z"], "attrs": {"shape": [-1]}}]}
+EOG
+}
+
+@test "info with an unbound named dim: shapes, FLOPs and bytes written with its name; run still needs it bound" {
+    g=$(bgraph)
+    run --separate-stderr "$FTRUN" info "$g"
+    status_is 0
+    [[ "$output" == *"unbound dims: batch ("* ]]
+    [[ "$output" =~ "  x "\ +"f32   [batch,3]" ]]
+    [[ "$output" =~ "  z "\ +"f32   [6*batch]" ]]
+    [[ "$output" =~ "c f32[2*batch,3]" ]]
+    # matmul 2*3*4 per row (the relu fused into it): 24*batch flops
+    [[ "$output" =~ "y f32[batch,4]"\ +"24*batch" ]]
+    [[ "$output" == *"planned peak:"*"bytes"* ]]
+    run --separate-stderr "$FTRUN" info "$g" --json
+    status_is 0
+    py 'd = json.loads(sys.argv[1]); assert d["schema"] == "ftrun-info/1" and d["unbound_dims"] == ["batch"], d
+assert d["inputs"][0]["shape"] == ["batch", 3] and d["outputs"][1]["shape"] == ["6*batch"], d
+assert [n["flops"] for n in d["nodes"]][0] == "24*batch", d["nodes"]' "$output"
+    # bound, the same graph shows numbers
+    run "$FTRUN" info "$g" --dim batch=2
+    [[ "$output" =~ "  z "\ +"f32   [12]" ]]
+    [[ "$output" != *"unbound"* ]]
+    run --separate-stderr "$FTRUN" "$g"
+    status_is 3
+    [[ "$stderr" == *"input 'x' dim 0 ('batch') is not known: pass --dim batch=N"* ]]
+}
+
+@test "convert with an unbound named dim keeps it in the JSON and .ftg graph; each runs at any size" {
+    g=$(bgraph)
+    run --separate-stderr "$FTRUN" convert "$g" -o c/b.json
+    status_is 0
+    [[ "$stderr" == *"named dims kept: batch"* ]]
+    py 'd = json.load(open("c/b.json")); t = d["tensors"]
+assert t["x"]["shape"] == ["batch", 3] and t["y"]["shape"] == ["batch", 4] and t["z"]["shape"] == ["6*batch"], t'
+    "$FTRUN" convert "$g" -o c/b.ftg -q
+    for n in 2 5; do
+        npy x$n.npy "np.linspace(-1, 1, $n * 3, dtype=np.float32).reshape($n, 3)"
+        for m in c/b.json c/b.ftg; do
+            run "$FTRUN" "$m" -i x=x$n.npy -o o$n -q
+            status_is 0
+            py 'x = np.load(sys.argv[1]); w = np.array([1, -1, 0.5, 2, 0, 1, -2, 1, 3, 1, 1, -1], np.float32).reshape(3, 4)
+assert np.allclose(np.load(sys.argv[2] + "/y.npy"), np.maximum(x @ w, 0), rtol=1e-6)
+assert np.array_equal(np.load(sys.argv[2] + "/z.npy"), np.concatenate([x, x]).ravel())' x$n.npy o$n
+        done
+    done
+}
+
+@test "convert refuses a model that bakes an unbound dim into an attribute, naming the node; info still shows it" {
+    if ! "$PYTHON" -c 'import onnx' 2>/dev/null; then
+        skip "needs python3-onnx"
+    fi
+    # y = reshape(x, concat(shape(x)[0:1], [2, 2])): the target shape is folded at load
+    py 'import onnx
+from onnx import helper as h, numpy_helper, TensorProto as P
+nodes = [h.make_node("Shape", ["x"], ["s"]),
+         h.make_node("Slice", ["s", "zero", "one"], ["b"]),
+         h.make_node("Concat", ["b", "two2"], ["t"], axis=0),
+         h.make_node("Reshape", ["x", "t"], ["y"], name="resh")]
+inits = [numpy_helper.from_array(np.array([0], np.int64), "zero"),
+         numpy_helper.from_array(np.array([1], np.int64), "one"),
+         numpy_helper.from_array(np.array([2, 2], np.int64), "two2")]
+g = h.make_graph(nodes, "r", [h.make_tensor_value_info("x", P.FLOAT, ["batch", 4])],
+                 [h.make_tensor_value_info("y", P.FLOAT, ["batch", 2, 2])], inits)
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), "r.onnx")'
+    run --separate-stderr "$FTRUN" info r.onnx
+    status_is 0
+    [[ "$output" =~ "y f32[batch,2,2]" ]]
+    run --separate-stderr "$FTRUN" convert r.onnx -o r.json
+    status_is 3
+    [[ "$stderr" == *"convert: node 'resh' (reshape), attribute 'shape' depends on the unbound dims (batch)"*"--dim batch=N"* ]]
+    [ ! -e r.json ]
+    run "$FTRUN" convert r.onnx -o r.json --dim batch=3 -q
+    status_is 0
+}
