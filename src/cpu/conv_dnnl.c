@@ -34,8 +34,9 @@
  * error naming the node and oneDNN's status.
  *
  * Blocked chains: a tensor between two convs need not go back to the
- * graph's layout. On the first conv of a run (a new ft_kctx.run_id),
- * conv_layouts_build (conv_layout.c) decides, for the whole graph, which
+ * graph's layout. Before a run's first node (a new ft_kctx.run_id), the
+ * backend's prepare (cpu_conv_prepare, called by the executor) has
+ * conv_layouts_build (conv_layout.c) decide, for the whole graph, which
  * intermediate tensors hold oneDNN's blocked layout (nChw16c and the like)
  * instead: those whose producer and every reader are f32 convs wanting that
  * same layout (input 0, or the residual sum, input 3), or blocked.c's pools
@@ -838,6 +839,46 @@ static entry *lookup(ft_kctx *k, struct cpu_conv_cache *c, const ft_node *n, con
     return e;
 }
 
+/* The cache of k's backend context, made on first use (NULL: out of memory). */
+static struct cpu_conv_cache *cache_of(ft_backend_ctx *be)
+{
+    struct cpu_conv_cache **slot = cpu_conv_cache_slot(be), *c = *slot;
+    if (!c && (c = ft_calloc(1, sizeof *c))) {
+        *slot = c;
+        c->broken = cpu_dnnl_open(&c->eng, &c->strm);
+    }
+    return c;
+}
+
+/* Whether a graph has an f32 conv: only then is there anything to decide. */
+static int has_f32_conv(const ft_graph *g)
+{
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].op == FT_OP_CONV && g->nodes[i].in[0] >= 0 && g->tensors[g->nodes[i].in[0]].dtype == FT_F32)
+            return 1;
+    return 0;
+}
+
+ft_status cpu_conv_prepare(ft_kctx *k)
+{
+    if (!k->g || !k->be || !has_f32_conv(k->g))
+        return FT_OK;
+    struct cpu_conv_cache *c = cache_of(k->be);
+    if (!c)
+        return ft_err(k->err, FT_ERUNTIME, "%s: out of memory for the convolution cache", k->g->file);
+    if (c->broken)
+        return FT_OK;
+    if (c->g != k->g || c->run_id != k->run_id)
+        cache_reset(c, k);
+    int forced = forced_choice();
+    if (!c->lay.built)
+        conv_layouts_build(&c->lay, c->eng, k, k->private_layouts && forced != CHOICE_NATIVE && forced != V_PLAIN);
+    if (c->lay.oom)
+        return ft_err(k->err, FT_ERUNTIME, "%s: out of memory deciding the tensor layouts around the convolutions",
+                      k->g->file);
+    return FT_OK;
+}
+
 int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_kernel_fn native, ft_status *st)
 {
     /* f32 graphs only: f16 / bf16 arrive here widened to f32 in fresh buffers
@@ -846,28 +887,17 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
     if (in[0].dtype != FT_F32 || !k->g || n->in[0] < 0 || k->g->tensors[n->in[0]].dtype != FT_F32 ||
         ft_numel(&out[0].shape) == 0 || ft_numel(&in[0].shape) == 0 || ft_numel(&in[1].shape) == 0 || !k->be)
         return 0;
-    struct cpu_conv_cache **slot = cpu_conv_cache_slot(k->be), *c = *slot;
-    if (!c) {
-        /* an error, not conv.c's loops: a later conv could make the cache
-         * and give this node's output a blocked layout it never wrote */
-        if (!(c = ft_calloc(1, sizeof *c))) {
-            *st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the convolution cache");
-            return 1;
-        }
-        *slot = c;
-        c->broken = cpu_dnnl_open(&c->eng, &c->strm);
-    }
-    if (c->broken)
+    struct cpu_conv_cache *c = *cpu_conv_cache_slot(k->be);
+    /* The layouts of the run were decided before it (cpu_conv_prepare, the
+     * backend's prepare); a run the executor did not prepare has none. */
+    if (c && c->broken)
         return 0;
-    if (c->g != k->g || c->run_id != k->run_id)
-        cache_reset(c, k);
-    int forced = forced_choice();
-    if (!c->lay.built)
-        conv_layouts_build(&c->lay, c->eng, k, k->private_layouts && forced != CHOICE_NATIVE && forced != V_PLAIN);
-    if (c->lay.oom) {
-        *st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory deciding the tensor layouts");
+    if (!c || c->g != k->g || c->run_id != k->run_id || !c->lay.built) {
+        *st = ft_node_err(k->err, FT_ERUNTIME, k->g, n,
+                          "internal error: the convolutions' layouts were not decided before the run (the cpu backend's prepare)");
         return 1;
     }
+    int forced = forced_choice();
     /* a new execution of the graph: the copies and the bounds read in the
      * previous one are stale */
     if (c->first_conv < 0)

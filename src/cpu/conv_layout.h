@@ -42,7 +42,7 @@ typedef struct conv_copy {
 
 /* The layout each tensor holds during a run: blocked (md[idx[t]]) or the
  * graph's own (idx[t] < 0), and the blocked copies of plain tensors.
- * Decided once per run id (conv_dnnl.c). */
+ * Decided once per run id, before the run (cpu_conv_prepare in conv_dnnl.c). */
 typedef struct layouts {
     int built;
     int oom;                 /* deciding them ran out of memory: an error (see conv_layouts_build) */

@@ -199,6 +199,11 @@ ft_status cpu_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
  * cpu_backend.c), released by its close() through cpu_conv_cache_free. */
 struct cpu_conv_cache;
 int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_kernel_fn native, ft_status *st);
+/* The backend's prepare (backend.h): empties the cache for a new graph or
+ * run id and decides which tensors of k->g stay in oneDNN's blocked layouts
+ * for the run (conv_layout.c), before any node runs; the kernels only read
+ * that decision. FT_ERUNTIME when out of memory. */
+ft_status cpu_conv_prepare(ft_kctx *k);
 struct cpu_conv_cache **cpu_conv_cache_slot(ft_backend_ctx *c);
 /* B when tensor t holds one of oneDNN's channel-blocked layouts,
  * [N][C/B][spatial][B], in this run (conv_dnnl.c, blocked chains): 8 or 16

@@ -471,6 +471,7 @@ static const ft_backend cu_backend = {
     cu_elapsed,
     cu_capture,
     cu_replay,
+    nullptr, /* prepare: nothing decided per graph before a run */
 };
 
 extern "C" __attribute__((visibility("default"))) const ft_backend *ftrun_cuda_backend(int abi)

@@ -95,7 +95,7 @@ typedef struct ft_device_info {
 
 /* Version of this interface; a backend shared object built against another
  * version is refused when loaded. */
-#define FT_BACKEND_ABI 3
+#define FT_BACKEND_ABI 4
 
 typedef struct ft_backend {
     const char *name; /* "cpu", "cuda" */
@@ -119,6 +119,14 @@ typedef struct ft_backend {
      * recording and prepares it; replay(c) queues one replay. */
     ft_status (*capture)(ft_backend_ctx *c, int begin, ft_error *err);
     ft_status (*replay)(ft_backend_ctx *c, ft_error *err);
+    /* Optional (NULL: nothing to decide). Called by the executor with the
+     * run's kernel context (its graph, private_layouts and run_id) once the
+     * graph is bound and before its first node runs, on every ft_exec_run and
+     * ft_exec_node: where a backend decides, for the whole graph, what its
+     * kernels then only read (the CPU's tensor layouts around convolutions,
+     * cpu/conv_layout.c). Calling it again with the same graph and run id
+     * changes nothing. */
+    ft_status (*prepare)(ft_kctx *k);
 } ft_backend;
 
 extern const ft_backend ft_cpu_backend;

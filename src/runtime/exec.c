@@ -52,7 +52,8 @@ ft_status ft_exec_node(const ft_graph *g, const ft_node *n, const ft_backend *be
         return ft_node_err(err, FT_ERUNTIME, g, n, "the %s backend does not implement '%s' for dtype %s", be->name,
                            ft_op_name(n->op), ft_dtype_name(g->tensors[n->in[0]].dtype));
     ft_kctx kc = {ctx, g, threads > 0 ? threads : 1, err, .private_layouts = 0, .run_id = run_id};
-    return be->kernels[n->op].fn(&kc, n, in, out);
+    ft_status st = be->prepare ? be->prepare(&kc) : FT_OK;
+    return st ? st : be->kernels[n->op].fn(&kc, n, in, out);
 }
 
 typedef struct {
@@ -214,6 +215,11 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
     r->h2d_ms = (ft_now() - t0) * 1e3;
     ft_kctx kc = {ctx, g, o->threads > 0 ? o->threads : 1, err, .private_layouts = !o->keep_tensors,
                   .run_id = ft_exec_new_run_id()};
+    /* what the backends decide for the whole graph, before any node runs */
+    ft_kctx fk = {o->fallback_ctx, g, kc.threads, err, .private_layouts = 0, .run_id = kc.run_id};
+    if ((be->prepare && (st = be->prepare(&kc))) ||
+        (o->fallback && o->fallback->prepare && (st = o->fallback->prepare(&fk))))
+        goto out;
     double start = ft_now(), last = 0;
     int total = o->warmup + o->iterations;
     size_t ev_cap = 0;

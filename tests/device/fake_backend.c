@@ -51,6 +51,14 @@ static ft_status run_call(ft_backend_ctx *c, ft_kctx *k, const ft_node *n, const
     return st;
 }
 
+/* The CPU kernels it runs read what the CPU backend decided for the graph. */
+static ft_status fake_prepare(ft_kctx *k)
+{
+    ft_kctx ck = *k;
+    ck.be = k->be->cpu;
+    return ft_cpu_backend.prepare ? ft_cpu_backend.prepare(&ck) : FT_OK;
+}
+
 static ft_status fake_kernel(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     ft_backend_ctx *c = k->be;
@@ -190,6 +198,7 @@ static const ft_backend fake = {
     .elapsed = fake_elapsed,
     .capture = fake_capture,
     .replay = fake_replay,
+    .prepare = fake_prepare,
 };
 
 __attribute__((visibility("default"))) const ft_backend *ftrun_cuda_backend(int abi)
