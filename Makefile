@@ -35,7 +35,7 @@ CUDA_SRCS := $(wildcard src/cuda/*.cu)
 CUDA_OBJS := $(CUDA_SRCS:%.cu=$(BUILD)/%.o)
 CUDA_LIB := $(BUILD)/libftrun-cuda.so
 
-SRCS := $(wildcard src/*.c src/graph/*.c src/runtime/*.c src/pipeline/*.c src/cpu/*.c src/cli/*.c)
+SRCS := $(wildcard src/*.c src/graph/*.c src/io/*.c src/onnx/*.c src/opt/*.c src/runtime/*.c src/pipeline/*.c src/cpu/*.c src/cli/*.c)
 OBJS := $(SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/onnx.pb-c.o
 
 # The ONNX schema is Debian's (libonnx-dev); protoc-c turns it into C at build
@@ -199,7 +199,7 @@ FUZZ_FLAGS := -std=gnu11 -O1 -g -fopenmp -D_FILE_OFFSET_BITS=64 -MMD -MP -fno-om
 # The harnesses need the graph code (with the generated ONNX schema) and the
 # planner; fuzz_run also the executor, the pipeline, the CPU kernels and the
 # CLI's input binding, with the libraries those link.
-FUZZ_SRCS := $(wildcard src/*.c src/graph/*.c) src/runtime/plan.c $(BUILD)/gen/onnx.pb-c.c
+FUZZ_SRCS := $(wildcard src/*.c src/graph/*.c src/io/*.c src/onnx/*.c src/opt/*.c) src/runtime/plan.c $(BUILD)/gen/onnx.pb-c.c
 FUZZ_OBJS := $(FUZZ_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)
 FUZZ_RUN_SRCS := $(filter-out src/runtime/plan.c,$(wildcard src/runtime/*.c)) $(wildcard src/pipeline/*.c src/cpu/*.c) \
 	src/cli/inputs.c

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "graph/ftg.h"
+#include "io/ftg.h"
 #include "json_mutator.h"
 
 static uint64_t fz_rd64(const uint8_t *p)

@@ -3,7 +3,7 @@
 #include "fuzz_common.h"
 #include "fuzz_graph_common.h"
 #include "ftg_mutator.h"
-#include "graph/ftg.h"
+#include "io/ftg.h"
 
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
 

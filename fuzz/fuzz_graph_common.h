@@ -9,7 +9,7 @@
 
 #include "graph/cost.h"
 #include "graph/graph.h"
-#include "graph/optimize.h"
+#include "opt/optimize.h"
 #include "runtime/plan.h"
 
 /* Validate, then optimize at -O2: 1 when g is valid and optimized, 0 when it

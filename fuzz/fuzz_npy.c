@@ -1,7 +1,7 @@
 /* libFuzzer harness: .npy bytes through ft_npy_parse (and the f32 -> bf16
  * conversion a bf16 tensor's file goes through). */
 #include "fuzz_common.h"
-#include "graph/npy.h"
+#include "io/npy.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) { return 0; }
 

@@ -1,7 +1,7 @@
 /* libFuzzer harness: .npz bytes through ft_npz_open_mem, then every member
  * decoded (inflate, CRC-32, .npy parse) and looked up by name. */
 #include "fuzz_common.h"
-#include "graph/npz.h"
+#include "io/npz.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) { return 0; }
 

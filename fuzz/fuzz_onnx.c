@@ -6,7 +6,7 @@
  * The custom mutator (onnx_mutator.h) edits the model as a message. */
 #include "fuzz_common.h"
 #include "fuzz_graph_common.h"
-#include "graph/onnx.h"
+#include "onnx/onnx.h"
 #include "onnx_mutator.h"
 
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);

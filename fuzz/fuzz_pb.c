@@ -1,7 +1,7 @@
 /* libFuzzer harness: an ONNX tensor file (TensorProto bytes, the .pb inputs
  * and goldens of ONNX test folders) through ft_pb_parse. */
 #include "fuzz_common.h"
-#include "graph/onnx.h"
+#include "onnx/onnx.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) { return 0; }
 

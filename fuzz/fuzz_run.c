@@ -24,7 +24,7 @@
 #include "fuzz_common.h"
 #include "fuzz_graph_common.h"
 #include "ftg_mutator.h"
-#include "graph/onnx.h"
+#include "onnx/onnx.h"
 #include "json_mutator.h"
 #include "onnx_mutator.h"
 #include "pipeline/pipeline.h"

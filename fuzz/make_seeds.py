@@ -310,7 +310,7 @@ def onnx_seeds():
 
 
 def fusion_seeds(model, vi):
-    """The expanded forms the optimizer fuses (src/graph/optimize_forms.c),
+    """The expanded forms the optimizer fuses (src/opt/optimize_forms.c),
     so that mutations start next to each pattern: softmax, log_softmax,
     rms_norm, attention with a where mask (the causal one, negated) and an
     additive one, layer_norm, gelu, silu."""

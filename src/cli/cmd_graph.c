@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../graph/ftg.h"
+#include "../io/ftg.h"
 #include "cli.h"
 #include "convert.h"
 #include "info.h"

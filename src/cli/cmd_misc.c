@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../graph/onnx_import.h"
+#include "../onnx/onnx_import.h"
 #include "../runtime/threads.h"
 #include "cli.h"
 #include "cliutil.h"
@@ -31,7 +31,7 @@ int ft_cmd_devices(const ft_cli *c)
     return cli_stdout_status(0);
 }
 
-/* `ftrun ops --onnx`: the ONNX importer's catalogue (src/graph/onnx_ops.c). */
+/* `ftrun ops --onnx`: the ONNX importer's catalogue (src/onnx/onnx_ops.c). */
 static void print_onnx_ops(FILE *f)
 {
     const onx_op_status *l;

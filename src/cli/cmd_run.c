@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../graph/npy.h"
-#include "../graph/npz.h"
+#include "../io/npy.h"
+#include "../io/npz.h"
 #include "../runtime/threads.h"
 #include "check.h"
 #include "cli.h"

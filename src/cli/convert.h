@@ -13,7 +13,7 @@
 #ifndef FT_CLI_CONVERT_H
 #define FT_CLI_CONVERT_H
 
-#include "../graph/ftg.h"
+#include "../io/ftg.h"
 
 /* DIR/JSON_NAME, and one .npy per declared value under DIR/SUBDIR (SUBDIR ""
  * or ending in '/'), named after its tensor ("file" in the document is

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "../graph/cost.h"
-#include "../graph/ftg.h"
+#include "../io/ftg.h"
 #include "cliutil.h"
 
 int ft_sym_size(const ft_unbound *u, const ft_unbound *w, int64_t a, int64_t b, char *buf, size_t n)

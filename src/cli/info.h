@@ -15,7 +15,7 @@
 #include <stdio.h>
 
 #include "../graph/graph.h"
-#include "../graph/optimize.h"
+#include "../opt/optimize.h"
 #include "../runtime/plan.h"
 
 typedef struct ft_info_view {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../graph/npz.h"
+#include "../io/npz.h"
 #include "inputs.h"
 
 #define MAX_DIM ((int64_t)1 << 40) /* no dim can be larger: FT_MAX_TENSOR_BYTES */

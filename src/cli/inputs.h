@@ -23,7 +23,7 @@
 #include <stddef.h>
 
 #include "../graph/graph.h"
-#include "../graph/npy.h"
+#include "../io/npy.h"
 
 typedef struct ft_bindings {
     ft_dim_bind *dims;

@@ -2,7 +2,7 @@
  * place for regular files, writes in place for FIFOs and character devices,
  * "-" for standard output, and the checks made before anything runs. */
 #include "outfile.h"
-#include "../graph/onnx.h"
+#include "../onnx/onnx.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -30,8 +30,8 @@
 
 #include <stdio.h>
 
-#include "../graph/npy.h"
-#include "../graph/npz.h"
+#include "../io/npy.h"
+#include "../io/npz.h"
 #include "../runtime/exec.h" /* ft_stop_signal */
 
 enum { FT_OUT_DASH = 1 /* "-" means standard output */ };

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "../graph/cost.h"
-#include "../graph/ftg.h"
+#include "../io/ftg.h"
 
 static int cmp_double(const void *a, const void *b)
 {

@@ -1,6 +1,6 @@
 #include "report.h"
 #include "../graph/cost.h"
-#include "../graph/ftg.h"
+#include "../io/ftg.h"
 #include "profile.h"
 
 #include <cjson/cJSON.h>

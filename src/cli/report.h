@@ -10,8 +10,8 @@
 
 #include <stdio.h>
 
-#include "../graph/npy.h"
-#include "../graph/npz.h"
+#include "../io/npy.h"
+#include "../io/npz.h"
 #include "compare.h"
 #include "../runtime/exec.h"
 #include "outfile.h"

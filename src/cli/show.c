@@ -1,6 +1,6 @@
 /* NumPy-style printing of arrays (show.h). */
 #include "show.h"
-#include "../graph/npz.h"
+#include "../io/npz.h"
 
 #include <dirent.h>
 #include <errno.h>

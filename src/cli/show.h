@@ -18,7 +18,7 @@
 
 #include <stdio.h>
 
-#include "../graph/npy.h"
+#include "../io/npy.h"
 
 #define FT_SHOW_THRESHOLD 1000 /* more values than this are summarised */
 #define FT_SHOW_EDGE 3         /* values kept at each end of a summarised dimension */

@@ -33,12 +33,12 @@
 #include <unistd.h>
 
 #include "../graph/graph.h"
-#include "../graph/npz.h"
+#include "../io/npz.h"
 #include "compare.h"
 #include "../runtime/exec.h"
 #include "report.h"
 #include "test.h"
-#include "../graph/optimize.h"
+#include "../opt/optimize.h"
 
 static const char *const prog = "ftrun";
 

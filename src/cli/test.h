@@ -27,7 +27,7 @@ typedef struct ft_test_opts {
     int have_rtol, have_atol;
     long jobs, threads;
     int quiet, verbose;
-    int opt_level; /* -O: the optimizer's level (src/graph/optimize.h), FT_OPT_DEFAULT unless given */
+    int opt_level; /* -O: the optimizer's level (src/opt/optimize.h), FT_OPT_DEFAULT unless given */
     const char *save_outputs; /* --save-outputs DIR, or NULL */
 } ft_test_opts;
 

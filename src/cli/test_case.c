@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 
 #include "../graph/graph.h"
-#include "../graph/npy.h"
-#include "../graph/npz.h"
-#include "../graph/onnx_inputs.h"
+#include "../io/npy.h"
+#include "../io/npz.h"
+#include "../onnx/onnx_inputs.h"
 #include "../pipeline/pipeline.h"
 #include "compare.h"
 #include "outfile.h"
@@ -30,7 +30,7 @@ static int is_dir(const char *p)
 
 /* The ONNX importer's refusal of a model it does not support (exit status
  * 3): "FILE: the model uses N things ftrun does not support (nothing was
- * run):" and one line per op, attribute or dtype (src/graph/onnx_import.h,
+ * run):" and one line per op, attribute or dtype (src/onnx/onnx_import.h,
  * onx_unsupported), or a one-line "FILE: ... is not supported" (an ir_version,
  * opset, input type) of a model.onnx. Any other failure to load is a failure. When it is
  * one, the reason (without the file name, the lines joined by "; ") goes to

@@ -62,7 +62,7 @@ typedef struct ft_einsum_params {
 } ft_einsum_params;
 
 /* matmul's and gemm's "activation" attribute: the elementwise op the
- * optimizer fused into the product's output pass (src/graph/optimize.c,
+ * optimizer fused into the product's output pass (src/opt/optimize.c,
  * matmul_epilogue), each as its own op computes it (relu; gelu, exact or
  * approximate="tanh"). matmul's optional input 2 is a bias [N] added first. */
 typedef enum ft_mm_act { FT_MM_ACT_NONE, FT_MM_ACT_RELU, FT_MM_ACT_GELU, FT_MM_ACT_GELU_TANH } ft_mm_act;
@@ -146,7 +146,7 @@ typedef struct ft_geom_params {
 /* conv, conv_transpose, deform_conv (infer_conv.c). Lists are per spatial dim. */
 enum { FT_AUTO_PAD_NOTSET, FT_AUTO_PAD_SAME_UPPER, FT_AUTO_PAD_SAME_LOWER, FT_AUTO_PAD_VALID };
 /* conv's "activation" attribute: the elementwise op the optimizer fused into
- * the conv's output pass (src/graph/optimize.c), each as its own op computes
+ * the conv's output pass (src/opt/optimize.c), each as its own op computes
  * it (relu, clip with activation_min / activation_max, silu, hard_swish). */
 typedef enum ft_conv_act {
     FT_CONV_ACT_NONE,

@@ -37,7 +37,7 @@
 #include <stddef.h>
 
 #include "../graph/graph.h"
-#include "../graph/optimize.h"
+#include "../opt/optimize.h"
 #include "../runtime/backend.h"
 #include "../runtime/exec.h"
 #include "../runtime/plan.h"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# `ftrun ops --onnx`: the ONNX importer's operator catalogue (src/graph/onnx_ops.c).
+# `ftrun ops --onnx`: the ONNX importer's operator catalogue (src/onnx/onnx_ops.c).
 
 load helpers
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The graph optimizer (src/graph/optimize.c, ftrun(1) OPTIMIZER): each fusion
+# The graph optimizer (src/opt/optimize.c, ftrun(1) OPTIMIZER): each fusion
 # rewrites its expanded form, the fused graph computes what NumPy computes for
 # the expanded form, a pattern whose intermediate has another reader is left
 # alone, and -O0 rewrites nothing.

@@ -95,7 +95,7 @@ def matmul_cases():
     return cases + epilogue_cases()
 
 
-# The optimizer's fused epilogue (graph/optimize.c matmul_epi): matmul's bias
+# The optimizer's fused epilogue (opt/optimize.c matmul_epi): matmul's bias
 # input and matmul's / gemm's activation, written here directly into the graph.
 ERFC = np.vectorize(math.erfc)
 

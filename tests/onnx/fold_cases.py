@@ -3,7 +3,7 @@
 
 Each case is a small ONNX model (built here with onnx.helper) whose output is
 computed from constants and from the shapes of its inputs only, so ftrun
-folds all of it at load time (src/graph/onnx_fold.c); NumPy computes the same
+folds all of it at load time (src/onnx/onnx_fold.c); NumPy computes the same
 thing independently. Prints TAP.
 
     FTRUN=build/ftrun /usr/bin/python3 tests/onnx/fold_cases.py

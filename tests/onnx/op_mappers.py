@@ -268,7 +268,7 @@ ccp[:, 1:5, :] = xcc[1:4]
 case("center_crop_pad_18", "CenterCropPad", {"x": xcc}, {"y": ccp}, 18, {"axes": [0, 1]},
      {"shape": np.array([3, 7], np.int64)})
 
-# geometry ops (src/graph/onnx_ops_geom.c): Col2Im (opset 18), AffineGrid (opset 20), EyeLike on a computed
+# geometry ops (src/onnx/onnx_ops_geom.c): Col2Im (opset 18), AffineGrid (opset 20), EyeLike on a computed
 # input (the eye_like op; a constant input is folded), RoiAlign at opset 10 (output_half_pixel, no attribute)
 xc2 = f32(2, 3 * 6, 10)
 case("col2im_18", "Col2Im", {"x": xc2}, {"y": F.fold(T(xc2), (5, 6), (2, 3), dilation=(2, 1), padding=(1, 0),

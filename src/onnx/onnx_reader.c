@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dims.h"
+#include "../graph/dims.h"
 #include "onnx.h"
 #include "onnx.pb-c.h"
 #include "onnx_internal.h"

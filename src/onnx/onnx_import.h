@@ -31,7 +31,7 @@
 #ifndef FT_ONNX_IMPORT_H
 #define FT_ONNX_IMPORT_H
 
-#include "graph.h"
+#include "../graph/graph.h"
 
 typedef struct onx_ctx onx_ctx;
 struct Onnx__NodeProto;

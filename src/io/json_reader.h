@@ -14,9 +14,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "dims.h"
+#include "../graph/dims.h"
 #include "ftg.h"
-#include "graph.h"
+#include "../graph/graph.h"
 
 /* A declared tensor whose shape names a dim: its value source is read once
  * the names are bound (resolve_dims). */

@@ -14,7 +14,7 @@
 #ifndef FT_OPTIMIZE_INT_H
 #define FT_OPTIMIZE_INT_H
 
-#include "graph.h"
+#include "../graph/graph.h"
 
 typedef struct opt {
     ft_graph *g;

@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ftg.h"
-#include "graph.h"
-#include "npy.h"
-#include "onnx.h"
+#include "../io/ftg.h"
+#include "../graph/graph.h"
+#include "../io/npy.h"
+#include "../onnx/onnx.h"
 
 static int starts(const unsigned char *b, size_t n, const char *magic, size_t m)
 {

@@ -14,8 +14,8 @@
 #include <stdio.h>
 
 #include "../common.h"
-#include "dtype.h"
-#include "shape.h"
+#include "../graph/dtype.h"
+#include "../graph/shape.h"
 
 typedef struct ft_npy {
     ft_dtype dtype; /* the file's dtype (f32 for a bf16 tensor's file) */

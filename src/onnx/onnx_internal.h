@@ -9,12 +9,12 @@
 #ifndef FT_ONNX_INTERNAL_H
 #define FT_ONNX_INTERNAL_H
 
-#include "npy.h"
+#include "../io/npy.h"
 #include "onnx_import.h"
 
 #include <string.h>
 
-#include "graph.h"
+#include "../graph/graph.h"
 #include "onnx.pb-c.h"
 
 

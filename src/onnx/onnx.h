@@ -17,8 +17,8 @@
 
 #include <stdio.h>
 
-#include "graph.h"
-#include "npy.h"
+#include "../graph/graph.h"
+#include "../io/npy.h"
 
 /* 1 when buf starts like an ONNX model (a ModelProto's first field tag). */
 int ft_onnx_sniff(const unsigned char *buf, size_t n);

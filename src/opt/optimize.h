@@ -31,7 +31,7 @@
 #ifndef FT_OPTIMIZE_H
 #define FT_OPTIMIZE_H
 
-#include "graph.h"
+#include "../graph/graph.h"
 
 #define FT_OPT_DEFAULT 2
 

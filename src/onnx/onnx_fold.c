@@ -15,7 +15,7 @@
 
 #include "onnx.h"
 #include "onnx.pb-c.h"
-#include "infer_movement.h"
+#include "../graph/infer_movement.h"
 #include "onnx_internal.h"
 
 /* The largest result folded for an op that could also run as a node. */

@@ -4,7 +4,7 @@
  * (central directory) and 4.3.16 (end of central directory). */
 #include "npz.h"
 #include "file_err.h"
-#include "onnx.h"
+#include "../onnx/onnx.h"
 
 #include <dirent.h>
 #include <errno.h>

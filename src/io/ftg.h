@@ -13,7 +13,7 @@
 
 #include <stdio.h>
 
-#include "graph.h"
+#include "../graph/graph.h"
 
 struct cJSON;
 
