@@ -42,8 +42,8 @@ void ft_usage(FILE *f, const ft_command *commands, int n_commands)
             "  -o, --output-dir DIR    where results go (default ftrun-out)\n"
             "      --format FMT        npy (one .npy per output, default), npz (one outputs.npz), pb (one ONNX\n"
             "                          TensorProto .pb per output) or none\n"
-            "  -w, --warmup N          untimed runs first\n"
-            "  -n, --iterations N      timed runs (-n 1: one run)\n"
+            "  -w, --warmup N          untimed runs first (default 2; -w 0 times the cold run)\n"
+            "  -n, --iterations N      timed runs (-n 1: one timed run)\n"
             "      --duration SEC      keep running timed iterations until SEC seconds have passed (at least -n)\n"
             "                          (none of the three: 0.2 s of warm-up, then 1 s of timed runs)\n"
             "      --expect FILE|DIR   compare outputs to golden values (.npy or .npz file, or folder of .npy)\n"
@@ -91,7 +91,7 @@ void ft_usage(FILE *f, const ft_command *commands, int n_commands)
             "  -q, --quiet             only errors on stderr\n"
             "  -v, --verbose           more detail on stderr\n"
             "  -h, --help              this help\n"
-            "  -V, --version           the version\n"
+            "  -V, --version           the version, then the compiler, backends, libraries and CPU features\n"
             "\n"
             "Exit status: 0 success, 1 comparison out of tolerance, 2 usage error,\n"
             "3 invalid graph or input, 4 run-time failure, 130/143 stopped by SIGINT/SIGTERM.\n"
@@ -289,7 +289,7 @@ int ft_parse_args(int argc, char **argv, const ft_command *commands, int n_comma
         case 'q': c->quiet = 1; break;
         case 'v': c->verbose = 1; break;
         case 'h': ft_usage(stdout, commands, n_commands); exit(0);
-        case 'V': printf("ftrun %s\n", FT_VERSION); exit(0);
+        case 'V': ft_print_version(stdout); exit(cli_stdout_status(0));
         case ':':
             if (optopt)
                 return usage_error("option -%c needs an argument", optopt);

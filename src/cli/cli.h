@@ -82,6 +82,10 @@ extern const char *const ft_prog; /* "ftrun", the prefix of every message */
 int ft_parse_args(int argc, char **argv, const ft_command *commands, int n_commands, ft_cli *c, const ft_command **cmd);
 /* --help's text on f: the table's synopses, then the options (args.c). */
 void ft_usage(FILE *f, const ft_command *commands, int n_commands);
+/* --version: "ftrun VERSION", then the compiler, the backends (whether the
+ * CUDA backend was built), the libraries' versions and the CPU's features
+ * (version.c). */
+void ft_print_version(FILE *f);
 /* A number in an option or variable: 0, or FT_EUSAGE after the message. */
 int cli_parse_double(const char *opt, const char *s, double *out);
 

@@ -279,10 +279,15 @@ int ft_cmd_run(const ft_cli *c)
             fprintf(stderr, "%s: warning: --%s applies to CUDA devices; running on %s without it\n", ft_prog, c->device_only[k],
                     devname);
     /* Neither -n, -w nor --duration: warm up for a fifth of the default
-     * duration, then time runs for the whole of it (numbers worth quoting). */
+     * duration, then time runs for the whole of it (numbers worth quoting).
+     * Without -w there are at least 2 warm-up runs: the first pays for
+     * one-time work (memory, JIT kernels, FFT plans), the second for the CPU
+     * convs' choice of form (FTRUN_CONV_IMPL), which times each form on a
+     * node's second run; FTRUN_DEFAULT_DURATION=0 alone is one cold run. */
     double dflt = c->given & (OB_ITER | OB_WARMUP | OB_DURATION) ? 0 : c->default_duration;
+    int warmup = c->given & OB_WARMUP ? (int)c->warmup : dflt > 0 || (c->given & (OB_ITER | OB_DURATION)) ? 2 : 0;
     ft_exec_opts eo = {
-        .warmup = (int)c->warmup,
+        .warmup = warmup,
         .warmup_s = dflt / 5,
         .iterations = (int)(c->iterations ? c->iterations : 1),
         .duration_s = dflt > 0 ? dflt : c->duration,
@@ -356,7 +361,7 @@ int ft_cmd_run(const ft_cli *c)
         goto out;
     }
     if (c->profile && !c->quiet)
-        ft_profile_print(stderr, g, &res);
+        ft_profile_print(stderr, g, &plan, &res);
     if (!c->quiet && res.n_runs >= 2)
         ft_timing_warnings(stderr, &res, (be != &ft_cpu_backend ? FT_WARN_TRANSFERS : 0) |
                                              ((c->given & OB_ITER) && !c->duration ? FT_WARN_FEW_RUNS : 0));

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../graph/cost.h"
+#include "cliutil.h"
 #include "../io/ftg.h"
 
 static int cmp_double(const void *a, const void *b)
@@ -71,7 +72,7 @@ static double total_node_ms(const ft_graph *g, const ft_run_result *r)
     return t;
 }
 
-void ft_profile_print(FILE *f, const ft_graph *g, const ft_run_result *r)
+void ft_profile_print(FILE *f, const ft_graph *g, const ft_plan *p, const ft_run_result *r)
 {
     if (!r->node_ms || r->n_runs == 0)
         return;
@@ -82,18 +83,38 @@ void ft_profile_print(FILE *f, const ft_graph *g, const ft_run_result *r)
         rows[i] = (row){i, r->node_ms[i]};
     qsort(rows, (size_t)g->n_nodes, sizeof *rows, by_time_desc);
     double total = total_node_ms(g, r);
-    fprintf(f, "ftrun: profile over %d run%s (mean per run):\n", r->n_runs, r->n_runs == 1 ? "" : "s");
-    fprintf(f, "  %-24s %-16s %10s %7s %14s %14s %9s %8s\n", "node", "op", "mean ms", "share", "flops", "bytes", "GFLOP/s",
-            "GB/s");
+    int nw = 4, ow = 2;
+    for (int i = 0; i < g->n_nodes; i++) {
+        int w = ft_text_width(g->nodes[i].name), o = (int)strlen(ft_op_name(g->nodes[i].op)) + 7 * ft_plan_is_view(g, p, &g->nodes[i]);
+        nw = w > nw ? (w < 48 ? w : 48) : nw;
+        ow = o > ow ? o : ow;
+    }
+    fprintf(f, "ftrun: profile over %d run%s (mean per run):\n  ", r->n_runs, r->n_runs == 1 ? "" : "s");
+    ft_cell(f, "node", nw, 0);
+    fprintf(f, "  ");
+    ft_cell(f, "op", ow, 0);
+    fprintf(f, " %10s %7s %14s %14s %9s %8s\n", "mean ms", "share", "flops", "bytes", "GFLOP/s", "GB/s");
     for (int k = 0; k < g->n_nodes; k++) {
         const ft_node *n = &g->nodes[rows[k].node];
         uint64_t fl, by;
         ft_node_cost(g, n, &fl, &by);
+        int view = ft_plan_is_view(g, p, n);
+        if (view)
+            by = 0;
         double mean = rows[k].ms / r->n_runs;
         double sec = mean * 1e-3;
-        fprintf(f, "  %-24s %-16s %10.4f %6.1f%% %14llu %14llu %9.2f %8.2f\n", n->name, ft_op_name(n->op), mean,
-                total > 0 ? 100.0 * rows[k].ms / total : 0.0, (unsigned long long)fl, (unsigned long long)by,
-                sec > 0 ? fl / sec * 1e-9 : 0.0, sec > 0 ? by / sec * 1e-9 : 0.0);
+        char op[64], gbs[32];
+        snprintf(op, sizeof op, "%s%s", ft_op_name(n->op), view ? " (view)" : "");
+        if (view)
+            snprintf(gbs, sizeof gbs, "-");
+        else
+            snprintf(gbs, sizeof gbs, "%.2f", sec > 0 ? by / sec * 1e-9 : 0.0);
+        fprintf(f, "  ");
+        ft_cell(f, n->name, nw, 0);
+        fprintf(f, "  ");
+        ft_cell(f, op, ow, 0);
+        fprintf(f, " %10.4f %6.1f%% %14llu %14llu %9.2f %8s\n", mean, total > 0 ? 100.0 * rows[k].ms / total : 0.0,
+                (unsigned long long)fl, (unsigned long long)by, sec > 0 ? fl / sec * 1e-9 : 0.0, gbs);
     }
     ft_stats s;
     ft_stats_compute(r->run_ms, r->n_runs, &s);
@@ -101,7 +122,7 @@ void ft_profile_print(FILE *f, const ft_graph *g, const ft_run_result *r)
     free(rows);
 }
 
-void ft_profile_json(struct cJSON *root, const ft_graph *g, const ft_run_result *r)
+void ft_profile_json(struct cJSON *root, const ft_graph *g, const ft_plan *p, const ft_run_result *r)
 {
     if (!r->node_ms || r->n_runs == 0)
         return;
@@ -114,6 +135,9 @@ void ft_profile_json(struct cJSON *root, const ft_graph *g, const ft_run_result 
         const ft_node *n = &g->nodes[i];
         uint64_t fl, by;
         ft_node_cost(g, n, &fl, &by);
+        int view = ft_plan_is_view(g, p, n);
+        if (view)
+            by = 0;
         double mean = r->node_ms[i] / r->n_runs, sec = mean * 1e-3;
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "name", n->name);
@@ -123,7 +147,11 @@ void ft_profile_json(struct cJSON *root, const ft_graph *g, const ft_run_result 
         cJSON_AddNumberToObject(o, "flops", (double)fl);
         cJSON_AddNumberToObject(o, "bytes", (double)by);
         cJSON_AddNumberToObject(o, "gflops_per_s", sec > 0 ? round(fl / sec * 1e-9 * 1e3) / 1e3 : 0.0);
-        cJSON_AddNumberToObject(o, "gbytes_per_s", sec > 0 ? round(by / sec * 1e-9 * 1e3) / 1e3 : 0.0);
+        if (view)
+            cJSON_AddNullToObject(o, "gbytes_per_s");
+        else
+            cJSON_AddNumberToObject(o, "gbytes_per_s", sec > 0 ? round(by / sec * 1e-9 * 1e3) / 1e3 : 0.0);
+        cJSON_AddBoolToObject(o, "view", view);
         cJSON_AddItemToArray(arr, o);
     }
 }
@@ -265,6 +293,20 @@ int ft_timing_warnings(FILE *f, const ft_run_result *r, unsigned what)
         fprintf(f, "ftrun: warning: unstable timings: the coefficient of variation is %.1f%% over %d runs, so the median is "
                    "known only to within %.1f%% (above 1%%); use more warm-up runs (-w), a longer --duration, or a quieter "
                    "machine\n", 100 * cv, r->n_runs, 100 * hw);
+        n++;
+    }
+    /* a heavy tail: a few runs far slower than the rest (a cold first run,
+     * page faults, another process) pull the mean away from the median,
+     * which the spread of the typical runs above does not show */
+    if (r->n_runs >= 3 && s.median > 0 && s.mean > 1.1 * s.median) {
+        char how[64];
+        if (s.mean >= 2 * s.median)
+            snprintf(how, sizeof how, "%.1f times", s.mean / s.median);
+        else
+            snprintf(how, sizeof how, "%.0f%% above", 100 * (s.mean / s.median - 1));
+        fprintf(f, "ftrun: warning: heavy tail: the mean run (%.3f ms) is %s the median (%.3f ms; slowest %.3f ms): some "
+                   "runs were much slower than the rest; quote the median, and use more warm-up runs (-w) or a longer "
+                   "--duration\n", s.mean, how, s.median, s.max);
         n++;
     }
     if ((what & FT_WARN_TRANSFERS) && r->h2d_ms + r->d2h_ms > s.median) {

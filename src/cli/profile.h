@@ -4,7 +4,7 @@
  * owns the raw numbers; these only read.
  *
  *   ft_stats s; ft_stats_compute(r.run_ms, r.n_runs, &s);   // s.median, s.p90 ...
- *   ft_profile_print(stderr, g, &r);
+ *   ft_profile_print(stderr, g, &plan, &r);
  *   int warned = ft_timing_warnings(stderr, &r, FT_WARN_FEW_RUNS);
  */
 #ifndef FT_PROFILE_H
@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "../runtime/exec.h"
+#include "../runtime/plan.h"
 
 struct cJSON;
 
@@ -24,10 +25,14 @@ typedef struct ft_stats {
 
 void ft_stats_compute(const double *ms, int n, ft_stats *s);
 
-/* Table of nodes by time: name, op, mean ms, share, FLOPs, bytes, GFLOP/s, GB/s. */
-void ft_profile_print(FILE *f, const ft_graph *g, const ft_run_result *r);
-/* Add "nodes": [...] to a timing.json object. */
-void ft_profile_json(struct cJSON *root, const ft_graph *g, const ft_run_result *r);
+/* Table of nodes by time: name, op, mean ms, share, FLOPs, bytes, GFLOP/s,
+ * GB/s, its columns as wide as their contents (names cut in the middle past
+ * 48 columns). A node that the plan p makes a view (ft_plan_is_view) moves
+ * no bytes: its op reads "reshape (view)", its bytes 0 and its GB/s "-". */
+void ft_profile_print(FILE *f, const ft_graph *g, const ft_plan *p, const ft_run_result *r);
+/* Add "nodes": [...] to a timing.json object (a view: "view" true, bytes 0,
+ * gbytes_per_s null). */
+void ft_profile_json(struct cJSON *root, const ft_graph *g, const ft_plan *p, const ft_run_result *r);
 /* Chrome trace-event JSON (complete events, microseconds) of the timed runs,
  * written to f (path names it in messages). */
 ft_status ft_trace_write(FILE *f, const char *path, const ft_graph *g, const ft_run_result *r, const char *device, ft_error *err);

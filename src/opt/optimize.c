@@ -249,8 +249,8 @@ static ft_status pass_transpose(opt *o, int *count)
 
 /* --- conv activation: relu, clip, silu or hard_swish reading a conv's
  * private output -> the conv with that "activation" (the conv's kernels apply
- * it in their output pass). The activation node becomes the conv (its name
- * and output stay); the conv node goes. -------------------------------------- */
+ * it in their output pass). The activation node becomes the conv (its output
+ * stays; its name is the conv's + "+relu", see absorb); the conv node goes. -- */
 static const char *conv_act_name(ft_op op)
 {
     return op == FT_OP_RELU ? "relu" : op == FT_OP_CLIP ? "clip" : op == FT_OP_SILU ? "silu"
@@ -259,11 +259,22 @@ static const char *conv_act_name(ft_op op)
 
 /* The fusions below: the later node k takes producer node p's op, attributes
  * and inputs (plus `extra`, -1 for none, for which p's input array has room),
- * keeping its own name and output; k's own input slots go and p's node goes. */
-static void absorb(opt *o, int k, int p, int extra)
+ * keeping its own output; k's own input slots go and p's node goes. The node
+ * is named after p, the anchor, with k's op after a '+' ("/conv1/Conv+relu",
+ * "fc1+add+relu"), so that profiles and messages name the node whose work it
+ * does and say what was fused into it. -1 when out of memory. */
+static int absorb(opt *o, int k, int p, int extra)
 {
     ft_graph *g = o->g;
     ft_node *a = &g->nodes[k], *mm = &g->nodes[p];
+    const char *op = ft_op_name(a->op);
+    size_t len = strlen(mm->name) + strlen(op) + 2;
+    char *name = ft_malloc(len);
+    if (!name)
+        return -1;
+    snprintf(name, len, "%s+%s", mm->name, op);
+    free(a->name);
+    a->name = name;
     opt_kill(o, p);
     for (int i = 0; i < a->n_in; i++)
         if (a->in[i] >= 0)
@@ -279,6 +290,7 @@ static void absorb(opt *o, int k, int p, int extra)
     mm->in = NULL, mm->n_in = 0, mm->attrs = NULL;
     if (extra >= 0)
         a->in[a->n_in++] = extra;
+    return 0;
 }
 
 static ft_status pass_conv_act(opt *o, int *count)
@@ -298,7 +310,8 @@ static ft_status pass_conv_act(opt *o, int *count)
             lo = ft_attr(a, "min")->f;
             hi = ft_attr(a, "max")->f;
         }
-        absorb(o, k, c, -1);
+        if (absorb(o, k, c, -1))
+            return opt_oom(o);
         ft_attr_val *av = opt_attr(a, "activation");
         free(av->s);
         if (!(av->s = ft_strdup(name)))
@@ -319,7 +332,8 @@ static ft_status pass_conv_act(opt *o, int *count)
  * output must be private, its activation none and it have no sum; w and b
  * (when given) constants that only this conv reads, as they are rewritten in
  * place; without b, beta's tensor becomes the bias when only the batch_norm
- * reads it. The batch_norm node becomes the conv (its name and output stay).
+ * reads it. The batch_norm node becomes the conv (its output stays, its name
+ * is the conv's + "+batch_norm").
  * Runs first, so that conv_add and conv_act then find the conv. ------------- */
 static int bn_param(const opt *o, int t, ft_dtype dt, int64_t m)
 {
@@ -379,7 +393,8 @@ static ft_status pass_bn_fold(opt *o, int *count)
             g->tensors[beta].n_readers++;
         }
         ft_tensor_set_value(&g->tensors[b], nb, (size_t)M * es);
-        absorb(o, k, c, -1);
+        if (absorb(o, k, c, -1))
+            return opt_oom(o);
         ++*count;
     }
     return FT_OK;
@@ -420,7 +435,8 @@ static ft_status pass_conv_add(opt *o, int *count)
         for (int i = cv->n_in; i < 3; i++)
             in[i] = -1;
         cv->in = in, cv->n_in = 3;
-        absorb(o, k, c, r);
+        if (absorb(o, k, c, r))
+            return opt_oom(o);
         ++*count;
     }
     return FT_OK;
@@ -430,8 +446,9 @@ static ft_status pass_conv_add(opt *o, int *count)
  * output -> the matmul with that bias (input 2); then relu or gelu reading a
  * matmul's or gemm's private output -> the product with that "activation"
  * (params.h ft_mm_act; the kernels apply both to the product's output as it
- * is made). As conv_act, the later node becomes the product (its name and
- * output stay) and the product's node goes. --------------------------------- */
+ * is made). As conv_act, the later node becomes the product (its output
+ * stays, its name is the product's + "+add" or "+relu") and the product's
+ * node goes. ------------------------------------------------------------------ */
 
 static ft_status pass_matmul_epi(opt *o, int *count)
 {
@@ -452,7 +469,8 @@ static ft_status pass_matmul_epi(opt *o, int *count)
             if (!in)
                 return opt_oom(o);
             g->nodes[m].in = in;
-            absorb(o, k, m, b);
+            if (absorb(o, k, m, b))
+                return opt_oom(o);
             ++*count;
             break;
         }
@@ -468,7 +486,8 @@ static ft_status pass_matmul_epi(opt *o, int *count)
             continue;
         const char *approx = op == FT_OP_GELU ? ft_attr(&g->nodes[k], "approximate")->s : NULL;
         const char *name = op == FT_OP_RELU ? "relu" : approx && strcmp(approx, "tanh") == 0 ? "gelu_tanh" : "gelu";
-        absorb(o, k, m, -1);
+        if (absorb(o, k, m, -1))
+            return opt_oom(o);
         ft_attr_val *av = opt_attr(&g->nodes[k], "activation");
         free(av->s);
         if (!(av->s = ft_strdup(name)))

@@ -50,17 +50,17 @@ load helpers
     [ ! -e "$T/ftrun-out" ]
 }
 
-@test "--version prints 'ftrun 0.1.0' on stdout, exit 0" {
+@test "--version prints 'ftrun 0.1.0' on stdout as its first line, exit 0" {
     run --separate-stderr "$FTRUN" --version
     status_is 0
-    [ "$output" = "ftrun 0.1.0" ]
+    [ "${lines[0]}" = "ftrun 0.1.0" ]
     [ -z "$stderr" ]
 }
 
-@test "-V prints 'ftrun 0.1.0' on stdout, exit 0" {
+@test "-V prints 'ftrun 0.1.0' on stdout as its first line, exit 0" {
     run --separate-stderr "$FTRUN" -V
     status_is 0
-    [ "$output" = "ftrun 0.1.0" ]
+    [ "${lines[0]}" = "ftrun 0.1.0" ]
     [ -z "$stderr" ]
 }
 

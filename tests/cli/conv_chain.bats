@@ -75,7 +75,7 @@ simd() {
     [[ "${lines[2]}" =~ "input blocked, sum blocked (copy), output blocked" ]]
     [[ "${lines[3]}" =~ "input blocked, output plain" ]]
     # each line names the candidates' times and the pick
-    [[ "${lines[1]}" =~ ^ftrun:\ conv\ \'Clip_[0-9]+\':\ (plain|blocked|native)\ \(.*blocked\ [0-9.]+\ ms.*native\ [0-9.]+\ ms\) ]]
+    [[ "${lines[1]}" =~ ^ftrun:\ conv\ \'Conv_[0-9]+\+clip\':\ (plain|blocked|native)\ \(.*blocked\ [0-9.]+\ ms.*native\ [0-9.]+\ ms\) ]]
     run log mbv2 -O0
     # -O0: the activations and the add are nodes of their own, so every
     # conv's output has a reader that is not a conv
@@ -259,7 +259,7 @@ for i, o in enumerate(["y", "z"]):
     # the second conv's sum (x's blocked copy) is src1 of a binary add in the
     # dst layout, and no sum post-op; the first conv, without a sum, runs the
     # blocked form
-    run env ONEDNN_VERBOSE=1 FTRUN_CONV_LOG=1 FTRUN_CONV_IMPL=blocked-add "$FTRUN" "$T/res.onnx" -i x=x.npy -o o --threads 1 -n 2 --expect want --rtol 1e-4 --atol 1e-4
+    run env ONEDNN_VERBOSE=1 FTRUN_CONV_LOG=1 FTRUN_CONV_IMPL=blocked-add "$FTRUN" "$T/res.onnx" -i x=x.npy -o o --threads 1 -w 0 -n 2 --expect want --rtol 1e-4 --atol 1e-4
     echo "$output"
     [ "$status" -eq 0 ]
     # (src1's tag is the dst layout oneDNN picked for this ISA: acdb with
@@ -267,10 +267,10 @@ for i, o in enumerate(["y", "z"]):
     [ "$(grep -Ec '^onednn_verbose,exec,cpu,convolution.*attr-post-ops:binary_add:f32:[0-9]*:(acdb|aBcd8b|aBcd16b)\+eltwise_relu' <<< "$output")" -eq 2 ]
     [ "$(grep -c '^onednn_verbose,exec,cpu,convolution.*attr-post-ops:eltwise_relu' <<< "$output")" -eq 2 ]
     [ "$(grep -c 'sum' <<< "$(grep '^onednn_verbose,exec,cpu,convolution' <<< "$output")")" -eq 0 ]
-    [[ "$output" =~ "conv 'Relu_1': blocked (forced by FTRUN_CONV_IMPL)" ]]
-    [[ "$output" =~ "conv 'Relu_4': blocked-add (forced by FTRUN_CONV_IMPL)" ]]
+    [[ "$output" =~ "conv 'Conv_0+relu': blocked (forced by FTRUN_CONV_IMPL)" ]]
+    [[ "$output" =~ "conv 'Conv_2+add+relu': blocked-add (forced by FTRUN_CONV_IMPL)" ]]
     # without it, the sum post-op reads what was copied into dst
-    run env ONEDNN_VERBOSE=1 FTRUN_CONV_IMPL=blocked "$FTRUN" "$T/res.onnx" -i x=x.npy -o o --threads 1 -n 2 -q
+    run env ONEDNN_VERBOSE=1 FTRUN_CONV_IMPL=blocked "$FTRUN" "$T/res.onnx" -i x=x.npy -o o --threads 1 -w 0 -n 2 -q
     [ "$(grep -c '^onednn_verbose,exec,cpu,convolution.*attr-post-ops:sum+eltwise_relu' <<< "$output")" -eq 2 ]
     # the pick times it beside the others on a residual conv
     run log res

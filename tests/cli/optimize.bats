@@ -485,10 +485,15 @@ EOF
         else
             [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, matmul_epi 0, dead 0" ]
         fi
-        # one node, the activation's name, a conv
+        # one node, a conv named after the conv with the activation fused into it
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ nodes:\ 1, ]]
-        [[ "$output" =~ act\ +conv ]]
+        case $k in
+        conv_silu) [[ "$output" =~ conv\+silu\ +conv ]] ;;
+        conv_hardswish) [[ "$output" =~ conv\+hard_swish\ +conv ]] ;;
+        conv_relu) [[ "$output" =~ conv\+relu\ +conv ]] ;;
+        *) [[ "$output" =~ conv\+clip\ +conv ]] ;;
+        esac
         same $k
     done
     # the fused graph written out carries the activation and runs the same
@@ -583,10 +588,15 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
         *) want="gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 1," ;;
         esac
         [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, $want dead 0" ]
-        # one node, the last node's name, the product
+        # one node, the product, named after it with the ops fused into it
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ nodes:\ 1, ]]
-        if [ $k = gemm_relu ]; then [[ "$output" =~ act\ +gemm ]]; elif [ $k = mm_bias ]; then [[ "$output" =~ bias\ +matmul ]]; else [[ "$output" =~ act\ +matmul ]]; fi
+        case $k in
+        gemm_relu) [[ "$output" =~ fc\+relu\ +gemm ]] ;;
+        mm_bias) [[ "$output" =~ mm\+add\ +matmul ]] ;;
+        mm_bias_gelu) [[ "$output" =~ mm\+add\+gelu\ +matmul ]] ;;
+        *) [[ "$output" =~ mm\+add\+relu\ +matmul ]] ;;
+        esac
         same $k
     done
     # the fused graph written out carries the bias input and the activation, and runs the same

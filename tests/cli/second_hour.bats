@@ -363,3 +363,149 @@ onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), "r.onnx")'
     run "$FTRUN" convert r.onnx -o r.json --dim batch=3 -q
     status_is 0
 }
+
+# --- 5. warm-up, heavy tails, runs per second ---------------------------------------
+
+@test "-n without -w: 2 warm-up runs first (timing.json says so); -w 0 times the cold run, and a heavy tail is warned about" {
+    run --separate-stderr "$FTRUN" "$GRAPHS/mlp.json" -n 12 --threads 1 -o o --format none
+    status_is 0
+    [ "$(jget o/timing.json 'd["warmup"], d["iterations"]')" = "2 12" ]
+    run --separate-stderr "$FTRUN" "$GRAPHS/mlp.json" --duration 0.1 --threads 1 -o o2 --format none
+    [ "$(jget o2/timing.json 'd["warmup"]')" = 2 ]
+    # the cold run (library start-up, JIT kernels) is many times the others:
+    # the mean is far from the median, which the spread rule alone misses
+    run --separate-stderr "$FTRUN" "$GRAPHS/mlp.json" -w 0 -n 12 --threads 1 -o o3 --format none
+    status_is 0
+    [ "$(jget o3/timing.json 'd["warmup"]')" = 0 ]
+    py 'r = json.load(open("o3/timing.json"))["run_ms"]; assert r["mean"] > 1.1 * r["median"], r'
+    [[ "$stderr" =~ "ftrun: warning: heavy tail: the mean run ("[0-9.]+" ms) is "[0-9.]+" times the median ("[0-9.]+" ms; slowest "[0-9.]+" ms)" ]]
+    # runs per second at the median
+    line=$(printf '%s\n' "$stderr" | grep '^ftrun: mlp:')
+    [[ "$line" =~ "12 runs ("([0-9.]+)"/s): min "[0-9.]+", median "([0-9.]+)", mean" ]]
+    py 'rate, med = map(float, sys.argv[1:]); assert abs(rate - 1e3 / med) <= 0.01 * rate + 0.1, (rate, med)' \
+        "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+}
+
+# --- 6. machine-readable output --------------------------------------------------
+
+@test "--version: the version first, then the compiler, the backends, the libraries' versions and the CPU's features" {
+    run --separate-stderr "$FTRUN" --version
+    status_is 0
+    [ "${lines[0]}" = "ftrun 0.1.0" ]
+    [[ "${lines[1]}" =~ ^compiler:\ (gcc|clang)\ [0-9] ]]
+    [[ "${lines[2]}" =~ ^backends:\ cpu\;\ cuda ]]
+    [[ "${lines[3]}" =~ ^libraries:\ oneDNN\ [0-9]+\.[0-9]+\.[0-9]+,\ OpenBLAS\ [0-9.]+.*,\ FFTW\ 3\.[0-9.]+.*,\ protobuf-c\ [0-9.]+,\ cJSON\ [0-9.]+,\ zlib\ [0-9.]+$ ]]
+    [[ "${lines[4]}" =~ ^cpu:\ (AVX-512|AVX2|no\ AVX2).*oneDNN\ uses\ [a-z0-9_]+,\ OpenBLAS\ [A-Za-z0-9]+\ kernels$ ]]
+    # the versions are those the libraries report
+    v=$("$PYTHON" -c 'import zlib; print(zlib.ZLIB_RUNTIME_VERSION)')
+    [[ "${lines[3]}" == *"zlib $v"* ]]
+    # whether the CUDA backend was built: the file beside the binary
+    FTRUN_CUDA_BACKEND=$T/none.so run "$FTRUN" -V
+    [ "${lines[2]}" = "backends: cpu; cuda not built (no $T/none.so)" ]
+}
+
+@test "--json: info, ops, ops --onnx and devices print one JSON document with a schema key; test --json its report" {
+    run --separate-stderr "$FTRUN" info "$GRAPHS/mlp.json" --json
+    status_is 0
+    py 'd = json.loads(sys.argv[1]); assert d["schema"] == "ftrun-info/1" and d["ftrun_version"] == "0.1.0", d
+assert d["graph"]["name"] == "mlp" and d["inputs"][0] == {"name": "x", "dtype": "f32", "shape": [32, 256], "value_from": "init"}, d
+assert d["outputs"][0]["shape"] == [32, 10] and d["optimizer"]["level"] == 2 and d["optimizer"]["passes"]["matmul_epi"] == 3, d
+assert sum(n["flops"] for n in d["nodes"]) == d["totals"]["flops"] and d["memory"]["weights_bytes"] > 0, d
+assert all(set(n) == {"index", "name", "op", "inputs", "outputs", "flops", "bytes", "view"} for n in d["nodes"]), d' "$output"
+    run --separate-stderr "$FTRUN" ops --json
+    status_is 0
+    py 'd = json.loads(sys.argv[1]); assert d["schema"] == "ftrun-ops/1" and "cpu" in d["backends"], d.keys()
+m = {o["op"]: o for o in d["ops"]}
+assert m["matmul"]["available"] and "f32" in m["matmul"]["backends"]["cpu"] and "f32" in m["matmul"]["format"], m["matmul"]' "$output"
+    run --separate-stderr "$FTRUN" ops --onnx --json
+    status_is 0
+    py 'd = json.loads(sys.argv[1]); assert d["schema"] == "ftrun-onnx-ops/1", d.keys()
+m = {o["op_type"]: o["status"] for o in d["operators"]}
+assert m["Conv"] == "mapped" and m["Shape"] == "folded" and d["counts"]["operators"] == len(m), d["counts"]' "$output"
+    run --separate-stderr "$FTRUN" devices --json
+    status_is 0
+    py 'd = json.loads(sys.argv[1]); assert d["schema"] == "ftrun-devices/1", d
+assert d["cpu"]["threads"] >= 1 and isinstance(d["cuda"]["devices"], list) and "path" in d["cuda"]["backend"], d
+assert (d["cuda"]["none"] is None) == (len(d["cuda"]["devices"]) > 0), d' "$output"
+    suite6 s
+    run --separate-stderr "$FTRUN" test s --json --exclude c6
+    status_is 1
+    py 'd = json.loads(sys.argv[1]); assert d["schema"] == "ftrun-test/1", d
+assert d["counts"] == {"cases": 6, "passed": 4, "failed": 1, "unsupported": 0, "skipped": 1}, d["counts"]
+st = {c["name"]: c["status"] for c in d["cases"]}
+assert st["s/c3"] == "fail" and st["s/c6"] == "skipped" and st["s/c1"] == "pass", st
+assert "out of tolerance" in [c for c in d["cases"] if c["name"] == "s/c3"][0]["message"], d' "$output"
+}
+
+# --- 7. fused node names, long names, views ----------------------------------------
+
+@test "fused nodes are named after the node they went into, with the ops fused into it: info, --profile, --trace" {
+    run "$FTRUN" info "$GRAPHS/mlp.json"
+    status_is 0
+    # fc1 (matmul) + fc1_bias (add) + act1 (relu); fc2 + fc2_bias
+    [[ "$output" =~ "fc1+add+relu  "\ *"matmul" ]]
+    [[ "$output" =~ "fc2+add  "\ *"matmul" ]]
+    [[ "$output" != *"act1"* ]]
+    run --separate-stderr "$FTRUN" "$GRAPHS/mlp.json" -n 3 --profile --trace tr.json -o o
+    status_is 0
+    [[ "$stderr" =~ "fc1+add+relu  "\ *"matmul" ]]
+    py 'd = json.load(open("o/timing.json")); assert [n["name"] for n in d["nodes"]] == ["fc1+add+relu", "fc2+add", "classify"], d["nodes"]
+t = json.load(open("tr.json")); assert {e["name"] for e in t["traceEvents"] if e.get("tid") == 2} == {"fc1+add+relu", "fc2+add", "classify"}'
+    # -O0 keeps the file's names
+    run "$FTRUN" info "$GRAPHS/mlp.json" -O0
+    [[ "$output" =~ "act1  "\ *"relu" ]]
+}
+
+@test "long node names: info's and --profile's columns stay aligned, names cut in the middle with ..." {
+    py 'long = "/model/encoder/layers.11/self_attention/output_projection/dense/MatMul_with_a_very_long_onnx_name_" 
+g = {"ftrun": 1, "name": "long", "tensors": {"x": {"dtype": "f32", "shape": [4, 8], "init": {"fill": 1}}},
+     "inputs": ["x"], "outputs": ["y"],
+     "nodes": [{"name": long + "1", "op": "neg", "inputs": ["x"], "outputs": ["a"]},
+               {"name": "short", "op": "exp", "inputs": ["a"], "outputs": ["b"]},
+               {"name": long + "2_end", "op": "abs", "inputs": ["b"], "outputs": ["y"]}]}
+json.dump(g, open("long.json", "w"))'
+    run "$FTRUN" info long.json -O0
+    status_is 0
+    rows=$(printf '%s\n' "$output" | sed -n '/^nodes (execution order):/,/^  total:/p' | sed '1d;$d')
+    # every row puts the op column at the same place, and the cut names keep their ends
+    py 'rows = sys.argv[1].split("\n"); assert len(rows) == 4, rows
+col = {r.index(op) for r, op in zip(rows, ["op", "neg", "exp", "abs"])}
+assert len(col) == 1, rows
+assert "..." in rows[1] and rows[1].split()[1].startswith("/model/encoder") and rows[3].split()[1].endswith("2_end"), rows
+assert max(len(r) for r in rows) < 170, rows' "$rows"
+    run --separate-stderr "$FTRUN" long.json -O0 -n 2 --profile -o o
+    status_is 0
+    rows=$(printf '%s\n' "$stderr" | sed -n '/^ftrun: profile over/,/^  nodes sum/p' | sed '1d;$d')
+    # the header and every row end at the same column (GB/s right-aligned)
+    py 'rows = sys.argv[1].split("\n"); assert len(rows) == 4, rows
+assert rows[0].endswith("GB/s") and len({len(r) for r in rows}) == 1, rows
+assert all("..." in r for r in rows if "model" in r), rows' "$rows"
+}
+
+@test "a reshape that the plan makes a view copies nothing: no bytes, no bandwidth in info, --profile and timing.json" {
+    graph v.json <<'EOG'
+{"ftrun": 1, "name": "v", "tensors": {"x": {"dtype": "f32", "shape": [64, 64], "init": {"fill": 2}}},
+ "inputs": ["x"], "outputs": ["y"],
+ "nodes": [{"name": "a", "op": "neg", "inputs": ["x"], "outputs": ["n"]},
+           {"name": "flat", "op": "reshape", "inputs": ["n"], "outputs": ["r"], "attrs": {"shape": [4096]}},
+           {"name": "b", "op": "exp", "inputs": ["r"], "outputs": ["y"]}]}
+EOG
+    run "$FTRUN" info v.json
+    status_is 0
+    [[ "$output" =~ "flat  reshape (view)  r f32[4096]"\ +"0"\ +"0" ]]
+    run --separate-stderr "$FTRUN" v.json -n 3 --profile -o o
+    status_is 0
+    [[ "$stderr" =~ "flat  reshape (view)"\ +[0-9.]+\ +[0-9.]+%\ +0\ +0\ +[0-9.]+\ +- ]]
+    py 'n = {x["name"]: x for x in json.load(open("o/timing.json"))["nodes"]}
+assert n["flat"]["view"] is True and n["flat"]["bytes"] == 0 and n["flat"]["gbytes_per_s"] is None, n["flat"]
+assert n["a"]["view"] is False and n["a"]["gbytes_per_s"] is not None, n["a"]'
+    # a reshape of the graph's input copies (the input keeps its bytes)
+    graph w.json <<'EOG'
+{"ftrun": 1, "name": "w", "tensors": {"x": {"dtype": "f32", "shape": [8, 8], "init": {"fill": 2}}},
+ "inputs": ["x"], "outputs": ["y"],
+ "nodes": [{"name": "flat", "op": "reshape", "inputs": ["x"], "outputs": ["r"], "attrs": {"shape": [64]}},
+           {"name": "b", "op": "exp", "inputs": ["r"], "outputs": ["y"]}]}
+EOG
+    run "$FTRUN" info w.json
+    [[ "$output" =~ "flat  reshape  r f32[64]"\ +"0"\ +"512" ]]
+}

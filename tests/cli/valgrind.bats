@@ -49,7 +49,7 @@ vg_graph() {
     local g=$1 args
     [ -f "$g" ] || { echo "missing example graph $g"; return 1; }
     mapfile -t args < <(feed_args "$g")
-    run vg "$FTRUN" "$g" --threads 1 -n 1 -q -o "$T/out-$(basename "$g" .json)" "${args[@]}"
+    run vg "$FTRUN" "$g" --threads 1 -w 0 -n 1 -q -o "$T/out-$(basename "$g" .json)" "${args[@]}"
     if [ "$status" -ne 0 ]; then
         echo "$g: exit $status"
         printf '%s\n' "$output"
@@ -138,7 +138,7 @@ setup() {
             "attrs": {"group": 2, "activation": "clip", "activation_min": 0, "activation_max": 6}}]}
 EOF2
     for impl in auto native plain blocked blocked-add; do
-        FTRUN_CONV_IMPL=$impl run vg "$FTRUN" "$T/conv.json" --threads 1 -n 2 -q -o "$T/o_$impl"
+        FTRUN_CONV_IMPL=$impl run vg "$FTRUN" "$T/conv.json" --threads 1 -w 0 -n 2 -q -o "$T/o_$impl"
         if [ "$status" -ne 0 ]; then
             echo "FTRUN_CONV_IMPL=$impl: exit $status"
             printf '%s\n' "$output"
@@ -169,7 +169,7 @@ assert all(np.allclose(a[0], b, rtol=1e-5, atol=1e-6) for b in a[1:])' "$T"
            {"name": "fc3", "op": "matmul", "inputs": ["a3", "y2"], "outputs": ["y3"]}]}
 EOF2
     for impl in blas dnnl; do
-        FTRUN_MATMUL_IMPL=$impl run vg "$FTRUN" "$T/mmd.json" --threads 1 -n 2 -q -o "$T/o_$impl"
+        FTRUN_MATMUL_IMPL=$impl run vg "$FTRUN" "$T/mmd.json" --threads 1 -w 0 -n 2 -q -o "$T/o_$impl"
         if [ "$status" -ne 0 ]; then
             echo "FTRUN_MATMUL_IMPL=$impl: exit $status"
             printf '%s\n' "$output"
