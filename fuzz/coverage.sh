@@ -28,8 +28,13 @@ if [ ${#dirs[@]} -eq 0 ]; then
 fi
 rm -f "$build"/run-*.profraw "$build/run.profdata"
 echo "fuzz-coverage: running $build/fuzz_run over ${dirs[*]}"
-# -runs=0: every file once, no fuzzing; one thread, as in the campaigns
-OMP_NUM_THREADS=1 LLVM_PROFILE_FILE="$build/run-%p.profraw" "$build/fuzz_run" -runs=0 -timeout=30 -rss_limit_mb=4096 \
+# -runs=0: every file once, no fuzzing. No sanitizer makes large allocations
+# fail here (fuzz_common.h): a 2 GiB address space does, so that a graph
+# declaring gigabytes meets "out of memory" instead of filling the machine
+# (OpenBLAS, which reserves buffers per thread when it loads, gets the 3
+# threads a run may use at most).
+ulimit -v 2097152
+OPENBLAS_NUM_THREADS=3 OMP_NUM_THREADS=1 LLVM_PROFILE_FILE="$build/run-%p.profraw" "$build/fuzz_run" -runs=0 -timeout=30 -rss_limit_mb=4096 \
     "${dirs[@]}" >"$build/run.log" 2>&1 || { tail -20 "$build/run.log" >&2; exit 1; }
 grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)" "$build/run.log" | tail -1
 "$profdata" merge -sparse "$build"/run-*.profraw -o "$build/run.profdata"
