@@ -18,7 +18,8 @@ typedef struct {
     const void *data;
     int summarise, width, prec;
     int sci;        /* floats in scientific notation (NumPy's choice for the whole array) */
-    int digits;     /* sci: mantissa digits after the point, the same for every value */
+    int digits;     /* sci: mantissa digits after the point, the same for every value (-1 while measuring) */
+    int expw;       /* sci: digits of every exponent (at least 2) */
     int intw, fracw; /* fixed: widths before and after the point, to align the points */
     int col;     /* column of the cursor on the current line */
     int pending; /* spaces that pad the last value: written unless the line wraps */
@@ -45,6 +46,122 @@ static int same_in_dtype(ft_dtype dt, double x, double v)
     return x == v;
 }
 
+/* The shortest significant digits that give v (finite) back in its dtype, as
+ * NumPy's unique repr finds them: into dig (no sign, no point) with e, the
+ * decimal exponent of the first digit. Returns the number of digits. */
+static int shortest(ft_dtype dt, double v, char *dig, int *e)
+{
+    char t[64];
+    double a = fabs(v);
+    for (int k = 0; k <= 17; k++) {
+        snprintf(t, sizeof t, "%.*e", k, a);
+        if (same_in_dtype(dt, v < 0 ? -strtod(t, NULL) : strtod(t, NULL), v))
+            break;
+        /* at a power of two the gap below is half the gap above: the k-digit
+         * string one up from the rounded one may be the shortest that gives
+         * v back (a float16 0.015625 is "1.563e-02"), as NumPy finds it */
+        char u[64], m[24];
+        int x, len = 0;
+        for (const char *q = t; *q && *q != 'e'; q++)
+            if (*q >= '0' && *q <= '9')
+                m[len++] = *q;
+        m[len] = 0;
+        x = atoi(strchr(t, 'e') + 1);
+        int i = len - 1;
+        while (i >= 0 && m[i] == '9')
+            m[i--] = '0';
+        if (i < 0)
+            continue; /* 9.99 up is 10.0: a shorter string, tried before */
+        m[i]++;
+        snprintf(u, sizeof u, "%c.%se%d", m[0], m + 1, x);
+        if (same_in_dtype(dt, v < 0 ? -strtod(u, NULL) : strtod(u, NULL), v)) {
+            snprintf(t, sizeof t, "%s", u);
+            break;
+        }
+    }
+    int n = 0;
+    const char *q = t;
+    for (; *q && *q != 'e'; q++)
+        if (*q >= '0' && *q <= '9')
+            dig[n++] = *q;
+    dig[n] = 0;
+    *e = *q == 'e' ? atoi(q + 1) : 0;
+    while (n > 1 && dig[n - 1] == '0') /* "1.000e+02": one digit */
+        dig[--n] = 0;
+    return n;
+}
+
+/* v in positional notation, as NumPy's dragon4_positional(unique=True,
+ * precision=prec, trim='.'): the shortest digits, or, when they need more
+ * than prec digits after the point, the value rounded to prec digits with
+ * the trailing zeros dropped ("0.3", "2.", "65500."). prec < 0: no limit,
+ * and at least one digit after the point (a scalar: "2.0"). */
+static int positional(ft_dtype dt, double v, int prec, char *buf, size_t n)
+{
+    char dig[40];
+    int e, nd = shortest(dt, v, dig, &e);
+    int frac = nd - 1 - e > 0 ? nd - 1 - e : 0;
+    if (prec >= 0 && v == floor(v) && fabs(v) < 1e17) /* in an array a whole value's digits are exact: "60192." */
+        return snprintf(buf, n, "%.0f.", v);
+    if (prec >= 0 && frac > prec) {
+        int len = snprintf(buf, n, "%.*f", prec, v);
+        while (len > 0 && buf[len - 1] == '0')
+            buf[--len] = 0;
+        return len;
+    }
+    size_t len = (size_t)snprintf(buf, n, "%s", signbit(v) ? "-" : "");
+    if (e >= 0) {
+        for (int i = 0; i <= e && len < n - 1; i++)
+            buf[len++] = i < nd ? dig[i] : '0';
+        buf[len++] = '.';
+        for (int i = e + 1; i < nd && len < n - 1; i++)
+            buf[len++] = dig[i];
+    } else {
+        buf[len++] = '0';
+        buf[len++] = '.';
+        for (int i = 0; i < -e - 1 && len < n - 1; i++)
+            buf[len++] = '0';
+        for (int i = 0; i < nd && len < n - 1; i++)
+            buf[len++] = dig[i];
+    }
+    if (prec < 0 && buf[len - 1] == '.')
+        buf[len++] = '0';
+    buf[len] = 0;
+    return (int)len;
+}
+
+/* v in scientific notation, as NumPy's dragon4_scientific: the shortest
+ * mantissa digits (at most prec after the point, rounded and trimmed
+ * otherwise), or, with min_digits (the digits the array's longest mantissa
+ * needs), that many digits of the exact value ("8.3388013e+02" for a float32
+ * whose shortest form is 8.338801e+02), the point kept ("1.e-05") unless
+ * bare (a scalar: "1e-05"), the exponent with at least expw digits. */
+static int scientific(ft_dtype dt, double v, int prec, int min_digits, int expw, int bare, char *buf, size_t n)
+{
+    char dig[40];
+    int e, nd = shortest(dt, v, dig, &e);
+    if ((prec >= 0 && nd - 1 > prec) || nd - 1 < min_digits) {
+        char t[64];
+        snprintf(t, sizeof t, "%.*e", nd - 1 < min_digits ? min_digits : prec, fabs(v));
+        nd = 0;
+        const char *q = t;
+        for (; *q && *q != 'e'; q++)
+            if (*q >= '0' && *q <= '9')
+                dig[nd++] = *q;
+        e = atoi(q + 1);
+        while (min_digits <= 0 && nd > 1 && dig[nd - 1] == '0')
+            nd--;
+        dig[nd] = 0;
+    }
+    size_t len = (size_t)snprintf(buf, n, "%s%c", signbit(v) ? "-" : "", dig[0]);
+    if (!bare || nd > 1 || min_digits > 0)
+        buf[len++] = '.';
+    for (int i = 1; i < nd || i <= min_digits; i++)
+        buf[len++] = i < nd ? dig[i] : '0';
+    snprintf(buf + len, n - len, "e%c%0*d", e < 0 ? '-' : '+', expw, e < 0 ? -e : e);
+    return (int)strlen(buf);
+}
+
 /* One value as NumPy's str() writes it: "1.5", "2." (a whole float), "nan",
  * "-inf", "True", "7". */
 static int fmt_value(const printer *p, int64_t i, char *buf, size_t n)
@@ -60,22 +177,15 @@ static int fmt_value(const printer *p, int64_t i, char *buf, size_t n)
         return snprintf(buf, n, "nan");
     if (isinf(v))
         return snprintf(buf, n, "%sinf", v < 0 ? "-" : "");
-    if (!p->sci && v == floor(v))
-        return snprintf(buf, n, "%.0f.", v);
-    if (p->sci && p->digits >= 0)
-        return snprintf(buf, n, "%.*e", p->digits, v);
-    /* the fewest digits after the point (at most prec) that give the value
-     * back in its own dtype, as NumPy's unique repr ("0.1", "1e-07") */
-    for (int k = 0; k < p->prec; k++) {
-        char t[64];
-        snprintf(t, sizeof t, p->sci ? "%.*e" : "%.*f", k, v);
-        if (same_in_dtype(p->dt, strtod(t, NULL), v)) {
-            if (!p->sci && k == 0)
-                return snprintf(buf, n, "%s.", t);
-            return snprintf(buf, n, "%s", t);
-        }
+    if (p->s->rank == 0) { /* a scalar, as NumPy's scalar str: positional from 1e-4 to below 1e16 */
+        double a = fabs(v);
+        if (a == 0 || (a >= 1e-4 && a < 1e16))
+            return positional(p->dt, v, -1, buf, n);
+        return scientific(p->dt, v, -1, 0, 2, 1, buf, n);
     }
-    return snprintf(buf, n, p->sci ? "%.*e" : "%.*f", p->prec, v);
+    if (p->sci)
+        return scientific(p->dt, v, p->prec, p->digits > 0 ? p->digits : 0, p->expw, 0, buf, n);
+    return positional(p->dt, v, p->prec, buf, n);
 }
 
 /* Digits after the point of a formatted finite value ("2." 0, "0.25" 2, "1.5e+00" 1). */
@@ -214,8 +324,10 @@ void ft_show_array(FILE *f, const char *label, ft_dtype dt, const ft_shape *s, c
     printer p = {.f = f, .dt = dt, .s = s, .data = data, .summarise = n > FT_SHOW_THRESHOLD, .width = 1, .prec = 8};
     /* NumPy writes a float array in scientific notation when its finite
      * nonzero magnitudes reach 1e8, go below 1e-4, or span more than 1e3 */
-    double amin = INFINITY, amax = 0;
+    double amin = INFINITY, amax = 0; /* over the values shown, as NumPy decides */
     for (uint64_t i = 0; i < n && is_float(dt); i++) {
+        if (!shown(&p, (int64_t)i))
+            continue;
         double v = fabs(value(dt, data, (int64_t)i));
         if (isfinite(v) && v != 0) {
             amin = v < amin ? v : amin;
@@ -232,7 +344,8 @@ void ft_show_array(FILE *f, const char *label, ft_dtype dt, const ft_shape *s, c
         return;
     }
     p.digits = -1;
-    int other = 0; /* widest non-finite value or whole */
+    p.expw = 2;
+    int other = 0, expw = 2; /* widest non-finite value or whole; widest exponent */
     for (uint64_t i = 0; i < n; i++) { /* a common width, as NumPy aligns */
         char buf[64];
         if (!shown(&p, (int64_t)i))
@@ -240,6 +353,9 @@ void ft_show_array(FILE *f, const char *label, ft_dtype dt, const ft_shape *s, c
         int w = fmt_value(&p, (int64_t)i, buf, sizeof buf);
         double v = value(dt, data, (int64_t)i);
         if (is_float(dt) && isfinite(v)) {
+            const char *ex = strchr(buf, 'e');
+            if (ex && (int)strlen(ex + 2) > expw)
+                expw = (int)strlen(ex + 2);
             int fr = frac_digits(buf);
             p.fracw = fr > p.fracw ? fr : p.fracw;
             int left = (int)(strchr(buf, '.') ? strchr(buf, '.') - buf : w);
@@ -248,8 +364,9 @@ void ft_show_array(FILE *f, const char *label, ft_dtype dt, const ft_shape *s, c
             other = w > other ? w : other;
         }
     }
-    if (is_float(dt) && p.sci) { /* every mantissa with the digits the longest needs */
+    if (is_float(dt) && p.sci) { /* every mantissa with the digits the longest needs, every exponent as wide */
         p.digits = p.fracw;
+        p.expw = expw;
         p.intw = p.fracw = 0;
         for (uint64_t i = 0; i < n; i++) {
             char buf[64];

@@ -509,3 +509,45 @@ EOG
     run "$FTRUN" info w.json
     [[ "$output" =~ "flat  reshape  r f32[64]"\ +"0"\ +"512" ]]
 }
+
+# --- 8. show and --print as NumPy's str() ------------------------------------------
+
+@test "show prints every array as NumPy's str() does: no trailing zeros it would not print, its mantissas and exponents" {
+    py 'rng = np.random.RandomState(5)
+arrays = [np.array([0.1, -0.2, -0.3, 0.4]),                    # 0.30000000000000004: "0.3", not "0.30000000"
+          np.array([1.88335386, 0.3972174, -1.15628147]),     # "0.3972174 " padded with a space
+          np.array([-5e-05, 4e-05, 1e-05], np.float32),       # "5.e-05": the point stays
+          np.array([3e-05, -2e-05, 0.0]) * (1 + 1e-16),       # 3.0000000000000004e-05: "3.e-05"
+          np.array([1e-5, 1e100]),                            # "1.e-005 1.e+100"
+          np.array([833.88013, 1.3137927, 60965.078], np.float32),  # mantissas of one width from the exact value
+          np.array([1501.0, np.inf, -67.25, -0.015625], np.float16),  # "1.563e-02": the shortest form
+          np.array([42944.0, 1.5], np.float16), np.array([60192.0], np.float16),
+          np.array(2.0), np.array(0.1, np.float32), np.array(1e-5), np.array(1.492650917123343e-07),
+          np.array(-1173123300000000.0, np.float32), np.array([np.nan, 1e-5]), np.arange(2000, dtype=np.float32) / 7]
+for k in range(120):
+    n = rng.randint(1, 12)
+    dt = [np.float32, np.float64, np.float16][k % 3]
+    kinds = [rng.randn(n), np.round(rng.randn(n) * 10, rng.randint(0, 4)), rng.randn(n) * 10.0 ** rng.randint(-8, 9),
+             rng.randint(-5, 5, n) * 10.0 ** rng.randint(-6, 10), rng.randn(n, 3) * 100]
+    with np.errstate(over="ignore"):
+        arrays.append(kinds[k % 5].astype(dt))
+for i, a in enumerate(arrays):
+    np.save("a%03d.npy" % i, a)
+json.dump([str(a) for a in arrays], open("want.json", "w"))'
+    run --separate-stderr "$FTRUN" show a*.npy
+    status_is 0
+    py 'import re
+want = json.load(open("want.json"))
+got = re.split(r"^a\d+\.npy: .*\n", sys.argv[1] + "\n", flags=re.M)[1:]
+assert len(got) == len(want), (len(got), len(want))
+bad = [(i, w, g.rstrip("\n")) for i, (w, g) in enumerate(zip(want, got)) if g.rstrip("\n") != w]
+assert not bad, bad[:5]' "$output"
+    # --print prints the same
+    graph p.json <<'EOG'
+{"ftrun": 1, "tensors": {"x": {"dtype": "f64", "shape": [4], "data": [0.1, 0.2, 0.3, 0.4]}},
+ "inputs": ["x"], "outputs": ["y"], "nodes": [{"op": "mul", "inputs": ["x", "x"], "outputs": ["y"]}]}
+EOG
+    run --separate-stderr "$FTRUN" p.json --print -o o
+    want=$("$PYTHON" -c 'import numpy as np; x = np.array([0.1, 0.2, 0.3, 0.4]); print(x * x)')
+    [ "${lines[1]}" = "$want" ]
+}
