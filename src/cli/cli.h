@@ -75,6 +75,9 @@ typedef struct ft_command {
 } ft_command;
 
 extern const char *const ft_prog; /* "ftrun", the prefix of every message */
+/* Set (atomically) by whoever prints the line of an interruption (main.c, or
+ * the handler of a second signal in cmd_run.c), so that it is printed once. */
+extern int ft_stop_reported;
 
 /* args.c: argv -> c and the command of the table (the first row, run, when
  * argv[1] names none). Returns an exit status: 0, or FT_EUSAGE after the
@@ -90,7 +93,8 @@ void ft_print_version(FILE *f);
 int cli_parse_double(const char *opt, const char *s, double *out);
 
 /* cliutil.c: */
-/* "ftrun: error: MESSAGE" on stderr; returns the error's exit status. */
+/* "ftrun: error: MESSAGE" on stderr (nothing once SIGINT or SIGTERM has
+ * stopped a run: main says that in one line); returns the error's exit status. */
 int cli_fail(const ft_error *err);
 /* rc, or FT_ERUNTIME after a message when standard output could not be written. */
 int cli_stdout_status(int rc);

@@ -80,7 +80,10 @@ const char *const ft_prog = "ftrun";
 
 int cli_fail(const ft_error *err)
 {
-    fprintf(stderr, "%s: error: %s\n", ft_prog, err->msg);
+    /* interrupted: the failure is the interruption's, which main reports
+     * in one line */
+    if (!ft_stop_signal)
+        fprintf(stderr, "%s: error: %s\n", ft_prog, err->msg);
     return err->code ? err->code : FT_ERUNTIME;
 }
 

@@ -43,6 +43,8 @@ static const int n_commands = (int)(sizeof commands / sizeof commands[0]);
 
 void ft_blas_tune(char **argv);
 
+int ft_stop_reported;
+
 int main(int argc, char **argv)
 {
     ft_blas_tune(argv); /* may execute ftrun again with better BLAS kernels */
@@ -64,8 +66,12 @@ int main(int argc, char **argv)
     if (!rc)
         rc = cmd->run(&c);
     if (ft_stop_signal) {
-        /* whatever was in flight has been removed: no partial result files */
-        fprintf(stderr, "%s: interrupted by %s; no results written\n", ft_prog, ft_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
+        /* whatever was in flight has been removed: no partial result files;
+         * the one line (the errors the interruption caused are not printed,
+         * cli_fail) */
+        if (!__atomic_exchange_n(&ft_stop_reported, 1, __ATOMIC_SEQ_CST))
+            fprintf(stderr, "%s: interrupted by %s; no results written\n", ft_prog,
+                    ft_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
         rc = 128 + ft_stop_signal;
     }
     ft_bindings_free(&bind);

@@ -100,6 +100,37 @@ static ft_status classify(const char *path, unsigned flags, out_kind *kind, char
     return (*dest = dup_str(path)) ? FT_OK : ft_err(err, FT_ERUNTIME, "out of memory");
 }
 
+/* The temporary files being written, for a second SIGINT or SIGTERM, which
+ * ends ftrun at once from its handler (ft_outfile_remove_live). A slot is
+ * filled once its name is complete and emptied before the name is freed. */
+#define LIVE_MAX 256
+static char *volatile live[LIVE_MAX];
+
+static void live_add(char *name)
+{
+    for (int i = 0; i < LIVE_MAX; i++) {
+        char *expected = NULL;
+        if (__atomic_compare_exchange_n(&live[i], &expected, name, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+            return;
+    }
+}
+
+static void live_drop(const char *name)
+{
+    for (int i = 0; name && i < LIVE_MAX; i++)
+        if (live[i] == name)
+            __atomic_store_n(&live[i], NULL, __ATOMIC_SEQ_CST);
+}
+
+void ft_outfile_remove_live(void)
+{
+    for (int i = 0; i < LIVE_MAX; i++) {
+        char *name = __atomic_load_n(&live[i], __ATOMIC_SEQ_CST);
+        if (name)
+            unlink(name);
+    }
+}
+
 /* Create DIR/.BASE.tmpXXXXXXXXXXXX exclusively (never through a link) for
  * dest; *tmp is the name (caller frees); returns the descriptor or -1. */
 static int make_tmp(const char *dest, const char *what, char **tmp, ft_error *err)
@@ -137,6 +168,7 @@ static int make_tmp(const char *dest, const char *what, char **tmp, ft_error *er
         return -1;
     }
     *tmp = name;
+    live_add(name);
     return fd;
 }
 
@@ -230,6 +262,7 @@ static void outfile_free(ft_outfile *o)
 {
     free(o->path);
     free(o->dest);
+    live_drop(o->tmp);
     free(o->tmp);
     memset(o, 0, sizeof *o);
 }
@@ -249,6 +282,7 @@ static ft_status outfile_rename(ft_outfile *o, ft_error *err)
 {
     if (o->tmp && rename(o->tmp, o->dest) != 0)
         return ft_err(err, FT_ERUNTIME, "cannot write %s: renaming %s: %s", o->path, o->tmp, strerror(errno));
+    live_drop(o->tmp);
     free(o->tmp);
     o->tmp = NULL;
     return FT_OK;

@@ -55,6 +55,9 @@ ft_status ft_outfile_close(ft_outfile *o, ft_error *err);
 ft_status ft_outfile_commit(ft_outfile *o, ft_error *err);
 /* Close, remove the temporary file, release o. */
 void ft_outfile_abort(ft_outfile *o);
+/* Remove every temporary file still being written; async-signal-safe (the
+ * handler of a second SIGINT or SIGTERM calls it before ending ftrun). */
+void ft_outfile_remove_live(void);
 /* Write text to PATH through an ft_outfile. */
 ft_status ft_outfile_write_text(const char *path, unsigned flags, const char *text, ft_error *err);
 

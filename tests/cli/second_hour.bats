@@ -551,3 +551,46 @@ EOG
     want=$("$PYTHON" -c 'import numpy as np; x = np.array([0.1, 0.2, 0.3, 0.4]); print(x * x)')
     [ "${lines[1]}" = "$want" ]
 }
+
+# --- 9. interruptions: one line ----------------------------------------------------
+
+@test "SIGINT: one line and exit 130, also under timeout (which signals twice) and with a second ^C" {
+    # one signal during timed runs
+    "$FTRUN" "$GRAPHS/transformer_block.json" --duration 20 --threads 1 -o o 2> err1 &
+    pid=$!
+    sleep 1.5
+    kill -INT $pid
+    st=0
+    wait $pid || st=$?
+    [ "$st" -eq 130 ]
+    [ "$(cat err1)" = "ftrun: interrupted by SIGINT; no results written" ]
+    # timeout sends the signal to ftrun and then to its process group: still one line
+    for k in 1 2 3; do
+        st=0
+        timeout --preserve-status -s INT 1.5 "$FTRUN" "$GRAPHS/transformer_block.json" --duration 20 --threads 1 -o o 2> err2 || st=$?
+        [ "$st" -eq 130 ]
+        [ "$(cat err2)" = "ftrun: interrupted by SIGINT; no results written" ]
+        st=0
+        timeout --preserve-status 1.5 "$FTRUN" "$GRAPHS/transformer_block.json" --duration 20 --threads 1 -o o 2> err3 || st=$?
+        [ "$st" -eq 143 ]
+        [ "$(cat err3)" = "ftrun: interrupted by SIGTERM; no results written" ]
+    done
+    # a second ^C later, while a long node runs, ends ftrun at once: one line
+    graph mm.json <<'EOG'
+{"ftrun": 1, "tensors": {"a": {"dtype": "f64", "shape": [3000, 3000], "init": {"fill": 1}}},
+ "inputs": ["a"], "outputs": ["y"], "nodes": [{"name": "mm", "op": "matmul", "inputs": ["a", "a"], "outputs": ["y"]}]}
+EOG
+    "$FTRUN" mm.json -w 0 -n 5 --threads 1 -o o4 2> err4 &
+    pid=$!
+    sleep 1.2
+    kill -INT $pid
+    sleep 0.8
+    kill -INT $pid 2> /dev/null || true
+    st=0
+    wait $pid || st=$?
+    [ "$st" -eq 130 ]
+    [ "$(wc -l < err4)" -eq 1 ]
+    grep -Eq '^ftrun: interrupted by SIGINT( \(twice: stopped at once\))?; no results written$' err4
+    [ ! -e o4/y.npy ]
+    [ -z "$(ls -A o4 2> /dev/null)" ]
+}
