@@ -138,7 +138,7 @@ static ft_status read_external(const Onnx__TensorProto *tp, const char *file, co
         else if (offset > len || len - offset < need)
             st = ft_err(err, FT_EGRAPH, "%s: %s: external data %s holds %zu bytes; the tensor needs %zu bytes at offset %llu",
                         file, what, path, len, need, (unsigned long long)offset);
-        else if (need)
+        else if (need && dst) /* dst NULL: the checks alone, before the tensor is allocated */
             memcpy(dst, buf + offset, need);
         ft_unmap_file(buf, len);
     }
@@ -147,8 +147,8 @@ static ft_status read_external(const Onnx__TensorProto *tp, const char *file, co
 }
 
 /* Values of a typed field, converted to the tensor's dtype. */
-static ft_status read_typed(const Onnx__TensorProto *tp, ft_dtype dt, uint64_t numel, unsigned char *dst, const char *file,
-                            const char *what, ft_error *err)
+static ft_status read_typed(const Onnx__TensorProto *tp, ft_dtype dt, const ft_shape *shape, uint64_t numel, unsigned char *dst,
+                            const char *file, const char *what, ft_error *err)
 {
     size_t have = 0;
     const char *field = "?";
@@ -176,9 +176,9 @@ static ft_status read_typed(const Onnx__TensorProto *tp, ft_dtype dt, uint64_t n
         break;
     }
     if (have != numel)
-        return ft_err(err, FT_EGRAPH, "%s: %s: %s holds %zu values; the shape needs %llu", file, what, field, have,
-                      (unsigned long long)numel);
-    for (uint64_t i = 0; i < numel; i++) {
+        return ft_err(err, FT_EGRAPH, "%s: %s: its dims %s need %llu values but its %s holds %zu: the model is malformed or "
+                      "truncated", file, what, ft_shape_str(shape, (char[FT_SHAPE_STR]){0}), (unsigned long long)numel, field, have);
+    for (uint64_t i = 0; dst && i < numel; i++) { /* dst NULL: the check alone */
         switch (dt) {
         case FT_F32:
             ((float *)dst)[i] = tp->float_data[i];
@@ -241,27 +241,34 @@ ft_status ft_onnx_tensor_decode(const Onnx__TensorProto *tp, const char *file, c
         return ft_err(err, FT_EGRAPH, "%s: %s of shape %s is too large (limit %llu bytes)", file, what,
                       ft_shape_str(&out->shape, s), (unsigned long long)FT_MAX_TENSOR_BYTES);
     }
+    /* the data must hold what the dims promise, checked before the bytes are
+     * allocated: dims of 40 GB over a raw_data of 16 bytes is a malformed
+     * model (exit status 3), not an out-of-memory failure */
+    int external = tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    ft_status st = FT_OK;
+    if (external)
+        st = read_external(tp, file, what, dir, allow_external, NULL, (size_t)bytes, err);
+    else if (tp->has_raw_data && tp->raw_data.len != bytes)
+        st = ft_err(err, FT_EGRAPH, "%s: %s: its dims %s (%s) need %llu bytes but its raw_data holds %zu: the model is "
+                    "malformed or truncated", file, what, ft_shape_str(&out->shape, (char[FT_SHAPE_STR]){0}),
+                    ft_dtype_name(dt), (unsigned long long)bytes, tp->raw_data.len);
+    else if (!tp->has_raw_data)
+        st = read_typed(tp, dt, &out->shape, numel, NULL, file, what, err);
+    if (st)
+        return st;
     unsigned char *data = ft_malloc(bytes ? (size_t)bytes : 1);
     if (!data)
         return ft_err(err, FT_ERUNTIME, "%s: out of memory reading %s (%llu bytes)", file, what, (unsigned long long)bytes);
-    ft_status st;
-    if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+    if (external)
         st = read_external(tp, file, what, dir, allow_external, data, (size_t)bytes, err);
     else if (tp->has_raw_data) {
-        if (tp->raw_data.len != bytes)
-            st = ft_err(err, FT_EGRAPH, "%s: %s: raw_data holds %zu bytes; %s %s needs %llu", file, what,
-                        tp->raw_data.len, ft_dtype_name(dt), ft_shape_str(&out->shape, (char[FT_SHAPE_STR]){0}),
-                        (unsigned long long)bytes);
-        else {
-            if (bytes)
-                memcpy(data, tp->raw_data.data, (size_t)bytes);
-            st = FT_OK;
-            if (dt == FT_BOOL)
-                for (uint64_t i = 0; i < numel; i++)
-                    data[i] = data[i] != 0;
-        }
+        if (bytes)
+            memcpy(data, tp->raw_data.data, (size_t)bytes);
+        if (dt == FT_BOOL)
+            for (uint64_t i = 0; i < numel; i++)
+                data[i] = data[i] != 0;
     } else
-        st = read_typed(tp, dt, numel, data, file, what, err);
+        st = read_typed(tp, dt, &out->shape, numel, data, file, what, err);
     if (st) {
         free(data);
         return st;

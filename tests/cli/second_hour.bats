@@ -594,3 +594,41 @@ EOG
     [ ! -e o4/y.npy ]
     [ -z "$(ls -A o4 2> /dev/null)" ]
 }
+
+# --- 10. an initializer that promises more bytes than it holds ----------------------
+
+@test "an ONNX initializer whose dims promise more than its data holds: exit 3 naming it, its dims and bytes, nothing allocated" {
+    if ! "$PYTHON" -c 'import onnx' 2>/dev/null; then
+        skip "needs python3-onnx"
+    fi
+    py 'from onnx import helper as h, TensorProto as P
+def model(name, t):
+    g = h.make_graph([h.make_node("MatMul", ["x", "W"], ["y"], name="mm")], "g",
+                     [h.make_tensor_value_info("x", P.FLOAT, [1, 100000])], [h.make_tensor_value_info("y", P.FLOAT, [1, 100000])], [t])
+    open(name, "wb").write(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]).SerializeToString())
+def W():
+    t = P(); t.name = "W"; t.data_type = P.FLOAT; t.dims.extend([100000, 100000]); return t
+t = W(); t.raw_data = b"\0" * 16; model("raw.onnx", t)
+t = W(); t.float_data.extend([1, 2, 3, 4]); model("typed.onnx", t)
+t = W(); t.data_location = P.EXTERNAL
+for k, v in (("location", "w.bin"), ("length", "16")):
+    e = t.external_data.add(); e.key = k; e.value = v
+model("ext.onnx", t)
+open("w.bin", "wb").write(b"\0" * 16)'
+    for cmd in run info; do
+        run --separate-stderr "$FTRUN" $cmd raw.onnx --random-inputs
+        status_is 3
+        [ "$stderr" = "ftrun: error: raw.onnx: initializer 'W': its dims [100000,100000] (f32) need 40000000000 bytes but its raw_data holds 16: the model is malformed or truncated" ]
+    done
+    run --separate-stderr "$FTRUN" typed.onnx --random-inputs
+    status_is 3
+    [[ "$stderr" == *"initializer 'W': its dims [100000,100000] need 10000000000 values but its float_data holds 4"* ]]
+    run --separate-stderr "$FTRUN" ext.onnx --random-inputs
+    status_is 3
+    [[ "$stderr" == *"initializer 'W': external data length 16 but the tensor needs 40000000000 bytes"* ]]
+    # found before any allocation: with 1 GiB of address space it is still exit 3, not out of memory
+    st=0
+    (ulimit -v 1048576; exec "$FTRUN" info raw.onnx) 2> err || st=$?
+    [ "$st" -eq 3 ]
+    grep -q "raw_data holds 16" err
+}
