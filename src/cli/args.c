@@ -92,6 +92,7 @@ void ft_usage(FILE *f, const ft_command *commands, int n_commands)
             "  -v, --verbose           more detail on stderr\n"
             "  -h, --help              this help\n"
             "  -V, --version           the version, then the compiler, backends, libraries and CPU features\n"
+            "      --json              info, ops, devices (and test): one JSON document on stdout (ftrun(1), JSON OUTPUT)\n"
             "\n"
             "Exit status: 0 success, 1 comparison out of tolerance, 2 usage error,\n"
             "3 invalid graph or input, 4 run-time failure, 130/143 stopped by SIGINT/SIGTERM.\n"

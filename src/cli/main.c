@@ -15,11 +15,12 @@ static const ft_command commands[] = {
     {"run", ft_cmd_run, ~(unsigned)OB_COMPRESS, 1, 1, "a GRAPH file",
      "[run] GRAPH [OPTIONS]   run a graph (the default command)\n"},
     {"info", ft_cmd_info, OB_EXTERNAL | OB_INPUT | OB_DIMS | OB_RANDOM | OB_OPT | OB_JSON, 1, 1, "a GRAPH file",
-     "info GRAPH              inputs, outputs, nodes with shapes, FLOPs, bytes, memory plan\n"
-     "                        (takes -i, --dim, --shape, --random-inputs to bind named dims)\n"},
+     "info GRAPH [-i NAME=FILE] [--dim NAME=N] [--shape INPUT=D0,D1,...] [-O LEVEL] [--json]\n"
+     "                        inputs, outputs, nodes with shapes, FLOPs, bytes, memory plan; named dims\n"
+     "                        left unbound are shown by name (--json: one JSON document)\n"},
     {"ops", ft_cmd_ops, OB_DEVICE | OB_ONNX | OB_JSON, 0, 0, "",
-     "ops [--device DEV]      every op with the dtypes each backend implements\n"
-     "ops --onnx              every ONNX operator and what ftrun makes of it\n"},
+     "ops [--device DEV] [--json]  every op with the dtypes each backend implements\n"
+     "ops --onnx [--json]     every ONNX operator and what ftrun makes of it\n"},
     {"devices", ft_cmd_devices, OB_JSON, 0, 0, "", "devices [--json]        the devices this machine offers\n"},
     {"pack", ft_cmd_pack, OB_OUTDIR | OB_COMPRESS | OB_SEED | OB_EXTERNAL | OB_DIMS | OB_OPT, 1, 1, "a GRAPH file",
      "pack GRAPH -o OUT.ftg [--compress]   JSON graph -> binary graph (--compress: zlib blobs; -o -: stdout)\n"},

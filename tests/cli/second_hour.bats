@@ -632,3 +632,51 @@ open("w.bin", "wb").write(b"\0" * 16)'
     [ "$st" -eq 3 ]
     grep -q "raw_data holds 16" err
 }
+
+# --- 11. the documentation says what ftrun does -------------------------------------
+
+@test "ftrun(1) SYNOPSIS: one line per form, show and test apart; info's and test's options there and in --help" {
+    syn=$(MANWIDTH=200 man -l "$MAN1" 2>/dev/null | sed -n '/^SYNOPSIS/,/^DESCRIPTION/p')
+    grep -Eq '^ +ftrun show FILE\.\.\.$' <<< "$syn"
+    grep -Eq '^ +ftrun test DIR\.\.\. +\[OPTIONS\]$' <<< "$syn"
+    line=$(grep -E '^ +ftrun +info' <<< "$syn")
+    for o in -i --dim --shape --random-inputs -O --json --allow-external-files; do
+        [[ "$line" == *"[$o"* ]] || { echo "info's synopsis lacks $o: $line" >&2; return 1; }
+    done
+    run "$FTRUN" --help
+    help=$output
+    info=$(sed -n '/ftrun info /,/ftrun ops /p' <<< "$help")
+    for o in -i --dim --shape -O --json; do [[ "$info" == *"[$o"* ]]; done
+    tst=$(sed -n '/ftrun test /,/^$/p' <<< "$help")
+    # every option of test's own --help is in the main --help's test line
+    run "$FTRUN" test --help
+    for o in $(grep -oE '^  (-[a-zA-Z], )?--[a-z-]+' <<< "$output" | grep -oE -- '--[a-z-]+$'); do
+        [ "$o" = --help ] && continue
+        case $o in --device) o=-d ;; --jobs) o=-j ;; --quiet) o=-q ;; --verbose) o=-v ;; esac
+        [[ "$tst" == *"[$o"* ]] || { echo "--help's test line lacks $o" >&2; return 1; }
+    done
+    [[ "$tst" == *"[-O LEVEL]"* ]]
+}
+
+@test "ftrun(1) DESCRIPTION: oneDNN runs the convolutions; its examples' node counts and names are those of today's optimizer" {
+    desc=$(awk '/^\.SH DESCRIPTION/{on=1; next} /^\.SH/{on=0} on' "$MAN1" | tr '\n' ' ')
+    [[ "$desc" == *"oneDNN for f32 convolutions"* ]]
+    [[ "$desc" != *"OpenBLAS for matrix products and convolutions"* ]]
+    # the summary line's example: as many nodes as a run of mlp.json reports
+    want=$(grep -oE '^ftrun: mlp: [0-9]+ nodes' "$MAN1" | head -1)
+    run --separate-stderr "$FTRUN" "$GRAPHS/mlp.json" -n 2 -o o
+    [[ "$stderr" == *"$want on cpu"* ]]
+    # the --profile example names the nodes the run has
+    for n in $(sed -n '/^ftrun: profile over/,/nodes sum to/p' "$MAN1" | awk 'NR > 2 && $1 != "nodes" && $1 != "..." {print $1}'); do
+        "$FTRUN" info "$GRAPHS/mlp.json" | grep -q "  $n  " || { echo "the profile example names $n" >&2; return 1; }
+    done
+}
+
+@test "README: the Debian packages it lists are the Makefile's, protobuf-c and libonnx-dev among them" {
+    pkgs=$(sed -n '/^DEB_PKGS :=/,/^[a-z]/p' "$ROOT/Makefile" | sed 's/DEB_PKGS :=//; s/\\//' | tr ' \t' '\n\n' | grep -E '^[a-z0-9.+-]+$' | grep -v '^deps$')
+    readme=$(tr '\n' ' ' < "$ROOT/README.md")
+    for p in $pkgs; do
+        [[ "$readme" == *"$p"* ]] || { echo "README lacks $p" >&2; return 1; }
+    done
+    [[ "$readme" == *"libprotobuf-c-dev"* && "$readme" == *"libonnx-dev"* ]]
+}
