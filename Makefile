@@ -196,13 +196,13 @@ FUZZ_BUILD := $(BUILD)/fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_FLAGS := -std=gnu11 -O1 -g -fopenmp -D_FILE_OFFSET_BITS=64 -MMD -MP -fno-omit-frame-pointer \
 	$(FUZZ_SAN) -I$(BUILD)/gen
-# The harnesses need the graph code (with the generated ONNX schema) and the
-# planner; fuzz_run also the executor, the pipeline, the CPU kernels and the
+# The harnesses need the graph code (with the generated ONNX schema), the
+# pipeline and its planner and executor; fuzz_run also the CPU kernels and the
 # CLI's input binding, with the libraries those link.
-FUZZ_SRCS := $(wildcard src/*.c src/graph/*.c src/io/*.c src/onnx/*.c src/opt/*.c) src/runtime/plan.c $(BUILD)/gen/onnx.pb-c.c
+FUZZ_PIPE_SRCS := $(wildcard src/pipeline/*.c) src/runtime/plan.c src/runtime/exec.c src/runtime/threads.c
+FUZZ_SRCS := $(wildcard src/*.c src/graph/*.c src/io/*.c src/onnx/*.c src/opt/*.c) $(FUZZ_PIPE_SRCS) $(BUILD)/gen/onnx.pb-c.c
 FUZZ_OBJS := $(FUZZ_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)
-FUZZ_RUN_SRCS := $(filter-out src/runtime/plan.c,$(wildcard src/runtime/*.c)) $(wildcard src/pipeline/*.c src/cpu/*.c) \
-	src/cli/inputs.c
+FUZZ_RUN_SRCS := $(filter-out $(FUZZ_PIPE_SRCS),$(wildcard src/runtime/*.c)) $(wildcard src/cpu/*.c) src/cli/inputs.c
 FUZZ_RUN_OBJS := $(FUZZ_RUN_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)
 $(filter-out $(FUZZ_BUILD)/obj/$(BUILD)/gen/%,$(FUZZ_OBJS) $(FUZZ_RUN_OBJS)): | $(BUILD)/gen/onnx.pb-c.h
 FUZZ_BINS := $(patsubst fuzz/fuzz_%.c,$(FUZZ_BUILD)/fuzz_%,$(wildcard fuzz/fuzz_*.c))

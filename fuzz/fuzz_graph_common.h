@@ -1,33 +1,35 @@
 /* What the graph harnesses (fuzz_json.c, fuzz_ftg.c, fuzz_onnx.c) do with a
- * graph that loaded: what `ftrun info` does (validate, optimize at the
- * default level, cost every node, plan memory); fuzz_run.c takes the same
- * steps before it runs the graph. The optimizer must turn
- * every valid graph into a valid one: a graph it makes that fails the
- * validation after it is a bug, as is a failure without a message. */
+ * graph that loaded, through the pipeline (src/pipeline/pipeline.h) as
+ * `ftrun info` does: validate, optimize at the default level, cost every
+ * node, plan memory; fuzz_run.c takes the same steps before it runs the
+ * graph. The optimizer must turn every valid graph into a valid one: a graph
+ * it makes that fails the validation after it is a bug, as is a failure
+ * without a message. */
 #ifndef FT_FUZZ_GRAPH_COMMON_H
 #define FT_FUZZ_GRAPH_COMMON_H
+
+#include <string.h>
 
 #include "graph/cost.h"
 #include "graph/graph.h"
 #include "opt/optimize.h"
+#include "pipeline/pipeline.h"
 #include "runtime/plan.h"
 
-/* Validate, then optimize at -O2: 1 when g is valid and optimized, 0 when it
- * was refused (with a message). */
-static int fz_prepare(ft_graph *g)
+/* The pipeline takes g (it is then the pipeline's, also when refused),
+ * validates it and optimizes it at -O2: 1 when p holds it valid and
+ * optimized, 0 when it was refused (with a message). */
+static int fz_prepare(ft_pipeline *p, ft_graph *g)
 {
     ft_error err = {0};
-    if (ft_graph_validate(g, &err) != FT_OK) {
-        if (!err.msg[0])
-            abort(); /* every failure must say why */
-        return 0;
-    }
-    if (ft_graph_optimize(g, FT_OPT_DEFAULT, NULL, &err) != FT_OK) {
-        if (err.code != FT_ERUNTIME || !err.msg[0])
-            abort(); /* an invalid graph made of a valid one, or no message */
-        return 0;    /* out of memory */
-    }
-    return 1;
+    ft_pipeline_opts po = {.opt_level = FT_OPT_DEFAULT};
+    if (ft_pipeline_take(p, g, &po, &err) == FT_OK)
+        return 1;
+    if (!err.msg[0] || !p->failed)
+        abort(); /* every failure must say why, and where */
+    if (!strcmp(p->failed, "optimize") && err.code != FT_ERUNTIME)
+        abort(); /* an invalid graph made of a valid one (not out of memory) */
+    return 0;
 }
 
 /* Every tensor placed by plan p (persistent or produced by a node) lies
@@ -42,23 +44,22 @@ static void fz_check_plan(const ft_graph *g, const ft_plan *p)
     }
 }
 
+/* Takes g (freed here). */
 __attribute__((unused)) static void fz_check_graph(ft_graph *g)
 {
-    if (!fz_prepare(g))
+    ft_pipeline p;
+    if (!fz_prepare(&p, g))
         return;
-    for (int k = 0; k < g->n_nodes; k++) {
+    for (int k = 0; k < p.g->n_nodes; k++) {
         uint64_t flops, bytes;
-        ft_node_cost(g, &g->nodes[g->order[k]], &flops, &bytes);
+        ft_node_cost(p.g, &p.g->nodes[p.g->order[k]], &flops, &bytes);
     }
-    ft_plan p;
     ft_error err = {0};
-    memset(&p, 0, sizeof p);
-    if (ft_plan_build(g, &p, &err) == FT_OK) {
-        fz_check_plan(g, &p);
-        ft_plan_free(&p);
-    } else if (!err.msg[0]) {
+    if (ft_pipeline_plan(&p, NULL, NULL, &err) == FT_OK)
+        fz_check_plan(p.g, &p.plan);
+    else if (!err.msg[0])
         abort();
-    }
+    ft_pipeline_free(&p);
 }
 
 #endif

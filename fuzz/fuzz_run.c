@@ -110,35 +110,32 @@ static int fz_pick_forms(uint32_t h)
 }
 
 /* Plan on the CPU backend, bind a context and run once, through the
- * pipeline as `ftrun run` does (g stays the caller's); the outputs are read
+ * pipeline as `ftrun run` does (p stays the caller's); the outputs are read
  * back. */
-static void fz_execute(const ft_graph *g, int threads)
+static void fz_execute(ft_pipeline *p, int threads)
 {
-    ft_pipeline p;
+    const ft_graph *g = p->g;
     ft_error err = {0};
-    ft_pipeline_adopt(&p, g, 0);
-    if (ft_pipeline_plan(&p, &ft_cpu_backend, NULL, &err) != FT_OK) {
+    if (ft_pipeline_plan(p, &ft_cpu_backend, NULL, &err) != FT_OK) {
         /* an op or dtype the CPU lacks is a run-time failure that names it */
-        if (!err.msg[0] || (!p.planned && err.code != FT_ERUNTIME && err.code != FT_EGRAPH))
+        if (!err.msg[0] || (!p->planned && err.code != FT_ERUNTIME && err.code != FT_EGRAPH))
             abort();
         fz_say("plan", err.msg);
-        ft_pipeline_free(&p);
         return;
     }
-    fz_check_plan(g, &p.plan);
-    if (p.plan.arena_bytes > FZ_MAX_ARENA) {
+    fz_check_plan(g, &p->plan);
+    if (p->plan.arena_bytes > FZ_MAX_ARENA) {
         fz_say("limits", "arena too big");
-        ft_pipeline_free(&p);
         return;
     }
     ft_backend_opts bo = {.threads = threads};
     ft_exec_opts eo = {.warmup = 0, .iterations = 1, .threads = threads};
     ft_run_result r = {0};
-    if (ft_pipeline_open(&p, &bo, &err) != FT_OK) {
+    if (ft_pipeline_open(p, &bo, &err) != FT_OK) {
         if (!err.msg[0])
             abort();
         fz_say("open", err.msg);
-    } else if (ft_pipeline_run(&p, &eo, &r, &err) != FT_OK) {
+    } else if (ft_pipeline_run(p, &eo, &r, &err) != FT_OK) {
         /* bad data (an index out of range) or a run-time failure, with a message */
         if ((err.code != FT_EGRAPH && err.code != FT_ERUNTIME) || !err.msg[0])
             abort();
@@ -157,7 +154,6 @@ static void fz_execute(const ft_graph *g, int threads)
         fz_say("run", "ok");
     }
     ft_run_result_free(&r);
-    ft_pipeline_free(&p);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -175,9 +171,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fprintf(stderr, "fuzz_run: FTRUN_CONV_IMPL=%s FTRUN_MATMUL_IMPL=%s --threads %d\n", c ? c : "(unset)",
                 m ? m : "(unset)", threads);
     }
-    /* loaded, validated and optimized here rather than by ft_pipeline_load,
-     * so that an optimizer turning a valid graph invalid is told from an
-     * invalid graph (fz_prepare) */
+    /* read here, then validated and optimized by the pipeline (fz_prepare),
+     * which says which step refused: an optimizer turning a valid graph
+     * invalid is told from an invalid graph */
     ft_load_opts o = {.seed_override = -1};
     ft_graph *g = NULL;
     ft_error err = {0};
@@ -187,9 +183,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fz_say("load", err.msg);
         return 0;
     }
-    if (!fz_prepare(g)) {
+    ft_pipeline p;
+    if (!fz_prepare(&p, g)) { /* g is the pipeline's from here */
         fz_say("validate", "refused");
-    } else if (!fz_small(g)) {
+        return 0;
+    }
+    g = p.g;
+    if (!fz_small(g)) {
         fz_say("limits", "too big to run");
     } else {
         ft_bindings b = {.random = 1};
@@ -198,11 +198,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
             fz_say("inputs", err.msg);
         } else {
-            fz_execute(g, threads);
+            fz_execute(&p, threads);
         }
         ft_bindings_free(&b);
     }
-    ft_graph_free(g);
+    ft_pipeline_free(&p);
     return 0;
 }
 

@@ -8,11 +8,15 @@
 /* Validates and optimizes the graph just loaded into p; on failure p is freed. */
 static ft_status finish_load(ft_pipeline *p, const ft_pipeline_opts *o, double t0, ft_error *err)
 {
+    const char *step = "validate";
     ft_status st = ft_graph_validate(p->g, err);
-    if (!st)
+    if (!st) {
+        step = "optimize";
         st = ft_graph_optimize(p->g, o->opt_level, &p->opt, err);
+    }
     if (st) {
         ft_pipeline_free(p);
+        p->failed = step;
         return st;
     }
     p->unshared = o->unshared;
@@ -25,8 +29,10 @@ ft_status ft_pipeline_load(ft_pipeline *p, const char *path, const ft_pipeline_o
     memset(p, 0, sizeof *p);
     double t0 = ft_now();
     ft_status st = ft_graph_load(path, &o->load, &p->g, err);
-    if (st)
+    if (st) {
+        p->failed = "read";
         return st;
+    }
     p->own_graph = 1;
     return finish_load(p, o, t0, err);
 }
@@ -37,8 +43,10 @@ ft_status ft_pipeline_load_mem(ft_pipeline *p, const char *name, const void *byt
     memset(p, 0, sizeof *p);
     double t0 = ft_now();
     ft_status st = ft_graph_load_mem(name, bytes, n, &o->load, &p->g, err);
-    if (st)
+    if (st) {
+        p->failed = "read";
         return st;
+    }
     p->own_graph = 1;
     return finish_load(p, o, t0, err);
 }
@@ -64,8 +72,10 @@ ft_status ft_pipeline_plan(ft_pipeline *p, const ft_backend *be, const ft_backen
     ft_status st = be ? ft_exec_check(p->g, be, fallback, err) : FT_OK;
     if (!st)
         st = p->unshared ? ft_plan_build_unshared(p->g, &p->plan, err) : ft_plan_build(p->g, &p->plan, err);
-    if (st)
+    if (st) {
+        p->failed = "plan";
         return st;
+    }
     p->planned = 1;
     p->be = be;
     p->fallback = fallback;
@@ -81,11 +91,14 @@ ft_status ft_pipeline_open(ft_pipeline *p, const ft_backend_opts *bo, ft_error *
     ft_status st = p->be->open(bo, &p->ctx, err);
     if (st) {
         p->ctx = NULL;
+        p->failed = "open";
         return st;
     }
     p->own_ctx = 1;
-    if (p->fallback && (st = p->fallback->open(bo, &p->fallback_ctx, err)))
+    if (p->fallback && (st = p->fallback->open(bo, &p->fallback_ctx, err))) {
         p->fallback_ctx = NULL;
+        p->failed = "open";
+    }
     return st;
 }
 
@@ -104,7 +117,10 @@ ft_status ft_pipeline_run(ft_pipeline *p, const ft_exec_opts *eo, ft_run_result 
     o.fallback = p->fallback;
     o.fallback_ctx = p->fallback_ctx;
     o.keep_tensors = o.keep_tensors || p->unshared;
-    return ft_exec_run(p->g, &p->plan, p->be, p->ctx, &o, r, err);
+    ft_status st = ft_exec_run(p->g, &p->plan, p->be, p->ctx, &o, r, err);
+    if (st)
+        p->failed = "run";
+    return st;
 }
 
 void ft_pipeline_free(ft_pipeline *p)

@@ -59,6 +59,9 @@ typedef struct ft_pipeline {
     ft_backend_ctx *ctx, *fallback_ctx;
     int own_ctx;          /* ctx was opened here (ft_pipeline_open), not lent (ft_pipeline_use) */
     double load_ms, plan_ms;
+    /* After a failure, the step that refused: "read", "validate",
+     * "optimize", "plan", "open" or "run" (NULL while none has). */
+    const char *failed;
 } ft_pipeline;
 
 /* Reads the graph file at path (its kind told by its first bytes: graph.h),

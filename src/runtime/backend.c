@@ -13,9 +13,3 @@ const ft_backend *ft_backend_get(const char *name, ft_error *err)
     ft_err(err, FT_EUSAGE, "no backend named '%s'", name);
     return NULL;
 }
-
-int ft_backend_supports(const ft_backend *be, ft_op op, ft_dtype dt)
-{
-    const ft_kernel *k = &be->kernels[op];
-    return k->fn != NULL && ft_dtype_in(dt, k->dtypes);
-}

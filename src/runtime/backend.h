@@ -146,7 +146,8 @@ int ft_cuda_devices(ft_device_info *out, int max, ft_error *err);
 /* Path of the CUDA backend shared object that ft_backend_get("cuda") loads
  * (or would try first). */
 const char *ft_cuda_backend_path(void);
-/* 1 if the backend implements node's op for the dtype of its input 0 (backend.c). */
+/* 1 if the backend implements node's op for the dtype of its input 0 (exec.c,
+ * beside the executor that dispatches on it). */
 int ft_backend_supports(const ft_backend *be, ft_op op, ft_dtype dt);
 
 #endif

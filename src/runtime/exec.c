@@ -27,6 +27,12 @@ double ft_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+int ft_backend_supports(const ft_backend *be, ft_op op, ft_dtype dt)
+{
+    const ft_kernel *k = &be->kernels[op];
+    return k->fn != NULL && ft_dtype_in(dt, k->dtypes);
+}
+
 ft_status ft_exec_check(const ft_graph *g, const ft_backend *be, const ft_backend *fallback, ft_error *err)
 {
     for (int k = 0; k < g->n_nodes; k++) {
