@@ -3,8 +3,8 @@
  * `ftrun run -O2 --random-inputs -n 1 -w 0 --threads T --device cpu` does: load,
  * validate, optimize, values for the inputs that have none, then plan, bind
  * and one run on the CPU backend through the pipeline (src/pipeline: the
- * kernels, oneDNN, OpenBLAS, FFTW) and the outputs read back. The other graph harnesses stop at the plan; this one runs the
- * kernels.
+ * kernels, oneDNN, OpenBLAS, FFTW) and the outputs read back. The other
+ * graph harnesses stop at the plan; this one runs the kernels.
  *
  * The input is written to the scratch folder (graph.json, graph.ftg or
  * model.onnx by its kind) and loaded from there, so "file" sources and
@@ -17,8 +17,12 @@
  * Mutation by kind: json_mutator.h for JSON, ftg_mutator.h for .ftg,
  * onnx_mutator.h for ONNX.
  *
+ * In half of the runs the tensors get their own bytes in the arena with
+ * poisoned red zones around them (fz_spread).
+ *
  * FTRUN_FUZZ_VERBOSE=1 prints why each input stopped where it did. */
 #include <omp.h>
+#include <sanitizer/asan_interface.h>
 
 #include "cli/inputs.h"
 #include "fuzz_common.h"
@@ -46,19 +50,6 @@ static void fz_say(const char *stage, const char *msg)
         fprintf(stderr, "fuzz_run: %s: %s\n", stage, msg);
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    fz_setup();
-    const char *v = getenv("FTRUN_FUZZ_VERBOSE");
-    fz_verbose = v && *v && strcmp(v, "0") != 0;
-    /* Runs have 1 to 3 threads on a machine that may have one core for the
-     * fuzzer: OpenMP threads wait without spinning (read when the runtime
-     * starts, so before the first OpenMP call). */
-    setenv("OMP_WAIT_POLICY", "passive", 0);
-    setenv("KMP_BLOCKTIME", "0", 0);
-    omp_set_num_threads(1);
-    return 0;
-}
 
 /* 1 when g is small enough to run: every tensor, the total FLOPs and bytes
  * moved, the node count. */
@@ -109,14 +100,84 @@ static int fz_pick_forms(uint32_t h)
     return 1 + (int)(h / 15 % 3);
 }
 
+/* Red zones in the arena. Tensors share one arena, so a kernel that writes
+ * past its output lands in another tensor, where AddressSanitizer sees
+ * nothing. In half of the runs (chosen by the hash) the plan gives every
+ * tensor its own bytes (ft_plan_build_unshared, as --check-nodes does) and is
+ * then spread out with FZ_REDZONE bytes before and after each tensor, which
+ * the arena allocation poisons: a kernel touching them is reported as a
+ * use-after-poison. (Without AddressSanitizer, as in the coverage build,
+ * the poisoning is a no-op.) */
+#define FZ_REDZONE 64
+
+static struct {
+    const ft_graph *g;
+    const ft_plan *plan; /* the spread plan of the run in progress, or NULL */
+    void *arena;
+    size_t bytes;
+} fz_rz;
+
+static ft_backend fz_cpu; /* ft_cpu_backend, its arena allocation watched */
+
+static ft_status fz_arena_alloc(ft_backend_ctx *c, size_t bytes, void **out, ft_error *err)
+{
+    ft_status st = ft_cpu_backend.alloc(c, bytes, out, err);
+    if (st || !fz_rz.plan || fz_rz.arena || bytes != fz_rz.plan->arena_bytes)
+        return st;
+    fz_rz.arena = *out, fz_rz.bytes = bytes;
+    ASAN_POISON_MEMORY_REGION(*out, bytes);
+    for (int t = 0; t < fz_rz.plan->n_tensors; t++)
+        ASAN_UNPOISON_MEMORY_REGION((char *)*out + fz_rz.plan->offset[t], ft_tensor_bytes(&fz_rz.g->tensors[t]));
+    return st;
+}
+
+static void fz_arena_release(ft_backend_ctx *c, void *p)
+{
+    if (p && p == fz_rz.arena) {
+        ASAN_UNPOISON_MEMORY_REGION(p, fz_rz.bytes);
+        fz_rz.arena = NULL;
+    }
+    ft_cpu_backend.release(c, p);
+}
+
+/* Lays out an unshared plan again: FZ_REDZONE bytes, then each tensor
+ * (64-byte aligned) followed by FZ_REDZONE bytes. */
+static void fz_spread(const ft_graph *g, ft_plan *p)
+{
+    uint64_t off = FZ_REDZONE;
+    for (int t = 0; t < p->n_tensors; t++) {
+        p->offset[t] = off;
+        off += (ft_tensor_bytes(&g->tensors[t]) + FT_ALIGN - 1) / FT_ALIGN * FT_ALIGN + FZ_REDZONE;
+    }
+    p->arena_bytes = off;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    fz_setup();
+    const char *v = getenv("FTRUN_FUZZ_VERBOSE");
+    fz_verbose = v && *v && strcmp(v, "0") != 0;
+    /* Runs have 1 to 3 threads on a machine that may have one core for the
+     * fuzzer: OpenMP threads wait without spinning (read when the runtime
+     * starts, so before the first OpenMP call). */
+    setenv("OMP_WAIT_POLICY", "passive", 0);
+    setenv("KMP_BLOCKTIME", "0", 0);
+    omp_set_num_threads(1);
+    fz_cpu = ft_cpu_backend;
+    fz_cpu.alloc = fz_arena_alloc;
+    fz_cpu.release = fz_arena_release;
+    return 0;
+}
+
 /* Plan on the CPU backend, bind a context and run once, through the
  * pipeline as `ftrun run` does (p stays the caller's); the outputs are read
  * back. */
-static void fz_execute(ft_pipeline *p, int threads)
+static void fz_execute(ft_pipeline *p, int threads, int redzones)
 {
     const ft_graph *g = p->g;
     ft_error err = {0};
-    if (ft_pipeline_plan(p, &ft_cpu_backend, NULL, &err) != FT_OK) {
+    p->unshared = redzones; /* read by ft_pipeline_plan (and ft_pipeline_run: every tensor copied back) */
+    if (ft_pipeline_plan(p, &fz_cpu, NULL, &err) != FT_OK) {
         /* an op or dtype the CPU lacks is a run-time failure that names it */
         if (!err.msg[0] || (!p->planned && err.code != FT_ERUNTIME && err.code != FT_EGRAPH))
             abort();
@@ -127,6 +188,10 @@ static void fz_execute(ft_pipeline *p, int threads)
     if (p->plan.arena_bytes > FZ_MAX_ARENA) {
         fz_say("limits", "arena too big");
         return;
+    }
+    if (redzones) {
+        fz_spread(g, &p->plan);
+        fz_rz.g = g, fz_rz.plan = &p->plan;
     }
     ft_backend_opts bo = {.threads = threads};
     ft_exec_opts eo = {.warmup = 0, .iterations = 1, .threads = threads};
@@ -154,6 +219,9 @@ static void fz_execute(ft_pipeline *p, int threads)
         fz_say("run", "ok");
     }
     ft_run_result_free(&r);
+    if (fz_rz.arena)
+        abort(); /* the executor released its arena */
+    fz_rz.plan = NULL;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -165,11 +233,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     char path[128];
     snprintf(path, sizeof path, "%s/%s", fz_dir, name);
-    int threads = fz_pick_forms(fz_hash(data, size));
+    uint32_t h = fz_hash(data, size);
+    int threads = fz_pick_forms(h), redzones = (int)(h / 45 % 2);
     if (fz_verbose) {
         const char *c = getenv("FTRUN_CONV_IMPL"), *m = getenv("FTRUN_MATMUL_IMPL");
-        fprintf(stderr, "fuzz_run: FTRUN_CONV_IMPL=%s FTRUN_MATMUL_IMPL=%s --threads %d\n", c ? c : "(unset)",
-                m ? m : "(unset)", threads);
+        fprintf(stderr, "fuzz_run: FTRUN_CONV_IMPL=%s FTRUN_MATMUL_IMPL=%s --threads %d%s\n", c ? c : "(unset)",
+                m ? m : "(unset)", threads, redzones ? ", unshared plan with red zones" : "");
     }
     /* read here, then validated and optimized by the pipeline (fz_prepare),
      * which says which step refused: an optimizer turning a valid graph
@@ -198,7 +267,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
             fz_say("inputs", err.msg);
         } else {
-            fz_execute(&p, threads);
+            fz_execute(&p, threads, redzones);
         }
         ft_bindings_free(&b);
     }
