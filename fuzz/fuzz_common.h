@@ -19,10 +19,13 @@
  * here so that path is exercised quickly instead of filling gigabytes and
  * tripping libFuzzer's RSS limit or -timeout. (libFuzzer's own tables take
  * some 20 MiB at start, which is why the limit is not lower.) */
+#ifndef FZ_MAX_ALLOC_MB
+#define FZ_MAX_ALLOC_MB "64" /* a harness may set its own before including this */
+#endif
 const char *__asan_default_options(void);
 const char *__asan_default_options(void)
 {
-    return "allocator_may_return_null=1:max_allocation_size_mb=64:detect_leaks=1:"
+    return "allocator_may_return_null=1:max_allocation_size_mb=" FZ_MAX_ALLOC_MB ":detect_leaks=1:"
            "handle_abort=1:print_summary=1";
 }
 

@@ -24,6 +24,12 @@
 #include <omp.h>
 #include <sanitizer/asan_interface.h>
 
+/* No graph small enough to run needs more (tensors of 4 MiB, an arena of
+ * 8 MiB, below), and a random "init" of more, generated before the reader
+ * checks the nodes, takes seconds under the sanitizers (a 52 MB one over 10 s:
+ * a timeout). */
+#define FZ_MAX_ALLOC_MB "32"
+
 #include "cli/inputs.h"
 #include "fuzz_common.h"
 #include "fuzz_graph_common.h"
