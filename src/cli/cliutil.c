@@ -77,6 +77,7 @@ int pick_device(const char *dev, int need_device, int quiet, const ft_backend **
 }
 
 const char *const ft_prog = "ftrun";
+int ft_stop_reported;
 
 int cli_fail(const ft_error *err)
 {

@@ -44,8 +44,6 @@ static const int n_commands = (int)(sizeof commands / sizeof commands[0]);
 
 void ft_blas_tune(char **argv);
 
-int ft_stop_reported;
-
 int main(int argc, char **argv)
 {
     ft_blas_tune(argv); /* may execute ftrun again with better BLAS kernels */
