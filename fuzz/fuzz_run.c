@@ -1,6 +1,6 @@
 /* libFuzzer harness: a graph in any of ftrun's formats (JSON, .ftg or ONNX,
  * told apart by their first bytes as ft_graph_load does) through what
- * `ftrun run -O2 --random-inputs -n 1 -w 0 --threads T --device cpu` does: load,
+ * `ftrun run -O2 --random-inputs -n 1 -w W --threads T --device cpu` does: load,
  * validate, optimize, values for the inputs that have none, then plan, bind
  * and one run on the CPU backend through the pipeline (src/pipeline: the
  * kernels, oneDNN, OpenBLAS, FFTW) and the outputs read back. The other
@@ -12,7 +12,7 @@
  * are skipped after planning (limits below). The forms of the CPU convs and
  * matmuls (FTRUN_CONV_IMPL, FTRUN_MATMUL_IMPL) and the thread count T (1 to
  * 3) are chosen from a hash of the input, so every form is reached and a
- * finding reproduces from its file.
+ * finding reproduces from its file; W is 1 where FTRUN_CONV_IMPL is unset.
  *
  * Mutation by kind: json_mutator.h for JSON, ftg_mutator.h for .ftg,
  * onnx_mutator.h for ONNX.
