@@ -91,7 +91,7 @@ def op_graphs():
             continue
         tmp = tempfile.mkdtemp(prefix="ftseed-")
         try:
-            path, _ = harness._graph(c, tmp)
+            path, _, _ = harness._graph(c, tmp)
             g = json.load(open(path))
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
