@@ -37,6 +37,10 @@ echo "# ONNX's own test data (libonnx-testdata) through ftrun test"
 "${cpu_env[@]}" "$PYTHON" "$here"/onnx/testdata.py 2>&1 | tee -a "$log" || status=1
 echo "# the same at -O0: the optimizer changes no verdict (its expanded-form cases run fused above)"
 "${cpu_env[@]}" FTRUN_TEST_OPT=-O0 "$PYTHON" "$here"/onnx/testdata.py 2>&1 | tee -a "$log" || status=1
+echo "# ONNX's test data at 6be0677 (IR 3-13, opsets 1-26; tests/data/onnx-testdata-6be0677) through ftrun test"
+"${cpu_env[@]}" "$here"/onnx/testdata_6be0677.sh 2>&1 | tee -a "$log" || status=1
+echo "# the same at -O0"
+"${cpu_env[@]}" FTRUN_TEST_OPT=-O0 "$here"/onnx/testdata_6be0677.sh 2>&1 | tee -a "$log" || status=1
 echo "# ONNX op mappers on newer opsets and expansions, against NumPy/PyTorch"
 "${cpu_env[@]}" "$PYTHON" "$here"/onnx/op_mappers.py 2>&1 | tee -a "$log" || status=1
 echo "# ONNX load-time folding against NumPy"

@@ -1,5 +1,5 @@
 /* CPU normalisations over a set of axes (cpu_axes_norm), in f32 and f64:
- *   lp_normalization             y = x / (sum |x|)  or  x / sqrt(sum x^2)
+ *   lp_normalization             y = x / (sum |x|)  or  x / sqrt(sum x^2)  (0 where that is 0)
  *   mean_variance_normalization  y = (x - mean) / (sqrt(mean((x - mean)^2)) + epsilon)
  * over the axes marked in n->params.reduce.red (graph/infer_math.c). The kept
  * axes index the groups; each group is normalised on its own, its statistics
@@ -71,7 +71,8 @@ static int64_t group_offset(const an_plan *p, int64_t g)
         if (!mvn) {                                                                              \
             FOR_GROUP(p, base, o, a += lp == 1 ? fabs((double)x[o]) : (double)x[o] * (double)x[o]); \
             const double norm = lp == 1 ? a : sqrt(a);                                           \
-            FOR_GROUP(p, base, o, y[o] = (T)((double)x[o] / norm));                              \
+            /* a group of zeros gives zeros (ONNX's LpNormalization), not 0 / 0 */                 \
+            FOR_GROUP(p, base, o, y[o] = norm == 0 ? (T)0 : (T)((double)x[o] / norm));          \
             return;                                                                              \
         }                                                                                        \
         FOR_GROUP(p, base, o, a += (double)x[o]);                                                \

@@ -77,7 +77,8 @@ template <class T> __global__ void __launch_bounds__(AN_BLOCK) axes_norm_kernel(
         __syncthreads();
         for (int64_t r = threadIdx.x; r < p.per; r += AN_BLOCK) {
             const int64_t o = base + decompose(r, p.nr, p.rdim, p.rstr);
-            cu_st_d(y + o, 0, ((double)cu_load(x, o) - mean) / den);
+            /* lp: a group of zeros gives zeros (ONNX's LpNormalization), not 0 / 0 */
+            cu_st_d(y + o, 0, !p.mvn && den == 0 ? 0.0 : ((double)cu_load(x, o) - mean) / den);
         }
     }
 }

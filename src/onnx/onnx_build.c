@@ -258,11 +258,16 @@ static ft_status need_const(onx_ctx *c, const onx_node *n, int k, const char *re
     *out = NULL;
     if (!t)
         return FT_OK;
+    /* a graph input the user can give with -i is an error to fix; a value
+     * computed from the data is a run-time shape, which ftrun cannot plan */
+    if (!(t->flags & FT_TF_VALUE) && (t->flags & FT_TF_INPUT))
+        return onx_error(c, n, FT_EGRAPH, "input %d ('%s') must be known at load time: %s; it is a graph input "
+                         "without a value (give it with -i)", k, n->pb->input[k],
+                         reason ? reason : "ftrun takes it as a parameter");
     if (!(t->flags & FT_TF_VALUE))
-        return onx_error(c, n, FT_EGRAPH, "input %d ('%s') must be known at load time: %s; it is %s", k, n->pb->input[k],
-                         reason ? reason : "ftrun takes it as a parameter",
-                         (t->flags & FT_TF_INPUT) ? "a graph input without a value (give it with -i)"
-                                                  : "computed at run time");
+        return onx_unsupported(c, n, "input %d is computed at run time; ftrun needs it known at load time (%s; "
+                               "data-dependent shapes are not supported)", k,
+                               reason ? reason : "ftrun takes it as a parameter");
     *out = t;
     return FT_OK;
 }

@@ -294,23 +294,59 @@ static const struct {
     {"Unsqueeze", K_UNSQUEEZE}, {"Squeeze", K_SQUEEZE}, {"Reshape", K_RESHAPE},   {"Flatten", K_FLATTEN},
     {"Concat", K_CONCAT},    {"Slice", K_SLICE},       {"Expand", K_EXPAND},      {"Tile", K_TILE},
     {"Transpose", K_TRANSPOSE}, {"ReduceProd", K_REDUCE}, {"ReduceSum", K_REDUCE}, {"ReduceMax", K_REDUCE},
-    {"ReduceMin", K_REDUCE},
+    {"ReduceMin", K_REDUCE},    {"Mod", K_BINARY},      {"Pow", K_BINARY},        {"BitShift", K_BINARY},
+    {"BitwiseAnd", K_BINARY}, {"BitwiseOr", K_BINARY},  {"BitwiseXor", K_BINARY}, {"BitwiseNot", K_UNARY},
+    {"Reciprocal", K_UNARY}, {"Exp", K_UNARY},          {"Log", K_UNARY},         {"Sign", K_UNARY},
+    {"Round", K_UNARY},      {"Relu", K_UNARY},         {"Sigmoid", K_UNARY},     {"Tanh", K_UNARY},
+    {"Sin", K_UNARY},        {"Cos", K_UNARY},          {"Erf", K_UNARY},         {"CastLike", K_CAST},
 };
+
+/* The unary ops that take floating-point inputs only (ONNX's type constraints):
+ * an integer input is not folded, its mapper reports it. */
+static int float_only(const char *op)
+{
+    static const char *const ops[] = {"Sqrt", "Reciprocal", "Exp", "Log", "Round", "Sigmoid", "Tanh", "Sin", "Cos", "Erf"};
+    for (size_t i = 0; i < FT_ARRAY_LEN(ops); i++)
+        if (!strcmp(op, ops[i]))
+            return 1;
+    return 0;
+}
 
 static double unary_f(const char *op, double x)
 {
-    switch (op[0]) {
-    case 'N':
-        return op[1] == 'e' ? -x : x == 0;
-    case 'A':
+    if (!strcmp(op, "Neg"))
+        return -x;
+    if (!strcmp(op, "Not"))
+        return x == 0;
+    if (!strcmp(op, "Abs"))
         return fabs(x);
-    case 'F':
+    if (!strcmp(op, "Floor"))
         return floor(x);
-    case 'C':
+    if (!strcmp(op, "Ceil"))
         return ceil(x);
-    default:
-        return sqrt(x);
-    }
+    if (!strcmp(op, "Reciprocal"))
+        return 1.0 / x;
+    if (!strcmp(op, "Exp"))
+        return exp(x);
+    if (!strcmp(op, "Log"))
+        return log(x);
+    if (!strcmp(op, "Sign"))
+        return x > 0 ? 1.0 : x < 0 ? -1.0 : x; /* NaN stays NaN, -0 stays -0 */
+    if (!strcmp(op, "Round"))
+        return nearbyint(x); /* half to even in the default rounding mode */
+    if (!strcmp(op, "Relu"))
+        return x < 0 ? 0.0 : x;
+    if (!strcmp(op, "Sigmoid"))
+        return 1.0 / (1.0 + exp(-x));
+    if (!strcmp(op, "Tanh"))
+        return tanh(x);
+    if (!strcmp(op, "Sin"))
+        return sin(x);
+    if (!strcmp(op, "Cos"))
+        return cos(x);
+    if (!strcmp(op, "Erf"))
+        return erf(x);
+    return sqrt(x);
 }
 
 static int64_t unary_i(const char *op, int64_t x)
@@ -322,13 +358,18 @@ static int64_t unary_i(const char *op, int64_t x)
         return x < 0 ? (int64_t)(0 - (uint64_t)x) : x;
     if (!strcmp(op, "Not"))
         return !x;
-    if (!strcmp(op, "Sqrt"))
-        return to_i64(sqrt((double)x));
+    if (!strcmp(op, "Sign"))
+        return (x > 0) - (x < 0);
+    if (!strcmp(op, "Relu"))
+        return x < 0 ? 0 : x;
+    if (!strcmp(op, "BitwiseNot"))
+        return ~x;
     return x;
 }
 
 /* One binary op on a pair; *bad set for an integer division by zero. */
-static void binary(const char *op, int fl, double af, double bf, int64_t ai, int64_t bi, double *rf, int64_t *ri, int *bad)
+static void binary(const char *op, int fl, double af, double bf, int64_t ai, int64_t bi, double *rf, int64_t *ri, int *bad,
+                   int fmod_attr, int shift_left, int shift_bits)
 {
     if (!strcmp(op, "Add"))
         *rf = af + bf, *ri = (int64_t)((uint64_t)ai + (uint64_t)bi);
@@ -344,7 +385,42 @@ static void binary(const char *op, int fl, double af, double bf, int64_t ai, int
             *ri = 0;
         else
             *ri = ai / bi;
-    } else if (!strcmp(op, "And"))
+    } else if (!strcmp(op, "Mod")) {
+        /* fmod=0 (integers only): the result takes the divisor's sign, as
+         * Python's %; fmod=1: C's fmod, the dividend's sign */
+        *rf = fmod(af, bf);
+        if (!fl && bi == 0)
+            *bad = 1, *ri = 0;
+        else if (!fl) {
+            *ri = bi == -1 ? 0 : ai % bi;
+            if (!fmod_attr && *ri != 0 && ((*ri < 0) != (bi < 0)))
+                *ri += bi;
+        }
+    } else if (!strcmp(op, "Pow")) {
+        *rf = pow(af, bf);
+        *ri = to_i64(*rf); /* an integer base with a floating-point exponent: the base's type, toward zero */
+        if (!fl) { /* integer base and exponent: exact, wrapping; a negative exponent gives 0 (or +-1 for +-1) */
+            uint64_t r = 1, b = (uint64_t)ai;
+            int64_t e = bi;
+            if (e < 0)
+                r = ai == 1 ? 1 : ai == -1 ? ((e & 1) ? (uint64_t)-1 : 1) : 0;
+            for (; e > 0; e >>= 1, b *= b)
+                if (e & 1)
+                    r *= b;
+            *ri = (int64_t)r;
+        }
+    } else if (!strcmp(op, "BitShift")) {
+        /* the shift is of the unsigned value, of the input's width (shift_bits) */
+        uint64_t mask = shift_bits >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << shift_bits) - 1;
+        uint64_t a = (uint64_t)ai & mask;
+        *ri = bi < 0 || bi >= shift_bits ? 0 : (int64_t)((shift_left ? a << bi : a >> bi) & mask);
+    } else if (!strcmp(op, "BitwiseAnd"))
+        *ri = ai & bi;
+    else if (!strcmp(op, "BitwiseOr"))
+        *ri = ai | bi;
+    else if (!strcmp(op, "BitwiseXor"))
+        *ri = ai ^ bi;
+    else if (!strcmp(op, "And"))
         *ri = ai && bi;
     else if (!strcmp(op, "Or"))
         *ri = ai || bi;
@@ -367,8 +443,15 @@ static void binary(const char *op, int fl, double af, double bf, int64_t ai, int
 }
 
 /* Elementwise over broadcast inputs (2 for binary/compare, 3 for Where). */
-static int eval_broadcast(const char *op, kind k, val *in, int nin, val *out)
+static int eval_broadcast(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, val *out)
 {
+    const char *op = n->op_type;
+    int fmod_attr = (int)onx_attr_i(n, "fmod", 0);
+    int shift_left = !strcmp(onx_attr_s(c, n, "direction", ""), "LEFT");
+    int shift_bits = (int)ft_dtype_size(in[0].dt) * 8;
+    int integer_only = !strcmp(op, "BitShift") || !strncmp(op, "Bitwise", 7);
+    if ((integer_only && (in[0].isf || in[1].isf)) || (!strcmp(op, "Mod") && !fmod_attr && (in[0].isf || in[1].isf)))
+        return 1; /* not a form ONNX allows: the mapper reports it */
     ft_shape s = in[0].s;
     for (int i = 1; i < nin; i++)
         if (ft_broadcast(&s, &in[i].s, &s))
@@ -396,7 +479,7 @@ static int eval_broadcast(const char *op, kind k, val *in, int nin, val *out)
         double rf = 0;
         int64_t ri = 0;
         binary(op, fl, getf(&in[0], o[0]), getf(&in[1], o[1]), fl ? 0 : geti(&in[0], o[0]), fl ? 0 : geti(&in[1], o[1]), &rf, &ri,
-               &bad);
+               &bad, fmod_attr, shift_left, shift_bits);
         if (!fl && k != K_CMP)
             rf = (double)ri;
         put(out, e, rf, k == K_CMP && fl ? (int64_t)rf : ri);
@@ -469,6 +552,10 @@ int ft_onnx_fold(onx_ctx *c, const onx_node *n, ft_status *st)
     int rc = 1;
     switch (k) {
     case K_UNARY:
+        if ((float_only(op) && !in[0].isf) || (!strcmp(op, "BitwiseNot") && in[0].isf)) {
+            rc = 1; /* not a form ONNX allows: the mapper reports it */
+            break;
+        }
         if (val_alloc(&out, in[0].dt, &in[0].s))
             goto oom;
         for (uint64_t e = 0; e < out.n; e++)
@@ -477,10 +564,10 @@ int ft_onnx_fold(onx_ctx *c, const onx_node *n, ft_status *st)
         break;
     case K_BINARY:
     case K_CMP:
-        rc = nin == 2 ? eval_broadcast(op, k, in, 2, &out) : 1;
+        rc = nin == 2 ? eval_broadcast(c, n, k, in, 2, &out) : 1;
         break;
     case K_WHERE:
-        rc = nin == 3 ? eval_broadcast(op, k, in, 3, &out) : 1;
+        rc = nin == 3 ? eval_broadcast(c, n, k, in, 3, &out) : 1;
         break;
     case K_VARIADIC:
         if (nin == 1) {
@@ -488,7 +575,7 @@ int ft_onnx_fold(onx_ctx *c, const onx_node *n, ft_status *st)
             for (uint64_t e = 0; !rc && e < out.n; e++)
                 copy_el(&out, e, &in[0], e);
         } else
-            rc = nin == 2 ? eval_broadcast(op, k, in, 2, &out) : 1;
+            rc = nin == 2 ? eval_broadcast(c, n, k, in, 2, &out) : 1;
         break;
     case K_CAST:
     case K_IDENTITY:

@@ -51,9 +51,9 @@ int onx_eval_move(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, val *
     int64_t ax[FT_MAX_RANK * 2];
     int nax = 0;
     switch (k) {
-    case K_CAST: {
-        ft_dtype dt;
-        if (ft_onnx_dtype((int32_t)onx_attr_i(n, "to", 1), &dt))
+    case K_CAST: { /* Cast's "to", or CastLike's second input's type */
+        ft_dtype dt = nin == 2 ? in[1].dt : FT_F32;
+        if (nin != 2 && (!strcmp(n->op_type, "CastLike") || ft_onnx_dtype((int32_t)onx_attr_i(n, "to", 1), &dt)))
             return 1;
         if (val_alloc(out, dt, &s))
             return -1;

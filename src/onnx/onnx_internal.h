@@ -17,6 +17,13 @@
 #include "../graph/graph.h"
 #include "onnx.pb-c.h"
 
+/* The ONNX versions the reader accepts: ir_version 3 to 13 (IR 11's
+ * multi-device configuration, a placement hint, is ignored; the dtypes IR 11-13
+ * add are refused by name where a tensor has one) and default-domain opsets 1
+ * to 28 (each op mapped from the first opset whose form ftrun implements;
+ * onnx_ops.c's MAPS; the versions of opsets 24-28 add types and new ops, and
+ * Attention's new inputs and attributes are refused by its mapper). */
+enum { ONX_IR_MIN = 3, ONX_IR_MAX = 13, ONX_OPSET_MAX = 28 };
 
 typedef struct unsup_rec {
     char *key;   /* groups missing ops: "op NonZero (ai.onnx opset 13)"; NULL for one-off records */

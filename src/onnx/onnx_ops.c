@@ -11,7 +11,10 @@
  */
 #include "onnx_ops.h"
 
+#include "onnx.h"
+
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,25 +23,9 @@
 
 int ox_dtype_from_onnx(int64_t t, ft_dtype *dt, const char **name)
 {
-    static const char *const names[] = {
-        "UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64", "STRING", "BOOL", "FLOAT16",
-        "DOUBLE", "UINT32", "UINT64", "COMPLEX64", "COMPLEX128", "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ",
-        "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1",
-    };
-    *name = t >= 0 && t < (int64_t)FT_ARRAY_LEN(names) ? names[t] : "unknown";
-    switch (t) {
-    case 1: *dt = FT_F32; return 0;
-    case 2: *dt = FT_U8; return 0;
-    case 3: *dt = FT_I8; return 0;
-    case 5: *dt = FT_I16; return 0;
-    case 6: *dt = FT_I32; return 0;
-    case 7: *dt = FT_I64; return 0;
-    case 9: *dt = FT_BOOL; return 0;
-    case 10: *dt = FT_F16; return 0;
-    case 11: *dt = FT_F64; return 0;
-    case 16: *dt = FT_BF16; return 0;
-    default: return -1;
-    }
+    int32_t t32 = t >= INT32_MIN && t <= INT32_MAX ? (int32_t)t : 0;
+    *name = ft_onnx_type_name(t32);
+    return ft_onnx_dtype(t32, dt);
 }
 
 ft_node *ox_emit1(onx_ctx *c, const onx_node *n, ft_op op, int in, int out)
@@ -186,6 +173,7 @@ static const onx_op_map MAPS[] = {
     {"Asin", 7, ox_map_unary}, {"Acos", 7, ox_map_unary}, {"Atan", 7, ox_map_unary},
     {"BitwiseNot", 18, ox_map_unary}, {"Det", 11, ox_map_unary},
     {"LeakyRelu", 6, ox_map_alpha_act}, {"Elu", 6, ox_map_alpha_act}, {"Celu", 12, ox_map_alpha_act},
+    {"Swish", 24, ox_map_alpha_act}, {"SwiGLU", 28, ox_map_swiglu},
     {"Selu", 6, ox_map_alpha_act}, {"HardSigmoid", 6, ox_map_alpha_act}, {"Gelu", 20, ox_map_gelu},
     {"ThresholdedRelu", 10, ox_map_alpha_act}, {"Shrink", 9, ox_map_shrink},
     {"PRelu", 6, ox_map_prelu}, {"Clip", 6, ox_map_clip}, {"Cast", 6, ox_map_cast}, {"CastLike", 15, ox_map_cast},
@@ -261,7 +249,7 @@ const onx_op_map *onx_find_map(const char *op_type, int opset)
 #define STR "string tensors are not ftrun tensors"
 #define RAND "random sampling (no ftrun op)"
 
-/* Every default-domain operator up to opset 23, in alphabetical order. 'm'
+/* Every default-domain operator up to opset 28, in alphabetical order. 'm'
  * entries are exactly the op types of MAPS. */
 static const onx_op_status CATALOGUE[] = {
     {"Abs", 'm', "abs"},
@@ -281,6 +269,7 @@ static const onx_op_status CATALOGUE[] = {
     {"AveragePool", 'm', "average_pool"},
     {"BatchNormalization", 'm', "batch_norm (inference form)"},
     {"Bernoulli", '-', RAND},
+    {"BitCast", '-', "reinterprets bits between dtypes (opset 26; no ftrun op)"},
     {"BitShift", 'm', "bit_shift"},
     {"BitwiseAnd", 'm', "bitwise_and"},
     {"BitwiseNot", 'm', "bitwise_not"},
@@ -289,6 +278,7 @@ static const onx_op_status CATALOGUE[] = {
     {"BlackmanWindow", 'm', "blackman_window"},
     {"Cast", 'm', "cast"},
     {"CastLike", 'm', "cast"},
+    {"CausalConvWithState", '-', "stateful causal conv (opset 27; no ftrun op: its _expanded form runs)"},
     {"Ceil", 'm', "ceil"},
     {"Celu", 'm', "celu"},
     {"CenterCropPad", 'm', "center_crop_pad (target shape known at load)"},
@@ -304,6 +294,7 @@ static const onx_op_status CATALOGUE[] = {
     {"ConvTranspose", 'm', "conv_transpose"},
     {"Cos", 'm', "cos"},
     {"Cosh", 'm', "cosh"},
+    {"CumProd", '-', "cumulative product (opset 26; no ftrun op)"},
     {"CumSum", 'm', "cumsum (axis known at load)"},
     {"DFT", 'm', "fft, ifft, rfft (+ pad, slice, squeeze)"},
     {"DeformConv", 'm', "deform_conv"},
@@ -349,6 +340,7 @@ static const onx_op_status CATALOGUE[] = {
     {"LRN", 'm', "lrn"},
     {"LSTM", 'm', "lstm"},
     {"LayerNormalization", 'm', "layer_norm"},
+    {"LinearAttention", '-', "linear attention (opset 27; no ftrun op: its _expanded form runs)"},
     {"LeakyRelu", 'm', "leaky_relu"},
     {"Less", 'm', "less"},
     {"LessOrEqual", 'm', "less_equal"},
@@ -448,8 +440,11 @@ static const onx_op_status CATALOGUE[] = {
     {"StringSplit", '-', STR},
     {"Sub", 'm', "sub"},
     {"Sum", 'm', "add chain"},
+    {"SwiGLU", 'm', "swish + mul (opset 28)"},
+    {"Swish", 'm', "swish (opset 24)"},
     {"Tan", 'm', "tan"},
     {"Tanh", 'm', "tanh"},
+    {"TensorScatter", '-', "writes updates into a cache tensor at per-batch positions (opset 24; no ftrun op)"},
     {"TfIdfVectorizer", '-', "no ftrun op (tf-idf)"},
     {"ThresholdedRelu", 'm', "thresholded_relu"},
     {"Tile", 'm', "tile (repeats known at load)"},

@@ -85,6 +85,7 @@ ft_status ox_map_sum_mean(onx_ctx *c, const onx_node *n);
 ft_status ox_map_where(onx_ctx *c, const onx_node *n);
 ft_status ox_map_alpha_act(onx_ctx *c, const onx_node *n);
 ft_status ox_map_gelu(onx_ctx *c, const onx_node *n);
+ft_status ox_map_swiglu(onx_ctx *c, const onx_node *n);
 ft_status ox_map_clip(onx_ctx *c, const onx_node *n);
 ft_status ox_map_cast(onx_ctx *c, const onx_node *n);
 ft_status ox_map_is_inf(onx_ctx *c, const onx_node *n);

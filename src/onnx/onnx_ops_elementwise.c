@@ -140,6 +140,7 @@ ft_status ox_map_alpha_act(onx_ctx *c, const onx_node *n)
         {"Selu", FT_OP_SELU, 1.67326319217681884765625, 1.05070102214813232421875},
         {"HardSigmoid", FT_OP_HARD_SIGMOID, 0.2, 0.5},
         {"ThresholdedRelu", FT_OP_THRESHOLDED_RELU, 1.0, 0},
+        {"Swish", FT_OP_SWISH, 1.0, 0},
     };
     for (size_t i = 0; i < FT_ARRAY_LEN(T); i++) {
         if (strcmp(T[i].onnx, n->op_type) != 0)
@@ -155,6 +156,22 @@ ft_status ox_map_alpha_act(onx_ctx *c, const onx_node *n)
         return FT_OK;
     }
     return no_such(c, n);
+}
+
+/* SwiGLU (opset 28): swish(A, alpha) * B, A and B of one shape (no broadcasting). */
+ft_status ox_map_swiglu(onx_ctx *c, const onx_node *n)
+{
+    OX_TRY(ox_check_dtype(c, n, FT_OP_SWISH, 0));
+    const ft_shape *a = ox_shape(c, n, 0), *b = ox_shape(c, n, 1);
+    if (!ft_shape_eq(a, b))
+        return onx_error(c, n, FT_EGRAPH, "inputs A and B must have one shape (SwiGLU does not broadcast)");
+    int g = ox_tmp(c, n, "swish");
+    OX_NEED(g >= 0);
+    ft_node *f = ox_emit1(c, n, FT_OP_SWISH, onx_in(c, n, 0), g);
+    OX_NEED(f);
+    OX_TRY(onx_set_f(c, f, "alpha", onx_attr_f(n, "alpha", 1.0)));
+    OX_NEED(ox_emit2(c, n, FT_OP_MUL, g, onx_in(c, n, 1), ox_out(c, n, 0)));
+    return FT_OK;
 }
 
 ft_status ox_map_gelu(onx_ctx *c, const onx_node *n)

@@ -222,6 +222,11 @@ ft_status ox_map_attention(onx_ctx *c, const onx_node *n)
         return onx_error(c, n, FT_EGRAPH, "inputs past_key and past_value are given together or not at all");
     if (n->n_in > 6 && onx_in(c, n, 6) >= 0)
         return onx_unsupported(c, n, "input nonpad_kv_seqlen (ftrun's attention has no per-batch key lengths)");
+    if (onx_attr_i(n, "left_window_size", -1) != -1 || onx_attr_i(n, "right_window_size", -1) != -1)
+        return onx_unsupported(c, n, "attributes left_window_size=%lld, right_window_size=%lld (opset 25's sliding "
+                               "window; ftrun's attention masks by is_causal and attn_mask only)",
+                               (long long)onx_attr_i(n, "left_window_size", -1),
+                               (long long)onx_attr_i(n, "right_window_size", -1));
     if (n->n_out > 3 && onx_out(c, n, 3) >= 0)
         return onx_unsupported(c, n, "output 3 (the QK product of qk_matmul_output_mode %lld; ftrun's attention "
                                "keeps its scores internal)", (long long)onx_attr_i(n, "qk_matmul_output_mode", 0));

@@ -1,7 +1,7 @@
 /* ONNX models in: ModelProto -> ft_graph.
  *
- * The model is unpacked with protobuf-c, checked (ir_version 3-10, default
- * domain opset 1-23), its inputs' shapes fixed through the dims resolver
+ * The model is unpacked with protobuf-c, checked (ir_version and default
+ * domain opset within ONX_IR_* and ONX_OPSET_MAX, onnx_internal.h), its inputs' shapes fixed through the dims resolver
  * (dims.h), and its nodes imported in file order: load-time folding first
  * (onnx_fold.c), else the node's mapper (onnx_ops*.c, contract in
  * onnx_import.h), then inference of what was emitted so later nodes see
@@ -79,7 +79,7 @@ static ft_status import_node(onx_ctx *c, const Onnx__NodeProto *np, int index)
     const onx_op_map *m = onx_find_map(n.op_type, n.opset);
     if (!m) {
         char key[300], nm[FT_MAX_NAME + 8];
-        const onx_op_map *later = onx_find_map(n.op_type, 23);
+        const onx_op_map *later = onx_find_map(n.op_type, ONX_OPSET_MAX);
         if (later && later->since > n.opset) /* an older form of the op (legacy attributes) */
             snprintf(key, sizeof key, "op %s at opset %d is not supported (ftrun reads it from opset %d):", n.op_type, n.opset,
                      later->since);
@@ -386,9 +386,9 @@ static ft_status check_model(onx_ctx *c)
     const Onnx__ModelProto *m = c->model;
     if (!m->has_ir_version)
         return ft_err(c->err, FT_EGRAPH, "%s: the model has no ir_version", c->file);
-    if (m->ir_version < 3 || m->ir_version > 10)
-        return ft_err(c->err, FT_EGRAPH, "%s: ir_version %lld is not supported (ftrun reads ir_version 3 to 10)", c->file,
-                      (long long)m->ir_version);
+    if (m->ir_version < ONX_IR_MIN || m->ir_version > ONX_IR_MAX)
+        return ft_err(c->err, FT_EGRAPH, "%s: ir_version %lld is not supported (ftrun reads ir_version %d to %d)", c->file,
+                      (long long)m->ir_version, ONX_IR_MIN, ONX_IR_MAX);
     c->opset = -1;
     for (size_t i = 0; i < m->n_opset_import; i++)
         if (is_default_domain(m->opset_import[i]->domain))
@@ -398,9 +398,9 @@ static ft_status check_model(onx_ctx *c)
     /* only other domains: their nodes are listed as unsupported, a default-domain node is an error */
     if (c->opset < 0)
         c->opset = 0;
-    else if (c->opset < 1 || c->opset > 23)
-        return ft_err(c->err, FT_EGRAPH, "%s: opset %d of the default domain is not supported (ftrun reads opsets 1 to 23)",
-                      c->file, c->opset);
+    else if (c->opset < 1 || c->opset > ONX_OPSET_MAX)
+        return ft_err(c->err, FT_EGRAPH, "%s: opset %d of the default domain is not supported (ftrun reads opsets 1 to %d)",
+                      c->file, c->opset, ONX_OPSET_MAX);
     if (!m->graph)
         return ft_err(c->err, FT_EGRAPH, "%s: the model has no graph", c->file);
     if (m->graph->n_sparse_initializer)

@@ -21,6 +21,7 @@ static const struct {
     {12, "UINT32", -1},    {13, "UINT64", -1},     {14, "COMPLEX64", -1},     {15, "COMPLEX128", -1},
     {16, "BFLOAT16", FT_BF16}, {17, "FLOAT8E4M3FN", -1}, {18, "FLOAT8E4M3FNUZ", -1}, {19, "FLOAT8E5M2", -1},
     {20, "FLOAT8E5M2FNUZ", -1}, {21, "UINT4", -1}, {22, "INT4", -1},     {23, "FLOAT4E2M1", -1},
+    {24, "FLOAT8E8M0", -1}, {25, "UINT2", -1},     {26, "INT2", -1},
 };
 
 static int alloc_failed;

@@ -250,19 +250,20 @@ loads_or_not() {
     [[ "$stderr" == *"ftrun: error:"*"m.onnx"*"$3"*"$v"* ]] || { echo "$stderr" >&2; return 1; }
 }
 
-@test "onnx: ir_version outside 3-10 is refused with exit 3 naming the version" {
+@test "onnx: ir_version outside 3-13 is refused with exit 3 naming the version" {
     loads_or_not 2:7 3 ir_version
-    loads_or_not 11:13 3 ir_version
-    # the ends of the range load (IR 3 with opset 7, the pair ONNX 1.2 wrote)
+    loads_or_not 14:13 3 ir_version
+    # the ends of the range load (IR 3 with opset 7, the pair ONNX 1.2 wrote; IR 13 with opset 28)
     loads_or_not 3:7 0
-    loads_or_not 10:13 0
+    loads_or_not 13:28 0
+    loads_or_not 11:13 0
 }
 
-@test "onnx: a default-domain opset outside 1-23 is refused with exit 3 naming it; an op's form older than ftrun maps is named" {
+@test "onnx: a default-domain opset outside 1-28 is refused with exit 3 naming it; an op's form older than ftrun maps is named" {
     loads_or_not 8:0 3 opset
-    loads_or_not 8:24 3 opset
+    loads_or_not 8:29 3 opset
     loads_or_not 8:7 0
-    loads_or_not 8:23 0
+    loads_or_not 8:28 0
     # Add before opset 7 had the legacy broadcast/axis attributes: refused as unsupported, naming the opset
     versioned "$T/m.onnx" 3 6
     run --separate-stderr "$FTRUN" info "$T/m.onnx"

@@ -138,7 +138,7 @@ def lp_expect(x, axis, p):
     with np.errstate(all="ignore"):
         n = np.sum(np.abs(X), axis=axis, keepdims=True) if p == 1 else \
             np.sqrt(np.sum(X * X, axis=axis, keepdims=True))
-        return X / n
+        return np.where(n == 0, 0.0, X / n)
 
 
 def mvn_expect(x, axes, eps=1e-9):
@@ -177,10 +177,11 @@ def norm_cases():
                         "tol": Tol(r=4, a=16, scale=np.abs(y) + 8, r64=1e-12, a64=1e-12)}
             attrs = None if axes is None else {"axes": axes}
             cases.append(Case(name, "mean_variance_normalization", attrs=attrs, build=build))
-    # a zero norm gives NaN (0/0), as ONNX's x / norm; a constant group gives 0 (0 / epsilon)
-    z = np.array([[0.0, 0.0], [3.0, -4.0]], np.float32)
-    cases.append(Case("lp_normalization f32 zero row gives NaN", "lp_normalization", [("x", z)],
-                      expect={"y": np.array([[NAN, NAN], [0.6, -0.8]], np.float32)}, tol=Tol(r=2)))
+    # a zero norm gives 0 (ONNX's reference: np.where(norm == 0, 0, x / norm)), a NaN
+    # stays NaN; a constant group gives 0 (0 / epsilon)
+    z = np.array([[0.0, 0.0], [3.0, -4.0], [NAN, 1.0]], np.float32)
+    cases.append(Case("lp_normalization f32 zero row gives 0", "lp_normalization", [("x", z)],
+                      expect={"y": np.array([[0.0, 0.0], [0.6, -0.8], [NAN, NAN]], np.float32)}, tol=Tol(r=2)))
     c = np.full((2, 3), 7.5, np.float32)
     cases.append(Case("mean_variance_normalization f32 constant gives 0", "mean_variance_normalization",
                       [("x", c)], attrs={"axes": [1]}, expect={"y": np.zeros((2, 3), np.float32)}))

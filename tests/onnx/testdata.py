@@ -1,5 +1,7 @@
 #!/usr/bin/python3
-"""ONNX's own test data (Debian's libonnx-testdata) run by `ftrun test` on the CPU.
+"""ONNX's own test data run by `ftrun test` on the CPU: Debian's libonnx-testdata
+(ONNX 1.12) by default, or the newer copy the project keeps
+(tests/data/onnx-testdata-6be0677, unpacked by tests/run.sh) with its own lists.
 
 Prints TAP, one line per case ("ok 12 - node/test_abs"), for tests/run.sh.
 The expected values are ONNX's: the test_data_set_N/output_K.pb files the ONNX
@@ -24,9 +26,14 @@ tests/onnx/unsupported.txt lists the cases ftrun's importer refuses with its
 Environment: FTRUN (the binary), ONNX_TESTDATA (default
 /usr/share/libonnx-testdata/data), FTRUN_TEST_JOBS (default: the cores),
 FTRUN_ONNX_LIST (another list, for the tests of this script), FTRUN_TEST_DEVICE
-(default cpu; the CUDA tier passes cuda:0), FTRUN_TEST_OPT (an optimizer level
+(default cpu; the CUDA tier passes cuda:0), FTRUN_ONNX_DIFFERS (another
+reference_differs list), FTRUN_ONNX_TAG (a name put before each TAP name, e.g.
+"6be0677"), FTRUN_TEST_OPT (an optimizer level
 for ftrun test, e.g. -O0: tests/run.sh runs the tier at the default -O2 and
 again at -O0; the TAP names then start with "(-O0) ").
+The "light" folder of the newer data (whole CNNs, light_NAME.onnx with
+light_NAME_output_0.pb, whose output does not depend on the input) is run by
+`ftrun run --random-inputs --expect`, one TAP line per model.
 Progress goes to stderr every 100 cases or 10 s ("# ONNX test data: 300 of 1072
 cases done ..."), so a long run on a device shows it is alive.
 """
@@ -43,6 +50,8 @@ LIST = os.environ.get("FTRUN_ONNX_LIST") or os.path.join(HERE, "unsupported.txt"
 # Cases whose reference data ftrun cannot be held to (written by hand, with the reason)
 DIFFERS = os.environ.get("FTRUN_ONNX_DIFFERS") or os.path.join(HERE, "reference_differs.txt")
 FOLDERS = ["node", "pytorch-converted", "pytorch-operator", "simple"]
+LIST_NAME = os.path.relpath(LIST, os.path.join(HERE, "..", ".."))
+DIFFERS_NAME = os.path.relpath(DIFFERS, os.path.join(HERE, "..", ".."))
 
 
 def read_list(path):
@@ -123,6 +132,32 @@ def run_with_progress(cmd, total, tmp, every_n=100, every_s=10.0):
         return subprocess.CompletedProcess(cmd, rc, "".join(out), errf.read())
 
 
+def run_light(ftrun, folder, tag, first, tmp):
+    """The light models: light_NAME.onnx run once on random inputs (their output
+    does not depend on them), compared with light_NAME_output_0.pb. Returns
+    (TAP lines, failures)."""
+    lines, bad = [], 0
+    env = dict(os.environ, FTRUN_DEFAULT_DURATION="0")
+    opt = os.environ.get("FTRUN_TEST_OPT")
+    for i, f in enumerate(sorted(x for x in os.listdir(folder) if x.endswith(".onnx"))):
+        model = os.path.join(folder, f)
+        expect = model[:-len(".onnx")] + "_output_0.pb"
+        name = tag + "light/" + f[:-len(".onnx")]
+        cmd = [ftrun, "run", model, "-d", os.environ.get("FTRUN_TEST_DEVICE") or "cpu", "--random-inputs",
+               "--expect", expect, "-o", os.path.join(tmp, "light-" + f)] + ([opt] if opt else [])
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env=env, timeout=900)
+            ok, why = p.returncode == 0, " ".join((p.stderr or p.stdout).split())[-600:]
+        except subprocess.TimeoutExpired:
+            ok, why = False, "timed out after 900 s"
+        if ok:
+            lines.append("ok %d - %s" % (first + i, name))
+        else:
+            lines.append("not ok %d - %s # %s" % (first + i, name, why))
+            bad += 1
+    return lines, bad
+
+
 def main():
     write_list = "--write-list" in sys.argv[1:]
     ftrun = os.environ.get("FTRUN") or os.path.join(HERE, "..", "..", "build", "ftrun")
@@ -133,7 +168,7 @@ def main():
         return 0
     jobs = os.environ.get("FTRUN_TEST_JOBS") or str(os.cpu_count() or 1)
     opt = os.environ.get("FTRUN_TEST_OPT")
-    tag = "(%s) " % opt if opt else ""
+    tag = "".join("(%s) " % t for t in (os.environ.get("FTRUN_ONNX_TAG"), opt) if t)
     with tempfile.TemporaryDirectory() as tmp:
         junit = os.path.join(tmp, "junit.xml")
         t0 = time.time()
@@ -171,18 +206,18 @@ def main():
             if status == "fail":
                 print("ok %d - %s # skip reference differs: %s" % (n, tag + name, differs[name]))
             else:
-                print("not ok %d - %s # %s but tests/onnx/reference_differs.txt lists it: remove the line" %
-                      (n, tag + name, "passes" if status == "pass" else "is refused as unsupported"))
+                print("not ok %d - %s # %s but %s lists it: remove the line" %
+                      (n, tag + name, "passes" if status == "pass" else "is refused as unsupported", DIFFERS_NAME))
                 bad += 1
         elif status == "pass" and name in listed and not write_list:
-            print("not ok %d - %s # passes but tests/onnx/unsupported.txt lists it (%s): remove the line" % (n, tag + name, listed[name]))
+            print("not ok %d - %s # passes but %s lists it (%s): remove the line" % (n, tag + name, LIST_NAME, listed[name]))
             bad += 1
         elif status == "pass":
             print("ok %d - %s" % (n, tag + name))
         elif status == "unsupported" and (name in listed or write_list):
             print("ok %d - %s # skip unsupported: %s" % (n, tag + name, short_reason(msg)))
         elif status == "unsupported":
-            print("not ok %d - %s # refused as unsupported but not in tests/onnx/unsupported.txt: %s" % (n, tag + name, short_reason(msg)))
+            print("not ok %d - %s # refused as unsupported but not in %s: %s" % (n, tag + name, LIST_NAME, short_reason(msg)))
             bad += 1
         else:
             print("not ok %d - %s # %s" % (n, tag + name, " ".join(msg.split())[:2000]))
@@ -191,16 +226,25 @@ def main():
         if write_list:
             continue
         n += 1
-        print("not ok %d - %s # listed in tests/onnx/%s but no such case in %s" %
-              (n, tag + name, "unsupported.txt" if name in listed else "reference_differs.txt", root))
+        print("not ok %d - %s # listed in %s but no such case in %s" %
+              (n, tag + name, LIST_NAME if name in listed else DIFFERS_NAME, root))
         bad += 1
+    light = os.path.join(root, "light")
+    if os.path.isdir(light) and not write_list:
+        with tempfile.TemporaryDirectory() as tmp:
+            lines, lbad = run_light(ftrun, light, tag, n + 1, tmp)
+        for line in lines:
+            print(line)
+        n += len(lines)
+        bad += lbad
+        counts["light"] = {"pass": len(lines) - lbad, "fail": lbad, "unsupported": 0, "differs": 0}
     for folder, c in counts.items():
         print("# %s: %d passed, %d unsupported, %d reference differs, %d failed" %
               (folder, c["pass"], c["unsupported"], c["differs"], c["fail"]))
     print("# ONNX test data: %d cases in %.1f s (ftrun test -j %s)" % (len(cases), wall, jobs))
     if write_list:
         with open(LIST + ".tmp", "w") as f:
-            f.write("# Cases of Debian's libonnx-testdata that ftrun's ONNX importer refuses as unsupported,\n"
+            f.write("# Cases of %s that ftrun's ONNX importer refuses as unsupported,\n" % ("ONNX's test data at " + os.environ["FTRUN_ONNX_TAG"] if os.environ.get("FTRUN_ONNX_TAG") else "Debian's libonnx-testdata") +
                     "# one per line: CASE  REASON. Generated by `make onnx-unsupported-list` from the importer's\n"
                     "# own refusals only; tests/onnx/testdata.py fails on a listed case that passes.\n")
             for name, status, msg in cases:
