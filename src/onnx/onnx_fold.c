@@ -521,7 +521,7 @@ int ft_onnx_fold(onx_ctx *c, const onx_node *n, ft_status *st)
         if (!strcmp(op, evaluable[i].op))
             k = evaluable[i].k;
     /* only forms the mappers know (an older opset's signature may differ) */
-    if (k == K_NONE || n->n_in < 1 || n->n_in > 16 || !onx_find_map(op, n->opset))
+    if (k == K_NONE || n->n_in < 1 || n->n_in > 16 || !onx_find_map(op, n->opset) || onx_legacy_broadcast(c, n))
         return 0;
     val in[16];
     int nin = 0;

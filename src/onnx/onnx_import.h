@@ -125,6 +125,10 @@ typedef struct onx_op_map {
 } onx_op_map;
 /* The mapper for op_type at opset, or NULL. */
 const onx_op_map *onx_find_map(const char *op_type, int opset);
+/* 1 when n is a binary op of opset 1-6 whose legacy broadcasting (the
+ * broadcast and axis attributes, onnx_ops_legacy.c) differs from NumPy's on
+ * its inputs' shapes, or which the mapper refuses: it is not folded. */
+int onx_legacy_broadcast(onx_ctx *c, const onx_node *n);
 
 /* Every default-domain ONNX op with how ftrun treats it, for `ftrun ops --onnx`:
  * 'm' mapped to ftrun ops, 'f' folded at load time only, '-' missing. */

@@ -155,9 +155,11 @@ ft_node *ox_axis_op(onx_ctx *c, const onx_node *n, ft_op op, int t, int64_t axis
 
 /* -------------------------------------------------------------- the mappers */
 
-/* since: the first opset the mapper handles. Ops whose signature changed
- * before opset 7 (the oldest this importer reads) start at 7; the mapper reads
- * n->opset for the later changes. */
+/* since: the first opset the mapper handles; the mapper reads n->opset for
+ * the later changes. The *_v1 mappers (onnx_ops_legacy.c) take the legacy
+ * attributes of opsets 1-6 (broadcast and axis, Gemm's broadcast,
+ * BatchNormalization's is_test); ops whose older forms ftrun does not read
+ * start at the first opset it does. */
 static const onx_op_map MAPS[] = {
     /* elementwise, one input */
     {"Abs", 6, ox_map_unary}, {"Neg", 6, ox_map_unary}, {"Sign", 9, ox_map_unary},
@@ -178,16 +180,17 @@ static const onx_op_map MAPS[] = {
     {"ThresholdedRelu", 10, ox_map_alpha_act}, {"Shrink", 9, ox_map_shrink},
     {"PRelu", 6, ox_map_prelu}, {"Clip", 6, ox_map_clip}, {"Cast", 6, ox_map_cast}, {"CastLike", 15, ox_map_cast},
     /* elementwise, broadcasting */
-    {"Add", 7, ox_map_binary}, {"Sub", 7, ox_map_binary}, {"Mul", 7, ox_map_binary}, {"Div", 7, ox_map_binary},
-    {"Pow", 7, ox_map_binary}, {"Mod", 10, ox_map_binary}, {"Equal", 7, ox_map_binary},
-    {"Less", 7, ox_map_binary}, {"LessOrEqual", 12, ox_map_binary}, {"Greater", 7, ox_map_binary},
-    {"GreaterOrEqual", 12, ox_map_binary}, {"And", 7, ox_map_binary}, {"Or", 7, ox_map_binary},
-    {"Xor", 7, ox_map_binary}, {"Max", 6, ox_map_variadic}, {"Min", 6, ox_map_variadic},
+    {"Add", 1, ox_map_binary_v1}, {"Sub", 1, ox_map_binary_v1}, {"Mul", 1, ox_map_binary_v1},
+    {"Div", 1, ox_map_binary_v1}, {"Pow", 1, ox_map_binary_v1}, {"Mod", 10, ox_map_binary},
+    {"Equal", 1, ox_map_binary_v1}, {"Less", 1, ox_map_binary_v1}, {"LessOrEqual", 12, ox_map_binary},
+    {"Greater", 1, ox_map_binary_v1}, {"GreaterOrEqual", 12, ox_map_binary}, {"And", 1, ox_map_binary_v1},
+    {"Or", 1, ox_map_binary_v1}, {"Xor", 1, ox_map_binary_v1}, {"Max", 6, ox_map_variadic},
+    {"Min", 6, ox_map_variadic},
     {"BitwiseAnd", 18, ox_map_binary}, {"BitwiseOr", 18, ox_map_binary}, {"BitwiseXor", 18, ox_map_binary},
     {"BitShift", 11, ox_map_binary},
     {"Sum", 6, ox_map_sum_mean}, {"Mean", 6, ox_map_sum_mean}, {"Where", 9, ox_map_where},
     /* matrix products, reductions, scans */
-    {"MatMul", 1, ox_map_matmul}, {"Gemm", 7, ox_map_gemm}, {"Einsum", 12, ox_map_einsum},
+    {"MatMul", 1, ox_map_matmul}, {"Gemm", 1, ox_map_gemm_v1}, {"Einsum", 12, ox_map_einsum},
     {"ReduceSum", 1, ox_map_reduce}, {"ReduceMean", 1, ox_map_reduce}, {"ReduceMax", 1, ox_map_reduce},
     {"ReduceMin", 1, ox_map_reduce}, {"ReduceProd", 1, ox_map_reduce}, {"ReduceL1", 1, ox_map_reduce},
     {"ReduceL2", 1, ox_map_reduce}, {"ReduceSumSquare", 1, ox_map_reduce}, {"ReduceLogSumExp", 1, ox_map_reduce},
@@ -196,7 +199,7 @@ static const onx_op_map MAPS[] = {
     /* normalization, attention */
     {"Softmax", 1, ox_map_softmax}, {"LogSoftmax", 1, ox_map_softmax}, {"Hardmax", 1, ox_map_hardmax},
     {"LayerNormalization", 17, ox_map_layer_norm}, {"RMSNormalization", 23, ox_map_rms_norm},
-    {"BatchNormalization", 7, ox_map_batch_norm}, {"InstanceNormalization", 6, ox_map_instance_norm},
+    {"BatchNormalization", 1, ox_map_batch_norm_v1}, {"InstanceNormalization", 6, ox_map_instance_norm},
     {"GroupNormalization", 18, ox_map_group_norm}, {"LpNormalization", 1, ox_map_lp_norm},
     {"MeanVarianceNormalization", 9, ox_map_mvn}, {"Attention", 23, ox_map_attention},
     {"RotaryEmbedding", 23, ox_map_rotary},
@@ -227,7 +230,7 @@ static const onx_op_map MAPS[] = {
     /* convolution, pooling, resampling */
     {"Conv", 1, ox_map_conv}, {"ConvTranspose", 1, ox_map_conv}, {"DeformConv", 19, ox_map_deform_conv},
     {"MaxPool", 1, ox_map_pool},
-    {"AveragePool", 7, ox_map_pool}, {"GlobalAveragePool", 1, ox_map_global_pool},
+    {"AveragePool", 1, ox_map_pool_v1}, {"GlobalAveragePool", 1, ox_map_global_pool},
     {"GlobalMaxPool", 1, ox_map_global_pool}, {"Resize", 10, ox_map_resize}, {"Upsample", 7, ox_map_resize},
     {"LRN", 1, ox_map_lrn}, {"LpPool", 2, ox_map_lp_pool}, {"GlobalLpPool", 2, ox_map_lp_pool}, {"HannWindow", 17, ox_map_window}, {"HammingWindow", 17, ox_map_window},
     {"BlackmanWindow", 17, ox_map_window},
@@ -255,9 +258,9 @@ static const onx_op_status CATALOGUE[] = {
     {"Abs", 'm', "abs"},
     {"Acos", 'm', "acos"},
     {"Acosh", 'm', "acosh"},
-    {"Add", 'm', "add"},
+    {"Add", 'm', "add (opsets 1-6: B reshaped for the broadcast and axis attributes)"},
     {"AffineGrid", 'm', "affine_grid (size known at load)"},
-    {"And", 'm', "and"},
+    {"And", 'm', "and (opsets 1-6: B reshaped for the broadcast and axis attributes)"},
     {"ArgMax", 'm', "argmax"},
     {"ArgMin", 'm', "argmin"},
     {"Asin", 'm', "asin"},
@@ -267,7 +270,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Attention", 'm', "attention (4-D, or 3-D with q_num_heads/kv_num_heads: reshape + transpose around it; softcap, "
                        "past/present key and value; not the QK output or nonpad_kv_seqlen)"},
     {"AveragePool", 'm', "average_pool"},
-    {"BatchNormalization", 'm', "batch_norm (inference form)"},
+    {"BatchNormalization", 'm', "batch_norm (inference form; opsets 1-6: is_test=1)"},
     {"Bernoulli", '-', RAND},
     {"BitCast", '-', "reinterprets bits between dtypes (opset 26; no ftrun op)"},
     {"BitShift", 'm', "bit_shift"},
@@ -301,12 +304,12 @@ static const onx_op_status CATALOGUE[] = {
     {"DepthToSpace", 'm', "depth_to_space"},
     {"DequantizeLinear", 'm', "dequantize_linear"},
     {"Det", 'm', "det"},
-    {"Div", 'm', "div"},
+    {"Div", 'm', "div (opsets 1-6: B reshaped for the broadcast and axis attributes)"},
     {"Dropout", 'm', "identity in inference; dropout when training_mode is true"},
     {"DynamicQuantizeLinear", 'm', "dynamic_quantize_linear"},
     {"Einsum", 'm', "einsum"},
     {"Elu", 'm', "elu"},
-    {"Equal", 'm', "equal"},
+    {"Equal", 'm', "equal (opsets 1-6: B reshaped for the broadcast and axis attributes)"},
     {"Erf", 'm', "erf"},
     {"Exp", 'm', "exp"},
     {"Expand", 'm', "expand (shape known at load)"},
@@ -318,11 +321,11 @@ static const onx_op_status CATALOGUE[] = {
     {"GatherElements", 'm', "gather_elements"},
     {"GatherND", 'm', "gather_nd"},
     {"Gelu", 'm', "gelu"},
-    {"Gemm", 'm', "gemm"},
+    {"Gemm", 'm', "gemm (opsets 1-6: C of shape [M, N] unless broadcast=1)"},
     {"GlobalAveragePool", 'm', "global_average_pool"},
     {"GlobalLpPool", 'm', "lp_pool over the whole spatial extent (else abs + pow + reduce_sum + pow)"},
     {"GlobalMaxPool", 'm', "global_max_pool"},
-    {"Greater", 'm', "greater"},
+    {"Greater", 'm', "greater (opsets 1-6: B reshaped for the broadcast and axis attributes)"},
     {"GreaterOrEqual", 'm', "greater_equal"},
     {"GridSample", 'm', "grid_sample (+ cast of the grid to X's dtype)"},
     {"GroupNormalization", 'm', "group_norm (opset 18's per-group scale and bias repeated per channel)"},
@@ -342,7 +345,7 @@ static const onx_op_status CATALOGUE[] = {
     {"LayerNormalization", 'm', "layer_norm"},
     {"LinearAttention", '-', "linear attention (opset 27; no ftrun op: its _expanded form runs)"},
     {"LeakyRelu", 'm', "leaky_relu"},
-    {"Less", 'm', "less"},
+    {"Less", 'm', "less (opsets 1-6: B reshaped for the broadcast and axis attributes)"},
     {"LessOrEqual", 'm', "less_equal"},
     {"Log", 'm', "log"},
     {"LogSoftmax", 'm', "log_softmax (before opset 13: flatten + log_softmax + reshape)"},
@@ -361,7 +364,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Min", 'm', "min"},
     {"Mish", 'm', "mish"},
     {"Mod", 'm', "mod"},
-    {"Mul", 'm', "mul"},
+    {"Mul", 'm', "mul (opsets 1-6: B reshaped for the broadcast and axis attributes)"},
     {"Multinomial", '-', RAND},
     {"Neg", 'm', "neg"},
     {"NegativeLogLikelihoodLoss", 'm', "negative_log_likelihood_loss"},
@@ -372,10 +375,10 @@ static const onx_op_status CATALOGUE[] = {
     {"Optional", '-', SEQ},
     {"OptionalGetElement", '-', SEQ},
     {"OptionalHasElement", '-', SEQ},
-    {"Or", 'm', "or"},
+    {"Or", 'm', "or (opsets 1-6: B reshaped for the broadcast and axis attributes)"},
     {"PRelu", 'm', "prelu (integers: where(x < 0, x * slope, x))"},
     {"Pad", 'm', "pad (pads known at load)"},
-    {"Pow", 'm', "pow"},
+    {"Pow", 'm', "pow (opsets 1-6: B reshaped for the broadcast and axis attributes)"},
     {"QLinearConv", 'm', "qlinear_conv"},
     {"QLinearMatMul", 'm', "qlinear_matmul"},
     {"QuantizeLinear", 'm', "quantize_linear"},
@@ -438,7 +441,7 @@ static const onx_op_status CATALOGUE[] = {
     {"StringConcat", '-', STR},
     {"StringNormalizer", '-', STR},
     {"StringSplit", '-', STR},
-    {"Sub", 'm', "sub"},
+    {"Sub", 'm', "sub (opsets 1-6: B reshaped for the broadcast and axis attributes)"},
     {"Sum", 'm', "add chain"},
     {"SwiGLU", 'm', "swish + mul (opset 28)"},
     {"Swish", 'm', "swish (opset 24)"},
@@ -455,7 +458,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Unsqueeze", 'm', "unsqueeze (axes known at load)"},
     {"Upsample", 'm', "resize (deprecated op; modes nearest and linear)"},
     {"Where", 'm', "where"},
-    {"Xor", 'm', "xor"},
+    {"Xor", 'm', "xor (opsets 1-6: B reshaped for the broadcast and axis attributes)"},
 };
 
 int onx_op_catalogue(const onx_op_status **list)
