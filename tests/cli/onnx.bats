@@ -264,11 +264,26 @@ loads_or_not() {
     loads_or_not 8:29 3 opset
     loads_or_not 8:7 0
     loads_or_not 8:28 0
-    # Add before opset 7 had the legacy broadcast/axis attributes: refused as unsupported, naming the opset
-    versioned "$T/m.onnx" 3 6
+    # Upsample before opset 7 (the experimental form with width_scale/height_scale): refused as unsupported,
+    # naming the opset
+    onx '
+node = helper.make_node("Upsample", ["x"], ["y"], name="up0", width_scale=2.0, height_scale=2.0)
+g = helper.make_graph([node], "up", [value("x", TensorProto.FLOAT, [1, 1, 2, 2])], [value("y", TensorProto.FLOAT, [1, 1, 4, 4])])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 6)])
+m.ir_version = 3
+save(m, sys.argv[1])' "$T/m.onnx"
     run --separate-stderr "$FTRUN" info "$T/m.onnx"
     status_is 3
-    [[ "$stderr" == *"does not support"*"op Add at opset 6 is not supported (ftrun reads it from opset 7)"*"add0"* ]] || { echo "$stderr" >&2; return 1; }
+    [[ "$stderr" == *"does not support"*"op Upsample at opset 6 is not supported (ftrun reads it from opset 7)"*"up0"* ]] || { echo "$stderr" >&2; return 1; }
+    # Add at opset 6 with the legacy broadcast/axis attributes runs (B aligned to A from axis 0)
+    versioned "$T/m.onnx" 3 6
+    onx 'm = onnx.load(sys.argv[1]); m.graph.initializer[0].CopyFrom(numpy_helper.from_array(np.array([10, 20], np.float32), "w"))
+m.graph.node[0].attribute.extend([helper.make_attribute("broadcast", 1), helper.make_attribute("axis", 0)])
+save(m, sys.argv[1])' "$T/m.onnx"
+    npy "$T/x.npy" 'np.arange(6, dtype=np.float32).reshape(2, 3)'
+    run --separate-stderr "$FTRUN" run "$T/m.onnx" -i x="$T/x.npy" -o "$T/out" -n 1 -q
+    status_is 0
+    py 'y = np.load(sys.argv[1]); assert (y == np.arange(6).reshape(2, 3) + np.array([[10], [20]])).all(), y' "$T/out/y.npy"
     # an opset-1 model of ops whose form has not changed runs, and agrees with NumPy
     onx '
 g = helper.make_graph([helper.make_node("Softplus", ["x"], ["y"])], "sp", [value("x", TensorProto.FLOAT, [4])],
@@ -281,6 +296,56 @@ save(m, sys.argv[1])' "$T/sp.onnx"
     status_is 0
     py 'y = np.load(sys.argv[1]); x = np.array([-2, -0.5, 0, 3], np.float32)
 assert np.allclose(y, np.log1p(np.exp(x)), rtol=1e-6, atol=1e-7), y' "$T/out/y.npy"
+}
+
+# legacy MODEL OPSET OP 'attrs' SHAPE_A SHAPE_B: MODEL holds y = OP(a, b), both f32 graph inputs of the given
+# shapes (comma-separated; "" for a scalar), at that opset, with the attributes of the Python dict attrs.
+legacy() {
+    onx '
+sa = [int(d) for d in sys.argv[5].split(",") if d]; sb = [int(d) for d in sys.argv[6].split(",") if d]
+names = ["a", "b", "c"][:3 if sys.argv[3] == "Gemm" else 2]
+shapes = {"a": sa, "b": sb, "c": [int(d) for d in os.environ.get("SHAPE_C", "").split(",") if d]}
+node = helper.make_node(sys.argv[3], names, ["y"], name="n0", **eval(sys.argv[4]))
+g = helper.make_graph([node], "legacy", [value(k, TensorProto.FLOAT, shapes[k]) for k in names],
+                      [value("y", TensorProto.FLOAT, None)])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", int(sys.argv[2]))])
+m.ir_version = 3
+save(m, sys.argv[1])' "$@"
+}
+
+# refused FILE STATUS TEXT...: `ftrun info FILE` ends with STATUS and its message holds each TEXT.
+refused() {
+    local f=$1 st=$2
+    shift 2
+    run --separate-stderr "$FTRUN" info "$f"
+    status_is "$st"
+    for t in "$@"; do
+        [[ "$stderr" == *"$t"* ]] || { echo "missing '$t' in: $stderr" >&2; return 1; }
+    done
+}
+
+@test "onnx: legacy forms of opsets 1-6 that ftrun cannot honour are refused naming the attribute and value" {
+    legacy "$T/m.onnx" 6 Add '{"broadcast": 2}' 2,3 3
+    refused "$T/m.onnx" 3 "n0" "attribute broadcast=2"
+    legacy "$T/m.onnx" 6 Add '{}' 2,3 3
+    refused "$T/m.onnx" 3 "n0" "[2,3]" "[3]" "broadcast is 0"
+    legacy "$T/m.onnx" 6 Mul '{"broadcast": 1, "axis": 1}' 2,3 2
+    refused "$T/m.onnx" 3 "n0" "does not broadcast" "from axis 1"
+    legacy "$T/m.onnx" 6 Sub '{"broadcast": 1}' 3 2,3
+    refused "$T/m.onnx" 3 "n0" "does not broadcast"
+    SHAPE_C=3 legacy "$T/m.onnx" 6 Gemm '{}' 2,4 4,3
+    refused "$T/m.onnx" 3 "n0" "input 2 (C) [3]" "[2,3]" "broadcast is 0"
+    SHAPE_C=3 legacy "$T/m.onnx" 6 Gemm '{"broadcast": 1}' 2,4 4,3
+    refused "$T/m.onnx" 0
+    onx '
+ins = [value("x", TensorProto.FLOAT, [1, 2, 3, 3])] + [value(k, TensorProto.FLOAT, [2]) for k in "sbmv"]
+bn = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], name="bn0", consumed_inputs=[0, 0, 0, 1, 1])
+ap = helper.make_node("AveragePool", ["x"], ["z"], name="ap0", kernel_shape=[2, 2], count_include_pad=1)
+g = helper.make_graph([bn, ap], "legacy", ins, [value("y", TensorProto.FLOAT, None), value("z", TensorProto.FLOAT, None)])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 5)])
+m.ir_version = 3
+save(m, sys.argv[1])' "$T/m.onnx"
+    refused "$T/m.onnx" 3 "bn0" "attribute is_test=0" "ap0" "attribute count_include_pad=1"
 }
 
 # ---- values that must be known when the model loads ----

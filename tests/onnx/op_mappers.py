@@ -9,7 +9,9 @@ ScatterElements/ScatterND (opset 18), GridSample's opset 20 mode names,
 Attention's softcap and KV cache (past/present key and value) and
 RotaryEmbedding, the short expansions (PRelu and Shrink on integers, Clip
 with computed bounds, QuantizeLinear), the losses' optional log_prob output
-and i32 targets, STFT of a complex signal, DeformConv (opset 19) and Det.
+and i32 targets, STFT of a complex signal, DeformConv (opset 19) and Det, and the legacy
+forms of opsets 1-6 (broadcast and axis attributes, Gemm's broadcast,
+BatchNormalization's is_test, AveragePool without count_include_pad).
 Expected values come from NumPy or
 PyTorch, never from ftrun.
 
@@ -419,6 +421,51 @@ fr = np.stack([(sg[:, f * 5:f * 5 + 8, 0] + 1j * sg[:, f * 5:f * 5 + 8, 1]) * wn
 sp = np.fft.fft(fr.astype(np.complex128), axis=-1)
 case("stft_17_complex_two_sided", "STFT", {"x": sg}, {"y": np.stack([sp.real, sp.imag], -1).astype(np.float32)}, 17,
      {"onesided": 0}, {"step": np.array(5, np.int64), "w": wn}, ["x", "step", "w"])
+
+# Legacy forms of opsets 1-6 (src/onnx/onnx_ops_legacy.c; ONNX's Changelog.md,
+# Add-1/Add-6 ...): with broadcast=1, B's dims line up with A's from `axis`
+# (default: A's last dims), each equal or 1, and the result has A's shape; Gemm's
+# C broadcasts only with broadcast=1; BatchNormalization's is_test=1 is the
+# inference form; AveragePool before opset 7 leaves the padding out of the count.
+# The expected values align B by hand (NumPy's broadcasting aligns from the end).
+xa, b34, b2, b3 = f32(2, 3, 4, 5), f32(3, 4), f32(2), f32(3)
+case("add_6_axis1", "Add", {"a": xa}, {"y": xa + b34[None, :, :, None]}, 6, {"broadcast": 1, "axis": 1},
+     {"b": b34}, ["a", "b"])
+case("add_6_axis1_both_known", "Add", {}, {"y": xa + b34[None, :, :, None]}, 6, {"broadcast": 1, "axis": 1},
+     {"a": xa, "b": b34}, ["a", "b"])
+case("sub_6_axis0", "Sub", {"a": xa, "b": b2}, {"y": xa - b2[:, None, None, None]}, 6, {"broadcast": 1, "axis": 0})
+b45 = f32(4, 5)
+case("mul_6_suffix", "Mul", {"a": xa, "b": b45}, {"y": xa * b45}, 6, {"broadcast": 1})
+b11 = f32(1, 1)
+case("div_1_one_element", "Div", {"a": xa, "b": b11}, {"y": xa / b11[0, 0]}, 1,
+     {"broadcast": 1, "axis": 0, "consumed_inputs": [0, 0]})
+xp, e3 = np.abs(f32(2, 3, 4)) + 0.5, f32(3)
+case("pow_6_axis1", "Pow", {"a": xp, "b": e3}, {"y": np.power(xp, e3[None, :, None]).astype(np.float32)}, 6,
+     {"broadcast": 1, "axis": 1})
+a23, b21 = f32(2, 3), f32(2, 1)
+case("add_6_size1_dim", "Add", {"a": a23, "b": b21}, {"y": a23 + b21}, 6, {"broadcast": 1, "axis": 0})
+case("add_6_same_shape", "Add", {"a": a23, "b": a23[::-1].copy()}, {"y": a23 + a23[::-1]}, 6)
+xg3 = f32(2, 3, 4)
+case("greater_6_axis1", "Greater", {"a": xg3, "b": b3}, {"y": xg3 > b3[None, :, None]}, 6, {"broadcast": 1, "axis": 1})
+ba, bb = rng.random((2, 3, 4)) > 0.5, rng.random(2) > 0.5
+case("and_1_axis0", "And", {"a": ba, "b": bb}, {"y": ba & bb[:, None, None]}, 1, {"broadcast": 1, "axis": 0})
+ia, ib = rng.integers(0, 3, (2, 3, 4)).astype(np.int32), rng.integers(0, 3, 3).astype(np.int32)
+case("equal_6_axis1", "Equal", {"a": ia, "b": ib}, {"y": ia == ib[None, :, None]}, 6, {"broadcast": 1, "axis": 1})
+ga, gb, gc5, gc35 = f32(3, 4), f32(5, 4), f32(5), f32(3, 5)
+case("gemm_6_broadcast_c", "Gemm", {"a": ga, "b": gb, "c": gc5}, {"y": 0.5 * ga @ gb.T + 2 * gc5}, 6,
+     {"broadcast": 1, "transB": 1, "alpha": 0.5, "beta": 2.0})
+case("gemm_1_full_c", "Gemm", {"a": ga, "b": gb, "c": gc35}, {"y": ga @ gb.T + gc35}, 1, {"transB": 1})
+xb, sb, bb3, mb, vb = f32(2, 3, 4, 5), f32(3), f32(3), f32(3), np.abs(f32(3)) + 0.1
+bn = lambda eps: F.batch_norm(T(xb), T(mb), T(vb), T(sb), T(bb3), False, 0.0, eps).numpy()
+case("batch_norm_6_is_test", "BatchNormalization", {"x": xb}, {"y": bn(1e-3)}, 6, {"is_test": 1, "epsilon": 1e-3},
+     {"s": sb, "bias": bb3, "mean": mb, "var": vb}, ["x", "s", "bias", "mean", "var"])
+case("batch_norm_1_consumed_inputs", "BatchNormalization", {"x": xb}, {"y": bn(1e-5)}, 1,
+     {"is_test": 1, "consumed_inputs": [0, 0, 0, 1, 1]}, {"s": sb, "bias": bb3, "mean": mb, "var": vb},
+     ["x", "s", "bias", "mean", "var"])
+xq = f32(1, 2, 5, 5)
+case("average_pool_6_pads", "AveragePool", {"x": xq},
+     {"y": F.avg_pool2d(T(xq), 3, 2, 1, count_include_pad=False).numpy()}, 6,
+     {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]})
 
 if __name__ == "__main__":
     pat = sys.argv[1] if len(sys.argv) > 1 else ""
