@@ -2,14 +2,17 @@
  *
  * Attention follows the CPU reference (src/cpu/attention.c): scores
  * s = scale * q.k, soft capped when softcap is given (cap tanh(s / cap)),
- * then the mask (bool: false -> -inf; additive: added), then
- * causal masking (key t visible to query i iff t <= i + P, aligned at the
- * top left when there is no past, P the past length otherwise), then an online softmax over tiles of keys: the running row maximum
+ * then the mask (bool: false -> -inf; additive: added, -inf masks), and
+ * -inf for the keys query i may not see: with its position p = i + offset
+ * (offset: the past length P, kv_len[b] - S with kv_len, else 0), keys past
+ * p under causal, outside [p - window_left, p + window_right], at or past
+ * kv_len[b] or past a shorter mask's last dim; then an online softmax over
+ * tiles of keys: the running row maximum
  * and sum are rescaled when the maximum grows, so no exp ever sees a positive
  * argument and long rows with large logits cannot overflow. A row whose keys
  * are all masked keeps max -inf and sum 0 and is written as zeros; a NaN score
- * poisons the sum so that NaN inputs never turn into zeros. Scores never
- * reach global memory.
+ * poisons the sum so that NaN inputs never turn into zeros. Scores reach
+ * global memory only as output 3 (attention_scores.cu, a kernel of its own).
  *
  * Three kernels:
  *   attn_tc    f16/bf16, D and Dv <= 256: tensor cores through mma.sync
@@ -33,82 +36,11 @@
  * is kept iff the 53-bit uniform from Philox-4x32-10 with counter i and key
  * seed is >= ratio), compared here as integers: u53 >= ceil(ratio * 2^53),
  * which is the same test since both sides scale exactly by 2^53. */
-#include "cu.cuh"
+#include "attention.cuh"
 
 #include <limits.h>
 #include <math.h>
 #include <string.h>
-
-typedef struct attn_args {
-    const void *q, *k, *v, *mask;
-    void *o;
-    int64_t B, H, S, T, D, Dv, Hk, grp; /* grp = H / Hk query heads per kv head */
-    int64_t ms[4];                      /* mask strides over [B,H,S,T], 0 along broadcast dims */
-    int mask_kind;                      /* 0 none, 1 bool, 2 additive (dtype of q) */
-    int causal;
-    int64_t coff;             /* causal offset: query i sees keys t <= i + coff (the past length) */
-    float scale_f;
-    double scale_d;
-    int has_cap;              /* softcap given: x -> cap tanh(x / cap) before the masks */
-    float cap_f, icap_f;      /* cap and 1 / cap */
-    double cap_d, icap_d;
-    int vec_qk, vec_v, vec_o; /* rows are whole 16-byte chunks at 16-byte aligned addresses */
-    int64_t nqb, items;       /* query blocks per (batch, head); blocks of work in all */
-} attn_args;
-
-#define FULL_MASK 0xffffffffu
-
-__device__ __forceinline__ int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-__device__ __forceinline__ float amax(float a, float b) { return fmaxf(a, b); }
-__device__ __forceinline__ double amax(double a, double b) { return fmax(a, b); }
-__device__ __forceinline__ float aexp(float a) { return expf(a); }
-__device__ __forceinline__ double aexp(double a) { return exp(a); }
-
-template <class A> __device__ __forceinline__ A pick_scale(const attn_args &a);
-template <> __device__ __forceinline__ float pick_scale<float>(const attn_args &a) { return a.scale_f; }
-template <> __device__ __forceinline__ double pick_scale<double>(const attn_args &a) { return a.scale_d; }
-
-/* Soft capping of a scaled score, as the CPU (src/cpu/attention.c): cap tanh(x (1/cap)). */
-__device__ __forceinline__ float soft_cap(const attn_args &a, float x) { return a.cap_f * tanhf(x * a.icap_f); }
-__device__ __forceinline__ double soft_cap(const attn_args &a, double x) { return a.cap_d * tanh(x * a.icap_d); }
-
-/* Score x of mask element idx: bool false -> -inf, additive -> x + m. */
-template <class T, class A> __device__ __forceinline__ A apply_mask(const attn_args &a, int64_t idx, A x)
-{
-    if (a.mask_kind == 1)
-        return ((const uint8_t *)a.mask)[idx] ? x : (A)-INFINITY;
-    return x + (A)cu_load((const T *)a.mask, idx);
-}
-
-/* The score of query row qi and key kj in a tile (x already scaled): soft
- * cap, then -inf past the last key or above the causal diagonal, else the
- * mask (rows qi >= S only pad the tile and read no mask). */
-template <class T, class A>
-__device__ __forceinline__ A tile_score(const attn_args &a, int64_t mbase, int64_t qi, int64_t kj, A x)
-{
-    if (a.has_cap)
-        x = soft_cap(a, x);
-    if (kj >= a.T || (a.causal && kj > qi + a.coff))
-        return (A)-INFINITY;
-    if (a.mask_kind && qi < a.S)
-        x = apply_mask<T, A>(a, mbase + qi * a.ms[2] + kj * a.ms[3], x);
-    return x;
-}
-
-template <class A> __device__ __forceinline__ A warp_max(A v)
-{
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        v = amax(v, __shfl_xor_sync(FULL_MASK, v, o));
-    return v;
-}
-template <class A> __device__ __forceinline__ A warp_sum(A v)
-{
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_xor_sync(FULL_MASK, v, o);
-    return v;
-}
 
 /* ------------------------------------------------- shared-memory tile loads */
 
@@ -252,8 +184,11 @@ template <class T, int DMAX> __global__ void __launch_bounds__(TC_NT) attn_tc(at
         int64_t bh = item / a.nqb, qb = a.nqb - 1 - item % a.nqb;
         int64_t b = bh / a.H, h = bh % a.H, hk = h / a.grp;
         int64_t q0 = qb * TC_BQ, qend = min64(q0 + TC_BQ, a.S);
-        int64_t kend = a.causal ? min64(a.T, qend + a.coff) : a.T;
-        int64_t ntiles = (kend + BK - 1) / BK;
+        const kv_span sp = batch_span(a, b);
+        int64_t kbeg, kend, unused; /* the keys some query of the block may see */
+        key_range(a, sp, q0, kbeg, unused);
+        key_range(a, sp, qend - 1, unused, kend);
+        int64_t ntiles = kend > kbeg ? (kend - kbeg + BK - 1) / BK : 0;
         const T *Qg = Q + (b * a.H + h) * a.S * a.D;
         const T *Kg = K + (b * a.Hk + hk) * a.T * a.D;
         const T *Vg = V + (b * a.Hk + hk) * a.T * a.Dv;
@@ -263,8 +198,8 @@ template <class T, int DMAX> __global__ void __launch_bounds__(TC_NT) attn_tc(at
         __syncthreads(); /* the previous item is done with every buffer */
         load_tile<T, TC_BQ, TC_NT>(Qs, LD, Qg, q0, a.S, a.D, Dp, a.vec_qk);
         if (ntiles > 0) {
-            load_tile<T, BK, TC_NT>(Ks, LD, Kg, 0, a.T, a.D, Dp, a.vec_qk);
-            load_tile<T, BK, TC_NT>(Vs, LD, Vg, 0, a.T, a.Dv, Dvp, a.vec_v);
+            load_tile<T, BK, TC_NT>(Ks, LD, Kg, kbeg, a.T, a.D, Dp, a.vec_qk);
+            load_tile<T, BK, TC_NT>(Vs, LD, Vg, kbeg, a.T, a.Dv, Dvp, a.vec_v);
         }
         cp_async_commit();
 
@@ -277,8 +212,10 @@ template <class T, int DMAX> __global__ void __launch_bounds__(TC_NT) attn_tc(at
         for (int64_t jt = 0; jt < ntiles; jt++) {
             const int buf = (int)(jt & 1);
             if (jt + 1 < ntiles) {
-                load_tile<T, BK, TC_NT>(Ks + (buf ^ 1) * BK * LD, LD, Kg, (jt + 1) * BK, a.T, a.D, Dp, a.vec_qk);
-                load_tile<T, BK, TC_NT>(Vs + (buf ^ 1) * BK * LD, LD, Vg, (jt + 1) * BK, a.T, a.Dv, Dvp, a.vec_v);
+                load_tile<T, BK, TC_NT>(Ks + (buf ^ 1) * BK * LD, LD, Kg, kbeg + (jt + 1) * BK, a.T, a.D, Dp,
+                                        a.vec_qk);
+                load_tile<T, BK, TC_NT>(Vs + (buf ^ 1) * BK * LD, LD, Vg, kbeg + (jt + 1) * BK, a.T, a.Dv, Dvp,
+                                        a.vec_v);
                 cp_async_commit();
                 cp_async_wait<1>();
             } else {
@@ -306,7 +243,7 @@ template <class T, int DMAX> __global__ void __launch_bounds__(TC_NT) attn_tc(at
             }
 
             /* Fragment element e of n-tile nt: row g (+8 for e >= 2), key nt*8 + 2 t4 + (e & 1). */
-            const int64_t k0 = jt * BK;
+            const int64_t k0 = kbeg + jt * BK;
             float mx0 = NEG_INF, mx1 = NEG_INF;
 #pragma unroll
             for (int nt = 0; nt < NS; nt++) {
@@ -314,7 +251,7 @@ template <class T, int DMAX> __global__ void __launch_bounds__(TC_NT) attn_tc(at
                 for (int e = 0; e < 4; e++) {
                     int64_t qi = (e & 2) ? qi1 : qi0;
                     int64_t kj = k0 + nt * 8 + 2 * t4 + (e & 1);
-                    float x = tile_score<T, float>(a, mbase, qi, kj, s[nt][e] * scale);
+                    float x = tile_score<T, float>(a, sp, mbase, qi, kj, s[nt][e] * scale);
                     s[nt][e] = x;
                     if (e & 2)
                         mx1 = fmaxf(mx1, x);
@@ -482,7 +419,10 @@ template <class T, int DMAX> __global__ void __launch_bounds__(SM_NT) attn_simt(
         int64_t bh = item / a.nqb, qb = a.nqb - 1 - item % a.nqb;
         int64_t b = bh / a.H, h = bh % a.H, hk = h / a.grp;
         int64_t q0 = qb * SM_BQ, qend = min64(q0 + SM_BQ, a.S);
-        int64_t kend = a.causal ? min64(a.T, qend + a.coff) : a.T;
+        const kv_span sp = batch_span(a, b);
+        int64_t kbeg, kend, unused; /* the keys some query of the block may see */
+        key_range(a, sp, q0, kbeg, unused);
+        key_range(a, sp, qend - 1, unused, kend);
         const T *Qg = Q + (b * a.H + h) * a.S * a.D;
         const T *Kg = K + (b * a.Hk + hk) * a.T * a.D;
         const T *Vg = V + (b * a.Hk + hk) * a.T * a.Dv;
@@ -501,8 +441,8 @@ template <class T, int DMAX> __global__ void __launch_bounds__(SM_NT) attn_simt(
         __syncthreads();
         load_tile<T, SM_BQ, SM_NT>(Qs, LDK, Qg, q0, a.S, a.D, Dp, a.vec_qk);
         cp_async_commit(); /* its own group: waited for below even when there is no key */
-        for (int64_t k0 = 0; k0 < kend; k0 += SM_BK) {
-            if (k0 > 0)
+        for (int64_t k0 = kbeg; k0 < kend; k0 += SM_BK) {
+            if (k0 > kbeg)
                 __syncthreads(); /* everyone is done with the previous tile */
             load_tile<T, SM_BK, SM_NT>(Ks, LDK, Kg, k0, a.T, a.D, Dp, a.vec_qk);
             load_tile<T, SM_BK, SM_NT>(Vs, LDV, Vg, k0, a.T, a.Dv, Dvp, a.vec_v);
@@ -525,7 +465,7 @@ template <class T, int DMAX> __global__ void __launch_bounds__(SM_NT) attn_simt(
 #pragma unroll
             for (int r = 0; r < SM_R; r++) {
                 int64_t qi = q0 + w * SM_R + r;
-                T x = tile_score<T, T>(a, mbase, qi, kj, (T)(acc[r] * scale));
+                T x = tile_score<T, T>(a, sp, mbase, qi, kj, (T)(acc[r] * scale));
                 T mn = amax(m[r], warp_max(x));
                 T mu = mn == NEG_INF ? (T)0 : mn;
                 T corr = aexp(m[r] - mu);
@@ -600,7 +540,8 @@ template <class T> __global__ void __launch_bounds__(RW_NT) attn_rows(attn_args 
         int64_t s = row % a.S, bh = row / a.S, h = bh % a.H, b = bh / a.H, hk = h / a.grp;
         const T *q = Q + row * a.D;
         const T *kb = K + (b * a.Hk + hk) * a.T * a.D, *vb = V + (b * a.Hk + hk) * a.T * a.Dv;
-        int64_t kend = a.causal ? min64(a.T, s + 1 + a.coff) : a.T; /* the causal mask, whole */
+        int64_t kbeg, kend; /* the keys it may see: causal, window, padding, whole */
+        key_range(a, batch_span(a, b), s, kbeg, kend);
         int64_t mrow = b * a.ms[0] + h * a.ms[1] + s * a.ms[2];
         for (int64_t ch = blockIdx.y; ch < nchunks; ch += gridDim.y) {
             int64_t c0 = ch * (RW_NT * RW_PER);
@@ -608,7 +549,7 @@ template <class T> __global__ void __launch_bounds__(RW_NT) attn_rows(attn_args 
 #pragma unroll
             for (int i = 0; i < RW_PER; i++)
                 o[i] = 0;
-            for (int64_t k0 = 0; k0 < kend; k0 += RW_KC) {
+            for (int64_t k0 = kbeg; k0 < kend; k0 += RW_KC) {
                 int nk = (int)min64(RW_KC, kend - k0);
                 __syncthreads(); /* sc is free */
                 for (int jj = w; jj < RW_KC; jj += RW_NT / 32) {
@@ -760,8 +701,7 @@ CU_KFN(cu_attention)
         if (st)
             return st;
     }
-    if (ft_numel(&out[0].shape) == 0)
-        return FT_OK;
+    const ft_attn_params *ap = &n->params.attn;
     a.o = out[0].data;
     a.B = qd[0];
     a.H = qd[1];
@@ -774,6 +714,10 @@ CU_KFN(cu_attention)
     a.scale_f = (float)a.scale_d;
     a.causal = n->params.attn.causal;
     a.coff = a.T - kd[2]; /* P: with a KV cache the diagonal moves past the cached keys */
+    a.kvl = ap->kv_len ? (const int64_t *)in[6].data : NULL;
+    a.wl = ap->win_left;
+    a.wr = ap->win_right;
+    a.mask_t = a.T;
     a.has_cap = n->params.attn.softcap != 0;
     if (a.has_cap) {
         a.cap_d = n->params.attn.softcap;
@@ -782,16 +726,32 @@ CU_KFN(cu_attention)
         a.icap_f = (float)a.icap_d;
     }
     if (n->n_in > 3 && in[3].data) {
-        ft_shape full = {4, {a.B, a.H, a.S, a.T}};
+        /* a last dim shorter than T (not 1, which broadcasts) masks the keys past it */
+        const ft_shape *ms = &in[3].shape;
+        int64_t mt = ms->rank > 0 ? ms->dims[ms->rank - 1] : 1;
+        a.mask_t = mt != 1 && mt < a.T ? mt : a.T;
+        ft_shape full = {4, {a.B, a.H, a.S, a.mask_t}};
         a.mask = in[3].data;
         a.mask_kind = in[3].dtype == FT_BOOL ? 1 : 2;
-        ft_broadcast_strides(&in[3].shape, &full, a.ms);
+        ft_broadcast_strides(ms, &full, a.ms);
     }
+    /* Y (none to write with Dv = 0), then output 3 */
+    int y = ft_numel(&out[0].shape) > 0, sm = ap->scores_mode;
+    void *sc = ap->scores ? out[3].data : NULL;
+    ft_status st;
     switch (dt) {
-    case FT_F16: return run_half<__half>(k, n, a);
-    case FT_BF16: return run_half<__nv_bfloat16>(k, n, a);
-    case FT_F32: return run_wide<float, 256>(k, n, a);
-    case FT_F64: return run_wide<double, 128>(k, n, a);
+    case FT_F16:
+        st = y ? run_half<__half>(k, n, a) : FT_OK;
+        return st || !sc ? st : cu_attn_scores(k, n, a, dt, sc, sm);
+    case FT_BF16:
+        st = y ? run_half<__nv_bfloat16>(k, n, a) : FT_OK;
+        return st || !sc ? st : cu_attn_scores(k, n, a, dt, sc, sm);
+    case FT_F32:
+        st = y ? run_wide<float, 256>(k, n, a) : FT_OK;
+        return st || !sc ? st : cu_attn_scores(k, n, a, dt, sc, sm);
+    case FT_F64:
+        st = y ? run_wide<double, 128>(k, n, a) : FT_OK;
+        return st || !sc ? st : cu_attn_scores(k, n, a, dt, sc, sm);
     case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL: case FT_DTYPE_COUNT: break;
     }
     return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cuda attention kernel",

@@ -69,6 +69,34 @@ static ft_status past_inputs(ft_infer_ctx *c, int64_t *P)
     return FT_OK;
 }
 
+/* kv_len (input 6, ONNX's nonpad_kv_seqlen): i64 [B], the valid keys of
+ * each batch (an external cache); not with past_key/past_value. */
+static ft_status kv_len_input(ft_infer_ctx *c, int64_t P)
+{
+    if (c->n_in <= 6 || !c->in[6])
+        return FT_OK;
+    const ft_tinfo *t = c->in[6];
+    char a[FT_SHAPE_STR], b[FT_SHAPE_STR];
+    if (t->dtype != FT_I64 || t->shape.rank != 1 || t->shape.dims[0] != c->in[0]->shape.dims[0])
+        return ft_infer_fail(c, "kv_len '%s' is %s %s; expected i64 [B], one length per batch of q '%s' %s",
+                             ft_infer_in_name(c, 6), ft_dtype_name(t->dtype), ft_shape_str(&t->shape, a),
+                             ft_infer_in_name(c, 0), ft_shape_str(&c->in[0]->shape, b));
+    if (P > 0 || (c->n_in > 4 && c->in[4]))
+        return ft_infer_fail(c, "kv_len (an external cache's valid lengths) is not taken with past_key/past_value");
+    return FT_OK;
+}
+
+static ft_status window_attrs(ft_infer_ctx *c)
+{
+    static const char *const names[2] = {"window_left", "window_right"};
+    for (int k = 0; k < 2; k++) {
+        int64_t w = ft_attr(c->node, names[k])->i;
+        if (w < -1)
+            return ft_infer_fail(c, "attribute '%s' must be -1 (unbounded) or >= 0 (got %lld)", names[k], (long long)w);
+    }
+    return FT_OK;
+}
+
 ft_status ft_infer_attention(ft_infer_ctx *c)
 {
     ft_status st;
@@ -105,9 +133,10 @@ ft_status ft_infer_attention(ft_infer_ctx *c)
                                  "of q)", ft_infer_in_name(c, 3), ft_dtype_name(m->dtype), ft_dtype_name(c->in[0]->dtype));
         ft_shape full = {.rank = 4, .dims = {q[0], q[1], q[2], T}};
         int ok = m->shape.rank <= 4;
+        /* a shorter last dim (ONNX opset 24) masks the keys past its end */
         for (int d = 0; ok && d < m->shape.rank; d++) {
             int64_t have = m->shape.dims[d], want = full.dims[4 - m->shape.rank + d];
-            ok = have == want || have == 1;
+            ok = have == want || have == 1 || (d == m->shape.rank - 1 && have < want);
         }
         if (!ok) {
             char a[FT_SHAPE_STR], b[FT_SHAPE_STR];
@@ -122,11 +151,16 @@ ft_status ft_infer_attention(ft_infer_ctx *c)
     double cap = ft_attr(c->node, "softcap")->f;
     if (!(cap >= 0) || isinf(cap))
         return ft_infer_fail(c, "attribute 'softcap' must be finite and >= 0 (0: none; got %g)", cap);
-    if (c->n_out != 1 && c->n_out != 3)
-        return ft_infer_fail(c, "has %d outputs; expected 1 (y) or 3 (y, present_key, present_value)", c->n_out);
+    if (c->n_out == 2)
+        return ft_infer_fail(c, "has 2 outputs; expected 1 (y), 3 (y, present_key, present_value) or 4 (and "
+                             "scores)");
     int causal;
-    if ((st = ft_infer_flag(c, "causal", &causal)))
+    if ((st = ft_infer_flag(c, "causal", &causal)) || (st = kv_len_input(c, P)) || (st = window_attrs(c)))
         return st;
+    int64_t mode = ft_attr(c->node, "scores_mode")->i;
+    if (mode < 0 || mode > 3)
+        return ft_infer_fail(c, "attribute 'scores_mode' must be 0 (q.k scaled), 1 (soft capped), 2 (masked) or 3 "
+                             "(softmax weights) (got %lld)", (long long)mode);
     /* The scale both backends use. With D = 0 every score is 0 whatever the
      * scale: 1/sqrt(0) would only add NaN. */
     ft_attn_params *p = &c->params->attn;
@@ -135,7 +169,12 @@ ft_status ft_infer_attention(ft_infer_ctx *c)
     p->causal = causal;
     p->softcap = cap;
     p->past = P > 0 || (c->n_in > 4 && c->in[4]);
-    p->present = c->n_out == 3;
+    p->present = c->n_out >= 3;
+    p->scores = c->n_out == 4;
+    p->scores_mode = (int)mode;
+    p->kv_len = c->n_in > 6 && c->in[6];
+    p->win_left = ft_attr(c->node, "window_left")->i;
+    p->win_right = ft_attr(c->node, "window_right")->i;
     ft_shape o = {.rank = 4, .dims = {q[0], q[1], q[2], v[3]}};
     if ((st = ft_infer_check_size(c, &o)))
         return st;
@@ -144,6 +183,11 @@ ft_status ft_infer_attention(ft_infer_ctx *c)
     if (p->present) {
         ft_shape pk = {.rank = 4, .dims = {k[0], k[1], T, k[3]}}, pv = {.rank = 4, .dims = {v[0], v[1], T, v[3]}};
         if ((st = ft_infer_set_out(c, 1, c->in[0]->dtype, &pk)) || (st = ft_infer_set_out(c, 2, c->in[0]->dtype, &pv)))
+            return st;
+    }
+    if (p->scores) {
+        ft_shape so = {.rank = 4, .dims = {q[0], q[1], q[2], T}};
+        if ((st = ft_infer_check_size(c, &so)) || (st = ft_infer_set_out(c, 3, c->in[0]->dtype, &so)))
             return st;
     }
     return FT_OK;

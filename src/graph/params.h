@@ -225,6 +225,11 @@ typedef struct ft_attn_params {
     double softcap; /* 0: none; else scores -> softcap tanh(scores / softcap) before the mask */
     int past;       /* inputs 4, 5 (past_key, past_value) are given: keys are past then k */
     int present;    /* outputs 1, 2 (present_key, present_value) are written */
+    int kv_len;     /* input 6 (i64 [B]) is given: keys t >= kv_len[b] are padding, causal offset kv_len[b] - S */
+    int scores;     /* output 3 is written: the [B,H,S,T] scores of stage scores_mode (0 q.k scaled, 1 soft
+                     * capped, 2 masked, 3 softmax weights) */
+    int scores_mode;
+    int64_t win_left, win_right; /* -1: unbounded; else keys p - left <= t <= p + right, p = i + offset */
     int training;
     double ratio;
     uint64_t seed;

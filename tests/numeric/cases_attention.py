@@ -500,8 +500,9 @@ def attention_cache_error_cases():
              [r"past_key", r"rank 3"]),
             ("past_key dtype f64", [q, k, v, None, ("pk", np.zeros((1, 2, 5, 8))), ("pv", z(1, 2, 5, 6))], None,
              None, [r"past_key", r"f64"]),
-            ("mask T without the past", [q, k, v, ("m", np.ones((3, 4), bool)), ("pk", z(1, 2, 5, 8)),
-                                         ("pv", z(1, 2, 5, 6))], None, None, [r"\[3,4\]", r"\[1,2,3,9\]", r"past"]),
+            ("mask longer than T with the past", [q, k, v, ("m", np.ones((3, 10), bool)), ("pk", z(1, 2, 5, 8)),
+                                                  ("pv", z(1, 2, 5, 6))], None, None,
+             [r"\[3,10\]", r"\[1,2,3,9\]", r"past"]),
             ("softcap -1", [q, k, v], {"softcap": -1.0}, None, [r"softcap", r"-1"]),
             ("two outputs", [q, k, v], None, ["y", "pk_out"], [r"2 outputs", r"present_key"])):
         c.append(Case("attention invalid: " + label + ": exit 3", "attention", inputs=ins, attrs=attrs, exit_code=3,
