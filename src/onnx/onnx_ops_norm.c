@@ -209,27 +209,24 @@ static int heads_first(onx_ctx *c, const onx_node *n, int k, int64_t heads, cons
     return t;
 }
 
-/* Attention (opset 23): ftrun's attention on [B, H, S, D]; 3-D inputs
+/* Attention (opsets 23-25): ftrun's attention on [B, H, S, D]; 3-D inputs
  * [B, S, H*D] are split into heads around it. softcap, past_key/past_value
- * (inputs 4, 5) and present_key/present_value (outputs 1, 2) map onto the
- * op's own; the QK product output (3, qk_matmul_output_mode) and
- * nonpad_kv_seqlen (input 6) are refused. */
+ * (inputs 4, 5), nonpad_kv_seqlen (input 6: kv_len), present_key/
+ * present_value (outputs 1, 2), the QK product (output 3, always 4-D, with
+ * qk_matmul_output_mode as scores_mode) and opset 25's left_window_size/
+ * right_window_size (window_left/window_right) map onto the op's own.
+ * softmax_precision is not read: the weights are computed in f32 (f64 for
+ * f64 inputs) and rounded to the output dtype, as it asks for f16 and bf16. */
 ft_status ox_map_attention(onx_ctx *c, const onx_node *n)
 {
     OX_TRY(ox_check_dtype(c, n, FT_OP_ATTENTION, 0));
-    int pk = onx_in(c, n, 4), pv = onx_in(c, n, 5);
+    int pk = onx_in(c, n, 4), pv = onx_in(c, n, 5), kvl = n->n_in > 6 ? onx_in(c, n, 6) : -1;
     if ((pk >= 0) != (pv >= 0))
         return onx_error(c, n, FT_EGRAPH, "inputs past_key and past_value are given together or not at all");
-    if (n->n_in > 6 && onx_in(c, n, 6) >= 0)
-        return onx_unsupported(c, n, "input nonpad_kv_seqlen (ftrun's attention has no per-batch key lengths)");
-    if (onx_attr_i(n, "left_window_size", -1) != -1 || onx_attr_i(n, "right_window_size", -1) != -1)
-        return onx_unsupported(c, n, "attributes left_window_size=%lld, right_window_size=%lld (opset 25's sliding "
-                               "window; ftrun's attention masks by is_causal and attn_mask only)",
-                               (long long)onx_attr_i(n, "left_window_size", -1),
-                               (long long)onx_attr_i(n, "right_window_size", -1));
-    if (n->n_out > 3 && onx_out(c, n, 3) >= 0)
-        return onx_unsupported(c, n, "output 3 (the QK product of qk_matmul_output_mode %lld; ftrun's attention "
-                               "keeps its scores internal)", (long long)onx_attr_i(n, "qk_matmul_output_mode", 0));
+    int64_t mode = onx_attr_i(n, "qk_matmul_output_mode", 0);
+    int scores = n->n_out > 3 && onx_out(c, n, 3) >= 0;
+    if (scores && (mode < 0 || mode > 3))
+        return onx_unsupported(c, n, "attribute qk_matmul_output_mode=%lld (ONNX defines 0 to 3)", (long long)mode);
     const ft_shape *qs = ox_shape(c, n, 0);
     int three = qs->rank == 3;
     int q = onx_in(c, n, 0), k = onx_in(c, n, 1), v = onx_in(c, n, 2), mask = onx_in(c, n, 3);
@@ -240,21 +237,30 @@ ft_status ox_map_attention(onx_ctx *c, const onx_node *n)
             (v = heads_first(c, n, 2, kh, "kv_num_heads")) < 0)
             return onx_status(c);
     }
-    int present = (n->n_out > 1 && onx_out(c, n, 1) >= 0) || (n->n_out > 2 && onx_out(c, n, 2) >= 0);
-    int in[6] = {q, k, v, mask, pk, pv}, outs[3] = {three ? ox_tmp(c, n, "context") : ox_out(c, n, 0), -1, -1};
+    int present = scores || (n->n_out > 1 && onx_out(c, n, 1) >= 0) || (n->n_out > 2 && onx_out(c, n, 2) >= 0);
+    int in[7] = {q, k, v, mask, pk, pv, kvl};
+    int outs[4] = {three ? ox_tmp(c, n, "context") : ox_out(c, n, 0), -1, -1, scores ? onx_out(c, n, 3) : -1};
     OX_NEED(outs[0] >= 0);
     for (int j = 1; present && j < 3; j++) {
         outs[j] = n->n_out > j && onx_out(c, n, j) >= 0 ? onx_out(c, n, j) : ox_tmp(c, n, j == 1 ? "present_key" :
                                                                                           "present_value");
         OX_NEED(outs[j] >= 0);
     }
-    ft_node *f = onx_emit(c, n, FT_OP_ATTENTION, in, pk >= 0 ? 6 : mask >= 0 ? 4 : 3, outs, present ? 3 : 1);
+    int nin = kvl >= 0 ? 7 : pk >= 0 ? 6 : mask >= 0 ? 4 : 3;
+    ft_node *f = onx_emit(c, n, FT_OP_ATTENTION, in, nin, outs, scores ? 4 : present ? 3 : 1);
     OX_NEED(f);
     if (onx_has_attr(n, "scale"))
         OX_TRY(onx_set_f(c, f, "scale", onx_attr_f(n, "scale", 1.0)));
     if (onx_attr_f(n, "softcap", 0.0) != 0.0)
         OX_TRY(onx_set_f(c, f, "softcap", onx_attr_f(n, "softcap", 0.0)));
     OX_TRY(onx_set_i(c, f, "causal", onx_attr_i(n, "is_causal", 0) != 0));
+    if (scores && mode != 0)
+        OX_TRY(onx_set_i(c, f, "scores_mode", mode));
+    int64_t wl = onx_attr_i(n, "left_window_size", -1), wr = onx_attr_i(n, "right_window_size", -1);
+    if (wl != -1)
+        OX_TRY(onx_set_i(c, f, "window_left", wl));
+    if (wr != -1)
+        OX_TRY(onx_set_i(c, f, "window_right", wr));
     if (three) {
         const ft_shape *vs = ox_shape(c, n, 2);
         int64_t qh = onx_attr_i(n, "q_num_heads", 0), kh = onx_attr_i(n, "kv_num_heads", 0);
