@@ -158,15 +158,17 @@ ft_node *ox_axis_op(onx_ctx *c, const onx_node *n, ft_op op, int t, int64_t axis
 /* since: the first opset the mapper handles; the mapper reads n->opset for
  * the later changes. The *_v1 mappers (onnx_ops_legacy.c) take the legacy
  * attributes of opsets 1-6 (broadcast and axis, Gemm's broadcast,
- * BatchNormalization's is_test); ops whose older forms ftrun does not read
- * start at the first opset it does. */
+ * BatchNormalization's is_test). The opset-1 forms whose only difference is
+ * consumed_inputs (a legacy optimization hint that does not change the
+ * result) start at 1; ops whose older forms ftrun does not read start at the
+ * first opset it does (Selu-1's defaults differ from Selu-6's, for one). */
 static const onx_op_map MAPS[] = {
     /* elementwise, one input */
-    {"Abs", 6, ox_map_unary}, {"Neg", 6, ox_map_unary}, {"Sign", 9, ox_map_unary},
-    {"Relu", 6, ox_map_unary}, {"Sigmoid", 6, ox_map_unary}, {"Tanh", 6, ox_map_unary},
-    {"Exp", 6, ox_map_unary}, {"Log", 6, ox_map_unary}, {"Sqrt", 6, ox_map_unary},
-    {"Reciprocal", 6, ox_map_unary}, {"Sin", 7, ox_map_unary}, {"Cos", 7, ox_map_unary},
-    {"Erf", 9, ox_map_unary}, {"Floor", 6, ox_map_unary}, {"Ceil", 6, ox_map_unary},
+    {"Abs", 1, ox_map_unary}, {"Neg", 1, ox_map_unary}, {"Sign", 9, ox_map_unary},
+    {"Relu", 1, ox_map_unary}, {"Sigmoid", 1, ox_map_unary}, {"Tanh", 1, ox_map_unary},
+    {"Exp", 1, ox_map_unary}, {"Log", 1, ox_map_unary}, {"Sqrt", 1, ox_map_unary},
+    {"Reciprocal", 1, ox_map_unary}, {"Sin", 7, ox_map_unary}, {"Cos", 7, ox_map_unary},
+    {"Erf", 9, ox_map_unary}, {"Floor", 1, ox_map_unary}, {"Ceil", 1, ox_map_unary},
     {"Round", 11, ox_map_unary}, {"Softplus", 1, ox_map_unary}, {"Softsign", 1, ox_map_unary},
     {"HardSwish", 14, ox_map_unary}, {"Mish", 18, ox_map_unary}, {"Not", 1, ox_map_unary},
     {"IsNaN", 9, ox_map_unary}, {"IsInf", 10, ox_map_is_inf},
@@ -174,9 +176,9 @@ static const onx_op_map MAPS[] = {
     {"Asinh", 9, ox_map_unary}, {"Acosh", 9, ox_map_unary}, {"Atanh", 9, ox_map_unary},
     {"Asin", 7, ox_map_unary}, {"Acos", 7, ox_map_unary}, {"Atan", 7, ox_map_unary},
     {"BitwiseNot", 18, ox_map_unary}, {"Det", 11, ox_map_unary},
-    {"LeakyRelu", 6, ox_map_alpha_act}, {"Elu", 6, ox_map_alpha_act}, {"Celu", 12, ox_map_alpha_act},
+    {"LeakyRelu", 1, ox_map_alpha_act}, {"Elu", 1, ox_map_alpha_act}, {"Celu", 12, ox_map_alpha_act},
     {"Swish", 24, ox_map_alpha_act}, {"SwiGLU", 28, ox_map_swiglu},
-    {"Selu", 6, ox_map_alpha_act}, {"HardSigmoid", 6, ox_map_alpha_act}, {"Gelu", 20, ox_map_gelu},
+    {"Selu", 6, ox_map_alpha_act}, {"HardSigmoid", 1, ox_map_alpha_act}, {"Gelu", 20, ox_map_gelu},
     {"ThresholdedRelu", 10, ox_map_alpha_act}, {"Shrink", 9, ox_map_shrink},
     {"PRelu", 6, ox_map_prelu}, {"Clip", 6, ox_map_clip}, {"Cast", 6, ox_map_cast}, {"CastLike", 15, ox_map_cast},
     /* elementwise, broadcasting */
@@ -184,11 +186,11 @@ static const onx_op_map MAPS[] = {
     {"Div", 1, ox_map_binary_v1}, {"Pow", 1, ox_map_binary_v1}, {"Mod", 10, ox_map_binary},
     {"Equal", 1, ox_map_binary_v1}, {"Less", 1, ox_map_binary_v1}, {"LessOrEqual", 12, ox_map_binary},
     {"Greater", 1, ox_map_binary_v1}, {"GreaterOrEqual", 12, ox_map_binary}, {"And", 1, ox_map_binary_v1},
-    {"Or", 1, ox_map_binary_v1}, {"Xor", 1, ox_map_binary_v1}, {"Max", 6, ox_map_variadic},
-    {"Min", 6, ox_map_variadic},
+    {"Or", 1, ox_map_binary_v1}, {"Xor", 1, ox_map_binary_v1}, {"Max", 1, ox_map_variadic},
+    {"Min", 1, ox_map_variadic},
     {"BitwiseAnd", 18, ox_map_binary}, {"BitwiseOr", 18, ox_map_binary}, {"BitwiseXor", 18, ox_map_binary},
     {"BitShift", 11, ox_map_binary},
-    {"Sum", 6, ox_map_sum_mean}, {"Mean", 6, ox_map_sum_mean}, {"Where", 9, ox_map_where},
+    {"Sum", 1, ox_map_sum_mean}, {"Mean", 1, ox_map_sum_mean}, {"Where", 9, ox_map_where},
     /* matrix products, reductions, scans */
     {"MatMul", 1, ox_map_matmul}, {"Gemm", 1, ox_map_gemm_v1}, {"Einsum", 12, ox_map_einsum},
     {"ReduceSum", 1, ox_map_reduce}, {"ReduceMean", 1, ox_map_reduce}, {"ReduceMax", 1, ox_map_reduce},
@@ -199,7 +201,7 @@ static const onx_op_map MAPS[] = {
     /* normalization, attention */
     {"Softmax", 1, ox_map_softmax}, {"LogSoftmax", 1, ox_map_softmax}, {"Hardmax", 1, ox_map_hardmax},
     {"LayerNormalization", 17, ox_map_layer_norm}, {"RMSNormalization", 23, ox_map_rms_norm},
-    {"BatchNormalization", 1, ox_map_batch_norm_v1}, {"InstanceNormalization", 6, ox_map_instance_norm},
+    {"BatchNormalization", 1, ox_map_batch_norm_v1}, {"InstanceNormalization", 1, ox_map_instance_norm},
     {"GroupNormalization", 18, ox_map_group_norm}, {"LpNormalization", 1, ox_map_lp_norm},
     {"MeanVarianceNormalization", 9, ox_map_mvn}, {"Attention", 23, ox_map_attention},
     {"RotaryEmbedding", 23, ox_map_rotary},

@@ -466,6 +466,21 @@ xq = f32(1, 2, 5, 5)
 case("average_pool_6_pads", "AveragePool", {"x": xq},
      {"y": F.avg_pool2d(T(xq), 3, 2, 1, count_include_pad=False).numpy()}, 6,
      {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]})
+# opset-1 forms that differ from opset 6 only by consumed_inputs (a legacy optimization hint)
+xr, xr2 = f32(2, 3, 4), f32(2, 3, 4)
+ci = {"consumed_inputs": [0]}
+case("relu_1_consumed_inputs", "Relu", {"x": xr}, {"y": np.maximum(xr, 0)}, 1, ci)
+case("exp_1_consumed_inputs", "Exp", {"x": xr}, {"y": np.exp(xr)}, 1, ci)
+case("neg_1_consumed_inputs", "Neg", {"x": xr}, {"y": -xr}, 1, ci)
+case("elu_1_alpha", "Elu", {"x": xr}, {"y": np.where(xr < 0, 0.5 * (np.exp(xr) - 1), xr).astype(np.float32)}, 1,
+     {"alpha": 0.5, "consumed_inputs": [0]})
+case("hard_sigmoid_1_defaults", "HardSigmoid", {"x": xr}, {"y": np.clip(0.2 * xr + 0.5, 0, 1).astype(np.float32)}, 1, ci)
+case("sum_1_consumed_inputs", "Sum", {"a": xr, "b": xr2}, {"y": xr + xr2}, 1, {"consumed_inputs": [0, 0]})
+case("max_1_consumed_inputs", "Max", {"a": xr, "b": xr2}, {"y": np.maximum(xr, xr2)}, 1, {"consumed_inputs": [0, 0]})
+xi, si, bi = f32(2, 3, 4, 5), f32(3), f32(3)
+case("instance_norm_1_consumed_inputs", "InstanceNormalization", {"x": xi},
+     {"y": F.instance_norm(T(xi), weight=T(si), bias=T(bi), eps=1e-3).numpy()}, 1,
+     {"epsilon": 1e-3, "consumed_inputs": [0, 0, 0]}, {"s": si, "bias": bi}, ["x", "s", "bias"])
 
 if __name__ == "__main__":
     pat = sys.argv[1] if len(sys.argv) > 1 else ""
