@@ -197,7 +197,7 @@ static const onx_op_map MAPS[] = {
     {"ReduceMin", 1, ox_map_reduce}, {"ReduceProd", 1, ox_map_reduce}, {"ReduceL1", 1, ox_map_reduce},
     {"ReduceL2", 1, ox_map_reduce}, {"ReduceSumSquare", 1, ox_map_reduce}, {"ReduceLogSumExp", 1, ox_map_reduce},
     {"ReduceLogSum", 1, ox_map_reduce}, {"ArgMax", 1, ox_map_arg}, {"ArgMin", 1, ox_map_arg},
-    {"CumSum", 11, ox_map_cumsum}, {"TopK", 1, ox_map_topk}, {"DFT", 17, ox_map_dft},
+    {"CumSum", 11, ox_map_cumsum}, {"CumProd", 26, ox_map_cumsum}, {"TopK", 1, ox_map_topk}, {"DFT", 17, ox_map_dft},
     /* normalization, attention */
     {"Softmax", 1, ox_map_softmax}, {"LogSoftmax", 1, ox_map_softmax}, {"Hardmax", 1, ox_map_hardmax},
     {"LayerNormalization", 17, ox_map_layer_norm}, {"RMSNormalization", 23, ox_map_rms_norm},
@@ -299,7 +299,7 @@ static const onx_op_status CATALOGUE[] = {
     {"ConvTranspose", 'm', "conv_transpose"},
     {"Cos", 'm', "cos"},
     {"Cosh", 'm', "cosh"},
-    {"CumProd", '-', "cumulative product (opset 26; no ftrun op)"},
+    {"CumProd", 'm', "cumprod (axis known at load)"},
     {"CumSum", 'm', "cumsum (axis known at load)"},
     {"DFT", 'm', "fft, ifft, rfft (+ pad, slice, squeeze)"},
     {"DeformConv", 'm', "deform_conv"},

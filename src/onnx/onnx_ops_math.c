@@ -91,12 +91,14 @@ ft_status ox_map_arg(onx_ctx *c, const onx_node *n)
     return onx_set_i(c, f, "select_last_index", onx_attr_i(n, "select_last_index", 0));
 }
 
+/* CumSum (11) and CumProd (26): ftrun's cumsum / cumprod, the axis known at load. */
 ft_status ox_map_cumsum(onx_ctx *c, const onx_node *n)
 {
-    OX_TRY(ox_check_dtype(c, n, FT_OP_CUMSUM, 0));
+    const ft_op op = !strcmp(n->op_type, "CumProd") ? FT_OP_CUMPROD : FT_OP_CUMSUM;
+    OX_TRY(ox_check_dtype(c, n, op, 0));
     int64_t axis;
-    OX_TRY(onx_const_int1(c, n, 1, "axis", "ftrun's cumsum takes the axis as an attribute", &axis));
-    ft_node *f = ox_emit1(c, n, FT_OP_CUMSUM, onx_in(c, n, 0), ox_out(c, n, 0));
+    OX_TRY(onx_const_int1(c, n, 1, "axis", "ftrun's cumsum and cumprod take the axis as an attribute", &axis));
+    ft_node *f = ox_emit1(c, n, op, onx_in(c, n, 0), ox_out(c, n, 0));
     OX_NEED(f);
     OX_TRY(onx_set_i(c, f, "axis", axis));
     OX_TRY(onx_set_i(c, f, "exclusive", onx_attr_i(n, "exclusive", 0)));

@@ -142,10 +142,54 @@ def cases():
     ], [xb], "y", I64), {"x": (5, 3)}, lambda: np.array([5, 3], np.int64))
 
 
+def elementwise_cases():
+    """The elementwise ops folded since opsets 24-28 came in (Mod, Pow,
+    BitShift, the bitwise ops, CastLike and the float unary ops), each on
+    constants, against NumPy (float ops in float64, then rounded to f32)."""
+    import math
+    U8 = TensorProto.UINT8
+
+    def one(name, op, arrays, out_type, want, opset=18, **attrs):
+        names = ["a%d" % i for i in range(len(arrays))]
+        nodes = [const(k, v) for k, v in zip(names, arrays)] + [helper.make_node(op, names, ["y"], **attrs)]
+        return (name, model(nodes, [], "y", out_type, opset), {}, lambda: want)
+
+    a = np.array([-7, 7, -7, 7, 0], np.int64)
+    b = np.array([3, -3, -3, 3, 5], np.int64)
+    yield one("mod_int_python_sign", "Mod", [a, b], I64, np.mod(a, b))
+    yield one("mod_int_fmod", "Mod", [a, b], I64, np.fmod(a, b), fmod=1)
+    fa, fb = np.array([-7.5, 7.5, 5.25], np.float32), np.array([2.0, -2.0, 0.5], np.float32)
+    yield one("mod_float_fmod", "Mod", [fa, fb], F32, np.fmod(fa, fb), fmod=1)
+    yield one("pow_int", "Pow", [np.array([2, 3, -2, 7], np.int64), np.array([10, 3, 3, 0], np.int64)], I64,
+              np.array([1024, 27, -8, 1], np.int64))
+    yield one("pow_float", "Pow", [np.array([2.0, 9.0, 0.5], np.float32), np.array([0.5, 1.5, -2.0], np.float32)], F32,
+              np.power(np.array([2.0, 9.0, 0.5]), np.array([0.5, 1.5, -2.0])).astype(np.float32))
+    u = np.array([1, 128, 255, 3], np.uint8)
+    sh = np.array([3, 1, 4, 9], np.uint8)
+    yield one("bitshift_left_u8", "BitShift", [u, sh], U8,
+              np.array([8, 0, 240, 0], np.uint8), direction="LEFT")
+    yield one("bitshift_right_u8", "BitShift", [u, sh], U8, np.array([0, 64, 15, 0], np.uint8), direction="RIGHT")
+    yield one("bitwise_and_or_xor", "BitwiseXor", [a, b], I64, np.bitwise_xor(a, b))
+    yield one("bitwise_not", "BitwiseNot", [a], I64, np.invert(a))
+    yield one("castlike", "CastLike", [np.array([3, -1], np.int64), np.array([0.5], np.float32)], F32,
+              np.array([3.0, -1.0], np.float32))
+    x = np.array([-2.5, -0.5, 0.5, 1.5, 2.5, 0.25], np.float32)
+    x64 = x.astype(np.float64)
+    yield one("round_half_even", "Round", [x], F32, np.round(x))
+    yield one("sign_float", "Sign", [x], F32, np.sign(x))
+    yield one("sign_int", "Sign", [a], I64, np.sign(a))
+    yield one("relu_int", "Relu", [a], I64, np.maximum(a, 0), opset=14)
+    for op, f in (("Reciprocal", lambda v: 1 / v), ("Exp", np.exp), ("Sigmoid", lambda v: 1 / (1 + np.exp(-v))),
+                  ("Tanh", np.tanh), ("Sin", np.sin), ("Cos", np.cos),
+                  ("Erf", np.vectorize(math.erf))):
+        yield one(op.lower(), op, [x], F32, f(x64).astype(np.float32))
+    yield one("log", "Log", [np.abs(x)], F32, np.log(np.abs(x64)).astype(np.float32))
+
+
 def main():
     n = 0
     failed = 0
-    all_cases = list(cases())
+    all_cases = list(cases()) + list(elementwise_cases())
     print(f"1..{len(all_cases)}")
     with tempfile.TemporaryDirectory() as d:
         for name, m, inputs, oracle in all_cases:

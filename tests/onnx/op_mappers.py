@@ -270,6 +270,24 @@ ccp[:, 1:5, :] = xcc[1:4]
 case("center_crop_pad_18", "CenterCropPad", {"x": xcc}, {"y": ccp}, 18, {"axes": [0, 1]},
      {"shape": np.array([3, 7], np.int64)})
 
+# opset 24-28 ops: CumProd (26) against NumPy's cumprod (exclusive and reverse by hand),
+# Swish (24) and SwiGLU (28) against their formulas in float64
+xcp = rng.uniform(0.5, 1.5, (3, 5)).astype(np.float32)
+case("cumprod_26_axis1", "CumProd", {"x": xcp}, {"y": np.cumprod(xcp.astype(np.float64), 1).astype(np.float32)}, 26, {},
+     {"axis": np.array(1, np.int64)})
+# exclusive and reverse: y[i] is the product of x[j] for j > i
+excl = np.concatenate([np.cumprod(xcp.astype(np.float64)[::-1], 0)[::-1][1:], np.ones((1, 5))], 0)
+case("cumprod_26_axis0_exclusive_reverse", "CumProd", {"x": xcp}, {"y": excl.astype(np.float32)}, 26,
+     {"exclusive": 1, "reverse": 1}, {"axis": np.array(0, np.int64)})
+xi = rng.integers(-3, 4, (2, 6)).astype(np.int32)
+case("cumprod_26_int32", "CumProd", {"x": xi}, {"y": np.cumprod(xi, 1).astype(np.int32)}, 26, {},
+     {"axis": np.array(-1, np.int64)})
+xs, bs = f32(2, 7), f32(2, 7)
+sig = lambda v: 1 / (1 + np.exp(-v))
+xs64 = xs.astype(np.float64)
+case("swish_24", "Swish", {"x": xs}, {"y": (xs64 * sig(0.7 * xs64)).astype(np.float32)}, 24, {"alpha": 0.7})
+case("swiglu_28", "SwiGLU", {"a": xs, "b": bs}, {"y": (xs64 * sig(xs64) * bs).astype(np.float32)}, 28)
+
 # geometry ops (src/onnx/onnx_ops_geom.c): Col2Im (opset 18), AffineGrid (opset 20), EyeLike on a computed
 # input (the eye_like op; a constant input is folded), RoiAlign at opset 10 (output_half_pixel, no attribute)
 xc2 = f32(2, 3 * 6, 10)
