@@ -533,6 +533,16 @@ int ft_onnx_fold(onx_ctx *c, const onx_node *n, ft_status *st)
         }
         /* graph inputs given with -i stay inputs here: only their mappers
          * and the fold-only ops read them as parameters */
+        if (k == K_CAST && i == 1) { /* CastLike reads only its second input's type */
+            const ft_tensor *like = onx_in_tensor(c, n, 1);
+            const ft_shape none_s = {.rank = 1, .dims = {0}};
+            if (!like)
+                goto none;
+            if (val_alloc(&in[nin], like->dtype, &none_s))
+                goto oom;
+            nin++;
+            continue;
+        }
         const ft_tensor *t = onx_in_const(c, n, i);
         if (!t || (t->flags & FT_TF_INPUT) || !shape_ok(&t->shape, FOLD_MAX_ELEMS))
             goto none;

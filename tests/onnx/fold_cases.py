@@ -184,6 +184,11 @@ def elementwise_cases():
                   ("Erf", np.vectorize(math.erf))):
         yield one(op.lower(), op, [x], F32, f(x64).astype(np.float32))
     yield one("log", "Log", [np.abs(x)], F32, np.log(np.abs(x64)).astype(np.float32))
+    # CastLike whose second input is a graph input: only its type is read, so the cast still folds
+    yield ("castlike_graph_input_type", model([
+        const("c", np.array([3, -1, 7], np.int64)),
+        helper.make_node("CastLike", ["c", "x"], ["y"]),
+    ], [("x", F32, [2])], "y", F32, 15), {"x": (2,)}, lambda: np.array([3.0, -1.0, 7.0], np.float32))
 
 
 def main():
