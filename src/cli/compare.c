@@ -11,7 +11,8 @@ ft_tol ft_tol_default(ft_dtype dt)
     case FT_F32: return (ft_tol){1e-4, 1e-5, 1};
     case FT_F16: return (ft_tol){1e-2, 1e-3, 1};
     case FT_BF16: return (ft_tol){2e-2, 1e-2, 1};
-    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL: return (ft_tol){0, 0, 0};
+    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64: case FT_BOOL:
+        return (ft_tol){0, 0, 0};
     case FT_DTYPE_COUNT: break;
     }
     return (ft_tol){0, 0, 0};
@@ -61,8 +62,11 @@ void ft_compare(const void *got, const void *want, ft_dtype dt, const ft_shape *
             }
         } else {
             int64_t a = ft_load_i64(got, dt, (size_t)i), b = ft_load_i64(want, dt, (size_t)i);
-            x = (double)a, y = (double)b;
-            double d = fabs(x - y);
+            /* u64 above INT64_MAX: its value, not its wrapped bits; the
+             * difference exact in uint64 (never 0 when a != b) */
+            int ua = ft_dtype_is_uint(dt) ? (uint64_t)a > (uint64_t)b : a > b;
+            x = ft_load_f64(got, dt, (size_t)i), y = ft_load_f64(want, dt, (size_t)i);
+            double d = (double)(ua ? (uint64_t)a - (uint64_t)b : (uint64_t)b - (uint64_t)a);
             if (d > c->max_abs) c->max_abs = d;
             if (y != 0 && d / fabs(y) > c->max_rel) c->max_rel = d / fabs(y);
             bad = a != b && d > tol.atol + tol.rtol * fabs(y);

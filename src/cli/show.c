@@ -41,7 +41,8 @@ static int same_in_dtype(ft_dtype dt, double x, double v)
     case FT_F16: return ft_f16_to_f32(ft_f32_to_f16((float)x)) == (float)v;
     case FT_BF16: return ft_bf16_to_f32(ft_f32_to_bf16((float)x)) == (float)v;
     case FT_F32: return (float)x == (float)v;
-    case FT_F64: case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL: case FT_DTYPE_COUNT: break;
+    case FT_F64: case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
+    case FT_BOOL: case FT_DTYPE_COUNT: break;
     }
     return x == v;
 }
@@ -170,6 +171,8 @@ static int fmt_value(const printer *p, int64_t i, char *buf, size_t n)
         return snprintf(buf, n, "%s", value(p->dt, p->data, i) != 0 ? "True" : "False");
     if (p->dt == FT_I64)
         return snprintf(buf, n, "%lld", (long long)((const int64_t *)p->data)[i]);
+    if (p->dt == FT_U64)
+        return snprintf(buf, n, "%llu", (unsigned long long)((const uint64_t *)p->data)[i]);
     double v = value(p->dt, p->data, i);
     if (!is_float(p->dt))
         return snprintf(buf, n, "%.0f", v);
@@ -313,6 +316,15 @@ void ft_show_array(FILE *f, const char *label, ft_dtype dt, const ft_shape *s, c
             b = v > b ? v : b;
         }
         fprintf(f, ", min %lld, max %lld, mean %.6g", (long long)a, (long long)b, sum / (double)finite);
+    } else if (finite && dt == FT_U64) {
+        uint64_t a = UINT64_MAX, b = 0;
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t v = ((const uint64_t *)data)[i];
+            a = v < a ? v : a;
+            b = v > b ? v : b;
+        }
+        fprintf(f, ", min %llu, max %llu, mean %.6g", (unsigned long long)a, (unsigned long long)b,
+                sum / (double)finite);
     } else if (finite) {
         fprintf(f, ", min %.6g, max %.6g, mean %.6g", lo, hi, sum / (double)finite);
     }

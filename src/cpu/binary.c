@@ -152,7 +152,9 @@ static inline int is_neg(int64_t v) { return v < 0; }
 
 /* Integer division and modulo: the divisor is never 0 here (checked first);
  * -1 is replaced by 1 in the division itself so INT_MIN / -1 cannot trap,
- * and the quotient is negated with wrap-around instead. */
+ * and the quotient is negated with wrap-around instead. Unsigned types
+ * (SIGNED 0) divide and take remainders as unsigned values, never through
+ * int64 (a u64 above INT64_MAX is not negative). */
 #define INT_OPS(S, T, UT, SIGNED, TMIN, TMAX)                                                    \
     static inline T add_##S(T a, T b) { return (T)((UT)a + (UT)b); }                             \
     static inline T sub_##S(T a, T b) { return (T)((UT)a - (UT)b); }                             \
@@ -167,7 +169,7 @@ static inline int is_neg(int64_t v) { return v < 0; }
     static inline T mod_##S(T a, T b)                                                            \
     {                                                                                            \
         T r = fmod_##S(a, b);                                                                    \
-        return (r != 0 && is_neg(r) != is_neg(b)) ? (T)(r + b) : r;                                \
+        return (SIGNED && r != 0 && is_neg(r) != is_neg(b)) ? (T)(r + b) : r;                      \
     }                                                                                            \
     static inline T pow_##S(T a, int64_t e) { return (T)ft_ipow_u64((int64_t)a, e); }               \
     static inline T powf_##S(T a, double e) { return (T)ft_ipow_f64((int64_t)a, e, TMIN, TMAX); }   \
@@ -178,15 +180,16 @@ static inline int is_neg(int64_t v) { return v < 0; }
  * right_shift): a left shift wraps in the dtype; a right shift of a signed
  * value is arithmetic (fills with the sign bit); an amount that is negative
  * or at least the width shifts every bit out (0, or -1 for a negative value
- * shifted right). */
-#define BIT_OPS(S, T, UT, BITS)                                                                  \
+ * shifted right; for an unsigned type (SIGNED 0) an amount above INT64_MAX
+ * counts as large, and the fill is 0). */
+#define BIT_OPS(S, T, UT, BITS, SIGNED)                                                          \
     static inline T band_##S(T a, T b) { return (T)(a & b); }                                    \
     static inline T bor_##S(T a, T b) { return (T)(a | b); }                                     \
     static inline T bxor_##S(T a, T b) { return (T)(a ^ b); }                                    \
     static inline T shl_##S(T a, T b) { return (uint64_t)(int64_t)b < BITS ? (T)((UT)a << b) : 0; } \
     static inline T shr_##S(T a, T b)                                                            \
     {                                                                                            \
-        return (uint64_t)(int64_t)b < BITS ? (T)(a >> b) : (T)(is_neg(a) ? -1 : 0);              \
+        return (uint64_t)(int64_t)b < BITS ? (T)(a >> b) : (T)(SIGNED && is_neg(a) ? -1 : 0);    \
     }
 
 INT_OPS(i8, int8_t, uint32_t, 1, INT8_MIN, INT8_MAX)
@@ -194,11 +197,29 @@ INT_OPS(i16, int16_t, uint32_t, 1, INT16_MIN, INT16_MAX)
 INT_OPS(i32, int32_t, uint32_t, 1, INT32_MIN, INT32_MAX)
 INT_OPS(i64, int64_t, uint64_t, 1, INT64_MIN, INT64_MAX)
 INT_OPS(u8, uint8_t, uint32_t, 0, 0, UINT8_MAX)
-BIT_OPS(i8, int8_t, uint32_t, 8)
-BIT_OPS(i16, int16_t, uint32_t, 16)
-BIT_OPS(i32, int32_t, uint32_t, 32)
-BIT_OPS(i64, int64_t, uint64_t, 64)
-BIT_OPS(u8, uint8_t, uint32_t, 8)
+INT_OPS(u16, uint16_t, uint32_t, 0, 0, UINT16_MAX)
+INT_OPS(u32, uint32_t, uint32_t, 0, 0, UINT32_MAX)
+/* u64: pow and powf of their own, below (the int64 bounds of INT_OPS cannot hold UINT64_MAX) */
+#define pow_u64 pow_u64_int64
+#define powf_u64 powf_u64_int64
+INT_OPS(u64, uint64_t, uint64_t, 0, 0, INT64_MAX)
+#undef pow_u64
+#undef powf_u64
+static inline uint64_t pow_u64(uint64_t a, int64_t e) { return ft_ipow_u64((int64_t)a, e); }
+static inline uint64_t powf_u64(uint64_t a, double e)
+{
+    if (e == trunc(e) && fabs(e) < 9.2e18)
+        return ft_ipow_u64((int64_t)a, (int64_t)e);
+    return ft_sat_u64(pow((double)a, e));
+}
+BIT_OPS(i8, int8_t, uint32_t, 8, 1)
+BIT_OPS(i16, int16_t, uint32_t, 16, 1)
+BIT_OPS(i32, int32_t, uint32_t, 32, 1)
+BIT_OPS(i64, int64_t, uint64_t, 64, 1)
+BIT_OPS(u8, uint8_t, uint32_t, 8, 0)
+BIT_OPS(u16, uint16_t, uint32_t, 16, 0)
+BIT_OPS(u32, uint32_t, uint32_t, 32, 0)
+BIT_OPS(u64, uint64_t, uint64_t, 64, 0)
 
 /* prelu: the slope where x < 0 (NaN passes through, as x) */
 static inline float prelu_f32(float a, float b) { return a < 0 ? a * b : a; }
@@ -219,7 +240,10 @@ static inline double prelu_f64(double a, double b) { return a < 0 ? a * b : a; }
     X(i16, int16_t, __VA_ARGS__)                                                                 \
     X(i32, int32_t, __VA_ARGS__)                                                                 \
     X(i64, int64_t, __VA_ARGS__)                                                                 \
-    X(u8, uint8_t, __VA_ARGS__)
+    X(u8, uint8_t, __VA_ARGS__)                                                                  \
+    X(u16, uint16_t, __VA_ARGS__)                                                                \
+    X(u32, uint32_t, __VA_ARGS__)                                                                \
+    X(u64, uint64_t, __VA_ARGS__)
 
 /* X(suffix, C type) over the integer dtypes */
 #define INT_TYPES(X, ...)                                                                        \
@@ -227,7 +251,10 @@ static inline double prelu_f64(double a, double b) { return a < 0 ? a * b : a; }
     X(i16, int16_t, __VA_ARGS__)                                                                 \
     X(i32, int32_t, __VA_ARGS__)                                                                 \
     X(i64, int64_t, __VA_ARGS__)                                                                 \
-    X(u8, uint8_t, __VA_ARGS__)
+    X(u8, uint8_t, __VA_ARGS__)                                                                  \
+    X(u16, uint16_t, __VA_ARGS__)                                                                \
+    X(u32, uint32_t, __VA_ARGS__)                                                                \
+    X(u64, uint64_t, __VA_ARGS__)
 
 #define CMP_OPS_X(S, T, unused) CMP_OPS(S, T)
 NUM_TYPES(CMP_OPS_X, 0)
@@ -276,18 +303,23 @@ ROW_IPOW(i16, int16_t, 0)
 ROW_IPOW(i32, int32_t, 0)
 ROW_IPOW(i64, int64_t, 0)
 ROW_IPOW(u8, uint8_t, 0)
+ROW_IPOW(u16, uint16_t, 0)
+ROW_IPOW(u32, uint32_t, 0)
+ROW_IPOW(u64, uint64_t, 0)
 
 #define ROWS(OP)                                                                                 \
     {                                                                                            \
         [FT_F32] = OP##_f32_row, [FT_F64] = OP##_f64_row, [FT_I8] = OP##_i8_row,                 \
         [FT_I16] = OP##_i16_row, [FT_I32] = OP##_i32_row, [FT_I64] = OP##_i64_row,               \
-        [FT_U8] = OP##_u8_row,                                                                   \
+        [FT_U8] = OP##_u8_row, [FT_U16] = OP##_u16_row, [FT_U32] = OP##_u32_row,                 \
+        [FT_U64] = OP##_u64_row,                                                                 \
     }
 
 #define INT_ROWS(OP)                                                                             \
     {                                                                                            \
         [FT_I8] = OP##_i8_row, [FT_I16] = OP##_i16_row, [FT_I32] = OP##_i32_row,                 \
-        [FT_I64] = OP##_i64_row, [FT_U8] = OP##_u8_row,                                          \
+        [FT_I64] = OP##_i64_row, [FT_U8] = OP##_u8_row, [FT_U16] = OP##_u16_row,                 \
+        [FT_U32] = OP##_u32_row, [FT_U64] = OP##_u64_row,                                        \
     }
 
 static const ew_row bin_rows[FT_OP_COUNT][FT_DTYPE_COUNT] = {
@@ -298,7 +330,8 @@ static const ew_row bin_rows[FT_OP_COUNT][FT_DTYPE_COUNT] = {
     [FT_OP_MAX] = ROWS(max),
     [FT_OP_MIN] = ROWS(min),
     [FT_OP_EQUAL] = {[FT_F32] = eq_f32_row, [FT_F64] = eq_f64_row, [FT_I8] = eq_i8_row, [FT_I16] = eq_i16_row,
-                     [FT_I32] = eq_i32_row, [FT_I64] = eq_i64_row, [FT_U8] = eq_u8_row, [FT_BOOL] = eq_bool_row},
+                     [FT_I32] = eq_i32_row, [FT_I64] = eq_i64_row, [FT_U8] = eq_u8_row, [FT_U16] = eq_u16_row,
+                     [FT_U32] = eq_u32_row, [FT_U64] = eq_u64_row, [FT_BOOL] = eq_bool_row},
     [FT_OP_LESS] = ROWS(lt),
     [FT_OP_LESS_EQUAL] = ROWS(le),
     [FT_OP_GREATER] = ROWS(gt),
@@ -313,14 +346,8 @@ static const ew_row bin_rows[FT_OP_COUNT][FT_DTYPE_COUNT] = {
 };
 static const ew_row shift_rows[2][FT_DTYPE_COUNT] = {INT_ROWS(shl), INT_ROWS(shr)};
 static const ew_row mod_rows[2][FT_DTYPE_COUNT] = {ROWS(mod), ROWS(fmod)};
-static const ew_row pow_rows[FT_DTYPE_COUNT] = {
-    [FT_F32] = pow_f32_row, [FT_F64] = pow_f64_row, [FT_I8] = pow_i8_row, [FT_I16] = pow_i16_row,
-    [FT_I32] = pow_i32_row, [FT_I64] = pow_i64_row, [FT_U8] = pow_u8_row,
-};
-static const ew_row powf_rows[FT_DTYPE_COUNT] = {
-    [FT_I8] = powf_i8_row, [FT_I16] = powf_i16_row, [FT_I32] = powf_i32_row, [FT_I64] = powf_i64_row,
-    [FT_U8] = powf_u8_row,
-};
+static const ew_row pow_rows[FT_DTYPE_COUNT] = ROWS(pow);
+static const ew_row powf_rows[FT_DTYPE_COUNT] = INT_ROWS(powf);
 
 /* where: a byte copy per element size; cond bytes other than 0 count as true.
  * The select is done on the bits, both sides loaded, so the loops vectorise

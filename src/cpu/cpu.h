@@ -30,6 +30,9 @@
 #define CPU_INT FT_DT_INT
 #define CPU_ANY (CPU_NUM | FT_DT_BOOL)
 #define CPU_BYTES FT_DT_ANY /* pure data movement: every dtype */
+#define CPU_EW_NUM CPU_NUM  /* the elementwise kernels' sets (the CUDA backend's differ) */
+#define CPU_EW_INT CPU_INT
+#define CPU_EW_ANY CPU_ANY
 #define CPU_BOOL FT_DT_BOOL
 #define CPU_Q8 (FT_M(U8) | FT_M(I8))                           /* quantized operands */
 #define CPU_QINT (FT_M(U8) | FT_M(I8) | FT_M(I16) | FT_M(I32)) /* dequantize_linear's inputs */
@@ -49,8 +52,10 @@ static inline int64_t cpu_col_chunk(int64_t inner, int64_t nouter, int threads, 
 }
 
 /* The place of dt in the per-dtype kernel tables of the CPU files, which
- * list their loops in this order: f32, f64, i8, i16, i32, i64, u8, bool
- * (0..7); -1 for f16 and bf16, which arrive widened to f32 (cpu_backend.c). */
+ * list their loops in this order: f32, f64, i8, i16, i32, i64, u8, u16, u32,
+ * u64, bool (0..10; CPU_SLOT_BOOL, the numeric ones below it); -1 for f16 and
+ * bf16, which arrive widened to f32 (cpu_backend.c). */
+#define CPU_SLOT_BOOL 10
 static inline int cpu_dtype_slot(ft_dtype dt)
 {
     switch (dt) {
@@ -61,7 +66,10 @@ static inline int cpu_dtype_slot(ft_dtype dt)
     case FT_I32: return 4;
     case FT_I64: return 5;
     case FT_U8: return 6;
-    case FT_BOOL: return 7;
+    case FT_U16: return 7;
+    case FT_U32: return 8;
+    case FT_U64: return 9;
+    case FT_BOOL: return CPU_SLOT_BOOL;
     case FT_F16: case FT_BF16: case FT_DTYPE_COUNT: break;
     }
     return -1;

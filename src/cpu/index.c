@@ -133,6 +133,9 @@ DEF_RED(i16, int16_t, int64_t, SAME, SAME, IADD, IMUL)
 DEF_RED(i32, int32_t, int64_t, SAME, SAME, IADD, IMUL)
 DEF_RED(i64, int64_t, int64_t, SAME, SAME, IADD, IMUL)
 DEF_RED(u8, uint8_t, int64_t, SAME, SAME, IADD, IMUL)
+DEF_RED(u16, uint16_t, int64_t, SAME, SAME, IADD, IMUL)
+DEF_RED(u32, uint32_t, int64_t, SAME, SAME, IADD, IMUL)
+DEF_RED(u64, uint64_t, uint64_t, SAME, SAME, FADD, FMUL) /* unsigned: wraps, compares unsigned */
 DEF_RED(bool, uint8_t, int, SAME, SAME, BOR, BAND)
 
 typedef void (*red_fn)(void *, const void *, int64_t, int);
@@ -149,6 +152,9 @@ static red_fn red_of(ft_dtype dt)
     case FT_I32: return red_i32;
     case FT_I64: return red_i64;
     case FT_U8: return red_u8;
+    case FT_U16: return red_u16;
+    case FT_U32: return red_u32;
+    case FT_U64: return red_u64;
     case FT_BOOL: return red_bool;
     case FT_DTYPE_COUNT: break;
     }
@@ -237,6 +243,13 @@ static int64_t hot_index(const void *p, ft_dtype dt, int64_t i, int64_t depth)
     case FT_I32: v = ((const int32_t *)p)[i]; break;
     case FT_I64: v = ((const int64_t *)p)[i]; break;
     case FT_U8: v = ((const uint8_t *)p)[i]; break;
+    case FT_U16: v = ((const uint16_t *)p)[i]; break;
+    case FT_U32: v = ((const uint32_t *)p)[i]; break;
+    case FT_U64: { /* above INT64_MAX: out of every range */
+        uint64_t u = ((const uint64_t *)p)[i];
+        v = u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
+        break;
+    }
     case FT_F16: case FT_BF16: case FT_BOOL: case FT_DTYPE_COUNT: return -1; /* f16/bf16 arrive as f32 */
     }
     return v < -depth || v >= depth ? -1 : v < 0 ? v + depth : v;
@@ -341,6 +354,9 @@ DEF_LINE_OPS(i16, int16_t, uint64_t)
 DEF_LINE_OPS(i32, int32_t, uint64_t)
 DEF_LINE_OPS(i64, int64_t, uint64_t)
 DEF_LINE_OPS(u8, uint8_t, uint64_t)
+DEF_LINE_OPS(u16, uint16_t, uint64_t)
+DEF_LINE_OPS(u32, uint32_t, uint64_t)
+DEF_LINE_OPS(u64, uint64_t, uint64_t)
 
 typedef void (*line_fn)(const void *, void *, int64_t, int64_t, int64_t, int, int);
 
@@ -348,7 +364,7 @@ static ft_status along_axis(ft_kctx *k, const ft_node *n, const ft_view *in, ft_
                             int rev, const line_fn *fns)
 {
     int slot = cpu_dtype_slot(in[0].dtype);
-    if (slot < 0 || slot > 6)
+    if (slot < 0 || slot >= CPU_SLOT_BOOL)
         return cpu_bad_dtype(k, n, in[0].dtype);
     int64_t outer, len, inner;
     ft_reduce_around_axis(&in[0].shape, axis, &outer, &len, &inner);
@@ -364,7 +380,7 @@ static ft_status along_axis(ft_kctx *k, const ft_node *n, const ft_view *in, ft_
 ft_status cpu_cumprod(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     static const line_fn fns[] = {cumprod_f32, cumprod_f64, cumprod_i8, cumprod_i16, cumprod_i32, cumprod_i64,
-                                  cumprod_u8};
+                                  cumprod_u8, cumprod_u16, cumprod_u32, cumprod_u64};
     const ft_reduce_params *p = &n->params.reduce;
     return along_axis(k, n, in, out, p->axis, p->exclusive, p->reverse, fns);
 }
@@ -372,6 +388,6 @@ ft_status cpu_cumprod(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *
 ft_status cpu_hardmax(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     static const line_fn fns[] = {hardmax_f32, hardmax_f64, hardmax_i8, hardmax_i16, hardmax_i32, hardmax_i64,
-                                  hardmax_u8};
+                                  hardmax_u8, hardmax_u16, hardmax_u32, hardmax_u64};
     return along_axis(k, n, in, out, n->params.norm.axis, 0, 0, fns);
 }

@@ -145,6 +145,9 @@ static void tk_keys(ft_dtype dt, const void *x, int64_t base, int64_t n, int64_t
     case FT_I32: TK_GATHER(int32_t, (uint64_t)(uint32_t)p[t] ^ 0x80000000u) break;
     case FT_I64: TK_GATHER(int64_t, (uint64_t)p[t] ^ 0x8000000000000000u) break;
     case FT_U8: TK_GATHER(uint8_t, (uint64_t)p[t]) break;
+    case FT_U16: TK_GATHER(uint16_t, (uint64_t)p[t]) break;
+    case FT_U32: TK_GATHER(uint32_t, (uint64_t)p[t]) break;
+    case FT_U64: TK_GATHER(uint64_t, p[t]) break;
     case FT_F16:
     case FT_BF16:
     case FT_BOOL:

@@ -344,6 +344,9 @@ static ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vi
         case FT_I16:
         case FT_I32:
         case FT_I64:
+        case FT_U16:
+        case FT_U32:
+        case FT_U64:
         case FT_BOOL:
         case FT_DTYPE_COUNT:
             st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "max_pool: no cpu kernel for %s",

@@ -25,6 +25,9 @@ static inline void st_i(void *p, ft_dtype dt, int64_t i, int64_t v)
     case FT_I16: ((int16_t *)p)[i] = (int16_t)v; break;
     case FT_I32: ((int32_t *)p)[i] = (int32_t)v; break;
     case FT_I64: ((int64_t *)p)[i] = v; break;
+    case FT_U16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+    case FT_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+    case FT_U64: ((uint64_t *)p)[i] = (uint64_t)v; break;
     case FT_F16: case FT_BF16: case FT_F32: case FT_F64: case FT_BOOL: case FT_DTYPE_COUNT: break;
     }
 }
@@ -36,7 +39,8 @@ static inline double in_dt(double v, ft_dtype dt)
     case FT_F32: return (float)v;
     case FT_F16: return ft_f16_to_f32(ft_f32_to_f16((float)v));
     case FT_BF16: return ft_bf16_to_f32(ft_f32_to_bf16((float)v));
-    case FT_F64: case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL: case FT_DTYPE_COUNT:
+    case FT_F64: case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
+    case FT_BOOL: case FT_DTYPE_COUNT:
         break;
     }
     return v;
@@ -49,7 +53,8 @@ static inline void st_f(void *p, ft_dtype dt, int64_t i, double v)
     case FT_F64: ((double *)p)[i] = v; break;
     case FT_F16: ((uint16_t *)p)[i] = ft_f32_to_f16((float)v); break;
     case FT_BF16: ((uint16_t *)p)[i] = ft_f32_to_bf16((float)v); break;
-    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL: case FT_DTYPE_COUNT: break;
+    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64: case FT_BOOL:
+    case FT_DTYPE_COUNT: break;
     }
 }
 

@@ -49,9 +49,12 @@
 #define LD_BOOL(v) ((v) != 0)
 
 /* Loops for one element type. S: suffix; T: type; LD: load (bool normalises
- * to 0/1); IS_INT: no NaN to look for. The _Pragma("omp simd") loops are
+ * to 0/1); IS_INT: no NaN to look for; UNS: unsigned, so never negative, and
+ * max/min compare (int64)(v ^ BIAS): BIAS is 2^63 for u64, which turns its
+ * unsigned order into the signed order of int64 (finish_i takes it off
+ * again), 0 for every other type. The _Pragma("omp simd") loops are
  * vectorised at -O2 (plain loops of unknown length are not). */
-#define DEF_TYPE(S, T, LD, IS_INT)                                                                                \
+#define DEF_TYPE(S, T, LD, IS_INT, UNS, BIAS)                                                                     \
     DEF_PAIRWISE(pw_sum_##S, T, LD, G_SUM)                                                                        \
     DEF_PAIRWISE(pw_abs_##S, T, LD, G_ABS)                                                                        \
     DEF_PAIRWISE(pw_sq_##S, T, LD, G_SQ)                                                                          \
@@ -116,7 +119,7 @@
             _Pragma("omp simd reduction(+ : u)") for (int64_t i = 0; i < n; i++)                                  \
             {                                                                                                     \
                 int64_t v = (int64_t)LD(x[i]);                                                                    \
-                u += v < 0 ? 0 - (uint64_t)v : (uint64_t)v;                                                       \
+                u += !(UNS) && v < 0 ? 0 - (uint64_t)v : (uint64_t)v;                                            \
             }                                                                                                     \
             return u;                                                                                             \
         case K_SQ:                                                                                                \
@@ -136,7 +139,7 @@
             r = INT64_MIN;                                                                                        \
             _Pragma("omp simd reduction(max : r)") for (int64_t i = 0; i < n; i++)                                \
             {                                                                                                     \
-                int64_t v = (int64_t)LD(x[i]);                                                                    \
+                int64_t v = (int64_t)((uint64_t)LD(x[i]) ^ (BIAS));                                               \
                 r = v > r ? v : r;                                                                                \
             }                                                                                                     \
             return (uint64_t)r;                                                                                   \
@@ -144,7 +147,7 @@
             r = INT64_MAX;                                                                                        \
             _Pragma("omp simd reduction(min : r)") for (int64_t i = 0; i < n; i++)                                \
             {                                                                                                     \
-                int64_t v = (int64_t)LD(x[i]);                                                                    \
+                int64_t v = (int64_t)((uint64_t)LD(x[i]) ^ (BIAS));                                               \
                 r = v < r ? v : r;                                                                                \
             }                                                                                                     \
             return (uint64_t)r;                                                                                   \
@@ -205,7 +208,7 @@
             _Pragma("omp simd") for (int64_t j = 0; j < n; j++)                                                   \
             {                                                                                                     \
                 int64_t v = (int64_t)LD(x[j]);                                                                    \
-                acc[j] += v < 0 ? 0 - (uint64_t)v : (uint64_t)v;                                                  \
+                acc[j] += !(UNS) && v < 0 ? 0 - (uint64_t)v : (uint64_t)v;                                        \
             }                                                                                                     \
             break;                                                                                                \
         case K_SQ:                                                                                                \
@@ -222,14 +225,14 @@
         case K_MAX:                                                                                               \
             _Pragma("omp simd") for (int64_t j = 0; j < n; j++)                                                   \
             {                                                                                                     \
-                int64_t v = (int64_t)LD(x[j]);                                                                    \
+                int64_t v = (int64_t)((uint64_t)LD(x[j]) ^ (BIAS));                                               \
                 acc[j] = v > (int64_t)acc[j] ? (uint64_t)v : acc[j];                                              \
             }                                                                                                     \
             break;                                                                                                \
         case K_MIN:                                                                                               \
             _Pragma("omp simd") for (int64_t j = 0; j < n; j++)                                                   \
             {                                                                                                     \
-                int64_t v = (int64_t)LD(x[j]);                                                                    \
+                int64_t v = (int64_t)((uint64_t)LD(x[j]) ^ (BIAS));                                               \
                 acc[j] = v < (int64_t)acc[j] ? (uint64_t)v : acc[j];                                              \
             }                                                                                                     \
             break;                                                                                                \
@@ -238,14 +241,18 @@
         }                                                                                                         \
     }
 
-DEF_TYPE(f32, float, LD_PLAIN, 0)
-DEF_TYPE(f64, double, LD_PLAIN, 0)
-DEF_TYPE(i8, int8_t, LD_PLAIN, 1)
-DEF_TYPE(i16, int16_t, LD_PLAIN, 1)
-DEF_TYPE(i32, int32_t, LD_PLAIN, 1)
-DEF_TYPE(i64, int64_t, LD_PLAIN, 1)
-DEF_TYPE(u8, uint8_t, LD_PLAIN, 1)
-DEF_TYPE(b8, uint8_t, LD_BOOL, 1)
+#define U64_BIAS ((uint64_t)1 << 63)
+DEF_TYPE(f32, float, LD_PLAIN, 0, 0, 0)
+DEF_TYPE(f64, double, LD_PLAIN, 0, 0, 0)
+DEF_TYPE(i8, int8_t, LD_PLAIN, 1, 0, 0)
+DEF_TYPE(i16, int16_t, LD_PLAIN, 1, 0, 0)
+DEF_TYPE(i32, int32_t, LD_PLAIN, 1, 0, 0)
+DEF_TYPE(i64, int64_t, LD_PLAIN, 1, 0, 0)
+DEF_TYPE(u8, uint8_t, LD_PLAIN, 1, 1, 0)
+DEF_TYPE(u16, uint16_t, LD_PLAIN, 1, 1, 0)
+DEF_TYPE(u32, uint32_t, LD_PLAIN, 1, 1, 0)
+DEF_TYPE(u64, uint64_t, LD_PLAIN, 1, 1, U64_BIAS)
+DEF_TYPE(b8, uint8_t, LD_BOOL, 1, 0, 0)
 
 static void store_d(ft_dtype dt, void *y, int64_t i, double v)
 {
@@ -257,6 +264,9 @@ static void store_d(ft_dtype dt, void *y, int64_t i, double v)
     case FT_I32: ((int32_t *)y)[i] = (int32_t)ft_sat_i64(v, INT32_MIN, INT32_MAX); break;
     case FT_I64: ((int64_t *)y)[i] = ft_sat_i64(v, INT64_MIN, INT64_MAX); break;
     case FT_U8: ((uint8_t *)y)[i] = (uint8_t)ft_sat_i64(v, 0, UINT8_MAX); break;
+    case FT_U16: ((uint16_t *)y)[i] = (uint16_t)ft_sat_i64(v, 0, UINT16_MAX); break;
+    case FT_U32: ((uint32_t *)y)[i] = (uint32_t)ft_sat_i64(v, 0, UINT32_MAX); break;
+    case FT_U64: ((uint64_t *)y)[i] = ft_sat_u64(v); break;
     case FT_BOOL: ((uint8_t *)y)[i] = v != 0; break;
     case FT_F16: case FT_BF16: case FT_DTYPE_COUNT: break;
     }
@@ -271,6 +281,9 @@ static void store_u(ft_dtype dt, void *y, int64_t i, uint64_t v)
     case FT_I32: ((int32_t *)y)[i] = (int32_t)(uint32_t)v; break;
     case FT_I64: ((int64_t *)y)[i] = (int64_t)v; break;
     case FT_U8: ((uint8_t *)y)[i] = (uint8_t)v; break;
+    case FT_U16: ((uint16_t *)y)[i] = (uint16_t)v; break;
+    case FT_U32: ((uint32_t *)y)[i] = (uint32_t)v; break;
+    case FT_U64: ((uint64_t *)y)[i] = v; break;
     case FT_BOOL: ((uint8_t *)y)[i] = v != 0; break;
     case FT_F32: case FT_F64: case FT_F16: case FT_BF16: case FT_DTYPE_COUNT: break;
     }
@@ -286,7 +299,7 @@ typedef struct {
 static const rfns *fns_of(ft_dtype dt)
 {
 #define F(S) {frun_##S, irun_##S, fvec_##S, ivec_##S}
-    static const rfns t[] = {F(f32), F(f64), F(i8), F(i16), F(i32), F(i64), F(u8), F(b8)};
+    static const rfns t[] = {F(f32), F(f64), F(i8), F(i16), F(i32), F(i64), F(u8), F(u16), F(u32), F(u64), F(b8)};
 #undef F
     int slot = cpu_dtype_slot(dt);
     return slot < 0 ? NULL : &t[slot];
@@ -418,7 +431,9 @@ static void finish_f(const rjob *j, int64_t oi, double v)
 static void finish_i(const rjob *j, int64_t oi, uint64_t v)
 {
     if (j->op == R_MEAN)
-        v = (uint64_t)((int64_t)v / j->p->nred);
+        v = ft_dtype_is_uint(j->dt) ? v / (uint64_t)j->p->nred : (uint64_t)((int64_t)v / j->p->nred);
+    else if ((j->op == R_MAX || j->op == R_MIN) && j->dt == FT_U64)
+        v ^= U64_BIAS; /* DEF_TYPE */
     store_u(j->dt, j->y, oi, v);
 }
 
@@ -660,6 +675,9 @@ DEF_ARG(i16, int16_t, 1)
 DEF_ARG(i32, int32_t, 1)
 DEF_ARG(i64, int64_t, 1)
 DEF_ARG(u8, uint8_t, 1)
+DEF_ARG(u16, uint16_t, 1)
+DEF_ARG(u32, uint32_t, 1)
+DEF_ARG(u64, uint64_t, 1)
 
 /* One loop of argmax/argmin or cumsum: the outer index o of the axis (of
  * length len, inner elements apart), its columns [c0, c1), and the op's two
@@ -672,7 +690,7 @@ static ft_status by_axis_chunks(ft_kctx *k, const ft_node *n, const ft_view *in,
                                 const axis_fn *fns, int f1, int f2)
 {
     int slot = cpu_dtype_slot(in[0].dtype);
-    if (slot < 0 || slot > 6)
+    if (slot < 0 || slot >= CPU_SLOT_BOOL)
         return cpu_bad_dtype(k, n, in[0].dtype);
     axis_fn f = fns[slot];
     const ft_shape *s = &in[0].shape;
@@ -693,7 +711,7 @@ static ft_status by_axis_chunks(ft_kctx *k, const ft_node *n, const ft_view *in,
 
 ft_status cpu_arg(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    static const axis_fn fns[] = {arg_f32, arg_f64, arg_i8, arg_i16, arg_i32, arg_i64, arg_u8};
+    static const axis_fn fns[] = {arg_f32, arg_f64, arg_i8, arg_i16, arg_i32, arg_i64, arg_u8, arg_u16, arg_u32, arg_u64};
     return by_axis_chunks(k, n, in, out, n->params.reduce.axis, fns, n->op == FT_OP_ARGMAX,
                           n->params.reduce.select_last);
 }
@@ -736,10 +754,14 @@ DEF_CUMSUM(i16, int16_t, uint64_t)
 DEF_CUMSUM(i32, int32_t, uint64_t)
 DEF_CUMSUM(i64, int64_t, uint64_t)
 DEF_CUMSUM(u8, uint8_t, uint64_t)
+DEF_CUMSUM(u16, uint16_t, uint64_t)
+DEF_CUMSUM(u32, uint32_t, uint64_t)
+DEF_CUMSUM(u64, uint64_t, uint64_t)
 
 ft_status cpu_cumsum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    static const axis_fn fns[] = {cumsum_f32, cumsum_f64, cumsum_i8, cumsum_i16, cumsum_i32, cumsum_i64, cumsum_u8};
+    static const axis_fn fns[] = {cumsum_f32, cumsum_f64, cumsum_i8,  cumsum_i16, cumsum_i32,
+                                  cumsum_i64, cumsum_u8,  cumsum_u16, cumsum_u32, cumsum_u64};
     return by_axis_chunks(k, n, in, out, n->params.reduce.axis, fns, n->params.reduce.exclusive,
                           n->params.reduce.reverse);
 }

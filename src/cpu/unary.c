@@ -242,8 +242,15 @@ UN_ROW_F(IS_INF_f64, double, uint8_t, isinf(x) != 0)
     UN_ROW_I(OP##_i32, int32_t, uint32_t, EXPR)                                                  \
     UN_ROW_I(OP##_i64, int64_t, uint64_t, EXPR)
 INT_UNARY(GEN_I)
-UN_ROW_I(CLIP_u8, uint8_t, uint32_t, x < lo ? lo : (x > hi ? hi : x))
-UN_ROW_I(BITWISE_NOT_u8, uint8_t, uint32_t, ~x)
+/* the unsigned types: clip and bitwise_not only (the clip bounds of u64
+ * arrive as the bits of their uint64 values, graph/infer_elementwise.c) */
+#define GEN_U(S, T, UT)                                                                          \
+    UN_ROW_I(CLIP_##S, T, UT, x < lo ? lo : (x > hi ? hi : x))                                   \
+    UN_ROW_I(BITWISE_NOT_##S, T, UT, ~x)
+GEN_U(u8, uint8_t, uint32_t)
+GEN_U(u16, uint16_t, uint32_t)
+GEN_U(u32, uint32_t, uint32_t)
+GEN_U(u64, uint64_t, uint64_t)
 UN_ROW_I(NOT_bool, uint8_t, uint32_t, x == 0)
 
 #define TAB_F(OP, ...) [FT_OP_##OP] = {[FT_F32] = OP##_f32, [FT_F64] = OP##_f64},
@@ -256,12 +263,16 @@ static const un_row gelu_tanh_rows[FT_DTYPE_COUNT] = {[FT_F32] = GELU_TANH_f32, 
 
 static un_row unary_row(ft_op op, ft_dtype dt)
 {
-    if (op == FT_OP_CLIP && dt == FT_U8)
-        return CLIP_u8;
+    static const un_row clip_u[FT_DTYPE_COUNT] = {[FT_U8] = CLIP_u8, [FT_U16] = CLIP_u16, [FT_U32] = CLIP_u32,
+                                                   [FT_U64] = CLIP_u64};
+    static const un_row not_u[FT_DTYPE_COUNT] = {[FT_U8] = BITWISE_NOT_u8, [FT_U16] = BITWISE_NOT_u16,
+                                                  [FT_U32] = BITWISE_NOT_u32, [FT_U64] = BITWISE_NOT_u64};
+    if (op == FT_OP_CLIP && clip_u[dt])
+        return clip_u[dt];
     if (op == FT_OP_NOT && dt == FT_BOOL)
         return NOT_bool;
-    if (op == FT_OP_BITWISE_NOT && dt == FT_U8)
-        return BITWISE_NOT_u8;
+    if (op == FT_OP_BITWISE_NOT && not_u[dt])
+        return not_u[dt];
     return float_rows[op][dt] ? float_rows[op][dt] : int_rows[op][dt];
 }
 
@@ -304,6 +315,7 @@ ft_status cpu_unary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
 #define HALF_F64(v) ft_f64_to_f32_odd(v)
 #define HALF_I32(v) ft_f64_to_f32_odd((double)(v))
 #define HALF_I64(v) ft_i64_to_f32_odd(v)
+#define HALF_U64(v) ft_u64_to_f32_odd(v)
 
 /* float -> int: truncate toward zero, NaN -> 0, saturate (NUMERICS in man/ftrun-graph.5). The
  * bounds are powers of two, exact in every float type, and the final cast only
@@ -342,6 +354,9 @@ ft_status cpu_unary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
     case FT_I64:                                                                                 \
         CAST_LOOP(int64_t, TOI(int64_t, INT64_MIN, INT64_MAX, -9223372036854775808.0, 9223372036854775808.0)) \
     case FT_U8: CAST_LOOP(uint8_t, TOI(uint8_t, 0, UINT8_MAX, 0.0, 256.0))                       \
+    case FT_U16: CAST_LOOP(uint16_t, TOI(uint16_t, 0, UINT16_MAX, 0.0, 65536.0))                 \
+    case FT_U32: CAST_LOOP(uint32_t, TOI(uint32_t, 0, UINT32_MAX, 0.0, 4294967296.0))            \
+    case FT_U64: CAST_LOOP(uint64_t, TOI(uint64_t, 0, UINT64_MAX, 0.0, 18446744073709551616.0))  \
     case FT_BOOL: CAST_LOOP(uint8_t, v != 0)                                                     \
     case FT_DTYPE_COUNT: break;                                                                  \
     }
@@ -371,6 +386,11 @@ static void cast_i16(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_B
 #undef TS
 #define TS uint8_t
 static void cast_u8(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_BODY }
+#undef TS
+#define TS uint16_t
+static void cast_u16(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_BODY }
+#undef TS
+#define TS uint8_t
 #undef LOAD
 #define LOAD LOAD_BOOL
 static void cast_bool(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_BODY }
@@ -382,10 +402,18 @@ static void cast_bool(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_
 #define HALF HALF_I32
 static void cast_i32(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_BODY }
 #undef TS
+#define TS uint32_t
+static void cast_u32(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_BODY }
+#undef TS
 #undef HALF
 #define TS int64_t
 #define HALF HALF_I64
 static void cast_i64(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_BODY }
+#undef TS
+#undef HALF
+#define TS uint64_t
+#define HALF HALF_U64
+static void cast_u64(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_BODY }
 #undef TS
 #undef HALF
 #undef LOAD
@@ -410,7 +438,8 @@ static void cast_bf16(void *yv, ft_dtype dst, const void *xv, int64_t n) { cast_
 
 static const cast_fn cast_from[FT_DTYPE_COUNT] = {
     [FT_F16] = cast_f16, [FT_BF16] = cast_bf16, [FT_F32] = cast_f32, [FT_F64] = cast_f64, [FT_I8] = cast_i8,
-    [FT_I16] = cast_i16, [FT_I32] = cast_i32, [FT_I64] = cast_i64, [FT_U8] = cast_u8, [FT_BOOL] = cast_bool,
+    [FT_I16] = cast_i16, [FT_I32] = cast_i32, [FT_I64] = cast_i64, [FT_U8] = cast_u8, [FT_U16] = cast_u16,
+    [FT_U32] = cast_u32, [FT_U64] = cast_u64, [FT_BOOL] = cast_bool,
 };
 
 typedef struct cast_job {

@@ -38,12 +38,19 @@ extern "C" {
 
 /* Dtype sets. Every float op runs natively in f16 and bf16 (loads widen to
  * f32, arithmetic in f32, one rounding to nearest even on store: NUMERICS in
- * man/ftrun-graph.5, and what the CPU reference does). */
+ * man/ftrun-graph.5, and what the CPU reference does). u16, u32 and u64 run
+ * in the elementwise kernels (the EW_ sets), cast and data movement only;
+ * every other kernel leaves them to the CPU (CU_DISPATCH has no case for
+ * them). */
+#define CU_UWIDE (FT_M(U16) | FT_M(U32) | FT_M(U64))
 #define CU_FLOAT FT_DT_FLOAT
-#define CU_NUM FT_DT_NUM
+#define CU_NUM (FT_DT_NUM & ~CU_UWIDE)
 #define CU_SIGNED FT_DT_SIGNED
-#define CU_INT FT_DT_INT
-#define CU_ANY FT_DT_ANY
+#define CU_INT (FT_DT_INT & ~CU_UWIDE)
+#define CU_ANY (FT_DT_ANY & ~CU_UWIDE)
+#define CU_EW_NUM FT_DT_NUM
+#define CU_EW_INT FT_DT_INT
+#define CU_EW_ANY FT_DT_ANY
 #define CU_BYTES FT_DT_ANY
 #define CU_BOOL FT_DT_BOOL
 #define CU_Q8 (FT_M(U8) | FT_M(I8))                           /* quantized operands */
@@ -256,6 +263,7 @@ template <> __device__ __forceinline__ void cu_store<__nv_bfloat16, float>(__nv_
     case FT_I64: { typedef int64_t T; BODY; } break;               \
     case FT_U8: { typedef uint8_t T; BODY; } break;                \
     case FT_BOOL: { typedef uint8_t T; BODY; } break;              \
+    case FT_U16: case FT_U32: case FT_U64: /* CU_NUM: not here */  \
     case FT_DTYPE_COUNT: break;                                    \
     }
 /* Same over the float dtypes only (others: nothing runs). */
@@ -266,6 +274,7 @@ template <> __device__ __forceinline__ void cu_store<__nv_bfloat16, float>(__nv_
     case FT_F32: { typedef float T; BODY; } break;                 \
     case FT_F64: { typedef double T; BODY; } break;                \
     case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: \
+    case FT_U16: case FT_U32: case FT_U64:                         \
     case FT_BOOL: case FT_DTYPE_COUNT: break;                      \
     }
 

@@ -214,23 +214,28 @@ EW_HD float f32_of(__half x)
 /* float -> int: truncate toward zero, NaN -> 0, saturate. */
 template <class TD, class TS> EW_HD TD f_to_int(TS v)
 {
-    if (v != v)
-        return (TD)0;
-    if (v < (TS)ilim<TD>::flo())
-        return (TD)ilim<TD>::lo();
-    if (v >= (TS)ilim<TD>::fhi())
-        return (TD)ilim<TD>::hi();
-    return (TD)v;
+    if constexpr (std::is_same<TD, uint64_t>::value) {
+        return (TD)ft_sat_u64((double)v);
+    } else {
+        if (v != v)
+            return (TD)0;
+        if (v < (TS)ilim<TD>::flo())
+            return (TD)ilim<TD>::lo();
+        if (v >= (TS)ilim<TD>::fhi())
+            return (TD)ilim<TD>::hi();
+        return (TD)v;
+    }
 }
 
 /* Every source reaches its destination from one of three exact forms: an
  * int64 (integer and bool sources; int -> int wraps), a float (f16, bf16,
  * f32), a double (f64). These are the CPU's rules per source type. */
 EW_HD float to_f32_once(int64_t v) { return ft_i64_to_f32_odd(v); }
+EW_HD float to_f32_once(uint64_t v) { return ft_u64_to_f32_odd(v); }
 EW_HD float to_f32_once(float v) { return v; }
 EW_HD float to_f32_once(double v) { return ft_f64_to_f32_odd(v); }
 
-/* V is int64_t, float or double; f16 and bf16 round through f32 once more
+/* V is int64_t, uint64_t (a u64 source), float or double; f16 and bf16 round through f32 once more
  * (to_f32_once rounds to odd, so the two roundings make one). */
 template <ft_dtype D, class V> EW_HD typename st_of<D>::type cast_from(V v)
 {
@@ -258,7 +263,7 @@ template <ft_dtype S, ft_dtype D> struct Cast {
     {
         if constexpr (S == FT_BOOL)
             return cast_from<D>((int64_t)(x != 0));
-        else if constexpr (S == FT_F64)
+        else if constexpr (S == FT_F64 || S == FT_U64)
             return cast_from<D>(x);
         else if constexpr (S == FT_F16)
             return cast_from<D>(f32_of(x));
@@ -410,6 +415,9 @@ template <class X, ft_dtype S> static ft_status cast_from(ft_kctx *k, const ft_n
     case FT_I32: return cast_to<X, S, FT_I32>(k, n, in, out);
     case FT_I64: return cast_to<X, S, FT_I64>(k, n, in, out);
     case FT_U8: return cast_to<X, S, FT_U8>(k, n, in, out);
+    case FT_U16: return cast_to<X, S, FT_U16>(k, n, in, out);
+    case FT_U32: return cast_to<X, S, FT_U32>(k, n, in, out);
+    case FT_U64: return cast_to<X, S, FT_U64>(k, n, in, out);
     case FT_BOOL: return cast_to<X, S, FT_BOOL>(k, n, in, out);
     case FT_DTYPE_COUNT: break;
     }
@@ -430,6 +438,9 @@ template <class X> static ft_status cast_impl(ft_kctx *k, const ft_node *n, cons
     case FT_I32: return cast_from<X, FT_I32>(k, n, &in[0], &out[0]);
     case FT_I64: return cast_from<X, FT_I64>(k, n, &in[0], &out[0]);
     case FT_U8: return cast_from<X, FT_U8>(k, n, &in[0], &out[0]);
+    case FT_U16: return cast_from<X, FT_U16>(k, n, &in[0], &out[0]);
+    case FT_U32: return cast_from<X, FT_U32>(k, n, &in[0], &out[0]);
+    case FT_U64: return cast_from<X, FT_U64>(k, n, &in[0], &out[0]);
     case FT_BOOL: return cast_from<X, FT_BOOL>(k, n, &in[0], &out[0]);
     case FT_DTYPE_COUNT: break;
     }

@@ -66,6 +66,9 @@ template <> struct st_of<FT_I16> { typedef int16_t type; };
 template <> struct st_of<FT_I32> { typedef int32_t type; };
 template <> struct st_of<FT_I64> { typedef int64_t type; };
 template <> struct st_of<FT_U8> { typedef uint8_t type; };
+template <> struct st_of<FT_U16> { typedef uint16_t type; };
+template <> struct st_of<FT_U32> { typedef uint32_t type; };
+template <> struct st_of<FT_U64> { typedef uint64_t type; };
 template <> struct st_of<FT_BOOL> { typedef uint8_t type; };
 
 /* Integer ranges, and the float bounds of the float->int cast: powers of two,
@@ -101,6 +104,20 @@ template <> struct ilim<uint8_t> {
     static EW_HD double flo() { return 0.0; }
     static EW_HD double fhi() { return 256.0; }
 };
+template <> struct ilim<uint16_t> {
+    static EW_HD int64_t lo() { return 0; }
+    static EW_HD int64_t hi() { return UINT16_MAX; }
+    static EW_HD double flo() { return 0.0; }
+    static EW_HD double fhi() { return 65536.0; }
+};
+template <> struct ilim<uint32_t> {
+    static EW_HD int64_t lo() { return 0; }
+    static EW_HD int64_t hi() { return UINT32_MAX; }
+    static EW_HD double flo() { return 0.0; }
+    static EW_HD double fhi() { return 4294967296.0; }
+};
+/* (uint64_t has none: its maximum is no int64; the casts and pow to u64
+ * saturate with ft_sat_u64 of runtime/numeric.h) */
 
 /* x < 0 without a "pointless comparison" diagnostic for unsigned types. */
 template <class T> EW_HD bool lt0(T v)
@@ -480,6 +497,9 @@ inline ft_status no_kernel(ft_kctx *k, const ft_node *n, ft_dtype dt)
     case FT_I32: return FN<X, int32_t>(__VA_ARGS__);                                             \
     case FT_I64: return FN<X, int64_t>(__VA_ARGS__);                                             \
     case FT_U8: return FN<X, uint8_t>(__VA_ARGS__);                                              \
+    case FT_U16: return FN<X, uint16_t>(__VA_ARGS__);                                            \
+    case FT_U32: return FN<X, uint32_t>(__VA_ARGS__);                                            \
+    case FT_U64: return FN<X, uint64_t>(__VA_ARGS__);                                            \
     case FT_BOOL: case FT_DTYPE_COUNT: break;                                                    \
     }
 

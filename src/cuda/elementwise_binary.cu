@@ -180,7 +180,12 @@ template <class T, class E> struct PowI {
     enum { NIN = 2 };
     EW_HD T operator()(T a, E e, TC, int64_t) const
     {
-        if constexpr (std::is_floating_point<E>::value)
+        if constexpr (std::is_floating_point<E>::value && std::is_same<T, uint64_t>::value) {
+            const double d = (double)e; /* as the CPU's powf_u64 */
+            if (d == trunc(d) && fabs(d) < 9.2e18)
+                return (T)ft_ipow_u64((int64_t)a, (int64_t)d);
+            return (T)ft_sat_u64(pow((double)a, d));
+        } else if constexpr (std::is_floating_point<E>::value)
             return (T)ft_ipow_f64((int64_t)a, (double)e, ilim<T>::lo(), ilim<T>::hi());
         else
             return (T)ft_ipow_u64((int64_t)a, (int64_t)e);
@@ -465,6 +470,9 @@ template <class X> static ft_status variadic_impl(ft_kctx *k, const ft_node *n, 
         case FT_I32: s = arith_typed<X, int32_t>(k, n, &out[0], ins, code); break;
         case FT_I64: s = arith_typed<X, int64_t>(k, n, &out[0], ins, code); break;
         case FT_U8: s = arith_typed<X, uint8_t>(k, n, &out[0], ins, code); break;
+        case FT_U16: s = arith_typed<X, uint16_t>(k, n, &out[0], ins, code); break;
+        case FT_U32: s = arith_typed<X, uint32_t>(k, n, &out[0], ins, code); break;
+        case FT_U64: s = arith_typed<X, uint64_t>(k, n, &out[0], ins, code); break;
         case FT_BOOL: case FT_DTYPE_COUNT: return no_kernel(k, n, dt);
         }
         if (s)

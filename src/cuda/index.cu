@@ -373,7 +373,16 @@ ft_status launch_scatter(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vie
     const bool is_bool = in[0].dtype == FT_BOOL;
     unsigned grid = cu_grid(k->be, (uint64_t)count);
     cudaStream_t s = k->be->stream;
-    CU_DISPATCH(in[0].dtype, T, run_scatter<T>(in, out->data, a, red, is_bool, grid, s));
+    ft_dtype dt = in[0].dtype;
+    if (ft_dtype_in(dt, CU_UWIDE)) {
+        /* u16, u32, u64 (CU_BYTES, not CU_DISPATCH's): moved, added and
+         * multiplied (wrapping) as the signed type of their size, whose bits
+         * are the same; their order is not, so max / min stay on the CPU */
+        if (red == FT_SCATTER_MAX || red == FT_SCATTER_MIN)
+            return bad_dtype(k, n, dt);
+        dt = dt == FT_U16 ? FT_I16 : dt == FT_U32 ? FT_I32 : FT_I64;
+    }
+    CU_DISPATCH(dt, T, run_scatter<T>(in, out->data, a, red, is_bool, grid, s));
     CU_LAUNCHED(k, n);
     return FT_OK;
 }

@@ -43,6 +43,9 @@ static cudaDataType_t mm_type(ft_dtype dt)
     case FT_I32:
     case FT_I64:
     case FT_U8:
+    case FT_U16:
+    case FT_U32:
+    case FT_U64:
     case FT_BOOL:
     case FT_DTYPE_COUNT:
         break;

@@ -32,7 +32,8 @@ int ft_dtype_parse(const char *s, ft_dtype *out)
         {"float32", FT_F32}, {"float", FT_F32}, {"single", FT_F32},
         {"float64", FT_F64}, {"double", FT_F64}, {"int8", FT_I8},
         {"int16", FT_I16}, {"int32", FT_I32}, {"int64", FT_I64},
-        {"uint8", FT_U8}, {"bool_", FT_BOOL},
+        {"uint8", FT_U8}, {"uint16", FT_U16}, {"uint32", FT_U32},
+        {"uint64", FT_U64}, {"bool_", FT_BOOL},
     };
     for (int i = 0; i < FT_DTYPE_COUNT; i++)
         if (strcmp(s, names[i]) == 0) { *out = (ft_dtype)i; return 0; }
@@ -127,7 +128,8 @@ double ft_load_f64(const void *p, ft_dtype dt, size_t i) { return ft_ld_f64(p, d
 int64_t ft_load_i64(const void *p, ft_dtype dt, size_t i)
 {
     switch (dt) {
-    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_BOOL:
+    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
+    case FT_BOOL:
         return ft_ld_int(p, dt, (int64_t)i);
     case FT_F16: case FT_BF16: case FT_F32: case FT_F64: {
         double v = ft_ld_f64(p, dt, (int64_t)i);
@@ -149,7 +151,15 @@ void ft_store_f64(void *p, ft_dtype dt, size_t i, double v)
     case FT_F32: ((float *)p)[i] = (float)v; break;
     case FT_F64: ((double *)p)[i] = v; break;
     case FT_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: {
+    case FT_U64:
+        /* [2^63, 2^64) does not fit the int64 path below; other values do
+         * (negative ones wrap, as the narrower unsigned types do) */
+        if (v >= 9223372036854775808.0 && v < 18446744073709551616.0) {
+            ((uint64_t *)p)[i] = (uint64_t)v;
+            break;
+        }
+        /* fall through */
+    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: {
         int64_t x;
         if (isnan(v)) x = INT64_MIN;
         else if (v >= 9223372036854775808.0) x = INT64_MAX;
@@ -170,6 +180,9 @@ void ft_store_i64(void *p, ft_dtype dt, size_t i, int64_t v)
     case FT_I32: ((int32_t *)p)[i] = (int32_t)v; break;
     case FT_I64: ((int64_t *)p)[i] = v; break;
     case FT_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case FT_U16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+    case FT_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+    case FT_U64: ((uint64_t *)p)[i] = (uint64_t)v; break;
     case FT_BOOL: ((uint8_t *)p)[i] = v != 0; break;
     case FT_F16: case FT_BF16: case FT_F32: case FT_F64: ft_store_f64(p, dt, i, (double)v); break;
     case FT_DTYPE_COUNT: break;

@@ -21,6 +21,9 @@
     X(I32, "i32", 4, "<i4")       \
     X(I64, "i64", 8, "<i8")       \
     X(U8, "u8", 1, "|u1")         \
+    X(U16, "u16", 2, "<u2")       \
+    X(U32, "u32", 4, "<u4")       \
+    X(U64, "u64", 8, "<u8")       \
     X(BOOL, "bool", 1, "|b1")
 
 typedef enum {
@@ -34,7 +37,8 @@ typedef uint32_t ft_dtype_mask;
 #define FT_M(e) ((ft_dtype_mask)1u << FT_##e)
 #define FT_DT_FLOAT (FT_M(F16) | FT_M(BF16) | FT_M(F32) | FT_M(F64))
 #define FT_DT_SINT (FT_M(I8) | FT_M(I16) | FT_M(I32) | FT_M(I64))
-#define FT_DT_INT (FT_DT_SINT | FT_M(U8))
+#define FT_DT_UINT (FT_M(U8) | FT_M(U16) | FT_M(U32) | FT_M(U64))
+#define FT_DT_INT (FT_DT_SINT | FT_DT_UINT)
 #define FT_DT_NUM (FT_DT_FLOAT | FT_DT_INT)
 #define FT_DT_SIGNED (FT_DT_FLOAT | FT_DT_SINT)
 #define FT_DT_BOOL FT_M(BOOL)
@@ -50,6 +54,7 @@ int ft_dtype_parse(const char *s, ft_dtype *out);
 static inline int ft_dtype_in(ft_dtype dt, ft_dtype_mask m) { return (m >> dt) & 1u; }
 static inline int ft_dtype_is_float(ft_dtype dt) { return ft_dtype_in(dt, FT_DT_FLOAT); }
 static inline int ft_dtype_is_int(ft_dtype dt) { return ft_dtype_in(dt, FT_DT_INT); }
+static inline int ft_dtype_is_uint(ft_dtype dt) { return ft_dtype_in(dt, FT_DT_UINT); }
 /* "f32, f64 or i64" style list of the dtypes in a mask, into buf. */
 const char *ft_dtype_mask_str(ft_dtype_mask m, char *buf, size_t n);
 

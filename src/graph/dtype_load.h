@@ -39,13 +39,18 @@ FT_LD_FN double ft_ld_f64(const void *p, int dt, int64_t i)
     case FT_I32: return ((const int32_t *)p)[i];
     case FT_I64: return (double)((const int64_t *)p)[i];
     case FT_U8: return ((const uint8_t *)p)[i];
+    case FT_U16: return ((const uint16_t *)p)[i];
+    case FT_U32: return ((const uint32_t *)p)[i];
+    case FT_U64: return (double)((const uint64_t *)p)[i];
     case FT_BOOL: return ((const uint8_t *)p)[i] != 0;
     default: return 0;
     }
 }
 
 /* Element i of p as an integer, for the integer dtypes and bool; 0 for the
- * float dtypes (ft_load_i64 in dtype.c converts those). */
+ * float dtypes (ft_load_i64 in dtype.c converts those). A u64 above
+ * INT64_MAX comes back wrapped (its bits): callers that compare, divide or
+ * convert it to floating point must test ft_dtype_is_uint first. */
 FT_LD_FN int64_t ft_ld_int(const void *p, int dt, int64_t i)
 {
     switch (dt) {
@@ -54,6 +59,9 @@ FT_LD_FN int64_t ft_ld_int(const void *p, int dt, int64_t i)
     case FT_I32: return ((const int32_t *)p)[i];
     case FT_I64: return ((const int64_t *)p)[i];
     case FT_U8: return ((const uint8_t *)p)[i];
+    case FT_U16: return ((const uint16_t *)p)[i];
+    case FT_U32: return ((const uint32_t *)p)[i];
+    case FT_U64: return (int64_t)((const uint64_t *)p)[i];
     case FT_BOOL: return ((const uint8_t *)p)[i] != 0;
     default: return 0;
     }

@@ -207,12 +207,17 @@ static double unit53(uint32_t hi, uint32_t lo)
 
 static void store_init(void *buf, ft_dtype dt, uint64_t i, double v)
 {
-    if (ft_dtype_is_int(dt)) {
+    if (dt == FT_U64) { /* as below, in [0, 2^64 - 1] */
+        v = trunc(v);
+        ((uint64_t *)buf)[i] = isnan(v) || v <= 0 ? 0 : v >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)v;
+    } else if (ft_dtype_is_int(dt)) {
         /* truncate toward zero, saturating at the dtype's range (as cast does) */
-        static const double lo[] = {[FT_I8] = -128.0, [FT_I16] = -32768.0, [FT_I32] = -2147483648.0,
-                                    [FT_I64] = -9223372036854775808.0, [FT_U8] = 0.0};
-        static const double hi[] = {[FT_I8] = 127.0, [FT_I16] = 32767.0, [FT_I32] = 2147483647.0,
-                                    [FT_I64] = 9223372036854775807.0, [FT_U8] = 255.0};
+        static const double lo[FT_DTYPE_COUNT] = {[FT_I8] = -128.0, [FT_I16] = -32768.0, [FT_I32] = -2147483648.0,
+                                                  [FT_I64] = -9223372036854775808.0};
+        static const double hi[FT_DTYPE_COUNT] = {[FT_I8] = 127.0,         [FT_I16] = 32767.0,
+                                                  [FT_I32] = 2147483647.0, [FT_I64] = 9223372036854775807.0,
+                                                  [FT_U8] = 255.0,         [FT_U16] = 65535.0,
+                                                  [FT_U32] = 4294967295.0};
         v = trunc(v);
         int64_t x;
         if (isnan(v))

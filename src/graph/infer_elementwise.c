@@ -33,6 +33,9 @@ static void int_range(ft_dtype dt, int64_t *lo, int64_t *hi)
     case FT_I32: *lo = INT32_MIN, *hi = INT32_MAX; return;
     case FT_I64: *lo = INT64_MIN, *hi = INT64_MAX; return;
     case FT_U8: *lo = 0, *hi = UINT8_MAX; return;
+    case FT_U16: *lo = 0, *hi = UINT16_MAX; return;
+    case FT_U32: *lo = 0, *hi = UINT32_MAX; return;
+    case FT_U64: break; /* unary_params */
     case FT_BOOL: *lo = 0, *hi = 1; return;
     case FT_F16: case FT_BF16: case FT_F32: case FT_F64: case FT_DTYPE_COUNT: break;
     }
@@ -51,6 +54,14 @@ static int64_t int_bound(double v, int64_t tlo, int64_t thi, int64_t def)
     return (int64_t)v;
 }
 
+/* The same as a uint64 (NaN: def). */
+static uint64_t u64_bound(double v, uint64_t def)
+{
+    if (isnan(v))
+        return def;
+    return v <= 0 ? 0 : v >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)v;
+}
+
 /* The parser of the one-input ops' attributes: each float attribute the op
  * has under one of these names, clip's bounds (infinite when absent) and, on
  * an integer dtype, their integer values. */
@@ -64,7 +75,12 @@ static void unary_params(ft_infer_ctx *c)
     for (size_t i = 0; i < FT_ARRAY_LEN(names); i++)
         if (ft_op_attr_index(c->node->op, names[i]) >= 0)
             *vals[i] = ft_attr(c->node, names[i])->f;
-    if (c->node->op == FT_OP_CLIP && ft_dtype_is_int(c->in[0]->dtype)) {
+    if (c->node->op == FT_OP_CLIP && c->in[0]->dtype == FT_U64) {
+        /* the bits of the uint64 bounds (cpu/unary.c reads them back as uint64) */
+        uint64_t ulo = u64_bound(ceil(p->lo), 0), uhi = u64_bound(floor(p->hi), UINT64_MAX);
+        p->ilo = (int64_t)(ulo > uhi ? uhi : ulo);
+        p->ihi = (int64_t)uhi;
+    } else if (c->node->op == FT_OP_CLIP && ft_dtype_is_int(c->in[0]->dtype)) {
         int64_t tlo, thi;
         int_range(c->in[0]->dtype, &tlo, &thi);
         p->ilo = int_bound(ceil(p->lo), tlo, thi, tlo);
@@ -93,8 +109,11 @@ ft_status ft_infer_cast(ft_infer_ctx *c)
     const char *to = ft_attr(c->node, "to")->s;
     ft_dtype dt;
     if (ft_dtype_parse(to, &dt) != 0)
-        return ft_infer_fail(c, "attribute 'to': unknown dtype '%s' (expected f16, bf16, f32, f64, i8, i16, "
-                             "i32, i64, u8 or bool)", to);
+    {
+        char list[160];
+        return ft_infer_fail(c, "attribute 'to': unknown dtype '%s' (expected %s)", to,
+                             ft_dtype_mask_str(FT_DT_ANY, list, sizeof list));
+    }
     c->out[0].shape = c->in[0]->shape;
     c->out[0].dtype = dt;
     return FT_OK;

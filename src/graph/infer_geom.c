@@ -15,9 +15,10 @@ ft_status ft_infer_eye_like(ft_infer_ctx *c)
     const ft_attr_val *da = ft_attr(c->node, "dtype");
     char xb[FT_SHAPE_STR];
     ft_dtype dt = c->in[0]->dtype;
+    char list[160];
     if (da->given && ft_dtype_parse(da->s, &dt) != 0)
-        return ft_infer_fail(c, "attribute 'dtype': unknown dtype '%s' (expected f16, bf16, f32, f64, i8, i16, i32, "
-                             "i64, u8 or bool)", da->s);
+        return ft_infer_fail(c, "attribute 'dtype': unknown dtype '%s' (expected %s)", da->s,
+                             ft_dtype_mask_str(FT_DT_ANY, list, sizeof list));
     if (x->rank != 2)
         return ft_infer_fail(c, "input '%s' of shape %s has rank %d; eye_like needs a matrix (rank 2)",
                              ft_infer_in_name(c, 0), ft_shape_str(x, xb), x->rank);

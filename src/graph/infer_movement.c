@@ -752,6 +752,13 @@ void ft_pad_value(double v, ft_dtype dt, unsigned char *buf)
     case FT_I16: lo = -32768.0, hi = 32767.0; break;
     case FT_I32: lo = -2147483648.0, hi = 2147483647.0; break;
     case FT_U8: lo = 0.0, hi = 255.0; break;
+    case FT_U16: lo = 0.0, hi = 65535.0; break;
+    case FT_U32: lo = 0.0, hi = 4294967295.0; break;
+    case FT_U64: { /* saturate to [0, 2^64 - 1] */
+        uint64_t u = isnan(v) || v <= 0 ? 0 : v >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)v;
+        memcpy(buf, &u, sizeof u);
+        return;
+    }
     case FT_DTYPE_COUNT: return;
     }
     double x = isnan(v) ? 0 : v < lo ? lo : v > hi ? hi : v;

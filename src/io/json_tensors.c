@@ -49,13 +49,15 @@ static ft_status parse_dtype(reader *r, const char *tname, const cJSON *j, ft_dt
         return jr_terr(r, tname, "\"dtype\" must be a string, got %s", jr_jtype(j));
     if (ft_dtype_parse(j->valuestring, dt) == 0)
         return FT_OK;
-    static const char *const names[] = {"f16", "bf16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "bool",
-                                        "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32",
-                                        "int64", "uint8", "bool_"};
-    char sug[256];
+    static const char *const names[] = {"f16",     "bf16",     "f32",     "f64",     "i8",      "i16",
+                                        "i32",     "i64",      "u8",      "u16",     "u32",     "u64",
+                                        "bool",    "float16",  "bfloat16", "float32", "float64", "int8",
+                                        "int16",   "int32",    "int64",   "uint8",   "uint16",  "uint32",
+                                        "uint64",  "bool_"};
+    char sug[256], list[160];
     ft_suggest(j->valuestring, names, (int)FT_ARRAY_LEN(names), sug, sizeof sug);
-    return jr_terr(r, tname, "unknown dtype '%s'%s%s (expected f16, bf16, f32, f64, i8, i16, i32, i64, u8 or bool)",
-                j->valuestring, *sug ? "; " : "", sug);
+    return jr_terr(r, tname, "unknown dtype '%s'%s%s (expected %s)", j->valuestring, *sug ? "; " : "", sug,
+                   ft_dtype_mask_str(FT_DT_ANY, list, sizeof list));
 }
 
 /* ---- value sources ---- */
@@ -79,6 +81,17 @@ static ft_status store_value(data_fill *f, const cJSON *j)
         ((uint8_t *)t->value)[f->pos++] = (uint8_t)v;
         return FT_OK;
     }
+    if (t->dtype == FT_U64) { /* [0, 2^64): beyond int64, so read as a double (exact to 2^53, as every JSON integer here) */
+        double d;
+        if (jr_json_double(j, &d) || cJSON_IsString(j) || d != floor(d))
+            return jr_terr(f->r, t->name, "\"data\"[%llu]: expected an integer, got %s", (unsigned long long)f->pos,
+                           jr_jtype(j));
+        if (d < 0 || d > 18446744073709551616.0)
+            return jr_terr(f->r, t->name, "\"data\"[%llu]: %.17g is out of range for u64", (unsigned long long)f->pos, d);
+        /* 18446744073709551615 (UINT64_MAX) parses to the double 2^64 */
+        ((uint64_t *)t->value)[f->pos++] = d == 18446744073709551616.0 ? UINT64_MAX : (uint64_t)d;
+        return FT_OK;
+    }
     if (ft_dtype_is_int(t->dtype)) {
         int64_t v;
         if (jr_json_int(j, &v)) {
@@ -88,8 +101,11 @@ static ft_status store_value(data_fill *f, const cJSON *j)
                             (unsigned long long)f->pos, d, ft_dtype_name(t->dtype));
             return jr_terr(f->r, t->name, "\"data\"[%llu]: expected an integer, got %s", (unsigned long long)f->pos, jr_jtype(j));
         }
-        static const int64_t lo[] = {[FT_I8] = INT8_MIN, [FT_I16] = INT16_MIN, [FT_I32] = INT32_MIN, [FT_I64] = INT64_MIN, [FT_U8] = 0};
-        static const int64_t hi[] = {[FT_I8] = INT8_MAX, [FT_I16] = INT16_MAX, [FT_I32] = INT32_MAX, [FT_I64] = INT64_MAX, [FT_U8] = UINT8_MAX};
+        static const int64_t lo[FT_DTYPE_COUNT] = {[FT_I8] = INT8_MIN, [FT_I16] = INT16_MIN, [FT_I32] = INT32_MIN,
+                                                   [FT_I64] = INT64_MIN};
+        static const int64_t hi[FT_DTYPE_COUNT] = {[FT_I8] = INT8_MAX,    [FT_I16] = INT16_MAX,   [FT_I32] = INT32_MAX,
+                                                   [FT_I64] = INT64_MAX,  [FT_U8] = UINT8_MAX,    [FT_U16] = UINT16_MAX,
+                                                   [FT_U32] = UINT32_MAX};
         if (v < lo[t->dtype] || v > hi[t->dtype])
             return jr_terr(f->r, t->name, "\"data\"[%llu]: %lld is out of range for %s", (unsigned long long)f->pos,
                         (long long)v, ft_dtype_name(t->dtype));

@@ -119,7 +119,8 @@ static int descr_dtype(const char *d, ft_dtype *dt)
 {
     static const struct { const char *s; ft_dtype dt; } m[] = {
         {"f2", FT_F16}, {"f4", FT_F32}, {"f8", FT_F64}, {"i1", FT_I8}, {"i2", FT_I16},
-        {"i4", FT_I32}, {"i8", FT_I64}, {"u1", FT_U8}, {"b1", FT_BOOL},
+        {"i4", FT_I32}, {"i8", FT_I64}, {"u1", FT_U8}, {"u2", FT_U16}, {"u4", FT_U32},
+        {"u8", FT_U64}, {"b1", FT_BOOL},
     };
     char endian = d[0];
     if (endian == '>' && strcmp(d + 1, "i1") && strcmp(d + 1, "u1") && strcmp(d + 1, "b1"))
@@ -180,7 +181,7 @@ ft_status ft_npy_parse(const char *path, const unsigned char *buf, size_t n, ft_
         goto done;
     }
     if (r) {
-        st = ft_err(err, FT_EGRAPH, "%s: unsupported .npy dtype '%s' (supported: f2 f4 f8 i1 i2 i4 i8 u1 b1)", path, descr);
+        st = ft_err(err, FT_EGRAPH, "%s: unsupported .npy dtype '%s' (supported: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1)", path, descr);
         goto done;
     }
     int fortran = strncmp(fo, "True", 4) == 0;

@@ -16,9 +16,9 @@ static const struct {
     int ft; /* ft_dtype, or -1 */
 } types[] = {
     {0, "UNDEFINED", -1},  {1, "FLOAT", FT_F32},   {2, "UINT8", FT_U8},       {3, "INT8", FT_I8},
-    {4, "UINT16", -1},     {5, "INT16", FT_I16},   {6, "INT32", FT_I32},      {7, "INT64", FT_I64},
+    {4, "UINT16", FT_U16}, {5, "INT16", FT_I16},   {6, "INT32", FT_I32},      {7, "INT64", FT_I64},
     {8, "STRING", -1},     {9, "BOOL", FT_BOOL},   {10, "FLOAT16", FT_F16},   {11, "DOUBLE", FT_F64},
-    {12, "UINT32", -1},    {13, "UINT64", -1},     {14, "COMPLEX64", -1},     {15, "COMPLEX128", -1},
+    {12, "UINT32", FT_U32}, {13, "UINT64", FT_U64},     {14, "COMPLEX64", -1},     {15, "COMPLEX128", -1},
     {16, "BFLOAT16", FT_BF16}, {17, "FLOAT8E4M3FN", -1}, {18, "FLOAT8E4M3FNUZ", -1}, {19, "FLOAT8E5M2", -1},
     {20, "FLOAT8E5M2FNUZ", -1}, {21, "UINT4", -1}, {22, "INT4", -1},     {23, "FLOAT4E2M1", -1},
     {24, "FLOAT8E8M0", -1}, {25, "UINT2", -1},     {26, "INT2", -1},
@@ -163,10 +163,15 @@ static ft_status read_typed(const Onnx__TensorProto *tp, ft_dtype dt, const ft_s
     case FT_I64:
         have = tp->n_int64_data, field = "int64_data";
         break;
+    case FT_U32:
+    case FT_U64:
+        have = tp->n_uint64_data, field = "uint64_data";
+        break;
     case FT_I8:
     case FT_I16:
     case FT_I32:
     case FT_U8:
+    case FT_U16:
     case FT_BOOL:
     case FT_F16:
     case FT_BF16:
@@ -201,6 +206,15 @@ static ft_status read_typed(const Onnx__TensorProto *tp, ft_dtype dt, const ft_s
             break;
         case FT_U8:
             dst[i] = (uint8_t)tp->int32_data[i];
+            break;
+        case FT_U16:
+            ((uint16_t *)dst)[i] = (uint16_t)tp->int32_data[i];
+            break;
+        case FT_U32:
+            ((uint32_t *)dst)[i] = (uint32_t)tp->uint64_data[i];
+            break;
+        case FT_U64:
+            ((uint64_t *)dst)[i] = tp->uint64_data[i];
             break;
         case FT_BOOL:
             dst[i] = tp->int32_data[i] != 0;

@@ -43,6 +43,18 @@ FT_HD float ft_i64_to_f32_odd(int64_t v)
     return v < 0 ? -f : f;
 }
 
+/* uint64 -> float rounded to odd, as ft_i64_to_f32_odd. */
+FT_HD float ft_u64_to_f32_odd(uint64_t u)
+{
+    if (u < ((uint64_t)1 << 24))
+        return (float)u;
+    const int sh = 64 - ft_clz64(u) - 24;
+    uint64_t m = u >> sh;
+    if (u & (((uint64_t)1 << sh) - 1))
+        m |= 1;
+    return ldexpf((float)m, sh);
+}
+
 /* A value computed in double stored to an integer type of range [lo, hi]:
  * truncation toward zero, NaN -> 0, saturation (the float -> int cast). */
 FT_HD int64_t ft_sat_i64(double v, int64_t lo, int64_t hi)
@@ -54,6 +66,16 @@ FT_HD int64_t ft_sat_i64(double v, int64_t lo, int64_t hi)
     if (v >= (double)hi) /* (double)INT64_MAX is 2^63: the cast below stays in range */
         return hi;
     return (int64_t)v;
+}
+
+/* The same to [0, 2^64 - 1] (the float -> u64 cast). */
+FT_HD uint64_t ft_sat_u64(double v)
+{
+    if (v != v || v <= 0)
+        return 0;
+    if (v >= 18446744073709551616.0)
+        return UINT64_MAX;
+    return (uint64_t)v;
 }
 
 /* a^e with wrap-around, by repeated squaring; a negative exponent gives 0
