@@ -487,6 +487,11 @@ static int eval_broadcast(onx_ctx *c, const onx_node *n, kind k, val *in, int ni
     return bad ? -3 : 0;
 }
 
+/* The kinds that compute values (the others move elements, bits intact). */
+static int computes(kind k)
+{
+    return k == K_UNARY || k == K_BINARY || k == K_CMP || k == K_VARIADIC || k == K_CAST || k == K_REDUCE;
+}
 
 int ft_onnx_fold(onx_ctx *c, const onx_node *n, ft_status *st)
 {
@@ -545,6 +550,8 @@ int ft_onnx_fold(onx_ctx *c, const onx_node *n, ft_status *st)
         }
         const ft_tensor *t = onx_in_const(c, n, i);
         if (!t || (t->flags & FT_TF_INPUT) || !shape_ok(&t->shape, FOLD_MAX_ELEMS))
+            goto none;
+        if (t->dtype == FT_U64 && computes(k)) /* int64 holds its bits, not its value above INT64_MAX */
             goto none;
         if (val_load(t, &in[nin]))
             goto oom;
@@ -623,6 +630,8 @@ int ft_onnx_fold(onx_ctx *c, const onx_node *n, ft_status *st)
                                                          : "an index is out of range in values known at load time");
         return -1;
     }
+    if (!rc && out.dt == FT_U64 && computes(k)) /* a u64 result above INT64_MAX would saturate */
+        rc = 1;
     if (rc) { /* not foldable here (an unusual form, or too large): the mapper runs it */
         val_free(&out);
         return 0;
