@@ -23,11 +23,13 @@ os.environ.setdefault("FTRUN_DEFAULT_DURATION", "0")
 
 DTYPE_NAME = {np.dtype(np.float16): "f16", np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
               np.dtype(np.int8): "i8", np.dtype(np.int16): "i16", np.dtype(np.int32): "i32",
-              np.dtype(np.int64): "i64", np.dtype(np.uint8): "u8", np.dtype(np.bool_): "bool"}
+              np.dtype(np.int64): "i64", np.dtype(np.uint8): "u8", np.dtype(np.uint16): "u16",
+              np.dtype(np.uint32): "u32", np.dtype(np.uint64): "u64", np.dtype(np.bool_): "bool"}
 NP = {v: k for k, v in DTYPE_NAME.items()}
 FLOATS = ("f32", "f64")
 SINTS = ("i8", "i16", "i32", "i64")
 INTS = SINTS + ("u8",)
+UINTS = ("u16", "u32", "u64")  # the wider unsigned types: cases_unsigned.py
 NUMS = FLOATS + INTS
 ALL = ("f16",) + NUMS + ("bool",)
 
