@@ -270,7 +270,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Atan", 'm', "atan"},
     {"Atanh", 'm', "atanh"},
     {"Attention", 'm', "attention (4-D, or 3-D with q_num_heads/kv_num_heads: reshape + transpose around it; softcap, "
-                       "past/present key and value; not the QK output or nonpad_kv_seqlen)"},
+                       "past/present key and value, nonpad_kv_seqlen, the QK output, sliding windows)"},
     {"AveragePool", 'm', "average_pool"},
     {"BatchNormalization", 'm', "batch_norm (inference form; opsets 1-6: is_test=1)"},
     {"Bernoulli", '-', RAND},
