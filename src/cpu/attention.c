@@ -1,6 +1,7 @@
-/* CPU scaled dot-product attention in f32 and f64, with soft capping and a
+/* CPU scaled dot-product attention in f32 and f64, with soft capping, a
  * KV cache (past keys/values first, the concatenation written to the present
- * outputs) (the per-channel
+ * outputs), kv_len (per-batch valid keys), sliding windows and the scores
+ * output at the stage scores_mode asks (the per-channel
  * normalisations declared next to it in cpu.h live in norm_channels.c).
  *
  * Blocked online softmax: for a block of SB queries of one (batch, head), the
