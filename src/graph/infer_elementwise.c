@@ -119,6 +119,22 @@ ft_status ft_infer_cast(ft_infer_ctx *c)
     return FT_OK;
 }
 
+/* bitcast: the input's bytes read as dtype 'to', of the same element size. */
+ft_status ft_infer_bitcast(ft_infer_ctx *c)
+{
+    const char *to = ft_attr(c->node, "to")->s;
+    ft_dtype dt;
+    if (ft_dtype_parse(to, &dt) != 0)
+        return ft_infer_fail(c, "attribute 'to': unknown dtype '%s'", to);
+    if (ft_dtype_size(dt) != ft_dtype_size(c->in[0]->dtype))
+        return ft_infer_fail(c, "attribute 'to' is %s (%zu bytes), the input is %s (%zu bytes): bitcast keeps the "
+                             "element size", to, ft_dtype_size(dt), ft_dtype_name(c->in[0]->dtype),
+                             ft_dtype_size(c->in[0]->dtype));
+    c->out[0].shape = c->in[0]->shape;
+    c->out[0].dtype = dt;
+    return FT_OK;
+}
+
 /* Input i has input j's dtype; the output (dtype dt) has the broadcast shape
  * of inputs 0..i. */
 static ft_status same_bcast(ft_infer_ctx *c, int i, int j, ft_dtype dt)

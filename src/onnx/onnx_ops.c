@@ -181,6 +181,7 @@ static const onx_op_map MAPS[] = {
     {"Selu", 6, ox_map_alpha_act}, {"HardSigmoid", 1, ox_map_alpha_act}, {"Gelu", 20, ox_map_gelu},
     {"ThresholdedRelu", 10, ox_map_alpha_act}, {"Shrink", 9, ox_map_shrink},
     {"PRelu", 6, ox_map_prelu}, {"Clip", 6, ox_map_clip}, {"Cast", 6, ox_map_cast}, {"CastLike", 15, ox_map_cast},
+    {"BitCast", 26, ox_map_cast},
     /* elementwise, broadcasting */
     {"Add", 1, ox_map_binary_v1}, {"Sub", 1, ox_map_binary_v1}, {"Mul", 1, ox_map_binary_v1},
     {"Div", 1, ox_map_binary_v1}, {"Pow", 1, ox_map_binary_v1}, {"Mod", 10, ox_map_binary},
@@ -274,7 +275,7 @@ static const onx_op_status CATALOGUE[] = {
     {"AveragePool", 'm', "average_pool"},
     {"BatchNormalization", 'm', "batch_norm (inference form; opsets 1-6: is_test=1)"},
     {"Bernoulli", '-', RAND},
-    {"BitCast", '-', "reinterprets bits between dtypes (opset 26; no ftrun op)"},
+    {"BitCast", 'm', "bitcast"},
     {"BitShift", 'm', "bit_shift"},
     {"BitwiseAnd", 'm', "bitwise_and"},
     {"BitwiseNot", 'm', "bitwise_not"},

@@ -228,6 +228,8 @@ ft_status ox_map_clip(onx_ctx *c, const onx_node *n)
     return FT_OK;
 }
 
+/* Cast, CastLike (the second input's type) and BitCast (opset 26: the bytes
+ * read as 'to', whose element size bitcast's inference checks). */
 ft_status ox_map_cast(onx_ctx *c, const onx_node *n)
 {
     ft_dtype to;
@@ -239,7 +241,8 @@ ft_status ox_map_cast(onx_ctx *c, const onx_node *n)
         if (ox_dtype_from_onnx(t, &to, &name))
             return onx_unsupported(c, n, "attribute to=%lld (%s): ftrun has no such dtype", (long long)t, name);
     }
-    ft_node *f = ox_emit1(c, n, FT_OP_CAST, onx_in(c, n, 0), ox_out(c, n, 0));
+    ft_node *f = ox_emit1(c, n, strcmp(n->op_type, "BitCast") == 0 ? FT_OP_BITCAST : FT_OP_CAST, onx_in(c, n, 0),
+                          ox_out(c, n, 0));
     OX_NEED(f);
     return onx_set_s(c, f, "to", ft_dtype_name(to));
 }

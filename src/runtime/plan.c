@@ -68,8 +68,8 @@ static int fl_free(freelist *fl, uint64_t off, uint64_t size)
     return 0;
 }
 
-/* A node whose output is its input's bytes under another shape (reshape,
- * flatten, squeeze, unsqueeze, identity), run as the last reader of an
+/* A node whose output is its input's bytes under another shape or dtype
+ * (reshape, flatten, squeeze, unsqueeze, identity, bitcast), run as the last reader of an
  * intermediate input into an intermediate output: the output takes the
  * input's block, and the kernel, finding its output at its input's address,
  * copies nothing (cpu_copy in src/cpu/movement.c, cu_copy in
@@ -77,7 +77,7 @@ static int fl_free(freelist *fl, uint64_t off, uint64_t size)
 static int view_of_last_read(const ft_graph *g, const ft_node *n, const int *left)
 {
     if (!(n->op == FT_OP_RESHAPE || n->op == FT_OP_FLATTEN || n->op == FT_OP_SQUEEZE || n->op == FT_OP_UNSQUEEZE ||
-          n->op == FT_OP_IDENTITY) ||
+          n->op == FT_OP_IDENTITY || n->op == FT_OP_BITCAST) ||
         n->n_in != 1 || n->n_out != 1 || n->in[0] < 0)
         return 0;
     const ft_tensor *a = &g->tensors[n->in[0]], *b = &g->tensors[n->out[0]];
@@ -88,7 +88,7 @@ static int view_of_last_read(const ft_graph *g, const ft_node *n, const int *lef
 int ft_plan_is_view(const ft_graph *g, const ft_plan *p, const ft_node *n)
 {
     if (!(n->op == FT_OP_RESHAPE || n->op == FT_OP_FLATTEN || n->op == FT_OP_SQUEEZE || n->op == FT_OP_UNSQUEEZE ||
-          n->op == FT_OP_IDENTITY) ||
+          n->op == FT_OP_IDENTITY || n->op == FT_OP_BITCAST) ||
         n->n_in != 1 || n->n_out != 1 || n->in[0] < 0 || !p || !p->offset)
         return 0;
     const ft_tensor *a = &g->tensors[n->in[0]], *b = &g->tensors[n->out[0]];

@@ -393,6 +393,13 @@ def gen_cast():
             single("cast/%s->%s/%s" % (src, dst, sh(s)), "cast", mk, attrs={"to": dst})
 
 
+def gen_bitcast():
+    for src, dst in (("f32", "i32"), ("i32", "f32"), ("f64", "i64"), ("i64", "f64"), ("f16", "i16"),
+                     ("i8", "u8"), ("bool", "u8")):
+        single("bitcast/%s->%s/edges" % (src, dst), "bitcast",
+               lambda g, src=src: [g.arr(src, cast_source(src, g.rng))], attrs={"to": dst})
+
+
 # ---------------------------------------------------------------- elementwise, broadcasting
 BIN_SHAPES = [([5, 1, 7], [3, 1]), ([33], [33]), ([4, 1], [1, 6]), ([], [7, 9]), ([7, 9], []), ([], []),
               ([1], [1023]), ([256, 1024], [1024]), ([0, 3], [3]), ([2, 3, 4, 5], [3, 1, 5]),
@@ -1416,7 +1423,7 @@ def gen_big():
          lambda g: [g.op("concat", [g.x("f32", [n // 2]), g.x("f32", [n // 2])], {"axis": 0})], big=True)
 
 
-GENERATORS = [gen_unary, gen_cast, gen_binary, gen_variadic, gen_compare, gen_bitwise, gen_reduce, gen_arg, gen_cumsum, gen_topk,
+GENERATORS = [gen_unary, gen_cast, gen_bitcast, gen_binary, gen_variadic, gen_compare, gen_bitwise, gen_reduce, gen_arg, gen_cumsum, gen_topk,
               gen_softmax, gen_norms, gen_matmul, gen_quant, gen_quant_conv, gen_movement, gen_conv, gen_pool, gen_resize, gen_image,
               gen_fft, gen_attention, gen_dropout, gen_rnn, gen_chains, lambda: parity_index.gen_index(sys.modules[__name__]),
               lambda: parity_loss.gen_loss(sys.modules[__name__]), lambda: parity_attn.gen_attn(sys.modules[__name__]),

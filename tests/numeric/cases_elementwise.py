@@ -283,6 +283,29 @@ def cast_cases():
         y = np.where(np.isnan(x), np.float32(NAN), rounded.astype(np.uint32).view(np.float32))
         return {"inputs": [("x", x)], "expect": {"y": y.astype(np.float32)}}
     cases.append(Case("cast f32 to bf16 (f32 .npy, round to nearest even)", "cast", attrs={"to": "bf16"}, build=build_bf))
+
+    # bitcast: the same bytes read as another dtype of the same size (NumPy's view),
+    # NaNs, infinities and negative zero included
+    special = np.array([0.0, -0.0, 1.5, -2.25, np.inf, -np.inf, np.nan, 3.4e38, 1e-45])
+    for src, dst in (("f32", "i32"), ("i32", "f32"), ("f64", "i64"), ("i64", "f64"), ("f16", "i16"), ("i16", "f16"),
+                     ("i8", "u8"), ("u8", "i8"), ("bool", "u8"), ("bool", "i8"), ("f32", "f32")):
+        name = "bitcast %s to %s" % (src, dst)
+
+        def build(src=src, dst=dst, name=name):
+            if src in ("f32", "f64", "f16"):
+                with np.errstate(over="ignore"):
+                    x = np.concatenate([special, rng_for(name).standard_normal(23) * 100]).astype(NP[src])
+            elif src == "bool":
+                x = rng_for(name).integers(0, 2, 17).astype(bool)
+            else:
+                info = np.iinfo(NP[src])
+                x = rng_for(name).integers(info.min, info.max, 40, dtype=NP[src], endpoint=True)
+                x[:2] = info.min, info.max
+            return {"inputs": [("x", x.reshape(-1))], "expect": {"y": x.view(NP[dst])}}
+        cases.append(Case(name, "bitcast", attrs={"to": dst}, build=build))
+    cases.append(Case("bitcast f32 to i64 refused (element sizes differ)", "bitcast",
+                      [("x", np.zeros(3, np.float32))], attrs={"to": "i64"}, exit_code=3,
+                      stderr_re=r"bitcast keeps the element size"))
     return cases
 
 
