@@ -1,5 +1,5 @@
 /* The forms of opsets 1-6 whose attributes were dropped in opset 7 (ONNX's
- * docs/Changelog.md, Add-1/Add-6, Gemm-1/Gemm-6, BatchNormalization-1/-6,
+ * operator changelog: Add-1/Add-6, Gemm-1/Gemm-6, BatchNormalization-1/-6,
  * AveragePool-1): each mapper here handles an op from opset 1, reads the
  * legacy attributes when n->opset is below 7 and hands the node on to the
  * mapper of the later form.
