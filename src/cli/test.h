@@ -8,9 +8,9 @@
  * Cases run in -j worker processes (fork), each of which opens the device
  * once and runs many cases in turn, so a crash or a hang of one case is that
  * case's failure (its worker is killed and a new one takes the remaining
- * cases) and the run goes on. The parent (test.c) only scans folders,
- * schedules workers and writes reports, and never opens a device; a worker
- * (test_case.c) loads, runs and compares.
+ * cases) and the run goes on. The parent (test.c) only scans folders and
+ * schedules workers, and never opens a device; its reports are written by
+ * test_report.c (test_int.h); a worker (test_case.c) loads, runs and compares.
  */
 #ifndef FT_CLI_TEST_H
 #define FT_CLI_TEST_H
