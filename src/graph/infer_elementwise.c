@@ -104,6 +104,7 @@ ft_status ft_infer_unary_bool(ft_infer_ctx *c)
     return FT_OK;
 }
 
+/* cast: any dtype to 'to'; bitcast: the same bytes read as 'to' (ops.def). */
 ft_status ft_infer_cast(ft_infer_ctx *c)
 {
     const char *to = ft_attr(c->node, "to")->s;
@@ -114,19 +115,8 @@ ft_status ft_infer_cast(ft_infer_ctx *c)
         return ft_infer_fail(c, "attribute 'to': unknown dtype '%s' (expected %s)", to,
                              ft_dtype_mask_str(FT_DT_ANY, list, sizeof list));
     }
-    c->out[0].shape = c->in[0]->shape;
-    c->out[0].dtype = dt;
-    return FT_OK;
-}
-
-/* bitcast: the input's bytes read as dtype 'to', of the same element size. */
-ft_status ft_infer_bitcast(ft_infer_ctx *c)
-{
-    const char *to = ft_attr(c->node, "to")->s;
-    ft_dtype dt;
-    if (ft_dtype_parse(to, &dt) != 0)
-        return ft_infer_fail(c, "attribute 'to': unknown dtype '%s'", to);
-    if (ft_dtype_size(dt) != ft_dtype_size(c->in[0]->dtype))
+    /* bitcast reads the input's bytes as 'to': the element sizes must match */
+    if (c->node->op == FT_OP_BITCAST && ft_dtype_size(dt) != ft_dtype_size(c->in[0]->dtype))
         return ft_infer_fail(c, "attribute 'to' is %s (%zu bytes), the input is %s (%zu bytes): bitcast keeps the "
                              "element size", to, ft_dtype_size(dt), ft_dtype_name(c->in[0]->dtype),
                              ft_dtype_size(c->in[0]->dtype));
