@@ -12,7 +12,11 @@ ft_tol ft_tol_default(ft_dtype dt)
     case FT_F16: return (ft_tol){1e-2, 1e-3, 1};
     case FT_BF16: return (ft_tol){2e-2, 1e-2, 1};
     case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64: case FT_BOOL:
+    case FT_I4: case FT_U4: case FT_I2: case FT_U2:
         return (ft_tol){0, 0, 0};
+    /* the 8- and 4-bit floats: exact (one unit in their last place is 6 to 25 %) */
+    case FT_F8E4M3FN: case FT_F8E4M3FNUZ: case FT_F8E5M2: case FT_F8E5M2FNUZ: case FT_F8E8M0: case FT_F4E2M1:
+        return (ft_tol){0, 0, 1};
     case FT_DTYPE_COUNT: break;
     }
     return (ft_tol){0, 0, 0};
@@ -35,7 +39,7 @@ void ft_compare(const void *got, const void *want, ft_dtype dt, const ft_shape *
     memset(c, 0, sizeof *c);
     c->n = ft_numel(s);
     double worst_excess = -1;
-    int is_float = ft_dtype_is_float(dt);
+    int is_float = ft_dtype_is_float(dt) || ft_dtype_in(dt, FT_DT_LOWF);
     c->scale = 1;
     for (uint64_t i = 0; i < c->n && is_float && tol.scaled; i++) {
         double y = fabs(ft_load_f64(want, dt, (size_t)i));

@@ -29,13 +29,15 @@
 #define CPU_SIGNED (CPU_FLOAT | FT_DT_SINT)
 #define CPU_INT FT_DT_INT
 #define CPU_ANY (CPU_NUM | FT_DT_BOOL)
-#define CPU_BYTES FT_DT_ANY /* pure data movement: every dtype */
+#define CPU_BYTES FT_DT_ALL /* pure data movement: every dtype, the low-precision ones included */
+#define CPU_CAST FT_DT_ALL
 #define CPU_EW_NUM CPU_NUM  /* the elementwise kernels' sets (the CUDA backend's differ) */
 #define CPU_EW_INT CPU_INT
 #define CPU_EW_ANY CPU_ANY
 #define CPU_BOOL FT_DT_BOOL
 #define CPU_Q8 (FT_M(U8) | FT_M(I8))                           /* quantized operands */
-#define CPU_QINT (FT_M(U8) | FT_M(I8) | FT_M(I16) | FT_M(I32)) /* dequantize_linear's inputs */
+/* dequantize_linear's inputs: the integers and the low-precision dtypes but f8e8m0 */
+#define CPU_QINT (FT_M(U8) | FT_M(I8) | FT_M(I16) | FT_M(I32) | (FT_DT_LOWP & ~FT_M(F8E8M0)))
 
 /* Below this many elements a kernel should not spawn threads. */
 #define CPU_PAR_MIN 32768
@@ -70,7 +72,7 @@ static inline int cpu_dtype_slot(ft_dtype dt)
     case FT_U32: return 8;
     case FT_U64: return 9;
     case FT_BOOL: return CPU_SLOT_BOOL;
-    case FT_F16: case FT_BF16: case FT_DTYPE_COUNT: break;
+    case FT_F16: case FT_BF16: FT_CASE_LOWP: case FT_DTYPE_COUNT: break;
     }
     return -1;
 }

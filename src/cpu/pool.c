@@ -348,7 +348,7 @@ static ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vi
         case FT_U32:
         case FT_U64:
         case FT_BOOL:
-        case FT_DTYPE_COUNT:
+        FT_CASE_LOWP: case FT_DTYPE_COUNT:
             st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "max_pool: no cpu kernel for %s",
                              ft_dtype_name(in[0].dtype));
             break;

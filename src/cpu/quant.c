@@ -28,7 +28,10 @@ static inline void st_i(void *p, ft_dtype dt, int64_t i, int64_t v)
     case FT_U16: ((uint16_t *)p)[i] = (uint16_t)v; break;
     case FT_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
     case FT_U64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+    case FT_I4: case FT_I2: ((int8_t *)p)[i] = (int8_t)v; break; /* the value, in range (ft_lowi_range) */
+    case FT_U4: case FT_U2: ((uint8_t *)p)[i] = (uint8_t)v; break;
     case FT_F16: case FT_BF16: case FT_F32: case FT_F64: case FT_BOOL: case FT_DTYPE_COUNT: break;
+    case FT_F8E4M3FN: case FT_F8E4M3FNUZ: case FT_F8E5M2: case FT_F8E5M2FNUZ: case FT_F8E8M0: case FT_F4E2M1: break;
     }
 }
 
@@ -40,7 +43,7 @@ static inline double in_dt(double v, ft_dtype dt)
     case FT_F16: return ft_f16_to_f32(ft_f32_to_f16((float)v));
     case FT_BF16: return ft_bf16_to_f32(ft_f32_to_bf16((float)v));
     case FT_F64: case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
-    case FT_BOOL: case FT_DTYPE_COUNT:
+    case FT_BOOL: case FT_DTYPE_COUNT: FT_CASE_LOWP:
         break;
     }
     return v;
@@ -54,7 +57,7 @@ static inline void st_f(void *p, ft_dtype dt, int64_t i, double v)
     case FT_F16: ((uint16_t *)p)[i] = ft_f32_to_f16((float)v); break;
     case FT_BF16: ((uint16_t *)p)[i] = ft_f32_to_bf16((float)v); break;
     case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64: case FT_BOOL:
-    case FT_DTYPE_COUNT: break;
+    case FT_DTYPE_COUNT: FT_CASE_LOWP: break;
     }
 }
 
@@ -86,6 +89,26 @@ ft_status cpu_quantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, f
     const qplan q = plan_of(n, in);
     ft_dtype xd = in[0].dtype, qd = out[0].dtype;
     ft_qrange(qd, &lo, &hi);
+    if (ft_dtype_in(qd, FT_DT_LOWI))
+        ft_lowi_range(qd, &lo, &hi);
+    if (ft_dtype_in(qd, FT_DT_LOWF)) { /* the 8- and 4-bit floats: x / scale + zero point, rounded once (no rint) */
+        const int sat = ft_attr(n, "saturate")->i != 0;
+        uint8_t *y = out[0].data;
+#pragma omp parallel for collapse(2) num_threads(k->threads) if (q.par)
+        for (int64_t o = 0; o < q.outer; o++)
+            for (int64_t c = 0; c < q.len; c++) {
+                double s = ft_ld_f64(in[1].data, xd, c);
+                double zp = q.has_zp ? ft_ld_f64(in[2].data, in[2].dtype, c) : 0;
+                int64_t base = (o * q.len + c) * q.inner;
+                for (int64_t i = base; i < base + q.inner; i++) {
+                    double v = in_dt(ft_ld_f64(in[0].data, xd, i) / s, xd);
+                    if (q.has_zp) /* absent, -0 stays -0 */
+                        v = in_dt(v + zp, xd);
+                    y[i] = ft_lowf_from_f64(qd, v, sat);
+                }
+            }
+        return FT_OK;
+    }
 #pragma omp parallel for collapse(2) num_threads(k->threads) if (q.par)
     for (int64_t o = 0; o < q.outer; o++)
         for (int64_t c = 0; c < q.len; c++) {
@@ -101,17 +124,18 @@ ft_status cpu_quantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, f
 ft_status cpu_dequantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const qplan q = plan_of(n, in);
-    ft_dtype xd = in[0].dtype, sd = in[1].dtype;
+    ft_dtype xd = in[0].dtype, sd = in[1].dtype, od = out[0].dtype; /* od: output_dtype, else sd */
+    const int xf = ft_dtype_in(xd, FT_DT_LOWF); /* the 8- and 4-bit floats: their values */
 #pragma omp parallel for collapse(2) num_threads(k->threads) if (q.par)
     for (int64_t o = 0; o < q.outer; o++)
         for (int64_t c = 0; c < q.len; c++) {
             /* ONNX: (float32(x) - float32(zp)) * scale, the product in f64 for an f64 scale */
             double s = ft_ld_f64(in[1].data, sd, c);
-            float zf = q.has_zp ? (float)ft_ld_int(in[2].data, xd, c) : 0.0f;
+            float zf = q.has_zp ? (float)(xf ? ft_ld_f64(in[2].data, xd, c) : ft_ld_int(in[2].data, xd, c)) : 0.0f;
             int64_t base = (o * q.len + c) * q.inner;
             for (int64_t i = base; i < base + q.inner; i++) {
-                float d = (float)ft_ld_int(in[0].data, xd, i) - zf;
-                st_f(out[0].data, sd, i, sd == FT_F64 ? (double)d * s : (double)(d * (float)s));
+                float d = (float)(xf ? ft_ld_f64(in[0].data, xd, i) : ft_ld_int(in[0].data, xd, i)) - zf;
+                st_f(out[0].data, od, i, od == FT_F64 ? (double)d * s : (double)(d * (float)s));
             }
         }
     return FT_OK;

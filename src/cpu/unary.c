@@ -4,6 +4,7 @@
 #include "cpu.h"
 #include "vmath.h"
 #include "../runtime/numeric.h"
+#include "../graph/dtype_load.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -358,6 +359,7 @@ ft_status cpu_unary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
     case FT_U32: CAST_LOOP(uint32_t, TOI(uint32_t, 0, UINT32_MAX, 0.0, 4294967296.0))            \
     case FT_U64: CAST_LOOP(uint64_t, TOI(uint64_t, 0, UINT64_MAX, 0.0, 18446744073709551616.0))  \
     case FT_BOOL: CAST_LOOP(uint8_t, v != 0)                                                     \
+    FT_CASE_LOWP: /* cast_lowp */                                                                \
     case FT_DTYPE_COUNT: break;                                                                  \
     }
 
@@ -442,6 +444,67 @@ static const cast_fn cast_from[FT_DTYPE_COUNT] = {
     [FT_U32] = cast_u32, [FT_U64] = cast_u64, [FT_BOOL] = cast_bool,
 };
 
+/* The low-precision dtypes (graph/lowp.h). A source widens exactly, in
+ * blocks, to f32 (the small floats) or i8/u8 (the 4- and 2-bit integers) and
+ * takes that dtype's path; a destination is stored from the source's value as
+ * a double (an integer source's own value for the 4- and 2-bit integers, which
+ * wrap) by ft_lowp_from_f64, with the node's saturate and round_mode. */
+typedef struct lowp_job {
+    ft_dtype src, dst;
+    int sat, mode;
+    const char *x;
+    char *y;
+    size_t isz, osz;
+} lowp_job;
+
+static void cast_lowp_range(void *ctx, int64_t s, int64_t e)
+{
+    const lowp_job *j = ctx;
+    const char *x = j->x + (size_t)s * j->isz;
+    char *y = j->y + (size_t)s * j->osz;
+    const int64_t n = e - s;
+    if (!ft_dtype_is_lowp(j->dst)) { /* a low-precision source */
+        const int flt = ft_dtype_in(j->src, FT_DT_LOWF);
+        const uint8_t *X = (const uint8_t *)x;
+        float fb[HALF_BLOCK];
+        uint8_t ib[HALF_BLOCK];
+        for (int64_t b = 0; b < n; b += HALF_BLOCK) {
+            int64_t m = n - b < HALF_BLOCK ? n - b : HALF_BLOCK;
+            for (int64_t i = 0; i < m; i++) {
+                if (flt)
+                    fb[i] = ft_lowf_to_f32(j->src, X[b + i]);
+                else
+                    ib[i] = X[b + i];
+            }
+            void *yb = y + (size_t)b * j->osz;
+            if (flt)
+                cast_f32(yb, j->dst, fb, m);
+            else if (j->src == FT_I4 || j->src == FT_I2)
+                cast_i8(yb, j->dst, ib, m);
+            else
+                cast_u8(yb, j->dst, ib, m);
+        }
+        return;
+    }
+    uint8_t *Y = (uint8_t *)y;
+    const int int_src = ft_dtype_is_int(j->src) && ft_dtype_in(j->dst, FT_DT_LOWI);
+    for (int64_t i = 0; i < n; i++) {
+        if (int_src) /* int -> int wraps: the low bits of the integer (a u64's bits too) */
+            Y[i] = (uint8_t)ft_lowi_wrap(j->dst, ft_ld_int(x, j->src, i));
+        else
+            Y[i] = ft_lowp_from_f64(j->dst, ft_ld_f64(x, j->src, i), j->sat, j->mode);
+    }
+}
+
+static void cast_lowp(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, int64_t cnt)
+{
+    const char *rm = ft_attr(n, "round_mode")->s;
+    lowp_job j = {in[0].dtype, out[0].dtype, ft_attr(n, "saturate")->i != 0,
+                  !strcmp(rm, "down") ? FT_RM_DOWN : !strcmp(rm, "nearest") ? FT_RM_NEAREST : FT_RM_UP,
+                  in[0].data, out[0].data, ft_dtype_size(in[0].dtype), ft_dtype_size(out[0].dtype)};
+    cpu_run_ranges(k->threads, cnt, cast_lowp_range, &j);
+}
+
 typedef struct cast_job {
     cast_fn fn;
     ft_dtype dst;
@@ -466,6 +529,10 @@ ft_status cpu_cast(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
         return FT_OK;
     if (src == dst && src != FT_BOOL) {
         memcpy(out[0].data, in[0].data, (size_t)cnt * ft_dtype_size(src));
+        return FT_OK;
+    }
+    if (ft_dtype_is_lowp(src) || ft_dtype_is_lowp(dst)) {
+        cast_lowp(k, n, in, out, cnt);
         return FT_OK;
     }
     cast_job j = {cast_from[src], dst, in[0].data, out[0].data, ft_dtype_size(src), ft_dtype_size(dst)};

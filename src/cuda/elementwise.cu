@@ -419,7 +419,7 @@ template <class X, ft_dtype S> static ft_status cast_from(ft_kctx *k, const ft_n
     case FT_U32: return cast_to<X, S, FT_U32>(k, n, in, out);
     case FT_U64: return cast_to<X, S, FT_U64>(k, n, in, out);
     case FT_BOOL: return cast_to<X, S, FT_BOOL>(k, n, in, out);
-    case FT_DTYPE_COUNT: break;
+    FT_CASE_LOWP: case FT_DTYPE_COUNT: break;
     }
     return no_kernel(k, n, in->dtype);
 }
@@ -428,6 +428,9 @@ template <class X> static ft_status cast_impl(ft_kctx *k, const ft_node *n, cons
 {
     if (ft_numel(&in[0].shape) == 0)
         return FT_OK;
+    if (ft_dtype_in(out[0].dtype, FT_DT_LOWP)) /* the low-precision dtypes are cast on the CPU only */
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "no CUDA cast from %s to %s (the low-precision dtypes are "
+                           "cast on the CPU: --device cpu)", ft_dtype_name(in[0].dtype), ft_dtype_name(out[0].dtype));
     switch (in[0].dtype) {
     case FT_F16: return cast_from<X, FT_F16>(k, n, &in[0], &out[0]);
     case FT_BF16: return cast_from<X, FT_BF16>(k, n, &in[0], &out[0]);
@@ -442,7 +445,7 @@ template <class X> static ft_status cast_impl(ft_kctx *k, const ft_node *n, cons
     case FT_U32: return cast_from<X, FT_U32>(k, n, &in[0], &out[0]);
     case FT_U64: return cast_from<X, FT_U64>(k, n, &in[0], &out[0]);
     case FT_BOOL: return cast_from<X, FT_BOOL>(k, n, &in[0], &out[0]);
-    case FT_DTYPE_COUNT: break;
+    FT_CASE_LOWP: case FT_DTYPE_COUNT: break;
     }
     return no_kernel(k, n, in[0].dtype);
 }

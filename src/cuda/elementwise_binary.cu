@@ -473,7 +473,7 @@ template <class X> static ft_status variadic_impl(ft_kctx *k, const ft_node *n, 
         case FT_U16: s = arith_typed<X, uint16_t>(k, n, &out[0], ins, code); break;
         case FT_U32: s = arith_typed<X, uint32_t>(k, n, &out[0], ins, code); break;
         case FT_U64: s = arith_typed<X, uint64_t>(k, n, &out[0], ins, code); break;
-        case FT_BOOL: case FT_DTYPE_COUNT: return no_kernel(k, n, dt);
+        case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT: return no_kernel(k, n, dt);
         }
         if (s)
             return s;

@@ -202,7 +202,7 @@ ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
     switch (dt) {
     case FT_F16: case FT_BF16: case FT_F32: case FT_F64: ok = 1; break;
     case FT_I8: case FT_U8: ok = !avg; break;
-    case FT_I16: case FT_I32: case FT_I64: case FT_U16: case FT_U32: case FT_U64: case FT_BOOL: case FT_DTYPE_COUNT:
+    case FT_I16: case FT_I32: case FT_I64: case FT_U16: case FT_U32: case FT_U64: case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT:
         break;
     }
     if (!ok)
@@ -262,7 +262,7 @@ ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
     case FT_F64: POOL_LAUNCH(double); break;
     case FT_I8: maxpool_kernel<int8_t><<<grid, CU_BLOCK, 0, s>>>((int8_t *)y, (const int8_t *)x, tab, a); break;
     case FT_U8: maxpool_kernel<uint8_t><<<grid, CU_BLOCK, 0, s>>>((uint8_t *)y, (const uint8_t *)x, tab, a); break;
-    case FT_I16: case FT_I32: case FT_I64: case FT_U16: case FT_U32: case FT_U64: case FT_BOOL: case FT_DTYPE_COUNT:
+    case FT_I16: case FT_I32: case FT_I64: case FT_U16: case FT_U32: case FT_U64: case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT:
         break;
     }
 #undef POOL_LAUNCH
@@ -639,7 +639,7 @@ CU_KFN(cu_global_pool)
     switch (dt) {
     case FT_F16: case FT_BF16: case FT_F32: case FT_F64: break;
     case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
-    case FT_BOOL: case FT_DTYPE_COUNT:
+    case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT:
         return no_kernel(k, n, dt);
     }
     if (planes == 0 || len == 0)
@@ -652,7 +652,7 @@ CU_KFN(cu_global_pool)
     case FT_F32: return global_pool_t<float>(k, n, x, y, planes, len, max);
     case FT_F64: return global_pool_t<double>(k, n, x, y, planes, len, max);
     case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
-    case FT_BOOL: case FT_DTYPE_COUNT: break;
+    case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT: break;
     }
     return FT_OK;
 }
@@ -663,7 +663,7 @@ CU_KFN(cu_resize)
     switch (dt) {
     case FT_F16: case FT_BF16: case FT_F32: case FT_F64: break;
     case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
-    case FT_BOOL: case FT_DTYPE_COUNT:
+    case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT:
         return no_kernel(k, n, dt);
     }
     const ft_shape *is = &in[0].shape, *os = &out[0].shape;
@@ -721,7 +721,7 @@ CU_KFN(cu_resize)
     case FT_F32: resize_kernel<float><<<grid, CU_BLOCK, 0, s>>>((float *)y, (const float *)x, tab, flag, a); break;
     case FT_F64: resize_kernel<double><<<grid, CU_BLOCK, 0, s>>>((double *)y, (const double *)x, tab, flag, a); break;
     case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
-    case FT_BOOL: case FT_DTYPE_COUNT: break;
+    case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT: break;
     }
     CU_LAUNCHED(k, n);
     return FT_OK;

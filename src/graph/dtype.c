@@ -34,6 +34,11 @@ int ft_dtype_parse(const char *s, ft_dtype *out)
         {"int16", FT_I16}, {"int32", FT_I32}, {"int64", FT_I64},
         {"uint8", FT_U8}, {"uint16", FT_U16}, {"uint32", FT_U32},
         {"uint64", FT_U64}, {"bool_", FT_BOOL},
+        /* ml_dtypes' names of the low-precision types */
+        {"float8_e4m3fn", FT_F8E4M3FN}, {"float8_e4m3fnuz", FT_F8E4M3FNUZ},
+        {"float8_e5m2", FT_F8E5M2}, {"float8_e5m2fnuz", FT_F8E5M2FNUZ},
+        {"float8_e8m0fnu", FT_F8E8M0}, {"float4_e2m1fn", FT_F4E2M1},
+        {"int4", FT_I4}, {"uint4", FT_U4}, {"int2", FT_I2}, {"uint2", FT_U2},
     };
     for (int i = 0; i < FT_DTYPE_COUNT; i++)
         if (strcmp(s, names[i]) == 0) { *out = (ft_dtype)i; return 0; }
@@ -129,9 +134,10 @@ int64_t ft_load_i64(const void *p, ft_dtype dt, size_t i)
 {
     switch (dt) {
     case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
-    case FT_BOOL:
+    case FT_BOOL: case FT_I4: case FT_U4: case FT_I2: case FT_U2:
         return ft_ld_int(p, dt, (int64_t)i);
-    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: {
+    case FT_F16: case FT_BF16: case FT_F32: case FT_F64:
+    case FT_F8E4M3FN: case FT_F8E4M3FNUZ: case FT_F8E5M2: case FT_F8E5M2FNUZ: case FT_F8E8M0: case FT_F4E2M1: {
         double v = ft_ld_f64(p, dt, (int64_t)i);
         if (isnan(v)) return INT64_MIN;
         if (v >= 9223372036854775808.0) return INT64_MAX;
@@ -151,6 +157,7 @@ void ft_store_f64(void *p, ft_dtype dt, size_t i, double v)
     case FT_F32: ((float *)p)[i] = (float)v; break;
     case FT_F64: ((double *)p)[i] = v; break;
     case FT_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+    FT_CASE_LOWP: ((uint8_t *)p)[i] = ft_lowp_from_f64(dt, v, 1, FT_RM_UP); break; /* as Cast's defaults */
     case FT_U64:
         /* [2^63, 2^64) does not fit the int64 path below; other values do
          * (negative ones wrap, as the narrower unsigned types do) */
@@ -184,7 +191,11 @@ void ft_store_i64(void *p, ft_dtype dt, size_t i, int64_t v)
     case FT_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
     case FT_U64: ((uint64_t *)p)[i] = (uint64_t)v; break;
     case FT_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: ft_store_f64(p, dt, i, (double)v); break;
+    case FT_I4: case FT_U4: case FT_I2: case FT_U2: ((uint8_t *)p)[i] = (uint8_t)ft_lowi_wrap(dt, v); break;
+    case FT_F16: case FT_BF16: case FT_F32: case FT_F64:
+    case FT_F8E4M3FN: case FT_F8E4M3FNUZ: case FT_F8E5M2: case FT_F8E5M2FNUZ: case FT_F8E8M0: case FT_F4E2M1:
+        ft_store_f64(p, dt, i, (double)v);
+        break;
     case FT_DTYPE_COUNT: break;
     }
 }

@@ -24,7 +24,17 @@
     X(U16, "u16", 2, "<u2")       \
     X(U32, "u32", 4, "<u4")       \
     X(U64, "u64", 8, "<u8")       \
-    X(BOOL, "bool", 1, "|b1")
+    X(BOOL, "bool", 1, "|b1")         \
+    X(F8E4M3FN, "f8e4m3fn", 1, "<f4") \
+    X(F8E4M3FNUZ, "f8e4m3fnuz", 1, "<f4") \
+    X(F8E5M2, "f8e5m2", 1, "<f4")     \
+    X(F8E5M2FNUZ, "f8e5m2fnuz", 1, "<f4") \
+    X(F8E8M0, "f8e8m0", 1, "<f4")     \
+    X(F4E2M1, "f4e2m1", 1, "<f4")     \
+    X(I4, "i4", 1, "|i1")             \
+    X(U4, "u4", 1, "|u1")             \
+    X(I2, "i2", 1, "|i1")             \
+    X(U2, "u2", 1, "|u1")
 
 typedef enum {
 #define X(e, n, s, d) FT_##e,
@@ -44,10 +54,25 @@ typedef uint32_t ft_dtype_mask;
 #define FT_DT_BOOL FT_M(BOOL)
 #define FT_DT_ANY (FT_DT_NUM | FT_DT_BOOL)
 #define FT_DT_INDEX (FT_M(I32) | FT_M(I64))
+/* The low-precision storage types (ONNX FLOAT8*, FLOAT4E2M1, INT4, UINT4,
+ * INT2, UINT2): one byte per element in memory (the 4- and 2-bit integers
+ * hold their value, sign-extended for i4/i2; the small floats their bit
+ * pattern in the low bits). They are in none of the masks above: ops that
+ * compute refuse them; cast, quantize/dequantize and the ops that move
+ * bytes (FT_DT_ALL) take them. src/graph/lowp.h converts them. */
+#define FT_DT_LOWF (FT_M(F8E4M3FN) | FT_M(F8E4M3FNUZ) | FT_M(F8E5M2) | FT_M(F8E5M2FNUZ) | FT_M(F8E8M0) | FT_M(F4E2M1))
+#define FT_DT_LOWI (FT_M(I4) | FT_M(U4) | FT_M(I2) | FT_M(U2))
+#define FT_DT_LOWP (FT_DT_LOWF | FT_DT_LOWI)
+#define FT_DT_ALL (FT_DT_ANY | FT_DT_LOWP)
+/* The case labels of the low-precision dtypes, for switches over ft_dtype. */
+#define FT_CASE_LOWP                                                                                            \
+    case FT_F8E4M3FN: case FT_F8E4M3FNUZ: case FT_F8E5M2: case FT_F8E5M2FNUZ: case FT_F8E8M0: case FT_F4E2M1: \
+    case FT_I4: case FT_U4: case FT_I2: case FT_U2
 
 const char *ft_dtype_name(ft_dtype dt);
 size_t ft_dtype_size(ft_dtype dt);
-/* NumPy .npy descr for this dtype (bf16 is stored as f32). */
+/* NumPy .npy descr for this dtype (bf16 and the 8- and 4-bit floats are
+ * stored as f32, i4/i2 as i1, u4/u2 as u1). */
 const char *ft_dtype_npy_descr(ft_dtype dt);
 /* Parse a graph-format name or NumPy alias. Returns 0 on success. */
 int ft_dtype_parse(const char *s, ft_dtype *out);
@@ -55,6 +80,7 @@ static inline int ft_dtype_in(ft_dtype dt, ft_dtype_mask m) { return (m >> dt) &
 static inline int ft_dtype_is_float(ft_dtype dt) { return ft_dtype_in(dt, FT_DT_FLOAT); }
 static inline int ft_dtype_is_int(ft_dtype dt) { return ft_dtype_in(dt, FT_DT_INT); }
 static inline int ft_dtype_is_uint(ft_dtype dt) { return ft_dtype_in(dt, FT_DT_UINT); }
+static inline int ft_dtype_is_lowp(ft_dtype dt) { return ft_dtype_in(dt, FT_DT_LOWP); }
 /* "f32, f64 or i64" style list of the dtypes in a mask, into buf. */
 const char *ft_dtype_mask_str(ft_dtype_mask m, char *buf, size_t n);
 

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "dtype.h"
+#include "lowp.h"
 
 #ifdef __CUDACC__
 #define FT_LD_FN static __host__ __device__ inline
@@ -43,12 +44,14 @@ FT_LD_FN double ft_ld_f64(const void *p, int dt, int64_t i)
     case FT_U32: return ((const uint32_t *)p)[i];
     case FT_U64: return (double)((const uint64_t *)p)[i];
     case FT_BOOL: return ((const uint8_t *)p)[i] != 0;
+    FT_CASE_LOWP: return ft_lowp_to_f64(dt, ((const uint8_t *)p)[i]);
     default: return 0;
     }
 }
 
 /* Element i of p as an integer, for the integer dtypes and bool; 0 for the
- * float dtypes (ft_load_i64 in dtype.c converts those). A u64 above
+ * float dtypes, the small floats included (ft_load_i64 in dtype.c converts
+ * those). A u64 above
  * INT64_MAX comes back wrapped (its bits): callers that compare, divide or
  * convert it to floating point must test ft_dtype_is_uint first. */
 FT_LD_FN int64_t ft_ld_int(const void *p, int dt, int64_t i)
@@ -63,6 +66,8 @@ FT_LD_FN int64_t ft_ld_int(const void *p, int dt, int64_t i)
     case FT_U32: return ((const uint32_t *)p)[i];
     case FT_U64: return (int64_t)((const uint64_t *)p)[i];
     case FT_BOOL: return ((const uint8_t *)p)[i] != 0;
+    case FT_I4: case FT_I2: return ((const int8_t *)p)[i];
+    case FT_U4: case FT_U2: return ((const uint8_t *)p)[i];
     default: return 0;
     }
 }

@@ -1,6 +1,7 @@
 /* Graph lifetime, lookups, node-context errors, the string map, and the
  * counter-based generator behind "init". */
 #include "graph.h"
+#include "lowp.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -229,8 +230,13 @@ static void store_init(void *buf, ft_dtype dt, uint64_t i, double v)
         else
             x = (int64_t)v;
         ft_store_i64(buf, dt, (size_t)i, x);
+    } else if (ft_dtype_in(dt, FT_DT_LOWI)) { /* the same, in the 4- or 2-bit range */
+        int64_t lo, hi;
+        ft_lowi_range(dt, &lo, &hi);
+        v = trunc(v);
+        ((int8_t *)buf)[i] = (int8_t)(isnan(v) ? 0 : v <= (double)lo ? lo : v >= (double)hi ? hi : (int64_t)v);
     } else {
-        ft_store_f64(buf, dt, (size_t)i, v);
+        ft_store_f64(buf, dt, (size_t)i, v); /* the small floats: rounded and saturated as cast does */
     }
 }
 

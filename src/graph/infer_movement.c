@@ -740,8 +740,13 @@ void ft_pad_value(double v, ft_dtype dt, unsigned char *buf)
     double lo = 0, hi = 0;
     switch (dt) {
     case FT_F16: case FT_BF16: case FT_F32: case FT_F64: case FT_BOOL:
-        ft_store_f64(buf, dt, 0, v);
+    case FT_F8E4M3FN: case FT_F8E4M3FNUZ: case FT_F8E5M2: case FT_F8E5M2FNUZ: case FT_F8E8M0: case FT_F4E2M1:
+        ft_store_f64(buf, dt, 0, v); /* the small floats: rounded and saturated as cast does */
         return;
+    case FT_I4: lo = -8.0, hi = 7.0; break;
+    case FT_U4: lo = 0.0, hi = 15.0; break;
+    case FT_I2: lo = -2.0, hi = 1.0; break;
+    case FT_U2: lo = 0.0, hi = 3.0; break;
     case FT_I64: {
         int64_t x = isnan(v) ? 0 : v >= 9223372036854775808.0 ? INT64_MAX : v < -9223372036854775808.0 ? INT64_MIN
                                                                                                      : (int64_t)v;

@@ -20,7 +20,7 @@
 #include <stdio.h>
 
 #define Q8 (FT_M(U8) | FT_M(I8))
-#define QOUT (FT_M(U8) | FT_M(I8) | FT_M(I16))
+#define QOUT (FT_M(U8) | FT_M(I8) | FT_M(I16) | (FT_DT_LOWP & ~FT_M(F8E8M0)))
 
 /* A scale (input is) and its optional zero point (input iz) for a tensor of
  * shape xs: per tensor (one value, rank <= 1) or a 1-D vector of length
@@ -88,7 +88,8 @@ ft_status ft_infer_quantize_linear(ft_infer_ctx *c)
     const ft_attr_val *od = ft_attr(c->node, "output_dtype");
     ft_dtype q = FT_U8;
     if (od->present && ft_dtype_parse(od->s, &q) != 0)
-        return ft_infer_fail(c, "attribute 'output_dtype': unknown dtype '%s' (expected u8, i8 or i16)", od->s);
+        return ft_infer_fail(c, "attribute 'output_dtype': unknown dtype '%s' (expected u8, i8, i16 or a low-precision "
+                             "dtype but f8e8m0)", od->s);
     if (c->n_in > 2 && c->in[2]) {
         ft_dtype z = c->in[2]->dtype;
         if (od->present && z != q)
@@ -97,20 +98,29 @@ ft_status ft_infer_quantize_linear(ft_infer_ctx *c)
         q = z;
     }
     if (!ft_dtype_in(q, QOUT))
-        return ft_infer_fail(c, "cannot quantize to %s (u8, i8 or i16)", ft_dtype_name(q));
+    {
+        char list[200];
+        return ft_infer_fail(c, "cannot quantize to %s (%s)", ft_dtype_name(q), ft_dtype_mask_str(QOUT, list, sizeof list));
+    }
     c->params->quant.qdt = (int)q;
     return ft_infer_set_out(c, 0, q, &c->in[0]->shape);
 }
 
 ft_status ft_infer_dequantize_linear(ft_infer_ctx *c)
 {
-    ft_status st = need_float(c, 1);
+    /* output_dtype (ONNX's, opset 21): the output's dtype, else the scale's;
+     * an f8e8m0 scale (a power of two) needs it */
+    const ft_attr_val *od = ft_attr(c->node, "output_dtype");
+    ft_dtype out = c->in[1]->dtype;
+    if (od->present && (ft_dtype_parse(od->s, &out) != 0 || !ft_dtype_in(out, FT_DT_FLOAT)))
+        return ft_infer_fail(c, "attribute 'output_dtype' is '%s' (expected f16, bf16, f32 or f64)", od->s);
+    ft_status st = c->in[1]->dtype == FT_F8E8M0 && od->present ? FT_OK : need_float(c, 1);
     int vec;
     if (st || (st = q_axis(c, &vec)))
         return st;
     if (c->n_in > 2 && c->in[2] && (st = ft_infer_same_dtype(c, 2, 0, "zero point")))
         return st;
-    return ft_infer_set_out(c, 0, c->in[1]->dtype, &c->in[0]->shape);
+    return ft_infer_set_out(c, 0, out, &c->in[0]->shape);
 }
 
 ft_status ft_infer_dynamic_quantize_linear(ft_infer_ctx *c)

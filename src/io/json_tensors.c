@@ -9,6 +9,7 @@
 
 #include "json_reader.h"
 #include "npy.h"
+#include "../graph/lowp.h"
 
 /* A dim is a non-negative integer or a name (a symbolic dim: sym[i] gets
  * it, s->dims[i] is -1 until it is bound). *named counts the names. */
@@ -53,11 +54,12 @@ static ft_status parse_dtype(reader *r, const char *tname, const cJSON *j, ft_dt
                                         "i32",     "i64",      "u8",      "u16",     "u32",     "u64",
                                         "bool",    "float16",  "bfloat16", "float32", "float64", "int8",
                                         "int16",   "int32",    "int64",   "uint8",   "uint16",  "uint32",
-                                        "uint64",  "bool_"};
-    char sug[256], list[160];
+                                        "uint64",  "bool_",    "f8e4m3fn", "f8e4m3fnuz", "f8e5m2", "f8e5m2fnuz",
+                                        "f8e8m0",  "f4e2m1",   "i4",      "u4",      "i2",      "u2"};
+    char sug[256], list[256];
     ft_suggest(j->valuestring, names, (int)FT_ARRAY_LEN(names), sug, sizeof sug);
     return jr_terr(r, tname, "unknown dtype '%s'%s%s (expected %s)", j->valuestring, *sug ? "; " : "", sug,
-                   ft_dtype_mask_str(FT_DT_ANY, list, sizeof list));
+                   ft_dtype_mask_str(FT_DT_ALL, list, sizeof list));
 }
 
 /* ---- value sources ---- */
@@ -92,7 +94,7 @@ static ft_status store_value(data_fill *f, const cJSON *j)
         ((uint64_t *)t->value)[f->pos++] = d == 18446744073709551616.0 ? UINT64_MAX : (uint64_t)d;
         return FT_OK;
     }
-    if (ft_dtype_is_int(t->dtype)) {
+    if (ft_dtype_is_int(t->dtype) || ft_dtype_in(t->dtype, FT_DT_LOWI)) {
         int64_t v;
         if (jr_json_int(j, &v)) {
             double d = 0;
@@ -102,10 +104,11 @@ static ft_status store_value(data_fill *f, const cJSON *j)
             return jr_terr(f->r, t->name, "\"data\"[%llu]: expected an integer, got %s", (unsigned long long)f->pos, jr_jtype(j));
         }
         static const int64_t lo[FT_DTYPE_COUNT] = {[FT_I8] = INT8_MIN, [FT_I16] = INT16_MIN, [FT_I32] = INT32_MIN,
-                                                   [FT_I64] = INT64_MIN};
+                                                   [FT_I64] = INT64_MIN, [FT_I4] = -8, [FT_I2] = -2};
         static const int64_t hi[FT_DTYPE_COUNT] = {[FT_I8] = INT8_MAX,    [FT_I16] = INT16_MAX,   [FT_I32] = INT32_MAX,
                                                    [FT_I64] = INT64_MAX,  [FT_U8] = UINT8_MAX,    [FT_U16] = UINT16_MAX,
-                                                   [FT_U32] = UINT32_MAX};
+                                                   [FT_U32] = UINT32_MAX, [FT_I4] = 7, [FT_U4] = 15,
+                                                   [FT_I2] = 1,           [FT_U2] = 3};
         if (v < lo[t->dtype] || v > hi[t->dtype])
             return jr_terr(f->r, t->name, "\"data\"[%llu]: %lld is out of range for %s", (unsigned long long)f->pos,
                         (long long)v, ft_dtype_name(t->dtype));
@@ -117,7 +120,10 @@ static ft_status store_value(data_fill *f, const cJSON *j)
         return jr_terr(f->r, t->name, "\"data\"[%llu]: expected a number or \"nan\", \"inf\", \"-inf\", got %s%s%s%s",
                     (unsigned long long)f->pos, jr_jtype(j), cJSON_IsString(j) ? " '" : "",
                     cJSON_IsString(j) ? j->valuestring : "", cJSON_IsString(j) ? "'" : "");
-    ft_store_f64(t->value, t->dtype, (size_t)f->pos++, d);
+    if (ft_dtype_in(t->dtype, FT_DT_LOWF)) /* the small floats: to nearest even, not saturating (as .npy values) */
+        ((uint8_t *)t->value)[f->pos++] = ft_lowp_from_f64(t->dtype, d, 0, FT_RM_NEAREST);
+    else
+        ft_store_f64(t->value, t->dtype, (size_t)f->pos++, d);
     return FT_OK;
 }
 

@@ -1,4 +1,5 @@
 #include "npy.h"
+#include "../graph/lowp.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -293,6 +294,34 @@ int ft_npy_to_dtype(ft_npy *a, ft_dtype want)
         a->nbytes = (size_t)n * 2;
         return 0;
     }
+    /* the low-precision dtypes, written as f32 (the small floats) or i1/u1
+     * (the 4- and 2-bit integers): a small float rounds to nearest even,
+     * non-saturating (as cast with saturate=0; f8e8m0 to the nearest power
+     * of two); an integer out of the dtype's range is refused */
+    if (ft_dtype_in(want, FT_DT_LOWF) && a->dtype == FT_F32) {
+        uint64_t n = ft_numel(&a->shape);
+        uint8_t *d = (uint8_t *)a->data;
+        const float *s = (const float *)a->data;
+        for (uint64_t i = 0; i < n; i++) {
+            float v = s[i];
+            d[i] = ft_lowp_from_f64(want, v, 0, FT_RM_NEAREST);
+        }
+        a->dtype = want;
+        a->nbytes = (size_t)n;
+        return 0;
+    }
+    if (ft_dtype_in(want, FT_DT_LOWI) && a->dtype == (want == FT_I4 || want == FT_I2 ? FT_I8 : FT_U8)) {
+        int64_t lo, hi;
+        ft_lowi_range(want, &lo, &hi);
+        uint64_t n = ft_numel(&a->shape);
+        for (uint64_t i = 0; i < n; i++) {
+            int64_t v = ft_load_i64(a->data, a->dtype, (size_t)i);
+            if (v < lo || v > hi)
+                return -1;
+        }
+        a->dtype = want;
+        return 0;
+    }
     return -1;
 }
 
@@ -323,12 +352,13 @@ ft_status ft_npy_write(FILE *f, const char *path, ft_dtype dt, const ft_shape *s
     if (!bad)
         bad = fputc('\n', f) == EOF;
     uint64_t n = ft_numel(s);
-    if (!bad && dt == FT_BF16) {
+    if (!bad && (dt == FT_BF16 || ft_dtype_in(dt, FT_DT_LOWF))) { /* as f32: every value is exact there */
         float buf[1024];
         for (uint64_t i = 0; i < n && !bad; i += 1024) {
             size_t k = n - i < 1024 ? (size_t)(n - i) : 1024;
             for (size_t j = 0; j < k; j++)
-                buf[j] = ft_bf16_to_f32(((const uint16_t *)data)[i + j]);
+                buf[j] = dt == FT_BF16 ? ft_bf16_to_f32(((const uint16_t *)data)[i + j])
+                                       : ft_lowf_to_f32(dt, ((const uint8_t *)data)[i + j]);
             bad = fwrite(buf, 4, k, f) != k;
         }
     } else if (!bad && n) {

@@ -541,7 +541,7 @@ int ft_onnx_fold(onx_ctx *c, const onx_node *n, ft_status *st)
         if (k == K_CAST && i == 1) { /* CastLike reads only its second input's type */
             const ft_tensor *like = onx_in_tensor(c, n, 1);
             const ft_shape none_s = {.rank = 1, .dims = {0}};
-            if (!like)
+            if (!like || ft_dtype_is_lowp(like->dtype))
                 goto none;
             if (val_alloc(&in[nin], like->dtype, &none_s))
                 goto oom;
@@ -552,6 +552,8 @@ int ft_onnx_fold(onx_ctx *c, const onx_node *n, ft_status *st)
         if (!t || (t->flags & FT_TF_INPUT) || !shape_ok(&t->shape, FOLD_MAX_ELEMS))
             goto none;
         if (t->dtype == FT_U64 && computes(k)) /* int64 holds its bits, not its value above INT64_MAX */
+            goto none;
+        if (ft_dtype_is_lowp(t->dtype)) /* the low-precision dtypes: left to the kernels (cast's rounding) */
             goto none;
         if (val_load(t, &in[nin]))
             goto oom;

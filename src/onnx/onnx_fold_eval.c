@@ -55,6 +55,8 @@ int onx_eval_move(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, val *
         ft_dtype dt = nin == 2 ? in[1].dt : FT_F32;
         if (nin != 2 && (!strcmp(n->op_type, "CastLike") || ft_onnx_dtype((int32_t)onx_attr_i(n, "to", 1), &dt)))
             return 1;
+        if (ft_dtype_is_lowp(dt)) /* not folded: the cast kernel rounds (saturate, round_mode) */
+            return 1;
         if (val_alloc(out, dt, &s))
             return -1;
         for (uint64_t e = 0; e < out->n; e++) {

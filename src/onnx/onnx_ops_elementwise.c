@@ -241,10 +241,18 @@ ft_status ox_map_cast(onx_ctx *c, const onx_node *n)
         if (ox_dtype_from_onnx(t, &to, &name))
             return onx_unsupported(c, n, "attribute to=%lld (%s): ftrun has no such dtype", (long long)t, name);
     }
-    ft_node *f = ox_emit1(c, n, strcmp(n->op_type, "BitCast") == 0 ? FT_OP_BITCAST : FT_OP_CAST, onx_in(c, n, 0),
-                          ox_out(c, n, 0));
+    const int bitcast = strcmp(n->op_type, "BitCast") == 0;
+    ft_node *f = ox_emit1(c, n, bitcast ? FT_OP_BITCAST : FT_OP_CAST, onx_in(c, n, 0), ox_out(c, n, 0));
     OX_NEED(f);
-    return onx_set_s(c, f, "to", ft_dtype_name(to));
+    OX_TRY(onx_set_s(c, f, "to", ft_dtype_name(to)));
+    if (bitcast)
+        return FT_OK;
+    /* saturate (opset 19) and round_mode (opset 24): the float8 and f8e8m0 conversions */
+    if (onx_has_attr(n, "saturate"))
+        OX_TRY(onx_set_i(c, f, "saturate", onx_attr_i(n, "saturate", 1) != 0));
+    if (onx_has_attr(n, "round_mode"))
+        OX_TRY(onx_set_s(c, f, "round_mode", onx_attr_s(c, n, "round_mode", "up")));
+    return FT_OK;
 }
 
 /* IsInf: is_inf, and with one of detect_negative/detect_positive off, the sign

@@ -37,7 +37,16 @@ ft_status ox_map_dequantize(onx_ctx *c, const onx_node *n)
 {
     OX_TRY(check_block(c, n));
     OX_TRY(ox_check_dtype(c, n, FT_OP_DEQUANTIZE_LINEAR, 0));
-    OX_NEED(emit_q(c, n, FT_OP_DEQUANTIZE_LINEAR));
+    ft_node *f = emit_q(c, n, FT_OP_DEQUANTIZE_LINEAR);
+    OX_NEED(f);
+    if (onx_attr_i(n, "output_dtype", 0) != 0) { /* opset 21: the output's dtype, else the scale's */
+        ft_dtype od;
+        const char *name;
+        int64_t t = onx_attr_i(n, "output_dtype", 0);
+        if (ox_dtype_from_onnx(t, &od, &name))
+            return onx_unsupported(c, n, "attribute output_dtype=%lld (%s): ftrun has no such dtype", (long long)t, name);
+        OX_TRY(onx_set_s(c, f, "output_dtype", ft_dtype_name(od)));
+    }
     return FT_OK;
 }
 
@@ -55,10 +64,13 @@ ft_status ox_map_quantize(onx_ctx *c, const onx_node *n)
             return onx_unsupported(c, n, "attribute output_dtype=%lld (%s): ftrun has no such dtype", (long long)t,
                                    name);
     }
-    if (qdt != FT_U8 && qdt != FT_I8 && qdt != FT_I16)
-        return onx_unsupported(c, n, "quantized dtype %s (ftrun quantizes to u8, i8 and i16)", ft_dtype_name(qdt));
+    if (qdt != FT_U8 && qdt != FT_I8 && qdt != FT_I16 && !(ft_dtype_is_lowp(qdt) && qdt != FT_F8E8M0))
+        return onx_unsupported(c, n, "quantized dtype %s (ftrun quantizes to u8, i8, i16, the float8 types, "
+                               "float4e2m1 and the 4- and 2-bit integers)", ft_dtype_name(qdt));
     ft_node *f = emit_q(c, n, FT_OP_QUANTIZE_LINEAR);
     OX_NEED(f);
+    if (onx_has_attr(n, "saturate")) /* opset 19: the float8 outputs */
+        OX_TRY(onx_set_i(c, f, "saturate", onx_attr_i(n, "saturate", 1) != 0));
     if (onx_in(c, n, 2) < 0)
         OX_TRY(onx_set_s(c, f, "output_dtype", ft_dtype_name(qdt)));
     return FT_OK;

@@ -9,6 +9,7 @@
 
 #include "onnx.h"
 #include "onnx.pb-c.h"
+#include "../graph/lowp.h"
 
 static const struct {
     int32_t onnx;
@@ -19,9 +20,9 @@ static const struct {
     {4, "UINT16", FT_U16}, {5, "INT16", FT_I16},   {6, "INT32", FT_I32},      {7, "INT64", FT_I64},
     {8, "STRING", -1},     {9, "BOOL", FT_BOOL},   {10, "FLOAT16", FT_F16},   {11, "DOUBLE", FT_F64},
     {12, "UINT32", FT_U32}, {13, "UINT64", FT_U64},     {14, "COMPLEX64", -1},     {15, "COMPLEX128", -1},
-    {16, "BFLOAT16", FT_BF16}, {17, "FLOAT8E4M3FN", -1}, {18, "FLOAT8E4M3FNUZ", -1}, {19, "FLOAT8E5M2", -1},
-    {20, "FLOAT8E5M2FNUZ", -1}, {21, "UINT4", -1}, {22, "INT4", -1},     {23, "FLOAT4E2M1", -1},
-    {24, "FLOAT8E8M0", -1}, {25, "UINT2", -1},     {26, "INT2", -1},
+    {16, "BFLOAT16", FT_BF16}, {17, "FLOAT8E4M3FN", FT_F8E4M3FN}, {18, "FLOAT8E4M3FNUZ", FT_F8E4M3FNUZ},
+    {19, "FLOAT8E5M2", FT_F8E5M2}, {20, "FLOAT8E5M2FNUZ", FT_F8E5M2FNUZ}, {21, "UINT4", FT_U4}, {22, "INT4", FT_I4},
+    {23, "FLOAT4E2M1", FT_F4E2M1}, {24, "FLOAT8E8M0", FT_F8E8M0}, {25, "UINT2", FT_U2}, {26, "INT2", FT_I2},
 };
 
 static int alloc_failed;
@@ -147,6 +148,40 @@ static ft_status read_external(const Onnx__TensorProto *tp, const char *file, co
     return st;
 }
 
+/* The low-precision dtypes in ONNX's files: the 4-bit ones two to a byte,
+ * the 2-bit ones four to a byte, the first element in the low bits (raw_data,
+ * and int32_data with one byte per entry); in memory one byte per element
+ * (graph/lowp.h), the integers sign-extended. */
+static uint64_t packed_bytes(ft_dtype dt, uint64_t numel)
+{
+    int bits = ft_dtype_is_lowp(dt) ? ft_lowp_bits(dt) : 8;
+    return bits == 8 ? numel * ft_dtype_size(dt) : (numel * (uint64_t)bits + 7) / 8;
+}
+
+/* Element i of packed data p (bits per element), as held in memory. */
+static uint8_t unpack_el(ft_dtype dt, int bits, const uint8_t *p, uint64_t i)
+{
+    const int per = 8 / bits, sh = (int)(i % (uint64_t)per) * bits;
+    const uint8_t v = (uint8_t)((p[i / (uint64_t)per] >> sh) & ((1 << bits) - 1));
+    if (dt == FT_I4 || dt == FT_I2)
+        return (uint8_t)ft_lowi_wrap(dt, v);
+    return v;
+}
+
+/* Unpack numel elements of src (packed) into dst (one byte each); in place
+ * when dst == src works, from the last element back. */
+static void unpack_lowp(ft_dtype dt, uint8_t *dst, const uint8_t *src, uint64_t numel)
+{
+    const int bits = ft_lowp_bits(dt);
+    if (bits == 8) {
+        if (dst != src)
+            memmove(dst, src, (size_t)numel);
+        return;
+    }
+    for (uint64_t i = numel; i-- > 0;)
+        dst[i] = unpack_el(dt, bits, src, i);
+}
+
 /* Values of a typed field, converted to the tensor's dtype. */
 static ft_status read_typed(const Onnx__TensorProto *tp, ft_dtype dt, const ft_shape *shape, uint64_t numel, unsigned char *dst,
                             const char *file, const char *what, ft_error *err)
@@ -180,6 +215,18 @@ static ft_status read_typed(const Onnx__TensorProto *tp, ft_dtype dt, const ft_s
     case FT_DTYPE_COUNT:
         have = 0, field = "?";
         break;
+    FT_CASE_LOWP: /* one packed byte per entry (one element for the 8-bit types) */
+        have = tp->n_int32_data, field = "int32_data";
+        if (have != packed_bytes(dt, numel))
+            return ft_err(err, FT_EGRAPH, "%s: %s: its dims %s (%s, %d bits each) need %llu entries but its int32_data "
+                          "holds %zu: the model is malformed or truncated", file, what,
+                          ft_shape_str(shape, (char[FT_SHAPE_STR]){0}), ft_dtype_name(dt), ft_lowp_bits(dt),
+                          (unsigned long long)packed_bytes(dt, numel), have);
+        for (uint64_t i = 0; dst && i < have; i++)
+            dst[i] = (uint8_t)tp->int32_data[i];
+        if (dst)
+            unpack_lowp(dt, dst, dst, numel);
+        return FT_OK;
     }
     if (have != numel)
         return ft_err(err, FT_EGRAPH, "%s: %s: its dims %s need %llu values but its %s holds %zu: the model is malformed or "
@@ -224,6 +271,7 @@ static ft_status read_typed(const Onnx__TensorProto *tp, ft_dtype dt, const ft_s
             ((uint16_t *)dst)[i] = (uint16_t)tp->int32_data[i]; /* the bits, as the spec stores them */
             break;
         case FT_DTYPE_COUNT:
+        FT_CASE_LOWP: /* above */
             break;
         }
     }
@@ -260,13 +308,14 @@ ft_status ft_onnx_tensor_decode(const Onnx__TensorProto *tp, const char *file, c
      * allocated: dims of 40 GB over a raw_data of 16 bytes is a malformed
      * model (exit status 3), not an out-of-memory failure */
     int external = tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    const uint64_t packed = packed_bytes(dt, numel); /* bytes in the file: fewer for the 4- and 2-bit dtypes */
     ft_status st = FT_OK;
     if (external)
-        st = read_external(tp, file, what, dir, allow_external, NULL, (size_t)bytes, err);
-    else if (tp->has_raw_data && tp->raw_data.len != bytes)
+        st = read_external(tp, file, what, dir, allow_external, NULL, (size_t)packed, err);
+    else if (tp->has_raw_data && tp->raw_data.len != packed)
         st = ft_err(err, FT_EGRAPH, "%s: %s: its dims %s (%s) need %llu bytes but its raw_data holds %zu: the model is "
                     "malformed or truncated", file, what, ft_shape_str(&out->shape, (char[FT_SHAPE_STR]){0}),
-                    ft_dtype_name(dt), (unsigned long long)bytes, tp->raw_data.len);
+                    ft_dtype_name(dt), (unsigned long long)packed, tp->raw_data.len);
     else if (!tp->has_raw_data)
         st = read_typed(tp, dt, &out->shape, numel, NULL, file, what, err);
     if (st)
@@ -275,15 +324,17 @@ ft_status ft_onnx_tensor_decode(const Onnx__TensorProto *tp, const char *file, c
     if (!data)
         return ft_err(err, FT_ERUNTIME, "%s: out of memory reading %s (%llu bytes)", file, what, (unsigned long long)bytes);
     if (external)
-        st = read_external(tp, file, what, dir, allow_external, data, (size_t)bytes, err);
+        st = read_external(tp, file, what, dir, allow_external, data, (size_t)packed, err);
     else if (tp->has_raw_data) {
-        if (bytes)
-            memcpy(data, tp->raw_data.data, (size_t)bytes);
+        if (packed)
+            memcpy(data, tp->raw_data.data, (size_t)packed);
         if (dt == FT_BOOL)
             for (uint64_t i = 0; i < numel; i++)
                 data[i] = data[i] != 0;
     } else
         st = read_typed(tp, dt, &out->shape, numel, data, file, what, err);
+    if (!st && ft_dtype_is_lowp(dt) && (external || tp->has_raw_data))
+        unpack_lowp(dt, data, data, numel);
     if (st) {
         free(data);
         return st;
@@ -327,11 +378,26 @@ ft_status ft_pb_write(FILE *f, const char *path, const char *name, ft_dtype dt, 
     tp.has_raw_data = 1;
     tp.raw_data.len = (size_t)ft_numel(s) * ft_dtype_size(dt);
     tp.raw_data.data = (uint8_t *)data;
+    uint8_t *packed = NULL;
+    if (ft_dtype_is_lowp(dt) && ft_lowp_bits(dt) < 8) { /* two or four to a byte, low bits first */
+        const uint64_t n = ft_numel(s);
+        const int bits = ft_lowp_bits(dt), per = 8 / bits;
+        tp.raw_data.len = (size_t)packed_bytes(dt, n);
+        packed = ft_calloc(tp.raw_data.len ? tp.raw_data.len : 1, 1);
+        if (!packed)
+            return ft_err(err, FT_ERUNTIME, "%s: out of memory", path);
+        for (uint64_t i = 0; i < n; i++)
+            packed[i / (uint64_t)per] |= (uint8_t)((((const uint8_t *)data)[i] & ((1 << bits) - 1)) << (i % (uint64_t)per * (uint64_t)bits));
+        tp.raw_data.data = packed;
+    }
     size_t len = onnx__tensor_proto__get_packed_size(&tp);
     uint8_t *buf = ft_malloc(len ? len : 1);
-    if (!buf)
+    if (!buf) {
+        free(packed);
         return ft_err(err, FT_ERUNTIME, "%s: out of memory", path);
+    }
     onnx__tensor_proto__pack(&tp, buf);
+    free(packed);
     size_t w = fwrite(buf, 1, len, f);
     free(buf);
     if (w != len)
