@@ -119,8 +119,8 @@ ft_status onx_status(onx_ctx *c);
 /* ---- the mapper table (onnx_ops.c) ---- */
 typedef ft_status (*onx_map_fn)(onx_ctx *c, const onx_node *n);
 typedef struct onx_op_map {
-    const char *op_type; /* default-domain ("" or "ai.onnx") op type */
-    int since;           /* first opset this mapper handles (older: unsupported) */
+    const char *op_type; /* a default-domain ("" or "ai.onnx") op type, or DOMAIN.OP for another domain */
+    int since;           /* first opset (of its domain) this mapper handles (older: unsupported) */
     onx_map_fn map;
 } onx_op_map;
 /* The mapper for op_type at opset, or NULL. */
@@ -130,8 +130,9 @@ const onx_op_map *onx_find_map(const char *op_type, int opset);
  * its inputs' shapes, or which the mapper refuses: it is not folded. */
 int onx_legacy_broadcast(onx_ctx *c, const onx_node *n);
 
-/* Every default-domain ONNX op with how ftrun treats it, for `ftrun ops --onnx`:
- * 'm' mapped to ftrun ops, 'f' folded at load time only, '-' missing. */
+/* Every default-domain ONNX op, then the ops of other domains ftrun knows
+ * (named DOMAIN.OP), with how ftrun treats it, for `ftrun ops --onnx`: 'm'
+ * mapped to ftrun ops, 'f' folded at load time only, '-' missing. */
 typedef struct onx_op_status {
     const char *op_type;
     char how;

@@ -86,6 +86,8 @@ ft_status ox_map_where(onx_ctx *c, const onx_node *n);
 ft_status ox_map_alpha_act(onx_ctx *c, const onx_node *n);
 ft_status ox_map_gelu(onx_ctx *c, const onx_node *n);
 ft_status ox_map_swiglu(onx_ctx *c, const onx_node *n);
+/* ai.onnx.preview.training: Adagrad, Adam, Momentum (onnx_ops_training.c) */
+ft_status ox_map_optimizer(onx_ctx *c, const onx_node *n);
 ft_status ox_map_clip(onx_ctx *c, const onx_node *n);
 ft_status ox_map_cast(onx_ctx *c, const onx_node *n);
 ft_status ox_map_is_inf(onx_ctx *c, const onx_node *n);

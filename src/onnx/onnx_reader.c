@@ -31,6 +31,15 @@ static ft_status poison_outputs(onx_ctx *c, const Onnx__NodeProto *np)
     return FT_OK;
 }
 
+/* The version of domain the model imports, or 0. */
+static int domain_version(const Onnx__ModelProto *m, const char *domain)
+{
+    for (size_t i = 0; i < m->n_opset_import; i++)
+        if (m->opset_import[i]->domain && !strcmp(m->opset_import[i]->domain, domain))
+            return m->opset_import[i]->has_version ? (int)m->opset_import[i]->version : 0;
+    return 0;
+}
+
 static ft_status import_node(onx_ctx *c, const Onnx__NodeProto *np, int index)
 {
     char defname[128];
@@ -40,9 +49,19 @@ static ft_status import_node(onx_ctx *c, const Onnx__NodeProto *np, int index)
     c->emitted_here = 0;
     c->unsup_flag = 0;
     c->last = FT_OK;
+    /* another domain's op: mapped when MAPS names it DOMAIN.OP for the
+     * version the model imports, else unsupported */
+    const onx_op_map *dm = NULL;
     if (!is_default_domain(np->domain)) {
+        char qual[FT_MAX_NAME + 64];
+        snprintf(qual, sizeof qual, "%s.%s", np->domain, n.op_type);
+        n.opset = domain_version(c->model, np->domain);
+        dm = n.opset > 0 ? onx_find_map(qual, n.opset) : NULL;
+    }
+    if (!is_default_domain(np->domain) && !dm) {
         char key[300], nm[FT_MAX_NAME + 8];
-        snprintf(key, sizeof key, "op %s of domain '%s' (only the default ONNX domain is supported):", n.op_type, np->domain);
+        snprintf(key, sizeof key, "op %s of domain '%s' (ftrun maps the default ONNX domain and the ops of other domains "
+                 "`ftrun ops --onnx` lists):", n.op_type, np->domain);
         snprintf(nm, sizeof nm, "'%s'", n.name);
         ft_status st = onx_record(c, key, nm);
         return st == FT_EGRAPH ? poison_outputs(c, np) : st;
@@ -60,10 +79,12 @@ static ft_status import_node(onx_ctx *c, const Onnx__NodeProto *np, int index)
             return onx_error(c, &n, FT_EGRAPH, "input %d '%s' is not a graph input, an initializer or the output of an "
                              "earlier node", k, in);
     }
-    if (c->opset == 0)
+    if (c->opset == 0 && !dm)
         return onx_error(c, &n, FT_EGRAPH, "the model imports no version of the default ONNX domain");
     const char *why;
-    if (ft_onnx_refused(n.op_type, &why)) {
+    if (dm)
+        ; /* no load-time folding of other domains' ops */
+    else if (ft_onnx_refused(n.op_type, &why)) {
         char key[300], nm[FT_MAX_NAME + 8];
         snprintf(key, sizeof key, "op %s (%s):", n.op_type, why);
         snprintf(nm, sizeof nm, "'%s'", n.name);
@@ -71,12 +92,12 @@ static ft_status import_node(onx_ctx *c, const Onnx__NodeProto *np, int index)
         return st == FT_EGRAPH ? poison_outputs(c, np) : st;
     }
     ft_status st = FT_OK;
-    int folded = ft_onnx_fold(c, &n, &st);
+    int folded = dm ? 0 : ft_onnx_fold(c, &n, &st);
     if (folded < 0)
         return c->unsup_flag && st == FT_EGRAPH ? poison_outputs(c, np) : st;
     if (folded)
         return FT_OK;
-    const onx_op_map *m = onx_find_map(n.op_type, n.opset);
+    const onx_op_map *m = dm ? dm : onx_find_map(n.op_type, n.opset);
     if (!m) {
         char key[300], nm[FT_MAX_NAME + 8];
         const onx_op_map *later = onx_find_map(n.op_type, ONX_OPSET_MAX);

@@ -28,7 +28,8 @@ from onnx import TensorProto as TP, helper as h, numpy_helper as nh
 
 FTRUN = os.environ.get("FTRUN", "build/ftrun")
 NP2T = {np.dtype("float32"): TP.FLOAT, np.dtype("int64"): TP.INT64, np.dtype("bool"): TP.BOOL,
-        np.dtype("uint8"): TP.UINT8, np.dtype("int8"): TP.INT8, np.dtype("int32"): TP.INT32}
+        np.dtype("uint8"): TP.UINT8, np.dtype("int8"): TP.INT8, np.dtype("int32"): TP.INT32,
+        np.dtype("float64"): TP.DOUBLE}
 rng = np.random.default_rng(7)
 CASES = []
 
@@ -288,6 +289,59 @@ xs64 = xs.astype(np.float64)
 case("swish_24", "Swish", {"x": xs}, {"y": (xs64 * sig(0.7 * xs64)).astype(np.float32)}, 24, {"alpha": 0.7})
 case("swiglu_28", "SwiGLU", {"a": xs, "b": bs}, {"y": (xs64 * sig(xs64) * bs).astype(np.float32)}, 28)
 
+# ai.onnx.preview.training optimizers against their pseudo code in NumPy (float64, then
+# rounded to the tensors' type; the attributes are ONNX floats, so the oracle takes
+# their f32 values): T = 0 and T > 0 (Adam's and Momentum's first-step branches), two
+# optimized tensors at once, f32 and f64
+TR = "ai.onnx.preview.training:"
+a32 = lambda v: float(np.float32(v))
+
+
+def adagrad_ref(r, t, x, g, hh, decay, eps, nc):
+    rr = r / (1 + t * decay)
+    gr = nc * x + g
+    hn = hh + gr * gr
+    return x - rr * gr / (np.sqrt(hn) + eps), hn
+
+
+def adam_ref(r, t, x, g, v, hh, alpha, beta, eps, nc, ncp):
+    gr = nc * x + g
+    vn = alpha * v + (1 - alpha) * gr
+    hn = beta * hh + (1 - beta) * gr * gr
+    ra = r * np.sqrt(1 - beta ** t) / (1 - alpha ** t) if t > 0 else r
+    return (1 - ncp) * (x - ra * vn / (np.sqrt(hn) + eps)), vn, hn
+
+
+def momentum_ref(r, t, x, g, v, alpha, beta, nc, nesterov):
+    gr = nc * x + g
+    vn = alpha * v + (beta if t > 0 else 1.0) * gr
+    return (x - r * (gr + alpha * vn) if nesterov else x - r * vn), vn
+
+
+for dt in (np.float32, np.float64):
+    tag = "f32" if dt == np.float32 else "f64"
+    xa, ga, ha = (rng.uniform(0.1, 1.0, (3, 4)) for _ in range(3))
+    xb, gb, hb = (rng.uniform(0.1, 1.0, (5,)) for _ in range(3))
+    for t in (0, 3):
+        rin, tin = np.array(0.1, dt), np.array(t, np.int64)
+        cv = lambda v, dt=dt: np.asarray(v, dt)
+        xna, hna = adagrad_ref(0.1, t, xa, ga, ha, a32(0.1), a32(1e-6), a32(0.01))
+        xnb, hnb = adagrad_ref(0.1, t, xb, gb, hb, a32(0.1), a32(1e-6), a32(0.01))
+        case("adagrad_%s_t%d_two" % (tag, t), TR + "Adagrad",
+             {"R": rin, "T": tin, "xa": cv(xa), "xb": cv(xb), "ga": cv(ga), "gb": cv(gb), "ha": cv(ha), "hb": cv(hb)},
+             {"xna": cv(xna), "xnb": cv(xnb), "hna": cv(hna), "hnb": cv(hnb)}, 17,
+             {"decay_factor": 0.1, "epsilon": 1e-6, "norm_coefficient": 0.01})
+        xn, vn, hn = adam_ref(0.1, t, xa, ga, hb[:1] * ga, ha, a32(0.9), a32(0.99), a32(1e-7), a32(0.02), a32(0.01))
+        case("adam_%s_t%d" % (tag, t), TR + "Adam",
+             {"R": rin, "T": tin, "x": cv(xa), "g": cv(ga), "v": cv(hb[:1] * ga), "h": cv(ha)},
+             {"xn": cv(xn), "vn": cv(vn), "hn": cv(hn)}, 17,
+             {"alpha": 0.9, "beta": 0.99, "epsilon": 1e-7, "norm_coefficient": 0.02, "norm_coefficient_post": 0.01})
+        for mode in ("standard", "nesterov"):
+            xn, vn = momentum_ref(0.1, t, xa, ga, ha, a32(0.95), 0.5, a32(0.01), mode == "nesterov")
+            case("momentum_%s_%s_t%d" % (mode, tag, t), TR + "Momentum",
+                 {"R": rin, "T": tin, "x": cv(xa), "g": cv(ga), "v": cv(ha)}, {"xn": cv(xn), "vn": cv(vn)}, 17,
+                 {"alpha": 0.95, "beta": 0.5, "mode": mode, "norm_coefficient": 0.01})
+
 # geometry ops (src/onnx/onnx_ops_geom.c): Col2Im (opset 18), AffineGrid (opset 20), EyeLike on a computed
 # input (the eye_like op; a constant input is folded), RoiAlign at opset 10 (output_half_pixel, no attribute)
 xc2 = f32(2, 3 * 6, 10)
@@ -380,10 +434,12 @@ def run(i, c):
     name, op, inputs, outputs, opset, attrs, consts, node_inputs = c
     d = tempfile.mkdtemp(prefix="onnx_op_")
     vi = lambda k, a: h.make_tensor_value_info(k, NP2T[a.dtype], a.shape)
-    node = h.make_node(op, node_inputs or list(inputs) + list(consts), list(outputs), **attrs)
+    # "DOMAIN:Op" is an op of another domain, imported at version 1 beside the default domain
+    domain, _, op = op.rpartition(":")
+    node = h.make_node(op, node_inputs or list(inputs) + list(consts), list(outputs), domain=domain or None, **attrs)
     g = h.make_graph([node], name, [vi(k, a) for k, a in inputs.items()], [vi(k, a) for k, a in outputs.items()],
                      initializer=[nh.from_array(a, k) for k, a in consts.items()])
-    model = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", opset)] + ([h.make_opsetid(domain, 1)] if domain else []))
     model.ir_version = 8
     with open(d + "/model.onnx", "wb") as f:
         f.write(model.SerializeToString())
