@@ -10,7 +10,7 @@
  * so data movement copies bytes; ONNX files pack the 4-bit types two to a
  * byte and the 2-bit ones four to a byte, low bits first (onnx_tensor.c).
  *
- *   float x = ft_lowp_to_f32(FT_F8E4M3FN, 0x7e);                  // 448
+ *   float x = ft_lowf_to_f32(FT_F8E4M3FN, 0x7e);                  // 448
  *   uint8_t b = ft_lowp_from_f64(FT_F8E5M2, 1e6, 1, FT_RM_UP);    // 0x7b (57344, saturated)
  */
 #ifndef FT_LOWP_H

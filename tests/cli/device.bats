@@ -195,6 +195,10 @@ for r in rows:
     cpu = [x for x in r[i+1:j] if not x.startswith("(")]
     cuda = [x for x in r[j+1:] if not x.startswith("(")]
     cut = lambda xs: xs[:xs.index("(lacks")] if "(lacks" in xs else xs
+    if r[0] in ("cast", "dequantize_linear"):  # their low-precision dtypes are CPU-only (ftrun-graph(5), NUMERICS)
+        low = {"f8e4m3fn", "f8e4m3fnuz", "f8e5m2", "f8e5m2fnuz", "f8e8m0", "f4e2m1", "i4", "u4", "i2", "u2"}
+        cpu = [x for x in cpu if x.strip(",)") not in low]
+        cuda = [x for x in cuda if x.strip(",)") not in low]
     assert cut(cpu) == cut(cuda), (r[0], cpu, cuda)
 print(len(rows))' "$output"
 }
