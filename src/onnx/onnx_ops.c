@@ -237,6 +237,9 @@ static const onx_op_map MAPS[] = {
     {"GlobalMaxPool", 1, ox_map_global_pool}, {"Resize", 10, ox_map_resize}, {"Upsample", 7, ox_map_resize},
     {"LRN", 1, ox_map_lrn}, {"LpPool", 2, ox_map_lp_pool}, {"GlobalLpPool", 2, ox_map_lp_pool}, {"HannWindow", 17, ox_map_window}, {"HammingWindow", 17, ox_map_window},
     {"BlackmanWindow", 17, ox_map_window},
+    /* other domains, named DOMAIN.OP */
+    {"ai.onnx.preview.training.Adagrad", 1, ox_map_optimizer}, {"ai.onnx.preview.training.Adam", 1, ox_map_optimizer},
+    {"ai.onnx.preview.training.Momentum", 1, ox_map_optimizer},
 };
 
 const onx_op_map *onx_find_map(const char *op_type, int opset)
@@ -462,6 +465,11 @@ static const onx_op_status CATALOGUE[] = {
     {"Upsample", 'm', "resize (deprecated op; modes nearest and linear)"},
     {"Where", 'm', "where"},
     {"Xor", 'm', "xor (opsets 1-6: B reshaped for the broadcast and axis attributes)"},
+    /* other domains */
+    {"ai.onnx.preview.training.Adagrad", 'm', "elementwise ops (one update step)"},
+    {"ai.onnx.preview.training.Adam", 'm', "elementwise ops (one update step)"},
+    {"ai.onnx.preview.training.Gradient", '-', "automatic differentiation of a subgraph (no ftrun op)"},
+    {"ai.onnx.preview.training.Momentum", 'm', "elementwise ops (one update step; standard and nesterov)"},
 };
 
 int onx_op_catalogue(const onx_op_status **list)
