@@ -65,7 +65,12 @@ fi
 passed=$(grep -E '^ok ' "$log" | grep -vc '# skip' || true)
 skipped=$(grep -E '^ok .*# skip' -c "$log" || true)
 failed=$(grep -Ec '^not ok ' "$log" || true)
-if [ "$failed" -gt 0 ]; then status=1; fi
+if [ "$failed" -gt 0 ]; then
+    status=1
+    # the failures again, last, where a log's tail shows them
+    echo "# failed tests (the first 20 of $failed):"
+    grep -E '^not ok ' "$log" | head -20 | cut -c1-400 | sed 's/^/#   /'
+fi
 if [ "$passed" -eq 0 ]; then echo "# no test ran"; status=1; fi
 if [ "$skipped" -gt 0 ]; then
     echo "$passed passed, $failed failed, $skipped skipped"
