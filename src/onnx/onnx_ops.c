@@ -237,6 +237,7 @@ static const onx_op_map MAPS[] = {
     {"GlobalMaxPool", 1, ox_map_global_pool}, {"Resize", 10, ox_map_resize}, {"Upsample", 7, ox_map_resize},
     {"LRN", 1, ox_map_lrn}, {"LpPool", 2, ox_map_lp_pool}, {"GlobalLpPool", 2, ox_map_lp_pool}, {"HannWindow", 17, ox_map_window}, {"HammingWindow", 17, ox_map_window},
     {"BlackmanWindow", 17, ox_map_window},
+    {"CausalConvWithState", 27, ox_map_causal_conv_with_state},
     /* other domains, named DOMAIN.OP */
     {"ai.onnx.preview.training.Adagrad", 1, ox_map_optimizer}, {"ai.onnx.preview.training.Adam", 1, ox_map_optimizer},
     {"ai.onnx.preview.training.Momentum", 1, ox_map_optimizer},
@@ -287,7 +288,7 @@ static const onx_op_status CATALOGUE[] = {
     {"BlackmanWindow", 'm', "blackman_window"},
     {"Cast", 'm', "cast"},
     {"CastLike", 'm', "cast"},
-    {"CausalConvWithState", '-', "stateful causal conv (opset 27; no ftrun op: its _expanded form runs)"},
+    {"CausalConvWithState", 'm', "concat + depthwise conv (+ silu) + slice (opset 27)"},
     {"Ceil", 'm', "ceil"},
     {"Celu", 'm', "celu"},
     {"CenterCropPad", 'm', "center_crop_pad (target shape known at load)"},

@@ -363,3 +363,57 @@ ft_status ox_map_lp_pool(onx_ctx *c, const onx_node *n)
     OX_NEED(ox_emit2(c, n, FT_OP_POW, sum, inv, ox_out(c, n, 0)));
     return FT_OK;
 }
+
+/* CausalConvWithState (opset 27): a depthwise causal conv1d carrying the
+ * last k - 1 positions. padded = concat(past_state or zeros [B, C, k-1],
+ * input) on the length axis; output = conv(padded, weight, bias, group=C),
+ * then silu when activation is 'silu' or 'swish'; present_state = the last
+ * k - 1 positions of padded. */
+ft_status ox_map_causal_conv_with_state(onx_ctx *c, const onx_node *n)
+{
+    OX_TRY(ox_check_dtype(c, n, FT_OP_CONV, 0));
+    const ft_shape *xs = ox_shape(c, n, 0), *ws = ox_shape(c, n, 1);
+    if (xs->rank != 3 || ws->rank != 3 || ws->dims[0] != xs->dims[1] || ws->dims[1] != 1 || ws->dims[2] < 1)
+        return onx_error(c, n, FT_EGRAPH, "input is [B, C, L] and weight [C, 1, k]: got ranks %d and %d", xs->rank,
+                         ws->rank);
+    const char *act = onx_attr_s(c, n, "activation", "none");
+    const int silu = !strcmp(act, "silu") || !strcmp(act, "swish");
+    if (!silu && strcmp(act, "none"))
+        return onx_unsupported(c, n, "attribute activation='%s' (expected none, silu or swish)", act);
+    const int64_t B = xs->dims[0], C = xs->dims[1], L = xs->dims[2], k = ws->dims[2];
+    const ft_dtype dt = ox_dtype(c, n, 0);
+    int past = onx_in(c, n, 3);
+    const ft_shape ps = {.rank = 3, .dims = {B, C, k - 1}};
+    if (past >= 0 && !ft_shape_eq(ox_shape(c, n, 3), &ps))
+        return onx_error(c, n, FT_EGRAPH, "past_state must be [%lld, %lld, %lld]", (long long)B, (long long)C,
+                         (long long)(k - 1));
+    if (past < 0) { /* zeros */
+        void *z = calloc((size_t)(B * C * (k - 1)) + 1, ft_dtype_size(dt));
+        OX_NEED(z);
+        past = onx_const_new(c, n, "zero_state", dt, &ps, z);
+        free(z);
+        OX_NEED(past >= 0);
+    }
+    int padded = ox_tmp(c, n, "padded"), in2[2] = {past, onx_in(c, n, 0)};
+    OX_NEED(padded >= 0);
+    ft_node *cat = onx_emit(c, n, FT_OP_CONCAT, in2, 2, &padded, 1);
+    OX_NEED(cat);
+    OX_TRY(onx_set_i(c, cat, "axis", 2));
+    int conv_out = silu ? ox_tmp(c, n, "conv") : ox_out(c, n, 0);
+    OX_NEED(conv_out >= 0);
+    int cin[3] = {padded, onx_in(c, n, 1), onx_in(c, n, 2)};
+    ft_node *cv = onx_emit(c, n, FT_OP_CONV, cin, cin[2] >= 0 ? 3 : 2, &conv_out, 1);
+    OX_NEED(cv);
+    OX_TRY(onx_set_i(c, cv, "group", C));
+    if (silu)
+        OX_NEED(ox_emit1(c, n, FT_OP_SILU, conv_out, ox_out(c, n, 0)));
+    if (n->n_out > 1 && onx_out(c, n, 1) >= 0) {
+        const int64_t starts[1] = {L}, ends[1] = {L + k - 1}, axes[1] = {2};
+        ft_node *sl = ox_emit1(c, n, FT_OP_SLICE, padded, onx_out(c, n, 1));
+        OX_NEED(sl);
+        OX_TRY(onx_set_ints(c, sl, "starts", starts, 1));
+        OX_TRY(onx_set_ints(c, sl, "ends", ends, 1));
+        OX_TRY(onx_set_ints(c, sl, "axes", axes, 1));
+    }
+    return FT_OK;
+}

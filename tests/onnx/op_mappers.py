@@ -342,6 +342,44 @@ for dt in (np.float32, np.float64):
                  {"R": rin, "T": tin, "x": cv(xa), "g": cv(ga), "v": cv(ha)}, {"xn": cv(xn), "vn": cv(vn)}, 17,
                  {"alpha": 0.95, "beta": 0.5, "mode": mode, "norm_coefficient": 0.01})
 
+# CausalConvWithState (opset 27): a depthwise causal conv1d with carried state, against
+# a NumPy loop over positions (float64): with and without past_state and bias, silu,
+# kernel 1 (an empty state) and an input shorter than k - 1
+
+
+def causal_conv_ref(x, w, b, past, silu):
+    B, C, L = x.shape
+    k = w.shape[2]
+    past = np.zeros((B, C, k - 1)) if past is None else past
+    p = np.concatenate([past, x], 2).astype(np.float64)
+    y = np.zeros((B, C, L))
+    for t in range(L):
+        y[:, :, t] = (p[:, :, t:t + k] * w[None, :, 0, :]).sum(2)
+    if b is not None:
+        y += b[None, :, None]
+    if silu:
+        y = y / (1 + np.exp(-y))
+    return y, p[:, :, L:]
+
+
+for (B, C, L, k, bias, past, act) in ((2, 3, 6, 4, True, True, "silu"), (1, 4, 5, 3, False, False, "none"),
+                                      (2, 2, 4, 1, True, False, "swish"), (1, 3, 2, 5, False, True, "none")):
+    xcc, wcc = f32(B, C, L), f32(C, 1, k)
+    bcc = f32(C) if bias else None
+    pcc = f32(B, C, k - 1) if past else None
+    y, st = causal_conv_ref(xcc, wcc, bcc, pcc, act != "none")
+    ins = {"x": xcc, "w": wcc}
+    names = ["x", "w", "b" if bias else "", "p" if past else ""]
+    if bias:
+        ins["b"] = bcc
+    if past:
+        ins["p"] = pcc
+    while names[-1] == "":
+        names.pop()
+    case("causal_conv_with_state_27_b%d_c%d_l%d_k%d_%s%s%s" % (B, C, L, k, act, "_bias" if bias else "", "_past" if past else ""),
+         "CausalConvWithState", ins, {"y": y.astype(np.float32), "st": st.astype(np.float32)}, 27, {"activation": act},
+         node_inputs=names)
+
 # geometry ops (src/onnx/onnx_ops_geom.c): Col2Im (opset 18), AffineGrid (opset 20), EyeLike on a computed
 # input (the eye_like op; a constant input is folded), RoiAlign at opset 10 (output_half_pixel, no attribute)
 xc2 = f32(2, 3 * 6, 10)
