@@ -189,6 +189,7 @@ ft_status cpu_check_indices(ft_kctx *k, const ft_node *n, const ft_view *idx, in
 ft_status cpu_gather_nd(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_scatter_nd(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_scatter_elements(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_tensor_scatter(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_one_hot(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_trilu(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_cumprod(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
@@ -239,6 +240,7 @@ ft_status cpu_deform_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vi
 ft_status cpu_det(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 /* pool.c (pooling), resize.c (resize) */
 ft_status cpu_max_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_max_unpool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_average_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_global_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_resize(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);

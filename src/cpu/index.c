@@ -391,3 +391,43 @@ ft_status cpu_hardmax(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *
                                   hardmax_u8, hardmax_u16, hardmax_u32, hardmax_u64};
     return along_axis(k, n, in, out, n->params.norm.axis, 0, 0, fns);
 }
+
+/* ---- tensor_scatter ----------------------------------------------------------------- */
+
+/* A copy of past_cache with update's rows along axis written from position
+ * write_indices[b] of batch b on (modulo the axis size when circular). A
+ * linear position outside the axis fails the run before anything is written. */
+ft_status cpu_tensor_scatter(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    const ft_shape *d = &in[0].shape;
+    const int axis = n->params.index.axis, circ = n->params.index.circular;
+    const int64_t *wi = n->n_in > 2 && in[2].data ? in[2].data : NULL;
+    int64_t outer = 1, inner = 1, B = d->dims[0], max = d->dims[axis], seq = in[1].shape.dims[axis];
+    for (int i = 1; i < axis; i++)
+        outer *= d->dims[i];
+    for (int i = axis + 1; i < d->rank; i++)
+        inner *= d->dims[i];
+    size_t es = ft_dtype_size(in[0].dtype), row = (size_t)inner * es;
+    for (int64_t b = 0; b < B && !circ && seq > 0; b++) {
+        int64_t w = wi ? wi[b] : 0;
+        if (w < 0 || w > max - seq)
+            return ft_node_err(k->err, FT_EGRAPH, k->g, n, "write_indices[%lld] = %lld: the %lld rows of update '%s' "
+                               "do not fit in axis %d of past_cache '%s' (size %lld; valid positions 0..%lld)",
+                               (long long)b, (long long)w, (long long)seq, k->g->tensors[n->in[1]].name, axis,
+                               k->g->tensors[n->in[0]].name, (long long)max, (long long)(max - seq));
+    }
+    if (out[0].data != in[0].data)
+        memcpy(out[0].data, in[0].data, (size_t)ft_numel(d) * es);
+    for (int64_t b = 0; b < B; b++) {
+        int64_t w = wi ? wi[b] : 0;
+        for (int64_t o = 0; o < outer; o++) {
+            const char *src = (const char *)in[1].data + (size_t)((b * outer + o) * seq) * row;
+            char *dst = (char *)out[0].data + (size_t)((b * outer + o) * max) * row;
+            for (int64_t s = 0; s < seq; s++) {
+                int64_t p = circ ? ((w % max + max) % max + s) % max : w + s;
+                memcpy(dst + (size_t)p * row, src + (size_t)s * row, row);
+            }
+        }
+    }
+    return FT_OK;
+}

@@ -1,5 +1,6 @@
 /* CPU per-channel normalisations of [N, C, spatial...] tensors: batch_norm
- * (inference form), instance_norm and group_norm, in f32 and f64.
+ * (inference form, and training_mode's batch statistics), instance_norm and
+ * group_norm, in f32 and f64.
  *
  * Statistics and the affine step run in double. The work is cut into rows
  * (one channel for batch_norm, one (n, group) for the others: the channels of
@@ -82,6 +83,37 @@ static int64_t spatial(const ft_shape *s)
     return sp;
 }
 
+/* training_mode: the batch's mean and (biased) variance per channel over N
+ * and the spatial dims, in double, two passes; the running statistics out[1]
+ * and out[2] (when given) are input * momentum + batch * (1 - momentum). An
+ * empty batch has NaN statistics. */
+static void batch_stats(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, double *bm, double *bv)
+{
+    ft_dtype dt = in[0].dtype;
+    const ft_shape *s = &in[0].shape;
+    int64_t N = s->dims[0], C = s->dims[1], sp = spatial(s);
+    double cnt = (double)N * (double)sp, mom = n->params.norm.momentum;
+    int par = k->threads > 1 && C > 1 && (int64_t)ft_numel(s) >= CPU_PAR_MIN;
+#pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
+    for (int64_t c = 0; c < C; c++) {
+        double sum = 0, sq = 0;
+        for (int64_t b = 0; b < N; b++)
+            sum += row_sum(dt, in[0].data, (b * C + c) * sp, sp);
+        double m = sum / cnt;
+        for (int64_t b = 0; b < N; b++)
+            sq += row_sqdev(dt, in[0].data, (b * C + c) * sp, sp, m);
+        bm[c] = m, bv[c] = sq / cnt;
+    }
+    for (int o = 1; o < n->n_out && o < 3; o++)
+        for (int64_t c = 0; c < C; c++) {
+            double r = load(dt, in[2 + o].data, c) * mom + (o == 1 ? bm[c] : bv[c]) * (1 - mom);
+            if (dt == FT_F32)
+                ((float *)out[o].data)[c] = (float)r;
+            else
+                ((double *)out[o].data)[c] = r;
+        }
+}
+
 ft_status cpu_batch_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     ft_dtype dt = in[0].dtype;
@@ -89,20 +121,26 @@ ft_status cpu_batch_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vie
         return bad_dtype(k, n, dt);
     const ft_shape *s = &in[0].shape;
     int64_t C = s->dims[1], sp = spatial(s), rows = s->dims[0] * C;
-    if (rows == 0 || sp == 0)
-        return FT_OK;
+    const int train = n->params.norm.training;
     double eps = n->params.norm.epsilon;
-    double *a = ft_malloc((size_t)C * sizeof(double));
+    double *a = ft_malloc((size_t)(train ? 3 : 1) * (size_t)(C ? C : 1) * sizeof(double));
     if (!a)
         return oom(k, n, C);
+    double *bm = a + C, *bv = a + 2 * C;
+    if (train)
+        batch_stats(k, n, in, out, bm, bv);
+    if (rows == 0 || sp == 0) {
+        free(a);
+        return FT_OK;
+    }
     for (int64_t c = 0; c < C; c++)
-        a[c] = load(dt, in[1].data, c) / sqrt(load(dt, in[4].data, c) + eps);
+        a[c] = load(dt, in[1].data, c) / sqrt((train ? bv[c] : load(dt, in[4].data, c)) + eps);
     int64_t nch = (sp + CH - 1) / CH, items = rows * nch;
     int par = k->threads > 1 && (int64_t)ft_numel(s) >= CPU_PAR_MIN;
 #pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
     for (int64_t it = 0; it < items; it++) {
         int64_t r = it / nch, c0 = it % nch * CH, len = sp - c0 < CH ? sp - c0 : CH, c = r % C;
-        row_affine(dt, in[0].data, out[0].data, r * sp + c0, len, load(dt, in[3].data, c), a[c],
+        row_affine(dt, in[0].data, out[0].data, r * sp + c0, len, train ? bm[c] : load(dt, in[3].data, c), a[c],
                    load(dt, in[2].data, c));
     }
     free(a);

@@ -97,6 +97,49 @@ DEF_MAXPOOL(f64, double, -INFINITY, FNAN, NAN)
 DEF_MAXPOOL(i8, int8_t, INT8_MIN, INAN, 0)
 DEF_MAXPOOL(u8, uint8_t, 0, INAN, 0)
 
+/* max_pool with Indices (ONNX): the value as above and the flat position in
+ * the input of the first cell holding it (a strictly greater value moves it;
+ * the first NaN holds it for good), counted over N, C and the spatial axes,
+ * row-major or, with storage_order 1, column-major over the spatial axes; -1
+ * for an empty window. */
+#define DEF_MAXPOOL_IDX(S, T, LOWEST, ISNAN, NANV)                                                                    \
+    static void maxpool_idx_##S(const ft_pool_geom *g, const axis_tab *t, const T *x, T *y, int64_t *yi, int cm,      \
+                                int threads, int par)                                                                 \
+    {                                                                                                                 \
+        int64_t rows = g->planes * g->out[0] * g->out[1];                                                             \
+        const int64_t sd = cm ? 1 : g->in[1] * g->in[2], sh = cm ? g->in[0] : g->in[2];                               \
+        const int64_t sw = cm ? g->in[0] * g->in[1] : 1;                                                              \
+        _Pragma("omp parallel for num_threads(threads) schedule(static) if (par)")                                    \
+        for (int64_t r = 0; r < rows; r++) {                                                                          \
+            ROW_SETUP(T)                                                                                              \
+            int64_t *ip = yi + r * g->out[2], base = p * g->in[0] * g->in[1] * g->in[2];                              \
+            for (int64_t ow = 0; ow < g->out[2]; ow++) {                                                              \
+                const T *xw = xp + t[2].first[ow];                                                                    \
+                int64_t cw = t[2].cnt[ow], fw = t[2].first[ow], at = -1;                                              \
+                T m = LOWEST;                                                                                         \
+                int nan = 0;                                                                                          \
+                for (int64_t a = 0; a < cd; a++)                                                                      \
+                    for (int64_t b = 0; b < ch; b++) {                                                                \
+                        const T *row = xw + a * dd + b * dh;                                                          \
+                        for (int64_t c = 0; c < cw; c++) {                                                            \
+                            T v = row[c * dw];                                                                        \
+                            if (!nan && (v > m || ISNAN(v) || at < 0)) {                                              \
+                                m = v, nan = ISNAN(v);                                                                \
+                                at = (fd + a * g->d[0]) * sd + (fh + b * g->d[1]) * sh + (fw + c * g->d[2]) * sw;     \
+                            }                                                                                         \
+                        }                                                                                             \
+                    }                                                                                                 \
+                yp[ow] = nan ? NANV : m;                                                                              \
+                ip[ow] = at < 0 ? -1 : base + at;                                                                     \
+            }                                                                                                         \
+        }                                                                                                             \
+    }
+
+DEF_MAXPOOL_IDX(f32, float, -INFINITY, FNAN, NAN)
+DEF_MAXPOOL_IDX(f64, double, -INFINITY, FNAN, NAN)
+DEF_MAXPOOL_IDX(i8, int8_t, INT8_MIN, INAN, 0)
+DEF_MAXPOOL_IDX(u8, uint8_t, 0, INAN, 0)
+
 /* ---- 2-D fast paths (max_pool, average_pool) --------------------------------------- */
 
 /* A 2-D pool (depth 1) without dilation whose padded input row fits FAST_W
@@ -322,6 +365,29 @@ static ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vi
         else
             st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "lp_pool: no cpu kernel for %s",
                              ft_dtype_name(in[0].dtype));
+    } else if (!avg && n->n_out > 1) {
+        int cm = n->params.pool.storage_order;
+        int64_t *yi = out[1].data;
+        switch (in[0].dtype) {
+        case FT_F32: maxpool_idx_f32(&g, t, x, y, yi, cm, k->threads, par); break;
+        case FT_F64: maxpool_idx_f64(&g, t, x, y, yi, cm, k->threads, par); break;
+        case FT_I8: maxpool_idx_i8(&g, t, x, y, yi, cm, k->threads, par); break;
+        case FT_U8: maxpool_idx_u8(&g, t, x, y, yi, cm, k->threads, par); break;
+        case FT_F16:
+        case FT_BF16:
+        case FT_I16:
+        case FT_I32:
+        case FT_I64:
+        case FT_U16:
+        case FT_U32:
+        case FT_U64:
+        case FT_BOOL:
+        FT_CASE_LOWP:
+        case FT_DTYPE_COUNT:
+            st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "max_pool: no cpu kernel for %s",
+                             ft_dtype_name(in[0].dtype));
+            break;
+        }
     } else if ((in[0].dtype == FT_F32 || in[0].dtype == FT_F64) && pool_fast2d(&g)) {
         fast2d(&g, t, x, y, in[0].dtype == FT_F64, avg, n->params.pool.count_include_pad, k->threads, par);
     } else if (avg) {
@@ -498,5 +564,38 @@ ft_status cpu_global_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vi
     else
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "%s: no cpu kernel for %s", ft_op_name(n->op),
                            ft_dtype_name(in[0].dtype));
+    return FT_OK;
+}
+
+/* ---- max_unpool -------------------------------------------------------------------- */
+
+/* The output is zeros but for every x[e] written at the position index[e]
+ * counts in the unpooled tensor [N, C, unpooled...] (the leading corner of
+ * an output_shape that is larger), in the order of x (the last of equal
+ * indices wins). An index outside the unpooled tensor fails the run. */
+ft_status cpu_max_unpool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    const ft_pool_params *pp = &n->params.pool;
+    const ft_shape *os = &out[0].shape;
+    const int64_t *idx = in[1].data;
+    int64_t total = (int64_t)ft_numel(&in[0].shape), uplane = 1, oplane = 1;
+    for (int i = 0; i < pp->sp; i++)
+        uplane *= pp->unpooled[i], oplane *= os->dims[2 + i];
+    int64_t limit = os->dims[0] * os->dims[1] * uplane;
+    size_t es = ft_dtype_size(out[0].dtype);
+    memset(out[0].data, 0, (size_t)ft_numel(os) * es);
+    for (int64_t e = 0; e < total; e++) {
+        int64_t v = idx[e];
+        if (v < 0 || v >= limit)
+            return ft_node_err(k->err, FT_EGRAPH, k->g, n, "index %lld at flat position %lld of indices '%s' is out of "
+                               "range: the unpooled tensor has %lld elements (valid indices are 0..%lld)", (long long)v,
+                               (long long)e, k->g->tensors[n->in[1]].name, (long long)limit, (long long)(limit - 1));
+        int64_t plane = v / uplane, rem = v % uplane, at = 0, mul = 1;
+        for (int i = pp->sp - 1; i >= 0; i--) {
+            at += rem % pp->unpooled[i] * mul;
+            rem /= pp->unpooled[i], mul *= os->dims[2 + i];
+        }
+        memcpy((char *)out[0].data + (size_t)(plane * oplane + at) * es, (const char *)in[0].data + (size_t)e * es, es);
+    }
     return FT_OK;
 }

@@ -329,6 +329,7 @@ ft_status cu_check_indices(ft_kctx *k, const ft_node *n, const ft_view *idx, int
 CU_KFN(cu_gather_nd);
 CU_KFN(cu_scatter_nd);
 CU_KFN(cu_scatter_elements);
+CU_KFN(cu_tensor_scatter);
 CU_KFN(cu_one_hot);
 CU_KFN(cu_trilu);
 CU_KFN(cu_cumprod);
@@ -354,6 +355,7 @@ CU_KFN(cu_deform_conv);
 CU_KFN(cu_det);
 /* pool.cu */
 CU_KFN(cu_max_pool);
+CU_KFN(cu_max_unpool);
 CU_KFN(cu_average_pool);
 CU_KFN(cu_global_pool);
 CU_KFN(cu_resize);

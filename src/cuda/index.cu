@@ -505,3 +505,68 @@ CU_KFN(cu_cumprod)
 }
 
 CU_KFN(cu_hardmax) { return along_axis(k, n, in, out, n->params.norm.axis, 0, 0); }
+
+/* ---- tensor_scatter (src/cpu/index.c) ----------------------------------------------------- */
+
+namespace {
+
+/* One thread per element of update [B, outer, seq, inner] (axis folded):
+ * row s of batch b goes to position write_indices[b] + s of past_cache's
+ * axis (modulo max when circular). A linear position outside the axis is
+ * reported (the CPU fails before writing) and its rows are skipped. */
+struct ts_args {
+    int64_t total, outer, seq, inner, max;
+    int circ, node;
+};
+
+template <class U>
+__global__ void __launch_bounds__(CU_BLOCK)
+    tensor_scatter_kernel(U *__restrict__ y, const U *__restrict__ u, const int64_t *__restrict__ wi, ts_args a,
+                          cu_derr *err)
+{
+    bool done = false;
+    for (int64_t t = cu_grid_start(); t < a.total; t += cu_grid_step()) {
+        int64_t j = t % a.inner, r = t / a.inner, s = r % a.seq, bo = r / a.seq, b = bo / a.outer;
+        int64_t w = wi ? wi[b] : 0, p;
+        if (a.circ) {
+            p = ((w % a.max + a.max) % a.max + s) % a.max;
+        } else {
+            if (w < 0 || w > a.max - a.seq) {
+                if (!done)
+                    cu_report(err, CU_DERR_INDEX, a.node, b, w, 0, a.max - a.seq);
+                done = true;
+                continue;
+            }
+            p = w + s;
+        }
+        y[(bo * a.max + p) * a.inner + j] = u[t];
+    }
+}
+
+} // namespace
+
+CU_KFN(cu_tensor_scatter)
+{
+    const ft_shape *d = &in[0].shape;
+    ts_args a;
+    memset(&a, 0, sizeof a);
+    const int axis = n->params.index.axis;
+    a.outer = prod_dims(d, 1, axis);
+    a.inner = prod_dims(d, axis + 1, d->rank);
+    a.max = d->dims[axis];
+    a.seq = in[1].shape.dims[axis];
+    a.total = (int64_t)ft_numel(&in[1].shape);
+    a.circ = n->params.index.circular;
+    a.node = cu_node_index(k, n);
+    ft_status st = start_scatter(k, n, in, out);
+    if (st || a.total == 0)
+        return st;
+    const int64_t *wi = n->n_in > 2 && in[2].data ? (const int64_t *)in[2].data : NULL;
+    unsigned grid = cu_grid(k->be, (uint64_t)a.total);
+    cudaStream_t s = k->be->stream;
+    CU_ELEM_DISPATCH(ft_dtype_size(in[0].dtype), U,
+                     tensor_scatter_kernel<U><<<grid, CU_BLOCK, 0, s>>>((U *)out[0].data, (const U *)in[1].data, wi, a,
+                                                                         k->be->derr_dev));
+    CU_LAUNCHED(k, n);
+    return FT_OK;
+}

@@ -1,5 +1,5 @@
 /* CUDA normalisations: softmax / log_softmax over an axis, layer_norm and
- * rms_norm over the trailing dims, batch_norm (inference form),
+ * rms_norm over the trailing dims, batch_norm (inference and training forms),
  * instance_norm and group_norm. Semantics as cpu/norm.c and
  * cpu/norm_channels.c.
  *
@@ -677,6 +677,51 @@ __global__ void bn_coef(const T *sc, const T *bi, const T *mean, const T *var, i
     }
 }
 
+/* batch_norm training_mode: block c reduces channel c over N and the spatial
+ * dims in double (mean, then the squared deviations: the biased variance),
+ * fills coef as bn_coef with the batch's statistics, and writes the running
+ * statistics rm, rv (NULL: not wanted) = input * momentum + batch * (1 - momentum).
+ * An empty batch gives NaN statistics, as on the CPU. */
+template <class T>
+__global__ void __launch_bounds__(256) bn_train_coef(const T *x, const T *sc, const T *bi, const T *mean, const T *var,
+                                                     int64_t N, int64_t C, int64_t sp, double eps, double mom,
+                                                     double *coef, T *rm, T *rv)
+{
+    __shared__ double part[256];
+    const int64_t c = blockIdx.x, cnt = N * sp;
+    double m = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        double acc = 0;
+        for (int64_t i = threadIdx.x; i < cnt; i += blockDim.x) {
+            const int64_t b = i / sp, j = i - b * sp;
+            const double v = cu_to_d(x[(b * C + c) * sp + j]);
+            acc += pass ? (v - m) * (v - m) : v;
+        }
+        part[threadIdx.x] = acc;
+        __syncthreads();
+        for (int w = blockDim.x / 2; w > 0; w >>= 1) {
+            if ((int)threadIdx.x < w)
+                part[threadIdx.x] += part[threadIdx.x + w];
+            __syncthreads();
+        }
+        const double r = part[0] / (double)cnt;
+        __syncthreads();
+        if (pass == 0) {
+            m = r;
+            continue;
+        }
+        if (threadIdx.x == 0) {
+            coef[3 * c] = m;
+            coef[3 * c + 1] = cu_to_d(sc[c]) / sqrt(r + eps);
+            coef[3 * c + 2] = cu_to_d(bi[c]);
+            if (rm)
+                cu_st_d(rm, c, cu_to_d(mean[c]) * mom + m * (1 - mom));
+            if (rv)
+                cu_st_d(rv, c, cu_to_d(var[c]) * mom + r * (1 - mom));
+        }
+    }
+}
+
 /* group_norm / instance_norm: channel c of sample n belongs to statistics row
  * (n * C + c) / cpg (the channels of a group are contiguous). */
 template <class T>
@@ -1004,17 +1049,28 @@ template <class T> static ft_status batch_t(ft_kctx *k, const ft_node *n, const 
     for (int i = 2; i < s->rank; i++)
         sp *= s->dims[i];
     const int64_t nrow = s->dims[0] * C;
-    if (nrow == 0 || sp == 0)
+    const int train = n->params.norm.training;
+    if ((nrow == 0 || sp == 0) && !(train && C > 0 && n->n_out > 1))
         return FT_OK;
     void *ws = NULL;
     ft_status rc = cu_workspace(k, n, (size_t)C * 3 * sizeof(double), &ws);
     if (rc != FT_OK)
         return rc;
     double *coef = (double *)ws;
-    bn_coef<T><<<cu_grid(k->be, (uint64_t)C), CU_BLOCK, 0, st>>>((const T *)in[1].data, (const T *)in[2].data,
-                                                                (const T *)in[3].data, (const T *)in[4].data, C,
-                                                                n->params.norm.epsilon, coef);
+    if (train)
+        bn_train_coef<T><<<(unsigned)C, 256, 0, st>>>((const T *)in[0].data, (const T *)in[1].data,
+                                                        (const T *)in[2].data, (const T *)in[3].data,
+                                                        (const T *)in[4].data, s->dims[0], C, sp,
+                                                        n->params.norm.epsilon, n->params.norm.momentum, coef,
+                                                        n->n_out > 1 ? (T *)out[1].data : NULL,
+                                                        n->n_out > 2 ? (T *)out[2].data : NULL);
+    else
+        bn_coef<T><<<cu_grid(k->be, (uint64_t)C), CU_BLOCK, 0, st>>>((const T *)in[1].data, (const T *)in[2].data,
+                                                                    (const T *)in[3].data, (const T *)in[4].data, C,
+                                                                    n->params.norm.epsilon, coef);
     CU_LAUNCHED(k, n);
+    if (nrow == 0 || sp == 0)
+        return FT_OK;
     const int64_t items = sp >= 1024 ? nrow * ((sp + 4095) / 4096) : (nrow * sp + NB - 1) / NB;
     affine<T><<<grid_items(k, items, 1), NB, 0, st>>>((const T *)in[0].data, (T *)out[0].data, nrow, sp, C, coef);
     CU_LAUNCHED(k, n);

@@ -159,6 +159,44 @@ __global__ void __launch_bounds__(CU_BLOCK)
     }
 }
 
+/* max_pool with Indices, as the CPU's maxpool_idx: the value and the flat
+ * position in the input (N and C included; the spatial strides sd, sh, sw
+ * row- or column-major) of the first cell holding it, the first NaN holding
+ * it for good; -1 for an empty window. */
+template <class T>
+__global__ void __launch_bounds__(CU_BLOCK)
+    maxpool_idx_kernel(T *__restrict__ y, int64_t *__restrict__ yi, const T *__restrict__ x,
+                       const ptab *__restrict__ tab, pool_args a, int64_t sd, int64_t sh, int64_t sw, int64_t d0,
+                       int64_t d1)
+{
+    typedef typename cu_acc<T>::type A;
+    for (int64_t t = cu_grid_start(); t < a.total; t += cu_grid_step()) {
+        ptab td, th, tw;
+        const int64_t off = pool_locate(a, tab, t, td, th, tw);
+        const T *xw = x + off;
+        const int64_t base = off / a.plane * a.plane;
+        A m = lowest<A>();
+        bool nan = false;
+        int64_t at = -1;
+        for (int64_t i = 0; i < td.cnt; i++)
+            for (int64_t j = 0; j < th.cnt; j++) {
+                const T *row = xw + i * a.dd + j * a.dh;
+                for (int64_t c = 0; c < tw.cnt; c++) {
+                    A v = cu_load(row, c * a.dw);
+                    if (!nan && (v > m || is_nan(v) || at < 0)) {
+                        m = v, nan = is_nan(v);
+                        at = (td.first + i * d0) * sd + (th.first + j * d1) * sh + (tw.first + c * a.dw) * sw;
+                    }
+                }
+            }
+        if (nan)
+            y[t] = nan_out<T>();
+        else
+            cu_store(y, t, m);
+        yi[t] = at < 0 ? -1 : base + at;
+    }
+}
+
 /* (sum over the window cells inside the input of |x|^p)^(1/p), as on the CPU. */
 __device__ __forceinline__ double lp_term(double v, int p) { return p == 1 ? fabs(v) : p == 2 ? v * v : pow(fabs(v), (double)p); }
 __device__ __forceinline__ double lp_root(double s, int p) { return p == 1 ? s : p == 2 ? sqrt(s) : pow(s, 1.0 / (double)p); }
@@ -246,6 +284,18 @@ ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
     unsigned grid = cu_grid(k->be, numel);
     const void *x = in[0].data;
     void *y = out[0].data;
+    /* max_pool's Indices: the spatial strides of a flat input position */
+    int64_t *yi = !avg && n->n_out > 1 ? (int64_t *)out[1].data : NULL;
+    const int cm = n->params.pool.storage_order;
+    const int64_t sd = cm ? 1 : g.in[1] * g.in[2], sh = cm ? g.in[0] : g.in[2], sw = cm ? g.in[0] * g.in[1] : 1;
+#define MAX_LAUNCH(T)                                                                                            \
+    do {                                                                                                         \
+        if (yi)                                                                                                  \
+            maxpool_idx_kernel<T><<<grid, CU_BLOCK, 0, s>>>((T *)y, yi, (const T *)x, tab, a, sd, sh, sw, g.d[0],  \
+                                                            g.d[1]);                                             \
+        else                                                                                                     \
+            maxpool_kernel<T><<<grid, CU_BLOCK, 0, s>>>((T *)y, (const T *)x, tab, a);                           \
+    } while (0)
 #define POOL_LAUNCH(T)                                                                                           \
     do {                                                                                                         \
         if (avg == 2)                                                                                            \
@@ -723,6 +773,72 @@ CU_KFN(cu_resize)
     case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
     case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT: break;
     }
+    CU_LAUNCHED(k, n);
+    return FT_OK;
+}
+
+/* ---- max_unpool (src/cpu/pool.c) ---------------------------------------------------------- */
+
+namespace {
+
+/* One thread per element of x: x[e] to the output position of index[e] in
+ * the unpooled [N*C, u0, u1, u2] (spatial axes padded to 3 with size 1 in
+ * front), placed in the leading corner of the output's [o0, o1, o2]. Equal
+ * indices race (the CPU keeps the last); a bad index is reported. */
+struct unpool_args {
+    int64_t total, limit, uplane, oplane;
+    int64_t u[3], o[3];
+    int node;
+};
+
+template <class U>
+__global__ void __launch_bounds__(CU_BLOCK)
+    unpool_kernel(U *__restrict__ y, const U *__restrict__ x, const int64_t *__restrict__ idx, unpool_args a,
+                  cu_derr *err)
+{
+    bool done = false;
+    for (int64_t e = cu_grid_start(); e < a.total; e += cu_grid_step()) {
+        int64_t v = idx[e];
+        if (v < 0 || v >= a.limit) {
+            if (!done)
+                cu_report(err, CU_DERR_INDEX, a.node, e, v, 0, a.limit - 1);
+            done = true;
+            continue;
+        }
+        int64_t plane = v / a.uplane, r = v % a.uplane;
+        int64_t w = r % a.u[2], h = r / a.u[2] % a.u[1], d = r / (a.u[1] * a.u[2]);
+        y[plane * a.oplane + (d * a.o[1] + h) * a.o[2] + w] = x[e];
+    }
+}
+
+} // namespace
+
+CU_KFN(cu_max_unpool)
+{
+    const ft_pool_params *pp = &n->params.pool;
+    const ft_shape *os = &out[0].shape;
+    unpool_args a;
+    memset(&a, 0, sizeof a);
+    a.uplane = a.oplane = 1;
+    for (int i = 0; i < 3; i++) {
+        int j = i - (3 - pp->sp); /* spatial axis of padded axis i, < 0 for a leading 1 */
+        a.u[i] = j >= 0 ? pp->unpooled[j] : 1;
+        a.o[i] = j >= 0 ? os->dims[2 + j] : 1;
+        a.uplane *= a.u[i], a.oplane *= a.o[i];
+    }
+    a.limit = os->dims[0] * os->dims[1] * a.uplane;
+    a.total = (int64_t)ft_numel(&in[0].shape);
+    a.node = cu_node_index(k, n);
+    size_t es = ft_dtype_size(out[0].dtype), bytes = (size_t)ft_numel(os) * es;
+    if (bytes)
+        CU_TRY(k, n, cudaMemsetAsync(out[0].data, 0, bytes, k->be->stream));
+    if (a.total == 0)
+        return FT_OK;
+    unsigned grid = cu_grid(k->be, (uint64_t)a.total);
+    cudaStream_t s = k->be->stream;
+    CU_ELEM_DISPATCH(es, U,
+                     unpool_kernel<U><<<grid, CU_BLOCK, 0, s>>>((U *)out[0].data, (const U *)in[0].data,
+                                                                 (const int64_t *)in[1].data, a, k->be->derr_dev));
     CU_LAUNCHED(k, n);
     return FT_OK;
 }

@@ -378,7 +378,8 @@ static ft_status q_elementwise(ft_kctx *k, const ft_node *n, const ft_view *in, 
     case FT_I8: launch_dq<int8_t>(k, in, out, zp, total, len, inner); break;
     case FT_I16: launch_dq<int16_t>(k, in, out, zp, total, len, inner); break;
     case FT_I32: launch_dq<int32_t>(k, in, out, zp, total, len, inner); break;
-    case FT_I64: case FT_U16: case FT_U32: case FT_U64: case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT: break;
+    case FT_U16: launch_dq<uint16_t>(k, in, out, zp, total, len, inner); break;
+    case FT_I64: case FT_U32: case FT_U64: case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT: break;
     }
     CU_LAUNCHED(k, n);
     return FT_OK;

@@ -301,7 +301,20 @@ ft_status ft_infer_batch_norm(ft_infer_ctx *c)
     for (int i = 1; i < 5; i++)
         if ((st = channel_param(c, i, names[i])))
             return st;
+    int64_t tm = ft_attr(c->node, "training_mode")->i;
+    double mom = ft_attr(c->node, "momentum")->f;
+    if (tm != 0 && tm != 1)
+        return ft_infer_fail(c, "attribute 'training_mode' is %lld; expected 0 or 1", (long long)tm);
+    if (!isfinite(mom))
+        return ft_infer_fail(c, "attribute 'momentum' must be finite (got %g)", mom);
+    if (c->n_out > 1 && !tm)
+        return ft_infer_fail(c, "outputs 1 and 2 (the updated running mean and variance) need training_mode=1");
+    c->params->norm.training = (int)tm;
+    c->params->norm.momentum = mom;
     c->out[0] = *c->in[0];
+    /* training: the running mean and variance updated with the batch's */
+    for (int i = 1; i < c->n_out; i++)
+        c->out[i] = *c->in[2 + i];
     return FT_OK;
 }
 

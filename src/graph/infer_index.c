@@ -131,6 +131,44 @@ ft_status ft_infer_scatter_elements(ft_infer_ctx *c)
     return ft_infer_set_out(c, 0, c->in[0]->dtype, d);
 }
 
+/* tensor_scatter (ONNX TensorScatter): past_cache [B, ..., max_seq, ...],
+ * update of its shape but for seq <= max_seq on axis (not the batch axis 0),
+ * write_indices i64 [B] (absent: zeros). */
+ft_status ft_infer_tensor_scatter(ft_infer_ctx *c)
+{
+    const ft_shape *d = &c->in[0]->shape, *u = &c->in[1]->shape;
+    char db[FT_SHAPE_STR], ub[FT_SHAPE_STR], wb[FT_SHAPE_STR];
+    int64_t a = ft_attr(c->node, "axis")->i;
+    const char *mode = ft_attr(c->node, "mode")->s;
+    int axis, circular = strcmp(mode, "circular") == 0;
+    ft_status st;
+    if (!circular && strcmp(mode, "linear") != 0)
+        return ft_infer_fail(c, "attribute 'mode': unknown mode '%s' (expected linear or circular)", mode);
+    if ((st = ft_infer_same_dtype(c, 1, 0, "update")))
+        return st;
+    if (d->rank < 2 || ft_axis(a, d->rank, &axis) != 0 || axis == 0)
+        return ft_infer_fail(c, "attribute 'axis' is %lld; for past_cache '%s' of shape %s it must name a dim after "
+                             "the batch dim 0 (rank at least 2)", (long long)a, ft_infer_in_name(c, 0),
+                             ft_shape_str(d, db));
+    int ok = u->rank == d->rank;
+    for (int i = 0; ok && i < d->rank; i++)
+        ok = i == axis ? u->dims[i] <= d->dims[i] : u->dims[i] == d->dims[i];
+    if (!ok)
+        return ft_infer_fail(c, "update '%s' of shape %s must have the shape of past_cache '%s' %s but on axis %d, "
+                             "where it may be shorter", ft_infer_in_name(c, 1), ft_shape_str(u, ub),
+                             ft_infer_in_name(c, 0), ft_shape_str(d, db), axis);
+    if (c->n_in > 2 && c->in[2]) {
+        const ft_shape *w = &c->in[2]->shape;
+        if (c->in[2]->dtype != FT_I64 || w->rank != 1 || w->dims[0] != d->dims[0])
+            return ft_infer_fail(c, "write_indices '%s' (%s %s) must be i64 [%lld], one position per batch",
+                                 ft_infer_in_name(c, 2), ft_dtype_name(c->in[2]->dtype), ft_shape_str(w, wb),
+                                 (long long)d->dims[0]);
+    }
+    c->params->index.axis = axis;
+    c->params->index.circular = circular;
+    return ft_infer_set_out(c, 0, c->in[0]->dtype, d);
+}
+
 ft_status ft_infer_one_hot(ft_infer_ctx *c)
 {
     const ft_shape *q = &c->in[0]->shape, *v = &c->in[1]->shape;

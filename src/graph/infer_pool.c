@@ -142,6 +142,69 @@ ft_status ft_infer_pool(ft_infer_ctx *c)
         }
         out.dims[2 + i] = o;
     }
+    if (n->op == FT_OP_MAX_POOL) {
+        int64_t so = ft_attr(n, "storage_order")->i;
+        if (so != 0 && so != 1)
+            return ft_infer_fail(c, "attribute 'storage_order' is %lld; expected 0 (row-major) or 1 (column-major)",
+                                 (long long)so);
+        pp->storage_order = (int)so;
+        /* Indices: the flat position of each maximum in the input (N and C included) */
+        if (c->n_out > 1 && (st = ft_infer_set_out(c, 1, FT_I64, &out)))
+            return st;
+    }
+    return ft_infer_set_out(c, 0, c->in[0]->dtype, &out);
+}
+
+/* ---- max_unpool --------------------------------------------------------------------- */
+
+/* x [N, C, spatial...] and its i64 indices of the same shape (max_pool's
+ * Indices: flat positions in the unpooled tensor [N, C, (x-1)*stride - pads +
+ * kernel ...]); the output is that tensor, or output_shape with the unpooled
+ * one in its leading corner (the ONNX reference's reading). */
+ft_status ft_infer_max_unpool(ft_infer_ctx *c)
+{
+    const ft_node *n = c->node;
+    const ft_shape *x = &c->in[0]->shape, *ix = &c->in[1]->shape;
+    char sb[FT_SHAPE_STR], ib[FT_SHAPE_STR], lb[FT_LIST_STR];
+    if (x->rank < 3 || x->rank > 5)
+        return ft_infer_fail(c, "input '%s' has shape %s (rank %d); max_unpool needs rank 3, 4 or 5 (N, C and 1 to 3 "
+                             "spatial dims)", ft_infer_in_name(c, 0), ft_shape_str(x, sb), x->rank);
+    if (c->in[1]->dtype != FT_I64 || !ft_shape_eq(x, ix))
+        return ft_infer_fail(c, "indices '%s' (%s %s) must be i64 of the shape of input '%s' %s", ft_infer_in_name(c, 1),
+                             ft_dtype_name(c->in[1]->dtype), ft_shape_str(ix, ib), ft_infer_in_name(c, 0),
+                             ft_shape_str(x, sb));
+    int sp = x->rank - 2;
+    int64_t k[3], s[3], pads[6];
+    ft_status st;
+    if ((st = spatial_list(c, "kernel_shape", sp, 1, 1, "one per spatial axis", k)) ||
+        (st = spatial_list(c, "strides", sp, 1, 1, "one per spatial axis", s)) ||
+        (st = spatial_list(c, "pads", 2 * sp, 0, 0, "all begins, then all ends", pads)))
+        return st;
+    ft_pool_params *pp = &c->params->pool;
+    pp->sp = sp;
+    ft_shape out = *x;
+    for (int i = 0; i < sp; i++) {
+        int64_t u = (x->dims[2 + i] - 1) * s[i] - pads[i] - pads[sp + i] + k[i];
+        if (x->dims[2 + i] < 1 || u < 1)
+            return ft_infer_fail(c, "on spatial axis %d the unpooled size (%lld - 1) * stride %lld - pads %lld and %lld + "
+                                 "kernel %lld is %lld; it must be at least 1", i, (long long)x->dims[2 + i],
+                                 (long long)s[i], (long long)pads[i], (long long)pads[sp + i], (long long)k[i],
+                                 (long long)u);
+        pp->k[i] = k[i], pp->s[i] = s[i], pp->pads[i] = pads[i], pp->pads[sp + i] = pads[sp + i];
+        pp->unpooled[i] = out.dims[2 + i] = u;
+    }
+    const ft_attr_val *os = ft_attr(n, "output_shape");
+    if (ft_list_given(os)) {
+        int ok = os->n == x->rank && os->ints[0] == x->dims[0] && os->ints[1] == x->dims[1];
+        for (int i = 0; ok && i < sp; i++)
+            ok = os->ints[2 + i] >= pp->unpooled[i];
+        if (!ok)
+            return ft_infer_fail(c, "attribute 'output_shape' %s must have rank %d, the N and C of input '%s' %s and "
+                                 "spatial sizes at least the unpooled ones %s", ft_ints_str(os, lb), x->rank,
+                                 ft_infer_in_name(c, 0), ft_shape_str(x, sb), ft_shape_str(&out, ib));
+        for (int i = 0; i < sp; i++)
+            out.dims[2 + i] = os->ints[2 + i];
+    }
     return ft_infer_set_out(c, 0, c->in[0]->dtype, &out);
 }
 

@@ -93,6 +93,8 @@ typedef struct ft_norm_params {
     int axis; /* resolved against the input's rank */
     double epsilon;
     int64_t num_groups;
+    int training;    /* batch_norm training_mode: the batch's own mean and variance */
+    double momentum; /* batch_norm training_mode: running = running * momentum + batch * (1 - momentum) */
 } ft_norm_params;
 
 /* Shape and data movement (infer_movement.c); axes resolved. */
@@ -119,6 +121,7 @@ typedef struct ft_index_params {
     int upper;      /* trilu */
     int64_t k;      /* trilu: the diagonal offset */
     int64_t depth;  /* one_hot */
+    int circular;   /* tensor_scatter: mode "circular" (positions wrap around the axis) */
 } ft_index_params;
 
 /* Geometry ops (infer_geom.c): eye_like, reverse_sequence, col2im,
@@ -175,6 +178,8 @@ typedef struct ft_pool_params {
     int ceil_mode, count_include_pad;
     int auto_pad; /* FT_AUTO_PAD_* */
     int p;        /* lp_pool: the exponent, >= 1 */
+    int storage_order; /* max_pool's Indices: 0 row-major, 1 column-major spatial positions */
+    int64_t unpooled[FT_SP_MAX]; /* max_unpool: the spatial sizes the indices count in (before output_shape) */
 } ft_pool_params;
 
 /* resize (infer_pool.c). */

@@ -148,6 +148,7 @@ ft_status ox_map_trilu(onx_ctx *c, const onx_node *n);
 ft_status ox_map_one_hot(onx_ctx *c, const onx_node *n);
 ft_status ox_map_gather_nd(onx_ctx *c, const onx_node *n);
 ft_status ox_map_scatter(onx_ctx *c, const onx_node *n);
+ft_status ox_map_tensor_scatter(onx_ctx *c, const onx_node *n);
 /* onnx_ops_geom.c */
 ft_status ox_map_eye_like(onx_ctx *c, const onx_node *n);
 ft_status ox_map_reverse_sequence(onx_ctx *c, const onx_node *n);
@@ -159,6 +160,7 @@ ft_status ox_map_roi_align(onx_ctx *c, const onx_node *n);
 ft_status ox_map_conv(onx_ctx *c, const onx_node *n);
 ft_status ox_map_deform_conv(onx_ctx *c, const onx_node *n);
 ft_status ox_map_pool(onx_ctx *c, const onx_node *n);
+ft_status ox_map_max_unpool(onx_ctx *c, const onx_node *n);
 ft_status ox_map_global_pool(onx_ctx *c, const onx_node *n);
 ft_status ox_map_resize(onx_ctx *c, const onx_node *n);
 ft_status ox_map_lrn(onx_ctx *c, const onx_node *n);

@@ -124,12 +124,50 @@ ft_status ox_map_topk(onx_ctx *c, const onx_node *n)
     return onx_set_i(c, f, "sorted", onx_attr_i(n, "sorted", 1));
 }
 
+/* DFT with inverse=1 and onesided=1 (numpy.fft.irfft): the signal's m bins
+ * along ax are a one-sided spectrum (a real one, [..., 1], is padded to
+ * complex with imaginary part 0); irfft gives the real [..., n, ...], n the
+ * dft_length or 2*(m-1) (irfft crops or zero-pads the bins to n/2+1), and an
+ * unsqueeze the trailing 1. */
+static ft_status map_irfft(onx_ctx *c, const onx_node *n, int x, int out, int ax, int rank, int real, int64_t m)
+{
+    int64_t len = 2 * (m - 1), last = rank - 1;
+    if (onx_in(c, n, 1) >= 0) {
+        const int64_t *v;
+        int nv;
+        OX_TRY(onx_const_ints(c, n, 1, "the transform length fixes the output shape", &v, &nv));
+        if (nv != 1 || v[0] < 1)
+            return onx_error(c, n, FT_EGRAPH, "input 1 (dft_length) must hold one positive value");
+        len = v[0];
+    }
+    if (len < 1)
+        return onx_error(c, n, FT_EGRAPH, "a one-sided inverse of %lld bin%s without dft_length has no samples "
+                         "(2*(m-1) = %lld)", (long long)m, m == 1 ? "" : "s", (long long)len);
+    ft_node *f;
+    if (real) {
+        int cx = ox_tmp(c, n, "complex");
+        int64_t pads[2 * FT_MAX_RANK] = {0};
+        pads[2 * rank - 1] = 1;
+        OX_NEED(cx >= 0);
+        OX_NEED(f = ox_emit1(c, n, FT_OP_PAD, x, cx));
+        OX_TRY(onx_set_ints(c, f, "pads", pads, 2 * rank));
+        x = cx;
+    }
+    int sig = ox_tmp(c, n, "signal");
+    OX_NEED(sig >= 0);
+    OX_NEED(f = ox_emit1(c, n, FT_OP_IRFFT, x, sig));
+    OX_TRY(onx_set_i(c, f, "axis", ax));
+    OX_TRY(onx_set_i(c, f, "n", len));
+    OX_NEED(f = ox_emit1(c, n, FT_OP_UNSQUEEZE, sig, out));
+    return onx_set_ints(c, f, "axes", &last, 1);
+}
+
 /* DFT: the signal is [..., n, ..., 1] (real) or [..., n, ..., 2] (complex);
  * ftrun's complex tensors have the same trailing 2 and count axes without it.
  * Real forward onesided: squeeze + rfft; otherwise a real signal is padded to
  * complex (imaginary part 0) and goes through fft/ifft; a complex onesided
  * result keeps the first n/2+1 bins (slice). dft_length cuts (slice) or
- * zero-pads (pad) the signal first. */
+ * zero-pads (pad) the signal first. An inverse onesided one is map_irfft's. */
 ft_status ox_map_dft(onx_ctx *c, const onx_node *n)
 {
     OX_TRY(ox_check_dtype(c, n, FT_OP_FFT, 0));
@@ -145,11 +183,10 @@ ft_status ox_map_dft(onx_ctx *c, const onx_node *n)
     OX_TRY(ox_axis(c, n, "axis", axis, rank, &ax));
     if (ax == rank - 1)
         return onx_error(c, n, FT_EGRAPH, "axis %lld is the last (real/imaginary) dim of the signal", (long long)axis);
-    if (inverse && onesided)
-        return onx_unsupported(c, n, "inverse=1 with onesided=1 (ftrun's irfft takes a one-sided spectrum, not "
-                               "ONNX's one-sided inverse)");
     int real = s->dims[rank - 1] == 1, x = onx_in(c, n, 0), out = ox_out(c, n, 0);
     int64_t len = s->dims[ax];
+    if (inverse && onesided)
+        return map_irfft(c, n, x, out, ax, rank, real, len);
     if (onx_in(c, n, 1) >= 0) {
         const int64_t *v;
         int nv;

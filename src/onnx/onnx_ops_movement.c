@@ -252,3 +252,13 @@ ft_status ox_map_scatter(onx_ctx *c, const onx_node *n)
         OX_TRY(onx_set_i(c, f, "axis", onx_attr_i(n, "axis", 0)));
     return onx_set_s(c, f, "reduction", onx_attr_s(c, n, "reduction", "none"));
 }
+
+/* TensorScatter(past_cache, update, write_indices?; axis, mode) -> tensor_scatter. */
+ft_status ox_map_tensor_scatter(onx_ctx *c, const onx_node *n)
+{
+    OX_TRY(ox_check_dtype(c, n, FT_OP_TENSOR_SCATTER, 0));
+    ft_node *f = onx_emit(c, n, FT_OP_TENSOR_SCATTER, NULL, -1, NULL, -1);
+    OX_NEED(f);
+    OX_TRY(onx_set_i(c, f, "axis", onx_attr_i(n, "axis", -2)));
+    return onx_set_s(c, f, "mode", onx_attr_s(c, n, "mode", "linear"));
+}

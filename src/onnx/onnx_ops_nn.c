@@ -92,13 +92,13 @@ ft_status ox_map_pool(onx_ctx *c, const onx_node *n)
     int max = strcmp(n->op_type, "MaxPool") == 0;
     ft_op op = max ? FT_OP_MAX_POOL : FT_OP_AVERAGE_POOL;
     OX_TRY(ox_check_dtype(c, n, op, 0));
-    if (max && n->n_out > 1 && onx_out(c, n, 1) >= 0)
-        return onx_unsupported(c, n, "output 1 (Indices; ftrun's max_pool returns the values only)");
-    if (max && onx_attr_i(n, "storage_order", 0) != 0)
-        return onx_unsupported(c, n, "attribute storage_order=1 (only used for Indices)");
-    ft_node *f = ox_emit1(c, n, op, onx_in(c, n, 0), ox_out(c, n, 0));
+    /* MaxPool's Indices (output 1) is max_pool's second output */
+    int x = onx_in(c, n, 0), out[2] = {ox_out(c, n, 0), max && n->n_out > 1 ? onx_out(c, n, 1) : -1};
+    ft_node *f = onx_emit(c, n, op, &x, 1, out, out[1] >= 0 ? 2 : 1);
     OX_NEED(f);
     OX_TRY(pool_attrs(c, n, f));
+    if (max)
+        OX_TRY(onx_set_i(c, f, "storage_order", onx_attr_i(n, "storage_order", 0)));
     if (!max)
         OX_TRY(onx_set_i(c, f, "count_include_pad", onx_attr_i(n, "count_include_pad", 0)));
     return auto_pad(c, n, f);
@@ -362,6 +362,23 @@ ft_status ox_map_lp_pool(onx_ctx *c, const onx_node *n)
     OX_TRY(onx_set_ints(c, f, "axes", axes, s->rank - 2));
     OX_NEED(ox_emit2(c, n, FT_OP_POW, sum, inv, ox_out(c, n, 0)));
     return FT_OK;
+}
+
+/* MaxUnpool(X, I, output_shape?) -> max_unpool: the pool's window attributes;
+ * output_shape (input 2) must be known at load (it fixes the output shape). */
+ft_status ox_map_max_unpool(onx_ctx *c, const onx_node *n)
+{
+    OX_TRY(ox_check_dtype(c, n, FT_OP_MAX_UNPOOL, 0));
+    const int64_t *os = NULL;
+    int nos = 0;
+    if (n->n_in > 2 && onx_in(c, n, 2) >= 0)
+        OX_TRY(onx_const_ints(c, n, 2, "output_shape fixes the output shape", &os, &nos));
+    ft_node *f = ox_emit2(c, n, FT_OP_MAX_UNPOOL, onx_in(c, n, 0), onx_in(c, n, 1), ox_out(c, n, 0));
+    OX_NEED(f);
+    OX_TRY(copy_ints(c, n, f, "kernel_shape", "kernel_shape"));
+    OX_TRY(copy_ints(c, n, f, "strides", "strides"));
+    OX_TRY(copy_ints(c, n, f, "pads", "pads"));
+    return os ? onx_set_ints(c, f, "output_shape", os, nos) : FT_OK;
 }
 
 /* CausalConvWithState (opset 27): a depthwise causal conv1d carrying the

@@ -108,18 +108,29 @@ ft_status ox_map_batch_norm(onx_ctx *c, const onx_node *n)
     OX_TRY(ox_check_dtype(c, n, FT_OP_BATCH_NORM, 0));
     if (n->opset < 9 && onx_attr_i(n, "spatial", 1) == 0)
         return onx_unsupported(c, n, "attribute spatial=0 (ftrun's batch_norm has per-channel statistics only)");
-    if (onx_attr_i(n, "training_mode", 0) != 0)
-        return onx_unsupported(c, n, "attribute training_mode=1 (ftrun's batch_norm is the inference form)");
-    for (int k = 1; k < n->n_out; k++)
-        if (onx_out(c, n, k) >= 0)
-            return onx_unsupported(c, n, "output %d (running or saved statistics, a training output; ftrun's "
-                                   "batch_norm is the inference form)", k);
+    /* training_mode=1 (opset 14+): the batch's statistics, and outputs 1 and 2
+     * the running mean and variance updated with momentum */
+    int train = onx_attr_i(n, "training_mode", 0) != 0, out[3] = {ox_out(c, n, 0), -1, -1}, n_out = 1;
+    for (int k = 1; k < n->n_out; k++) {
+        if (onx_out(c, n, k) < 0)
+            continue;
+        if (!train || k > 2)
+            return onx_unsupported(c, n, "output %d (%s statistics without training_mode=1; ftrun's batch_norm "
+                                   "gives the running mean and variance of training_mode=1)", k,
+                                   k > 2 ? "saved" : "running");
+        out[k] = onx_out(c, n, k);
+        n_out = k + 1;
+    }
+    for (int k = 1; k < n_out; k++)
+        if (out[k] < 0)
+            OX_NEED((out[k] = ox_out(c, n, k)) >= 0);
     int in[5];
     for (int k = 0; k < 5; k++)
         in[k] = onx_in(c, n, k);
-    int out = ox_out(c, n, 0);
-    ft_node *f = onx_emit(c, n, FT_OP_BATCH_NORM, in, 5, &out, 1);
+    ft_node *f = onx_emit(c, n, FT_OP_BATCH_NORM, in, 5, out, n_out);
     OX_NEED(f);
+    OX_TRY(onx_set_i(c, f, "training_mode", train));
+    OX_TRY(onx_set_f(c, f, "momentum", onx_attr_f(n, "momentum", 0.9)));
     return onx_set_f(c, f, "epsilon", onx_attr_f(n, "epsilon", 1e-5));
 }
 

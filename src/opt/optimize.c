@@ -346,7 +346,8 @@ static ft_status pass_bn_fold(opt *o, int *count)
     for (int k = 0; (k = opt_next_live(o, k, FT_OP_BATCH_NORM)) < g->n_nodes; k++) {
         ft_node *bn = &g->nodes[k];
         int x = bn->in[0], c = opt_prod(o, x, FT_OP_CONV);
-        if (c < 0 || !opt_private(o, x) || strcmp(ft_attr(&g->nodes[c], "activation")->s, "none") != 0 ||
+        if (c < 0 || ft_attr(bn, "training_mode")->i != 0 || !opt_private(o, x) ||
+            strcmp(ft_attr(&g->nodes[c], "activation")->s, "none") != 0 ||
             (g->nodes[c].n_in > 3 && g->nodes[c].in[3] >= 0) || !opt_same_as_input(o, x, bn->out[0], FT_OP_CONV))
             continue;
         ft_node *cv = &g->nodes[c];

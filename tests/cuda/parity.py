@@ -97,6 +97,7 @@ import parity_attn  # noqa: E402  (rotary_embedding, attention's softcap and KV 
 import parity_geom  # noqa: E402  (the geometry ops' cases: gen_geom)
 import parity_linalg  # noqa: E402  (det and deform_conv: gen_linalg)
 import parity_extremes  # noqa: E402  (the windowed ops at their geometry extremes: gen_extremes)
+import parity_forms  # noqa: E402  (max_pool Indices, max_unpool, tensor_scatter, batch_norm training: gen_forms)
 import parity_batch  # noqa: E402  (batch mode: the cases as test folders, one ftrun test)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -1428,7 +1429,8 @@ GENERATORS = [gen_unary, gen_cast, gen_bitcast, gen_binary, gen_variadic, gen_co
               gen_fft, gen_attention, gen_dropout, gen_rnn, gen_chains, lambda: parity_index.gen_index(sys.modules[__name__]),
               lambda: parity_loss.gen_loss(sys.modules[__name__]), lambda: parity_attn.gen_attn(sys.modules[__name__]),
               lambda: parity_geom.gen_geom(sys.modules[__name__]), lambda: parity_linalg.gen_linalg(sys.modules[__name__]),
-              lambda: parity_extremes.gen_extremes(sys.modules[__name__])]
+              lambda: parity_extremes.gen_extremes(sys.modules[__name__]),
+              lambda: parity_forms.gen_forms(sys.modules[__name__])]
 
 
 # ---------------------------------------------------------------- running
