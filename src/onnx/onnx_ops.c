@@ -242,6 +242,7 @@ static const onx_op_map MAPS[] = {
     /* other domains, named DOMAIN.OP */
     {"ai.onnx.preview.training.Adagrad", 1, ox_map_optimizer}, {"ai.onnx.preview.training.Adam", 1, ox_map_optimizer},
     {"ai.onnx.preview.training.Momentum", 1, ox_map_optimizer},
+    {"ai.onnx.ml.Binarizer", 1, ox_map_binarizer}, {"ai.onnx.ml.ArrayFeatureExtractor", 1, ox_map_array_feature_extractor},
 };
 
 const onx_op_map *onx_find_map(const char *op_type, int opset)
@@ -468,6 +469,8 @@ static const onx_op_status CATALOGUE[] = {
     {"Where", 'm', "where"},
     {"Xor", 'm', "xor (opsets 1-6: B reshaped for the broadcast and axis attributes)"},
     /* other domains */
+    {"ai.onnx.ml.ArrayFeatureExtractor", 'm', "gather on the last axis (indices flattened)"},
+    {"ai.onnx.ml.Binarizer", 'm', "greater + cast"},
     {"ai.onnx.preview.training.Adagrad", 'm', "elementwise ops (one update step)"},
     {"ai.onnx.preview.training.Adam", 'm', "elementwise ops (one update step)"},
     {"ai.onnx.preview.training.Gradient", '-', "automatic differentiation of a subgraph (no ftrun op)"},

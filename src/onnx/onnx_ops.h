@@ -88,6 +88,9 @@ ft_status ox_map_gelu(onx_ctx *c, const onx_node *n);
 ft_status ox_map_swiglu(onx_ctx *c, const onx_node *n);
 /* ai.onnx.preview.training: Adagrad, Adam, Momentum (onnx_ops_training.c) */
 ft_status ox_map_optimizer(onx_ctx *c, const onx_node *n);
+/* ai.onnx.ml (onnx_ops_ml.c) */
+ft_status ox_map_binarizer(onx_ctx *c, const onx_node *n);
+ft_status ox_map_array_feature_extractor(onx_ctx *c, const onx_node *n);
 /* onnx_ops_nn.c: CausalConvWithState (opset 27) */
 ft_status ox_map_causal_conv_with_state(onx_ctx *c, const onx_node *n);
 ft_status ox_map_clip(onx_ctx *c, const onx_node *n);

@@ -380,6 +380,24 @@ for (B, C, L, k, bias, past, act) in ((2, 3, 6, 4, True, True, "silu"), (1, 4, 5
          "CausalConvWithState", ins, {"y": y.astype(np.float32), "st": st.astype(np.float32)}, 27, {"activation": act},
          node_inputs=names)
 
+# ai.onnx.ml: Binarizer (x > threshold, in x's dtype; an integer x against a fractional
+# threshold) and ArrayFeatureExtractor (x[..., indices] with the indices flattened; a 1-D x
+# gives [1, count], as ONNX's reference and ONNX Runtime do), against NumPy
+ML = "ai.onnx.ml:"
+xbz = f32(3, 5)
+case("ml_binarizer_f32", ML + "Binarizer", {"x": xbz}, {"y": (xbz > np.float32(0.3)).astype(np.float32)}, 17,
+     {"threshold": 0.3})
+xbi = rng.integers(-3, 4, (2, 6)).astype(np.int64)
+case("ml_binarizer_i64_fractional_threshold", ML + "Binarizer", {"x": xbi}, {"y": (xbi > -0.5).astype(np.int64)}, 17,
+     {"threshold": -0.5})
+xaf = f32(2, 3, 6)
+iaf = np.array([5, 0, 0, 2], np.int64)
+case("ml_array_feature_extractor_3d", ML + "ArrayFeatureExtractor", {"x": xaf, "i": iaf}, {"z": xaf[..., iaf]}, 17)
+xa1 = f32(7)
+ia2 = np.array([[6, 1, 3]], np.int64)
+case("ml_array_feature_extractor_1d", ML + "ArrayFeatureExtractor", {"x": xa1, "i": ia2},
+     {"z": xa1[ia2.ravel()].reshape(1, 3)}, 17)
+
 # geometry ops (src/onnx/onnx_ops_geom.c): Col2Im (opset 18), AffineGrid (opset 20), EyeLike on a computed
 # input (the eye_like op; a constant input is folded), RoiAlign at opset 10 (output_half_pixel, no attribute)
 xc2 = f32(2, 3 * 6, 10)
