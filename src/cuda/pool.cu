@@ -303,19 +303,20 @@ ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
         else if (avg)                                                                                            \
             sumpool_kernel<T, false><<<grid, CU_BLOCK, 0, s>>>((T *)y, (const T *)x, tab, a, 0);                 \
         else                                                                                                     \
-            maxpool_kernel<T><<<grid, CU_BLOCK, 0, s>>>((T *)y, (const T *)x, tab, a);                           \
+            MAX_LAUNCH(T);                                                                                       \
     } while (0)
     switch (dt) {
     case FT_F16: POOL_LAUNCH(__half); break;
     case FT_BF16: POOL_LAUNCH(__nv_bfloat16); break;
     case FT_F32: POOL_LAUNCH(float); break;
     case FT_F64: POOL_LAUNCH(double); break;
-    case FT_I8: maxpool_kernel<int8_t><<<grid, CU_BLOCK, 0, s>>>((int8_t *)y, (const int8_t *)x, tab, a); break;
-    case FT_U8: maxpool_kernel<uint8_t><<<grid, CU_BLOCK, 0, s>>>((uint8_t *)y, (const uint8_t *)x, tab, a); break;
+    case FT_I8: MAX_LAUNCH(int8_t); break;
+    case FT_U8: MAX_LAUNCH(uint8_t); break;
     case FT_I16: case FT_I32: case FT_I64: case FT_U16: case FT_U32: case FT_U64: case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT:
         break;
     }
 #undef POOL_LAUNCH
+#undef MAX_LAUNCH
     CU_LAUNCHED(k, n);
     return FT_OK;
 }
