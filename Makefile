@@ -70,7 +70,7 @@ $(BUILD)/src/cuda/%.o: src/cuda/%.cu
 
 # Debian packages the build and the tests need.
 DEB_PKGS := gcc libcjson-dev zlib1g-dev libdnnl-dev libopenblas-dev libfftw3-dev libprotobuf-c-dev protobuf-c-compiler libonnx-dev \
-	bats python3-numpy python3-torch python3-torchvision python3-onnx libonnx-testdata valgrind strace man-db
+	bats python3-numpy python3-torch python3-torchvision python3-onnx libonnx-testdata xz-utils valgrind strace man-db
 deps:
 	@scripts/deps.sh $(DEB_PKGS)
 
