@@ -129,17 +129,25 @@ ft_status ox_map_topk(onx_ctx *c, const onx_node *n)
  * complex with imaginary part 0); irfft gives the real [..., n, ...], n the
  * dft_length or 2*(m-1) (irfft crops or zero-pads the bins to n/2+1), and an
  * unsqueeze the trailing 1. */
+/* DFT's input 1 (dft_length), known at load, into *len; *len unchanged when
+ * the input is absent. */
+static ft_status dft_length(onx_ctx *c, const onx_node *n, int64_t *len)
+{
+    if (onx_in(c, n, 1) < 0)
+        return FT_OK;
+    const int64_t *v;
+    int nv;
+    OX_TRY(onx_const_ints(c, n, 1, "the transform length fixes the output shape", &v, &nv));
+    if (nv != 1 || v[0] < 1)
+        return onx_error(c, n, FT_EGRAPH, "input 1 (dft_length) must hold one positive value");
+    *len = v[0];
+    return FT_OK;
+}
+
 static ft_status map_irfft(onx_ctx *c, const onx_node *n, int x, int out, int ax, int rank, int real, int64_t m)
 {
     int64_t len = 2 * (m - 1), last = rank - 1;
-    if (onx_in(c, n, 1) >= 0) {
-        const int64_t *v;
-        int nv;
-        OX_TRY(onx_const_ints(c, n, 1, "the transform length fixes the output shape", &v, &nv));
-        if (nv != 1 || v[0] < 1)
-            return onx_error(c, n, FT_EGRAPH, "input 1 (dft_length) must hold one positive value");
-        len = v[0];
-    }
+    OX_TRY(dft_length(c, n, &len));
     if (len < 1)
         return onx_error(c, n, FT_EGRAPH, "a one-sided inverse of %lld bin%s without dft_length has no samples "
                          "(2*(m-1) = %lld)", (long long)m, m == 1 ? "" : "s", (long long)len);
@@ -187,32 +195,27 @@ ft_status ox_map_dft(onx_ctx *c, const onx_node *n)
     int64_t len = s->dims[ax];
     if (inverse && onesided)
         return map_irfft(c, n, x, out, ax, rank, real, len);
-    if (onx_in(c, n, 1) >= 0) {
-        const int64_t *v;
-        int nv;
-        OX_TRY(onx_const_ints(c, n, 1, "the transform length fixes the output shape", &v, &nv));
-        if (nv != 1 || v[0] < 1)
-            return onx_error(c, n, FT_EGRAPH, "input 1 (dft_length) must hold one positive value");
-        if (v[0] != len) {
-            int t = ox_tmp(c, n, "resized");
-            OX_NEED(t >= 0);
-            if (v[0] < len) {
-                int64_t st = 0, en = v[0], a = ax;
-                ft_node *f = ox_emit1(c, n, FT_OP_SLICE, x, t);
-                OX_NEED(f);
-                OX_TRY(onx_set_ints(c, f, "starts", &st, 1));
-                OX_TRY(onx_set_ints(c, f, "ends", &en, 1));
-                OX_TRY(onx_set_ints(c, f, "axes", &a, 1));
-            } else {
-                int64_t pads[2 * FT_MAX_RANK] = {0};
-                pads[rank + ax] = v[0] - len;
-                ft_node *f = ox_emit1(c, n, FT_OP_PAD, x, t);
-                OX_NEED(f);
-                OX_TRY(onx_set_ints(c, f, "pads", pads, 2 * rank));
-            }
-            x = t;
-            len = v[0];
+    int64_t want = len;
+    OX_TRY(dft_length(c, n, &want));
+    if (want != len) {
+        int t = ox_tmp(c, n, "resized");
+        OX_NEED(t >= 0);
+        if (want < len) {
+            int64_t st = 0, en = want, a = ax;
+            ft_node *f = ox_emit1(c, n, FT_OP_SLICE, x, t);
+            OX_NEED(f);
+            OX_TRY(onx_set_ints(c, f, "starts", &st, 1));
+            OX_TRY(onx_set_ints(c, f, "ends", &en, 1));
+            OX_TRY(onx_set_ints(c, f, "axes", &a, 1));
+        } else {
+            int64_t pads[2 * FT_MAX_RANK] = {0};
+            pads[rank + ax] = want - len;
+            ft_node *f = ox_emit1(c, n, FT_OP_PAD, x, t);
+            OX_NEED(f);
+            OX_TRY(onx_set_ints(c, f, "pads", pads, 2 * rank));
         }
+        x = t;
+        len = want;
     }
     if (real && onesided && !inverse) {
         int sq = ox_tmp(c, n, "real");
