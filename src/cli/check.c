@@ -94,13 +94,13 @@ ft_status ft_check_outputs(const ft_graph *g, const ft_run_result *r, const ft_c
         const ft_tensor *t = &g->tensors[g->outputs[i]];
         ft_tol tol = tol_for(o, t->dtype);
         ft_cmp cm;
-        ft_compare(r->outputs[i], ref.outputs[i], t->dtype, &t->shape, tol, &cm);
+        ft_compare_shaped(r->outputs[i], &r->output_shapes[i], ref.outputs[i], &ref.output_shapes[i], t->dtype, tol, &cm);
         bad += cm.n_bad != 0;
         if (cm.n_bad || o->verbose) {
             char prefix[700];
             snprintf(prefix, sizeof prefix, "%s: check: output '%s' on %s against %s", o->prog, t->name, o->device,
                      against);
-            ft_report_cmp(o->out, prefix, &cm, t->dtype, &t->shape, tol);
+            ft_report_cmp(o->out, prefix, &cm, t->dtype, &ref.output_shapes[i], tol);
         }
     }
     if (!bad && !o->quiet)

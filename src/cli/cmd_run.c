@@ -104,7 +104,7 @@ static ft_status load_expect(const ft_cli *c, const ft_graph *g, ft_npy *exp, ft
         if (ft_npy_to_dtype(&exp[i], t->dtype) != 0)
             st = ft_err(err, FT_EGRAPH, "--expect: output '%s' is %s but %s holds %s", t->name, ft_dtype_name(t->dtype), path,
                         ft_dtype_name(exp[i].dtype));
-        else if (!ft_shape_eq(&exp[i].shape, &t->shape))
+        else if (!ft_shape_fits(t, &exp[i].shape))
             st = ft_err(err, FT_EGRAPH, "--expect: output '%s' has shape %s but %s has shape %s", t->name,
                         ft_shape_str(&t->shape, s1), path, ft_shape_str(&exp[i].shape, s2));
     }
@@ -119,12 +119,12 @@ static int check_expect(const ft_cli *c, const ft_graph *g, const ft_run_result 
         const ft_tensor *t = &g->tensors[g->outputs[i]];
         ft_tol tol = cli_tol(c, t->dtype);
         ft_cmp cm;
-        ft_compare(r->outputs[i], exp[i].data, t->dtype, &t->shape, tol, &cm);
+        ft_compare_shaped(r->outputs[i], &r->output_shapes[i], exp[i].data, &exp[i].shape, t->dtype, tol, &cm);
         bad |= cm.n_bad != 0;
         if (cm.n_bad || c->verbose) {
             char prefix[600];
             snprintf(prefix, sizeof prefix, "%s: expect: output '%s'", ft_prog, t->name);
-            ft_report_cmp(stderr, prefix, &cm, t->dtype, &t->shape, tol);
+            ft_report_cmp(stderr, prefix, &cm, t->dtype, &exp[i].shape, tol);
         }
     }
     if (!bad && !c->quiet)
@@ -345,7 +345,7 @@ int ft_cmd_run(const ft_cli *c)
         for (int i = 0; i < g->n_outputs && !st; i++) {
             const ft_tensor *t = &g->tensors[g->outputs[i]];
             ft_sanitize_name(t->name, names[i], sizeof names[i]);
-            items[i] = (ft_npz_item){names[i], t->dtype, &t->shape, res.outputs[i]};
+            items[i] = (ft_npz_item){names[i], t->dtype, &res.output_shapes[i], res.outputs[i]};
         }
         if (!st)
             st = ft_outset_npz(&outs, dir, "outputs.npz", items, g->n_outputs, &err);
@@ -362,8 +362,9 @@ int ft_cmd_run(const ft_cli *c)
         char fname[600];
         ft_sanitize_name(t->name, fname, sizeof fname - 8);
         strcat(fname, write_pb ? ".pb" : ".npy");
-        if (write_pb ? ft_outset_pb(&outs, dir, fname, t->name, t->dtype, &t->shape, res.outputs[i], &err)
-                     : ft_outset_npy(&outs, dir, fname, t->dtype, &t->shape, res.outputs[i], &err)) {
+        const ft_shape *os = &res.output_shapes[i];
+        if (write_pb ? ft_outset_pb(&outs, dir, fname, t->name, t->dtype, os, res.outputs[i], &err)
+                     : ft_outset_npy(&outs, dir, fname, t->dtype, os, res.outputs[i], &err)) {
             ft_outset_abort(&outs);
             rc = cli_fail(&err);
             goto out;
@@ -399,7 +400,7 @@ int ft_cmd_run(const ft_cli *c)
         ft_print_summary(stderr, g, devname, &res, dir, write_npy || (c->format && !strcmp(c->format, "npz")));
     for (int i = 0; i < g->n_outputs && c->print; i++) {
         const ft_tensor *t = &g->tensors[g->outputs[i]];
-        ft_show_array(stdout, t->name, t->dtype, &t->shape, res.outputs[i]);
+        ft_show_array(stdout, t->name, t->dtype, &res.output_shapes[i], res.outputs[i]);
     }
     if (c->print && cli_stdout_status(0)) {
         rc = FT_ERUNTIME;

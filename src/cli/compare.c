@@ -1,5 +1,7 @@
 #include "compare.h"
 
+#include "../graph/graph.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -107,10 +109,32 @@ const char *ft_tol_str(const ft_cmp *c, ft_tol tol, char *buf, size_t n)
     return buf;
 }
 
+void ft_compare_shaped(const void *got, const ft_shape *got_s, const void *want, const ft_shape *want_s, ft_dtype dt,
+                       ft_tol tol, ft_cmp *out)
+{
+    if (ft_shape_eq(got_s, want_s)) {
+        ft_compare(got, want, dt, want_s, tol, out);
+        return;
+    }
+    memset(out, 0, sizeof *out);
+    out->n_bad = 1;
+    out->shape_differs = 1;
+    out->got_shape = *got_s;
+}
+
+int ft_shape_fits(const struct ft_tensor *t, const ft_shape *s)
+{
+    return (t->flags & FT_TF_DYNAMIC) ? s->rank == t->shape.rank : ft_shape_eq(s, &t->shape);
+}
+
 const char *ft_cmp_str(const ft_cmp *c, ft_dtype dt, const ft_shape *s, ft_tol tol, char *buf, size_t n)
 {
     char i1[FT_SHAPE_STR], i2[FT_SHAPE_STR], a[40], b[40], d[40], e[40], at[96];
     int len;
+    if (c->shape_differs) {
+        snprintf(buf, n, "the run gave shape %s, expected %s", ft_shape_str(&c->got_shape, i1), ft_shape_str(s, i2));
+        return buf;
+    }
     ft_tol_str(c, tol, at, sizeof at);
     if (!c->n_bad)
         len = snprintf(buf, n, "%llu value%s match (rtol=%g, atol=%s): max abs error %g, max rel error %g",

@@ -29,6 +29,8 @@ typedef struct ft_cmp {
     uint64_t first_bad;       /* flat index of the first value out of tolerance */
     double first_got, first_want;
     double atol, scale;       /* the atol applied, and the scale it was multiplied by (1 when not scaled) */
+    int shape_differs;        /* ft_compare_shaped: got has got_shape, not the expected shape (n_bad 1, no value compared) */
+    ft_shape got_shape;
 } ft_cmp;
 
 ft_tol ft_tol_default(ft_dtype dt);
@@ -36,6 +38,16 @@ ft_tol ft_tol_default(ft_dtype dt);
  * given (have_rtol, have_atol). */
 ft_tol ft_tol_choose(ft_dtype dt, int have_rtol, double rtol, int have_atol, double atol);
 void ft_compare(const void *got, const void *want, ft_dtype dt, const ft_shape *s, ft_tol tol, ft_cmp *out);
+/* The same for an output whose shape is known only at run time (got_s may
+ * differ from want_s): a different shape is a mismatch (n_bad 1) that
+ * ft_cmp_str reports as such. */
+void ft_compare_shaped(const void *got, const ft_shape *got_s, const void *want, const ft_shape *want_s, ft_dtype dt,
+                       ft_tol tol, ft_cmp *out);
+/* 1 if an array of shape s can stand for tensor t: the same shape, or, for a
+ * tensor whose shape is known only at run time (graph.h: FT_TF_DYNAMIC),
+ * the same rank (its values are checked after the run). */
+struct ft_tensor;
+int ft_shape_fits(const struct ft_tensor *t, const ft_shape *s);
 /* The atol of a comparison as the verdict shows it: "1e-05", or, scaled,
  * "0.000742853: 1e-05 x max |expected| 74.2853". */
 const char *ft_tol_str(const ft_cmp *c, ft_tol tol, char *buf, size_t n);

@@ -276,5 +276,8 @@ ft_status cpu_matmul_integer(ft_kctx *k, const ft_node *n, const ft_view *in, ft
 ft_status cpu_qlinear_matmul(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_conv_integer(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_qlinear_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* datadep.c: non_zero, compress, unique, non_max_suppression (outputs sized
+ * at their bound; the kernel sets the shape it wrote) */
+ft_status cpu_datadep(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 
 #endif

@@ -395,5 +395,7 @@ CU_KFN(cu_matmul_integer);
 CU_KFN(cu_qlinear_matmul);
 CU_KFN(cu_conv_integer);
 CU_KFN(cu_qlinear_conv);
+/* datadep.cu: non_zero, compress, unique, non_max_suppression */
+CU_KFN(cu_datadep);
 
 #endif

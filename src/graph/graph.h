@@ -31,6 +31,12 @@ enum {
     FT_TF_OUTPUT = 1 << 2,   /* listed under "outputs" */
     FT_TF_VALUE = 1 << 3,    /* has a host value (data, file or init) */
     FT_TF_INFERRED = 1 << 4, /* dtype and shape known (declared or inferred) */
+    /* Shape known only at run time: an output of a data-dependent op
+     * (ft_op_data_dependent) or of a node reading such a tensor. The shape
+     * held is the load-time stand-in (a data-dependent op's bound, what
+     * follows from it downstream); the executor infers the true one at every
+     * run (runtime/exec.c). Set by ft_node_infer. */
+    FT_TF_DYNAMIC = 1 << 5,
 };
 
 typedef struct ft_tensor {

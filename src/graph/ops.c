@@ -93,6 +93,11 @@ const ft_op_info *ft_op_get(ft_op op)
     return &table[op].info;
 }
 
+int ft_op_data_dependent(ft_op op)
+{
+    return op == FT_OP_NON_ZERO || op == FT_OP_COMPRESS || op == FT_OP_UNIQUE || op == FT_OP_NON_MAX_SUPPRESSION;
+}
+
 const char *ft_op_name(ft_op op) { return (unsigned)op < FT_OP_COUNT ? table[op].info.name : "?"; }
 
 int ft_op_lookup(const char *name, ft_op *out)

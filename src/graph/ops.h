@@ -91,6 +91,11 @@ int ft_op_attr_index(ft_op op, const char *name);
 /* Attribute of a node by name (aborts on a name not in the op's schema). */
 const ft_attr_val *ft_attr(const struct ft_node *n, const char *name);
 
+/* 1 for an op whose output shape depends on its input's values (non_zero,
+ * compress, unique, non_max_suppression): inference gives each output at
+ * its bound, the kernel sets the shape it wrote (runtime/backend.h). */
+int ft_op_data_dependent(ft_op op);
+
 /* "did you mean 'x', 'y'?" style suggestion of close names into buf ("" if none). */
 const char *ft_suggest(const char *name, const char *const *cands, int n, char *buf, size_t bufsz);
 /* Suggestion among op names. */

@@ -294,6 +294,14 @@ typedef struct ft_loss_params {
 } ft_loss_params;
 
 /* One node's parameters; which member is meaningful follows its op's family. */
+/* The data-dependent ops (infer_dynamic.c): non_zero, compress, unique,
+ * non_max_suppression. */
+typedef struct ft_datadep_params {
+    int axis;   /* compress, unique: resolved against the input's rank; -1: over the flattened input */
+    int sorted; /* unique */
+    int center; /* non_max_suppression: center_point_box (boxes as centre, width, height) */
+} ft_datadep_params;
+
 typedef union ft_params {
     ft_unary_params unary;
     ft_binary_params binary;
@@ -313,6 +321,7 @@ typedef union ft_params {
     ft_rnn_params rnn;
     ft_quant_params quant;
     ft_loss_params loss;
+    ft_datadep_params dd;
 } ft_params;
 
 #endif

@@ -209,6 +209,11 @@ ft_status ft_node_infer(ft_graph *g, ft_node *n, ft_error *err)
     ft_status st = oi->infer(&c);
     if (st)
         return st;
+    /* a data-dependent op's outputs, and whatever reads a dynamic tensor, get
+     * their shapes at run time: what is inferred here stands in for them */
+    int dyn = ft_op_data_dependent(n->op);
+    for (int i = 0; i < n->n_in && !dyn; i++)
+        dyn = n->in[i] >= 0 && (g->tensors[n->in[i]].flags & FT_TF_DYNAMIC);
     for (int o = 0; o < n->n_out; o++) {
         ft_tensor *t = &g->tensors[n->out[o]];
         uint64_t numel, bytes;
@@ -220,7 +225,7 @@ ft_status ft_node_infer(ft_graph *g, ft_node *n, ft_error *err)
         if (t->flags & FT_TF_DECLARED) {
             /* -1: a named dim bound by nothing (json_reader.c resolve_dims) takes the inferred size */
             int same = t->shape.rank == out[o].shape.rank;
-            for (int d = 0; d < t->shape.rank && same; d++)
+            for (int d = 0; d < t->shape.rank && same && !dyn; d++) /* dynamic: the rank alone is known */
                 same = t->shape.dims[d] < 0 || t->shape.dims[d] == out[o].shape.dims[d];
             if (t->dtype != out[o].dtype || !same)
                 return ft_node_err(err, FT_EGRAPH, g, n, "output '%s' is declared %s %s but the op produces %s %s", t->name,
@@ -231,15 +236,17 @@ ft_status ft_node_infer(ft_graph *g, ft_node *n, ft_error *err)
             t->dtype = out[o].dtype;
             t->shape = out[o].shape;
         }
-        t->flags |= FT_TF_INFERRED;
+        t->flags |= FT_TF_INFERRED | (dyn ? FT_TF_DYNAMIC : 0);
     }
     return FT_OK;
 }
 
 ft_status ft_graph_validate(ft_graph *g, ft_error *err)
 {
-    for (int i = 0; i < g->n_tensors; i++)
+    for (int i = 0; i < g->n_tensors; i++) {
         g->tensors[i].n_readers = 0;
+        g->tensors[i].flags &= ~(unsigned)FT_TF_DYNAMIC;
+    }
     ft_status st = check_origins(g, err);
     if (!st)
         st = topo_order(g, err);

@@ -71,6 +71,111 @@ typedef struct {
 
 static size_t view_bytes(const ft_view *v) { return (size_t)ft_numel(&v->shape) * ft_dtype_size(v->dtype); }
 
+/* A graph with dynamic tensors (plan.h: FT_PLAN_DYNAMIC) runs on a copy of
+ * its tensor and node tables: before each node that reads a dynamic tensor,
+ * or is a data-dependent op, its inference runs again on the copy with the
+ * shapes this run has seen (filling the node's parameters for them), its
+ * dynamic outputs get buffers of their own, grown when a run needs more and
+ * kept for the next, and a data-dependent kernel's shapes are recorded. The
+ * graph itself is never changed. */
+typedef struct {
+    ft_graph g;       /* the copy: its tensors and nodes arrays are the two below */
+    ft_tensor *t;
+    ft_node *nodes;
+    char *again;      /* per node: inferred again at every run */
+    void **buf;       /* per tensor: a dynamic tensor's buffer, or NULL */
+    size_t *cap;
+    const ft_backend *be;
+    ft_backend_ctx *ctx;
+} dyn_state;
+
+static void dyn_free(dyn_state *d)
+{
+    for (int i = 0; d->buf && i < d->g.n_tensors; i++)
+        if (d->buf[i])
+            d->be->release(d->ctx, d->buf[i]);
+    free(d->t);
+    free(d->nodes);
+    free(d->again);
+    free(d->buf);
+    free(d->cap);
+    memset(d, 0, sizeof *d);
+}
+
+static ft_status dyn_init(dyn_state *d, const ft_graph *g, const ft_backend *be, ft_backend_ctx *ctx, ft_error *err)
+{
+    memset(d, 0, sizeof *d);
+    d->g = *g;
+    d->be = be;
+    d->ctx = ctx;
+    d->t = ft_malloc((size_t)g->n_tensors * sizeof *d->t + 1);
+    d->nodes = ft_malloc((size_t)g->n_nodes * sizeof *d->nodes + 1);
+    d->again = ft_calloc((size_t)g->n_nodes + 1, 1);
+    d->buf = ft_calloc((size_t)g->n_tensors + 1, sizeof *d->buf);
+    d->cap = ft_calloc((size_t)g->n_tensors + 1, sizeof *d->cap);
+    if (!d->t || !d->nodes || !d->again || !d->buf || !d->cap) {
+        dyn_free(d);
+        return ft_err(err, FT_ERUNTIME, "out of memory preparing the run-time shapes");
+    }
+    memcpy(d->t, g->tensors, (size_t)g->n_tensors * sizeof *d->t);
+    memcpy(d->nodes, g->nodes, (size_t)g->n_nodes * sizeof *d->nodes);
+    d->g.tensors = d->t;
+    d->g.nodes = d->nodes;
+    for (int k = 0; k < g->n_nodes; k++) {
+        const ft_node *n = &g->nodes[k];
+        d->again[k] = (char)ft_op_data_dependent(n->op);
+        for (int i = 0; i < n->n_in; i++)
+            if (n->in[i] >= 0 && (g->tensors[n->in[i]].flags & FT_TF_DYNAMIC))
+                d->again[k] = 1;
+    }
+    return FT_OK;
+}
+
+/* Node k's shapes for this run: inferred again, and buffers for its dynamic
+ * outputs (a data-dependent op's at their bound). */
+static ft_status dyn_prepare(dyn_state *d, int k, ft_error *err)
+{
+    ft_node *n = &d->nodes[k];
+    ft_status st = ft_node_infer(&d->g, n, err);
+    if (st) {
+        ft_err_prefix(err, "at run time");
+        return st;
+    }
+    for (int o = 0; o < n->n_out; o++) {
+        int t = n->out[o];
+        size_t nb = ft_tensor_bytes(&d->t[t]);
+        if (!(d->t[t].flags & FT_TF_DYNAMIC) || (d->buf[t] && nb <= d->cap[t]))
+            continue;
+        if (d->buf[t])
+            d->be->release(d->ctx, d->buf[t]);
+        d->buf[t] = NULL;
+        size_t want = nb < FT_ALIGN ? FT_ALIGN : nb + nb / 4; /* room to grow into */
+        if ((st = d->be->alloc(d->ctx, want, &d->buf[t], err))) {
+            char sb[FT_SHAPE_STR];
+            ft_err_prefix(err, "%s: node '%s' (%s): output '%s' of run-time shape %s (%zu bytes)", d->g.file, n->name,
+                          ft_op_name(n->op), d->t[t].name, ft_shape_str(&d->t[t].shape, sb), nb);
+            d->buf[t] = NULL;
+            return st;
+        }
+        d->cap[t] = want;
+    }
+    return FT_OK;
+}
+
+/* After a data-dependent kernel: the shapes it wrote become this run's. */
+static ft_status dyn_record(dyn_state *d, int k, const ft_view *out, ft_error *err)
+{
+    const ft_node *n = &d->nodes[k];
+    for (int o = 0; o < n->n_out; o++) {
+        ft_tensor *t = &d->t[n->out[o]];
+        if (out[o].shape.rank != t->shape.rank || ft_numel(&out[o].shape) > ft_numel(&t->shape))
+            return ft_node_err(err, FT_ERUNTIME, &d->g, n, "internal error: the kernel wrote more than the bound of "
+                               "output '%s'", t->name);
+        t->shape = out[o].shape;
+    }
+    return FT_OK;
+}
+
 /* One node on the fallback backend: its inputs come to host memory, the
  * fallback kernel runs there, its outputs go back to the device arena. */
 static ft_status run_fallback(const ft_graph *g, const ft_node *n, const ft_backend *be, ft_kctx *kc, scratch *s)
@@ -100,8 +205,10 @@ static ft_status run_fallback(const ft_graph *g, const ft_node *n, const ft_back
         ft_kctx fk = {o->fallback_ctx, g, kc->threads, kc->err, .run_id = kc->run_id};
         st = o->fallback->kernels[n->op].fn(&fk, n, hin, hout);
     }
-    for (int i = 0; i < n->n_out && !st; i++)
+    for (int i = 0; i < n->n_out && !st; i++) {
+        s->out[i].shape = hout[i].shape; /* a data-dependent kernel sets what it wrote */
         st = be->upload(kc->be, s->out[i].data, hout[i].data, view_bytes(&s->out[i]), kc->err);
+    }
     if (!st)
         st = be->sync(kc->be, kc->err);
     for (int i = 0; hin && i < n->n_in; i++)
@@ -124,13 +231,27 @@ typedef struct {
 
 /* no_sync: queue only, the caller synchronises (a run being recorded, or
  * one whose end is marked on the device first). */
-static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend *be, ft_kctx *kc, char *arena, scratch *s,
-                          node_timer *tm, int no_sync)
+/* Where tensor t lives this run. */
+static void *tensor_data(const ft_plan *p, char *arena, const dyn_state *d, int t)
 {
+    return p->offset[t] == FT_PLAN_DYNAMIC ? d->buf[t] : arena + p->offset[t];
+}
+
+static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend *be, ft_kctx *kc, char *arena, scratch *s,
+                          node_timer *tm, int no_sync, dyn_state *d)
+{
+    const ft_tensor *ts = d ? d->t : g->tensors;
     for (int k = 0; k < g->n_nodes; k++) {
         if (ft_stop_signal)
             return interrupted(kc->err);
-        const ft_node *n = &g->nodes[g->order[k]];
+        int ni = g->order[k];
+        const ft_node *n = &g->nodes[ni];
+        if (d && d->again[ni]) {
+            ft_status st = dyn_prepare(d, ni, kc->err);
+            if (st)
+                return st;
+            n = &d->nodes[ni];
+        }
         if (s->o->follow_load && (k & 15) == 0) /* a clock read per 16 nodes, a look at the load per 10 ms */
             kc->threads = ft_threads_now(&s->tf);
         for (int i = 0; i < n->n_in; i++) {
@@ -139,11 +260,11 @@ static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend 
                 memset(&s->in[i], 0, sizeof s->in[i]);
                 continue;
             }
-            s->in[i] = (ft_view){arena + p->offset[t], g->tensors[t].dtype, g->tensors[t].shape};
+            s->in[i] = (ft_view){tensor_data(p, arena, d, t), ts[t].dtype, ts[t].shape};
         }
         for (int o = 0; o < n->n_out; o++) {
             int t = n->out[o];
-            s->out[o] = (ft_view){arena + p->offset[t], g->tensors[t].dtype, g->tensors[t].shape};
+            s->out[o] = (ft_view){tensor_data(p, arena, d, t), ts[t].dtype, ts[t].shape};
         }
         double a = tm ? ft_now() : 0;
         int dev_timer = tm && be->mark && tm->r->node_ms;
@@ -154,6 +275,8 @@ static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend 
             else
                 st = run_fallback(g, n, be, kc, s);
         }
+        if (!st && d && ft_op_data_dependent(n->op))
+            st = dyn_record(d, ni, s->out, kc->err);
         if (!st && dev_timer)
             st = be->mark(kc->be, 3, kc->err);
         if (!st && tm)
@@ -162,7 +285,6 @@ static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend 
             return st;
         if (tm) {
             double b = ft_now();
-            int ni = g->order[k];
             double dms = (b - a) * 1e3;
             if (dev_timer && (st = be->elapsed(kc->be, 2, 3, &dms, kc->err)))
                 return st;
@@ -200,12 +322,30 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
     int cap = o->iterations > 0 ? o->iterations : 1;
     r->run_ms = ft_malloc((size_t)cap * sizeof(double));
     r->outputs = ft_calloc((size_t)g->n_outputs, sizeof(void *));
+    r->output_shapes = ft_calloc((size_t)g->n_outputs + 1, sizeof(ft_shape));
     r->n_outputs = g->n_outputs;
     void *arena = NULL;
+    dyn_state dyn = {0}, *d = NULL;
     ft_status st = FT_OK;
-    if (!s.in || !s.out || !r->run_ms || !r->outputs) {
+    if (!s.in || !s.out || !r->run_ms || !r->outputs || !r->output_shapes) {
         st = ft_err(err, FT_ERUNTIME, "out of memory preparing the run");
         goto out;
+    }
+    if (p->n_dynamic) {
+        const ft_node *dn = NULL; /* the first data-dependent node, for messages */
+        for (int k = 0; k < g->n_nodes && !dn; k++)
+            if (ft_op_data_dependent(g->nodes[g->order[k]].op))
+                dn = &g->nodes[g->order[k]];
+        const char *what = o->keep_tensors ? "--check-nodes" : o->cuda_graph && be->capture ? "--cuda-graph" : NULL;
+        if (what) {
+            st = ft_err(err, FT_EUSAGE, "%s: %s does not take a graph whose shapes are known only at run time (node "
+                        "'%s' (%s) and %d tensors after it); run without %s", g->file, what, dn ? dn->name : "?",
+                        dn ? ft_op_name(dn->op) : "?", p->n_dynamic, what);
+            goto out;
+        }
+        if ((st = dyn_init(&dyn, g, be, ctx, err)))
+            goto out;
+        d = &dyn;
     }
     if ((st = be->alloc(ctx, (size_t)p->arena_bytes, &arena, err)))
         goto out;
@@ -219,7 +359,9 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
     if ((st = be->sync(ctx, err)))
         goto out;
     r->h2d_ms = (ft_now() - t0) * 1e3;
-    ft_kctx kc = {ctx, g, o->threads > 0 ? o->threads : 1, err, .private_layouts = !o->keep_tensors,
+    /* a dynamic graph keeps every tensor in its plain layout: a layout of a
+     * backend's own is decided for the shapes known before the first run */
+    ft_kctx kc = {ctx, d ? &d->g : g, o->threads > 0 ? o->threads : 1, err, .private_layouts = !o->keep_tensors && !d,
                   .run_id = ft_exec_new_run_id()};
     /* what the backends decide for the whole graph, before any node runs */
     ft_kctx fk = {o->fallback_ctx, g, kc.threads, err, .private_layouts = 0, .run_id = kc.run_id};
@@ -243,7 +385,7 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
     }
     int warmup = use_graph && o->warmup < 1 ? 1 : o->warmup;
     for (int w = 0; w < warmup || (o->warmup_s > 0 && ft_now() - start < o->warmup_s); w++) {
-        if ((st = run_once(g, p, be, &kc, base, &s, NULL, 0)))
+        if ((st = run_once(g, p, be, &kc, base, &s, NULL, 0, d)))
             goto out;
         r->n_warmup++;
         progress(o, start, &last, w + 1, total);
@@ -251,7 +393,7 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
     if (use_graph) {
         if ((st = be->capture(ctx, 1, err)))
             goto out;
-        st = run_once(g, p, be, &kc, base, &s, NULL, 1);
+        st = run_once(g, p, be, &kc, base, &s, NULL, 1, d);
         ft_status st2 = be->capture(ctx, 0, st ? &(ft_error){0} : err);
         if (st || (st = st2))
             goto out;
@@ -283,7 +425,7 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
         if (use_graph)
             st = be->replay(ctx, err);
         else
-            st = run_once(g, p, be, &kc, base, &s, per_node ? &tm : NULL, defer_sync);
+            st = run_once(g, p, be, &kc, base, &s, per_node ? &tm : NULL, defer_sync, d);
         if (st || (dev_time && (st = be->mark(ctx, 1, err))) || (defer_sync && (st = be->sync(ctx, err))))
             goto out;
         double ms = (ft_now() - a) * 1e3;
@@ -305,14 +447,15 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
         fprintf(stderr, "\r%60s\r", "");
     t0 = ft_now();
     for (int i = 0; i < g->n_outputs; i++) {
-        const ft_tensor *t = &g->tensors[g->outputs[i]];
+        const ft_tensor *t = &(d ? d->t : g->tensors)[g->outputs[i]]; /* as the last run left it */
         size_t nb = ft_tensor_bytes(t);
-        r->outputs[i] = ft_malloc(nb);
+        r->output_shapes[i] = t->shape;
+        r->outputs[i] = ft_malloc(nb ? nb : 1);
         if (!r->outputs[i]) {
             st = ft_err(err, FT_ERUNTIME, "out of memory copying output '%s' (%zu bytes)", t->name, nb);
             goto out;
         }
-        if ((st = be->download(ctx, r->outputs[i], base + p->offset[g->outputs[i]], nb, err)))
+        if ((st = be->download(ctx, r->outputs[i], tensor_data(p, base, d, g->outputs[i]), nb, err)))
             goto out;
     }
     if (!st && o->keep_tensors) {
@@ -334,6 +477,8 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
     st = be->sync(ctx, err);
     r->d2h_ms = (ft_now() - t0) * 1e3;
 out:
+    if (d)
+        dyn_free(d);
     if (arena)
         be->release(ctx, arena);
     free(s.in);
@@ -348,6 +493,7 @@ void ft_run_result_free(ft_run_result *r)
     for (int i = 0; r->outputs && i < r->n_outputs; i++)
         free(r->outputs[i]);
     free(r->outputs);
+    free(r->output_shapes);
     free(r->run_ms);
     free(r->node_ms);
     free(r->events);

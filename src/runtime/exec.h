@@ -51,6 +51,8 @@ typedef struct ft_run_result {
     int n_warmup;     /* untimed runs made first */
     double h2d_ms, d2h_ms;
     void **outputs;   /* host copies, one per graph output */
+    ft_shape *output_shapes; /* their shapes: the graph's, or as the last run gave them when they are
+                              * known only at run time (graph.h: FT_TF_DYNAMIC) */
     int n_outputs;
     double *node_ms;  /* with profile: total ms per node (index into g->nodes) over the timed runs */
     ft_trace_event *events; /* with trace: n_events entries */

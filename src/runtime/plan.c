@@ -82,7 +82,7 @@ static int view_of_last_read(const ft_graph *g, const ft_node *n, const int *lef
         return 0;
     const ft_tensor *a = &g->tensors[n->in[0]], *b = &g->tensors[n->out[0]];
     return left[n->in[0]] == 1 && !ft_plan_is_persistent(a) && !ft_plan_is_persistent(b) &&
-           ft_tensor_bytes(a) == ft_tensor_bytes(b);
+           !((a->flags | b->flags) & FT_TF_DYNAMIC) && ft_tensor_bytes(a) == ft_tensor_bytes(b);
 }
 
 int ft_plan_is_view(const ft_graph *g, const ft_plan *p, const ft_node *n)
@@ -93,7 +93,7 @@ int ft_plan_is_view(const ft_graph *g, const ft_plan *p, const ft_node *n)
         return 0;
     const ft_tensor *a = &g->tensors[n->in[0]], *b = &g->tensors[n->out[0]];
     return !ft_plan_is_persistent(a) && !ft_plan_is_persistent(b) && p->offset[n->in[0]] == p->offset[n->out[0]] &&
-           ft_tensor_bytes(a) == ft_tensor_bytes(b);
+           p->offset[n->in[0]] != FT_PLAN_DYNAMIC && ft_tensor_bytes(a) == ft_tensor_bytes(b);
 }
 
 ft_status ft_plan_build(const ft_graph *g, ft_plan *p, ft_error *err)
@@ -114,7 +114,10 @@ ft_status ft_plan_build(const ft_graph *g, ft_plan *p, ft_error *err)
         uint64_t sz = align_up(ft_tensor_bytes(t));
         p->unplanned_bytes += sz;
         left[i] = t->n_readers;
-        if (ft_plan_is_persistent(t)) {
+        if (t->flags & FT_TF_DYNAMIC) {
+            p->offset[i] = FT_PLAN_DYNAMIC;
+            p->n_dynamic++;
+        } else if (ft_plan_is_persistent(t)) {
             p->offset[i] = pers;
             pers += sz;
             if ((t->flags & FT_TF_VALUE) && !(t->flags & FT_TF_INPUT))
@@ -128,6 +131,8 @@ ft_status ft_plan_build(const ft_graph *g, ft_plan *p, ft_error *err)
         int moved = view_of_last_read(g, n, left) ? n->in[0] : -1;
         for (int o = 0; o < n->n_out; o++) {
             const ft_tensor *t = &g->tensors[n->out[o]];
+            if (t->flags & FT_TF_DYNAMIC)
+                continue;
             if (moved >= 0)
                 p->offset[n->out[o]] = p->offset[moved]; /* the block passes to the output */
             else if (!ft_plan_is_persistent(t))
@@ -138,13 +143,13 @@ ft_status ft_plan_build(const ft_graph *g, ft_plan *p, ft_error *err)
             if (ti < 0)
                 continue;
             const ft_tensor *t = &g->tensors[ti];
-            if (--left[ti] == 0 && !ft_plan_is_persistent(t) && ti != moved)
+            if (--left[ti] == 0 && !ft_plan_is_persistent(t) && ti != moved && !(t->flags & FT_TF_DYNAMIC))
                 oom |= fl_free(&fl, p->offset[ti] - pers, align_up(ft_tensor_bytes(t)));
         }
         for (int o = 0; o < n->n_out; o++) { /* outputs nobody reads */
             int ti = n->out[o];
             const ft_tensor *t = &g->tensors[ti];
-            if (t->n_readers == 0 && !ft_plan_is_persistent(t))
+            if (t->n_readers == 0 && !ft_plan_is_persistent(t) && !(t->flags & FT_TF_DYNAMIC))
                 oom |= fl_free(&fl, p->offset[ti] - pers, align_up(ft_tensor_bytes(t)));
         }
     }
@@ -165,6 +170,8 @@ ft_status ft_plan_build_unshared(const ft_graph *g, ft_plan *p, ft_error *err)
         return st;
     uint64_t off = 0;
     for (int i = 0; i < g->n_tensors; i++) {
+        if (p->offset[i] == FT_PLAN_DYNAMIC)
+            continue;
         p->offset[i] = off;
         off += align_up(ft_tensor_bytes(&g->tensors[i]));
     }

@@ -7,7 +7,8 @@
  * passes to the output of a reshape-like node that is that reader: plan.c). A
  * node's outputs are placed before its inputs are released, so no kernel ever
  * writes over its own input (a reshape-like node given its input's block
- * writes nothing).
+ * writes nothing). A dynamic tensor (graph.h: FT_TF_DYNAMIC) is not placed:
+ * its offset is FT_PLAN_DYNAMIC.
  *
  * Ownership: ft_plan_build fills a caller-owned ft_plan; ft_plan_free releases
  * its arrays.
@@ -20,6 +21,10 @@
 #include "../graph/graph.h"
 
 #define FT_ALIGN 64
+/* The offset of a dynamic tensor (FT_TF_DYNAMIC: its size is known only at
+ * run time): it has no place in the arena; the executor gives it a buffer of
+ * its own, grown as runs need and kept across the runs of one ft_exec_run. */
+#define FT_PLAN_DYNAMIC UINT64_MAX
 
 typedef struct ft_plan {
     int n_tensors;
@@ -28,6 +33,7 @@ typedef struct ft_plan {
     uint64_t persistent_bytes; /* inputs, outputs, constants */
     uint64_t unplanned_bytes;  /* every tensor in its own buffer */
     uint64_t weights_bytes;    /* constants (value in the file, not an input) */
+    int n_dynamic;             /* tensors at FT_PLAN_DYNAMIC */
 } ft_plan;
 
 ft_status ft_plan_build(const ft_graph *g, ft_plan *p, ft_error *err);

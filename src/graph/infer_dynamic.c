@@ -1,0 +1,120 @@
+/* Inference of the data-dependent ops: non_zero, compress, unique and
+ * non_max_suppression. How many elements each gives depends on its input's
+ * values, so each output is inferred at its bound (the most the op can give
+ * for these input shapes); ft_node_infer marks the outputs dynamic
+ * (FT_TF_DYNAMIC), the executor gives them memory for that bound at run time,
+ * and the kernel sets the shape it wrote (runtime/backend.h). */
+#include "graph.h"
+#include "infer_common.h"
+
+ft_status ft_infer_non_zero(ft_infer_ctx *c)
+{
+    const ft_shape *s = &c->in[0]->shape;
+    /* a scalar counts as one element of a 1-D tensor (NumPy's nonzero) */
+    ft_shape o = {.rank = 2, .dims = {s->rank ? s->rank : 1, (int64_t)ft_numel(s)}};
+    return ft_infer_set_out(c, 0, FT_I64, &o);
+}
+
+/* The optional axis attribute resolved against rank: -1 when absent. */
+static ft_status axis_or_flat(ft_infer_ctx *c, int rank, int *axis)
+{
+    const ft_attr_val *a = ft_attr(c->node, "axis");
+    *axis = -1;
+    if (!a->present)
+        return FT_OK;
+    if (ft_axis(a->i, rank, axis) != 0)
+        return ft_infer_fail(c, "attribute 'axis' = %lld is out of range for input '%s' of rank %d (valid axes are "
+                             "%d..%d)", (long long)a->i, ft_infer_in_name(c, 0), rank, -rank, rank - 1);
+    return FT_OK;
+}
+
+ft_status ft_infer_compress(ft_infer_ctx *c)
+{
+    const ft_shape *s = &c->in[0]->shape, *cs = &c->in[1]->shape;
+    char b[FT_SHAPE_STR];
+    if (c->in[1]->dtype != FT_BOOL || cs->rank != 1)
+        return ft_infer_fail(c, "the condition '%s' must be a 1-D bool tensor, got %s %s", ft_infer_in_name(c, 1),
+                             ft_dtype_name(c->in[1]->dtype), ft_shape_str(cs, b));
+    int axis;
+    ft_status st = axis_or_flat(c, s->rank, &axis);
+    if (st)
+        return st;
+    c->params->dd.axis = axis;
+    ft_shape o = {.rank = 1, .dims = {(int64_t)ft_numel(s)}};
+    if (axis >= 0)
+        o = *s;
+    int d = axis >= 0 ? axis : 0;
+    if (cs->dims[0] < o.dims[d]) /* slices past the condition's end are dropped */
+        o.dims[d] = cs->dims[0];
+    return ft_infer_set_out(c, 0, c->in[0]->dtype, &o);
+}
+
+ft_status ft_infer_unique(ft_infer_ctx *c)
+{
+    const ft_shape *s = &c->in[0]->shape;
+    int axis, sorted;
+    ft_status st = axis_or_flat(c, s->rank, &axis);
+    if (!st)
+        st = ft_infer_flag(c, "sorted", &sorted);
+    if (st)
+        return st;
+    c->params->dd.axis = axis;
+    c->params->dd.sorted = sorted;
+    int64_t len = axis >= 0 ? s->dims[axis] : (int64_t)ft_numel(s);
+    ft_shape y = {.rank = 1, .dims = {len}}, v = {.rank = 1, .dims = {len}};
+    if (axis >= 0)
+        y = *s;
+    st = ft_infer_set_out(c, 0, c->in[0]->dtype, &y);
+    for (int i = 1; i < c->n_out && !st; i++) /* indices, inverse_indices, counts */
+        st = ft_infer_set_out(c, i, FT_I64, &v);
+    return st;
+}
+
+/* Input i, when given and known at load, as an integer (its first element). */
+static int const_int(const ft_infer_ctx *c, int i, int64_t *v)
+{
+    if (i >= c->n_in || !c->in[i] || c->node->in[i] < 0)
+        return 0;
+    const ft_tensor *t = &c->g->tensors[c->node->in[i]];
+    if (!(t->flags & FT_TF_VALUE) || !t->value || ft_numel(&t->shape) < 1 || t->dtype != FT_I64)
+        return 0;
+    *v = ((const int64_t *)t->value)[0];
+    return 1;
+}
+
+ft_status ft_infer_non_max_suppression(ft_infer_ctx *c)
+{
+    const ft_shape *bx = &c->in[0]->shape, *sc = &c->in[1]->shape;
+    char b1[FT_SHAPE_STR], b2[FT_SHAPE_STR];
+    if (bx->rank != 3 || bx->dims[2] != 4)
+        return ft_infer_fail(c, "boxes '%s' must have shape [batches, boxes, 4], got %s", ft_infer_in_name(c, 0),
+                             ft_shape_str(bx, b1));
+    if (c->in[1]->dtype != c->in[0]->dtype || sc->rank != 3 || sc->dims[0] != bx->dims[0] || sc->dims[2] != bx->dims[1])
+        return ft_infer_fail(c, "scores '%s' must be %s of shape [batches, classes, boxes] = [%lld, classes, %lld], got "
+                             "%s %s", ft_infer_in_name(c, 1), ft_dtype_name(c->in[0]->dtype), (long long)bx->dims[0],
+                             (long long)bx->dims[1], ft_dtype_name(c->in[1]->dtype), ft_shape_str(sc, b2));
+    static const char *const what[] = {NULL, NULL, "max_output_boxes_per_class", "iou_threshold", "score_threshold"};
+    for (int i = 2; i < c->n_in; i++) {
+        if (!c->in[i])
+            continue;
+        ft_dtype want = i == 2 ? FT_I64 : FT_F32;
+        if (c->in[i]->dtype != want || ft_numel(&c->in[i]->shape) != 1 || c->in[i]->shape.rank > 1)
+            return ft_infer_fail(c, "%s '%s' must be one %s value (a scalar or shape [1]), got %s %s", what[i],
+                                 ft_infer_in_name(c, i), ft_dtype_name(want), ft_dtype_name(c->in[i]->dtype),
+                                 ft_shape_str(&c->in[i]->shape, b1));
+    }
+    int center;
+    ft_status st = ft_infer_flag(c, "center_point_box", &center);
+    if (st)
+        return st;
+    c->params->dd.center = center;
+    /* at most every box of every class of every batch, or max per class
+     * when that is known now (absent: 0, nothing is selected) */
+    int64_t per = bx->dims[1], m;
+    if (c->n_in < 3 || !c->in[2])
+        per = 0;
+    else if (const_int(c, 2, &m))
+        per = m < 0 ? 0 : m < per ? m : per;
+    ft_shape o = {.rank = 2, .dims = {bx->dims[0] * sc->dims[1] * per, 3}};
+    return ft_infer_set_out(c, 0, FT_I64, &o);
+}
