@@ -26,10 +26,6 @@ static const char *const fold_only[] = {"Constant", "Shape", "Size", "ConstantOf
 static const struct {
     const char *op, *why;
 } refused[] = {
-    {"NonZero", "its output shape depends on the data"},
-    {"Unique", "its output shape depends on the data"},
-    {"NonMaxSuppression", "its output shape depends on the data"},
-    {"Compress", "its output shape depends on the data"},
     {"Loop", "loops are not supported"},
     {"Scan", "loops are not supported"},
     {"SequenceConstruct", "sequences are not supported"},
@@ -134,6 +130,9 @@ static ft_status fold_shape(onx_ctx *c, const onx_node *n, int size)
     const ft_tensor *t = onx_in_tensor(c, n, 0);
     if (!t)
         return onx_error(c, n, FT_EGRAPH, "input 0 (the tensor whose shape it reads) is missing");
+    if (t->flags & FT_TF_DYNAMIC)
+        return onx_unsupported(c, n, "input 0 ('%s') has a shape known only at run time (it follows a data-dependent "
+                               "op); shape arithmetic at run time is not supported", n->pb->input[0]);
     val v;
     ft_shape s = {.rank = size ? 0 : 1};
     int r = t->shape.rank;

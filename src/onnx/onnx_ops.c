@@ -239,6 +239,9 @@ static const onx_op_map MAPS[] = {
     {"LRN", 1, ox_map_lrn}, {"LpPool", 2, ox_map_lp_pool}, {"GlobalLpPool", 2, ox_map_lp_pool}, {"HannWindow", 17, ox_map_window}, {"HammingWindow", 17, ox_map_window},
     {"BlackmanWindow", 17, ox_map_window},
     {"CausalConvWithState", 27, ox_map_causal_conv_with_state},
+    /* data-dependent output shapes */
+    {"NonZero", 9, ox_map_non_zero}, {"Compress", 9, ox_map_compress}, {"Unique", 11, ox_map_unique},
+    {"NonMaxSuppression", 10, ox_map_nms},
     /* other domains, named DOMAIN.OP */
     {"ai.onnx.preview.training.Adagrad", 1, ox_map_optimizer}, {"ai.onnx.preview.training.Adam", 1, ox_map_optimizer},
     {"ai.onnx.preview.training.Momentum", 1, ox_map_optimizer},
@@ -256,7 +259,6 @@ const onx_op_map *onx_find_map(const char *op_type, int opset)
 /* ---------------------------------------------------------------- catalogue */
 
 #define FOLD "folded at load time; needs its inputs known at load"
-#define DYN "data-dependent output shape"
 #define SEQ "sequence and optional values are not ftrun tensors"
 #define STR "string tensors are not ftrun tensors"
 #define RAND "random sampling (no ftrun op)"
@@ -296,7 +298,7 @@ static const onx_op_status CATALOGUE[] = {
     {"CenterCropPad", 'm', "center_crop_pad (target shape known at load)"},
     {"Clip", 'm', "clip (min/max known at load)"},
     {"Col2Im", 'm', "col2im (image_shape and block_shape known at load)"},
-    {"Compress", '-', DYN},
+    {"Compress", 'm', "compress (run-time output shape)"},
     {"Concat", 'm', "concat"},
     {"ConcatFromSequence", '-', SEQ},
     {"Constant", 'f', FOLD},
@@ -377,8 +379,8 @@ static const onx_op_status CATALOGUE[] = {
     {"Multinomial", '-', RAND},
     {"Neg", 'm', "neg"},
     {"NegativeLogLikelihoodLoss", 'm', "negative_log_likelihood_loss"},
-    {"NonMaxSuppression", '-', DYN},
-    {"NonZero", '-', DYN},
+    {"NonMaxSuppression", 'm', "non_max_suppression (run-time output shape)"},
+    {"NonZero", 'm', "non_zero (run-time output shape)"},
     {"Not", 'm', "not"},
     {"OneHot", 'm', "one_hot (depth known at load)"},
     {"Optional", '-', SEQ},
@@ -463,7 +465,7 @@ static const onx_op_status CATALOGUE[] = {
     {"TopK", 'm', "topk (k known at load)"},
     {"Transpose", 'm', "transpose"},
     {"Trilu", 'm', "trilu (k known at load)"},
-    {"Unique", '-', DYN},
+    {"Unique", 'm', "unique (run-time output shape)"},
     {"Unsqueeze", 'm', "unsqueeze (axes known at load)"},
     {"Upsample", 'm', "resize (deprecated op; modes nearest and linear)"},
     {"Where", 'm', "where"},

@@ -86,6 +86,12 @@ ft_status ox_map_where(onx_ctx *c, const onx_node *n);
 ft_status ox_map_alpha_act(onx_ctx *c, const onx_node *n);
 ft_status ox_map_gelu(onx_ctx *c, const onx_node *n);
 ft_status ox_map_swiglu(onx_ctx *c, const onx_node *n);
+/* NonZero, Compress, Unique, NonMaxSuppression: output shapes known at run
+ * time (onnx_ops_dynamic.c) */
+ft_status ox_map_non_zero(onx_ctx *c, const onx_node *n);
+ft_status ox_map_compress(onx_ctx *c, const onx_node *n);
+ft_status ox_map_unique(onx_ctx *c, const onx_node *n);
+ft_status ox_map_nms(onx_ctx *c, const onx_node *n);
 /* ai.onnx.preview.training: Adagrad, Adam, Momentum (onnx_ops_training.c) */
 ft_status ox_map_optimizer(onx_ctx *c, const onx_node *n);
 /* ai.onnx.ml (onnx_ops_ml.c) */
