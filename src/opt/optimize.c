@@ -24,7 +24,9 @@ ft_status opt_oom(opt *o) { return ft_err(o->err, FT_ERUNTIME, "%s: out of memor
 
 int opt_private(const opt *o, int t)
 {
-    return t >= 0 && o->g->tensors[t].n_readers == 1 && !(o->g->tensors[t].flags & FT_TF_OUTPUT);
+    /* a tensor whose shape is known only at run time is never fused through:
+     * the shape the patterns would check is a stand-in */
+    return t >= 0 && o->g->tensors[t].n_readers == 1 && !(o->g->tensors[t].flags & (FT_TF_OUTPUT | FT_TF_DYNAMIC));
 }
 
 int opt_prod(const opt *o, int t, ft_op op)
@@ -91,7 +93,8 @@ int opt_other(const opt *o, int k, int t)
 int opt_same_as_input(const opt *o, int x, int out, ft_op op)
 {
     const ft_tensor *a = &o->g->tensors[x], *b = &o->g->tensors[out];
-    return a->dtype == b->dtype && ft_shape_eq(&a->shape, &b->shape) && ft_dtype_in(a->dtype, ft_op_get(op)->dtypes);
+    return a->dtype == b->dtype && ft_shape_eq(&a->shape, &b->shape) && ft_dtype_in(a->dtype, ft_op_get(op)->dtypes) &&
+           !((a->flags | b->flags) & FT_TF_DYNAMIC);
 }
 
 void opt_kill(opt *o, int k)

@@ -23,7 +23,8 @@ typedef struct opt {
 } opt;
 
 ft_status opt_oom(opt *o); /* fills o->err, returns FT_ERUNTIME */
-/* An intermediate: exactly one reading slot, no graph output. */
+/* An intermediate: exactly one reading slot, no graph output, a shape known
+ * at load (not FT_TF_DYNAMIC). */
 int opt_private(const opt *o, int t);
 /* The live node producing t with op `op`, or -1 (also for t < 0). */
 int opt_prod(const opt *o, int t, ft_op op);
@@ -41,7 +42,7 @@ int opt_scalar_near(const opt *o, int t, double want);
 int opt_scalar_val(const opt *o, int t, double *v);
 /* The operand of binary node k other than t (-1 when t is neither or both). */
 int opt_other(const opt *o, int k, int t);
-/* The fused op may replace x -> out: same dtype and shape, a dtype op takes. */
+/* The fused op may replace x -> out: same dtype and shape, known at load, a dtype op takes. */
 int opt_same_as_input(const opt *o, int x, int out, ft_op op);
 /* Node k is removed: its reading slots are released, its outputs lose their producer. */
 void opt_kill(opt *o, int k);
