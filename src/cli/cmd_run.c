@@ -277,6 +277,10 @@ int ft_cmd_run(const ft_cli *c)
         }
     }
     if (c->dry_run) {
+        char dyn[600];
+        if (!c->quiet && ft_graph_dynamic_str(g, dyn, sizeof dyn))
+            fprintf(stderr, "%s: %s: run-time shapes: %s; their memory is given at run time, outside the arena\n", ft_prog,
+                    g->name, dyn);
         if (!c->quiet)
             fprintf(stderr, "%s: %s: valid; %d nodes on %s; planned arena %llu bytes (unplanned %llu); nothing run (--dry-run)\n",
                     ft_prog, g->name, g->n_nodes, devname, (unsigned long long)plan.arena_bytes,

@@ -116,6 +116,8 @@ static void tensor_line(FILE *f, const ft_info_view *v, int t, int name_w)
     ft_cell(f, x->name, name_w, 0);
     fprintf(f, "  %-5s ", ft_dtype_name(x->dtype));
     sym_shape(v, &x->shape, &twin(v, t)->shape, s, sizeof s);
+    if (x->flags & FT_TF_DYNAMIC)
+        strcat(s, "*");
     if (x->source) {
         ft_cell(f, s, 20, 0);
         fprintf(f, "  value from %s\n", x->source);
@@ -131,8 +133,9 @@ static void outputs_str(const ft_info_view *v, const ft_node *n, char *buf, size
     for (int o = 0; o < n->n_out && len + 64 < sz; o++) {
         const ft_tensor *t = &v->g->tensors[n->out[o]];
         char s[FT_SHAPE_STR * 8];
-        len += (size_t)snprintf(buf + len, sz - len, "%s%s %s%s", o ? ", " : "", t->name, ft_dtype_name(t->dtype),
-                                sym_shape(v, &t->shape, &twin(v, n->out[o])->shape, s, sizeof s));
+        len += (size_t)snprintf(buf + len, sz - len, "%s%s %s%s%s", o ? ", " : "", t->name, ft_dtype_name(t->dtype),
+                                sym_shape(v, &t->shape, &twin(v, n->out[o])->shape, s, sizeof s),
+                                (t->flags & FT_TF_DYNAMIC) ? "*" : "");
     }
 }
 
@@ -148,6 +151,10 @@ void ft_info_text(FILE *f, const ft_info_view *v)
     if (g->opt_note)
         fprintf(f, "%s\n", g->opt_note);
     fprintf(f, "nodes: %d, tensors: %d\n", g->n_nodes, g->n_tensors);
+    char dyn[600];
+    if (ft_graph_dynamic_str(g, dyn, sizeof dyn))
+        fprintf(f, "run-time shapes: %s (their nodes, marked dynamic, are inferred again at every run; a shape "
+                "marked * is the load's stand-in: a data-dependent op's bound, or what follows from it)\n", dyn);
     if (v->g2) {
         fprintf(f, "unbound dims:");
         for (int k = 0; k < v->u1->n; k++)
@@ -173,7 +180,7 @@ void ft_info_text(FILE *f, const ft_info_view *v)
     for (int k = 0; k < g->n_nodes; k++) {
         const ft_node *n = &g->nodes[g->order[k]];
         nw = clamp(ft_text_width(n->name), nw, 48);
-        opw = clamp((int)strlen(ft_op_name(n->op)) + (is_view(v, n) ? 7 : 0), opw, 40);
+        opw = clamp((int)strlen(ft_op_name(n->op)) + (is_view(v, n) ? 7 : ft_node_dynamic(g, n) ? 10 : 0), opw, 40);
         outputs_str(v, n, buf, sizeof buf);
         ow = clamp(ft_text_width(buf), ow, 64);
         uint64_t fl[2], by[2];
@@ -196,7 +203,8 @@ void ft_info_text(FILE *f, const ft_info_view *v)
         for (int r = 0; r < 2; r++)
             tf[r] += fl[r], tb[r] += by[r];
         char op[64];
-        snprintf(op, sizeof op, "%s%s", ft_op_name(n->op), is_view(v, n) ? " (view)" : "");
+        snprintf(op, sizeof op, "%s%s", ft_op_name(n->op),
+                 is_view(v, n) ? " (view)" : ft_node_dynamic(g, n) ? " (dynamic)" : "");
         outputs_str(v, n, buf, sizeof buf);
         fprintf(f, "  %4d  ", k);
         ft_cell(f, n->name, nw, 0);

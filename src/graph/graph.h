@@ -157,6 +157,15 @@ ft_status ft_node_infer(ft_graph *g, ft_node *n, ft_error *err);
  * its previous value unless that was borrowed from the file mapping. */
 void ft_tensor_set_value(ft_tensor *t, void *owned, size_t bytes);
 
+/* How many tensors of g (validated) get their shapes at run time
+ * (FT_TF_DYNAMIC), and why, into buf: "5 tensors, after 'nz' (non_zero),
+ * 'uq' (unique)" naming the data-dependent nodes (infer_dynamic.c). 0 and
+ * "" when none. */
+int ft_graph_dynamic_str(const ft_graph *g, char *buf, size_t n);
+/* 1 if node n runs with shapes known only at run time: a data-dependent op,
+ * or a reader of a dynamic tensor. */
+int ft_node_dynamic(const ft_graph *g, const ft_node *n);
+
 /* Tensor index by name, or -1. */
 int ft_graph_find(const ft_graph *g, const char *name);
 static inline size_t ft_tensor_bytes(const ft_tensor *t) { return (size_t)ft_numel(&t->shape) * ft_dtype_size(t->dtype); }

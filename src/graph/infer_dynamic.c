@@ -4,6 +4,8 @@
  * for these input shapes); ft_node_infer marks the outputs dynamic
  * (FT_TF_DYNAMIC), the executor gives them memory for that bound at run time,
  * and the kernel sets the shape it wrote (runtime/backend.h). */
+#include <stdio.h>
+
 #include "graph.h"
 #include "infer_common.h"
 
@@ -117,4 +119,37 @@ ft_status ft_infer_non_max_suppression(ft_infer_ctx *c)
         per = m < 0 ? 0 : m < per ? m : per;
     ft_shape o = {.rank = 2, .dims = {bx->dims[0] * sc->dims[1] * per, 3}};
     return ft_infer_set_out(c, 0, FT_I64, &o);
+}
+
+int ft_node_dynamic(const ft_graph *g, const ft_node *n)
+{
+    if (ft_op_data_dependent(n->op))
+        return 1;
+    for (int i = 0; i < n->n_in; i++)
+        if (n->in[i] >= 0 && (g->tensors[n->in[i]].flags & FT_TF_DYNAMIC))
+            return 1;
+    return 0;
+}
+
+int ft_graph_dynamic_str(const ft_graph *g, char *buf, size_t n)
+{
+    int count = 0, named = 0;
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; i < g->n_tensors; i++)
+        count += (g->tensors[i].flags & FT_TF_DYNAMIC) != 0;
+    if (!count)
+        return 0;
+    len += (size_t)snprintf(buf, n, "%d tensor%s, after", count, count == 1 ? "" : "s");
+    for (int k = 0; k < g->n_nodes && len < n; k++) {
+        const ft_node *nd = &g->nodes[g->order ? g->order[k] : k];
+        if (!ft_op_data_dependent(nd->op))
+            continue;
+        if (named == 4) {
+            len += (size_t)snprintf(buf + len, n - len, ", ...");
+            break;
+        }
+        len += (size_t)snprintf(buf + len, n - len, "%s '%s' (%s)", named++ ? "," : "", nd->name, ft_op_name(nd->op));
+    }
+    return count;
 }
