@@ -112,7 +112,7 @@ ft_status ft_plan_build(const ft_graph *g, ft_plan *p, ft_error *err)
     for (int i = 0; i < g->n_tensors; i++) {
         const ft_tensor *t = &g->tensors[i];
         uint64_t sz = align_up(ft_tensor_bytes(t));
-        p->unplanned_bytes += sz;
+        p->unplanned_bytes += (t->flags & FT_TF_DYNAMIC) ? 0 : sz;
         left[i] = t->n_readers;
         if (t->flags & FT_TF_DYNAMIC) {
             p->offset[i] = FT_PLAN_DYNAMIC;
