@@ -39,6 +39,7 @@
 #include "report.h"
 #include "test.h"
 #include "test_int.h"
+#include "cliutil.h"
 #include "../opt/optimize.h"
 
 static const char *const prog = "ftrun";
