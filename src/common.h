@@ -69,6 +69,9 @@ char *ft_strdup(const char *s);
  */
 int ft_grow(void *arrp, int *cap, int n, size_t size, int first);
 
+/* Seconds on a monotonic clock. */
+double ft_now(void);
+
 /* Checked arithmetic: return 0 on success, 1 on overflow. */
 static inline int ft_mul_overflow(uint64_t a, uint64_t b, uint64_t *out)
 {

@@ -20,6 +20,7 @@
 #include "profile.h"
 #include "report.h"
 #include "show.h"
+#include "arrays.h"
 
 /* Output file names must be distinct after sanitising. */
 static ft_status check_output_names(const ft_graph *g, ft_error *err)

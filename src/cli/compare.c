@@ -1,4 +1,5 @@
 #include "compare.h"
+#include "../graph/elem.h"
 
 #include "../graph/graph.h"
 

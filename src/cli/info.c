@@ -84,7 +84,9 @@ static int is_view(const ft_info_view *v, const ft_node *n)
     return ft_plan_is_view(v->g, v->p, n) && (!v->g2 || ft_plan_is_view(v->g2, v->p2, &v->g2->nodes[n - v->g->nodes]));
 }
 
-static void node_cost(const ft_info_view *v, int idx, uint64_t fl[2], uint64_t by[2])
+/* The node's flops and bytes in g and g2 (fl[1], by[1]; the same as g's
+ * without g2), added to the totals tf and tb when they are not NULL. */
+static void node_cost(const ft_info_view *v, int idx, uint64_t fl[2], uint64_t by[2], uint64_t tf[2], uint64_t tb[2])
 {
     const ft_node *n = &v->g->nodes[idx];
     ft_node_cost(v->g, n, &fl[0], &by[0]);
@@ -93,6 +95,9 @@ static void node_cost(const ft_info_view *v, int idx, uint64_t fl[2], uint64_t b
         ft_node_cost(v->g2, &v->g2->nodes[idx], &fl[1], &by[1]);
     if (is_view(v, n))
         by[0] = by[1] = 0; /* a view copies nothing */
+    if (tf)
+        for (int r = 0; r < 2; r++)
+            tf[r] += fl[r], tb[r] += by[r];
 }
 
 static const char *human(uint64_t b, char *buf, size_t n)
@@ -184,7 +189,7 @@ void ft_info_text(FILE *f, const ft_info_view *v)
         outputs_str(v, n, buf, sizeof buf);
         ow = clamp(ft_text_width(buf), ow, 64);
         uint64_t fl[2], by[2];
-        node_cost(v, g->order[k], fl, by);
+        node_cost(v, g->order[k], fl, by, NULL, NULL);
         fw = clamp((int)strlen((sym(v, (int64_t)fl[0], (int64_t)fl[1], n1, sizeof n1), n1)), fw, 40);
         bw = clamp((int)strlen((sym(v, (int64_t)by[0], (int64_t)by[1], n2, sizeof n2), n2)), bw, 40);
     }
@@ -199,9 +204,7 @@ void ft_info_text(FILE *f, const ft_info_view *v)
     for (int k = 0; k < g->n_nodes; k++) {
         const ft_node *n = &g->nodes[g->order[k]];
         uint64_t fl[2], by[2];
-        node_cost(v, g->order[k], fl, by);
-        for (int r = 0; r < 2; r++)
-            tf[r] += fl[r], tb[r] += by[r];
+        node_cost(v, g->order[k], fl, by, tf, tb);
         char op[64];
         snprintf(op, sizeof op, "%s%s", ft_op_name(n->op),
                  is_view(v, n) ? " (view)" : ft_node_dynamic(g, n) ? " (dynamic)" : "");
@@ -323,9 +326,7 @@ char *ft_info_json(const ft_info_view *v)
     for (int k = 0; k < g->n_nodes; k++) {
         const ft_node *n = &g->nodes[g->order[k]];
         uint64_t fl[2], by[2];
-        node_cost(v, g->order[k], fl, by);
-        for (int r = 0; r < 2; r++)
-            tf[r] += fl[r], tb[r] += by[r];
+        node_cost(v, g->order[k], fl, by, tf, tb);
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "index", k);
         cJSON_AddStringToObject(o, "name", n->name);

@@ -1,6 +1,8 @@
 /* NumPy-style printing of arrays (show.h). */
 #include "show.h"
 #include "../io/npz.h"
+#include "arrays.h"
+#include "../graph/elem.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -39,6 +39,7 @@
 #include "report.h"
 #include "test.h"
 #include "test_int.h"
+#include "cliutil.h"
 #include "../opt/optimize.h"
 
 static const char *const prog = "ftrun";
@@ -72,20 +73,27 @@ static int only_dirs(const struct dirent *d)
     return d->d_name[0] != '.';
 }
 
+/* The entry after the last of the list (L->n, not yet counted) for folder
+ * dir, named name, from DIR operand suite; NULL when out of memory. */
+static tcase *new_case(caselist *L, const char *dir, const char *name, int suite)
+{
+    if (ft_grow(&L->c, &L->cap, L->n, sizeof *L->c, 64))
+        return NULL;
+    tcase *t = &L->c[L->n];
+    memset(t, 0, sizeof *t);
+    t->dir = ft_strdup(dir);
+    t->name = ft_strdup(name);
+    t->suite = suite;
+    return t->dir && t->name ? t : NULL;
+}
+
 /* Cases at or below dir (a case folder, or up to 4 levels of folders holding
  * them), sorted by name. Returns -1 when out of memory. */
 static int collect(caselist *L, const char *dir, const char *name, int suite, int depth)
 {
     char model[4200];
     if (ft_test_find_model(dir, model, sizeof model)) {
-        if (ft_grow(&L->c, &L->cap, L->n, sizeof *L->c, 64))
-            return -1;
-        tcase *t = &L->c[L->n];
-        memset(t, 0, sizeof *t);
-        t->dir = ft_strdup(dir);
-        t->name = ft_strdup(name);
-        t->suite = suite;
-        if (!t->dir || !t->name)
+        if (!new_case(L, dir, name, suite))
             return -1;
         L->n++;
         return 0;
@@ -631,17 +639,12 @@ static void free_patterns(patterns *P)
 /* A DIR operand that is not a test folder: a failed entry of the report. */
 static int add_missing(caselist *L, const char *dir, int suite, const char *why)
 {
-    if (ft_grow(&L->c, &L->cap, L->n, sizeof *L->c, 64))
+    tcase *t = new_case(L, dir, dir, suite);
+    if (!t)
         return -1;
-    tcase *t = &L->c[L->n];
-    memset(t, 0, sizeof *t);
-    t->dir = ft_strdup(dir);
-    t->name = ft_strdup(dir);
-    t->msg = ft_strdup(why);
-    t->suite = suite;
     t->status = 'F';
     t->missing = 1;
-    if (!t->dir || !t->name || !t->msg)
+    if (!(t->msg = ft_strdup(why)))
         return -1;
     L->n++;
     return 0;

@@ -20,7 +20,9 @@
 #include "compare.h"
 #include "outfile.h"
 #include "report.h"
-#include "test.h"
+#include "cliutil.h"
+#include "test_int.h"
+#include "arrays.h"
 
 static int is_dir(const char *p)
 {

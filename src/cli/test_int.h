@@ -1,7 +1,9 @@
-/* What the parent of `ftrun test` (test.c: scanning, scheduling, the command)
- * and its report writers (test_report.c: JUnit XML and --json) share: the
- * case list and a growable string. The parent owns the list and every string
- * in it; the writers read it.
+/* What the parts of `ftrun test` share: its options; what the parent
+ * (test.c: scanning, scheduling, the command) and a worker (test_case.c: one
+ * case loaded, run and compared) share, the worker's device and the case
+ * runner; and what the parent and its report writers (test_report.c: JUnit
+ * XML and --json) share, the case list and a growable string. The parent
+ * owns the list and every string in it; the writers read it.
  *
  *   sbuf b = {0};
  *   test_sb_printf(&b, "%d passed", 3);   // b.s grows; b.oom set when out of memory
@@ -13,9 +15,49 @@
 #include <stddef.h>
 
 #include "../common.h"
-#include "test.h"
+#include "../runtime/backend.h"
 
+/* The options of `ftrun test`, as in ftrun(1). */
+typedef struct ft_test_opts {
+    const char *device, *junit;
+    double rtol, atol, timeout;
+    int have_rtol, have_atol;
+    long jobs, threads;
+    int quiet, verbose;
+    int opt_level; /* -O: the optimizer's level (src/opt/optimize.h), FT_OPT_DEFAULT unless given */
+    const char *save_outputs; /* --save-outputs DIR, or NULL */
+} ft_test_opts;
 typedef ft_test_opts topts;
+
+/* ---- shared by test.c (the parent) and test_case.c (a case's child) ---- */
+/* The model file of a case folder (model.onnx, graph.json or graph.ftg, in
+ * that order) into path; 0 when there is none. */
+int ft_test_find_model(const char *dir, char *path, size_t n);
+/* A worker's device: the backend picked on its first case, the backend
+ * context opened on first use and kept for its later cases (one CUDA
+ * context, one cuBLAS handle per worker). retire is set when the context
+ * failed (open or run: a device may be left unusable), and the worker then
+ * ends after that case. Zero-initialised; ft_test_dev_close releases it.
+ *
+ *   ft_test_dev dev = {0};
+ *   char msg[2400];
+ *   char v = ft_test_run_case(&opts, &dev, "suite/scale", NULL, msg, sizeof msg);
+ *   ft_test_dev_close(&dev);
+ */
+typedef struct ft_test_dev {
+    const ft_backend *be;
+    int index, picked; /* picked: 0 not yet, 1 usable, -1 not usable */
+    ft_backend_ctx *ctx;
+    int retire;
+} ft_test_dev;
+/* Run the case in folder dir: 'P' pass, 'F' fail, 'U' unsupported, with a
+ * one-line message. Writes details (comparisons with verbose) on stderr.
+ * save: NULL, or the folder its outputs go to (--save-outputs; then an
+ * output without an expected value is saved, not a failure). */
+char ft_test_run_case(const ft_test_opts *o, ft_test_dev *dev, const char *dir, const char *save, char *msg, size_t msz);
+void ft_test_dev_close(ft_test_dev *dev);
+
+/* ---- shared by test.c and its report writers (test_report.c) ---- */
 
 /* A growable string: s is NUL-terminated when not NULL; oom is set, and
  * later additions are dropped, when it cannot grow. */

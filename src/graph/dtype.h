@@ -90,11 +90,7 @@ uint16_t ft_f32_to_f16(float f);   /* round to nearest even, overflow to inf */
 float ft_bf16_to_f32(uint16_t h);
 uint16_t ft_f32_to_bf16(float f);  /* round to nearest even */
 
-/* Read element i of a buffer of dtype dt as double / int64, and store. Slow
- * generic paths for value loading, comparison and rare kernels. */
-double ft_load_f64(const void *p, ft_dtype dt, size_t i);
-int64_t ft_load_i64(const void *p, ft_dtype dt, size_t i);
-void ft_store_f64(void *p, ft_dtype dt, size_t i, double v);
-void ft_store_i64(void *p, ft_dtype dt, size_t i, int64_t v);
+/* Element i of a buffer of any dtype read or written as a double or an
+ * int64: elem.h (ft_load_f64, ft_store_f64, ...). */
 
 #endif

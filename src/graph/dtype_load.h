@@ -1,5 +1,5 @@
 /* One element of any dtype read as a double or as an integer: the loads
- * that the graph (dtype.c: ft_load_f64, ft_load_i64), the CPU kernels
+ * that the graph (elem.c: ft_load_f64, ft_load_i64), the CPU kernels
  * (cpu/quant.c) and the CUDA kernels (cuda/elementwise_binary.cu: pow's
  * exponent) share, as static inline functions that compile as C and, under
  * nvcc, as host-and-device functions (f16/bf16 through cuda_fp16.h /
@@ -50,7 +50,7 @@ FT_LD_FN double ft_ld_f64(const void *p, int dt, int64_t i)
 }
 
 /* Element i of p as an integer, for the integer dtypes and bool; 0 for the
- * float dtypes, the small floats included (ft_load_i64 in dtype.c converts
+ * float dtypes, the small floats included (ft_load_i64 in elem.c converts
  * those). A u64 above
  * INT64_MAX comes back wrapped (its bits): callers that compare, divide or
  * convert it to floating point must test ft_dtype_is_uint first. */

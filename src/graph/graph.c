@@ -167,6 +167,16 @@ void ft_graph_free(ft_graph *g)
     free(g);
 }
 
+const ft_attr_val *ft_attr(const struct ft_node *n, const char *name)
+{
+    int i = ft_op_attr_index(n->op, name);
+    if (i < 0) {
+        fprintf(stderr, "ftrun: internal error: op %s has no attribute %s\n", ft_op_name(n->op), name);
+        abort();
+    }
+    return &n->attrs[i];
+}
+
 void ft_tensor_set_value(ft_tensor *t, void *owned, size_t bytes)
 {
     if (!t->borrowed)

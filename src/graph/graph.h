@@ -19,6 +19,7 @@
 
 #include "../common.h"
 #include "dtype.h"
+#include "elem.h"
 #include "ops.h"
 #include "shape.h"
 
@@ -169,6 +170,9 @@ int ft_node_dynamic(const ft_graph *g, const ft_node *n);
 /* Tensor index by name, or -1. */
 int ft_graph_find(const ft_graph *g, const char *name);
 static inline size_t ft_tensor_bytes(const ft_tensor *t) { return (size_t)ft_numel(&t->shape) * ft_dtype_size(t->dtype); }
+
+/* Attribute of a node by name (aborts on a name not in the op's schema). */
+const ft_attr_val *ft_attr(const ft_node *n, const char *name);
 
 /* Error with node context: "FILE: node 'NAME' (OP): message", code FT_EGRAPH unless given. */
 ft_status ft_node_err(ft_error *err, ft_status code, const ft_graph *g, const ft_node *n, const char *fmt, ...)

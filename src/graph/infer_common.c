@@ -1,8 +1,21 @@
 #include "infer_common.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+ft_status ft_infer_fail(ft_infer_ctx *c, const char *fmt, ...)
+{
+    FT_VFORMAT(msg, fmt);
+    return ft_node_err(c->err, FT_EGRAPH, c->g, c->node, "%s", msg);
+}
+
+ft_status ft_infer_unavailable(ft_infer_ctx *c)
+{
+    return ft_infer_fail(c, "op '%s' is not available in this version of ftrun (%s)", ft_op_name(c->node->op),
+                         FT_VERSION);
+}
 
 const char *ft_infer_in_name(const ft_infer_ctx *c, int i) { return c->g->tensors[c->node->in[i]].name; }
 

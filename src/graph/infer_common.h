@@ -14,6 +14,9 @@
 /* Size of the buffers of ft_ints_str and ft_floats_str. */
 #define FT_LIST_STR 240
 
+/* Fail inference with "FILE: node 'N' (op): message" and FT_EGRAPH. */
+ft_status ft_infer_fail(ft_infer_ctx *c, const char *fmt, ...) FT_PRINTF(2, 3);
+
 /* Name of input i of the node. */
 const char *ft_infer_in_name(const ft_infer_ctx *c, int i);
 /* Input i must have the dtype of input ref: "WHAT 'x' has dtype ..." with

@@ -1,12 +1,13 @@
-/* The op table (ops.def expanded) and attribute access.
+/* The op table (ops.def expanded) and the attribute schemas.
  *
  *   const ft_op_info *oi = ft_op_get(FT_OP_SOFTMAX);  // name, arity, attrs, infer, flops
  *   ft_op op; if (ft_op_lookup("softmax", &op) == 0) ...
- *   int64_t axis = ft_attr(node, "axis")->i;           // defaults already filled in
+ *   int k = ft_op_attr_index(FT_OP_SOFTMAX, "axis");   // -1 when the schema has none
  *
  * Attribute values of a node live in node->attrs, one per schema entry, in
- * schema order; ft_attr() finds one by name (an unknown name is a programming
- * error and aborts).
+ * schema order; ft_attr() (graph.h) finds one by name (an unknown name is a
+ * programming error and aborts). The inference functions and FLOP counters
+ * the table names are defined in infer_*.c and cost.c.
  */
 #ifndef FT_OPS_H
 #define FT_OPS_H
@@ -88,8 +89,6 @@ const char *ft_op_name(ft_op op);
 int ft_op_lookup(const char *name, ft_op *out);
 /* Index of attribute `name` in op's schema, or -1. */
 int ft_op_attr_index(ft_op op, const char *name);
-/* Attribute of a node by name (aborts on a name not in the op's schema). */
-const ft_attr_val *ft_attr(const struct ft_node *n, const char *name);
 
 /* 1 for an op whose output shape depends on its input's values (non_zero,
  * compress, unique, non_max_suppression): inference gives each output at
@@ -100,9 +99,6 @@ int ft_op_data_dependent(ft_op op);
 const char *ft_suggest(const char *name, const char *const *cands, int n, char *buf, size_t bufsz);
 /* Suggestion among op names. */
 const char *ft_suggest_op(const char *name, char *buf, size_t bufsz);
-
-/* Fail inference with "FILE: node 'N' (op): message" and FT_EGRAPH. */
-ft_status ft_infer_fail(ft_infer_ctx *c, const char *fmt, ...) FT_PRINTF(2, 3);
 
 /* The inference of an op that is named in the table but not built yet. */
 ft_status ft_infer_unavailable(ft_infer_ctx *c);

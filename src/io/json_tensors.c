@@ -9,6 +9,7 @@
 
 #include "json_reader.h"
 #include "npy.h"
+#include "../graph/elem.h"
 #include "../graph/lowp.h"
 
 /* A dim is a non-negative integer or a name (a symbolic dim: sym[i] gets

@@ -1,4 +1,5 @@
 #include "npy.h"
+#include "../graph/elem.h"
 #include "../graph/lowp.h"
 
 #include <errno.h>

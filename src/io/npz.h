@@ -1,7 +1,6 @@
-/* NumPy .npz archives (zip files of NAME.npy members, stored or deflated) and
- * the "array file" helpers built on them and on .npy: one array from a .npy
- * or an .npz member (--input, --expect), or every array of a .npy file, an
- * .npz file or a result folder (`ftrun compare`). Zip64 is refused.
+/* NumPy .npz archives (zip files of NAME.npy members, stored or deflated).
+ * Zip64 is refused. The "array file" helpers built on them, on .npy and on
+ * ONNX tensor files are cli/arrays.h's.
  *
  *   ft_npz z; if (ft_npz_open("out.npz", &z, &err)) ...;
  *   int i = ft_npz_find(&z, "y");  ft_npy a; ft_npz_read(&z, i, &a, &err); ft_npy_clear(&a);
@@ -59,27 +58,5 @@ ft_status ft_npz_read(const ft_npz *z, int i, ft_npy *out, ft_error *err);
 /* "a, b, c" (member names) into buf. */
 const char *ft_npz_names(const ft_npz *z, char *buf, size_t n);
 void ft_npz_close(ft_npz *z);
-
-/* One array from a .npy, .npz or ONNX TensorProto (.pb) file (told apart by
- * their first bytes, see onnx.h for .pb). For
- * an .npz: member NAME.npy (or its sanitised name); when name is NULL or
- * absent and the archive has exactly one member, that one. */
-ft_status ft_array_read(const char *path, const char *name, ft_npy *out, ft_error *err);
-
-/* 1 for the names of the array files a folder is searched for: NAME.npy,
- * NAME.npz and NAME.pb (hidden files excluded). */
-int ft_is_array_file_name(const char *name);
-
-/* Named arrays for `ftrun compare`: a .npy file (one array named after the
- * file), an .npz file (its members), or a folder (its .npy files and the
- * members of its .npz files; a name found twice is an error). */
-typedef struct ft_arrays {
-    int n;
-    char **name;   /* sorted */
-    char **where;  /* the file (and member) each came from, for messages */
-    ft_npy *a;
-} ft_arrays;
-ft_status ft_arrays_load(const char *path, ft_arrays *out, ft_error *err);
-void ft_arrays_free(ft_arrays *a);
 
 #endif

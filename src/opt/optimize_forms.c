@@ -182,6 +182,23 @@ static int norm_param(const opt *o, int p, int x, int axis)
     return 1;
 }
 
+/* The end of a normalisation pattern: every node of chain (-1: none) but
+ * keep goes, and keep becomes op over ins with the (negative) axis and the
+ * epsilon given. */
+static ft_status fuse_norm(opt *o, const int *chain, size_t n_chain, int keep, ft_op op, const int *ins, int n_in,
+                           int64_t axis, double eps)
+{
+    for (size_t i = 0; i < n_chain; i++)
+        if (chain[i] >= 0 && chain[i] != keep)
+            opt_kill(o, chain[i]);
+    ft_status st = opt_rewrite(o, keep, op, ins, n_in);
+    if (st)
+        return st;
+    opt_attr(&o->g->nodes[keep], "axis")->i = axis;
+    opt_attr(&o->g->nodes[keep], "epsilon")->f = eps;
+    return FT_OK;
+}
+
 ft_status opt_layer_norm(opt *o, int *count)
 {
     ft_graph *g = o->g;
@@ -234,14 +251,9 @@ ft_status opt_layer_norm(opt *o, int *count)
         if (!opt_same_as_input(o, x, g->nodes[last].out[0], FT_OP_LAYER_NORM))
             continue;
         int chain[] = {r1, s, sq, r2, ad, sr, dv, last != dv ? ms : -1};
-        for (size_t i = 0; i < FT_ARRAY_LEN(chain); i++)
-            if (chain[i] >= 0 && chain[i] != last)
-                opt_kill(o, chain[i]);
-        ft_status st = opt_rewrite(o, last, FT_OP_LAYER_NORM, ins, n_in);
+        ft_status st = fuse_norm(o, chain, FT_ARRAY_LEN(chain), last, FT_OP_LAYER_NORM, ins, n_in, axis - rank, eps);
         if (st)
             return st;
-        opt_attr(&g->nodes[last], "axis")->i = axis - rank;
-        opt_attr(&g->nodes[last], "epsilon")->f = eps;
         ++*count;
     }
     return FT_OK;
@@ -299,14 +311,9 @@ ft_status opt_rms_norm(opt *o, int *count)
         if (!opt_same_as_input(o, x, g->nodes[end].out[0], FT_OP_RMS_NORM))
             continue;
         int chain[] = {ps, r1, ad, sr, inv, last};
-        for (size_t i = 0; i < FT_ARRAY_LEN(chain); i++)
-            if (chain[i] >= 0 && chain[i] != end)
-                opt_kill(o, chain[i]);
-        ft_status st = opt_rewrite(o, end, FT_OP_RMS_NORM, ins, n_in);
+        ft_status st = fuse_norm(o, chain, FT_ARRAY_LEN(chain), end, FT_OP_RMS_NORM, ins, n_in, axis - rank, eps);
         if (st)
             return st;
-        opt_attr(&g->nodes[end], "axis")->i = axis - rank;
-        opt_attr(&g->nodes[end], "epsilon")->f = eps;
         ++*count;
     }
     return FT_OK;

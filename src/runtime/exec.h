@@ -85,7 +85,4 @@ extern volatile sig_atomic_t ft_stop_signal;
  * ft_exec_run; one per pass of ft_exec_node calls). */
 uint64_t ft_exec_new_run_id(void);
 
-/* Seconds on a monotonic clock. */
-double ft_now(void);
-
 #endif

@@ -12,7 +12,7 @@
 #include <omp.h>
 #endif
 
-#include "exec.h"
+#include "../common.h"
 
 /* A small /proc file into buf (NUL-terminated); its length, or -1. */
 static ssize_t read_small(const char *path, char *buf, size_t cap)

@@ -2,8 +2,10 @@
 # The sources keep their promises to readers: the usage example in every
 # header's leading comment compiles against that header
 # (tests/source/header_examples.py), and every file a comment under src/
-# cites exists (tests/source/cited_paths.py). Each checker is also run on a
-# small tree with one broken example or citation, which it must reject.
+# cites exists (tests/source/cited_paths.py), and no file under src/ imports
+# itself through others, nor any folder (tests/source/import_cycles.py). Each
+# checker is also run on a small tree with one broken example, citation or
+# import, which it must reject.
 
 bats_require_minimum_version 1.5.0
 load helpers
@@ -68,4 +70,28 @@ H
     echo "$output"
     [ "$status" -eq 1 ]
     [ "$output" = "src/cpu/here.c: cites src/cpu/gone.c, which does not exist" ]
+}
+
+@test "sources: no import circle among the files or the folders of src/" {
+    run "$PYTHON" "$TESTS_DIR/source/import_cycles.py" "$ROOT"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *" 0 circles" ]]
+}
+
+@test "sources: an import circle made in a copy of src/ is reported, among files and among folders" {
+    mkdir -p "$T/tree"
+    cp -r "$ROOT/src" "$T/tree/src"
+    # a unit circle inside graph/: lowp -> elem -> dtype_load -> lowp
+    printf '#include "elem.h"\n' >> "$T/tree/src/graph/lowp.h"
+    # a folder circle: graph -> onnx -> graph
+    printf '#include "../onnx/onnx.h"\n' >> "$T/tree/src/graph/infer_misc.c"
+    run "$PYTHON" "$TESTS_DIR/source/import_cycles.py" "$T/tree"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"unit circle: graph/dtype_load, graph/elem, graph/lowp ("* ]]
+    [[ "$output" == *"  graph/lowp imports graph/elem"* ]]
+    [[ "$output" == *"folder circle: graph, io, onnx (graph -> onnx -> graph)"* ]]
+    [[ "$output" == *"  graph/infer_misc imports onnx/onnx"* ]]
+    [[ "$output" == *" 2 circles" ]]
 }
