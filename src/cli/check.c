@@ -132,7 +132,20 @@ ft_status ft_check_nodes(const ft_graph *g, const ft_run_result *r, const ft_che
         if (g->nodes[k].n_out > max_io) max_io = g->nodes[k].n_out;
     }
     ft_view *in = ft_calloc((size_t)max_io, sizeof *in), *out = ft_calloc((size_t)max_io, sizeof *out);
-    if (!in || !out) {
+    /* Shapes known only at run time: the run's (r->tensor_shapes); a
+     * dynamic node is inferred again with them, on a copy of the tables */
+    ft_graph wg = *g;
+    ft_tensor *wt = ft_malloc((size_t)g->n_tensors * sizeof *wt + 1);
+    ft_node *wn = ft_malloc((size_t)g->n_nodes * sizeof *wn + 1);
+    if (wt && wn) {
+        memcpy(wt, g->tensors, (size_t)g->n_tensors * sizeof *wt);
+        memcpy(wn, g->nodes, (size_t)g->n_nodes * sizeof *wn);
+        for (int i = 0; i < g->n_tensors; i++)
+            wt[i].shape = r->tensor_shapes[i];
+        wg.tensors = wt;
+        wg.nodes = wn;
+    }
+    if (!in || !out || !wt || !wn) {
         st = ft_err(err, FT_ERUNTIME, "out of memory for --check-nodes");
         goto done;
     }
@@ -142,30 +155,37 @@ ft_status ft_check_nodes(const ft_graph *g, const ft_run_result *r, const ft_che
      * divergence is the node's own, not drift carried from earlier nodes. */
     for (int k = 0; k < g->n_nodes && !st; k++) {
         const ft_node *n = &g->nodes[g->order[k]];
+        if (ft_node_dynamic(g, n)) {
+            if ((st = ft_node_infer(&wg, &wn[g->order[k]], err)))
+                break;
+            n = &wn[g->order[k]];
+        }
         for (int i = 0; i < n->n_in; i++) {
             int t = n->in[i];
-            in[i] = t < 0 ? (ft_view){0} : (ft_view){r->tensors[t], g->tensors[t].dtype, g->tensors[t].shape};
+            in[i] = t < 0 ? (ft_view){0} : (ft_view){r->tensors[t], g->tensors[t].dtype, r->tensor_shapes[t]};
         }
         for (int i = 0; i < n->n_out && !st; i++) {
-            const ft_tensor *t = &g->tensors[n->out[i]];
+            const ft_tensor *t = &wt[n->out[i]]; /* a data-dependent op's: its bound */
             size_t nb = ft_tensor_bytes(t);
             out[i] = (ft_view){ft_malloc(nb ? nb : 1), t->dtype, t->shape};
             if (!out[i].data)
                 st = ft_node_err(err, FT_ERUNTIME, g, n, "out of memory recomputing output '%s' (%zu bytes)", t->name, nb);
         }
         if (!st)
-            st = ft_exec_node(g, n, &ft_cpu_backend, ctx, o->threads, run_id, in, out, err);
+            st = ft_exec_node(&wg, n, &ft_cpu_backend, ctx, o->threads, run_id, in, out, err);
         int node_bad = 0;
         for (int i = 0; i < n->n_out && !st; i++) {
-            const ft_tensor *t = &g->tensors[n->out[i]];
-            ft_tol tol = node_tol(o, g, n, t, out[i].data);
+            const ft_tensor *t = &wt[n->out[i]];
+            wt[n->out[i]].shape = r->tensor_shapes[n->out[i]]; /* what the nodes after it read */
+            ft_tol tol = node_tol(o, &wg, n, t, out[i].data);
             ft_cmp cm;
-            ft_compare(r->tensors[n->out[i]], out[i].data, t->dtype, &t->shape, tol, &cm);
+            ft_compare_shaped(r->tensors[n->out[i]], &r->tensor_shapes[n->out[i]], out[i].data, &out[i].shape, t->dtype,
+                              tol, &cm);
             if (cm.n_bad && !node_bad && (first < 0 || o->verbose)) {
                 char prefix[900];
                 snprintf(prefix, sizeof prefix, "%s: check-nodes: %s node '%s' (%s) output '%s' on %s against cpu", o->prog,
                          first < 0 ? "first divergence at" : "also", n->name, ft_op_name(n->op), t->name, o->device);
-                ft_report_cmp(o->out, prefix, &cm, t->dtype, &t->shape, tol);
+                ft_report_cmp(o->out, prefix, &cm, t->dtype, &out[i].shape, tol);
             }
             node_bad |= cm.n_bad != 0;
         }
@@ -192,6 +212,8 @@ ft_status ft_check_nodes(const ft_graph *g, const ft_run_result *r, const ft_che
 done:
     free(in);
     free(out);
+    free(wt);
+    free(wn);
     ft_cpu_backend.close(ctx);
     return st;
 }

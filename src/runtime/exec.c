@@ -336,7 +336,7 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
         for (int k = 0; k < g->n_nodes && !dn; k++)
             if (ft_op_data_dependent(g->nodes[g->order[k]].op))
                 dn = &g->nodes[g->order[k]];
-        const char *what = o->keep_tensors ? "--check-nodes" : o->cuda_graph && be->capture ? "--cuda-graph" : NULL;
+        const char *what = o->cuda_graph && be->capture ? "--cuda-graph" : NULL;
         if (what) {
             st = ft_err(err, FT_EUSAGE, "%s: %s does not take a graph whose shapes are known only at run time (node "
                         "'%s' (%s) and %d tensors after it); run without %s", g->file, what, dn ? dn->name : "?",
@@ -464,12 +464,18 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
             goto out;
         }
         r->n_tensors = g->n_tensors;
+        const ft_tensor *ts = d ? d->t : g->tensors; /* as the last run left them */
+        if (!(r->tensor_shapes = ft_malloc((size_t)g->n_tensors * sizeof *r->tensor_shapes + 1)))
+            st = ft_err(err, FT_ERUNTIME, "out of memory keeping every tensor");
         for (int i = 0; i < g->n_tensors && !st; i++) {
-            size_t nb = ft_tensor_bytes(&g->tensors[i]);
+            size_t nb = ft_tensor_bytes(&ts[i]);
+            r->tensor_shapes[i] = ts[i].shape;
+            if (p->offset[i] == FT_PLAN_DYNAMIC && !d->buf[i]) /* not reached by the run (none is) */
+                nb = 0;
             if (!(r->tensors[i] = ft_malloc(nb ? nb : 1)))
                 st = ft_err(err, FT_ERUNTIME, "out of memory copying tensor '%s' (%zu bytes)", g->tensors[i].name, nb);
-            else
-                st = be->download(ctx, r->tensors[i], base + p->offset[i], nb, err);
+            else if (nb)
+                st = be->download(ctx, r->tensors[i], tensor_data(p, base, d, i), nb, err);
         }
         if (st)
             goto out;
@@ -500,5 +506,6 @@ void ft_run_result_free(ft_run_result *r)
     for (int i = 0; r->tensors && i < r->n_tensors; i++)
         free(r->tensors[i]);
     free(r->tensors);
+    free(r->tensor_shapes);
     memset(r, 0, sizeof *r);
 }

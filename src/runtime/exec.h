@@ -58,6 +58,7 @@ typedef struct ft_run_result {
     ft_trace_event *events; /* with trace: n_events entries */
     size_t n_events;
     void **tensors;   /* with keep_tensors: a host copy of every tensor (index into g->tensors) */
+    ft_shape *tensor_shapes; /* and their shapes, as output_shapes */
     int n_tensors;
     int device_timed; /* run_ms and node_ms are device times (backend timers), not host clock */
 } ft_run_result;

@@ -6,6 +6,19 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
+# The stand-in device of device.bats (tests/device/): its kernels are the
+# CPU's, with FAKE_PERTURB_OP to make one op diverge.
+setup_file() {
+    local d=$BATS_FILE_TMPDIR
+    cc -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -O1 -g -fPIC -shared \
+        -o "$d/fake_backend.so" "$TESTS_DIR/device/fake_backend.c"
+    cc -std=gnu11 -Wall -Wextra -Werror -O1 -fPIC -shared -o "$d/fake_driver.so" "$TESTS_DIR/device/fake_driver.c"
+}
+
+fake() {
+    FTRUN_CUDA_DRIVER=$BATS_FILE_TMPDIR/fake_driver.so FTRUN_CUDA_BACKEND=$BATS_FILE_TMPDIR/fake_backend.so "$@"
+}
+
 # x -> (x > 0) -> non_zero -> transpose; compress of the flattened x by the
 # same mask; unique of that with its counts; the unique values squared.
 graph() {
@@ -97,12 +110,26 @@ JSON
     py 'g = np.load(sys.argv[1]); assert g.shape == (2, 2) and (g == 1).all(), g' "$T/o/y.npy"
 }
 
-@test "dynamic: --check-nodes refuses a graph with run-time shapes (exit 2) naming the data-dependent node" {
+@test "dynamic: --check and --check-nodes on a device follow the run's shapes and name a diverging dynamic node" {
+    graph
+    py 'np.save(sys.argv[1], np.array([[1, -2, 3, 3], [0, 5, -1, 1], [3, 2, 2, -7]], np.float32))' "$T/x.npy"
+    fake run --separate-stderr "$FTRUN" run "$T/dyn.json" -i x="$T/x.npy" -d cuda -o "$T/o" --check --check-nodes
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"check-nodes: all 8 nodes on cuda:0 match the cpu reference given the same inputs"* ]]
+    check_outputs "$T/x.npy" "$T/o"
+    FAKE_PERTURB_OP=mul fake run --separate-stderr "$FTRUN" run "$T/dyn.json" -i x="$T/x.npy" -d cuda -o "$T/o2" \
+        --check-nodes
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == *"first divergence at node 'sq' (mul) output 'y' on cuda:0 against cpu: 1 of 4 values"* ]]
+}
+
+@test "dynamic: --cuda-graph refuses a graph with run-time shapes (exit 2) naming the data-dependent node" {
     graph
     py 'np.save(sys.argv[1], np.ones((3, 4), np.float32))' "$T/x.npy"
-    run "$FTRUN" run "$T/dyn.json" -i x="$T/x.npy" -o "$T/o" --check-nodes
+    fake run --separate-stderr "$FTRUN" run "$T/dyn.json" -i x="$T/x.npy" -d cuda -o "$T/o" --cuda-graph
     [ "$status" -eq 2 ]
-    [[ "$output" == *"--check-nodes does not take a graph whose shapes are known only at run time (node 'nz' (non_zero)"* ]]
+    [[ "$stderr" == *"--cuda-graph does not take a graph whose shapes are known only at run time (node 'nz' (non_zero)"* ]]
+    [ ! -e "$T/o" ]
 }
 
 @test "dynamic: info and --dry-run name the run-time shapes and the nodes they follow" {
