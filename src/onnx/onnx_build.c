@@ -252,8 +252,46 @@ const ft_tensor *onx_in_const(onx_ctx *c, const onx_node *n, int k)
     return t && (t->flags & FT_TF_VALUE) ? t : NULL;
 }
 
+const ft_tensor *onx_in_value(onx_ctx *c, const onx_node *n, int k, ft_status *st)
+{
+    const ft_tensor *t = onx_in_tensor(c, n, k);
+    *st = FT_OK;
+    if (!t || (t->flags & FT_TF_VALUE))
+        return t;
+    if (!c->opts || !c->opts->eval || t->producer < 0 || (t->flags & FT_TF_DYNAMIC))
+        return NULL;
+    void *v = NULL;
+    if ((*st = onx_infer_pending(c)) || (*st = c->last = c->opts->eval(c->g, c->nodes, onx_in(c, n, k), &v, c->err)) ||
+        !v)
+        return NULL;
+    /* a copy of the tensor holding the value: the tensor itself stays the
+     * output of the nodes that compute it at run time */
+    ft_tensor *copy = keep(c, ft_malloc(sizeof *copy));
+    if (!copy || !keep(c, v)) {
+        if (!copy)
+            free(v);
+        *st = onx_oom(c);
+        return NULL;
+    }
+    *copy = *t;
+    copy->value = v;
+    copy->value_bytes = ft_tensor_bytes(t);
+    copy->flags |= FT_TF_VALUE;
+    copy->source = "--input";
+    onx_note_fold(c, "computed at load");
+    return copy;
+}
+
 static ft_status need_const(onx_ctx *c, const onx_node *n, int k, const char *reason, const ft_tensor **out)
 {
+    ft_status est;
+    const ft_tensor *v = onx_in_value(c, n, k, &est);
+    if (est)
+        return est;
+    if (v) {
+        *out = v;
+        return FT_OK;
+    }
     const ft_tensor *t = onx_in_tensor(c, n, k);
     *out = NULL;
     if (!t)

@@ -157,7 +157,10 @@ static ft_status fold_shape(onx_ctx *c, const onx_node *n, int size)
 
 static ft_status need_const(onx_ctx *c, const onx_node *n, int k, const char *what, val *v)
 {
-    const ft_tensor *t = onx_in_const(c, n, k);
+    ft_status st;
+    const ft_tensor *t = onx_in_value(c, n, k, &st);
+    if (st)
+        return st;
     if (!t)
         return onx_unsupported(c, n, "its %s (input %d) is computed at run time; ftrun needs it known at load time "
                                "(data-dependent shapes are not supported)", what, k);

@@ -53,6 +53,10 @@ const ft_tensor *onx_in_tensor(onx_ctx *c, const onx_node *n, int k); /* NULL wh
 /* The value of input k when it is known at load time (initializer, Constant,
  * folded), else NULL. */
 const ft_tensor *onx_in_const(onx_ctx *c, const onx_node *n, int k);
+/* The same, or else input k computed now from the values known at load
+ * (ft_load_opts.eval: constants and inputs given with -i); NULL when it
+ * cannot be, and *st set when computing it failed (an error to report). */
+const ft_tensor *onx_in_value(onx_ctx *c, const onx_node *n, int k, ft_status *st);
 /* Input k as a list of integers (any integer dtype, any rank, flattened).
  * Absent input: *count = -1 and FT_OK. Computed at run time: an error "node
  * 'N' (Op): input K ('name') must be known at load time: REASON". The list is

@@ -16,6 +16,16 @@
 #include "../graph/graph.h"
 #include "../io/npy.h"
 #include "../onnx/onnx.h"
+#include "pipeline.h"
+
+/* opts with the load-time evaluator (load_eval.c) unless the caller gave one. */
+static ft_load_opts with_eval(const ft_load_opts *opts)
+{
+    ft_load_opts o = opts ? *opts : (ft_load_opts){.seed_override = -1};
+    if (!o.eval)
+        o.eval = ft_load_eval;
+    return o;
+}
 
 static int starts(const unsigned char *b, size_t n, const char *magic, size_t m)
 {
@@ -168,8 +178,10 @@ ft_status ft_graph_load(const char *path, const ft_load_opts *opts, ft_graph **o
     /* ft_read_file ends the bytes with a NUL, as the JSON reader wants them */
     if (not_a_graph(buf, len, why, sizeof why))
         st = ft_err(err, FT_EGRAPH, "%s: not a graph: %s", path, why);
-    else if (ft_onnx_sniff(buf, len))
-        st = ft_onnx_load(path, buf, len, opts, out, err);
+    else if (ft_onnx_sniff(buf, len)) {
+        ft_load_opts o = with_eval(opts);
+        st = ft_onnx_load(path, buf, len, &o, out, err);
+    }
     else
         st = ft_graph_load_json(path, (const char *)buf, len, opts, out, err);
     free(buf);
@@ -185,8 +197,10 @@ ft_status ft_graph_load_mem(const char *path, const void *bytes, size_t len, con
         return ft_err(err, FT_EGRAPH, "%s: not a graph: %s", path, why);
     if (ft_ftg_is_ftg(bytes, len))
         return ft_err(err, FT_EGRAPH, "%s: a binary graph (.ftg) is read from a file, not from memory", path);
-    if (ft_onnx_sniff(bytes, len))
-        return ft_onnx_load(path, bytes, len, opts, out, err);
+    if (ft_onnx_sniff(bytes, len)) {
+        ft_load_opts o = with_eval(opts);
+        return ft_onnx_load(path, bytes, len, &o, out, err);
+    }
     /* the JSON reader wants its text NUL-terminated */
     char *text = ft_malloc(len + 1);
     if (!text)
