@@ -76,6 +76,8 @@ static ft_status cpu_via_f32(ft_kctx *k, const ft_node *n, const ft_view *in, ft
     if (!st)
         st = native[n->op].fn(k, n, vin, vout);
     for (int o = 0; o < n->n_out && !st; o++) {
+        /* a data-dependent kernel (non_zero, unique) sets the shape it wrote */
+        out[o].shape = vout[o].shape;
         if (!out[o].data || !ft_dtype_in(out[o].dtype, HALF))
             continue;
         uint64_t cnt = ft_numel(&out[o].shape);

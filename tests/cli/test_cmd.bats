@@ -343,6 +343,27 @@ for k in range(2):
     [ "$status" -eq 2 ]
 }
 
+@test "test --save-outputs: an empty output without an expected value is saved with its shape, static or known only at run time" {
+    mkdir -p suite/empty suite/nz
+    cat > suite/empty/graph.json <<'EOF'
+{"ftrun": 1, "tensors": {"x": {"dtype": "f32", "shape": [0, 3], "data": []}}, "inputs": [], "outputs": ["y"],
+ "nodes": [{"op": "identity", "inputs": ["x"], "outputs": ["y"]}]}
+EOF
+    cat > suite/nz/graph.json <<'EOF'
+{"ftrun": 1, "tensors": {"x": {"dtype": "f32", "shape": [0, 3], "data": []},
+ "m": {"dtype": "i32", "shape": [2, 2], "data": [[0, 4], [0, 0]]}}, "inputs": [], "outputs": ["y", "z"],
+ "nodes": [{"op": "non_zero", "inputs": ["x"], "outputs": ["y"]}, {"op": "non_zero", "inputs": ["m"], "outputs": ["z"]}]}
+EOF
+    run --separate-stderr "$FTRUN" test suite --save-outputs saved -j 2
+    echo "$output" "$stderr"
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" == "PASS"*" suite/empty ("* ]]
+    [[ "${lines[1]}" == "PASS"*" suite/nz ("* ]]
+    py 'assert np.load("saved/suite/empty/y.npy").shape == (0, 3)
+assert np.load("saved/suite/nz/y.npy").shape == (2, 0)
+assert np.load("saved/suite/nz/z.npy").tolist() == [[0], [1]]'
+}
+
 @test "test: a folder that holds no case, or is missing, is a failed entry of the report; the others still run" {
     make_suite
     mkdir -p empty/sub
