@@ -310,6 +310,7 @@ CU_KFN(cu_layer_norm);
 CU_KFN(cu_rms_norm);
 /* norm_axes.cu */
 CU_KFN(cu_axes_norm);
+/* norm_channels.cu */
 CU_KFN(cu_batch_norm);
 CU_KFN(cu_instance_norm);
 CU_KFN(cu_group_norm);
