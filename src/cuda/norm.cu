@@ -142,9 +142,12 @@ template <int V> __device__ __forceinline__ int slot_pos(int s, bool vec, int la
     return vec ? (lane + (s / V) * G) * V + s % V : lane + s * G;
 }
 
-template <class T, int NV>
-__device__ __forceinline__ void load_slots(const T *p, typename cu_acc<T>::type *v, bool ok, bool vec, int lane, int G,
-                                           int d)
+/* The slots of a thread as they lie in its row of d elements: with vec,
+ * fv(first slot, vector index, in) for each of its NV 16-byte vectors,
+ * otherwise fs(slot, position, in) for each of its NV * V slots; in: ok and
+ * the vector or the position lies inside the row. */
+template <class T, int NV, class FV, class FS>
+__device__ __forceinline__ void for_slots(bool ok, bool vec, int lane, int G, int d, FV fv, FS fs)
 {
     constexpr int V = 16 / (int)sizeof(T);
     if (vec) {
@@ -152,21 +155,35 @@ __device__ __forceinline__ void load_slots(const T *p, typename cu_acc<T>::type 
 #pragma unroll
         for (int kv = 0; kv < NV; kv++) {
             const int vi = lane + kv * G;
-            if (ok && vi < nvec) {
-                VecIO<T>::ld(reinterpret_cast<const uint4 *>(p)[vi], v + kv * V);
-            } else {
-#pragma unroll
-                for (int e = 0; e < V; e++)
-                    v[kv * V + e] = 0;
-            }
+            fv(kv * V, vi, ok && vi < nvec);
         }
     } else {
 #pragma unroll
         for (int s = 0; s < NV * V; s++) {
             const int q = lane + s * G;
-            v[s] = (ok && q < d) ? cu_load(p, q) : (typename cu_acc<T>::type)0;
+            fs(s, q, ok && q < d);
         }
     }
+}
+
+template <class T, int NV>
+__device__ __forceinline__ void load_slots(const T *p, typename cu_acc<T>::type *v, bool ok, bool vec, int lane, int G,
+                                           int d)
+{
+    typedef typename cu_acc<T>::type C;
+    constexpr int V = 16 / (int)sizeof(T);
+    for_slots<T, NV>(
+        ok, vec, lane, G, d,
+        [&](int s0, int vi, bool in) {
+            if (in) {
+                VecIO<T>::ld(reinterpret_cast<const uint4 *>(p)[vi], v + s0);
+            } else {
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    v[s0 + e] = 0;
+            }
+        },
+        [&](int s, int q, bool in) { v[s] = in ? cu_load(p, q) : (C)0; });
 }
 
 /* v[s] = v[s] * w + b with w, b the parameters at the slots' positions (either may be NULL). */
@@ -176,39 +193,33 @@ __device__ __forceinline__ void apply_params(typename cu_acc<T>::type *v, const 
 {
     typedef typename cu_acc<T>::type C;
     constexpr int V = 16 / (int)sizeof(T);
-    if (vec) {
-        const int nvec = d / V;
-#pragma unroll
-        for (int kv = 0; kv < NV; kv++) {
-            const int vi = lane + kv * G;
-            if (!ok || vi >= nvec)
-                continue;
+    for_slots<T, NV>(
+        ok, vec, lane, G, d,
+        [&](int s0, int vi, bool in) {
+            if (!in)
+                return;
             C t[V];
             if (sc) {
                 VecIO<T>::ld(reinterpret_cast<const uint4 *>(sc)[vi], t);
 #pragma unroll
                 for (int e = 0; e < V; e++)
-                    v[kv * V + e] *= t[e];
+                    v[s0 + e] *= t[e];
             }
             if (bi) {
                 VecIO<T>::ld(reinterpret_cast<const uint4 *>(bi)[vi], t);
 #pragma unroll
                 for (int e = 0; e < V; e++)
-                    v[kv * V + e] += t[e];
+                    v[s0 + e] += t[e];
             }
-        }
-    } else {
-#pragma unroll
-        for (int s = 0; s < NV * V; s++) {
-            const int q = lane + s * G;
-            if (ok && q < d) {
+        },
+        [&](int s, int q, bool in) {
+            if (in) {
                 if (sc)
                     v[s] *= cu_load(sc, q);
                 if (bi)
                     v[s] += cu_load(bi, q);
             }
-        }
-    }
+        });
 }
 
 template <class T, int NV>
@@ -294,20 +305,16 @@ __global__ void __launch_bounds__(256, 2) row_norm(RowArgs a)
                 apply_params<T, NV>(v, (const T *)a.sc, (const T *)a.bi, valid, vec, lane, G, d);
         }
         T *yr = Y + off;
-        if (vec) {
-            const int nvec = d / V;
-#pragma unroll
-            for (int kv = 0; kv < NV; kv++) {
-                const int vi = lane + kv * G;
-                if (valid && vi < nvec)
-                    reinterpret_cast<uint4 *>(yr)[vi] = VecIO<T>::st(v + kv * V);
-            }
-        } else {
-#pragma unroll
-            for (int s = 0; s < N; s++)
-                if (IN(s))
-                    cu_store(yr, (int64_t)(lane + s * G), v[s]);
-        }
+        for_slots<T, NV>(
+            valid, vec, lane, G, d,
+            [&](int s0, int vi, bool in) {
+                if (in)
+                    reinterpret_cast<uint4 *>(yr)[vi] = VecIO<T>::st(v + s0);
+            },
+            [&](int s, int q, bool in) {
+                if (in)
+                    cu_store(yr, (int64_t)q, v[s]);
+            });
 #undef IN
     }
 }
