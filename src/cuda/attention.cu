@@ -164,6 +164,34 @@ template <> __device__ __forceinline__ uint32_t pack2_tail<true>(float lo, float
     return pack2<true>(lo - f.x, hi - f.y);
 }
 
+/* Work item `item` of the flash kernels (attn_tc, attn_simt): batch b, head
+ * h and the query block of BQ queries from q0, the latest blocks first (under
+ * causal masking they have the most keys); batch b's span and the keys
+ * [kbeg, kend) some query of the block may see; the element offsets of the
+ * head's Q rows and its kv head's K and V rows, and the mask's base. */
+struct flash_item {
+    int64_t b, h, q0, kbeg, kend, qoff, koff, voff, mbase;
+    kv_span sp;
+};
+__device__ __forceinline__ flash_item flash_item_of(const attn_args &a, int64_t item, int64_t BQ)
+{
+    flash_item f;
+    const int64_t bh = item / a.nqb, qb = a.nqb - 1 - item % a.nqb;
+    f.b = bh / a.H, f.h = bh % a.H;
+    const int64_t hk = f.h / a.grp;
+    f.q0 = qb * BQ;
+    const int64_t qend = min64(f.q0 + BQ, a.S);
+    f.sp = batch_span(a, f.b);
+    int64_t unused;
+    key_range(a, f.sp, f.q0, f.kbeg, unused);
+    key_range(a, f.sp, qend - 1, unused, f.kend);
+    f.qoff = (f.b * a.H + f.h) * a.S * a.D;
+    f.koff = (f.b * a.Hk + hk) * a.T * a.D;
+    f.voff = (f.b * a.Hk + hk) * a.T * a.Dv;
+    f.mbase = f.b * a.ms[0] + f.h * a.ms[1];
+    return f;
+}
+
 template <class T, int DMAX> __global__ void __launch_bounds__(TC_NT) attn_tc(attn_args a)
 {
     constexpr bool BF = tc_is_bf16<T>::value;
@@ -180,19 +208,11 @@ template <class T, int DMAX> __global__ void __launch_bounds__(TC_NT) attn_tc(at
     const float scale = a.scale_f;
 
     for (int64_t item = blockIdx.x; item < a.items; item += gridDim.x) {
-        /* latest query blocks first: under causal masking they have the most keys */
-        int64_t bh = item / a.nqb, qb = a.nqb - 1 - item % a.nqb;
-        int64_t b = bh / a.H, h = bh % a.H, hk = h / a.grp;
-        int64_t q0 = qb * TC_BQ, qend = min64(q0 + TC_BQ, a.S);
-        const kv_span sp = batch_span(a, b);
-        int64_t kbeg, kend, unused; /* the keys some query of the block may see */
-        key_range(a, sp, q0, kbeg, unused);
-        key_range(a, sp, qend - 1, unused, kend);
+        const flash_item fi = flash_item_of(a, item, TC_BQ);
+        const int64_t b = fi.b, h = fi.h, q0 = fi.q0, kbeg = fi.kbeg, kend = fi.kend, mbase = fi.mbase;
+        const kv_span sp = fi.sp;
         int64_t ntiles = kend > kbeg ? (kend - kbeg + BK - 1) / BK : 0;
-        const T *Qg = Q + (b * a.H + h) * a.S * a.D;
-        const T *Kg = K + (b * a.Hk + hk) * a.T * a.D;
-        const T *Vg = V + (b * a.Hk + hk) * a.T * a.Dv;
-        const int64_t mbase = b * a.ms[0] + h * a.ms[1];
+        const T *Qg = Q + fi.qoff, *Kg = K + fi.koff, *Vg = V + fi.voff;
         const int64_t qi0 = q0 + w * 16 + g, qi1 = qi0 + 8;
 
         __syncthreads(); /* the previous item is done with every buffer */
@@ -416,17 +436,10 @@ template <class T, int DMAX> __global__ void __launch_bounds__(SM_NT) attn_simt(
     T *Pw = Ps + w * SM_R * SM_BK;
 
     for (int64_t item = blockIdx.x; item < a.items; item += gridDim.x) {
-        int64_t bh = item / a.nqb, qb = a.nqb - 1 - item % a.nqb;
-        int64_t b = bh / a.H, h = bh % a.H, hk = h / a.grp;
-        int64_t q0 = qb * SM_BQ, qend = min64(q0 + SM_BQ, a.S);
-        const kv_span sp = batch_span(a, b);
-        int64_t kbeg, kend, unused; /* the keys some query of the block may see */
-        key_range(a, sp, q0, kbeg, unused);
-        key_range(a, sp, qend - 1, unused, kend);
-        const T *Qg = Q + (b * a.H + h) * a.S * a.D;
-        const T *Kg = K + (b * a.Hk + hk) * a.T * a.D;
-        const T *Vg = V + (b * a.Hk + hk) * a.T * a.Dv;
-        const int64_t mbase = b * a.ms[0] + h * a.ms[1];
+        const flash_item fi = flash_item_of(a, item, SM_BQ);
+        const int64_t b = fi.b, h = fi.h, q0 = fi.q0, kbeg = fi.kbeg, kend = fi.kend, mbase = fi.mbase;
+        const kv_span sp = fi.sp;
+        const T *Qg = Q + fi.qoff, *Kg = K + fi.koff, *Vg = V + fi.voff;
 
         T o[SM_R][NV], m[SM_R], l[SM_R];
 #pragma unroll

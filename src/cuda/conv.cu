@@ -108,6 +108,28 @@ __device__ __forceinline__ int64_t cv_tin(const cv_geom &g, int j, int64_t o, in
     return i * g.s[j] == v && i < g.in[j] ? i : -1;
 }
 
+/* f(kk, i) for every tap kk (flat over the kernel) of a transposed
+ * convolution through which input position i (flat over g.in) reaches the
+ * output at coordinates o, in tap order. */
+template <class F> __device__ __forceinline__ void cvt_taps(const cv_geom &g, const int64_t *o, F f)
+{
+    for (int64_t k0 = 0; k0 < g.k[0]; k0++) {
+        int64_t i0 = cv_tin(g, 0, o[0], k0);
+        if (i0 < 0)
+            continue;
+        for (int64_t k1 = 0; k1 < g.k[1]; k1++) {
+            int64_t i1 = cv_tin(g, 1, o[1], k1);
+            if (i1 < 0)
+                continue;
+            for (int64_t k2 = 0; k2 < g.k[2]; k2++) {
+                int64_t i2 = cv_tin(g, 2, o[2], k2);
+                if (i2 >= 0)
+                    f((k0 * g.k[1] + k1) * g.k[2] + k2, (i0 * g.in[1] + i1) * g.in[2] + i2);
+            }
+        }
+    }
+}
+
 /* ------------------------------------------------------------------ kernels */
 
 /* y[n, m, p] = bias[m] (or 0), y contiguous [N, M, P]. */
@@ -193,22 +215,7 @@ __global__ void __launch_bounds__(CU_BLOCK)
         A acc = bias ? (A)cu_load(bias, m) : (A)0;
         for (int64_t c = gi * g.Cg; c < (gi + 1) * g.Cg; c++) {
             const T *xp = x + ((int64_t)nb * g.C + c) * g.NI, *wp = w + (c * g.Mg + mg) * g.KK;
-            for (int64_t k0 = 0; k0 < g.k[0]; k0++) {
-                int64_t i0 = cv_tin(g, 0, o[0], k0);
-                if (i0 < 0)
-                    continue;
-                for (int64_t k1 = 0; k1 < g.k[1]; k1++) {
-                    int64_t i1 = cv_tin(g, 1, o[1], k1);
-                    if (i1 < 0)
-                        continue;
-                    for (int64_t k2 = 0; k2 < g.k[2]; k2++) {
-                        int64_t i2 = cv_tin(g, 2, o[2], k2);
-                        if (i2 >= 0)
-                            acc += (A)cu_load(xp, (i0 * g.in[1] + i1) * g.in[2] + i2) *
-                                   (A)cu_load(wp, (k0 * g.k[1] + k1) * g.k[2] + k2);
-                    }
-                }
-            }
+            cvt_taps(g, o, [&](int64_t kk, int64_t i) { acc += (A)cu_load(xp, i) * (A)cu_load(wp, kk); });
         }
         cu_store(y, (int64_t)t, acc);
     }
@@ -232,21 +239,7 @@ __global__ void __launch_bounds__(CU_BLOCK)
         int64_t m = gi * g.Mg + m0 + ml;
         A acc = bias ? (A)cu_load(bias, m) : (A)0;
         const CT *cp = col + (int64_t)r * g.KK * g.NI;
-        for (int64_t k0 = 0; k0 < g.k[0]; k0++) {
-            int64_t i0 = cv_tin(g, 0, o[0], k0);
-            if (i0 < 0)
-                continue;
-            for (int64_t k1 = 0; k1 < g.k[1]; k1++) {
-                int64_t i1 = cv_tin(g, 1, o[1], k1);
-                if (i1 < 0)
-                    continue;
-                for (int64_t k2 = 0; k2 < g.k[2]; k2++) {
-                    int64_t i2 = cv_tin(g, 2, o[2], k2);
-                    if (i2 >= 0)
-                        acc += (A)cp[((k0 * g.k[1] + k1) * g.k[2] + k2) * g.NI + (i0 * g.in[1] + i1) * g.in[2] + i2];
-                }
-            }
-        }
+        cvt_taps(g, o, [&](int64_t kk, int64_t i) { acc += (A)cp[kk * g.NI + i]; });
         cu_store(y, (((int64_t)nl + n0) * g.M + m) * g.P + (int64_t)p, acc);
     }
 }

@@ -151,24 +151,19 @@ const char *cu_cublas_str(cublasStatus_t s);
 ft_status cu_blas(ft_kctx *k, const ft_node *n, cublasHandle_t *out);
 const char *cu_cufft_str(cufftResult r);
 
-#define CU_TRY(k, n, call)                                                                              \
-    do {                                                                                                \
-        cudaError_t e_ = (call);                                                                        \
-        if (e_ != cudaSuccess)                                                                          \
-            return cu_fail((k), (n), #call, cudaGetErrorName(e_), cudaGetErrorString(e_), __FILE__, __LINE__); \
+/* The three checks: run call (spelt text), and on a status r_ other than ok
+ * return its failure, described by name and desc. */
+#define CU_CHECK_(k, n, T, ok, text, call, name, desc)                          \
+    do {                                                                      \
+        T r_ = (call);                                                        \
+        if (r_ != (ok))                                                       \
+            return cu_fail((k), (n), text, name, desc, __FILE__, __LINE__);   \
     } while (0)
-#define CUBLAS_TRY(k, n, call)                                                                          \
-    do {                                                                                                \
-        cublasStatus_t s_ = (call);                                                                     \
-        if (s_ != CUBLAS_STATUS_SUCCESS)                                                                \
-            return cu_fail((k), (n), #call, cu_cublas_str(s_), "cuBLAS", __FILE__, __LINE__);           \
-    } while (0)
-#define CUFFT_TRY(k, n, call)                                                                           \
-    do {                                                                                                \
-        cufftResult r_ = (call);                                                                        \
-        if (r_ != CUFFT_SUCCESS)                                                                        \
-            return cu_fail((k), (n), #call, cu_cufft_str(r_), "cuFFT", __FILE__, __LINE__);             \
-    } while (0)
+#define CU_TRY(k, n, call) \
+    CU_CHECK_(k, n, cudaError_t, cudaSuccess, #call, call, cudaGetErrorName(r_), cudaGetErrorString(r_))
+#define CUBLAS_TRY(k, n, call) \
+    CU_CHECK_(k, n, cublasStatus_t, CUBLAS_STATUS_SUCCESS, #call, call, cu_cublas_str(r_), "cuBLAS")
+#define CUFFT_TRY(k, n, call) CU_CHECK_(k, n, cufftResult, CUFFT_SUCCESS, #call, call, cu_cufft_str(r_), "cuFFT")
 /* After every kernel launch. */
 #define CU_LAUNCHED(k, n) CU_TRY(k, n, cudaGetLastError())
 
@@ -310,6 +305,7 @@ CU_KFN(cu_layer_norm);
 CU_KFN(cu_rms_norm);
 /* norm_axes.cu */
 CU_KFN(cu_axes_norm);
+/* norm_channels.cu */
 CU_KFN(cu_batch_norm);
 CU_KFN(cu_instance_norm);
 CU_KFN(cu_group_norm);

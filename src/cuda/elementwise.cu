@@ -403,24 +403,32 @@ static ft_status cast_to(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vie
     }
 }
 
+/* The case labels of a switch over the dtypes the cast runs between, each
+ * returning F(FT_...) (the low-precision dtypes are cast on the CPU only:
+ * they break out of the switch). */
+#define CAST_CASES(F)                    \
+    case FT_F16: return F(FT_F16);       \
+    case FT_BF16: return F(FT_BF16);     \
+    case FT_F32: return F(FT_F32);       \
+    case FT_F64: return F(FT_F64);       \
+    case FT_I8: return F(FT_I8);         \
+    case FT_I16: return F(FT_I16);       \
+    case FT_I32: return F(FT_I32);       \
+    case FT_I64: return F(FT_I64);       \
+    case FT_U8: return F(FT_U8);         \
+    case FT_U16: return F(FT_U16);       \
+    case FT_U32: return F(FT_U32);       \
+    case FT_U64: return F(FT_U64);       \
+    case FT_BOOL: return F(FT_BOOL);     \
+    FT_CASE_LOWP: case FT_DTYPE_COUNT: break
+
 template <class X, ft_dtype S> static ft_status cast_from(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
+#define CAST_TO(D) cast_to<X, S, D>(k, n, in, out)
     switch (out->dtype) {
-    case FT_F16: return cast_to<X, S, FT_F16>(k, n, in, out);
-    case FT_BF16: return cast_to<X, S, FT_BF16>(k, n, in, out);
-    case FT_F32: return cast_to<X, S, FT_F32>(k, n, in, out);
-    case FT_F64: return cast_to<X, S, FT_F64>(k, n, in, out);
-    case FT_I8: return cast_to<X, S, FT_I8>(k, n, in, out);
-    case FT_I16: return cast_to<X, S, FT_I16>(k, n, in, out);
-    case FT_I32: return cast_to<X, S, FT_I32>(k, n, in, out);
-    case FT_I64: return cast_to<X, S, FT_I64>(k, n, in, out);
-    case FT_U8: return cast_to<X, S, FT_U8>(k, n, in, out);
-    case FT_U16: return cast_to<X, S, FT_U16>(k, n, in, out);
-    case FT_U32: return cast_to<X, S, FT_U32>(k, n, in, out);
-    case FT_U64: return cast_to<X, S, FT_U64>(k, n, in, out);
-    case FT_BOOL: return cast_to<X, S, FT_BOOL>(k, n, in, out);
-    FT_CASE_LOWP: case FT_DTYPE_COUNT: break;
+        CAST_CASES(CAST_TO);
     }
+#undef CAST_TO
     return no_kernel(k, n, in->dtype);
 }
 
@@ -431,22 +439,11 @@ template <class X> static ft_status cast_impl(ft_kctx *k, const ft_node *n, cons
     if (ft_dtype_in(out[0].dtype, FT_DT_LOWP)) /* the low-precision dtypes are cast on the CPU only */
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "no CUDA cast from %s to %s (the low-precision dtypes are "
                            "cast on the CPU: --device cpu)", ft_dtype_name(in[0].dtype), ft_dtype_name(out[0].dtype));
+#define CAST_FROM(D) cast_from<X, D>(k, n, &in[0], &out[0])
     switch (in[0].dtype) {
-    case FT_F16: return cast_from<X, FT_F16>(k, n, &in[0], &out[0]);
-    case FT_BF16: return cast_from<X, FT_BF16>(k, n, &in[0], &out[0]);
-    case FT_F32: return cast_from<X, FT_F32>(k, n, &in[0], &out[0]);
-    case FT_F64: return cast_from<X, FT_F64>(k, n, &in[0], &out[0]);
-    case FT_I8: return cast_from<X, FT_I8>(k, n, &in[0], &out[0]);
-    case FT_I16: return cast_from<X, FT_I16>(k, n, &in[0], &out[0]);
-    case FT_I32: return cast_from<X, FT_I32>(k, n, &in[0], &out[0]);
-    case FT_I64: return cast_from<X, FT_I64>(k, n, &in[0], &out[0]);
-    case FT_U8: return cast_from<X, FT_U8>(k, n, &in[0], &out[0]);
-    case FT_U16: return cast_from<X, FT_U16>(k, n, &in[0], &out[0]);
-    case FT_U32: return cast_from<X, FT_U32>(k, n, &in[0], &out[0]);
-    case FT_U64: return cast_from<X, FT_U64>(k, n, &in[0], &out[0]);
-    case FT_BOOL: return cast_from<X, FT_BOOL>(k, n, &in[0], &out[0]);
-    FT_CASE_LOWP: case FT_DTYPE_COUNT: break;
+        CAST_CASES(CAST_FROM);
     }
+#undef CAST_FROM
     return no_kernel(k, n, in[0].dtype);
 }
 

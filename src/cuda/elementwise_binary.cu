@@ -12,16 +12,23 @@ namespace {
 
 /* ------------------------------- binary ops -------------------------------- */
 
+/* The operand types of a binary functor (ew_run's F): a of TA, b of TB, the
+ * result TO; TC, a third operand's, is unused. */
+template <class A_, class B_, class O_> struct binop {
+    typedef A_ TA;
+    typedef B_ TB;
+    typedef O_ TO;
+    typedef uint8_t TC;
+    enum { NIN = 2 };
+};
+
 /* B_PRELU: floats only; B_AND and after: integers only. */
 enum { B_ADD, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN, B_MOD, B_FMOD, B_PRELU, B_AND, B_OR, B_XOR, B_SHL, B_SHR };
 
-template <class T> struct ArithF {
-    typedef T TA, TB, TO;
-    typedef uint8_t TC;
-    enum { NIN = 2 };
+template <class T> struct ArithF : binop<T, T, T> {
     typedef typename cu_acc<T>::type A;
     int op;
-    EW_HD T operator()(T xa, T xb, TC, int64_t) const
+    EW_HD T operator()(T xa, T xb, uint8_t, int64_t) const
     {
         const A a = widen(xa), b = widen(xb);
         A r;
@@ -41,13 +48,10 @@ template <class T> struct ArithF {
 };
 
 /* NumPy's remainder (sign of the divisor, a zero signed like it), or C fmod. */
-template <class T> struct ModF {
-    typedef T TA, TB, TO;
-    typedef uint8_t TC;
-    enum { NIN = 2 };
+template <class T> struct ModF : binop<T, T, T> {
     typedef typename cu_acc<T>::type A;
     int fmod_;
-    EW_HD T operator()(T xa, T xb, TC, int64_t) const
+    EW_HD T operator()(T xa, T xb, uint8_t, int64_t) const
     {
         const A a = widen(xa), b = widen(xb);
         const A m = m_fmod(a, b);
@@ -65,13 +69,10 @@ template <class T> struct ModF {
 /* Integer add/sub/mul wrap around. The bitwise ops and NumPy's shifts, as
  * the CPU's BIT_OPS: a left shift wraps; a signed right shift is arithmetic;
  * an amount that is negative or at least the width shifts every bit out. */
-template <class T> struct ArithI {
-    typedef T TA, TB, TO;
-    typedef uint8_t TC;
-    enum { NIN = 2 };
+template <class T> struct ArithI : binop<T, T, T> {
     typedef typename wrap_of<T>::type UT;
     int op;
-    EW_HD T operator()(T a, T b, TC, int64_t) const
+    EW_HD T operator()(T a, T b, uint8_t, int64_t) const
     {
         const bool in_range = (unsigned long long)(long long)b < (unsigned long long)(sizeof(T) * 8);
         switch (op) {
@@ -107,14 +108,11 @@ EW_HD void note_zero(ull *first, int64_t pos)
 /* Integer div, mod and fmod. Division truncates toward zero; a divisor of -1
  * is replaced by 1 and the quotient negated with wrap-around, so INT_MIN / -1
  * neither traps nor overflows. A zero divisor gives 0 and is reported. */
-template <class T> struct DivI {
-    typedef T TA, TB, TO;
-    typedef uint8_t TC;
-    enum { NIN = 2 };
+template <class T> struct DivI : binop<T, T, T> {
     typedef typename wrap_of<T>::type UT;
     int op;
     ull *first;
-    EW_HD T operator()(T a, T b, TC, int64_t pos) const
+    EW_HD T operator()(T a, T b, uint8_t, int64_t pos) const
     {
         if (b == 0) {
             note_zero(first, pos);
@@ -135,12 +133,9 @@ template <class T> struct DivI {
 /* Comparisons as a mask over (a < b, a == b, a > b); NaN sets none of them. */
 enum { CMP_LT = 1, CMP_EQ = 2, CMP_GT = 4 };
 
-template <class T> struct Cmp {
-    typedef T TA, TB;
-    typedef uint8_t TC, TO;
-    enum { NIN = 2 };
+template <class T> struct Cmp : binop<T, T, uint8_t> {
     unsigned mask;
-    EW_HD uint8_t operator()(T xa, T xb, TC, int64_t) const
+    EW_HD uint8_t operator()(T xa, T xb, uint8_t, int64_t) const
     {
         const typename cu_acc<T>::type a = widen(xa), b = widen(xb);
         const unsigned r = (unsigned)(a < b) | (unsigned)(a == b) << 1 | (unsigned)(a > b) << 2;
@@ -151,11 +146,9 @@ template <class T> struct Cmp {
 /* Bool ops as a truth table indexed by (a != 0) * 2 + (b != 0). */
 enum { LOGIC_AND = 0x8, LOGIC_OR = 0xe, LOGIC_XOR = 0x6, LOGIC_EQ = 0x9 };
 
-struct Logic {
-    typedef uint8_t TA, TB, TC, TO;
-    enum { NIN = 2 };
+struct Logic : binop<uint8_t, uint8_t, uint8_t> {
     unsigned table;
-    EW_HD uint8_t operator()(uint8_t a, uint8_t b, TC, int64_t) const
+    EW_HD uint8_t operator()(uint8_t a, uint8_t b, uint8_t, int64_t) const
     {
         return (table >> ((unsigned)(a != 0) * 2u + (unsigned)(b != 0))) & 1u;
     }
@@ -163,22 +156,14 @@ struct Logic {
 
 /* Float pow; the exponent E is the base's storage type or its arithmetic
  * type (the CPU converts every other exponent dtype to that first). */
-template <class T, class E> struct PowF {
-    typedef T TA, TO;
-    typedef E TB;
-    typedef uint8_t TC;
-    enum { NIN = 2 };
+template <class T, class E> struct PowF : binop<T, E, T> {
     typedef typename cu_acc<T>::type A;
-    EW_HD T operator()(T xa, E xe, TC, int64_t) const { return narrow<T>(m_pow(widen(xa), (A)widen(xe))); }
+    EW_HD T operator()(T xa, E xe, uint8_t, int64_t) const { return narrow<T>(m_pow(widen(xa), (A)widen(xe))); }
 };
 
 /* Integer pow; E is double (a float exponent), or an integer type read as int64. */
-template <class T, class E> struct PowI {
-    typedef T TA, TO;
-    typedef E TB;
-    typedef uint8_t TC;
-    enum { NIN = 2 };
-    EW_HD T operator()(T a, E e, TC, int64_t) const
+template <class T, class E> struct PowI : binop<T, E, T> {
+    EW_HD T operator()(T a, E e, uint8_t, int64_t) const
     {
         if constexpr (std::is_floating_point<E>::value && std::is_same<T, uint64_t>::value) {
             const double d = (double)e; /* as the CPU's powf_u64 */

@@ -132,14 +132,7 @@ CU_KFN(cu_loss)
     if (a.red != FT_LOSS_NONE && cnt > 0 &&
         (st = cu_workspace(k, n, (size_t)cnt * 2 * sizeof(double), (void **)&part)))
         return st;
-    switch (in[0].dtype) {
-    case FT_F16: return loss_run<__half>(k, n, in, out, a, part, cnt);
-    case FT_BF16: return loss_run<__nv_bfloat16>(k, n, in, out, a, part, cnt);
-    case FT_F32: return loss_run<float>(k, n, in, out, a, part, cnt);
-    case FT_F64: return loss_run<double>(k, n, in, out, a, part, cnt);
-    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
-    case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT: break;
-    }
+    CU_DISPATCH_FLOAT(in[0].dtype, T, return loss_run<T>(k, n, in, out, a, part, cnt));
     return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cuda %s kernel",
                        ft_dtype_name(in[0].dtype), ft_op_name(n->op));
 }

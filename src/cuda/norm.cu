@@ -1,7 +1,7 @@
-/* CUDA normalisations: softmax / log_softmax over an axis, layer_norm and
- * rms_norm over the trailing dims, batch_norm (inference and training forms),
- * instance_norm and group_norm. Semantics as cpu/norm.c and
- * cpu/norm_channels.c.
+/* CUDA normalisations over rows: softmax / log_softmax over an axis,
+ * layer_norm and rms_norm over the trailing dims. Semantics as cpu/norm.c.
+ * The per-channel norms (batch, instance, group) are in norm_channels.cu; the
+ * chunked statistics passes both use are in norm.cuh.
  *
  * Rows that fit in registers (the common case: up to 32768 elements, 16384
  * for f64) take one pass over memory: a group of G threads (a fraction of a
@@ -13,12 +13,12 @@
  * compute type (f32 for 16-bit floats and f32): each thread sums at most 32
  * elements before a tree, which stays well inside the sqrt(K) error bound.
  *
- * Longer rows, the strided softmax axis and the per-channel norms go through
- * chunked passes with statistics in double, as the CPU keeps them: partial
- * results per (row, chunk) into the workspace, a per-row finishing kernel,
- * then an elementwise pass. Every output element is read before it is written
- * by the same thread, after all statistics, so in-place use is safe. */
-#include "cu.cuh"
+ * Longer rows and the strided softmax axis go through chunked passes with
+ * statistics in double, as the CPU keeps them: partial results per (row,
+ * chunk) into the workspace, a per-row finishing kernel, then an elementwise
+ * pass. Every output element is read before it is written by the same
+ * thread, after all statistics, so in-place use is safe. */
+#include "norm.cuh"
 
 extern "C" {
 #include "../graph/infer_math.h"
@@ -28,26 +28,6 @@ extern "C" {
 #include <string.h>
 
 namespace {
-
-__host__ __device__ __forceinline__ int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-
-__device__ __forceinline__ int64_t udiv(int64_t a, int64_t b)
-{
-    if ((((uint64_t)a | (uint64_t)b) >> 32) == 0)
-        return (int64_t)((uint32_t)a / (uint32_t)b);
-    return (int64_t)((uint64_t)a / (uint64_t)b);
-}
-
-/* Compute-type math. */
-__device__ __forceinline__ float cexp(float v) { return expf(v); }
-__device__ __forceinline__ double cexp(double v) { return exp(v); }
-__device__ __forceinline__ float clog(float v) { return logf(v); }
-__device__ __forceinline__ double clog(double v) { return log(v); }
-__device__ __forceinline__ float csqrt(float v) { return sqrtf(v); }
-__device__ __forceinline__ double csqrt(double v) { return sqrt(v); }
-__device__ __forceinline__ float cmax(float a, float b) { return fmaxf(a, b); }
-__device__ __forceinline__ double cmax(double a, double b) { return fmax(a, b); }
-
 
 /* 16 bytes <-> V compute-type values. */
 __device__ __forceinline__ void unpack(uint4 u, float *o)
@@ -162,9 +142,12 @@ template <int V> __device__ __forceinline__ int slot_pos(int s, bool vec, int la
     return vec ? (lane + (s / V) * G) * V + s % V : lane + s * G;
 }
 
-template <class T, int NV>
-__device__ __forceinline__ void load_slots(const T *p, typename cu_acc<T>::type *v, bool ok, bool vec, int lane, int G,
-                                           int d)
+/* The slots of a thread as they lie in its row of d elements: with vec,
+ * fv(first slot, vector index, in) for each of its NV 16-byte vectors,
+ * otherwise fs(slot, position, in) for each of its NV * V slots; in: ok and
+ * the vector or the position lies inside the row. */
+template <class T, int NV, class FV, class FS>
+__device__ __forceinline__ void for_slots(bool ok, bool vec, int lane, int G, int d, FV fv, FS fs)
 {
     constexpr int V = 16 / (int)sizeof(T);
     if (vec) {
@@ -172,21 +155,35 @@ __device__ __forceinline__ void load_slots(const T *p, typename cu_acc<T>::type 
 #pragma unroll
         for (int kv = 0; kv < NV; kv++) {
             const int vi = lane + kv * G;
-            if (ok && vi < nvec) {
-                VecIO<T>::ld(reinterpret_cast<const uint4 *>(p)[vi], v + kv * V);
-            } else {
-#pragma unroll
-                for (int e = 0; e < V; e++)
-                    v[kv * V + e] = 0;
-            }
+            fv(kv * V, vi, ok && vi < nvec);
         }
     } else {
 #pragma unroll
         for (int s = 0; s < NV * V; s++) {
             const int q = lane + s * G;
-            v[s] = (ok && q < d) ? cu_load(p, q) : (typename cu_acc<T>::type)0;
+            fs(s, q, ok && q < d);
         }
     }
+}
+
+template <class T, int NV>
+__device__ __forceinline__ void load_slots(const T *p, typename cu_acc<T>::type *v, bool ok, bool vec, int lane, int G,
+                                           int d)
+{
+    typedef typename cu_acc<T>::type C;
+    constexpr int V = 16 / (int)sizeof(T);
+    for_slots<T, NV>(
+        ok, vec, lane, G, d,
+        [&](int s0, int vi, bool in) {
+            if (in) {
+                VecIO<T>::ld(reinterpret_cast<const uint4 *>(p)[vi], v + s0);
+            } else {
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    v[s0 + e] = 0;
+            }
+        },
+        [&](int s, int q, bool in) { v[s] = in ? cu_load(p, q) : (C)0; });
 }
 
 /* v[s] = v[s] * w + b with w, b the parameters at the slots' positions (either may be NULL). */
@@ -196,39 +193,33 @@ __device__ __forceinline__ void apply_params(typename cu_acc<T>::type *v, const 
 {
     typedef typename cu_acc<T>::type C;
     constexpr int V = 16 / (int)sizeof(T);
-    if (vec) {
-        const int nvec = d / V;
-#pragma unroll
-        for (int kv = 0; kv < NV; kv++) {
-            const int vi = lane + kv * G;
-            if (!ok || vi >= nvec)
-                continue;
+    for_slots<T, NV>(
+        ok, vec, lane, G, d,
+        [&](int s0, int vi, bool in) {
+            if (!in)
+                return;
             C t[V];
             if (sc) {
                 VecIO<T>::ld(reinterpret_cast<const uint4 *>(sc)[vi], t);
 #pragma unroll
                 for (int e = 0; e < V; e++)
-                    v[kv * V + e] *= t[e];
+                    v[s0 + e] *= t[e];
             }
             if (bi) {
                 VecIO<T>::ld(reinterpret_cast<const uint4 *>(bi)[vi], t);
 #pragma unroll
                 for (int e = 0; e < V; e++)
-                    v[kv * V + e] += t[e];
+                    v[s0 + e] += t[e];
             }
-        }
-    } else {
-#pragma unroll
-        for (int s = 0; s < NV * V; s++) {
-            const int q = lane + s * G;
-            if (ok && q < d) {
+        },
+        [&](int s, int q, bool in) {
+            if (in) {
                 if (sc)
                     v[s] *= cu_load(sc, q);
                 if (bi)
                     v[s] += cu_load(bi, q);
             }
-        }
-    }
+        });
 }
 
 template <class T, int NV>
@@ -314,20 +305,16 @@ __global__ void __launch_bounds__(256, 2) row_norm(RowArgs a)
                 apply_params<T, NV>(v, (const T *)a.sc, (const T *)a.bi, valid, vec, lane, G, d);
         }
         T *yr = Y + off;
-        if (vec) {
-            const int nvec = d / V;
-#pragma unroll
-            for (int kv = 0; kv < NV; kv++) {
-                const int vi = lane + kv * G;
-                if (valid && vi < nvec)
-                    reinterpret_cast<uint4 *>(yr)[vi] = VecIO<T>::st(v + kv * V);
-            }
-        } else {
-#pragma unroll
-            for (int s = 0; s < N; s++)
-                if (IN(s))
-                    cu_store(yr, (int64_t)(lane + s * G), v[s]);
-        }
+        for_slots<T, NV>(
+            valid, vec, lane, G, d,
+            [&](int s0, int vi, bool in) {
+                if (in)
+                    reinterpret_cast<uint4 *>(yr)[vi] = VecIO<T>::st(v + s0);
+            },
+            [&](int s, int q, bool in) {
+                if (in)
+                    cu_store(yr, (int64_t)q, v[s]);
+            });
 #undef IN
     }
 }
@@ -503,113 +490,6 @@ template <class T> __global__ void __launch_bounds__(ST_BLOCK) row_stream(RowArg
 
 static bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
 
-/* ---- chunked passes, statistics in double ------------------------------------- */
-
-enum { S_SUM, S_SQDEV, S_SQ, S_SOFT };
-enum { F_MEAN, F_INV, F_SOFT, F_LOGSOFT };
-#define NB 256
-/* Elements per (row, chunk) item of the chunked passes. */
-#define CHUNK 8192
-
-__device__ __forceinline__ double dmax(double a, double b) { return fmax(a, b); }
-
-/* Sum (or max) over a group of G threads (32 or NB). Every thread of the block must call. */
-__device__ __forceinline__ double dred(double v, bool mx, int G, double *sm)
-{
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        double t = __shfl_xor_sync(0xffffffffu, v, o);
-        v = mx ? dmax(v, t) : v + t;
-    }
-    if (G == 32)
-        return v;
-    if ((threadIdx.x & 31) == 0)
-        sm[threadIdx.x >> 5] = v;
-    __syncthreads();
-    double r = sm[0];
-    for (int i = 1; i < NB / 32; i++)
-        r = mx ? dmax(r, sm[i]) : r + sm[i];
-    __syncthreads();
-    return r;
-}
-
-/* Partial statistics of item (row, chunk) of rows of len elements, G
- * threads per item. S_SOFT: the chunk's maximum and the sum of exp(x - it)
- * (shifted by 0 when the maximum is -inf, so that an all -inf chunk sums to 0
- * and a NaN still shows) into part[2 * item .. + 1]; otherwise one sum. */
-template <class T>
-__global__ void __launch_bounds__(NB) st_part(const T *x, int64_t rows, int64_t len, int64_t nch, int64_t ch, int kind,
-                                              const double *mean, double *part, int G)
-{
-    typedef typename cu_acc<T>::type C;
-    __shared__ double sm[NB / 32];
-    const int gpb = NB / G, lane = (int)threadIdx.x % G;
-    const int64_t items = rows * nch;
-    for (int64_t it0 = (int64_t)blockIdx.x * gpb; it0 < items; it0 += (int64_t)gridDim.x * gpb) {
-        const int64_t it = it0 + (int)threadIdx.x / G;
-        const bool valid = it < items;
-        int64_t row = 0, j0 = 0, j1 = 0;
-        if (valid) {
-            row = udiv(it, nch);
-            j0 = (it - row * nch) * ch;
-            j1 = min64(len, j0 + ch);
-        }
-        const T *xr = x + row * len;
-        double s = 0;
-        if (kind == S_SOFT) {
-            double m = -INFINITY;
-            for (int64_t j = j0 + lane; j < j1; j += G)
-                m = dmax(m, cu_to_d(xr[j]));
-            m = dred(m, true, G, sm);
-            const C sh = (C)(m == -INFINITY ? 0.0 : m);
-            for (int64_t j = j0 + lane; j < j1; j += G)
-                s += (double)cexp(cu_load(xr, j) - sh);
-            s = dred(s, false, G, sm);
-            if (valid && lane == 0)
-                part[2 * it] = m, part[2 * it + 1] = s;
-            continue;
-        }
-        const double mu = kind == S_SQDEV && valid ? mean[row] : 0.0;
-        for (int64_t j = j0 + lane; j < j1; j += G) {
-            const double v = cu_to_d(xr[j]);
-            s += kind == S_SUM ? v : (v - mu) * (v - mu);
-        }
-        s = dred(s, false, G, sm);
-        if (valid && lane == 0)
-            part[it] = s;
-    }
-}
-
-/* Per row: combine the chunk partials in chunk order. F_MEAN: o0 = mean;
- * F_INV: o1 = 1 / sqrt(sum / len + eps); F_SOFT / F_LOGSOFT: o0 = maximum,
- * o1 = 1 / sum or log(sum). tout (optional): the statistic in the output dtype. */
-template <class T>
-__global__ void st_fin(int kind, const double *part, int64_t rows, int64_t nch, int64_t len, double eps, double *o0,
-                       double *o1, T *tout)
-{
-    for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < rows; r += (int64_t)gridDim.x * blockDim.x) {
-        if (kind == F_SOFT || kind == F_LOGSOFT) {
-            double M = -INFINITY, S = 0;
-            for (int64_t c = 0; c < nch; c++)
-                M = dmax(M, part[2 * (r * nch + c)]);
-            for (int64_t c = 0; c < nch; c++) {
-                const double mc = part[2 * (r * nch + c)], sc = part[2 * (r * nch + c) + 1];
-                S += mc == -INFINITY ? sc : sc * exp(mc - M);
-            }
-            o0[r] = M;
-            o1[r] = kind == F_SOFT ? 1.0 / S : log(S);
-            continue;
-        }
-        double t = 0;
-        for (int64_t c = 0; c < nch; c++)
-            t += part[r * nch + c];
-        double v = kind == F_MEAN ? t / (double)len : 1.0 / sqrt(t / (double)len + eps);
-        (kind == F_MEAN ? o0 : o1)[r] = v;
-        if (tout)
-            cu_st_d(tout, r, v);
-    }
-}
-
 /* Elementwise pass of the chunked rows, item = (row, chunk). The compute
  * follows the CPU: exp and x - max in the element type, the rest in double. */
 template <class T>
@@ -638,101 +518,6 @@ __global__ void __launch_bounds__(NB) ap_rows(const T *x, T *y, int64_t rows, in
             }
             cu_st_d(yr, j, r);
         }
-    }
-}
-
-/* Per-channel affine y = (x - M) * A + B over N*C rows of sp elements, with
- * (M, A, B) = coef[3 * p ..] for p = row % P. */
-template <class T>
-__global__ void __launch_bounds__(NB) affine(const T *x, T *y, int64_t nrow, int64_t sp, int64_t P, const double *coef)
-{
-    if (sp >= 1024) {
-        const int64_t nchs = (sp + 4095) / 4096, items = nrow * nchs;
-        for (int64_t it = blockIdx.x; it < items; it += gridDim.x) {
-            const int64_t r = udiv(it, nchs), j0 = (it - r * nchs) * 4096, j1 = min64(sp, j0 + 4096);
-            const int64_t p = r - udiv(r, P) * P;
-            const double M = coef[3 * p], A = coef[3 * p + 1], B = coef[3 * p + 2];
-            for (int64_t j = j0 + threadIdx.x; j < j1; j += NB) {
-                const int64_t e = r * sp + j;
-                cu_st_d(y, e, (cu_to_d(x[e]) - M) * A + B);
-            }
-        }
-        return;
-    }
-    const int64_t total = nrow * sp;
-    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t r = udiv(e, sp), p = r - udiv(r, P) * P;
-        cu_st_d(y, e, (cu_to_d(x[e]) - coef[3 * p]) * coef[3 * p + 1] + coef[3 * p + 2]);
-    }
-}
-
-/* batch_norm: (mean, scale / sqrt(var + eps), bias) per channel, as the CPU. */
-template <class T>
-__global__ void bn_coef(const T *sc, const T *bi, const T *mean, const T *var, int64_t C, double eps, double *coef)
-{
-    for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < C; c += (int64_t)gridDim.x * blockDim.x) {
-        coef[3 * c] = cu_to_d(mean[c]);
-        coef[3 * c + 1] = cu_to_d(sc[c]) / sqrt(cu_to_d(var[c]) + eps);
-        coef[3 * c + 2] = cu_to_d(bi[c]);
-    }
-}
-
-/* batch_norm training_mode: block c reduces channel c over N and the spatial
- * dims in double (mean, then the squared deviations: the biased variance),
- * fills coef as bn_coef with the batch's statistics, and writes the running
- * statistics rm, rv (NULL: not wanted) = input * momentum + batch * (1 - momentum).
- * An empty batch gives NaN statistics, as on the CPU. */
-template <class T>
-__global__ void __launch_bounds__(256) bn_train_coef(const T *x, const T *sc, const T *bi, const T *mean, const T *var,
-                                                     int64_t N, int64_t C, int64_t sp, double eps, double mom,
-                                                     double *coef, T *rm, T *rv)
-{
-    __shared__ double part[256];
-    const int64_t c = blockIdx.x, cnt = N * sp;
-    double m = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        double acc = 0;
-        for (int64_t i = threadIdx.x; i < cnt; i += blockDim.x) {
-            const int64_t b = i / sp, j = i - b * sp;
-            const double v = cu_to_d(x[(b * C + c) * sp + j]);
-            acc += pass ? (v - m) * (v - m) : v;
-        }
-        part[threadIdx.x] = acc;
-        __syncthreads();
-        for (int w = blockDim.x / 2; w > 0; w >>= 1) {
-            if ((int)threadIdx.x < w)
-                part[threadIdx.x] += part[threadIdx.x + w];
-            __syncthreads();
-        }
-        const double r = part[0] / (double)cnt;
-        __syncthreads();
-        if (pass == 0) {
-            m = r;
-            continue;
-        }
-        if (threadIdx.x == 0) {
-            coef[3 * c] = m;
-            coef[3 * c + 1] = cu_to_d(sc[c]) / sqrt(r + eps);
-            coef[3 * c + 2] = cu_to_d(bi[c]);
-            if (rm)
-                cu_st_d(rm, c, cu_to_d(mean[c]) * mom + m * (1 - mom));
-            if (rv)
-                cu_st_d(rv, c, cu_to_d(var[c]) * mom + r * (1 - mom));
-        }
-    }
-}
-
-/* group_norm / instance_norm: channel c of sample n belongs to statistics row
- * (n * C + c) / cpg (the channels of a group are contiguous). */
-template <class T>
-__global__ void gn_coef(const T *sc, const T *bi, const double *mean, const double *inv, int64_t NC, int64_t C,
-                        int64_t cpg, double *coef)
-{
-    for (int64_t p = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; p < NC; p += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t c = p - udiv(p, C) * C, r = udiv(p, cpg);
-        coef[3 * p] = mean[r];
-        coef[3 * p + 1] = inv[r] * cu_to_d(sc[c]);
-        coef[3 * p + 2] = cu_to_d(bi[c]);
     }
 }
 
@@ -806,22 +591,6 @@ template <class T> __global__ void fill_nan(T *p, int64_t n)
 }
 
 /* ---- host side ---------------------------------------------------------------- */
-
-static size_t al256(size_t v) { return (v + 255) & ~(size_t)255; }
-
-/* Group size and chunking of the statistics passes for rows of len. */
-static void chunking(int64_t len, int64_t *ch, int64_t *nch, int *G)
-{
-    *ch = len <= CHUNK ? len : CHUNK;
-    *nch = (len + *ch - 1) / *ch;
-    *G = *ch >= 1024 ? NB : 32;
-}
-
-static unsigned grid_items(ft_kctx *k, int64_t items, int per_block)
-{
-    const int64_t b = (items + per_block - 1) / per_block, cap = (int64_t)k->be->sm_count * 32;
-    return (unsigned)(b < 1 ? 1 : min64(b, cap));
-}
 
 /* Chunked softmax / layer_norm / rms_norm of rows x d. ws holds part (rows *
  * nch * 2 doubles), o0, o1 (rows doubles each). */
@@ -998,91 +767,6 @@ template <class T> static ft_status norm_t(ft_kctx *k, const ft_node *n, const f
     return rows_chunked<T>(k, n, (const T *)a.x, (T *)a.y, rows, d, op, a.eps, pp[0], pp[1], mo, io, w);
 }
 
-/* instance_norm / group_norm: statistics per (sample, group) row of cpg * sp
- * contiguous elements, then the per-channel affine step. */
-template <class T> static ft_status group_t(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, int64_t groups)
-{
-    cudaStream_t st = k->be->stream;
-    const ft_shape *s = &in[0].shape;
-    int64_t C = s->dims[1], sp = 1;
-    for (int i = 2; i < s->rank; i++)
-        sp *= s->dims[i];
-    const int64_t N = s->dims[0], rows = N * groups;
-    if (rows == 0 || sp == 0 || C == 0)
-        return FT_OK;
-    const int64_t cpg = C / groups, len = cpg * sp;
-    const double eps = n->params.norm.epsilon;
-    int64_t ch, nch;
-    int G;
-    chunking(len, &ch, &nch, &G);
-    const size_t pb = al256((size_t)(rows * nch) * sizeof(double)), sb = al256((size_t)rows * sizeof(double));
-    void *ws = NULL;
-    ft_status rc = cu_workspace(k, n, pb + 2 * sb + (size_t)(N * C) * 3 * sizeof(double), &ws);
-    if (rc != FT_OK)
-        return rc;
-    double *part = (double *)ws, *mean = (double *)((char *)ws + pb), *inv = (double *)((char *)ws + pb + sb);
-    double *coef = (double *)((char *)ws + pb + 2 * sb);
-    const T *x = (const T *)in[0].data;
-    const unsigned pg = grid_items(k, rows * nch, NB / G), fg = cu_grid(k->be, (uint64_t)rows);
-    st_part<T><<<pg, NB, 0, st>>>(x, rows, len, nch, ch, S_SUM, (const double *)NULL, part, G);
-    CU_LAUNCHED(k, n);
-    st_fin<T><<<fg, CU_BLOCK, 0, st>>>(F_MEAN, part, rows, nch, len, eps, mean, inv, (T *)NULL);
-    CU_LAUNCHED(k, n);
-    st_part<T><<<pg, NB, 0, st>>>(x, rows, len, nch, ch, S_SQDEV, mean, part, G);
-    CU_LAUNCHED(k, n);
-    st_fin<T><<<fg, CU_BLOCK, 0, st>>>(F_INV, part, rows, nch, len, eps, mean, inv, (T *)NULL);
-    CU_LAUNCHED(k, n);
-    gn_coef<T><<<cu_grid(k->be, (uint64_t)(N * C)), CU_BLOCK, 0, st>>>((const T *)in[1].data, (const T *)in[2].data,
-                                                                      mean, inv, N * C, C, cpg, coef);
-    CU_LAUNCHED(k, n);
-    const int64_t items = sp >= 1024 ? N * C * ((sp + 4095) / 4096) : (N * C * sp + NB - 1) / NB;
-    affine<T><<<grid_items(k, items, 1), NB, 0, st>>>(x, (T *)out[0].data, N * C, sp, N * C, coef);
-    CU_LAUNCHED(k, n);
-    return FT_OK;
-}
-
-template <class T> static ft_status batch_t(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
-{
-    cudaStream_t st = k->be->stream;
-    const ft_shape *s = &in[0].shape;
-    int64_t C = s->dims[1], sp = 1;
-    for (int i = 2; i < s->rank; i++)
-        sp *= s->dims[i];
-    const int64_t nrow = s->dims[0] * C;
-    const int train = n->params.norm.training;
-    if ((nrow == 0 || sp == 0) && !(train && C > 0 && n->n_out > 1))
-        return FT_OK;
-    void *ws = NULL;
-    ft_status rc = cu_workspace(k, n, (size_t)C * 3 * sizeof(double), &ws);
-    if (rc != FT_OK)
-        return rc;
-    double *coef = (double *)ws;
-    if (train)
-        bn_train_coef<T><<<(unsigned)C, 256, 0, st>>>((const T *)in[0].data, (const T *)in[1].data,
-                                                        (const T *)in[2].data, (const T *)in[3].data,
-                                                        (const T *)in[4].data, s->dims[0], C, sp,
-                                                        n->params.norm.epsilon, n->params.norm.momentum, coef,
-                                                        n->n_out > 1 ? (T *)out[1].data : NULL,
-                                                        n->n_out > 2 ? (T *)out[2].data : NULL);
-    else
-        bn_coef<T><<<cu_grid(k->be, (uint64_t)C), CU_BLOCK, 0, st>>>((const T *)in[1].data, (const T *)in[2].data,
-                                                                    (const T *)in[3].data, (const T *)in[4].data, C,
-                                                                    n->params.norm.epsilon, coef);
-    CU_LAUNCHED(k, n);
-    if (nrow == 0 || sp == 0)
-        return FT_OK;
-    const int64_t items = sp >= 1024 ? nrow * ((sp + 4095) / 4096) : (nrow * sp + NB - 1) / NB;
-    affine<T><<<grid_items(k, items, 1), NB, 0, st>>>((const T *)in[0].data, (T *)out[0].data, nrow, sp, C, coef);
-    CU_LAUNCHED(k, n);
-    return FT_OK;
-}
-
-static ft_status bad_dtype(ft_kctx *k, const ft_node *n, ft_dtype dt)
-{
-    return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cuda %s kernel",
-                       ft_dtype_name(dt), ft_op_name(n->op));
-}
-
 } // namespace
 
 /* ---- entry points ------------------------------------------------------------ */
@@ -1116,26 +800,4 @@ ft_status cu_layer_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view
 ft_status cu_rms_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     return norm_entry(k, n, in, out, 1);
-}
-
-ft_status cu_batch_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
-{
-    CU_DISPATCH_FLOAT(in[0].dtype, T, return batch_t<T>(k, n, in, out));
-    return bad_dtype(k, n, in[0].dtype);
-}
-
-ft_status cu_instance_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
-{
-    CU_DISPATCH_FLOAT(in[0].dtype, T, return group_t<T>(k, n, in, out, in[0].shape.dims[1]));
-    return bad_dtype(k, n, in[0].dtype);
-}
-
-ft_status cu_group_norm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
-{
-    const int64_t g = n->params.norm.num_groups;
-    if (g < 1 || in[0].shape.dims[1] % g != 0)
-        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "num_groups %lld does not divide the %lld channels",
-                           (long long)g, (long long)in[0].shape.dims[1]);
-    CU_DISPATCH_FLOAT(in[0].dtype, T, return group_t<T>(k, n, in, out, g));
-    return bad_dtype(k, n, in[0].dtype);
 }

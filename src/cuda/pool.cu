@@ -687,36 +687,21 @@ CU_KFN(cu_global_pool)
         len *= s->dims[i];
     int max = n->op == FT_OP_GLOBAL_MAX_POOL;
     ft_dtype dt = in[0].dtype;
-    switch (dt) {
-    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: break;
-    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
-    case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT:
+    if (!ft_dtype_is_float(dt))
         return no_kernel(k, n, dt);
-    }
     if (planes == 0 || len == 0)
         return FT_OK;
     const void *x = in[0].data;
     void *y = out[0].data;
-    switch (dt) {
-    case FT_F16: return global_pool_t<__half>(k, n, x, y, planes, len, max);
-    case FT_BF16: return global_pool_t<__nv_bfloat16>(k, n, x, y, planes, len, max);
-    case FT_F32: return global_pool_t<float>(k, n, x, y, planes, len, max);
-    case FT_F64: return global_pool_t<double>(k, n, x, y, planes, len, max);
-    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
-    case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT: break;
-    }
+    CU_DISPATCH_FLOAT(dt, T, return global_pool_t<T>(k, n, x, y, planes, len, max));
     return FT_OK;
 }
 
 CU_KFN(cu_resize)
 {
     ft_dtype dt = in[0].dtype;
-    switch (dt) {
-    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: break;
-    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
-    case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT:
+    if (!ft_dtype_is_float(dt))
         return no_kernel(k, n, dt);
-    }
     const ft_shape *is = &in[0].shape, *os = &out[0].shape;
     uint64_t numel = ft_numel(os);
     if (numel == 0 || is->rank == 0)
