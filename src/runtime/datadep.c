@@ -77,7 +77,10 @@ typedef struct {
 static int cmp_elem(const slices *v, int64_t a, int64_t b)
 {
     if (ft_dtype_is_float(v->dt)) {
+        /* NaN after every number and equal to NaN (NumPy's unique, equal_nan) */
         double p = ft_ld_f64(v->x, v->dt, a), q = ft_ld_f64(v->x, v->dt, b);
+        if (p != p || q != q)
+            return (p != p) - (q != q);
         return p < q ? -1 : p > q;
     }
     if (v->dt == FT_U64) {

@@ -261,7 +261,7 @@ def unique_cases():
                     attrs["axis"] = axis
                 c.append(Case(name, "unique", attrs=attrs, outputs=["y", "indices", "inverse", "counts"],
                               build=build))
-    # floats with many distinct values, negatives and infinities (no NaN: its order is not specified)
+    # floats with many distinct values, negatives and infinities
     for srt in (1, 0):
         name = "unique f32 distinct and repeated values with inf 50 sorted=%d" % srt
 
@@ -274,6 +274,13 @@ def unique_cases():
             return {"inputs": [("x", x)], "expect": {"y": y, "indices": first, "inverse": inv, "counts": cnt}}
         c.append(Case(name, "unique", attrs={"sorted": srt}, outputs=["y", "indices", "inverse", "counts"],
                       build=build))
+    # NaN: one value, after every number (numpy.unique's equal_nan)
+    for srt in (1, 0):
+        x = np.array([3, np.nan, 1, np.nan, 3, -np.inf, np.nan, 1], np.float32)
+        y, first, inv, cnt = unique(x, None, srt)
+        c.append(Case("unique f32 with NaN sorted=%d" % srt, "unique", attrs={"sorted": srt}, inputs=[("x", x)],
+                      outputs=["y", "indices", "inverse", "counts"],
+                      expect={"y": y, "indices": first, "inverse": inv, "counts": cnt}))
     # unsigned order: a u64 above 2^63 is the largest, not negative
     for dt in UINTS:
         x = np.array([5, 2 ** 15 + 3, 0, 5, 1, 2 ** 15 + 3], NP[dt])
