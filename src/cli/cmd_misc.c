@@ -167,8 +167,8 @@ int ft_cmd_ops(const ft_cli *c)
         for (int b = 0; b < 2; b++) {
             if (!bes[b] || (be && be != bes[b]))
                 continue;
-            const ft_kernel *k = &bes[b]->kernels[op];
-            cJSON_AddItemToObject(per, bes[b]->name, dtypes_json(oi->available && k->fn ? (k->dtypes & oi->dtypes) : 0));
+            ft_dtype_mask mk = ft_backend_dtypes(bes[b], (ft_op)op);
+            cJSON_AddItemToObject(per, bes[b]->name, dtypes_json(oi->available ? (mk & oi->dtypes) : 0));
         }
         cJSON_AddItemToArray(arr, o);
     }

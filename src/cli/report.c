@@ -132,8 +132,7 @@ void ft_print_ops(FILE *f, const ft_backend *only)
         for (size_t b = 0; b < n_bes; b++) {
             if (only && only != bes[b])
                 continue;
-            const ft_kernel *k = &bes[b]->kernels[op];
-            ft_dtype_mask mk = k->fn ? (k->dtypes & oi->dtypes) : 0;
+            ft_dtype_mask mk = ft_backend_dtypes(bes[b], (ft_op)op) & oi->dtypes;
             char buf[128], miss[128];
             fprintf(f, " %s: %s", bes[b]->name, mk ? dtype_list(mk, buf, sizeof buf) : "-");
             if (oi->dtypes & ~mk)

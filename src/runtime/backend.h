@@ -149,5 +149,8 @@ const char *ft_cuda_backend_path(void);
 /* 1 if the backend implements node's op for the dtype of its input 0 (exec.c,
  * beside the executor that dispatches on it). */
 int ft_backend_supports(const ft_backend *be, ft_op op, ft_dtype dt);
+/* The dtypes of input 0 the backend's kernel of op takes (0: no kernel), for
+ * listings (`ftrun ops`); what the executor checks is ft_backend_supports. */
+ft_dtype_mask ft_backend_dtypes(const ft_backend *be, ft_op op);
 
 #endif

@@ -33,6 +33,11 @@ int ft_backend_supports(const ft_backend *be, ft_op op, ft_dtype dt)
     return k->fn != NULL && ft_dtype_in(dt, k->dtypes);
 }
 
+ft_dtype_mask ft_backend_dtypes(const ft_backend *be, ft_op op)
+{
+    return be->kernels[op].fn ? be->kernels[op].dtypes : 0;
+}
+
 ft_status ft_exec_check(const ft_graph *g, const ft_backend *be, const ft_backend *fallback, ft_error *err)
 {
     for (int k = 0; k < g->n_nodes; k++) {
