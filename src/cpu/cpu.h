@@ -77,6 +77,14 @@ static inline int cpu_dtype_slot(ft_dtype dt)
     return -1;
 }
 
+/* X(suffix, C type, 1 for an integer, ...) over the numeric dtypes in the
+ * order above: CPU_NUM_TYPES all ten, CPU_INT_TYPES the eight integers. */
+#define CPU_INT_TYPES(X, ...)                                                                                      \
+    X(i8, int8_t, 1, __VA_ARGS__) X(i16, int16_t, 1, __VA_ARGS__) X(i32, int32_t, 1, __VA_ARGS__)                  \
+    X(i64, int64_t, 1, __VA_ARGS__) X(u8, uint8_t, 1, __VA_ARGS__) X(u16, uint16_t, 1, __VA_ARGS__)                \
+    X(u32, uint32_t, 1, __VA_ARGS__) X(u64, uint64_t, 1, __VA_ARGS__)
+#define CPU_NUM_TYPES(X, ...) X(f32, float, 0, __VA_ARGS__) X(f64, double, 0, __VA_ARGS__) CPU_INT_TYPES(X, __VA_ARGS__)
+
 /* fn(ctx, start, end) over 0..n: on one thread below CPU_PAR_MIN, else over
  * `threads` contiguous ranges whose bounds are multiples of 64 elements, so
  * that two threads never write the same cache line (cpu_backend.c). */
