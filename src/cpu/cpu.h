@@ -85,6 +85,21 @@ static inline int cpu_dtype_slot(ft_dtype dt)
     X(u32, uint32_t, 1, __VA_ARGS__) X(u64, uint64_t, 1, __VA_ARGS__)
 #define CPU_NUM_TYPES(X, ...) X(f32, float, 0, __VA_ARGS__) X(f64, double, 0, __VA_ARGS__) CPU_INT_TYPES(X, __VA_ARGS__)
 
+/* The offset, by strides st, of the coordinates of flat position p in the
+ * first `rank` dims of shape q (the last the fastest), dim `axis` left out:
+ * where gather_elements and scatter_elements meet the data tensor. */
+static inline int64_t cpu_offset_but_axis(const ft_shape *q, int rank, int axis, int64_t p, const int64_t *st)
+{
+    int64_t off = 0;
+    for (int d = rank - 1; d >= 0; d--) {
+        int64_t c = p % q->dims[d];
+        p /= q->dims[d];
+        if (d != axis)
+            off += c * st[d];
+    }
+    return off;
+}
+
 /* fn(ctx, start, end) over 0..n: on one thread below CPU_PAR_MIN, else over
  * `threads` contiguous ranges whose bounds are multiples of 64 elements, so
  * that two threads never write the same cache line (cpu_backend.c). */
