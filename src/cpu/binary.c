@@ -232,32 +232,8 @@ static inline double prelu_f64(double a, double b) { return a < 0 ? a * b : a; }
     static inline uint8_t gt_##S(T a, T b) { return a > b; }                                     \
     static inline uint8_t ge_##S(T a, T b) { return a >= b; }
 
-/* X(suffix, C type) over the dtypes the arithmetic ops take */
-#define NUM_TYPES(X, ...)                                                                        \
-    X(f32, float, __VA_ARGS__)                                                                   \
-    X(f64, double, __VA_ARGS__)                                                                  \
-    X(i8, int8_t, __VA_ARGS__)                                                                   \
-    X(i16, int16_t, __VA_ARGS__)                                                                 \
-    X(i32, int32_t, __VA_ARGS__)                                                                 \
-    X(i64, int64_t, __VA_ARGS__)                                                                 \
-    X(u8, uint8_t, __VA_ARGS__)                                                                  \
-    X(u16, uint16_t, __VA_ARGS__)                                                                \
-    X(u32, uint32_t, __VA_ARGS__)                                                                \
-    X(u64, uint64_t, __VA_ARGS__)
-
-/* X(suffix, C type) over the integer dtypes */
-#define INT_TYPES(X, ...)                                                                        \
-    X(i8, int8_t, __VA_ARGS__)                                                                   \
-    X(i16, int16_t, __VA_ARGS__)                                                                 \
-    X(i32, int32_t, __VA_ARGS__)                                                                 \
-    X(i64, int64_t, __VA_ARGS__)                                                                 \
-    X(u8, uint8_t, __VA_ARGS__)                                                                  \
-    X(u16, uint16_t, __VA_ARGS__)                                                                \
-    X(u32, uint32_t, __VA_ARGS__)                                                                \
-    X(u64, uint64_t, __VA_ARGS__)
-
-#define CMP_OPS_X(S, T, unused) CMP_OPS(S, T)
-NUM_TYPES(CMP_OPS_X, 0)
+#define CMP_OPS_X(S, T, I, unused) CMP_OPS(S, T)
+CPU_NUM_TYPES(CMP_OPS_X, 0)
 
 static inline uint8_t eq_bool(uint8_t a, uint8_t b) { return (a != 0) == (b != 0); }
 static inline uint8_t and_bool(uint8_t a, uint8_t b) { return (a != 0) & (b != 0); }
@@ -265,26 +241,26 @@ static inline uint8_t or_bool(uint8_t a, uint8_t b) { return (a != 0) | (b != 0)
 static inline uint8_t xor_bool(uint8_t a, uint8_t b) { return (a != 0) ^ (b != 0); }
 
 /* Rows: OP_S for each op and dtype. */
-#define ROW_SAME(S, T, OP) BIN_ROW(OP##_##S##_row, T, T, T, OP##_##S)
-#define ROW_CMP(S, T, OP) BIN_ROW(OP##_##S##_row, T, T, uint8_t, OP##_##S)
-NUM_TYPES(ROW_SAME, add)
-NUM_TYPES(ROW_SAME, sub)
-NUM_TYPES(ROW_SAME, mul)
-NUM_TYPES(ROW_SAME, div)
-NUM_TYPES(ROW_SAME, mod)
-NUM_TYPES(ROW_SAME, fmod)
-NUM_TYPES(ROW_SAME, max)
-NUM_TYPES(ROW_SAME, min)
-NUM_TYPES(ROW_CMP, eq)
-NUM_TYPES(ROW_CMP, lt)
-NUM_TYPES(ROW_CMP, le)
-NUM_TYPES(ROW_CMP, gt)
-NUM_TYPES(ROW_CMP, ge)
-INT_TYPES(ROW_SAME, band)
-INT_TYPES(ROW_SAME, bor)
-INT_TYPES(ROW_SAME, bxor)
-INT_TYPES(ROW_SAME, shl)
-INT_TYPES(ROW_SAME, shr)
+#define ROW_SAME(S, T, I, OP) BIN_ROW(OP##_##S##_row, T, T, T, OP##_##S)
+#define ROW_CMP(S, T, I, OP) BIN_ROW(OP##_##S##_row, T, T, uint8_t, OP##_##S)
+CPU_NUM_TYPES(ROW_SAME, add)
+CPU_NUM_TYPES(ROW_SAME, sub)
+CPU_NUM_TYPES(ROW_SAME, mul)
+CPU_NUM_TYPES(ROW_SAME, div)
+CPU_NUM_TYPES(ROW_SAME, mod)
+CPU_NUM_TYPES(ROW_SAME, fmod)
+CPU_NUM_TYPES(ROW_SAME, max)
+CPU_NUM_TYPES(ROW_SAME, min)
+CPU_NUM_TYPES(ROW_CMP, eq)
+CPU_NUM_TYPES(ROW_CMP, lt)
+CPU_NUM_TYPES(ROW_CMP, le)
+CPU_NUM_TYPES(ROW_CMP, gt)
+CPU_NUM_TYPES(ROW_CMP, ge)
+CPU_INT_TYPES(ROW_SAME, band)
+CPU_INT_TYPES(ROW_SAME, bor)
+CPU_INT_TYPES(ROW_SAME, bxor)
+CPU_INT_TYPES(ROW_SAME, shl)
+CPU_INT_TYPES(ROW_SAME, shr)
 BIN_ROW(prelu_f32_row, float, float, float, prelu_f32)
 BIN_ROW(prelu_f64_row, double, double, double, prelu_f64)
 BIN_ROW(eq_bool_row, uint8_t, uint8_t, uint8_t, eq_bool)
@@ -295,17 +271,10 @@ BIN_ROW(xor_bool_row, uint8_t, uint8_t, uint8_t, xor_bool)
  * integer base takes an i64 or an f64 exponent. */
 BIN_ROW(pow_f32_row, float, float, float, pow_f32)
 BIN_ROW(pow_f64_row, double, double, double, pow_f64)
-#define ROW_IPOW(S, T, unused)                                                                   \
+#define ROW_IPOW(S, T, I, unused)                                                                   \
     BIN_ROW(pow_##S##_row, T, int64_t, T, pow_##S)                                               \
     BIN_ROW(powf_##S##_row, T, double, T, powf_##S)
-ROW_IPOW(i8, int8_t, 0)
-ROW_IPOW(i16, int16_t, 0)
-ROW_IPOW(i32, int32_t, 0)
-ROW_IPOW(i64, int64_t, 0)
-ROW_IPOW(u8, uint8_t, 0)
-ROW_IPOW(u16, uint16_t, 0)
-ROW_IPOW(u32, uint32_t, 0)
-ROW_IPOW(u64, uint64_t, 0)
+CPU_INT_TYPES(ROW_IPOW, 0)
 
 #define ROWS(OP)                                                                                 \
     {                                                                                            \

@@ -301,30 +301,18 @@ static void range_at(const geom *g, int transpose, const ranges *rg, int64_t kq,
         (transpose ? in_range : out_range)(g, g->r - 1, kq, lo, hi);
 }
 
-/* Offset (in elements) of the input row that output row ov reads at leading
- * kernel position kv, or -1 when that row lies in the padding. */
-static int64_t lead_in_offset(const geom *g, const int64_t *ov, const int64_t *kv, const int64_t *ist)
+/* Offset (in elements) of the row that row v reaches at leading kernel
+ * position kv, in a tensor of leading dims lim and strides st, or -1 when it
+ * lies outside (the padding): the input row an output row reads (lim g->in),
+ * or the output row an input row reaches (transpose, lim g->out). */
+static int64_t lead_offset(const geom *g, const int64_t *v, const int64_t *kv, const int64_t *lim, const int64_t *st)
 {
     int64_t off = 0;
     for (int j = 0; j < g->r - 1; j++) {
-        int64_t i = ov[j] * g->s[j] + kv[j] * g->d[j] - g->pb[j];
-        if (i < 0 || i >= g->in[j])
+        int64_t i = v[j] * g->s[j] + kv[j] * g->d[j] - g->pb[j];
+        if (i < 0 || i >= lim[j])
             return -1;
-        off += i * ist[j];
-    }
-    return off;
-}
-
-/* Offset of the output row that input row iv reaches at leading kernel
- * position kv, or -1 when outside the output. */
-static int64_t lead_out_offset(const geom *g, const int64_t *iv, const int64_t *kv, const int64_t *ost)
-{
-    int64_t off = 0;
-    for (int j = 0; j < g->r - 1; j++) {
-        int64_t o = iv[j] * g->s[j] + kv[j] * g->d[j] - g->pb[j];
-        if (o < 0 || o >= g->out[j])
-            return -1;
-        off += o * ost[j];
+        off += i * st[j];
     }
     return off;
 }
@@ -348,7 +336,7 @@ static void im2col(const geom *g, const char *xg, char *col, int64_t p0, int64_t
         int64_t o0 = split_pos(p, g->out, L, ov), len = min64(OL - o0, p1 - p);
         char *seg = col + (size_t)(p - p0) * es;
         for (int64_t kl = 0; kl < klead; kl++, next_index(kv, g->k, L)) {
-            int64_t off = lead_in_offset(g, ov, kv, ist);
+            int64_t off = lead_offset(g, ov, kv, g->in, ist);
             for (int64_t kq = 0; kq < KL; kq++) {
                 int64_t lo, hi;
                 range_at(g, 0, &rg, kq, &lo, &hi);
@@ -392,7 +380,7 @@ static void direct_gather(const geom *g, void *y, const void *x, const void *w)
         char *yr = (char *)y + (size_t)(row * OL) * es;
         int64_t kv[MAX_SP] = {0};
         for (int64_t kl = 0; kl < klead; kl++, next_index(kv, g->k, L)) {
-            int64_t off = lead_in_offset(g, ov, kv, ist);
+            int64_t off = lead_offset(g, ov, kv, g->in, ist);
             if (off < 0)
                 continue;
             for (int64_t kq = 0; kq < KL; kq++) {
@@ -427,7 +415,7 @@ static void direct_scatter(const geom *g, void *y, const void *x, const void *w,
         int64_t iv[MAX_SP], kv[MAX_SP] = {0};
         int64_t c0 = split_pos(p, g->in, L, iv), len = min64(IL - c0, i1 - p);
         for (int64_t kl = 0; kl < klead; kl++, next_index(kv, g->k, L)) {
-            int64_t off = lead_out_offset(g, iv, kv, ost);
+            int64_t off = lead_offset(g, iv, kv, g->out, ost);
             if (off < 0)
                 continue;
             for (int64_t kq = 0; kq < KL; kq++) {
@@ -582,6 +570,16 @@ static void dw_small(const geom *g, dw_row_fn row, float *y, const float *x, con
 
 /* ------------------------------------------------------------------ conv */
 
+/* The calling thread's number in its parallel region (0 outside one). */
+static inline int thread_num(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
 static ft_status oom(ft_kctx *k, const ft_node *n, size_t bytes)
 {
     return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory allocating a %zu-byte convolution buffer", bytes);
@@ -630,11 +628,8 @@ static ft_status conv_native(ft_kctx *k, const ft_node *n, const ft_view *in, ft
             const char *xp = x + (size_t)((nb * g.C + c) * g.NI) * es, *wp = w + (size_t)(m * g.KK) * es;
             float bias = b && row ? ((const float *)b)[m] : 0.0f;
             if (small) {
-                int tid = 0;
-#ifdef _OPENMP
-                tid = par ? omp_get_thread_num() : 0;
-#endif
-                dw_small(&g, row, (float *)yp, (const float *)xp, (const float *)wp, bias, scratch + per * (size_t)tid);
+                dw_small(&g, row, (float *)yp, (const float *)xp, (const float *)wp, bias,
+                         scratch + per * (size_t)thread_num());
             } else if (row) {
                 dw_plane(&g, row, (float *)yp, (const float *)xp, (const float *)wp, bias, scratch);
             } else {
@@ -675,11 +670,7 @@ static ft_status conv_native(ft_kctx *k, const ft_node *n, const ft_view *in, ft
     openblas_set_num_threads(par ? 1 : T);
 #pragma omp parallel num_threads(T) if (par)
     {
-        int tid = 0;
-#ifdef _OPENMP
-        tid = omp_get_thread_num();
-#endif
-        char *col = cols ? cols + bufsz * (size_t)tid : NULL;
+        char *col = cols ? cols + bufsz * (size_t)thread_num() : NULL;
 #pragma omp for schedule(dynamic, 1)
         for (int64_t t = 0; t < tasks; t++) {
             int64_t gi = t / tiles, tile = t % tiles, nb = gi / g.G, gr = gi % g.G;
@@ -769,11 +760,7 @@ ft_status cpu_conv_transpose(ft_kctx *k, const ft_node *n, const ft_view *in, ft
     openblas_set_num_threads(par ? 1 : T);
 #pragma omp parallel num_threads(T) if (par)
     {
-        int tid = 0;
-#ifdef _OPENMP
-        tid = omp_get_thread_num();
-#endif
-        char *col = cols + bufsz * (size_t)tid;
+        char *col = cols + bufsz * (size_t)thread_num();
 #pragma omp for schedule(dynamic, 1)
         for (int64_t t = 0; t < tasks; t++) {
             int64_t gi = t / mblocks, m0 = (t % mblocks) * mb, m1 = min64(Mg, m0 + mb), nb = gi / g.G, gr = gi % g.G;

@@ -18,10 +18,11 @@
  * conv.c's own loops run on the node's real tensors, three times and
  * more until 2 ms went by (at most 16; once, when that first run takes over
  * ten times the best so far), the best run after the first timed (process
- * CPU time on one thread, wall time on more; see now_s), and the fastest is
+ * CPU time on one thread, wall time on more; cpu_dnnl_time in
+ * dnnl_cache.c, which records each form's time in the entry), and the fastest is
  * kept for the node from then on (blocked first, and a later form must be 5%
  * faster to win, except blocked-add, timed next, which has the same layouts
- * and need only be faster): the choice is per case (within a blocked chain, below, oneDNN's blocked form
+ * and wins unless 3% slower): the choice is per case (within a blocked chain, below, oneDNN's blocked form
  * mostly wins; elsewhere depthwise convs often keep conv.c's loops). The
  * environment variable FTRUN_CONV_IMPL = native, plain, blocked or
  * blocked-add (blocked where the node has no such sum) forces one
@@ -90,15 +91,17 @@
  * where blocked.c's transpose makes it (input_bound makes the copy first):
  * one read of the tensor for both.
  *
- * State: the cache (struct cpu_conv_cache) is owned by the CPU backend
- * context (cpu_backend.c, released by close() through cpu_conv_cache_free).
+ * State: the cache (conv_cache: the CPU_DNNL_CONV cache of dnnl_cache.h and
+ * the layouts, executions and bounds of a run) is owned by the CPU backend
+ * context (cpu_backend.c, released by close() through cpu_dnnl_cache_free).
  * It holds the layouts and entries of one run id: a new run id or graph
  * empties it. An entry is kept per node and thread count, and rebuilt
- * when the input shape or weight address changes;
- * it owns its primitives, its memory objects, the reordered weights (kept
+ * when the input shape or weight address changes; it records the node's
+ * pick, and it owns its primitives, its memory objects, the reordered weights (kept
  * across runs when the weight is a constant of the graph, reordered every
  * run otherwise), the scratchpad and the blocked src / dst buffers. */
 #include "conv_layout.h"
+#include "dnnl_cache.h"
 #include "dnnl_util.h"
 #include "vmath.h"
 #include "../graph/infer_conv.h"
@@ -109,7 +112,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <stdio.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -143,25 +145,15 @@ typedef struct native_io {
 } native_io;
 
 typedef struct entry {
-    const ft_node *node;
-    const void *w;
-    ft_shape xs;
-    int threads;
-    int choice;
-    int calls; /* runs of the node before its form was chosen */
-    int w_const;
+    cpu_dnnl_key key; /* the node, its pick (a variant or CHOICE_NATIVE) and each form's time */
     int w_known;      /* w_l1 and b_max hold for the constant weight and bias */
     double w_l1, b_max; /* largest sum of |w| over an output channel, largest |bias| (inf: not finite) */
     variant v[N_VARIANTS];
     native_io nio;
 } entry;
 
-struct cpu_conv_cache {
-    dnnl_engine_t eng;
-    dnnl_stream_t strm;
-    int broken; /* the engine could not be created: conv.c's loops only */
-    const ft_graph *g;
-    uint64_t run_id;
+typedef struct conv_cache {
+    cpu_dnnl_cache base; /* the entries, engine and stream (broken: conv.c's loops only) */
     layouts lay;
     /* Executions of the graph in this run id: the first conv node to get
      * here (first_conv, an index into g->nodes; -1 until one did) starts
@@ -171,20 +163,13 @@ struct cpu_conv_cache {
     /* Per tensor, for the NaN rule (see the top): the bound on |x| its
      * producing conv proved, or a read found, in execution `at` (v < 0: none). */
     struct bound { double v; unsigned at; } *bound;
-    entry *e;
-    int n, cap;
-};
+} conv_cache;
 
 static void variant_free(variant *v)
 {
     dnnl_primitive_t prims[] = {v->conv, v->r_src, v->r_dst, v->r_sum, v->r_w};
     dnnl_memory_t mems[] = {v->u_src, v->u_dst, v->u_sum, v->u_w, v->m_src, v->m_dst, v->m_w, v->m_b, v->m_pad};
-    for (size_t i = 0; i < FT_ARRAY_LEN(prims); i++)
-        if (prims[i])
-            dnnl_primitive_destroy(prims[i]);
-    for (size_t i = 0; i < FT_ARRAY_LEN(mems); i++)
-        if (mems[i])
-            dnnl_memory_destroy(mems[i]);
+    cpu_dnnl_destroy(prims, FT_ARRAY_LEN(prims), mems, FT_ARRAY_LEN(mems));
     free(v->src_buf);
     free(v->dst_buf);
     free(v->w_buf);
@@ -194,73 +179,34 @@ static void variant_free(variant *v)
 
 static void native_io_free(native_io *io)
 {
-    for (int j = 0; j < 3; j++) {
-        if (io->r[j])
-            dnnl_primitive_destroy(io->r[j]);
-        if (io->from[j])
-            dnnl_memory_destroy(io->from[j]);
-        if (io->to[j])
-            dnnl_memory_destroy(io->to[j]);
+    cpu_dnnl_destroy(io->r, 3, io->from, 3);
+    cpu_dnnl_destroy(NULL, 0, io->to, 3);
+    for (int j = 0; j < 3; j++)
         free(io->buf[j]);
-    }
     memset(io, 0, sizeof *io);
 }
 
-static void entry_free(entry *e)
+/* The cache's drop (dnnl_cache.h): what an entry owns. */
+static void entry_free(void *p)
 {
+    entry *e = p;
     for (int i = 0; i < N_VARIANTS; i++)
         variant_free(&e->v[i]);
     native_io_free(&e->nio);
 }
 
-/* Frees every entry, the layouts and the bounds (the entry array stays). */
-static void forget(struct cpu_conv_cache *c)
+/* The cache's forget (dnnl_cache.h): the layouts, the bounds and the
+ * executions of a run id. */
+static void forget(cpu_dnnl_cache *base)
 {
-    for (int i = 0; i < c->n; i++)
-        entry_free(&c->e[i]);
-    c->n = 0;
+    conv_cache *c = (conv_cache *)base;
     conv_layouts_free(&c->lay);
     free(c->bound);
     c->bound = NULL;
-}
-
-/* Forgets what the cache holds: a new run (new run id) or another graph. */
-static void cache_reset(struct cpu_conv_cache *c, const ft_kctx *k)
-{
-    forget(c);
-    c->g = k->g;
-    c->run_id = k->run_id;
     c->epoch = 0, c->first_conv = -1;
 }
 
-void cpu_conv_cache_free(struct cpu_conv_cache *c)
-{
-    if (!c)
-        return;
-    forget(c);
-    free(c->e);
-    if (c->strm)
-        dnnl_stream_destroy(c->strm);
-    if (c->eng)
-        dnnl_engine_destroy(c->eng);
-    free(c);
-}
-
-/* A reorder from a to b, or NULL (with *st dnnl_success) when they are equal. */
-static dnnl_status_t make_reorder(dnnl_engine_t eng, const dnnl_memory_desc_t *a, const dnnl_memory_desc_t *b,
-                                  dnnl_primitive_t *out)
-{
-    *out = NULL;
-    if (dnnl_memory_desc_equal(a, b))
-        return dnnl_success;
-    dnnl_primitive_desc_t pd;
-    dnnl_status_t s = dnnl_reorder_primitive_desc_create(&pd, a, eng, b, eng, NULL);
-    if (s != dnnl_success)
-        return s;
-    s = dnnl_primitive_create(out, pd);
-    dnnl_primitive_desc_destroy(pd);
-    return s;
-}
+static const cpu_dnnl_kind conv_kind = {CPU_DNNL_CONV, sizeof(conv_cache), sizeof(entry), entry_free, forget};
 
 /* conv_make_pd; with fix, src and dst in the layouts fix[0] and fix[1], and
  * the residual sum a binary add post-op of a tensor in fix[1]'s layout
@@ -363,7 +309,7 @@ dnnl_status_t conv_make_pd(dnnl_engine_t eng, const ft_node *n, const ft_shape *
  * refuses. Returns 1 when one of its own buffers could not be allocated:
  * an error for the caller, not a reason to run another form, whose
  * results would differ in rounding. */
-static int build(struct cpu_conv_cache *c, const ft_node *n, const ft_view *in, const ft_view *out, int which,
+static int build(conv_cache *c, const ft_node *n, const ft_view *in, const ft_view *out, int which,
                  variant *v)
 {
     memset(v, 0, sizeof *v);
@@ -374,13 +320,14 @@ static int build(struct cpu_conv_cache *c, const ft_node *n, const ft_view *in, 
     const int blocked = which != V_PLAIN;
     if (which == V_ADD && !has_sum)
         return 0;
-    CPU_DNNL_TRY(conv_make_pd(c->eng, n, &in[0].shape, &in[1].shape, &out[0].shape, has_b, has_sum, blocked, &d, &pd));
+    CPU_DNNL_TRY(
+        conv_make_pd(c->base.eng, n, &in[0].shape, &in[1].shape, &out[0].shape, has_b, has_sum, blocked, &d, &pd));
     const dnnl_memory_desc_t *lx = conv_layout_of(&c->lay, n->in[0]), *ly = conv_layout_of(&c->lay, n->out[0]);
     const dnnl_memory_desc_t *lsum = has_sum ? conv_layout_of(&c->lay, n->in[3]) : NULL;
     /* the blocked form reads the blocked copy of a plain input where there
      * is one; the plain form reads the plain tensor */
-    int cps = blocked ? conv_copy_read(&c->lay, c->g, n, 0) : -1;
-    int cpm = blocked && has_sum ? conv_copy_read(&c->lay, c->g, n, 3) : -1;
+    int cps = blocked ? conv_copy_read(&c->lay, c->base.g, n, 0) : -1;
+    int cpm = blocked && has_sum ? conv_copy_read(&c->lay, c->base.g, n, 3) : -1;
     if (cps >= 0)
         lx = &c->lay.copy[cps].md;
     if (cpm >= 0)
@@ -404,7 +351,8 @@ static int build(struct cpu_conv_cache *c, const ft_node *n, const ft_view *in, 
         descs d2;
         if (!dnnl_memory_desc_equal(usum, cy))
             goto fail;
-        CPU_DNNL_TRY(make_pd(c->eng, n, &in[0].shape, &in[1].shape, &out[0].shape, has_b, has_sum, 1, fix, &d2, &pd2));
+        CPU_DNNL_TRY(
+            make_pd(c->base.eng, n, &in[0].shape, &in[1].shape, &out[0].shape, has_b, has_sum, 1, fix, &d2, &pd2));
         dnnl_primitive_desc_destroy(pd);
         pd = pd2;
         cx = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
@@ -417,11 +365,11 @@ static int build(struct cpu_conv_cache *c, const ft_node *n, const ft_view *in, 
         v->bin = 1;
     }
     CPU_DNNL_TRY(dnnl_primitive_create(&v->conv, pd));
-    CPU_DNNL_TRY(make_reorder(c->eng, ux, cx, &v->r_src));
-    CPU_DNNL_TRY(make_reorder(c->eng, cy, uy, &v->r_dst));
+    CPU_DNNL_TRY(cpu_dnnl_reorder(c->base.eng, ux, cx, &v->r_src));
+    CPU_DNNL_TRY(cpu_dnnl_reorder(c->base.eng, cy, uy, &v->r_dst));
     if (has_sum)
-        CPU_DNNL_TRY(make_reorder(c->eng, usum, cy, &v->r_sum));
-    CPU_DNNL_TRY(make_reorder(c->eng, &d.w, cw, &v->r_w));
+        CPU_DNNL_TRY(cpu_dnnl_reorder(c->base.eng, usum, cy, &v->r_sum));
+    CPU_DNNL_TRY(cpu_dnnl_reorder(c->base.eng, &d.w, cw, &v->r_w));
     s = dnnl_out_of_memory;
     if ((v->r_src && !(v->src_buf = cpu_md_alloc(cx))) || (v->r_dst && !(v->dst_buf = cpu_md_alloc(cy))) ||
         (v->r_w && !(v->w_buf = cpu_md_alloc(cw))))
@@ -429,18 +377,18 @@ static int build(struct cpu_conv_cache *c, const ft_node *n, const ft_view *in, 
     size_t padsz = cpad ? dnnl_memory_desc_get_size(cpad) : 0;
     if (padsz && !(v->pad_buf = cpu_md_alloc(cpad)))
         goto fail;
-    CPU_DNNL_TRY(dnnl_memory_create(&v->u_src, ux, c->eng, DNNL_MEMORY_NONE));
-    CPU_DNNL_TRY(dnnl_memory_create(&v->u_dst, uy, c->eng, DNNL_MEMORY_NONE));
-    CPU_DNNL_TRY(dnnl_memory_create(&v->u_w, &d.w, c->eng, DNNL_MEMORY_NONE));
+    CPU_DNNL_TRY(dnnl_memory_create(&v->u_src, ux, c->base.eng, DNNL_MEMORY_NONE));
+    CPU_DNNL_TRY(dnnl_memory_create(&v->u_dst, uy, c->base.eng, DNNL_MEMORY_NONE));
+    CPU_DNNL_TRY(dnnl_memory_create(&v->u_w, &d.w, c->base.eng, DNNL_MEMORY_NONE));
     if (has_sum)
-        CPU_DNNL_TRY(dnnl_memory_create(&v->u_sum, usum, c->eng, DNNL_MEMORY_NONE));
-    CPU_DNNL_TRY(dnnl_memory_create(&v->m_src, cx, c->eng, v->r_src ? v->src_buf : DNNL_MEMORY_NONE));
-    CPU_DNNL_TRY(dnnl_memory_create(&v->m_dst, cy, c->eng, v->r_dst ? v->dst_buf : DNNL_MEMORY_NONE));
-    CPU_DNNL_TRY(dnnl_memory_create(&v->m_w, cw, c->eng, v->r_w ? v->w_buf : DNNL_MEMORY_NONE));
+        CPU_DNNL_TRY(dnnl_memory_create(&v->u_sum, usum, c->base.eng, DNNL_MEMORY_NONE));
+    CPU_DNNL_TRY(dnnl_memory_create(&v->m_src, cx, c->base.eng, v->r_src ? v->src_buf : DNNL_MEMORY_NONE));
+    CPU_DNNL_TRY(dnnl_memory_create(&v->m_dst, cy, c->base.eng, v->r_dst ? v->dst_buf : DNNL_MEMORY_NONE));
+    CPU_DNNL_TRY(dnnl_memory_create(&v->m_w, cw, c->base.eng, v->r_w ? v->w_buf : DNNL_MEMORY_NONE));
     if (has_b)
-        CPU_DNNL_TRY(dnnl_memory_create(&v->m_b, &d.b, c->eng, DNNL_MEMORY_NONE));
+        CPU_DNNL_TRY(dnnl_memory_create(&v->m_b, &d.b, c->base.eng, DNNL_MEMORY_NONE));
     if (padsz)
-        CPU_DNNL_TRY(dnnl_memory_create(&v->m_pad, cpad, c->eng, v->pad_buf));
+        CPU_DNNL_TRY(dnnl_memory_create(&v->m_pad, cpad, c->base.eng, v->pad_buf));
     dnnl_primitive_desc_destroy(pd);
     v->cp_src = cps + 1, v->cp_sum = cpm + 1;
     v->ok = 1;
@@ -454,8 +402,8 @@ fail:
 
 int64_t cpu_channel_block(ft_kctx *k, int t)
 {
-    struct cpu_conv_cache *c = k->be ? *cpu_conv_cache_slot(k->be) : NULL;
-    if (!c || c->g != k->g || c->run_id != k->run_id || t < 0)
+    conv_cache *c = k->be ? (conv_cache *)*cpu_dnnl_cache_slot(k->be, CPU_DNNL_CONV) : NULL;
+    if (!c || c->base.g != k->g || c->base.run_id != k->run_id || t < 0)
         return 0;
     const dnnl_memory_desc_t *md = conv_layout_of(&c->lay, t);
     const ft_shape *sh = &k->g->tensors[t].shape;
@@ -469,34 +417,39 @@ static ft_status dnnl_fail(ft_kctx *k, const ft_node *n, dnnl_status_t s, const 
                        s == dnnl_out_of_memory ? "out of memory" : dnnl_status2str(s));
 }
 
-/* Variant `which` of entry e, built unless it is; 1 with *st set when its
+/* The node a form runs on, with what runs it. */
+typedef struct conv_run {
+    ft_kctx *k;
+    conv_cache *c;
+    entry *e;
+    const ft_node *n;
+    const ft_view *in;
+    ft_view *out;
+    ft_kernel_fn native;
+} conv_run;
+
+/* Variant `which` of r's entry, built unless it is; 1 with *st set when its
  * buffers could not be allocated (see build), else 0 (v->ok 0: refused). */
-static int need_variant(ft_kctx *k, struct cpu_conv_cache *c, entry *e, const ft_node *n, const ft_view *in,
-                        const ft_view *out, int which, ft_status *st)
+static int need_variant(const conv_run *r, int which, ft_status *st)
 {
-    if (e->v[which].ok || !build(c, n, in, out, which, &e->v[which]))
+    if (r->e->v[which].ok || !build(r->c, r->n, r->in, r->out, which, &r->e->v[which]))
         return 0;
-    *st = dnnl_fail(k, n, dnnl_out_of_memory, "building the convolution");
+    *st = dnnl_fail(r->k, r->n, dnnl_out_of_memory, "building the convolution");
     return 1;
 }
 
-static dnnl_status_t run_reorder(struct cpu_conv_cache *c, dnnl_primitive_t r, dnnl_memory_t from, dnnl_memory_t to)
-{
-    dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-    return dnnl_primitive_execute(r, c->strm, 2, a);
-}
-
-static void set_bound(struct cpu_conv_cache *c, int t, double v);
+static void set_bound(conv_cache *c, int t, double v);
 
 /* *p = copy i of the layouts, made from the plain tensor `plain` unless it
  * was in this execution of the graph (conv_layout.h, conv_copy); max |x|
  * read on the way is the tensor's bound in this execution. */
-static dnnl_status_t fresh_copy(struct cpu_conv_cache *c, int threads, int i, const ft_view *plain, void **p)
+static dnnl_status_t fresh_copy(conv_cache *c, int threads, int i, const ft_view *plain, void **p)
 {
     conv_copy *cp = &c->lay.copy[i];
     dnnl_status_t s = dnnl_success;
     double amax;
-    if (cp->made != c->epoch && !(s = conv_copy_make(cp, c->eng, c->strm, &plain->shape, plain->data, threads, &amax))) {
+    if (cp->made != c->epoch &&
+        !(s = conv_copy_make(cp, c->base.eng, c->base.strm, &plain->shape, plain->data, threads, &amax))) {
         cp->made = c->epoch;
         if (amax >= 0)
             set_bound(c, cp->t, amax);
@@ -519,7 +472,7 @@ static void copy_floats(void *dst, const void *src, uint64_t n, int threads)
 }
 
 /* One run of variant v on the node's tensors. */
-static ft_status run_variant(ft_kctx *k, struct cpu_conv_cache *c, entry *e, variant *v, const ft_node *n,
+static ft_status run_variant(ft_kctx *k, conv_cache *c, entry *e, variant *v, const ft_node *n,
                              const ft_view *in, ft_view *out)
 {
     dnnl_status_t s;
@@ -540,16 +493,16 @@ static ft_status run_variant(ft_kctx *k, struct cpu_conv_cache *c, entry *e, var
         (!v->r_w && (s = dnnl_memory_set_data_handle(v->m_w, in[1].data))))
         goto fail;
     what = "a reorder";
-    if (v->r_w && (!v->w_ready || !e->w_const)) {
-        if ((s = run_reorder(c, v->r_w, v->u_w, v->m_w)))
+    if (v->r_w && (!v->w_ready || !e->key.w_const)) {
+        if ((s = cpu_dnnl_reorder_run(c->base.strm, v->r_w, v->u_w, v->m_w)))
             goto fail;
         v->w_ready = 1;
     }
-    if (v->r_src && (s = run_reorder(c, v->r_src, v->u_src, v->m_src)))
+    if (v->r_src && (s = cpu_dnnl_reorder_run(c->base.strm, v->r_src, v->u_src, v->m_src)))
         goto fail;
     if (has_sum && !v->bin) {
         if (v->r_sum) {
-            if ((s = run_reorder(c, v->r_sum, v->u_sum, v->m_dst)))
+            if ((s = cpu_dnnl_reorder_run(c->base.strm, v->r_sum, v->u_sum, v->m_dst)))
                 goto fail;
         } else { /* the sum already in the conv's dst layout */
             copy_floats(v->r_dst ? v->dst_buf : out[0].data, sum, ft_numel(&out[0].shape), k->threads);
@@ -564,13 +517,13 @@ static ft_status run_variant(ft_kctx *k, struct cpu_conv_cache *c, entry *e, var
         a[na++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, v->m_b};
     if (v->m_pad)
         a[na++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, v->m_pad};
-    if ((s = dnnl_primitive_execute(v->conv, c->strm, na, a)))
+    if ((s = dnnl_primitive_execute(v->conv, c->base.strm, na, a)))
         goto fail;
     what = "a reorder";
-    if (v->r_dst && (s = run_reorder(c, v->r_dst, v->m_dst, v->u_dst)))
+    if (v->r_dst && (s = cpu_dnnl_reorder_run(c->base.strm, v->r_dst, v->m_dst, v->u_dst)))
         goto fail;
     what = "waiting for the stream";
-    if ((s = dnnl_stream_wait(c->strm)))
+    if ((s = dnnl_stream_wait(c->base.strm)))
         goto fail;
     return FT_OK;
 fail:
@@ -579,7 +532,7 @@ fail:
 
 /* conv.c's loops (native) on the node: where input 0, input 3 or the output
  * is blocked in this run, on plain copies reordered from and to it. */
-static ft_status run_native(ft_kctx *k, struct cpu_conv_cache *c, entry *e, const ft_node *n, const ft_view *in,
+static ft_status run_native(ft_kctx *k, conv_cache *c, entry *e, const ft_node *n, const ft_view *in,
                             ft_view *out, ft_kernel_fn native)
 {
     const int sum_slot = n->n_in > 3 && in[3].data ? 3 : -1;
@@ -605,9 +558,9 @@ static ft_status run_native(ft_kctx *k, struct cpu_conv_cache *c, entry *e, cons
                 break;
             }
             const dnnl_memory_desc_t *a = j < 2 ? lay[j] : &plain, *b = j < 2 ? &plain : lay[j];
-            if ((s = make_reorder(c->eng, a, b, &io->r[j])) ||
-                (s = dnnl_memory_create(&io->from[j], a, c->eng, j < 2 ? DNNL_MEMORY_NONE : io->buf[j])) ||
-                (s = dnnl_memory_create(&io->to[j], b, c->eng, j < 2 ? io->buf[j] : DNNL_MEMORY_NONE)))
+            if ((s = cpu_dnnl_reorder(c->base.eng, a, b, &io->r[j])) ||
+                (s = dnnl_memory_create(&io->from[j], a, c->base.eng, j < 2 ? DNNL_MEMORY_NONE : io->buf[j])) ||
+                (s = dnnl_memory_create(&io->to[j], b, c->base.eng, j < 2 ? io->buf[j] : DNNL_MEMORY_NONE)))
                 break;
         }
         if (s) {
@@ -623,32 +576,31 @@ static ft_status run_native(ft_kctx *k, struct cpu_conv_cache *c, entry *e, cons
         if (!lay[j])
             continue;
         int slot = j == 0 ? 0 : 3;
-        if ((s = dnnl_memory_set_data_handle(io->from[j], in[slot].data)) || (s = run_reorder(c, io->r[j], io->from[j], io->to[j])))
+        if ((s = dnnl_memory_set_data_handle(io->from[j], in[slot].data)) ||
+            (s = cpu_dnnl_reorder_run(c->base.strm, io->r[j], io->from[j], io->to[j])))
             return dnnl_fail(k, n, s, what);
         vin[slot].data = io->buf[j];
     }
-    if ((lay[0] || lay[1]) && (s = dnnl_stream_wait(c->strm)))
+    if ((lay[0] || lay[1]) && (s = dnnl_stream_wait(c->base.strm)))
         return dnnl_fail(k, n, s, what);
     if (lay[2])
         vout.data = io->buf[2];
     ft_status st = native(k, n, vin, &vout);
     if (st || !lay[2])
         return st;
-    if ((s = dnnl_memory_set_data_handle(io->to[2], out[0].data)) || (s = run_reorder(c, io->r[2], io->from[2], io->to[2])) ||
-        (s = dnnl_stream_wait(c->strm)))
+    if ((s = dnnl_memory_set_data_handle(io->to[2], out[0].data)) ||
+        (s = cpu_dnnl_reorder_run(c->base.strm, io->r[2], io->from[2], io->to[2])) ||
+        (s = dnnl_stream_wait(c->base.strm)))
         return dnnl_fail(k, n, s, what);
     return FT_OK;
 }
 
-/* On one thread, the CPU time of the process, not wall time: a run that
- * other processes preempt on a busy machine is not charged for the wait.
- * On more, wall time: CPU time would charge a form that uses every thread
- * as much as one that keeps them waiting, and the pick is about latency. */
-static double now_s(int threads)
+/* One run of form `form` (a built variant, or CHOICE_NATIVE) on r's node. */
+static ft_status run_form(void *arg, int form)
 {
-    struct timespec ts;
-    clock_gettime(threads > 1 ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    const conv_run *r = arg;
+    return form == CHOICE_NATIVE ? run_native(r->k, r->c, r->e, r->n, r->in, r->out, r->native)
+                                 : run_variant(r->k, r->c, r->e, &r->e->v[form], r->n, r->in, r->out);
 }
 
 /* FTRUN_CONV_IMPL: the forced candidate, or CHOICE_UNSET for the timed pick. */
@@ -716,12 +668,12 @@ static void weight_bounds(entry *e, const ft_node *n, const ft_view *in, int thr
 }
 
 /* The bound on |x| of tensor t known in this execution of the graph, or -1. */
-static double known_bound(const struct cpu_conv_cache *c, int t)
+static double known_bound(const conv_cache *c, int t)
 {
     return c->bound && c->bound[t].at == c->epoch ? c->bound[t].v : -1;
 }
 
-static void set_bound(struct cpu_conv_cache *c, int t, double v)
+static void set_bound(conv_cache *c, int t, double v)
 {
     if (c->bound)
         c->bound[t] = (struct bound){v, c->epoch};
@@ -733,7 +685,7 @@ static void set_bound(struct cpu_conv_cache *c, int t, double v)
  * or may pick) that this execution has not made yet, the copy is made now
  * and the bound read with it (conv_copy_make): the tensor is read once.
  * -1 with *s set when making the copy failed. */
-static double input_bound(struct cpu_conv_cache *c, const ft_kctx *k, const entry *e, const ft_node *n,
+static double input_bound(conv_cache *c, const ft_kctx *k, const entry *e, const ft_node *n,
                           const ft_view *in, int i, dnnl_status_t *s)
 {
     if (n->n_in <= i || !in[i].data)
@@ -741,8 +693,9 @@ static double input_bound(struct cpu_conv_cache *c, const ft_kctx *k, const entr
     double b = known_bound(c, n->in[i]);
     if (b >= 0)
         return b;
-    int cp = conv_copy_read(&c->lay, c->g, n, i);
-    if (cp >= 0 && (e->choice == CHOICE_UNSET || e->choice == V_BLOCKED || e->choice == V_ADD)) {
+    int cp = conv_copy_read(&c->lay, c->base.g, n, i);
+    int pick = e->key.pick.choice;
+    if (cp >= 0 && (pick == CHOICE_UNSET || pick == V_BLOCKED || pick == V_ADD)) {
         void *p;
         if ((*s = fresh_copy(c, k->threads, cp, &in[i], &p)))
             return -1;
@@ -758,7 +711,7 @@ static double input_bound(struct cpu_conv_cache *c, const ft_kctx *k, const entr
  * and one of its tensors may hold a NaN or an infinity, -1 with *st set on an
  * error (making a blocked copy). Records the bound of the node's output (for
  * the convs reading it) as it goes. */
-static int nan_unsafe(struct cpu_conv_cache *c, ft_kctx *k, entry *e, const ft_node *n, const ft_view *in,
+static int nan_unsafe(conv_cache *c, ft_kctx *k, entry *e, const ft_node *n, const ft_view *in,
                       ft_status *st)
 {
     const ft_conv_params *p = &n->params.conv;
@@ -768,7 +721,7 @@ static int nan_unsafe(struct cpu_conv_cache *c, ft_kctx *k, entry *e, const ft_n
     set_bound(c, t, -1);
     if (!checks && !known) /* nothing to check, nothing to pass on without a read */
         return 0;
-    if (!e->w_known || !e->w_const) {
+    if (!e->w_known || !e->key.w_const) {
         weight_bounds(e, n, in, k->threads);
         e->w_known = 1;
     }
@@ -790,7 +743,7 @@ static int nan_unsafe(struct cpu_conv_cache *c, ft_kctx *k, entry *e, const ft_n
 /* FTRUN_CONV_LOG set: one line on stderr per conv node when its form is
  * chosen: the form, each candidate's time (times NULL: forced) and which of
  * its tensors are blocked in this run. */
-static void log_pick(const struct cpu_conv_cache *c, const ft_node *n, int pick, const double *times)
+static void log_pick(const conv_cache *c, const ft_node *n, int pick, const double *times)
 {
     static const char *form[] = {"plain", "blocked", "blocked-add", "native"};
     if (!getenv("FTRUN_CONV_LOG"))
@@ -806,48 +759,14 @@ static void log_pick(const struct cpu_conv_cache *c, const ft_node *n, int pick,
     int sum = n->n_in > 3 && n->in[3] >= 0;
     const layouts *l = &c->lay;
     fprintf(stderr, "ftrun: conv '%s': %s (%s); input %s%s, output %s\n", n->name, form[pick], t,
-            conv_layout_of(l, n->in[0]) ? "blocked" : conv_copy_read(l, c->g, n, 0) >= 0 ? "blocked (copy)" : "plain",
+            conv_layout_of(l, n->in[0])            ? "blocked"
+            : conv_copy_read(l, c->base.g, n, 0) >= 0 ? "blocked (copy)"
+                                                      : "plain",
             !sum                               ? ""
             : conv_layout_of(l, n->in[3])      ? ", sum blocked"
-            : conv_copy_read(l, c->g, n, 3) >= 0 ? ", sum blocked (copy)"
+            : conv_copy_read(l, c->base.g, n, 3) >= 0 ? ", sum blocked (copy)"
                                                : ", sum plain",
             conv_layout_of(l, n->out[0]) ? "blocked" : "plain");
-}
-
-static entry *lookup(ft_kctx *k, struct cpu_conv_cache *c, const ft_node *n, const ft_view *in)
-{
-    /* one entry per node and thread count: when the count follows the load
-     * (ftrun(1), --threads) it moves between a few values, and each keeps
-     * its primitives and its pick */
-    entry *e = NULL;
-    for (int i = 0; i < c->n && !e; i++)
-        if (c->e[i].node == n && c->e[i].threads == k->threads)
-            e = &c->e[i];
-    if (e && e->w == in[1].data && ft_shape_eq(&e->xs, &in[0].shape))
-        return e;
-    if (e) {
-        entry_free(e);
-    } else {
-        if (ft_grow(&c->e, &c->cap, c->n, sizeof *c->e, 32))
-            return NULL;
-        e = &c->e[c->n++];
-    }
-    memset(e, 0, sizeof *e);
-    e->node = n, e->w = in[1].data, e->threads = k->threads, e->xs = in[0].shape;
-    e->choice = CHOICE_UNSET;
-    e->w_const = cpu_input_is_const(k, n, 1);
-    return e;
-}
-
-/* The cache of k's backend context, made on first use (NULL: out of memory). */
-static struct cpu_conv_cache *cache_of(ft_backend_ctx *be)
-{
-    struct cpu_conv_cache **slot = cpu_conv_cache_slot(be), *c = *slot;
-    if (!c && (c = ft_calloc(1, sizeof *c))) {
-        *slot = c;
-        c->broken = cpu_dnnl_open(&c->eng, &c->strm);
-    }
-    return c;
 }
 
 /* Whether a graph has an f32 conv: only then is there anything to decide. */
@@ -863,16 +782,15 @@ ft_status cpu_conv_prepare(ft_kctx *k)
 {
     if (!k->g || !k->be || !has_f32_conv(k->g))
         return FT_OK;
-    struct cpu_conv_cache *c = cache_of(k->be);
+    conv_cache *c = (conv_cache *)cpu_dnnl_cache_get(k->be, &conv_kind);
     if (!c)
         return ft_err(k->err, FT_ERUNTIME, "%s: out of memory for the convolution cache", k->g->file);
-    if (c->broken)
+    if (c->base.broken)
         return FT_OK;
-    if (c->g != k->g || c->run_id != k->run_id)
-        cache_reset(c, k);
+    cpu_dnnl_cache_begin(&c->base, k);
     int forced = forced_choice();
     if (!c->lay.built)
-        conv_layouts_build(&c->lay, c->eng, k, k->private_layouts && forced != CHOICE_NATIVE && forced != V_PLAIN);
+        conv_layouts_build(&c->lay, c->base.eng, k, k->private_layouts && forced != CHOICE_NATIVE && forced != V_PLAIN);
     if (c->lay.oom)
         return ft_err(k->err, FT_ERUNTIME, "%s: out of memory deciding the tensor layouts around the convolutions",
                       k->g->file);
@@ -887,17 +805,17 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
     if (in[0].dtype != FT_F32 || !k->g || n->in[0] < 0 || k->g->tensors[n->in[0]].dtype != FT_F32 ||
         ft_numel(&out[0].shape) == 0 || ft_numel(&in[0].shape) == 0 || ft_numel(&in[1].shape) == 0 || !k->be)
         return 0;
-    struct cpu_conv_cache *c = *cpu_conv_cache_slot(k->be);
+    conv_cache *c = (conv_cache *)*cpu_dnnl_cache_slot(k->be, CPU_DNNL_CONV);
     /* The layouts of the run were decided before it (cpu_conv_prepare, the
      * backend's prepare); a run the executor did not prepare has none. */
-    if (c && c->broken)
+    if (c && c->base.broken)
         return 0;
-    if (!c || c->g != k->g || c->run_id != k->run_id || !c->lay.built) {
+    if (!c || !cpu_dnnl_cache_current(&c->base, k) || !c->lay.built) {
         *st = ft_node_err(k->err, FT_ERUNTIME, k->g, n,
                           "internal error: the convolutions' layouts were not decided before the run (the cpu backend's prepare)");
         return 1;
     }
-    int forced = forced_choice();
+    int forced = forced_choice(), fresh;
     /* a new execution of the graph: the copies and the bounds read in the
      * previous one are stale */
     if (c->first_conv < 0)
@@ -907,86 +825,62 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
     if (!c->bound && (c->bound = malloc(sizeof *c->bound * (size_t)k->g->n_tensors)))
         for (int i = 0; i < k->g->n_tensors; i++)
             c->bound[i] = (struct bound){-1, 0};
-    entry *e = lookup(k, c, n, in);
+    entry *e = cpu_dnnl_cache_entry(&c->base, k, n, in, &fresh);
     if (!e) { /* an error, as above: conv.c's loops would round otherwise */
         *st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the convolution's state");
         return 1;
     }
+    conv_run r = {k, c, e, n, in, out, native};
+    cpu_dnnl_pick *pick = &e->key.pick;
     int unsafe = nan_unsafe(c, k, e, n, in, st);
     if (unsafe < 0)
         return 1;
     if (unsafe) {
-        *st = run_native(k, c, e, n, in, out, native);
+        *st = run_form(&r, CHOICE_NATIVE);
         return 1;
     }
-    if (e->choice == CHOICE_UNSET && forced != CHOICE_UNSET) {
-        e->choice = CHOICE_NATIVE;
+    if (pick->choice == CHOICE_UNSET && forced != CHOICE_UNSET) {
+        pick->choice = CHOICE_NATIVE;
         /* blocked-add where the node has no sum in its dst layout: blocked */
         if (forced == V_ADD) {
-            if (need_variant(k, c, e, n, in, out, V_ADD, st))
+            if (need_variant(&r, V_ADD, st))
                 return 1;
             if (!e->v[V_ADD].ok)
                 forced = V_BLOCKED;
         }
         if (forced < N_VARIANTS) {
-            if (need_variant(k, c, e, n, in, out, forced, st))
+            if (need_variant(&r, forced, st))
                 return 1;
             if (e->v[forced].ok)
-                e->choice = forced;
+                pick->choice = forced;
         }
-        log_pick(c, n, e->choice, NULL);
+        log_pick(c, n, pick->choice, NULL);
     }
-    if (e->choice == CHOICE_UNSET && e->calls++ == 0) {
+    if (pick->choice == CHOICE_UNSET && pick->calls++ == 0) {
         /* The first run of a node is not timed: early in a process, with
          * more than one thread, a new OpenMP thread may share a core with
          * another for tens of ms, and every form then times alike. It runs
          * the blocked form (conv.c's loops where oneDNN refuses it); the
          * second run picks. */
-        if (need_variant(k, c, e, n, in, out, V_BLOCKED, st))
+        if (need_variant(&r, V_BLOCKED, st))
             return 1;
-        *st = e->v[V_BLOCKED].ok ? run_variant(k, c, e, &e->v[V_BLOCKED], n, in, out)
-                                 : run_native(k, c, e, n, in, out, native);
+        *st = run_form(&r, e->v[V_BLOCKED].ok ? V_BLOCKED : CHOICE_NATIVE);
         return 1;
     }
-    if (e->choice == CHOICE_UNSET) {
+    if (pick->choice == CHOICE_UNSET) {
         /* each candidate timed on the node's tensors (see the top); the
-         * fastest stays */
-        double best = -1, times[CHOICE_NATIVE + 1] = {-1, -1, -1, -1};
-        int pick = CHOICE_NATIVE;
-        /* the likely fastest first, so that a slow plain form stops early */
+         * fastest stays. The likely fastest first, so that a slow plain
+         * form stops early. */
         static const int order[] = {V_BLOCKED, V_ADD, CHOICE_NATIVE, V_PLAIN};
+        pick->lead = CHOICE_NATIVE;
         for (int oi = 0; oi < 4; oi++) {
             int cand = order[oi];
             if (cand < N_VARIANTS) {
-                if (need_variant(k, c, e, n, in, out, cand, st))
+                if (need_variant(&r, cand, st))
                     return 1;
                 if (!e->v[cand].ok)
                     continue;
             }
-            double t = -1;
-            /* at least 3 runs, and more (up to 16) until 2 ms went by: a
-             * small conv's single run is noisy, in wall time above all */
-            double spent = 0;
-            for (int rep = 0; rep < 3 || (rep < 16 && spent < 2e-3); rep++) {
-                double t0 = now_s(k->threads);
-                ft_status s = cand < N_VARIANTS ? run_variant(k, c, e, &e->v[cand], n, in, out)
-                                                : run_native(k, c, e, n, in, out, native);
-                if (s) {
-                    *st = s;
-                    return 1;
-                }
-                double dt = now_s(k->threads) - t0;
-                spent += dt;
-                if (rep > 0 && (t < 0 || dt < t))
-                    t = dt;
-                /* a first run (weights reordered, buffers touched) over ten
-                 * times the best so far: no need to time it further */
-                if (rep == 0 && best >= 0 && dt > 10 * best) {
-                    t = dt;
-                    break;
-                }
-            }
-            times[cand] = t;
             /* a later candidate must be 5% faster: the blocked form, timed
              * first, keeps a chain's layouts on a near tie. blocked-add,
              * timed next, has the same layouts and wins unless 3% slower:
@@ -996,18 +890,17 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
              * the whole run is 0.4 ms faster at 1 thread with blocked-add),
              * and where oneDNN's jit kernel is slower than brgconv it is
              * slower by more (ResNet18's residual convs: 5% to 40%) */
-            if (best < 0 || t < (cand == V_ADD ? 1.03 : 0.95) * best)
-                best = t, pick = cand;
+            if ((*st = cpu_dnnl_time(pick, cand, cand == V_ADD ? 1.03 : 0.95, k->threads, run_form, &r)))
+                return 1;
         }
-        e->choice = pick;
-        log_pick(c, n, pick, times);
+        pick->choice = pick->lead;
+        log_pick(c, n, pick->choice, pick->t);
         for (int i = 0; i < N_VARIANTS; i++)
-            if (i != pick)
+            if (i != pick->choice)
                 variant_free(&e->v[i]);
         /* the output holds the last candidate's result; rerun the pick so
          * that it is the pick's */
     }
-    *st = e->choice == CHOICE_NATIVE ? run_native(k, c, e, n, in, out, native)
-                                     : run_variant(k, c, e, &e->v[e->choice], n, in, out);
+    *st = run_form(&r, pick->choice);
     return 1;
 }

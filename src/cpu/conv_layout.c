@@ -31,12 +31,8 @@ dnnl_status_t conv_plain_md(const ft_shape *sh, dnnl_memory_desc_t *md)
 
 static void copy_free(conv_copy *cp)
 {
-    if (cp->r)
-        dnnl_primitive_destroy(cp->r);
-    if (cp->from)
-        dnnl_memory_destroy(cp->from);
-    if (cp->to)
-        dnnl_memory_destroy(cp->to);
+    dnnl_memory_t mems[] = {cp->from, cp->to};
+    cpu_dnnl_destroy(&cp->r, 1, mems, FT_ARRAY_LEN(mems));
     free(cp->buf);
     cp->r = NULL, cp->from = cp->to = NULL, cp->buf = NULL, cp->made = 0;
 }
@@ -254,21 +250,13 @@ dnnl_status_t conv_copy_make(conv_copy *cp, dnnl_engine_t eng, dnnl_stream_t str
         return dnnl_success;
     if (!cp->r) {
         dnnl_memory_desc_t pmd;
-        dnnl_primitive_desc_t pd = NULL;
         CPU_DNNL_TRY(conv_plain_md(sh, &pmd));
-        CPU_DNNL_TRY(dnnl_reorder_primitive_desc_create(&pd, &pmd, eng, &cp->md, eng, NULL));
-        s = dnnl_primitive_create(&cp->r, pd);
-        dnnl_primitive_desc_destroy(pd);
-        if (s != dnnl_success) {
-            cp->r = NULL;
-            goto fail;
-        }
+        CPU_DNNL_TRY(cpu_dnnl_reorder(eng, &pmd, &cp->md, &cp->r)); /* never equal: a copy's layout is not plain */
         CPU_DNNL_TRY(dnnl_memory_create(&cp->from, &pmd, eng, DNNL_MEMORY_NONE));
         CPU_DNNL_TRY(dnnl_memory_create(&cp->to, &cp->md, eng, cp->buf));
     }
     CPU_DNNL_TRY(dnnl_memory_set_data_handle(cp->from, (void *)plain));
-    dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, cp->from}, {DNNL_ARG_TO, cp->to}};
-    CPU_DNNL_TRY(dnnl_primitive_execute(cp->r, strm, 2, a));
+    CPU_DNNL_TRY(cpu_dnnl_reorder_run(strm, cp->r, cp->from, cp->to));
     CPU_DNNL_TRY(dnnl_stream_wait(strm));
     return dnnl_success;
 fail:

@@ -77,6 +77,29 @@ static inline int cpu_dtype_slot(ft_dtype dt)
     return -1;
 }
 
+/* X(suffix, C type, 1 for an integer, ...) over the numeric dtypes in the
+ * order above: CPU_NUM_TYPES all ten, CPU_INT_TYPES the eight integers. */
+#define CPU_INT_TYPES(X, ...)                                                                                      \
+    X(i8, int8_t, 1, __VA_ARGS__) X(i16, int16_t, 1, __VA_ARGS__) X(i32, int32_t, 1, __VA_ARGS__)                  \
+    X(i64, int64_t, 1, __VA_ARGS__) X(u8, uint8_t, 1, __VA_ARGS__) X(u16, uint16_t, 1, __VA_ARGS__)                \
+    X(u32, uint32_t, 1, __VA_ARGS__) X(u64, uint64_t, 1, __VA_ARGS__)
+#define CPU_NUM_TYPES(X, ...) X(f32, float, 0, __VA_ARGS__) X(f64, double, 0, __VA_ARGS__) CPU_INT_TYPES(X, __VA_ARGS__)
+
+/* The offset, by strides st, of the coordinates of flat position p in the
+ * first `rank` dims of shape q (the last the fastest), dim `axis` left out:
+ * where gather_elements and scatter_elements meet the data tensor. */
+static inline int64_t cpu_offset_but_axis(const ft_shape *q, int rank, int axis, int64_t p, const int64_t *st)
+{
+    int64_t off = 0;
+    for (int d = rank - 1; d >= 0; d--) {
+        int64_t c = p % q->dims[d];
+        p /= q->dims[d];
+        if (d != axis)
+            off += c * st[d];
+    }
+    return off;
+}
+
 /* fn(ctx, start, end) over 0..n: on one thread below CPU_PAR_MIN, else over
  * `threads` contiguous ranges whose bounds are multiples of 64 elements, so
  * that two threads never write the same cache line (cpu_backend.c). */
@@ -149,15 +172,17 @@ ft_status cpu_gemm(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
  * f32 rows x N matrix y, threads splitting the rows when it is large. */
 void cpu_matmul_epilogue(ft_kctx *k, float *y, int64_t rows, int64_t N, const float *bias, ft_mm_act act);
 /* matmul_dnnl.c: an f32 matmul / gemm through oneDNN's matmul primitive
- * (weights packed once when constant), or `native` (matmul.c's path) where
- * that is faster (timed on the node's first run). Returns 1 when it ran the
- * node (*st its status), 0 when the caller runs its own path. The per-node
- * state lives in a cache owned by the backend context (cpu_mm_cache_slot, in
- * cpu_backend.c), released by its close() through cpu_mm_cache_free. */
-struct cpu_mm_cache;
+ * (weights packed once when constant) where its rule picks it. Returns 1
+ * when it ran the node (*st its status), 0 when the caller runs its own
+ * path. Its per-node state: the CPU_DNNL_MATMUL cache (below). */
 int cpu_matmul_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_status *st);
-struct cpu_mm_cache **cpu_mm_cache_slot(ft_backend_ctx *c);
-void cpu_mm_cache_free(struct cpu_mm_cache *c);
+/* dnnl_cache.c: the per-node oneDNN state of conv_dnnl.c and matmul_dnnl.c,
+ * a cache of each kind owned by the backend context (cpu_dnnl_cache_slot, in
+ * cpu_backend.c), released by its close() through cpu_dnnl_cache_free. */
+enum { CPU_DNNL_CONV, CPU_DNNL_MATMUL, CPU_DNNL_KINDS };
+struct cpu_dnnl_cache;
+struct cpu_dnnl_cache **cpu_dnnl_cache_slot(ft_backend_ctx *c, int kind);
+void cpu_dnnl_cache_free(struct cpu_dnnl_cache *c);
 /* reduce.c */
 ft_status cpu_reduce(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_arg(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
@@ -204,18 +229,15 @@ ft_status cpu_roi_align(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view
 /* conv.c */
 ft_status cpu_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 /* conv_dnnl.c: an f32 conv through oneDNN, or the `native` kernel where that
- * is faster (timed on the node's first run). Returns 1 when it ran the conv
- * (*st its status), 0 when the caller runs its own loops. The per-node state
- * lives in a cache owned by the backend context (cpu_conv_cache_slot, in
- * cpu_backend.c), released by its close() through cpu_conv_cache_free. */
-struct cpu_conv_cache;
+ * is faster (timed on the node's first runs). Returns 1 when it ran the conv
+ * (*st its status), 0 when the caller runs its own loops. Its per-node state:
+ * the CPU_DNNL_CONV cache (cpu_dnnl_cache_slot). */
 int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_kernel_fn native, ft_status *st);
 /* The backend's prepare (backend.h): empties the cache for a new graph or
  * run id and decides which tensors of k->g stay in oneDNN's blocked layouts
  * for the run (conv_layout.c), before any node runs; the kernels only read
  * that decision. FT_ERUNTIME when out of memory. */
 ft_status cpu_conv_prepare(ft_kctx *k);
-struct cpu_conv_cache **cpu_conv_cache_slot(ft_backend_ctx *c);
 /* B when tensor t holds one of oneDNN's channel-blocked layouts,
  * [N][C/B][spatial][B], in this run (conv_dnnl.c, blocked chains): 8 or 16
  * for nChw8c / nChw16c and the like, C for channels-last (nhwc); else 0. */
@@ -232,7 +254,6 @@ int cpu_max_pool_blocked(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vie
  * or an infinity), read in the same pass. 0 when it has no loop for that
  * (no AVX-512, B not a multiple of 16): the caller reorders. */
 int cpu_to_blocked(const float *x, float *y, const ft_shape *sh, int64_t B, int threads, double *amax);
-void cpu_conv_cache_free(struct cpu_conv_cache *c);
 ft_status cpu_conv_transpose(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 /* deform.c: deform_conv */
 ft_status cpu_deform_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);

@@ -13,8 +13,7 @@
 struct ft_backend_ctx {
     int threads;
     char desc[128];
-    struct cpu_conv_cache *conv; /* owned: conv_dnnl.c's per-node primitives */
-    struct cpu_mm_cache *mm;     /* owned: matmul_dnnl.c's per-node primitives */
+    struct cpu_dnnl_cache *dnnl[CPU_DNNL_KINDS]; /* owned: conv_dnnl.c's and matmul_dnnl.c's per-node primitives */
 };
 
 /* Every op, and the kernel and dtypes that run it natively here (see
@@ -126,10 +125,8 @@ static ft_status cpu_open(const ft_backend_opts *o, ft_backend_ctx **out, ft_err
 
 static void cpu_close(ft_backend_ctx *c)
 {
-    if (c) {
-        cpu_conv_cache_free(c->conv);
-        cpu_mm_cache_free(c->mm);
-    }
+    for (int i = 0; c && i < CPU_DNNL_KINDS; i++)
+        cpu_dnnl_cache_free(c->dnnl[i]);
     free(c);
 }
 static const char *cpu_describe(ft_backend_ctx *c) { return c->desc; }
@@ -157,8 +154,7 @@ static ft_status cpu_copy_bytes(ft_backend_ctx *c, void *dst, const void *src, s
 static ft_status cpu_sync(ft_backend_ctx *c, ft_error *err) { (void)c, (void)err; return FT_OK; }
 
 int ft_cpu_threads(ft_backend_ctx *c) { return c->threads; }
-struct cpu_conv_cache **cpu_conv_cache_slot(ft_backend_ctx *c) { return &c->conv; }
-struct cpu_mm_cache **cpu_mm_cache_slot(ft_backend_ctx *c) { return &c->mm; }
+struct cpu_dnnl_cache **cpu_dnnl_cache_slot(ft_backend_ctx *c, int kind) { return &c->dnnl[kind]; }
 
 const ft_backend ft_cpu_backend = {
     .name = "cpu",

@@ -43,6 +43,24 @@ typedef struct {
 
 /* ------------------------------------------------------------------ the loop */
 
+/* One step of the odometer idx over the labels lab[0..nd) (the last the
+ * fastest), moving each operand's offset off[i] with it. */
+static inline void ein_step(const ein_ctx *e, int nops, const ft_ein_op *ops, const int8_t *lab, int nd, int64_t *idx,
+                            int64_t *off)
+{
+    for (int d = nd - 1; d >= 0; d--) {
+        int l = lab[d];
+        if (++idx[d] < e->size[l]) {
+            for (int i = 0; i < nops; i++)
+                off[i] += ops[i].st[l];
+            return;
+        }
+        idx[d] = 0;
+        for (int i = 0; i < nops; i++)
+            off[i] -= (e->size[l] - 1) * ops[i].st[l];
+    }
+}
+
 /* dst (contiguous, labels olab[0..no) in that order) = sum over the labels
  * slab[0..ns) of the product of the operands, accumulated in double. */
 #define EIN_LOOP_DEF(NAME, T)                                                                                      \
@@ -108,31 +126,11 @@ typedef struct {
                                 acc += p;                                                                          \
                             }                                                                                      \
                         }                                                                                          \
-                        for (int d = ns - 2; d >= 0; d--) {                                                        \
-                            int l = slab[d];                                                                       \
-                            if (++si[d] < e->size[l]) {                                                            \
-                                for (int i = 0; i < nops; i++)                                                     \
-                                    so[i] += ops[i].st[l];                                                         \
-                                break;                                                                             \
-                            }                                                                                      \
-                            si[d] = 0;                                                                             \
-                            for (int i = 0; i < nops; i++)                                                         \
-                                so[i] -= (e->size[l] - 1) * ops[i].st[l];                                          \
-                        }                                                                                          \
+                        ein_step(e, nops, ops, slab, ns - 1, si, so);                                              \
                     }                                                                                              \
                 }                                                                                                  \
                 dst[t] = (T)acc;                                                                                   \
-                for (int d = no - 1; d >= 0; d--) {                                                                \
-                    int l = olab[d];                                                                               \
-                    if (++oi[d] < e->size[l]) {                                                                    \
-                        for (int i = 0; i < nops; i++)                                                             \
-                            off[i] += ops[i].st[l];                                                                \
-                        break;                                                                                     \
-                    }                                                                                              \
-                    oi[d] = 0;                                                                                     \
-                    for (int i = 0; i < nops; i++)                                                                 \
-                        off[i] -= (e->size[l] - 1) * ops[i].st[l];                                                 \
-                }                                                                                                  \
+                ein_step(e, nops, ops, olab, no, oi, off);                                                         \
             }                                                                                                      \
         }                                                                                                          \
     }
@@ -265,6 +263,22 @@ static int contiguous(const ein_ctx *e, const ft_ein_op *op, const int8_t *lab, 
     return 1;
 }
 
+/* op's data where it is laid out as [b,x,y] (*t 0) or [b,y,x] (*t 1) over
+ * the labels bl, xl and yl; NULL where it is neither (then it is packed). */
+static const char *laid_out(const ein_ctx *e, const ft_ein_op *op, const int8_t *bl, int nb, const int8_t *xl, int nx,
+                            const int8_t *yl, int ny, int *t)
+{
+    int8_t seq[FT_EIN_NL];
+    memcpy(seq, bl, (size_t)nb), memcpy(seq + nb, xl, (size_t)nx), memcpy(seq + nb + nx, yl, (size_t)ny);
+    if (contiguous(e, op, seq, nb + nx + ny))
+        return op->data;
+    memcpy(seq + nb, yl, (size_t)ny), memcpy(seq + nb + ny, xl, (size_t)nx);
+    if (!contiguous(e, op, seq, nb + nx + ny))
+        return NULL;
+    *t = 1;
+    return op->data;
+}
+
 static int fits_int(uint64_t v) { return v <= (uint64_t)INT_MAX; }
 
 /* Contracts a and b, keeping the labels of `keep`. The result goes to dst in
@@ -331,22 +345,10 @@ static ft_status ein_pair(ein_ctx *e, const ft_ein_op *a, const ft_ein_op *b, ui
     const char *A = NULL, *B = NULL;
     int ta = 0, tb = 0;
     void *pa = NULL, *pb = NULL, *pc = NULL;
-    if (!sa) {
-        memcpy(seq, bl, (size_t)nb), memcpy(seq + nb, ml, (size_t)nm), memcpy(seq + nb + nm, kl, (size_t)nk);
-        if (contiguous(e, a, seq, nb + nm + nk))
-            A = a->data;
-        memcpy(seq + nb, kl, (size_t)nk), memcpy(seq + nb + nk, ml, (size_t)nm);
-        if (!A && contiguous(e, a, seq, nb + nm + nk))
-            A = a->data, ta = 1;
-    }
-    if (!sb) {
-        memcpy(seq, bl, (size_t)nb), memcpy(seq + nb, kl, (size_t)nk), memcpy(seq + nb + nk, nl, (size_t)nn);
-        if (contiguous(e, b, seq, nb + nk + nn))
-            B = b->data;
-        memcpy(seq + nb, nl, (size_t)nn), memcpy(seq + nb + nn, kl, (size_t)nk);
-        if (!B && contiguous(e, b, seq, nb + nk + nn))
-            B = b->data, tb = 1;
-    }
+    if (!sa)
+        A = laid_out(e, a, bl, nb, ml, nm, kl, nk, &ta);
+    if (!sb)
+        B = laid_out(e, b, bl, nb, kl, nk, nl, nn, &tb);
     if (!A || !B || !direct_c) {
         pa = !A ? ft_malloc((size_t)(BT * M * K) * e->es) : NULL;
         pb = !B ? ft_malloc((size_t)(BT * K * N) * e->es) : NULL;

@@ -209,13 +209,7 @@ ft_status cpu_scatter_elements(ft_kctx *k, const ft_node *n, const ft_view *in, 
     char *dst = out->data;
     const char *upd = in[2].data;
     for (int64_t p = 0; p < total; p++) {
-        int64_t off = 0, o = p;
-        for (int d = r - 1; d >= 0; d--) {
-            int64_t c = o % q->dims[d];
-            o /= q->dims[d];
-            if (d != axis)
-                off += c * dstr[d];
-        }
+        int64_t off = cpu_offset_but_axis(q, r, axis, p, dstr);
         int64_t v = cpu_load_index(in[1].data, is64, p);
         off += (v < 0 ? v + dim : v) * dstr[axis];
         if (red == FT_SCATTER_NONE)

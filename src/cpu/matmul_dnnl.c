@@ -52,13 +52,14 @@
  * A, B or bias holds a NaN or an infinity therefore runs matmul.c's path for
  * that run; B and the bias are read once when they are constants.
  *
- * State: the cache (struct cpu_mm_cache) is owned by the CPU backend context
- * (cpu_backend.c, released by close() through cpu_mm_cache_free). It holds
- * the entries of one run id (ft_kctx.run_id): a new one empties it. An entry
- * is kept per node and thread count, and rebuilt when A's shape or B's
- * address changes; it owns
- * its primitive, memory objects, packed weights and scratchpad. */
+ * State: the CPU_DNNL_MATMUL cache of dnnl_cache.h, owned by the CPU backend
+ * context (cpu_backend.c, released by close() through cpu_dnnl_cache_free).
+ * It holds the entries of one graph and run id (ft_kctx.run_id): a new one
+ * empties it. An entry is kept per node and thread count, and rebuilt when
+ * A's shape or B's address changes; it owns its primitive, memory objects,
+ * packed weights and scratchpad. */
 #include "cpu.h"
+#include "dnnl_cache.h"
 #include "dnnl_util.h"
 #include "../graph/infer_misc.h"
 
@@ -68,14 +69,10 @@
 #include <string.h>
 
 typedef struct mm_entry {
-    const ft_node *node;
-    const ft_graph *g;
-    const void *w;
-    ft_shape as;
-    int threads;
+    cpu_dnnl_key key; /* the node, B's address, A's shape, the thread count; B a constant */
     int ok;      /* the primitive was built */
     int refused; /* oneDNN refused to build it: matmul.c's path */
-    int w_const, w_nonfinite, w_ready; /* B: a constant; holds NaN / inf (-1: unknown); packed */
+    int w_nonfinite, w_ready; /* B: holds NaN / inf (-1: unknown); packed */
     int b_const, b_nonfinite;          /* the bias: the same two */
     int relu; /* relu is a post-op */
     dnnl_primitive_t mm, r_w;
@@ -83,26 +80,13 @@ typedef struct mm_entry {
     void *w_buf, *pad_buf; /* owned */
 } mm_entry;
 
-struct cpu_mm_cache {
-    dnnl_engine_t eng;
-    dnnl_stream_t strm;
-    int broken; /* the engine could not be created: matmul.c's path only */
-    const ft_graph *g; /* the entries are those of this graph and run id */
-    uint64_t run_id;
-    mm_entry *e;
-    int n, cap;
-};
-
-static void entry_free(mm_entry *e)
+/* The cache's drop (dnnl_cache.h); build's clean-up on a refusal too. */
+static void entry_free(void *p)
 {
+    mm_entry *e = p;
     dnnl_primitive_t prims[] = {e->mm, e->r_w};
     dnnl_memory_t mems[] = {e->m_a, e->m_b, e->m_c, e->m_bias, e->m_pad, e->u_w};
-    for (size_t i = 0; i < FT_ARRAY_LEN(prims); i++)
-        if (prims[i])
-            dnnl_primitive_destroy(prims[i]);
-    for (size_t i = 0; i < FT_ARRAY_LEN(mems); i++)
-        if (mems[i])
-            dnnl_memory_destroy(mems[i]);
+    cpu_dnnl_destroy(prims, FT_ARRAY_LEN(prims), mems, FT_ARRAY_LEN(mems));
     free(e->w_buf);
     free(e->pad_buf);
     e->mm = e->r_w = NULL;
@@ -111,19 +95,7 @@ static void entry_free(mm_entry *e)
     e->ok = 0;
 }
 
-void cpu_mm_cache_free(struct cpu_mm_cache *c)
-{
-    if (!c)
-        return;
-    for (int i = 0; i < c->n; i++)
-        entry_free(&c->e[i]);
-    free(c->e);
-    if (c->strm)
-        dnnl_stream_destroy(c->strm);
-    if (c->eng)
-        dnnl_engine_destroy(c->eng);
-    free(c);
-}
+static const cpu_dnnl_kind mm_kind = {CPU_DNNL_MATMUL, sizeof(cpu_dnnl_cache), sizeof(mm_entry), entry_free, NULL};
 
 /* The node's product as one 2-D C[M,N] = op(A) op(B): 1 with the sizes,
  * transpositions and bias (NULL or N floats), 0 where it is not one the
@@ -170,17 +142,17 @@ static int product_of(const ft_node *n, const ft_view *in, mm_shape *p)
 }
 
 /* Builds e's primitive for product p; leaves e->ok 0 when oneDNN refuses. */
-static void build(struct cpu_mm_cache *c, mm_entry *e, const mm_shape *p)
+static void build(cpu_dnnl_cache *c, mm_entry *e, const mm_shape *p)
 {
     dnnl_memory_desc_t ma, mb_user, mb, mc, mbias;
     dnnl_dims_t ad = {p->M, p->K}, bd = {p->K, p->N}, cd = {p->M, p->N}, biasd = {1, p->N};
     dnnl_status_t s;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
-    dnnl_primitive_desc_t pd = NULL, rpd = NULL;
+    dnnl_primitive_desc_t pd = NULL;
     CPU_DNNL_TRY(dnnl_memory_desc_init_by_tag(&ma, 2, ad, dnnl_f32, p->ta ? dnnl_ba : dnnl_ab));
     CPU_DNNL_TRY(dnnl_memory_desc_init_by_tag(&mb_user, 2, bd, dnnl_f32, p->tb ? dnnl_ba : dnnl_ab));
-    if (e->w_const)
+    if (e->key.w_const)
         CPU_DNNL_TRY(dnnl_memory_desc_init_by_tag(&mb, 2, bd, dnnl_f32, dnnl_format_tag_any));
     else
         mb = mb_user;
@@ -202,9 +174,8 @@ static void build(struct cpu_mm_cache *c, mm_entry *e, const mm_shape *p)
     if (!cw)
         goto fail;
     CPU_DNNL_TRY(dnnl_primitive_create(&e->mm, pd));
-    if (!dnnl_memory_desc_equal(cw, &mb_user)) {
-        CPU_DNNL_TRY(dnnl_reorder_primitive_desc_create(&rpd, &mb_user, c->eng, cw, c->eng, NULL));
-        CPU_DNNL_TRY(dnnl_primitive_create(&e->r_w, rpd));
+    CPU_DNNL_TRY(cpu_dnnl_reorder(c->eng, &mb_user, cw, &e->r_w));
+    if (e->r_w) {
         s = dnnl_out_of_memory;
         if (!(e->w_buf = cpu_md_alloc(cw)))
             goto fail;
@@ -223,8 +194,6 @@ static void build(struct cpu_mm_cache *c, mm_entry *e, const mm_shape *p)
         CPU_DNNL_TRY(dnnl_memory_create(&e->m_pad, cpad, c->eng, e->pad_buf));
     e->ok = 1;
 fail:
-    if (rpd)
-        dnnl_primitive_desc_destroy(rpd);
     if (pd)
         dnnl_primitive_desc_destroy(pd);
     if (po)
@@ -237,7 +206,7 @@ fail:
 
 /* One run of e's primitive on the node's tensors, then the epilogue
  * activations that are not post-ops (gelu). */
-static ft_status run(ft_kctx *k, struct cpu_mm_cache *c, mm_entry *e, const ft_node *n, const mm_shape *p,
+static ft_status run(ft_kctx *k, cpu_dnnl_cache *c, mm_entry *e, const ft_node *n, const mm_shape *p,
                      const ft_view *in, ft_view *out)
 {
     dnnl_status_t s;
@@ -247,10 +216,9 @@ static ft_status run(ft_kctx *k, struct cpu_mm_cache *c, mm_entry *e, const ft_n
         (e->r_w && (s = dnnl_memory_set_data_handle(e->u_w, in[1].data))) ||
         (!e->r_w && (s = dnnl_memory_set_data_handle(e->m_b, in[1].data))))
         goto fail;
-    if (e->r_w && (!e->w_ready || !e->w_const)) {
+    if (e->r_w && (!e->w_ready || !e->key.w_const)) {
         what = "the weights' reorder";
-        dnnl_exec_arg_t ra[2] = {{DNNL_ARG_FROM, e->u_w}, {DNNL_ARG_TO, e->m_b}};
-        if ((s = dnnl_primitive_execute(e->r_w, c->strm, 2, ra)))
+        if ((s = cpu_dnnl_reorder_run(c->strm, e->r_w, e->u_w, e->m_b)))
             goto fail;
         e->w_ready = 1;
     }
@@ -293,36 +261,11 @@ static int nan_unsafe(mm_entry *e, const ft_view *in, const mm_shape *p)
 {
     if (!e->relu)
         return 0;
-    if (e->w_nonfinite < 0 || !e->w_const)
+    if (e->w_nonfinite < 0 || !e->key.w_const)
         e->w_nonfinite = cpu_nonfinite_f32(in[1].data, ft_numel(&in[1].shape));
     if (e->b_nonfinite < 0 || !e->b_const)
         e->b_nonfinite = cpu_nonfinite_f32(p->bias, (uint64_t)p->N);
     return e->w_nonfinite || e->b_nonfinite || cpu_nonfinite_f32(in[0].data, ft_numel(&in[0].shape));
-}
-
-static mm_entry *lookup(ft_kctx *k, struct cpu_mm_cache *c, const ft_node *n, const ft_view *in)
-{
-    /* one entry per node and thread count (a count that follows the load
-     * moves between a few values, each keeping its packed weights) */
-    mm_entry *e = NULL;
-    for (int i = 0; i < c->n && !e; i++)
-        if (c->e[i].node == n && c->e[i].threads == k->threads)
-            e = &c->e[i];
-    if (e && e->g == k->g && e->w == in[1].data && ft_shape_eq(&e->as, &in[0].shape))
-        return e;
-    if (e) {
-        entry_free(e);
-    } else {
-        if (ft_grow(&c->e, &c->cap, c->n, sizeof *c->e, 32))
-            return NULL;
-        e = &c->e[c->n++];
-    }
-    memset(e, 0, sizeof *e);
-    e->node = n, e->g = k->g, e->w = in[1].data, e->threads = k->threads, e->as = in[0].shape;
-    e->w_const = cpu_input_is_const(k, n, 1);
-    e->b_const = cpu_input_is_const(k, n, 2);
-    e->w_nonfinite = e->b_nonfinite = -1;
-    return e;
 }
 
 int cpu_matmul_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_status *st)
@@ -335,26 +278,20 @@ int cpu_matmul_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
         return 0;
     if (!use_dnnl(k, n, &p))
         return 0;
-    struct cpu_mm_cache **slot = cpu_mm_cache_slot(k->be), *c = *slot;
-    if (!c) {
-        if (!(c = ft_calloc(1, sizeof *c)))
-            return 0;
-        *slot = c;
-        c->broken = cpu_dnnl_open(&c->eng, &c->strm);
-    }
-    if (c->broken)
+    cpu_dnnl_cache *c = cpu_dnnl_cache_get(k->be, &mm_kind);
+    if (!c || c->broken)
         return 0;
-    if (c->g != k->g || c->run_id != k->run_id) {
-        /* a new run (ft_kctx.run_id): a graph loaded after another may reuse
-         * its node and weight addresses, so nothing cached is kept */
-        for (int i = 0; i < c->n; i++)
-            entry_free(&c->e[i]);
-        c->n = 0;
-        c->g = k->g, c->run_id = k->run_id;
-    }
-    mm_entry *e = lookup(k, c, n, in);
+    /* a new run (ft_kctx.run_id): a graph loaded after another may reuse its
+     * node and weight addresses, so nothing cached is kept */
+    cpu_dnnl_cache_begin(c, k);
+    int fresh;
+    mm_entry *e = cpu_dnnl_cache_entry(c, k, n, in, &fresh);
     if (!e)
         return 0;
+    if (fresh) {
+        e->b_const = cpu_input_is_const(k, n, 2);
+        e->w_nonfinite = e->b_nonfinite = -1;
+    }
     if (!e->ok && !e->refused) {
         build(c, e, &p);
         e->refused = !e->ok;

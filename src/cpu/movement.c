@@ -390,13 +390,7 @@ ft_status cpu_gather_elements(ft_kctx *k, const ft_node *n, const ft_view *in, f
 #pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
     for (int64_t row = 0; row < rows; row++) {
         /* data offset of this row's coordinates, without the gather axis */
-        int64_t base = 0, o = row;
-        for (int d = r - 2; d >= 0; d--) {
-            int64_t c = o % q->dims[d];
-            o /= q->dims[d];
-            if (d != axis)
-                base += c * dstr[d];
-        }
+        int64_t base = cpu_offset_but_axis(q, r - 1, axis, row, dstr);
         const int64_t i0 = row * len;
 #define GE(T) { T *D = (T *)dst; const T *S = (const T *)src; \
         for (int64_t j = 0; j < len; j++) { \

@@ -65,8 +65,10 @@ static ft_status tabs_make(ft_kctx *kc, const ft_node *n, const ft_pool_geom *g,
  * in reduce_max); an empty window (all padding) gives -inf or the int minimum.
  * Branch-free: on random data a compare-and-branch mispredicts half the time. */
 #define DEF_MAXPOOL(S, T, LOWEST, ISNAN, NANV)                                                                        \
-    static void maxpool_##S(const ft_pool_geom *g, const axis_tab *t, const T *x, T *y, int threads, int par)         \
+    static void maxpool_##S(const ft_pool_geom *g, const axis_tab *t, const void *xv, void *yv, int threads, int par) \
     {                                                                                                                 \
+        const T *x = xv;                                                                                              \
+        T *y = yv;                                                                                                    \
         int64_t rows = g->planes * g->out[0] * g->out[1];                                                             \
         _Pragma("omp parallel for num_threads(threads) schedule(static) if (par)")                                    \
         for (int64_t r = 0; r < rows; r++) {                                                                          \
@@ -103,9 +105,11 @@ DEF_MAXPOOL(u8, uint8_t, 0, INAN, 0)
  * row-major or, with storage_order 1, column-major over the spatial axes; -1
  * for an empty window. */
 #define DEF_MAXPOOL_IDX(S, T, LOWEST, ISNAN, NANV)                                                                    \
-    static void maxpool_idx_##S(const ft_pool_geom *g, const axis_tab *t, const T *x, T *y, int64_t *yi, int cm,      \
-                                int threads, int par)                                                                 \
+    static void maxpool_idx_##S(const ft_pool_geom *g, const axis_tab *t, const void *xv, void *yv, int64_t *yi,      \
+                                int cm, int threads, int par)                                                         \
     {                                                                                                                 \
+        const T *x = xv;                                                                                              \
+        T *y = yv;                                                                                                    \
         int64_t rows = g->planes * g->out[0] * g->out[1];                                                             \
         const int64_t sd = cm ? 1 : g->in[1] * g->in[2], sh = cm ? g->in[0] : g->in[2];                               \
         const int64_t sw = cm ? g->in[0] * g->in[1] : 1;                                                              \
@@ -139,6 +143,17 @@ DEF_MAXPOOL_IDX(f32, float, -INFINITY, FNAN, NAN)
 DEF_MAXPOOL_IDX(f64, double, -INFINITY, FNAN, NAN)
 DEF_MAXPOOL_IDX(i8, int8_t, INT8_MIN, INAN, 0)
 DEF_MAXPOOL_IDX(u8, uint8_t, 0, INAN, 0)
+
+/* max_pool's loops, without and with Indices, for f32, f64, i8 and u8 (slot
+ * 0 to 3; max_slot: -1 for the other dtypes) */
+static void (*const maxpool_of[])(const ft_pool_geom *, const axis_tab *, const void *, void *, int, int) = {
+    maxpool_f32, maxpool_f64, maxpool_i8, maxpool_u8};
+static void (*const maxpool_idx_of[])(const ft_pool_geom *, const axis_tab *, const void *, void *, int64_t *, int, int,
+                                      int) = {maxpool_idx_f32, maxpool_idx_f64, maxpool_idx_i8, maxpool_idx_u8};
+static int max_slot(ft_dtype dt)
+{
+    return dt == FT_F32 ? 0 : dt == FT_F64 ? 1 : dt == FT_I8 ? 2 : dt == FT_U8 ? 3 : -1;
+}
 
 /* ---- 2-D fast paths (max_pool, average_pool) --------------------------------------- */
 
@@ -356,6 +371,8 @@ static ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vi
     int par = pool_work(&g, numel) >= CPU_PAR_MIN && k->threads > 1;
     const void *x = in[0].data;
     void *y = out[0].data;
+    /* f32 and f64 2-D windows: fast2d's passes (max_pool without Indices, average_pool) */
+    int fast = (in[0].dtype == FT_F32 || in[0].dtype == FT_F64) && pool_fast2d(&g);
     if (avg == 2) {
         int pw = n->params.pool.p;
         if (in[0].dtype == FT_F32)
@@ -365,32 +382,18 @@ static ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vi
         else
             st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "lp_pool: no cpu kernel for %s",
                              ft_dtype_name(in[0].dtype));
-    } else if (!avg && n->n_out > 1) {
-        int cm = n->params.pool.storage_order;
-        int64_t *yi = out[1].data;
-        switch (in[0].dtype) {
-        case FT_F32: maxpool_idx_f32(&g, t, x, y, yi, cm, k->threads, par); break;
-        case FT_F64: maxpool_idx_f64(&g, t, x, y, yi, cm, k->threads, par); break;
-        case FT_I8: maxpool_idx_i8(&g, t, x, y, yi, cm, k->threads, par); break;
-        case FT_U8: maxpool_idx_u8(&g, t, x, y, yi, cm, k->threads, par); break;
-        case FT_F16:
-        case FT_BF16:
-        case FT_I16:
-        case FT_I32:
-        case FT_I64:
-        case FT_U16:
-        case FT_U32:
-        case FT_U64:
-        case FT_BOOL:
-        FT_CASE_LOWP:
-        case FT_DTYPE_COUNT:
+    } else if (!avg && (n->n_out > 1 || !fast)) {
+        int slot = max_slot(in[0].dtype);
+        if (slot < 0)
             st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "max_pool: no cpu kernel for %s",
                              ft_dtype_name(in[0].dtype));
-            break;
-        }
-    } else if ((in[0].dtype == FT_F32 || in[0].dtype == FT_F64) && pool_fast2d(&g)) {
+        else if (n->n_out > 1)
+            maxpool_idx_of[slot](&g, t, x, y, out[1].data, n->params.pool.storage_order, k->threads, par);
+        else
+            maxpool_of[slot](&g, t, x, y, k->threads, par);
+    } else if (fast) {
         fast2d(&g, t, x, y, in[0].dtype == FT_F64, avg, n->params.pool.count_include_pad, k->threads, par);
-    } else if (avg) {
+    } else {
         int incl = n->params.pool.count_include_pad;
         if (in[0].dtype == FT_F32)
             avgpool_f32(&g, t, x, y, incl, 0, k->threads, par);
@@ -399,26 +402,6 @@ static ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vi
         else
             st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "average_pool: no cpu kernel for %s",
                              ft_dtype_name(in[0].dtype));
-    } else {
-        switch (in[0].dtype) {
-        case FT_F32: maxpool_f32(&g, t, x, y, k->threads, par); break;
-        case FT_F64: maxpool_f64(&g, t, x, y, k->threads, par); break;
-        case FT_I8: maxpool_i8(&g, t, x, y, k->threads, par); break;
-        case FT_U8: maxpool_u8(&g, t, x, y, k->threads, par); break;
-        case FT_F16:
-        case FT_BF16:
-        case FT_I16:
-        case FT_I32:
-        case FT_I64:
-        case FT_U16:
-        case FT_U32:
-        case FT_U64:
-        case FT_BOOL:
-        FT_CASE_LOWP: case FT_DTYPE_COUNT:
-            st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "max_pool: no cpu kernel for %s",
-                             ft_dtype_name(in[0].dtype));
-            break;
-        }
     }
     tabs_free(t);
     return st;

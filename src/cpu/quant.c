@@ -91,32 +91,26 @@ ft_status cpu_quantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, f
     ft_qrange(qd, &lo, &hi);
     if (ft_dtype_in(qd, FT_DT_LOWI))
         ft_lowi_range(qd, &lo, &hi);
-    if (ft_dtype_in(qd, FT_DT_LOWF)) { /* the 8- and 4-bit floats: x / scale + zero point, rounded once (no rint) */
-        const int sat = ft_attr(n, "saturate")->i != 0;
-        uint8_t *y = out[0].data;
-#pragma omp parallel for collapse(2) num_threads(k->threads) if (q.par)
-        for (int64_t o = 0; o < q.outer; o++)
-            for (int64_t c = 0; c < q.len; c++) {
-                double s = ft_ld_f64(in[1].data, xd, c);
-                double zp = q.has_zp ? ft_ld_f64(in[2].data, in[2].dtype, c) : 0;
-                int64_t base = (o * q.len + c) * q.inner;
-                for (int64_t i = base; i < base + q.inner; i++) {
-                    double v = in_dt(ft_ld_f64(in[0].data, xd, i) / s, xd);
-                    if (q.has_zp) /* absent, -0 stays -0 */
-                        v = in_dt(v + zp, xd);
-                    y[i] = ft_lowf_from_f64(qd, v, sat);
-                }
-            }
-        return FT_OK;
-    }
+    /* the 8- and 4-bit floats: x / scale + zero point, rounded once (no rint) */
+    const int lowf = ft_dtype_in(qd, FT_DT_LOWF), sat = lowf && ft_attr(n, "saturate")->i != 0;
 #pragma omp parallel for collapse(2) num_threads(k->threads) if (q.par)
     for (int64_t o = 0; o < q.outer; o++)
         for (int64_t c = 0; c < q.len; c++) {
             double s = ft_ld_f64(in[1].data, xd, c);
-            int64_t zp = q.has_zp ? ft_ld_int(in[2].data, in[2].dtype, c) : 0;
             int64_t base = (o * q.len + c) * q.inner;
-            for (int64_t i = base; i < base + q.inner; i++)
-                st_i(out[0].data, qd, i, ft_qsat(rint(in_dt(ft_ld_f64(in[0].data, xd, i) / s, xd)), zp, lo, hi));
+            if (lowf) {
+                double zp = q.has_zp ? ft_ld_f64(in[2].data, in[2].dtype, c) : 0;
+                for (int64_t i = base; i < base + q.inner; i++) {
+                    double v = in_dt(ft_ld_f64(in[0].data, xd, i) / s, xd);
+                    if (q.has_zp) /* absent, -0 stays -0 */
+                        v = in_dt(v + zp, xd);
+                    ((uint8_t *)out[0].data)[i] = ft_lowf_from_f64(qd, v, sat);
+                }
+            } else {
+                int64_t zp = q.has_zp ? ft_ld_int(in[2].data, in[2].dtype, c) : 0;
+                for (int64_t i = base; i < base + q.inner; i++)
+                    st_i(out[0].data, qd, i, ft_qsat(rint(in_dt(ft_ld_f64(in[0].data, xd, i) / s, xd)), zp, lo, hi));
+            }
         }
     return FT_OK;
 }

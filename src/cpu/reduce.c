@@ -625,7 +625,7 @@ ft_status cpu_reduce(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
 #define EQ(a, b) ((a) == (b))
 #define ISNAN(a, b) ((a) != (a))
 
-#define DEF_ARG(S, T, IS_INT)                                                                                     \
+#define DEF_ARG(S, T, IS_INT, ...)                                                                                \
     DEF_FIND(arg_find_##S, T, EQ)                                                                                 \
     DEF_FIND(arg_find_nan_##S, T, ISNAN)                                                                          \
     static void arg_##S(const void *xv, void *yv, int64_t o, int64_t len, int64_t inner, int64_t c0, int64_t c1,  \
@@ -668,16 +668,7 @@ ft_status cpu_reduce(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
             y[o * inner + c0 + c] = bi[c];                                                                        \
     }
 
-DEF_ARG(f32, float, 0)
-DEF_ARG(f64, double, 0)
-DEF_ARG(i8, int8_t, 1)
-DEF_ARG(i16, int16_t, 1)
-DEF_ARG(i32, int32_t, 1)
-DEF_ARG(i64, int64_t, 1)
-DEF_ARG(u8, uint8_t, 1)
-DEF_ARG(u16, uint16_t, 1)
-DEF_ARG(u32, uint32_t, 1)
-DEF_ARG(u64, uint64_t, 1)
+CPU_NUM_TYPES(DEF_ARG, 0)
 
 /* One loop of argmax/argmin or cumsum: the outer index o of the axis (of
  * length len, inner elements apart), its columns [c0, c1), and the op's two

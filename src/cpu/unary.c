@@ -29,24 +29,16 @@ typedef void (*un_row)(const un_params *p, void *y, const void *x, int64_t n);
 #if __GLIBC_PREREQ(2, 35)
 /* (double names in parentheses: tgmath.h defines them as macros) */
 #define FT_VEC __attribute__((simd("notinbranch")))
-FT_VEC float expf(float);
-FT_VEC double(exp)(double);
-FT_VEC float expm1f(float);
-FT_VEC double(expm1)(double);
-FT_VEC float logf(float);
-FT_VEC double(log)(double);
-FT_VEC float log1pf(float);
-FT_VEC double(log1p)(double);
-FT_VEC float sinf(float);
-FT_VEC double(sin)(double);
-FT_VEC float cosf(float);
-FT_VEC double(cos)(double);
-FT_VEC float tanhf(float);
-FT_VEC double(tanh)(double);
-FT_VEC float erff(float);
-FT_VEC double(erf)(double);
-FT_VEC float erfcf(float);
-FT_VEC double(erfc)(double);
+#define FT_VEC_PAIR(name) FT_VEC float name##f(float); FT_VEC double(name)(double);
+FT_VEC_PAIR(exp)
+FT_VEC_PAIR(expm1)
+FT_VEC_PAIR(log)
+FT_VEC_PAIR(log1p)
+FT_VEC_PAIR(sin)
+FT_VEC_PAIR(cos)
+FT_VEC_PAIR(tanh)
+FT_VEC_PAIR(erf)
+FT_VEC_PAIR(erfc)
 #endif
 #endif
 
@@ -329,97 +321,60 @@ ft_status cpu_unary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
 #define LOAD_PLAIN(x) (x)
 #define LOAD_BOOL(x) ((x) != 0)
 
-#define CAST_LOOP(TD, EXPR)                                                                      \
+/* One destination's loop: v, each source value as LOAD reads it (of the
+ * source's type), stored as EXPR. */
+#define CAST_LOOP(LOAD, TD, EXPR)                                                                \
     {                                                                                            \
         TD *Y = yv;                                                                              \
         _Pragma("omp simd") for (int64_t i = 0; i < n; i++)                                      \
         {                                                                                        \
-            const TS v = LOAD(X[i]);                                                             \
+            const __typeof__(*X) v = LOAD(X[i]);                                                 \
             Y[i] = (EXPR);                                                                       \
         }                                                                                        \
     }                                                                                            \
     break;
 
-#define TOI(TD, MIN, MAX, LO, HIEX) TOINT(TS, TD, MIN, MAX, LO, HIEX, v)
-
-#define CAST_BODY                                                                                \
-    const TS *X = xv;                                                                            \
-    switch (dst) {                                                                               \
-    case FT_F16: CAST_LOOP(uint16_t, ft_f32_to_f16(HALF(v)))                                     \
-    case FT_BF16: CAST_LOOP(uint16_t, ft_f32_to_bf16(HALF(v)))                                   \
-    case FT_F32: CAST_LOOP(float, (float)v)                                                      \
-    case FT_F64: CAST_LOOP(double, (double)v)                                                    \
-    case FT_I8: CAST_LOOP(int8_t, TOI(int8_t, INT8_MIN, INT8_MAX, -128.0, 128.0))                \
-    case FT_I16: CAST_LOOP(int16_t, TOI(int16_t, INT16_MIN, INT16_MAX, -32768.0, 32768.0))       \
-    case FT_I32: CAST_LOOP(int32_t, TOI(int32_t, INT32_MIN, INT32_MAX, -2147483648.0, 2147483648.0)) \
-    case FT_I64:                                                                                 \
-        CAST_LOOP(int64_t, TOI(int64_t, INT64_MIN, INT64_MAX, -9223372036854775808.0, 9223372036854775808.0)) \
-    case FT_U8: CAST_LOOP(uint8_t, TOI(uint8_t, 0, UINT8_MAX, 0.0, 256.0))                       \
-    case FT_U16: CAST_LOOP(uint16_t, TOI(uint16_t, 0, UINT16_MAX, 0.0, 65536.0))                 \
-    case FT_U32: CAST_LOOP(uint32_t, TOI(uint32_t, 0, UINT32_MAX, 0.0, 4294967296.0))            \
-    case FT_U64: CAST_LOOP(uint64_t, TOI(uint64_t, 0, UINT64_MAX, 0.0, 18446744073709551616.0))  \
-    case FT_BOOL: CAST_LOOP(uint8_t, v != 0)                                                     \
-    FT_CASE_LOWP: /* cast_lowp */                                                                \
-    case FT_DTYPE_COUNT: break;                                                                  \
+/* NAME: the cast from source type TS to every dtype; HALF, TOINT and LOAD
+ * as above. */
+#define CAST_FN(NAME, TS, HALF, TOINT, LOAD)                                                                  \
+    static void NAME(void *yv, ft_dtype dst, const void *xv, int64_t n)                                       \
+    {                                                                                                         \
+        const TS *X = xv;                                                                                     \
+        switch (dst) {                                                                                        \
+        case FT_F16: CAST_LOOP(LOAD, uint16_t, ft_f32_to_f16(HALF(v)))                                        \
+        case FT_BF16: CAST_LOOP(LOAD, uint16_t, ft_f32_to_bf16(HALF(v)))                                      \
+        case FT_F32: CAST_LOOP(LOAD, float, (float)v)                                                         \
+        case FT_F64: CAST_LOOP(LOAD, double, (double)v)                                                       \
+        case FT_I8: CAST_LOOP(LOAD, int8_t, TOINT(TS, int8_t, INT8_MIN, INT8_MAX, -128.0, 128.0, v))          \
+        case FT_I16: CAST_LOOP(LOAD, int16_t, TOINT(TS, int16_t, INT16_MIN, INT16_MAX, -32768.0, 32768.0, v)) \
+        case FT_I32:                                                                                          \
+            CAST_LOOP(LOAD, int32_t, TOINT(TS, int32_t, INT32_MIN, INT32_MAX, -2147483648.0, 2147483648.0, v)) \
+        case FT_I64:                                                                                          \
+            CAST_LOOP(LOAD, int64_t,                                                                          \
+                      TOINT(TS, int64_t, INT64_MIN, INT64_MAX, -9223372036854775808.0, 9223372036854775808.0, v)) \
+        case FT_U8: CAST_LOOP(LOAD, uint8_t, TOINT(TS, uint8_t, 0, UINT8_MAX, 0.0, 256.0, v))                 \
+        case FT_U16: CAST_LOOP(LOAD, uint16_t, TOINT(TS, uint16_t, 0, UINT16_MAX, 0.0, 65536.0, v))           \
+        case FT_U32: CAST_LOOP(LOAD, uint32_t, TOINT(TS, uint32_t, 0, UINT32_MAX, 0.0, 4294967296.0, v))      \
+        case FT_U64: CAST_LOOP(LOAD, uint64_t, TOINT(TS, uint64_t, 0, UINT64_MAX, 0.0, 18446744073709551616.0, v)) \
+        case FT_BOOL: CAST_LOOP(LOAD, uint8_t, v != 0)                                                        \
+        FT_CASE_LOWP: /* cast_lowp */                                                                         \
+        case FT_DTYPE_COUNT: break;                                                                           \
+        }                                                                                                     \
     }
 
 typedef void (*cast_fn)(void *yv, ft_dtype dst, const void *xv, int64_t n);
 
-#define TS float
-#define LOAD LOAD_PLAIN
-#define HALF HALF_EXACT
-#define TOINT TOINT_FLOAT
-static void cast_f32(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_BODY }
-#undef TS
-#undef HALF
-#define TS double
-#define HALF HALF_F64
-static void cast_f64(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_BODY }
-#undef TS
-#undef HALF
-#undef TOINT
-#define TOINT TOINT_WRAP
-#define HALF HALF_EXACT
-#define TS int8_t
-static void cast_i8(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_BODY }
-#undef TS
-#define TS int16_t
-static void cast_i16(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_BODY }
-#undef TS
-#define TS uint8_t
-static void cast_u8(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_BODY }
-#undef TS
-#define TS uint16_t
-static void cast_u16(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_BODY }
-#undef TS
-#define TS uint8_t
-#undef LOAD
-#define LOAD LOAD_BOOL
-static void cast_bool(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_BODY }
-#undef LOAD
-#define LOAD LOAD_PLAIN
-#undef TS
-#undef HALF
-#define TS int32_t
-#define HALF HALF_I32
-static void cast_i32(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_BODY }
-#undef TS
-#define TS uint32_t
-static void cast_u32(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_BODY }
-#undef TS
-#undef HALF
-#define TS int64_t
-#define HALF HALF_I64
-static void cast_i64(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_BODY }
-#undef TS
-#undef HALF
-#define TS uint64_t
-#define HALF HALF_U64
-static void cast_u64(void *yv, ft_dtype dst, const void *xv, int64_t n) { CAST_BODY }
-#undef TS
-#undef HALF
-#undef LOAD
-#undef TOINT
+CAST_FN(cast_f32, float, HALF_EXACT, TOINT_FLOAT, LOAD_PLAIN)
+CAST_FN(cast_f64, double, HALF_F64, TOINT_FLOAT, LOAD_PLAIN)
+CAST_FN(cast_i8, int8_t, HALF_EXACT, TOINT_WRAP, LOAD_PLAIN)
+CAST_FN(cast_i16, int16_t, HALF_EXACT, TOINT_WRAP, LOAD_PLAIN)
+CAST_FN(cast_u8, uint8_t, HALF_EXACT, TOINT_WRAP, LOAD_PLAIN)
+CAST_FN(cast_u16, uint16_t, HALF_EXACT, TOINT_WRAP, LOAD_PLAIN)
+CAST_FN(cast_bool, uint8_t, HALF_EXACT, TOINT_WRAP, LOAD_BOOL)
+CAST_FN(cast_i32, int32_t, HALF_I32, TOINT_WRAP, LOAD_PLAIN)
+CAST_FN(cast_u32, uint32_t, HALF_I32, TOINT_WRAP, LOAD_PLAIN)
+CAST_FN(cast_i64, int64_t, HALF_I64, TOINT_WRAP, LOAD_PLAIN)
+CAST_FN(cast_u64, uint64_t, HALF_U64, TOINT_WRAP, LOAD_PLAIN)
 
 /* f16 and bf16 sources widen exactly to float in blocks, then take the f32 path. */
 #define HALF_BLOCK 512
