@@ -375,6 +375,20 @@ int ft_cmd_run(const ft_cli *c)
             goto out;
         }
     }
+    /* --check and --check-nodes before the results are committed: a check
+     * that cannot be made (out of memory) leaves no result file behind */
+    int check_bad = 0;
+    if (c->check) {
+        ft_check_opts co = {ft_prog, devname, stderr, eo.threads, c->quiet, c->verbose, c->have_rtol, c->have_atol, c->rtol, c->atol,
+                            p0.g ? "cpu -O0" : "cpu"};
+        int bad1 = 0, bad2 = 0;
+        if (ft_check_outputs(p0.g ? p0.g : g, &res, &co, &bad1, &err) || (c->check_nodes && ft_check_nodes(g, &res, &co, &bad2, &err))) {
+            ft_outset_abort(&outs);
+            rc = cli_fail(&err);
+            goto out;
+        }
+        check_bad = bad1 || bad2;
+    }
     ft_timing_info ti = {devname, be->describe(p.ctx), res.n_warmup, eo.iterations, load_ms, plan_ms, c->bind->random, c->bind->seed};
     timing = ft_timing_json(g, &plan, &res, &ti);
     /* the trace first, under a temporary name: if it cannot be written, no
@@ -412,17 +426,8 @@ int ft_cmd_run(const ft_cli *c)
         goto out;
     }
     rc = exp ? check_expect(c, g, &res, exp) : 0;
-    if (c->check) {
-        ft_check_opts co = {ft_prog, devname, stderr, eo.threads, c->quiet, c->verbose, c->have_rtol, c->have_atol, c->rtol, c->atol,
-                            p0.g ? "cpu -O0" : "cpu"};
-        int bad1 = 0, bad2 = 0;
-        if (ft_check_outputs(p0.g ? p0.g : g, &res, &co, &bad1, &err) || (c->check_nodes && ft_check_nodes(g, &res, &co, &bad2, &err))) {
-            rc = cli_fail(&err);
-            goto out;
-        }
-        if ((bad1 || bad2) && !rc)
-            rc = FT_EMISMATCH;
-    }
+    if (check_bad && !rc)
+        rc = FT_EMISMATCH;
 out:
     if (exp)
         for (int i = 0; i < g->n_outputs; i++)

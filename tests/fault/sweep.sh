@@ -4,7 +4,7 @@
 # reaches, and checks that every such run ends cleanly (tests/fault/README.md).
 #
 #   tests/fault/sweep.sh [CASE...]    cases: run run-npz run-ftg info pack unpack compare run-dims run-random convert
-#                                     run-onnx run-convs run-convs-res
+#                                     run-onnx run-convs run-convs-res run-dyn
 #
 # Environment:
 #   FTRUN            the binary under test (default build/ftrun)
@@ -153,6 +153,37 @@ if [[ " $CASES " == *" run-convs-res "* ]]; then
     mkdir -p "$FX/convres" && "$PYTHON" "$root/tests/cli/conv_chain.py" res "$FX/convres" || fail_setup "the residual conv fixture"
 fi
 
+# run-dyn: shapes known only at run time (non_zero, compress, unique and the
+# nodes after them), three runs, --check-nodes keeping every tensor
+if [[ " $CASES " == *" run-dyn "* ]]; then
+    mkdir -p "$FX/dyn" && "$PYTHON" - "$FX/dyn" <<'EOF' || fail_setup "the run-time shape fixture"
+import json, os, sys
+import numpy as np
+d = sys.argv[1]
+x = np.array([[1, -2, 3, 3], [0, 5, -1, 1], [3, 2, 2, -7]], np.float32)
+np.save(d + "/x.npy", x)
+g = {"ftrun": 1, "name": "dyn",
+     "tensors": {"x": {"dtype": "f32", "shape": [3, 4]}, "zero": {"dtype": "f32", "shape": [], "data": [0]}},
+     "inputs": ["x"], "outputs": ["idxT", "u", "cnt", "y"],
+     "nodes": [{"name": "pos", "op": "greater", "inputs": ["x", "zero"], "outputs": ["m"]},
+               {"name": "nz", "op": "non_zero", "inputs": ["m"], "outputs": ["idx"]},
+               {"name": "t", "op": "transpose", "inputs": ["idx"], "outputs": ["idxT"], "attrs": {"perm": [1, 0]}},
+               {"name": "flat", "op": "reshape", "inputs": ["x"], "outputs": ["xf"], "attrs": {"shape": [-1]}},
+               {"name": "mf", "op": "reshape", "inputs": ["m"], "outputs": ["mflat"], "attrs": {"shape": [-1]}},
+               {"name": "cmp", "op": "compress", "inputs": ["xf", "mflat"], "outputs": ["sel"]},
+               {"name": "uq", "op": "unique", "inputs": ["sel"], "outputs": ["u", "first", "inv", "cnt"]},
+               {"name": "sq", "op": "mul", "inputs": ["u", "u"], "outputs": ["y"]}]}
+json.dump(g, open(d + "/g.json", "w"), indent=1)
+m = x > 0
+u, c = np.unique(x.reshape(-1)[m.reshape(-1)], return_counts=True)
+os.makedirs(d + "/want")
+np.save(d + "/want/idxT.npy", np.array(np.nonzero(m)).T.astype(np.int64))
+np.save(d + "/want/u.npy", u)
+np.save(d + "/want/cnt.npy", c.astype(np.int64))
+np.save(d + "/want/y.npy", u * u)
+EOF
+fi
+
 # run-onnx: the same computation as an ONNX model (python3-onnx): w as external
 # data (m.onnx.data beside it), b in the typed float_data field, the rest in
 # raw_data or Constant nodes; the input as a TensorProto file; the goldens from
@@ -250,6 +281,8 @@ case_args() {
     run-onnx) KIND=dir A=("$FX/m.onnx" -i "x=$FX/x.pb" --threads 1 -q -o "$R" --expect "$FX/golden-onnx") ;;
     run-convs) KIND=dir A=("$FX/convs/se.onnx" -i "x=$FX/convs/x.npy" --threads 1 -q -o "$R" --expect "$FX/convs/want"
                            --rtol 1e-4 --atol 1e-4) ;;
+    run-dyn) KIND=dir A=("$FX/dyn/g.json" -i "x=$FX/dyn/x.npy" --threads 1 -q -o "$R" -n 3 --check-nodes
+                         --expect "$FX/dyn/want") ;;
     run-convs-res) KIND=dir A=("$FX/convres/res.onnx" -i "x=$FX/convres/x.npy" --threads 1 -q -o "$R" -n 2
                                --expect "$FX/convres/want" --rtol 1e-4 --atol 1e-4) ;;
     graph:*)
