@@ -106,6 +106,18 @@ static ft_status seq_in(onx_ctx *c, const onx_node *n, int k, const onx_seq **ou
     return FT_OK;
 }
 
+/* Input k as a tensor: a sequence there (a sequence of sequences) is
+ * unsupported, a missing input an error naming `what`. */
+static ft_status elem_in(onx_ctx *c, const onx_node *n, int k, const char *what, int *t)
+{
+    if (k < n->n_in && onx_seq_get(c, n->pb->input[k]))
+        return onx_unsupported(c, n, "input %d ('%s') is a sequence or optional value; sequences of sequences are not "
+                               "supported", k, n->pb->input[k]);
+    if ((*t = onx_in(c, n, k)) < 0)
+        return onx_error(c, n, FT_EGRAPH, "input %d (%s) is missing", k, what);
+    return FT_OK;
+}
+
 /* A scalar constant as output 0: an int64 or a bool. */
 static ft_status scalar_out(onx_ctx *c, const onx_node *n, ft_dtype dt, int64_t v)
 {
@@ -154,9 +166,10 @@ ft_status ox_map_seq_construct(onx_ctx *c, const onx_node *n)
         return onx_oom(c);
     ft_dtype dt = FT_F32;
     for (int k = 0; k < n->n_in; k++) {
-        if ((t[k] = onx_in(c, n, k)) < 0) {
+        ft_status st = elem_in(c, n, k, "a tensor of the sequence", &t[k]);
+        if (st) {
             free(t);
-            return onx_error(c, n, FT_EGRAPH, "input %d is missing", k);
+            return st;
         }
         ft_dtype d = c->g->tensors[t[k]].dtype;
         if (k && d != dt) {
@@ -176,9 +189,8 @@ ft_status ox_map_seq_insert(onx_ctx *c, const onx_node *n)
 {
     const onx_seq *s;
     OX_TRY(seq_in(c, n, 0, &s));
-    int x = onx_in(c, n, 1);
-    if (x < 0)
-        return onx_error(c, n, FT_EGRAPH, "input 1 (the tensor to insert) is missing");
+    int x;
+    OX_TRY(elem_in(c, n, 1, "the tensor to insert", &x));
     ft_dtype d = c->g->tensors[x].dtype;
     if (d != s->dt)
         return onx_error(c, n, FT_EGRAPH, "inserts a tensor of dtype %s into a sequence of %s", ft_dtype_name(d),
