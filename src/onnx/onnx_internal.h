@@ -25,6 +25,15 @@
  * Attention's new inputs and attributes are refused by its mapper). */
 enum { ONX_IR_MIN = 3, ONX_IR_MAX = 13, ONX_OPSET_MAX = 28 };
 
+/* A sequence or optional value that exists only at load time (onnx_seq.c):
+ * its elements are ordinary ftrun tensors, in order. */
+typedef struct onx_seq {
+    int *t;       /* the elements' tensor indices (owned by the context) */
+    int n;        /* how many; an optional holds 0 (empty) or 1 */
+    ft_dtype dt;  /* the element dtype */
+    int optional; /* 1: an optional value, 0: a sequence */
+} onx_seq;
+
 typedef struct unsup_rec {
     char *key;   /* groups missing ops: "op NonZero (ai.onnx opset 13)"; NULL for one-off records */
     char *text;  /* the line (for a group: its node names) */
@@ -41,6 +50,9 @@ struct onx_ctx {
     struct ft_strmap *inits;    /* initializer name -> index into init */
     struct ft_strmap *poisoned; /* values an unsupported node would have made */
     struct ft_strmap *outnames; /* the graph's output names */
+    struct ft_strmap *seqnames; /* sequence/optional value name -> index into seqs */
+    onx_seq *seqs;
+    int n_seqs, cap_seqs;
     Onnx__TensorProto **init;
     ft_node **nodes;
     int n_nodes, cap_nodes, pending, emitted_here;
@@ -68,6 +80,20 @@ int onx_resolve(onx_ctx *c, const char *name);
 ft_status onx_record(onx_ctx *c, const char *key, const char *text);
 
 struct Onnx__AttributeProto;
+
+/* Sequence and optional values (onnx_seq.c). The sequence ops resolve them at
+ * load time: SequenceConstruct makes a list of tensors, SequenceAt aliases an
+ * element, ConcatFromSequence emits a concat, and so on. A sequence never
+ * reaches the planned graph: one that is a graph input or output, or the input
+ * of another op, is refused. */
+/* The sequence or optional value named `name`, or NULL. */
+const onx_seq *onx_seq_get(onx_ctx *c, const char *name);
+/* Bind `name` to a copy of the list t[0..n) (-1 on out of memory). */
+int onx_seq_put(onx_ctx *c, const char *name, const int *t, int n, ft_dtype dt, int optional);
+/* 1 for the ops that take sequence or optional values (their mappers). */
+int onx_seq_op(const char *op_type);
+/* Release the context's sequences. */
+void onx_seq_free(onx_ctx *c);
 
 /* Try to fold node n at load time (its outputs become constants). Returns 1
  * when folded, 0 when the node is left to its mapper; on failure returns -1

@@ -239,6 +239,13 @@ static const onx_op_map MAPS[] = {
     {"LRN", 1, ox_map_lrn}, {"LpPool", 2, ox_map_lp_pool}, {"GlobalLpPool", 2, ox_map_lp_pool}, {"HannWindow", 17, ox_map_window}, {"HammingWindow", 17, ox_map_window},
     {"BlackmanWindow", 17, ox_map_window},
     {"CausalConvWithState", 27, ox_map_causal_conv_with_state},
+    /* sequences and optionals known at load (no run-time sequence) */
+    {"SequenceEmpty", 11, ox_map_seq_empty}, {"SequenceConstruct", 11, ox_map_seq_construct},
+    {"SequenceInsert", 11, ox_map_seq_insert}, {"SequenceErase", 11, ox_map_seq_erase},
+    {"SequenceAt", 11, ox_map_seq_at}, {"SequenceLength", 11, ox_map_seq_length},
+    {"SplitToSequence", 11, ox_map_split_to_seq}, {"ConcatFromSequence", 11, ox_map_concat_from_seq},
+    {"Optional", 15, ox_map_optional}, {"OptionalHasElement", 15, ox_map_optional_has},
+    {"OptionalGetElement", 15, ox_map_optional_get},
     /* data-dependent output shapes */
     {"NonZero", 9, ox_map_non_zero}, {"Compress", 9, ox_map_compress}, {"Unique", 11, ox_map_unique},
     {"NonMaxSuppression", 10, ox_map_nms},
@@ -259,7 +266,8 @@ const onx_op_map *onx_find_map(const char *op_type, int opset)
 /* ---------------------------------------------------------------- catalogue */
 
 #define FOLD "folded at load time; needs its inputs known at load"
-#define SEQ "sequence and optional values are not ftrun tensors"
+#define SEQ "(sequences known at load)"
+#define OPT "(optionals known at load)"
 #define STR "string tensors are not ftrun tensors"
 #define RAND "random sampling (no ftrun op)"
 
@@ -300,7 +308,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Col2Im", 'm', "col2im (image_shape and block_shape known at load)"},
     {"Compress", 'm', "compress (run-time output shape)"},
     {"Concat", 'm', "concat"},
-    {"ConcatFromSequence", '-', SEQ},
+    {"ConcatFromSequence", 'm', "concat (new_axis: unsqueeze + concat) " SEQ},
     {"Constant", 'f', FOLD},
     {"ConstantOfShape", 'f', FOLD},
     {"Conv", 'm', "conv"},
@@ -383,9 +391,9 @@ static const onx_op_status CATALOGUE[] = {
     {"NonZero", 'm', "non_zero (run-time output shape)"},
     {"Not", 'm', "not"},
     {"OneHot", 'm', "one_hot (depth known at load)"},
-    {"Optional", '-', SEQ},
-    {"OptionalGetElement", '-', SEQ},
-    {"OptionalHasElement", '-', SEQ},
+    {"Optional", 'm', "a list of 0 or 1 tensors " OPT},
+    {"OptionalGetElement", 'm', "alias of the element " OPT},
+    {"OptionalHasElement", 'm', "a bool constant " OPT},
     {"Or", 'm', "or (opsets 1-6: B reshaped for the broadcast and axis attributes)"},
     {"PRelu", 'm', "prelu (integers: where(x < 0, x * slope, x))"},
     {"Pad", 'm', "pad (pads known at load)"},
@@ -425,13 +433,13 @@ static const onx_op_status CATALOGUE[] = {
     {"ScatterElements", 'm', "scatter_elements"},
     {"ScatterND", 'm', "scatter_nd"},
     {"Selu", 'm', "selu"},
-    {"SequenceAt", '-', SEQ},
-    {"SequenceConstruct", '-', SEQ},
-    {"SequenceEmpty", '-', SEQ},
-    {"SequenceErase", '-', SEQ},
-    {"SequenceInsert", '-', SEQ},
-    {"SequenceLength", '-', SEQ},
-    {"SequenceMap", '-', SEQ},
+    {"SequenceAt", 'm', "alias of the element, position known at load " SEQ},
+    {"SequenceConstruct", 'm', "a list of tensors " SEQ},
+    {"SequenceEmpty", 'm', "an empty list " SEQ},
+    {"SequenceErase", 'm', "a shorter list, position known at load " SEQ},
+    {"SequenceInsert", 'm', "a longer list, position known at load " SEQ},
+    {"SequenceLength", 'm', "an int64 constant " SEQ},
+    {"SequenceMap", '-', "a subgraph run per element of a sequence (not supported)"},
     {"Shape", 'f', FOLD},
     {"Shrink", 'm', "shrink (integers: where + add/sub)"},
     {"Sigmoid", 'm', "sigmoid"},
@@ -446,7 +454,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Softsign", 'm', "softsign"},
     {"SpaceToDepth", 'm', "space_to_depth"},
     {"Split", 'm', "split (sizes known at load)"},
-    {"SplitToSequence", '-', SEQ},
+    {"SplitToSequence", 'm', "split (+ squeeze for keepdims=0), split known at load " SEQ},
     {"Sqrt", 'm', "sqrt"},
     {"Squeeze", 'm', "squeeze (axes known at load)"},
     {"StringConcat", '-', STR},

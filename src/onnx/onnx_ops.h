@@ -161,6 +161,18 @@ ft_status ox_map_tensor_scatter(onx_ctx *c, const onx_node *n);
 /* onnx_ops_geom.c */
 ft_status ox_map_eye_like(onx_ctx *c, const onx_node *n);
 ft_status ox_map_reverse_sequence(onx_ctx *c, const onx_node *n);
+/* sequences and optionals resolved at load time (onnx_seq.c) */
+ft_status ox_map_seq_empty(onx_ctx *c, const onx_node *n);
+ft_status ox_map_seq_construct(onx_ctx *c, const onx_node *n);
+ft_status ox_map_seq_insert(onx_ctx *c, const onx_node *n);
+ft_status ox_map_seq_erase(onx_ctx *c, const onx_node *n);
+ft_status ox_map_seq_at(onx_ctx *c, const onx_node *n);
+ft_status ox_map_seq_length(onx_ctx *c, const onx_node *n);
+ft_status ox_map_split_to_seq(onx_ctx *c, const onx_node *n);
+ft_status ox_map_concat_from_seq(onx_ctx *c, const onx_node *n);
+ft_status ox_map_optional(onx_ctx *c, const onx_node *n);
+ft_status ox_map_optional_has(onx_ctx *c, const onx_node *n);
+ft_status ox_map_optional_get(onx_ctx *c, const onx_node *n);
 ft_status ox_map_center_crop_pad(onx_ctx *c, const onx_node *n);
 ft_status ox_map_col2im(onx_ctx *c, const onx_node *n);
 ft_status ox_map_affine_grid(onx_ctx *c, const onx_node *n);

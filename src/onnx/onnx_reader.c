@@ -66,12 +66,18 @@ static ft_status import_node(onx_ctx *c, const Onnx__NodeProto *np, int index)
         ft_status st = onx_record(c, key, nm);
         return st == FT_EGRAPH ? poison_outputs(c, np) : st;
     }
+    int seq_k = -1; /* a sequence input of an op that does not take one */
     for (int k = 0; k < n.n_in; k++) {
         const char *in = np->input[k];
         if (!in || !*in)
             continue;
         if (poisoned(c, in))
             return poison_outputs(c, np);
+        if (onx_seq_get(c, in)) {
+            if (!onx_seq_op(n.op_type) && seq_k < 0)
+                seq_k = k;
+            continue;
+        }
         int t = onx_resolve(c, in);
         if (t == -2)
             return c->last;
@@ -89,6 +95,13 @@ static ft_status import_node(onx_ctx *c, const Onnx__NodeProto *np, int index)
         snprintf(key, sizeof key, "op %s (%s):", n.op_type, why);
         snprintf(nm, sizeof nm, "'%s'", n.name);
         ft_status st = onx_record(c, key, nm);
+        return st == FT_EGRAPH ? poison_outputs(c, np) : st;
+    }
+    if (seq_k >= 0) {
+        const onx_seq *sq = onx_seq_get(c, np->input[seq_k]);
+        ft_status st = onx_unsupported(c, &n, "input %d ('%s') is %s, which ftrun resolves at load time and passes "
+                                       "only to the sequence and optional ops", seq_k, np->input[seq_k],
+                                       sq->optional ? "an optional value" : "a sequence");
         return st == FT_EGRAPH ? poison_outputs(c, np) : st;
     }
     ft_status st = FT_OK;
@@ -126,7 +139,7 @@ static ft_status import_node(onx_ctx *c, const Onnx__NodeProto *np, int index)
         return st;
     for (int k = 0; k < n.n_out; k++)
         if (np->output[k] && *np->output[k] && ft_strmap_get(c->names, np->output[k]) < 0 &&
-            ft_strmap_get(c->g->tmap, np->output[k]) < 0)
+            ft_strmap_get(c->g->tmap, np->output[k]) < 0 && !onx_seq_get(c, np->output[k]))
             return onx_error(c, &n, FT_EGRAPH, "output %d '%s' is not produced by the import of this op", k, np->output[k]);
     return FT_OK;
 }
@@ -163,6 +176,13 @@ ft_status onx_import_branch(onx_ctx *c, const onx_node *n, const Onnx__GraphProt
     if ((int)branch->n_output != n->n_out)
         return onx_error(c, n, FT_EGRAPH, "the branch taken has %zu outputs; the node has %d", branch->n_output, n->n_out);
     for (int k = 0; k < n->n_out && !st; k++) {
+        const onx_seq *sq = onx_seq_get(c, nz(branch->output[k]->name));
+        if (sq) { /* a sequence the branch made: the node's output is the same list */
+            if (n->pb->output[k] && *n->pb->output[k] &&
+                onx_seq_put(c, n->pb->output[k], sq->t, sq->n, sq->dt, sq->optional))
+                return onx_oom(c);
+            continue;
+        }
         int t = onx_resolve(c, nz(branch->output[k]->name));
         if (t == -2)
             return c->last;
@@ -225,7 +245,8 @@ static ft_status import_input(onx_ctx *c, ft_dimenv *env, const Onnx__ValueInfoP
     const char *name = nz(vi->name);
     const Onnx__TypeProto *tp = vi->type;
     if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
-        return ft_err(c->err, FT_EGRAPH, "%s: input '%s' is not a tensor (sequences, maps and optionals are not supported)",
+        return ft_err(c->err, FT_EGRAPH, "%s: input '%s' is not a tensor (sequence, map and optional graph inputs are not "
+                      "supported)",
                       c->file, name);
     const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
     ft_dtype dt;
@@ -301,12 +322,20 @@ static ft_status import_output(onx_ctx *c, const Onnx__ValueInfoProto *vi, int i
     if (vi->type && vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
         vi->type->value_case != ONNX__TYPE_PROTO__VALUE__NOT_SET) {
         char line[FT_MAX_NAME + 128];
-        snprintf(line, sizeof line, "output '%.1024s' is a sequence, map or optional value (only tensors are supported)", name);
+        snprintf(line, sizeof line, "output '%.1024s' is a sequence, map or optional value (graph outputs must be "
+                 "tensors)", name);
         ft_status st = onx_record(c, NULL, line);
         return st == FT_EGRAPH ? FT_OK : st;
     }
     if (poisoned(c, name))
         return FT_OK;
+    if (onx_seq_get(c, name)) {
+        char line[FT_MAX_NAME + 160];
+        snprintf(line, sizeof line, "output '%.1024s' is a sequence or optional value (graph outputs must be tensors; "
+                 "ftrun resolves sequences at load time, inside the graph)", name);
+        ft_status st = onx_record(c, NULL, line);
+        return st == FT_EGRAPH ? FT_OK : st;
+    }
     int t = onx_resolve(c, name);
     if (t == -2)
         return c->last;
@@ -661,6 +690,7 @@ ft_status ft_onnx_load(const char *path, const unsigned char *buf, size_t len, c
     ft_strmap_free(c->inits);
     ft_strmap_free(c->poisoned);
     ft_strmap_free(c->outnames);
+    onx_seq_free(c);
     if (c->model)
         onnx__model_proto__free_unpacked(c->model, &ft_pb_allocator);
     if (st) {
