@@ -8,7 +8,8 @@ load helpers
     [ "$status" -eq 0 ]
     [[ "$output" =~ Gemm\ +mapped\ +gemm ]]
     [[ "$output" =~ Shape\ +folded\ +folded\ at\ load\ time ]]
-    [[ "$output" =~ NonZero\ +missing\ +data-dependent\ output\ shape ]]
+    [[ "$output" =~ NonZero\ +mapped\ +non_zero\ \(run-time\ output\ shape\) ]]
+    [[ "$output" =~ Bernoulli\ +missing\ +random\ sampling ]]
     [[ "$output" =~ ai\.onnx\.preview\.training\.Adam\ +mapped ]]
     rows=$(printf '%s\n' "$output" | grep -cE '^[A-Za-z0-9.]+ +(mapped|folded|missing) ')
     last=$(printf '%s\n' "$output" | tail -1)
