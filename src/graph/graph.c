@@ -71,6 +71,11 @@ static void put_slot(char **keys, int *vals, size_t cap, char *key, int val)
 
 int ft_strmap_put(struct ft_strmap *m, const char *key, int value)
 {
+    for (size_t i = hash_str(key) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
+        if (strcmp(m->keys[i], key) == 0) { /* a key put again takes the new value */
+            m->vals[i] = value;
+            return 0;
+        }
     if ((m->len + 1) * 2 > m->cap) {
         size_t nc = m->cap * 2;
         char **nk = ft_calloc(nc, sizeof *nk);

@@ -195,6 +195,6 @@ void ft_init_values(void *buf, ft_dtype dt, uint64_t numel, int kind, double a, 
 struct ft_strmap *ft_strmap_new(void);
 void ft_strmap_free(struct ft_strmap *m);
 int ft_strmap_get(const struct ft_strmap *m, const char *key);          /* -1 if absent */
-int ft_strmap_put(struct ft_strmap *m, const char *key, int value);     /* 0 ok, -1 no memory */
+int ft_strmap_put(struct ft_strmap *m, const char *key, int value);     /* 0 ok, -1 no memory; a key again: its new value */
 
 #endif

@@ -62,6 +62,8 @@ int onx_bind(onx_ctx *c, const char *onnx_name, int t)
     return ft_strmap_put(c->names, onnx_name, t) ? -1 : t;
 }
 
+int onx_unbind(onx_ctx *c, const char *name) { return ft_strmap_put(c->names, name, -1); }
+
 /* A constant tensor named `name` holding a's value (taken over). */
 int onx_add_const(onx_ctx *c, const char *name, ft_npy *a, const char *source)
 {
@@ -254,14 +256,19 @@ const ft_tensor *onx_in_const(onx_ctx *c, const onx_node *n, int k)
 
 const ft_tensor *onx_in_value(onx_ctx *c, const onx_node *n, int k, ft_status *st)
 {
-    const ft_tensor *t = onx_in_tensor(c, n, k);
+    return onx_value_of(c, onx_in(c, n, k), st);
+}
+
+const ft_tensor *onx_value_of(onx_ctx *c, int ti, ft_status *st)
+{
+    const ft_tensor *t = ti >= 0 ? &c->g->tensors[ti] : NULL;
     *st = FT_OK;
     if (!t || (t->flags & FT_TF_VALUE))
         return t;
     if (!c->opts || !c->opts->eval || t->producer < 0 || (t->flags & FT_TF_DYNAMIC))
         return NULL;
     void *v = NULL;
-    if ((*st = onx_infer_pending(c)) || (*st = c->last = c->opts->eval(c->g, c->nodes, onx_in(c, n, k), &v, c->err)) ||
+    if ((*st = onx_infer_pending(c)) || (*st = c->last = c->opts->eval(c->g, c->nodes, ti, &v, c->err)) ||
         !v)
         return NULL;
     /* a copy of the tensor holding the value: the tensor itself stays the

@@ -26,8 +26,6 @@ static const char *const fold_only[] = {"Constant", "Shape", "Size", "ConstantOf
 static const struct {
     const char *op, *why;
 } refused[] = {
-    {"Loop", "loops are not supported"},
-    {"Scan", "loops are not supported"},
     {"SequenceMap", "a subgraph run per element of a sequence is not supported"},
     {"StringNormalizer", "string tensors are not supported"},
     {"StringConcat", "string tensors are not supported"},

@@ -57,6 +57,8 @@ const ft_tensor *onx_in_const(onx_ctx *c, const onx_node *n, int k);
  * (ft_load_opts.eval: constants and inputs given with -i); NULL when it
  * cannot be, and *st set when computing it failed (an error to report). */
 const ft_tensor *onx_in_value(onx_ctx *c, const onx_node *n, int k, ft_status *st);
+/* The same for tensor t (-1: none) of the graph being built. */
+const ft_tensor *onx_value_of(onx_ctx *c, int t, ft_status *st);
 /* Input k as a list of integers (any integer dtype, any rank, flattened).
  * Absent input: *count = -1 and FT_OK. Computed at run time: an error "node
  * 'N' (Op): input K ('name') must be known at load time: REASON". The list is

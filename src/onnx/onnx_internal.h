@@ -95,6 +95,14 @@ int onx_seq_op(const char *op_type);
 /* Release the context's sequences. */
 void onx_seq_free(onx_ctx *c);
 
+/* A loop body's (or branch's) initializers and nodes imported into the graph
+ * being built, its inputs bound by the caller (initializers already bound
+ * are kept: a body imported once per iteration decodes them once). */
+ft_status onx_import_body(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *body);
+/* Forget the ONNX value `name` (a loop body's output, before its next copy);
+ * nonzero when out of memory. */
+int onx_unbind(onx_ctx *c, const char *name);
+
 /* Try to fold node n at load time (its outputs become constants). Returns 1
  * when folded, 0 when the node is left to its mapper; on failure returns -1
  * with *st set (an unsupported record or a hard error). */

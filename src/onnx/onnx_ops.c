@@ -246,6 +246,8 @@ static const onx_op_map MAPS[] = {
     {"SplitToSequence", 11, ox_map_split_to_seq}, {"ConcatFromSequence", 11, ox_map_concat_from_seq},
     {"Optional", 15, ox_map_optional}, {"OptionalHasElement", 15, ox_map_optional_has},
     {"OptionalGetElement", 15, ox_map_optional_get},
+    /* loops unrolled at load (onnx_loop.c) */
+    {"Loop", 1, ox_map_loop}, {"Scan", 9, ox_map_scan},
     /* data-dependent output shapes */
     {"NonZero", 9, ox_map_non_zero}, {"Compress", 9, ox_map_compress}, {"Unique", 11, ox_map_unique},
     {"NonMaxSuppression", 10, ox_map_nms},
@@ -368,7 +370,7 @@ static const onx_op_status CATALOGUE[] = {
     {"LessOrEqual", 'm', "less_equal"},
     {"Log", 'm', "log"},
     {"LogSoftmax", 'm', "log_softmax (before opset 13: flatten + log_softmax + reshape)"},
-    {"Loop", '-', "loops are not supported (a subgraph run a data-dependent number of times)"},
+    {"Loop", 'm', "unrolled at load (trip count and conditions known at load, at most 4096 iterations)"},
     {"LpNormalization", 'm', "lp_normalization"},
     {"LpPool", 'm', "lp_pool"},
     {"MatMul", 'm', "matmul"},
@@ -428,7 +430,7 @@ static const onx_op_status CATALOGUE[] = {
     {"RotaryEmbedding", 'm', "rotary_embedding"},
     {"Round", 'm', "round"},
     {"STFT", 'm', "stft (frame_step and frame_length known at load)"},
-    {"Scan", '-', "loops are not supported (a subgraph run once per slice)"},
+    {"Scan", 'm', "unrolled at load (opset 9 on; its length known at load, at most 4096)"},
     {"Scatter", 'm', "scatter_elements (deprecated op)"},
     {"ScatterElements", 'm', "scatter_elements"},
     {"ScatterND", 'm', "scatter_nd"},

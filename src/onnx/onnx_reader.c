@@ -154,9 +154,11 @@ static ft_status import_nodes(onx_ctx *c, const Onnx__GraphProto *gp)
     return FT_OK;
 }
 
-ft_status onx_import_branch(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *branch)
+ft_status onx_import_body(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *branch)
 {
     for (size_t i = 0; i < branch->n_initializer; i++) {
+        if (ft_strmap_get(c->names, nz(branch->initializer[i]->name)) >= 0)
+            continue;
         char what[FT_MAX_NAME + 64];
         snprintf(what, sizeof what, "initializer '%.1000s' of a branch of node '%.200s'", nz(branch->initializer[i]->name), n->name);
         ft_npy a;
@@ -168,7 +170,12 @@ ft_status onx_import_branch(onx_ctx *c, const onx_node *n, const Onnx__GraphProt
         if (t < 0 || onx_bind(c, nz(branch->initializer[i]->name), t) < 0)
             return onx_oom(c);
     }
-    ft_status st = import_nodes(c, branch);
+    return import_nodes(c, branch);
+}
+
+ft_status onx_import_branch(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *branch)
+{
+    ft_status st = onx_import_body(c, n, branch);
     if (!st && c->n_unsup) /* the branch holds something unsupported: so do the node's outputs */
         return poison_outputs(c, n->pb);
     if (st)

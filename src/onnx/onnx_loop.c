@@ -1,0 +1,302 @@
+/* Loop and Scan unrolled at load: a loop whose number of iterations is known
+ * then (Loop: its trip count and every condition, from constants and -i
+ * values; Scan: the length of its scan axis) becomes its body imported once
+ * per iteration, the loop-carried values passed from one copy to the next,
+ * the scan inputs sliced (gather of one position) and the scan outputs
+ * stacked (unsqueeze, concat). A loop that needs its data to know when it
+ * ends, or more than ONX_UNROLL_MAX iterations, is refused as unsupported.
+ *
+ *   {"Loop", 1, ox_map_loop}, {"Scan", 9, ox_map_scan}   // rows of onnx_ops.c's table
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx.pb-c.h"
+#include "onnx_internal.h"
+#include "onnx_ops.h"
+
+/* The most iterations a loop is unrolled to. */
+#define ONX_UNROLL_MAX 4096
+
+/* The body's node outputs (and those of graphs nested in it) forgotten, so
+ * that the next copy of the body makes its own tensors under those names. */
+static ft_status unbind_outputs(onx_ctx *c, const Onnx__GraphProto *gp)
+{
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        for (size_t k = 0; k < np->n_output; k++)
+            if (np->output[k] && *np->output[k] && onx_unbind(c, np->output[k]))
+                return onx_oom(c);
+        for (size_t a = 0; a < np->n_attribute; a++) {
+            const Onnx__AttributeProto *at = np->attribute[a];
+            ft_status st = at->g ? unbind_outputs(c, at->g) : FT_OK;
+            for (size_t k = 0; k < at->n_graphs && !st; k++)
+                st = unbind_outputs(c, at->graphs[k]);
+            if (st)
+                return st;
+        }
+    }
+    return FT_OK;
+}
+
+/* Body output k's tensor after a copy of the body was imported. */
+static int body_out(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *body, int k)
+{
+    const char *name = body->output[k]->name ? body->output[k]->name : "";
+    int t = onx_resolve(c, name);
+    if (t == -1)
+        onx_error(c, n, FT_EGRAPH, "body output '%s' is not produced in the body", name);
+    return t;
+}
+
+/* One copy of the body: its inputs bound to in[0..n_in), its nodes imported. */
+static ft_status import_copy(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *body, const int *in, int n_in)
+{
+    if ((int)body->n_input != n_in)
+        return onx_error(c, n, FT_EGRAPH, "the body has %zu inputs; the node gives it %d", body->n_input, n_in);
+    ft_status st = unbind_outputs(c, body);
+    for (int i = 0; i < n_in && !st; i++)
+        if (onx_bind(c, body->input[i]->name ? body->input[i]->name : "", in[i]) < 0)
+            st = onx_oom(c);
+    int here = c->emitted_here; /* the body's nodes name their own */
+    if (!st)
+        st = onx_import_body(c, n, body);
+    c->emitted_here = here;
+    return st;
+}
+
+/* Output k of n: the values of list[0..count) stacked along axis (a new dim). */
+static ft_status stack(onx_ctx *c, const onx_node *n, int k, const int *list, int count, int64_t axis, int reverse)
+{
+    if (count == 0)
+        return onx_unsupported(c, n, "scan output %d of a loop that runs no iteration: its shape is not known", k);
+    int *parts = ft_malloc((size_t)count * sizeof *parts);
+    if (!parts)
+        return onx_oom(c);
+    ft_status st = FT_OK;
+    for (int i = 0; i < count && !st; i++) {
+        char sfx[64];
+        snprintf(sfx, sizeof sfx, "scan_output_%d_%d", k, i);
+        int t = onx_tmp(c, n, sfx);
+        ft_node *f = t < 0 ? NULL : ox_emit1(c, n, FT_OP_UNSQUEEZE, list[reverse ? count - 1 - i : i], t);
+        if (!f)
+            st = onx_status(c);
+        else
+            st = onx_set_ints(c, f, "axes", &axis, 1);
+        parts[i] = t;
+    }
+    int out = st ? -1 : ox_out(c, n, k);
+    ft_node *f = out < 0 ? NULL : onx_emit(c, n, FT_OP_CONCAT, parts, count, &out, 1);
+    if (!st && !f)
+        st = onx_status(c);
+    if (!st)
+        st = onx_set_i(c, f, "axis", axis);
+    free(parts);
+    return st;
+}
+
+/* A scalar known at load: tensor t's first element as an integer, 1 when
+ * known; 0 when it is computed at run time; -1 with *st on failure. */
+static int known_int(onx_ctx *c, int t, int64_t *v, ft_status *st)
+{
+    const ft_tensor *x = onx_value_of(c, t, st);
+    if (*st)
+        return -1;
+    if (!x || ft_numel(&x->shape) < 1)
+        return 0;
+    *v = ft_load_i64(x->value, x->dtype, 0);
+    return 1;
+}
+
+ft_status ox_map_loop(onx_ctx *c, const onx_node *n)
+{
+    const Onnx__AttributeProto *ba = onx_attr(n, "body");
+    if (!ba || !ba->g)
+        return onx_error(c, n, FT_EGRAPH, "no body graph");
+    const Onnx__GraphProto *body = ba->g;
+    int nv = n->n_in - 2, nk = n->n_out - nv;
+    if (nv < 0 || nk < 0 || (int)body->n_output != 1 + nv + nk)
+        return onx_error(c, n, FT_EGRAPH, "%d inputs and %d outputs, with a body of %zu outputs: expected %d", n->n_in,
+                         n->n_out, body->n_output, 1 + (nv < 0 ? 0 : nv) + (nk < 0 ? 0 : nk));
+    ft_status st = FT_OK;
+    int64_t trips = -1, cond = 1;
+    int km = onx_in(c, n, 0) >= 0 ? known_int(c, onx_in(c, n, 0), &trips, &st) : 1;
+    if (km < 0)
+        return st;
+    if (!km)
+        return onx_unsupported(c, n, "its trip count (input 0) is computed at run time; ftrun unrolls a loop whose "
+                               "iterations are known at load");
+    int kc = onx_in(c, n, 1) >= 0 ? known_int(c, onx_in(c, n, 1), &cond, &st) : 1;
+    if (kc < 0)
+        return st;
+    if (!kc)
+        return onx_unsupported(c, n, "its condition (input 1) is computed at run time; ftrun unrolls a loop whose "
+                               "iterations are known at load");
+    int *cur = ft_malloc((size_t)(nv + 2) * sizeof *cur), **scan = ft_calloc((size_t)nk + 1, sizeof *scan);
+    if (!cur || !scan) {
+        free(cur);
+        free(scan);
+        return onx_oom(c);
+    }
+    for (int j = 0; j < nv; j++)
+        cur[2 + j] = onx_in(c, n, 2 + j);
+    int it = 0, unsup0 = c->n_unsup;
+    for (; cond && (trips < 0 || it < trips) && !st; it++) {
+        if (it == ONX_UNROLL_MAX) {
+            st = onx_unsupported(c, n, "it runs more than %d iterations, the most ftrun unrolls", ONX_UNROLL_MAX);
+            break;
+        }
+        char sfx[64];
+        int64_t iv = it;
+        uint8_t one = 1;
+        snprintf(sfx, sizeof sfx, "iteration_%d", it);
+        cur[0] = onx_const_new(c, n, sfx, FT_I64, &(ft_shape){0}, &iv);
+        snprintf(sfx, sizeof sfx, "condition_%d", it);
+        cur[1] = onx_const_new(c, n, sfx, FT_BOOL, &(ft_shape){0}, &one);
+        if (cur[0] < 0 || cur[1] < 0 || (st = import_copy(c, n, body, cur, 2 + nv)))
+            break;
+        if (c->n_unsup > unsup0) /* the body holds something unsupported: so does the node */
+            break;
+        int tc = body_out(c, n, body, 0);
+        for (int j = 0; j < nv && tc >= 0; j++)
+            if ((cur[2 + j] = body_out(c, n, body, 1 + j)) < 0)
+                tc = -1;
+        if (tc < 0) {
+            st = onx_status(c);
+            break;
+        }
+        for (int k = 0; k < nk && !st; k++) {
+            int t = body_out(c, n, body, 1 + nv + k);
+            int *grown = t < 0 ? NULL : ft_realloc(scan[k], (size_t)(it + 1) * sizeof **scan);
+            if (!grown)
+                st = t < 0 ? onx_status(c) : onx_oom(c);
+            else
+                (scan[k] = grown)[it] = t;
+        }
+        int kn = st ? -1 : known_int(c, tc, &cond, &st);
+        if (kn == 0)
+            st = onx_unsupported(c, n, "its body's condition is computed at run time (from the data); ftrun unrolls a "
+                                 "loop whose iterations are known at load");
+    }
+    if (!st && c->n_unsup > unsup0) {
+        free(cur);
+        for (int k = 0; k < nk; k++)
+            free(scan[k]);
+        free(scan);
+        c->unsup_flag = 1; /* the import reports what the body holds, and the node's outputs with it */
+        return FT_EGRAPH;
+    }
+    for (int j = 0; j < nv && !st; j++)
+        st = onx_alias(c, n, j, cur[2 + j]);
+    for (int k = 0; k < nk && !st; k++)
+        st = stack(c, n, nv + k, scan[k], it, 0, 0);
+    free(cur);
+    for (int k = 0; k < nk; k++)
+        free(scan[k]);
+    free(scan);
+    return st;
+}
+
+/* Attribute `name` (a list), entry k, or def. */
+static int64_t list_at(const onx_node *n, const char *name, int k, int64_t def)
+{
+    const int64_t *v;
+    int cnt = onx_attr_ints(n, name, &v);
+    return k < cnt ? v[k] : def;
+}
+
+ft_status ox_map_scan(onx_ctx *c, const onx_node *n)
+{
+    const Onnx__AttributeProto *ba = onx_attr(n, "body");
+    if (!ba || !ba->g)
+        return onx_error(c, n, FT_EGRAPH, "no body graph");
+    const Onnx__GraphProto *body = ba->g;
+    int m = (int)onx_attr_i(n, "num_scan_inputs", 0), ns = n->n_in - m, nk = n->n_out - ns;
+    if (m < 1 || ns < 0 || nk < 0 || (int)body->n_input != ns + m || (int)body->n_output != ns + nk)
+        return onx_error(c, n, FT_EGRAPH, "%d inputs, %d outputs and num_scan_inputs %d do not fit a body of %zu inputs "
+                         "and %zu outputs", n->n_in, n->n_out, m, body->n_input, body->n_output);
+    int64_t len = -1;
+    int axis[64];
+    if (m > 64)
+        return onx_unsupported(c, n, "more than 64 scan inputs");
+    for (int j = 0; j < m; j++) {
+        const ft_tensor *x = onx_in_tensor(c, n, ns + j);
+        if (!x)
+            return onx_error(c, n, FT_EGRAPH, "scan input %d is missing", j);
+        int64_t a = list_at(n, "scan_input_axes", j, 0);
+        if (ft_axis(a, x->shape.rank, &axis[j]))
+            return onx_error(c, n, FT_EGRAPH, "scan_input_axes[%d] = %lld is out of range for rank %d", j, (long long)a,
+                             x->shape.rank);
+        if (x->flags & FT_TF_DYNAMIC)
+            return onx_unsupported(c, n, "scan input %d has a shape known only at run time; ftrun unrolls a scan whose "
+                                   "length is known at load", j);
+        int64_t l = x->shape.dims[axis[j]];
+        if (len >= 0 && l != len)
+            return onx_error(c, n, FT_EGRAPH, "scan inputs of lengths %lld and %lld", (long long)len, (long long)l);
+        len = l;
+    }
+    if (len > ONX_UNROLL_MAX)
+        return onx_unsupported(c, n, "it scans %lld positions, more than the %d ftrun unrolls", (long long)len,
+                               ONX_UNROLL_MAX);
+    int *cur = ft_malloc((size_t)(ns + m + 1) * sizeof *cur), **scan = ft_calloc((size_t)nk + 1, sizeof *scan);
+    if (!cur || !scan) {
+        free(cur);
+        free(scan);
+        return onx_oom(c);
+    }
+    ft_status st = FT_OK;
+    int unsup0 = c->n_unsup;
+    for (int j = 0; j < ns; j++)
+        cur[j] = onx_in(c, n, j);
+    for (int64_t i = 0; i < len && !st; i++) {
+        for (int j = 0; j < m && !st; j++) {
+            int64_t pos = list_at(n, "scan_input_directions", j, 0) ? len - 1 - i : i;
+            char sfx[64];
+            snprintf(sfx, sizeof sfx, "position_%lld_%d", (long long)i, j);
+            int ix = onx_const_new(c, n, sfx, FT_I64, &(ft_shape){0}, &pos);
+            snprintf(sfx, sizeof sfx, "scan_input_%d_%lld", j, (long long)i);
+            int t = ix < 0 ? -1 : onx_tmp(c, n, sfx);
+            ft_node *f = t < 0 ? NULL : ox_emit2(c, n, FT_OP_GATHER, onx_in(c, n, ns + j), ix, t);
+            if (!f)
+                st = onx_status(c);
+            else
+                st = onx_set_i(c, f, "axis", axis[j]);
+            cur[ns + j] = t;
+        }
+        if (!st)
+            st = import_copy(c, n, body, cur, ns + m);
+        if (st || c->n_unsup > unsup0)
+            break;
+        for (int j = 0; j < ns && !st; j++)
+            if ((cur[j] = body_out(c, n, body, j)) < 0)
+                st = onx_status(c);
+        for (int k = 0; k < nk && !st; k++) {
+            int t = body_out(c, n, body, ns + k);
+            int *grown = t < 0 ? NULL : ft_realloc(scan[k], (size_t)(i + 1) * sizeof **scan);
+            if (!grown)
+                st = t < 0 ? onx_status(c) : onx_oom(c);
+            else
+                (scan[k] = grown)[i] = t;
+        }
+    }
+    if (!st && c->n_unsup > unsup0) {
+        c->unsup_flag = 1; /* the import reports what the body holds, and the node's outputs with it */
+        st = FT_EGRAPH;
+    }
+    for (int j = 0; j < ns && !st; j++)
+        st = onx_alias(c, n, j, cur[j]);
+    for (int k = 0; k < nk && !st; k++) {
+        int64_t a = list_at(n, "scan_output_axes", k, 0);
+        int rank = len > 0 ? c->g->tensors[scan[k][0]].shape.rank + 1 : 0, ax = 0;
+        if (len > 0 && ft_axis(a, rank, &ax))
+            st = onx_error(c, n, FT_EGRAPH, "scan_output_axes[%d] = %lld is out of range for rank %d", k, (long long)a, rank);
+        else
+            st = stack(c, n, ns + k, scan[k], (int)len, ax, list_at(n, "scan_output_directions", k, 0) != 0);
+    }
+    free(cur);
+    for (int k = 0; k < nk; k++)
+        free(scan[k]);
+    free(scan);
+    return st;
+}
