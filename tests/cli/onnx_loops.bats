@@ -1,0 +1,125 @@
+#!/usr/bin/env bats
+# ONNX Loop and Scan unrolled at load time (src/onnx/onnx_loop.c): a loop
+# whose iterations are known then (trip count and conditions from constants
+# and -i values; a scan's length) becomes one copy of its body per
+# iteration; a loop that needs its data to know when it ends is refused as
+# unsupported (exit status 3). Expectations from NumPy.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+# loop.onnx: y_k+1 = y_k * 0.5 + x * k for k < trip_count (an input), with a
+# body condition (k + 1 < 3 from constants) that stops it after 3 iterations
+# at most; the scan output stacks each y_k+1.
+loop_model() {
+    py '
+import onnx
+from onnx import helper as h, TensorProto as TP
+def c(name, dt, v):
+    return h.make_node("Constant", [], [name], value=h.make_tensor(name + "_v", dt, [], [v]))
+body = h.make_graph(
+    [c("half", TP.FLOAT, 0.5), c("one", TP.INT64, 1), c("three", TP.INT64, 3),
+     h.make_node("Cast", ["k"], ["kf"], to=TP.FLOAT),
+     h.make_node("Mul", ["y_in", "half"], ["yh"]), h.make_node("Mul", ["x", "kf"], ["xk"]),
+     h.make_node("Add", ["yh", "xk"], ["y_out"]),
+     h.make_node("Add", ["k", "one"], ["k1"]), h.make_node("Less", ["k1", "three"], ["cond_out"]),
+     h.make_node("Identity", ["y_out"], ["scan_out"])],
+    "body",
+    [h.make_tensor_value_info("k", TP.INT64, []), h.make_tensor_value_info("cond_in", TP.BOOL, []),
+     h.make_tensor_value_info("y_in", TP.FLOAT, [2, 3])],
+    [h.make_tensor_value_info("cond_out", TP.BOOL, []), h.make_tensor_value_info("y_out", TP.FLOAT, [2, 3]),
+     h.make_tensor_value_info("scan_out", TP.FLOAT, [2, 3])])
+loop = h.make_node("Loop", ["trips", "", "y0"], ["y", "ys"], body=body)
+g = h.make_graph([loop], "loop",
+    [h.make_tensor_value_info("trips", TP.INT64, []), h.make_tensor_value_info("x", TP.FLOAT, [2, 3]),
+     h.make_tensor_value_info("y0", TP.FLOAT, [2, 3])],
+    [h.make_tensor_value_info("y", TP.FLOAT, [2, 3]), h.make_tensor_value_info("ys", TP.FLOAT, [None, 2, 3])])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), sys.argv[1] + "/loop.onnx")
+rng = np.random.default_rng(5)
+np.save(sys.argv[1] + "/x.npy", rng.standard_normal((2, 3)).astype(np.float32))
+np.save(sys.argv[1] + "/y0.npy", rng.standard_normal((2, 3)).astype(np.float32))' "$T"
+}
+
+# check_loop TRIPS DIR: the outputs in DIR are NumPy's for that trip count
+check_loop() {
+    py '
+trips, d, t = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+x, y = np.load(t + "/x.npy"), np.load(t + "/y0.npy")
+ys = []
+for k in range(trips):
+    y = (y * np.float32(0.5) + x * np.float32(k)).astype(np.float32)
+    ys.append(y)
+    if not k + 1 < 3:
+        break
+gy, gys = np.load(d + "/y.npy"), np.load(d + "/ys.npy")
+assert np.allclose(gy, y, rtol=1e-6, atol=1e-6), (gy, y)
+assert gys.shape == (len(ys), 2, 3) and np.allclose(gys, np.stack(ys), rtol=1e-6, atol=1e-6), gys.shape' "$1" "$2" "$T"
+}
+
+@test "ONNX Loop: a trip count given with -i and a body condition from constants unroll to NumPy's values" {
+    loop_model
+    for trips in 2 5; do
+        py 'np.save(sys.argv[1], np.array(int(sys.argv[2]), np.int64))' "$T/trips.npy" "$trips"
+        run "$FTRUN" run "$T/loop.onnx" -i trips="$T/trips.npy" -i x="$T/x.npy" -i y0="$T/y0.npy" -o "$T/o$trips" -q
+        [ "$status" -eq 0 ]
+        check_loop "$trips" "$T/o$trips"
+    done
+}
+
+@test "ONNX Loop: a trip count not known at load is refused as unsupported (exit 3), saying why" {
+    loop_model
+    run --separate-stderr "$FTRUN" info "$T/loop.onnx"
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"(Loop, opset 13): its trip count (input 0) is computed at run time"* ]]
+}
+
+@test "ONNX Loop: more iterations than ftrun unrolls is refused as unsupported (exit 3)" {
+    loop_model
+    # the body's condition ends it after 3 iterations, but only a trip count within the limit is unrolled
+    py 'np.save(sys.argv[1], np.array(100000, np.int64))' "$T/trips.npy"
+    run --separate-stderr "$FTRUN" run "$T/loop.onnx" -i trips="$T/trips.npy" -i x="$T/x.npy" -i y0="$T/y0.npy" -o "$T/o" -q
+    [ "$status" -eq 0 ]
+    check_loop 100000 "$T/o"
+    py '
+import onnx
+m = onnx.load(sys.argv[1])
+body = m.graph.node[0].attribute[0].g
+for nd in body.node:  # the condition always true: the trip count decides
+    if nd.op_type == "Less":
+        nd.op_type, nd.input[:] = "Identity", ["cond_in"]
+onnx.save(m, sys.argv[2])' "$T/loop.onnx" "$T/long.onnx"
+    run --separate-stderr "$FTRUN" run "$T/long.onnx" -i trips="$T/trips.npy" -i x="$T/x.npy" -i y0="$T/y0.npy" -o "$T/o2"
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"it runs more than 4096 iterations, the most ftrun unrolls"* ]]
+    [ ! -e "$T/o2" ]
+}
+
+@test "ONNX Scan: a running sum, forward and reversed, scan outputs on axis 1, gives NumPy's values" {
+    py '
+import onnx
+from onnx import helper as h, TensorProto as TP
+body = h.make_graph([h.make_node("Add", ["s_in", "xi"], ["s_out"]), h.make_node("Mul", ["s_out", "xi"], ["o"])], "body",
+    [h.make_tensor_value_info("s_in", TP.FLOAT, [3]), h.make_tensor_value_info("xi", TP.FLOAT, [3])],
+    [h.make_tensor_value_info("s_out", TP.FLOAT, [3]), h.make_tensor_value_info("o", TP.FLOAT, [3])])
+scan = h.make_node("Scan", ["s0", "x"], ["s", "os"], body=body, num_scan_inputs=1, scan_input_axes=[1],
+                   scan_input_directions=[1], scan_output_axes=[1])
+g = h.make_graph([scan], "scan", [h.make_tensor_value_info("s0", TP.FLOAT, [3]), h.make_tensor_value_info("x", TP.FLOAT, [3, 5])],
+    [h.make_tensor_value_info("s", TP.FLOAT, [3]), h.make_tensor_value_info("os", TP.FLOAT, [3, 5])])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 11)]), sys.argv[1] + "/scan.onnx")
+rng = np.random.default_rng(7)
+np.save(sys.argv[1] + "/s0.npy", rng.standard_normal(3).astype(np.float32))
+np.save(sys.argv[1] + "/x.npy", rng.standard_normal((3, 5)).astype(np.float32))' "$T"
+    run "$FTRUN" run "$T/scan.onnx" -i s0="$T/s0.npy" -i x="$T/x.npy" -o "$T/o" -q
+    [ "$status" -eq 0 ]
+    py '
+t = sys.argv[1]
+s, x = np.load(t + "/s0.npy"), np.load(t + "/x.npy")
+outs = []
+for i in reversed(range(5)):  # scan_input_directions=[1]: the last position first
+    s = s + x[:, i]
+    outs.append(s * x[:, i])
+want = np.stack(outs, axis=1)  # in the order produced
+gs, go = np.load(t + "/o/s.npy"), np.load(t + "/o/os.npy")
+assert np.allclose(gs, s, rtol=1e-6, atol=1e-6), (gs, s)
+assert go.shape == want.shape and np.allclose(go, want, rtol=1e-6, atol=1e-6), (go, want)' "$T"
+}
