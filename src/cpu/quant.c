@@ -17,24 +17,6 @@
 #include <string.h>
 
 
-static inline void st_i(void *p, ft_dtype dt, int64_t i, int64_t v)
-{
-    switch (dt) {
-    case FT_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-    case FT_I8: ((int8_t *)p)[i] = (int8_t)v; break;
-    case FT_I16: ((int16_t *)p)[i] = (int16_t)v; break;
-    case FT_I32: ((int32_t *)p)[i] = (int32_t)v; break;
-    case FT_I64: ((int64_t *)p)[i] = v; break;
-    case FT_U16: ((uint16_t *)p)[i] = (uint16_t)v; break;
-    case FT_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
-    case FT_U64: ((uint64_t *)p)[i] = (uint64_t)v; break;
-    case FT_I4: case FT_I2: ((int8_t *)p)[i] = (int8_t)v; break; /* the value, in range (ft_lowi_range) */
-    case FT_U4: case FT_U2: ((uint8_t *)p)[i] = (uint8_t)v; break;
-    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: case FT_BOOL: case FT_DTYPE_COUNT: break;
-    case FT_F8E4M3FN: case FT_F8E4M3FNUZ: case FT_F8E5M2: case FT_F8E5M2FNUZ: case FT_F8E8M0: case FT_F4E2M1: break;
-    }
-}
-
 /* v rounded to dtype dt (ONNX computes in the dtype of its operands). */
 static inline double in_dt(double v, ft_dtype dt)
 {
@@ -109,7 +91,7 @@ ft_status cpu_quantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, f
             } else {
                 int64_t zp = q.has_zp ? ft_ld_int(in[2].data, in[2].dtype, c) : 0;
                 for (int64_t i = base; i < base + q.inner; i++)
-                    st_i(out[0].data, qd, i, ft_qsat(rint(in_dt(ft_ld_f64(in[0].data, xd, i) / s, xd)), zp, lo, hi));
+                    ft_st_int(out[0].data, qd, i, ft_qsat(rint(in_dt(ft_ld_f64(in[0].data, xd, i) / s, xd)), zp, lo, hi));
             }
         }
     return FT_OK;
@@ -370,9 +352,9 @@ static ft_status int_matmul(ft_kctx *k, const ft_node *n, const ft_view *a, cons
             block_products(ar, h, bm, N, K, accs);
             for (int q = 0; q < h; q++)
                 for (int64_t j = 0; j < N; j++)
-                    st_i(y->data, y->dtype, (row + q) * N + j,
-                         ft_qsat(rint((double)accs[q * N + j] * qmult(rq, row_a ? i0 + q : 0, col_b ? j : 0)),
-                                 rq->yzp, rq->lo, rq->hi));
+                    ft_st_int(y->data, y->dtype, (row + q) * N + j,
+                              ft_qsat(rint((double)accs[q * N + j] * qmult(rq, row_a ? i0 + q : 0, col_b ? j : 0)),
+                                      rq->yzp, rq->lo, rq->hi));
         }
         free(ar);
         free(accs);
@@ -466,7 +448,7 @@ static ft_status int_conv(ft_kctx *k, const ft_node *n, const ft_view *x, const 
             if (!rq)
                 ((int32_t *)y->data)[at] = (int32_t)acc;
             else
-                st_i(y->data, y->dtype, at, ft_qsat(rint((double)(int32_t)acc * mult), rq->yzp, rq->lo, rq->hi));
+                ft_st_int(y->data, y->dtype, at, ft_qsat(rint((double)(int32_t)acc * mult), rq->yzp, rq->lo, rq->hi));
         }
     }
     free(xc), free(wc), free(koff);

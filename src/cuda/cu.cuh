@@ -245,14 +245,19 @@ template <class T, class A> __device__ __forceinline__ void cu_store(T *p, int64
 template <> __device__ __forceinline__ void cu_store<__half, float>(__half *p, int64_t i, float v) { p[i] = __float2half_rn(v); }
 template <> __device__ __forceinline__ void cu_store<__nv_bfloat16, float>(__nv_bfloat16 *p, int64_t i, float v) { p[i] = __float2bfloat16_rn(v); }
 
+/* The cases of the float dtypes in the dispatches below: BODY with T the
+ * storage type. */
+#define CU_FLOAT_CASES(T, BODY)                                    \
+    case FT_F16: { typedef __half T; BODY; } break;                \
+    case FT_BF16: { typedef __nv_bfloat16 T; BODY; } break;        \
+    case FT_F32: { typedef float T; BODY; } break;                 \
+    case FT_F64: { typedef double T; BODY; } break
+
 /* Dtype dispatch: runs BODY with T the storage type of dt. bool is stored as
  * one byte 0/1 (uint8_t). */
 #define CU_DISPATCH(dt, T, BODY)                                   \
     switch (dt) {                                                  \
-    case FT_F16: { typedef __half T; BODY; } break;                \
-    case FT_BF16: { typedef __nv_bfloat16 T; BODY; } break;        \
-    case FT_F32: { typedef float T; BODY; } break;                 \
-    case FT_F64: { typedef double T; BODY; } break;                \
+    CU_FLOAT_CASES(T, BODY);                                       \
     case FT_I8: { typedef int8_t T; BODY; } break;                 \
     case FT_I16: { typedef int16_t T; BODY; } break;               \
     case FT_I32: { typedef int32_t T; BODY; } break;               \
@@ -260,18 +265,15 @@ template <> __device__ __forceinline__ void cu_store<__nv_bfloat16, float>(__nv_
     case FT_U8: { typedef uint8_t T; BODY; } break;                \
     case FT_BOOL: { typedef uint8_t T; BODY; } break;              \
     case FT_U16: case FT_U32: case FT_U64: /* CU_NUM: not here */  \
-    FT_CASE_LOWP: case FT_DTYPE_COUNT: break;                                    \
+    FT_CASE_LOWP: case FT_DTYPE_COUNT: break;                      \
     }
 /* Same over the float dtypes only (others: nothing runs). */
 #define CU_DISPATCH_FLOAT(dt, T, BODY)                             \
     switch (dt) {                                                  \
-    case FT_F16: { typedef __half T; BODY; } break;                \
-    case FT_BF16: { typedef __nv_bfloat16 T; BODY; } break;        \
-    case FT_F32: { typedef float T; BODY; } break;                 \
-    case FT_F64: { typedef double T; BODY; } break;                \
+    CU_FLOAT_CASES(T, BODY);                                       \
     case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: \
     case FT_U16: case FT_U32: case FT_U64:                         \
-    case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT: break;                      \
+    case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT: break;        \
     }
 
 /* A shape with row-major strides, passed to kernels by value. */

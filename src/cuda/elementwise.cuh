@@ -74,48 +74,21 @@ template <> struct st_of<FT_BOOL> { typedef uint8_t type; };
 /* Integer ranges, and the float bounds of the float->int cast: powers of two,
  * exact in every float type, so the final conversion only sees values in range. */
 template <class T> struct ilim;
-template <> struct ilim<int8_t> {
-    static EW_HD int64_t lo() { return INT8_MIN; }
-    static EW_HD int64_t hi() { return INT8_MAX; }
-    static EW_HD double flo() { return -128.0; }
-    static EW_HD double fhi() { return 128.0; }
-};
-template <> struct ilim<int16_t> {
-    static EW_HD int64_t lo() { return INT16_MIN; }
-    static EW_HD int64_t hi() { return INT16_MAX; }
-    static EW_HD double flo() { return -32768.0; }
-    static EW_HD double fhi() { return 32768.0; }
-};
-template <> struct ilim<int32_t> {
-    static EW_HD int64_t lo() { return INT32_MIN; }
-    static EW_HD int64_t hi() { return INT32_MAX; }
-    static EW_HD double flo() { return -2147483648.0; }
-    static EW_HD double fhi() { return 2147483648.0; }
-};
-template <> struct ilim<int64_t> {
-    static EW_HD int64_t lo() { return INT64_MIN; }
-    static EW_HD int64_t hi() { return INT64_MAX; }
-    static EW_HD double flo() { return -9223372036854775808.0; }
-    static EW_HD double fhi() { return 9223372036854775808.0; }
-};
-template <> struct ilim<uint8_t> {
-    static EW_HD int64_t lo() { return 0; }
-    static EW_HD int64_t hi() { return UINT8_MAX; }
-    static EW_HD double flo() { return 0.0; }
-    static EW_HD double fhi() { return 256.0; }
-};
-template <> struct ilim<uint16_t> {
-    static EW_HD int64_t lo() { return 0; }
-    static EW_HD int64_t hi() { return UINT16_MAX; }
-    static EW_HD double flo() { return 0.0; }
-    static EW_HD double fhi() { return 65536.0; }
-};
-template <> struct ilim<uint32_t> {
-    static EW_HD int64_t lo() { return 0; }
-    static EW_HD int64_t hi() { return UINT32_MAX; }
-    static EW_HD double flo() { return 0.0; }
-    static EW_HD double fhi() { return 4294967296.0; }
-};
+#define EW_ILIM(T, LO, HI, FLO, FHI)                               \
+    template <> struct ilim<T> {                                   \
+        static EW_HD int64_t lo() { return LO; }                   \
+        static EW_HD int64_t hi() { return HI; }                   \
+        static EW_HD double flo() { return FLO; }                  \
+        static EW_HD double fhi() { return FHI; }                  \
+    };
+EW_ILIM(int8_t, INT8_MIN, INT8_MAX, -128.0, 128.0)
+EW_ILIM(int16_t, INT16_MIN, INT16_MAX, -32768.0, 32768.0)
+EW_ILIM(int32_t, INT32_MIN, INT32_MAX, -2147483648.0, 2147483648.0)
+EW_ILIM(int64_t, INT64_MIN, INT64_MAX, -9223372036854775808.0, 9223372036854775808.0)
+EW_ILIM(uint8_t, 0, UINT8_MAX, 0.0, 256.0)
+EW_ILIM(uint16_t, 0, UINT16_MAX, 0.0, 65536.0)
+EW_ILIM(uint32_t, 0, UINT32_MAX, 0.0, 4294967296.0)
+#undef EW_ILIM
 /* (uint64_t has none: its maximum is no int64; the casts and pow to u64
  * saturate with ft_sat_u64 of runtime/numeric.h) */
 
@@ -173,38 +146,18 @@ EW_MATH2(m_copysign, copysignf, copysign)
 
 /* A product and a sum that are never fused into an fma: the CPU reference is
  * built without fma contraction, and a fused a*b+c rounds differently. */
-EW_HD float mul_rn(float a, float b)
-{
 #ifdef __CUDA_ARCH__
-    return __fmul_rn(a, b);
+#define EW_RN(name, op, f32, f64)                                                                \
+    EW_HD float name(float a, float b) { return f32(a, b); }                                     \
+    EW_HD double name(double a, double b) { return f64(a, b); }
 #else
-    return a * b;
+#define EW_RN(name, op, f32, f64)                                                                \
+    EW_HD float name(float a, float b) { return a op b; }                                        \
+    EW_HD double name(double a, double b) { return a op b; }
 #endif
-}
-EW_HD double mul_rn(double a, double b)
-{
-#ifdef __CUDA_ARCH__
-    return __dmul_rn(a, b);
-#else
-    return a * b;
-#endif
-}
-EW_HD float add_rn(float a, float b)
-{
-#ifdef __CUDA_ARCH__
-    return __fadd_rn(a, b);
-#else
-    return a + b;
-#endif
-}
-EW_HD double add_rn(double a, double b)
-{
-#ifdef __CUDA_ARCH__
-    return __dadd_rn(a, b);
-#else
-    return a + b;
-#endif
-}
+EW_RN(mul_rn, *, __fmul_rn, __dmul_rn)
+EW_RN(add_rn, +, __fadd_rn, __dadd_rn)
+#undef EW_RN
 
 /* min(max(x, lo), hi) by comparisons, so NaN passes through. */
 template <class A> EW_HD A clampv(A x, A lo, A hi)

@@ -315,6 +315,16 @@ static ft_status arith_typed(ft_kctx *k, const ft_node *n, const ft_view *out, c
     }
 }
 
+/* arith_typed over the storage type of dt; no kernel for bool and the
+ * small dtypes. */
+template <class X>
+static ft_status arith_num(ft_kctx *k, const ft_node *n, const ft_view *out, const ft_view *const *ins, int code,
+                           ft_dtype dt)
+{
+    EW_NUM_DISPATCH(dt, arith_typed, k, n, out, ins, code)
+    return no_kernel(k, n, dt);
+}
+
 template <class X, class T>
 static ft_status cmp_typed(ft_kctx *k, const ft_node *n, const ft_view *out, const ft_view *const *ins, unsigned mask)
 {
@@ -420,7 +430,7 @@ template <class X> static ft_status binary_impl(ft_kctx *k, const ft_node *n, co
     } else if (op == FT_OP_POW) {
         EW_NUM_DISPATCH(dt, pow_typed, k, n, in, out)
     } else {
-        EW_NUM_DISPATCH(dt, arith_typed, k, n, &out[0], ins, code)
+        return arith_num<X>(k, n, &out[0], ins, code, dt);
     }
     return no_kernel(k, n, dt);
 }
@@ -444,22 +454,7 @@ template <class X> static ft_status variadic_impl(ft_kctx *k, const ft_node *n, 
     const ft_view acc = out[0];
     for (int i = 1; i < n->n_in; i++) {
         const ft_view *ins[3] = {i == 1 ? &in[0] : &acc, &in[i], NULL};
-        ft_status s = FT_ERUNTIME;
-        switch (dt) {
-        case FT_F16: s = arith_typed<X, __half>(k, n, &out[0], ins, code); break;
-        case FT_BF16: s = arith_typed<X, __nv_bfloat16>(k, n, &out[0], ins, code); break;
-        case FT_F32: s = arith_typed<X, float>(k, n, &out[0], ins, code); break;
-        case FT_F64: s = arith_typed<X, double>(k, n, &out[0], ins, code); break;
-        case FT_I8: s = arith_typed<X, int8_t>(k, n, &out[0], ins, code); break;
-        case FT_I16: s = arith_typed<X, int16_t>(k, n, &out[0], ins, code); break;
-        case FT_I32: s = arith_typed<X, int32_t>(k, n, &out[0], ins, code); break;
-        case FT_I64: s = arith_typed<X, int64_t>(k, n, &out[0], ins, code); break;
-        case FT_U8: s = arith_typed<X, uint8_t>(k, n, &out[0], ins, code); break;
-        case FT_U16: s = arith_typed<X, uint16_t>(k, n, &out[0], ins, code); break;
-        case FT_U32: s = arith_typed<X, uint32_t>(k, n, &out[0], ins, code); break;
-        case FT_U64: s = arith_typed<X, uint64_t>(k, n, &out[0], ins, code); break;
-        case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT: return no_kernel(k, n, dt);
-        }
+        ft_status s = arith_num<X>(k, n, &out[0], ins, code, dt);
         if (s)
             return s;
     }

@@ -58,16 +58,10 @@ void ft_store_f64(void *p, ft_dtype dt, size_t i, double v)
 void ft_store_i64(void *p, ft_dtype dt, size_t i, int64_t v)
 {
     switch (dt) {
-    case FT_I8: ((int8_t *)p)[i] = (int8_t)v; break;
-    case FT_I16: ((int16_t *)p)[i] = (int16_t)v; break;
-    case FT_I32: ((int32_t *)p)[i] = (int32_t)v; break;
-    case FT_I64: ((int64_t *)p)[i] = v; break;
-    case FT_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-    case FT_U16: ((uint16_t *)p)[i] = (uint16_t)v; break;
-    case FT_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
-    case FT_U64: ((uint64_t *)p)[i] = (uint64_t)v; break;
-    case FT_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-    case FT_I4: case FT_U4: case FT_I2: case FT_U2: ((uint8_t *)p)[i] = (uint8_t)ft_lowi_wrap(dt, v); break;
+    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
+    case FT_BOOL: case FT_I4: case FT_U4: case FT_I2: case FT_U2:
+        ft_st_int(p, dt, (int64_t)i, v);
+        break;
     case FT_F16: case FT_BF16: case FT_F32: case FT_F64:
     case FT_F8E4M3FN: case FT_F8E4M3FNUZ: case FT_F8E5M2: case FT_F8E5M2FNUZ: case FT_F8E8M0: case FT_F4E2M1:
         ft_store_f64(p, dt, i, (double)v);

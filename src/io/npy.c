@@ -266,19 +266,6 @@ done:
     return st;
 }
 
-ft_status ft_npy_read(const char *path, ft_npy *out, ft_error *err)
-{
-    unsigned char *buf;
-    size_t n;
-    memset(out, 0, sizeof *out);
-    ft_status st = ft_read_file(path, &buf, &n, err);
-    if (st)
-        return st;
-    st = ft_npy_parse(path, buf, n, out, err);
-    free(buf);
-    return st;
-}
-
 int ft_npy_to_dtype(ft_npy *a, ft_dtype want)
 {
     if (a->dtype == want)

@@ -1,10 +1,11 @@
 /* NumPy .npy files (format 1.0 written; 1.0, 2.0 and 3.0 read).
  *
- * ft_npy_read fills an ft_npy whose data the caller owns (ft_npy_clear frees
- * it). Fortran-order arrays are returned in C order.
+ * ft_npy_parse fills an ft_npy whose data the caller owns (ft_npy_clear frees
+ * it) from a file's bytes (ft_read_file). Fortran-order arrays are returned
+ * in C order.
  *
  *   ft_npy a = {0};
- *   if (ft_npy_read("x.npy", &a, &err)) ...;  // then a.dtype, a.shape, a.data
+ *   if (ft_npy_parse("x.npy", buf, len, &a, &err)) ...;  // then a.dtype, a.shape, a.data
  *   ft_npy_clear(&a);
  *   ft_npy_write_file("y.npy", FT_F32, &shape, data, &err);
  */
@@ -26,7 +27,6 @@ typedef struct ft_npy {
 
 /* 1 if buf (n bytes) starts with the .npy magic. */
 int ft_npy_is_npy(const void *buf, size_t n);
-ft_status ft_npy_read(const char *path, ft_npy *out, ft_error *err);
 /* Parse from memory (path used in messages). */
 ft_status ft_npy_parse(const char *path, const unsigned char *buf, size_t n, ft_npy *out, ft_error *err);
 void ft_npy_clear(ft_npy *a);

@@ -29,21 +29,7 @@ FT_HD int ft_clz64(uint64_t u)
 #endif
 }
 
-/* int64 -> float rounded to odd, as ft_f64_to_f32_odd (exact below 2^24). */
-FT_HD float ft_i64_to_f32_odd(int64_t v)
-{
-    const uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    if (u < ((uint64_t)1 << 24))
-        return (float)v;
-    const int sh = 64 - ft_clz64(u) - 24;
-    uint64_t m = u >> sh;
-    if (u & (((uint64_t)1 << sh) - 1))
-        m |= 1;
-    const float f = ldexpf((float)m, sh);
-    return v < 0 ? -f : f;
-}
-
-/* uint64 -> float rounded to odd, as ft_i64_to_f32_odd. */
+/* uint64 -> float rounded to odd, as ft_f64_to_f32_odd (exact below 2^24). */
 FT_HD float ft_u64_to_f32_odd(uint64_t u)
 {
     if (u < ((uint64_t)1 << 24))
@@ -53,6 +39,14 @@ FT_HD float ft_u64_to_f32_odd(uint64_t u)
     if (u & (((uint64_t)1 << sh) - 1))
         m |= 1;
     return ldexpf((float)m, sh);
+}
+
+/* int64 -> float rounded to odd: the magnitude as ft_u64_to_f32_odd (the
+ * rounding is symmetric), then the sign. */
+FT_HD float ft_i64_to_f32_odd(int64_t v)
+{
+    const float f = ft_u64_to_f32_odd(v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
+    return v < 0 ? -f : f;
 }
 
 /* A value computed in double stored to an integer type of range [lo, hi]:
