@@ -109,6 +109,18 @@ static int known_int(onx_ctx *c, int t, int64_t *v, ft_status *st)
     return 1;
 }
 
+/* Loop's input k (trip count, condition) into *v when given: known at load,
+ * or the loop is refused as unsupported. */
+static ft_status loop_input(onx_ctx *c, const onx_node *n, int k, const char *what, int64_t *v)
+{
+    ft_status st = FT_OK;
+    int known = onx_in(c, n, k) >= 0 ? known_int(c, onx_in(c, n, k), v, &st) : 1;
+    if (known < 0)
+        return st;
+    return known ? FT_OK : onx_unsupported(c, n, "%s is computed at run time; ftrun unrolls a loop whose iterations "
+                                           "are known at load", what);
+}
+
 ft_status ox_map_loop(onx_ctx *c, const onx_node *n)
 {
     const Onnx__AttributeProto *ba = onx_attr(n, "body");
@@ -119,20 +131,12 @@ ft_status ox_map_loop(onx_ctx *c, const onx_node *n)
     if (nv < 0 || nk < 0 || (int)body->n_output != 1 + nv + nk)
         return onx_error(c, n, FT_EGRAPH, "%d inputs and %d outputs, with a body of %zu outputs: expected %d", n->n_in,
                          n->n_out, body->n_output, 1 + (nv < 0 ? 0 : nv) + (nk < 0 ? 0 : nk));
-    ft_status st = FT_OK;
     int64_t trips = -1, cond = 1;
-    int km = onx_in(c, n, 0) >= 0 ? known_int(c, onx_in(c, n, 0), &trips, &st) : 1;
-    if (km < 0)
+    ft_status st = loop_input(c, n, 0, "its trip count (input 0)", &trips);
+    if (!st)
+        st = loop_input(c, n, 1, "its condition (input 1)", &cond);
+    if (st)
         return st;
-    if (!km)
-        return onx_unsupported(c, n, "its trip count (input 0) is computed at run time; ftrun unrolls a loop whose "
-                               "iterations are known at load");
-    int kc = onx_in(c, n, 1) >= 0 ? known_int(c, onx_in(c, n, 1), &cond, &st) : 1;
-    if (kc < 0)
-        return st;
-    if (!kc)
-        return onx_unsupported(c, n, "its condition (input 1) is computed at run time; ftrun unrolls a loop whose "
-                               "iterations are known at load");
     int *cur = ft_malloc((size_t)(nv + 2) * sizeof *cur), **scan = ft_calloc((size_t)nk + 1, sizeof *scan);
     if (!cur || !scan) {
         free(cur);

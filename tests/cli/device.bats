@@ -9,16 +9,7 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-setup_file() {
-    local d=$BATS_FILE_TMPDIR
-    cc -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -O1 -g -fPIC -shared \
-        -o "$d/fake_backend.so" "$TESTS_DIR/device/fake_backend.c"
-    cc -std=gnu11 -Wall -Wextra -Werror -O1 -fPIC -shared -o "$d/fake_driver.so" "$TESTS_DIR/device/fake_driver.c"
-}
-
-fake() {
-    FTRUN_CUDA_DRIVER=$BATS_FILE_TMPDIR/fake_driver.so FTRUN_CUDA_BACKEND=$BATS_FILE_TMPDIR/fake_backend.so "$@"
-}
+setup_file() { fake_device_build; }
 
 @test "devices: no driver says so and names the library; -d cuda is exit 4 with the reason; auto runs on the cpu" {
     FTRUN_CUDA_DRIVER=/nonexistent/libcuda.so.1 run --separate-stderr "$FTRUN" devices

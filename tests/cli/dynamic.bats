@@ -8,16 +8,7 @@ load helpers
 
 # The stand-in device of device.bats (tests/device/): its kernels are the
 # CPU's, with FAKE_PERTURB_OP to make one op diverge.
-setup_file() {
-    local d=$BATS_FILE_TMPDIR
-    cc -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -O1 -g -fPIC -shared \
-        -o "$d/fake_backend.so" "$TESTS_DIR/device/fake_backend.c"
-    cc -std=gnu11 -Wall -Wextra -Werror -O1 -fPIC -shared -o "$d/fake_driver.so" "$TESTS_DIR/device/fake_driver.c"
-}
-
-fake() {
-    FTRUN_CUDA_DRIVER=$BATS_FILE_TMPDIR/fake_driver.so FTRUN_CUDA_BACKEND=$BATS_FILE_TMPDIR/fake_backend.so "$@"
-}
+setup_file() { fake_device_build; }
 
 # x -> (x > 0) -> non_zero -> transpose; compress of the flattened x by the
 # same mask; unique of that with its counts; the unique values squared.

@@ -104,3 +104,17 @@ dir_has_exactly() {
 have_cuda() {
     "$FTRUN" devices 2>/dev/null | grep -q '^cuda:'
 }
+
+# The stand-in device (tests/device/): fake_device_build (in setup_file)
+# compiles its driver and backend into the file's temporary folder; fake CMD
+# runs CMD with them as the CUDA driver and backend.
+fake_device_build() {
+    local d=$BATS_FILE_TMPDIR
+    cc -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -O1 -g -fPIC -shared \
+        -o "$d/fake_backend.so" "$TESTS_DIR/device/fake_backend.c"
+    cc -std=gnu11 -Wall -Wextra -Werror -O1 -fPIC -shared -o "$d/fake_driver.so" "$TESTS_DIR/device/fake_driver.c"
+}
+
+fake() {
+    FTRUN_CUDA_DRIVER=$BATS_FILE_TMPDIR/fake_driver.so FTRUN_CUDA_BACKEND=$BATS_FILE_TMPDIR/fake_backend.so "$@"
+}
