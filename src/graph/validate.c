@@ -211,9 +211,7 @@ ft_status ft_node_infer(ft_graph *g, ft_node *n, ft_error *err)
         return st;
     /* a data-dependent op's outputs, and whatever reads a dynamic tensor, get
      * their shapes at run time: what is inferred here stands in for them */
-    int dyn = ft_op_data_dependent(n->op);
-    for (int i = 0; i < n->n_in && !dyn; i++)
-        dyn = n->in[i] >= 0 && (g->tensors[n->in[i]].flags & FT_TF_DYNAMIC);
+    int dyn = ft_node_dynamic(g, n);
     for (int o = 0; o < n->n_out; o++) {
         ft_tensor *t = &g->tensors[n->out[o]];
         uint64_t numel, bytes;

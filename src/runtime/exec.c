@@ -128,10 +128,7 @@ static ft_status dyn_init(dyn_state *d, const ft_graph *g, const ft_backend *be,
     d->g.nodes = d->nodes;
     for (int k = 0; k < g->n_nodes; k++) {
         const ft_node *n = &g->nodes[k];
-        d->again[k] = (char)ft_op_data_dependent(n->op);
-        for (int i = 0; i < n->n_in; i++)
-            if (n->in[i] >= 0 && (g->tensors[n->in[i]].flags & FT_TF_DYNAMIC))
-                d->again[k] = 1;
+        d->again[k] = (char)ft_node_dynamic(g, n);
     }
     return FT_OK;
 }
