@@ -46,7 +46,13 @@ MODELS = {m.name: m for m in [
     Model("gpt_block", 17, (1, 128, 768),
           "GPT-2-style pre-norm block: d 768, 12 heads, causal mask, GELU MLP 3072, batch 1, seq 128"),
     Model("mlp", 13, (256, 1024), "Linear 1024->4096, ReLU, Linear 4096->1024, batch 256"),
+    Model("mobilenet_v3_large", 13, (1, 3, 224, 224), "torchvision mobilenet_v3_large, batch 1, 224x224"),
+    Model("lstm", 13, (20, 4, 64), "nn.LSTM 2 layers, 64 -> 128, batch 4, 20 steps (the output sequence)",
+          iterations=100),
+    Model("gru_bidir", 13, (20, 1, 64),
+          "nn.GRU 2 layers, bidirectional, 64 -> 128, batch 1, 20 steps (the output sequence)", iterations=100),
 ]}
+
 
 
 def module(m):
@@ -55,7 +61,7 @@ def module(m):
     seed = sum(ord(ch) for ch in m.name)
     torch.manual_seed(seed)
     g = torch.Generator().manual_seed(seed + 1)
-    if m.name in ("resnet18", "mobilenet_v2", "efficientnet_b0"):
+    if m.name in ("resnet18", "mobilenet_v2", "efficientnet_b0", "mobilenet_v3_large"):
         import torchvision.models as tvm
         mod = getattr(tvm, m.name)(weights=None)
     elif m.name == "transformer_encoder":
@@ -63,6 +69,17 @@ def module(m):
                                                batch_first=True)
     elif m.name == "gpt_block":
         mod = gpt_block_class()(768, 12, 128)
+    elif m.name in ("lstm", "gru_bidir"):
+        cell = torch.nn.LSTM if m.name == "lstm" else torch.nn.GRU
+
+        class Seq(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = cell(input_size=64, hidden_size=128, num_layers=2, bidirectional=m.name == "gru_bidir")
+
+            def forward(self, x):
+                return self.rnn(x)[0]
+        mod = Seq()
     elif m.name == "mlp":
         mod = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 1024))
     else:

@@ -14,9 +14,11 @@
 #include "cpu.h"
 
 #include "../runtime/numeric.h"
+#include "rnn_f32.h"
 
 #include <cblas.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -188,6 +190,77 @@ static int run_dir(ft_kctx *k, const ft_node *n, rnn_dir *r, const ft_view *in, 
     return 0;
 }
 
+/* State index of (direction d, batch b, unit j) in initial_h/c and Y_h/c. */
+static int64_t state_at(const ft_rnn_params *p, const rnn_geo *g, int64_t d, int64_t b, int64_t j)
+{
+    return p->layout ? (b * g->D + d) * g->H + j : (d * g->B + b) * g->H + j;
+}
+
+/* f32 with the default activations (rnn_f32.c): direction d, with its own
+ * work buffer (cpu_rnn_f32_work, then 4 B H + G H + H floats); 0 or
+ * cpu_sgemm's error code. */
+static int dir_f32(const ft_node *n, const ft_view *in, ft_view *out, const rnn_geo *g, const int64_t *len,
+                   const float *rt, int64_t d, int threads, float *work)
+{
+    const ft_rnn_params *p = &n->params.rnn;
+    int64_t H = g->H, B = g->B, GH = g->G * H;
+    float *h0 = (float *)((char *)work + cpu_rnn_f32_work(g->T, B, H, g->G)), *c0 = h0 + B * H, *hn = c0 + B * H,
+          *cn = hn + B * H, *bx = cn + B * H, *rbh = bx + GH;
+    const float *bias = n->n_in > 3 && in[3].data ? in[3].data : NULL;
+    const float *ih = n->n_in > 5 && in[5].data ? in[5].data : NULL, *ic = n->n_in > 6 && in[6].data ? in[6].data : NULL;
+    int lbr = n->op == FT_OP_GRU && p->linear_before_reset;
+    for (int64_t j = 0; j < GH; j++) {
+        float wbj = bias ? bias[d * 2 * GH + j] : 0, rbj = bias ? bias[d * 2 * GH + GH + j] : 0;
+        bx[j] = lbr && j >= 2 * H ? wbj : wbj + rbj;
+        if (lbr && j >= 2 * H)
+            rbh[j - 2 * H] = rbj;
+    }
+    if (!lbr)
+        memset(rbh, 0, (size_t)H * sizeof(float));
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t j = 0; j < H; j++) {
+            h0[b * H + j] = ih ? ih[state_at(p, g, d, b, j)] : 0;
+            c0[b * H + j] = ic ? ic[state_at(p, g, d, b, j)] : 0;
+        }
+    ft_rnn_f32 a = {.T = g->T, .B = B, .H = H, .G = g->G, .NI = g->NI, .D = g->D, .d = d, .threads = threads,
+                    .rev = p->reverse || d == 1, .layout = p->layout, .input_forget = p->input_forget,
+                    .linear_before_reset = p->linear_before_reset, .clip = p->has_clip ? (float)p->clip : INFINITY,
+                    .len = len, .x = in[0].data, .w = in[1].data, .r = in[2].data, .rt = rt ? rt + d * H * GH : NULL,
+                    .bias = bx, .rbh = rbh, .h0 = h0, .c0 = c0,
+                    .peep = n->n_in > 7 && in[7].data ? (const float *)in[7].data + d * 3 * H : NULL,
+                    .y = out[0].data, .hn = hn, .cn = cn};
+    int rc = cpu_rnn_f32_dir(n, &a, work);
+    for (int64_t b = 0; b < B && !rc; b++)
+        for (int64_t j = 0; j < H; j++) {
+            if (n->n_out > 1)
+                ((float *)out[1].data)[state_at(p, g, d, b, j)] = hn[b * H + j];
+            if (n->n_out > 2)
+                ((float *)out[2].data)[state_at(p, g, d, b, j)] = cn[b * H + j];
+        }
+    return rc;
+}
+
+/* The directions of a bidirectional layer run side by side when there are
+ * threads for both (each then on one thread: no barrier per step). */
+static ft_status run_f32(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, const rnn_geo *g,
+                         const int64_t *len)
+{
+    int64_t H = g->H, B = g->B, GH = g->G * H;
+    size_t wb = cpu_rnn_f32_work(g->T, B, H, g->G) + (size_t)(4 * B * H + GH + H) * sizeof(float);
+    wb = (wb + 63) / 64 * 64;
+    char *work = ft_malloc(wb * (size_t)g->D);
+    if (!work)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the %s work buffers (%zu bytes)",
+                           ft_op_name(n->op), wb * (size_t)g->D);
+    const float *rt = cpu_rnn_f32_rt(k, n, in, g->D, GH, H);
+    int side = g->D == 2 && k->threads >= 2, rc[2] = {0, 0};
+#pragma omp parallel for num_threads(2) if (side)
+    for (int64_t d = 0; d < g->D; d++)
+        rc[d] = dir_f32(n, in, out, g, len, rt, d, side ? 1 : k->threads, (float *)(work + wb * (size_t)d));
+    free(work);
+    return rc[0] || rc[1] ? cpu_blas_error(k, n, rc[0] ? rc[0] : rc[1]) : FT_OK;
+}
+
 ft_status cpu_rnn(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_rnn_params *p = &n->params.rnn;
@@ -219,6 +292,11 @@ ft_status cpu_rnn(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
             return e;
         }
     }
+    if (dt == FT_F32 && cpu_rnn_f32_ok(n)) {
+        ft_status e = run_f32(k, n, in, out, &g, len);
+        free(len);
+        return e;
+    }
     size_t xw_b = (size_t)(g.T * g.B * GH) * g.es, gt_b = (size_t)(g.B * GH) * g.es, rg_b = (size_t)(g.B * 3 * g.H) * g.es;
     size_t h_b = (size_t)(g.B * g.H) * g.es, c_b = (size_t)(g.B * g.H) * sizeof(double);
     char *buf = ft_malloc(xw_b + gt_b + rg_b + h_b + c_b + (size_t)(GH + g.H) * sizeof(double) + 64);
@@ -236,7 +314,7 @@ ft_status cpu_rnn(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
     r.rg = (char *)r.gt + gt_b;
     r.h = (char *)r.rg + rg_b;
     int lbr = n->op == FT_OP_GRU && p->linear_before_reset;
-    int64_t H = g.H, B = g.B, D = g.D;
+    int64_t H = g.H, B = g.B;
     for (int d = 0; d < p->ndir; d++) {
         r.d = d;
         r.rev = p->reverse || d == 1;
@@ -249,7 +327,7 @@ ft_status cpu_rnn(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
         }
         for (int64_t b = 0; b < B; b++)
             for (int64_t j = 0; j < H; j++) {
-                int64_t si = p->layout ? (b * D + d) * H + j : (d * B + b) * H + j;
+                int64_t si = state_at(p, &g, d, b, j);
                 st(dt, r.h, b * H + j, n->n_in > 5 && in[5].data ? ld(dt, in[5].data, si) : 0);
                 r.c[b * H + j] = n->n_in > 6 && in[6].data ? ld(dt, in[6].data, si) : 0;
             }
@@ -262,7 +340,7 @@ ft_status cpu_rnn(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
         }
         for (int64_t b = 0; b < B; b++)
             for (int64_t j = 0; j < H; j++) {
-                int64_t si = p->layout ? (b * D + d) * H + j : (d * B + b) * H + j;
+                int64_t si = state_at(p, &g, d, b, j);
                 if (n->n_out > 1)
                     st(dt, out[1].data, si, ld(dt, r.h, b * H + j));
                 if (n->n_out > 2)

@@ -34,20 +34,28 @@
 #define FT_VCLONES
 #endif
 
-static inline float ft_vbits_f(uint32_t u)
+/* Always inlined: a call left in a loop (GCC declines to inline tanh when a
+ * loop body calls it twice) keeps the loop from vectorising. */
+#if defined(__GNUC__)
+#define FT_VINLINE static inline __attribute__((always_inline))
+#else
+#define FT_VINLINE static inline
+#endif
+
+FT_VINLINE float ft_vbits_f(uint32_t u)
 {
     float f;
     memcpy(&f, &u, sizeof f);
     return f;
 }
-static inline uint32_t ft_vfbits(float f)
+FT_VINLINE uint32_t ft_vfbits(float f)
 {
     uint32_t u;
     memcpy(&u, &f, sizeof u);
     return u;
 }
 /* c ? a : b on the bits (a ?: on floats keeps GCC from vectorising under -ftrapping-math) */
-static inline float ft_vsel(int c, float a, float b)
+FT_VINLINE float ft_vsel(int c, float a, float b)
 {
     uint32_t m = (uint32_t)0 - (uint32_t)(c != 0);
     return ft_vbits_f((ft_vfbits(a) & m) | (ft_vfbits(b) & ~m));
@@ -56,7 +64,7 @@ static inline float ft_vsel(int c, float a, float b)
 /* e^r for x = n ln2 + r: n rounded by the 1.5 * 2^23 shift (*t: x / ln2 plus
  * the shift, whose low bits hold n) and |r| <= ln2/2 (Cody-Waite split of
  * ln2); e^r by Cephes' expf polynomial. The callers apply 2^n. */
-static inline float ft_vexpf_reduced(float x, float *t)
+FT_VINLINE float ft_vexpf_reduced(float x, float *t)
 {
     *t = x * 1.44269504088896341f + 12582912.0f;
     float n = *t - 12582912.0f;
@@ -78,7 +86,7 @@ static inline float ft_vexpf_reduced(float x, float *t)
  * normal for every n of the clamped range [-120, 89]; below -120 the result
  * is m * 0. NaN passes through the clamps (comparisons are false) and stays
  * NaN. */
-static inline float ft_vexpf_mul(float x, float m)
+FT_VINLINE float ft_vexpf_mul(float x, float m)
 {
     const int under = x < -120.0f; /* m * 0: -0 for silu's x, NaN for an infinite m */
     x = ft_vsel(under, -120.0f, x);
@@ -90,14 +98,14 @@ static inline float ft_vexpf_mul(float x, float m)
     return ft_vsel(under, m * 0.0f, (m * q) * s1 * s2);
 }
 
-static inline float ft_vexpf(float x) { return ft_vexpf_mul(x, 1.0f); }
+FT_VINLINE float ft_vexpf(float x) { return ft_vexpf_mul(x, 1.0f); }
 
 /* e^x for x <= 0 or NaN (softmax's x - max), in fewer operations than
  * ft_vexpf: the same reduction and polynomial, 2^n as one product (n >= -126
  * after clamping x at -87.33, so 2^n is normal; the product rounds once into
  * the subnormals), and 0 below -87.33 where e^x is under the smallest normal
  * (FLT_MIN = e^-87.34). NaN stays NaN (q is NaN, and the product keeps it). */
-static inline float ft_vexpf_nonpos(float x)
+FT_VINLINE float ft_vexpf_nonpos(float x)
 {
     const int under = x < -87.33f;
     x = ft_vsel(under, -87.33f, x);
@@ -108,7 +116,7 @@ static inline float ft_vexpf_nonpos(float x)
 
 /* 1 / (1 + e^-x): for x >= 0 as is, for x < 0 as e^x / (1 + e^x), accurate
  * down through the subnormals (exp(-x) would overflow there and give 0). */
-static inline float ft_vsigmoidf(float x)
+FT_VINLINE float ft_vsigmoidf(float x)
 {
     float ax = ft_vbits_f(ft_vfbits(x) & 0x7FFFFFFFu);
     float e = ft_vexpf(-ax);
@@ -117,7 +125,7 @@ static inline float ft_vsigmoidf(float x)
 
 /* x * sigmoid(x); for x < 0 the numerator x * e^x is formed with one rounding
  * (ft_vexpf_mul), so tiny results keep their precision. */
-static inline float ft_vsiluf(float x)
+FT_VINLINE float ft_vsiluf(float x)
 {
     float ax = ft_vbits_f(ft_vfbits(x) & 0x7FFFFFFFu);
     float e = ft_vexpf(-ax);
@@ -128,7 +136,7 @@ static inline float ft_vsiluf(float x)
 /* tanh: |x| < 0.625 by Cephes' tanhf polynomial (x + x^3 P(x^2)); above, as
  * 1 - 2 / (e^{2|x|} + 1), e^{2|x|} = inf giving 1; both on |x|, the sign of x
  * put back on the bits (so -0 stays -0). */
-static inline float ft_vtanhf(float x)
+FT_VINLINE float ft_vtanhf(float x)
 {
     uint32_t sign = ft_vfbits(x) & 0x80000000u;
     float ax = ft_vbits_f(ft_vfbits(x) & 0x7FFFFFFFu);
@@ -149,7 +157,7 @@ static inline float ft_vtanhf(float x)
  * them as a tree. */
 
 /* The largest of x[0..n-1], n >= 1 (a NaN is never taken: the comparisons are false). */
-static inline float ft_vrow_maxf(const float *x, int64_t n)
+FT_VINLINE float ft_vrow_maxf(const float *x, int64_t n)
 {
     float ml[16];
     const int64_t nb = n / 16 * 16;
@@ -189,7 +197,7 @@ static inline double ft_vrow_sumd(const double *x, int64_t n)
 /* The sum of y[0..n-1] in f32, two vectors of 8 lanes folded as a tree: for
  * blocks of a few hundred elements (the callers add blocks in double). */
 typedef float ft_v8f __attribute__((vector_size(32)));
-static inline float ft_vrow_sumf(const float *y, int64_t n)
+FT_VINLINE float ft_vrow_sumf(const float *y, int64_t n)
 {
     ft_v8f a0 = {0}, a1 = {0};
     int64_t i = 0;

@@ -196,6 +196,14 @@ def cases():
         add(op, "f32", "longer and wider", dims=(37, 5, 24, 40), direction="bidirectional", seq=[37, 1, 20, 36, 9],
             wscale=0.2)
         add(op, "f32", "threads 3 wide batch", dims=(6, 64, 16, 128), wscale=0.1)
+        # the f32 kernel's threaded forms (src/cpu/rnn_f32.c): the two directions side by side, and the
+        # hidden units split among threads at a barrier per step (100 units: a split off the 8-unit grid)
+        add(op, "f32", "threads 2 bidirectional side by side", dims=(9, 5, 12, 100), direction="bidirectional",
+            seq=[9, 4, 0, 7, 9], init=True, peep=op == "lstm", wscale=0.15)
+        add(op, "f32", "threads 2 units split, reverse, sequence_lens", dims=(9, 8, 12, 100), direction="reverse",
+            seq=[9, 4, 0, 7, 9, 1, 2, 8], init=True, wscale=0.15)
+    add("gru", "f32", "threads 2 units split, linear_before_reset, clip", dims=(7, 6, 10, 100), lbr=1, init=True,
+        clip=0.9, wscale=0.3)
     add("lstm", "f32", "peepholes, input_forget", peep=True, input_forget=1, init=True)
     add("lstm", "f64", "layout 1 reverse, peepholes, clip", layout=1, direction="reverse", peep=True, init=True,
         clip=0.8, seq=[2, 5, 4])
@@ -214,6 +222,8 @@ def cases():
     for c in cs:
         if c.name.startswith(("lstm f32 T6 B64", "gru f32 T6 B64")):
             c.args = ["--threads", "3"]
+        if "threads 2" in c.name:
+            c.args = ["--threads", "2"]
 
     # errors: named, exit 3, no result files
     def bad(name, op, attrs, shapes, pat, seq=None):
