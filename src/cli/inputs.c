@@ -252,6 +252,10 @@ ft_status ft_bind_read_files(ft_bindings *b, ft_error *err)
             err->msg[0] = 0;
             continue;
         }
+        if (st && strstr(err->msg, ": no member ")) {
+            size_t l = strlen(err->msg);
+            snprintf(err->msg + l, sizeof err->msg - l, "; a sequence input takes members 0.npy ... N-1.npy");
+        }
         if (st) {
             ft_err_prefix(err, "--input %s", b->in_name[i]);
             return st;
