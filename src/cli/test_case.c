@@ -242,20 +242,27 @@ static ft_status read_as(const char *path, const ft_tensor *t, const char *what,
     return st ? st : check_as(path, t, what, a, err);
 }
 
+/* A SequenceProto (optional 0) or OptionalProto (1) file's tensors (onnx.h). */
+static ft_status read_values(const char *path, int optional, ft_npy **v, int *count, ft_error *err)
+{
+    unsigned char *buf;
+    size_t len;
+    ft_status st = ft_read_file(path, &buf, &len, err);
+    if (st)
+        return st;
+    st = ft_pb_parse_values(path, buf, len, optional, v, count, err);
+    free(buf);
+    return st;
+}
+
 /* The expected value of a sequence or optional output (group gr, graph.h):
  * path is a SequenceProto or OptionalProto; its tensors go to the group's
  * outputs and its length to NAME.len. */
 static ft_status read_group(const ft_graph *g, const ft_out_group *gr, const char *path, ft_npy *exp, ft_error *err)
 {
-    unsigned char *buf;
-    size_t len;
     ft_npy *v = NULL;
     int count = 0;
-    ft_status st = ft_read_file(path, &buf, &len, err);
-    if (st)
-        return st;
-    st = ft_pb_parse_values(path, buf, len, gr->kind == FT_GROUP_OPTIONAL, &v, &count, err);
-    free(buf);
+    ft_status st = read_values(path, gr->kind == FT_GROUP_OPTIONAL, &v, &count, err);
     if (st)
         return st;
     int n = count < 0 ? 0 : count;
@@ -385,15 +392,9 @@ static ft_npy *more_bind(ft_shape_bind **binds, ft_npy **arrs, int *nb, int *cap
 static ft_status bind_values(const char *path, const char *name, int optional, ft_shape_bind **binds, ft_npy **arrs,
                              int *nb, int *cap, ft_error *err)
 {
-    unsigned char *buf;
-    size_t len;
     ft_npy *v = NULL;
     int count = 0;
-    ft_status st = ft_read_file(path, &buf, &len, err);
-    if (st)
-        return st;
-    st = ft_pb_parse_values(path, buf, len, optional, &v, &count, err);
-    free(buf);
+    ft_status st = read_values(path, optional, &v, &count, err);
     if (st)
         return st;
     if (!more_bind(binds, arrs, nb, cap))

@@ -108,6 +108,8 @@ ft_status onx_seq_output(onx_ctx *c, const Onnx__ValueInfoProto *vi, int index);
  * not a node's output of that name); index names that node. */
 ft_status onx_graph_output(onx_ctx *c, int t, const char *name, int index);
 ft_status onx_graph_input(onx_ctx *c, int t);
+/* Graph input ft takes the value of binding b (a copy; -1: out of memory). */
+int onx_input_value(onx_ctx *c, ft_tensor *ft, const ft_shape_bind *b);
 /* The next group of g->groups (-1: out of memory). */
 int onx_group(onx_ctx *c, const char *name, ft_group_kind kind, int first, int n);
 

@@ -256,6 +256,17 @@ static ft_status push_tensor(onx_ctx *c, int **v, int *n, int t)
     return FT_OK;
 }
 
+int onx_input_value(onx_ctx *c, ft_tensor *ft, const ft_shape_bind *b)
+{
+    if (!(ft->value = ft_malloc(b->nbytes ? b->nbytes : 1)))
+        return -1;
+    memcpy(ft->value, b->data, b->nbytes);
+    ft->value_bytes = b->nbytes;
+    ft->flags |= FT_TF_VALUE;
+    ft->source = "--input";
+    return 0;
+}
+
 static ft_status import_input(onx_ctx *c, ft_dimenv *env, const Onnx__ValueInfoProto *vi)
 {
     const char *name = nz(vi->name);
@@ -317,12 +328,8 @@ static ft_status import_input(onx_ctx *c, ft_dimenv *env, const Onnx__ValueInfoP
         if (strcmp(b->input, name) || !b->data || b->dtype != dt || !ft_shape_eq(&b->shape, &s))
             continue;
         /* the value given with -i: nodes that need this input as a parameter may read it at load time */
-        if (!(ft->value = ft_malloc(b->nbytes ? b->nbytes : 1)))
+        if (onx_input_value(c, ft, b))
             return onx_oom(c);
-        memcpy(ft->value, b->data, b->nbytes);
-        ft->value_bytes = b->nbytes;
-        ft->flags |= FT_TF_VALUE;
-        ft->source = "--input";
     }
     uint64_t numel, bytes;
     if (ft_shape_numel(&s, &numel) || ft_mul_overflow(numel, ft_dtype_size(dt), &bytes) || bytes > FT_MAX_TENSOR_BYTES)

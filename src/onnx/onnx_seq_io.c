@@ -58,14 +58,8 @@ static ft_status elem_input(onx_ctx *c, const char *name, int k, ft_dtype dt, co
     ft->dtype = dt;
     ft->shape = b->shape;
     ft->flags = FT_TF_DECLARED | FT_TF_INPUT | FT_TF_INFERRED;
-    if (b->data) {
-        if (!(ft->value = ft_malloc(b->nbytes ? b->nbytes : 1)))
-            return onx_oom(c);
-        memcpy(ft->value, b->data, b->nbytes);
-        ft->value_bytes = b->nbytes;
-        ft->flags |= FT_TF_VALUE;
-        ft->source = "--input";
-    }
+    if (b->data && onx_input_value(c, ft, b))
+        return onx_oom(c);
     uint64_t numel, bytes;
     if (ft_shape_numel(&b->shape, &numel) || ft_mul_overflow(numel, ft_dtype_size(dt), &bytes) ||
         bytes > FT_MAX_TENSOR_BYTES || (b->data && bytes != b->nbytes))
