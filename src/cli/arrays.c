@@ -47,6 +47,56 @@ ft_status ft_array_read(const char *path, const char *name, ft_npy *out, ft_erro
     return st;
 }
 
+ft_status ft_array_read_seq(const char *path, ft_npy **out, int *count, int *is_seq, ft_error *err)
+{
+    unsigned char *buf;
+    size_t len;
+    *out = NULL;
+    *count = 0;
+    *is_seq = 0;
+    ft_status st = ft_read_file(path, &buf, &len, err);
+    if (st)
+        return st;
+    if (!ft_npz_is_npz(buf, len)) {
+        free(buf);
+        return FT_OK;
+    }
+    ft_npz z;
+    if ((st = ft_npz_open_mem(path, buf, len, &z, err)))
+        return st;
+    /* members 0 ... n-1, each once, in any order */
+    int *at = ft_calloc((size_t)(z.n ? z.n : 1), sizeof *at), ok = at != NULL;
+    for (int i = 0; ok && i < z.n; i++)
+        at[i] = -1;
+    for (int i = 0; ok && i < z.n; i++) {
+        const char *nm = z.e[i].name;
+        char *end;
+        long k = strtol(nm, &end, 10);
+        ok = *nm >= '0' && *nm <= '9' && !*end && (k == 0 || *nm != '0') && k < z.n && at[k] < 0;
+        if (ok)
+            at[k] = i;
+    }
+    ft_npy *a = ok ? ft_calloc((size_t)(z.n ? z.n : 1), sizeof *a) : NULL;
+    if (!at || (ok && !a))
+        st = ft_err(err, FT_ERUNTIME, "out of memory");
+    for (int k = 0; !st && a && k < z.n; k++)
+        st = ft_npz_read(&z, at[k], &a[k], err);
+    if (a && st) {
+        for (int k = 0; k < z.n; k++)
+            ft_npy_clear(&a[k]);
+        free(a);
+        a = NULL;
+    }
+    if (a) {
+        *out = a;
+        *count = z.n;
+        *is_seq = 1;
+    }
+    free(at);
+    ft_npz_close(&z);
+    return st;
+}
+
 /* ---- sets of named arrays ---- */
 
 void ft_arrays_free(ft_arrays *a)

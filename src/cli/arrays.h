@@ -18,6 +18,12 @@
  * absent and the archive has exactly one member, that one. */
 ft_status ft_array_read(const char *path, const char *name, ft_npy *out, ft_error *err);
 
+/* A sequence of arrays: an .npz whose members are exactly 0.npy ... N-1.npy
+ * (N >= 0; no member: an empty sequence). *count: N; *is_seq 0 (nothing
+ * read) when the file is not of that form. The caller
+ * clears each array and frees *out. */
+ft_status ft_array_read_seq(const char *path, ft_npy **out, int *count, int *is_seq, ft_error *err);
+
 /* 1 for the names of the array files a folder is searched for: NAME.npy,
  * NAME.npz and NAME.pb (hidden files excluded). */
 int ft_is_array_file_name(const char *name);

@@ -188,6 +188,45 @@ int ft_bind_range_arg(ft_bindings *b, const char *arg, char *msg, size_t n)
     return 0;
 }
 
+/* -i file i as a sequence when it is an .npz of 0.npy ... N-1.npy: its
+ * bindings FT_BIND_SEQ, then FT_BIND_ELEM per tensor. */
+static ft_status read_seq(ft_bindings *b, int i, ft_error *err)
+{
+    ft_npy *a;
+    int count, is_seq;
+    ft_status st = ft_array_read_seq(b->in_file[i], &a, &count, &is_seq, err);
+    if (st) {
+        ft_err_prefix(err, "--input %s", b->in_name[i]);
+        return st;
+    }
+    if (!is_seq)
+        return FT_OK;
+    b->in_seq[i] = 1;
+    ft_npy *na = ft_realloc(b->seq_arr, (size_t)(b->n_seq_arr + count + 1) * sizeof *na);
+    ft_shape_bind *ns = na ? ft_realloc(b->shapes, (size_t)(b->n_shapes + count + 1) * sizeof *ns) : NULL;
+    if (na)
+        b->seq_arr = na;
+    if (ns)
+        b->shapes = ns;
+    if (!ns) {
+        for (int k = 0; k < count; k++)
+            ft_npy_clear(&a[k]);
+        free(a);
+        return ft_err(err, FT_ERUNTIME, "out of memory");
+    }
+    b->shapes[b->n_shapes++] = (ft_shape_bind){.input = b->in_name[i], .origin = b->in_file[i], .kind = FT_BIND_SEQ,
+                                               .count = count};
+    for (int k = 0; k < count; k++) {
+        ft_npy *e = &b->seq_arr[b->n_seq_arr++];
+        *e = a[k];
+        b->shapes[b->n_shapes++] = (ft_shape_bind){.input = b->in_name[i], .shape = e->shape, .origin = b->in_file[i],
+                                                   .dtype = e->dtype, .data = e->data, .nbytes = e->nbytes,
+                                                   .kind = FT_BIND_ELEM, .index = k};
+    }
+    free(a);
+    return FT_OK;
+}
+
 ft_status ft_bind_read_files(ft_bindings *b, ft_error *err)
 {
     if (b->read)
@@ -196,8 +235,27 @@ ft_status ft_bind_read_files(ft_bindings *b, ft_error *err)
     if (!b->in_arr)
         return ft_err(err, FT_ERUNTIME, "out of memory");
     b->read = 1;
+    if (!(b->in_seq = ft_calloc((size_t)(b->n_in ? b->n_in : 1), 1)))
+        return ft_err(err, FT_ERUNTIME, "out of memory");
     for (int i = 0; i < b->n_in; i++) {
-        ft_status st = ft_array_read(b->in_file[i], b->in_name[i], &b->in_arr[i], err);
+        ft_status st = read_seq(b, i, err);
+        if (st)
+            return st;
+        if (b->in_seq[i] && b->shapes[b->n_shapes - 1].kind == FT_BIND_SEQ && b->shapes[b->n_shapes - 1].count == 0) {
+            b->in_seq[i] = 2; /* an empty sequence: no tensor to read */
+            continue;
+        }
+        st = ft_array_read(b->in_file[i], b->in_name[i], &b->in_arr[i], err);
+        if (st && b->in_seq[i]) { /* several members: only a sequence */
+            b->in_seq[i] = 2;
+            err->code = FT_OK;
+            err->msg[0] = 0;
+            continue;
+        }
+        if (st && strstr(err->msg, ": no member ")) {
+            size_t l = strlen(err->msg);
+            snprintf(err->msg + l, sizeof err->msg - l, "; a sequence input takes members 0.npy ... N-1.npy");
+        }
         if (st) {
             ft_err_prefix(err, "--input %s", b->in_name[i]);
             return st;
@@ -231,6 +289,11 @@ ft_status ft_bind_apply(ft_bindings *b, ft_graph *g, int require, ft_error *err)
 {
     for (int i = 0; i < b->n_in && b->read; i++) {
         int t = ft_graph_find(g, b->in_name[i]);
+        if ((t < 0 || !(g->tensors[t].flags & FT_TF_INPUT)) && b->in_seq[i])
+            continue; /* a sequence or optional input: the loader gave its tensors their values */
+        if (t >= 0 && b->in_seq[i] == 2)
+            return ft_err(err, FT_EGRAPH, "--input %s: %s holds a sequence (members 0.npy ...), but '%s' is a tensor input",
+                          b->in_name[i], b->in_file[i], b->in_name[i]);
         /* the loader has checked that each -i names an input and has its shape */
         if (t < 0 || !(g->tensors[t].flags & FT_TF_INPUT))
             return ft_err(err, FT_EGRAPH, "--input %s=%s: '%s' is not an input of %s", b->in_name[i], b->in_file[i],
@@ -298,5 +361,9 @@ void ft_bindings_free(ft_bindings *b)
     free(b->in_name);
     free(b->in_file);
     free(b->in_arr);
+    free(b->in_seq);
+    for (int i = 0; i < b->n_seq_arr; i++)
+        ft_npy_clear(&b->seq_arr[i]);
+    free(b->seq_arr);
     memset(b, 0, sizeof *b);
 }

@@ -32,6 +32,9 @@ typedef struct ft_bindings {
     int n_shapes;
     char **in_name, **in_file; /* -i NAME=FILE */
     ft_npy *in_arr;            /* read by ft_bind_read_files */
+    char *in_seq;              /* per -i: its file was also read as a sequence (an .npz of 0.npy ... N-1.npy) */
+    ft_npy *seq_arr;           /* the tensors of those sequences (the loader copies them) */
+    int n_seq_arr;
     int n_in, read;
     int random;                /* --random-inputs given */
     uint64_t seed;             /* its seed (default 0) */
@@ -47,7 +50,10 @@ int ft_bind_random_arg(ft_bindings *b, const char *arg, char *msg, size_t n); /*
 int ft_bind_range_arg(ft_bindings *b, const char *arg, char *msg, size_t n);  /* LO,HI */
 
 /* Read every -i file (.npy, .npz member, whatever ft_array_read reads) and add
- * its shape as a shape binding of that input. Idempotent. */
+ * its shape as a shape binding of that input; an .npz whose members are
+ * 0.npy ... N-1.npy also gives the input as a sequence of N tensors
+ * (FT_BIND_SEQ and FT_BIND_ELEM bindings, for an ONNX sequence or optional
+ * input). Idempotent. */
 ft_status ft_bind_read_files(ft_bindings *b, ft_error *err);
 /* Point o at the --dim and shape bindings (they stay owned by b). */
 void ft_bind_load_opts(const ft_bindings *b, ft_load_opts *o);

@@ -15,6 +15,7 @@
 #include "../graph/graph.h"
 #include "../io/npy.h"
 #include "../io/npz.h"
+#include "../onnx/onnx.h"
 #include "../onnx/onnx_inputs.h"
 #include "../pipeline/pipeline.h"
 #include "compare.h"
@@ -218,12 +219,10 @@ static const char *tensor_names(const ft_graph *g, const int *list, int n, char 
     return n ? buf : "none";
 }
 
-/* Read an array file as the dtype and shape of tensor t. */
-static ft_status read_as(const char *path, const ft_tensor *t, const char *what, ft_npy *a, ft_error *err)
+/* Array a (from path) as the dtype and shape of tensor t; cleared on failure. */
+static ft_status check_as(const char *path, const ft_tensor *t, const char *what, ft_npy *a, ft_error *err)
 {
-    ft_status st = ft_array_read(path, NULL, a, err);
-    if (st)
-        return st;
+    ft_status st = FT_OK;
     char s1[FT_SHAPE_STR], s2[FT_SHAPE_STR];
     if (ft_npy_to_dtype(a, t->dtype) != 0)
         st = ft_err(err, FT_EGRAPH, "%s holds %s but %s '%s' is %s", path, ft_dtype_name(a->dtype), what, t->name,
@@ -233,6 +232,61 @@ static ft_status read_as(const char *path, const ft_tensor *t, const char *what,
                     t->name, ft_shape_str(&t->shape, s2));
     if (st)
         ft_npy_clear(a);
+    return st;
+}
+
+/* Read an array file as the dtype and shape of tensor t. */
+static ft_status read_as(const char *path, const ft_tensor *t, const char *what, ft_npy *a, ft_error *err)
+{
+    ft_status st = ft_array_read(path, NULL, a, err);
+    return st ? st : check_as(path, t, what, a, err);
+}
+
+/* A SequenceProto (optional 0) or OptionalProto (1) file's tensors (onnx.h). */
+static ft_status read_values(const char *path, int optional, ft_npy **v, int *count, ft_error *err)
+{
+    unsigned char *buf;
+    size_t len;
+    ft_status st = ft_read_file(path, &buf, &len, err);
+    if (st)
+        return st;
+    st = ft_pb_parse_values(path, buf, len, optional, v, count, err);
+    free(buf);
+    return st;
+}
+
+/* The expected value of a sequence or optional output (group gr, graph.h):
+ * path is a SequenceProto or OptionalProto; its tensors go to the group's
+ * outputs and its length to NAME.len. */
+static ft_status read_group(const ft_graph *g, const ft_out_group *gr, const char *path, ft_npy *exp, ft_error *err)
+{
+    ft_npy *v = NULL;
+    int count = 0;
+    ft_status st = read_values(path, gr->kind == FT_GROUP_OPTIONAL, &v, &count, err);
+    if (st)
+        return st;
+    int n = count < 0 ? 0 : count;
+    if (n != gr->n)
+        st = ft_err(err, FT_EGRAPH, "output '%s' is %s of %d tensor%s; %s holds %d%s", gr->name,
+                    gr->kind == FT_GROUP_OPTIONAL ? "an optional" : "a sequence", gr->n, gr->n == 1 ? "" : "s", path, n,
+                    count < 0 ? " (an empty optional)" : "");
+    for (int i = 0; i < n; i++) {
+        if (!st)
+            st = check_as(path, &g->tensors[g->outputs[gr->first + i]], "output", &v[i], err);
+        if (!st)
+            exp[gr->first + i] = v[i];
+        else
+            ft_npy_clear(&v[i]);
+    }
+    free(v);
+    ft_npy *l = &exp[gr->first + gr->n];
+    if (!st && !(l->data = ft_malloc(sizeof(int64_t))))
+        st = ft_err(err, FT_ERUNTIME, "out of memory");
+    if (!st) {
+        *(int64_t *)l->data = n;
+        l->dtype = FT_I64;
+        l->nbytes = sizeof(int64_t);
+    }
     return st;
 }
 
@@ -283,17 +337,24 @@ static ft_status feed_inputs(ft_graph *g, const dataset *d, char **onames, ft_er
     return st;
 }
 
-/* Expected values, one per graph output: output_K is the K-th output. */
+/* Expected values, one per graph output: output_K is the K-th output (the
+ * K-th ONNX output, a group of graph outputs, when the graph has groups). */
 static ft_status load_expected(const ft_graph *g, const dataset *d, ft_npy *exp, int need_all, ft_error *err)
 {
     char list[1024];
-    if (d->n_pos_out > g->n_outputs)
+    int n_pos = g->n_groups ? g->n_groups : g->n_outputs;
+    if (d->n_pos_out > n_pos)
         return ft_err(err, FT_EGRAPH, "%d expected outputs (output_0 to output_%d) but the graph has %d (%s)", d->n_pos_out,
-                      d->n_pos_out - 1, g->n_outputs, tensor_names(g, g->outputs, g->n_outputs, list, sizeof list));
+                      d->n_pos_out - 1, n_pos, tensor_names(g, g->outputs, g->n_outputs, list, sizeof list));
     ft_status st = FT_OK;
     for (int k = 0; !st && k < d->n_pos_out + d->n_named_out; k++) {
         const char *path = k < d->n_pos_out ? d->pos_out[k] : d->named_out[k - d->n_pos_out];
-        int j = k < d->n_pos_out ? k : named_tensor(g, g->outputs, g->n_outputs, path);
+        const ft_out_group *gr = k < d->n_pos_out && g->n_groups ? &g->groups[k] : NULL;
+        if (gr && gr->kind != FT_GROUP_TENSOR) {
+            st = read_group(g, gr, path, exp, err);
+            continue;
+        }
+        int j = gr ? gr->first : k < d->n_pos_out ? k : named_tensor(g, g->outputs, g->n_outputs, path);
         if (j < 0)
             return ft_err(err, FT_EGRAPH, "%s names no output of the graph (its outputs: %s)", path,
                           tensor_names(g, g->outputs, g->n_outputs, list, sizeof list));
@@ -307,39 +368,97 @@ static ft_status load_expected(const ft_graph *g, const dataset *d, ft_npy *exp,
     return st;
 }
 
-/* For an ONNX model (onames: its inputs without an initializer, n >= 0),
- * every input file read before the import and given to it as a shape and
- * value binding: the import takes the values of parameter inputs (Reshape's
- * shape, Slice's starts, ...) at load time. Also used with the names of the
- * inputs/NAME files of a JSON or binary graph whose named dims need them. */
-static ft_status bind_inputs(const dataset *d, char **onames, int n, ft_shape_bind **binds, ft_npy **arrs, int *nb,
-                             ft_error *err)
+/* One more binding (and the array it points into) for bind_inputs. */
+static ft_npy *more_bind(ft_shape_bind **binds, ft_npy **arrs, int *nb, int *cap)
+{
+    if (*nb == *cap) {
+        int nc = *cap ? *cap * 2 : 8;
+        ft_shape_bind *b = ft_realloc(*binds, (size_t)nc * sizeof *b);
+        if (b)
+            *binds = b;
+        ft_npy *a = b ? ft_realloc(*arrs, (size_t)nc * sizeof *a) : NULL;
+        if (!a)
+            return NULL;
+        *arrs = a;
+        *cap = nc;
+    }
+    memset(&(*arrs)[*nb], 0, sizeof **arrs);
+    memset(&(*binds)[*nb], 0, sizeof **binds);
+    return &(*arrs)[*nb];
+}
+
+/* A sequence or optional input's file (a SequenceProto or OptionalProto):
+ * its length and tensors as FT_BIND_SEQ and FT_BIND_ELEM bindings. */
+static ft_status bind_values(const char *path, const char *name, int optional, ft_shape_bind **binds, ft_npy **arrs,
+                             int *nb, int *cap, ft_error *err)
+{
+    ft_npy *v = NULL;
+    int count = 0;
+    ft_status st = read_values(path, optional, &v, &count, err);
+    if (st)
+        return st;
+    if (!more_bind(binds, arrs, nb, cap))
+        st = ft_err(err, FT_ERUNTIME, "out of memory");
+    else
+        (*binds)[(*nb)++] = (ft_shape_bind){.input = name, .origin = path, .kind = FT_BIND_SEQ, .count = count};
+    for (int i = 0; i < count; i++) {
+        ft_npy *a = st ? NULL : more_bind(binds, arrs, nb, cap);
+        if (!a) {
+            st = st ? st : ft_err(err, FT_ERUNTIME, "out of memory");
+            ft_npy_clear(&v[i]);
+            continue;
+        }
+        *a = v[i];
+        (*binds)[(*nb)++] = (ft_shape_bind){.input = name, .shape = a->shape, .origin = path, .dtype = a->dtype,
+                                            .data = a->data, .nbytes = a->nbytes, .kind = FT_BIND_ELEM, .index = i};
+    }
+    free(v);
+    return st;
+}
+
+/* For an ONNX model (onames: its inputs without an initializer, n >= 0;
+ * kinds: tensor, sequence or optional, onnx_inputs.h), every input file
+ * read before the import and given to it as a shape and value binding: the
+ * import takes the values of parameter inputs (Reshape's shape, Slice's
+ * starts, ...) at load time, and the length and tensors of a sequence or
+ * optional input. Also used with the names of the inputs/NAME files of a
+ * JSON or binary graph whose named dims need them (kinds NULL). */
+static ft_status bind_inputs(const dataset *d, char **onames, const int *kinds, int n, ft_shape_bind **binds, ft_npy **arrs,
+                             int *nb, ft_error *err)
 {
     if (n < 0)
         return FT_OK;
     if (d->n_pos_in > n)
         return ft_err(err, FT_EGRAPH, "%d input files (input_0 to input_%d) but the model has %d input%s without an initializer",
                       d->n_pos_in, d->n_pos_in - 1, n, n == 1 ? "" : "s");
-    int cap = d->n_pos_in + d->n_named_in;
-    *binds = ft_calloc((size_t)(cap ? cap : 1), sizeof **binds);
-    *arrs = ft_calloc((size_t)(cap ? cap : 1), sizeof **arrs);
-    if (!*binds || !*arrs)
-        return ft_err(err, FT_ERUNTIME, "out of memory");
-    for (int k = 0; k < cap; k++) {
+    int cap = *nb;
+    for (int k = 0; k < d->n_pos_in + d->n_named_in; k++) {
         const char *path = k < d->n_pos_in ? d->pos_in[k] : d->named_in[k - d->n_pos_in], *name = NULL;
+        int kind = 0;
         if (k < d->n_pos_in) {
             name = onames[k];
+            kind = kinds ? kinds[k] : 0;
         } else {
             const char *f = strrchr(path, '/') + 1;
             size_t stem;
             has_data_ext(f, &stem);
             for (int i = 0; i < n && !name; i++)
-                if (strlen(onames[i]) == stem && !strncmp(onames[i], f, stem))
+                if (strlen(onames[i]) == stem && !strncmp(onames[i], f, stem)) {
                     name = onames[i];
+                    kind = kinds ? kinds[i] : 0;
+                }
             if (!name)
                 continue; /* feed_inputs names the file */
         }
-        ft_npy *a = &(*arrs)[*nb];
+        if (kind) { /* a sequence's or optional's file: an error in it is the case's failure */
+            ft_status st = bind_values(path, name, kind == 2, binds, arrs, nb, &cap, err);
+            if (st)
+                return st;
+            continue;
+        }
+        ft_npy *a = more_bind(binds, arrs, nb, &cap);
+        if (!a)
+            return ft_err(err, FT_ERUNTIME, "out of memory");
         ft_error e2 = {0};
         if (ft_array_read(path, NULL, a, &e2))
             continue; /* reported by feed_inputs, unless the model is refused first */
@@ -389,12 +508,12 @@ static char run_set(const ft_test_opts *o, ft_test_dev *dev, const char *model, 
     memset(&d, 0, sizeof d);
     char verdict = 'F';
     char **onames = NULL, **stems = NULL;
-    int n_onames = -1, n_binds = 0, n_stems = 0;
+    int n_onames = -1, n_binds = 0, n_stems = 0, *okinds = NULL;
     ft_shape_bind *binds = NULL;
     ft_npy *arrs = NULL;
     ft_load_opts lo = {.seed_override = -1};
-    if (dataset_scan(setdir, &d, !save, &err) || ft_onnx_input_names(model, &onames, &n_onames, &err) ||
-        bind_inputs(&d, onames, n_onames, &binds, &arrs, &n_binds, &err)) {
+    if (dataset_scan(setdir, &d, !save, &err) || ft_onnx_input_names(model, &onames, &okinds, &n_onames, &err) ||
+        bind_inputs(&d, onames, okinds, n_onames, &binds, &arrs, &n_binds, &err)) {
         snprintf(msg, msz, "%s%s", label, err.msg);
         goto out;
     }
@@ -420,7 +539,7 @@ static char run_set(const ft_test_opts *o, ft_test_dev *dev, const char *model, 
             }
         }
         ft_error e2 = {0};
-        if (!bind_inputs(&dn, stems, n_stems, &binds, &arrs, &n_binds, &e2)) {
+        if (!bind_inputs(&dn, stems, NULL, n_stems, &binds, &arrs, &n_binds, &e2)) {
             lo.shapes = binds;
             lo.n_shapes = n_binds;
             st = ft_graph_load(model, &lo, &g, &err);
@@ -523,6 +642,7 @@ out:
     free(binds);
     if (onames)
         ft_onnx_names_free(onames, n_onames);
+    free(okinds);
     for (int i = 0; i < n_stems; i++)
         free(stems[i]);
     free(stems);

@@ -31,6 +31,8 @@ struct ft_dimenv {
     decl *d; /* ft_dimenv_declare */
     int nd, capd, nd_done, applied;
     unsigned char *shape_used; /* per opts->shapes */
+    char **values; /* ft_dimenv_declare_value */
+    int nv, capv;
 };
 
 static ft_status oom(ft_error *err) { return ft_err(err, FT_ERUNTIME, "out of memory resolving symbolic dims"); }
@@ -95,6 +97,9 @@ void ft_dimenv_free(ft_dimenv *e)
         free(e->inputs[i]);
     for (int i = 0; i < e->nd; i++)
         free(e->d[i].input);
+    for (int i = 0; i < e->nv; i++)
+        free(e->values[i]);
+    free(e->values);
     free(e->k);
     free(e->names);
     free(e->inputs);
@@ -224,7 +229,7 @@ static ft_status apply_bindings(ft_dimenv *e, const char *file, const char *inpu
     *found = 0;
     for (int i = 0; e->o && i < e->o->n_shapes; i++) {
         const ft_shape_bind *b = &e->o->shapes[i];
-        if (strcmp(b->input, input))
+        if (strcmp(b->input, input) || b->kind != FT_BIND_TENSOR)
             continue;
         e->shape_used[i] = 1;
         bind_desc(b, desc, sizeof desc);
@@ -264,11 +269,40 @@ ft_status ft_dimenv_declare(ft_dimenv *e, const char *input, int rank, const ft_
  * later input's file is known to an earlier one. */
 static ft_status unmatched_shape(ft_dimenv *e, const char *file, int i, ft_error *err);
 
+ft_status ft_dimenv_declare_value(ft_dimenv *e, const char *input, ft_error *err)
+{
+    if (ft_grow(&e->values, &e->capv, e->nv, sizeof *e->values, 8) || !(e->values[e->nv] = ft_strdup(input)))
+        return oom(err);
+    e->nv++;
+    return FT_OK;
+}
+
+/* A binding of a sequence or optional value (its elements, or a -i file read
+ * both as a tensor and as a sequence, or any binding of an input declared
+ * with ft_dimenv_declare_value): its reader's, not a shape here. */
+static int passed_over(const ft_dimenv *e, int i)
+{
+    const ft_load_opts *o = e->o;
+    for (int k = 0; k < e->nv; k++)
+        if (!strcmp(e->values[k], o->shapes[i].input))
+            return 1;
+    if (o->shapes[i].kind != FT_BIND_TENSOR) { /* a sequence given for a tensor input: ft_bind_apply says so */
+        for (int k = 0; k < e->nd; k++)
+            if (!strcmp(e->d[k].input, o->shapes[i].input))
+                return 1;
+        return 0;
+    }
+    for (int k = 0; k < o->n_shapes; k++)
+        if (o->shapes[k].kind == FT_BIND_SEQ && !strcmp(o->shapes[k].input, o->shapes[i].input))
+            return 1;
+    return 0;
+}
+
 static ft_status apply_declared(ft_dimenv *e, const char *file, ft_error *err)
 {
     /* with every input declared, a binding of something else is reported first */
     for (int i = 0; e->nd && !e->nd_done && e->o && i < e->o->n_shapes; i++) {
-        int found = 0;
+        int found = passed_over(e, i);
         for (int k = 0; k < e->nd && !found; k++)
             found = !strcmp(e->d[k].input, e->o->shapes[i].input);
         for (int k = 0; k < e->nd && !found; k++)
@@ -389,7 +423,7 @@ ft_status ft_dimenv_finish(ft_dimenv *e, const char *file, ft_error *err)
         return st;
     char list[1024];
     for (int i = 0; e->o && i < e->o->n_shapes; i++)
-        if (!e->shape_used[i])
+        if (!e->shape_used[i] && !passed_over(e, i))
             return unmatched_shape(e, file, i, err);
     for (int i = 0; e->o && i < e->o->n_dims; i++) {
         int seen = 0;

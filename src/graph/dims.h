@@ -48,6 +48,9 @@ ft_status ft_dimenv_resolve(ft_dimenv *e, const char *file, const char *input, i
  * (without it, inputs resolve in call order; json_tensors.c and
  * onnx_reader.c declare). dims are copied; their names must outlive e. */
 ft_status ft_dimenv_declare(ft_dimenv *e, const char *input, int rank, const ft_symdim *dims, ft_error *err);
+/* An input that is not a tensor (an ONNX sequence or optional value, read by
+ * onnx_seq_io.c): its bindings are its reader's, never unmatched here. */
+ft_status ft_dimenv_declare_value(ft_dimenv *e, const char *input, ft_error *err);
 /* A tensor whose shape is fixed by its value (origin, for messages: "file
  * w.npy"): the numbers are checked and the names bound from shape. */
 ft_status ft_dimenv_fix(ft_dimenv *e, const char *file, const char *tensor, const char *origin, int rank,

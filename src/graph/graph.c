@@ -166,6 +166,9 @@ void ft_graph_free(ft_graph *g)
     free(g->name);
     free(g->about);
     free(g->opt_note);
+    for (int i = 0; i < g->n_groups; i++)
+        free(g->groups[i].name);
+    free(g->groups);
     ft_strmap_free(g->tmap);
     if (g->map)
         munmap(g->map, g->map_bytes);

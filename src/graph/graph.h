@@ -82,7 +82,22 @@ typedef struct ft_graph {
     size_t map_bytes;
     int keep_named_dims; /* documents written for it keep the named dims of their declarations
                           * (ft_graph_doc_rewrite; convert with unbound dims) instead of the sizes */
+    /* An ONNX model with a sequence or optional output: one group per ONNX
+     * output, in order (else none). A tensor output is one graph output; a
+     * sequence or optional output NAME of n tensors is n graph outputs
+     * NAME.0 ... NAME.{n-1} followed by NAME.len, an int64 scalar n
+     * (src/onnx/onnx_reader.c). */
+    struct ft_out_group *groups;
+    int n_groups;
 } ft_graph;
+
+typedef enum { FT_GROUP_TENSOR, FT_GROUP_SEQUENCE, FT_GROUP_OPTIONAL } ft_group_kind;
+typedef struct ft_out_group {
+    char *name;         /* the ONNX output's name */
+    ft_group_kind kind;
+    int first, n;       /* graph outputs first .. first+n-1 (the elements); a sequence or optional's
+                         * NAME.len is output first+n */
+} ft_out_group;
 
 /* Bindings of symbolic dims (see dims.h): --dim NAME=N, and the shape of an
  * input from --shape INPUT=D0,D1,... or from the file given with -i. */
@@ -100,6 +115,12 @@ typedef struct ft_shape_bind {
     ft_dtype dtype;
     const void *data;
     size_t nbytes;
+    /* A sequence or optional value (an ONNX input, src/onnx/onnx_reader.c):
+     * FT_BIND_SEQ says that `input` holds `count` tensors (-1: an empty
+     * optional), each given by an FT_BIND_ELEM binding of `input` with its
+     * `index`. Shape-only code (dims.c) passes over them. */
+    enum { FT_BIND_TENSOR, FT_BIND_SEQ, FT_BIND_ELEM } kind;
+    int count, index;
 } ft_shape_bind;
 
 /* Stand-in sizes for the named dims of inputs that nothing binds (`info`

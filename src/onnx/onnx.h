@@ -30,6 +30,13 @@ ft_status ft_onnx_load(const char *path, const unsigned char *buf, size_t len, c
 /* A TensorProto file. Values in raw_data or the typed fields; external data is
  * refused here (a lone tensor file has no folder rule). */
 ft_status ft_pb_parse(const char *path, const unsigned char *buf, size_t n, ft_npy *out, ft_error *err);
+/* A SequenceProto (optional 0) or OptionalProto (optional 1) file, as ONNX's
+ * test folders hold sequence and optional values (onnx_seqpb.c): its tensors
+ * into *out (ft_malloc'd, each cleared by the caller) and their number into
+ * *count; -1 for an empty optional. An optional sequence gives the
+ * sequence's tensors. Sequences of other things are refused (FT_EGRAPH). */
+ft_status ft_pb_parse_values(const char *path, const unsigned char *buf, size_t n, int optional, ft_npy **out, int *count,
+                             ft_error *err);
 /* Write a TensorProto named `name` (raw_data, little-endian) to a stream. */
 ft_status ft_pb_write(FILE *f, const char *path, const char *name, ft_dtype dt, const ft_shape *s, const void *data,
                       ft_error *err);

@@ -13,9 +13,10 @@ void ft_onnx_names_free(char **names, int n)
     free(names);
 }
 
-ft_status ft_onnx_input_names(const char *path, char ***names, int *n, ft_error *err)
+ft_status ft_onnx_input_names(const char *path, char ***names, int **kinds, int *n, ft_error *err)
 {
     *names = NULL;
+    *kinds = NULL;
     *n = -1;
     unsigned char *buf;
     size_t len;
@@ -35,8 +36,12 @@ ft_status ft_onnx_input_names(const char *path, char ***names, int *n, ft_error 
     }
     const Onnx__GraphProto *g = m->graph;
     char **list = ft_calloc(g->n_input ? g->n_input : 1, sizeof *list);
-    int k = 0;
-    for (size_t i = 0; list && i < g->n_input && !st; i++) {
+    int k = 0, *kind = ft_calloc(g->n_input ? g->n_input : 1, sizeof *kind);
+    for (size_t i = 0; list && kind && i < g->n_input && !st; i++) {
+        const Onnx__TypeProto *tp = g->input[i]->type;
+        kind[k] = !tp ? 0 : tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ? 1
+                  : tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE         ? 2
+                                                                                    : 0;
         const char *name = g->input[i]->name ? g->input[i]->name : "";
         int init = 0;
         for (size_t j = 0; j < g->n_initializer && !init; j++)
@@ -45,13 +50,16 @@ ft_status ft_onnx_input_names(const char *path, char ***names, int *n, ft_error 
             st = ft_err(err, FT_ERUNTIME, "out of memory");
     }
     onnx__model_proto__free_unpacked(m, NULL);
-    if (!list)
-        return ft_err(err, FT_ERUNTIME, "out of memory");
+    if ((!list || !kind) && !st)
+        st = ft_err(err, FT_ERUNTIME, "out of memory");
     if (st) {
-        ft_onnx_names_free(list, k);
+        if (list)
+            ft_onnx_names_free(list, k);
+        free(kind);
         return st;
     }
     *names = list;
+    *kinds = kind;
     *n = k;
     return FT_OK;
 }

@@ -3,19 +3,21 @@
  * input_K.pb files, so `ftrun test` can give each input its value before the
  * import (which reads parameter inputs such as Reshape's shape at load time).
  *
- *   char **names; int n;
- *   if (ft_onnx_input_names("model.onnx", &names, &n, &err)) ...  // err.msg
+ *   char **names; int *kinds, n;
+ *   if (ft_onnx_input_names("model.onnx", &names, &kinds, &n, &err)) ...  // err.msg
  *   if (n < 0) ...                       // not an ONNX model (names NULL)
- *   ft_onnx_names_free(names, n);
+ *   ft_onnx_names_free(names, n); free(kinds);
  *
- * Ownership: the caller frees the list with ft_onnx_names_free.
+ * kinds[k]: 0 a tensor, 1 a sequence, 2 an optional value (its file is a
+ * TensorProto, SequenceProto or OptionalProto).
+ * Ownership: the caller frees the list with ft_onnx_names_free, kinds with free.
  */
 #ifndef FT_ONNX_INPUTS_H
 #define FT_ONNX_INPUTS_H
 
 #include "../common.h"
 
-ft_status ft_onnx_input_names(const char *path, char ***names, int *n, ft_error *err);
+ft_status ft_onnx_input_names(const char *path, char ***names, int **kinds, int *n, ft_error *err);
 void ft_onnx_names_free(char **names, int n);
 
 #endif

@@ -92,8 +92,26 @@ const onx_seq *onx_seq_get(onx_ctx *c, const char *name);
 int onx_seq_put(onx_ctx *c, const char *name, const int *t, int n, ft_dtype dt, int optional);
 /* 1 for the ops that take sequence or optional values (their mappers). */
 int onx_seq_op(const char *op_type);
+/* Identity of a sequence or optional value: the same list. */
+ft_status onx_seq_identity(onx_ctx *c, const onx_node *n);
 /* Release the context's sequences. */
 void onx_seq_free(onx_ctx *c);
+/* A sequence or optional graph input (onnx_seq_io.c): one graph input per
+ * tensor its bindings give (ft_shape_bind FT_BIND_SEQ/ELEM, or a tensor
+ * binding for an optional tensor), named NAME.0 ... NAME.{n-1}, holding the
+ * bound values. */
+ft_status onx_seq_input(onx_ctx *c, const Onnx__TypeProto *tp, const char *name);
+/* A sequence or optional graph output: its tensors and NAME.len (graph.h's
+ * ft_out_group). */
+ft_status onx_seq_output(onx_ctx *c, const Onnx__ValueInfoProto *vi, int index);
+/* Tensor t as the graph output `name` (copied by an identity node when it is
+ * not a node's output of that name); index names that node. */
+ft_status onx_graph_output(onx_ctx *c, int t, const char *name, int index);
+ft_status onx_graph_input(onx_ctx *c, int t);
+/* Graph input ft takes the value of binding b (a copy; -1: out of memory). */
+int onx_input_value(onx_ctx *c, ft_tensor *ft, const ft_shape_bind *b);
+/* The next group of g->groups (-1: out of memory). */
+int onx_group(onx_ctx *c, const char *name, ft_group_kind kind, int first, int n);
 
 /* A loop body's (or branch's) initializers and nodes imported into the graph
  * being built, its inputs bound by the caller (initializers already bound

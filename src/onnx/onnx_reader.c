@@ -97,6 +97,8 @@ static ft_status import_node(onx_ctx *c, const Onnx__NodeProto *np, int index)
         ft_status st = onx_record(c, key, nm);
         return st == FT_EGRAPH ? poison_outputs(c, np) : st;
     }
+    if (seq_k == 0 && n.n_in == 1 && !strcmp(n.op_type, "Identity"))
+        return onx_seq_identity(c, &n);
     if (seq_k >= 0) {
         const onx_seq *sq = onx_seq_get(c, np->input[seq_k]);
         ft_status st = onx_unsupported(c, &n, "input %d ('%s') is %s, which ftrun resolves at load time and passes "
@@ -224,6 +226,13 @@ static ft_status declare_inputs(onx_ctx *c, ft_dimenv *env, const Onnx__GraphPro
     for (size_t i = 0; i < gp->n_input; i++) {
         const Onnx__ValueInfoProto *vi = gp->input[i];
         const Onnx__TypeProto *tp = vi->type;
+        if (tp && ft_strmap_get(c->inits, nz(vi->name)) < 0 && (tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ||
+                                                             tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE)) {
+            ft_status st = ft_dimenv_declare_value(env, nz(vi->name), c->err);
+            if (st)
+                return st;
+            continue;
+        }
         if (ft_strmap_get(c->inits, nz(vi->name)) >= 0 || !tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
             !tp->tensor_type || !tp->tensor_type->shape || tp->tensor_type->shape->n_dim > FT_MAX_RANK)
             continue; /* import_input reports what is wrong with them */
@@ -247,13 +256,26 @@ static ft_status push_tensor(onx_ctx *c, int **v, int *n, int t)
     return FT_OK;
 }
 
+int onx_input_value(onx_ctx *c, ft_tensor *ft, const ft_shape_bind *b)
+{
+    if (!(ft->value = ft_malloc(b->nbytes ? b->nbytes : 1)))
+        return -1;
+    memcpy(ft->value, b->data, b->nbytes);
+    ft->value_bytes = b->nbytes;
+    ft->flags |= FT_TF_VALUE;
+    ft->source = "--input";
+    return 0;
+}
+
 static ft_status import_input(onx_ctx *c, ft_dimenv *env, const Onnx__ValueInfoProto *vi)
 {
     const char *name = nz(vi->name);
     const Onnx__TypeProto *tp = vi->type;
+    if (tp && (tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE || tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE))
+        return onx_seq_input(c, tp, name);
     if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
-        return ft_err(c->err, FT_EGRAPH, "%s: input '%s' is not a tensor (sequence, map and optional graph inputs are not "
-                      "supported)",
+        return ft_err(c->err, FT_EGRAPH, "%s: input '%s' is not a tensor, a sequence or an optional value (map graph "
+                      "inputs are not supported)",
                       c->file, name);
     const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
     ft_dtype dt;
@@ -306,48 +328,18 @@ static ft_status import_input(onx_ctx *c, ft_dimenv *env, const Onnx__ValueInfoP
         if (strcmp(b->input, name) || !b->data || b->dtype != dt || !ft_shape_eq(&b->shape, &s))
             continue;
         /* the value given with -i: nodes that need this input as a parameter may read it at load time */
-        if (!(ft->value = ft_malloc(b->nbytes ? b->nbytes : 1)))
+        if (onx_input_value(c, ft, b))
             return onx_oom(c);
-        memcpy(ft->value, b->data, b->nbytes);
-        ft->value_bytes = b->nbytes;
-        ft->flags |= FT_TF_VALUE;
-        ft->source = "--input";
     }
     uint64_t numel, bytes;
     if (ft_shape_numel(&s, &numel) || ft_mul_overflow(numel, ft_dtype_size(dt), &bytes) || bytes > FT_MAX_TENSOR_BYTES)
         return ft_err(c->err, FT_EGRAPH, "%s: input '%s' of shape %s is too large (limit %llu bytes)", c->file, name,
                       ft_shape_str(&s, (char[FT_SHAPE_STR]){0}), (unsigned long long)FT_MAX_TENSOR_BYTES);
-    return push_tensor(c, &c->g->inputs, &c->g->n_inputs, t);
+    return onx_graph_input(c, t);
 }
 
-/* A graph output must be a tensor a node produces under the output's name;
- * anything else (an input, a constant, an alias, a value output twice) is
- * copied by an identity node into a tensor of that name. */
-static ft_status import_output(onx_ctx *c, const Onnx__ValueInfoProto *vi, int index)
+ft_status onx_graph_output(onx_ctx *c, int t, const char *name, int index)
 {
-    const char *name = nz(vi->name);
-    if (vi->type && vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
-        vi->type->value_case != ONNX__TYPE_PROTO__VALUE__NOT_SET) {
-        char line[FT_MAX_NAME + 128];
-        snprintf(line, sizeof line, "output '%.1024s' is a sequence, map or optional value (graph outputs must be "
-                 "tensors)", name);
-        ft_status st = onx_record(c, NULL, line);
-        return st == FT_EGRAPH ? FT_OK : st;
-    }
-    if (poisoned(c, name))
-        return FT_OK;
-    if (onx_seq_get(c, name)) {
-        char line[FT_MAX_NAME + 160];
-        snprintf(line, sizeof line, "output '%.1024s' is a sequence or optional value (graph outputs must be tensors; "
-                 "ftrun resolves sequences at load time, inside the graph)", name);
-        ft_status st = onx_record(c, NULL, line);
-        return st == FT_EGRAPH ? FT_OK : st;
-    }
-    int t = onx_resolve(c, name);
-    if (t == -2)
-        return c->last;
-    if (t < 0)
-        return ft_err(c->err, FT_EGRAPH, "%s: output '%s' is not produced by any node, initializer or input", c->file, name);
     ft_tensor *tt = &c->g->tensors[t];
     int direct = tt->producer >= 0 && !strcmp(tt->name, name) && !(tt->flags & FT_TF_OUTPUT);
     if (!direct) {
@@ -376,6 +368,37 @@ static ft_status import_output(onx_ctx *c, const Onnx__ValueInfoProto *vi, int i
     }
     tt->flags |= FT_TF_OUTPUT;
     return push_tensor(c, &c->g->outputs, &c->g->n_outputs, t);
+}
+
+ft_status onx_graph_input(onx_ctx *c, int t) { return push_tensor(c, &c->g->inputs, &c->g->n_inputs, t); }
+
+/* A graph output must be a tensor a node produces under the output's name;
+ * anything else (an input, a constant, an alias, a value output twice) is
+ * copied by an identity node into a tensor of that name. A sequence or
+ * optional output is its tensors (onnx_seq_io.c). */
+static ft_status import_output(onx_ctx *c, const Onnx__ValueInfoProto *vi, int index)
+{
+    const char *name = nz(vi->name);
+    if (poisoned(c, name))
+        return FT_OK;
+    if (onx_seq_get(c, name))
+        return onx_seq_output(c, vi, index);
+    if (vi->type && vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+        vi->type->value_case != ONNX__TYPE_PROTO__VALUE__NOT_SET) {
+        char line[FT_MAX_NAME + 128];
+        snprintf(line, sizeof line, "output '%.1024s' is a %s value the graph makes as a tensor", name,
+                 vi->type->value_case == ONNX__TYPE_PROTO__VALUE_MAP_TYPE ? "map" : "sequence or optional");
+        ft_status st = onx_record(c, NULL, line);
+        return st == FT_EGRAPH ? FT_OK : st;
+    }
+    int t = onx_resolve(c, name);
+    if (t == -2)
+        return c->last;
+    if (t < 0)
+        return ft_err(c->err, FT_EGRAPH, "%s: output '%s' is not produced by any node, initializer or input", c->file, name);
+    if (c->g->groups && onx_group(c, name, FT_GROUP_TENSOR, c->g->n_outputs, 1))
+        return onx_oom(c);
+    return onx_graph_output(c, t, name, index);
 }
 
 /* ---- the model ---- */
@@ -595,6 +618,11 @@ static ft_status import_model(onx_ctx *c)
     ft_dimenv_free(env);
     if (!st)
         st = import_nodes(c, gp);
+    int grouped = 0; /* a sequence or optional output: every output gets its group (graph.h) */
+    for (size_t i = 0; i < gp->n_output && !st; i++)
+        grouped |= onx_seq_get(c, nz(gp->output[i]->name)) != NULL;
+    if (grouped && !st && !(c->g->groups = ft_calloc(gp->n_output, sizeof *c->g->groups)))
+        st = onx_oom(c);
     for (size_t i = 0; i < gp->n_output && !st; i++)
         st = import_output(c, gp->output[i], (int)i);
     if (!st && c->n_unsup)

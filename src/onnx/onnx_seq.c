@@ -13,9 +13,11 @@
  *   Optional, OptionalGetElement       a list of 0 or 1 tensors, an alias
  *   OptionalHasElement                 a bool scalar constant
  *
- * No sequence reaches the planned graph. A sequence or optional graph input
- * or output, or one passed to another op (Loop, Scan, SequenceMap, Identity,
- * ...), is refused (onnx_reader.c): those need sequences at run time. */
+ *   Identity                           the same list
+ *
+ * No sequence reaches the planned graph: a sequence or optional graph input
+ * or output is its tensors (onnx_seq_io.c); one passed to another op (Loop,
+ * Scan, SequenceMap, ...) is refused (onnx_reader.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -381,6 +383,21 @@ out:
 
 /* ---- optionals ---- */
 
+/* Output 0 of n is the list s (a sequence or optional value) again. */
+static ft_status same_list(onx_ctx *c, const onx_node *n, const onx_seq *s)
+{
+    if (n->n_out < 1 || !n->pb->output[0] || !*n->pb->output[0])
+        return FT_OK;
+    ft_dtype dt = s->dt;
+    int len = s->n, optional = s->optional, *t = ft_malloc((size_t)(len ? len : 1) * sizeof *t);
+    if (!t)
+        return onx_oom(c);
+    memcpy(t, s->t, (size_t)len * sizeof *t); /* s moves when the list grows */
+    ft_status st = put_out(c, n, 0, t, len, dt, optional);
+    free(t);
+    return st;
+}
+
 ft_status ox_map_optional(onx_ctx *c, const onx_node *n)
 {
     const char *name = n->n_in > 0 ? n->pb->input[0] : NULL;
@@ -412,17 +429,13 @@ ft_status ox_map_optional_get(onx_ctx *c, const onx_node *n)
             return onx_error(c, n, FT_EGRAPH, "reads the element of an empty optional ('%s')", name);
         return onx_alias(c, n, 0, s->t[0]);
     }
-    if (s) { /* a sequence: the same list */
-        if (n->n_out < 1 || !n->pb->output[0] || !*n->pb->output[0])
-            return FT_OK;
-        ft_dtype dt = s->dt;
-        int len = s->n, *t = ft_malloc((size_t)(len ? len : 1) * sizeof *t);
-        if (!t)
-            return onx_oom(c);
-        memcpy(t, s->t, (size_t)len * sizeof *t);
-        ft_status st = put_out(c, n, 0, t, len, dt, 0);
-        free(t);
-        return st;
-    }
+    if (s) /* a sequence: the same list */
+        return same_list(c, n, s);
     return onx_alias(c, n, 0, onx_in(c, n, 0));
+}
+
+ft_status onx_seq_identity(onx_ctx *c, const onx_node *n)
+{
+    onx_note_fold(c, n->op_type);
+    return same_list(c, n, onx_seq_get(c, n->pb->input[0]));
 }

@@ -2,8 +2,9 @@
 # ONNX sequences and optionals known at load time: the importer resolves
 # SequenceConstruct/Empty/Insert/Erase/At/Length, SplitToSequence,
 # ConcatFromSequence and Optional/OptionalHasElement/OptionalGetElement into
-# plain tensors (src/onnx/onnx_seq.c); a sequence graph output, or a sequence
-# passed to another op, is refused as unsupported (exit status 3).
+# plain tensors (src/onnx/onnx_seq.c); a sequence or optional graph input or
+# output is its tensors (src/onnx/onnx_seq_io.c: NAME.0 ... NAME.{n-1} and
+# NAME.len); a sequence passed to another op is refused (exit status 3).
 # Expectations from NumPy.
 
 bats_require_minimum_version 1.5.0
@@ -104,31 +105,129 @@ for name, w in want.items():
     assert (got == w).all(), name' "$T"
 }
 
-@test "ONNX: a sequence graph output, or a sequence passed to another op, is refused (exit status 3)" {
+# A model with a sequence input S of [2,3] floats and a tensor t: out = S with t
+# inserted at the front, same = S, n = len(S).
+seq_io_model() {
+    py '
+import onnx
+from onnx import helper as h, TensorProto as TP
+seq = lambda n: h.make_tensor_sequence_value_info(n, TP.FLOAT, [2, 3])
+zero = h.make_node("Constant", [], ["zero"], value=h.make_tensor("z", TP.INT64, [], [0]))
+nodes = [zero, h.make_node("SequenceInsert", ["S", "t", "zero"], ["out"]), h.make_node("Identity", ["S"], ["same"]),
+         h.make_node("SequenceLength", ["S"], ["n"])]
+g = h.make_graph(nodes, "seqio", [seq("S"), h.make_tensor_value_info("t", TP.FLOAT, [2, 3])],
+                 [seq("out"), seq("same"), h.make_tensor_value_info("n", TP.INT64, [])])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), sys.argv[1])' "$T/seqio.onnx"
+}
+
+@test "ONNX: a sequence input from -i S=FILE.npz (0.npy ... N-1.npy) and sequence outputs as NAME.k and NAME.len" {
+    seq_io_model
+    py '
+rng = np.random.default_rng(5)
+S = [rng.standard_normal((2, 3)).astype(np.float32) for _ in range(3)]
+np.savez(sys.argv[1] + "/S3.npz", **{"2": S[2], "0": S[0], "1": S[1]})   # members in any order
+np.savez(sys.argv[1] + "/S0.npz")                                          # an empty sequence
+np.save(sys.argv[1] + "/t.npy", rng.standard_normal((2, 3)).astype(np.float32))' "$T"
+    run "$FTRUN" run "$T/seqio.onnx" -i S="$T/S3.npz" -i t="$T/t.npy" -o "$T/o3" -q
+    [ "$status" -eq 0 ]
+    run "$FTRUN" run "$T/seqio.onnx" -i S="$T/S0.npz" -i t="$T/t.npy" -o "$T/o0" -q --format npz
+    [ "$status" -eq 0 ]
+    py '
+import os
+d = sys.argv[1]
+z = np.load(d + "/S3.npz")
+S, t = [z[str(k)] for k in range(3)], np.load(d + "/t.npy")
+o = lambda n: np.load(d + "/o3/" + n + ".npy")
+want = [t] + S
+for k, w in enumerate(want):
+    assert np.array_equal(o("out.%d" % k), w), k
+assert o("out.len").dtype == np.int64 and o("out.len") == 4
+for k in range(3):
+    assert np.array_equal(o("same.%d" % k), S[k])
+assert o("same.len") == 3 and o("n") == 3
+assert not os.path.exists(d + "/o3/out.4.npy") and not os.path.exists(d + "/o3/same.3.npy")
+z0 = np.load(d + "/o0/outputs.npz")
+assert sorted(z0.files) == ["n", "out.0", "out.len", "same.len"], z0.files
+assert np.array_equal(z0["out.0"], t) and z0["out.len"] == 1 and z0["same.len"] == 0 and z0["n"] == 0' "$T"
+}
+
+@test "ONNX: a sequence input given in the wrong layout is an error (exit status 3), nothing written" {
+    seq_io_model
+    py '
+a = np.ones((2, 3), np.float32)
+np.save(sys.argv[1] + "/a.npy", a)
+np.savez(sys.argv[1] + "/keys.npz", x=a, y=a)
+np.savez(sys.argv[1] + "/gap.npz", **{"0": a, "2": a})
+np.savez(sys.argv[1] + "/dtype.npz", **{"0": a.astype(np.float64)})' "$T"
+    run --separate-stderr "$FTRUN" run "$T/seqio.onnx" -i S="$T/a.npy" -i t="$T/a.npy" -o "$T/o1" -q
+    [ "$status" -eq 3 ]
+    [[ "$stderr" =~ "input 'S' is a sequence; ftrun fixes its length at load: give it with -i S=FILE.npz holding 0.npy ... N-1.npy" ]]
+    [ ! -e "$T/o1" ]
+    run --separate-stderr "$FTRUN" run "$T/seqio.onnx" -i S="$T/keys.npz" -i t="$T/a.npy" -o "$T/o2" -q
+    [ "$status" -eq 3 ]
+    [[ "$stderr" =~ "no member S.npy (members: x, y); a sequence input takes members 0.npy ... N-1.npy" ]]
+    run --separate-stderr "$FTRUN" run "$T/seqio.onnx" -i S="$T/gap.npz" -i t="$T/a.npy" -o "$T/o3" -q
+    [ "$status" -eq 3 ]
+    [[ "$stderr" =~ "no member S.npy (members: 0, 2); a sequence input takes members 0.npy ... N-1.npy" ]]
+    run --separate-stderr "$FTRUN" run "$T/seqio.onnx" -i S="$T/dtype.npz" -i t="$T/a.npy" -o "$T/o4" -q
+    [ "$status" -eq 3 ]
+    [[ "$stderr" =~ "input 'S': tensor 0 (" && "$stderr" =~ "has dtype f64; the model declares f32" ]]
+    # a sequence for a tensor input
+    run --separate-stderr "$FTRUN" run "$T/seqio.onnx" -i S="$T/gap.npz" -i t="$T/gap.npz" -o "$T/o5" -q
+    [ "$status" -eq 3 ]
+    [ ! -e "$T/o2" ] && [ ! -e "$T/o3" ] && [ ! -e "$T/o4" ] && [ ! -e "$T/o5" ]
+}
+
+@test "ONNX: ftrun test reads SequenceProto inputs and outputs; a malformed one fails the case" {
+    seq_io_model
+    mkdir -p "$T/case/test_data_set_0"
+    cp "$T/seqio.onnx" "$T/case/model.onnx"
+    py '
+import onnx
+from onnx import numpy_helper as nh
+d = sys.argv[1] + "/case/test_data_set_0/"
+rng = np.random.default_rng(7)
+S = [rng.standard_normal((2, 3)).astype(np.float32) for _ in range(2)]
+t = rng.standard_normal((2, 3)).astype(np.float32)
+w = lambda name, p: open(d + name, "wb").write(p.SerializeToString())
+w("input_0.pb", nh.from_list(S, "S"))
+w("input_1.pb", nh.from_array(t, "t"))
+w("output_0.pb", nh.from_list([t] + S, "out"))
+w("output_1.pb", nh.from_list(S, "same"))
+w("output_2.pb", nh.from_array(np.array(2, np.int64), "n"))' "$T"
+    run "$FTRUN" test "$T/case"
+    [ "$status" -eq 0 ]
+    [[ "$output" =~ "1 passed, 0 failed" ]]
+    # an expected sequence one tensor longer fails
+    py '
+from onnx import numpy_helper as nh
+d = sys.argv[1] + "/case/test_data_set_0/"
+S = [np.zeros((2, 3), np.float32)] * 3
+open(d + "output_1.pb", "wb").write(nh.from_list(S, "same").SerializeToString())' "$T"
+    run "$FTRUN" test "$T/case"
+    [ "$status" -ne 0 ]
+    [[ "$output" =~ "output 'same' is a sequence of 2 tensors;" && "$output" =~ "holds 3" ]]
+    # a truncated SequenceProto input
+    head -c 7 "$T/case/test_data_set_0/input_0.pb" > "$T/trunc.pb"
+    mv "$T/trunc.pb" "$T/case/test_data_set_0/input_0.pb"
+    run "$FTRUN" test "$T/case"
+    [ "$status" -ne 0 ]
+    [[ "$output" =~ "not an ONNX SequenceProto file (the protobuf is malformed or truncated)" || "$output" =~ "tensor 0" ]]
+}
+
+@test "ONNX: a sequence passed to Loop, or made by SequenceMap, is refused (exit status 3)" {
     inputs
     py '
 import onnx
-from onnx import helper as h, TensorProto as TP, ValueInfoProto
+from onnx import helper as h, TensorProto as TP
 f = lambda n, s: h.make_tensor_value_info(n, TP.FLOAT, s)
-g = h.make_graph([h.make_node("SequenceConstruct", ["x", "x"], ["s"])], "out", [f("x", [2, 3, 4])],
-                 [h.make_tensor_sequence_value_info("s", TP.FLOAT, [2, 3, 4])])
-onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), sys.argv[1] + "/seq_out.onnx")
-untyped = ValueInfoProto()
-untyped.name = "s"
-g = h.make_graph([h.make_node("SequenceConstruct", ["x", "x"], ["s"])], "out", [f("x", [2, 3, 4])], [untyped])
-onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), sys.argv[1] + "/seq_out_untyped.onnx")
-g = h.make_graph([h.make_node("SequenceConstruct", ["x"], ["s"]), h.make_node("Identity", ["s"], ["y"])], "id",
-                 [f("x", [2, 3, 4])], [f("y", [2, 3, 4])])
-onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), sys.argv[1] + "/seq_identity.onnx")' "$T"
-    run --separate-stderr "$FTRUN" run "$T/seq_out.onnx" -i x="$T/x.npy" -o "$T/o1" -q
+body = h.make_graph([h.make_node("Identity", ["x"], ["y"])], "b", [f("x", [2, 3, 4])], [f("y", [2, 3, 4])])
+g = h.make_graph([h.make_node("SequenceConstruct", ["x", "x"], ["s"]),
+                  h.make_node("SequenceMap", ["s"], ["m"], body=body),
+                  h.make_node("ConcatFromSequence", ["m"], ["y"], axis=0)], "map", [f("x", [2, 3, 4])], [f("y", [4, 3, 4])])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), sys.argv[1] + "/seq_map.onnx")' "$T"
+    run --separate-stderr "$FTRUN" run "$T/seq_map.onnx" -i x="$T/x.npy" -o "$T/o3" -q
     [ "$status" -eq 3 ]
-    [[ "$stderr" =~ "does not support" ]]
-    [[ "$stderr" =~ "output 's' is a sequence, map or optional value (graph outputs must be tensors)" ]]
-    [ ! -e "$T/o1" ]
-    run --separate-stderr "$FTRUN" run "$T/seq_out_untyped.onnx" -i x="$T/x.npy" -o "$T/o2" -q
-    [ "$status" -eq 3 ]
-    [[ "$stderr" =~ "output 's' is a sequence or optional value (graph outputs must be tensors" ]]
-    run --separate-stderr "$FTRUN" run "$T/seq_identity.onnx" -i x="$T/x.npy" -o "$T/o3" -q
-    [ "$status" -eq 3 ]
-    [[ "$stderr" =~ "(Identity, opset 17): input 0 ('s') is a sequence" ]]
+    [[ "$stderr" =~ "SequenceMap" ]]
+    [ ! -e "$T/o3" ]
 }
