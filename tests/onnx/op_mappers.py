@@ -11,7 +11,8 @@ RotaryEmbedding, the short expansions (PRelu and Shrink on integers, Clip
 with computed bounds, QuantizeLinear), the losses' optional log_prob output
 and i32 targets, STFT of a complex signal, DeformConv (opset 19) and Det, and the legacy
 forms of opsets 1-6 (broadcast and axis attributes, Gemm's broadcast,
-BatchNormalization's is_test, AveragePool without count_include_pad).
+BatchNormalization's is_test, AveragePool without count_include_pad), and
+LinearAttention (opset 27) against its recurrence computed token by token.
 Expected values come from NumPy or
 PyTorch, never from ftrun.
 
@@ -611,6 +612,48 @@ xi, si, bi = f32(2, 3, 4, 5), f32(3), f32(3)
 case("instance_norm_1_consumed_inputs", "InstanceNormalization", {"x": xi},
      {"y": F.instance_norm(T(xi), weight=T(si), bias=T(bi), eps=1e-3).numpy()}, 1,
      {"epsilon": 1e-3, "consumed_inputs": [0, 0, 0]}, {"s": si, "bias": bi}, ["x", "s", "bias"])
+
+
+# LinearAttention (opset 27): the recurrence of its operator text, token by
+# token in float64 (S per KV head [d_k, d_v]; query head j reads KV head j // G).
+def linear_attention(q, k, v, hq, hkv, rule, past=None, decay=None, beta=None, scale=0.0):
+    b, t, _ = q.shape
+    dk, dv = q.shape[2] // hq, v.shape[2] // hkv
+    s = np.zeros((b, hkv, dk, dv)) if past is None else past.astype(np.float64)
+    qs, ks, vs = q.reshape(b, t, hq, dk), k.reshape(b, t, hkv, dk), v.reshape(b, t, hkv, dv)
+    g = None if decay is None else np.exp(decay.reshape(b, t, hkv, -1).astype(np.float64))
+    bt = None if beta is None else np.broadcast_to(beta.reshape(b, t, -1), (b, t, hkv))
+    out = np.zeros((b, t, hq, dv))
+    for i in range(t):
+        kt, vt = ks[:, i].astype(np.float64), vs[:, i].astype(np.float64)
+        if rule in ("gated", "gated_delta"):
+            s = s * g[:, i][..., None]
+        w = vt
+        if rule in ("delta", "gated_delta"):
+            w = bt[:, i][..., None] * (vt - np.einsum("bhkv,bhk->bhv", s, kt))
+        s = s + kt[..., :, None] * w[..., None, :]
+        for j in range(hq):
+            out[:, i, j] = (scale or 1 / np.sqrt(dk)) * np.einsum("bk,bkv->bv", qs[:, i, j], s[:, j // (hq // hkv)])
+    return out.reshape(b, t, hq * dv).astype(np.float32), s.astype(np.float32)
+
+
+la_q, la_k, la_v = f32(2, 5, 6 * 4), f32(2, 5, 2 * 4), f32(2, 5, 2 * 3)
+la_k = (la_k.reshape(2, 5, 2, 4) / np.linalg.norm(la_k.reshape(2, 5, 2, 4), axis=-1, keepdims=True)).reshape(2, 5, 8)
+la_s, la_dh, la_dk = f32(2, 2, 4, 3), -np.abs(f32(2, 5, 2)) * 0.3, -np.abs(f32(2, 5, 8)) * 0.3
+la_b1, la_b2 = 1 / (1 + np.exp(-f32(2, 5, 1))), 1 / (1 + np.exp(-f32(2, 5, 2)))
+for rule, extra, names in (("linear", {}, ["q", "k", "v"]),
+                           ("gated", {"decay": la_dk}, ["q", "k", "v", "", "decay"]),
+                           ("delta", {"past": la_s, "beta": la_b2}, ["q", "k", "v", "past", "", "beta"]),
+                           ("gated_delta", {"past": la_s, "decay": la_dh, "beta": la_b1},
+                            ["q", "k", "v", "past", "decay", "beta"])):
+    la_o, la_st = linear_attention(la_q, la_k, la_v, 6, 2, rule, **extra)
+    case("linear_attention_27_" + rule + "_gqa", "LinearAttention", {"q": la_q, "k": la_k, "v": la_v, **extra},
+         {"y": la_o, "state": la_st}, 27, {"update_rule": rule, "q_num_heads": 6, "kv_num_heads": 2}, {}, names)
+la_o, la_st = linear_attention(la_q[:, :1], la_k[:, :1], la_v[:, :1], 6, 2, "gated_delta", la_s, la_dh[:, :1],
+                               la_b2[:, :1], scale=0.25)
+case("linear_attention_27_decode_scale", "LinearAttention",
+     {"q": la_q[:, :1], "k": la_k[:, :1], "v": la_v[:, :1], "past": la_s, "decay": la_dh[:, :1], "beta": la_b2[:, :1]},
+     {"y": la_o, "state": la_st}, 27, {"q_num_heads": 6, "kv_num_heads": 2, "scale": 0.25})
 
 if __name__ == "__main__":
     pat = sys.argv[1] if len(sys.argv) > 1 else ""
