@@ -979,6 +979,8 @@ def gen_movement():
         ("[1,1,1,2,2,3]/edge", [[1, 1, 1, 2, 2, 3]], {"pads": [0, 1, 0, 1, 2, 0, 1, 0, 1, 0, 0, 2], "mode": "edge"}, 1),
         ("[256,1024]/reflect", [[256, 1024]], {"pads": [3, 5, 2, 7], "mode": "reflect"}, 1),
         ("[4,5]/constant_negative", [[4, 5]], {"pads": [-1, 2, 0, -3], "value": -2.0}, 1),
+        ("[2,3,4]/wrap", [[2, 3, 4]], {"pads": [0, 7, 1, 1, 2, 6], "mode": "wrap"}, 1),
+        ("[5,6]/wrap_negative", [[5, 6]], {"pads": [-2, 3, 4, -1], "mode": "wrap"}, 1),
     ]
     movement("pad", pads)
     gathers = [
