@@ -371,6 +371,17 @@ save(m, sys.argv[1])' "$@"
     refused "$T/m.onnx" 3 "la0" "key [1, 3, 2]" "q_num_heads 2"
 }
 
+@test "onnx: blocked QuantizeLinear whose scale does not have one value per block is refused naming the shapes" {
+    onx '
+ins = [value("x", TensorProto.FLOAT, [3, 5]), value("s", TensorProto.FLOAT, [3, 2])]
+node = helper.make_node("QuantizeLinear", ["x", "s"], ["y"], name="bq0", axis=1, block_size=2)
+g = helper.make_graph([node], "bq", ins, [value("y", TensorProto.UINT8, None)])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+m.ir_version = 10
+save(m, sys.argv[1])' "$T/m.onnx"
+    refused "$T/m.onnx" 3 "bq0" "QuantizeLinear" "block_size 2 on axis 1" "scale [3,2]" "shape [3,5]"
+}
+
 # ---- values that must be known when the model loads ----
 
 @test "onnx: Reshape whose shape is a graph input is refused naming the node, op and input" {

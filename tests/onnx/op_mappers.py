@@ -11,8 +11,9 @@ RotaryEmbedding, the short expansions (PRelu and Shrink on integers, Clip
 with computed bounds, QuantizeLinear), the losses' optional log_prob output
 and i32 targets, STFT of a complex signal, DeformConv (opset 19) and Det, and the legacy
 forms of opsets 1-6 (broadcast and axis attributes, Gemm's broadcast,
-BatchNormalization's is_test, AveragePool without count_include_pad), and
-LinearAttention (opset 27) against its recurrence computed token by token.
+BatchNormalization's is_test, AveragePool without count_include_pad), 
+LinearAttention (opset 27) against its recurrence computed token by token, and
+blocked QuantizeLinear/DequantizeLinear (block_size).
 Expected values come from NumPy or
 PyTorch, never from ftrun.
 
@@ -654,6 +655,29 @@ la_o, la_st = linear_attention(la_q[:, :1], la_k[:, :1], la_v[:, :1], 6, 2, "gat
 case("linear_attention_27_decode_scale", "LinearAttention",
      {"q": la_q[:, :1], "k": la_k[:, :1], "v": la_v[:, :1], "past": la_s, "decay": la_dh[:, :1], "beta": la_b2[:, :1]},
      {"y": la_o, "state": la_st}, 27, {"q_num_heads": 6, "kv_num_heads": 2, "scale": 0.25})
+
+
+# Blocked quantization (opset 21 block_size): scale and zero point repeated
+# block_size times along the axis, the last block cut short; ONNX's
+# saturate(round-half-even(x / scale) + zero_point) and (x - zero_point) * scale.
+def blocks(a, axis, bs, n):
+    return np.take(np.repeat(a, bs, axis=axis), np.arange(n), axis=axis)
+
+
+bq_x, bq_s = f32(3, 5) * 40, np.abs(f32(3, 3)) + 0.1
+bq_z = rng.integers(-20, 20, (3, 3)).astype(np.int8)
+bq_y = np.clip(np.rint(bq_x / blocks(bq_s, 1, 2, 5)) + blocks(bq_z, 1, 2, 5), -128, 127).astype(np.int8)
+case("quantize_linear_21_blocked_i8_cut", "QuantizeLinear", {"x": bq_x, "s": bq_s, "z": bq_z}, {"y": bq_y}, 21,
+     {"axis": 1, "block_size": 2})
+bq_s0 = np.abs(f32(2, 5)) + 0.05
+bq_y0 = np.clip(np.rint(bq_x / blocks(bq_s0, 0, 2, 3)), 0, 255).astype(np.uint8)
+case("quantize_linear_21_blocked_u8_axis0", "QuantizeLinear", {"x": bq_x, "s": bq_s0}, {"y": bq_y0}, 21,
+     {"axis": 0, "block_size": 2, "output_dtype": TP.UINT8})
+bd_x = rng.integers(0, 256, (2, 7, 3)).astype(np.uint8)
+bd_s, bd_z = np.abs(f32(2, 3, 3)), rng.integers(0, 256, (2, 3, 3)).astype(np.uint8)
+bd_y = ((bd_x.astype(np.float32) - blocks(bd_z, 1, 3, 7).astype(np.float32)) * blocks(bd_s, 1, 3, 7)).astype(np.float32)
+case("dequantize_linear_21_blocked_u8_cut", "DequantizeLinear", {"x": bd_x, "s": bd_s, "z": bd_z}, {"y": bd_y}, 21,
+     {"axis": -2, "block_size": 3})
 
 if __name__ == "__main__":
     pat = sys.argv[1] if len(sys.argv) > 1 else ""
