@@ -182,8 +182,8 @@ ft_status ox_map_quantize(onx_ctx *c, const onx_node *n)
             return onx_unsupported(c, n, "attribute output_dtype=%lld (%s): ftrun has no such dtype", (long long)t,
                                    name);
     }
-    if (qdt != FT_U8 && qdt != FT_I8 && qdt != FT_I16 && !(ft_dtype_is_lowp(qdt) && qdt != FT_F8E8M0))
-        return onx_unsupported(c, n, "quantized dtype %s (ftrun quantizes to u8, i8, i16, the float8 types, "
+    if (qdt != FT_U8 && qdt != FT_I8 && qdt != FT_I16 && qdt != FT_U16 && !(ft_dtype_is_lowp(qdt) && qdt != FT_F8E8M0))
+        return onx_unsupported(c, n, "quantized dtype %s (ftrun quantizes to u8, i8, i16, u16, the float8 types, "
                                "float4e2m1 and the 4- and 2-bit integers)", ft_dtype_name(qdt));
     if (bs)
         return blocked_quantize(c, n, axis, bs, qdt);
