@@ -415,7 +415,7 @@ ft_status cpu_gather_elements(ft_kctx *k, const ft_node *n, const ft_view *in, f
 ft_status cpu_pad(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_move_params *mp = &n->params.move;
-    int reflect = mp->pad_mode == FT_PAD_REFLECT, edge = mp->pad_mode == FT_PAD_EDGE;
+    int reflect = mp->pad_mode == FT_PAD_REFLECT, edge = mp->pad_mode == FT_PAD_EDGE, wrap = mp->pad_mode == FT_PAD_WRAP;
     const ft_shape *s = &in[0].shape, *os_ = &out->shape;
     int r = s->rank;
     const int64_t *pb = mp->pb, *pe = mp->pe;
@@ -443,7 +443,7 @@ ft_status cpu_pad(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
     /* Borders, innermost axis first: at axis d the slab spans the kept range of
      * the axes before d and the full (already padded) range of those after. */
     _Alignas(8) unsigned char val[16] = {0};
-    if (!reflect && !edge)
+    if (!reflect && !edge && !wrap)
         ft_pad_value(mp->pad_value, in[0].dtype, val);
     for (int d = r - 1; d >= 0; d--) {
         int64_t P = ob[d], E = pe[d] > 0 ? pe[d] : 0, base = 0;
@@ -460,6 +460,21 @@ ft_status cpu_pad(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
                 b.dims[m] = m < d ? kept[m] : m > d ? os_->dims[m] : cnt;
                 b.ds[m] = os[m];
                 b.ss[m] = os[m];
+            }
+            if (wrap) {
+                /* each position repeats the one a period (kept) nearer the
+                 * middle: copy outward in blocks of at most one period, each
+                 * reading what is already there */
+                for (int64_t done = 0, len; done < cnt; done += len) {
+                    len = cnt - done < kept[d] ? cnt - done : kept[d];
+                    int64_t to = side ? P + kept[d] + done : P - done - len;
+                    int64_t from = side ? to - kept[d] : to + kept[d];
+                    ft_xfer part = b; /* xfer_run simplifies its argument */
+                    part.dims[d] = len;
+                    xfer_run(k, &part, dst + (base + to * os[d]) * (int64_t)es,
+                             dst + (base + from * os[d]) * (int64_t)es, es);
+                }
+                continue;
             }
             int64_t at = side ? P + kept[d] : 0, from;
             const char *src;

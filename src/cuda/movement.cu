@@ -309,7 +309,7 @@ __global__ void __launch_bounds__(CU_BLOCK) gather_el_kernel(U *__restrict__ dst
 
 /* ---- pad -------------------------------------------------------------------------------- */
 
-enum { PAD_CONSTANT, PAD_EDGE, PAD_REFLECT };
+enum { PAD_CONSTANT, PAD_EDGE, PAD_REFLECT, PAD_WRAP };
 
 /* Every output element finds its source on its own: per axis, a coordinate
  * in the border maps into the kept (cropped) range by the mode, which is
@@ -347,6 +347,8 @@ __global__ void __launch_bounds__(CU_BLOCK)
                 }
                 if (a.mode == PAD_EDGE)
                     c = c < 0 ? 0 : kp - 1;
+                else if (a.mode == PAD_WRAP) /* periodic, for pads of any size */
+                    c = (c % kp + kp) % kp;
                 else /* mirror without repeating the edge element; inference keeps pads < kp */
                     c = c < 0 ? -c : 2 * (kp - 1) - c;
                 c = c < 0 ? 0 : c >= kp ? kp - 1 : c;
@@ -505,7 +507,7 @@ CU_KFN(cu_gather_elements)
 CU_KFN(cu_pad)
 {
     const ft_move_params *mp = &n->params.move;
-    int reflect = mp->pad_mode == FT_PAD_REFLECT, edge = mp->pad_mode == FT_PAD_EDGE;
+    int reflect = mp->pad_mode == FT_PAD_REFLECT, edge = mp->pad_mode == FT_PAD_EDGE, wrap = mp->pad_mode == FT_PAD_WRAP;
     const ft_shape *s = &in[0].shape, *os = &out->shape;
     int r = s->rank;
     if (ft_numel(os) == 0)
@@ -570,7 +572,7 @@ CU_KFN(cu_pad)
     pad_args a;
     memset(&a, 0, sizeof a);
     a.rank = cr;
-    a.mode = reflect ? PAD_REFLECT : edge ? PAD_EDGE : PAD_CONSTANT;
+    a.mode = reflect ? PAD_REFLECT : edge ? PAD_EDGE : wrap ? PAD_WRAP : PAD_CONSTANT;
     a.total = 1;
     {
         int64_t st = 1;
@@ -583,7 +585,7 @@ CU_KFN(cu_pad)
             a.total *= cout[c];
         }
     }
-    /* the value's bytes repeated over the unit (zeros for edge/reflect) */
+    /* the value's bytes repeated over the unit (zeros for edge/reflect/wrap) */
     unsigned char val[16], one[8];
     memset(val, 0, sizeof val);
     memset(one, 0, sizeof one);

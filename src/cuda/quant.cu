@@ -268,6 +268,8 @@ void launch_qx(ft_kctx *k, const ft_view *in, ft_view *out, const void *zp, int6
         launch_q<X, uint8_t>(k, in, out, zp, total, len, inner);
     else if (out[0].dtype == FT_I8)
         launch_q<X, int8_t>(k, in, out, zp, total, len, inner);
+    else if (out[0].dtype == FT_U16)
+        launch_q<X, uint16_t>(k, in, out, zp, total, len, inner);
     else
         launch_q<X, int16_t>(k, in, out, zp, total, len, inner);
 }

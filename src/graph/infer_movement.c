@@ -509,9 +509,10 @@ ft_status ft_infer_pad(ft_infer_ctx *c)
     const ft_shape *in = &c->in[0]->shape;
     char lb[FT_LIST_STR], ib[FT_SHAPE_STR];
     int r = in->rank, ax[FT_MAX_RANK], na;
-    int reflect = strcmp(mode, "reflect") == 0, edge = strcmp(mode, "edge") == 0;
-    if (!reflect && !edge && strcmp(mode, "constant") != 0)
-        return ft_infer_fail(c, "attribute 'mode': unknown mode '%s' (expected constant, reflect or edge)", mode);
+    int reflect = strcmp(mode, "reflect") == 0, edge = strcmp(mode, "edge") == 0, wrap = strcmp(mode, "wrap") == 0;
+    if (!reflect && !edge && !wrap && strcmp(mode, "constant") != 0)
+        return ft_infer_fail(c, "attribute 'mode': unknown mode '%s' (expected constant, reflect, edge or wrap)",
+                             mode);
     if (ft_list_given(aa)) {
         ft_status s = list_axes(c, "axes", aa, r, "the input", ax);
         if (s)
@@ -537,7 +538,7 @@ ft_status ft_infer_pad(ft_infer_ctx *c)
             return ft_infer_fail(c, "attribute 'pads' %s: pads %lld (begin) and %lld (end) on axis %d do not fit its "
                                  "size %lld (negative pads may crop at most the whole axis)", ft_ints_str(pa, lb),
                                  (long long)b, (long long)e, ax[i], (long long)dim);
-        /* Negative pads crop first; reflect and edge then read the cropped input. */
+        /* Negative pads crop first; reflect, edge and wrap then read the cropped input. */
         int64_t kept = dim + (b < 0 ? b : 0) + (e < 0 ? e : 0);
         if (kept < 0)
             return ft_infer_fail(c, "attribute 'pads' %s: pads %lld (begin) and %lld (end) crop more than the size "
@@ -548,13 +549,14 @@ ft_status ft_infer_pad(ft_infer_ctx *c)
                                  "axis %d has size %lld%s and pads %lld (begin) and %lld (end)", ft_ints_str(pa, lb),
                                  ax[i], (long long)kept, kept != dim ? " after cropping" : "", (long long)b,
                                  (long long)e);
-        if (edge && kept == 0 && (b > 0 || e > 0))
-            return ft_infer_fail(c, "attribute 'pads' %s: mode 'edge' cannot pad axis %d: it is empty (size %lld%s)",
-                                 ft_ints_str(pa, lb), ax[i], (long long)kept, kept != dim ? " after cropping" : "");
+        if ((edge || wrap) && kept == 0 && (b > 0 || e > 0))
+            return ft_infer_fail(c, "attribute 'pads' %s: mode '%s' cannot pad axis %d: it is empty (size %lld%s)",
+                                 ft_ints_str(pa, lb), mode, ax[i], (long long)kept,
+                                 kept != dim ? " after cropping" : "");
         out.dims[ax[i]] = od;
     }
     ft_move_params *p = &c->params->move;
-    p->pad_mode = reflect ? FT_PAD_REFLECT : edge ? FT_PAD_EDGE : FT_PAD_CONSTANT;
+    p->pad_mode = reflect ? FT_PAD_REFLECT : edge ? FT_PAD_EDGE : wrap ? FT_PAD_WRAP : FT_PAD_CONSTANT;
     p->pad_value = ft_attr(c->node, "value")->f;
     for (int i = 0; i < na; i++) {
         p->pb[ax[i]] = pa->ints[i];

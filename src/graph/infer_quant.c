@@ -20,7 +20,7 @@
 #include <stdio.h>
 
 #define Q8 (FT_M(U8) | FT_M(I8))
-#define QOUT (FT_M(U8) | FT_M(I8) | FT_M(I16) | (FT_DT_LOWP & ~FT_M(F8E8M0)))
+#define QOUT (FT_M(U8) | FT_M(I8) | FT_M(I16) | FT_M(U16) | (FT_DT_LOWP & ~FT_M(F8E8M0)))
 
 /* A scale (input is) and its optional zero point (input iz) for a tensor of
  * shape xs: per tensor (one value, rank <= 1) or a 1-D vector of length

@@ -206,6 +206,7 @@ static const onx_op_map MAPS[] = {
     {"GroupNormalization", 18, ox_map_group_norm}, {"LpNormalization", 1, ox_map_lp_norm},
     {"MeanVarianceNormalization", 9, ox_map_mvn}, {"Attention", 23, ox_map_attention},
     {"RotaryEmbedding", 23, ox_map_rotary},
+    {"LinearAttention", 27, ox_map_linear_attention},
     /* recurrent layers */
     {"LSTM", 7, ox_map_rnn}, {"GRU", 7, ox_map_rnn}, {"RNN", 7, ox_map_rnn},
     /* linear quantization */
@@ -323,7 +324,7 @@ static const onx_op_status CATALOGUE[] = {
     {"DFT", 'm', "fft, ifft, rfft, irfft (+ pad, slice, squeeze, unsqueeze)"},
     {"DeformConv", 'm', "deform_conv"},
     {"DepthToSpace", 'm', "depth_to_space"},
-    {"DequantizeLinear", 'm', "dequantize_linear"},
+    {"DequantizeLinear", 'm', "dequantize_linear (block_size: expanded into cast, sub and mul)"},
     {"Det", 'm', "det"},
     {"Div", 'm', "div (opsets 1-6: B reshaped for the broadcast and axis attributes)"},
     {"Dropout", 'm', "identity in inference; dropout when training_mode is true"},
@@ -364,7 +365,8 @@ static const onx_op_status CATALOGUE[] = {
     {"LRN", 'm', "lrn"},
     {"LSTM", 'm', "lstm"},
     {"LayerNormalization", 'm', "layer_norm"},
-    {"LinearAttention", '-', "linear attention (opset 27; no ftrun op: its _expanded form runs)"},
+    {"LinearAttention", 'm', "split, reshape, exp, mul, sub, add, matmul and concat: the recurrence unrolled over T "
+                             "at load, in f32 (linear, gated, delta, gated_delta; GQA)"},
     {"LeakyRelu", 'm', "leaky_relu"},
     {"Less", 'm', "less (opsets 1-6: B reshaped for the broadcast and axis attributes)"},
     {"LessOrEqual", 'm', "less_equal"},
@@ -402,7 +404,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Pow", 'm', "pow (opsets 1-6: B reshaped for the broadcast and axis attributes)"},
     {"QLinearConv", 'm', "qlinear_conv"},
     {"QLinearMatMul", 'm', "qlinear_matmul"},
-    {"QuantizeLinear", 'm', "quantize_linear"},
+    {"QuantizeLinear", 'm', "quantize_linear (block_size: expanded into div, round, add and quantize_linear)"},
     {"RMSNormalization", 'm', "rms_norm"},
     {"RNN", 'm', "rnn"},
     {"RandomNormal", '-', RAND},

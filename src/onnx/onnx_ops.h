@@ -127,6 +127,8 @@ ft_status ox_map_group_norm(onx_ctx *c, const onx_node *n);
 ft_status ox_map_lp_norm(onx_ctx *c, const onx_node *n);
 ft_status ox_map_mvn(onx_ctx *c, const onx_node *n);
 ft_status ox_map_attention(onx_ctx *c, const onx_node *n);
+/* onnx_ops_linattn.c */
+ft_status ox_map_linear_attention(onx_ctx *c, const onx_node *n);
 /* onnx_ops_rnn.c */
 ft_status ox_map_rnn(onx_ctx *c, const onx_node *n);
 ft_status ox_map_rotary(onx_ctx *c, const onx_node *n);

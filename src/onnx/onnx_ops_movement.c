@@ -164,8 +164,9 @@ ft_status ox_map_gather(onx_ctx *c, const onx_node *n)
 ft_status ox_map_pad(onx_ctx *c, const onx_node *n)
 {
     const char *mode = onx_attr_s(c, n, "mode", "constant");
-    if (strcmp(mode, "constant") != 0 && strcmp(mode, "reflect") != 0 && strcmp(mode, "edge") != 0)
-        return onx_unsupported(c, n, "attribute mode='%s' (ftrun's pad has constant, reflect and edge)", mode);
+    if (strcmp(mode, "constant") != 0 && strcmp(mode, "reflect") != 0 && strcmp(mode, "edge") != 0 &&
+        strcmp(mode, "wrap") != 0)
+        return onx_unsupported(c, n, "attribute mode='%s' (ftrun's pad has constant, reflect, edge and wrap)", mode);
     const int64_t *pads, *axes = NULL;
     int np, na = -1;
     double value = onx_attr_f(n, "value", 0.0);

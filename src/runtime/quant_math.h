@@ -24,8 +24,8 @@
 /* The range of a quantized dtype (u8, i8, i16; i32 for accumulators). */
 static inline FT_QM_HD void ft_qrange(int dt, int64_t *lo, int64_t *hi)
 {
-    *lo = dt == FT_U8 ? 0 : dt == FT_I8 ? -128 : dt == FT_I16 ? -32768 : -2147483648LL;
-    *hi = dt == FT_U8 ? 255 : dt == FT_I8 ? 127 : dt == FT_I16 ? 32767 : 2147483647LL;
+    *lo = dt == FT_U8 || dt == FT_U16 ? 0 : dt == FT_I8 ? -128 : dt == FT_I16 ? -32768 : -2147483648LL;
+    *hi = dt == FT_U8 ? 255 : dt == FT_I8 ? 127 : dt == FT_I16 ? 32767 : dt == FT_U16 ? 65535 : 2147483647LL;
 }
 
 /* r (already rounded to an integer value) plus zp, saturated to [lo, hi]. */

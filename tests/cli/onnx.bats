@@ -348,6 +348,40 @@ save(m, sys.argv[1])' "$T/m.onnx"
     refused "$T/m.onnx" 3 "bn0" "attribute is_test=0" "ap0" "attribute count_include_pad=1"
 }
 
+linattn() {
+    onx '
+ins = [value(k, TensorProto.FLOAT, [1, 3, w]) for k, w in (("q", 8), ("k", 8), ("v", 6), ("d", 2), ("b", 2))]
+node = helper.make_node("LinearAttention", sys.argv[2].split(","), ["y", "s"], name="la0", **eval(sys.argv[3]))
+g = helper.make_graph([node], "la", ins, [value("y", TensorProto.FLOAT, None), value("s", TensorProto.FLOAT, None)])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 27)])
+m.ir_version = 10
+save(m, sys.argv[1])' "$@"
+}
+
+@test "onnx: LinearAttention with heads, update_rule or inputs that do not agree is refused naming the node and values" {
+    linattn "$T/m.onnx" q,k,v,,d,b '{"q_num_heads": 2, "kv_num_heads": 2}'
+    refused "$T/m.onnx" 0
+    linattn "$T/m.onnx" q,k,v '{"q_num_heads": 3, "kv_num_heads": 2, "update_rule": "linear"}'
+    refused "$T/m.onnx" 3 "la0" "LinearAttention" "q_num_heads (3)" "kv_num_heads (2)"
+    linattn "$T/m.onnx" q,k,v '{"q_num_heads": 2, "kv_num_heads": 2, "update_rule": "fast"}'
+    refused "$T/m.onnx" 3 "la0" "update_rule 'fast'"
+    linattn "$T/m.onnx" q,k,v,,d '{"q_num_heads": 2, "kv_num_heads": 2, "update_rule": "delta"}'
+    refused "$T/m.onnx" 3 "la0" "update_rule 'delta' needs input 5 (beta)"
+    linattn "$T/m.onnx" q,d,v '{"q_num_heads": 2, "kv_num_heads": 2, "update_rule": "linear"}'
+    refused "$T/m.onnx" 3 "la0" "key [1, 3, 2]" "q_num_heads 2"
+}
+
+@test "onnx: blocked QuantizeLinear whose scale does not have one value per block is refused naming the shapes" {
+    onx '
+ins = [value("x", TensorProto.FLOAT, [3, 5]), value("s", TensorProto.FLOAT, [3, 2])]
+node = helper.make_node("QuantizeLinear", ["x", "s"], ["y"], name="bq0", axis=1, block_size=2)
+g = helper.make_graph([node], "bq", ins, [value("y", TensorProto.UINT8, None)])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+m.ir_version = 10
+save(m, sys.argv[1])' "$T/m.onnx"
+    refused "$T/m.onnx" 3 "bq0" "QuantizeLinear" "block_size 2 on axis 1" "scale [3,2]" "shape [3,5]"
+}
+
 # ---- values that must be known when the model loads ----
 
 @test "onnx: Reshape whose shape is a graph input is refused naming the node, op and input" {

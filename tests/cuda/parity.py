@@ -121,7 +121,7 @@ ANY = NUMS + ("bool",)
 SIGNED = FLOATS + SINTS
 # NumPy has no bf16: a bf16 tensor reads an f32 .npy, rounded to nearest even
 NP = {"f16": np.float16, "bf16": np.float32, "f32": np.float32, "f64": np.float64, "i8": np.int8,
-      "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8, "bool": np.bool_}
+      "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8, "u16": np.uint16, "bool": np.bool_}
 IRANGE = {"i8": (-128, 128), "i16": (-32768, 32768), "i32": (-2 ** 31, 2 ** 31), "i64": (-2 ** 63, 2 ** 63),
           "u8": (0, 256)}
 NAN, INF = float("nan"), float("inf")
@@ -786,6 +786,8 @@ def gen_quant():
                     return [g.x(dt, shape, -300, 300), g.x(dt, [c], 0.05, 2.0), g.x(qd, [c])]
                 single("quantize_linear/%s/%s/%s/axis=%d" % (dt, qd, sh(shape), axis), "quantize_linear", mk,
                        attrs={"axis": axis})
+        single("quantize_linear/%s/u16/[33,65]/per_tensor" % dt, "quantize_linear",
+               lambda g, dt=dt: [q_ties(g, dt, [33, 65]), g.arr(dt, np.array(0.5)), g.arr("u16", np.array(30000))])
         single("quantize_linear/%s/u8/[33,65]/no_zero_point" % dt, "quantize_linear",
                lambda g, dt=dt: [g.x(dt, [33, 65], -3, 300), g.arr(dt, np.array(0.75))])
     for qd in ("u8", "i8", "i16", "i32"):
@@ -979,6 +981,8 @@ def gen_movement():
         ("[1,1,1,2,2,3]/edge", [[1, 1, 1, 2, 2, 3]], {"pads": [0, 1, 0, 1, 2, 0, 1, 0, 1, 0, 0, 2], "mode": "edge"}, 1),
         ("[256,1024]/reflect", [[256, 1024]], {"pads": [3, 5, 2, 7], "mode": "reflect"}, 1),
         ("[4,5]/constant_negative", [[4, 5]], {"pads": [-1, 2, 0, -3], "value": -2.0}, 1),
+        ("[2,3,4]/wrap", [[2, 3, 4]], {"pads": [0, 7, 1, 1, 2, 6], "mode": "wrap"}, 1),
+        ("[5,6]/wrap_negative", [[5, 6]], {"pads": [-2, 3, 4, -1], "mode": "wrap"}, 1),
     ]
     movement("pad", pads)
     gathers = [

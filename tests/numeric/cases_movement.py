@@ -75,7 +75,14 @@ def onnx_pad(x, pads, mode="constant", value=0.0, axes=None):
     if mode == "constant":
         cv = np.array(value).astype(x.dtype)
         return {"y": np.pad(x, pw, mode="constant", constant_values=cv)}
-    return {"y": np.pad(x, pw, mode={"reflect": "reflect", "edge": "edge"}[mode])}
+    if mode == "wrap" and any(b > n or e > n for (b, e), n in zip(pw, x.shape)):
+        # ONNX's torus: the axis repeats periodically however far the pads
+        # reach (numpy.pad, right for pads up to the axis size, then re-wraps
+        # its own padding and breaks the period)
+        for a, (b, e) in enumerate(pw):
+            x = np.take(x, np.arange(-b, x.shape[a] + e) % x.shape[a], axis=a)
+        return {"y": x}
+    return {"y": np.pad(x, pw, mode={"reflect": "reflect", "edge": "edge", "wrap": "wrap"}[mode])}
 
 
 def split_expect(x, axis, sizes):
@@ -191,6 +198,13 @@ def movement_cases():
             ("negative pads crop", [(5, 6)], {"pads": [-1, 2, -2, 1]}, lambda x: onnx_pad(x[0], [-1, 2, -2, 1])),
             ("edge negative pads", [(5, 6)], {"pads": [0, -2, -1, 0], "mode": "edge"},
              lambda x: onnx_pad(x[0], [0, -2, -1, 0], "edge")),
+            ("wrap", [(3, 4)], {"pads": [2, 1, 1, 3], "mode": "wrap"}, lambda x: onnx_pad(x[0], [2, 1, 1, 3], "wrap")),
+            ("wrap pads larger than the axis", [(2, 3)], {"pads": [5, 7, 3, 4], "mode": "wrap"},
+             lambda x: onnx_pad(x[0], [5, 7, 3, 4], "wrap")),
+            ("wrap negative pads", [(5, 6)], {"pads": [-1, 4, 2, -3], "mode": "wrap"},
+             lambda x: onnx_pad(x[0], [-1, 4, 2, -3], "wrap")),
+            ("NCHW spatial wrap", [(2, 3, 6, 5)], {"pads": [0, 0, 2, 6, 0, 0, 7, 1], "mode": "wrap"},
+             lambda x: onnx_pad(x[0], [0, 0, 2, 6, 0, 0, 7, 1], "wrap")),
             ("axes=[-1]", [(2, 3, 4)], {"pads": [1, 2], "axes": [-1]}, lambda x: onnx_pad(x[0], [1, 2], axes=[-1])),
             ("NCHW spatial reflect", [(2, 3, 6, 5)], {"pads": [0, 0, 2, 1, 0, 0, 1, 2], "mode": "reflect"},
              lambda x: onnx_pad(x[0], [0, 0, 2, 1, 0, 0, 1, 2], "reflect")),
@@ -267,6 +281,10 @@ def error_cases():
         c.append(Case(label + " out of range: exit 3 naming the node", op, attrs={"axis": axis},
                       inputs=[("data", data), ("indices", ind)], exit_code=3, node_name="lookup",
                       stderr_re=[r"lookup"]))
+    for mode in ("wrap", "edge"):
+        c.append(Case("pad %s of an empty axis: exit 3 naming the node and the axis" % mode, "pad",
+                      attrs={"pads": [0, 1, 0, 0], "mode": mode}, inputs=[("x", np.zeros((2, 0), np.float32))],
+                      exit_code=3, node_name="padder", stderr_re=[r"padder", r"mode '%s' cannot pad axis 1" % mode]))
     return c
 
 

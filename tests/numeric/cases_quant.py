@@ -28,8 +28,8 @@ import numpy as np
 
 from harness import Case
 
-QR = {"u8": (0, 255), "i8": (-128, 127), "i16": (-32768, 32767)}
-NPQ = {"u8": np.uint8, "i8": np.int8, "i16": np.int16}
+QR = {"u8": (0, 255), "i8": (-128, 127), "i16": (-32768, 32767), "u16": (0, 65535)}
+NPQ = {"u8": np.uint8, "i8": np.int8, "i16": np.int16, "u16": np.uint16}
 
 
 def along(v, rank, axis):
@@ -198,7 +198,7 @@ def quant_cases():
     for xd in (np.float32, np.float64, np.float16):
         xn = np.dtype(xd).name
         x = ties(xd)
-        for qdt, zp in (("u8", 0), ("u8", 128), ("i8", 0), ("i8", -3), ("i16", 1000)):
+        for qdt, zp in (("u8", 0), ("u8", 128), ("i8", 0), ("i8", -3), ("i16", 1000), ("u16", 30000), ("u16", 0)):
             s = np.array(1.0, xd)
             z = np.array(zp, NPQ[qdt])
             c.append(Case("quantize_linear %s->%s ties/saturation zp=%d" % (xn, qdt, zp), "quantize_linear",

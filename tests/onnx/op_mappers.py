@@ -11,7 +11,9 @@ RotaryEmbedding, the short expansions (PRelu and Shrink on integers, Clip
 with computed bounds, QuantizeLinear), the losses' optional log_prob output
 and i32 targets, STFT of a complex signal, DeformConv (opset 19) and Det, and the legacy
 forms of opsets 1-6 (broadcast and axis attributes, Gemm's broadcast,
-BatchNormalization's is_test, AveragePool without count_include_pad).
+BatchNormalization's is_test, AveragePool without count_include_pad), 
+LinearAttention (opset 27) against its recurrence computed token by token, and
+blocked QuantizeLinear/DequantizeLinear (block_size).
 Expected values come from NumPy or
 PyTorch, never from ftrun.
 
@@ -611,6 +613,71 @@ xi, si, bi = f32(2, 3, 4, 5), f32(3), f32(3)
 case("instance_norm_1_consumed_inputs", "InstanceNormalization", {"x": xi},
      {"y": F.instance_norm(T(xi), weight=T(si), bias=T(bi), eps=1e-3).numpy()}, 1,
      {"epsilon": 1e-3, "consumed_inputs": [0, 0, 0]}, {"s": si, "bias": bi}, ["x", "s", "bias"])
+
+
+# LinearAttention (opset 27): the recurrence of its operator text, token by
+# token in float64 (S per KV head [d_k, d_v]; query head j reads KV head j // G).
+def linear_attention(q, k, v, hq, hkv, rule, past=None, decay=None, beta=None, scale=0.0):
+    b, t, _ = q.shape
+    dk, dv = q.shape[2] // hq, v.shape[2] // hkv
+    s = np.zeros((b, hkv, dk, dv)) if past is None else past.astype(np.float64)
+    qs, ks, vs = q.reshape(b, t, hq, dk), k.reshape(b, t, hkv, dk), v.reshape(b, t, hkv, dv)
+    g = None if decay is None else np.exp(decay.reshape(b, t, hkv, -1).astype(np.float64))
+    bt = None if beta is None else np.broadcast_to(beta.reshape(b, t, -1), (b, t, hkv))
+    out = np.zeros((b, t, hq, dv))
+    for i in range(t):
+        kt, vt = ks[:, i].astype(np.float64), vs[:, i].astype(np.float64)
+        if rule in ("gated", "gated_delta"):
+            s = s * g[:, i][..., None]
+        w = vt
+        if rule in ("delta", "gated_delta"):
+            w = bt[:, i][..., None] * (vt - np.einsum("bhkv,bhk->bhv", s, kt))
+        s = s + kt[..., :, None] * w[..., None, :]
+        for j in range(hq):
+            out[:, i, j] = (scale or 1 / np.sqrt(dk)) * np.einsum("bk,bkv->bv", qs[:, i, j], s[:, j // (hq // hkv)])
+    return out.reshape(b, t, hq * dv).astype(np.float32), s.astype(np.float32)
+
+
+la_q, la_k, la_v = f32(2, 5, 6 * 4), f32(2, 5, 2 * 4), f32(2, 5, 2 * 3)
+la_k = (la_k.reshape(2, 5, 2, 4) / np.linalg.norm(la_k.reshape(2, 5, 2, 4), axis=-1, keepdims=True)).reshape(2, 5, 8)
+la_s, la_dh, la_dk = f32(2, 2, 4, 3), -np.abs(f32(2, 5, 2)) * 0.3, -np.abs(f32(2, 5, 8)) * 0.3
+la_b1, la_b2 = 1 / (1 + np.exp(-f32(2, 5, 1))), 1 / (1 + np.exp(-f32(2, 5, 2)))
+for rule, extra, names in (("linear", {}, ["q", "k", "v"]),
+                           ("gated", {"decay": la_dk}, ["q", "k", "v", "", "decay"]),
+                           ("delta", {"past": la_s, "beta": la_b2}, ["q", "k", "v", "past", "", "beta"]),
+                           ("gated_delta", {"past": la_s, "decay": la_dh, "beta": la_b1},
+                            ["q", "k", "v", "past", "decay", "beta"])):
+    la_o, la_st = linear_attention(la_q, la_k, la_v, 6, 2, rule, **extra)
+    case("linear_attention_27_" + rule + "_gqa", "LinearAttention", {"q": la_q, "k": la_k, "v": la_v, **extra},
+         {"y": la_o, "state": la_st}, 27, {"update_rule": rule, "q_num_heads": 6, "kv_num_heads": 2}, {}, names)
+la_o, la_st = linear_attention(la_q[:, :1], la_k[:, :1], la_v[:, :1], 6, 2, "gated_delta", la_s, la_dh[:, :1],
+                               la_b2[:, :1], scale=0.25)
+case("linear_attention_27_decode_scale", "LinearAttention",
+     {"q": la_q[:, :1], "k": la_k[:, :1], "v": la_v[:, :1], "past": la_s, "decay": la_dh[:, :1], "beta": la_b2[:, :1]},
+     {"y": la_o, "state": la_st}, 27, {"q_num_heads": 6, "kv_num_heads": 2, "scale": 0.25})
+
+
+# Blocked quantization (opset 21 block_size): scale and zero point repeated
+# block_size times along the axis, the last block cut short; ONNX's
+# saturate(round-half-even(x / scale) + zero_point) and (x - zero_point) * scale.
+def blocks(a, axis, bs, n):
+    return np.take(np.repeat(a, bs, axis=axis), np.arange(n), axis=axis)
+
+
+bq_x, bq_s = f32(3, 5) * 40, np.abs(f32(3, 3)) + 0.1
+bq_z = rng.integers(-20, 20, (3, 3)).astype(np.int8)
+bq_y = np.clip(np.rint(bq_x / blocks(bq_s, 1, 2, 5)) + blocks(bq_z, 1, 2, 5), -128, 127).astype(np.int8)
+case("quantize_linear_21_blocked_i8_cut", "QuantizeLinear", {"x": bq_x, "s": bq_s, "z": bq_z}, {"y": bq_y}, 21,
+     {"axis": 1, "block_size": 2})
+bq_s0 = np.abs(f32(2, 5)) + 0.05
+bq_y0 = np.clip(np.rint(bq_x / blocks(bq_s0, 0, 2, 3)), 0, 255).astype(np.uint8)
+case("quantize_linear_21_blocked_u8_axis0", "QuantizeLinear", {"x": bq_x, "s": bq_s0}, {"y": bq_y0}, 21,
+     {"axis": 0, "block_size": 2, "output_dtype": TP.UINT8})
+bd_x = rng.integers(0, 256, (2, 7, 3)).astype(np.uint8)
+bd_s, bd_z = np.abs(f32(2, 3, 3)), rng.integers(0, 256, (2, 3, 3)).astype(np.uint8)
+bd_y = ((bd_x.astype(np.float32) - blocks(bd_z, 1, 3, 7).astype(np.float32)) * blocks(bd_s, 1, 3, 7)).astype(np.float32)
+case("dequantize_linear_21_blocked_u8_cut", "DequantizeLinear", {"x": bd_x, "s": bd_s, "z": bd_z}, {"y": bd_y}, 21,
+     {"axis": -2, "block_size": 3})
 
 if __name__ == "__main__":
     pat = sys.argv[1] if len(sys.argv) > 1 else ""
