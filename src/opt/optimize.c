@@ -600,6 +600,7 @@ static const struct {
 } passes[FT_OPT_N_PASSES] = {
     [FT_OPT_bn_fold] = {"bn_fold", 2, pass_bn_fold},
     [FT_OPT_silu] = {"silu", 2, opt_silu},
+    [FT_OPT_hard_swish] = {"hard_swish", 2, opt_hard_swish},
     [FT_OPT_gelu] = {"gelu", 2, opt_gelu},
     [FT_OPT_layer_norm] = {"layer_norm", 2, opt_layer_norm},
     [FT_OPT_rms_norm] = {"rms_norm", 2, opt_rms_norm},

@@ -1,6 +1,6 @@
 /* The optimizer's expanded-form passes (optimize.h, ftrun(1) OPTIMIZER):
  * subgraphs that exporters write for an op ftrun has, replaced by that op:
- * silu, gelu (erf and tanh forms), layer_norm, rms_norm, softmax and
+ * silu, hard_swish, gelu (erf and tanh forms), layer_norm, rms_norm, softmax and
  * log_softmax (ONNX's own function bodies) and scaled dot-product attention.
  * Each rewrites a pattern only when its intermediates have no reader outside
  * it and are no graph output; the pattern's last node becomes the op (its
@@ -12,18 +12,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* --- silu: mul(x, sigmoid(x)), either operand order --------------------- */
-ft_status opt_silu(opt *o, int *count)
+/* --- silu and hard_swish: mul(x, gate(x)), either operand order ---------- */
+/* Whether node p is the gate of `fused`: sigmoid for silu; for hard_swish a
+ * hard_sigmoid with HardSwish's alpha 1/6 (to f32's precision, as exporters
+ * write it) and beta 1/2. */
+static int is_gate(const opt *o, int p, ft_op fused)
+{
+    const ft_unary_params *u = &o->g->nodes[p].params.unary;
+    return fused == FT_OP_SILU || (fabs(u->alpha - 1.0 / 6) <= 1e-7 && u->beta == 0.5);
+}
+
+static ft_status gated(opt *o, int *count, ft_op gate, ft_op fused)
 {
     ft_graph *g = o->g;
     for (int k = 0; (k = opt_next_live(o, k, FT_OP_MUL)) < g->n_nodes; k++) {
         for (int side = 0; side < 2; side++) {
             int s = g->nodes[k].in[side], x = g->nodes[k].in[1 - side];
-            int p = opt_prod(o, s, FT_OP_SIGMOID);
-            if (p < 0 || g->nodes[p].in[0] != x || !opt_private(o, s) || !opt_same_as_input(o, x, g->nodes[k].out[0], FT_OP_SILU))
+            int p = opt_prod(o, s, gate);
+            if (p < 0 || g->nodes[p].in[0] != x || !is_gate(o, p, fused) || !opt_private(o, s) ||
+                !opt_same_as_input(o, x, g->nodes[k].out[0], fused))
                 continue;
             opt_kill(o, p);
-            ft_status st = opt_rewrite(o, k, FT_OP_SILU, &x, 1);
+            ft_status st = opt_rewrite(o, k, fused, &x, 1);
             if (st)
                 return st;
             ++*count;
@@ -32,6 +42,9 @@ ft_status opt_silu(opt *o, int *count)
     }
     return FT_OK;
 }
+
+ft_status opt_silu(opt *o, int *count) { return gated(o, count, FT_OP_SIGMOID, FT_OP_SILU); }
+ft_status opt_hard_swish(opt *o, int *count) { return gated(o, count, FT_OP_HARD_SIGMOID, FT_OP_HARD_SWISH); }
 
 /* Binary node k has a one-element constant operand near c: 1, *rest the other. */
 static int scalar_side(const opt *o, int k, double c, int *rest)

@@ -55,6 +55,7 @@ ft_attr_val *opt_attr(ft_node *n, const char *name);
 
 /* optimize_forms.c: each counts what it rewrote in *count. */
 ft_status opt_silu(opt *o, int *count);
+ft_status opt_hard_swish(opt *o, int *count);
 ft_status opt_gelu(opt *o, int *count);
 ft_status opt_layer_norm(opt *o, int *count);
 ft_status opt_rms_norm(opt *o, int *count);

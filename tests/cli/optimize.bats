@@ -28,6 +28,13 @@ if kind in ("silu", "silu_swapped", "silu_shared"):
     want = xd / (1 + np.exp(-xd))
     if kind == "silu_shared":
         outs.append("s")
+elif kind in ("hard_swish", "hard_swish_swapped", "hard_sigmoid_other"):
+    # x * hard_sigmoid(x) with HardSwish's alpha 1/6 (as f32) and beta 1/2; other alphas stay as they are
+    alpha = 0.2 if kind == "hard_sigmoid_other" else 1.0 / 6
+    order = ["s", "x"] if kind != "hard_swish_swapped" else ["x", "s"]
+    nodes = [h.make_node("HardSigmoid", ["x"], ["s"], name="hsig", alpha=alpha),
+             h.make_node("Mul", order, ["y"], name="hswish")]
+    want = xd * np.clip(np.float32(alpha).astype(np.float64) * xd + 0.5, 0, 1)
 elif kind in ("gelu", "gelu_half_first", "gelu_shared"):
     nodes = [h.make_node("Div", ["x", "sqrt2"], ["d"]), h.make_node("Erf", ["d"], ["e"]),
              h.make_node("Add", ["e", "one"], ["a"])]
@@ -151,6 +158,9 @@ elif kind.startswith("conv_"):  # conv (bias, pads) then an activation; oracle: 
         nodes.append(h.make_node("HardSwish", ["c"], ["y"], name="act"))
         want = c * np.clip(c + 3, 0, 6) / 6
         opset = 14
+    elif kind == "conv_hardsigmoid_mul":  # hardswish as torch.onnx writes it below opset 14
+        nodes += [h.make_node("HardSigmoid", ["c"], ["s"], alpha=1.0 / 6), h.make_node("Mul", ["c", "s"], ["y"], name="act")]
+        want = c * np.clip(c / 6 + 0.5, 0, 1)
     if kind == "conv_shared":
         nodes.append(h.make_node("Neg", ["c"], ["z"]))
         outs.append("z")
@@ -307,7 +317,7 @@ one_conv() {
     for k in silu silu_swapped; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): bn_fold 0, silu 1, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): bn_fold 0, silu 1, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ swish\ +silu ]]
         [[ ! "$output" =~ sigmoid ]]
@@ -315,12 +325,28 @@ one_conv() {
     done
 }
 
+@test "hard_swish: mul(hard_sigmoid(x; alpha 1/6, beta 1/2), x) in either order becomes hard_swish; other alphas do not" {
+    for k in hard_swish hard_swish_swapped; do
+        mk $k
+        run opt_line $k
+        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 1, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
+        run "$FTRUN" info "$T/$k.onnx"
+        [[ "$output" =~ hswish\ +hard_swish ]]
+        [[ ! "$output" =~ hard_sigmoid ]]
+        same $k
+    done
+    mk hard_sigmoid_other
+    run opt_line hard_sigmoid_other
+    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
+    same hard_sigmoid_other
+}
+
 @test "gelu: the erf form (two associations) and the tanh form (x*x*x or pow(x, 3)) become gelu" {
     # gelu, gelu_half_first: x/2 (1 + erf(x/sqrt 2)); gelu_tanh*: approximate tanh
     for k in gelu gelu_half_first gelu_tanh gelu_tanh_pow; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 1, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 1, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ gelu_out\ +gelu ]]
         [[ ! "$output" =~ (erf|tanh)\  ]]
@@ -332,7 +358,7 @@ one_conv() {
 @test "layer_norm: the opset-13 expansion with scale and bias becomes layer_norm" {
     mk layer_norm
     run opt_line layer_norm
-    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 1, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 1, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/layer_norm.onnx"
     [[ "$output" =~ ln_out\ +layer_norm ]]
     [[ "$output" =~ nodes:\ 1, ]]
@@ -342,7 +368,7 @@ one_conv() {
 # counts "name N, ..." of the optimizer line: every count not named is 0
 counts() {
     local line="optimizer (-O2):" n
-    for n in bn_fold silu gelu layer_norm rms_norm softmax log_softmax attention transpose conv_add conv_act matmul_epi dead; do
+    for n in bn_fold silu hard_swish gelu layer_norm rms_norm softmax log_softmax attention transpose conv_add conv_act matmul_epi dead; do
         local v=0 kv
         for kv in "$@"; do [ "${kv% *}" = $n ] && v=${kv#* }; done
         line="$line $n $v,"
@@ -433,7 +459,7 @@ with torch.no_grad():
     np.save("want.npy", m(x).numpy())
 EOF
     run "$FTRUN" info m.onnx
-    [[ "$output" =~ optimizer\ \(-O2\):\ bn_fold\ 0,\ silu\ 0,\ gelu\ 2,\ layer_norm\ 3,\ rms_norm\ 0,\ softmax\ 0,\ log_softmax\ 0,\ attention\ 0,\ transpose\ 0,\ conv_add\ 0,\ conv_act\ 0,\ matmul_epi\ 5,\ dead\ 0 ]]
+    [[ "$output" =~ optimizer\ \(-O2\):\ bn_fold\ 0,\ silu\ 0,\ hard_swish\ 0,\ gelu\ 2,\ layer_norm\ 3,\ rms_norm\ 0,\ softmax\ 0,\ log_softmax\ 0,\ attention\ 0,\ transpose\ 0,\ conv_add\ 0,\ conv_act\ 0,\ matmul_epi\ 5,\ dead\ 0 ]]
     [[ ! "$output" =~ reduce_mean ]]
     "$FTRUN" m.onnx -i x=x.npy -o o2 -q --expect want.npy --rtol 1e-4 --atol 1e-4
     "$FTRUN" m.onnx -i x=x.npy -o o0 -q -O0 --expect want.npy --rtol 1e-4 --atol 1e-4
@@ -463,34 +489,36 @@ EOF
            {"name": "sum", "op": "add", "inputs": ["x", "w_t"], "outputs": ["y"]}]}
 EOF
     run "$FTRUN" info tc.json
-    [[ "$output" =~ optimizer\ \(-O2\):\ bn_fold\ 0,\ silu\ 0,\ gelu\ 0,\ layer_norm\ 0,\ rms_norm\ 0,\ softmax\ 0,\ log_softmax\ 0,\ attention\ 0,\ transpose\ 1,\ conv_add\ 0,\ conv_act\ 0,\ matmul_epi\ 0,\ dead\ 0 ]]
+    [[ "$output" =~ optimizer\ \(-O2\):\ bn_fold\ 0,\ silu\ 0,\ hard_swish\ 0,\ gelu\ 0,\ layer_norm\ 0,\ rms_norm\ 0,\ softmax\ 0,\ log_softmax\ 0,\ attention\ 0,\ transpose\ 1,\ conv_add\ 0,\ conv_act\ 0,\ matmul_epi\ 0,\ dead\ 0 ]]
     [[ "$output" =~ nodes:\ 1, ]]
     npy want.npy 'np.load("x.npy") + np.load("w.npy").transpose(2, 0, 1)'
     "$FTRUN" tc.json -i x=x.npy -o o2 -q --expect want.npy --rtol 0 --atol 0
     "$FTRUN" tc.json -i x=x.npy -o o0 -q -O0 --expect want.npy --rtol 0 --atol 0
     mk gemm_transposed
     run opt_line gemm_transposed
-    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 1, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 1, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/gemm_transposed.onnx"
     [[ "$output" =~ nodes:\ 1, ]]
     same gemm_transposed
 }
 
 @test "conv_act: relu, clip (relu6), sigmoid-mul (silu) and hard_swish after a conv fold into the conv" {
-    for k in conv_relu conv_relu6 conv_dw_relu6 conv_silu conv_hardswish; do
+    for k in conv_relu conv_relu6 conv_dw_relu6 conv_silu conv_hardswish conv_hardsigmoid_mul; do
         mk $k
         run opt_line $k
-        if [ $k = conv_silu ]; then
-            [ "$output" = "optimizer (-O2): bn_fold 0, silu 1, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, matmul_epi 0, dead 0" ]
+        if [ $k = conv_hardsigmoid_mul ]; then
+            [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 1, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, matmul_epi 0, dead 0" ]
+        elif [ $k = conv_silu ]; then
+            [ "$output" = "optimizer (-O2): bn_fold 0, silu 1, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, matmul_epi 0, dead 0" ]
         else
-            [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, matmul_epi 0, dead 0" ]
+            [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, matmul_epi 0, dead 0" ]
         fi
         # one node, a conv named after the conv with the activation fused into it
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ nodes:\ 1, ]]
         case $k in
         conv_silu) [[ "$output" =~ conv\+silu\ +conv ]] ;;
-        conv_hardswish) [[ "$output" =~ conv\+hard_swish\ +conv ]] ;;
+        conv_hardswish | conv_hardsigmoid_mul) [[ "$output" =~ conv\+hard_swish\ +conv ]] ;;
         conv_relu) [[ "$output" =~ conv\+relu\ +conv ]] ;;
         *) [[ "$output" =~ conv\+clip\ +conv ]] ;;
         esac
@@ -520,7 +548,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
 @test "conv_act: a conv whose output has another reader keeps its activation node" {
     mk conv_shared
     run opt_line conv_shared
-    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/conv_shared.onnx"
     [[ "$output" =~ act\ +relu ]]
     "$FTRUN" "$T/conv_shared.onnx" -i x=x.npy -o o2 -q
@@ -529,7 +557,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
 
 @test "bn_fold: batch_norm after a conv goes into its weights and bias (with or without a bias); the relu then fuses" {
     for k in conv_bn conv_bn_nobias; do
-        one_conv $k "optimizer (-O2): bn_fold 1, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, matmul_epi 0, dead 0"
+        one_conv $k "optimizer (-O2): bn_fold 1, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, matmul_epi 0, dead 0"
     done
     # written out (convert, pack), the folded graph keeps its folded weights
     # and no batch_norm, and runs to the same values at -O0
@@ -556,7 +584,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
     for k in conv_add_relu conv_add_swapped conv_add; do
         act=1
         [ $k = conv_add ] && act=0
-        one_conv $k "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 1, conv_act $act, matmul_epi 0, dead 0"
+        one_conv $k "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 1, conv_act $act, matmul_epi 0, dead 0"
     done
     # the fused graph written out has the residual as the conv's input 3, bias kept
     "$FTRUN" convert "$T/conv_add_relu.onnx" -o c.ftg -q
@@ -570,7 +598,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
     for k in conv_add_shared conv_add_bcast; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ add\ +add ]]
         "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o2 -q
@@ -587,7 +615,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
         mm_bias_gelu) want="gelu 1, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 2," ;;
         *) want="gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 1," ;;
         esac
-        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, $want dead 0" ]
+        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, $want dead 0" ]
         # one node, the product, named after it with the ops fused into it
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ nodes:\ 1, ]]
@@ -606,7 +634,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
 @test "matmul_epi: a product whose output has another reader keeps its add and activation" {
     mk mm_shared
     run opt_line mm_shared
-    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/mm_shared.onnx"
     [[ "$output" =~ nodes:\ 4, ]]
     "$FTRUN" "$T/mm_shared.onnx" -i x=x.npy -o o2 -q
