@@ -187,6 +187,9 @@ int ft_node_dynamic(const ft_graph *g, const ft_node *n);
 int ft_node_data_dependent(const ft_graph *g, const ft_node *n);
 /* How many nodes of g have a guard (ft_node_guard). */
 int ft_graph_guarded(const ft_graph *g);
+/* The same count, and which nodes run on which guard, into buf, in order:
+ * "'a', 'b' if 'c'; 'd' if 'not_c'" (cut with "..." when longer). */
+int ft_graph_guards_str(const ft_graph *g, char *buf, size_t n);
 
 /* Tensor index by name, or -1. */
 int ft_graph_find(const ft_graph *g, const char *name);

@@ -5,6 +5,7 @@
  * (FT_TF_DYNAMIC), the executor gives them memory for that bound at run time,
  * and the kernel sets the shape it wrote (runtime/backend.h). */
 #include <stdio.h>
+#include <string.h>
 
 #include "graph.h"
 #include "infer_common.h"
@@ -188,5 +189,29 @@ int ft_graph_dynamic_str(const ft_graph *g, char *buf, size_t n)
         }
         len += (size_t)snprintf(buf + len, n - len, "%s '%s' (%s)", named++ ? "," : "", nd->name, ft_op_name(nd->op));
     }
+    return count;
+}
+
+int ft_graph_guards_str(const ft_graph *g, char *buf, size_t n)
+{
+    int count = 0, prev = -1;
+    size_t len = 0;
+    buf[0] = 0;
+    for (int k = 0; k < g->n_nodes && len < n; k++) {
+        const ft_node *nd = &g->nodes[g->order ? g->order[k] : k];
+        int gt = ft_node_guard(nd);
+        if (gt < 0)
+            continue;
+        if (count++ && gt != prev) /* the nodes before ran on the guard before */
+            len += (size_t)snprintf(buf + len, n - len, " if '%s';", g->tensors[prev].name);
+        if (len < n)
+            len += (size_t)snprintf(buf + len, n - len, "%s'%s'", count > 1 && gt == prev ? ", " : count > 1 ? " " : "",
+                                    nd->name);
+        prev = gt;
+    }
+    if (count && len < n)
+        snprintf(buf + len, n - len, " if '%s'", g->tensors[prev].name);
+    if (len >= n && n > 4)
+        memcpy(buf + n - 4, "...", 4);
     return count;
 }
