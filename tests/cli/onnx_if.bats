@@ -16,6 +16,12 @@ setup_file() {
 
 M=${BATS_FILE_TMPDIR:-}
 
+# runs ARGS...: `ftrun run ARGS` three times (-n 3) succeeds
+runs() {
+    run "$FTRUN" run "$@" -q -n 3
+    [ "$status" -eq 0 ]
+}
+
 # conv NAME: the model converted to a binary graph with nothing given at load
 conv() {
     run "$FTRUN" convert "$M/$1.onnx" -o "$T/$1.ftg"
@@ -25,8 +31,7 @@ conv() {
 @test "onnx If: a run-time condition (sum(x) > 0) with outer-scope values gives NumPy's values both ways, -n 3" {
     conv basic
     for x in x xneg; do
-        run "$FTRUN" run "$T/basic.ftg" -i x="$M/$x.npy" -o "$T/o_$x" -q -n 3
-        [ "$status" -eq 0 ]
+        runs "$T/basic.ftg" -i x="$M/$x.npy" -o "$T/o_$x"
     done
     py '
 m, t = sys.argv[1], sys.argv[2]
@@ -66,8 +71,7 @@ assert np.allclose(np.load(sys.argv[2]), np.abs(x) - 1 + x, rtol=1e-6, atol=1e-6
 
 @test "onnx If: the branch not taken is skipped: its out-of-range Gather does not fail; taken, it fails (exit 3)" {
     conv fail
-    run "$FTRUN" run "$T/fail.ftg" -i c="$M/f.npy" -i x="$M/x.npy" -i idx="$M/idx.npy" -o "$T/of" -q -n 3
-    [ "$status" -eq 0 ]
+    runs "$T/fail.ftg" -i c="$M/f.npy" -i x="$M/x.npy" -i idx="$M/idx.npy" -o "$T/of"
     py 'x = np.load(sys.argv[1]); assert np.allclose(np.load(sys.argv[2]), x.sum(0, keepdims=True), rtol=1e-6, atol=1e-6)' \
         "$M/x.npy" "$T/of/y.npy"
     run --separate-stderr "$FTRUN" run "$T/fail.ftg" -i c="$M/t.npy" -i x="$M/x.npy" -i idx="$M/idx.npy" -o "$T/ot"
@@ -83,8 +87,7 @@ assert np.allclose(np.load(sys.argv[2]), np.abs(x) - 1 + x, rtol=1e-6, atol=1e-6
     conv nested
     for a in t f; do
         for x in xpos xneg; do
-            run "$FTRUN" run "$T/nested.ftg" -i a="$M/$a.npy" -i x="$M/$x.npy" -o "$T/o_$a$x" -q -n 3
-            [ "$status" -eq 0 ]
+            runs "$T/nested.ftg" -i a="$M/$a.npy" -i x="$M/$x.npy" -o "$T/o_$a$x"
         done
     done
     py '
@@ -104,8 +107,7 @@ assert np.load(f"{m}/xpos.npy").max() > 1 and np.load(f"{m}/xneg.npy").max() <= 
     [ "$status" -eq 0 ]
     [[ "$output" == *"run-time shapes:"*"(if_select)"* ]]
     for c in t f; do
-        run "$FTRUN" run "$T/dyn.ftg" -i c="$M/$c.npy" -i x="$M/x.npy" -o "$T/o_$c" -q -n 3
-        [ "$status" -eq 0 ]
+        runs "$T/dyn.ftg" -i c="$M/$c.npy" -i x="$M/x.npy" -o "$T/o_$c"
     done
     py '
 m, t = sys.argv[1], sys.argv[2]
@@ -119,8 +121,7 @@ for c, y in (("t", x[:2]), ("f", 1 / (1 + np.exp(-x)))):
 @test "onnx If: an expensive branch with an If inside runs only when taken, -n 3" {
     conv heavy
     for c in t f; do
-        run "$FTRUN" run "$T/heavy.ftg" -i c="$M/$c.npy" -i x="$M/x64.npy" -o "$T/o_$c" -q -n 3
-        [ "$status" -eq 0 ]
+        runs "$T/heavy.ftg" -i c="$M/$c.npy" -i x="$M/x64.npy" -o "$T/o_$c"
     done
     py '
 import onnx
@@ -136,8 +137,7 @@ assert np.array_equal(np.load(f"{t}/o_f/y.npy"), -np.load(f"{m}/x64.npy"))' "$M"
 
 @test "onnx If: a condition from a NonZero is decided at run time even with -i" {
     for x in xs x; do
-        run "$FTRUN" run "$M/nzif.onnx" -i x="$M/$x.npy" -o "$T/o_$x" -q -n 3
-        [ "$status" -eq 0 ]
+        runs "$M/nzif.onnx" -i x="$M/$x.npy" -o "$T/o_$x"
     done
     py '
 m, t = sys.argv[1], sys.argv[2]
@@ -225,28 +225,25 @@ json.dump(d, open(sys.argv[2], "w"))' "$T/guard.json" "$T/plain.json"
     [[ "$output" == *"matmul_epi 2,"* ]]
 }
 
-@test "guard in a JSON graph: a guard that is not one bool value, or names no tensor, is refused (exit 3)" {
-    guard_graph
-    sed '0,/"guard": "c"/s//"guard": "x"/' "$T/guard.json" > "$T/bad.json"
+# refused SED MESSAGE: guard.json edited by SED is refused by info (exit 3) with MESSAGE
+refused() {
+    sed "$1" "$T/guard.json" > "$T/bad.json"
     run --separate-stderr "$FTRUN" info "$T/bad.json"
     [ "$status" -eq 3 ]
-    [[ "$stderr" == *"node 'bias' (add): its guard 'x' must be one bool value, got f32 [2,3]"* ]]
-    sed '0,/"guard": "c"/s//"guard": "nothing"/' "$T/guard.json" > "$T/bad2.json"
-    run --separate-stderr "$FTRUN" info "$T/bad2.json"
-    [ "$status" -eq 3 ]
-    [[ "$stderr" == *"nothing"* ]]
-    sed '0,/"guard": "c"/s//"guard": 3/' "$T/guard.json" > "$T/bad3.json"
-    run --separate-stderr "$FTRUN" info "$T/bad3.json"
-    [ "$status" -eq 3 ]
-    [[ "$stderr" == *"node 'bias' (add): \"guard\" must be the name of a bool tensor, got a number"* ]]
+    [[ "$stderr" == *"$2"* ]]
+}
+
+@test "guard in a JSON graph: a guard that is not one bool value, or names no tensor, is refused (exit 3)" {
+    guard_graph
+    refused '0,/"guard": "c"/s//"guard": "x"/' "node 'bias' (add): its guard 'x' must be one bool value, got f32 [2,3]"
+    refused '0,/"guard": "c"/s//"guard": "nothing"/' "'nothing'"
+    refused '0,/"guard": "c"/s//"guard": 3/' "node 'bias' (add): \"guard\" must be the name of a bool tensor, got a number"
 }
 
 @test "if_select refuses branches of different ranks (exit 3); different dims give a run-time shape" {
     guard_graph
-    sed 's/"inputs": \["c", "r", "e"\]/"inputs": ["c", "r", "b"]/' "$T/guard.json" > "$T/bad.json"
-    run --separate-stderr "$FTRUN" info "$T/bad.json"
-    [ "$status" -eq 3 ]
-    [[ "$stderr" == *"node 'pick' (if_select): the branches give f32 [2,4] ('r') and f32 [4] ('b'); ftrun needs the same dtype and rank"* ]]
+    refused 's/"inputs": \["c", "r", "e"\]/"inputs": ["c", "r", "b"]/' \
+        "node 'pick' (if_select): the branches give f32 [2,4] ('r') and f32 [4] ('b'); ftrun needs the same dtype and rank"
     sed 's/"inputs": \["c", "r", "e"\]/"inputs": ["c", "r", "x"]/' "$T/guard.json" > "$T/dims.json"
     py 'np.save(sys.argv[1], np.arange(6, dtype=np.float32).reshape(2, 3))' "$T/x.npy"
     run "$FTRUN" run "$T/dims.json" -i c="$M/f.npy" -i x="$T/x.npy" -o "$T/o" -q
