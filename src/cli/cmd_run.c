@@ -282,6 +282,9 @@ int ft_cmd_run(const ft_cli *c)
         if (!c->quiet && ft_graph_dynamic_str(g, dyn, sizeof dyn))
             fprintf(stderr, "%s: %s: run-time shapes: %s; their memory is given at run time, outside the arena\n", ft_prog,
                     g->name, dyn);
+        if (!c->quiet && ft_graph_guards_str(g, dyn, sizeof dyn))
+            fprintf(stderr, "%s: %s: guarded nodes: %d, run only when their guard is true: %s\n", ft_prog, g->name,
+                    ft_graph_guarded(g), dyn);
         if (!c->quiet)
             fprintf(stderr, "%s: %s: valid; %d nodes on %s; planned arena %llu bytes (unplanned %llu); nothing run (--dry-run)\n",
                     ft_prog, g->name, g->n_nodes, devname, (unsigned long long)plan.arena_bytes,

@@ -160,6 +160,9 @@ void ft_info_text(FILE *f, const ft_info_view *v)
     if (ft_graph_dynamic_str(g, dyn, sizeof dyn))
         fprintf(f, "run-time shapes: %s (their nodes, marked dynamic, are inferred again at every run; a shape "
                 "marked * is the load's stand-in: a data-dependent op's bound, or what follows from it)\n", dyn);
+    if (ft_graph_guards_str(g, dyn, sizeof dyn))
+        fprintf(f, "guarded nodes: %d, each run only when its guard is true (an ONNX If's branch), skipped otherwise: "
+                "%s\n", ft_graph_guarded(g), dyn);
     if (v->g2) {
         fprintf(f, "unbound dims:");
         for (int k = 0; k < v->u1->n; k++)
@@ -185,7 +188,8 @@ void ft_info_text(FILE *f, const ft_info_view *v)
     for (int k = 0; k < g->n_nodes; k++) {
         const ft_node *n = &g->nodes[g->order[k]];
         nw = clamp(ft_text_width(n->name), nw, 48);
-        opw = clamp((int)strlen(ft_op_name(n->op)) + (is_view(v, n) ? 7 : ft_node_dynamic(g, n) ? 10 : 0), opw, 40);
+        opw = clamp((int)strlen(ft_op_name(n->op)) + (is_view(v, n) ? 7 : ft_node_dynamic(g, n) ? 10 : 0) +
+                    (ft_node_guard(n) >= 0 ? 10 : 0), opw, 40);
         outputs_str(v, n, buf, sizeof buf);
         ow = clamp(ft_text_width(buf), ow, 64);
         uint64_t fl[2], by[2];
@@ -206,8 +210,9 @@ void ft_info_text(FILE *f, const ft_info_view *v)
         uint64_t fl[2], by[2];
         node_cost(v, g->order[k], fl, by, tf, tb);
         char op[64];
-        snprintf(op, sizeof op, "%s%s", ft_op_name(n->op),
-                 is_view(v, n) ? " (view)" : ft_node_dynamic(g, n) ? " (dynamic)" : "");
+        snprintf(op, sizeof op, "%s%s%s", ft_op_name(n->op),
+                 is_view(v, n) ? " (view)" : ft_node_dynamic(g, n) ? " (dynamic)" : "",
+                 ft_node_guard(n) >= 0 ? " (guarded)" : "");
         outputs_str(v, n, buf, sizeof buf);
         fprintf(f, "  %4d  ", k);
         ft_cell(f, n->name, nw, 0);

@@ -33,7 +33,7 @@ enum {
     FT_TF_VALUE = 1 << 3,    /* has a host value (data, file or init) */
     FT_TF_INFERRED = 1 << 4, /* dtype and shape known (declared or inferred) */
     /* Shape known only at run time: an output of a data-dependent op
-     * (ft_op_data_dependent) or of a node reading such a tensor. The shape
+     * (ft_node_data_dependent) or of a node reading such a tensor. The shape
      * held is the load-time stand-in (a data-dependent op's bound, what
      * follows from it downstream); the executor infers the true one at every
      * run (runtime/exec.c). Set by ft_node_infer. */
@@ -46,7 +46,7 @@ typedef struct ft_tensor {
     ft_shape shape;
     unsigned flags;
     int producer;    /* node index, or -1 */
-    int n_readers;   /* number of node input slots reading it */
+    int n_readers;   /* number of node input slots reading it, and of nodes it guards */
     void *value;     /* host bytes (row-major, dtype-sized), owned; NULL if none */
     size_t value_bytes;
     const char *source; /* "data", "file", "init", "blob", "--input", or NULL (static string) */
@@ -62,7 +62,16 @@ typedef struct ft_node {
     int *out;        /* tensor indices */
     ft_attr_val *attrs; /* one per entry of ft_op_get(op)->attrs, defaults filled */
     ft_params params;   /* typed attributes (params.h), filled by ft_graph_validate */
+    /* 1 + the index of the node's guard, a bool tensor whose first element,
+     * read at run time, decides whether the node runs (false: the executor
+     * skips it and its outputs are not written); 0: the node always runs.
+     * The branches of an ONNX If whose condition is known only at run time
+     * (onnx/onnx_if.c); "guard" in ftrun-graph(5). Use ft_node_guard. */
+    int guard;
 } ft_node;
+
+/* The tensor index of n's guard, or -1 when n always runs. */
+static inline int ft_node_guard(const ft_node *n) { return n->guard - 1; }
 
 typedef struct ft_graph {
     char *file;      /* path as given */
@@ -193,6 +202,15 @@ int ft_graph_dynamic_str(const ft_graph *g, char *buf, size_t n);
 /* 1 if node n runs with shapes known only at run time: a data-dependent op,
  * or a reader of a dynamic tensor. */
 int ft_node_dynamic(const ft_graph *g, const ft_node *n);
+/* 1 if n's kernel decides its output shapes from values: a data-dependent
+ * op (ft_op_data_dependent), or an if_select whose two branches' shapes
+ * differ. */
+int ft_node_data_dependent(const ft_graph *g, const ft_node *n);
+/* How many nodes of g have a guard (ft_node_guard). */
+int ft_graph_guarded(const ft_graph *g);
+/* The same count, and which nodes run on which guard, into buf, in order:
+ * "'a', 'b' if 'c'; 'd' if 'not_c'" (cut with "..." when longer). */
+int ft_graph_guards_str(const ft_graph *g, char *buf, size_t n);
 
 /* Tensor index by name, or -1. */
 int ft_graph_find(const ft_graph *g, const char *name);

@@ -1,10 +1,11 @@
-/* Inference of the data-dependent ops: non_zero, compress, unique and
- * non_max_suppression. How many elements each gives depends on its input's
+/* Inference of the data-dependent ops: non_zero, compress, unique,
+ * non_max_suppression, and if_select when its branches' shapes differ. How many elements each gives depends on its input's
  * values, so each output is inferred at its bound (the most the op can give
  * for these input shapes); ft_node_infer marks the outputs dynamic
  * (FT_TF_DYNAMIC), the executor gives them memory for that bound at run time,
  * and the kernel sets the shape it wrote (runtime/backend.h). */
 #include <stdio.h>
+#include <string.h>
 
 #include "graph.h"
 #include "infer_common.h"
@@ -121,9 +122,46 @@ ft_status ft_infer_non_max_suppression(ft_infer_ctx *c)
     return ft_infer_set_out(c, 0, FT_I64, &o);
 }
 
+/* if_select: the value of the branch its condition chose (the other branch
+ * did not run). Branches of equal shapes give that shape; otherwise the
+ * output is sized at their larger dims and its shape decided at run time. */
+ft_status ft_infer_if_select(ft_infer_ctx *c)
+{
+    const ft_tinfo *a = c->in[1], *b = c->in[2];
+    char s1[FT_SHAPE_STR], s2[FT_SHAPE_STR];
+    if (c->in[0]->dtype != FT_BOOL || ft_numel(&c->in[0]->shape) != 1)
+        return ft_infer_fail(c, "the condition '%s' must be one bool value, got %s %s", ft_infer_in_name(c, 0),
+                             ft_dtype_name(c->in[0]->dtype), ft_shape_str(&c->in[0]->shape, s1));
+    if (a->dtype != b->dtype || a->shape.rank != b->shape.rank)
+        return ft_infer_fail(c, "the branches give %s %s ('%s') and %s %s ('%s'); ftrun needs the same dtype and rank",
+                             ft_dtype_name(a->dtype), ft_shape_str(&a->shape, s1), ft_infer_in_name(c, 1),
+                             ft_dtype_name(b->dtype), ft_shape_str(&b->shape, s2), ft_infer_in_name(c, 2));
+    ft_shape o = a->shape;
+    for (int d = 0; d < o.rank; d++)
+        if (b->shape.dims[d] > o.dims[d])
+            o.dims[d] = b->shape.dims[d];
+    return ft_infer_set_out(c, 0, a->dtype, &o);
+}
+
+int ft_node_data_dependent(const ft_graph *g, const ft_node *n)
+{
+    if (n->op != FT_OP_IF_SELECT)
+        return ft_op_data_dependent(n->op);
+    const ft_tensor *a = &g->tensors[n->in[1]], *b = &g->tensors[n->in[2]];
+    return !ft_shape_eq(&a->shape, &b->shape) || ((a->flags | b->flags) & FT_TF_DYNAMIC);
+}
+
+int ft_graph_guarded(const ft_graph *g)
+{
+    int count = 0;
+    for (int k = 0; k < g->n_nodes; k++)
+        count += ft_node_guard(&g->nodes[k]) >= 0;
+    return count;
+}
+
 int ft_node_dynamic(const ft_graph *g, const ft_node *n)
 {
-    if (ft_op_data_dependent(n->op))
+    if (ft_node_data_dependent(g, n))
         return 1;
     for (int i = 0; i < n->n_in; i++)
         if (n->in[i] >= 0 && (g->tensors[n->in[i]].flags & FT_TF_DYNAMIC))
@@ -143,7 +181,7 @@ int ft_graph_dynamic_str(const ft_graph *g, char *buf, size_t n)
     len += (size_t)snprintf(buf, n, "%d tensor%s, after", count, count == 1 ? "" : "s");
     for (int k = 0; k < g->n_nodes && len < n; k++) {
         const ft_node *nd = &g->nodes[g->order ? g->order[k] : k];
-        if (!ft_op_data_dependent(nd->op))
+        if (!ft_node_data_dependent(g, nd))
             continue;
         if (named == 4) {
             len += (size_t)snprintf(buf + len, n - len, ", ...");
@@ -151,5 +189,29 @@ int ft_graph_dynamic_str(const ft_graph *g, char *buf, size_t n)
         }
         len += (size_t)snprintf(buf + len, n - len, "%s '%s' (%s)", named++ ? "," : "", nd->name, ft_op_name(nd->op));
     }
+    return count;
+}
+
+int ft_graph_guards_str(const ft_graph *g, char *buf, size_t n)
+{
+    int count = 0, prev = -1;
+    size_t len = 0;
+    buf[0] = 0;
+    for (int k = 0; k < g->n_nodes && len < n; k++) {
+        const ft_node *nd = &g->nodes[g->order ? g->order[k] : k];
+        int gt = ft_node_guard(nd);
+        if (gt < 0)
+            continue;
+        if (count++ && gt != prev) /* the nodes before ran on the guard before */
+            len += (size_t)snprintf(buf + len, n - len, " if '%s';", g->tensors[prev].name);
+        if (len < n)
+            len += (size_t)snprintf(buf + len, n - len, "%s'%s'", count > 1 && gt == prev ? ", " : count > 1 ? " " : "",
+                                    nd->name);
+        prev = gt;
+    }
+    if (count && len < n)
+        snprintf(buf + len, n - len, " if '%s'", g->tensors[prev].name);
+    if (len >= n && n > 4)
+        memcpy(buf + n - 4, "...", 4);
     return count;
 }

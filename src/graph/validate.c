@@ -7,14 +7,18 @@
 
 #include "graph.h"
 
+/* What node n reads before it runs: its inputs, then its guard (i == n_in;
+ * -1 when it has none). */
+static int dep(const ft_node *n, int i) { return i < n->n_in ? n->in[i] : ft_node_guard(n); }
+
 static ft_status check_origins(ft_graph *g, ft_error *err)
 {
     for (int k = 0; k < g->n_nodes; k++) {
         const ft_node *n = &g->nodes[k];
-        for (int i = 0; i < n->n_in; i++) {
-            if (n->in[i] < 0)
+        for (int i = 0; i <= n->n_in; i++) {
+            if (dep(n, i) < 0)
                 continue;
-            ft_tensor *t = &g->tensors[n->in[i]];
+            ft_tensor *t = &g->tensors[dep(n, i)];
             t->n_readers++;
             if (t->producer < 0 && !(t->flags & FT_TF_DECLARED))
                 return ft_node_err(err, FT_EGRAPH, g, n,
@@ -115,15 +119,15 @@ static ft_status topo_order(ft_graph *g, ft_error *err)
     int *cstart = ft_calloc((size_t)g->n_tensors + 1, sizeof(int));
     int total = 0;
     for (int k = 0; k < n; k++)
-        total += g->nodes[k].n_in;
+        total += g->nodes[k].n_in + 1;
     int *cons = ft_malloc((size_t)(total ? total : 1) * sizeof(int));
     if (!indeg || !queue || !cstart || !cons) {
         free(indeg), free(queue), free(cstart), free(cons);
         return ft_err(err, FT_ERUNTIME, "out of memory ordering the graph");
     }
     for (int k = 0; k < n; k++)
-        for (int i = 0; i < g->nodes[k].n_in; i++) {
-            int t = g->nodes[k].in[i];
+        for (int i = 0; i <= g->nodes[k].n_in; i++) {
+            int t = dep(&g->nodes[k], i);
             if (t >= 0) {
                 cstart[t + 1]++;
                 if (g->tensors[t].producer >= 0)
@@ -138,8 +142,8 @@ static ft_status topo_order(ft_graph *g, ft_error *err)
         return ft_err(err, FT_ERUNTIME, "out of memory ordering the graph");
     }
     for (int k = 0; k < n; k++)
-        for (int i = 0; i < g->nodes[k].n_in; i++) {
-            int t = g->nodes[k].in[i];
+        for (int i = 0; i <= g->nodes[k].n_in; i++) {
+            int t = dep(&g->nodes[k], i);
             if (t >= 0)
                 cons[cstart[t] + fill[t]++] = k;
         }
@@ -248,7 +252,18 @@ ft_status ft_graph_validate(ft_graph *g, ft_error *err)
     ft_status st = check_origins(g, err);
     if (!st)
         st = topo_order(g, err);
-    for (int k = 0; k < g->n_nodes && !st; k++)
-        st = ft_node_infer(g, &g->nodes[g->order[k]], err);
+    for (int k = 0; k < g->n_nodes && !st; k++) {
+        ft_node *n = &g->nodes[g->order[k]];
+        int gt = ft_node_guard(n);
+        char sb[FT_SHAPE_STR];
+        if (gt >= g->n_tensors)
+            st = ft_node_err(err, FT_EGRAPH, g, n, "internal error: guard %d names no tensor", gt);
+        else if (gt >= 0 && (g->tensors[gt].dtype != FT_BOOL || ft_numel(&g->tensors[gt].shape) != 1))
+            st = ft_node_err(err, FT_EGRAPH, g, n, "its guard '%s' must be one bool value, got %s %s",
+                             g->tensors[gt].name, ft_dtype_name(g->tensors[gt].dtype),
+                             ft_shape_str(&g->tensors[gt].shape, sb));
+        if (!st)
+            st = ft_node_infer(g, n, err);
+    }
     return st;
 }

@@ -97,7 +97,8 @@ static int add_node(cJSON *nodes, const ft_graph *g, const ft_node *n)
     cJSON *in, *out, *attrs;
     if (!cJSON_AddStringToObject(jn, "name", n->name) || !cJSON_AddStringToObject(jn, "op", ft_op_name(n->op)) ||
         !(in = cJSON_AddArrayToObject(jn, "inputs")) || !(out = cJSON_AddArrayToObject(jn, "outputs")) ||
-        add_names(in, g, n->in, n->n_in) || add_names(out, g, n->out, n->n_out))
+        add_names(in, g, n->in, n->n_in) || add_names(out, g, n->out, n->n_out) ||
+        (ft_node_guard(n) >= 0 && !cJSON_AddStringToObject(jn, "guard", g->tensors[ft_node_guard(n)].name)))
         return -1;
     const ft_op_info *oi = ft_op_get(n->op);
     int any = 0;

@@ -253,7 +253,7 @@ static ft_status count_err(reader *r, const ft_graph *g, const ft_node *n, int g
 
 static ft_status parse_node(reader *r, int index, const cJSON *jn)
 {
-    static const char *const keys[] = {"name", "op", "inputs", "outputs", "attrs"};
+    static const char *const keys[] = {"name", "op", "inputs", "outputs", "attrs", "guard"};
     ft_graph *g = r->g;
     ft_node *n = &g->nodes[index];
     n->index = index;
@@ -282,7 +282,7 @@ static ft_status parse_node(reader *r, int index, const cJSON *jn)
         return jr_oom(r);
     char what[160];
     snprintf(what, sizeof what, "node '%s' (%s)", n->name, oi->name);
-    ft_status st = jr_check_keys(r, jn, keys, 5, what);
+    ft_status st = jr_check_keys(r, jn, keys, 6, what);
     if (st)
         return st;
     const cJSON *ji = cJSON_GetObjectItemCaseSensitive(jn, "inputs"), *jo = cJSON_GetObjectItemCaseSensitive(jn, "outputs");
@@ -333,6 +333,15 @@ static ft_status parse_node(reader *r, int index, const cJSON *jn)
                 return ft_node_err(r->err, FT_EGRAPH, g, n, "output '%s' is listed twice", tt->name);
         tt->producer = index;
         n->out[i++] = t;
+    }
+    const cJSON *jg = cJSON_GetObjectItemCaseSensitive(jn, "guard"); /* runs only when this bool is true */
+    if (jg && (!cJSON_IsString(jg) || !*jg->valuestring))
+        return ft_node_err(r->err, FT_EGRAPH, g, n, "\"guard\" must be the name of a bool tensor, got %s", jr_jtype(jg));
+    if (jg) {
+        int t = ft_graph_find(g, jg->valuestring);
+        if (t < 0 && (t = jr_add_tensor(r, jg->valuestring)) < 0)
+            return jr_add_tensor_err(r, t, jg->valuestring);
+        n->guard = t + 1;
     }
     return parse_attrs(r, n, cJSON_GetObjectItemCaseSensitive(jn, "attrs"));
 }

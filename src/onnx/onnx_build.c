@@ -494,6 +494,7 @@ ft_node *onx_emit(onx_ctx *c, const onx_node *n, ft_op op, const int *in, int n_
     }
     c->nodes[c->n_nodes] = fn;
     fn->op = op;
+    fn->guard = c->guard;
     fn->index = c->n_nodes++;
     fn->n_in = n_in;
     fn->n_out = n_out;

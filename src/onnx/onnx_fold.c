@@ -1,7 +1,8 @@
 /* Load-time folding of ONNX shape arithmetic, so the planned graph is static.
  *
  * Ops that exist only to compute shapes or constants (Constant, Shape, Size,
- * ConstantOfShape, Range, If with a known condition) are always evaluated
+ * ConstantOfShape, Range, If with a known condition; one known only at run
+ * time is onnx_if.c's) are always evaluated
  * here, and EyeLike when its input is a small constant (otherwise it maps to
  * eye_like); the small integer and float ops exporters chain around them
  * (Gather, Concat, Unsqueeze, Slice, Cast, Add, Mul, Equal, Where, ...) are
@@ -485,6 +486,15 @@ static int computes(kind k)
 int ft_onnx_fold(onx_ctx *c, const onx_node *n, ft_status *st)
 {
     const char *op = n->op_type;
+    if (!strcmp(op, "If")) { /* a condition known only at run time: both branches, guarded */
+        const ft_tensor *t = onx_in_value(c, n, 0, st);
+        if (*st)
+            return -1;
+        if (!t) {
+            *st = onx_import_if(c, n);
+            return *st ? -1 : 1;
+        }
+    }
     if (ft_onnx_fold_only(op)) {
         if (!strcmp(op, "Constant"))
             *st = fold_constant(c, n);

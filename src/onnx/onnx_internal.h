@@ -56,6 +56,7 @@ struct onx_ctx {
     Onnx__TensorProto **init;
     ft_node **nodes;
     int n_nodes, cap_nodes, pending, emitted_here;
+    int guard; /* 1 + the tensor guarding the nodes emitted now (a branch of a run-time If, onnx_if.c); 0: none */
     void **owned;
     int n_owned, cap_owned;
     unsup_rec *unsup;
@@ -141,5 +142,16 @@ void onx_note_fold(onx_ctx *c, const char *op_type);
 /* Import the nodes of a subgraph (a folded If's branch) into the graph being
  * built, in the current name scope, and make n's outputs the branch's. */
 ft_status onx_import_branch(onx_ctx *c, const onx_node *n, const struct Onnx__GraphProto *branch);
+/* An If whose condition is known only at run time (onnx_if.c): both
+ * branches imported, each node guarded by the condition it runs on, the
+ * outputs chosen by if_select. */
+ft_status onx_import_if(onx_ctx *c, const onx_node *n);
+/* Mark the outputs of np as made by something unsupported (its readers are
+ * then skipped, the import fails listing what was unsupported). */
+ft_status onx_poison_outputs(onx_ctx *c, const Onnx__NodeProto *np);
+/* Forget the outputs of gp's nodes (and of graphs nested in them), so that
+ * importing gp again, or a sibling reusing its names, makes new tensors
+ * (onnx_loop.c). */
+ft_status onx_unbind_outputs(onx_ctx *c, const Onnx__GraphProto *gp);
 
 #endif

@@ -21,7 +21,7 @@
 
 /* The body's node outputs (and those of graphs nested in it) forgotten, so
  * that the next copy of the body makes its own tensors under those names. */
-static ft_status unbind_outputs(onx_ctx *c, const Onnx__GraphProto *gp)
+ft_status onx_unbind_outputs(onx_ctx *c, const Onnx__GraphProto *gp)
 {
     for (size_t i = 0; i < gp->n_node; i++) {
         const Onnx__NodeProto *np = gp->node[i];
@@ -30,9 +30,9 @@ static ft_status unbind_outputs(onx_ctx *c, const Onnx__GraphProto *gp)
                 return onx_oom(c);
         for (size_t a = 0; a < np->n_attribute; a++) {
             const Onnx__AttributeProto *at = np->attribute[a];
-            ft_status st = at->g ? unbind_outputs(c, at->g) : FT_OK;
+            ft_status st = at->g ? onx_unbind_outputs(c, at->g) : FT_OK;
             for (size_t k = 0; k < at->n_graphs && !st; k++)
-                st = unbind_outputs(c, at->graphs[k]);
+                st = onx_unbind_outputs(c, at->graphs[k]);
             if (st)
                 return st;
         }
@@ -55,7 +55,7 @@ static ft_status import_copy(onx_ctx *c, const onx_node *n, const Onnx__GraphPro
 {
     if ((int)body->n_input != n_in)
         return onx_error(c, n, FT_EGRAPH, "the body has %zu inputs; the node gives it %d", body->n_input, n_in);
-    ft_status st = unbind_outputs(c, body);
+    ft_status st = onx_unbind_outputs(c, body);
     for (int i = 0; i < n_in && !st; i++)
         if (onx_bind(c, body->input[i]->name ? body->input[i]->name : "", in[i]) < 0)
             st = onx_oom(c);

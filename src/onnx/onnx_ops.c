@@ -357,7 +357,7 @@ static const onx_op_status CATALOGUE[] = {
     {"HardSwish", 'm', "hard_swish"},
     {"Hardmax", 'm', "hardmax (before opset 13: flatten + hardmax + reshape)"},
     {"Identity", 'm', "alias of its input"},
-    {"If", 'f', "folded at load time; needs its condition known at load"},
+    {"If", 'm', "folded at load when its condition is known then; else both branches, guarded by it, and if_select"},
     {"ImageDecoder", '-', "no ftrun op (image decoding)"},
     {"InstanceNormalization", 'm', "instance_norm"},
     {"IsInf", 'm', "is_inf (and a sign test for detect_negative/detect_positive)"},

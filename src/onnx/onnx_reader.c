@@ -23,7 +23,7 @@ enum { MAX_UNSUP_LINES = 64 };
 
 static int poisoned(onx_ctx *c, const char *name) { return ft_strmap_get(c->poisoned, name) >= 0; }
 
-static ft_status poison_outputs(onx_ctx *c, const Onnx__NodeProto *np)
+ft_status onx_poison_outputs(onx_ctx *c, const Onnx__NodeProto *np)
 {
     for (size_t k = 0; k < np->n_output; k++)
         if (np->output[k] && *np->output[k] && ft_strmap_put(c->poisoned, np->output[k], 1))
@@ -64,7 +64,7 @@ static ft_status import_node(onx_ctx *c, const Onnx__NodeProto *np, int index)
                  "`ftrun ops --onnx` lists):", n.op_type, np->domain);
         snprintf(nm, sizeof nm, "'%s'", n.name);
         ft_status st = onx_record(c, key, nm);
-        return st == FT_EGRAPH ? poison_outputs(c, np) : st;
+        return st == FT_EGRAPH ? onx_poison_outputs(c, np) : st;
     }
     int seq_k = -1; /* a sequence input of an op that does not take one */
     for (int k = 0; k < n.n_in; k++) {
@@ -72,7 +72,7 @@ static ft_status import_node(onx_ctx *c, const Onnx__NodeProto *np, int index)
         if (!in || !*in)
             continue;
         if (poisoned(c, in))
-            return poison_outputs(c, np);
+            return onx_poison_outputs(c, np);
         if (onx_seq_get(c, in)) {
             if (!onx_seq_op(n.op_type) && seq_k < 0)
                 seq_k = k;
@@ -95,7 +95,7 @@ static ft_status import_node(onx_ctx *c, const Onnx__NodeProto *np, int index)
         snprintf(key, sizeof key, "op %s (%s):", n.op_type, why);
         snprintf(nm, sizeof nm, "'%s'", n.name);
         ft_status st = onx_record(c, key, nm);
-        return st == FT_EGRAPH ? poison_outputs(c, np) : st;
+        return st == FT_EGRAPH ? onx_poison_outputs(c, np) : st;
     }
     if (seq_k == 0 && n.n_in == 1 && !strcmp(n.op_type, "Identity"))
         return onx_seq_identity(c, &n);
@@ -104,12 +104,12 @@ static ft_status import_node(onx_ctx *c, const Onnx__NodeProto *np, int index)
         ft_status st = onx_unsupported(c, &n, "input %d ('%s') is %s, which ftrun resolves at load time and passes "
                                        "only to the sequence and optional ops", seq_k, np->input[seq_k],
                                        sq->optional ? "an optional value" : "a sequence");
-        return st == FT_EGRAPH ? poison_outputs(c, np) : st;
+        return st == FT_EGRAPH ? onx_poison_outputs(c, np) : st;
     }
     ft_status st = FT_OK;
     int folded = dm ? 0 : ft_onnx_fold(c, &n, &st);
     if (folded < 0)
-        return c->unsup_flag && st == FT_EGRAPH ? poison_outputs(c, np) : st;
+        return c->unsup_flag && st == FT_EGRAPH ? onx_poison_outputs(c, np) : st;
     if (folded)
         return FT_OK;
     const onx_op_map *m = dm ? dm : onx_find_map(n.op_type, n.opset);
@@ -123,7 +123,7 @@ static ft_status import_node(onx_ctx *c, const Onnx__NodeProto *np, int index)
             snprintf(key, sizeof key, "op %s (opset %d) is not supported:", n.op_type, n.opset);
         snprintf(nm, sizeof nm, "'%s'", n.name);
         st = onx_record(c, key, nm);
-        return st == FT_EGRAPH ? poison_outputs(c, np) : st;
+        return st == FT_EGRAPH ? onx_poison_outputs(c, np) : st;
     }
     c->err->msg[0] = 0;
     st = m->map(c, &n);
@@ -133,7 +133,7 @@ static ft_status import_node(onx_ctx *c, const Onnx__NodeProto *np, int index)
         st = onx_error(c, &n, FT_EGRAPH, "cannot be imported with %d inputs and %d outputs", n.n_in, n.n_out);
     if (st && c->unsup_flag && st == FT_EGRAPH) {
         c->pending = c->n_nodes; /* what it emitted is never inferred: the import fails at the end */
-        return poison_outputs(c, np);
+        return onx_poison_outputs(c, np);
     }
     if (st)
         return st;
@@ -179,7 +179,7 @@ ft_status onx_import_branch(onx_ctx *c, const onx_node *n, const Onnx__GraphProt
 {
     ft_status st = onx_import_body(c, n, branch);
     if (!st && c->n_unsup) /* the branch holds something unsupported: so do the node's outputs */
-        return poison_outputs(c, n->pb);
+        return onx_poison_outputs(c, n->pb);
     if (st)
         return st;
     if ((int)branch->n_output != n->n_out)
@@ -522,6 +522,8 @@ static ft_status compact(onx_ctx *c)
                 used[g->nodes[k].in[i]] = 1;
         for (int i = 0; i < g->nodes[k].n_out; i++)
             used[g->nodes[k].out[i]] = 1;
+        if (g->nodes[k].guard)
+            used[g->nodes[k].guard - 1] = 1;
     }
     for (int i = 0; i < g->n_inputs; i++)
         used[g->inputs[i]] = 1;
@@ -560,6 +562,8 @@ static ft_status compact(onx_ctx *c)
                 g->nodes[k].in[i] = used[g->nodes[k].in[i]];
         for (int i = 0; i < g->nodes[k].n_out; i++)
             g->nodes[k].out[i] = used[g->nodes[k].out[i]];
+        if (g->nodes[k].guard)
+            g->nodes[k].guard = used[g->nodes[k].guard - 1] + 1;
     }
     for (int i = 0; i < g->n_inputs; i++)
         g->inputs[i] = used[g->inputs[i]];

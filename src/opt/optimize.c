@@ -26,7 +26,14 @@ int opt_private(const opt *o, int t)
 {
     /* a tensor whose shape is known only at run time is never fused through:
      * the shape the patterns would check is a stand-in */
-    return t >= 0 && o->g->tensors[t].n_readers == 1 && !(o->g->tensors[t].flags & (FT_TF_OUTPUT | FT_TF_DYNAMIC));
+    if (!(t >= 0 && o->g->tensors[t].n_readers == 1 && !(o->g->tensors[t].flags & (FT_TF_OUTPUT | FT_TF_DYNAMIC))))
+        return 0;
+    /* nor across a guard: what runs on one condition is not merged with
+     * what runs on another (or always) */
+    int p = o->g->tensors[t].producer, k;
+    if (!o->guarded)
+        return 1;
+    return opt_readers(o, t, &k, 1) == 1 && (p < 0 || o->g->nodes[p].guard == o->g->nodes[k].guard);
 }
 
 int opt_prod(const opt *o, int t, ft_op op)
@@ -104,6 +111,8 @@ void opt_kill(opt *o, int k)
     for (int i = 0; i < n->n_in; i++)
         if (n->in[i] >= 0)
             o->g->tensors[n->in[i]].n_readers--;
+    if (ft_node_guard(n) >= 0)
+        o->g->tensors[ft_node_guard(n)].n_readers--;
     for (int i = 0; i < n->n_out; i++)
         o->g->tensors[n->out[i]].producer = -1;
 }
@@ -565,6 +574,8 @@ static ft_status compact(opt *o)
         for (int i = 0; i < n->n_in; i++)
             if (n->in[i] >= 0)
                 n->in[i] = tmap[n->in[i]];
+        if (n->guard)
+            n->guard = tmap[n->guard - 1] + 1;
         for (int i = 0; i < n->n_out; i++) {
             n->out[i] = tmap[n->out[i]];
             g->tensors[n->out[i]].producer = nn;
@@ -620,7 +631,7 @@ int ft_opt_pass_level(ft_opt_pass p) { return passes[p].level; }
 ft_status ft_graph_optimize(ft_graph *g, int level, ft_opt_stats *stats, ft_error *err)
 {
     ft_opt_stats s = {.level = level};
-    opt o = {g, ft_calloc((size_t)(g->n_nodes ? g->n_nodes : 1), 1), err};
+    opt o = {g, ft_calloc((size_t)(g->n_nodes ? g->n_nodes : 1), 1), err, ft_graph_guarded(g)};
     ft_status st = o.dead ? FT_OK : opt_oom(&o);
     for (int i = 0; i < FT_OPT_N_PASSES && !st; i++)
         if (passes[i].fn && level >= passes[i].level)

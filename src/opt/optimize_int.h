@@ -20,6 +20,7 @@ typedef struct opt {
     ft_graph *g;
     char *dead; /* per node */
     ft_error *err;
+    int guarded; /* the graph has guarded nodes: a fusion keeps to nodes of one guard (opt_private) */
 } opt;
 
 ft_status opt_oom(opt *o); /* fills o->err, returns FT_ERUNTIME */

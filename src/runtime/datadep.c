@@ -326,8 +326,24 @@ static ft_status dd_nms(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view
     return FT_OK;
 }
 
+/* if_select: the branch the condition chose; the other did not run (its
+ * view may have no memory), so it is never read. */
+static ft_status dd_if_select(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    const ft_view *v = &in[*(const uint8_t *)in[0].data ? 1 : 2];
+    size_t nb = (size_t)ft_numel(&v->shape) * ft_dtype_size(v->dtype);
+    if (v->shape.rank != out[0].shape.rank || ft_numel(&v->shape) > ft_numel(&out[0].shape))
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "internal error: the branch's value is larger than the output");
+    if (nb && v->data != out[0].data)
+        memcpy(out[0].data, v->data, nb);
+    out[0].shape = v->shape;
+    return FT_OK;
+}
+
 ft_status ft_dd_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
+    if (n->op == FT_OP_IF_SELECT)
+        return dd_if_select(k, n, in, out);
     if (n->op == FT_OP_NON_ZERO)
         return dd_non_zero(k, n, in, out);
     if (n->op == FT_OP_COMPRESS)

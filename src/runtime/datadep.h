@@ -53,7 +53,9 @@ int64_t ft_dd_unique(const void *x, ft_dtype dt, const ft_shape *s, int axis, in
 int64_t ft_dd_nms(const float *boxes, const float *scores, int64_t batches, int64_t classes, int64_t nbox,
                   int64_t max_per, float iou_th, int has_score, float score_th, int center, int64_t *out);
 
-/* The kernel of the four ops on host views (n->op tells which), for a
+/* The kernel of the four ops, and of if_select (the value of the branch its
+ * condition chose, sized as that branch gave it), on host views (n->op tells
+ * which), for a
  * backend whose memory the host reads: each output arrives sized at its
  * bound (the shape inference gave), and its shape is set to what was
  * written. FT_EGRAPH for bad data (compress: a true condition past the

@@ -72,6 +72,7 @@ typedef struct {
     int max_io;
     const ft_exec_opts *o;
     ft_threads_follow tf; /* with o->follow_load */
+    signed char *guard;   /* per tensor, a graph with guarded nodes: a guard's value this run, -1 not read yet */
 } scratch;
 
 static size_t view_bytes(const ft_view *v) { return (size_t)ft_numel(&v->shape) * ft_dtype_size(v->dtype); }
@@ -239,15 +240,42 @@ static void *tensor_data(const ft_plan *p, char *arena, const dyn_state *d, int 
     return p->offset[t] == FT_PLAN_DYNAMIC ? d->buf[t] : arena + p->offset[t];
 }
 
+/* Whether guarded node n runs: its guard's first element, read once per run
+ * (on a device, after waiting for what is queued: one byte comes back). */
+static ft_status guard_on(const ft_backend *be, ft_kctx *kc, scratch *s, void *data, int t, int *on)
+{
+    if (s->guard[t] < 0) {
+        uint8_t b = 0;
+        ft_status st = be->sync(kc->be, kc->err);
+        if (!st)
+            st = be->download(kc->be, &b, data, 1, kc->err);
+        if (st)
+            return st;
+        s->guard[t] = b != 0;
+    }
+    *on = s->guard[t];
+    return FT_OK;
+}
+
 static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend *be, ft_kctx *kc, char *arena, scratch *s,
                           node_timer *tm, int no_sync, dyn_state *d)
 {
     const ft_tensor *ts = d ? d->t : g->tensors;
+    if (s->guard)
+        memset(s->guard, -1, (size_t)g->n_tensors);
     for (int k = 0; k < g->n_nodes; k++) {
         if (ft_stop_signal)
             return interrupted(kc->err);
         int ni = g->order[k];
         const ft_node *n = &g->nodes[ni];
+        int gt = ft_node_guard(n), on = 1;
+        if (gt >= 0) { /* a branch not taken: skipped, its outputs not written */
+            ft_status st = guard_on(be, kc, s, tensor_data(p, arena, d, gt), gt, &on);
+            if (st)
+                return st;
+            if (!on)
+                continue;
+        }
         if (d && d->again[ni]) {
             ft_status st = dyn_prepare(d, ni, kc->err);
             if (st)
@@ -277,7 +305,7 @@ static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend 
             else
                 st = run_fallback(g, n, be, kc, s);
         }
-        if (!st && d && ft_op_data_dependent(n->op))
+        if (!st && d && ft_node_data_dependent(g, &g->nodes[ni]))
             st = dyn_record(d, ni, s->out, kc->err);
         if (!st && dev_timer)
             st = be->mark(kc->be, 3, kc->err);
@@ -320,7 +348,8 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
         if (g->nodes[k].n_in > max_io) max_io = g->nodes[k].n_in;
         if (g->nodes[k].n_out > max_io) max_io = g->nodes[k].n_out;
     }
-    scratch s = {ft_calloc((size_t)max_io, sizeof(ft_view)), ft_calloc((size_t)max_io, sizeof(ft_view)), max_io, o, {.max = o->threads}};
+    scratch s = {ft_calloc((size_t)max_io, sizeof(ft_view)), ft_calloc((size_t)max_io, sizeof(ft_view)), max_io, o, {.max = o->threads},
+                 ft_graph_guarded(g) ? ft_malloc((size_t)g->n_tensors + 1) : NULL};
     int cap = o->iterations > 0 ? o->iterations : 1;
     r->run_ms = ft_malloc((size_t)cap * sizeof(double));
     r->outputs = ft_calloc((size_t)g->n_outputs, sizeof(void *));
@@ -329,14 +358,24 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
     void *arena = NULL;
     dyn_state dyn = {0}, *d = NULL;
     ft_status st = FT_OK;
-    if (!s.in || !s.out || !r->run_ms || !r->outputs || !r->output_shapes) {
+    if (!s.in || !s.out || !r->run_ms || !r->outputs || !r->output_shapes || (ft_graph_guarded(g) && !s.guard)) {
         st = ft_err(err, FT_ERUNTIME, "out of memory preparing the run");
+        goto out;
+    }
+    if (s.guard && o->cuda_graph && be->capture) {
+        const ft_node *gn = NULL; /* the first guarded node, for the message */
+        for (int k = 0; k < g->n_nodes && !gn; k++)
+            if (ft_node_guard(&g->nodes[g->order[k]]) >= 0)
+                gn = &g->nodes[g->order[k]];
+        st = ft_err(err, FT_EUSAGE, "%s: --cuda-graph does not take a graph with nodes that run on a condition known "
+                    "only at run time (%d guarded nodes, the first '%s' (%s), guard '%s'); run without --cuda-graph",
+                    g->file, ft_graph_guarded(g), gn->name, ft_op_name(gn->op), g->tensors[ft_node_guard(gn)].name);
         goto out;
     }
     if (p->n_dynamic) {
         const ft_node *dn = NULL; /* the first data-dependent node, for messages */
         for (int k = 0; k < g->n_nodes && !dn; k++)
-            if (ft_op_data_dependent(g->nodes[g->order[k]].op))
+            if (ft_node_data_dependent(g, &g->nodes[g->order[k]]))
                 dn = &g->nodes[g->order[k]];
         const char *what = o->cuda_graph && be->capture ? "--cuda-graph" : NULL;
         if (what) {
@@ -491,6 +530,7 @@ out:
         be->release(ctx, arena);
     free(s.in);
     free(s.out);
+    free(s.guard);
     if (st)
         ft_run_result_free(r);
     return st;

@@ -138,8 +138,8 @@ ft_status ft_plan_build(const ft_graph *g, ft_plan *p, ft_error *err)
             else if (!ft_plan_is_persistent(t))
                 p->offset[n->out[o]] = pers + fl_alloc(&fl, align_up(ft_tensor_bytes(t)));
         }
-        for (int i = 0; i < n->n_in; i++) {
-            int ti = n->in[i];
+        for (int i = 0; i <= n->n_in; i++) { /* the inputs, then the guard: read before the node runs */
+            int ti = i < n->n_in ? n->in[i] : ft_node_guard(n);
             if (ti < 0)
                 continue;
             const ft_tensor *t = &g->tensors[ti];

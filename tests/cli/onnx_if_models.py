@@ -1,0 +1,81 @@
+"""ONNX models with an If on a run-time condition, for tests/cli/onnx_if.bats.
+
+python3 onnx_if_models.py DIR writes into DIR: basic.onnx (cond = sum(x) > 0,
+outer-scope values in both branches), fail.onnx (the then branch gathers an
+index given as input), nested.onnx (an If computed inside a branch), dyn.onnx
+(branches of different shapes), heavy.onnx (a matmul chain and an If in the
+taken branch), nzif.onnx (the condition from a NonZero, so not known at load
+even with -i), and the input files.
+"""
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as TP, numpy_helper as nh
+d = sys.argv[1]
+F, B, I = TP.FLOAT, TP.BOOL, TP.INT64
+vi = h.make_tensor_value_info
+def save(nodes, name, ins, outs, inits=()):
+    g = h.make_graph(nodes, name, ins, outs, initializer=list(inits))
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    onnx.checker.check_model(m)
+    onnx.save(m, f"{d}/{name}.onnx")
+w = nh.from_array(np.array([0.5, -1.0, 2.0, 1.5], np.float32), "w")
+b = nh.from_array(np.array([1.0], np.float32), "b")
+zero = nh.from_array(np.array(0.0, np.float32), "zero")
+# basic: cond = sum(x) > 0; then relu(x * w) (outer w), else abs(x) - b
+then_g = h.make_graph([h.make_node("Mul", ["x", "w"], ["t1"]), h.make_node("Relu", ["t1"], ["ty"])], "then", [], [vi("ty", F, [3, 4])])
+else_g = h.make_graph([h.make_node("Abs", ["x"], ["e1"]), h.make_node("Sub", ["e1", "b"], ["ey"])], "else", [], [vi("ey", F, [3, 4])])
+save([h.make_node("ReduceSum", ["x"], ["s"], keepdims=0), h.make_node("Greater", ["s", "zero"], ["c"]),
+      h.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g),
+      h.make_node("Add", ["y", "x"], ["z"])],
+     "basic", [vi("x", F, [3, 4])], [vi("z", F, [3, 4])], [w, b, zero])
+# fail: the then branch gathers row idx of x (out of range when idx >= 3); else the column sums
+then_g = h.make_graph([h.make_node("Gather", ["x", "idx"], ["ty"], axis=0)], "then", [], [vi("ty", F, [1, 4])])
+ax0 = nh.from_array(np.array([0], np.int64), "ax0")
+else_g = h.make_graph([h.make_node("ReduceSum", ["x", "ax0"], ["ey"], keepdims=1)], "else", [], [vi("ey", F, [1, 4])])
+save([h.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)],
+     "fail", [vi("c", B, []), vi("x", F, [3, 4]), vi("idx", I, [1])], [vi("y", F, [1, 4])], [ax0])
+# nested: outer on bool a; then: c2 = max(x) > 1 computed in the branch, inner If: x*2 | x+3; else tanh(x)
+two = nh.from_array(np.array(2.0, np.float32), "two"); three = nh.from_array(np.array(3.0, np.float32), "three")
+one = nh.from_array(np.array(1.0, np.float32), "one")
+in_then = h.make_graph([h.make_node("Mul", ["x", "two"], ["it"])], "it", [], [vi("it", F, [3, 4])])
+in_else = h.make_graph([h.make_node("Add", ["x", "three"], ["ie"])], "ie", [], [vi("ie", F, [3, 4])])
+then_g = h.make_graph([h.make_node("ReduceMax", ["x"], ["mx"], keepdims=0), h.make_node("Greater", ["mx", "one"], ["c2"]),
+                       h.make_node("If", ["c2"], ["ty"], then_branch=in_then, else_branch=in_else)], "then", [], [vi("ty", F, [3, 4])])
+else_g = h.make_graph([h.make_node("Tanh", ["x"], ["ey"])], "else", [], [vi("ey", F, [3, 4])])
+save([h.make_node("If", ["a"], ["y"], then_branch=then_g, else_branch=else_g)],
+     "nested", [vi("a", B, []), vi("x", F, [3, 4])], [vi("y", F, [3, 4])], [two, three, one])
+# dyn: then keeps the first 2 rows, else all 3: the output's shape is decided at run time; z its column sums
+st = nh.from_array(np.array([0], np.int64), "st"); en = nh.from_array(np.array([2], np.int64), "en")
+ax = nh.from_array(np.array([0], np.int64), "ax")
+then_g = h.make_graph([h.make_node("Slice", ["x", "st", "en", "ax"], ["ty"])], "then", [], [vi("ty", F, [2, 4])])
+else_g = h.make_graph([h.make_node("Sigmoid", ["x"], ["ey"])], "else", [], [vi("ey", F, [3, 4])])
+save([h.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g),
+      h.make_node("ReduceSum", ["y", "ax"], ["z"], keepdims=0)],
+     "dyn", [vi("c", B, []), vi("x", F, [3, 4])], [vi("y", F, [None, 4]), vi("z", F, [4])], [st, en, ax])
+# heavy: then runs a 64x64 matmul chain (with an If inside on sum(h) > 0), else a cheap neg
+W = nh.from_array((np.random.default_rng(3).standard_normal((64, 64)) / 8).astype(np.float32), "W")
+in_then = h.make_graph([h.make_node("Relu", ["h2"], ["r"])], "r", [], [vi("r", F, [8, 64])])
+in_else = h.make_graph([h.make_node("Neg", ["h2"], ["r2"])], "r2", [], [vi("r2", F, [8, 64])])
+then_g = h.make_graph([h.make_node("MatMul", ["x", "W"], ["h1"]), h.make_node("Tanh", ["h1"], ["h1t"]),
+                       h.make_node("MatMul", ["h1t", "W"], ["h2"]),
+                       h.make_node("ReduceSum", ["h2"], ["hs"], keepdims=0), h.make_node("Greater", ["hs", "zero"], ["c3"]),
+                       h.make_node("If", ["c3"], ["ty"], then_branch=in_then, else_branch=in_else)], "then", [], [vi("ty", F, [8, 64])])
+else_g = h.make_graph([h.make_node("Neg", ["x"], ["ey"])], "else", [], [vi("ey", F, [8, 64])])
+save([h.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)],
+     "heavy", [vi("c", B, []), vi("x", F, [8, 64])], [vi("y", F, [8, 64])], [W, zero])
+# nzif: cond = the sum of NonZero's indices > 10; known only at run time even with -i
+ten = nh.from_array(np.array(10, np.int64), "ten")
+then_g = h.make_graph([h.make_node("Mul", ["x", "two"], ["ty"])], "then", [], [vi("ty", F, [3, 4])])
+else_g = h.make_graph([h.make_node("Sub", ["x", "two"], ["ey"])], "else", [], [vi("ey", F, [3, 4])])
+save([h.make_node("NonZero", ["x"], ["nz"]), h.make_node("ReduceSum", ["nz"], ["s"], keepdims=0),
+      h.make_node("Greater", ["s", "ten"], ["c"]), h.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)],
+     "nzif", [vi("x", F, [3, 4])], [vi("y", F, [3, 4])], [ten, two])
+xs = np.zeros((3, 4), np.float32)
+xs[0, 1] = 1.5
+np.save(f"{d}/xs.npy", xs)
+rng = np.random.default_rng(11)
+np.save(f"{d}/x.npy", rng.standard_normal((3, 4)).astype(np.float32))
+np.save(f"{d}/xneg.npy", -np.abs(rng.standard_normal((3, 4))).astype(np.float32))
+np.save(f"{d}/xpos.npy", np.abs(rng.standard_normal((3, 4))).astype(np.float32) + 0.1)
+np.save(f"{d}/x64.npy", rng.standard_normal((8, 64)).astype(np.float32))
+np.save(f"{d}/t.npy", np.array(True)); np.save(f"{d}/f.npy", np.array(False))
+np.save(f"{d}/idx.npy", np.array([7], np.int64)); np.save(f"{d}/idx1.npy", np.array([1], np.int64))
