@@ -361,7 +361,7 @@ CU_KFN(cu_lp_pool);
 /* image.cu */
 CU_KFN(cu_lrn);
 CU_KFN(cu_grid_sample);
-CU_KFN(cu_resize_cubic); /* resize in mode cubic, called by cu_resize */
+CU_KFN(cu_resize_cubic); /* resize in mode cubic or with antialias, called by cu_resize */
 /* fft.cu */
 CU_KFN(cu_fft);
 CU_KFN(cu_stft);

@@ -1,4 +1,4 @@
-/* CUDA lrn, grid_sample and cubic resize (floats), one thread per output
+/* CUDA lrn, grid_sample, cubic and antialiased resize (floats), one thread per output
  * element (grid_sample: per output position, looping over the channels).
  * The semantic references are src/cpu/image.c and src/cpu/resize.c; the
  * cells and weights of grid_sample and cubic resize come from the same
@@ -201,6 +201,111 @@ ft_status cubic_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
     return FT_OK;
 }
 
+/* ---- antialiased resize (linear, cubic) ------------------------------------------------------ */
+
+struct aa_args {
+    int rank;
+    int64_t total;
+    int n[FT_MAX_RANK];
+    int64_t od[FT_MAX_RANK], toff[FT_MAX_RANK], ist[FT_MAX_RANK];
+    double ext;
+};
+
+/* Every output element sums the products of the taps of every axis
+ * (ft_resize_aa_axis's tables: idx, then w, n[d] per output coordinate). */
+template <class T>
+__global__ void __launch_bounds__(CU_BLOCK)
+    aa_kernel(T *__restrict__ y, const T *__restrict__ x, const int64_t *__restrict__ idx, const double *__restrict__ wt,
+              aa_args a)
+{
+    const int r = a.rank;
+    for (int64_t e = cu_grid_start(); e < a.total; e += cu_grid_step()) {
+        int64_t at[FT_MAX_RANK], rem = e;
+        bool outside = false;
+        for (int d = r - 1; d >= 0; d--) {
+            at[d] = a.toff[d] + rem % a.od[d] * a.n[d];
+            outside |= idx[at[d]] < 0;
+            rem /= a.od[d];
+        }
+        if (outside) {
+            store_d(y, e, a.ext);
+            continue;
+        }
+        int k[FT_MAX_RANK];
+        for (int d = 0; d < r; d++)
+            k[d] = 0;
+        double acc = 0;
+        for (;;) {
+            int64_t off = 0;
+            double w = 1;
+            for (int d = 0; d < r; d++)
+                off += idx[at[d] + k[d]] * a.ist[d], w *= wt[at[d] + k[d]];
+            acc += w * (double)cu_load(x, off);
+            int d = r - 1;
+            while (d >= 0 && ++k[d] == a.n[d])
+                k[d--] = 0;
+            if (d < 0)
+                break;
+        }
+        store_d(y, e, acc);
+    }
+}
+
+template <class T>
+void aa_launch(cudaStream_t s, unsigned grid, void *y, const void *x, const int64_t *idx, const double *w, const aa_args &a)
+{
+    aa_kernel<T><<<grid, CU_BLOCK, 0, s>>>((T *)y, (const T *)x, idx, w, a);
+}
+
+/* The tap tables built on the host (as on the CPU), copied to the workspace. */
+ft_status aa_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    const ft_shape *is = &in[0].shape, *os = &out[0].shape;
+    const ft_resize_params *rp = &n->params.resize;
+    aa_args a;
+    memset(&a, 0, sizeof a);
+    a.rank = is->rank;
+    a.total = (int64_t)ft_numel(os);
+    a.ext = rp->extrapolation;
+    int64_t total = 0;
+    ft_strides(is, a.ist);
+    for (int d = 0; d < is->rank; d++) {
+        a.n[d] = ft_resize_aa_width(rp, ft_resize_scale(rp, is, os, d));
+        a.od[d] = os->dims[d];
+        a.toff[d] = total;
+        total += os->dims[d] * a.n[d];
+    }
+    size_t bytes = (size_t)total * (sizeof(int64_t) + sizeof(double));
+    char *host = (char *)ft_malloc(bytes);
+    if (!host)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the resize tables (%lld entries)",
+                           (long long)total);
+    int64_t *hi = (int64_t *)host;
+    double *hw = (double *)(host + (size_t)total * sizeof(int64_t));
+    for (int d = 0; d < is->rank; d++)
+        ft_resize_aa_axis(rp, d, ft_resize_scale(rp, is, os, d), is->dims[d], os->dims[d], hi + a.toff[d],
+                          hw + a.toff[d]);
+    void *ws = NULL;
+    ft_status st = cu_workspace(k, n, bytes, &ws);
+    cudaStream_t s = k->be->stream;
+    if (!st) {
+        cudaError_t ce = cudaMemcpyAsync(ws, host, bytes, cudaMemcpyHostToDevice, s);
+        if (ce == cudaSuccess)
+            ce = cudaStreamSynchronize(s); /* the host table is freed below */
+        if (ce != cudaSuccess)
+            st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "cuda: copying the resize table: %s", cudaGetErrorString(ce));
+    }
+    free(host);
+    if (st)
+        return st;
+    const int64_t *di = (const int64_t *)ws;
+    const double *dw = (const double *)((char *)ws + (size_t)total * sizeof(int64_t));
+    unsigned grid = cu_grid(k->be, (uint64_t)a.total);
+    CU_DISPATCH_FLOAT(in[0].dtype, T, aa_launch<T>(s, grid, out[0].data, in[0].data, di, dw, a));
+    CU_LAUNCHED(k, n);
+    return FT_OK;
+}
+
 template <class T> void lrn_launch(cudaStream_t s, unsigned grid, void *y, const void *x, const lrn_args &a)
 {
     lrn_kernel<T><<<grid, CU_BLOCK, 0, s>>>((T *)y, (const T *)x, a);
@@ -280,4 +385,4 @@ CU_KFN(cu_grid_sample)
     return FT_OK;
 }
 
-CU_KFN(cu_resize_cubic) { return cubic_run(k, n, in, out); }
+CU_KFN(cu_resize_cubic) { return n->params.resize.antialias ? aa_run(k, n, in, out) : cubic_run(k, n, in, out); }

@@ -706,7 +706,7 @@ CU_KFN(cu_resize)
     uint64_t numel = ft_numel(os);
     if (numel == 0 || is->rank == 0)
         return FT_OK;
-    if (n->params.resize.cubic)
+    if (n->params.resize.cubic || n->params.resize.antialias)
         return cu_resize_cubic(k, n, in, out);
     const int r = is->rank;
     rmap_args m;

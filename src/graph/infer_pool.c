@@ -272,6 +272,12 @@ ft_status ft_infer_resize(ft_infer_ctx *c)
     if (exo != 0 && exo != 1)
         return ft_infer_fail(c, "attribute 'exclude_outside' is %lld; expected 0 or 1", (long long)exo);
     rp->exclude_outside = (int)exo;
+    int64_t aa = ft_attr(n, "antialias")->i;
+    if (aa != 0 && aa != 1)
+        return ft_infer_fail(c, "attribute 'antialias' is %lld; expected 0 or 1", (long long)aa);
+    if (aa && !rp->linear && !rp->cubic)
+        return ft_infer_fail(c, "attribute 'antialias' is 1 with mode nearest; it needs mode linear or cubic");
+    rp->antialias = (int)aa;
     if (!isfinite(rp->cubic_a))
         return ft_infer_fail(c, "attribute 'cubic_coeff_a' is %g; expected a finite value", rp->cubic_a);
     rp->extrapolation = ft_attr(n, "extrapolation_value")->f;
@@ -440,6 +446,50 @@ double ft_resize_scale(const ft_resize_params *p, const ft_shape *is, const ft_s
  * computes output_width = scale * in in floating point and uses it (not the
  * integer size) where a mode needs the output length. Same expression order
  * as the reference, so that ties of the nearest modes fall the same way. */
+int ft_resize_aa_width(const ft_resize_params *p, double scale)
+{
+    double s = scale < 1 ? scale : 1;
+    return -2 * (int)floor((p->cubic ? -2 : -1) / s);
+}
+
+/* The antialiasing filter at distance t (in output cells): the triangle of
+ * linear, Keys' cubic kernel with cubic_coeff_a. */
+static double aa_filter(const ft_resize_params *p, double t)
+{
+    t = fabs(t);
+    if (!p->cubic)
+        return t < 1 ? 1 - t : 0;
+    double a = p->cubic_a;
+    if (t <= 1)
+        return ((a + 2) * t - (a + 3)) * t * t + 1;
+    return t < 2 ? ((a * t - 5 * a) * t + 8 * a) * t - 4 * a : 0;
+}
+
+void ft_resize_aa_axis(const ft_resize_params *p, int d, double scale, int64_t in, int64_t out, int64_t *idx, double *w)
+{
+    int n = ft_resize_aa_width(p, scale);
+    double s = scale < 1 ? scale : 1;
+    for (int64_t o = 0; o < out; o++) {
+        int64_t *ii = idx + o * n;
+        double *ww = w + o * n, x = ft_resize_src_coord(p, d, (double)o, scale, in, out), sum = 0;
+        if (ft_resize_outside(p, x, in)) {
+            ii[0] = -1;
+            continue;
+        }
+        /* the n cells nearest x, the lower ones first on a tie: from the
+         * cell left of x (x itself on a cell counts as right of it) */
+        int64_t first = (int64_t)ceil(x) - n / 2;
+        for (int k = 0; k < n; k++) {
+            int64_t i = first + k;
+            ww[k] = p->exclude_outside && (i < 0 || i >= in) ? 0 : aa_filter(p, s * ((double)i - x));
+            ii[k] = i < 0 ? 0 : i >= in ? in - 1 : i;
+            sum += ww[k];
+        }
+        for (int k = 0; k < n; k++)
+            ww[k] = sum != 0 ? ww[k] / sum : 0;
+    }
+}
+
 void ft_resize_cubic_axis(const ft_resize_params *p, int d, double scale, int64_t in, int64_t out, ft_taps *tab)
 {
     for (int64_t o = 0; o < out; o++) {

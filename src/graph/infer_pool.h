@@ -52,6 +52,13 @@ int ft_resize_outside(const ft_resize_params *p, double x, int64_t in);
 struct ft_taps;
 void ft_resize_cubic_axis(const ft_resize_params *p, int d, double scale, int64_t in, int64_t out, struct ft_taps *tab);
 /* Scale of axis d between input shape is and output shape os. */
+/* Antialiased resize (linear, cubic): the taps of every output coordinate of
+ * one axis, ft_resize_aa_width() of them each (the filter widened by 1/scale
+ * when scale < 1, as in the ONNX reference's *_coeffs_antialias), at
+ * idx[o * width ...] (cells clamped to the edge) with normalized weights
+ * w[o * width ...]; idx[o * width] = -1 where tf_crop_and_resize extrapolates. */
+int ft_resize_aa_width(const ft_resize_params *p, double scale);
+void ft_resize_aa_axis(const ft_resize_params *p, int d, double scale, int64_t in, int64_t out, int64_t *idx, double *w);
 double ft_resize_scale(const ft_resize_params *p, const ft_shape *is, const ft_shape *os, int d);
 
 #endif

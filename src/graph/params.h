@@ -198,6 +198,7 @@ typedef struct ft_resize_params {
     int cubic;  /* mode "cubic" (neither: nearest) */
     double cubic_a;      /* cubic_coeff_a */
     int exclude_outside; /* cubic: taps outside the input get weight 0, the rest renormalized */
+    int antialias;       /* linear, cubic: the filter widened by 1/scale when downsampling */
     int ct;     /* FT_RESIZE_CT_* */
     int nm;     /* FT_RESIZE_NM_* */
     int has_scales;

@@ -27,7 +27,6 @@ static const char *const fold_only[] = {"Constant", "Shape", "Size", "ConstantOf
 static const struct {
     const char *op, *why;
 } refused[] = {
-    {"SequenceMap", "a subgraph run per element of a sequence is not supported"},
     {"StringNormalizer", "string tensors are not supported"},
     {"StringConcat", "string tensors are not supported"},
     {"StringSplit", "string tensors are not supported"},

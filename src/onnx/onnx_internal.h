@@ -84,13 +84,18 @@ struct Onnx__AttributeProto;
 
 /* Sequence and optional values (onnx_seq.c). The sequence ops resolve them at
  * load time: SequenceConstruct makes a list of tensors, SequenceAt aliases an
- * element, ConcatFromSequence emits a concat, and so on. A sequence never
- * reaches the planned graph: one that is a graph input or output, or the input
- * of another op, is refused. */
+ * element, ConcatFromSequence emits a concat, Loop and SequenceMap are
+ * unrolled over lists (onnx_loop.c), and so on. A sequence never reaches the
+ * planned graph: a graph input or output is its tensors (onnx_seq_io.c); one
+ * passed to another op is refused. */
 /* The sequence or optional value named `name`, or NULL. */
 const onx_seq *onx_seq_get(onx_ctx *c, const char *name);
 /* Bind `name` to a copy of the list t[0..n) (-1 on out of memory). */
 int onx_seq_put(onx_ctx *c, const char *name, const int *t, int n, ft_dtype dt, int optional);
+/* The index into c->seqs of the list named `name`, or -1. */
+int onx_seq_index(onx_ctx *c, const char *name);
+/* Bind `name` to the list c->seqs[index] (-1: unbind it); -1 on out of memory. */
+int onx_seq_bind(onx_ctx *c, const char *name, int index);
 /* 1 for the ops that take sequence or optional values (their mappers). */
 int onx_seq_op(const char *op_type);
 /* Identity of a sequence or optional value: the same list. */

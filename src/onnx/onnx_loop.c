@@ -5,13 +5,18 @@
  * the scan inputs sliced (gather of one position) and the scan outputs
  * stacked (unsqueeze, concat). A loop that needs its data to know when it
  * ends, or more than ONX_UNROLL_MAX iterations, is refused as unsupported.
+ * A sequence (or optional) a Loop carries is its list of tensors at each step
+ * (onnx_seq.c). SequenceMap is its body imported once per element of its
+ * input sequence (whose length is known at load), each output a sequence.
  *
- *   {"Loop", 1, ox_map_loop}, {"Scan", 9, ox_map_scan}   // rows of onnx_ops.c's table
+ *   {"Loop", 1, ox_map_loop}, {"Scan", 9, ox_map_scan},  // rows of onnx_ops.c's table
+ *   {"SequenceMap", 17, ox_map_seq_map}
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "onnx.h"
 #include "onnx.pb-c.h"
 #include "onnx_internal.h"
 #include "onnx_ops.h"
@@ -26,7 +31,8 @@ ft_status onx_unbind_outputs(onx_ctx *c, const Onnx__GraphProto *gp)
     for (size_t i = 0; i < gp->n_node; i++) {
         const Onnx__NodeProto *np = gp->node[i];
         for (size_t k = 0; k < np->n_output; k++)
-            if (np->output[k] && *np->output[k] && onx_unbind(c, np->output[k]))
+            if (np->output[k] && *np->output[k] &&
+                (onx_unbind(c, np->output[k]) || (c->seqnames && onx_seq_bind(c, np->output[k], -1))))
                 return onx_oom(c);
         for (size_t a = 0; a < np->n_attribute; a++) {
             const Onnx__AttributeProto *at = np->attribute[a];
@@ -50,15 +56,20 @@ static int body_out(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *body,
     return t;
 }
 
-/* One copy of the body: its inputs bound to in[0..n_in), its nodes imported. */
-static ft_status import_copy(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *body, const int *in, int n_in)
+/* One copy of the body: its inputs bound to in[0..n_in) (input i to the list
+ * c->seqs[seq[i]] where seq is given and seq[i] >= 0), its nodes imported. */
+static ft_status import_copy(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *body, const int *in,
+                             const int *seq, int n_in)
 {
     if ((int)body->n_input != n_in)
         return onx_error(c, n, FT_EGRAPH, "the body has %zu inputs; the node gives it %d", body->n_input, n_in);
     ft_status st = onx_unbind_outputs(c, body);
-    for (int i = 0; i < n_in && !st; i++)
-        if (onx_bind(c, body->input[i]->name ? body->input[i]->name : "", in[i]) < 0)
+    for (int i = 0; i < n_in && !st; i++) {
+        const char *name = body->input[i]->name ? body->input[i]->name : "";
+        int s = seq ? seq[i] : -1;
+        if ((c->seqnames && onx_seq_bind(c, name, s)) || (s < 0 && onx_bind(c, name, in[i]) < 0))
             st = onx_oom(c);
+    }
     int here = c->emitted_here; /* the body's nodes name their own */
     if (!st)
         st = onx_import_body(c, n, body);
@@ -137,14 +148,18 @@ ft_status ox_map_loop(onx_ctx *c, const onx_node *n)
         st = loop_input(c, n, 1, "its condition (input 1)", &cond);
     if (st)
         return st;
-    int *cur = ft_malloc((size_t)(nv + 2) * sizeof *cur), **scan = ft_calloc((size_t)nk + 1, sizeof *scan);
+    int *cur = ft_malloc((size_t)(nv + 2) * 2 * sizeof *cur), **scan = ft_calloc((size_t)nk + 1, sizeof *scan);
     if (!cur || !scan) {
         free(cur);
         free(scan);
         return onx_oom(c);
     }
-    for (int j = 0; j < nv; j++)
-        cur[2 + j] = onx_in(c, n, 2 + j);
+    int *seq = cur + nv + 2; /* seq[i] >= 0: value i is the list c->seqs[seq[i]] */
+    seq[0] = seq[1] = -1;
+    for (int j = 0; j < nv; j++) {
+        seq[2 + j] = onx_seq_index(c, n->pb->input[2 + j]);
+        cur[2 + j] = seq[2 + j] >= 0 ? -1 : onx_in(c, n, 2 + j);
+    }
     int it = 0, unsup0 = c->n_unsup;
     for (; cond && (trips < 0 || it < trips) && !st; it++) {
         if (it == ONX_UNROLL_MAX) {
@@ -158,19 +173,25 @@ ft_status ox_map_loop(onx_ctx *c, const onx_node *n)
         cur[0] = onx_const_new(c, n, sfx, FT_I64, &(ft_shape){0}, &iv);
         snprintf(sfx, sizeof sfx, "condition_%d", it);
         cur[1] = onx_const_new(c, n, sfx, FT_BOOL, &(ft_shape){0}, &one);
-        if (cur[0] < 0 || cur[1] < 0 || (st = import_copy(c, n, body, cur, 2 + nv)))
+        if (cur[0] < 0 || cur[1] < 0 || (st = import_copy(c, n, body, cur, seq, 2 + nv)))
             break;
         if (c->n_unsup > unsup0) /* the body holds something unsupported: so does the node */
             break;
         int tc = body_out(c, n, body, 0);
-        for (int j = 0; j < nv && tc >= 0; j++)
-            if ((cur[2 + j] = body_out(c, n, body, 1 + j)) < 0)
+        for (int j = 0; j < nv && tc >= 0; j++) {
+            seq[2 + j] = onx_seq_index(c, body->output[1 + j]->name);
+            if (seq[2 + j] < 0 && (cur[2 + j] = body_out(c, n, body, 1 + j)) < 0)
                 tc = -1;
+        }
         if (tc < 0) {
             st = onx_status(c);
             break;
         }
         for (int k = 0; k < nk && !st; k++) {
+            if (onx_seq_get(c, body->output[1 + nv + k]->name)) {
+                st = onx_unsupported(c, n, "scan output %d is a sequence; ftrun stacks tensors only", k);
+                break;
+            }
             int t = body_out(c, n, body, 1 + nv + k);
             int *grown = t < 0 ? NULL : ft_realloc(scan[k], (size_t)(it + 1) * sizeof **scan);
             if (!grown)
@@ -191,8 +212,12 @@ ft_status ox_map_loop(onx_ctx *c, const onx_node *n)
         c->unsup_flag = 1; /* the import reports what the body holds, and the node's outputs with it */
         return FT_EGRAPH;
     }
-    for (int j = 0; j < nv && !st; j++)
-        st = onx_alias(c, n, j, cur[2 + j]);
+    for (int j = 0; j < nv && !st; j++) {
+        if (seq[2 + j] < 0)
+            st = onx_alias(c, n, j, cur[2 + j]);
+        else if (n->pb->output[j] && *n->pb->output[j] && onx_seq_bind(c, n->pb->output[j], seq[2 + j]))
+            st = onx_oom(c);
+    }
     for (int k = 0; k < nk && !st; k++)
         st = stack(c, n, nv + k, scan[k], it, 0, 0);
     free(cur);
@@ -269,7 +294,7 @@ ft_status ox_map_scan(onx_ctx *c, const onx_node *n)
             cur[ns + j] = t;
         }
         if (!st)
-            st = import_copy(c, n, body, cur, ns + m);
+            st = import_copy(c, n, body, cur, NULL, ns + m);
         if (st || c->n_unsup > unsup0)
             break;
         for (int j = 0; j < ns && !st; j++)
@@ -302,5 +327,77 @@ ft_status ox_map_scan(onx_ctx *c, const onx_node *n)
     for (int k = 0; k < nk; k++)
         free(scan[k]);
     free(scan);
+    return st;
+}
+
+/* The dtype body output k declares (an empty sequence's), or def. */
+static ft_dtype declared_elem(const Onnx__GraphProto *body, int k, ft_dtype def)
+{
+    const Onnx__TypeProto *tp = body->output[k]->type;
+    if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE && tp->sequence_type)
+        tp = tp->sequence_type->elem_type;
+    ft_dtype dt;
+    if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && tp->tensor_type &&
+        !ft_onnx_dtype(tp->tensor_type->elem_type, &dt))
+        return dt;
+    return def;
+}
+
+ft_status ox_map_seq_map(onx_ctx *c, const onx_node *n)
+{
+    const Onnx__AttributeProto *ba = onx_attr(n, "body");
+    if (!ba || !ba->g)
+        return onx_error(c, n, FT_EGRAPH, "no body graph");
+    const Onnx__GraphProto *body = ba->g;
+    if (n->n_in < 1 || n->n_out < 1 || (int)body->n_input != n->n_in || (int)body->n_output != n->n_out)
+        return onx_error(c, n, FT_EGRAPH, "%d inputs and %d outputs do not fit a body of %zu inputs and %zu outputs",
+                         n->n_in, n->n_out, body->n_input, body->n_output);
+    const onx_seq *s0 = onx_seq_get(c, n->pb->input[0]);
+    if (!s0 || s0->optional)
+        return onx_error(c, n, FT_EGRAPH, "input 0 ('%s') is not a sequence", n->pb->input[0]);
+    int len = s0->n, m = n->n_in, no = n->n_out;
+    for (int j = 1; j < m; j++) {
+        const onx_seq *sj = onx_seq_get(c, n->pb->input[j]);
+        if (sj && sj->optional)
+            return onx_error(c, n, FT_EGRAPH, "input %d ('%s') is an optional value; SequenceMap takes sequences and "
+                             "tensors", j, n->pb->input[j]);
+        if (sj && sj->n != len)
+            return onx_error(c, n, FT_EGRAPH, "input %d is a sequence of %d tensors, input 0 one of %d", j, sj->n, len);
+        if (!sj && onx_in(c, n, j) < 0)
+            return onx_error(c, n, FT_EGRAPH, "input %d is missing", j);
+    }
+    int *in = ft_malloc((size_t)(m + (size_t)no * (len + 1)) * sizeof *in), unsup0 = c->n_unsup;
+    if (!in)
+        return onx_oom(c);
+    int *out = in + m; /* out[k * len + i]: output k's element i */
+    ft_status st = FT_OK;
+    for (int i = 0; i < len && !st; i++) {
+        for (int j = 0; j < m; j++) {
+            const onx_seq *sj = onx_seq_get(c, n->pb->input[j]);
+            in[j] = sj ? sj->t[i] : onx_in(c, n, j);
+        }
+        if ((st = import_copy(c, n, body, in, NULL, m)) || c->n_unsup > unsup0)
+            break;
+        for (int k = 0; k < no && !st; k++) {
+            if (onx_seq_get(c, body->output[k]->name))
+                st = onx_unsupported(c, n, "body output %d is a sequence; sequences of sequences are not supported", k);
+            else if ((out[k * len + i] = body_out(c, n, body, k)) < 0)
+                st = onx_status(c);
+        }
+    }
+    if (!st && c->n_unsup > unsup0) {
+        c->unsup_flag = 1; /* the import reports what the body holds, and the node's outputs with it */
+        st = FT_EGRAPH;
+    }
+    for (int k = 0; k < no && !st; k++) {
+        ft_dtype dt = len ? c->g->tensors[out[k * len]].dtype : declared_elem(body, k, FT_F32);
+        for (int i = 1; i < len && !st; i++)
+            if (c->g->tensors[out[k * len + i]].dtype != dt)
+                st = onx_error(c, n, FT_EGRAPH, "body output %d has dtype %s at element %d and %s at element 0", k,
+                               ft_dtype_name(c->g->tensors[out[k * len + i]].dtype), i, ft_dtype_name(dt));
+        if (!st && n->pb->output[k] && *n->pb->output[k] && onx_seq_put(c, n->pb->output[k], out + k * len, len, dt, 0))
+            st = onx_oom(c);
+    }
+    free(in);
     return st;
 }

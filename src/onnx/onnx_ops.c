@@ -248,7 +248,7 @@ static const onx_op_map MAPS[] = {
     {"Optional", 15, ox_map_optional}, {"OptionalHasElement", 15, ox_map_optional_has},
     {"OptionalGetElement", 15, ox_map_optional_get},
     /* loops unrolled at load (onnx_loop.c) */
-    {"Loop", 1, ox_map_loop}, {"Scan", 9, ox_map_scan},
+    {"Loop", 1, ox_map_loop}, {"Scan", 9, ox_map_scan}, {"SequenceMap", 17, ox_map_seq_map},
     /* data-dependent output shapes */
     {"NonZero", 9, ox_map_non_zero}, {"Compress", 9, ox_map_compress}, {"Unique", 11, ox_map_unique},
     {"NonMaxSuppression", 10, ox_map_nms},
@@ -372,7 +372,8 @@ static const onx_op_status CATALOGUE[] = {
     {"LessOrEqual", 'm', "less_equal"},
     {"Log", 'm', "log"},
     {"LogSoftmax", 'm', "log_softmax (before opset 13: flatten + log_softmax + reshape)"},
-    {"Loop", 'm', "unrolled at load (trip count and conditions known at load, at most 4096 iterations)"},
+    {"Loop", 'm', "unrolled at load (trip count and conditions known at load, at most 4096 iterations; carried "
+                      "sequences are lists at load)"},
     {"LpNormalization", 'm', "lp_normalization"},
     {"LpPool", 'm', "lp_pool"},
     {"MatMul", 'm', "matmul"},
@@ -443,7 +444,7 @@ static const onx_op_status CATALOGUE[] = {
     {"SequenceErase", 'm', "a shorter list, position known at load " SEQ},
     {"SequenceInsert", 'm', "a longer list, position known at load " SEQ},
     {"SequenceLength", 'm', "an int64 constant " SEQ},
-    {"SequenceMap", '-', "a subgraph run per element of a sequence (not supported)"},
+    {"SequenceMap", 'm', "unrolled at load: its body once per element " SEQ},
     {"Shape", 'f', FOLD},
     {"Shrink", 'm', "shrink (integers: where + add/sub)"},
     {"Sigmoid", 'm', "sigmoid"},

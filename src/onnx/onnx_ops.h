@@ -89,6 +89,7 @@ ft_status ox_map_swiglu(onx_ctx *c, const onx_node *n);
 /* Loop and Scan unrolled at load (onnx_loop.c) */
 ft_status ox_map_loop(onx_ctx *c, const onx_node *n);
 ft_status ox_map_scan(onx_ctx *c, const onx_node *n);
+ft_status ox_map_seq_map(onx_ctx *c, const onx_node *n);
 /* NonZero, Compress, Unique, NonMaxSuppression: output shapes known at run
  * time (onnx_ops_dynamic.c) */
 ft_status ox_map_non_zero(onx_ctx *c, const onx_node *n);

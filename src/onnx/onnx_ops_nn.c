@@ -143,8 +143,8 @@ ft_status ox_map_resize(onx_ctx *c, const onx_node *n)
                                "tf_half_pixel_for_nn, tf_crop_and_resize)", ctm);
     if (strcmp(mode, "nearest") == 0 && !one_of(nm, NEAREST, FT_ARRAY_LEN(NEAREST)))
         return onx_unsupported(c, n, "attribute nearest_mode='%s'", nm);
-    if (onx_attr_i(n, "antialias", 0) != 0)
-        return onx_unsupported(c, n, "attribute antialias=1 (ftrun's resize does not filter when downsampling)");
+    if (onx_attr_i(n, "antialias", 0) != 0 && strcmp(mode, "nearest") == 0)
+        return onx_error(c, n, FT_EGRAPH, "attribute antialias=1 with mode='nearest' (antialias needs linear or cubic)");
 
     const double *sc = NULL;
     const int64_t *sz = NULL, *axes = NULL;
@@ -230,6 +230,7 @@ ft_status ox_map_resize(onx_ctx *c, const onx_node *n)
     }
     OX_TRY(onx_set_f(c, f, "cubic_coeff_a", onx_attr_f(n, "cubic_coeff_a", -0.75)));
     OX_TRY(onx_set_i(c, f, "exclude_outside", onx_attr_i(n, "exclude_outside", 0)));
+    OX_TRY(onx_set_i(c, f, "antialias", onx_attr_i(n, "antialias", 0)));
     return onx_set_s(c, f, "nearest_mode", nm);
 }
 

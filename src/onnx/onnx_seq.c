@@ -14,10 +14,13 @@
  *   OptionalHasElement                 a bool scalar constant
  *
  *   Identity                           the same list
+ *   Loop, SequenceMap                  unrolled at load (onnx_loop.c): a sequence
+ *                                      carried by a loop is its list at each step
  *
- * No sequence reaches the planned graph: a sequence or optional graph input
- * or output is its tensors (onnx_seq_io.c); one passed to another op (Loop,
- * Scan, SequenceMap, ...) is refused (onnx_reader.c). */
+ * An optional sequence that is there is the sequence itself; an empty one is
+ * an optional of no tensor. No sequence reaches the planned graph: a sequence
+ * or optional graph input or output is its tensors (onnx_seq_io.c); one passed
+ * to another op (Scan, ...) is refused (onnx_reader.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +43,19 @@ const onx_seq *onx_seq_get(onx_ctx *c, const char *name)
         return NULL;
     int k = ft_strmap_get(c->seqnames, name);
     return k < 0 ? NULL : &c->seqs[k];
+}
+
+int onx_seq_index(onx_ctx *c, const char *name)
+{
+    const onx_seq *s = onx_seq_get(c, name);
+    return s ? (int)(s - c->seqs) : -1;
+}
+
+int onx_seq_bind(onx_ctx *c, const char *name, int index)
+{
+    if (!c->seqnames && !(c->seqnames = ft_strmap_new()))
+        return -1;
+    return ft_strmap_put(c->seqnames, name, index);
 }
 
 int onx_seq_put(onx_ctx *c, const char *name, const int *t, int n, ft_dtype dt, int optional)
@@ -77,8 +93,9 @@ void onx_seq_free(onx_ctx *c)
 
 int onx_seq_op(const char *op)
 {
-    static const char *const ops[] = {"SequenceInsert", "SequenceErase", "SequenceAt", "SequenceLength",
-                                      "ConcatFromSequence", "Optional", "OptionalHasElement", "OptionalGetElement"};
+    static const char *const ops[] = {"SequenceInsert",     "SequenceErase", "SequenceAt",         "SequenceLength",
+                                      "ConcatFromSequence", "Optional",      "OptionalHasElement", "OptionalGetElement",
+                                      "Loop",               "SequenceMap"};
     for (size_t i = 0; i < FT_ARRAY_LEN(ops); i++)
         if (!strcmp(op, ops[i]))
             return 1;
@@ -401,8 +418,14 @@ static ft_status same_list(onx_ctx *c, const onx_node *n, const onx_seq *s)
 ft_status ox_map_optional(onx_ctx *c, const onx_node *n)
 {
     const char *name = n->n_in > 0 ? n->pb->input[0] : NULL;
-    if (onx_seq_get(c, name))
-        return onx_unsupported(c, n, "an optional sequence (only optional tensors are resolved at load time)");
+    const onx_seq *s = onx_seq_get(c, name);
+    if (s && s->optional)
+        return onx_error(c, n, FT_EGRAPH, "input 0 ('%s') is an optional value; Optional takes a tensor or a sequence",
+                         name);
+    if (s) { /* an optional sequence that is there: the sequence */
+        onx_note_fold(c, n->op_type);
+        return same_list(c, n, s);
+    }
     int x = onx_in(c, n, 0);
     ft_dtype dt = x >= 0 ? c->g->tensors[x].dtype : FT_F32;
     onx_note_fold(c, n->op_type);

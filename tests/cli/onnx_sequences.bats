@@ -4,7 +4,9 @@
 # ConcatFromSequence and Optional/OptionalHasElement/OptionalGetElement into
 # plain tensors (src/onnx/onnx_seq.c); a sequence or optional graph input or
 # output is its tensors (src/onnx/onnx_seq_io.c: NAME.0 ... NAME.{n-1} and
-# NAME.len); a sequence passed to another op is refused (exit status 3).
+# NAME.len); SequenceMap and a Loop carrying a sequence are unrolled at load
+# (src/onnx/onnx_loop.c); a sequence passed to another op is refused (exit
+# status 3).
 # Expectations from NumPy.
 
 bats_require_minimum_version 1.5.0
@@ -215,19 +217,75 @@ open(d + "output_1.pb", "wb").write(nh.from_list(S, "same").SerializeToString())
     [[ "$output" =~ "not an ONNX SequenceProto file (the protobuf is malformed or truncated)" || "$output" =~ "tensor 0" ]]
 }
 
-@test "ONNX: a sequence passed to Loop, or made by SequenceMap, is refused (exit status 3)" {
+@test "ONNX: SequenceMap (a sequence and a tensor input, two outputs) unrolls to NumPy's values" {
     inputs
     py '
 import onnx
 from onnx import helper as h, TensorProto as TP
 f = lambda n, s: h.make_tensor_value_info(n, TP.FLOAT, s)
-body = h.make_graph([h.make_node("Identity", ["x"], ["y"])], "b", [f("x", [2, 3, 4])], [f("y", [2, 3, 4])])
-g = h.make_graph([h.make_node("SequenceConstruct", ["x", "x"], ["s"]),
-                  h.make_node("SequenceMap", ["s"], ["m"], body=body),
-                  h.make_node("ConcatFromSequence", ["m"], ["y"], axis=0)], "map", [f("x", [2, 3, 4])], [f("y", [4, 3, 4])])
-onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), sys.argv[1] + "/seq_map.onnx")' "$T"
-    run --separate-stderr "$FTRUN" run "$T/seq_map.onnx" -i x="$T/x.npy" -o "$T/o3" -q
+body = h.make_graph([h.make_node("Mul", ["a", "b"], ["p"]), h.make_node("Neg", ["a"], ["q"])], "b",
+                    [f("a", [2, 3, 4]), f("b", [2, 3, 4])], [f("p", [2, 3, 4]), f("q", [2, 3, 4])])
+g = h.make_graph([h.make_node("Add", ["x", "y"], ["xy"]),
+                  h.make_node("SequenceConstruct", ["x", "xy", "y"], ["s"]),
+                  h.make_node("SequenceMap", ["s", "y"], ["m", "n"], body=body),
+                  h.make_node("ConcatFromSequence", ["m"], ["cat"], axis=0)], "map",
+                 [f("x", [2, 3, 4]), f("y", [2, 3, 4])],
+                 [f("cat", [6, 3, 4]), h.make_tensor_sequence_value_info("n", TP.FLOAT, [2, 3, 4])])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), sys.argv[1] + "/seq_map.onnx")
+# two sequences of different lengths
+g = h.make_graph([h.make_node("SequenceConstruct", ["x", "y"], ["s"]),
+                  h.make_node("SequenceConstruct", ["y"], ["t"]),
+                  h.make_node("SequenceMap", ["s", "t"], ["m", "n"], body=body),
+                  h.make_node("ConcatFromSequence", ["m"], ["cat"], axis=0)], "map",
+                 [f("x", [2, 3, 4]), f("y", [2, 3, 4])], [f("cat", [4, 3, 4])])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), sys.argv[1] + "/seq_map_bad.onnx")' "$T"
+    run "$FTRUN" run "$T/seq_map.onnx" -i x="$T/x.npy" -i y="$T/y.npy" -o "$T/out" -q
+    [ "$status" -eq 0 ]
+    py '
+d = sys.argv[1]
+x, y = np.load(d + "/x.npy"), np.load(d + "/y.npy")
+assert np.allclose(np.load(d + "/out/cat.npy"), np.concatenate([x * y, (x + y) * y, y * y], 0), atol=1e-6)
+for k, w in enumerate([-x, -(x + y), -y]):
+    assert np.array_equal(np.load(d + "/out/n.%d.npy" % k), w), k
+assert np.load(d + "/out/n.len.npy") == 3' "$T"
+    run --separate-stderr "$FTRUN" run "$T/seq_map_bad.onnx" -i x="$T/x.npy" -i y="$T/y.npy" -o "$T/o2" -q
+    [ "$status" -ne 0 ]
+    [[ "$stderr" =~ "SequenceMap" && "$stderr" =~ "input 1 is a sequence of 1 tensors, input 0 one of 2" ]]
+    [ ! -e "$T/o2" ]
+}
+
+@test "ONNX: a Loop carrying a sequence unrolls to NumPy's values; a sequence passed to Scan is refused (exit 3)" {
+    inputs
+    py '
+import onnx
+from onnx import helper as h, TensorProto as TP
+f = lambda n, s: h.make_tensor_value_info(n, TP.FLOAT, s)
+i64 = lambda name, v: h.make_node("Constant", [], [name], value=h.make_tensor(name + "_v", TP.INT64, [], [v]))
+body = h.make_graph([h.make_node("Identity", ["c"], ["c2"]),
+                     h.make_node("Cast", ["i"], ["fi"], to=TP.FLOAT),
+                     h.make_node("Mul", ["x", "fi"], ["xi"]),
+                     h.make_node("SequenceInsert", ["sin", "xi"], ["sout"])], "b",
+                    [h.make_tensor_value_info("i", TP.INT64, []), h.make_tensor_value_info("c", TP.BOOL, []),
+                     h.make_tensor_sequence_value_info("sin", TP.FLOAT, None)],
+                    [h.make_tensor_value_info("c2", TP.BOOL, []), h.make_tensor_sequence_value_info("sout", TP.FLOAT, None)])
+g = h.make_graph([i64("three", 3), h.make_node("SequenceConstruct", ["y"], ["s0"]),
+                  h.make_node("Loop", ["three", "", "s0"], ["s"], body=body),
+                  h.make_node("ConcatFromSequence", ["s"], ["y_out"], axis=0)], "loop",
+                 [f("x", [2, 3, 4]), f("y", [2, 3, 4])], [f("y_out", [8, 3, 4])])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), sys.argv[1] + "/loop_seq.onnx")
+sb = h.make_graph([h.make_node("Identity", ["a"], ["b"])], "sb", [f("a", [3, 4])], [f("b", [3, 4])])
+g = h.make_graph([h.make_node("SequenceConstruct", ["x"], ["s"]),
+                  h.make_node("Scan", ["s"], ["y_out"], body=sb, num_scan_inputs=1)], "scan",
+                 [f("x", [2, 3, 4])], [f("y_out", [2, 3, 4])])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), sys.argv[1] + "/scan_seq.onnx")' "$T"
+    run "$FTRUN" run "$T/loop_seq.onnx" -i x="$T/x.npy" -i y="$T/y.npy" -o "$T/out" -q
+    [ "$status" -eq 0 ]
+    py '
+d = sys.argv[1]
+x, y = np.load(d + "/x.npy"), np.load(d + "/y.npy")
+assert np.allclose(np.load(d + "/out/y_out.npy"), np.concatenate([y, 0 * x, x, 2 * x], 0), atol=1e-6)' "$T"
+    run --separate-stderr "$FTRUN" run "$T/scan_seq.onnx" -i x="$T/x.npy" -o "$T/o3" -q
     [ "$status" -eq 3 ]
-    [[ "$stderr" =~ "SequenceMap" ]]
+    [[ "$stderr" =~ "Scan" && "$stderr" =~ "is a sequence" ]]
     [ ! -e "$T/o3" ]
 }

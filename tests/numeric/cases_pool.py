@@ -502,7 +502,26 @@ def cubic_coeffs(ratio, A):
             ((A * ((1 - ratio) + 1) - 5 * A) * ((1 - ratio) + 1) + 8 * A) * ((1 - ratio) + 1) - 4 * A]
 
 
-def resize_matrix(n, out, scale, mode, ct, nm, cubic_a=-0.75, exclude=0, roi=None, outside=None):
+def aa_coeffs(ratio, scale, mode, a):
+    """Antialiased taps (ONNX Resize, antialias=1): the linear or cubic filter
+    stretched by max(1, 1/scale), sampled at the cells around x and normalized
+    to sum 1; ratio in (0, 1] is x's distance from the cell on its left."""
+    s = min(scale, 1.0)
+    half = -math.floor(-(2 if mode == "cubic" else 1) / s)  # cells each side of x
+    dist = (np.arange(1 - half, 1 + half) - ratio) * s
+
+    def kern(t):
+        t = abs(t)
+        if mode != "cubic":
+            return max(0.0, 1 - t)
+        if t <= 1:
+            return ((a + 2) * t - (a + 3)) * t * t + 1
+        return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a if t < 2 else 0.0
+    w = np.array([kern(t) for t in dist])
+    return w / w.sum()
+
+
+def resize_matrix(n, out, scale, mode, ct, nm, cubic_a=-0.75, exclude=0, roi=None, outside=None, aa=0):
     """Interpolation matrix [out, n] of one axis, the reference's coefficients and its
     edge-padded neighbour choice ported one to one; outside[x] is set where
     tf_crop_and_resize gives the extrapolation value instead."""
@@ -514,6 +533,18 @@ def resize_matrix(n, out, scale, mode, ct, nm, cubic_a=-0.75, exclude=0, roi=Non
             continue
         xi = math.floor(xo)
         ratio = 1 if xo.is_integer() else xo - xi
+        if aa:
+            coeffs = aa_coeffs(ratio, scale, mode, cubic_a)
+            k = len(coeffs)
+            pad = -(-k // 2)
+            # edge-pad by ceil(k/2), the k cells nearest to x (ties: lower)
+            idx = np.array(sorted(sorted(range(n + 2 * pad), key=lambda i: (abs(xo + pad - i), i))[:k])) - pad
+            if exclude:
+                coeffs[(idx < 0) | (idx >= n)] = 0
+                coeffs /= coeffs.sum()
+            for cf, i in zip(coeffs, idx):
+                M[x, min(max(i, 0), n - 1)] += float(cf)
+            continue
         if mode == "cubic":
             coeffs = np.array(cubic_coeffs(ratio, cubic_a))
             # _get_neighbor: edge-pad by 2, the 4 cells nearest to x (ties: lower)
@@ -546,7 +577,7 @@ def resize_matrix(n, out, scale, mode, ct, nm, cubic_a=-0.75, exclude=0, roi=Non
     return M
 
 
-def resize_ref(x, out_shape, scales, mode, ct, nm, cubic_a=-0.75, exclude=0, roi=None, ext=0.0):
+def resize_ref(x, out_shape, scales, mode, ct, nm, cubic_a=-0.75, exclude=0, roi=None, ext=0.0, aa=0):
     y, ya = f64(x), np.abs(f64(x))
     mask = np.zeros(out_shape, bool)
     for d in range(x.ndim):
@@ -554,7 +585,7 @@ def resize_ref(x, out_shape, scales, mode, ct, nm, cubic_a=-0.75, exclude=0, roi
         scale = scales[d] if scales is not None else out_shape[d] / n
         outside = np.zeros(out_shape[d], bool)
         M = resize_matrix(n, out_shape[d], scale, mode, ct, nm, cubic_a, exclude,
-                          None if roi is None else (roi[d], roi[x.ndim + d]), outside)
+                          None if roi is None else (roi[d], roi[x.ndim + d]), outside, aa)
         shape = [1] * x.ndim
         shape[d] = out_shape[d]
         mask |= outside.reshape(shape)
@@ -594,7 +625,7 @@ def torch_resize(x, out_shape, scales, mode, ct, nm):
 
 
 def resize_case(dt, shape, mode="nearest", ct=None, nm=None, sizes=None, scales=None, label="", torch_check=False,
-                args=(), input_fn=None, cubic_a=None, exclude=None, roi=None, ext=None):
+                args=(), input_fn=None, cubic_a=None, exclude=None, roi=None, ext=None, aa=None):
     attrs = {}
     if sizes is not None:
         attrs["sizes"] = list(sizes)
@@ -613,6 +644,8 @@ def resize_case(dt, shape, mode="nearest", ct=None, nm=None, sizes=None, scales=
         attrs["roi"] = list(roi)
     if ext is not None:
         attrs["extrapolation_value"] = ext
+    if aa is not None:
+        attrs["antialias"] = aa
     desc = " ".join("%s=%s" % (a, v) for a, v in attrs.items())
     name = "resize %s %s %s%s%s" % (dt, shp(shape), desc, " " + label if label else "",
                                     " --threads 3" if "--threads" in args else "")
@@ -622,7 +655,7 @@ def resize_case(dt, shape, mode="nearest", ct=None, nm=None, sizes=None, scales=
         x, xv = input_fn(rng) if input_fn else make_input(rng, dt, shape)
         out = list(sizes) if sizes is not None else [int(math.floor(n * s)) for n, s in zip(shape, scales)]
         y, ya = resize_ref(np.asarray(xv), out, scales, mode, ct or "half_pixel", nm or "round_prefer_floor",
-                           -0.75 if cubic_a is None else cubic_a, exclude or 0, roi, ext or 0.0)
+                           -0.75 if cubic_a is None else cubic_a, exclude or 0, roi, ext or 0.0, aa or 0)
         if torch_check:
             t = torch_resize(np.asarray(xv), out, scales, mode, ct or "half_pixel", nm or "round_prefer_floor")
             if t is None:
@@ -632,6 +665,8 @@ def resize_case(dt, shape, mode="nearest", ct=None, nm=None, sizes=None, scales=
         if mode == "nearest":
             return {"inputs": [("x", x, dt)], "expect": {"y": to_out(y, dt)}, "tol": EXACT}
         taps = 4 if mode == "cubic" else 2
+        if aa:  # the widest axis's filter
+            taps = max(-2 * math.floor(-taps / 2 / min(o / n, 1)) for o, n in zip(out, shape) if n > 0)
         return {"inputs": [("x", x, dt)], "expect": {"y": to_out(y, dt)}, "tol": sum_tol(dt, taps ** len(shape), ya)}
     return Case(name, "resize", attrs=attrs, build=build, args=args)
 
@@ -678,6 +713,20 @@ def resize_cases():
                          torch_check=True))
     c.append(resize_case("f32", (1, 2, 4, 6, 8), "nearest", "asymmetric", "floor", scales=[1, 1, 2, 2, 0.5],
                          torch_check=True))
+    # antialias (linear, cubic): downsampling widens the filter, upsampling keeps it;
+    # every coordinate transform, exclude_outside, sizes and scales, f64 and f16
+    for ct in CTS:
+        for mode in ("linear", "cubic"):
+            c.append(resize_case("f32", (1, 2, 9, 11), mode, ct, scales=[1, 1, 0.6, 0.3], aa=1))
+            c.append(resize_case("f32", (1, 1, 7, 10), mode, ct, sizes=[1, 1, 3, 12], aa=1))
+    for mode in ("linear", "cubic"):
+        c.append(resize_case("f32", (2, 3, 16, 16), mode, "half_pixel", sizes=[2, 3, 5, 7], aa=1, exclude=1))
+        c.append(resize_case("f64", (1, 2, 12, 9), mode, "half_pixel", scales=[1, 1, 0.25, 0.5], aa=1))
+        c.append(resize_case("f16", (1, 2, 12, 9), mode, "asymmetric", scales=[1, 0.5, 0.4, 1], aa=1))
+        c.append(resize_case("f32", (2, 8, 64, 64), mode, "half_pixel", sizes=[2, 8, 20, 24], aa=1,
+                             args=["--threads", "3"]))
+    c.append(resize_case("f32", (1, 1, 7, 10), "linear", "tf_crop_and_resize", sizes=[1, 1, 3, 4], aa=1,
+                         roi=[0, 0, 0.2, -0.3, 1, 1, 0.7, 1.2], ext=2.5))
     # realistic sizes
     c.append(resize_case("f32", (2, 64, 56, 56), "linear", "half_pixel", scales=[1, 1, 2, 2], torch_check=True))
     c.append(resize_case("f32", (2, 64, 56, 56), "linear", "half_pixel", scales=[1, 1, 2, 2], torch_check=True,
