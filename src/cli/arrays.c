@@ -228,9 +228,7 @@ static ft_status arrays_dir(ft_arrays *s, const char *dir, ft_error *err)
         snprintf(path, sizeof path, "%s/%s", dir, files[i]);
         st = arrays_file(s, path, files[i], err);
     }
-    for (int i = 0; i < nf; i++)
-        free(files[i]);
-    free(files);
+    ft_free_strs(files, nf);
     if (!st && s->n == 0)
         st = ft_err(err, FT_EGRAPH, "%s: the folder holds no .npy, .npz or .pb file", dir);
     return st;

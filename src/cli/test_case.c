@@ -80,12 +80,8 @@ static void dataset_free(dataset *d)
         free(d->pos_in[i]);
         free(d->pos_out[i]);
     }
-    for (int i = 0; i < d->n_named_in; i++)
-        free(d->named_in[i]);
-    for (int i = 0; i < d->n_named_out; i++)
-        free(d->named_out[i]);
-    free(d->named_in);
-    free(d->named_out);
+    ft_free_strs(d->named_in, d->n_named_in);
+    ft_free_strs(d->named_out, d->n_named_out);
     memset(d, 0, sizeof *d);
 }
 
@@ -532,11 +528,9 @@ out:
     free(arrs);
     free(binds);
     if (onames)
-        ft_onnx_names_free(onames, n_onames);
+        ft_free_strs(onames, n_onames);
     free(okinds);
-    for (int i = 0; i < n_stems; i++)
-        free(stems[i]);
-    free(stems);
+    ft_free_strs(stems, n_stems);
     return verdict;
 }
 
