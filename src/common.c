@@ -56,6 +56,13 @@ int ft_grow(void *arrp, int *cap, int n, size_t size, int first)
     return 0;
 }
 
+void ft_free_strs(char **v, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
 char *ft_strdup(const char *s)
 {
     size_t n = strlen(s) + 1;

@@ -62,6 +62,8 @@ void *ft_malloc(size_t n);
 void *ft_calloc(size_t n, size_t size);
 void *ft_realloc(void *p, size_t n);
 char *ft_strdup(const char *s);
+/* Free the n strings of v and v itself (v may be NULL when n is 0). */
+void ft_free_strs(char **v, int n);
 /* Make room for element n of the array *arrp (a T **, capacity *cap elements
  * of size bytes): when n >= *cap, double the capacity (first when it is 0).
  * Returns 0, or -1 when out of memory (the array is then unchanged).

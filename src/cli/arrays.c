@@ -17,6 +17,18 @@ static ft_status parse_single(const char *path, const unsigned char *buf, size_t
     return pb ? ft_pb_parse(path, buf, len, out, err) : ft_npy_parse(path, buf, len, out, err);
 }
 
+ft_status ft_array_read_values(const char *path, int optional, ft_npy **v, int *count, ft_error *err)
+{
+    unsigned char *buf;
+    size_t len;
+    ft_status st = ft_read_file(path, &buf, &len, err);
+    if (st)
+        return st;
+    st = ft_pb_parse_values(path, buf, len, optional, v, count, err);
+    free(buf);
+    return st;
+}
+
 ft_status ft_array_read(const char *path, const char *name, ft_npy *out, ft_error *err)
 {
     unsigned char *buf;
@@ -216,9 +228,7 @@ static ft_status arrays_dir(ft_arrays *s, const char *dir, ft_error *err)
         snprintf(path, sizeof path, "%s/%s", dir, files[i]);
         st = arrays_file(s, path, files[i], err);
     }
-    for (int i = 0; i < nf; i++)
-        free(files[i]);
-    free(files);
+    ft_free_strs(files, nf);
     if (!st && s->n == 0)
         st = ft_err(err, FT_EGRAPH, "%s: the folder holds no .npy, .npz or .pb file", dir);
     return st;

@@ -24,6 +24,11 @@ ft_status ft_array_read(const char *path, const char *name, ft_npy *out, ft_erro
  * clears each array and frees *out. */
 ft_status ft_array_read_seq(const char *path, ft_npy **out, int *count, int *is_seq, ft_error *err);
 
+/* The tensors of a SequenceProto (optional 0) or OptionalProto (1) file,
+ * as ft_pb_parse_values (onnx/onnx.h) gives them: *count is -1 for an empty
+ * optional. The caller clears each array and frees *v. */
+ft_status ft_array_read_values(const char *path, int optional, ft_npy **v, int *count, ft_error *err);
+
 /* 1 for the names of the array files a folder is searched for: NAME.npy,
  * NAME.npz and NAME.pb (hidden files excluded). */
 int ft_is_array_file_name(const char *name);

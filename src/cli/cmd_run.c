@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,7 +19,7 @@
 #include "profile.h"
 #include "report.h"
 #include "show.h"
-#include "arrays.h"
+#include "expect.h"
 
 /* Output file names must be distinct after sanitising. */
 static ft_status check_output_names(const ft_graph *g, ft_error *err)
@@ -35,82 +34,6 @@ static ft_status check_output_names(const ft_graph *g, ft_error *err)
                               g->tensors[g->outputs[j]].name, g->tensors[g->outputs[i]].name, a);
         }
     return FT_OK;
-}
-
-/* Golden values per output, loaded before running so a bad path fails fast.
- * A folder holds <name>.npy per output; a file is an .npz (member <name>.npy
- * per output) or a .npy (graphs of one output), told apart by first bytes. */
-static ft_status load_expect(const ft_cli *c, const ft_graph *g, ft_npy *exp, ft_error *err)
-{
-    size_t len = strlen(c->expect);
-    struct stat sb;
-    int exists = stat(c->expect, &sb) == 0;
-    int is_file = exists ? !S_ISDIR(sb.st_mode)
-                         : len > 4 && (!strcmp(c->expect + len - 4, ".npy") || !strcmp(c->expect + len - 4, ".npz") ||
-                                     !strcmp(c->expect + len - 3, ".pb"));
-    ft_npz z = {0};
-    int is_npz = 0;
-    if (is_file && exists) {
-        FILE *f = fopen(c->expect, "rb");
-        unsigned char head[4] = {0};
-        size_t n = f ? fread(head, 1, sizeof head, f) : 0;
-        int e = !f || ferror(f) ? errno : 0;
-        if (f)
-            fclose(f);
-        if (e)
-            return ft_err(err, e == ENOMEM ? FT_ERUNTIME : FT_EGRAPH, "--expect %s: cannot read: %s", c->expect, strerror(e));
-        is_npz = ft_npz_is_npz(head, n);
-    }
-    if (is_npz) {
-        ft_status st = ft_npz_open(c->expect, &z, err);
-        if (st) {
-            ft_err_prefix(err, "--expect");
-            return st;
-        }
-    } else if (is_file && g->n_outputs != 1) {
-        return ft_err(err, FT_EGRAPH, "--expect %s: a single .npy file can only check a graph with one output (this graph has %d); pass an .npz file or a directory",
-                      c->expect, g->n_outputs);
-    }
-    ft_status st = FT_OK;
-    for (int i = 0; i < g->n_outputs && !st; i++) {
-        const ft_tensor *t = &g->tensors[g->outputs[i]];
-        char fname[600], path[4200];
-        ft_sanitize_name(t->name, fname, sizeof fname);
-        if (is_npz) {
-            int k = ft_npz_find(&z, t->name);
-            snprintf(path, sizeof path, "%s (member %s.npy)", c->expect, k >= 0 ? z.e[k].name : fname);
-            if (k < 0) {
-                char list[1024];
-                st = ft_err(err, FT_EGRAPH, "--expect: output '%s': %s has no member %s.npy (members: %s)", t->name, c->expect,
-                            fname, ft_npz_names(&z, list, sizeof list));
-                break;
-            }
-            st = ft_npz_read(&z, k, &exp[i], err);
-        } else {
-            if (is_file)
-                snprintf(path, sizeof path, "%s", c->expect);
-            else {
-                /* NAME.npy, or an ONNX tensor file NAME.pb */
-                snprintf(path, sizeof path, "%s/%s.pb", c->expect, fname);
-                if (access(path, F_OK) != 0)
-                    snprintf(path, sizeof path, "%s/%s.npy", c->expect, fname);
-            }
-            st = ft_array_read(path, NULL, &exp[i], err);
-        }
-        if (st) {
-            ft_err_prefix(err, "--expect: output '%s'", t->name);
-            break;
-        }
-        char s1[FT_SHAPE_STR], s2[FT_SHAPE_STR];
-        if (ft_npy_to_dtype(&exp[i], t->dtype) != 0)
-            st = ft_err(err, FT_EGRAPH, "--expect: output '%s' is %s but %s holds %s", t->name, ft_dtype_name(t->dtype), path,
-                        ft_dtype_name(exp[i].dtype));
-        else if (!ft_shape_fits(t, &exp[i].shape))
-            st = ft_err(err, FT_EGRAPH, "--expect: output '%s' has shape %s but %s has shape %s", t->name,
-                        ft_shape_str(&t->shape, s1), path, ft_shape_str(&exp[i].shape, s2));
-    }
-    ft_npz_close(&z);
-    return st;
 }
 
 static int check_expect(const ft_cli *c, const ft_graph *g, const ft_run_result *r, const ft_npy *exp)
@@ -272,7 +195,9 @@ int ft_cmd_run(const ft_cli *c)
             rc = cli_fail(&(ft_error){FT_ERUNTIME, "out of memory"});
             goto out;
         }
-        if (load_expect(c, g, exp, &err)) {
+        /* loaded before running, so that a bad path fails fast */
+        if (ft_expect_load(g, &(ft_expect_src){.path = c->expect}, exp, &err)) {
+            ft_err_prefix(&err, "--expect");
             rc = cli_fail(&err);
             goto out;
         }

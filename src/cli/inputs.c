@@ -31,14 +31,19 @@ static int oom_msg(char *msg, size_t n)
     return FT_ERUNTIME;
 }
 
-/* "NAME=REST": the name (a copy) and REST; NULL when there is no '=' or no name. */
-static char *split(const char *arg, const char **rest)
+/* The argument of option opt as "NAME=REST": *name a copy of NAME (the
+ * caller frees it) and *rest. 0, or the exit status with msg set: a usage
+ * error naming form (what the option takes) when there is no '=' or no name,
+ * or no REST when need_rest. */
+static int split(const char *arg, const char *opt, const char *form, int need_rest, char **name, const char **rest,
+                 char *msg, size_t n)
 {
     const char *eq = strchr(arg, '=');
-    if (!eq || eq == arg)
-        return NULL;
+    if (!eq || eq == arg || (need_rest && !eq[1]))
+        return usage(msg, n, "option %s: expected %s, got '%s'", opt, form, arg);
     *rest = eq + 1;
-    return strndup(arg, (size_t)(eq - arg));
+    *name = strndup(arg, (size_t)(eq - arg));
+    return *name ? 0 : oom_msg(msg, n);
 }
 
 static int parse_dim(const char *s, int64_t *v)
@@ -55,9 +60,10 @@ static int parse_dim(const char *s, int64_t *v)
 int ft_bind_dim_arg(ft_bindings *b, const char *arg, char *msg, size_t n)
 {
     const char *val;
-    char *name = split(arg, &val);
-    if (!name)
-        return usage(msg, n, "option --dim: expected NAME=N, got '%s'", arg);
+    char *name;
+    int rc = split(arg, "--dim", "NAME=N", 0, &name, &val, msg, n);
+    if (rc)
+        return rc;
     int64_t v;
     if (parse_dim(val, &v)) {
         free(name);
@@ -65,7 +71,7 @@ int ft_bind_dim_arg(ft_bindings *b, const char *arg, char *msg, size_t n)
     }
     for (int i = 0; i < b->n_dims; i++)
         if (!strcmp(b->dims[i].name, name)) {
-            int rc = usage(msg, n, "option --dim: '%s' is given twice (--dim %s=%lld and --dim %s)", name, name,
+            rc = usage(msg, n, "option --dim: '%s' is given twice (--dim %s=%lld and --dim %s)", name, name,
                            (long long)b->dims[i].value, arg);
             free(name);
             return rc;
@@ -93,9 +99,10 @@ static int add_shape(ft_bindings *b, char *input, const ft_shape *s, const char 
 int ft_bind_shape_arg(ft_bindings *b, const char *arg, char *msg, size_t n)
 {
     const char *val;
-    char *name = split(arg, &val);
-    if (!name)
-        return usage(msg, n, "option --shape: expected INPUT=D0,D1,... (INPUT= for a scalar), got '%s'", arg);
+    char *name;
+    int rc = split(arg, "--shape", "INPUT=D0,D1,... (INPUT= for a scalar)", 0, &name, &val, msg, n);
+    if (rc)
+        return rc;
     ft_shape s = {0};
     char buf[64];
     for (const char *p = val; *val;) {
@@ -130,14 +137,13 @@ int ft_bind_shape_arg(ft_bindings *b, const char *arg, char *msg, size_t n)
 int ft_bind_input_arg(ft_bindings *b, const char *arg, char *msg, size_t n)
 {
     const char *file;
-    char *name = split(arg, &file);
-    if (!name || !*file) {
-        free(name);
-        return usage(msg, n, "option --input: expected NAME=FILE, got '%s'", arg);
-    }
+    char *name;
+    int rc = split(arg, "--input", "NAME=FILE", 1, &name, &file, msg, n);
+    if (rc)
+        return rc;
     for (int i = 0; i < b->n_in; i++)
         if (!strcmp(b->in_name[i], name)) {
-            int rc = usage(msg, n, "option --input: input '%s' is given twice (-i %s=%s and -i %s)", name, name, b->in_file[i], arg);
+            rc = usage(msg, n, "option --input: input '%s' is given twice (-i %s=%s and -i %s)", name, name, b->in_file[i], arg);
             free(name);
             return rc;
         }

@@ -452,9 +452,7 @@ static ft_status show_dir(FILE *f, const char *dir, ft_error *err)
         qsort(names, (size_t)n, sizeof *names, by_name);
     for (int i = 0; i < n && !st; i++)
         st = show_file(f, names[i], err);
-    for (int i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
+    ft_free_strs(names, n);
     return st;
 }
 

@@ -24,6 +24,7 @@
 #include "cliutil.h"
 #include "test_int.h"
 #include "arrays.h"
+#include "expect.h"
 
 static int is_dir(const char *p)
 {
@@ -79,12 +80,8 @@ static void dataset_free(dataset *d)
         free(d->pos_in[i]);
         free(d->pos_out[i]);
     }
-    for (int i = 0; i < d->n_named_in; i++)
-        free(d->named_in[i]);
-    for (int i = 0; i < d->n_named_out; i++)
-        free(d->named_out[i]);
-    free(d->named_in);
-    free(d->named_out);
+    ft_free_strs(d->named_in, d->n_named_in);
+    ft_free_strs(d->named_out, d->n_named_out);
     memset(d, 0, sizeof *d);
 }
 
@@ -192,101 +189,21 @@ static ft_status dataset_scan(const char *dir, dataset *d, int need_expected, ft
     return st;
 }
 
-/* The tensor among list[0..n) (graph inputs or outputs) named by file path
- * (its stem is the name or its sanitised form), or -1. */
-static int named_tensor(const ft_graph *g, const int *list, int n, const char *path)
+/* An input file, read as the dtype and shape of input t (cleared on failure). */
+static ft_status read_input(const char *path, const ft_tensor *t, ft_npy *a, ft_error *err)
 {
-    const char *f = strrchr(path, '/');
-    f = f ? f + 1 : path;
-    size_t stem;
-    has_data_ext(f, &stem);
-    for (int i = 0; i < n; i++) {
-        const char *tn = g->tensors[list[i]].name;
-        char san[600];
-        ft_sanitize_name(tn, san, sizeof san);
-        if ((strlen(tn) == stem && !strncmp(tn, f, stem)) || (strlen(san) == stem && !strncmp(san, f, stem)))
-            return i;
-    }
-    return -1;
-}
-
-static const char *tensor_names(const ft_graph *g, const int *list, int n, char *buf, size_t sz)
-{
-    size_t len = 0;
-    buf[0] = 0;
-    for (int i = 0; i < n && len + 64 < sz; i++)
-        len += (size_t)snprintf(buf + len, sz - len, "%s'%s'", i ? ", " : "", g->tensors[list[i]].name);
-    return n ? buf : "none";
-}
-
-/* Array a (from path) as the dtype and shape of tensor t; cleared on failure. */
-static ft_status check_as(const char *path, const ft_tensor *t, const char *what, ft_npy *a, ft_error *err)
-{
-    ft_status st = FT_OK;
+    ft_status st = ft_array_read(path, NULL, a, err);
     char s1[FT_SHAPE_STR], s2[FT_SHAPE_STR];
+    if (st)
+        return st;
     if (ft_npy_to_dtype(a, t->dtype) != 0)
-        st = ft_err(err, FT_EGRAPH, "%s holds %s but %s '%s' is %s", path, ft_dtype_name(a->dtype), what, t->name,
+        st = ft_err(err, FT_EGRAPH, "%s holds %s but input '%s' is %s", path, ft_dtype_name(a->dtype), t->name,
                     ft_dtype_name(t->dtype));
     else if (!ft_shape_fits(t, &a->shape))
-        st = ft_err(err, FT_EGRAPH, "%s has shape %s but %s '%s' has shape %s", path, ft_shape_str(&a->shape, s1), what,
+        st = ft_err(err, FT_EGRAPH, "%s has shape %s but input '%s' has shape %s", path, ft_shape_str(&a->shape, s1),
                     t->name, ft_shape_str(&t->shape, s2));
     if (st)
         ft_npy_clear(a);
-    return st;
-}
-
-/* Read an array file as the dtype and shape of tensor t. */
-static ft_status read_as(const char *path, const ft_tensor *t, const char *what, ft_npy *a, ft_error *err)
-{
-    ft_status st = ft_array_read(path, NULL, a, err);
-    return st ? st : check_as(path, t, what, a, err);
-}
-
-/* A SequenceProto (optional 0) or OptionalProto (1) file's tensors (onnx.h). */
-static ft_status read_values(const char *path, int optional, ft_npy **v, int *count, ft_error *err)
-{
-    unsigned char *buf;
-    size_t len;
-    ft_status st = ft_read_file(path, &buf, &len, err);
-    if (st)
-        return st;
-    st = ft_pb_parse_values(path, buf, len, optional, v, count, err);
-    free(buf);
-    return st;
-}
-
-/* The expected value of a sequence or optional output (group gr, graph.h):
- * path is a SequenceProto or OptionalProto; its tensors go to the group's
- * outputs and its length to NAME.len. */
-static ft_status read_group(const ft_graph *g, const ft_out_group *gr, const char *path, ft_npy *exp, ft_error *err)
-{
-    ft_npy *v = NULL;
-    int count = 0;
-    ft_status st = read_values(path, gr->kind == FT_GROUP_OPTIONAL, &v, &count, err);
-    if (st)
-        return st;
-    int n = count < 0 ? 0 : count;
-    if (n != gr->n)
-        st = ft_err(err, FT_EGRAPH, "output '%s' is %s of %d tensor%s; %s holds %d%s", gr->name,
-                    gr->kind == FT_GROUP_OPTIONAL ? "an optional" : "a sequence", gr->n, gr->n == 1 ? "" : "s", path, n,
-                    count < 0 ? " (an empty optional)" : "");
-    for (int i = 0; i < n; i++) {
-        if (!st)
-            st = check_as(path, &g->tensors[g->outputs[gr->first + i]], "output", &v[i], err);
-        if (!st)
-            exp[gr->first + i] = v[i];
-        else
-            ft_npy_clear(&v[i]);
-    }
-    free(v);
-    ft_npy *l = &exp[gr->first + gr->n];
-    if (!st && !(l->data = ft_malloc(sizeof(int64_t))))
-        st = ft_err(err, FT_ERUNTIME, "out of memory");
-    if (!st) {
-        *(int64_t *)l->data = n;
-        l->dtype = FT_I64;
-        l->nbytes = sizeof(int64_t);
-    }
     return st;
 }
 
@@ -306,7 +223,7 @@ static ft_status feed_inputs(ft_graph *g, const dataset *d, char **onames, ft_er
     char list[1024];
     if (!onames && d->n_pos_in > n_free) /* for a model, checked against its list before loading */
         st = ft_err(err, FT_EGRAPH, "%d input files (input_0 to input_%d) but the graph has %d input%s to feed (%s)",
-                    d->n_pos_in, d->n_pos_in - 1, n_free, n_free == 1 ? "" : "s", tensor_names(g, free_in, n_free, list, sizeof list));
+                    d->n_pos_in, d->n_pos_in - 1, n_free, n_free == 1 ? "" : "s", ft_tensor_list(g, free_in, n_free, list, sizeof list));
     for (int k = 0; !st && k < d->n_pos_in + d->n_named_in; k++) {
         const char *path = k < d->n_pos_in ? d->pos_in[k] : d->named_in[k - d->n_pos_in];
         int ti = k < d->n_pos_in && !onames ? free_in[k] : -1;
@@ -316,16 +233,16 @@ static ft_status feed_inputs(ft_graph *g, const dataset *d, char **onames, ft_er
                 continue; /* the import used its value and no node reads it at run time */
         }
         if (ti < 0) {
-            int j = named_tensor(g, g->inputs, g->n_inputs, path);
+            int j = ft_file_tensor(g, g->inputs, g->n_inputs, path);
             if (j < 0) {
                 st = ft_err(err, FT_EGRAPH, "%s names no input of the graph (its inputs: %s)", path,
-                            tensor_names(g, g->inputs, g->n_inputs, list, sizeof list));
+                            ft_tensor_list(g, g->inputs, g->n_inputs, list, sizeof list));
                 break;
             }
             ti = g->inputs[j];
         }
         ft_npy a;
-        if (!(st = read_as(path, &g->tensors[ti], "input", &a, err))) {
+        if (!(st = read_input(path, &g->tensors[ti], &a, err))) {
             ft_tensor_set_value(&g->tensors[ti], a.data, a.nbytes);
             g->tensors[ti].source = "--input";
         }
@@ -334,37 +251,6 @@ static ft_status feed_inputs(ft_graph *g, const dataset *d, char **onames, ft_er
         if (!g->tensors[g->inputs[i]].value)
             st = ft_err(err, FT_EGRAPH, "input '%s' has no value: the data set has no file for it", g->tensors[g->inputs[i]].name);
     free(free_in);
-    return st;
-}
-
-/* Expected values, one per graph output: output_K is the K-th output (the
- * K-th ONNX output, a group of graph outputs, when the graph has groups). */
-static ft_status load_expected(const ft_graph *g, const dataset *d, ft_npy *exp, int need_all, ft_error *err)
-{
-    char list[1024];
-    int n_pos = g->n_groups ? g->n_groups : g->n_outputs;
-    if (d->n_pos_out > n_pos)
-        return ft_err(err, FT_EGRAPH, "%d expected outputs (output_0 to output_%d) but the graph has %d (%s)", d->n_pos_out,
-                      d->n_pos_out - 1, n_pos, tensor_names(g, g->outputs, g->n_outputs, list, sizeof list));
-    ft_status st = FT_OK;
-    for (int k = 0; !st && k < d->n_pos_out + d->n_named_out; k++) {
-        const char *path = k < d->n_pos_out ? d->pos_out[k] : d->named_out[k - d->n_pos_out];
-        const ft_out_group *gr = k < d->n_pos_out && g->n_groups ? &g->groups[k] : NULL;
-        if (gr && gr->kind != FT_GROUP_TENSOR) {
-            st = read_group(g, gr, path, exp, err);
-            continue;
-        }
-        int j = gr ? gr->first : k < d->n_pos_out ? k : named_tensor(g, g->outputs, g->n_outputs, path);
-        if (j < 0)
-            return ft_err(err, FT_EGRAPH, "%s names no output of the graph (its outputs: %s)", path,
-                          tensor_names(g, g->outputs, g->n_outputs, list, sizeof list));
-        if (exp[j].data)
-            return ft_err(err, FT_EGRAPH, "%s: a second expected value for output '%s'", path, g->tensors[g->outputs[j]].name);
-        st = read_as(path, &g->tensors[g->outputs[j]], "output", &exp[j], err);
-    }
-    for (int j = 0; !st && j < g->n_outputs; j++)
-        if (need_all && !exp[j].data && ft_tensor_bytes(&g->tensors[g->outputs[j]]))
-            st = ft_err(err, FT_EGRAPH, "no expected value for output '%s' (output_%d or expected/NAME)", g->tensors[g->outputs[j]].name, j);
     return st;
 }
 
@@ -394,7 +280,7 @@ static ft_status bind_values(const char *path, const char *name, int optional, f
 {
     ft_npy *v = NULL;
     int count = 0;
-    ft_status st = read_values(path, optional, &v, &count, err);
+    ft_status st = ft_array_read_values(path, optional, &v, &count, err);
     if (st)
         return st;
     if (!more_bind(binds, arrs, nb, cap))
@@ -563,7 +449,8 @@ static char run_set(const ft_test_opts *o, ft_test_dev *dev, const char *model, 
         goto out;
     }
     exp = ft_calloc((size_t)(g->n_outputs ? g->n_outputs : 1), sizeof *exp);
-    if (!exp || load_expected(g, &d, exp, !save, &err) || ft_pipeline_plan(&p, be, NULL, &err)) {
+    ft_expect_src es = {.pos = d.pos_out, .n_pos = d.n_pos_out, .named = d.named_out, .n_named = d.n_named_out, .need_all = !save};
+    if (!exp || ft_expect_load(g, &es, exp, &err) || ft_pipeline_plan(&p, be, NULL, &err)) {
         snprintf(msg, msz, "%s%s", label, exp ? err.msg : "out of memory");
         goto out;
     }
@@ -641,11 +528,9 @@ out:
     free(arrs);
     free(binds);
     if (onames)
-        ft_onnx_names_free(onames, n_onames);
+        ft_free_strs(onames, n_onames);
     free(okinds);
-    for (int i = 0; i < n_stems; i++)
-        free(stems[i]);
-    free(stems);
+    ft_free_strs(stems, n_stems);
     return verdict;
 }
 

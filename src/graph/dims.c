@@ -91,18 +91,12 @@ void ft_dimenv_free(ft_dimenv *e)
         free(e->k[i].name);
         free(e->k[i].why);
     }
-    for (int i = 0; i < e->nn; i++)
-        free(e->names[i]);
-    for (int i = 0; i < e->ni; i++)
-        free(e->inputs[i]);
+    ft_free_strs(e->names, e->nn);
+    ft_free_strs(e->inputs, e->ni);
+    ft_free_strs(e->values, e->nv);
     for (int i = 0; i < e->nd; i++)
         free(e->d[i].input);
-    for (int i = 0; i < e->nv; i++)
-        free(e->values[i]);
-    free(e->values);
     free(e->k);
-    free(e->names);
-    free(e->inputs);
     free(e->d);
     free(e->shape_used);
     free(e);

@@ -6,13 +6,6 @@
 #include "onnx.pb-c.h"
 #include "onnx_inputs.h"
 
-void ft_onnx_names_free(char **names, int n)
-{
-    for (int i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
-}
-
 ft_status ft_onnx_input_names(const char *path, char ***names, int **kinds, int *n, ft_error *err)
 {
     *names = NULL;
@@ -54,7 +47,7 @@ ft_status ft_onnx_input_names(const char *path, char ***names, int **kinds, int 
         st = ft_err(err, FT_ERUNTIME, "out of memory");
     if (st) {
         if (list)
-            ft_onnx_names_free(list, k);
+            ft_free_strs(list, k);
         free(kind);
         return st;
     }

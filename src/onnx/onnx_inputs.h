@@ -6,11 +6,11 @@
  *   char **names; int *kinds, n;
  *   if (ft_onnx_input_names("model.onnx", &names, &kinds, &n, &err)) ...  // err.msg
  *   if (n < 0) ...                       // not an ONNX model (names NULL)
- *   ft_onnx_names_free(names, n); free(kinds);
+ *   ft_free_strs(names, n); free(kinds);
  *
  * kinds[k]: 0 a tensor, 1 a sequence, 2 an optional value (its file is a
  * TensorProto, SequenceProto or OptionalProto).
- * Ownership: the caller frees the list with ft_onnx_names_free, kinds with free.
+ * Ownership: the caller frees the list with ft_free_strs (common.h), kinds with free.
  */
 #ifndef FT_ONNX_INPUTS_H
 #define FT_ONNX_INPUTS_H
@@ -18,6 +18,5 @@
 #include "../common.h"
 
 ft_status ft_onnx_input_names(const char *path, char ***names, int **kinds, int *n, ft_error *err);
-void ft_onnx_names_free(char **names, int n);
 
 #endif

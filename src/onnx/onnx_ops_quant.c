@@ -21,11 +21,13 @@
 #include <stdio.h>
 #include <string.h>
 
-/* block_size of a blocked (De)QuantizeLinear into *bs (0: not blocked), its
- * axis into *axis; the scale and zero point must have x's shape but
- * ceil(size / block_size) on the axis. */
-static ft_status block_check(onx_ctx *c, const onx_node *n, int *axis, int64_t *bs)
+/* The checks of a (De)QuantizeLinear node (op): its input dtype; then
+ * block_size into *bs (0: not blocked), its axis into *axis; the scale and
+ * zero point of a blocked one must have x's shape but ceil(size /
+ * block_size) on the axis. */
+static ft_status quant_check(onx_ctx *c, const onx_node *n, ft_op op, int *axis, int64_t *bs)
 {
+    OX_TRY(ox_check_dtype(c, n, op, 0));
     *bs = onx_attr_i(n, "block_size", 0);
     if (*bs == 0)
         return FT_OK;
@@ -47,7 +49,7 @@ static ft_status block_check(onx_ctx *c, const onx_node *n, int *axis, int64_t *
     return FT_OK;
 }
 
-/* Input k (scale or zero point, checked by block_check) repeated bs times
+/* Input k (scale or zero point, checked by quant_check) repeated bs times
  * along axis a and cut to x's size: a tensor of x's shape, or -1. */
 static int block_full(onx_ctx *c, const onx_node *n, int k, int a, int64_t bs)
 {
@@ -150,8 +152,7 @@ ft_status ox_map_dequantize(onx_ctx *c, const onx_node *n)
 {
     int axis;
     int64_t bs;
-    OX_TRY(ox_check_dtype(c, n, FT_OP_DEQUANTIZE_LINEAR, 0));
-    OX_TRY(block_check(c, n, &axis, &bs));
+    OX_TRY(quant_check(c, n, FT_OP_DEQUANTIZE_LINEAR, &axis, &bs));
     ft_dtype od = ox_dtype(c, n, 1);
     int64_t t = onx_attr_i(n, "output_dtype", 0); /* opset 21: the output's dtype, else the scale's */
     const char *name;
@@ -170,8 +171,7 @@ ft_status ox_map_quantize(onx_ctx *c, const onx_node *n)
 {
     int axis;
     int64_t bs;
-    OX_TRY(ox_check_dtype(c, n, FT_OP_QUANTIZE_LINEAR, 0));
-    OX_TRY(block_check(c, n, &axis, &bs));
+    OX_TRY(quant_check(c, n, FT_OP_QUANTIZE_LINEAR, &axis, &bs));
     ft_dtype qdt = FT_U8;
     if (onx_in(c, n, 2) >= 0) {
         qdt = ox_dtype(c, n, 2);

@@ -112,8 +112,9 @@ static ft_status put_out(onx_ctx *c, const onx_node *n, int k, const int *t, int
     return onx_seq_put(c, n->pb->output[k], t, cnt, dt, optional) ? onx_oom(c) : FT_OK;
 }
 
-/* Input k as a sequence (a tensor or a missing input is an error). */
-static ft_status seq_in(onx_ctx *c, const onx_node *n, int k, const onx_seq **out)
+/* Input k as a sequence (a tensor or a missing input is an error); with
+ * verb, an empty one is an error too: "<verb> an empty sequence". */
+static ft_status seq_in(onx_ctx *c, const onx_node *n, int k, const char *verb, const onx_seq **out)
 {
     const char *name = k < n->n_in ? n->pb->input[k] : NULL;
     const onx_seq *s = onx_seq_get(c, name);
@@ -121,6 +122,8 @@ static ft_status seq_in(onx_ctx *c, const onx_node *n, int k, const onx_seq **ou
         return onx_error(c, n, FT_EGRAPH, "input %d (the sequence) is missing", k);
     if (!s || s->optional)
         return onx_error(c, n, FT_EGRAPH, "input %d ('%s') is not a sequence", k, name);
+    if (verb && s->n == 0)
+        return onx_error(c, n, FT_EGRAPH, "%s an empty sequence", verb);
     *out = s;
     return FT_OK;
 }
@@ -207,7 +210,7 @@ ft_status ox_map_seq_construct(onx_ctx *c, const onx_node *n)
 ft_status ox_map_seq_insert(onx_ctx *c, const onx_node *n)
 {
     const onx_seq *s;
-    OX_TRY(seq_in(c, n, 0, &s));
+    OX_TRY(seq_in(c, n, 0, NULL, &s));
     int x;
     OX_TRY(elem_in(c, n, 1, "the tensor to insert", &x));
     ft_dtype d = c->g->tensors[x].dtype;
@@ -233,9 +236,7 @@ ft_status ox_map_seq_insert(onx_ctx *c, const onx_node *n)
 ft_status ox_map_seq_erase(onx_ctx *c, const onx_node *n)
 {
     const onx_seq *s;
-    OX_TRY(seq_in(c, n, 0, &s));
-    if (s->n == 0)
-        return onx_error(c, n, FT_EGRAPH, "erases from an empty sequence");
+    OX_TRY(seq_in(c, n, 0, "erases from", &s));
     int64_t pos = -1;
     OX_TRY(position(c, n, 1, s->n, 0, &pos));
     int *t = ft_malloc((size_t)s->n * sizeof *t), len = s->n;
@@ -252,7 +253,7 @@ ft_status ox_map_seq_erase(onx_ctx *c, const onx_node *n)
 ft_status ox_map_seq_at(onx_ctx *c, const onx_node *n)
 {
     const onx_seq *s;
-    OX_TRY(seq_in(c, n, 0, &s));
+    OX_TRY(seq_in(c, n, 0, NULL, &s));
     if (n->n_in < 2 || !n->pb->input[1] || !*n->pb->input[1])
         return onx_error(c, n, FT_EGRAPH, "input 1 (the position) is missing");
     if (s->n == 0)
@@ -266,7 +267,7 @@ ft_status ox_map_seq_at(onx_ctx *c, const onx_node *n)
 ft_status ox_map_seq_length(onx_ctx *c, const onx_node *n)
 {
     const onx_seq *s;
-    OX_TRY(seq_in(c, n, 0, &s));
+    OX_TRY(seq_in(c, n, 0, NULL, &s));
     return scalar_out(c, n, FT_I64, s->n);
 }
 
@@ -358,9 +359,7 @@ out:
 ft_status ox_map_concat_from_seq(onx_ctx *c, const onx_node *n)
 {
     const onx_seq *s;
-    OX_TRY(seq_in(c, n, 0, &s));
-    if (s->n == 0)
-        return onx_error(c, n, FT_EGRAPH, "concatenates an empty sequence");
+    OX_TRY(seq_in(c, n, 0, "concatenates", &s));
     int len = s->n, *in = ft_malloc((size_t)len * sizeof *in);
     if (!in)
         return onx_oom(c);

@@ -1,4 +1,4 @@
-/* SequenceProto and OptionalProto files (messages of ONNX's onnx-data schema, the files
+/* SequenceProto and OptionalProto files (the messages of ONNX's data schema, the files
  * of a sequence or optional input or output in ONNX's test folders). Debian's
  * schema (/usr/include/onnx/onnx.proto) lacks them, so their few fields are
  * read here from the protobuf wire format:

@@ -223,3 +223,26 @@ assert numpy_helper.to_array(z).dtype == np.int64 and list(numpy_helper.to_array
     status_is 2
     has "not one of npy, npz, pb, none"
 }
+
+@test "--expect: an expected member of another dtype or shape, a folder missing a file: exit 3 naming output and file, nothing written" {
+    py '
+s = np.array([[1.5, -1.75, 2], [-3.5, 5.25, -7]], np.float32)
+r = np.maximum(s, 0)
+np.savez(sys.argv[1] + "/dt.npz", s=s, r=r.astype(np.int64))
+np.savez(sys.argv[1] + "/sh.npz", s=s, r=r.reshape(3, 2))' "$T"
+    run "$FTRUN" "$DATA/small.json" --expect "$T/dt.npz" -o "$T/o1"
+    status_is 3
+    is_error
+    has "--expect: output 'r' is f32 but $T/dt.npz (member r.npy) holds i64"
+    [ ! -e "$T/o1" ]
+    run "$FTRUN" "$DATA/small.json" --expect "$T/sh.npz" -o "$T/o2"
+    status_is 3
+    has "--expect: output 'r' has shape [2,3] but $T/sh.npz (member r.npy) has shape [3,2]"
+    [ ! -e "$T/o2" ]
+    mkdir "$T/gold"
+    py 'np.save(sys.argv[1], np.zeros((2, 3), np.float32))' "$T/gold/s.npy"
+    run "$FTRUN" "$DATA/small.json" --expect "$T/gold" -o "$T/o3"
+    status_is 3
+    has "--expect: output 'r': " "$T/gold/r.npy"
+    [ ! -e "$T/o3" ]
+}

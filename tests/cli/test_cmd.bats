@@ -569,3 +569,21 @@ for k, n in ((0, 2), (1, 5)):
     [[ "$output" == *"ok 1 - parity suite on the cpu: batch mode ("*" cases batched) and run mode agree on all "*" verdicts"* ]]
     [[ "$output" == *"# batch of "*" cases: "*" test "*" -d cpu -j "* ]]
 }
+
+@test "test: an expected value of another dtype or shape fails the case naming output and file, by position and by name" {
+    make_suite
+    npy suite/two/test_data_set_1/output_1.npy 'np.zeros(4, np.int32)'
+    npy suite/scale/expected/y.npy 'np.zeros((3, 2), np.float32)'
+    run --separate-stderr "$FTRUN" test suite
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"suite/two ("*"test_data_set_1: output 'p' is f32 but suite/two/test_data_set_1/output_1.npy holds i32"* ]]
+    [[ "$output" == *"suite/scale ("*"output 'y' has shape [2,3] but suite/scale/expected/y.npy has shape [3,2]"* ]]
+}
+
+@test "test: an expected file that cannot be read fails the case naming output and file" {
+    make_suite
+    printf 'not an array' > suite/two/test_data_set_0/output_0.npy
+    run --separate-stderr "$FTRUN" test suite/two
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"output 's': suite/two/test_data_set_0/output_0.npy"* ]]
+}
