@@ -168,6 +168,7 @@ const ft_backend ft_cpu_backend = {
     .sync = cpu_sync,
     .kernels = cpu_kernels,
     .prepare = cpu_conv_prepare,
+    .host_memory = 1,
 };
 
 void cpu_run_ranges(int threads, int64_t n, void (*fn)(void *ctx, int64_t start, int64_t end), void *ctx)

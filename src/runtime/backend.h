@@ -95,7 +95,7 @@ typedef struct ft_device_info {
 
 /* Version of this interface; a backend shared object built against another
  * version is refused when loaded. */
-#define FT_BACKEND_ABI 4
+#define FT_BACKEND_ABI 5
 
 typedef struct ft_backend {
     const char *name; /* "cpu", "cuda" */
@@ -127,6 +127,11 @@ typedef struct ft_backend {
      * cpu/conv_layout.c). Calling it again with the same graph and run id
      * changes nothing. */
     ft_status (*prepare)(ft_kctx *k);
+    /* 1 when the backend's buffers are host memory its kernels read like
+     * any other (the CPU): the executor then hands kernels the graph's
+     * constants where the graph holds them, without copying them into the
+     * arena (runtime/plan.h, const_bytes). */
+    int host_memory;
 } ft_backend;
 
 extern const ft_backend ft_cpu_backend;

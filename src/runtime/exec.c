@@ -73,6 +73,11 @@ typedef struct {
     const ft_exec_opts *o;
     ft_threads_follow tf; /* with o->follow_load */
     signed char *guard;   /* per tensor, a graph with guarded nodes: a guard's value this run, -1 not read yet */
+    /* On a backend whose memory is the host's (ft_backend.host_memory), the
+     * constants (the first skip bytes of the plan: plan.h) are read where the
+     * graph holds them, and the arena starts at offset skip. */
+    uint64_t skip;
+    const ft_tensor *consts;
 } scratch;
 
 static size_t view_bytes(const ft_view *v) { return (size_t)ft_numel(&v->shape) * ft_dtype_size(v->dtype); }
@@ -235,9 +240,13 @@ typedef struct {
 /* no_sync: queue only, the caller synchronises (a run being recorded, or
  * one whose end is marked on the device first). */
 /* Where tensor t lives this run. */
-static void *tensor_data(const ft_plan *p, char *arena, const dyn_state *d, int t)
+static void *tensor_data(const scratch *s, const ft_plan *p, char *arena, const dyn_state *d, int t)
 {
-    return p->offset[t] == FT_PLAN_DYNAMIC ? d->buf[t] : arena + p->offset[t];
+    if (p->offset[t] == FT_PLAN_DYNAMIC)
+        return d->buf[t];
+    if (p->offset[t] < s->skip) /* read only: no kernel writes its inputs */
+        return (void *)s->consts[t].value;
+    return arena + (p->offset[t] - s->skip);
 }
 
 /* Whether guarded node n runs: its guard's first element, read once per run
@@ -270,7 +279,7 @@ static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend 
         const ft_node *n = &g->nodes[ni];
         int gt = ft_node_guard(n), on = 1;
         if (gt >= 0) { /* a branch not taken: skipped, its outputs not written */
-            ft_status st = guard_on(be, kc, s, tensor_data(p, arena, d, gt), gt, &on);
+            ft_status st = guard_on(be, kc, s, tensor_data(s, p, arena, d, gt), gt, &on);
             if (st)
                 return st;
             if (!on)
@@ -290,11 +299,11 @@ static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend 
                 memset(&s->in[i], 0, sizeof s->in[i]);
                 continue;
             }
-            s->in[i] = (ft_view){tensor_data(p, arena, d, t), ts[t].dtype, ts[t].shape};
+            s->in[i] = (ft_view){tensor_data(s, p, arena, d, t), ts[t].dtype, ts[t].shape};
         }
         for (int o = 0; o < n->n_out; o++) {
             int t = n->out[o];
-            s->out[o] = (ft_view){tensor_data(p, arena, d, t), ts[t].dtype, ts[t].shape};
+            s->out[o] = (ft_view){tensor_data(s, p, arena, d, t), ts[t].dtype, ts[t].shape};
         }
         double a = tm ? ft_now() : 0;
         int dev_timer = tm && be->mark && tm->r->node_ms;
@@ -349,7 +358,8 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
         if (g->nodes[k].n_out > max_io) max_io = g->nodes[k].n_out;
     }
     scratch s = {ft_calloc((size_t)max_io, sizeof(ft_view)), ft_calloc((size_t)max_io, sizeof(ft_view)), max_io, o, {.max = o->threads},
-                 ft_graph_guarded(g) ? ft_malloc((size_t)g->n_tensors + 1) : NULL};
+                 ft_graph_guarded(g) ? ft_malloc((size_t)g->n_tensors + 1) : NULL, be->host_memory ? p->const_bytes : 0,
+                 g->tensors};
     int cap = o->iterations > 0 ? o->iterations : 1;
     r->run_ms = ft_malloc((size_t)cap * sizeof(double));
     r->outputs = ft_calloc((size_t)g->n_outputs, sizeof(void *));
@@ -388,13 +398,14 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
             goto out;
         d = &dyn;
     }
-    if ((st = be->alloc(ctx, (size_t)p->arena_bytes, &arena, err)))
+    if ((st = be->alloc(ctx, (size_t)(p->arena_bytes - s.skip), &arena, err)))
         goto out;
     char *base = arena;
     double t0 = ft_now();
     for (int i = 0; i < g->n_tensors; i++) {
         const ft_tensor *t = &g->tensors[i];
-        if (t->value && (st = be->upload(ctx, base + p->offset[i], t->value, ft_tensor_bytes(t), err)))
+        if (t->value && p->offset[i] != FT_PLAN_DYNAMIC && p->offset[i] >= s.skip &&
+            (st = be->upload(ctx, tensor_data(&s, p, base, d, i), t->value, ft_tensor_bytes(t), err)))
             goto out;
     }
     if ((st = be->sync(ctx, err)))
@@ -496,7 +507,7 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
             st = ft_err(err, FT_ERUNTIME, "out of memory copying output '%s' (%zu bytes)", t->name, nb);
             goto out;
         }
-        if ((st = be->download(ctx, r->outputs[i], tensor_data(p, base, d, g->outputs[i]), nb, err)))
+        if ((st = be->download(ctx, r->outputs[i], tensor_data(&s, p, base, d, g->outputs[i]), nb, err)))
             goto out;
     }
     if (!st && o->keep_tensors) {
@@ -516,7 +527,7 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
             if (!(r->tensors[i] = ft_malloc(nb ? nb : 1)))
                 st = ft_err(err, FT_ERUNTIME, "out of memory copying tensor '%s' (%zu bytes)", g->tensors[i].name, nb);
             else if (nb)
-                st = be->download(ctx, r->tensors[i], tensor_data(p, base, d, i), nb, err);
+                st = be->download(ctx, r->tensors[i], tensor_data(&s, p, base, d, i), nb, err);
         }
         if (st)
             goto out;

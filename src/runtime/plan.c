@@ -17,6 +17,11 @@ static uint64_t align_up(uint64_t v) { return (v + FT_ALIGN - 1) & ~(uint64_t)(F
 
 int ft_plan_is_persistent(const ft_tensor *t) { return (t->flags & (FT_TF_INPUT | FT_TF_OUTPUT | FT_TF_VALUE)) != 0; }
 
+int ft_plan_is_constant(const ft_tensor *t)
+{
+    return (t->flags & FT_TF_VALUE) && !(t->flags & (FT_TF_INPUT | FT_TF_DYNAMIC)) && t->value;
+}
+
 static uint64_t fl_alloc(freelist *fl, uint64_t size)
 {
     int best = -1;
@@ -109,20 +114,31 @@ ft_status ft_plan_build(const ft_graph *g, ft_plan *p, ft_error *err)
         return ft_err(err, FT_ERUNTIME, "out of memory planning the tensor arena");
     }
     uint64_t pers = 0;
-    for (int i = 0; i < g->n_tensors; i++) {
-        const ft_tensor *t = &g->tensors[i];
-        uint64_t sz = align_up(ft_tensor_bytes(t));
-        p->unplanned_bytes += (t->flags & FT_TF_DYNAMIC) ? 0 : sz;
-        left[i] = t->n_readers;
-        if (t->flags & FT_TF_DYNAMIC) {
-            p->offset[i] = FT_PLAN_DYNAMIC;
-            p->n_dynamic++;
-        } else if (ft_plan_is_persistent(t)) {
-            p->offset[i] = pers;
-            pers += sz;
-            if ((t->flags & FT_TF_VALUE) && !(t->flags & FT_TF_INPUT))
-                p->weights_bytes += ft_tensor_bytes(t);
+    /* the constants first (const_bytes), then the other persistent tensors */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < g->n_tensors; i++) {
+            const ft_tensor *t = &g->tensors[i];
+            uint64_t sz = align_up(ft_tensor_bytes(t));
+            if (pass == 1 && ft_plan_is_constant(t))
+                continue;
+            if (pass == 0) {
+                p->unplanned_bytes += (t->flags & FT_TF_DYNAMIC) ? 0 : sz;
+                left[i] = t->n_readers;
+                if ((t->flags & FT_TF_VALUE) && !(t->flags & FT_TF_INPUT))
+                    p->weights_bytes += ft_tensor_bytes(t);
+                if (!ft_plan_is_constant(t))
+                    continue;
+            }
+            if (t->flags & FT_TF_DYNAMIC) {
+                p->offset[i] = FT_PLAN_DYNAMIC;
+                p->n_dynamic++;
+            } else if (ft_plan_is_persistent(t)) {
+                p->offset[i] = pers;
+                pers += sz;
+            }
         }
+        if (pass == 0)
+            p->const_bytes = pers;
     }
     p->persistent_bytes = pers;
     int oom = 0;
@@ -168,9 +184,9 @@ ft_status ft_plan_build_unshared(const ft_graph *g, ft_plan *p, ft_error *err)
     ft_status st = ft_plan_build(g, p, err);
     if (st)
         return st;
-    uint64_t off = 0;
+    uint64_t off = p->const_bytes; /* the constants keep their places, first */
     for (int i = 0; i < g->n_tensors; i++) {
-        if (p->offset[i] == FT_PLAN_DYNAMIC)
+        if (p->offset[i] == FT_PLAN_DYNAMIC || ft_plan_is_constant(&g->tensors[i]))
             continue;
         p->offset[i] = off;
         off += align_up(ft_tensor_bytes(&g->tensors[i]));

@@ -1,7 +1,10 @@
 /* The memory plan: every tensor gets a byte offset in one arena.
  *
  * Inputs, outputs and constants (tensors with a value) live in a persistent
- * region and never share bytes. Intermediates are placed like ggml-alloc: in
+ * region and never share bytes. The constants come first (const_bytes): a
+ * backend whose memory is the host's (ft_backend.host_memory, the CPU) reads
+ * them where the graph holds them, allocates the arena from const_bytes on
+ * and copies no weight (runtime/exec.c). Intermediates are placed like ggml-alloc: in
  * execution order each node's outputs take the best-fitting free block, and a
  * tensor's block returns to the free list when its last reader has run (or
  * passes to the output of a reshape-like node that is that reader: plan.c). A
@@ -31,6 +34,7 @@ typedef struct ft_plan {
     uint64_t *offset;          /* per tensor, into the arena */
     uint64_t arena_bytes;      /* planned peak: persistent + shared region */
     uint64_t persistent_bytes; /* inputs, outputs, constants */
+    uint64_t const_bytes;      /* the constants (ft_plan_is_constant), at offsets [0, const_bytes) */
     uint64_t unplanned_bytes;  /* every tensor in its own buffer */
     uint64_t weights_bytes;    /* constants (value in the file, not an input) */
     int n_dynamic;             /* tensors at FT_PLAN_DYNAMIC */
@@ -44,6 +48,9 @@ ft_status ft_plan_build_unshared(const ft_graph *g, ft_plan *p, ft_error *err);
 void ft_plan_free(ft_plan *p);
 /* 1 if tensor t lives in the persistent region. */
 int ft_plan_is_persistent(const ft_tensor *t);
+/* 1 if tensor t is a constant of the plan's first region: a value that is
+ * not an input (and not dynamic). */
+int ft_plan_is_constant(const ft_tensor *t);
 /* 1 if node n of g is a view under plan p: a reshape-like node (reshape,
  * flatten, squeeze, unsqueeze, identity) whose output was given its input's
  * bytes, so that its kernel copies nothing. */
