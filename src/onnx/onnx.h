@@ -10,7 +10,9 @@
  *   ft_pb_write(f, "out.pb", "y", FT_F32, &shape, data, &err);   // f: open for writing
  *
  * Ownership: ft_onnx_load returns a graph the caller frees with ft_graph_free;
- * ft_pb_parse fills an ft_npy the caller clears. The caller keeps buf.
+ * ft_pb_parse fills an ft_npy the caller clears. The caller keeps buf, except
+ * with ft_onnx_load_owned, which frees it (as soon as the model is decoded,
+ * so that the file's bytes and the decoded weights are not held together).
  */
 #ifndef FT_ONNX_H
 #define FT_ONNX_H
@@ -26,6 +28,9 @@ int ft_onnx_sniff(const unsigned char *buf, size_t n);
  * external data files): checks, folding and import of every node. */
 ft_status ft_onnx_load(const char *path, const unsigned char *buf, size_t len, const ft_load_opts *opts,
                        ft_graph **out, ft_error *err);
+/* ft_onnx_load of a buffer it takes: buf (ft_malloc'd) is freed in every case. */
+ft_status ft_onnx_load_owned(const char *path, unsigned char *buf, size_t len, const ft_load_opts *opts,
+                             ft_graph **out, ft_error *err);
 
 /* A TensorProto file. Values in raw_data or the typed fields; external data is
  * refused here (a lone tensor file has no folder rule). */

@@ -666,8 +666,25 @@ int ft_onnx_sniff(const unsigned char *buf, size_t n)
     return n >= 2 && (buf[0] == 0x08 || buf[0] == 0x12 || buf[0] == 0x3a);
 }
 
+static ft_status load(const char *path, const unsigned char *buf, unsigned char *owned, size_t len,
+                      const ft_load_opts *opts, ft_graph **out, ft_error *err);
+
 ft_status ft_onnx_load(const char *path, const unsigned char *buf, size_t len, const ft_load_opts *opts,
                        ft_graph **out, ft_error *err)
+{
+    return load(path, buf, NULL, len, opts, out, err);
+}
+
+ft_status ft_onnx_load_owned(const char *path, unsigned char *buf, size_t len, const ft_load_opts *opts,
+                             ft_graph **out, ft_error *err)
+{
+    return load(path, buf, buf, len, opts, out, err);
+}
+
+/* owned: buf when it is ours to free (once decoded: protobuf-c copies
+ * every field out of it), else NULL. */
+static ft_status load(const char *path, const unsigned char *buf, unsigned char *owned, size_t len,
+                      const ft_load_opts *opts, ft_graph **out, ft_error *err)
 {
     *out = NULL;
     onx_ctx cx = {.file = path, .opts = opts, .err = err}, *c = &cx;
@@ -685,6 +702,8 @@ ft_status ft_onnx_load(const char *path, const unsigned char *buf, size_t len, c
             st = ft_err(err, FT_EGRAPH, "%s: not a valid ONNX model: the protobuf is %s", path, why);
         }
     }
+    free(owned);
+    buf = owned = NULL;
     c->names = ft_strmap_new();
     c->inits = ft_strmap_new();
     c->poisoned = ft_strmap_new();

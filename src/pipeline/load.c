@@ -180,7 +180,7 @@ ft_status ft_graph_load(const char *path, const ft_load_opts *opts, ft_graph **o
         st = ft_err(err, FT_EGRAPH, "%s: not a graph: %s", path, why);
     else if (ft_onnx_sniff(buf, len)) {
         ft_load_opts o = with_eval(opts);
-        st = ft_onnx_load(path, buf, len, &o, out, err);
+        return ft_onnx_load_owned(path, buf, len, &o, out, err); /* freed once decoded */
     }
     else
         st = ft_graph_load_json(path, (const char *)buf, len, opts, out, err);
