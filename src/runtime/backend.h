@@ -78,10 +78,17 @@ typedef struct ft_kernel {
     ft_dtype_mask dtypes; /* dtypes of input 0 it handles */
 } ft_kernel;
 
+/* The CPU backend's recorded timed choices (cpu/tuning.h; --tuning-cache). */
+typedef struct ft_tuning ft_tuning;
+
 typedef struct ft_backend_opts {
     int device_index; /* cuda:N */
     int threads;      /* 0: all cores */
     int allow_tf32;
+    /* Lent, not owned (NULL: none): the CPU backend's convs take a node's
+     * form from it instead of timing them, and record there each form they
+     * time; the caller frees it after close(). Other backends ignore it. */
+    ft_tuning *tuning;
 } ft_backend_opts;
 
 /* One device as a backend sees it (ftrun devices). */
@@ -95,7 +102,7 @@ typedef struct ft_device_info {
 
 /* Version of this interface; a backend shared object built against another
  * version is refused when loaded. */
-#define FT_BACKEND_ABI 4
+#define FT_BACKEND_ABI 5
 
 typedef struct ft_backend {
     const char *name; /* "cpu", "cuda" */
