@@ -27,7 +27,12 @@
  * environment variable FTRUN_CONV_IMPL = native, plain, blocked or
  * blocked-add (blocked where the node has no such sum) forces one
  * form where it can be built (tests run every form that way; see ftrun(1),
- * ENVIRONMENT); unset or "auto", the timing picks.
+ * ENVIRONMENT); unset or "auto", the timing picks. With a tuning cache
+ * lent to the backend (--tuning-cache; tuning.h, ft_backend_opts.tuning), a
+ * node whose key (its shapes, params, layouts in this run and thread count:
+ * cpu_tuning_conv_key) has a recorded pick takes it at its first run,
+ * untimed (unless oneDNN does not build that form here: then it is timed),
+ * and each pick timed is recorded there; FTRUN_CONV_IMPL wins over it.
  *
  * Where oneDNN refuses a geometry (status other than dnnl_success when a
  * descriptor or primitive is created), that form is left out; with neither
