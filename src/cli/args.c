@@ -53,6 +53,8 @@ void ft_usage(FILE *f, const ft_command *commands, int n_commands)
             "      --threads N         CPU threads (default: the cores other processes leave idle,\n"
             "                          looked at every 10 ms; at most all cores, at least 1)\n"
             "      --dry-run           parse, validate, infer shapes, plan memory; run nothing\n"
+            "      --tuning-cache FILE  the CPU convs' timed choices of form: taken from FILE instead of timed,\n"
+            "                          and those timed added to it after a successful run (created if missing)\n"
             );
     /* the passes of each level, from the optimizer's table (optimize.h) */
     char words[FT_OPT_N_PASSES + 8][48];
@@ -127,7 +129,7 @@ int cli_parse_double(const char *opt, const char *s, double *out)
 enum {
     OPT_FORMAT = 256, OPT_DURATION, OPT_EXPECT, OPT_RTOL, OPT_ATOL, OPT_SEED, OPT_THREADS, OPT_DRY_RUN,
     OPT_COMPRESS, OPT_PROFILE, OPT_TRACE, OPT_DEVICE_ONLY, OPT_EXTERNAL, OPT_CHECK, OPT_CHECK_NODES, OPT_FALLBACK,
-    OPT_DIM, OPT_SHAPE, OPT_RANDOM, OPT_RANDOM_RANGE, OPT_ONNX, OPT_PRINT, OPT_JSON,
+    OPT_DIM, OPT_SHAPE, OPT_RANDOM, OPT_RANDOM_RANGE, OPT_ONNX, OPT_PRINT, OPT_JSON, OPT_TUNING,
 };
 
 static const struct option long_opts[] = {
@@ -165,6 +167,7 @@ static const struct option long_opts[] = {
     {"shape", required_argument, 0, OPT_SHAPE},
     {"random-inputs", optional_argument, 0, OPT_RANDOM},
     {"random-range", required_argument, 0, OPT_RANDOM_RANGE},
+    {"tuning-cache", required_argument, 0, OPT_TUNING},
     {0, 0, 0, 0},
 };
 
@@ -268,6 +271,12 @@ int ft_parse_args(int argc, char **argv, const ft_command *commands, int n_comma
             c->check = 1;
             c->check_o0 |= optarg && !strcmp(optarg, "O0");
             note_opt(c, OB_CHECK, "--check");
+            break;
+        case OPT_TUNING:
+            if (!*optarg)
+                return usage_error("option --tuning-cache needs a file name");
+            c->tuning_cache = optarg;
+            note_opt(c, OB_TUNING, "--tuning-cache");
             break;
         case OPT_CHECK_NODES:
             c->check = c->check_nodes = 1;

@@ -20,6 +20,8 @@
 #include "report.h"
 #include "show.h"
 #include "expect.h"
+#include "tuning_file.h"
+#include "arrays.h"
 
 /* Output file names must be distinct after sanitising. */
 static ft_status check_output_names(const ft_graph *g, ft_error *err)
@@ -157,6 +159,8 @@ int ft_cmd_run(const ft_cli *c)
     ft_outset outs = {0};
     ft_npy *exp = NULL;
     char *timing = NULL;
+    ft_tuning *tune = NULL;
+    int tune_fresh = 0;
     if (cli_load(c, c->opt_level, &p, &err) || ft_bind_apply(c->bind, (g = p.g), 1, &err) || check_output_names(g, &err)) {
         rc = cli_fail(&err);
         goto out;
@@ -218,11 +222,12 @@ int ft_cmd_run(const ft_cli *c)
         goto out;
     }
     const char *dir = c->outdir ? c->outdir : "ftrun-out";
-    if (check_run_outputs(c, g, dir, &err)) { /* before anything runs */
+    if (check_run_outputs(c, g, dir, &err) || /* before anything runs */
+        (c->tuning_cache && cli_tuning_load(c->tuning_cache, c->quiet, &tune, &tune_fresh, &err))) {
         rc = cli_fail(&err);
         goto out;
     }
-    ft_backend_opts bo = {.device_index = devidx, .threads = (int)c->threads, .allow_tf32 = c->allow_tf32};
+    ft_backend_opts bo = {.device_index = devidx, .threads = (int)c->threads, .allow_tf32 = c->allow_tf32, .tuning = tune};
     if (ft_pipeline_open(&p, &bo, &err)) {
         rc = cli_fail(&err);
         goto out;
@@ -338,6 +343,10 @@ int ft_cmd_run(const ft_cli *c)
         rc = cli_fail(&err);
         goto out;
     }
+    if (tune && cli_tuning_save(c->tuning_cache, tune, tune_fresh, &err)) {
+        rc = cli_fail(&err);
+        goto out;
+    }
     if (c->profile && !c->quiet)
         ft_profile_print(stderr, g, &plan, &res);
     if (!c->quiet && res.n_runs >= 2)
@@ -365,5 +374,6 @@ out:
     ft_run_result_free(&res);
     ft_pipeline_free(&p);
     ft_pipeline_free(&p0);
+    ft_tuning_free(tune); /* after the contexts it was lent to are closed */
     return rc;
 }

@@ -27,7 +27,12 @@
  * environment variable FTRUN_CONV_IMPL = native, plain, blocked or
  * blocked-add (blocked where the node has no such sum) forces one
  * form where it can be built (tests run every form that way; see ftrun(1),
- * ENVIRONMENT); unset or "auto", the timing picks.
+ * ENVIRONMENT); unset or "auto", the timing picks. With a tuning cache
+ * lent to the backend (--tuning-cache; tuning.h, ft_backend_opts.tuning), a
+ * node whose key (its shapes, params, layouts in this run and thread count:
+ * cpu_tuning_conv_key) has a recorded pick takes it at its first run,
+ * untimed (unless oneDNN does not build that form here: then it is timed),
+ * and each pick timed is recorded there; FTRUN_CONV_IMPL wins over it.
  *
  * Where oneDNN refuses a geometry (status other than dnnl_success when a
  * descriptor or primitive is created), that form is left out; with neither
@@ -103,6 +108,7 @@
 #include "conv_layout.h"
 #include "dnnl_cache.h"
 #include "dnnl_util.h"
+#include "tuning.h"
 #include "vmath.h"
 #include "../graph/infer_conv.h"
 
@@ -740,33 +746,76 @@ static int nan_unsafe(conv_cache *c, ft_kctx *k, entry *e, const ft_node *n, con
     return checks && !finite;
 }
 
-/* FTRUN_CONV_LOG set: one line on stderr per conv node when its form is
- * chosen: the form, each candidate's time (times NULL: forced) and which of
- * its tensors are blocked in this run. */
-static void log_pick(const conv_cache *c, const ft_node *n, int pick, const double *times)
+static const char *const form_name[] = {"plain", "blocked", "blocked-add", "native"};
+
+/* The layouts of node n's input 0, residual sum ("" when none) and output
+ * in this run: "plain", "blocked" or "blocked (copy)" (its blocked form
+ * reads the tensor's blocked copy). */
+static void layout_words(const conv_cache *c, const ft_node *n, const char *w[3])
 {
-    static const char *form[] = {"plain", "blocked", "blocked-add", "native"};
+    const layouts *l = &c->lay;
+    int sum = n->n_in > 3 && n->in[3] >= 0;
+    w[0] = conv_layout_of(l, n->in[0])                ? "blocked"
+           : conv_copy_read(l, c->base.g, n, 0) >= 0 ? "blocked (copy)"
+                                                     : "plain";
+    w[1] = !sum                                       ? ""
+           : conv_layout_of(l, n->in[3])              ? "blocked"
+           : conv_copy_read(l, c->base.g, n, 3) >= 0 ? "blocked (copy)"
+                                                     : "plain";
+    w[2] = conv_layout_of(l, n->out[0]) ? "blocked" : "plain";
+}
+
+/* FTRUN_CONV_LOG set: one line on stderr per conv node when its form is
+ * chosen: the form, each candidate's time (times NULL: `why` says where the
+ * form came from: FTRUN_CONV_IMPL or the tuning cache) and which of its
+ * tensors are blocked in this run. */
+static void log_pick(const conv_cache *c, const ft_node *n, int pick, const double *times, const char *why)
+{
     if (!getenv("FTRUN_CONV_LOG"))
         return;
-    char t[160] = "forced by FTRUN_CONV_IMPL";
+    char t[160];
+    snprintf(t, sizeof t, "%s", why ? why : "");
     if (times) {
         int len = 0;
         t[0] = 0;
         for (int i = 0; i <= CHOICE_NATIVE; i++)
             if (times[i] >= 0)
-                len += snprintf(t + len, sizeof t - (size_t)len, "%s%s %.3f ms", len ? ", " : "", form[i], times[i] * 1e3);
+                len += snprintf(t + len, sizeof t - (size_t)len, "%s%s %.3f ms", len ? ", " : "", form_name[i], times[i] * 1e3);
     }
-    int sum = n->n_in > 3 && n->in[3] >= 0;
-    const layouts *l = &c->lay;
-    fprintf(stderr, "ftrun: conv '%s': %s (%s); input %s%s, output %s\n", n->name, form[pick], t,
-            conv_layout_of(l, n->in[0])            ? "blocked"
-            : conv_copy_read(l, c->base.g, n, 0) >= 0 ? "blocked (copy)"
-                                                      : "plain",
-            !sum                               ? ""
-            : conv_layout_of(l, n->in[3])      ? ", sum blocked"
-            : conv_copy_read(l, c->base.g, n, 3) >= 0 ? ", sum blocked (copy)"
-                                               : ", sum plain",
-            conv_layout_of(l, n->out[0]) ? "blocked" : "plain");
+    const char *w[3];
+    layout_words(c, n, w);
+    fprintf(stderr, "ftrun: conv '%s': %s (%s); input %s%s%s, output %s\n", n->name, form_name[pick], t, w[0],
+            *w[1] ? ", sum " : "", w[1], w[2]);
+}
+
+/* The tuning cache's key of node n in this run (tuning.h): 0, or -1 when it
+ * does not fit in cap. */
+static int tuning_key(const conv_cache *c, const ft_kctx *k, const ft_node *n, const ft_view *in, const ft_view *out,
+                      char *key, size_t cap)
+{
+    const char *w[3];
+    layout_words(c, n, w);
+    return cpu_tuning_conv_key(n, in, out, k->threads, w, key, cap);
+}
+
+/* The pick the tuning cache records for key (CHOICE_UNSET: none, or a form
+ * oneDNN does not build for this node here), the other forms freed; -2 with
+ * *st set when building the form failed. */
+static int cached_choice(const conv_run *r, const ft_tuning *t, const char *key, ft_status *st)
+{
+    const char *rec = ft_tuning_get(t, key);
+    int ch = CHOICE_UNSET;
+    for (int i = 0; rec && i <= CHOICE_NATIVE; i++)
+        if (!strcmp(rec, form_name[i]))
+            ch = i;
+    if (ch >= 0 && ch < N_VARIANTS && need_variant(r, ch, st))
+        return -2;
+    if (ch >= 0 && ch < N_VARIANTS && !r->e->v[ch].ok)
+        return CHOICE_UNSET;
+    for (int i = 0; ch != CHOICE_UNSET && i < N_VARIANTS; i++)
+        if (i != ch)
+            variant_free(&r->e->v[i]);
+    return ch;
 }
 
 /* Whether a graph has an f32 conv: only then is there anything to decide. */
@@ -854,7 +903,22 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
             if (e->v[forced].ok)
                 pick->choice = forced;
         }
-        log_pick(c, n, pick->choice, NULL);
+        log_pick(c, n, pick->choice, NULL, "forced by FTRUN_CONV_IMPL");
+    }
+    /* The tuning cache (--tuning-cache; tuning.h): a pick recorded for the
+     * node's key is taken at its first run, untimed; one timed here is
+     * recorded. FTRUN_CONV_IMPL, above, wins over it. */
+    ft_tuning *tune = pick->choice == CHOICE_UNSET ? cpu_tuning_of(k->be) : NULL;
+    char key[768];
+    int keyed = tune && tuning_key(c, k, n, in, out, key, sizeof key) == 0;
+    if (keyed && pick->calls == 0) {
+        int ch = cached_choice(&r, tune, key, st);
+        if (ch == -2)
+            return 1;
+        if (ch != CHOICE_UNSET) {
+            pick->choice = ch;
+            log_pick(c, n, ch, NULL, "from the tuning cache");
+        }
     }
     if (pick->choice == CHOICE_UNSET && pick->calls++ == 0) {
         /* The first run of a node is not timed: early in a process, with
@@ -894,7 +958,16 @@ int cpu_conv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
                 return 1;
         }
         pick->choice = pick->lead;
-        log_pick(c, n, pick->choice, pick->t);
+        log_pick(c, n, pick->choice, pick->t, NULL);
+        if (tune && keyed) {
+            double ms[CPU_DNNL_FORMS];
+            for (int i = 0; i < CPU_DNNL_FORMS; i++)
+                ms[i] = pick->t[i] >= 0 ? pick->t[i] * 1e3 : -1;
+            if (ft_tuning_put(tune, key, form_name[pick->choice], ms)) {
+                *st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory recording the convolution's pick (--tuning-cache)");
+                return 1;
+            }
+        }
         for (int i = 0; i < N_VARIANTS; i++)
             if (i != pick->choice)
                 variant_free(&e->v[i]);

@@ -183,6 +183,9 @@ enum { CPU_DNNL_CONV, CPU_DNNL_MATMUL, CPU_DNNL_RNN, CPU_DNNL_KINDS };
 struct cpu_dnnl_cache;
 struct cpu_dnnl_cache **cpu_dnnl_cache_slot(ft_backend_ctx *c, int kind);
 void cpu_dnnl_cache_free(struct cpu_dnnl_cache *c);
+/* The tuning cache lent to the context when it was opened
+ * (ft_backend_opts.tuning; tuning.h), NULL when none (cpu_backend.c). */
+ft_tuning *cpu_tuning_of(ft_backend_ctx *c);
 /* reduce.c */
 ft_status cpu_reduce(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_arg(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);

@@ -14,6 +14,7 @@ struct ft_backend_ctx {
     int threads;
     char desc[128];
     struct cpu_dnnl_cache *dnnl[CPU_DNNL_KINDS]; /* owned: conv_dnnl.c's and matmul_dnnl.c's per-node primitives */
+    ft_tuning *tuning; /* lent by the opener (ft_backend_opts.tuning), NULL: none */
 };
 
 /* Every op, and the kernel and dtypes that run it natively here (see
@@ -115,6 +116,7 @@ static ft_status cpu_open(const ft_backend_opts *o, ft_backend_ctx **out, ft_err
     if (!c)
         return ft_err(err, FT_ERUNTIME, "out of memory opening the cpu backend");
     c->threads = o && o->threads > 0 ? o->threads : ft_usable_cores();
+    c->tuning = o ? o->tuning : NULL;
 #ifdef _OPENMP
     omp_set_num_threads(c->threads);
 #endif
@@ -155,6 +157,7 @@ static ft_status cpu_sync(ft_backend_ctx *c, ft_error *err) { (void)c, (void)err
 
 int ft_cpu_threads(ft_backend_ctx *c) { return c->threads; }
 struct cpu_dnnl_cache **cpu_dnnl_cache_slot(ft_backend_ctx *c, int kind) { return &c->dnnl[kind]; }
+ft_tuning *cpu_tuning_of(ft_backend_ctx *c) { return c->tuning; }
 
 const ft_backend ft_cpu_backend = {
     .name = "cpu",

@@ -472,6 +472,7 @@ static const ft_backend cu_backend = {
     cu_capture,
     cu_replay,
     nullptr, /* prepare: nothing decided per graph before a run */
+    0,       /* host_memory: device memory, into which the constants are uploaded */
 };
 
 extern "C" __attribute__((visibility("default"))) const ft_backend *ftrun_cuda_backend(int abi)

@@ -78,10 +78,17 @@ typedef struct ft_kernel {
     ft_dtype_mask dtypes; /* dtypes of input 0 it handles */
 } ft_kernel;
 
+/* The CPU backend's recorded timed choices (cpu/tuning.h; --tuning-cache). */
+typedef struct ft_tuning ft_tuning;
+
 typedef struct ft_backend_opts {
     int device_index; /* cuda:N */
     int threads;      /* 0: all cores */
     int allow_tf32;
+    /* Lent, not owned (NULL: none): the CPU backend's convs take a node's
+     * form from it instead of timing them, and record there each form they
+     * time; the caller frees it after close(). Other backends ignore it. */
+    ft_tuning *tuning;
 } ft_backend_opts;
 
 /* One device as a backend sees it (ftrun devices). */
