@@ -4,7 +4,7 @@
  * by src/graph/infer_shapes.c; src/cuda/shapes.cu computes the same. */
 #include "cpu.h"
 
-ft_status cpu_shape(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+ft_status cpu_tensor_shape(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     (void)k;
     int64_t *y = (int64_t *)out->data;
@@ -13,7 +13,7 @@ ft_status cpu_shape(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
     return FT_OK;
 }
 
-ft_status cpu_size(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+ft_status cpu_tensor_size(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     (void)k, (void)n;
     *(int64_t *)out->data = (int64_t)ft_numel(&in[0].shape);

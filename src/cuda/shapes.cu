@@ -35,7 +35,7 @@ template <class T> void range_launch(ft_kctx *k, const ft_view *in, ft_view *out
 
 } // namespace
 
-CU_KFN(cu_shape)
+CU_KFN(cu_tensor_shape)
 {
     dims_arg d = {};
     int n0 = n->params.shp.start, cnt = n->params.shp.end - n->params.shp.start;
@@ -47,7 +47,7 @@ CU_KFN(cu_shape)
     return FT_OK;
 }
 
-CU_KFN(cu_size)
+CU_KFN(cu_tensor_size)
 {
     dims_arg d = {};
     d.v[0] = (int64_t)ft_numel(&in[0].shape);
