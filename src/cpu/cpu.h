@@ -223,6 +223,10 @@ ft_status cpu_trilu(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
 ft_status cpu_cumprod(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_hardmax(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_depth_space(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* shapes.c: shape, size, range */
+ft_status cpu_tensor_shape(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_tensor_size(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_range(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 /* geom.c: eye_like, reverse_sequence, col2im, affine_grid, roi_align (center_crop_pad: cpu_pad) */
 ft_status cpu_eye_like(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_reverse_sequence(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);

@@ -335,6 +335,9 @@ CU_KFN(cu_hardmax);
 /* movement.cu: depth_to_space, space_to_depth */
 CU_KFN(cu_depth_space);
 /* geom.cu: eye_like, reverse_sequence, col2im, affine_grid, roi_align (center_crop_pad: cu_pad) */
+CU_KFN(cu_tensor_shape);
+CU_KFN(cu_tensor_size);
+CU_KFN(cu_range);
 CU_KFN(cu_eye_like);
 CU_KFN(cu_reverse_sequence);
 CU_KFN(cu_col2im);

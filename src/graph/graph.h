@@ -200,8 +200,13 @@ void ft_tensor_set_value(ft_tensor *t, void *owned, size_t bytes);
  * "" when none. */
 int ft_graph_dynamic_str(const ft_graph *g, char *buf, size_t n);
 /* 1 if node n runs with shapes known only at run time: a data-dependent op,
- * or a reader of a dynamic tensor. */
+ * a reader of a dynamic tensor, or a node whose shape-giving input
+ * (ft_op_value_inputs) is computed at run time. */
 int ft_node_dynamic(const ft_graph *g, const ft_node *n);
+/* The inputs of n (bit i: input i) whose values give its output shapes
+ * (ft_op_value_inputs) and are computed at run time, not known at load: the
+ * executor reads them at every run before inferring n again. 0: none. */
+int ft_node_runtime_values(const ft_graph *g, const ft_node *n);
 /* 1 if n's kernel decides its output shapes from values: a data-dependent
  * op (ft_op_data_dependent), or an if_select whose two branches' shapes
  * differ. */

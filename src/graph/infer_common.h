@@ -22,6 +22,17 @@ const char *ft_infer_in_name(const ft_infer_ctx *c, int i);
 /* Input i must have the dtype of input ref: "WHAT 'x' has dtype ..." with
  * what, else "input I ('x') has dtype ...". */
 ft_status ft_infer_same_dtype(ft_infer_ctx *c, int i, int ref, const char *what);
+/* The int list a node takes as attribute `name` or, when the node has input
+ * `slot` (ft_op_value_inputs), as that input's values: a constant's at load,
+ * and at run time the values the executor read for this run
+ * (src/runtime/exec.c). *a is the attribute, or a list held in c standing in
+ * for it (present, n values). *known is 0 when the input's values are not
+ * available now (computed at run time, inference at load): *a is then the
+ * attribute and the caller infers a stand-in shape. Inputs of a dtype other
+ * than i32 or i64, or of more than FT_MAX_VALUES values, are refused. */
+ft_status ft_infer_ints(ft_infer_ctx *c, const char *name, int slot, const ft_attr_val **a, int *known);
+/* 1 if the node has input slot (given, not omitted). */
+int ft_infer_has_in(const ft_infer_ctx *c, int slot);
 /* A 0/1 flag attribute: other values are refused so that a typo does not
  * silently mean "true". */
 ft_status ft_infer_flag(ft_infer_ctx *c, const char *name, int *out);

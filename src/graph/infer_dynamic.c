@@ -163,10 +163,25 @@ int ft_node_dynamic(const ft_graph *g, const ft_node *n)
 {
     if (ft_node_data_dependent(g, n))
         return 1;
-    for (int i = 0; i < n->n_in; i++)
-        if (n->in[i] >= 0 && (g->tensors[n->in[i]].flags & FT_TF_DYNAMIC))
+    unsigned vin = ft_op_value_inputs(n->op);
+    for (int i = 0; i < n->n_in; i++) {
+        if (n->in[i] < 0)
+            continue;
+        const ft_tensor *t = &g->tensors[n->in[i]];
+        /* a shape-giving input computed at run time: its values come then */
+        if ((t->flags & FT_TF_DYNAMIC) || (i < 32 && (vin & (1u << i)) && !(t->flags & FT_TF_VALUE)))
             return 1;
+    }
     return 0;
+}
+
+int ft_node_runtime_values(const ft_graph *g, const ft_node *n)
+{
+    unsigned vin = ft_op_value_inputs(n->op), m = 0;
+    for (int i = 0; i < n->n_in && i < 32; i++)
+        if (n->in[i] >= 0 && (vin & (1u << i)) && !(g->tensors[n->in[i]].flags & FT_TF_VALUE))
+            m |= 1u << i;
+    return (int)m;
 }
 
 int ft_graph_dynamic_str(const ft_graph *g, char *buf, size_t n)

@@ -57,7 +57,15 @@ ft_status ft_infer_topk(ft_infer_ctx *c)
         st = ft_infer_flag(c, "sorted", &sorted);
     if (st)
         return st;
-    int64_t k = ft_attr(c->node, "k")->i;
+    const ft_attr_val *ka;
+    int known;
+    if ((st = ft_infer_ints(c, "k", 1, &ka, &known)))
+        return st;
+    if (known && !ka->present)
+        return ft_infer_fail(c, "attribute 'k' is required (or input 1 giving it)");
+    if (known && ft_infer_has_in(c, 1) && ka->n != 1)
+        return ft_infer_fail(c, "input 1 ('%s') must give one value k, got %d", ft_infer_in_name(c, 1), ka->n);
+    int64_t k = known ? ka->i : s->dims[axis]; /* computed at run time: at most the whole axis */
     if (k < 0 || k > s->dims[axis])
         return ft_infer_fail(c, "attribute 'k' = %lld is out of range for axis %d of input '%s' (shape %s): "
                              "expected 0 <= k <= %lld", (long long)k, axis, ft_infer_in_name(c, 0), ft_shape_str(s, b),

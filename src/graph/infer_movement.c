@@ -67,9 +67,36 @@ static ft_status index_dtype(ft_infer_ctx *c, int i)
     return FT_OK;
 }
 
+/* Stand-in for an output whose shape-giving input is computed at run time
+ * (inferred at load; the executor infers the true one at every run): rank
+ * dims, all of the input's elements on the first. */
+static ft_status stand_in(ft_infer_ctx *c, int rank, const ft_shape *like)
+{
+    ft_shape o = {.rank = rank};
+    for (int d = 0; d < rank; d++)
+        o.dims[d] = like ? (d < like->rank ? like->dims[d] : 1) : d ? 1 : (int64_t)ft_numel(&c->in[0]->shape);
+    return ft_infer_set_out(c, 0, c->in[0]->dtype, &o);
+}
+
+/* The shape-giving list of attribute name or input 1 (ft_infer_ints), or
+ * the failure when neither gives it. */
+static ft_status list_param(ft_infer_ctx *c, const char *name, const ft_attr_val **a, int *known)
+{
+    ft_status st = ft_infer_ints(c, name, 1, a, known);
+    if (!st && !(*a)->present && *known)
+        return ft_infer_fail(c, "attribute '%s' is required (or input 1 giving it)", name);
+    return st;
+}
+
 ft_status ft_infer_reshape(ft_infer_ctx *c)
 {
-    const ft_attr_val *a = ft_attr(c->node, "shape");
+    const ft_attr_val *a;
+    int have;
+    ft_status st = list_param(c, "shape", &a, &have);
+    if (st)
+        return st;
+    if (!have)
+        return stand_in(c, (int)ft_numel(&c->in[1]->shape), NULL);
     int allowzero = ft_attr(c->node, "allowzero")->i != 0;
     const ft_shape *in = &c->in[0]->shape;
     char lb[FT_LIST_STR], ib[FT_SHAPE_STR], ob[FT_SHAPE_STR];
@@ -224,8 +251,21 @@ ft_status ft_infer_unsqueeze(ft_infer_ctx *c)
 
 ft_status ft_infer_expand(ft_infer_ctx *c)
 {
-    const ft_attr_val *a = ft_attr(c->node, "shape");
+    const ft_attr_val *a;
+    int known;
+    ft_status st = list_param(c, "shape", &a, &known);
+    if (st)
+        return st;
     const ft_shape *in = &c->in[0]->shape;
+    if (!known) { /* the input's dims, aligned right */
+        int r = (int)ft_numel(&c->in[1]->shape);
+        ft_shape like = {.rank = r > in->rank ? r : in->rank};
+        for (int d = 0; d < like.rank; d++) {
+            int k = d - (like.rank - in->rank);
+            like.dims[d] = k >= 0 ? in->dims[k] : 1;
+        }
+        return stand_in(c, like.rank, &like);
+    }
     char lb[FT_LIST_STR], ib[FT_SHAPE_STR];
     if (a->n > FT_MAX_RANK)
         return ft_infer_fail(c, "attribute 'shape' %s has %d dims; at most %d are supported", ft_ints_str(a, lb), a->n,
@@ -246,8 +286,14 @@ ft_status ft_infer_expand(ft_infer_ctx *c)
 
 ft_status ft_infer_tile(ft_infer_ctx *c)
 {
-    const ft_attr_val *a = ft_attr(c->node, "repeats");
+    const ft_attr_val *a;
+    int known;
+    ft_status st = list_param(c, "repeats", &a, &known);
+    if (st)
+        return st;
     const ft_shape *in = &c->in[0]->shape;
+    if (!known)
+        return stand_in(c, in->rank, in);
     char lb[FT_LIST_STR], ib[FT_SHAPE_STR];
     if (a->n != in->rank)
         return ft_infer_fail(c, "attribute 'repeats' %s has %d entries but input '%s' of shape %s has rank %d",
@@ -404,9 +450,22 @@ int64_t ft_slice_first(int64_t dim, int64_t start, int64_t step)
 
 ft_status ft_infer_slice(ft_infer_ctx *c)
 {
-    const ft_attr_val *sa = ft_attr(c->node, "starts"), *ea = ft_attr(c->node, "ends");
-    const ft_attr_val *aa = ft_attr(c->node, "axes"), *pa = ft_attr(c->node, "steps");
+    static const char *const names[4] = {"starts", "ends", "axes", "steps"};
+    const ft_attr_val *v[4];
+    int known = 1;
+    for (int i = 0; i < 4; i++) {
+        int k;
+        ft_status st = ft_infer_ints(c, names[i], i + 1, &v[i], &k);
+        if (st)
+            return st;
+        known &= k;
+    }
+    const ft_attr_val *sa = v[0], *ea = v[1], *aa = v[2], *pa = v[3];
     const ft_shape *in = &c->in[0]->shape;
+    if (!known) /* at most the input */
+        return stand_in(c, in->rank, in);
+    if (!sa->present || !ea->present)
+        return ft_infer_fail(c, "'starts' and 'ends' are required (attributes, or inputs 1 and 2)");
     char lb[FT_LIST_STR], lb2[FT_LIST_STR], ib[FT_SHAPE_STR];
     int n = sa->n, ax[FT_MAX_RANK];
     if (ea->n != n)

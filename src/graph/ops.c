@@ -97,6 +97,15 @@ int ft_op_data_dependent(ft_op op)
     return op == FT_OP_NON_ZERO || op == FT_OP_COMPRESS || op == FT_OP_UNIQUE || op == FT_OP_NON_MAX_SUPPRESSION;
 }
 
+unsigned ft_op_value_inputs(ft_op op)
+{
+    static const unsigned char slots[FT_OP_COUNT] = {
+        [FT_OP_RESHAPE] = 1u << 1, [FT_OP_EXPAND] = 1u << 1, [FT_OP_TILE] = 1u << 1,
+        [FT_OP_SLICE] = 0xfu << 1, [FT_OP_TOPK] = 1u << 1,   [FT_OP_RANGE] = 0x7u,
+    };
+    return (unsigned)op < FT_OP_COUNT ? slots[op] : 0;
+}
+
 const char *ft_op_name(ft_op op) { return (unsigned)op < FT_OP_COUNT ? table[op].info.name : "?"; }
 
 int ft_op_lookup(const char *name, ft_op *out)

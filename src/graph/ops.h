@@ -59,6 +59,10 @@ struct ft_node;
 /* What an inference function sees. in[i] is NULL for an omitted optional input;
  * the function fills out[0..n_out-1] and the node's typed parameters *params
  * (params.h: the attributes read once, for the kernels). Fail with ft_infer_fail(). */
+/* Inputs whose values give a node's shapes (ft_op_value_inputs): input
+ * slots 0 .. FT_MAX_VALUE_INPUTS-1, each at most FT_MAX_VALUES values. */
+#define FT_MAX_VALUE_INPUTS 5
+#define FT_MAX_VALUES (2 * FT_MAX_RANK)
 typedef struct ft_infer_ctx {
     const struct ft_graph *g;
     const struct ft_node *node;
@@ -67,6 +71,9 @@ typedef struct ft_infer_ctx {
     ft_tinfo *out;
     ft_error *err;
     ft_params *params; /* the node's, zeroed before inference */
+    /* ft_infer_ints's copies of the int lists that inputs give (infer_common.h) */
+    ft_attr_val vals[FT_MAX_VALUE_INPUTS];
+    int64_t val_ints[FT_MAX_VALUE_INPUTS][FT_MAX_VALUES];
 } ft_infer_ctx;
 
 typedef ft_status (*ft_infer_fn)(ft_infer_ctx *c);
@@ -94,6 +101,12 @@ int ft_op_attr_index(ft_op op, const char *name);
  * compress, unique, non_max_suppression): inference gives each output at
  * its bound, the kernel sets the shape it wrote (runtime/backend.h). */
 int ft_op_data_dependent(ft_op op);
+/* The input slots (bit i: input i) whose values give op's output shapes:
+ * reshape's shape, expand's, tile's repeats, slice's starts/ends/axes/steps,
+ * topk's k, range's start/limit/delta. A node whose such input is not known
+ * at load is dynamic (FT_TF_DYNAMIC outputs): the executor reads the values
+ * at every run and infers the node again with them (runtime/exec.c). */
+unsigned ft_op_value_inputs(ft_op op);
 
 /* "did you mean 'x', 'y'?" style suggestion of close names into buf ("" if none). */
 const char *ft_suggest(const char *name, const char *const *cands, int n, char *buf, size_t bufsz);

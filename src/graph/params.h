@@ -303,6 +303,12 @@ typedef struct ft_datadep_params {
     int center; /* non_max_suppression: center_point_box (boxes as centre, width, height) */
 } ft_datadep_params;
 
+/* Shape arithmetic (infer_shapes.c): shape gives dims start .. end-1 of its
+ * input's shape, both resolved against the rank. */
+typedef struct ft_shape_params {
+    int start, end;
+} ft_shape_params;
+
 typedef union ft_params {
     ft_unary_params unary;
     ft_binary_params binary;
@@ -323,6 +329,7 @@ typedef union ft_params {
     ft_quant_params quant;
     ft_loss_params loss;
     ft_datadep_params dd;
+    ft_shape_params shp;
 } ft_params;
 
 #endif

@@ -209,7 +209,7 @@ ft_status ft_node_infer(ft_graph *g, ft_node *n, ft_error *err)
     }
     memset(out, 0, sizeof out);
     memset(&n->params, 0, sizeof n->params);
-    ft_infer_ctx c = {g, n, n->n_in, n->n_out, in, out, err, &n->params};
+    ft_infer_ctx c = {.g = g, .node = n, .n_in = n->n_in, .n_out = n->n_out, .in = in, .out = out, .err = err, .params = &n->params};
     ft_status st = oi->infer(&c);
     if (st)
         return st;

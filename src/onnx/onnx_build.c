@@ -259,6 +259,15 @@ const ft_tensor *onx_in_value(onx_ctx *c, const onx_node *n, int k, ft_status *s
     return onx_value_of(c, onx_in(c, n, k), st);
 }
 
+int onx_runtime_in(onx_ctx *c, const onx_node *n, int k, ft_status *st)
+{
+    int t = onx_in(c, n, k);
+    *st = FT_OK;
+    if (t < 0 || onx_value_of(c, t, st) || *st)
+        return -1;
+    return c->g->tensors[t].flags & (FT_TF_VALUE | FT_TF_INPUT) ? -1 : t;
+}
+
 const ft_tensor *onx_value_of(onx_ctx *c, int ti, ft_status *st)
 {
     const ft_tensor *t = ti >= 0 ? &c->g->tensors[ti] : NULL;

@@ -117,13 +117,10 @@ static ft_status fold_shape(onx_ctx *c, const onx_node *n, int size)
     const ft_tensor *t = onx_in_tensor(c, n, 0);
     if (!t)
         return onx_error(c, n, FT_EGRAPH, "input 0 (the tensor whose shape it reads) is missing");
-    if (t->flags & FT_TF_DYNAMIC)
-        return onx_unsupported(c, n, "input 0 ('%s') has a shape known only at run time (it follows a data-dependent "
-                               "op); shape arithmetic at run time is not supported", n->pb->input[0]);
-    val v;
-    ft_shape s = {.rank = size ? 0 : 1};
     int r = t->shape.rank;
     int64_t start = onx_attr_i(n, "start", 0), end = onx_attr_i(n, "end", r);
+    val v;
+    ft_shape s = {.rank = size ? 0 : 1};
     if (start < 0)
         start += r;
     if (end < 0)
@@ -152,6 +149,79 @@ static ft_status need_const(onx_ctx *c, const onx_node *n, int k, const char *wh
         return onx_unsupported(c, n, "its %s (input %d) is computed at run time; ftrun needs it known at load time "
                                "(data-dependent shapes are not supported)", what, k);
     return val_load(t, v) ? onx_error(c, n, FT_ERUNTIME, "out of memory") : FT_OK;
+}
+
+/* ConstantOfShape whose shape is computed at run time: its value (a
+ * scalar constant) expanded to that shape at run time. */
+static ft_status runtime_constant_of_shape(onx_ctx *c, const onx_node *n, int shape)
+{
+    ft_npy fillv = {.dtype = FT_F32};
+    const Onnx__AttributeProto *a = onx_attr(n, "value");
+    ft_status st = a ? onx_attr_tensor(c, n, a, &fillv) : FT_OK;
+    if (st)
+        return st;
+    unsigned char zero[16] = {0};
+    ft_shape s0 = {.rank = 0};
+    int v = onx_const_new(c, n, "value", fillv.dtype, &s0, fillv.data ? fillv.data : zero);
+    ft_npy_clear(&fillv);
+    int in[2] = {v, shape}, out = onx_out(c, n, 0);
+    if (v < 0 || out < 0 || !onx_emit(c, n, FT_OP_EXPAND, in, 2, &out, 1))
+        return onx_status(c);
+    return FT_OK;
+}
+
+/* Range whose start, limit or delta is computed at run time: the range op. */
+static ft_status runtime_range(onx_ctx *c, const onx_node *n)
+{
+    int in[3] = {onx_in(c, n, 0), onx_in(c, n, 1), onx_in(c, n, 2)}, out = onx_out(c, n, 0);
+    if (in[0] < 0 || in[1] < 0 || in[2] < 0)
+        return onx_error(c, n, FT_EGRAPH, "start, limit and delta are required");
+    if (out < 0 || !onx_emit(c, n, FT_OP_RANGE, in, 3, &out, 1))
+        return onx_status(c);
+    return FT_OK;
+}
+
+/* Shape or Size of a tensor whose shape is known only at run time: the
+ * shape or size op, which reads it then. */
+static ft_status runtime_shape(onx_ctx *c, const onx_node *n, int size)
+{
+    int in = onx_in(c, n, 0), out = onx_out(c, n, 0);
+    ft_node *f = out >= 0 ? onx_emit(c, n, size ? FT_OP_SIZE : FT_OP_SHAPE, &in, 1, &out, 1) : NULL;
+    if (!f)
+        return onx_status(c);
+    ft_status st = size ? FT_OK : onx_set_i(c, f, "start", onx_attr_i(n, "start", 0));
+    if (!st && !size && onx_has_attr(n, "end"))
+        st = onx_set_i(c, f, "end", onx_attr_i(n, "end", 0));
+    return st;
+}
+
+/* Shape, Size, ConstantOfShape and Range whose results are known only at run
+ * time, emitted as ops: 1, 0 when they are known at load (folded), -1 with
+ * *st on failure. */
+static int emit_runtime(onx_ctx *c, const onx_node *n, ft_status *st)
+{
+    const char *op = n->op_type;
+    int rt = -1;
+    *st = FT_OK;
+    if (!strcmp(op, "Shape") || !strcmp(op, "Size")) {
+        const ft_tensor *t = onx_in_tensor(c, n, 0);
+        if (!t || !(t->flags & FT_TF_DYNAMIC))
+            return 0;
+        *st = runtime_shape(c, n, op[1] == 'i');
+    } else if (!strcmp(op, "ConstantOfShape")) {
+        if ((rt = onx_runtime_in(c, n, 0, st)) < 0)
+            return *st ? -1 : 0;
+        *st = runtime_constant_of_shape(c, n, rt);
+    } else if (!strcmp(op, "Range")) {
+        for (int k = 0; k < 3 && rt < 0 && !*st; k++)
+            rt = onx_runtime_in(c, n, k, st);
+        if (rt < 0)
+            return *st ? -1 : 0;
+        *st = runtime_range(c, n);
+    } else {
+        return 0;
+    }
+    return *st ? -1 : 1;
 }
 
 static ft_status fold_constant_of_shape(onx_ctx *c, const onx_node *n)
@@ -495,6 +565,9 @@ int ft_onnx_fold(onx_ctx *c, const onx_node *n, ft_status *st)
         }
     }
     if (ft_onnx_fold_only(op)) {
+        int r = emit_runtime(c, n, st);
+        if (r)
+            return r;
         if (!strcmp(op, "Constant"))
             *st = fold_constant(c, n);
         else if (!strcmp(op, "Shape") || !strcmp(op, "Size"))

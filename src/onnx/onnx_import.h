@@ -59,6 +59,12 @@ const ft_tensor *onx_in_const(onx_ctx *c, const onx_node *n, int k);
 const ft_tensor *onx_in_value(onx_ctx *c, const onx_node *n, int k, ft_status *st);
 /* The same for tensor t (-1: none) of the graph being built. */
 const ft_tensor *onx_value_of(onx_ctx *c, int t, ft_status *st);
+/* Input k when its values are computed at run time: neither known at load
+ * (onx_in_value) nor a graph input, but an output of nodes that run. Its
+ * tensor index, or -1 (absent, known at load, or a graph input, which the
+ * load-time path reports; *st set when computing it at load failed). A node
+ * that takes it as a tensor input becomes dynamic (ft_op_value_inputs). */
+int onx_runtime_in(onx_ctx *c, const onx_node *n, int k, ft_status *st);
 /* Input k as a list of integers (any integer dtype, any rank, flattened).
  * Absent input: *count = -1 and FT_OK. Computed at run time: an error "node
  * 'N' (Op): input K ('name') must be known at load time: REASON". The list is

@@ -111,14 +111,18 @@ ft_status ox_map_topk(onx_ctx *c, const onx_node *n)
     int64_t k;
     if (n->opset < 10) {
         k = onx_attr_i(n, "k", -1);
-    } else {
-        OX_TRY(onx_const_int1(c, n, 1, "K", "ftrun's topk takes k as an attribute", &k));
     }
-    int x = onx_in(c, n, 0), out[2] = {ox_out(c, n, 0), ox_out(c, n, 1)};
+    ft_status st = FT_OK;
+    int kt = n->opset >= 10 ? onx_runtime_in(c, n, 1, &st) : -1; /* k computed at run time: an input */
+    if (n->opset >= 10 && (st || (kt < 0 && (st = onx_const_int1(c, n, 1, "K", "ftrun's topk takes k as an attribute",
+                                                                   &k)))))
+        return st;
+    int x[2] = {onx_in(c, n, 0), kt}, out[2] = {ox_out(c, n, 0), ox_out(c, n, 1)};
     OX_NEED(out[0] >= 0 && out[1] >= 0);
-    ft_node *f = onx_emit(c, n, FT_OP_TOPK, &x, 1, out, 2);
+    ft_node *f = onx_emit(c, n, FT_OP_TOPK, x, kt >= 0 ? 2 : 1, out, 2);
     OX_NEED(f);
-    OX_TRY(onx_set_i(c, f, "k", k));
+    if (kt < 0)
+        OX_TRY(onx_set_i(c, f, "k", k));
     OX_TRY(onx_set_i(c, f, "axis", onx_attr_i(n, "axis", -1)));
     OX_TRY(onx_set_i(c, f, "largest", onx_attr_i(n, "largest", 1)));
     return onx_set_i(c, f, "sorted", onx_attr_i(n, "sorted", 1));

@@ -68,9 +68,27 @@ static ft_status one_ints(onx_ctx *c, const onx_node *n, ft_op op, const char *f
     return FT_OK;
 }
 
+/* op on input 0 with the shape-giving input k as a second input when its
+ * values are computed at run time (the node is then dynamic); *made NULL
+ * when they are known at load (the caller takes them as an attribute). */
+static ft_status runtime_ints(onx_ctx *c, const onx_node *n, ft_op op, int k, ft_node **made)
+{
+    ft_status st;
+    int t = onx_runtime_in(c, n, k, &st);
+    *made = NULL;
+    if (st || t < 0)
+        return st;
+    OX_NEED(*made = ox_emit2(c, n, op, onx_in(c, n, 0), t, ox_out(c, n, 0)));
+    return FT_OK;
+}
+
 ft_status ox_map_reshape(onx_ctx *c, const onx_node *n)
 {
-    ft_node *f;
+    ft_node *f = NULL;
+    if (n->opset >= 5)
+        OX_TRY(runtime_ints(c, n, FT_OP_RESHAPE, 1, &f));
+    if (f)
+        return onx_set_i(c, f, "allowzero", onx_attr_i(n, "allowzero", 0));
     OX_TRY(one_ints(c, n, FT_OP_RESHAPE, "shape", "shape", 1, 5, "ftrun's reshape takes the shape as an attribute", 1,
                     &f));
     return onx_set_i(c, f, "allowzero", onx_attr_i(n, "allowzero", 0));
@@ -98,12 +116,20 @@ ft_status ox_map_squeeze(onx_ctx *c, const onx_node *n)
 
 ft_status ox_map_expand(onx_ctx *c, const onx_node *n)
 {
+    ft_node *f;
+    OX_TRY(runtime_ints(c, n, FT_OP_EXPAND, 1, &f));
+    if (f)
+        return FT_OK;
     return one_ints(c, n, FT_OP_EXPAND, "shape", "shape", 1, 0, "ftrun's expand takes the shape as an attribute", 1,
                     NULL);
 }
 
 ft_status ox_map_tile(onx_ctx *c, const onx_node *n)
 {
+    ft_node *f;
+    OX_TRY(runtime_ints(c, n, FT_OP_TILE, 1, &f));
+    if (f)
+        return FT_OK;
     return one_ints(c, n, FT_OP_TILE, "repeats", "repeats", 1, 0, "ftrun's tile takes the repeats as an attribute",
                     1, NULL);
 }
@@ -140,6 +166,20 @@ ft_status ox_map_slice(onx_ctx *c, const onx_node *n)
     static const char *const names[] = {"starts", "ends", "axes", "steps"};
     const int64_t *v[4] = {NULL};
     int cnt[4];
+    int rt = 0;
+    for (int i = 1; i < 5 && i < n->n_in && n->opset >= 10; i++) {
+        ft_status st;
+        rt |= onx_runtime_in(c, n, i, &st) >= 0;
+        OX_TRY(st);
+    }
+    if (rt) { /* some computed at run time: all as inputs, read at every run */
+        int in[5];
+        for (int i = 0; i < 5; i++)
+            in[i] = onx_in(c, n, i);
+        int out = ox_out(c, n, 0);
+        OX_NEED(out >= 0 && onx_emit(c, n, FT_OP_SLICE, in, n->n_in < 5 ? n->n_in : 5, &out, 1));
+        return FT_OK;
+    }
     for (int i = 0; i < 4; i++)
         OX_TRY(ox_ints_param(c, n, names[i], i + 1, 10, "ftrun's slice takes starts/ends/axes/steps as attributes",
                              &v[i], &cnt[i]));

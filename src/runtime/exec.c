@@ -94,6 +94,8 @@ typedef struct {
     ft_tensor *t;
     ft_node *nodes;
     char *again;      /* per node: inferred again at every run */
+    unsigned *vin;    /* per node: its shape-giving inputs computed at run time (ft_node_runtime_values) */
+    void **vals;      /* per tensor: host copy of such an input's values this run, or NULL */
     void **buf;       /* per tensor: a dynamic tensor's buffer, or NULL */
     size_t *cap;
     const ft_backend *be;
@@ -108,6 +110,10 @@ static void dyn_free(dyn_state *d)
     free(d->t);
     free(d->nodes);
     free(d->again);
+    free(d->vin);
+    for (int i = 0; d->vals && i < d->g.n_tensors; i++)
+        free(d->vals[i]);
+    free(d->vals);
     free(d->buf);
     free(d->cap);
     memset(d, 0, sizeof *d);
@@ -124,7 +130,9 @@ static ft_status dyn_init(dyn_state *d, const ft_graph *g, const ft_backend *be,
     d->again = ft_calloc((size_t)g->n_nodes + 1, 1);
     d->buf = ft_calloc((size_t)g->n_tensors + 1, sizeof *d->buf);
     d->cap = ft_calloc((size_t)g->n_tensors + 1, sizeof *d->cap);
-    if (!d->t || !d->nodes || !d->again || !d->buf || !d->cap) {
+    d->vin = ft_calloc((size_t)g->n_nodes + 1, sizeof *d->vin);
+    d->vals = ft_calloc((size_t)g->n_tensors + 1, sizeof *d->vals);
+    if (!d->t || !d->nodes || !d->again || !d->buf || !d->cap || !d->vin || !d->vals) {
         dyn_free(d);
         return ft_err(err, FT_ERUNTIME, "out of memory preparing the run-time shapes");
     }
@@ -135,6 +143,7 @@ static ft_status dyn_init(dyn_state *d, const ft_graph *g, const ft_backend *be,
     for (int k = 0; k < g->n_nodes; k++) {
         const ft_node *n = &g->nodes[k];
         d->again[k] = (char)ft_node_dynamic(g, n);
+        d->vin[k] = (unsigned)ft_node_runtime_values(g, n);
     }
     return FT_OK;
 }
@@ -266,6 +275,42 @@ static ft_status guard_on(const ft_backend *be, ft_kctx *kc, scratch *s, void *d
     return FT_OK;
 }
 
+/* Node k's shape-giving inputs computed at run time, read to host memory
+ * for its inference this run (ft_infer_ints takes them as the tensors'
+ * values): on a device after waiting for the work queued before it, one
+ * synchronisation per such node. */
+static ft_status dyn_values(dyn_state *d, int k, const ft_plan *p, char *arena, ft_error *err)
+{
+    const ft_node *n = &d->nodes[k];
+    ft_status st = FT_OK;
+    int synced = 0;
+    for (int i = 0; i < n->n_in && i < 32 && !st; i++) {
+        if (!(d->vin[k] & (1u << i)))
+            continue;
+        int t = n->in[i];
+        ft_tensor *x = &d->t[t];
+        size_t nb = ft_tensor_bytes(x);
+        if (ft_numel(&x->shape) > FT_MAX_VALUES || x->shape.rank > 1) {
+            char sb[FT_SHAPE_STR];
+            st = ft_node_err(err, FT_EGRAPH, &d->g, n, "input %d ('%s') gives shape values but has shape %s; at most "
+                             "%d values in a 1-D tensor are supported", i, x->name, ft_shape_str(&x->shape, sb),
+                             FT_MAX_VALUES);
+            ft_err_prefix(err, "at run time");
+            return st;
+        }
+        if (!d->vals[t] && !(d->vals[t] = ft_malloc(FT_MAX_VALUES * sizeof(int64_t))))
+            return ft_node_err(err, FT_ERUNTIME, &d->g, n, "out of memory reading input %d ('%s')", i, x->name);
+        if (!synced && !(st = d->be->sync(d->ctx, err)))
+            synced = 1;
+        if (!st && nb)
+            st = d->be->download(d->ctx, d->vals[t], tensor_data(p, arena, d, t), nb, err);
+        x->value = d->vals[t];
+        x->value_bytes = nb;
+        x->flags |= FT_TF_VALUE;
+    }
+    return st;
+}
+
 static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend *be, ft_kctx *kc, char *arena, scratch *s,
                           node_timer *tm, int no_sync, dyn_state *d)
 {
@@ -286,7 +331,9 @@ static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend 
                 continue;
         }
         if (d && d->again[ni]) {
-            ft_status st = dyn_prepare(d, ni, kc->err);
+            ft_status st = d->vin[ni] ? dyn_values(d, ni, p, arena, kc->err) : FT_OK;
+            if (!st)
+                st = dyn_prepare(d, ni, kc->err);
             if (st)
                 return st;
             n = &d->nodes[ni];

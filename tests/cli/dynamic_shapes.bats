@@ -1,0 +1,113 @@
+#!/usr/bin/env bats
+# Shape arithmetic at run time: an ONNX Shape or Size of a tensor whose shape
+# is known only at run time (after NonZero) is itself a value known then, and
+# the ops whose output shapes it gives (Range, Reshape, Expand, TopK's k,
+# ConstantOfShape, Slice's ends) read it at every run and are inferred again
+# with it (man/ftrun.1, RUN-TIME SHAPES). Expectations from NumPy.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+# rt.onnx: x [6] -> NonZero(x > 0) [1, n] -> Shape -> Gather(1) = n, then
+# Range(0, n, 1), Reshape(nz, [n, 1]) (allowzero), Expand(7, [n, 2]),
+# TopK(x, min(n, 3)), ConstantOfShape([n]) of 5, Slice(x, 0, n), Size(nz).
+# bad.onnx: Reshape(nz, [n, 2]), which holds only when n is 0.
+models() {
+    py '
+import onnx
+from onnx import helper as h, TensorProto as TP, numpy_helper as nh
+C = lambda name, a: h.make_node("Constant", [], [name], value=nh.from_array(np.array(a), name))
+consts = [C("zero", np.float32(0)), C("one", np.array(1, np.int64)), C("z64", np.array(0, np.int64)),
+          C("ax0", np.array([0], np.int64)), C("c1", np.array([1], np.int64)), C("c2", np.array([2], np.int64)),
+          C("c3", np.array([3], np.int64)), C("seven", np.float32(7))]
+head = [h.make_node("Greater", ["x", "zero"], ["m"]), h.make_node("NonZero", ["m"], ["nz"]),
+        h.make_node("Shape", ["nz"], ["nzs"]), h.make_node("Gather", ["nzs", "one"], ["n"], axis=0),
+        h.make_node("Unsqueeze", ["n", "ax0"], ["n1"])]
+nodes = consts + head + [
+    h.make_node("Range", ["z64", "n", "one"], ["r"]),
+    h.make_node("Concat", ["n1", "c1"], ["shp"], axis=0),
+    h.make_node("Reshape", ["nz", "shp"], ["col"], allowzero=1),
+    h.make_node("Concat", ["n1", "c2"], ["shp2"], axis=0),
+    h.make_node("Expand", ["seven", "shp2"], ["ex"]),
+    h.make_node("Min", ["n1", "c3"], ["k"]),
+    h.make_node("TopK", ["x", "k"], ["tv", "ti"]),
+    h.make_node("ConstantOfShape", ["n1"], ["cs"], value=nh.from_array(np.array([5], np.int64))),
+    h.make_node("Slice", ["x", "ax0", "n1"], ["sl"]),
+    h.make_node("Size", ["nz"], ["sz"])]
+outs = [("r", TP.INT64, ["n"]), ("col", TP.INT64, ["n", 1]), ("ex", TP.FLOAT, ["n", 2]), ("tv", TP.FLOAT, ["k"]),
+        ("ti", TP.INT64, ["k"]), ("cs", TP.INT64, ["n"]), ("sl", TP.FLOAT, ["n"]), ("sz", TP.INT64, [])]
+x = [h.make_tensor_value_info("x", TP.FLOAT, [6])]
+def save(nodes, outs, path):
+    g = h.make_graph(nodes, "rtshape", x, [h.make_tensor_value_info(*o) for o in outs])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 14)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    onnx.save(m, path)
+save(nodes, outs, sys.argv[1] + "/rt.onnx")
+save(consts + head + [h.make_node("Concat", ["n1", "c2"], ["shp2"], axis=0),
+                      h.make_node("Reshape", ["nz", "shp2"], ["y"])],
+     [("y", TP.INT64, ["n", 2])], sys.argv[1] + "/bad.onnx")
+for name, v in {"x3": [1, -2, 3, 0, 5, -1], "x0": [-1] * 6, "x1": [0, 0, 0, 0, 2, 0], "x6": [6, 2, 4, 1, 5, 3]}.items():
+    np.save(sys.argv[1] + "/" + name + ".npy", np.array(v, np.float32))' "$T"
+}
+
+check() { # $1: the -i file, $2: the output folder
+    py '
+x = np.load(sys.argv[1]); o = sys.argv[2]
+nz = np.array(np.nonzero(x > 0)); n = nz.shape[1]; k = min(n, 3)
+order = np.argsort(-x, kind="stable")[:k]
+want = {"r": np.arange(n), "col": nz.reshape(n, 1), "ex": np.full((n, 2), 7, np.float32), "tv": x[order],
+        "ti": order, "cs": np.full(n, 5), "sl": x[:n], "sz": np.array(nz.size)}
+for name, w in want.items():
+    g = np.load(o + "/" + name + ".npy")
+    assert g.shape == w.shape and g.dtype == w.dtype and (g == w).all(), (name, g, w)' "$1" "$2"
+}
+
+@test "dynamic shapes: Shape of a NonZero feeds Range, Reshape, Expand, TopK, ConstantOfShape, Slice, Size (counts 3, 0, 1, 6)" {
+    models
+    for x in x3 x0 x1 x6; do
+        run "$FTRUN" run "$T/rt.onnx" -i x="$T/$x.npy" -o "$T/out_$x" -n 3 -q
+        [ "$status" -eq 0 ]
+        check "$T/$x.npy" "$T/out_$x"
+    done
+}
+
+@test "dynamic shapes: info marks the shape-giving nodes dynamic; nothing is refused" {
+    models
+    run "$FTRUN" info "$T/rt.onnx"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"shape (dynamic)"* ]]
+    [[ "$output" == *"range (dynamic)"* ]]
+    [[ "$output" == *"reshape (dynamic)"* ]]
+    [[ "$output" == *"topk (dynamic)"* ]]
+    [[ "$output" == *"size (dynamic)"* ]]
+}
+
+@test "dynamic shapes: a run-time reshape whose element count does not match is exit 3 naming node and shapes" {
+    models
+    run "$FTRUN" run "$T/bad.onnx" -i x="$T/x3.npy" -o "$T/bad" -q
+    [ "$status" -eq 3 ]
+    [[ "$output" == *"at run time"* ]]
+    [[ "$output" == *"'Reshape_"*"(reshape)"* ]]
+    [[ "$output" == *"[1,3]"*"[3,2]"* ]]
+    [ ! -e "$T/bad/y.npy" ]
+}
+
+@test "dynamic shapes: a JSON reshape whose shape input is computed from the data is inferred at every run" {
+    cat > "$T/g.json" <<'JSON'
+{"ftrun": 1, "name": "rs",
+ "tensors": {"x": {"dtype": "f32", "shape": [2, 6]}, "s": {"dtype": "i64", "shape": [2]}},
+ "inputs": ["x", "s"], "outputs": ["y", "t"],
+ "nodes": [
+  {"name": "c", "op": "identity", "inputs": ["s"], "outputs": ["s2"]},
+  {"name": "r", "op": "reshape", "inputs": ["x", "s2"], "outputs": ["y"]},
+  {"name": "t", "op": "tile", "inputs": ["y", "s2"], "outputs": ["t"]}]}
+JSON
+    py 'np.save(sys.argv[1] + "/x.npy", np.arange(12, dtype=np.float32).reshape(2, 6))
+np.save(sys.argv[1] + "/s.npy", np.array([3, 4]))' "$T"
+    run "$FTRUN" run "$T/g.json" -i x="$T/x.npy" -i s="$T/s.npy" -o "$T/o" -q
+    [ "$status" -eq 0 ]
+    py 'x = np.arange(12, dtype=np.float32).reshape(3, 4)
+assert (np.load(sys.argv[1] + "/y.npy") == x).all()
+assert (np.load(sys.argv[1] + "/t.npy") == np.tile(x, (3, 4))).all()' "$T/o"
+}
