@@ -3,6 +3,7 @@
 #include "str.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,3 +129,65 @@ void ft_str_store_free(void)
     nbuckets = count = 0;
     pthread_mutex_unlock(&lock);
 }
+
+/* RE2's class escapes as POSIX classes; inside brackets, an escaped
+ * character stands for itself (a '-' moved to the end, where it is one).
+ * The whole wrapped in ^( )$: a full match. */
+void ft_regex_posix(const char *p, char *out)
+{
+    char *o = out;
+    o += sprintf(o, "^(");
+    for (size_t i = 0; p[i]; i++) {
+        if (p[i] == '\\' && p[i + 1] && strchr("dsDS", p[i + 1])) {
+            o += sprintf(o, "%s", p[i + 1] == 'd' ? "[[:digit:]]" : p[i + 1] == 's' ? "[[:space:]]"
+                                  : p[i + 1] == 'D' ? "[^[:digit:]]" : "[^[:space:]]");
+            i++;
+            continue;
+        }
+        if (p[i] == '\\' && p[i + 1]) {
+            *o++ = p[i++];
+            *o++ = p[i];
+            continue;
+        }
+        if (p[i] != '[') {
+            *o++ = p[i];
+            continue;
+        }
+        /* a bracket expression */
+        int dash = 0;
+        *o++ = p[i++];
+        if (p[i] == '^')
+            *o++ = p[i++];
+        if (p[i] == ']')
+            *o++ = p[i++];
+        for (; p[i] && p[i] != ']'; i++) {
+            if (p[i] == '[' && (p[i + 1] == ':' || p[i + 1] == '.' || p[i + 1] == '=')) { /* [:alpha:] as it is */
+                const char *e = strstr(p + i + 2, (char[]){p[i + 1], ']', 0});
+                size_t l = e ? (size_t)(e - (p + i)) + 2 : 1;
+                memcpy(o, p + i, l);
+                o += l, i += l - 1;
+            } else if (p[i] == '\\' && p[i + 1]) {
+                const char c = p[++i];
+                if (c == 'w')
+                    o += sprintf(o, "[:alnum:]_");
+                else if (c == 'd')
+                    o += sprintf(o, "[:digit:]");
+                else if (c == 's')
+                    o += sprintf(o, "[:space:]");
+                else if (c == '-')
+                    dash = 1;
+                else
+                    *o++ = c;
+            } else
+                *o++ = p[i];
+        }
+        if (dash)
+            *o++ = '-';
+        if (p[i])
+            *o++ = p[i];
+        else
+            break;
+    }
+    sprintf(o, ")$");
+}
+

@@ -45,6 +45,12 @@ int ft_utf8_valid(const char *p, size_t n);
 /* Decode one code point of the well-formed UTF-8 at p (n bytes left) into
  * *cp; returns the bytes it took (1..4). */
 int ft_utf8_next(const char *p, size_t n, uint32_t *cp);
+/* A pattern of ONNX's RegexFullMatch (RE2 syntax) as a POSIX extended
+ * regular expression that matches the whole string: \d \s (\D \S) become
+ * POSIX classes, inside brackets \w \d \s too and an escaped character
+ * itself; the rest is left to regcomp (glibc takes \w \W \b). out needs
+ * room for 12 * strlen(p) + 8 bytes. */
+void ft_regex_posix(const char *p, char *out);
 /* Free the store; every ft_str pointer becomes invalid. */
 void ft_str_store_free(void);
 
