@@ -147,7 +147,7 @@ JSON
     [[ "$output" == *"string constant"* ]]
 }
 
-@test "strings: the CUDA backend has no string kernels: ftrun ops lists string ops for the CPU only" {
+@test "strings: ftrun ops lists the string ops" {
     run "$FTRUN" ops
     [ "$status" -eq 0 ]
     [[ "$output" == *string_normalizer* ]]
