@@ -2,6 +2,7 @@
 #include "../graph/elem.h"
 
 #include "../graph/graph.h"
+#include "../graph/str.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -20,7 +21,7 @@ ft_tol ft_tol_default(ft_dtype dt)
     /* the 8- and 4-bit floats: exact (one unit in their last place is 6 to 25 %) */
     case FT_F8E4M3FN: case FT_F8E4M3FNUZ: case FT_F8E5M2: case FT_F8E5M2FNUZ: case FT_F8E8M0: case FT_F4E2M1:
         return (ft_tol){0, 0, 1};
-    case FT_DTYPE_COUNT: break;
+    case FT_STRING: case FT_DTYPE_COUNT: break;
     }
     return (ft_tol){0, 0, 0};
 }
@@ -41,6 +42,16 @@ void ft_compare(const void *got, const void *want, ft_dtype dt, const ft_shape *
 {
     memset(c, 0, sizeof *c);
     c->n = ft_numel(s);
+    if (dt == FT_STRING) { /* equal or not; interned, so equal pointers */
+        const ft_str *const *g = got, *const *w = want;
+        for (uint64_t i = 0; i < c->n; i++)
+            if (g[i] != w[i] && c->n_bad++ == 0) {
+                c->first_bad = c->worst = i;
+                c->first_got_str = g[i];
+                c->first_want_str = w[i];
+            }
+        return;
+    }
     double worst_excess = -1;
     int is_float = ft_dtype_is_float(dt) || ft_dtype_in(dt, FT_DT_LOWF);
     c->scale = 1;
@@ -137,6 +148,17 @@ const char *ft_cmp_str(const ft_cmp *c, ft_dtype dt, const ft_shape *s, ft_tol t
         return buf;
     }
     ft_tol_str(c, tol, at, sizeof at);
+    if (dt == FT_STRING) {
+        const ft_str *g = c->first_got_str, *w = c->first_want_str;
+        if (!c->n_bad)
+            snprintf(buf, n, "%llu string%s match", (unsigned long long)c->n, c->n == 1 ? "" : "s");
+        else
+            snprintf(buf, n, "%llu of %llu strings differ; first at %s (got '%.*s', expected '%.*s')",
+                     (unsigned long long)c->n_bad, (unsigned long long)c->n, ft_index_str(c->first_bad, s, i1),
+                     (int)(ft_str_len(g) < 60 ? ft_str_len(g) : 60), ft_str_bytes(g),
+                     (int)(ft_str_len(w) < 60 ? ft_str_len(w) : 60), ft_str_bytes(w));
+        return buf;
+    }
     if (!c->n_bad)
         len = snprintf(buf, n, "%llu value%s match (rtol=%g, atol=%s): max abs error %g, max rel error %g",
                        (unsigned long long)c->n, c->n == 1 ? "" : "s", tol.rtol, at, c->max_abs, c->max_rel);

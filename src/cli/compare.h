@@ -31,6 +31,7 @@ typedef struct ft_cmp {
     double atol, scale;       /* the atol applied, and the scale it was multiplied by (1 when not scaled) */
     int shape_differs;        /* ft_compare_shaped: got has got_shape, not the expected shape (n_bad 1, no value compared) */
     ft_shape got_shape;
+    const void *first_got_str, *first_want_str; /* strings: the first differing pair (const ft_str *, graph/str.h) */
 } ft_cmp;
 
 ft_tol ft_tol_default(ft_dtype dt);

@@ -322,6 +322,9 @@ ft_status ft_bind_apply(ft_bindings *b, ft_graph *g, int require, ft_error *err)
         ft_tensor *t = &g->tensors[g->inputs[i]];
         if (t->value)
             continue;
+        if (t->dtype == FT_STRING)
+            return ft_err(err, FT_EGRAPH, "input '%s' is a string tensor: --random-inputs draws numbers only; pass --input "
+                          "%s=FILE.npy (a NumPy array of dtype U or S)", t->name, t->name);
         size_t bytes = ft_tensor_bytes(t);
         void *v = ft_malloc(bytes ? bytes : 1);
         if (!v)

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "test.h"
+#include "../graph/str.h"
 
 /* The commands, in --help's order; the first is the default (a graph file
  * as the first operand runs it). test parses its own options (test.c). */
@@ -47,6 +48,7 @@ void ft_blas_tune(char **argv);
 int main(int argc, char **argv)
 {
     ft_blas_tune(argv); /* may execute ftrun again with better BLAS kernels */
+    atexit(ft_str_store_free); /* the strings of string tensors (graph/str.h) */
     if (argc == 1) {
         ft_usage(stderr, commands, n_commands);
         return FT_EUSAGE;

@@ -3,6 +3,7 @@
 #include "../io/npz.h"
 #include "arrays.h"
 #include "../graph/elem.h"
+#include "../graph/str.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -44,7 +45,7 @@ static int same_in_dtype(ft_dtype dt, double x, double v)
     case FT_BF16: return ft_bf16_to_f32(ft_f32_to_bf16((float)x)) == (float)v;
     case FT_F32: return (float)x == (float)v;
     case FT_F64: case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
-    case FT_BOOL: case FT_DTYPE_COUNT: break;
+    case FT_BOOL: case FT_STRING: case FT_DTYPE_COUNT: break;
     FT_CASE_LOWP: break; /* every value is exact in f32: printed as one */
     }
     return x == v;
@@ -176,6 +177,13 @@ static int fmt_value(const printer *p, int64_t i, char *buf, size_t n)
         return snprintf(buf, n, "%lld", (long long)((const int64_t *)p->data)[i]);
     if (p->dt == FT_U64)
         return snprintf(buf, n, "%llu", (unsigned long long)((const uint64_t *)p->data)[i]);
+    if (p->dt == FT_STRING) { /* quoted, as NumPy's str() of a unicode array; long ones cut */
+        const ft_str *e = ((const ft_str *const *)p->data)[i];
+        int w = snprintf(buf, n, "'%.*s'", (int)(ft_str_len(e) < 40 ? ft_str_len(e) : 40), ft_str_bytes(e));
+        if (ft_str_len(e) > 40 && w > 0 && (size_t)w + 4 < n)
+            w += snprintf(buf + w - 1, n - (size_t)w + 1, "...'") - 1;
+        return w;
+    }
     double v = value(p->dt, p->data, i);
     if (!is_float(p->dt))
         return snprintf(buf, n, "%.0f", v);
@@ -298,7 +306,7 @@ void ft_show_array(FILE *f, const char *label, ft_dtype dt, const ft_shape *s, c
     /* statistics over every value (NaN and infinities counted apart) */
     double lo = INFINITY, hi = -INFINITY, sum = 0;
     uint64_t finite = 0, nans = 0, infs = 0;
-    for (uint64_t i = 0; i < n; i++) {
+    for (uint64_t i = 0; i < n && dt != FT_STRING; i++) {
         double v = value(dt, data, (int64_t)i);
         if (isnan(v)) {
             nans++;

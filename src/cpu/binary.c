@@ -300,7 +300,9 @@ static const ew_row bin_rows[FT_OP_COUNT][FT_DTYPE_COUNT] = {
     [FT_OP_MIN] = ROWS(min),
     [FT_OP_EQUAL] = {[FT_F32] = eq_f32_row, [FT_F64] = eq_f64_row, [FT_I8] = eq_i8_row, [FT_I16] = eq_i16_row,
                      [FT_I32] = eq_i32_row, [FT_I64] = eq_i64_row, [FT_U8] = eq_u8_row, [FT_U16] = eq_u16_row,
-                     [FT_U32] = eq_u32_row, [FT_U64] = eq_u64_row, [FT_BOOL] = eq_bool_row},
+                     [FT_U32] = eq_u32_row, [FT_U64] = eq_u64_row, [FT_BOOL] = eq_bool_row,
+                     /* interned (graph/str.h): equal strings are equal pointers */
+                     [FT_STRING] = eq_i64_row},
     [FT_OP_LESS] = ROWS(lt),
     [FT_OP_LESS_EQUAL] = ROWS(le),
     [FT_OP_GREATER] = ROWS(gt),

@@ -29,11 +29,13 @@
 #define CPU_SIGNED (CPU_FLOAT | FT_DT_SINT)
 #define CPU_INT FT_DT_INT
 #define CPU_ANY (CPU_NUM | FT_DT_BOOL)
-#define CPU_BYTES FT_DT_ALL /* pure data movement: every dtype, the low-precision ones included */
+#define CPU_BYTES FT_DT_MOVE /* pure data movement: every dtype, the low-precision ones and strings included */
 #define CPU_CAST FT_DT_ALL
 #define CPU_EW_NUM CPU_NUM  /* the elementwise kernels' sets (the CUDA backend's differ) */
 #define CPU_EW_INT CPU_INT
 #define CPU_EW_ANY CPU_ANY
+#define CPU_EQ (CPU_ANY | FT_DT_STR) /* equal: strings too (binary.c) */
+#define CPU_STR FT_DT_STR
 #define CPU_BOOL FT_DT_BOOL
 #define CPU_Q8 (FT_M(U8) | FT_M(I8))                           /* quantized operands */
 /* dequantize_linear's inputs: the integers and the low-precision dtypes but f8e8m0 */
@@ -72,7 +74,7 @@ static inline int cpu_dtype_slot(ft_dtype dt)
     case FT_U32: return 8;
     case FT_U64: return 9;
     case FT_BOOL: return CPU_SLOT_BOOL;
-    case FT_F16: case FT_BF16: FT_CASE_LOWP: case FT_DTYPE_COUNT: break;
+    case FT_F16: case FT_BF16: FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT: break;
     }
     return -1;
 }

@@ -156,7 +156,7 @@ static red_fn red_of(ft_dtype dt)
     case FT_U32: return red_u32;
     case FT_U64: return red_u64;
     case FT_BOOL: return red_bool;
-    FT_CASE_LOWP: case FT_DTYPE_COUNT: break;
+    FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT: break;
     }
     return NULL;
 }
@@ -244,7 +244,7 @@ static int64_t hot_index(const void *p, ft_dtype dt, int64_t i, int64_t depth)
         v = u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
         break;
     }
-    case FT_F16: case FT_BF16: case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT: return -1; /* f16/bf16 arrive as f32 */
+    case FT_F16: case FT_BF16: case FT_BOOL: FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT: return -1; /* f16/bf16 arrive as f32 */
     }
     return v < -depth || v >= depth ? -1 : v < 0 ? v + depth : v;
 flt:

@@ -151,7 +151,7 @@ static void tk_keys(ft_dtype dt, const void *x, int64_t base, int64_t n, int64_t
     case FT_F16:
     case FT_BF16:
     case FT_BOOL:
-    FT_CASE_LOWP: case FT_DTYPE_COUNT:
+    FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT:
         break;
     }
 #undef TK_GATHER

@@ -25,7 +25,7 @@ static inline double in_dt(double v, ft_dtype dt)
     case FT_F16: return ft_f16_to_f32(ft_f32_to_f16((float)v));
     case FT_BF16: return ft_bf16_to_f32(ft_f32_to_bf16((float)v));
     case FT_F64: case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
-    case FT_BOOL: case FT_DTYPE_COUNT: FT_CASE_LOWP:
+    case FT_BOOL: case FT_STRING: case FT_DTYPE_COUNT: FT_CASE_LOWP:
         break;
     }
     return v;
@@ -39,7 +39,7 @@ static inline void st_f(void *p, ft_dtype dt, int64_t i, double v)
     case FT_F16: ((uint16_t *)p)[i] = ft_f32_to_f16((float)v); break;
     case FT_BF16: ((uint16_t *)p)[i] = ft_f32_to_bf16((float)v); break;
     case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64: case FT_BOOL:
-    case FT_DTYPE_COUNT: FT_CASE_LOWP: break;
+    case FT_STRING: case FT_DTYPE_COUNT: FT_CASE_LOWP: break;
     }
 }
 

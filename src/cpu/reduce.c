@@ -268,7 +268,7 @@ static void store_d(ft_dtype dt, void *y, int64_t i, double v)
     case FT_U32: ((uint32_t *)y)[i] = (uint32_t)ft_sat_i64(v, 0, UINT32_MAX); break;
     case FT_U64: ((uint64_t *)y)[i] = ft_sat_u64(v); break;
     case FT_BOOL: ((uint8_t *)y)[i] = v != 0; break;
-    case FT_F16: case FT_BF16: FT_CASE_LOWP: case FT_DTYPE_COUNT: break;
+    case FT_F16: case FT_BF16: FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT: break;
     }
 }
 
@@ -285,7 +285,7 @@ static void store_u(ft_dtype dt, void *y, int64_t i, uint64_t v)
     case FT_U32: ((uint32_t *)y)[i] = (uint32_t)v; break;
     case FT_U64: ((uint64_t *)y)[i] = v; break;
     case FT_BOOL: ((uint8_t *)y)[i] = v != 0; break;
-    case FT_F32: case FT_F64: case FT_F16: case FT_BF16: FT_CASE_LOWP: case FT_DTYPE_COUNT: break;
+    case FT_F32: case FT_F64: case FT_F16: case FT_BF16: FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT: break;
     }
 }
 

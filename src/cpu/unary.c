@@ -358,7 +358,7 @@ ft_status cpu_unary(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
         case FT_U64: CAST_LOOP(LOAD, uint64_t, TOINT(TS, uint64_t, 0, UINT64_MAX, 0.0, 18446744073709551616.0, v)) \
         case FT_BOOL: CAST_LOOP(LOAD, uint8_t, v != 0)                                                        \
         FT_CASE_LOWP: /* cast_lowp */                                                                         \
-        case FT_DTYPE_COUNT: break;                                                                           \
+        case FT_STRING: case FT_DTYPE_COUNT: break;                                                                           \
         }                                                                                                     \
     }
 

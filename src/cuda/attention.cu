@@ -766,7 +766,7 @@ CU_KFN(cu_attention)
         st = y ? run_wide<double, 128>(k, n, a) : FT_OK;
         return st || !sc ? st : cu_attn_scores(k, n, a, dt, sc, sm);
     case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
-    case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT: break;
+    case FT_BOOL: FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT: break;
     }
     return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cuda attention kernel",
                        ft_dtype_name(dt));
@@ -902,7 +902,7 @@ CU_KFN(cu_dropout)
     case FT_F32: return run_dropout<float>(k, n, in[0].data, out[0].data, mask, cnt, seed, thr, scale);
     case FT_F64: return run_dropout<double>(k, n, in[0].data, out[0].data, mask, cnt, seed, thr, scale);
     case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
-    case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT: break;
+    case FT_BOOL: FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT: break;
     }
     return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cuda dropout kernel",
                        ft_dtype_name(dt));

@@ -51,7 +51,9 @@ extern "C" {
 #define CU_EW_NUM FT_DT_NUM
 #define CU_EW_INT FT_DT_INT
 #define CU_EW_ANY FT_DT_ANY
-#define CU_BYTES FT_DT_ALL /* data movement copies bytes: the low-precision dtypes too */
+#define CU_EQ FT_DT_ANY /* no strings on this backend (graph/str.h) */
+#define CU_STR 0
+#define CU_BYTES FT_DT_ALL /* data movement copies bytes: the low-precision dtypes too, never strings */
 #define CU_CAST FT_DT_ANY  /* no low-precision dtype (cu_cast refuses them as destinations) */
 #define CU_BOOL FT_DT_BOOL
 #define CU_Q8 (FT_M(U8) | FT_M(I8))                           /* quantized operands */
@@ -265,7 +267,7 @@ template <> __device__ __forceinline__ void cu_store<__nv_bfloat16, float>(__nv_
     case FT_U8: { typedef uint8_t T; BODY; } break;                \
     case FT_BOOL: { typedef uint8_t T; BODY; } break;              \
     case FT_U16: case FT_U32: case FT_U64: /* CU_NUM: not here */  \
-    FT_CASE_LOWP: case FT_DTYPE_COUNT: break;                      \
+    FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT: break;                      \
     }
 /* Same over the float dtypes only (others: nothing runs). */
 #define CU_DISPATCH_FLOAT(dt, T, BODY)                             \
@@ -273,7 +275,7 @@ template <> __device__ __forceinline__ void cu_store<__nv_bfloat16, float>(__nv_
     CU_FLOAT_CASES(T, BODY);                                       \
     case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: \
     case FT_U16: case FT_U32: case FT_U64:                         \
-    case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT: break;        \
+    case FT_BOOL: FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT: break;        \
     }
 
 /* A shape with row-major strides, passed to kernels by value. */

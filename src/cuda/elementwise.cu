@@ -420,7 +420,7 @@ static ft_status cast_to(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vie
     case FT_U32: return F(FT_U32);       \
     case FT_U64: return F(FT_U64);       \
     case FT_BOOL: return F(FT_BOOL);     \
-    FT_CASE_LOWP: case FT_DTYPE_COUNT: break
+    FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT: break
 
 template <class X, ft_dtype S> static ft_status cast_from(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {

@@ -453,7 +453,7 @@ inline ft_status no_kernel(ft_kctx *k, const ft_node *n, ft_dtype dt)
     case FT_U16: return FN<X, uint16_t>(__VA_ARGS__);                                            \
     case FT_U32: return FN<X, uint32_t>(__VA_ARGS__);                                            \
     case FT_U64: return FN<X, uint64_t>(__VA_ARGS__);                                            \
-    case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT: break;                                                    \
+    case FT_BOOL: FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT: break;                                                    \
     }
 
 #endif

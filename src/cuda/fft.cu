@@ -380,7 +380,7 @@ CU_KFN(cu_fft)
         case FT_F32: st = launch_stage<float, float>(k, n, &j, x->data, (float *)buf_in); break;
         case FT_F64: st = launch_stage<double, double>(k, n, &j, x->data, (double *)buf_in); break;
         case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
-        case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT: break;
+        case FT_BOOL: FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT: break;
         }
         if (st)
             return st;
@@ -403,7 +403,7 @@ CU_KFN(cu_fft)
         case FT_F32: st = launch_finish<float, float>(k, n, &j, (const float *)buf_out, y->data); break;
         case FT_F64: st = launch_finish<double, double>(k, n, &j, (const double *)buf_out, y->data); break;
         case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
-        case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT: break;
+        case FT_BOOL: FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT: break;
         }
         return st;
     }
@@ -509,7 +509,7 @@ CU_KFN(cu_stft)
     case FT_F32: return stft_run<float>(k, n, in, out, &j, plan, buf, has_w);
     case FT_F64: return stft_run<double>(k, n, in, out, &j, plan, buf, has_w);
     case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
-    case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT: break;
+    case FT_BOOL: FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT: break;
     }
     return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cuda stft kernel",
                        ft_dtype_name(dt));

@@ -322,7 +322,7 @@ bool is_float(ft_dtype dt)
     switch (dt) {
     case FT_F16: case FT_BF16: case FT_F32: case FT_F64: return true;
     case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
-    case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT: break;
+    case FT_BOOL: FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT: break;
     }
     return false;
 }

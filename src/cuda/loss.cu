@@ -172,7 +172,7 @@ CU_KFN(cu_window)
     case FT_F32: window_kernel<float><<<g, CU_BLOCK, 0, s>>>((float *)out[0].data, size, N, (int)n->op); break;
     case FT_F64: window_kernel<double><<<g, CU_BLOCK, 0, s>>>((double *)out[0].data, size, N, (int)n->op); break;
     case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
-    case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT:
+    case FT_BOOL: FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT:
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "output dtype %s is not supported by the cuda %s kernel",
                            ft_dtype_name(out[0].dtype), ft_op_name(n->op));
     }

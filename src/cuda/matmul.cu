@@ -47,7 +47,7 @@ static cudaDataType_t mm_type(ft_dtype dt)
     case FT_U32:
     case FT_U64:
     case FT_BOOL:
-    FT_CASE_LOWP: case FT_DTYPE_COUNT:
+    FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT:
         break;
     }
     return CUDA_R_32F;

@@ -240,7 +240,7 @@ ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
     switch (dt) {
     case FT_F16: case FT_BF16: case FT_F32: case FT_F64: ok = 1; break;
     case FT_I8: case FT_U8: ok = !avg; break;
-    case FT_I16: case FT_I32: case FT_I64: case FT_U16: case FT_U32: case FT_U64: case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT:
+    case FT_I16: case FT_I32: case FT_I64: case FT_U16: case FT_U32: case FT_U64: case FT_BOOL: FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT:
         break;
     }
     if (!ok)
@@ -312,7 +312,7 @@ ft_status run_pool(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
     case FT_F64: POOL_LAUNCH(double); break;
     case FT_I8: MAX_LAUNCH(int8_t); break;
     case FT_U8: MAX_LAUNCH(uint8_t); break;
-    case FT_I16: case FT_I32: case FT_I64: case FT_U16: case FT_U32: case FT_U64: case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT:
+    case FT_I16: case FT_I32: case FT_I64: case FT_U16: case FT_U32: case FT_U64: case FT_BOOL: FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT:
         break;
     }
 #undef POOL_LAUNCH
@@ -757,7 +757,7 @@ CU_KFN(cu_resize)
     case FT_F32: resize_kernel<float><<<grid, CU_BLOCK, 0, s>>>((float *)y, (const float *)x, tab, flag, a); break;
     case FT_F64: resize_kernel<double><<<grid, CU_BLOCK, 0, s>>>((double *)y, (const double *)x, tab, flag, a); break;
     case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
-    case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT: break;
+    case FT_BOOL: FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT: break;
     }
     CU_LAUNCHED(k, n);
     return FT_OK;

@@ -298,7 +298,7 @@ void launch_dq(ft_kctx *k, const ft_view *in, ft_view *out, const void *zp, int6
                                                                (__nv_bfloat16 *)out[0].data, total, len, inner);
         break;
     case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
-    case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT: break;
+    case FT_BOOL: FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT: break;
     }
 }
 
@@ -327,7 +327,7 @@ ft_status requant(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out,
     case FT_F16: launch_rq<__half>(k, in, out, acc, total, ix); break;
     case FT_BF16: launch_rq<__nv_bfloat16>(k, in, out, acc, total, ix); break;
     case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
-    case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT: break;
+    case FT_BOOL: FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT: break;
     }
     CU_LAUNCHED(k, n);
     return FT_OK;
@@ -381,7 +381,7 @@ static ft_status q_elementwise(ft_kctx *k, const ft_node *n, const ft_view *in, 
     case FT_I16: launch_dq<int16_t>(k, in, out, zp, total, len, inner); break;
     case FT_I32: launch_dq<int32_t>(k, in, out, zp, total, len, inner); break;
     case FT_U16: launch_dq<uint16_t>(k, in, out, zp, total, len, inner); break;
-    case FT_I64: case FT_U32: case FT_U64: case FT_BOOL: FT_CASE_LOWP: case FT_DTYPE_COUNT: break;
+    case FT_I64: case FT_U32: case FT_U64: case FT_BOOL: FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT: break;
     }
     CU_LAUNCHED(k, n);
     return FT_OK;

@@ -34,7 +34,8 @@
     X(I4, "i4", 1, "|i1")             \
     X(U4, "u4", 1, "|u1")             \
     X(I2, "i2", 1, "|i1")             \
-    X(U2, "u2", 1, "|u1")
+    X(U2, "u2", 1, "|u1")             \
+    X(STRING, "string", 8, "<U")
 
 typedef enum {
 #define X(e, n, s, d) FT_##e,
@@ -64,6 +65,11 @@ typedef uint32_t ft_dtype_mask;
 #define FT_DT_LOWI (FT_M(I4) | FT_M(U4) | FT_M(I2) | FT_M(U2))
 #define FT_DT_LOWP (FT_DT_LOWF | FT_DT_LOWI)
 #define FT_DT_ALL (FT_DT_ANY | FT_DT_LOWP)
+/* Strings (graph/str.h): one pointer per element. In no mask above: the ops
+ * that move elements take them (FT_DT_MOVE), as do equal, cast and the
+ * string ops; the CPU backend alone runs them. */
+#define FT_DT_STR FT_M(STRING)
+#define FT_DT_MOVE (FT_DT_ALL | FT_DT_STR)
 /* The case labels of the low-precision dtypes, for switches over ft_dtype. */
 #define FT_CASE_LOWP                                                                                            \
     case FT_F8E4M3FN: case FT_F8E4M3FNUZ: case FT_F8E5M2: case FT_F8E5M2FNUZ: case FT_F8E8M0: case FT_F4E2M1: \
@@ -72,7 +78,8 @@ typedef uint32_t ft_dtype_mask;
 const char *ft_dtype_name(ft_dtype dt);
 size_t ft_dtype_size(ft_dtype dt);
 /* NumPy .npy descr for this dtype (bf16 and the 8- and 4-bit floats are
- * stored as f32, i4/i2 as i1, u4/u2 as u1). */
+ * stored as f32, i4/i2 as i1, u4/u2 as u1; strings as "<U" and the width,
+ * which io/npy.c adds). */
 const char *ft_dtype_npy_descr(ft_dtype dt);
 /* Parse a graph-format name or NumPy alias. Returns 0 on success. */
 int ft_dtype_parse(const char *s, ft_dtype *out);

@@ -20,7 +20,7 @@ int64_t ft_load_i64(const void *p, ft_dtype dt, size_t i)
         if (v < -9223372036854775808.0) return INT64_MIN;
         return (int64_t)v;
     }
-    case FT_DTYPE_COUNT: break;
+    case FT_STRING: case FT_DTYPE_COUNT: break;
     }
     return 0;
 }
@@ -51,7 +51,7 @@ void ft_store_f64(void *p, ft_dtype dt, size_t i, double v)
         ft_store_i64(p, dt, i, x);
         break;
     }
-    case FT_DTYPE_COUNT: break;
+    case FT_STRING: case FT_DTYPE_COUNT: break;
     }
 }
 
@@ -66,6 +66,6 @@ void ft_store_i64(void *p, ft_dtype dt, size_t i, int64_t v)
     case FT_F8E4M3FN: case FT_F8E4M3FNUZ: case FT_F8E5M2: case FT_F8E5M2FNUZ: case FT_F8E8M0: case FT_F4E2M1:
         ft_store_f64(p, dt, i, (double)v);
         break;
-    case FT_DTYPE_COUNT: break;
+    case FT_STRING: case FT_DTYPE_COUNT: break;
     }
 }

@@ -37,7 +37,7 @@ static void int_range(ft_dtype dt, int64_t *lo, int64_t *hi)
     case FT_U32: *lo = 0, *hi = UINT32_MAX; return;
     case FT_U64: break; /* unary_params */
     case FT_BOOL: *lo = 0, *hi = 1; return;
-    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: case FT_DTYPE_COUNT: break;
+    case FT_F16: case FT_BF16: case FT_F32: case FT_F64: case FT_STRING: case FT_DTYPE_COUNT: break;
     FT_CASE_LOWP: break; /* no clip of them (FT_DT_NUM) */
     }
     *lo = INT64_MIN, *hi = INT64_MAX;
@@ -116,6 +116,8 @@ ft_status ft_infer_cast(ft_infer_ctx *c)
         return ft_infer_fail(c, "attribute 'to': unknown dtype '%s' (expected %s)", to,
                              ft_dtype_mask_str(FT_DT_ALL, list, sizeof list));
     }
+    if (dt == FT_STRING) /* no number formatting yet (graph/str.h) */
+        return ft_infer_fail(c, "attribute 'to' is string: ftrun does not cast to strings");
     if (c->node->op == FT_OP_CAST) { /* round_mode: f8e8m0's rounding (cpu/unary.c reads both attributes) */
         const char *rm = ft_attr(c->node, "round_mode")->s;
         if (strcmp(rm, "up") && strcmp(rm, "down") && strcmp(rm, "nearest"))

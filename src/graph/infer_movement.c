@@ -825,7 +825,7 @@ void ft_pad_value(double v, ft_dtype dt, unsigned char *buf)
         memcpy(buf, &u, sizeof u);
         return;
     }
-    case FT_DTYPE_COUNT: return;
+    case FT_STRING: case FT_DTYPE_COUNT: return;
     }
     double x = isnan(v) ? 0 : v < lo ? lo : v > hi ? hi : v;
     ft_store_i64(buf, dt, 0, (int64_t)x);

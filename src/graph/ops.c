@@ -94,7 +94,8 @@ const ft_op_info *ft_op_get(ft_op op)
 
 int ft_op_data_dependent(ft_op op)
 {
-    return op == FT_OP_NON_ZERO || op == FT_OP_COMPRESS || op == FT_OP_UNIQUE || op == FT_OP_NON_MAX_SUPPRESSION;
+    return op == FT_OP_NON_ZERO || op == FT_OP_COMPRESS || op == FT_OP_UNIQUE || op == FT_OP_NON_MAX_SUPPRESSION ||
+           op == FT_OP_STRING_NORMALIZER;
 }
 
 unsigned ft_op_value_inputs(ft_op op)

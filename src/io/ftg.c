@@ -689,8 +689,12 @@ ft_status ft_ftg_write(const ft_graph *g, const char *doc, size_t doc_len, FILE 
 {
     memset(stats, 0, sizeof *stats);
     int n = 0;
-    for (int i = 0; i < g->n_tensors; i++)
+    for (int i = 0; i < g->n_tensors; i++) {
         n += (g->tensors[i].flags & FT_TF_VALUE) && (g->tensors[i].flags & FT_TF_DECLARED);
+        if ((g->tensors[i].flags & FT_TF_VALUE) && g->tensors[i].dtype == FT_STRING) /* pointers, not bytes (graph/str.h) */
+            return ft_err(err, FT_EGRAPH, "%s: tensor '%s' is a string constant: a .ftg file holds no strings; convert to "
+                          "JSON (its strings go to a .npy file)", g->file, g->tensors[i].name);
+    }
     wctx w = {ft_calloc((size_t)(n ? n : 1), sizeof(wblob)), ft_malloc((size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof(int))};
     char *header = NULL;
     ft_status st = FT_OK;

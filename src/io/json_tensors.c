@@ -11,6 +11,7 @@
 #include "npy.h"
 #include "../graph/elem.h"
 #include "../graph/lowp.h"
+#include "../graph/str.h"
 
 /* A dim is a non-negative integer or a name (a symbolic dim: sym[i] gets
  * it, s->dims[i] is -1 until it is bound). *named counts the names. */
@@ -76,6 +77,18 @@ static ft_status store_value(data_fill *f, const cJSON *j)
     const ft_tensor *t = f->t;
     if (f->pos >= f->numel)
         return FT_OK; /* count checked by the caller */
+    if (t->dtype == FT_STRING) { /* JSON strings, UTF-8 by JSON's rule; interned (graph/str.h) */
+        if (!cJSON_IsString(j))
+            return jr_terr(f->r, t->name, "\"data\"[%llu]: expected a string for dtype string, got %s",
+                           (unsigned long long)f->pos, jr_jtype(j));
+        size_t len = strlen(j->valuestring);
+        if (!ft_utf8_valid(j->valuestring, len))
+            return jr_terr(f->r, t->name, "\"data\"[%llu]: not valid UTF-8", (unsigned long long)f->pos);
+        if (ft_str_make(j->valuestring, len, &((const ft_str **)t->value)[f->pos]))
+            return jr_terr(f->r, t->name, "out of memory");
+        f->pos++;
+        return FT_OK;
+    }
     if (t->dtype == FT_BOOL) {
         int64_t v;
         if (jr_json_int(j, &v) || (v != 0 && v != 1))
@@ -427,6 +440,9 @@ static ft_status load_value(reader *r, ft_tensor *t, const cJSON *decl)
     const cJSON *blob = r->blobs ? cJSON_GetObjectItemCaseSensitive(decl, "blob") : NULL;
     if (!data && !file && !init && !blob)
         return FT_OK;
+    if (t->dtype == FT_STRING && (init || blob || off))
+        return jr_terr(r, name, "a string tensor's value is \"data\" (JSON strings) or \"file\" (a .npy of dtype U or "
+                       "S), not %s", init ? "\"init\"" : blob ? "a blob" : "\"file\" with \"offset\"");
     t->value_bytes = (size_t)bytes;
     if (blob) {
         t->flags |= FT_TF_VALUE;

@@ -1,4 +1,5 @@
 #include "npy.h"
+#include "npy_str.h"
 #include "../graph/elem.h"
 #include "../graph/lowp.h"
 
@@ -177,13 +178,20 @@ ft_status ft_npy_parse(const char *path, const unsigned char *buf, size_t n, ft_
         goto done;
     }
     memcpy(descr, d + 1, dl);
-    int r = descr_dtype(descr, &out->dtype);
+    char skind = 0;
+    uint64_t swidth = 0;
+    int r = ft_npy_str_descr(descr, &skind, &swidth);
+    if (r == 0)
+        out->dtype = FT_STRING;
+    else if (r == -1)
+        r = descr_dtype(descr, &out->dtype);
     if (r == -2) {
         st = ft_err(err, FT_EGRAPH, "%s: big-endian .npy dtype '%s' is not supported; save little-endian", path, descr);
         goto done;
     }
     if (r) {
-        st = ft_err(err, FT_EGRAPH, "%s: unsupported .npy dtype '%s' (supported: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1)", path, descr);
+        st = ft_err(err, FT_EGRAPH, "%s: unsupported .npy dtype '%s' (supported: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1, "
+                    "U<n> and S<n>)", path, descr);
         goto done;
     }
     int fortran = strncmp(fo, "True", 4) == 0;
@@ -226,6 +234,26 @@ ft_status ft_npy_parse(const char *path, const unsigned char *buf, size_t n, ft_
         goto done;
     }
     size_t off = hstart + hlen;
+    if (out->dtype == FT_STRING) { /* the file's size: width units per element */
+        uint64_t fb;
+        if (ft_mul_overflow(numel, swidth * (skind == 'U' ? 4 : 1), &fb) || n - off < fb) {
+            st = ft_err(err, FT_EGRAPH, "%s: .npy data is truncated: %llu strings of %llu %s expected, %zu bytes present",
+                        path, (unsigned long long)numel, (unsigned long long)swidth,
+                        skind == 'U' ? "code points" : "bytes", n - off);
+            goto done;
+        }
+        if (fortran && out->shape.rank > 1) {
+            st = ft_err(err, FT_EGRAPH, "%s: a Fortran-order string array is not supported; save it in C order", path);
+            goto done;
+        }
+        if (!(out->data = ft_malloc(nbytes ? (size_t)nbytes : 1))) {
+            st = ft_err(err, FT_ERUNTIME, "%s: out of memory (%llu bytes)", path, (unsigned long long)nbytes);
+            goto done;
+        }
+        out->nbytes = (size_t)nbytes;
+        st = ft_npy_str_decode(path, buf + off, numel, skind, swidth, (const void **)out->data, err);
+        goto done;
+    }
     if (n - off < nbytes) {
         st = ft_err(err, FT_EGRAPH, "%s: .npy data is truncated: %llu bytes expected, %zu present", path,
                     (unsigned long long)nbytes, n - off);
@@ -325,9 +353,13 @@ ft_status ft_npy_write(FILE *f, const char *path, ft_dtype dt, const ft_shape *s
         len--; /* "(2, 3)" not "(2, 3,)"; a 1-tuple keeps its comma */
     shape[len++] = ')';
     shape[len] = 0;
-    char hdr[512];
-    int hl = snprintf(hdr, sizeof hdr, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
-                      ft_dtype_npy_descr(dt), shape);
+    char hdr[512], descr[32];
+    const uint64_t swidth = dt == FT_STRING ? ft_npy_str_width(data, ft_numel(s)) : 0;
+    if (dt == FT_STRING)
+        snprintf(descr, sizeof descr, "<U%llu", (unsigned long long)swidth);
+    else
+        snprintf(descr, sizeof descr, "%s", ft_dtype_npy_descr(dt));
+    int hl = snprintf(hdr, sizeof hdr, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shape);
     size_t total = 10 + (size_t)hl + 1;
     size_t pad = (64 - total % 64) % 64;
     unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0};
@@ -340,7 +372,9 @@ ft_status ft_npy_write(FILE *f, const char *path, ft_dtype dt, const ft_shape *s
     if (!bad)
         bad = fputc('\n', f) == EOF;
     uint64_t n = ft_numel(s);
-    if (!bad && (dt == FT_BF16 || ft_dtype_in(dt, FT_DT_LOWF))) { /* as f32: every value is exact there */
+    if (!bad && dt == FT_STRING)
+        bad = ft_npy_str_write(f, data, n, swidth) != 0;
+    else if (!bad && (dt == FT_BF16 || ft_dtype_in(dt, FT_DT_LOWF))) { /* as f32: every value is exact there */
         float buf[1024];
         for (uint64_t i = 0; i < n && !bad; i += 1024) {
             size_t k = n - i < 1024 ? (size_t)(n - i) : 1024;

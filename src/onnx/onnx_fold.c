@@ -18,6 +18,7 @@
 #include "onnx.pb-c.h"
 #include "../graph/infer_movement.h"
 #include "onnx_fold_int.h"
+#include "../graph/str.h"
 
 /* The largest result of a fold-only op (ConstantOfShape, Range). */
 #define FOLD_ONLY_MAX_BYTES ((uint64_t)1 << 30)
@@ -27,11 +28,8 @@ static const char *const fold_only[] = {"Constant", "Shape", "Size", "ConstantOf
 static const struct {
     const char *op, *why;
 } refused[] = {
-    {"StringNormalizer", "string tensors are not supported"},
-    {"StringConcat", "string tensors are not supported"},
-    {"StringSplit", "string tensors are not supported"},
-    {"RegexFullMatch", "string tensors are not supported"},
-    {"TfIdfVectorizer", "string tensors are not supported"},
+    {"StringSplit", "not yet supported (its output shape depends on the strings)"},
+    {"TfIdfVectorizer", "not yet supported"},
 };
 
 int ft_onnx_fold_only(const char *op)
@@ -105,8 +103,27 @@ static ft_status fold_constant(onx_ctx *c, const onx_node *n)
             memcpy(v.data, isf ? (void *)a->floats : (void *)a->ints, v.nbytes);
     } else if (onx_attr(n, "sparse_value"))
         return onx_unsupported(c, n, "a sparse constant");
-    else if (onx_attr(n, "value_string") || onx_attr(n, "value_strings"))
-        return onx_unsupported(c, n, "a string constant (string tensors are not supported)");
+    else if ((a = onx_attr(n, "value_strings")) || (a = onx_attr(n, "value_string"))) {
+        const int one = !strcmp(a->name, "value_string");
+        const size_t cnt = one ? 1 : a->n_strings;
+        v.dtype = FT_STRING;
+        v.shape.rank = !one;
+        v.shape.dims[0] = (int64_t)cnt;
+        v.nbytes = cnt * sizeof(const ft_str *);
+        if (!(v.data = ft_calloc(cnt ? cnt : 1, sizeof(const ft_str *))))
+            return onx_error(c, n, FT_ERUNTIME, "out of memory");
+        for (size_t i = 0; i < cnt; i++) {
+            const ProtobufCBinaryData *b = one ? &a->s : &a->strings[i];
+            if (!ft_utf8_valid((const char *)b->data, b->len)) {
+                free(v.data);
+                return onx_error(c, n, FT_EGRAPH, "string %zu of %s is not valid UTF-8", i, a->name);
+            }
+            if (ft_str_make((const char *)b->data, b->len, &((const ft_str **)v.data)[i])) {
+                free(v.data);
+                return onx_error(c, n, FT_ERUNTIME, "out of memory");
+            }
+        }
+    }
     else
         return onx_error(c, n, FT_EGRAPH, "a Constant without a value attribute");
     return onx_const_out(c, n, 0, &v);

@@ -252,6 +252,9 @@ static const onx_op_map MAPS[] = {
     /* data-dependent output shapes */
     {"NonZero", 9, ox_map_non_zero}, {"Compress", 9, ox_map_compress}, {"Unique", 11, ox_map_unique},
     {"NonMaxSuppression", 10, ox_map_nms},
+    /* strings (onnx_ops_text.c) */
+    {"StringNormalizer", 10, ox_map_string_normalizer}, {"StringConcat", 20, ox_map_string_concat},
+    {"RegexFullMatch", 20, ox_map_regex_full_match},
     /* other domains, named DOMAIN.OP */
     {"ai.onnx.preview.training.Adagrad", 1, ox_map_optimizer}, {"ai.onnx.preview.training.Adam", 1, ox_map_optimizer},
     {"ai.onnx.preview.training.Momentum", 1, ox_map_optimizer},
@@ -271,7 +274,6 @@ const onx_op_map *onx_find_map(const char *op_type, int opset)
 #define FOLD "folded at load time; needs its inputs known at load"
 #define SEQ "(sequences known at load)"
 #define OPT "(optionals known at load)"
-#define STR "string tensors are not ftrun tensors"
 #define RAND "random sampling (no ftrun op)"
 
 /* Every default-domain operator up to opset 28, in alphabetical order. 'm'
@@ -424,7 +426,7 @@ static const onx_op_status CATALOGUE[] = {
     {"ReduceProd", 'm', "reduce_prod"},
     {"ReduceSum", 'm', "reduce_sum"},
     {"ReduceSumSquare", 'm', "reduce_sum_square"},
-    {"RegexFullMatch", '-', STR},
+    {"RegexFullMatch", 'm', "regex_full_match (POSIX extended syntax)"},
     {"Relu", 'm', "relu"},
     {"Reshape", 'm', "reshape (shape known at load)"},
     {"Resize", 'm', "resize (modes nearest, linear and cubic; roi known at load)"},
@@ -462,9 +464,9 @@ static const onx_op_status CATALOGUE[] = {
     {"SplitToSequence", 'm', "split (+ squeeze for keepdims=0), split known at load " SEQ},
     {"Sqrt", 'm', "sqrt"},
     {"Squeeze", 'm', "squeeze (axes known at load)"},
-    {"StringConcat", '-', STR},
-    {"StringNormalizer", '-', STR},
-    {"StringSplit", '-', STR},
+    {"StringConcat", 'm', "string_concat"},
+    {"StringNormalizer", 'm', "string_normalizer (ASCII case rules; run-time output shape)"},
+    {"StringSplit", '-', "no ftrun op (run-time output shape)"},
     {"Sub", 'm', "sub (opsets 1-6: B reshaped for the broadcast and axis attributes)"},
     {"Sum", 'm', "add chain"},
     {"SwiGLU", 'm', "swish + mul (opset 28)"},

@@ -100,6 +100,9 @@ ft_status ox_map_nms(onx_ctx *c, const onx_node *n);
 ft_status ox_map_optimizer(onx_ctx *c, const onx_node *n);
 /* ai.onnx.ml (onnx_ops_ml.c) */
 ft_status ox_map_binarizer(onx_ctx *c, const onx_node *n);
+ft_status ox_map_string_normalizer(onx_ctx *c, const onx_node *n);
+ft_status ox_map_string_concat(onx_ctx *c, const onx_node *n);
+ft_status ox_map_regex_full_match(onx_ctx *c, const onx_node *n);
 ft_status ox_map_array_feature_extractor(onx_ctx *c, const onx_node *n);
 /* onnx_ops_nn.c: CausalConvWithState (opset 27) */
 ft_status ox_map_causal_conv_with_state(onx_ctx *c, const onx_node *n);

@@ -1,7 +1,8 @@
 /* TensorProto <-> arrays: initializers, Constant values and .pb tensor files.
  * Values come from raw_data (little-endian, as the ONNX spec says), from the
  * typed fields (float_data, int32_data, int64_data, double_data, uint64_data)
- * or from an external file beside the model. */
+ * or from an external file beside the model; strings from string_data
+ * (interned, graph/str.h; each must be valid UTF-8). */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "onnx.h"
 #include "onnx.pb-c.h"
 #include "../graph/lowp.h"
+#include "../graph/str.h"
 
 static const struct {
     int32_t onnx;
@@ -18,7 +20,7 @@ static const struct {
 } types[] = {
     {0, "UNDEFINED", -1},  {1, "FLOAT", FT_F32},   {2, "UINT8", FT_U8},       {3, "INT8", FT_I8},
     {4, "UINT16", FT_U16}, {5, "INT16", FT_I16},   {6, "INT32", FT_I32},      {7, "INT64", FT_I64},
-    {8, "STRING", -1},     {9, "BOOL", FT_BOOL},   {10, "FLOAT16", FT_F16},   {11, "DOUBLE", FT_F64},
+    {8, "STRING", FT_STRING},     {9, "BOOL", FT_BOOL},   {10, "FLOAT16", FT_F16},   {11, "DOUBLE", FT_F64},
     {12, "UINT32", FT_U32}, {13, "UINT64", FT_U64},     {14, "COMPLEX64", -1},     {15, "COMPLEX128", -1},
     {16, "BFLOAT16", FT_BF16}, {17, "FLOAT8E4M3FN", FT_F8E4M3FN}, {18, "FLOAT8E4M3FNUZ", FT_F8E4M3FNUZ},
     {19, "FLOAT8E5M2", FT_F8E5M2}, {20, "FLOAT8E5M2FNUZ", FT_F8E5M2FNUZ}, {21, "UINT4", FT_U4}, {22, "INT4", FT_I4},
@@ -182,12 +184,33 @@ static void unpack_lowp(ft_dtype dt, uint8_t *dst, const uint8_t *src, uint64_t 
         dst[i] = unpack_el(dt, bits, src, i);
 }
 
+/* A string tensor's string_data: numel entries, each valid UTF-8. */
+static ft_status read_strings(const Onnx__TensorProto *tp, const ft_shape *shape, uint64_t numel, unsigned char *dst,
+                              const char *file, const char *what, ft_error *err)
+{
+    if (tp->n_string_data != numel)
+        return ft_err(err, FT_EGRAPH, "%s: %s: its dims %s need %llu strings but its string_data holds %zu: the model is "
+                      "malformed or truncated", file, what, ft_shape_str(shape, (char[FT_SHAPE_STR]){0}),
+                      (unsigned long long)numel, tp->n_string_data);
+    for (uint64_t i = 0; i < numel; i++) {
+        const ProtobufCBinaryData *b = &tp->string_data[i];
+        if (!ft_utf8_valid((const char *)b->data, b->len))
+            return ft_err(err, FT_EGRAPH, "%s: %s: string %llu is not valid UTF-8 (ftrun's strings are UTF-8 text)", file,
+                          what, (unsigned long long)i);
+        if (dst && ft_str_make((const char *)b->data, b->len, &((const ft_str **)dst)[i]))
+            return ft_err(err, FT_ERUNTIME, "%s: out of memory reading %s", file, what);
+    }
+    return FT_OK;
+}
+
 /* Values of a typed field, converted to the tensor's dtype. */
 static ft_status read_typed(const Onnx__TensorProto *tp, ft_dtype dt, const ft_shape *shape, uint64_t numel, unsigned char *dst,
                             const char *file, const char *what, ft_error *err)
 {
     size_t have = 0;
     const char *field = "?";
+    if (dt == FT_STRING)
+        return read_strings(tp, shape, numel, dst, file, what, err);
     switch (dt) {
     case FT_F32:
         have = tp->n_float_data, field = "float_data";
@@ -212,7 +235,7 @@ static ft_status read_typed(const Onnx__TensorProto *tp, ft_dtype dt, const ft_s
     case FT_BF16:
         have = tp->n_int32_data, field = "int32_data";
         break;
-    case FT_DTYPE_COUNT:
+    case FT_STRING: case FT_DTYPE_COUNT:
         have = 0, field = "?";
         break;
     FT_CASE_LOWP: /* one packed byte per entry (one element for the 8-bit types) */
@@ -270,7 +293,7 @@ static ft_status read_typed(const Onnx__TensorProto *tp, ft_dtype dt, const ft_s
         case FT_BF16:
             ((uint16_t *)dst)[i] = (uint16_t)tp->int32_data[i]; /* the bits, as the spec stores them */
             break;
-        case FT_DTYPE_COUNT:
+        case FT_STRING: case FT_DTYPE_COUNT:
         FT_CASE_LOWP: /* above */
             break;
         }
@@ -310,7 +333,10 @@ ft_status ft_onnx_tensor_decode(const Onnx__TensorProto *tp, const char *file, c
     int external = tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
     const uint64_t packed = packed_bytes(dt, numel); /* bytes in the file: fewer for the 4- and 2-bit dtypes */
     ft_status st = FT_OK;
-    if (external)
+    if (dt == FT_STRING && (external || tp->has_raw_data))
+        st = ft_err(err, FT_EGRAPH, "%s: %s: a string tensor's values are in string_data, not in %s", file, what,
+                    external ? "external data" : "raw_data");
+    else if (external)
         st = read_external(tp, file, what, dir, allow_external, NULL, (size_t)packed, err);
     else if (tp->has_raw_data && tp->raw_data.len != packed)
         st = ft_err(err, FT_EGRAPH, "%s: %s: its dims %s (%s) need %llu bytes but its raw_data holds %zu: the model is "
@@ -379,7 +405,21 @@ ft_status ft_pb_write(FILE *f, const char *path, const char *name, ft_dtype dt, 
     tp.raw_data.len = (size_t)ft_numel(s) * ft_dtype_size(dt);
     tp.raw_data.data = (uint8_t *)data;
     uint8_t *packed = NULL;
-    if (ft_dtype_is_lowp(dt) && ft_lowp_bits(dt) < 8) { /* two or four to a byte, low bits first */
+    ProtobufCBinaryData *strs = NULL;
+    if (dt == FT_STRING) { /* string_data: the pointers' bytes, not copied */
+        const uint64_t n = ft_numel(s);
+        strs = ft_calloc(n ? (size_t)n : 1, sizeof *strs);
+        if (!strs)
+            return ft_err(err, FT_ERUNTIME, "%s: out of memory", path);
+        for (uint64_t i = 0; i < n; i++) {
+            const ft_str *e = ((const ft_str *const *)data)[i];
+            strs[i].len = ft_str_len(e);
+            strs[i].data = (uint8_t *)ft_str_bytes(e);
+        }
+        tp.has_raw_data = 0;
+        tp.n_string_data = (size_t)n;
+        tp.string_data = strs;
+    } else if (ft_dtype_is_lowp(dt) && ft_lowp_bits(dt) < 8) { /* two or four to a byte, low bits first */
         const uint64_t n = ft_numel(s);
         const int bits = ft_lowp_bits(dt), per = 8 / bits;
         tp.raw_data.len = (size_t)packed_bytes(dt, n);
@@ -394,10 +434,12 @@ ft_status ft_pb_write(FILE *f, const char *path, const char *name, ft_dtype dt, 
     uint8_t *buf = ft_malloc(len ? len : 1);
     if (!buf) {
         free(packed);
+        free(strs);
         return ft_err(err, FT_ERUNTIME, "%s: out of memory", path);
     }
     onnx__tensor_proto__pack(&tp, buf);
     free(packed);
+    free(strs);
     size_t w = fwrite(buf, 1, len, f);
     free(buf);
     if (w != len)

@@ -61,6 +61,9 @@ int64_t ft_dd_nms(const float *boxes, const float *scores, int64_t batches, int6
  * written. FT_EGRAPH for bad data (compress: a true condition past the
  * axis), FT_ERUNTIME when out of memory. */
 ft_status ft_dd_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* The string ops (runtime/text.c), which ft_dd_run hands on; host memory
+ * only (the CUDA backend's kernel table gives them no dtype). */
+ft_status ft_text_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 
 #ifdef __cplusplus
 }

@@ -279,7 +279,7 @@ static ft_status guard_on(const ft_backend *be, ft_kctx *kc, scratch *s, void *d
  * for its inference this run (ft_infer_ints takes them as the tensors'
  * values): on a device after waiting for the work queued before it, one
  * synchronisation per such node. */
-static ft_status dyn_values(dyn_state *d, int k, const ft_plan *p, char *arena, ft_error *err)
+static ft_status dyn_values(dyn_state *d, int k, const scratch *s, const ft_plan *p, char *arena, ft_error *err)
 {
     const ft_node *n = &d->nodes[k];
     ft_status st = FT_OK;
@@ -303,7 +303,7 @@ static ft_status dyn_values(dyn_state *d, int k, const ft_plan *p, char *arena, 
         if (!synced && !(st = d->be->sync(d->ctx, err)))
             synced = 1;
         if (!st && nb)
-            st = d->be->download(d->ctx, d->vals[t], tensor_data(p, arena, d, t), nb, err);
+            st = d->be->download(d->ctx, d->vals[t], tensor_data(s, p, arena, d, t), nb, err);
         x->value = d->vals[t];
         x->value_bytes = nb;
         x->flags |= FT_TF_VALUE;
@@ -331,7 +331,7 @@ static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend 
                 continue;
         }
         if (d && d->again[ni]) {
-            ft_status st = d->vin[ni] ? dyn_values(d, ni, p, arena, kc->err) : FT_OK;
+            ft_status st = d->vin[ni] ? dyn_values(d, ni, s, p, arena, kc->err) : FT_OK;
             if (!st)
                 st = dyn_prepare(d, ni, kc->err);
             if (st)
