@@ -16,15 +16,7 @@ ft_status ft_infer_shape(ft_infer_ctx *c)
     int r = c->in[0]->shape.rank;
     const ft_attr_val *e = ft_attr(c->node, "end");
     int64_t start = ft_attr(c->node, "start")->i, end = e->present ? e->i : r;
-    /* ONNX Shape: negative ends count from the rank; both are clamped */
-    if (start < 0)
-        start += r;
-    if (end < 0)
-        end += r;
-    start = start < 0 ? 0 : start > r ? r : start;
-    end = end < 0 ? 0 : end > r ? r : end;
-    if (end < start)
-        end = start;
+    ft_shape_span(r, &start, &end);
     c->params->shp.start = (int)start;
     c->params->shp.end = (int)end;
     ft_shape o = {.rank = 1, .dims = {end - start}};

@@ -142,3 +142,12 @@ int ft_broadcast_merge(const ft_shape *out, int nin, const ft_shape *const *in, 
             *inner |= 1u << j;
     return r;
 }
+
+void ft_shape_span(int r, int64_t *start, int64_t *end)
+{
+    int64_t a = *start < 0 ? *start + r : *start, b = *end < 0 ? *end + r : *end;
+    a = a < 0 ? 0 : a > r ? r : a;
+    b = b < 0 ? 0 : b > r ? r : b;
+    *start = a;
+    *end = b < a ? a : b;
+}

@@ -24,6 +24,9 @@ int ft_shape_numel(const ft_shape *s, uint64_t *n);
 /* Number of elements without overflow check (use only on validated shapes). */
 uint64_t ft_numel(const ft_shape *s);
 int ft_shape_eq(const ft_shape *a, const ft_shape *b);
+/* ONNX Shape's dims [*start, *end) of a shape of rank r: a negative bound
+ * counts from r, both are clamped to [0, r], and *end is at least *start. */
+void ft_shape_span(int r, int64_t *start, int64_t *end);
 /* "[4,8]" ("[]" for a scalar). buf must hold FT_SHAPE_STR bytes. Returns buf. */
 const char *ft_shape_str(const ft_shape *s, char *buf);
 /* "[1,2]" for a flat index into shape s. buf must hold FT_SHAPE_STR bytes. */

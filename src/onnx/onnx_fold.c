@@ -138,14 +138,9 @@ static ft_status fold_shape(onx_ctx *c, const onx_node *n, int size)
     int64_t start = onx_attr_i(n, "start", 0), end = onx_attr_i(n, "end", r);
     val v;
     ft_shape s = {.rank = size ? 0 : 1};
-    if (start < 0)
-        start += r;
-    if (end < 0)
-        end += r;
-    start = start < 0 ? 0 : start > r ? r : start;
-    end = end < 0 ? 0 : end > r ? r : end;
+    ft_shape_span(r, &start, &end);
     if (!size)
-        s.dims[0] = end > start ? end - start : 0;
+        s.dims[0] = end - start;
     if (val_alloc(&v, FT_I64, &s))
         return onx_error(c, n, FT_ERUNTIME, "out of memory");
     if (size)
