@@ -242,9 +242,14 @@ fail:
                        dnnl_status2str(s));
 }
 
-/* FTRUN_MATMUL_IMPL = blas or dnnl forces a path; unset or "auto", the
- * primitive runs from two threads up, and on one thread the products of a
- * constant B stored transposed with at least 256 rows (see the top). */
+/* FTRUN_MATMUL_IMPL = blas or dnnl forces a path; unset or "auto", where
+ * oneDNN runs AVX-512 code the primitive runs from two threads up, and on
+ * one thread the products of a constant B stored transposed with at least
+ * 256 rows (see the top); elsewhere cpu_sgemm. On an AMD EPYC whose AVX-512
+ * is hidden (oneDNN's effective ISA AVX2), the primitive was the slower in
+ * every case measured (ms per run, primitive vs cpu_sgemm, medians of 10):
+ * the ONNX mlp 103.5 vs 56.7 on one thread and 56.7 vs 32.1 on two,
+ * gpt_block 39.1 vs 36.3 and 26.9 vs 20.1. */
 static int use_dnnl(const ft_kctx *k, const ft_node *n, const mm_shape *p)
 {
     const char *v = getenv("FTRUN_MATMUL_IMPL");
@@ -252,6 +257,9 @@ static int use_dnnl(const ft_kctx *k, const ft_node *n, const mm_shape *p)
         return 0;
     if (v && strcmp(v, "dnnl") == 0)
         return 1;
+    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    if ((isa & dnnl_cpu_isa_avx512_core) != dnnl_cpu_isa_avx512_core)
+        return 0;
     return k->threads >= 2 || (p->tb && p->M >= 256 && cpu_input_is_const(k, n, 1));
 }
 
