@@ -18,7 +18,10 @@ replaces that thread count's section of bench/RESULTS.md; see bench/README.md.
 With --onnx the suite is the ONNX models of bench/onnx_models.py instead
 (exported once under build/bench-onnx/): ftrun on the .onnx file, ONNX
 Runtime on the same file (bench/ort/run.js, onnxruntime-node) and PyTorch
-eager on the module it was exported from.
+eager on the module it was exported from; and, after the timed rounds,
+--cold-runs C one-run processes of ftrun and ONNX Runtime, alternating: the
+first result (process start to first result) and the peak resident memory
+of such a run (bench/cold.py says exactly what each covers), medians of C.
 
 With --busy K (K >= 0) the suite runs beside K busy processes (`sh -c 'while :; do :;
 done'`, started before the first graph, stopped after the last): ftrun with
@@ -60,6 +63,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import blascore  # noqa: E402
+import cold  # noqa: E402
 import onnx_models  # noqa: E402
 import tempfile
 import time
@@ -118,6 +122,9 @@ def parse_args():
     p.add_argument("--onnx", action="store_true",
                    help="the ONNX models (bench/onnx_models.py) on ftrun, ONNX Runtime and PyTorch "
                         "instead of bench/graphs/ (CPU only)")
+    p.add_argument("--cold-runs", type=int, default=3, metavar="C",
+                   help="with --onnx: one-run processes of ftrun and ONNX Runtime per model for the first "
+                        "result and peak memory (bench/cold.py; default %(default)s, 0: none)")
     p.add_argument("-w", "--warmup", type=int, help="untimed runs for every graph (default: per graph)")
     p.add_argument("-n", "--iterations", type=int, help="timed runs for every graph (default: per graph)")
     p.add_argument("--rounds", type=int, default=5,
@@ -133,8 +140,8 @@ def parse_args():
     p.add_argument("--results", default=os.path.join(HERE, "RESULTS.md"), help="results file (default %(default)s)")
     p.add_argument("--no-results", action="store_true", help="print the table only")
     a = p.parse_args()
-    if a.threads < 1 or a.rounds < 1:
-        p.error("--threads and --rounds must be >= 1")
+    if a.threads < 1 or a.rounds < 1 or a.cold_runs < 0:
+        p.error("--threads and --rounds must be >= 1, --cold-runs >= 0")
     if (a.warmup is not None and a.warmup < 0) or (a.iterations is not None and a.iterations < 1):
         p.error("-w must be >= 0 and -n >= 1")
     if a.busy is not None and (a.busy < 0 or a.onnx or a.device != "cpu"):
@@ -242,6 +249,9 @@ class FtrunPeer:
             outs = {t: np.load(os.path.join(tmp, sanitise(t) + ".npy")) for t in case.outputs}
         return (timing["run_ms"]["median"], timing["run_ms"]["min"]), outs
 
+    def cold(self, bench):
+        return cold.ftrun(self.exe, bench.path, bench.feeds, self.threads, cwd=ROOT)
+
 
 class TorchPeer:
     """PyTorch eager through bench/torchgraph.py. For device "cuda" the values
@@ -322,6 +332,11 @@ class OrtPeer:
             res = json.loads(r.stdout.strip().splitlines()[-1])
             outs = {t: np.load(os.path.join(tmp, sanitise(t) + ".npy")) for t in case.outputs}
         return (res["median_ms"], res["min_ms"]), outs
+
+    def cold(self, bench):
+        if self.version == "not installed":
+            raise Skip("onnxruntime-node is not installed in bench/ort (make bench-deps)")
+        return cold.ort(self.node, self.SCRIPT, bench.path, bench.feeds, ARGS.threads, cwd=ROOT)
 
 
 def peers_for(device):
@@ -457,9 +472,28 @@ def run_bench(bench, peers):
         for name, out in outs.items():
             if name != ref_name and name not in row["error"]:
                 row["diff"][name] = compare(out, outs[ref_name])
+    if bench.onnx is not None:
+        cold_runs(row, [p for p in peers if hasattr(p, "cold")], bench, settle)
     row["seconds"] = time.perf_counter() - t0
     del case, outs
     return row
+
+
+def cold_runs(row, peers, bench, settle):
+    """row["first"] and row["rss"]: per runtime, the medians of ARGS.cold_runs
+    one-run processes (ms to the first result, peak RSS in KiB), alternating."""
+    got = {p.name: [] for p in peers}
+    for k in range(ARGS.cold_runs):
+        for p in peers[k % len(peers):] + peers[:k % len(peers)]:
+            if p.name in row["skip"] or p.name in row["error"]:
+                continue
+            time.sleep(settle)
+            try:
+                got[p.name].append(p.cold(bench))
+            except Exception as e:
+                row["error"][p.name] = "first-result run: %s: %s" % (type(e).__name__, e)
+    row["first"] = {n: float(np.median([v[0] for v in g])) for n, g in got.items() if g and n not in row["error"]}
+    row["rss"] = {n: float(np.median([v[1] for v in g])) for n, g in got.items() if g and n not in row["error"]}
 
 
 def fmt_ms(row, peer):
@@ -485,14 +519,30 @@ def agree_cell(row, peer):
     return "%.1e%s" % (rel, "" if ok else " NO")
 
 
+def measure_ratio(row, key, a, b):
+    m = row.get(key, {})
+    return "%.2f" % (m[a] / m[b]) if a in m and b in m and m[b] > 0 else "-"
+
+
 def table(rows, peers, markdown):
     names = [p.name for p in peers]
     head = ["graph", "nodes"] + ["%s ms" % p for p in names] + ["ftrun/%s" % p for p in names[1:]] + \
         ["rel diff %s" % p for p in names if p != "torch"]
+    cold_names = [p.name for p in peers if hasattr(p, "cold")]
+    with_cold = any(r.get("first") for r in rows)
+    if with_cold:
+        head += ["first ms %s" % p for p in cold_names] + ["first ftrun/%s" % p for p in cold_names[1:]] + \
+            ["RSS MB %s" % p for p in cold_names] + ["RSS ftrun/%s" % p for p in cold_names[1:]]
     body = []
     for r in rows:
         body.append([r["name"], str(r["nodes"])] + [fmt_ms(r, p) for p in names] +
                     [ratio(r, "ftrun", p) for p in names[1:]] + [agree_cell(r, p) for p in names if p != "torch"])
+        if with_cold:
+            f, m = r.get("first", {}), r.get("rss", {})
+            body[-1] += ["%.1f" % f[p] if p in f else "-" for p in cold_names] + \
+                [measure_ratio(r, "first", "ftrun", p) for p in cold_names[1:]] + \
+                ["%.1f" % (m[p] / 1024) if p in m else "-" for p in cold_names] + \
+                [measure_ratio(r, "rss", "ftrun", p) for p in cold_names[1:]]
     if markdown:
         lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" if i == 0 else "---:" for i in range(len(head))) + "|"]
         lines += ["| " + " | ".join(b) + " |" for b in body]
@@ -504,8 +554,21 @@ def table(rows, peers, markdown):
     return "\n".join(out)
 
 
+def geomeans(rows, peer):
+    """'steady X, first result Y, peak RSS Z' over the rows where both ran."""
+    parts = []
+    for label, key in (("steady state", "ms"), ("first result", "first"), ("peak RSS", "rss")):
+        rs = [r[key]["ftrun"] / r[key][peer] for r in rows
+              if "ftrun" in r.get(key, {}) and peer in r.get(key, {}) and r[key][peer] > 0]
+        if rs:
+            parts.append("%s %.2f (%d models)" % (label, float(np.exp(np.mean(np.log(rs)))), len(rs)))
+    return ", ".join(parts)
+
+
 def notes(rows):
     out = []
+    if ARGS.onnx and geomeans(rows, "ort"):
+        out.append("geometric means of ftrun/ort: " + geomeans(rows, "ort"))
     for r in rows:
         if r["nodes"] and any(b.name == r["name"] and b.per_node for b in suite()):
             per = ", ".join("%s %.2f us" % (p, r["ms"][p] * 1e3 / r["nodes"]) for p in ("ftrun", "torch", "numpy", "ort")

@@ -71,3 +71,17 @@ char *ft_strdup(const char *s)
         memcpy(d, s, n);
     return d;
 }
+
+uint64_t ft_peak_rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return 0;
+    char line[256];
+    unsigned long long kb = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %llu kB", &kb) == 1)
+            break;
+    fclose(f);
+    return (uint64_t)kb * 1024;
+}

@@ -74,6 +74,12 @@ int ft_grow(void *arrp, int *cap, int n, size_t size, int first);
 /* Seconds on a monotonic clock. */
 double ft_now(void);
 
+/* The peak resident memory of this process image so far, in bytes (Linux's
+ * VmHWM of /proc/self/status: since the program was exec'd, unlike
+ * getrusage's ru_maxrss, which also counts the image that forked it), or 0
+ * where it cannot be read. */
+uint64_t ft_peak_rss_bytes(void);
+
 /* Checked arithmetic: return 0 on success, 1 on overflow. */
 static inline int ft_mul_overflow(uint64_t a, uint64_t b, uint64_t *out)
 {

@@ -8,7 +8,13 @@
 // (default 1), one inter-op thread, sequential execution; feeds the inputs
 // from .npy files; does W untimed then N timed runs of session.run and prints
 // one JSON line: {"median_ms", "min_ms", "times_ms", "load_ms", "outputs",
-// "ort"}. With -o it writes each output as DIR/NAME.npy (NAME with characters
+// "ort", "require_ms", "start_rss_kb", "peak_rss_kb"}: require_ms is the
+// time to load onnxruntime-node's library, load_ms session creation,
+// start_rss_kb the process's peak resident memory before the library
+// loaded (node alone) and peak_rss_kb its peak at the end, both Linux's
+// VmHWM (getrusage's maxRSS would count the process that started node;
+// null where /proc cannot be read). bench/cold.py takes ONNX Runtime's
+// first result and memory from these. With -o it writes each output as DIR/NAME.npy (NAME with characters
 // other than [A-Za-z0-9._-] replaced by "_", as ftrun names its output files).
 // With --profile, ONNX Runtime's profiler records every run (so the times
 // printed include its overhead): its trace goes to FILE (Chrome trace-event
@@ -146,6 +152,16 @@ function profileTable(trace, skip) {
   process.stderr.write(lines.join('\n') + '\n');
 }
 
+// Peak resident memory of this process image in KiB (VmHWM), or null.
+function peakRssKb() {
+  try {
+    const m = /^VmHWM:\s*(\d+) kB/m.exec(fs.readFileSync('/proc/self/status', 'latin1'));
+    return m ? Number(m[1]) : null;
+  } catch (e) {
+    return null;
+  }
+}
+
 function sanitise(name) {
   return name.replace(/[^A-Za-z0-9._-]/g, '_');
 }
@@ -154,6 +170,8 @@ function sanitise(name) {
 
 async function main() {
   const a = parseArgs(process.argv.slice(2));
+  const startRssKb = peakRssKb();
+  const tr = process.hrtime.bigint();
   let ort;
   try {
     ort = require('onnxruntime-node');
@@ -161,6 +179,7 @@ async function main() {
     process.stderr.write('run.js: onnxruntime-node is not installed (make bench-deps): ' + e.message + '\n');
     process.exit(1);
   }
+  const requireMs = Number(process.hrtime.bigint() - tr) / 1e6;
   const t0 = process.hrtime.bigint();
   const opts = {
     executionProviders: ['cpu'],
@@ -208,6 +227,7 @@ async function main() {
   process.stdout.write(JSON.stringify({
     median_ms: median, min_ms: sorted[0], times_ms: times, load_ms: loadMs,
     outputs: session.outputNames, ort: ort.env.versions.node, threads: a.threads,
+    require_ms: requireMs, start_rss_kb: startRssKb, peak_rss_kb: peakRssKb(),
   }) + '\n');
   await session.release();
 }

@@ -109,6 +109,32 @@ assert m["weights_bytes"] == 36, m
 assert "nodes" not in d or isinstance(d["nodes"], list)' "$T/o/timing.json"
 }
 
+@test "timing.json: peak_rss_bytes grows with the data the run holds" {
+    [ -r /proc/self/status ] || skip "no /proc/self/status on this system"
+    # x: 16 Mi f32 values (64 MiB) of ones, read into memory; relu writes 64 MiB more
+    py '
+import numpy as np, sys
+np.save(sys.argv[1], np.ones((16, 1024, 1024), np.float32))' "$T/x.npy"
+    cat > "$T/g.json" <<'EOF'
+{"ftrun": 1, "tensors": {"x": {"dtype": "f32", "shape": [16, 1024, 1024]}},
+ "inputs": ["x"], "outputs": ["y"],
+ "nodes": [{"name": "act", "op": "relu", "inputs": ["x"], "outputs": ["y"]}]}
+EOF
+    run "$FTRUN" "$T/g.json" -i x="$T/x.npy" -o "$T/big" --format none
+    status_is 0
+    run "$FTRUN" "$DATA/small.json" -o "$T/small" --format none
+    status_is 0
+    py '
+import json, sys
+big = json.load(open(sys.argv[1]))["memory"]["peak_rss_bytes"]
+small = json.load(open(sys.argv[2]))["memory"]["peak_rss_bytes"]
+MiB = 1 << 20
+assert isinstance(big, int) and isinstance(small, int), (big, small)
+assert small > 0, small
+assert big >= 128 * MiB, big        # the input and the output are resident
+assert big - small >= 120 * MiB, (big, small)' "$T/big/timing.json" "$T/small/timing.json"
+}
+
 @test "timing.json: -w 2 -n 7 are recorded and run_ms is ordered" {
     run "$FTRUN" "$DATA/big.json" -w 2 -n 7 -o "$T/o" --format none
     status_is 0
