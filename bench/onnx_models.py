@@ -51,7 +51,32 @@ MODELS = {m.name: m for m in [
           iterations=100),
     Model("gru_bidir", 13, (20, 1, 64),
           "nn.GRU 2 layers, bidirectional, 64 -> 128, batch 1, 20 steps (the output sequence)", iterations=100),
+    # The families of models measured beside ORT but not tuned for (heavier: fewer runs).
+    Model("vit_b_16_6", 14, (1, 3, 224, 224), "torchvision vit_b_16 with its first 6 encoder blocks, batch 1, 224x224",
+          warmup=1, iterations=6),
+    Model("convnext_tiny", 13, (1, 3, 224, 224), "torchvision convnext_tiny, batch 1, 224x224", warmup=1, iterations=6),
+    Model("regnet_y_400mf", 13, (1, 3, 224, 224), "torchvision regnet_y_400mf, batch 1, 224x224"),
+    Model("maxvit_t", 16, (1, 3, 224, 224), "torchvision maxvit_t, batch 1, 224x224", warmup=1, iterations=6),
+    Model("r3d_18", 13, (1, 3, 8, 112, 112), "torchvision r3d_18 (video), batch 1, 8 frames of 112x112",
+          warmup=1, iterations=6),
+    Model("deeplabv3_mobilenet_v3", 13, (1, 3, 224, 224),
+          "torchvision deeplabv3_mobilenet_v3_large (21 classes, no aux head), batch 1, 224x224", warmup=1,
+          iterations=10),
+    Model("transformer_decoder", 17, (1, 128, 512),
+          "nn.TransformerDecoderLayer d_model 512, 8 heads, ffn 2048, causal self-attention, cross-attention "
+          "to its own input, batch_first, batch 1, seq 128"),
+    Model("wav2vec2_6", 14, (1, 16000),
+          "torchaudio wav2vec2_base with its first 6 transformer blocks, batch 1, 1 s of 16 kHz audio",
+          warmup=1, iterations=10),
+    Model("conformer", 14, (1, 200, 80),
+          "torchaudio Conformer: 80 features, 4 heads, ffn 512, 4 layers, kernel 31, batch 1, 200 frames"),
+    Model("qdq_conv", 13, (1, 64, 56, 56),
+          "int8 QDQ conv block (QuantizeLinear/DequantizeLinear u8 activations, per-channel s8 weights as "
+          "ONNX Runtime's quantizer writes them): 3 convs 3x3 64->64 with relu, batch 1, 56x56; no PyTorch module"),
 ]}
+
+# Models built directly as ONNX (no PyTorch module: PyTorch eager is skipped).
+ONNX_ONLY = {"qdq_conv"}
 
 
 
@@ -61,9 +86,66 @@ def module(m):
     seed = sum(ord(ch) for ch in m.name)
     torch.manual_seed(seed)
     g = torch.Generator().manual_seed(seed + 1)
-    if m.name in ("resnet18", "mobilenet_v2", "efficientnet_b0", "mobilenet_v3_large"):
+    if m.name in ONNX_ONLY:
+        return None
+    if m.name in ("resnet18", "mobilenet_v2", "efficientnet_b0", "mobilenet_v3_large", "convnext_tiny",
+                  "regnet_y_400mf", "maxvit_t"):
         import torchvision.models as tvm
         mod = getattr(tvm, m.name)(weights=None)
+    elif m.name == "vit_b_16_6":
+        import torchvision.models as tvm
+        mod = tvm.vit_b_16(weights=None)
+        mod.encoder.layers = mod.encoder.layers[:6]
+    elif m.name == "r3d_18":
+        import torchvision.models.video as tvv
+        mod = tvv.r3d_18(weights=None)
+    elif m.name == "deeplabv3_mobilenet_v3":
+        import torchvision.models.segmentation as tvs
+
+        class Seg(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = tvs.deeplabv3_mobilenet_v3_large(weights=None, weights_backbone=None, aux_loss=False)
+
+            def forward(self, x):
+                return self.net(x)["out"]
+        mod = Seg()
+    elif m.name == "transformer_decoder":
+        class Dec(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layer = torch.nn.TransformerDecoderLayer(d_model=512, nhead=8, dim_feedforward=2048,
+                                                              dropout=0.0, batch_first=True)
+                self.register_buffer("mask", torch.triu(torch.full((128, 128), float("-inf")), 1))
+
+            def forward(self, x):
+                return self.layer(x, x, tgt_mask=self.mask)
+        mod = Dec()
+    elif m.name == "wav2vec2_6":
+        import torchaudio
+
+        class W2V(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = torchaudio.models.wav2vec2_base()
+                self.net.encoder.transformer.layers = self.net.encoder.transformer.layers[:6]
+
+            def forward(self, x):
+                return self.net(x)[0]
+        mod = W2V()
+    elif m.name == "conformer":
+        import torchaudio
+
+        class Conf(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = torchaudio.models.Conformer(input_dim=80, num_heads=4, ffn_dim=512, num_layers=4,
+                                                       depthwise_conv_kernel_size=31)
+                self.register_buffer("lengths", torch.tensor([200]))
+
+            def forward(self, x):
+                return self.net(x, self.lengths)[0]
+        mod = Conf()
     elif m.name == "transformer_encoder":
         mod = torch.nn.TransformerEncoderLayer(d_model=512, nhead=8, dim_feedforward=2048, dropout=0.0,
                                                batch_first=True)
@@ -130,8 +212,13 @@ def export(m, outdir):
     import onnx
 
     def fill(tmp):
-        mod = module(m)
         x = input_array(m)
+        if m.name in ONNX_ONLY:
+            onnx.save(qdq_conv_model(), os.path.join(tmp, "model.onnx"))
+            onnx.checker.check_model(os.path.join(tmp, "model.onnx"))
+            np.save(os.path.join(tmp, "input.npy"), x)
+            return
+        mod = module(m)
         # Exported with gradients enabled: under no_grad, PyTorch's eval-mode
         # TransformerEncoderLayer takes its fused fast path, which has no ONNX export.
         torch.onnx.export(mod, (torch.from_numpy(x),), os.path.join(tmp, "model.onnx"), opset_version=m.opset,
@@ -140,6 +227,44 @@ def export(m, outdir):
         np.save(os.path.join(tmp, "input.npy"), x)
 
     return cached_folder(os.path.join(outdir, m.name), key(), fill)
+
+
+def qdq_conv_model():
+    """qdq_conv: x -> Q/DQ (u8) -> [conv 3x3 with DQ(s8 weights, per-channel
+    scales) and f32 bias -> relu -> Q/DQ (u8)] x 3 -> y, the QDQ form ONNX
+    Runtime's static quantizer writes for a conv block."""
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.RandomState(11)
+    nodes, inits = [], []
+
+    def const(name, a):
+        inits.append(numpy_helper.from_array(a, name))
+        return name
+
+    def qdq(x, name, scale):
+        s, z = const(name + "_s", np.float32(scale)), const(name + "_z", np.uint8(0))
+        nodes.append(helper.make_node("QuantizeLinear", [x, s, z], [name + "_q"]))
+        nodes.append(helper.make_node("DequantizeLinear", [name + "_q", s, z], [name + "_dq"]))
+        return name + "_dq"
+
+    cur = qdq("x", "in", 4.0 / 127)
+    # u8 with zero point 0: the negative half of the standard-normal input becomes 0, as after a relu
+    for i in range(3):
+        w = rng.standard_normal((64, 64, 3, 3)).astype(np.float32) * 0.05
+        ws = (np.abs(w).reshape(64, -1).max(axis=1) / 127).astype(np.float32)
+        wq = np.clip(np.round(w / ws[:, None, None, None]), -127, 127).astype(np.int8)
+        wn = "w%d" % i
+        nodes.append(helper.make_node("DequantizeLinear", [const(wn + "_q", wq), const(wn + "_s", ws),
+                                                            const(wn + "_z", np.zeros(64, np.int8))],
+                                      [wn], axis=0))
+        b = const("b%d" % i, (rng.standard_normal(64) * 0.1).astype(np.float32))
+        nodes.append(helper.make_node("Conv", [cur, wn, b], ["c%d" % i], pads=[1, 1, 1, 1], kernel_shape=[3, 3]))
+        nodes.append(helper.make_node("Relu", ["c%d" % i], ["r%d" % i]))
+        cur = qdq("r%d" % i, "a%d" % i, 2.0 / 255)
+    nodes.append(helper.make_node("Identity", [cur], ["y"]))
+    g = helper.make_graph(nodes, "qdq_conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 56, 56])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64, 56, 56])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
 
 
 def export_graph(name, graph, values, outdir, sources):

@@ -264,6 +264,8 @@ class TorchPeer:
         self.sync = (lambda: None) if device == "cpu" else torch.cuda.synchronize
 
     def run(self, bench, case, warmup, iterations):
+        if bench.onnx is not None and case.module is None:
+            raise Skip("built as ONNX directly: no PyTorch module")
         if case.module is not None:  # an ONNX model: the nn.Module it was exported from
             x = torch.from_numpy(case.feeds[bench.onnx.input_name])
             with torch.inference_mode():

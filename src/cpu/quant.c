@@ -11,6 +11,7 @@
 #include "../graph/dtype_load.h"
 #include "../graph/infer_misc.h"
 #include "../runtime/quant_math.h"
+#include "vmath.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -65,6 +66,47 @@ static qplan plan_of(const ft_node *n, const ft_view *in)
     return q;
 }
 
+/* The common forms as loops the compiler vectorises, same results as the
+ * general path: f32 -> u8/i8 and u8/i8 -> f32 with f32 scales.
+ * q8_from_f32: v = x / s in f32 (the f64 quotient rounded to f32 is the f32
+ * quotient), NaN -> 0, clamped to [lo - zp, hi - zp] (integer bounds, so
+ * clamping before rounding gives what rounding then saturating gives),
+ * rounded half to even by adding and subtracting 1.5 * 2^23 (exact for
+ * |v| < 2^22), plus zp. */
+static FT_VCLONES void q8_from_f32(const float *restrict x, int64_t n, float s, float zp, float lo, float hi,
+                                   uint8_t *restrict u8, int8_t *restrict i8)
+{
+    const float magic = 12582912.0f, vlo = lo - zp, vhi = hi - zp;
+    if (u8) {
+        for (int64_t i = 0; i < n; i++) {
+            float v = x[i] / s;
+            v = v != v ? 0.0f : v;
+            v = v < vlo ? vlo : v > vhi ? vhi : v;
+            v = (v + magic) - magic;
+            u8[i] = (uint8_t)(int32_t)(v + zp);
+        }
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            float v = x[i] / s;
+            v = v != v ? 0.0f : v;
+            v = v < vlo ? vlo : v > vhi ? vhi : v;
+            v = (v + magic) - magic;
+            i8[i] = (int8_t)(int32_t)(v + zp);
+        }
+    }
+}
+
+static FT_VCLONES void f32_from_q8(const uint8_t *restrict u8, const int8_t *restrict i8, int64_t n, float zp, float s,
+                                   float *restrict y)
+{
+    if (u8)
+        for (int64_t i = 0; i < n; i++)
+            y[i] = ((float)u8[i] - zp) * s;
+    else
+        for (int64_t i = 0; i < n; i++)
+            y[i] = ((float)i8[i] - zp) * s;
+}
+
 ft_status cpu_quantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     int64_t lo, hi;
@@ -75,6 +117,18 @@ ft_status cpu_quantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, f
         ft_lowi_range(qd, &lo, &hi);
     /* the 8- and 4-bit floats: x / scale + zero point, rounded once (no rint) */
     const int lowf = ft_dtype_in(qd, FT_DT_LOWF), sat = lowf && ft_attr(n, "saturate")->i != 0;
+    if (xd == FT_F32 && in[1].dtype == FT_F32 && (qd == FT_U8 || qd == FT_I8)) {
+#pragma omp parallel for collapse(2) num_threads(k->threads) if (q.par)
+        for (int64_t o = 0; o < q.outer; o++)
+            for (int64_t c = 0; c < q.len; c++) {
+                int64_t base = (o * q.len + c) * q.inner;
+                float zp = q.has_zp ? (float)ft_ld_int(in[2].data, in[2].dtype, c) : 0.0f;
+                uint8_t *y = (uint8_t *)out[0].data + base;
+                q8_from_f32((const float *)in[0].data + base, q.inner, ((const float *)in[1].data)[c], zp, (float)lo,
+                            (float)hi, qd == FT_U8 ? y : NULL, qd == FT_I8 ? (int8_t *)y : NULL);
+            }
+        return FT_OK;
+    }
 #pragma omp parallel for collapse(2) num_threads(k->threads) if (q.par)
     for (int64_t o = 0; o < q.outer; o++)
         for (int64_t c = 0; c < q.len; c++) {
@@ -102,6 +156,18 @@ ft_status cpu_dequantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in,
     const qplan q = plan_of(n, in);
     ft_dtype xd = in[0].dtype, sd = in[1].dtype, od = out[0].dtype; /* od: output_dtype, else sd */
     const int xf = ft_dtype_in(xd, FT_DT_LOWF); /* the 8- and 4-bit floats: their values */
+    if ((xd == FT_U8 || xd == FT_I8) && sd == FT_F32 && od == FT_F32) {
+#pragma omp parallel for collapse(2) num_threads(k->threads) if (q.par)
+        for (int64_t o = 0; o < q.outer; o++)
+            for (int64_t c = 0; c < q.len; c++) {
+                int64_t base = (o * q.len + c) * q.inner;
+                const uint8_t *x = (const uint8_t *)in[0].data + base;
+                f32_from_q8(xd == FT_U8 ? x : NULL, xd == FT_I8 ? (const int8_t *)x : NULL, q.inner,
+                            q.has_zp ? (float)ft_ld_int(in[2].data, xd, c) : 0.0f, ((const float *)in[1].data)[c],
+                            (float *)out[0].data + base);
+            }
+        return FT_OK;
+    }
 #pragma omp parallel for collapse(2) num_threads(k->threads) if (q.par)
     for (int64_t o = 0; o < q.outer; o++)
         for (int64_t c = 0; c < q.len; c++) {
