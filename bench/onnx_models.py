@@ -31,8 +31,11 @@ from export_torch import gpt_block_class, randomise_norms  # noqa: E402
 
 
 class Model:
-    def __init__(self, name, opset, shape, about, input_name="x", warmup=2, iterations=20):
+    def __init__(self, name, opset, shape, about, input_name="x", warmup=2, iterations=20, atol=0.0):
+        """atol: an absolute difference the runtimes' outputs may show on top of
+        run.py's tolerance (a quantized output: one quantum)."""
         self.name, self.opset, self.shape, self.about = name, opset, shape, about
+        self.atol = atol
         self.input_name = input_name
         self.warmup, self.iterations = warmup, iterations
 
@@ -71,8 +74,9 @@ MODELS = {m.name: m for m in [
     Model("conformer", 14, (1, 200, 80),
           "torchaudio Conformer: 80 features, 4 heads, ffn 512, 4 layers, kernel 31, batch 1, 200 frames"),
     Model("qdq_conv", 13, (1, 64, 56, 56),
-          "int8 QDQ conv block (QuantizeLinear/DequantizeLinear u8 activations, per-channel s8 weights as "
-          "ONNX Runtime's quantizer writes them): 3 convs 3x3 64->64 with relu, batch 1, 56x56; no PyTorch module"),
+          "int8 QDQ conv block (QuantizeLinear/DequantizeLinear u8 activations, per-channel 7-bit s8 weights "
+          "as ONNX Runtime's quantizer writes them with reduce_range): 3 convs 3x3 64->64 with relu, batch 1, 56x56; no PyTorch module; outputs may differ by one quantum (2/255)",
+          atol=2.0 / 255 * 1.001),
 ]}
 
 # Models built directly as ONNX (no PyTorch module: PyTorch eager is skipped).
@@ -251,8 +255,11 @@ def qdq_conv_model():
     # u8 with zero point 0: the negative half of the standard-normal input becomes 0, as after a relu
     for i in range(3):
         w = rng.standard_normal((64, 64, 3, 3)).astype(np.float32) * 0.05
-        ws = (np.abs(w).reshape(64, -1).max(axis=1) / 127).astype(np.float32)
-        wq = np.clip(np.round(w / ws[:, None, None, None]), -127, 127).astype(np.int8)
+        # 7-bit weights (reduce_range): with full-range s8 weights and u8 activations, ONNX Runtime's
+        # AVX2 kernels (no VNNI) saturate 16-bit pair sums and its outputs differ from the QDQ
+        # graph's by up to 21 quanta on this block; its quantizer's reduce_range avoids that.
+        ws = (np.abs(w).reshape(64, -1).max(axis=1) / 63).astype(np.float32)
+        wq = np.clip(np.round(w / ws[:, None, None, None]), -63, 63).astype(np.int8)
         wn = "w%d" % i
         nodes.append(helper.make_node("DequantizeLinear", [const(wn + "_q", wq), const(wn + "_s", ws),
                                                             const(wn + "_z", np.zeros(64, np.int8))],

@@ -366,11 +366,12 @@ def peers_for(device):
 
 # --- comparing outputs ------------------------------------------------------------
 
-def compare(got, ref):
+def compare(got, ref, atol=0.0):
     """Largest absolute difference over all outputs, the largest relative one
     (max |x - y| / max |y| per output), and whether every value is within
-    |x - y| <= 1e-5 * max(1, max|y|) + 1e-4 * |y| (f32 sums of thousands of
-    terms round differently in each runtime; ints and bools must be equal)."""
+    |x - y| <= 1e-5 * max(1, max|y|) + 1e-4 * |y| + atol (f32 sums of thousands
+    of terms round differently in each runtime; ints and bools must be equal;
+    atol: the model's own allowance, bench/onnx_models.py)."""
     worst_abs, worst_rel, ok, notes = 0.0, 0.0, True, []
     for name, y in ref.items():
         x = got[name]
@@ -389,7 +390,7 @@ def compare(got, ref):
         worst_abs = max(worst_abs, d)
         worst_rel = max(worst_rel, d / scale if scale > 0 else (0.0 if d == 0 else np.inf))
         if y.dtype.kind == "f":
-            bad = diff > 1e-5 * max(scale, 1.0) + 1e-4 * np.abs(np.nan_to_num(yd))
+            bad = diff > 1e-5 * max(scale, 1.0) + 1e-4 * np.abs(np.nan_to_num(yd)) + atol
         else:
             bad = diff != 0
         if bad.any():
@@ -473,7 +474,7 @@ def run_bench(bench, peers):
         row["ref"] = ref_name
         for name, out in outs.items():
             if name != ref_name and name not in row["error"]:
-                row["diff"][name] = compare(out, outs[ref_name])
+                row["diff"][name] = compare(out, outs[ref_name], bench.onnx.atol if bench.onnx is not None else 0.0)
     if bench.onnx is not None:
         cold_runs(row, [p for p in peers if hasattr(p, "cold")], bench, settle)
     row["seconds"] = time.perf_counter() - t0
