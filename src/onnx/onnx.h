@@ -28,6 +28,10 @@ int ft_onnx_sniff(const unsigned char *buf, size_t n);
  * external data files): checks, folding and import of every node. */
 ft_status ft_onnx_load(const char *path, const unsigned char *buf, size_t len, const ft_load_opts *opts,
                        ft_graph **out, ft_error *err);
+/* ft_onnx_load of a file: mapped read-only where it can be (else read), its
+ * initializers decoded one at a time so that the file's bytes and the
+ * decoded weights are not held together (onnx_split.c). */
+ft_status ft_onnx_load_file(const char *path, const ft_load_opts *opts, ft_graph **out, ft_error *err);
 /* ft_onnx_load of a buffer it takes: buf (ft_malloc'd) is freed in every case. */
 ft_status ft_onnx_load_owned(const char *path, unsigned char *buf, size_t len, const ft_load_opts *opts,
                              ft_graph **out, ft_error *err);
@@ -63,5 +67,12 @@ int32_t ft_onnx_type_of(ft_dtype dt);
  * (NULL refuses external data); allow_external lifts the folder rule. */
 ft_status ft_onnx_tensor_decode(const struct Onnx__TensorProto *tp, const char *file, const char *what, const char *dir,
                                 int allow_external, ft_npy *out, ft_error *err);
+/* The same, but where the value is tp's raw_data as it stands (a dtype of a
+ * byte or more other than bool), out takes over tp's buffer instead of
+ * copying it: tp then holds no raw_data (*taken set to 1; else 0). tp must
+ * come from ft_pb_allocator (its buffers are malloc's). Keeps a large model's
+ * weights from being held twice while it loads. */
+ft_status ft_onnx_tensor_take(struct Onnx__TensorProto *tp, const char *file, const char *what, const char *dir,
+                              int allow_external, ft_npy *out, int *taken, ft_error *err);
 
 #endif

@@ -101,7 +101,18 @@ int onx_resolve(onx_ctx *c, const char *name)
     char what[FT_MAX_NAME + 32];
     snprintf(what, sizeof what, "initializer '%.1000s'", name);
     ft_npy a;
-    if ((c->last = ft_onnx_tensor_decode(c->init[k], c->file, what, c->g->dir, c->opts->allow_external, &a, c->err)))
+    int taken = 0;
+    if (c->init_t[k] >= 0) { /* its raw_data went to that tensor: the same value again, copied */
+        const ft_tensor *src = &c->g->tensors[c->init_t[k]];
+        memset(&a, 0, sizeof a);
+        a.dtype = src->dtype, a.shape = src->shape, a.nbytes = src->value_bytes;
+        if (!(a.data = ft_malloc(a.nbytes))) {
+            onx_oom(c);
+            return -2;
+        }
+        memcpy(a.data, src->value, a.nbytes);
+    } else if ((c->last = ft_onnx_tensor_take(c->init[k], c->file, what, c->g->dir, c->opts->allow_external, &a,
+                                              &taken, c->err)))
         return -2;
     t = onx_add_const(c, name, &a, "initializer");
     free(a.data);
@@ -109,6 +120,8 @@ int onx_resolve(onx_ctx *c, const char *name)
         onx_oom(c);
         return -2;
     }
+    if (taken)
+        c->init_t[k] = t;
     return t;
 }
 

@@ -54,6 +54,7 @@ struct onx_ctx {
     onx_seq *seqs;
     int n_seqs, cap_seqs;
     Onnx__TensorProto **init;
+    int *init_t; /* per initializer: the tensor that took its raw_data (onx_resolve), else -1 */
     ft_node **nodes;
     int n_nodes, cap_nodes, pending, emitted_here;
     int guard; /* 1 + the tensor guarding the nodes emitted now (a branch of a run-time If, onnx_if.c); 0: none */
@@ -68,6 +69,12 @@ struct onx_ctx {
 
 static inline const char *nz(const char *s) { return s ? s : ""; }
 static inline int is_default_domain(const char *d) { return !d || !*d || !strcmp(d, "ai.onnx"); }
+
+/* onnx_split.c: the model in buf decoded with its graph's initializers
+ * taken one at a time (mapped: buf is a read-only file mapping whose ranges
+ * may be dropped once decoded). NULL with *fallback set: decode it the usual
+ * way; NULL without: out of memory. */
+Onnx__ModelProto *ft_onnx_unpack_split(const unsigned char *buf, size_t len, int mapped, int *fallback);
 
 /* Shared by onnx_build.c and onnx_reader.c. */
 ft_status onx_oom(onx_ctx *c);

@@ -7,10 +7,15 @@
  * onnx_import.h), then inference of what was emitted so later nodes see
  * static shapes. What ftrun cannot run (an op, an attribute value, a dtype) is
  * collected and reported in one message before anything runs. */
+#include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../graph/dims.h"
 #include "onnx.h"
@@ -604,9 +609,13 @@ static ft_status import_model(onx_ctx *c)
         return st;
     const Onnx__GraphProto *gp = c->model->graph;
     c->init = gp->initializer;
-    for (size_t i = 0; i < gp->n_initializer; i++)
+    if (!(c->init_t = ft_malloc(gp->n_initializer * sizeof *c->init_t)))
+        return onx_oom(c);
+    for (size_t i = 0; i < gp->n_initializer; i++) {
+        c->init_t[i] = -1;
         if (ft_strmap_put(c->inits, nz(gp->initializer[i]->name), (int)i))
             return onx_oom(c);
+    }
     for (size_t i = 0; i < gp->n_output; i++)
         if (ft_strmap_put(c->outnames, nz(gp->output[i]->name), (int)i))
             return onx_oom(c);
@@ -666,24 +675,43 @@ int ft_onnx_sniff(const unsigned char *buf, size_t n)
     return n >= 2 && (buf[0] == 0x08 || buf[0] == 0x12 || buf[0] == 0x3a);
 }
 
-static ft_status load(const char *path, const unsigned char *buf, unsigned char *owned, size_t len,
+static ft_status load(const char *path, const unsigned char *buf, unsigned char *owned, size_t len, int mapped,
                       const ft_load_opts *opts, ft_graph **out, ft_error *err);
 
 ft_status ft_onnx_load(const char *path, const unsigned char *buf, size_t len, const ft_load_opts *opts,
                        ft_graph **out, ft_error *err)
 {
-    return load(path, buf, NULL, len, opts, out, err);
+    return load(path, buf, NULL, len, 0, opts, out, err);
 }
 
 ft_status ft_onnx_load_owned(const char *path, unsigned char *buf, size_t len, const ft_load_opts *opts,
                              ft_graph **out, ft_error *err)
 {
-    return load(path, buf, buf, len, opts, out, err);
+    return load(path, buf, buf, len, 0, opts, out, err);
 }
 
-/* owned: buf when it is ours to free (once decoded: protobuf-c copies
- * every field out of it), else NULL. */
-static ft_status load(const char *path, const unsigned char *buf, unsigned char *owned, size_t len,
+ft_status ft_onnx_load_file(const char *path, const ft_load_opts *opts, ft_graph **out, ft_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    void *map = MAP_FAILED;
+    if (fd >= 0 && !fstat(fd, &sb) && S_ISREG(sb.st_mode) && sb.st_size > 0 && (uint64_t)sb.st_size <= SIZE_MAX)
+        map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (fd >= 0)
+        close(fd);
+    if (map != MAP_FAILED)
+        return load(path, map, map, (size_t)sb.st_size, 1, opts, out, err);
+    unsigned char *buf; /* not a regular file, or no mapping: read */
+    size_t len;
+    ft_status st = ft_read_file(path, &buf, &len, err);
+    return st ? st : load(path, buf, buf, len, 0, opts, out, err);
+}
+
+/* owned: buf when it is ours to release once decoded (protobuf-c copies
+ * every field out of it), else NULL: freed, or unmapped when mapped (a
+ * read-only mapping of the file, whose decoded ranges onnx_split.c drops
+ * as it goes). */
+static ft_status load(const char *path, const unsigned char *buf, unsigned char *owned, size_t len, int mapped,
                       const ft_load_opts *opts, ft_graph **out, ft_error *err)
 {
     *out = NULL;
@@ -693,7 +721,10 @@ static ft_status load(const char *path, const unsigned char *buf, unsigned char 
         /* protobuf-c answers NULL for a malformed file and for a failed
          * allocation alike: its allocations are counted to tell them apart */
         ft_pb_alloc_failed(1);
-        c->model = onnx__model_proto__unpack(&ft_pb_allocator, len, buf);
+        int fallback = 1;
+        c->model = ft_onnx_unpack_split(buf, len, mapped, &fallback);
+        if (!c->model && fallback)
+            c->model = onnx__model_proto__unpack(&ft_pb_allocator, len, buf);
         if (!c->model && ft_pb_alloc_failed(0))
             st = ft_err(err, FT_ERUNTIME, "%s: out of memory reading the model", path);
         else if (!c->model) {
@@ -702,7 +733,10 @@ static ft_status load(const char *path, const unsigned char *buf, unsigned char 
             st = ft_err(err, FT_EGRAPH, "%s: not a valid ONNX model: the protobuf is %s", path, why);
         }
     }
-    free(owned);
+    if (mapped)
+        munmap(owned, len);
+    else
+        free(owned);
     buf = owned = NULL;
     c->names = ft_strmap_new();
     c->inits = ft_strmap_new();
@@ -746,6 +780,7 @@ static ft_status load(const char *path, const unsigned char *buf, unsigned char 
     free(c->unsup);
     ft_strmap_free(c->names);
     ft_strmap_free(c->inits);
+    free(c->init_t);
     ft_strmap_free(c->poisoned);
     ft_strmap_free(c->outnames);
     onx_seq_free(c);

@@ -301,8 +301,27 @@ static ft_status read_typed(const Onnx__TensorProto *tp, ft_dtype dt, const ft_s
     return FT_OK;
 }
 
+static ft_status decode(const Onnx__TensorProto *tp, Onnx__TensorProto *take, const char *file, const char *what,
+                        const char *dir, int allow_external, ft_npy *out, ft_error *err);
+
 ft_status ft_onnx_tensor_decode(const Onnx__TensorProto *tp, const char *file, const char *what, const char *dir,
                                 int allow_external, ft_npy *out, ft_error *err)
+{
+    return decode(tp, NULL, file, what, dir, allow_external, out, err);
+}
+
+ft_status ft_onnx_tensor_take(Onnx__TensorProto *tp, const char *file, const char *what, const char *dir,
+                              int allow_external, ft_npy *out, int *taken, ft_error *err)
+{
+    const void *raw = tp->raw_data.data;
+    ft_status st = decode(tp, tp, file, what, dir, allow_external, out, err);
+    *taken = !st && raw && out->data == raw;
+    return st;
+}
+
+/* take: tp itself, when its raw_data buffer may become out's value. */
+static ft_status decode(const Onnx__TensorProto *tp, Onnx__TensorProto *take, const char *file, const char *what,
+                        const char *dir, int allow_external, ft_npy *out, ft_error *err)
 {
     memset(out, 0, sizeof *out);
     ft_dtype dt;
@@ -346,6 +365,15 @@ ft_status ft_onnx_tensor_decode(const Onnx__TensorProto *tp, const char *file, c
         st = read_typed(tp, dt, &out->shape, numel, NULL, file, what, err);
     if (st)
         return st;
+    if (take && !external && tp->has_raw_data && packed == bytes && bytes > 0 && dt != FT_BOOL &&
+        !ft_dtype_is_lowp(dt)) {
+        out->data = take->raw_data.data; /* protobuf-c frees no buffer it no longer points to */
+        out->nbytes = (size_t)bytes;
+        take->raw_data.data = NULL;
+        take->raw_data.len = 0;
+        take->has_raw_data = 0;
+        return FT_OK;
+    }
     unsigned char *data = ft_malloc(bytes ? (size_t)bytes : 1);
     if (!data)
         return ft_err(err, FT_ERUNTIME, "%s: out of memory reading %s (%llu bytes)", file, what, (unsigned long long)bytes);

@@ -170,6 +170,10 @@ ft_status ft_graph_load(const char *path, const ft_load_opts *opts, ft_graph **o
         return ft_err(err, FT_EGRAPH, "%s: not a graph: %s (not an ftrun binary graph either)", path, why);
     if (ft_ftg_is_ftg(head, n))
         return ft_ftg_load(path, opts, out, err);
+    if (n && !not_a_graph(head, n, why, sizeof why) && ft_onnx_sniff(head, n)) {
+        ft_load_opts o = with_eval(opts);
+        return ft_onnx_load_file(path, &o, out, err); /* mapped, decoded a weight at a time */
+    }
     unsigned char *buf;
     size_t len;
     ft_status st = ft_read_file(path, &buf, &len, err);

@@ -112,6 +112,40 @@ for k in range(24):
     done
 }
 
+@test "onnx: a model's weights are not held twice while it loads (peak_rss_bytes)" {
+    [ -r /proc/self/status ] || skip "no /proc/self/status on this system"
+    # y = ReduceSum(Sum(w0 .. w23)) + x + b: 24 initializers of 4 MiB (96 MiB), a small one after them
+    onx '
+rng = np.random.RandomState(3)
+ws = [rng.standard_normal((1024, 1024)).astype(np.float32) for _ in range(24)]
+b = np.arange(4, dtype=np.float32)
+names = ["w%d" % i for i in range(24)]
+g = helper.make_graph([helper.make_node("Sum", names, ["m"], name="sum"),
+                       helper.make_node("ReduceSum", ["m"], ["s"], keepdims=0, name="total"),
+                       helper.make_node("Add", ["s", "x"], ["t"], name="add"),
+                       helper.make_node("Add", ["t", "b"], ["y"], name="bias")], "big",
+                      [value("x", TensorProto.FLOAT, [4])], [value("y", TensorProto.FLOAT, [4])],
+                      [numpy_helper.from_array(w, n) for w, n in zip(ws, names)] + [numpy_helper.from_array(b, "b")])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 11)])
+m.ir_version = 8
+save(m, sys.argv[1])
+x = np.ones(4, np.float32)
+np.save(sys.argv[2], x)
+np.save(sys.argv[3], (sum(w.astype(np.float64).sum() for w in ws) + x + b).astype(np.float32))' "$T/big.onnx" "$T/x.npy" "$T/want.npy"
+    run "$FTRUN" "$T/big.onnx" -i x="$T/x.npy" -o "$T/o" -q
+    status_is 0
+    py '
+import json, sys, numpy as np
+got, want = np.load(sys.argv[2]), np.load(sys.argv[3])
+assert np.allclose(got, want, rtol=1e-4, atol=1e-2), (got, want)
+peak = json.load(open(sys.argv[1]))["memory"]["peak_rss_bytes"]
+MiB = 1 << 20
+# the weights once (96 MiB) plus the program; twice would be 192 MiB and more
+# (an ASan build adds an eighth for its shadow memory and its own start-up)
+limit = 200 if sys.argv[4] else 150
+assert 96 * MiB <= peak < limit * MiB, peak / MiB' "$T/o/timing.json" "$T/o/y.npy" "$T/want.npy" "${FTRUN_SANITIZED:-}"
+}
+
 @test "onnx: an empty .onnx file is refused with exit 3 naming it" {
     : > "$T/zero.onnx"
     run --separate-stderr "$FTRUN" "$T/zero.onnx" -q -n 1 -o "$T/o"
