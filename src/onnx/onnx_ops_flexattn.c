@@ -104,9 +104,9 @@ static ft_status apply_mod(onx_ctx *c, const onx_node *n, const char *attr, cons
         return onx_error(c, n, FT_EGRAPH, "attribute %s is not a graph", attr);
     const Onnx__GraphProto *gp = a->g;
     if (gp->n_input != 1 || gp->n_output != 1)
-        return onx_error(c, n, FT_EGRAPH, "attribute %s: its graph has %zu inputs and %zu outputs; FlexAttention "
+        return onx_error(c, n, FT_EGRAPH, "attribute %s: its graph has %zu input%s and %zu output%s; FlexAttention "
                          "gives it one input (the %s [B, Hq, L, S]) and reads one output", attr, gp->n_input,
-                         gp->n_output, what);
+                         gp->n_input == 1 ? "" : "s", gp->n_output, gp->n_output == 1 ? "" : "s", what);
     OX_TRY(onx_infer_pending(c)); /* the subgraph's shape arithmetic reads t's shape */
     int here = c->emitted_here, unsup = c->n_unsup;
     ft_status st = onx_unbind_outputs(c, gp);
