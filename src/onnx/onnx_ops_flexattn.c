@@ -109,7 +109,12 @@ static ft_status apply_mod(onx_ctx *c, const onx_node *n, const char *attr, cons
                          gp->n_input == 1 ? "" : "s", gp->n_output, gp->n_output == 1 ? "" : "s", what);
     OX_TRY(onx_infer_pending(c)); /* the subgraph's shape arithmetic reads t's shape */
     int here = c->emitted_here, unsup = c->n_unsup;
+    /* another node's modifier graph may use the same names, initializers
+     * included (with other values): this one's are made anew */
     ft_status st = onx_unbind_outputs(c, gp);
+    for (size_t i = 0; i < gp->n_initializer && !st; i++)
+        if (onx_unbind(c, nz(gp->initializer[i]->name)))
+            st = onx_oom(c);
     if (!st && onx_bind(c, nz(gp->input[0]->name), t) < 0)
         st = onx_oom(c);
     if (!st)

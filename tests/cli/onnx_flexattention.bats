@@ -75,6 +75,39 @@ assert got.dtype == np.float32 and got.shape == (2, 4, 3, 4)
 assert np.allclose(got, y, rtol=1e-5, atol=1e-5), abs(got - y).max()' "$T"
 }
 
+@test "ONNX FlexAttention: two nodes whose score_mod graphs use the same names each read their own initializer" {
+    py '
+import onnx
+from onnx import helper as h, TensorProto as TP, numpy_helper as nh
+t = sys.argv[1]
+vi = lambda n, s=None: h.make_tensor_value_info(n, TP.FLOAT, s)
+b1, b2 = np.zeros((1, 1, 3, 5), np.float32), np.zeros((1, 1, 3, 5), np.float32)
+b1[..., 0], b2[..., 4] = 3, 3
+mod = lambda b: h.make_graph([h.make_node("Add", ["s", "bias"], ["s_out"])], "m", [vi("s")], [vi("s_out")],
+                             [nh.from_array(b, "bias")])
+nodes = [h.make_node("FlexAttention", ["Q", "K", "V"], ["Y" + i], name="fa" + i, domain="ai.onnx.preview",
+                     score_mod=mod(b)) for i, b in (("1", b1), ("2", b2))]
+g = h.make_graph(nodes, "two", [vi("Q", [1, 2, 3, 4]), vi("K", [1, 2, 5, 4]), vi("V", [1, 2, 5, 4])],
+                 [vi("Y1"), vi("Y2")])
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 26), h.make_opsetid("ai.onnx.preview", 1)])
+m.ir_version = 10
+onnx.save(m, t + "/two.onnx")
+rng = np.random.default_rng(1)
+q, k, v = (rng.standard_normal(s).astype(np.float32) for s in ((1, 2, 3, 4), (1, 2, 5, 4), (1, 2, 5, 4)))
+for n, a in (("Q", q), ("K", k), ("V", v)):
+    np.save(t + "/" + n + ".npy", a)
+for i, b in (("1", b1), ("2", b2)):
+    s = q.astype(np.float64) @ np.swapaxes(k, -1, -2) / 2 + b
+    p = np.exp(s - s.max(-1, keepdims=True))
+    np.save(t + "/e" + i + ".npy", (p / p.sum(-1, keepdims=True)) @ v)' "$T"
+    run "$FTRUN" run "$T/two.onnx" -i Q="$T/Q.npy" -i K="$T/K.npy" -i V="$T/V.npy" -o "$T/out" -q
+    [ "$status" -eq 0 ]
+    py '
+for i in "12":
+    got, want = np.load(sys.argv[1] + "/out/Y" + i + ".npy"), np.load(sys.argv[1] + "/e" + i + ".npy")
+    assert np.allclose(got, want, rtol=1e-5, atol=1e-5), (i, abs(got - want).max())' "$T"
+}
+
 @test "ONNX FlexAttention: a score_mod graph of two inputs is refused (exit 3), naming node, op and attribute" {
     flex_model mod2in
     run_flex
