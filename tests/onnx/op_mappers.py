@@ -33,7 +33,7 @@ from onnx import TensorProto as TP, helper as h, numpy_helper as nh
 FTRUN = os.environ.get("FTRUN", "build/ftrun")
 NP2T = {np.dtype("float32"): TP.FLOAT, np.dtype("int64"): TP.INT64, np.dtype("bool"): TP.BOOL,
         np.dtype("uint8"): TP.UINT8, np.dtype("int8"): TP.INT8, np.dtype("int32"): TP.INT32,
-        np.dtype("float64"): TP.DOUBLE}
+        np.dtype("float64"): TP.DOUBLE, np.dtype("float16"): TP.FLOAT16}
 rng = np.random.default_rng(7)
 CASES = []
 
@@ -696,7 +696,8 @@ def flex(q, k, v, scale=None, score_mod=None, prob_mod=None, sp=None):
     # Q and K each times sqrt(scale), taken in f32 (the operator's function body)
     scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale
     r = np.sqrt(np.float32(abs(scale))).astype(q.dtype)
-    s = ((q * (r if scale >= 0 else -r)).astype(np.float64) @ np.swapaxes(k * r, -1, -2).astype(np.float64)).astype(sp)
+    s = ((q * (r if scale >= 0 else -r)).astype(np.float64) @ np.swapaxes(k * r, -1, -2).astype(np.float64))
+    s = s.astype(q.dtype).astype(sp)  # the product in Q's dtype, then cast
     s = score_mod(s) if score_mod else s
     e = np.exp(s - s.max(-1, keepdims=True))
     p = e / e.sum(-1, keepdims=True)
@@ -729,6 +730,12 @@ case("flex_attention_softmax_f64_where_outer_mask", FA, {"q": fq, "k": fk, "v": 
       "score_mod": mod_graph("mask", [h.make_node("Where", ["m", "s_in", "ninf"], ["s_out"])], TP.DOUBLE,
                              [nh.from_array(np.array(-np.inf), "ninf")])},
      {"m": fm}, ["q", "k", "v"])
+hq, hk, hv = fq.astype(np.float16), fk.astype(np.float16), fv.astype(np.float16)
+case("flex_attention_f16_gqa_soft_cap_outer_const", FA, {"q": hq, "k": hk, "v": hv},
+     {"y": flex(hq, hk, hv, score_mod=lambda s: np.tanh(s / np.float32(1.5)) * np.float32(1.5))}, 26,
+     {"score_mod": mod_graph("soft_cap", [h.make_node("Div", ["s_in", "cap"], ["t0"]), h.make_node("Tanh", ["t0"], ["t1"]),
+                                          h.make_node("Mul", ["t1", "cap"], ["s_out"])])},
+     {"cap": np.array(1.5, np.float32)}, ["q", "k", "v"])
 case("flex_attention_negative_scale", FA, {"q": fq, "k": fk, "v": fv}, {"y": flex(fq, fk, fv, scale=-0.5)}, 26,
      {"scale": -0.5}, {}, ["q", "k", "v"])
 
