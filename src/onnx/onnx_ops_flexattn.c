@@ -19,9 +19,10 @@
  * A modifier subgraph (score_mod, prob_mod) takes one tensor [B, Hq, L, S] of
  * the softmax dtype and returns one of the same shape and dtype. Its nodes are
  * imported into the graph (as a loop body is, onnx_loop.c): its input bound
- * to the scores or probabilities, its initializers decoded, names of the
- * outer scope resolving to the main graph's values, shape arithmetic on the
- * (static) scores folded at load. A subgraph of another arity, or an output
+ * to the scores or probabilities, its initializers decoded for this node
+ * (another node's graph may use the same names with other values), names of
+ * the outer scope resolving to the main graph's values, shape arithmetic on
+ * the (static) scores folded at load. A subgraph of another arity, or an output
  * of another shape or dtype, is an error naming the node and attribute.
  *
  *   {"ai.onnx.preview.FlexAttention", 1, ox_map_flex_attention}  // onnx_ops.c's table

@@ -14,8 +14,8 @@ forms of opsets 1-6 (broadcast and axis attributes, Gemm's broadcast,
 BatchNormalization's is_test, AveragePool without count_include_pad), 
 LinearAttention (opset 27) against its recurrence computed token by token,
 blocked QuantizeLinear/DequantizeLinear (block_size), and FlexAttention
-(ai.onnx.preview) with GQA at batch 2, score_mod/prob_mod graphs that read the
-outer graph's values, softmax_precision and a negative scale.
+(ai.onnx.preview) with GQA at batch 2 (f32 and f16), score_mod/prob_mod graphs
+that read the outer graph's values, softmax_precision and a negative scale.
 Expected values come from NumPy or
 PyTorch, never from ftrun.
 
