@@ -14,7 +14,9 @@
  * Q's dtype, as ONNX's reference and function body do; a negative scale
  * multiplies Q by -sqrt(|scale|) (the scores are still QK^T * scale). The
  * softmax dtype is softmax_precision (float16, bfloat16, float or double),
- * by default f64 for f64 inputs and f32 otherwise.
+ * by default f64 for f64 inputs and f32 otherwise. Without modifier graphs,
+ * f32 and f64 inputs whose softmax dtype is their own become one attention
+ * node (GQA included) with scale sqrt(scale)^2, the same product.
  *
  * A modifier subgraph (score_mod, prob_mod) takes one tensor [B, Hq, L, S] of
  * the softmax dtype and returns one of the same shape and dtype. Its nodes are
@@ -180,6 +182,13 @@ ft_status ox_map_flex_attention(onx_ctx *c, const onx_node *n)
     OX_TRY(softmax_dtype(c, n, dt, &sp));
     double scale = onx_has_attr(n, "scale") ? onx_attr_f(n, "scale", 1.0) : 1.0 / sqrt((double)d[3]);
     double root = sqrtf(fabsf((float)scale));
+    if (!onx_has_attr(n, "score_mod") && !onx_has_attr(n, "prob_mod") && sp == dt && (dt == FT_F32 || dt == FT_F64)) {
+        /* nothing between the products: ftrun's attention, which computes them in dt and reads K/V head h / group */
+        int in[3] = {onx_in(c, n, 0), onx_in(c, n, 1), onx_in(c, n, 2)}, y = ox_out(c, n, 0);
+        ft_node *f = y < 0 ? NULL : onx_emit(c, n, FT_OP_ATTENTION, in, 3, &y, 1);
+        OX_NEED(f);
+        return onx_set_f(c, f, "scale", (scale < 0 ? -root : root) * root);
+    }
     int k = heads_for_queries(c, n, 1, d[1], d[4]), v = k < 0 ? -1 : heads_for_queries(c, n, 2, d[1], d[4]);
     OX_NEED(k >= 0 && v >= 0);
     int sq = ox_scalar(c, n, "q_scale", dt, scale < 0 ? -root : root), sk = ox_scalar(c, n, "k_scale", dt, root);

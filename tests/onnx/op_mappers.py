@@ -736,6 +736,9 @@ case("flex_attention_f16_gqa_soft_cap_outer_const", FA, {"q": hq, "k": hk, "v": 
      {"score_mod": mod_graph("soft_cap", [h.make_node("Div", ["s_in", "cap"], ["t0"]), h.make_node("Tanh", ["t0"], ["t1"]),
                                           h.make_node("Mul", ["t1", "cap"], ["s_out"])])},
      {"cap": np.array(1.5, np.float32)}, ["q", "k", "v"])
+dk2, dv2 = fk.astype(np.float64), fv.astype(np.float64)
+case("flex_attention_f64_gqa_scale", FA, {"q": dq, "k": dk2, "v": dv2}, {"y": flex(dq, dk2, dv2, scale=0.3)}, 26,
+     {"scale": 0.3}, {}, ["q", "k", "v"])
 case("flex_attention_negative_scale", FA, {"q": fq, "k": fk, "v": fv}, {"y": flex(fq, fk, fv, scale=-0.5)}, 26,
      {"scale": -0.5}, {}, ["q", "k", "v"])
 
