@@ -489,8 +489,9 @@ static const onx_op_status CATALOGUE[] = {
     /* other domains */
     {"ai.onnx.ml.ArrayFeatureExtractor", 'm', "gather on the last axis (indices flattened)"},
     {"ai.onnx.ml.Binarizer", 'm', "greater + cast"},
-    {"ai.onnx.preview.FlexAttention", 'm', "mul, transpose, matmul, cast, softmax (GQA: gather of the K/V heads); the "
-                                            "score_mod and prob_mod graphs imported between them"},
+    {"ai.onnx.preview.FlexAttention", 'm', "mul, transpose, matmul, cast, softmax (GQA: gather of the K/V heads), the "
+                                            "score_mod and prob_mod graphs imported between them; attention without "
+                                            "them (f32, f64)"},
     {"ai.onnx.preview.training.Adagrad", 'm', "elementwise ops (one update step)"},
     {"ai.onnx.preview.training.Adam", 'm', "elementwise ops (one update step)"},
     {"ai.onnx.preview.training.Gradient", '-', "automatic differentiation of a subgraph (no ftrun op)"},
