@@ -43,7 +43,7 @@ static const char *const QKV[3] = {"Q", "K", "V"};
 /* The inputs' ranks, dtypes and dims: d = {B, Hq, L, E, Hkv, S, Ev}. */
 static ft_status check_inputs(onx_ctx *c, const onx_node *n, int64_t *d, ft_dtype *dt)
 {
-    if (n->n_in != 3 || n->n_out < 1)
+    if (n->n_in != 3 || n->n_out != 1)
         return onx_error(c, n, FT_EGRAPH, "%d inputs and %d outputs; FlexAttention takes Q, K and V and gives Y",
                          n->n_in, n->n_out);
     const ft_tensor *t[3];
