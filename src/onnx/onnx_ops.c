@@ -258,6 +258,7 @@ static const onx_op_map MAPS[] = {
     /* other domains, named DOMAIN.OP */
     {"ai.onnx.preview.training.Adagrad", 1, ox_map_optimizer}, {"ai.onnx.preview.training.Adam", 1, ox_map_optimizer},
     {"ai.onnx.preview.training.Momentum", 1, ox_map_optimizer},
+    {"ai.onnx.preview.FlexAttention", 1, ox_map_flex_attention},
     {"ai.onnx.ml.Binarizer", 1, ox_map_binarizer}, {"ai.onnx.ml.ArrayFeatureExtractor", 1, ox_map_array_feature_extractor},
 };
 
@@ -488,6 +489,9 @@ static const onx_op_status CATALOGUE[] = {
     /* other domains */
     {"ai.onnx.ml.ArrayFeatureExtractor", 'm', "gather on the last axis (indices flattened)"},
     {"ai.onnx.ml.Binarizer", 'm', "greater + cast"},
+    {"ai.onnx.preview.FlexAttention", 'm', "mul, transpose, matmul, cast, softmax (GQA: gather of the K/V heads), the "
+                                            "score_mod and prob_mod graphs imported between them; attention without "
+                                            "them (f32, f64)"},
     {"ai.onnx.preview.training.Adagrad", 'm', "elementwise ops (one update step)"},
     {"ai.onnx.preview.training.Adam", 'm', "elementwise ops (one update step)"},
     {"ai.onnx.preview.training.Gradient", '-', "automatic differentiation of a subgraph (no ftrun op)"},

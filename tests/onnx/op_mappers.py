@@ -12,8 +12,10 @@ with computed bounds, QuantizeLinear), the losses' optional log_prob output
 and i32 targets, STFT of a complex signal, DeformConv (opset 19) and Det, and the legacy
 forms of opsets 1-6 (broadcast and axis attributes, Gemm's broadcast,
 BatchNormalization's is_test, AveragePool without count_include_pad), 
-LinearAttention (opset 27) against its recurrence computed token by token, and
-blocked QuantizeLinear/DequantizeLinear (block_size).
+LinearAttention (opset 27) against its recurrence computed token by token,
+blocked QuantizeLinear/DequantizeLinear (block_size), and FlexAttention
+(ai.onnx.preview) with GQA at batch 2 (f32 and f16), score_mod/prob_mod graphs
+that read the outer graph's values, softmax_precision and a negative scale.
 Expected values come from NumPy or
 PyTorch, never from ftrun.
 
@@ -31,7 +33,7 @@ from onnx import TensorProto as TP, helper as h, numpy_helper as nh
 FTRUN = os.environ.get("FTRUN", "build/ftrun")
 NP2T = {np.dtype("float32"): TP.FLOAT, np.dtype("int64"): TP.INT64, np.dtype("bool"): TP.BOOL,
         np.dtype("uint8"): TP.UINT8, np.dtype("int8"): TP.INT8, np.dtype("int32"): TP.INT32,
-        np.dtype("float64"): TP.DOUBLE}
+        np.dtype("float64"): TP.DOUBLE, np.dtype("float16"): TP.FLOAT16}
 rng = np.random.default_rng(7)
 CASES = []
 
@@ -678,6 +680,67 @@ bd_s, bd_z = np.abs(f32(2, 3, 3)), rng.integers(0, 256, (2, 3, 3)).astype(np.uin
 bd_y = ((bd_x.astype(np.float32) - blocks(bd_z, 1, 3, 7).astype(np.float32)) * blocks(bd_s, 1, 3, 7)).astype(np.float32)
 case("dequantize_linear_21_blocked_u8_cut", "DequantizeLinear", {"x": bd_x, "s": bd_s, "z": bd_z}, {"y": bd_y}, 21,
      {"axis": -2, "block_size": 3})
+
+
+# FlexAttention (ai.onnx.preview opset 1): the forms ONNX's test data leaves out
+# (batch > 1 with GQA and a score_mod, subgraphs reading values of the outer
+# graph, softmax_precision, a negative scale), against the formula of its
+# operator text computed in NumPy: softmax(score_mod(Q K^T * scale)) then
+# prob_mod, times V, query head h reading K/V head h // (Hq / Hkv); Q and K are
+# each scaled by sqrt(scale) as its function body does (a negative scale: Q by
+# -sqrt(|scale|)).
+def flex(q, k, v, scale=None, score_mod=None, prob_mod=None, sp=None):
+    g = q.shape[1] // k.shape[1]
+    k, v = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
+    sp = sp or (np.float64 if q.dtype == np.float64 else np.float32)
+    # Q and K each times sqrt(scale), taken in f32 (the operator's function body)
+    scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale
+    r = np.sqrt(np.float32(abs(scale))).astype(q.dtype)
+    s = ((q * (r if scale >= 0 else -r)).astype(np.float64) @ np.swapaxes(k * r, -1, -2).astype(np.float64))
+    s = s.astype(q.dtype).astype(sp)  # the product in Q's dtype, then cast
+    s = score_mod(s) if score_mod else s
+    e = np.exp(s - s.max(-1, keepdims=True))
+    p = e / e.sum(-1, keepdims=True)
+    p = prob_mod(p) if prob_mod else p
+    return (p.astype(sp) @ v.astype(sp)).astype(q.dtype)
+
+
+def mod_graph(name, nodes, dtype=TP.FLOAT, inits=()):
+    """A modifier graph: input "s_in", output "s_out", 4-D of dtype."""
+    return h.make_graph(nodes, name, [h.make_tensor_value_info("s_in", dtype, None)],
+                        [h.make_tensor_value_info("s_out", dtype, None)], list(inits))
+
+
+FA = "ai.onnx.preview:FlexAttention"
+fq, fk, fv, fb = f32(2, 6, 5, 8), f32(2, 2, 7, 8), f32(2, 2, 7, 3), f32(2, 6, 5, 7)
+case("flex_attention_gqa_batch2_score_mod_outer_input", FA, {"q": fq, "k": fk, "v": fv, "bias": fb},
+     {"y": flex(fq, fk, fv, score_mod=lambda s: s + fb)}, 26,
+     {"score_mod": mod_graph("add_bias", [h.make_node("Add", ["s_in", "bias"], ["s_out"])])}, {}, ["q", "k", "v"])
+fw = np.abs(f32(1, 1, 1, 7)) + 0.5
+dq, dk, dv = (a.astype(np.float64) for a in (fq, fk[:, :1], fv[:, :1]))
+case("flex_attention_f64_scale_prob_mod_outer_const", FA, {"q": dq, "k": dk, "v": dv},
+     {"y": flex(dq, dk, dv, scale=0.3, prob_mod=lambda p: p * fw.astype(np.float64))}, 26,
+     {"scale": 0.3, "prob_mod": mod_graph("weigh", [h.make_node("Cast", ["w"], ["w64"], to=TP.DOUBLE),
+                                                    h.make_node("Mul", ["s_in", "w64"], ["s_out"])], TP.DOUBLE)},
+     {"w": fw}, ["q", "k", "v"])
+fm = np.tril(np.ones((5, 7), bool), 1)
+case("flex_attention_softmax_f64_where_outer_mask", FA, {"q": fq, "k": fk, "v": fv},
+     {"y": flex(fq, fk, fv, score_mod=lambda s: np.where(fm, s, -np.inf), sp=np.float64)}, 26,
+     {"softmax_precision": TP.DOUBLE,
+      "score_mod": mod_graph("mask", [h.make_node("Where", ["m", "s_in", "ninf"], ["s_out"])], TP.DOUBLE,
+                             [nh.from_array(np.array(-np.inf), "ninf")])},
+     {"m": fm}, ["q", "k", "v"])
+hq, hk, hv = fq.astype(np.float16), fk.astype(np.float16), fv.astype(np.float16)
+case("flex_attention_f16_gqa_soft_cap_outer_const", FA, {"q": hq, "k": hk, "v": hv},
+     {"y": flex(hq, hk, hv, score_mod=lambda s: np.tanh(s / np.float32(1.5)) * np.float32(1.5))}, 26,
+     {"score_mod": mod_graph("soft_cap", [h.make_node("Div", ["s_in", "cap"], ["t0"]), h.make_node("Tanh", ["t0"], ["t1"]),
+                                          h.make_node("Mul", ["t1", "cap"], ["s_out"])])},
+     {"cap": np.array(1.5, np.float32)}, ["q", "k", "v"])
+dk2, dv2 = fk.astype(np.float64), fv.astype(np.float64)
+case("flex_attention_f64_gqa_scale", FA, {"q": dq, "k": dk2, "v": dv2}, {"y": flex(dq, dk2, dv2, scale=0.3)}, 26,
+     {"scale": 0.3}, {}, ["q", "k", "v"])
+case("flex_attention_negative_scale", FA, {"q": fq, "k": fk, "v": fv}, {"y": flex(fq, fk, fv, scale=-0.5)}, 26,
+     {"scale": -0.5}, {}, ["q", "k", "v"])
 
 if __name__ == "__main__":
     pat = sys.argv[1] if len(sys.argv) > 1 else ""
