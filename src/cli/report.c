@@ -84,9 +84,11 @@ char *ft_timing_json(const ft_graph *g, const ft_plan *p, const ft_run_result *r
     cJSON_AddNumberToObject(jm, "planned_peak_bytes", (double)p->arena_bytes);
     cJSON_AddNumberToObject(jm, "unplanned_bytes", (double)p->unplanned_bytes);
     cJSON_AddNumberToObject(jm, "weights_bytes", (double)p->weights_bytes);
-    uint64_t rss = ft_peak_rss_bytes();
+    uint64_t rss = ft_peak_rss_bytes(); /* null where it cannot be read */
     if (rss)
         cJSON_AddNumberToObject(jm, "peak_rss_bytes", (double)rss);
+    else
+        cJSON_AddNullToObject(jm, "peak_rss_bytes");
     ft_profile_json(root, g, p, r);
     char *text = cJSON_Print(root);
     cJSON_Delete(root);

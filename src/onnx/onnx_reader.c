@@ -725,7 +725,7 @@ static ft_status load(const char *path, const unsigned char *buf, unsigned char 
         c->model = ft_onnx_unpack_split(buf, len, mapped, &fallback);
         if (!c->model && fallback)
             c->model = onnx__model_proto__unpack(&ft_pb_allocator, len, buf);
-        if (!c->model && ft_pb_alloc_failed(0))
+        if (!c->model && (!fallback || ft_pb_alloc_failed(0)))
             st = ft_err(err, FT_ERUNTIME, "%s: out of memory reading the model", path);
         else if (!c->model) {
             char why[256];
