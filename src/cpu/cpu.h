@@ -30,7 +30,7 @@
 #define CPU_INT FT_DT_INT
 #define CPU_ANY (CPU_NUM | FT_DT_BOOL)
 #define CPU_BYTES FT_DT_MOVE /* pure data movement: every dtype, the low-precision ones and strings included */
-#define CPU_CAST FT_DT_ALL
+#define CPU_CAST (FT_DT_ALL | FT_DT_STR) /* strings: runtime/text_cast.c */
 #define CPU_EW_NUM CPU_NUM  /* the elementwise kernels' sets (the CUDA backend's differ) */
 #define CPU_EW_INT CPU_INT
 #define CPU_EW_ANY CPU_ANY

@@ -491,7 +491,7 @@ case("rotary_23_3d_interleaved_partial_positions_wide_cache", "RotaryEmbedding",
 def run(i, c):
     name, op, inputs, outputs, opset, attrs, consts, node_inputs = c
     d = tempfile.mkdtemp(prefix="onnx_op_")
-    vi = lambda k, a: h.make_tensor_value_info(k, NP2T[a.dtype], a.shape)
+    vi = lambda k, a: h.make_tensor_value_info(k, TP.STRING if a.dtype.kind in "US" else NP2T[a.dtype], a.shape)
     # "DOMAIN:Op" is an op of another domain, imported at version 1 beside the default domain
     domain, _, op = op.rpartition(":")
     node = h.make_node(op, node_inputs or list(inputs) + list(consts), list(outputs), domain=domain or None, **attrs)

@@ -1,0 +1,59 @@
+#!/usr/bin/env bats
+# Casts to and from strings and the ai.onnx.ml ops on bad input: a string
+# that is no number, and malformed attribute tables, refused with exit 3
+# naming the node and the op. Values are checked against NumPy in
+# tests/onnx/op_mappers_ml.py.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+# model.onnx of one node; $1 the file, then Python code that sets nodes, ins,
+# outs (value infos) and opset (ai.onnx.ml imported at version ml, default 3)
+onnx_model() {
+    local f=$1 code=$2
+    py "
+import onnx
+from onnx import helper, TensorProto
+S = TensorProto.STRING
+ml = 3
+$code
+m = helper.make_model(helper.make_graph(nodes, 't', ins, outs), opset_imports=[helper.make_opsetid('', opset),
+                      helper.make_opsetid('ai.onnx.ml', ml)])
+onnx.save(m, sys.argv[1])" "$f"
+}
+
+@test "strings_ml: a cast of a string that is no number is refused at run time with exit 3 naming node, op and element" {
+    onnx_model "$T/m.onnx" '
+nodes = [helper.make_node("Cast", ["x"], ["y"], name="tonum", to=TensorProto.FLOAT)]
+ins = [helper.make_tensor_value_info("x", S, [3])]
+outs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])]
+opset = 17'
+    py 'np.save(sys.argv[1], np.array(["1.5", "Hello", "2"]))' "$T/x.npy"
+    run "$FTRUN" run "$T/m.onnx" -i x="$T/x.npy" -o "$T/out" -q
+    [ "$status" -eq 3 ]
+    [[ "$output" == *"tonum"* ]]
+    [[ "$output" == *"(cast)"* ]]
+    [[ "$output" == *"element 1"*"Hello"* ]]
+    [ ! -e "$T/out/y.npy" ]
+    py 'np.save(sys.argv[1], np.array(["1.5", "-2e3", "nan"]))' "$T/x.npy"
+    run "$FTRUN" run "$T/m.onnx" -i x="$T/x.npy" -o "$T/out" -q
+    [ "$status" -eq 0 ]
+    py 'y = np.load(sys.argv[1]); assert y[0] == 1.5 and y[1] == -2000 and np.isnan(y[2]), y' "$T/out/y.npy"
+}
+
+@test "strings_ml: a cast between strings and a low-precision dtype, and a bitcast of strings, are refused with exit 3" {
+    graph c8.json <<'J'
+{"ftrun": 1, "tensors": {"x": {"dtype": "string", "shape": [2], "data": ["1", "2"]}}, "inputs": [], "outputs": ["y"],
+ "nodes": [{"name": "c8", "op": "cast", "inputs": ["x"], "outputs": ["y"], "attrs": {"to": "f8e4m3fn"}}]}
+J
+    run "$FTRUN" run --dry-run "$T/c8.json"
+    [ "$status" -eq 3 ]
+    [[ "$output" == *"c8"* && "$output" == *"strings cast to and from"* ]]
+    graph bc.json <<'J'
+{"ftrun": 1, "tensors": {"x": {"dtype": "i64", "shape": [2], "data": [1, 2]}}, "inputs": [], "outputs": ["y"],
+ "nodes": [{"name": "bc", "op": "bitcast", "inputs": ["x"], "outputs": ["y"], "attrs": {"to": "string"}}]}
+J
+    run "$FTRUN" run --dry-run "$T/bc.json"
+    [ "$status" -eq 3 ]
+    [[ "$output" == *"bc"* && "$output" == *"bitcast to strings"* ]]
+}

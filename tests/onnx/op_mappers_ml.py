@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""ONNX's string conversions and ai.onnx.ml ops against NumPy and Python:
+Cast to and from strings (NumPy's astype(str) text of numbers, Python's float()
+reading of text), run through tests/onnx/op_mappers.py's harness. Expected
+values come from NumPy or Python, never from ftrun.
+
+Usage: FTRUN=build/ftrun /usr/bin/python3 tests/onnx/op_mappers_ml.py [FILTER]
+Prints TAP; exits 1 when a case fails.
+"""
+import os, re, sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import op_mappers as om  # noqa: E402
+from op_mappers import TP  # noqa: E402
+
+om.CASES.clear()
+case = om.case
+
+# Cast to strings: NumPy's str() of each element (onnx/reference/ops/op_cast.py casts with astype(str))
+xf = np.array([[0.1, 1e-5, 1e20, 100.0], [-0.0, np.nan, np.inf, -np.inf], [123456789.0, 3.4e38, 1.17e-38, 1e-4],
+               [9.999e15, 1e16, 0.3333333, -2.5]], np.float32)
+case("cast_f32_to_string", "Cast", {"x": xf}, {"y": xf.astype(str)}, 13, {"to": TP.STRING})
+xd = np.array([0.1, 1 / 3, 2.0 ** 60, 5e-324, -1e-7, 12345.678], np.float64)
+case("cast_f64_to_string", "Cast", {"x": xd}, {"y": xd.astype(str)}, 13, {"to": TP.STRING})
+xi = np.array([[0, -7, 2 ** 62], [12, -(2 ** 63), 99]], np.int64)
+case("cast_i64_to_string", "Cast", {"x": xi}, {"y": xi.astype(str)}, 13, {"to": TP.STRING})
+xb = np.array([True, False, True])
+case("cast_bool_to_string", "Cast", {"x": xb}, {"y": xb.astype(str)}, 13, {"to": TP.STRING})
+
+# Cast from strings: Python's float() reading (plain, scientific, NaN/INF in any case, blanks around);
+# integers from a decimal text truncate toward zero (ONNX's "100.5" may give 100)
+ts = np.array(["3.14", "1e-5", "1E8", " 2.5 ", "NaN", "INF", "+INF", "-inf", "-Infinity", "100", "0.1", "-0"])
+case("cast_string_to_f32", "Cast", {"x": ts}, {"y": np.array([float(t) for t in ts], np.float32)}, 13,
+     {"to": TP.FLOAT})
+case("cast_string_to_f64", "Cast", {"x": ts}, {"y": np.array([float(t) for t in ts], np.float64)}, 13,
+     {"to": TP.DOUBLE})
+ti = np.array([["100.5", "-7", "42"], ["-3.9", "1e3", "9223372036854775807"]])
+case("cast_string_to_i64", "Cast", {"x": ti},
+     {"y": np.array([[int(t) if re.fullmatch(r"-?\d+", t) else int(float(t)) for t in r] for r in ti], np.int64)},
+     13, {"to": TP.INT64})
+tb = np.array(["True", "false", "0", "2.5"])
+case("cast_string_to_bool", "Cast", {"x": tb},
+     {"y": np.array([t.lower() == "true" if t.lower() in ("true", "false") else float(t) != 0 for t in tb])}, 13,
+     {"to": TP.BOOL})
+case("castlike_string_to_f32", "CastLike", {"x": ts}, {"y": np.array([float(t) for t in ts], np.float32)}, 15,
+     consts={"like": np.zeros(1, np.float32)})
+
+if __name__ == "__main__":
+    pat = sys.argv[1] if len(sys.argv) > 1 else ""
+    sel = [c for c in om.CASES if re.search(pat, c[0])]
+    print("1..%d" % len(sel))
+    bad = sum(not om.run(i + 1, c) for i, c in enumerate(sel))
+    sys.exit(1 if bad else 0)
