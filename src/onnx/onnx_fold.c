@@ -28,7 +28,6 @@ static const char *const fold_only[] = {"Constant", "Shape", "Size", "ConstantOf
 static const struct {
     const char *op, *why;
 } refused[] = {
-    {"StringSplit", "not yet supported (its output shape depends on the strings)"},
     {"TfIdfVectorizer", "not yet supported"},
 };
 

@@ -254,7 +254,7 @@ static const onx_op_map MAPS[] = {
     {"NonMaxSuppression", 10, ox_map_nms},
     /* strings (onnx_ops_text.c) */
     {"StringNormalizer", 10, ox_map_string_normalizer}, {"StringConcat", 20, ox_map_string_concat},
-    {"RegexFullMatch", 20, ox_map_regex_full_match},
+    {"RegexFullMatch", 20, ox_map_regex_full_match}, {"StringSplit", 20, ox_map_string_split},
     /* other domains, named DOMAIN.OP */
     {"ai.onnx.preview.training.Adagrad", 1, ox_map_optimizer}, {"ai.onnx.preview.training.Adam", 1, ox_map_optimizer},
     {"ai.onnx.preview.training.Momentum", 1, ox_map_optimizer},
@@ -466,7 +466,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Squeeze", 'm', "squeeze (axes known at load)"},
     {"StringConcat", 'm', "string_concat"},
     {"StringNormalizer", 'm', "string_normalizer (ASCII case rules; run-time output shape)"},
-    {"StringSplit", '-', "no ftrun op (run-time output shape)"},
+    {"StringSplit", 'm', "string_split (ASCII blanks; run-time output shape)"},
     {"Sub", 'm', "sub (opsets 1-6: B reshaped for the broadcast and axis attributes)"},
     {"Sum", 'm', "add chain"},
     {"SwiGLU", 'm', "swish + mul (opset 28)"},

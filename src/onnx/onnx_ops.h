@@ -100,6 +100,7 @@ ft_status ox_map_nms(onx_ctx *c, const onx_node *n);
 ft_status ox_map_optimizer(onx_ctx *c, const onx_node *n);
 /* ai.onnx.ml (onnx_ops_ml.c) */
 ft_status ox_map_binarizer(onx_ctx *c, const onx_node *n);
+ft_status ox_map_string_split(onx_ctx *c, const onx_node *n);
 ft_status ox_map_string_normalizer(onx_ctx *c, const onx_node *n);
 ft_status ox_map_string_concat(onx_ctx *c, const onx_node *n);
 ft_status ox_map_regex_full_match(onx_ctx *c, const onx_node *n);

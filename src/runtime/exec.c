@@ -303,7 +303,11 @@ static ft_status dyn_values(dyn_state *d, int k, const scratch *s, const ft_plan
         int t = n->in[i];
         ft_tensor *x = &d->t[t];
         size_t nb = ft_tensor_bytes(x);
-        if (ft_numel(&x->shape) > FT_MAX_VALUES || x->shape.rank > 1) {
+        if (x->dtype == FT_STRING) { /* string_split's strings: any shape, read whole */
+            free(d->vals[t]);
+            if (!(d->vals[t] = ft_malloc(nb ? nb : 1)))
+                return ft_node_err(err, FT_ERUNTIME, &d->g, n, "out of memory reading input %d ('%s')", i, x->name);
+        } else if (ft_numel(&x->shape) > FT_MAX_VALUES || x->shape.rank > 1) {
             char sb[FT_SHAPE_STR];
             st = ft_node_err(err, FT_EGRAPH, &d->g, n, "input %d ('%s') gives shape values but has shape %s; at most "
                              "%d values in a 1-D tensor are supported", i, x->name, ft_shape_str(&x->shape, sb),

@@ -57,3 +57,27 @@ J
     [ "$status" -eq 3 ]
     [[ "$output" == *"bc"* && "$output" == *"bitcast to strings"* ]]
 }
+
+@test "strings_ml: StringSplit on a device runs with --fallback cpu, its strings read at every run; values as Python's str.split" {
+    fake_device_build
+    onnx_model "$T/m.onnx" '
+nodes = [helper.make_node("StringSplit", ["x"], ["y", "n"], name="sp", delimiter="-", maxsplit=2)]
+ins = [helper.make_tensor_value_info("x", S, [2, 2])]
+outs = [helper.make_tensor_value_info("y", S, None), helper.make_tensor_value_info("n", TensorProto.INT64, [2, 2])]
+opset = 20'
+    py 'np.save(sys.argv[1], np.array([["a-b-c-d", ""], ["-x-", "solo"]]))' "$T/x.npy"
+    FAKE_MISSING_OP=string_split fake run --separate-stderr "$FTRUN" run "$T/m.onnx" -i x="$T/x.npy" -o "$T/o" -d cuda \
+        -n 3
+    [ "$status" -eq 4 ]
+    [[ "$stderr" == *"'sp' (string_split)"*"--fallback cpu"* ]]
+    FAKE_MISSING_OP=string_split fake run --separate-stderr "$FTRUN" run "$T/m.onnx" -i x="$T/x.npy" -o "$T/o" -d cuda \
+        --fallback cpu -n 3
+    [ "$status" -eq 0 ]
+    py '
+x = np.load(sys.argv[1] + "/x.npy")
+parts = [s.split("-", 2) for s in x.ravel()]
+want = np.array([p + [""] * (3 - len(p)) for p in parts]).reshape(2, 2, 3)
+y, n = np.load(sys.argv[1] + "/o/y.npy"), np.load(sys.argv[1] + "/o/n.npy")
+assert y.shape == (2, 2, 3) and (y == want).all(), y
+assert (n == np.array([len(p) for p in parts]).reshape(2, 2)).all(), n' "$T"
+}

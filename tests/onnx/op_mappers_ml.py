@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """ONNX's string conversions and ai.onnx.ml ops against NumPy and Python:
 Cast to and from strings (NumPy's astype(str) text of numbers, Python's float()
-reading of text), run through tests/onnx/op_mappers.py's harness. Expected
+reading of text), StringSplit (Python's str.split), run through tests/onnx/op_mappers.py's harness. Expected
 values come from NumPy or Python, never from ftrun.
 
 Usage: FTRUN=build/ftrun /usr/bin/python3 tests/onnx/op_mappers_ml.py [FILTER]
@@ -46,6 +46,32 @@ case("cast_string_to_bool", "Cast", {"x": tb},
      {"to": TP.BOOL})
 case("castlike_string_to_f32", "CastLike", {"x": ts}, {"y": np.array([float(t) for t in ts], np.float32)}, 15,
      consts={"like": np.zeros(1, np.float32)})
+
+
+# StringSplit (opset 20) against Python's str.split(sep, maxsplit), rows padded with "" to the most pieces
+def split_ref(x, sep=None, maxsplit=-1):
+    parts = [t.split(sep, maxsplit) for t in x.ravel()]
+    most = max([len(p) for p in parts], default=0)
+    y = np.array([p + [""] * (most - len(p)) for p in parts], dtype=str).reshape(*x.shape, most)
+    return y, np.array([len(p) for p in parts], np.int64).reshape(x.shape)
+
+
+xs = np.array([["a,b,,c", ",lead", "none"], ["trail,", "", "x,y,z,w,v"]])
+ys, ls = split_ref(xs, ",")
+case("string_split_comma_2d", "StringSplit", {"x": xs}, {"y": ys, "n": ls}, 20, {"delimiter": ","})
+ys, ls = split_ref(xs, ",", 1)
+case("string_split_comma_maxsplit1", "StringSplit", {"x": xs}, {"y": ys, "n": ls}, 20, {"delimiter": ",", "maxsplit": 1})
+xw = np.array(["  héllo \t wörld  ", "", "   ", "one", "a b  c\nd e"])
+ys, ls = split_ref(xw)
+case("string_split_blanks", "StringSplit", {"x": xw}, {"y": ys, "n": ls}, 20)
+ys, ls = split_ref(xw, None, 2)
+case("string_split_blanks_maxsplit2", "StringSplit", {"x": xw}, {"y": ys, "n": ls}, 20, {"maxsplit": 2})
+xm = np.array(["a<>b<><>c", "<>", "<<>>"])
+ys, ls = split_ref(xm, "<>")
+case("string_split_two_char_delimiter", "StringSplit", {"x": xm}, {"y": ys, "n": ls}, 20, {"delimiter": "<>"})
+xe = np.array(["", ""])
+ys, ls = split_ref(xe)
+case("string_split_all_empty", "StringSplit", {"x": xe}, {"y": ys, "n": ls}, 20)
 
 if __name__ == "__main__":
     pat = sys.argv[1] if len(sys.argv) > 1 else ""
