@@ -36,6 +36,7 @@
 #define CPU_EW_ANY CPU_ANY
 #define CPU_EQ (CPU_ANY | FT_DT_STR) /* equal: strings too (binary.c) */
 #define CPU_STR FT_DT_STR
+#define CPU_ML (FT_DT_NUM | FT_DT_STR) /* runtime/ml.c; each op's inference narrows it */
 #define CPU_BOOL FT_DT_BOOL
 #define CPU_Q8 (FT_M(U8) | FT_M(I8))                           /* quantized operands */
 /* dequantize_linear's inputs: the integers and the low-precision dtypes but f8e8m0 */

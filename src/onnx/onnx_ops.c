@@ -255,6 +255,7 @@ static const onx_op_map MAPS[] = {
     /* strings (onnx_ops_text.c) */
     {"StringNormalizer", 10, ox_map_string_normalizer}, {"StringConcat", 20, ox_map_string_concat},
     {"RegexFullMatch", 20, ox_map_regex_full_match}, {"StringSplit", 20, ox_map_string_split},
+    {"TfIdfVectorizer", 9, ox_map_tfidf_vectorizer},
     /* other domains, named DOMAIN.OP */
     {"ai.onnx.preview.training.Adagrad", 1, ox_map_optimizer}, {"ai.onnx.preview.training.Adam", 1, ox_map_optimizer},
     {"ai.onnx.preview.training.Momentum", 1, ox_map_optimizer},
@@ -474,7 +475,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Tan", 'm', "tan"},
     {"Tanh", 'm', "tanh"},
     {"TensorScatter", 'm', "tensor_scatter"},
-    {"TfIdfVectorizer", '-', "no ftrun op (tf-idf)"},
+    {"TfIdfVectorizer", 'm', "tfidf_vectorizer (its pool a constant input)"},
     {"ThresholdedRelu", 'm', "thresholded_relu"},
     {"Tile", 'm', "tile (repeats known at load)"},
     {"TopK", 'm', "topk (k known at load)"},

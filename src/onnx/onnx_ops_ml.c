@@ -7,9 +7,12 @@
  *   if (m) st = m->map(c, n);
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "onnx_ops.h"
+#include "onnx_internal.h"
+#include "onnx.pb-c.h"
 
 ft_status ox_map_binarizer(onx_ctx *c, const onx_node *n)
 {
@@ -46,6 +49,63 @@ ft_status ox_map_array_feature_extractor(onx_ctx *c, const onx_node *n)
     if (one_d) {
         const ft_shape row = {.rank = 2, .dims = {1, count}};
         OX_NEED(ox_reshape(c, n, out, &row, ox_out(c, n, 0)));
+    }
+    return FT_OK;
+}
+
+/* An INTS attribute (absent: none) onto f's attribute of that name. */
+static ft_status copy_ints(onx_ctx *c, const onx_node *n, ft_node *f, const char *name)
+{
+    const int64_t *v = NULL;
+    int k = onx_attr_ints(n, name, &v);
+    return onx_set_ints(c, f, name, v, k < 0 ? 0 : k);
+}
+
+/* TfIdfVectorizer (opset 9, default domain): tfidf_vectorizer with its pool
+ * (pool_int64s or pool_strings) as a 1-D constant, input 1. */
+ft_status ox_map_tfidf_vectorizer(onx_ctx *c, const onx_node *n)
+{
+    const ft_dtype dt = ox_dtype(c, n, 0);
+    if (dt != FT_STRING && dt != FT_I32 && dt != FT_I64)
+        return onx_error(c, n, FT_EGRAPH, "input X has dtype %s: TfIdfVectorizer takes int32, int64 or strings",
+                         ft_dtype_name(dt));
+    const Onnx__AttributeProto *ps = onx_attr(n, "pool_strings");
+    const int64_t *pi = NULL;
+    const int npi = onx_attr_ints(n, "pool_int64s", &pi);
+    if ((ps != NULL) == (npi >= 0))
+        return onx_error(c, n, FT_EGRAPH, "give one of pool_strings and pool_int64s");
+    if ((ps != NULL) != (dt == FT_STRING))
+        return onx_error(c, n, FT_EGRAPH, "the pool is %s but input X is %s", ps ? "strings" : "int64",
+                         ft_dtype_name(dt));
+    int pool;
+    if (ps) {
+        pool = ox_const_strings(c, n, "pool", ps);
+        if (pool == -2)
+            return onx_error(c, n, FT_EGRAPH, "a pool string is not valid UTF-8");
+    } else {
+        const ft_shape s = {.rank = 1, .dims = {npi}};
+        pool = onx_const_new(c, n, "pool", FT_I64, &s, pi);
+    }
+    int in[2] = {onx_in(c, n, 0), pool}, out = ox_out(c, n, 0);
+    OX_NEED(pool >= 0 && out >= 0);
+    ft_node *f = onx_emit(c, n, FT_OP_TFIDF_VECTORIZER, in, 2, &out, 1);
+    OX_NEED(f);
+    OX_TRY(onx_set_s(c, f, "mode", onx_attr_s(c, n, "mode", "")));
+    OX_TRY(onx_set_i(c, f, "min_gram_length", onx_attr_i(n, "min_gram_length", 0)));
+    OX_TRY(onx_set_i(c, f, "max_gram_length", onx_attr_i(n, "max_gram_length", 0)));
+    OX_TRY(onx_set_i(c, f, "max_skip_count", onx_attr_i(n, "max_skip_count", 0)));
+    OX_TRY(copy_ints(c, n, f, "ngram_counts"));
+    OX_TRY(copy_ints(c, n, f, "ngram_indexes"));
+    const float *w = NULL;
+    const int nw = onx_attr_floats(n, "weights", &w);
+    if (nw >= 0) {
+        double *d = malloc((size_t)(nw ? nw : 1) * sizeof *d);
+        OX_NEED(d);
+        for (int i = 0; i < nw; i++)
+            d[i] = w[i];
+        ft_status st = onx_set_floats(c, f, "weights", d, nw);
+        free(d);
+        OX_TRY(st);
     }
     return FT_OK;
 }

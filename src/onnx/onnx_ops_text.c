@@ -13,9 +13,7 @@
 #include "onnx.pb-c.h"
 #include "../graph/str.h"
 
-/* A 1-D string constant of the attribute's strings; -1 on failure (the
- * reason in onx_last_error), -2 for a string that is not UTF-8. */
-static int ox_const_strings(onx_ctx *c, const onx_node *n, const char *suffix, const Onnx__AttributeProto *a)
+int ox_const_strings(onx_ctx *c, const onx_node *n, const char *suffix, const Onnx__AttributeProto *a)
 {
     const ft_shape s = {.rank = 1, .dims = {(int64_t)a->n_strings}};
     const ft_str **v = ft_calloc(a->n_strings ? a->n_strings : 1, sizeof *v);

@@ -81,3 +81,32 @@ y, n = np.load(sys.argv[1] + "/o/y.npy"), np.load(sys.argv[1] + "/o/n.npy")
 assert y.shape == (2, 2, 3) and (y == want).all(), y
 assert (n == np.array([len(p) for p in parts]).reshape(2, 2)).all(), n' "$T"
 }
+
+@test "strings_ml: malformed TfIdfVectorizer tables are refused with exit 3 naming node, op and attribute" {
+    base='nodes = [helper.make_node("TfIdfVectorizer", ["x"], ["y"], name="tf", **a)]
+ins = [helper.make_tensor_value_info("x", TensorProto.INT64, [2, 5])]
+outs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]
+opset = 9'
+    good='a = dict(mode="TF", min_gram_length=1, max_gram_length=2, max_skip_count=0, ngram_counts=[0, 2],
+         ngram_indexes=[0, 1, 2], pool_int64s=[1, 2, 3, 4])'
+    onnx_model "$T/ok.onnx" "$good
+$base"
+    py 'np.save(sys.argv[1], np.arange(10, dtype=np.int64).reshape(2, 5))' "$T/x.npy"
+    run "$FTRUN" run --dry-run "$T/ok.onnx" -i x="$T/x.npy"
+    [ "$status" -eq 0 ]
+    for bad in 'a["ngram_indexes"] = [0, 1]|ngram_indexes has 2 entries' \
+               'a["pool_int64s"] = [1, 2, 3]|not a whole number of 2-grams' \
+               'a["mode"] = "BM25"|attribute '"'"'mode'"'"' is '"'"'BM25'"'"'' \
+               'a["ngram_counts"] = [3, 1]|ngram_counts[1] = 1' \
+               'a["weights"] = [1.0]|weights has 1 entries for 3 output columns' \
+               'a["min_gram_length"] = 3|min_gram_length 3 and max_gram_length 2' \
+               'a["pool_strings"] = ["a"]; del a["pool_int64s"]|the pool is strings but input X is i64'; do
+        onnx_model "$T/bad.onnx" "$good
+${bad%%|*}
+$base"
+        run "$FTRUN" run --dry-run "$T/bad.onnx" -i x="$T/x.npy"
+        [ "$status" -eq 3 ] || { echo "$bad: status $status: $output"; false; }
+        [[ "$output" == *"'tf'"* ]] || { echo "$bad: $output"; false; }
+        [[ "$output" == *"${bad#*|}"* ]] || { echo "$bad: $output"; false; }
+    done
+}

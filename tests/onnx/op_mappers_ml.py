@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """ONNX's string conversions and ai.onnx.ml ops against NumPy and Python:
 Cast to and from strings (NumPy's astype(str) text of numbers, Python's float()
-reading of text), StringSplit (Python's str.split), run through tests/onnx/op_mappers.py's harness. Expected
+reading of text), StringSplit (Python's str.split), TfIdfVectorizer (a brute-force n-gram count), run through tests/onnx/op_mappers.py's harness. Expected
 values come from NumPy or Python, never from ftrun.
 
 Usage: FTRUN=build/ftrun /usr/bin/python3 tests/onnx/op_mappers_ml.py [FILTER]
@@ -72,6 +72,61 @@ case("string_split_two_char_delimiter", "StringSplit", {"x": xm}, {"y": ys, "n":
 xe = np.array(["", ""])
 ys, ls = split_ref(xe)
 case("string_split_all_empty", "StringSplit", {"x": xe}, {"y": ys, "n": ls}, 20)
+
+
+# TfIdfVectorizer (opset 9) against a brute-force count: every n-gram of sizes min..max whose items
+# are d apart (d = 1 .. max_skip_count + 1; a unigram once), looked up in the pool's n-grams
+def tfidf_ref(x, pool, counts, idxs, lo, hi, skip, mode, w=None):
+    grams, k = {}, 0
+    for g, s in enumerate(counts):
+        e = counts[g + 1] if g + 1 < len(counts) else len(pool)
+        for a in range(s, e, g + 1):
+            if lo <= g + 1 <= hi:
+                grams[tuple(pool[a:a + g + 1])] = idxs[k]
+            k += 1
+    cols = max(idxs) + 1
+    rows = x if x.ndim == 2 else x.reshape(1, -1)
+    y = np.zeros((len(rows), cols), np.float32)
+    for r, row in enumerate(rows.tolist()):
+        for s in range(len(row)):
+            if lo == 1 and (row[s],) in grams:
+                y[r, grams[(row[s],)]] += 1
+            for d in range(1, skip + 2):
+                for n in range(max(lo, 2), hi + 1):
+                    t = tuple(row[s + i * d] for i in range(n) if s + (n - 1) * d < len(row))
+                    if len(t) == n and t in grams:
+                        y[r, grams[t]] += 1
+    if mode == "IDF":
+        y = np.where(y > 0, np.float32(1) if w is None else np.asarray(w, np.float32)[:cols], np.float32(0))
+    elif mode == "TFIDF" and w is not None:
+        y = y * np.asarray(w, np.float32)[:cols]
+    return y.astype(np.float32) if x.ndim == 2 else y.reshape(cols).astype(np.float32)
+
+
+def tfidf_case(name, x, pool, counts, idxs, lo, hi, skip, mode, w=None):
+    attrs = {"min_gram_length": lo, "max_gram_length": hi, "max_skip_count": skip, "mode": mode,
+             "ngram_counts": counts, "ngram_indexes": idxs}
+    attrs["pool_strings" if x.dtype.kind == "U" else "pool_int64s"] = list(pool)
+    if w is not None:
+        attrs["weights"] = w
+    case(name, "TfIdfVectorizer", {"x": x}, {"y": tfidf_ref(x, list(pool), counts, idxs, lo, hi, skip, mode, w)}, 9,
+         attrs)
+
+
+xt = np.array([[1, 2, 3, 4, 5, 0, 4, 4, 2], [4, 4, 4, 0, 2, 3, 1, 2, 3], [1, 5, 2, 3, 3, 4, 5, 0, 1]], np.int64)
+pt = [1, 4, 5, 1, 2, 3, 4, 4, 0, 2, 1, 2, 3, 4, 5, 0]  # 4 unigrams, 3 bigrams, 2 trigrams (and a repeated 2-gram start)
+tfidf_case("tfidf_i64_uni_to_tri_skip2_tf", xt, pt, [0, 4, 10], list(range(9)), 1, 3, 2, "TF")
+tfidf_case("tfidf_i64_bi_tri_skip1_idf_weights", xt, pt, [0, 4, 10], [8, 7, 6, 5, 4, 3, 2, 1, 0], 2, 3, 1, "IDF",
+           [0.5, 1.5, 2.0, 0.25, 3.0, 1.0, 0.75, 2.5, 4.0])
+tfidf_case("tfidf_i32_1d_tfidf_weights", xt[0].astype(np.int32), pt, [0, 4, 10], list(range(9)), 1, 2, 3, "TFIDF",
+           [0.5, 1.5, 2.0, 0.25, 3.0, 1.0, 0.75, 2.5, 4.0])
+tfidf_case("tfidf_i64_idf_no_weights", xt, pt, [0, 4, 10], list(range(9)), 1, 1, 0, "IDF")
+xw2 = np.array([["the", "cat", "sat", "on", "the", "mat", "the", "dog", "cat", "sat"],
+                ["héllo", "the", "cat", "a", "sat", "the", "cat", "sat", "dog", "on"]])
+ps = ["cat", "dog", "héllo", "the", "cat", "sat", "on", "the", "dog", "the", "cat", "sat"]
+tfidf_case("tfidf_strings_uni_bi_tri_skip1_tfidf", xw2, ps, [0, 3, 9], [2, 0, 1, 3, 5, 4, 6], 1, 3, 1, "TFIDF",
+           [1.0, 2.0, 0.5, 1.5, 3.0, 0.25, 2.0])
+tfidf_case("tfidf_strings_only_bigrams_tf", xw2, ps, [0, 3, 9], list(range(7)), 2, 2, 0, "TF")
 
 if __name__ == "__main__":
     pat = sys.argv[1] if len(sys.argv) > 1 else ""

@@ -1,0 +1,144 @@
+/* Kernels of the text-feature and ai.onnx.ml ops on host memory, reached
+ * through ft_dd_run (datadep.h); their attribute tables were checked by
+ * their inference (graph/infer_ml.c). Semantics as ONNX defines them
+ * (onnx/defs/nn/defs.cc, onnx/defs/traditionalml/defs.cc in the ONNX
+ * sources) and as its reference (onnx/reference/ops/) computes them.
+ *
+ * tfidf_vectorizer: the pool's n-grams of the sizes asked for are sorted
+ * into a table; each row's n-grams (items skip_distance apart, skip_distance
+ * 1 .. max_skip_count + 1; unigrams once) are looked up in it. Items compare
+ * as 64-bit keys: an integer's value, a string's interned pointer (equal
+ * strings share one, graph/str.h). */
+#define _GNU_SOURCE /* qsort_r */
+#include <stdlib.h>
+#include <string.h>
+
+#include "datadep.h"
+#include "../common.h"
+#include "../graph/dtype_load.h"
+#include "../graph/graph.h"
+
+static ft_status oom(ft_kctx *k, const ft_node *n)
+{
+    return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory");
+}
+
+/* Element i of x as a key: an integer's value, a string's pointer. */
+static uint64_t key_of(const void *x, ft_dtype dt, int64_t i)
+{
+    if (dt == FT_STRING)
+        return (uint64_t)(uintptr_t)((const void *const *)x)[i];
+    return (uint64_t)ft_ld_int(x, dt, i);
+}
+
+typedef struct {
+    int64_t n;     /* items */
+    int64_t at;    /* its first item in the pool */
+    int64_t col;   /* its output column */
+    int64_t order; /* its number in the pool: of equal n-grams the last counts, as ONNX's reference keeps it */
+} gram;
+
+static int cmp_keys(const uint64_t *a, const uint64_t *b, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return a[i] < b[i] ? -1 : 1;
+    return 0;
+}
+
+/* qsort_r's order of two grams of the pool ctx. */
+static int cmp_gram(const void *pa, const void *pb, void *ctx)
+{
+    const gram *a = pa, *b = pb;
+    const uint64_t *pool = ctx;
+    if (a->n != b->n)
+        return a->n < b->n ? -1 : 1;
+    int c = cmp_keys(pool + a->at, pool + b->at, a->n);
+    return c ? c : (a->order > b->order) - (a->order < b->order);
+}
+
+/* The column of the n-gram q (n keys) in t (m grams), or -1. */
+static int64_t find_gram(const gram *t, int64_t m, const uint64_t *pool, const uint64_t *q, int64_t n)
+{
+    int64_t lo = 0, hi = m;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        int c = t[mid].n != n ? (t[mid].n < n ? -1 : 1) : cmp_keys(pool + t[mid].at, q, n);
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m && t[lo].n == n && !cmp_keys(pool + t[lo].at, q, n) ? t[lo].col : -1;
+}
+
+static ft_status tfidf(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    const int64_t lo = ft_attr(n, "min_gram_length")->i, hi = ft_attr(n, "max_gram_length")->i;
+    const int64_t skips = ft_attr(n, "max_skip_count")->i;
+    const ft_attr_val *cnt = ft_attr(n, "ngram_counts"), *idx = ft_attr(n, "ngram_indexes"), *w = ft_attr(n, "weights");
+    const char *mode = ft_attr(n, "mode")->s;
+    const int64_t np = in[1].shape.dims[0];
+    const int rows2 = in[0].shape.rank == 2;
+    const int64_t rows = rows2 ? in[0].shape.dims[0] : 1, c = rows2 ? in[0].shape.dims[1] : (int64_t)ft_numel(&in[0].shape);
+    const int64_t cols = out[0].shape.dims[out[0].shape.rank - 1];
+    uint64_t *pool = ft_malloc((size_t)(np + hi) * sizeof *pool), *q = pool ? pool + np : NULL;
+    gram *t = ft_malloc((size_t)(idx->n ? idx->n : 1) * sizeof *t);
+    float *y = out[0].data;
+    if (!pool || !t) {
+        free(pool);
+        free(t);
+        return oom(k, n);
+    }
+    for (int64_t i = 0; i < np; i++)
+        pool[i] = key_of(in[1].data, in[1].dtype, i);
+    int64_t m = 0, id = 0;
+    for (int g = 0; g < cnt->n; g++) {
+        const int64_t s = cnt->ints[g], e = g + 1 < cnt->n ? cnt->ints[g + 1] : np, size = g + 1;
+        for (int64_t a = s; a + size <= e; a += size, id++)
+            if (size >= lo && size <= hi)
+                t[m++] = (gram){size, a, idx->ints[id], id};
+    }
+    qsort_r(t, (size_t)m, sizeof *t, cmp_gram, pool);
+    int64_t u = 0; /* of equal n-grams keep the last (its order is the highest) */
+    for (int64_t i = 0; i < m; i++) {
+        if (u && t[u - 1].n == t[i].n && !cmp_keys(pool + t[u - 1].at, pool + t[i].at, t[i].n))
+            u--;
+        t[u++] = t[i];
+    }
+    m = u;
+    memset(y, 0, (size_t)(rows * cols) * sizeof *y);
+    for (int64_t r = 0; r < rows; r++) {
+        float *yr = y + r * cols;
+        int64_t first = lo;
+        for (int64_t d = 1; d <= skips + 1 && first <= hi; d++) {
+            for (int64_t s = 0; s < c; s++)
+                for (int64_t len = 1; len <= hi && s + (len - 1) * d < c; len++) {
+                    q[len - 1] = key_of(in[0].data, in[0].dtype, r * c + s + (len - 1) * d);
+                    if (len < first)
+                        continue;
+                    int64_t col = find_gram(t, m, pool, q, len);
+                    if (col >= 0)
+                        yr[col] += 1;
+                }
+            if (first == 1) /* unigrams are counted once: skips do not change them */
+                first = 2;
+        }
+        for (int64_t j = 0; j < cols; j++) {
+            if (!strcmp(mode, "IDF"))
+                yr[j] = yr[j] > 0 ? (w->present ? (float)w->floats[j] : 1.f) : 0.f;
+            else if (!strcmp(mode, "TFIDF") && w->present)
+                yr[j] = (float)w->floats[j] * yr[j];
+        }
+    }
+    free(pool);
+    free(t);
+    return FT_OK;
+}
+
+ft_status ft_ml_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    if (n->op == FT_OP_TFIDF_VECTORIZER)
+        return tfidf(k, n, in, out);
+    return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "internal error: '%s' is not an ai.onnx.ml op", ft_op_name(n->op));
+}
