@@ -1,6 +1,6 @@
 /* Inference of the text-feature and ai.onnx.ml ops (ONNX's TfIdfVectorizer,
- * onnx/defs/nn/defs.cc in the ONNX sources; the ai.onnx.ml ops,
- * onnx/defs/traditionalml/defs.cc): their attribute tables are checked
+ * onnx/defs/nn/defs.cc in the ONNX sources; the ai.onnx.ml ops LabelEncoder
+ * and TreeEnsemble, onnx/defs/traditionalml/defs.cc): their attribute tables are checked
  * here, once, so that the kernels (runtime/ml.c) index them without checks. */
 #include <string.h>
 
@@ -65,4 +65,32 @@ ft_status ft_infer_tfidf_vectorizer(ft_infer_ctx *c)
     if (x->shape.rank == 2)
         o = (ft_shape){.rank = 2, .dims = {x->shape.dims[0], cols}};
     return ft_infer_set_out(c, 0, FT_F32, &o);
+}
+
+/* Which of strings, integers (bool too) and floats dt is. */
+static int key_class(ft_dtype dt) { return dt == FT_STRING ? 0 : ft_dtype_is_float(dt) ? 2 : 1; }
+
+/* label_encoder (x, keys, values, default): each element of x that equals
+ * keys[i] becomes values[i], any other default; y has x's shape and values'
+ * dtype. keys compare with x as strings, integers or floats alike. */
+ft_status ft_infer_label_encoder(ft_infer_ctx *c)
+{
+    const ft_tinfo *x = c->in[0], *k = c->in[1], *v = c->in[2], *d = c->in[3];
+    static const char *const cls[] = {"strings", "integers", "floats"};
+    char b[FT_SHAPE_STR], b2[FT_SHAPE_STR];
+    if (k->shape.rank != 1 || key_class(k->dtype) != key_class(x->dtype) || ft_dtype_is_lowp(k->dtype))
+        return ft_infer_fail(c, "the keys '%s' (%s %s) must be a 1-D tensor of %s, as input '%s' is %s",
+                             ft_infer_in_name(c, 1), ft_dtype_name(k->dtype), ft_shape_str(&k->shape, b),
+                             cls[key_class(x->dtype)], ft_infer_in_name(c, 0), ft_dtype_name(x->dtype));
+    if (v->shape.rank != 1 || v->shape.dims[0] != k->shape.dims[0])
+        return ft_infer_fail(c, "the values '%s' have shape %s for %lld keys: one value per key",
+                             ft_infer_in_name(c, 2), ft_shape_str(&v->shape, b), (long long)k->shape.dims[0]);
+    if (!ft_dtype_in(v->dtype, FT_DT_NUM | FT_DT_STR))
+        return ft_infer_fail(c, "the values '%s' are %s: label_encoder gives numbers or strings", ft_infer_in_name(c, 2),
+                             ft_dtype_name(v->dtype));
+    if (d->dtype != v->dtype || ft_numel(&d->shape) != 1)
+        return ft_infer_fail(c, "the default '%s' (%s %s) must be one %s value, as the values are",
+                             ft_infer_in_name(c, 3), ft_dtype_name(d->dtype), ft_shape_str(&d->shape, b2),
+                             ft_dtype_name(v->dtype));
+    return ft_infer_set_out(c, 0, v->dtype, &x->shape);
 }

@@ -7,12 +7,15 @@
  *   if (m) st = m->map(c, n);
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "onnx_ops.h"
 #include "onnx_internal.h"
 #include "onnx.pb-c.h"
+#include "../graph/str.h"
+#include "../io/npy.h"
 
 ft_status ox_map_binarizer(onx_ctx *c, const onx_node *n)
 {
@@ -107,5 +110,92 @@ ft_status ox_map_tfidf_vectorizer(onx_ctx *c, const onx_node *n)
         free(d);
         OX_TRY(st);
     }
+    return FT_OK;
+}
+
+/* One of LabelEncoder's key or value lists as a 1-D constant (suffix): the
+ * TENSOR attribute NAME_tensor or one of NAME_strings, NAME_int64s,
+ * NAME_floats; -1 on failure (reported), -2 when none or more than one is
+ * given, -3 for a string that is not UTF-8. *dt: its dtype. */
+static int encoder_list(onx_ctx *c, const onx_node *n, const char *name, ft_dtype *dt)
+{
+    char an[4][32];
+    static const char *const sfx[4] = {"tensor", "strings", "int64s", "floats"};
+    const Onnx__AttributeProto *a[4];
+    int given = 0, which = -1;
+    for (int i = 0; i < 4; i++) {
+        snprintf(an[i], sizeof an[i], "%s_%s", name, sfx[i]);
+        if ((a[i] = onx_attr(n, an[i])))
+            given++, which = i;
+    }
+    if (given != 1)
+        return -2;
+    if (which == 0) {
+        ft_npy v;
+        if (onx_attr_tensor(c, n, a[0], &v))
+            return -1;
+        const ft_shape s = {.rank = 1, .dims = {(int64_t)ft_numel(&v.shape)}};
+        *dt = v.dtype;
+        int t = onx_const_new(c, n, name, v.dtype, &s, v.data);
+        ft_npy_clear(&v);
+        return t;
+    }
+    if (which == 1) {
+        *dt = FT_STRING;
+        int t = ox_const_strings(c, n, name, a[1]);
+        return t == -2 ? -3 : t;
+    }
+    const ft_shape s = {.rank = 1, .dims = {(int64_t)(which == 2 ? a[2]->n_ints : a[3]->n_floats)}};
+    *dt = which == 2 ? FT_I64 : FT_F32;
+    return onx_const_new(c, n, name, *dt, &s, which == 2 ? (const void *)a[2]->ints : (const void *)a[3]->floats);
+}
+
+/* ai.onnx.ml LabelEncoder (versions 2-4): label_encoder with its keys,
+ * values and default as constants; the default is default_tensor (version
+ * 4) or the default_string, default_int64 or default_float of the values'
+ * type (their own defaults "_Unused", -1 and -0.0). Version 1's
+ * classes_strings form is refused by the map's version. */
+ft_status ox_map_label_encoder(onx_ctx *c, const onx_node *n)
+{
+    ft_dtype kd = FT_F32, vd = FT_F32;
+    const int keys = encoder_list(c, n, "keys", &kd), vals = keys >= 0 ? encoder_list(c, n, "values", &vd) : -1;
+    if (keys == -2 || vals == -2)
+        return onx_error(c, n, FT_EGRAPH, "give exactly one of %s_tensor, %s_strings, %s_int64s and %s_floats",
+                         keys == -2 ? "keys" : "values", keys == -2 ? "keys" : "values", keys == -2 ? "keys" : "values",
+                         keys == -2 ? "keys" : "values");
+    if (keys == -3 || vals == -3)
+        return onx_error(c, n, FT_EGRAPH, "a %s string is not valid UTF-8", keys == -3 ? "key" : "value");
+    OX_NEED(keys >= 0 && vals >= 0);
+    int def;
+    const ft_shape one = {.rank = 1, .dims = {1}};
+    const Onnx__AttributeProto *dt = onx_attr(n, "default_tensor");
+    if (dt) {
+        ft_npy v;
+        OX_TRY(onx_attr_tensor(c, n, dt, &v));
+        if (ft_numel(&v.shape) != 1 || v.dtype != vd) {
+            ft_npy_clear(&v);
+            return onx_error(c, n, FT_EGRAPH, "default_tensor must be one %s value, as the values are",
+                             ft_dtype_name(vd));
+        }
+        def = onx_const_new(c, n, "default", v.dtype, &one, v.data);
+        ft_npy_clear(&v);
+    } else if (vd == FT_STRING) {
+        const char *s = onx_attr_s(c, n, "default_string", "_Unused");
+        const ft_str *p;
+        if (!ft_utf8_valid(s, strlen(s)) || ft_str_make(s, strlen(s), &p))
+            return onx_error(c, n, FT_EGRAPH, "default_string is not valid UTF-8");
+        def = onx_const_new(c, n, "default", FT_STRING, &one, &p);
+    } else if (ft_dtype_is_float(vd)) {
+        double f = onx_attr_f(n, "default_float", -0.0);
+        float f32 = (float)f;
+        def = vd == FT_F64 ? onx_const_new(c, n, "default", FT_F64, &one, &f)
+                           : onx_const_new(c, n, "default", FT_F32, &one, &f32);
+    } else {
+        const int64_t i = onx_attr_i(n, "default_int64", -1);
+        def = onx_const_new(c, n, "default", FT_I64, &one, &i);
+    }
+    int in[4] = {onx_in(c, n, 0), keys, vals, def}, out = ox_out(c, n, 0);
+    OX_NEED(def >= 0 && out >= 0);
+    OX_NEED(onx_emit(c, n, FT_OP_LABEL_ENCODER, in, 4, &out, 1));
     return FT_OK;
 }

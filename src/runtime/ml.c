@@ -8,8 +8,12 @@
  * into a table; each row's n-grams (items skip_distance apart, skip_distance
  * 1 .. max_skip_count + 1; unigrams once) are looked up in it. Items compare
  * as 64-bit keys: an integer's value, a string's interned pointer (equal
- * strings share one, graph/str.h). */
+ * strings share one, graph/str.h).
+ *
+ * label_encoder: the keys sorted with their positions; each element of x
+ * looked up by binary search. */
 #define _GNU_SOURCE /* qsort_r */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,8 +140,74 @@ static ft_status tfidf(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view 
     return FT_OK;
 }
 
+/* Element i of x as a key that is equal exactly when the values are: a
+ * float's double bits with -0 as 0 and every NaN one NaN (a NaN key matches
+ * NaN, as ONNX's LabelEncoder says), else key_of's. */
+static uint64_t value_key(const void *x, ft_dtype dt, int64_t i)
+{
+    if (!ft_dtype_is_float(dt))
+        return key_of(x, dt, i);
+    double v = ft_ld_f64(x, dt, i);
+    if (v == 0)
+        v = 0;
+    if (v != v)
+        v = NAN;
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return u;
+}
+
+typedef struct {
+    uint64_t key;
+    int64_t at; /* its position in the keys: of equal keys the last maps, as a dict built in order keeps it */
+} keyed;
+
+static int cmp_keyed(const void *pa, const void *pb)
+{
+    const keyed *a = pa, *b = pb;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return (a->at > b->at) - (a->at < b->at);
+}
+
+static ft_status label_encoder(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    const int64_t nk = in[1].shape.dims[0], cnt = (int64_t)ft_numel(&in[0].shape);
+    const size_t es = ft_dtype_size(out[0].dtype);
+    keyed *t = ft_malloc((size_t)(nk ? nk : 1) * sizeof *t);
+    if (!t)
+        return oom(k, n);
+    for (int64_t i = 0; i < nk; i++)
+        t[i] = (keyed){value_key(in[1].data, in[1].dtype, i), i};
+    qsort(t, (size_t)nk, sizeof *t, cmp_keyed);
+    int64_t u = 0;
+    for (int64_t i = 0; i < nk; i++) {
+        if (u && t[u - 1].key == t[i].key)
+            u--;
+        t[u++] = t[i];
+    }
+    const char *vals = in[2].data, *def = in[3].data;
+    char *y = out[0].data;
+    for (int64_t i = 0; i < cnt; i++) {
+        const uint64_t q = value_key(in[0].data, in[0].dtype, i);
+        int64_t lo = 0, hi = u;
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (t[mid].key < q)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        memcpy(y + (size_t)i * es, lo < u && t[lo].key == q ? vals + (size_t)t[lo].at * es : def, es);
+    }
+    free(t);
+    return FT_OK;
+}
+
 ft_status ft_ml_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
+    if (n->op == FT_OP_LABEL_ENCODER)
+        return label_encoder(k, n, in, out);
     if (n->op == FT_OP_TFIDF_VECTORIZER)
         return tfidf(k, n, in, out);
     return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "internal error: '%s' is not an ai.onnx.ml op", ft_op_name(n->op));

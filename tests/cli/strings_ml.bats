@@ -110,3 +110,30 @@ $base"
         [[ "$output" == *"${bad#*|}"* ]] || { echo "$bad: $output"; false; }
     done
 }
+
+@test "strings_ml: malformed LabelEncoder tables are refused with exit 3 naming node, op and attribute" {
+    base='nodes = [helper.make_node("LabelEncoder", ["x"], ["y"], name="le", domain="ai.onnx.ml", **a)]
+ins = [helper.make_tensor_value_info("x", S, [3])]
+outs = [helper.make_tensor_value_info("y", TensorProto.INT64, None)]
+opset = 17'
+    good='a = dict(keys_strings=["a", "b"], values_int64s=[1, 2])'
+    onnx_model "$T/ok.onnx" "$good
+$base"
+    py 'np.save(sys.argv[1], np.array(["a", "c", "b"]))' "$T/x.npy"
+    run "$FTRUN" run "$T/ok.onnx" -i x="$T/x.npy" -o "$T/o" -q
+    [ "$status" -eq 0 ]
+    py 'assert np.load(sys.argv[1]).tolist() == [1, -1, 2]' "$T/o/y.npy"
+    for bad in 'a["values_int64s"] = [1]|values '"'"'le/values'"'"' have shape [1] for 2 keys' \
+               'a["keys_int64s"] = [1, 2]|exactly one of keys_tensor' \
+               'a = dict(keys_int64s=[1, 2], values_int64s=[1, 2])|must be a 1-D tensor of strings' \
+               'a["default_tensor"] = helper.make_tensor("d", TensorProto.FLOAT, [1], [0.5]); ml = 4|default_tensor must be one i64 value' \
+               'a = dict(keys_strings=["a"], values_int64s=[1], default_int64=3); ml = 1|LabelEncoder'; do
+        onnx_model "$T/bad.onnx" "$good
+${bad%%|*}
+$base"
+        run "$FTRUN" run --dry-run "$T/bad.onnx" -i x="$T/x.npy"
+        [ "$status" -eq 3 ] || { echo "$bad: status $status: $output"; false; }
+        [[ "$output" == *"le"* ]] || { echo "$bad: $output"; false; }
+        [[ "$output" == *"${bad#*|}"* ]] || { echo "$bad: $output"; false; }
+    done
+}

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """ONNX's string conversions and ai.onnx.ml ops against NumPy and Python:
 Cast to and from strings (NumPy's astype(str) text of numbers, Python's float()
-reading of text), StringSplit (Python's str.split), TfIdfVectorizer (a brute-force n-gram count), run through tests/onnx/op_mappers.py's harness. Expected
+reading of text), StringSplit (Python's str.split), TfIdfVectorizer (a brute-force n-gram count), LabelEncoder (a Python dict),
+run through tests/onnx/op_mappers.py's harness. Expected
 values come from NumPy or Python, never from ftrun.
 
 Usage: FTRUN=build/ftrun /usr/bin/python3 tests/onnx/op_mappers_ml.py [FILTER]
@@ -127,6 +128,37 @@ ps = ["cat", "dog", "héllo", "the", "cat", "sat", "on", "the", "dog", "the", "c
 tfidf_case("tfidf_strings_uni_bi_tri_skip1_tfidf", xw2, ps, [0, 3, 9], [2, 0, 1, 3, 5, 4, 6], 1, 3, 1, "TFIDF",
            [1.0, 2.0, 0.5, 1.5, 3.0, 0.25, 2.0])
 tfidf_case("tfidf_strings_only_bigrams_tf", xw2, ps, [0, 3, 9], list(range(7)), 2, 2, 0, "TF")
+
+
+# ai.onnx.ml LabelEncoder (versions 2-4) against a Python dict (a repeated key: the last value, as dict() keeps)
+def encode(x, keys, values, default):
+    d = {}
+    for k, v in zip(keys, values):
+        d[0.0 if isinstance(k, float) and k == 0 else k] = v
+    nan = [v for k, v in zip(keys, values) if isinstance(k, float) and k != k]
+    f = lambda e: nan[-1] if nan and isinstance(e, float) and e != e else d.get(e, default)
+    return [f(e) for e in x.ravel().tolist()]
+
+
+xle = np.array([["b", "zz", "a"], ["c", "a", "é"]])
+ks, vs = ["a", "b", "c", "é", "a"], [3, 1, 2, 7, 9]
+case("label_encoder_v2_string_to_i64", "ai.onnx.ml@2:LabelEncoder", {"x": xle},
+     {"y": np.array(encode(xle, ks, vs, 42), np.int64).reshape(2, 3)}, 17,
+     {"keys_strings": ks, "values_int64s": vs, "default_int64": 42})
+xli = np.array([5, -1, 7, 0, 5], np.int64)
+ki, vsi = [5, 7, 0], ["five", "seven", "zéro"]
+case("label_encoder_v2_i64_to_string_default_unused", "ai.onnx.ml@2:LabelEncoder", {"x": xli},
+     {"y": np.array(encode(xli, ki, vsi, "_Unused"))}, 17, {"keys_int64s": ki, "values_strings": vsi})
+xlf = np.array([0.5, -0.0, np.nan, 2.0, 1.5, 3.25], np.float32)
+kf, vf = [0.0, float("nan"), 1.5, 3.25], [10.0, 20.0, 30.0, 40.0]
+case("label_encoder_v2_f32_nan_and_signed_zero_keys", "ai.onnx.ml@2:LabelEncoder", {"x": xlf},
+     {"y": np.array(encode(xlf, kf, vf, -0.0), np.float32)}, 17, {"keys_floats": kf, "values_floats": vf})
+xlt = np.array([[3, 1], [4, 1]], np.int32)
+kt, vt = np.array([1, 3, 9], np.int32), np.array([0.25, 0.5, 0.75])
+case("label_encoder_v4_tensors_i32_to_f64", "ai.onnx.ml@4:LabelEncoder", {"x": xlt},
+     {"y": np.array(encode(xlt, kt.tolist(), vt.tolist(), -2.5)).reshape(2, 2)}, 17,
+     {"keys_tensor": om.nh.from_array(kt), "values_tensor": om.nh.from_array(vt),
+      "default_tensor": om.nh.from_array(np.array([-2.5]))})
 
 if __name__ == "__main__":
     pat = sys.argv[1] if len(sys.argv) > 1 else ""
