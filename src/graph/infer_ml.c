@@ -2,6 +2,7 @@
  * onnx/defs/nn/defs.cc in the ONNX sources; the ai.onnx.ml ops LabelEncoder
  * and TreeEnsemble, onnx/defs/traditionalml/defs.cc): their attribute tables are checked
  * here, once, so that the kernels (runtime/ml.c) index them without checks. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "infer_common.h"
@@ -93,4 +94,131 @@ ft_status ft_infer_label_encoder(ft_infer_ctx *c)
                              ft_infer_in_name(c, 3), ft_dtype_name(d->dtype), ft_shape_str(&d->shape, b2),
                              ft_dtype_name(v->dtype));
     return ft_infer_set_out(c, 0, v->dtype, &x->shape);
+}
+
+/* tree_ensemble's node and leaf lists. */
+#define TE_LISTS(X)                                                                                                    \
+    X(nodes_featureids) X(nodes_modes) X(nodes_truenodeids) X(nodes_falsenodeids) X(nodes_trueleafs) X(nodes_falseleafs)
+
+/* Whether the walk from every root of tree_ensemble's table ends at leaves
+ * (no node reached again on one path); state: n bytes of scratch. */
+static int te_acyclic(const ft_node *nd, int64_t n, char *state, int64_t *stack)
+{
+    const ft_attr_val *tn = ft_attr(nd, "nodes_truenodeids"), *fn = ft_attr(nd, "nodes_falsenodeids");
+    const ft_attr_val *tl = ft_attr(nd, "nodes_trueleafs"), *fl = ft_attr(nd, "nodes_falseleafs");
+    const ft_attr_val *roots = ft_attr(nd, "tree_roots");
+    memset(state, 0, (size_t)n);
+    for (int r = 0; r < roots->n; r++) {
+        const int64_t root = roots->ints[r];
+        if (state[root] == 2 || (tl->ints[root] && fl->ints[root] && tn->ints[root] == fn->ints[root]))
+            continue;
+        /* iterative depth-first walk: stack entries are node * 3 + the next child to visit (0, 1) or 2 (done) */
+        int64_t top = 0;
+        stack[top++] = root * 3;
+        state[root] = 1;
+        while (top) {
+            const int64_t i = stack[top - 1] / 3, k = stack[top - 1] % 3;
+            if (k == 2) {
+                state[i] = 2;
+                top--;
+                continue;
+            }
+            stack[top - 1]++;
+            const int leaf = (int)(k == 0 ? tl->ints[i] : fl->ints[i]);
+            const int64_t next = k == 0 ? tn->ints[i] : fn->ints[i];
+            if (leaf || state[next] == 2)
+                continue;
+            if (state[next] == 1)
+                return 0;
+            state[next] = 1;
+            stack[top++] = next * 3;
+        }
+    }
+    return 1;
+}
+
+/* tree_ensemble (x [N, F]) -> y [N, n_targets], x's dtype: ai.onnx.ml
+ * TreeEnsemble (version 5). The tables are checked here: list lengths, ids
+ * and feature numbers in range, modes known, member sets for every MEMBER
+ * node, no cycles. */
+ft_status ft_infer_tree_ensemble(ft_infer_ctx *c)
+{
+    const ft_node *nd = c->node;
+    const ft_shape *xs = &c->in[0]->shape;
+    char b[FT_SHAPE_STR];
+    if (xs->rank != 2)
+        return ft_infer_fail(c, "input '%s' has shape %s: tree_ensemble takes [N, features]", ft_infer_in_name(c, 0),
+                             ft_shape_str(xs, b));
+    const ft_attr_val *splits = ft_attr(nd, "nodes_splits"), *lw = ft_attr(nd, "leaf_weights");
+    const ft_attr_val *lt = ft_attr(nd, "leaf_targetids"), *roots = ft_attr(nd, "tree_roots");
+    const ft_attr_val *mtt = ft_attr(nd, "nodes_missing_value_tracks_true"), *mv = ft_attr(nd, "membership_values");
+    const int64_t n = splits->n, nl = lw->n, nt = ft_attr(nd, "n_targets")->i;
+#define TE_LEN(name)                                                                                                   \
+    if (ft_attr(nd, #name)->n != n)                                                                                    \
+        return ft_infer_fail(c, "attribute '" #name "' has %d entries for %lld nodes (nodes_splits)", ft_attr(nd, #name)->n, \
+                             (long long)n);
+    TE_LISTS(TE_LEN)
+#undef TE_LEN
+    if (mtt->present && mtt->n != n)
+        return ft_infer_fail(c, "attribute 'nodes_missing_value_tracks_true' has %d entries for %lld nodes", mtt->n,
+                             (long long)n);
+    if (lt->n != nl)
+        return ft_infer_fail(c, "attribute 'leaf_targetids' has %d entries for %lld leaves (leaf_weights)", lt->n,
+                             (long long)nl);
+    if (nt < 1)
+        return ft_infer_fail(c, "attribute 'n_targets' is %lld (must be >= 1)", (long long)nt);
+    const int64_t agg = ft_attr(nd, "aggregate_function")->i, post = ft_attr(nd, "post_transform")->i;
+    if (agg < 0 || agg > 3)
+        return ft_infer_fail(c, "attribute 'aggregate_function' is %lld (expected 0 AVERAGE, 1 SUM, 2 MIN or 3 MAX)",
+                             (long long)agg);
+    if (post != 0)
+        return ft_infer_fail(c, "attribute 'post_transform' is %lld: ftrun's tree_ensemble takes 0 (NONE) only",
+                             (long long)post);
+    for (int i = 0; i < lt->n; i++)
+        if (lt->ints[i] < 0 || lt->ints[i] >= nt)
+            return ft_infer_fail(c, "leaf_targetids[%d] = %lld is not a target (n_targets %lld)", i,
+                                 (long long)lt->ints[i], (long long)nt);
+    const ft_attr_val *feat = ft_attr(nd, "nodes_featureids"), *modes = ft_attr(nd, "nodes_modes");
+    const ft_attr_val *tn = ft_attr(nd, "nodes_truenodeids"), *fn = ft_attr(nd, "nodes_falsenodeids");
+    const ft_attr_val *tl = ft_attr(nd, "nodes_trueleafs"), *fl = ft_attr(nd, "nodes_falseleafs");
+    int64_t members = 0, sets = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (modes->ints[i] < 0 || modes->ints[i] > 6)
+            return ft_infer_fail(c, "nodes_modes[%lld] = %lld (expected 0 BRANCH_LEQ .. 6 BRANCH_MEMBER)", (long long)i,
+                                 (long long)modes->ints[i]);
+        members += modes->ints[i] == 6;
+        if (feat->ints[i] < 0 || feat->ints[i] >= xs->dims[1])
+            return ft_infer_fail(c, "nodes_featureids[%lld] = %lld is not a feature of input '%s' (%lld features)",
+                                 (long long)i, (long long)feat->ints[i], ft_infer_in_name(c, 0), (long long)xs->dims[1]);
+        for (int side = 0; side < 2; side++) {
+            const int64_t leaf = (side ? fl : tl)->ints[i], id = (side ? fn : tn)->ints[i];
+            if ((leaf != 0 && leaf != 1) || id < 0 || id >= (leaf ? nl : n))
+                return ft_infer_fail(c, "node %lld's %s branch: %s %lld is out of range (%lld %s)", (long long)i,
+                                     side ? "false" : "true", leaf ? "leaf" : "node", (long long)id,
+                                     (long long)(leaf ? nl : n), leaf ? "leaves" : "nodes");
+        }
+    }
+    for (int i = 0; mv->present && i < mv->n; i++)
+        sets += mv->floats[i] != mv->floats[i];
+    if (members && sets != members)
+        return ft_infer_fail(c, "membership_values holds %lld NaN-ended sets for %lld BRANCH_MEMBER nodes",
+                             (long long)sets, (long long)members);
+    for (int r = 0; r < roots->n; r++) {
+        const int64_t root = roots->ints[r];
+        if (root < 0 || root >= n || (tl->ints[root] && fl->ints[root] && tn->ints[root] == fn->ints[root] &&
+                                      root >= nl))
+            return ft_infer_fail(c, "tree_roots[%d] = %lld is out of range (%lld nodes)", r, (long long)root, (long long)n);
+    }
+    char *state = malloc((size_t)(n ? n : 1));
+    int64_t *stack = malloc((size_t)(n ? n : 1) * sizeof *stack);
+    int ok = state && stack && te_acyclic(nd, n, state, stack);
+    int mem = state && stack;
+    free(state);
+    free(stack);
+    if (!mem)
+        return ft_infer_fail(c, "out of memory");
+    if (!ok)
+        return ft_infer_fail(c, "the nodes form a cycle: a tree's walk reaches a node again");
+    ft_shape o = {.rank = 2, .dims = {xs->dims[0], nt}};
+    return ft_infer_set_out(c, 0, c->in[0]->dtype, &o);
 }

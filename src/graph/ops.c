@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FT_MAX_ATTRS 12
+#define FT_MAX_ATTRS 16
 
 typedef struct {
     ft_op_info info;

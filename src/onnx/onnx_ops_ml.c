@@ -14,6 +14,7 @@
 #include "onnx_ops.h"
 #include "onnx_internal.h"
 #include "onnx.pb-c.h"
+#include "../graph/elem.h"
 #include "../graph/str.h"
 #include "../io/npy.h"
 
@@ -198,4 +199,57 @@ ft_status ox_map_label_encoder(onx_ctx *c, const onx_node *n)
     OX_NEED(def >= 0 && out >= 0);
     OX_NEED(onx_emit(c, n, FT_OP_LABEL_ENCODER, in, 4, &out, 1));
     return FT_OK;
+}
+
+/* A TENSOR attribute of n onto f's list attribute `name`: floats (as
+ * doubles) or ints. Absent: the list stays unset (required lists are then
+ * refused by the op's schema). */
+static ft_status tensor_list(onx_ctx *c, const onx_node *n, ft_node *f, const char *name, int ints)
+{
+    const Onnx__AttributeProto *a = onx_attr(n, name);
+    if (!a)
+        return FT_OK;
+    ft_npy v;
+    OX_TRY(onx_attr_tensor(c, n, a, &v));
+    const size_t cnt = (size_t)ft_numel(&v.shape);
+    void *buf = malloc((cnt ? cnt : 1) * 8);
+    if (!buf) {
+        ft_npy_clear(&v);
+        return onx_oom(c);
+    }
+    for (size_t i = 0; i < cnt; i++) {
+        if (ints)
+            ((int64_t *)buf)[i] = ft_load_i64(v.data, v.dtype, i);
+        else
+            ((double *)buf)[i] = ft_load_f64(v.data, v.dtype, i);
+    }
+    ft_npy_clear(&v);
+    ft_status st = ints ? onx_set_ints(c, f, name, buf, (int)cnt) : onx_set_floats(c, f, name, buf, (int)cnt);
+    free(buf);
+    return st;
+}
+
+/* ai.onnx.ml TreeEnsemble (version 5): tree_ensemble with the node and leaf
+ * tables as attributes (nodes_hitrates is not read). */
+ft_status ox_map_tree_ensemble(onx_ctx *c, const onx_node *n)
+{
+    const ft_dtype dt = ox_dtype(c, n, 0);
+    if (dt != FT_F32 && dt != FT_F64)
+        return onx_unsupported(c, n, "input X of dtype %s: ftrun's tree_ensemble takes float and double",
+                               ft_dtype_name(dt));
+    ft_node *f = ox_emit1(c, n, FT_OP_TREE_ENSEMBLE, onx_in(c, n, 0), ox_out(c, n, 0));
+    OX_NEED(f);
+    static const char *const ints[] = {"nodes_featureids", "nodes_truenodeids", "nodes_falsenodeids",
+                                       "nodes_trueleafs", "nodes_falseleafs", "leaf_targetids", "tree_roots",
+                                       "nodes_missing_value_tracks_true"};
+    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
+        if (onx_attr(n, ints[i]))
+            OX_TRY(copy_ints(c, n, f, ints[i]));
+    OX_TRY(tensor_list(c, n, f, "nodes_modes", 1));
+    OX_TRY(tensor_list(c, n, f, "nodes_splits", 0));
+    OX_TRY(tensor_list(c, n, f, "leaf_weights", 0));
+    OX_TRY(tensor_list(c, n, f, "membership_values", 0));
+    OX_TRY(onx_set_i(c, f, "n_targets", onx_attr_i(n, "n_targets", 0)));
+    OX_TRY(onx_set_i(c, f, "aggregate_function", onx_attr_i(n, "aggregate_function", 1)));
+    return onx_set_i(c, f, "post_transform", onx_attr_i(n, "post_transform", 0));
 }

@@ -20,6 +20,7 @@
 #include "datadep.h"
 #include "../common.h"
 #include "../graph/dtype_load.h"
+#include "../graph/elem.h"
 #include "../graph/graph.h"
 
 static ft_status oom(ft_kctx *k, const ft_node *n)
@@ -204,8 +205,88 @@ static ft_status label_encoder(ft_kctx *k, const ft_node *n, const ft_view *in, 
     return FT_OK;
 }
 
+/* Whether x goes the true way at a node of mode m (split s; a MEMBER node's
+ * set the ns values at set). */
+static int te_true(int64_t m, double x, double s, const double *set, int64_t ns)
+{
+    switch (m) {
+    case 0: return x <= s;
+    case 1: return x < s;
+    case 2: return x >= s;
+    case 3: return x > s;
+    case 4: return x == s;
+    case 5: return x != s;
+    default:
+        for (int64_t i = 0; i < ns; i++)
+            if (set[i] == x)
+                return 1;
+        return 0;
+    }
+}
+
+static ft_status tree_ensemble(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    const ft_attr_val *split = ft_attr(n, "nodes_splits"), *feat = ft_attr(n, "nodes_featureids");
+    const ft_attr_val *mode = ft_attr(n, "nodes_modes"), *tn = ft_attr(n, "nodes_truenodeids");
+    const ft_attr_val *fn = ft_attr(n, "nodes_falsenodeids"), *tl = ft_attr(n, "nodes_trueleafs");
+    const ft_attr_val *fl = ft_attr(n, "nodes_falseleafs"), *lt = ft_attr(n, "leaf_targetids");
+    const ft_attr_val *lw = ft_attr(n, "leaf_weights"), *roots = ft_attr(n, "tree_roots");
+    const ft_attr_val *mtt = ft_attr(n, "nodes_missing_value_tracks_true"), *mv = ft_attr(n, "membership_values");
+    const int64_t agg = ft_attr(n, "aggregate_function")->i, nn = split->n;
+    const int64_t rows = in[0].shape.dims[0], nf = in[0].shape.dims[1], nt = out[0].shape.dims[1];
+    /* each MEMBER node's set: the next NaN-ended run of membership_values, in node order */
+    int64_t *set_at = ft_malloc((size_t)(2 * nn + 1) * sizeof *set_at), *set_n = set_at ? set_at + nn : NULL;
+    double *acc = ft_malloc((size_t)(nt ? nt : 1) * sizeof *acc);
+    if (!set_at || !acc) {
+        free(set_at);
+        free(acc);
+        return oom(k, n);
+    }
+    for (int64_t i = 0, at = 0; i < nn; i++) {
+        set_at[i] = at, set_n[i] = 0;
+        if (mode->ints[i] != 6 || !mv->present)
+            continue;
+        while (at < mv->n && mv->floats[at] == mv->floats[at])
+            at++, set_n[i]++;
+        at++; /* its NaN */
+    }
+    const int f32 = out[0].dtype == FT_F32;
+    const double big = f32 ? 3.4028234663852886e38 : 1.7976931348623157e308; /* the dtype's largest, as ONNX's reference starts MIN */
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t j = 0; j < nt; j++)
+            acc[j] = agg == 2 ? big : agg == 3 ? -big : 0;
+        for (int t = 0; t < roots->n; t++) {
+            int64_t i = roots->ints[t], leaf;
+            if (tl->ints[i] && fl->ints[i] && tn->ints[i] == fn->ints[i]) {
+                leaf = i; /* a tree that is one leaf: the root's number names it, as ONNX's reference reads it */
+            } else {
+                for (;;) { /* inference checked that every walk ends at a leaf */
+                    const double x = ft_ld_f64(in[0].data, in[0].dtype, r * nf + feat->ints[i]);
+                    const int go = (x != x && mtt->present && mtt->ints[i]) ||
+                                   te_true(mode->ints[i], x, split->floats[i], mv->floats + set_at[i], set_n[i]);
+                    const int64_t next = go ? tn->ints[i] : fn->ints[i];
+                    if (go ? tl->ints[i] : fl->ints[i]) {
+                        leaf = next;
+                        break;
+                    }
+                    i = next;
+                }
+            }
+            double *a = &acc[lt->ints[leaf]], w = lw->floats[leaf];
+            *a = agg == 0 ? *a + w / roots->n : agg == 1 ? *a + w : agg == 2 ? (w < *a ? w : *a) : (w > *a ? w : *a);
+        }
+        for (int64_t j = 0; j < nt; j++)
+            ft_store_f64(out[0].data, out[0].dtype, (size_t)(r * nt + j), acc[j]);
+    }
+    free(set_at);
+    free(acc);
+    return FT_OK;
+}
+
 ft_status ft_ml_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
+    if (n->op == FT_OP_TREE_ENSEMBLE)
+        return tree_ensemble(k, n, in, out);
     if (n->op == FT_OP_LABEL_ENCODER)
         return label_encoder(k, n, in, out);
     if (n->op == FT_OP_TFIDF_VECTORIZER)

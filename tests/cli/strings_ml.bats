@@ -137,3 +137,37 @@ $base"
         [[ "$output" == *"${bad#*|}"* ]] || { echo "$bad: $output"; false; }
     done
 }
+
+@test "strings_ml: malformed TreeEnsemble tables (cycles, ids, features, member sets) are refused with exit 3" {
+    base='a["nodes_splits"] = helper.make_tensor("s", TensorProto.FLOAT, [len(a["nodes_modes"])], [1.0] * len(a["nodes_modes"]))
+a["leaf_weights"] = helper.make_tensor("w", TensorProto.FLOAT, [2], [1.0, 2.0])
+a["nodes_modes"] = helper.make_tensor("m", TensorProto.UINT8, [len(a["nodes_modes"])], a["nodes_modes"])
+nodes = [helper.make_node("TreeEnsemble", ["x"], ["y"], name="te", domain="ai.onnx.ml", **a)]
+ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])]
+outs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]
+opset = 21
+ml = 5'
+    good='a = dict(nodes_featureids=[0, 1], nodes_modes=[0, 0], nodes_truenodeids=[1, 0], nodes_trueleafs=[0, 1],
+         nodes_falsenodeids=[1, 1], nodes_falseleafs=[1, 1], leaf_targetids=[0, 1], tree_roots=[0], n_targets=2)'
+    onnx_model "$T/ok.onnx" "$good
+$base"
+    py 'np.save(sys.argv[1], np.array([[0.5, 2.0], [0.5, 0.0]], np.float32))' "$T/x.npy"
+    run "$FTRUN" run "$T/ok.onnx" -i x="$T/x.npy" -o "$T/o" -q
+    [ "$status" -eq 0 ]
+    py 'assert np.load(sys.argv[1]).tolist() == [[0.0, 2.0], [1.0, 0.0]], np.load(sys.argv[1])' "$T/o/y.npy"
+    for bad in 'a["nodes_trueleafs"] = [0, 0]|the nodes form a cycle' \
+               'a["nodes_featureids"] = [0, 2]|nodes_featureids[1] = 2 is not a feature' \
+               'a["nodes_falsenodeids"] = [1, 5]|node 1'"'"'s false branch: leaf 5 is out of range' \
+               'a["leaf_targetids"] = [0, 2]|leaf_targetids[1] = 2 is not a target' \
+               'a["nodes_modes"] = [0, 6]|membership_values holds 0 NaN-ended sets for 1 BRANCH_MEMBER nodes' \
+               'a["nodes_truenodeids"] = [1]|attribute '"'"'nodes_truenodeids'"'"' has 1 entries for 2 nodes' \
+               'a["post_transform"] = 2|post_transform'; do
+        onnx_model "$T/bad.onnx" "$good
+${bad%%|*}
+$base"
+        run "$FTRUN" run --dry-run "$T/bad.onnx" -i x="$T/x.npy"
+        [ "$status" -eq 3 ] || { echo "$bad: status $status: $output"; false; }
+        [[ "$output" == *"'te' (tree_ensemble)"* ]] || { echo "$bad: $output"; false; }
+        [[ "$output" == *"${bad#*|}"* ]] || { echo "$bad: $output"; false; }
+    done
+}

@@ -2,7 +2,7 @@
 """ONNX's string conversions and ai.onnx.ml ops against NumPy and Python:
 Cast to and from strings (NumPy's astype(str) text of numbers, Python's float()
 reading of text), StringSplit (Python's str.split), TfIdfVectorizer (a brute-force n-gram count), LabelEncoder (a Python dict),
-run through tests/onnx/op_mappers.py's harness. Expected
+TreeEnsemble (a recursive walk of each tree), run through tests/onnx/op_mappers.py's harness. Expected
 values come from NumPy or Python, never from ftrun.
 
 Usage: FTRUN=build/ftrun /usr/bin/python3 tests/onnx/op_mappers_ml.py [FILTER]
@@ -159,6 +159,64 @@ case("label_encoder_v4_tensors_i32_to_f64", "ai.onnx.ml@4:LabelEncoder", {"x": x
      {"y": np.array(encode(xlt, kt.tolist(), vt.tolist(), -2.5)).reshape(2, 2)}, 17,
      {"keys_tensor": om.nh.from_array(kt), "values_tensor": om.nh.from_array(vt),
       "default_tensor": om.nh.from_array(np.array([-2.5]))})
+
+
+# ai.onnx.ml TreeEnsemble (version 5) against a recursive walk of each tree, written from the operator's text
+def tree_ref(x, a):
+    sets, it = {}, iter(a.get("membership_values", []))
+    for i, m in enumerate(a["nodes_modes"]):
+        if m == 6:
+            sets[i] = set()
+            for v in it:
+                if v != v:
+                    break
+                sets[i].add(v)
+    mtt = a.get("nodes_missing_value_tracks_true", [0] * len(a["nodes_modes"]))
+    ops = [lambda v, s: v <= s, lambda v, s: v < s, lambda v, s: v >= s, lambda v, s: v > s,
+           lambda v, s: v == s, lambda v, s: v != s, None]
+
+    def walk(row, i):
+        v = float(row[a["nodes_featureids"][i]])
+        m = a["nodes_modes"][i]
+        go = (v != v and mtt[i]) or (v in sets[i] if m == 6 else ops[m](v, float(a["nodes_splits"][i])))
+        leaf, nxt = (a["nodes_trueleafs"][i], a["nodes_truenodeids"][i]) if go else \
+            (a["nodes_falseleafs"][i], a["nodes_falsenodeids"][i])
+        return nxt if leaf else walk(row, nxt)
+
+    agg, nt, big = a.get("aggregate_function", 1), a["n_targets"], np.finfo(x.dtype).max
+    y = np.zeros((len(x), nt))
+    for r, row in enumerate(x):
+        acc = [big if agg == 2 else -big if agg == 3 else 0.0] * nt
+        for root in a["tree_roots"]:
+            lf = walk(row, root)
+            t, w = a["leaf_targetids"][lf], float(a["leaf_weights"][lf])
+            acc[t] = [acc[t] + w / len(a["tree_roots"]), acc[t] + w, min(acc[t], w), max(acc[t], w)][agg]
+        y[r] = acc
+    return y.astype(x.dtype)
+
+
+def tree_case(name, x, a):
+    attrs = dict(a)
+    for k in ("nodes_splits", "leaf_weights", "membership_values"):
+        if k in attrs:
+            attrs[k] = om.nh.from_array(np.array(attrs[k], x.dtype), k)
+    attrs["nodes_modes"] = om.nh.from_array(np.array(a["nodes_modes"], np.uint8), "nodes_modes")
+    case(name, "ai.onnx.ml@5:TreeEnsemble", {"x": x}, {"y": tree_ref(x, a)}, 21, attrs)
+
+
+# two trees over 3 features: tree 0 (nodes 0-3) LEQ, GT, MEMBER; tree 1 (nodes 4-6) LT, NEQ, GTE with NaN tracking
+te = dict(nodes_featureids=[0, 1, 2, 0, 2, 1, 0], nodes_modes=[0, 3, 6, 4, 1, 5, 2],
+          nodes_splits=[0.5, -1.0, 0.0, 2.0, 0.25, 3.0, -0.5],
+          nodes_truenodeids=[1, 0, 1, 2, 5, 3, 4], nodes_trueleafs=[0, 1, 1, 1, 0, 1, 1],
+          nodes_falsenodeids=[2, 3, 0, 4, 6, 5, 6], nodes_falseleafs=[0, 0, 1, 1, 0, 1, 1],
+          leaf_targetids=[0, 1, 2, 0, 1, 2, 0], leaf_weights=[1.5, -2.0, 4.0, 0.25, 8.0, -1.0, 3.0],
+          membership_values=[1.0, 2.0, 7.0, float("nan")], tree_roots=[0, 4], n_targets=3,
+          nodes_missing_value_tracks_true=[1, 0, 0, 0, 1, 0, 1])
+xte = np.array([[0.1, 0.0, 2.0], [0.9, -3.0, 7.0], [np.nan, 5.0, 0.5], [2.0, 3.0, np.nan], [0.5, -1.0, 1.0],
+                [-4.0, 9.0, 0.3], [3.0, 0.2, -2.0], [2.0, np.nan, 0.1]], np.float32)
+for agg, an in enumerate(["average", "sum", "min", "max"]):
+    tree_case("tree_ensemble_f32_two_trees_" + an, xte, dict(te, aggregate_function=agg))
+tree_case("tree_ensemble_f64_sum", xte.astype(np.float64), te)
 
 if __name__ == "__main__":
     pat = sys.argv[1] if len(sys.argv) > 1 else ""
