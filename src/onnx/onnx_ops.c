@@ -261,6 +261,7 @@ static const onx_op_map MAPS[] = {
     {"ai.onnx.preview.training.Momentum", 1, ox_map_optimizer},
     {"ai.onnx.ml.Binarizer", 1, ox_map_binarizer}, {"ai.onnx.ml.ArrayFeatureExtractor", 1, ox_map_array_feature_extractor},
     {"ai.onnx.ml.LabelEncoder", 2, ox_map_label_encoder}, {"ai.onnx.ml.TreeEnsemble", 5, ox_map_tree_ensemble},
+    {"ai.onnx.ml.TreeEnsembleRegressor", 1, ox_map_tree_ensemble_regressor},
 };
 
 const onx_op_map *onx_find_map(const char *op_type, int opset)
@@ -492,6 +493,7 @@ static const onx_op_status CATALOGUE[] = {
     {"ai.onnx.ml.Binarizer", 'm', "greater + cast"},
     {"ai.onnx.ml.LabelEncoder", 'm', "label_encoder (versions 2-4; keys, values and default as constants)"},
     {"ai.onnx.ml.TreeEnsemble", 'm', "tree_ensemble (version 5; post_transform NONE)"},
+    {"ai.onnx.ml.TreeEnsembleRegressor", 'm', "tree_ensemble + cast, add, sigmoid/softmax (one weight per leaf)"},
     {"ai.onnx.preview.training.Adagrad", 'm', "elementwise ops (one update step)"},
     {"ai.onnx.preview.training.Adam", 'm', "elementwise ops (one update step)"},
     {"ai.onnx.preview.training.Gradient", '-', "automatic differentiation of a subgraph (no ftrun op)"},

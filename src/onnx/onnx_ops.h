@@ -104,6 +104,7 @@ ft_status ox_map_string_split(onx_ctx *c, const onx_node *n);
 ft_status ox_map_tfidf_vectorizer(onx_ctx *c, const onx_node *n);
 ft_status ox_map_label_encoder(onx_ctx *c, const onx_node *n);
 ft_status ox_map_tree_ensemble(onx_ctx *c, const onx_node *n);
+ft_status ox_map_tree_ensemble_regressor(onx_ctx *c, const onx_node *n);
 /* A 1-D string constant of the attribute a's strings (onnx_ops_text.c); -1
  * on failure (the reason in onx_last_error), -2 for a string that is not
  * UTF-8. */

@@ -171,3 +171,31 @@ $base"
         [[ "$output" == *"${bad#*|}"* ]] || { echo "$bad: $output"; false; }
     done
 }
+
+@test "strings_ml: TreeEnsembleRegressor leaves of two weights and a broken child id are refused with exit 3 naming the node" {
+    base='nodes = [helper.make_node("TreeEnsembleRegressor", ["x"], ["y"], name="reg", domain="ai.onnx.ml", **a)]
+ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])]
+outs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]
+opset = 17'
+    good='a = dict(nodes_treeids=[0, 0, 0], nodes_nodeids=[0, 1, 2], nodes_featureids=[1, 0, 0], nodes_values=[0.5, 0, 0],
+         nodes_modes=["BRANCH_LEQ", "LEAF", "LEAF"], nodes_truenodeids=[1, 0, 0], nodes_falsenodeids=[2, 0, 0],
+         target_treeids=[0, 0], target_nodeids=[1, 2], target_ids=[0, 0], target_weights=[3.0, -1.0], n_targets=1,
+         base_values=[0.5])'
+    onnx_model "$T/ok.onnx" "$good
+$base"
+    py 'np.save(sys.argv[1], np.array([[9.0, 0.25], [9.0, 0.75]], np.float32))' "$T/x.npy"
+    run "$FTRUN" run "$T/ok.onnx" -i x="$T/x.npy" -o "$T/o" -q
+    [ "$status" -eq 0 ]
+    py 'assert np.load(sys.argv[1]).tolist() == [[3.5], [-0.5]], np.load(sys.argv[1])' "$T/o/y.npy"
+    for bad in 'a.update(target_treeids=[0, 0, 0], target_nodeids=[1, 2, 2], target_ids=[0, 0, 0], target_weights=[1.0, 2.0, 3.0])|leaf 2 of tree 0 has 2 target weights' \
+               'a["nodes_falsenodeids"] = [7, 0, 0]|its false node 7 is not in the tree' \
+               'a["post_transform"] = "PROBIT"|post_transform PROBIT'; do
+        onnx_model "$T/bad.onnx" "$good
+${bad%%|*}
+$base"
+        run "$FTRUN" run --dry-run "$T/bad.onnx" -i x="$T/x.npy"
+        [ "$status" -eq 3 ] || { echo "$bad: status $status: $output"; false; }
+        [[ "$output" == *"reg"* ]] || { echo "$bad: $output"; false; }
+        [[ "$output" == *"${bad#*|}"* ]] || { echo "$bad: $output"; false; }
+    done
+}

@@ -218,6 +218,47 @@ for agg, an in enumerate(["average", "sum", "min", "max"]):
     tree_case("tree_ensemble_f32_two_trees_" + an, xte, dict(te, aggregate_function=agg))
 tree_case("tree_ensemble_f64_sum", xte.astype(np.float64), te)
 
+
+# ai.onnx.ml TreeEnsembleRegressor (the legacy tables scikit-learn's converters write) against a walk of
+# those tables by (tree id, node id), base_values added, then the post transform
+def regressor_ref(x, a):
+    nodes = {(t, i): k for k, (t, i) in enumerate(zip(a["nodes_treeids"], a["nodes_nodeids"]))}
+    ops = {"BRANCH_LEQ": lambda v, s: v <= s, "BRANCH_LT": lambda v, s: v < s, "BRANCH_GTE": lambda v, s: v >= s,
+           "BRANCH_GT": lambda v, s: v > s, "BRANCH_EQ": lambda v, s: v == s, "BRANCH_NEQ": lambda v, s: v != s}
+    mtt = a.get("nodes_missing_value_tracks_true", [0] * len(nodes))
+    trees = sorted(set(a["nodes_treeids"]))
+    y = np.zeros((len(x), a["n_targets"]))
+    for r, row in enumerate(x.astype(np.float64)):
+        for t in trees:
+            k = nodes[(t, min(i for tt, i in nodes if tt == t))]
+            while a["nodes_modes"][k] != "LEAF":
+                v = row[a["nodes_featureids"][k]]
+                go = (v != v and mtt[k]) or ops[a["nodes_modes"][k]](v, a["nodes_values"][k])
+                k = nodes[(t, (a["nodes_truenodeids"] if go else a["nodes_falsenodeids"])[k])]
+            for j in range(len(a["target_ids"])):
+                if (a["target_treeids"][j], a["target_nodeids"][j]) == (t, a["nodes_nodeids"][k]):
+                    w = a["target_weights"][j]
+                    y[r, a["target_ids"][j]] += w / len(trees) if a.get("aggregate_function") == "AVERAGE" else w
+    y = y + np.array(a.get("base_values", [0.0] * a["n_targets"]))
+    if a.get("post_transform") == "LOGISTIC":
+        y = 1 / (1 + np.exp(-y))
+    return y.astype(np.float32)
+
+
+reg = dict(nodes_treeids=[0, 0, 0, 0, 0, 1, 1, 1, 2], nodes_nodeids=[0, 1, 2, 3, 4, 0, 1, 2, 0],
+           nodes_featureids=[1, 0, 0, 0, 0, 2, 0, 0, 0],
+           nodes_modes=["BRANCH_LEQ", "BRANCH_GT", "LEAF", "LEAF", "LEAF", "BRANCH_LT", "LEAF", "LEAF", "LEAF"],
+           nodes_values=[0.5, -1.0, 0, 0, 0, 2.0, 0, 0, 0], nodes_truenodeids=[1, 2, 0, 0, 0, 1, 0, 0, 0],
+           nodes_falsenodeids=[4, 3, 0, 0, 0, 2, 0, 0, 0], nodes_missing_value_tracks_true=[1, 0, 0, 0, 0, 0, 0, 0, 0],
+           target_treeids=[0, 0, 0, 1, 1, 2], target_nodeids=[2, 3, 4, 1, 2, 0], target_ids=[0] * 6,
+           target_weights=[1.5, -2.0, 4.0, 0.25, -0.75, 0.5], n_targets=1)
+xreg = np.array([[0.0, 0.1, 3.0], [-2.0, 0.4, 1.0], [5.0, 0.9, 2.0], [1.0, np.nan, -1.0], [0.3, -4.0, np.nan]],
+                np.float32)
+case("tree_regressor_sum", "ai.onnx.ml@3:TreeEnsembleRegressor", {"x": xreg}, {"y": regressor_ref(xreg, reg)}, 17, reg)
+reg2 = dict(reg, aggregate_function="AVERAGE", base_values=[0.125], post_transform="LOGISTIC")
+case("tree_regressor_f64_average_base_logistic", "ai.onnx.ml@3:TreeEnsembleRegressor", {"x": xreg.astype(np.float64)},
+     {"y": regressor_ref(xreg, reg2)}, 17, reg2)
+
 if __name__ == "__main__":
     pat = sys.argv[1] if len(sys.argv) > 1 else ""
     sel = [c for c in om.CASES if re.search(pat, c[0])]
