@@ -43,6 +43,7 @@ echo "# the same at -O0"
 "${cpu_env[@]}" FTRUN_TEST_OPT=-O0 "$here"/onnx/testdata_6be0677.sh 2>&1 | tee -a "$log" || status=1
 echo "# ONNX op mappers on newer opsets and expansions, against NumPy/PyTorch"
 "${cpu_env[@]}" "$PYTHON" "$here"/onnx/op_mappers.py 2>&1 | tee -a "$log" || status=1
+"${cpu_env[@]}" "$PYTHON" "$here"/onnx/op_mappers_ml.py 2>&1 | tee -a "$log" || status=1
 echo "# ONNX load-time folding against NumPy"
 "${cpu_env[@]}" "$PYTHON" "$here"/onnx/fold_cases.py 2>&1 | tee -a "$log" || status=1
 echo "# models exported from PyTorch/torchvision, against PyTorch"

@@ -180,7 +180,7 @@ int ft_cmd_run(const ft_cli *c)
     for (int k = 0; fb && k < g->n_nodes; k++) {
         const ft_node *n = &g->nodes[g->order[k]];
         ft_dtype dt = g->tensors[n->in[0]].dtype;
-        if (ft_backend_supports(be, n->op, dt))
+        if (ft_backend_runs(be, g, n))
             continue;
         n_fallback++;
         if (!c->quiet)

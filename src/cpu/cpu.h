@@ -30,12 +30,13 @@
 #define CPU_INT FT_DT_INT
 #define CPU_ANY (CPU_NUM | FT_DT_BOOL)
 #define CPU_BYTES FT_DT_MOVE /* pure data movement: every dtype, the low-precision ones and strings included */
-#define CPU_CAST FT_DT_ALL
+#define CPU_CAST (FT_DT_ALL | FT_DT_STR) /* strings: runtime/text_cast.c */
 #define CPU_EW_NUM CPU_NUM  /* the elementwise kernels' sets (the CUDA backend's differ) */
 #define CPU_EW_INT CPU_INT
 #define CPU_EW_ANY CPU_ANY
 #define CPU_EQ (CPU_ANY | FT_DT_STR) /* equal: strings too (binary.c) */
 #define CPU_STR FT_DT_STR
+#define CPU_ML (FT_DT_NUM | FT_DT_STR) /* runtime/ml.c; each op's inference narrows it */
 #define CPU_BOOL FT_DT_BOOL
 #define CPU_Q8 (FT_M(U8) | FT_M(I8))                           /* quantized operands */
 /* dequantize_linear's inputs: the integers and the low-precision dtypes but f8e8m0 */

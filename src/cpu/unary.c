@@ -3,6 +3,7 @@
  * the ranges are split across OpenMP threads for large tensors. */
 #include "cpu.h"
 #include "vmath.h"
+#include "../runtime/datadep.h"
 #include "../runtime/numeric.h"
 #include "../graph/dtype_load.h"
 
@@ -482,6 +483,8 @@ ft_status cpu_cast(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "no CPU cast from dtype %d to %d", (int)src, (int)dst);
     if (cnt == 0)
         return FT_OK;
+    if (src == FT_STRING || dst == FT_STRING) /* formatting and parsing: runtime/text_cast.c */
+        return ft_text_cast(k, n, in, out);
     if (src == dst && src != FT_BOOL) {
         memcpy(out[0].data, in[0].data, (size_t)cnt * ft_dtype_size(src));
         return FT_OK;

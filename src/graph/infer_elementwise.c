@@ -116,8 +116,13 @@ ft_status ft_infer_cast(ft_infer_ctx *c)
         return ft_infer_fail(c, "attribute 'to': unknown dtype '%s' (expected %s)", to,
                              ft_dtype_mask_str(FT_DT_ALL, list, sizeof list));
     }
-    if (dt == FT_STRING) /* no number formatting yet (graph/str.h) */
-        return ft_infer_fail(c, "attribute 'to' is string: ftrun does not cast to strings");
+    const ft_dtype src = c->in[0]->dtype;
+    if (c->node->op == FT_OP_BITCAST && (dt == FT_STRING || src == FT_STRING))
+        return ft_infer_fail(c, "bitcast %s strings: a string element is no bit pattern", dt == FT_STRING ? "to" : "from");
+    /* strings cast to and from numbers and bools (runtime/text_cast.c) */
+    if ((dt == FT_STRING && ft_dtype_is_lowp(src)) || (src == FT_STRING && ft_dtype_is_lowp(dt)))
+        return ft_infer_fail(c, "a cast from %s to %s: strings cast to and from %s only", ft_dtype_name(src),
+                             ft_dtype_name(dt), "bool, the integers and f16, bf16, f32, f64");
     if (c->node->op == FT_OP_CAST) { /* round_mode: f8e8m0's rounding (cpu/unary.c reads both attributes) */
         const char *rm = ft_attr(c->node, "round_mode")->s;
         if (strcmp(rm, "up") && strcmp(rm, "down") && strcmp(rm, "nearest"))

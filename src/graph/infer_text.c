@@ -1,6 +1,6 @@
 /* Inference of the string ops (ONNX's text operators, onnx/defs/text/defs.cc
- * in the ONNX sources): string_normalizer, string_concat (ft_infer_binary)
- * and regex_full_match. Their kernels: runtime/text.c. */
+ * in the ONNX sources): string_normalizer, string_concat (ft_infer_binary),
+ * regex_full_match and string_split. Their kernels: runtime/text.c. */
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,4 +50,35 @@ ft_status ft_infer_regex_full_match(ft_infer_ctx *c)
     }
     regfree(&re);
     return ft_infer_set_out(c, 0, FT_BOOL, &c->in[0]->shape);
+}
+
+/* string_split: [x's shape..., the most pieces any element gives] strings,
+ * and the count of each ([x's shape] i64). The last dim comes from the
+ * strings' values: those known at load, else read at every run
+ * (ft_op_value_inputs); before that it is 1. */
+ft_status ft_infer_string_split(ft_infer_ctx *c)
+{
+    const ft_shape *s = &c->in[0]->shape;
+    if (s->rank >= FT_MAX_RANK)
+        return ft_infer_fail(c, "input '%s' has rank %d: string_split adds a dim, and ftrun's rank is at most %d",
+                             ft_infer_in_name(c, 0), s->rank, FT_MAX_RANK);
+    const ft_attr_val *dl = ft_attr(c->node, "delimiter"), *ms = ft_attr(c->node, "maxsplit");
+    const ft_str *sep = NULL;
+    if (dl->present && dl->s[0] && ft_str_make(dl->s, strlen(dl->s), &sep))
+        return ft_infer_fail(c, "out of memory");
+    const int64_t maxsplit = ms->present ? ms->i : -1;
+    const ft_tensor *x = &c->g->tensors[c->node->in[0]];
+    int64_t most = 1;
+    if ((x->flags & FT_TF_VALUE) && x->value) {
+        const ft_str *const *v = x->value;
+        most = 0;
+        for (uint64_t i = 0; i < ft_numel(s); i++) {
+            int64_t k = ft_str_split(v[i], sep, maxsplit, NULL);
+            most = k > most ? k : most;
+        }
+    }
+    ft_shape o = *s;
+    o.dims[o.rank++] = most;
+    ft_status st = ft_infer_set_out(c, 0, FT_STRING, &o);
+    return st ? st : ft_infer_set_out(c, 1, FT_I64, s);
 }

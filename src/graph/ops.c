@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FT_MAX_ATTRS 12
+#define FT_MAX_ATTRS 16
 
 typedef struct {
     ft_op_info info;
@@ -95,7 +95,7 @@ const ft_op_info *ft_op_get(ft_op op)
 int ft_op_data_dependent(ft_op op)
 {
     return op == FT_OP_NON_ZERO || op == FT_OP_COMPRESS || op == FT_OP_UNIQUE || op == FT_OP_NON_MAX_SUPPRESSION ||
-           op == FT_OP_STRING_NORMALIZER;
+           op == FT_OP_STRING_NORMALIZER || op == FT_OP_STRING_SPLIT;
 }
 
 unsigned ft_op_value_inputs(ft_op op)
@@ -103,6 +103,7 @@ unsigned ft_op_value_inputs(ft_op op)
     static const unsigned char slots[FT_OP_COUNT] = {
         [FT_OP_RESHAPE] = 1u << 1, [FT_OP_EXPAND] = 1u << 1, [FT_OP_TILE] = 1u << 1,
         [FT_OP_SLICE] = 0xfu << 1, [FT_OP_TOPK] = 1u << 1,   [FT_OP_RANGE] = 0x7u,
+        [FT_OP_STRING_SPLIT] = 1u, /* its strings: how many pieces the longest split gives */
     };
     return (unsigned)op < FT_OP_COUNT ? slots[op] : 0;
 }

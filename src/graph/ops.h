@@ -98,12 +98,13 @@ int ft_op_lookup(const char *name, ft_op *out);
 int ft_op_attr_index(ft_op op, const char *name);
 
 /* 1 for an op whose output shape depends on its input's values (non_zero,
- * compress, unique, non_max_suppression): inference gives each output at
+ * compress, unique, non_max_suppression, string_normalizer, string_split): inference gives each output at
  * its bound, the kernel sets the shape it wrote (runtime/backend.h). */
 int ft_op_data_dependent(ft_op op);
 /* The input slots (bit i: input i) whose values give op's output shapes:
  * reshape's shape, expand's, tile's repeats, slice's starts/ends/axes/steps,
- * topk's k, range's start/limit/delta. A node whose such input is not known
+ * topk's k, range's start/limit/delta, string_split's strings (any shape:
+ * read whole, not through ft_infer_ints). A node whose such input is not known
  * at load is dynamic (FT_TF_DYNAMIC outputs): the executor reads the values
  * at every run and infers the node again with them (runtime/exec.c). */
 unsigned ft_op_value_inputs(ft_op op);

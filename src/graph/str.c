@@ -191,3 +191,52 @@ void ft_regex_posix(const char *p, char *out)
     sprintf(o, ")$");
 }
 
+
+static int ascii_space(char ch) { return ch == ' ' || (ch >= '\t' && ch <= '\r'); }
+
+int64_t ft_str_split(const ft_str *s, const ft_str *sep, int64_t maxsplit, const ft_str **out)
+{
+    const char *p = ft_str_bytes(s), *d = ft_str_bytes(sep);
+    const size_t n = ft_str_len(s), dl = ft_str_len(sep);
+    size_t i = 0;
+    int64_t pieces = 0;
+#define PIECE(a, b)                                                                                                    \
+    do {                                                                                                               \
+        if (out && ft_str_make(p + (a), (b) - (a), &out[pieces]))                                                     \
+            return -1;                                                                                                 \
+        pieces++;                                                                                                       \
+    } while (0)
+    if (!dl) { /* runs of blanks separate; none at either end gives a piece */
+        for (;;) {
+            while (i < n && ascii_space(p[i]))
+                i++;
+            if (i == n)
+                break;
+            if (maxsplit >= 0 && pieces == maxsplit) {
+                PIECE(i, n);
+                break;
+            }
+            size_t j = i;
+            while (j < n && !ascii_space(p[j]))
+                j++;
+            PIECE(i, j);
+            i = j;
+        }
+        return pieces;
+    }
+    for (;;) {
+        const char *f = NULL;
+        if (maxsplit < 0 || pieces < maxsplit)
+            for (size_t k = i; k + dl <= n && !f; k++)
+                if (!memcmp(p + k, d, dl))
+                    f = p + k;
+        if (!f) {
+            PIECE(i, n);
+            break;
+        }
+        PIECE(i, (size_t)(f - p));
+        i = (size_t)(f - p) + dl;
+    }
+#undef PIECE
+    return pieces;
+}

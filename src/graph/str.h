@@ -51,6 +51,13 @@ int ft_utf8_next(const char *p, size_t n, uint32_t *cp);
  * itself; the rest is left to regcomp (glibc takes \w \W \b). out needs
  * room for 12 * strlen(p) + 8 bytes. */
 void ft_regex_posix(const char *p, char *out);
+/* s split as Python's str.split(sep, maxsplit) splits it: at each
+ * occurrence of sep, left to right; with sep empty (NULL) at runs of ASCII
+ * blanks (space, \t \n \v \f \r), leading and trailing ones giving no
+ * piece; after maxsplit splits (< 0: no limit) the rest is one piece. The
+ * pieces go to out (NULL: only counted). Returns their number, or -1 when
+ * memory ran out. */
+int64_t ft_str_split(const ft_str *s, const ft_str *sep, int64_t maxsplit, const ft_str **out);
 /* Free the store; every ft_str pointer becomes invalid. */
 void ft_str_store_free(void);
 

@@ -28,8 +28,7 @@ static const char *const fold_only[] = {"Constant", "Shape", "Size", "ConstantOf
 static const struct {
     const char *op, *why;
 } refused[] = {
-    {"StringSplit", "not yet supported (its output shape depends on the strings)"},
-    {"TfIdfVectorizer", "not yet supported"},
+    {NULL, NULL}, /* none now; the list ends here */
 };
 
 int ft_onnx_fold_only(const char *op)
@@ -42,7 +41,7 @@ int ft_onnx_fold_only(const char *op)
 
 int ft_onnx_refused(const char *op, const char **why)
 {
-    for (size_t i = 0; i < FT_ARRAY_LEN(refused); i++)
+    for (size_t i = 0; i < FT_ARRAY_LEN(refused) && refused[i].op; i++)
         if (!strcmp(op, refused[i].op)) {
             *why = refused[i].why;
             return 1;

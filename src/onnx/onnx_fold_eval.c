@@ -55,7 +55,8 @@ int onx_eval_move(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, val *
         ft_dtype dt = nin == 2 ? in[1].dt : FT_F32;
         if (nin != 2 && (!strcmp(n->op_type, "CastLike") || ft_onnx_dtype((int32_t)onx_attr_i(n, "to", 1), &dt)))
             return 1;
-        if (ft_dtype_is_lowp(dt)) /* not folded: the cast kernel rounds (saturate, round_mode) */
+        if (ft_dtype_is_lowp(dt) || dt == FT_STRING || in[0].dt == FT_STRING) /* not folded: the cast kernel rounds
+                                                                               * (saturate, round_mode), formats, parses */
             return 1;
         if (val_alloc(out, dt, &s))
             return -1;

@@ -254,12 +254,15 @@ static const onx_op_map MAPS[] = {
     {"NonMaxSuppression", 10, ox_map_nms},
     /* strings (onnx_ops_text.c) */
     {"StringNormalizer", 10, ox_map_string_normalizer}, {"StringConcat", 20, ox_map_string_concat},
-    {"RegexFullMatch", 20, ox_map_regex_full_match},
+    {"RegexFullMatch", 20, ox_map_regex_full_match}, {"StringSplit", 20, ox_map_string_split},
+    {"TfIdfVectorizer", 9, ox_map_tfidf_vectorizer},
     /* other domains, named DOMAIN.OP */
     {"ai.onnx.preview.training.Adagrad", 1, ox_map_optimizer}, {"ai.onnx.preview.training.Adam", 1, ox_map_optimizer},
     {"ai.onnx.preview.training.Momentum", 1, ox_map_optimizer},
     {"ai.onnx.preview.FlexAttention", 1, ox_map_flex_attention},
     {"ai.onnx.ml.Binarizer", 1, ox_map_binarizer}, {"ai.onnx.ml.ArrayFeatureExtractor", 1, ox_map_array_feature_extractor},
+    {"ai.onnx.ml.LabelEncoder", 2, ox_map_label_encoder}, {"ai.onnx.ml.TreeEnsemble", 5, ox_map_tree_ensemble},
+    {"ai.onnx.ml.TreeEnsembleRegressor", 1, ox_map_tree_ensemble_regressor},
 };
 
 const onx_op_map *onx_find_map(const char *op_type, int opset)
@@ -467,7 +470,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Squeeze", 'm', "squeeze (axes known at load)"},
     {"StringConcat", 'm', "string_concat"},
     {"StringNormalizer", 'm', "string_normalizer (ASCII case rules; run-time output shape)"},
-    {"StringSplit", '-', "no ftrun op (run-time output shape)"},
+    {"StringSplit", 'm', "string_split (ASCII blanks; run-time output shape)"},
     {"Sub", 'm', "sub (opsets 1-6: B reshaped for the broadcast and axis attributes)"},
     {"Sum", 'm', "add chain"},
     {"SwiGLU", 'm', "swish + mul (opset 28)"},
@@ -475,7 +478,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Tan", 'm', "tan"},
     {"Tanh", 'm', "tanh"},
     {"TensorScatter", 'm', "tensor_scatter"},
-    {"TfIdfVectorizer", '-', "no ftrun op (tf-idf)"},
+    {"TfIdfVectorizer", 'm', "tfidf_vectorizer (its pool a constant input)"},
     {"ThresholdedRelu", 'm', "thresholded_relu"},
     {"Tile", 'm', "tile (repeats known at load)"},
     {"TopK", 'm', "topk (k known at load)"},
@@ -489,6 +492,9 @@ static const onx_op_status CATALOGUE[] = {
     /* other domains */
     {"ai.onnx.ml.ArrayFeatureExtractor", 'm', "gather on the last axis (indices flattened)"},
     {"ai.onnx.ml.Binarizer", 'm', "greater + cast"},
+    {"ai.onnx.ml.LabelEncoder", 'm', "label_encoder (versions 2-4; keys, values and default as constants)"},
+    {"ai.onnx.ml.TreeEnsemble", 'm', "tree_ensemble (version 5; post_transform NONE)"},
+    {"ai.onnx.ml.TreeEnsembleRegressor", 'm', "tree_ensemble + cast, add, sigmoid/softmax (one weight per leaf)"},
     {"ai.onnx.preview.FlexAttention", 'm', "mul, transpose, matmul, cast, softmax (GQA: gather of the K/V heads), the "
                                             "score_mod and prob_mod graphs imported between them; attention without "
                                             "them (f32, f64)"},

@@ -103,6 +103,16 @@ ft_status ox_map_optimizer(onx_ctx *c, const onx_node *n);
 ft_status ox_map_flex_attention(onx_ctx *c, const onx_node *n);
 /* ai.onnx.ml (onnx_ops_ml.c) */
 ft_status ox_map_binarizer(onx_ctx *c, const onx_node *n);
+ft_status ox_map_string_split(onx_ctx *c, const onx_node *n);
+ft_status ox_map_tfidf_vectorizer(onx_ctx *c, const onx_node *n);
+ft_status ox_map_label_encoder(onx_ctx *c, const onx_node *n);
+ft_status ox_map_tree_ensemble(onx_ctx *c, const onx_node *n);
+ft_status ox_map_tree_ensemble_regressor(onx_ctx *c, const onx_node *n);
+/* A 1-D string constant of the attribute a's strings (onnx_ops_text.c); -1
+ * on failure (the reason in onx_last_error), -2 for a string that is not
+ * UTF-8. */
+struct Onnx__AttributeProto;
+int ox_const_strings(onx_ctx *c, const onx_node *n, const char *suffix, const struct Onnx__AttributeProto *a);
 ft_status ox_map_string_normalizer(onx_ctx *c, const onx_node *n);
 ft_status ox_map_string_concat(onx_ctx *c, const onx_node *n);
 ft_status ox_map_regex_full_match(onx_ctx *c, const onx_node *n);

@@ -241,9 +241,9 @@ ft_status ox_map_cast(onx_ctx *c, const onx_node *n)
         if (ox_dtype_from_onnx(t, &to, &name))
             return onx_unsupported(c, n, "attribute to=%lld (%s): ftrun has no such dtype", (long long)t, name);
     }
-    if (to == FT_STRING || ox_dtype(c, n, 0) == FT_STRING) /* no number formatting or parsing yet */
-        return onx_unsupported(c, n, "a cast %s strings", to == FT_STRING ? "to" : "from");
     const int bitcast = strcmp(n->op_type, "BitCast") == 0;
+    if (bitcast && (to == FT_STRING || ox_dtype(c, n, 0) == FT_STRING))
+        return onx_unsupported(c, n, "a bitcast %s strings", to == FT_STRING ? "to" : "from");
     ft_node *f = ox_emit1(c, n, bitcast ? FT_OP_BITCAST : FT_OP_CAST, onx_in(c, n, 0), ox_out(c, n, 0));
     OX_NEED(f);
     OX_TRY(onx_set_s(c, f, "to", ft_dtype_name(to)));

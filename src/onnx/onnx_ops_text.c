@@ -1,6 +1,6 @@
 /* ONNX's text ops onto ftrun's string ops (graph/infer_text.c): StringNormalizer
  * (its stopwords become a 1-D string constant, input 1; the locale attribute
- * is not read: case rules are ASCII), StringConcat and RegexFullMatch.
+ * is not read: case rules are ASCII), StringConcat, RegexFullMatch and StringSplit.
  *
  *   const onx_op_map *m = onx_find_map("StringConcat", 20);
  *   if (m) st = m->map(c, n);
@@ -13,9 +13,7 @@
 #include "onnx.pb-c.h"
 #include "../graph/str.h"
 
-/* A 1-D string constant of the attribute's strings; -1 on failure (the
- * reason in onx_last_error), -2 for a string that is not UTF-8. */
-static int ox_const_strings(onx_ctx *c, const onx_node *n, const char *suffix, const Onnx__AttributeProto *a)
+int ox_const_strings(onx_ctx *c, const onx_node *n, const char *suffix, const Onnx__AttributeProto *a)
 {
     const ft_shape s = {.rank = 1, .dims = {(int64_t)a->n_strings}};
     const ft_str **v = ft_calloc(a->n_strings ? a->n_strings : 1, sizeof *v);
@@ -63,4 +61,20 @@ ft_status ox_map_regex_full_match(onx_ctx *c, const onx_node *n)
     ft_node *f = ox_emit1(c, n, FT_OP_REGEX_FULL_MATCH, onx_in(c, n, 0), ox_out(c, n, 0));
     OX_NEED(f);
     return onx_set_s(c, f, "pattern", onx_attr_s(c, n, "pattern", ""));
+}
+
+/* StringSplit (opset 20): string_split; an empty delimiter splits at blanks,
+ * as an absent one does. */
+ft_status ox_map_string_split(onx_ctx *c, const onx_node *n)
+{
+    int in = onx_in(c, n, 0), out[2] = {ox_out(c, n, 0), ox_out(c, n, 1)};
+    OX_NEED(out[0] >= 0 && out[1] >= 0);
+    ft_node *f = onx_emit(c, n, FT_OP_STRING_SPLIT, &in, 1, out, 2);
+    OX_NEED(f);
+    const char *d = onx_attr_s(c, n, "delimiter", "");
+    if (d[0])
+        OX_TRY(onx_set_s(c, f, "delimiter", d));
+    if (onx_has_attr(n, "maxsplit"))
+        OX_TRY(onx_set_i(c, f, "maxsplit", onx_attr_i(n, "maxsplit", -1)));
+    return FT_OK;
 }

@@ -161,8 +161,13 @@ const char *ft_cuda_backend_path(void);
 /* 1 if the backend implements node's op for the dtype of its input 0 (exec.c,
  * beside the executor that dispatches on it). */
 int ft_backend_supports(const ft_backend *be, ft_op op, ft_dtype dt);
+/* 1 if the backend runs node n of g: its kernel takes the dtype of input 0
+ * and, for cast, the output's too (a cast to strings or to a low-precision
+ * dtype runs where the destination is in the kernel's dtypes). What the
+ * executor, --fallback and `ftrun` check per node. */
+int ft_backend_runs(const ft_backend *be, const ft_graph *g, const ft_node *n);
 /* The dtypes of input 0 the backend's kernel of op takes (0: no kernel), for
- * listings (`ftrun ops`); what the executor checks is ft_backend_supports. */
+ * listings (`ftrun ops`); what the executor checks is ft_backend_runs. */
 ft_dtype_mask ft_backend_dtypes(const ft_backend *be, ft_op op);
 
 #endif

@@ -342,8 +342,11 @@ static ft_status dd_if_select(ft_kctx *k, const ft_node *n, const ft_view *in, f
 
 ft_status ft_dd_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    if (n->op == FT_OP_STRING_NORMALIZER || n->op == FT_OP_STRING_CONCAT || n->op == FT_OP_REGEX_FULL_MATCH)
+    if (n->op == FT_OP_STRING_NORMALIZER || n->op == FT_OP_STRING_CONCAT || n->op == FT_OP_REGEX_FULL_MATCH ||
+        n->op == FT_OP_STRING_SPLIT)
         return ft_text_run(k, n, in, out);
+    if (n->op == FT_OP_TFIDF_VECTORIZER || n->op == FT_OP_LABEL_ENCODER || n->op == FT_OP_TREE_ENSEMBLE)
+        return ft_ml_run(k, n, in, out);
     if (n->op == FT_OP_IF_SELECT)
         return dd_if_select(k, n, in, out);
     if (n->op == FT_OP_NON_ZERO)

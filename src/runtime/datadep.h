@@ -64,6 +64,13 @@ ft_status ft_dd_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
 /* The string ops (runtime/text.c), which ft_dd_run hands on; host memory
  * only (the CUDA backend's kernel table gives them no dtype). */
 ft_status ft_text_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* The text-feature and ai.onnx.ml ops (runtime/ml.c), which ft_dd_run hands
+ * on; host memory only (the CUDA backend's kernel table gives them no dtype). */
+ft_status ft_ml_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* cast with a string source or destination (runtime/text_cast.c), for the
+ * CPU's cast kernel: FT_EGRAPH naming the element for a string that is no
+ * number. */
+ft_status ft_text_cast(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 
 #ifdef __cplusplus
 }

@@ -33,6 +33,13 @@ int ft_backend_supports(const ft_backend *be, ft_op op, ft_dtype dt)
     return k->fn != NULL && ft_dtype_in(dt, k->dtypes);
 }
 
+int ft_backend_runs(const ft_backend *be, const ft_graph *g, const ft_node *n)
+{
+    if (!ft_backend_supports(be, n->op, g->tensors[n->in[0]].dtype))
+        return 0;
+    return n->op != FT_OP_CAST || ft_dtype_in(g->tensors[n->out[0]].dtype, be->kernels[n->op].dtypes);
+}
+
 ft_dtype_mask ft_backend_dtypes(const ft_backend *be, ft_op op)
 {
     return be->kernels[op].fn ? be->kernels[op].dtypes : 0;
@@ -43,14 +50,20 @@ ft_status ft_exec_check(const ft_graph *g, const ft_backend *be, const ft_backen
     for (int k = 0; k < g->n_nodes; k++) {
         const ft_node *n = &g->nodes[g->order[k]];
         ft_dtype dt = g->tensors[n->in[0]].dtype;
-        if (!ft_backend_supports(be, n->op, dt) && !(fallback && ft_backend_supports(fallback, n->op, dt))) {
+        if (!ft_backend_runs(be, g, n) && !(fallback && ft_backend_runs(fallback, g, n))) {
             char m[128];
             const ft_kernel *kk = &be->kernels[n->op];
             if (!kk->fn)
                 return ft_node_err(err, FT_ERUNTIME, g, n, "the %s backend does not implement op '%s'%s", be->name,
                                    ft_op_name(n->op), strcmp(be->name, "cpu") ? " (--fallback cpu runs it on the cpu)" : "");
-            return ft_node_err(err, FT_ERUNTIME, g, n, "the %s backend does not implement '%s' for dtype %s (it has: %s)",
-                               be->name, ft_op_name(n->op), ft_dtype_name(dt), ft_dtype_mask_str(kk->dtypes, m, sizeof m));
+            if (!ft_backend_supports(be, n->op, dt))
+                return ft_node_err(err, FT_ERUNTIME, g, n, "the %s backend does not implement '%s' for dtype %s (it has: "
+                                   "%s)", be->name, ft_op_name(n->op), ft_dtype_name(dt),
+                                   ft_dtype_mask_str(kk->dtypes, m, sizeof m));
+            ft_dtype to = g->tensors[n->out[0]].dtype;
+            return ft_node_err(err, FT_ERUNTIME, g, n, "the %s backend does not implement '%s' to dtype %s (it has: %s)%s",
+                               be->name, ft_op_name(n->op), ft_dtype_name(to), ft_dtype_mask_str(kk->dtypes, m, sizeof m),
+                               fallback ? "" : " (--fallback cpu runs it on the cpu)");
         }
     }
     return FT_OK;
@@ -59,7 +72,7 @@ ft_status ft_exec_check(const ft_graph *g, const ft_backend *be, const ft_backen
 ft_status ft_exec_node(const ft_graph *g, const ft_node *n, const ft_backend *be, ft_backend_ctx *ctx, int threads,
                        uint64_t run_id, const ft_view *in, ft_view *out, ft_error *err)
 {
-    if (!ft_backend_supports(be, n->op, g->tensors[n->in[0]].dtype))
+    if (!ft_backend_runs(be, g, n))
         return ft_node_err(err, FT_ERUNTIME, g, n, "the %s backend does not implement '%s' for dtype %s", be->name,
                            ft_op_name(n->op), ft_dtype_name(g->tensors[n->in[0]].dtype));
     ft_kctx kc = {ctx, g, threads > 0 ? threads : 1, err, .private_layouts = 0, .run_id = run_id};
@@ -290,7 +303,11 @@ static ft_status dyn_values(dyn_state *d, int k, const scratch *s, const ft_plan
         int t = n->in[i];
         ft_tensor *x = &d->t[t];
         size_t nb = ft_tensor_bytes(x);
-        if (ft_numel(&x->shape) > FT_MAX_VALUES || x->shape.rank > 1) {
+        if (x->dtype == FT_STRING) { /* string_split's strings: any shape, read whole */
+            free(d->vals[t]);
+            if (!(d->vals[t] = ft_malloc(nb ? nb : 1)))
+                return ft_node_err(err, FT_ERUNTIME, &d->g, n, "out of memory reading input %d ('%s')", i, x->name);
+        } else if (ft_numel(&x->shape) > FT_MAX_VALUES || x->shape.rank > 1) {
             char sb[FT_SHAPE_STR];
             st = ft_node_err(err, FT_EGRAPH, &d->g, n, "input %d ('%s') gives shape values but has shape %s; at most "
                              "%d values in a 1-D tensor are supported", i, x->name, ft_shape_str(&x->shape, sb),
@@ -356,7 +373,7 @@ static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend 
         int dev_timer = tm && be->mark && tm->r->node_ms;
         ft_status st = dev_timer ? be->mark(kc->be, 2, kc->err) : FT_OK;
         if (!st) {
-            if (ft_backend_supports(be, n->op, g->tensors[n->in[0]].dtype))
+            if (ft_backend_runs(be, g, n))
                 st = be->kernels[n->op].fn(kc, n, s->in, s->out);
             else
                 st = run_fallback(g, n, be, kc, s);
@@ -479,7 +496,7 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
     int use_graph = o->cuda_graph && be->capture && be->replay && !o->profile && !o->trace;
     for (int k = 0; k < g->n_nodes && use_graph; k++) { /* a fallback node synchronises: nothing to record */
         const ft_node *n = &g->nodes[k];
-        if (!ft_backend_supports(be, n->op, g->tensors[n->in[0]].dtype))
+        if (!ft_backend_runs(be, g, n))
             use_graph = 0;
     }
     int warmup = use_graph && o->warmup < 1 ? 1 : o->warmup;

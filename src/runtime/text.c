@@ -1,5 +1,5 @@
 /* Kernels of the string ops on host memory (ONNX's StringNormalizer,
- * StringConcat and RegexFullMatch, as onnx/defs/text/defs.cc in the ONNX
+ * StringConcat, RegexFullMatch and StringSplit, as onnx/defs/text/defs.cc in the ONNX
  * sources defines them), reached through ft_dd_run (datadep.h). Results are
  * interned strings (graph/str.h); nothing is kept between calls. Case
  * changes and case-insensitive comparison use ASCII (C locale) rules;
@@ -158,8 +158,38 @@ static ft_status full_match(ft_kctx *k, const ft_node *n, const ft_view *in, ft_
     return FT_OK;
 }
 
+/* Each element split (ft_str_split) into a row of the most pieces any gives,
+ * padded with empty strings; the counts into out[1]. */
+static ft_status split(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    const ft_attr_val *dl = ft_attr(n, "delimiter"), *ms = ft_attr(n, "maxsplit");
+    const ft_str *sep = NULL;
+    if (dl->present && dl->s[0] && ft_str_make(dl->s, strlen(dl->s), &sep))
+        return oom(k, n);
+    const int64_t maxsplit = ms->present ? ms->i : -1, cnt = (int64_t)ft_numel(&in[0].shape);
+    const ft_str *const *x = in[0].data;
+    int64_t *len = out[1].data, most = 0;
+    const int r = out[0].shape.rank - 1;
+    for (int64_t i = 0; i < cnt; i++) {
+        len[i] = ft_str_split(x[i], sep, maxsplit, NULL);
+        most = len[i] > most ? len[i] : most;
+    }
+    if (most > out[0].shape.dims[r])
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "internal error: %lld pieces, past the bound %lld",
+                           (long long)most, (long long)out[0].shape.dims[r]);
+    const ft_str **y = out[0].data;
+    memset(y, 0, (size_t)(cnt * most) * sizeof *y);
+    for (int64_t i = 0; i < cnt; i++)
+        if (ft_str_split(x[i], sep, maxsplit, y + i * most) < 0)
+            return oom(k, n);
+    out[0].shape.dims[r] = most;
+    return FT_OK;
+}
+
 ft_status ft_text_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
+    if (n->op == FT_OP_STRING_SPLIT)
+        return split(k, n, in, out);
     if (n->op == FT_OP_STRING_NORMALIZER)
         return normalizer(k, n, in, out);
     if (n->op == FT_OP_STRING_CONCAT)

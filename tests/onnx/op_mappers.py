@@ -493,13 +493,15 @@ case("rotary_23_3d_interleaved_partial_positions_wide_cache", "RotaryEmbedding",
 def run(i, c):
     name, op, inputs, outputs, opset, attrs, consts, node_inputs = c
     d = tempfile.mkdtemp(prefix="onnx_op_")
-    vi = lambda k, a: h.make_tensor_value_info(k, NP2T[a.dtype], a.shape)
+    vi = lambda k, a: h.make_tensor_value_info(k, TP.STRING if a.dtype.kind in "US" else NP2T[a.dtype], a.shape)
     # "DOMAIN:Op" is an op of another domain, imported at version 1 beside the default domain
+    # ("DOMAIN@V:Op" at version V)
     domain, _, op = op.rpartition(":")
+    domain, _, dver = domain.partition("@")
     node = h.make_node(op, node_inputs or list(inputs) + list(consts), list(outputs), domain=domain or None, **attrs)
     g = h.make_graph([node], name, [vi(k, a) for k, a in inputs.items()], [vi(k, a) for k, a in outputs.items()],
                      initializer=[nh.from_array(a, k) for k, a in consts.items()])
-    model = h.make_model(g, opset_imports=[h.make_opsetid("", opset)] + ([h.make_opsetid(domain, 1)] if domain else []))
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", opset)] + ([h.make_opsetid(domain, int(dver or 1))] if domain else []))
     model.ir_version = 8
     with open(d + "/model.onnx", "wb") as f:
         f.write(model.SerializeToString())
