@@ -57,11 +57,14 @@ ft_status onx_scope_enter(onx_ctx *c, onx_scope *s, const Onnx__GraphProto *gp)
         for (size_t i = 0; i < n; i++)
             s->own[i] = -1;
     }
-    s->inside = 1;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) { /* all saved first: leave restores them even when this fails */
         const char *name = nz(gp->initializer[i]->name);
         s->outer[i] = ft_strmap_get(c->names, name);
         s->outer_seq[i] = onx_seq_index(c, name);
+    }
+    s->inside = 1;
+    for (size_t i = 0; i < n; i++) {
+        const char *name = nz(gp->initializer[i]->name);
         if ((s->outer_seq[i] >= 0 && onx_seq_bind(c, name, -1)) ||
             (s->own[i] >= 0 ? onx_bind(c, name, s->own[i]) < 0 : onx_unbind(c, name)))
             return onx_oom(c);
@@ -74,8 +77,7 @@ ft_status onx_scope_leave(onx_ctx *c, onx_scope *s)
     if (!s->inside)
         return FT_OK;
     s->inside = 0;
-    /* in reverse, so that of two initializers of one name the first's outer meaning is the one restored */
-    for (size_t i = s->gp->n_initializer; i-- > 0;) {
+    for (size_t i = 0; i < s->gp->n_initializer; i++) {
         const char *name = nz(s->gp->initializer[i]->name);
         if (s->own[i] < 0)
             s->own[i] = ft_strmap_get(c->names, name);
@@ -90,7 +92,6 @@ void onx_scope_free(onx_scope *s)
     free(s->outer);
     *s = (onx_scope){0};
 }
-
 
 /* Body output k's tensor after a copy of the body was imported. */
 static int body_out(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *body, int k)
