@@ -28,28 +28,42 @@ static int guard_of(onx_ctx *c, const onx_node *n, const char *sfx, ft_op op, in
     return t;
 }
 
-/* One branch imported under guard (a tensor index); its outputs into out. */
+/* Output k of branch b (imported) into *out. */
+static ft_status side_out(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *b, int k, int *out)
+{
+    const char *name = nz(b->output[k]->name);
+    if (onx_seq_get(c, name))
+        return onx_unsupported(c, n, "branch output %d ('%s') is a sequence; ftrun chooses between tensors at run time",
+                               k, name);
+    *out = onx_resolve(c, name);
+    if (*out == -2)
+        return c->last;
+    if (*out < 0)
+        return onx_error(c, n, FT_EGRAPH, "branch output '%s' is not produced in the branch", name);
+    return FT_OK;
+}
+
+/* One branch imported under guard (a tensor index); its outputs into out.
+ * The other branch may use the same names, initializers included (with
+ * other values): this one's node outputs are made anew and its initializers
+ * are its own while it is imported (onx_scope_enter). */
 static ft_status import_side(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *b, int guard, int *out)
 {
     int outer = c->guard, here = c->emitted_here;
+    onx_scope sc = {0};
     c->guard = guard + 1;
-    ft_status st = onx_unbind_outputs(c, b); /* the other branch may use the same names */
+    ft_status st = onx_unbind_outputs(c, b);
+    if (!st)
+        st = onx_scope_enter(c, &sc, b);
     if (!st)
         st = onx_import_body(c, n, b);
     c->guard = outer;
     c->emitted_here = here; /* the branch's nodes named their own */
-    for (int k = 0; k < n->n_out && !st; k++) {
-        const char *name = b->output[k]->name ? b->output[k]->name : "";
-        if (onx_seq_get(c, name))
-            return onx_unsupported(c, n, "branch output %d ('%s') is a sequence; ftrun chooses between tensors at run "
-                                   "time", k, name);
-        out[k] = onx_resolve(c, name);
-        if (out[k] == -2)
-            return c->last;
-        if (out[k] < 0)
-            return onx_error(c, n, FT_EGRAPH, "branch output '%s' is not produced in the branch", name);
-    }
-    return st;
+    for (int k = 0; k < n->n_out && !st; k++)
+        st = side_out(c, n, b, k, &out[k]);
+    ft_status ls = onx_scope_leave(c, &sc);
+    onx_scope_free(&sc);
+    return st ? st : ls;
 }
 
 ft_status onx_import_if(onx_ctx *c, const onx_node *n)

@@ -127,9 +127,28 @@ int onx_input_value(onx_ctx *c, ft_tensor *ft, const ft_shape_bind *b);
 int onx_group(onx_ctx *c, const char *name, ft_group_kind kind, int first, int n);
 
 /* A loop body's (or branch's) initializers and nodes imported into the graph
- * being built, its inputs bound by the caller (initializers already bound
- * are kept: a body imported once per iteration decodes them once). */
+ * being built, its inputs bound by the caller, its initializers in scope
+ * (onx_scope_enter): a name already bound there is kept (a body input of
+ * that name, or the tensor of an earlier iteration). */
 ft_status onx_import_body(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *body);
+/* A subgraph's own initializers while it is imported (onnx_loop.c). Enter
+ * saves what each of their names means outside (a tensor, a sequence, or
+ * nothing yet: an outer initializer not read so far) and leaves the name to
+ * the subgraph's value: unbound on the first entry, so that onx_import_body
+ * decodes it, the same tensor again on later entries of the same scope (the
+ * iterations of one loop). Leave, once the subgraph's outputs are read,
+ * gives the names their outer meaning back; it does nothing outside the
+ * scope. Start from (onx_scope){0}; release with onx_scope_free. */
+typedef struct {
+    const Onnx__GraphProto *gp;
+    int *outer;     /* per initializer: the name's tensor outside, -1: none */
+    int *outer_seq; /* its sequence (index into c->seqs) outside, -1: none */
+    int *own;       /* the tensor the subgraph's value became, -1: not yet */
+    int inside;
+} onx_scope;
+ft_status onx_scope_enter(onx_ctx *c, onx_scope *s, const Onnx__GraphProto *gp);
+ft_status onx_scope_leave(onx_ctx *c, onx_scope *s);
+void onx_scope_free(onx_scope *s);
 /* Forget the ONNX value `name` (a loop body's output, before its next copy);
  * nonzero when out of memory. */
 int onx_unbind(onx_ctx *c, const char *name);

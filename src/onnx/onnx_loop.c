@@ -46,6 +46,53 @@ ft_status onx_unbind_outputs(onx_ctx *c, const Onnx__GraphProto *gp)
     return FT_OK;
 }
 
+ft_status onx_scope_enter(onx_ctx *c, onx_scope *s, const Onnx__GraphProto *gp)
+{
+    size_t n = gp->n_initializer;
+    if (!s->gp) {
+        s->gp = gp;
+        if (n && !(s->outer = ft_malloc(3 * n * sizeof *s->outer)))
+            return onx_oom(c);
+        s->outer_seq = s->outer + n, s->own = s->outer + 2 * n;
+        for (size_t i = 0; i < n; i++)
+            s->own[i] = -1;
+    }
+    for (size_t i = 0; i < n; i++) { /* all saved first: leave restores them even when this fails */
+        const char *name = nz(gp->initializer[i]->name);
+        s->outer[i] = ft_strmap_get(c->names, name);
+        s->outer_seq[i] = onx_seq_index(c, name);
+    }
+    s->inside = 1;
+    for (size_t i = 0; i < n; i++) {
+        const char *name = nz(gp->initializer[i]->name);
+        if ((s->outer_seq[i] >= 0 && onx_seq_bind(c, name, -1)) ||
+            (s->own[i] >= 0 ? onx_bind(c, name, s->own[i]) < 0 : onx_unbind(c, name)))
+            return onx_oom(c);
+    }
+    return FT_OK;
+}
+
+ft_status onx_scope_leave(onx_ctx *c, onx_scope *s)
+{
+    if (!s->inside)
+        return FT_OK;
+    s->inside = 0;
+    for (size_t i = 0; i < s->gp->n_initializer; i++) {
+        const char *name = nz(s->gp->initializer[i]->name);
+        if (s->own[i] < 0)
+            s->own[i] = ft_strmap_get(c->names, name);
+        if (ft_strmap_put(c->names, name, s->outer[i]) || (s->outer_seq[i] >= 0 && onx_seq_bind(c, name, s->outer_seq[i])))
+            return onx_oom(c);
+    }
+    return FT_OK;
+}
+
+void onx_scope_free(onx_scope *s)
+{
+    free(s->outer);
+    *s = (onx_scope){0};
+}
+
 /* Body output k's tensor after a copy of the body was imported. */
 static int body_out(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *body, int k)
 {
@@ -56,14 +103,18 @@ static int body_out(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *body,
     return t;
 }
 
-/* One copy of the body: its inputs bound to in[0..n_in) (input i to the list
- * c->seqs[seq[i]] where seq is given and seq[i] >= 0), its nodes imported. */
-static ft_status import_copy(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *body, const int *in,
-                             const int *seq, int n_in)
+/* One copy of the body: its initializers in scope sc (the caller leaves it
+ * once the copy's outputs are read), its inputs bound to in[0..n_in) (input
+ * i to the list c->seqs[seq[i]] where seq is given and seq[i] >= 0), its
+ * nodes imported. */
+static ft_status import_copy(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *body, onx_scope *sc,
+                             const int *in, const int *seq, int n_in)
 {
     if ((int)body->n_input != n_in)
         return onx_error(c, n, FT_EGRAPH, "the body has %zu inputs; the node gives it %d", body->n_input, n_in);
     ft_status st = onx_unbind_outputs(c, body);
+    if (!st) /* before the inputs: an input and an initializer of one name give the input */
+        st = onx_scope_enter(c, sc, body);
     for (int i = 0; i < n_in && !st; i++) {
         const char *name = body->input[i]->name ? body->input[i]->name : "";
         int s = seq ? seq[i] : -1;
@@ -161,6 +212,7 @@ ft_status ox_map_loop(onx_ctx *c, const onx_node *n)
         cur[2 + j] = seq[2 + j] >= 0 ? -1 : onx_in(c, n, 2 + j);
     }
     int it = 0, unsup0 = c->n_unsup;
+    onx_scope sc = {0};
     for (; cond && (trips < 0 || it < trips) && !st; it++) {
         if (it == ONX_UNROLL_MAX) {
             st = onx_unsupported(c, n, "it runs more than %d iterations, the most ftrun unrolls", ONX_UNROLL_MAX);
@@ -173,7 +225,7 @@ ft_status ox_map_loop(onx_ctx *c, const onx_node *n)
         cur[0] = onx_const_new(c, n, sfx, FT_I64, &(ft_shape){0}, &iv);
         snprintf(sfx, sizeof sfx, "condition_%d", it);
         cur[1] = onx_const_new(c, n, sfx, FT_BOOL, &(ft_shape){0}, &one);
-        if (cur[0] < 0 || cur[1] < 0 || (st = import_copy(c, n, body, cur, seq, 2 + nv)))
+        if (cur[0] < 0 || cur[1] < 0 || (st = import_copy(c, n, body, &sc, cur, seq, 2 + nv)))
             break;
         if (c->n_unsup > unsup0) /* the body holds something unsupported: so does the node */
             break;
@@ -203,7 +255,12 @@ ft_status ox_map_loop(onx_ctx *c, const onx_node *n)
         if (kn == 0)
             st = onx_unsupported(c, n, "its body's condition is computed at run time (from the data); ftrun unrolls a "
                                  "loop whose iterations are known at load");
+        if (!st)
+            st = onx_scope_leave(c, &sc);
     }
+    if (!st)
+        st = onx_scope_leave(c, &sc);
+    onx_scope_free(&sc);
     if (!st && c->n_unsup > unsup0) {
         free(cur);
         for (int k = 0; k < nk; k++)
@@ -276,6 +333,7 @@ ft_status ox_map_scan(onx_ctx *c, const onx_node *n)
     }
     ft_status st = FT_OK;
     int unsup0 = c->n_unsup;
+    onx_scope sc = {0};
     for (int j = 0; j < ns; j++)
         cur[j] = onx_in(c, n, j);
     for (int64_t i = 0; i < len && !st; i++) {
@@ -294,7 +352,7 @@ ft_status ox_map_scan(onx_ctx *c, const onx_node *n)
             cur[ns + j] = t;
         }
         if (!st)
-            st = import_copy(c, n, body, cur, NULL, ns + m);
+            st = import_copy(c, n, body, &sc, cur, NULL, ns + m);
         if (st || c->n_unsup > unsup0)
             break;
         for (int j = 0; j < ns && !st; j++)
@@ -308,7 +366,12 @@ ft_status ox_map_scan(onx_ctx *c, const onx_node *n)
             else
                 (scan[k] = grown)[i] = t;
         }
+        if (!st)
+            st = onx_scope_leave(c, &sc);
     }
+    if (!st)
+        st = onx_scope_leave(c, &sc);
+    onx_scope_free(&sc);
     if (!st && c->n_unsup > unsup0) {
         c->unsup_flag = 1; /* the import reports what the body holds, and the node's outputs with it */
         st = FT_EGRAPH;
@@ -371,12 +434,13 @@ ft_status ox_map_seq_map(onx_ctx *c, const onx_node *n)
         return onx_oom(c);
     int *out = in + m; /* out[k * len + i]: output k's element i */
     ft_status st = FT_OK;
+    onx_scope sc = {0};
     for (int i = 0; i < len && !st; i++) {
         for (int j = 0; j < m; j++) {
             const onx_seq *sj = onx_seq_get(c, n->pb->input[j]);
             in[j] = sj ? sj->t[i] : onx_in(c, n, j);
         }
-        if ((st = import_copy(c, n, body, in, NULL, m)) || c->n_unsup > unsup0)
+        if ((st = import_copy(c, n, body, &sc, in, NULL, m)) || c->n_unsup > unsup0)
             break;
         for (int k = 0; k < no && !st; k++) {
             if (onx_seq_get(c, body->output[k]->name))
@@ -384,7 +448,12 @@ ft_status ox_map_seq_map(onx_ctx *c, const onx_node *n)
             else if ((out[k * len + i] = body_out(c, n, body, k)) < 0)
                 st = onx_status(c);
         }
+        if (!st)
+            st = onx_scope_leave(c, &sc);
     }
+    if (!st)
+        st = onx_scope_leave(c, &sc);
+    onx_scope_free(&sc);
     if (!st && c->n_unsup > unsup0) {
         c->unsup_flag = 1; /* the import reports what the body holds, and the node's outputs with it */
         st = FT_EGRAPH;

@@ -94,6 +94,21 @@ static ft_status softmax_dtype(onx_ctx *c, const onx_node *n, ft_dtype in, ft_dt
     return FT_OK;
 }
 
+/* The tensor of the modifier subgraph's output (imported) into *r. */
+static ft_status subgraph_out(onx_ctx *c, const onx_node *n, const char *attr, const Onnx__GraphProto *gp, int *r)
+{
+    const char *oname = nz(gp->output[0]->name);
+    if (onx_seq_get(c, oname))
+        return onx_error(c, n, FT_EGRAPH, "attribute %s: its output '%s' is a sequence; FlexAttention reads a tensor",
+                         attr, oname);
+    *r = onx_resolve(c, oname);
+    if (*r == -2)
+        return c->last;
+    if (*r < 0)
+        return onx_error(c, n, FT_EGRAPH, "attribute %s: its output '%s' is not produced in its graph", attr, oname);
+    return FT_OK;
+}
+
 /* The modifier subgraph of attribute `attr` applied to tensor t (the scores
  * or probabilities): its output's tensor into *out, t itself when the node
  * has no such attribute. */
@@ -113,31 +128,28 @@ static ft_status apply_mod(onx_ctx *c, const onx_node *n, const char *attr, cons
     OX_TRY(onx_infer_pending(c)); /* the subgraph's shape arithmetic reads t's shape */
     int here = c->emitted_here, unsup = c->n_unsup;
     /* another node's modifier graph may use the same names, initializers
-     * included (with other values): this one's are made anew */
+     * included (with other values): this one's node outputs are made anew
+     * and its initializers are its own while it is imported */
+    onx_scope sc = {0};
     ft_status st = onx_unbind_outputs(c, gp);
-    for (size_t i = 0; i < gp->n_initializer && !st; i++)
-        if (onx_unbind(c, nz(gp->initializer[i]->name)))
-            st = onx_oom(c);
+    if (!st)
+        st = onx_scope_enter(c, &sc, gp);
     if (!st && onx_bind(c, nz(gp->input[0]->name), t) < 0)
         st = onx_oom(c);
     if (!st)
         st = onx_import_body(c, n, gp);
     c->emitted_here = here; /* the subgraph's nodes named their own */
-    if (st)
-        return st;
-    if (c->n_unsup > unsup) { /* the subgraph holds something unsupported: so does the node */
+    int r = -1;
+    if (!st && c->n_unsup > unsup) { /* the subgraph holds something unsupported: so does the node */
         c->unsup_flag = 1;
-        return FT_EGRAPH;
-    }
+        st = FT_EGRAPH;
+    } else if (!st)
+        st = subgraph_out(c, n, attr, gp, &r); /* before its initializers go out of scope */
+    ft_status ls = onx_scope_leave(c, &sc);
+    onx_scope_free(&sc);
+    if (st || ls)
+        return st ? st : ls;
     const char *oname = nz(gp->output[0]->name);
-    if (onx_seq_get(c, oname))
-        return onx_error(c, n, FT_EGRAPH, "attribute %s: its output '%s' is a sequence; FlexAttention reads a tensor",
-                         attr, oname);
-    int r = onx_resolve(c, oname);
-    if (r == -2)
-        return c->last;
-    if (r < 0)
-        return onx_error(c, n, FT_EGRAPH, "attribute %s: its output '%s' is not produced in its graph", attr, oname);
     OX_TRY(onx_infer_pending(c));
     const ft_tensor *x = &c->g->tensors[r], *in = &c->g->tensors[t];
     if (x->dtype != in->dtype || (x->flags & FT_TF_DYNAMIC) || !ft_shape_eq(&x->shape, &in->shape)) {

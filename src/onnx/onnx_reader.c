@@ -180,15 +180,12 @@ ft_status onx_import_body(onx_ctx *c, const onx_node *n, const Onnx__GraphProto 
     return import_nodes(c, branch);
 }
 
-ft_status onx_import_branch(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *branch)
+/* The branch's outputs become n's (its initializers still in scope). */
+static ft_status branch_outputs(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *branch)
 {
-    ft_status st = onx_import_body(c, n, branch);
-    if (!st && c->n_unsup) /* the branch holds something unsupported: so do the node's outputs */
-        return onx_poison_outputs(c, n->pb);
-    if (st)
-        return st;
     if ((int)branch->n_output != n->n_out)
         return onx_error(c, n, FT_EGRAPH, "the branch taken has %zu outputs; the node has %d", branch->n_output, n->n_out);
+    ft_status st = FT_OK;
     for (int k = 0; k < n->n_out && !st; k++) {
         const onx_seq *sq = onx_seq_get(c, nz(branch->output[k]->name));
         if (sq) { /* a sequence the branch made: the node's output is the same list */
@@ -205,6 +202,21 @@ ft_status onx_import_branch(onx_ctx *c, const onx_node *n, const Onnx__GraphProt
         st = onx_alias(c, n, k, t);
     }
     return st;
+}
+
+ft_status onx_import_branch(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *branch)
+{
+    onx_scope sc = {0}; /* the branch's initializers are its own, the outer values seen again after it */
+    ft_status st = onx_scope_enter(c, &sc, branch);
+    if (!st)
+        st = onx_import_body(c, n, branch);
+    if (!st && c->n_unsup) /* the branch holds something unsupported: so do the node's outputs */
+        st = onx_poison_outputs(c, n->pb);
+    else if (!st)
+        st = branch_outputs(c, n, branch);
+    ft_status ls = onx_scope_leave(c, &sc);
+    onx_scope_free(&sc);
+    return st ? st : ls;
 }
 
 /* ---- graph inputs and outputs ---- */

@@ -404,8 +404,9 @@ ft_status opt_softmax(opt *o, int *count, int *log_count)
 /* --- attention: softmax(q @ k^T [* c or / c] [+ m or masked]) @ v with
  * q [B,H,S,D], v [B,H,T,Dv] and k^T = transpose(k0) [B,H,D,T] (the
  * transpose's permutation then swaps its last two entries, so that it makes
- * k [B,H,T,D]): attention(q, k, v, mask) with scale c (or 1/c, or 1). The
- * mask: an additive float constant m, or where(cond, s, fill) /
+ * k [B,H,T,D]; a transpose that would then copy k0 as it is, perm [0,1,3,2]
+ * before, goes, and k is k0): attention(q, k, v, mask) with scale c (or 1/c,
+ * or 1). The mask: an additive float constant m, or where(cond, s, fill) /
  * where(cond, fill, s) with a bool constant cond and fill <= -1e9 (-inf
  * included), which keeps where cond is true (false in the second form: cond
  * is then negated in place, when only that where reads it). attention gives
@@ -543,22 +544,30 @@ ft_status opt_attention(opt *o, int *count)
         const int64_t *qd = qt->shape.dims, *kd = ktt->shape.dims, *vd = vt->shape.dims;
         if (qd[0] != kd[0] || qd[0] != vd[0] || qd[1] != kd[1] || qd[1] != vd[1] || qd[3] != kd[2] || kd[3] != vd[2])
             continue;
-        /* k^T's transpose now makes k: its permutation's last two entries swap */
+        /* k^T's transpose now makes k: its permutation's last two entries
+         * swap; when that leaves them in order (k^T was k's [0,1,3,2]), the
+         * transpose goes and attention reads k itself */
         ft_attr_val *perm = opt_attr(&g->nodes[tr], "perm");
         int full[4];
         for (int i = 0; i < 4; i++)
             full[i] = perm->n == 4 ? (int)(perm->ints[i] < 0 ? perm->ints[i] + 4 : perm->ints[i]) : 3 - i;
-        if (perm->n != 4) { /* the default (reversed) order: a list of its own */
-            int64_t *ints = ft_malloc(4 * sizeof(int64_t));
-            if (!ints)
-                return opt_oom(o);
-            free(perm->ints);
-            perm->ints = ints, perm->n = 4;
+        if (full[0] == 0 && full[1] == 1 && full[2] == 3 && full[3] == 2) {
+            int k0 = g->nodes[tr].in[0];
+            opt_kill(o, tr);
+            kt = k0;
+        } else {
+            if (perm->n != 4) { /* the default (reversed) order: a list of its own */
+                int64_t *ints = ft_malloc(4 * sizeof(int64_t));
+                if (!ints)
+                    return opt_oom(o);
+                free(perm->ints);
+                perm->ints = ints, perm->n = 4;
+            }
+            perm->ints[0] = full[0], perm->ints[1] = full[1], perm->ints[2] = full[3], perm->ints[3] = full[2];
+            ft_tensor *kw = &g->tensors[kt];
+            int64_t tmp = kw->shape.dims[2];
+            kw->shape.dims[2] = kw->shape.dims[3], kw->shape.dims[3] = tmp;
         }
-        perm->ints[0] = full[0], perm->ints[1] = full[1], perm->ints[2] = full[3], perm->ints[3] = full[2];
-        ft_tensor *kw = &g->tensors[kt];
-        int64_t tmp = kw->shape.dims[2];
-        kw->shape.dims[2] = kw->shape.dims[3], kw->shape.dims[3] = tmp;
         int causal = mask >= 0 && mask_causal(&g->tensors[mask], negate, &st->shape);
         if (causal) /* attention's causal flag instead: no mask to read, and later keys not visited */
             mask = -1, negate = 0;

@@ -101,6 +101,62 @@ for a in "tf":
 assert np.load(f"{m}/xpos.npy").max() > 1 and np.load(f"{m}/xneg.npy").max() <= 1' "$M" "$T"
 }
 
+# initruns NAME TAG NAME=FILE...: NAME converted (its If kept for run time) and run with those -i values
+# into $T/r_NAME_TAG, and NAME.onnx run with them (the If folded at load) into $T/f_NAME_TAG
+initruns() {
+    local name=$1 tag=$2 v
+    local -a ins=()
+    shift 2
+    for v in "$@"; do
+        ins+=(-i "$v")
+    done
+    conv "$name"
+    runs "$T/$name.ftg" "${ins[@]}" -o "$T/r_${name}_$tag"
+    runs "$M/$name.onnx" "${ins[@]}" -o "$T/f_${name}_$tag"
+}
+
+@test "onnx If: branches with initializers of one name and other values each read their own" {
+    for c in t f; do
+        initruns initsame $c c="$M/$c.npy" x="$M/x2.npy"
+    done
+    run "$FTRUN" info "$T/initsame.ftg"
+    [[ "$output" == *"guarded nodes: 2"* ]]
+    py '
+t, x = sys.argv[1], np.load(sys.argv[2])
+for r in "rf":
+    assert np.array_equal(np.load(f"{t}/{r}_initsame_t/y.npy"), x + np.float32(1)), r
+    assert np.array_equal(np.load(f"{t}/{r}_initsame_f/y.npy"), x + np.float32(100)), r' "$T" "$M/x2.npy"
+}
+
+@test "onnx If: a branch initializer shadows the outer value of its name in the branch only, read before or after" {
+    for c in t f; do
+        initruns initshadow $c c="$M/$c.npy" x="$M/x2.npy"
+    done
+    py '
+t, x = sys.argv[1], np.load(sys.argv[2])
+k, m = np.float32(5), np.float32(3)
+for r in "rf":
+    assert np.array_equal(np.load(f"{t}/{r}_initshadow_t/z.npy"), (x * k + np.float32(1)) * np.float32(2) + m), r
+    assert np.array_equal(np.load(f"{t}/{r}_initshadow_f/z.npy"), x * k - k + m), r' "$T" "$M/x2.npy"
+}
+
+@test "onnx If: in nested Ifs each initializer is seen in its own branch and the outer one again after it" {
+    for a in t f; do
+        for b in t f; do
+            initruns initnested $a$b a="$M/$a.npy" b="$M/$b.npy" x="$M/x2.npy"
+        done
+    done
+    py '
+t, x = sys.argv[1], np.load(sys.argv[2])
+for a in "tf":
+    for b in "tf":
+        inner = x + np.float32(10 if b == "t" else 20)
+        z = (inner * np.float32(10) if a == "t" else x - np.float32(1)) + np.float32(1)
+        for r in "rf":
+            got = np.load(f"{t}/{r}_initnested_{a}{b}/z.npy")
+            assert np.array_equal(got, z), (r, a, b, got, z)' "$T" "$M/x2.npy"
+}
+
 @test "onnx If: branches of different shapes give a run-time shape, and what follows it" {
     conv dyn
     run "$FTRUN" info "$T/dyn.ftg"

@@ -5,7 +5,8 @@ outer-scope values in both branches), fail.onnx (the then branch gathers an
 index given as input), nested.onnx (an If computed inside a branch), dyn.onnx
 (branches of different shapes), heavy.onnx (a matmul chain and an If in the
 taken branch), nzif.onnx (the condition from a NonZero, so not known at load
-even with -i), and the input files.
+even with -i), initsame.onnx, initshadow.onnx and initnested.onnx (branch
+initializers of one name with other values), and the input files.
 """
 import sys, numpy as np, onnx
 from onnx import helper as h, TensorProto as TP, numpy_helper as nh
@@ -69,6 +70,30 @@ else_g = h.make_graph([h.make_node("Sub", ["x", "two"], ["ey"])], "else", [], [v
 save([h.make_node("NonZero", ["x"], ["nz"]), h.make_node("ReduceSum", ["nz"], ["s"], keepdims=0),
       h.make_node("Greater", ["s", "ten"], ["c"]), h.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)],
      "nzif", [vi("x", F, [3, 4])], [vi("y", F, [3, 4])], [ten, two])
+# initsame: both branches y = x + k, each with its own initializer k ([1, 1] and [100, 100])
+def arr(name, v): return nh.from_array(np.array(v, np.float32), name)
+then_g = h.make_graph([h.make_node("Add", ["x", "k"], ["ty"])], "then", [], [vi("ty", F, [2])], [arr("k", [1, 1])])
+else_g = h.make_graph([h.make_node("Add", ["x", "k"], ["ey"])], "else", [], [vi("ey", F, [2])], [arr("k", [100, 100])])
+save([h.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)],
+     "initsame", [vi("c", B, []), vi("x", F, [2])], [vi("y", F, [2])])
+# initshadow: outer k = 5 (read before the If) and m = 3 (read only after it); the then branch has its own
+# k = 1 and m = 2: (x*k + k) * m; the else branch reads the outer k: x*k - k; then z = y + m
+then_g = h.make_graph([h.make_node("Add", ["a", "k"], ["t1"]), h.make_node("Mul", ["t1", "m"], ["ty"])], "then", [],
+                      [vi("ty", F, [2])], [arr("k", [1, 1]), arr("m", [2, 2])])
+else_g = h.make_graph([h.make_node("Sub", ["a", "k"], ["ey"])], "else", [], [vi("ey", F, [2])])
+save([h.make_node("Mul", ["x", "k"], ["a"]), h.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g),
+      h.make_node("Add", ["y", "m"], ["z"])], "initshadow", [vi("c", B, []), vi("x", F, [2])], [vi("z", F, [2])],
+     [arr("k", [5, 5]), arr("m", [3, 3])])
+# initnested: outer k = 1; the then branch's own k = 10 and in it an If on b: then x + k (the branch's k),
+# else x + k with its own k = 20; the branch multiplies that by k (10 again); the outer else x - k; z = y + k
+in_then = h.make_graph([h.make_node("Add", ["x", "k"], ["iy"])], "it", [], [vi("iy", F, [2])])
+in_else = h.make_graph([h.make_node("Add", ["x", "k"], ["iey"])], "ie", [], [vi("iey", F, [2])], [arr("k", [20, 20])])
+then_g = h.make_graph([h.make_node("If", ["b"], ["i"], then_branch=in_then, else_branch=in_else),
+                       h.make_node("Mul", ["i", "k"], ["ty"])], "then", [], [vi("ty", F, [2])], [arr("k", [10, 10])])
+else_g = h.make_graph([h.make_node("Sub", ["x", "k"], ["ey"])], "else", [], [vi("ey", F, [2])])
+save([h.make_node("If", ["a"], ["y"], then_branch=then_g, else_branch=else_g), h.make_node("Add", ["y", "k"], ["z"])],
+     "initnested", [vi("a", B, []), vi("b", B, []), vi("x", F, [2])], [vi("z", F, [2])], [arr("k", [1, 1])])
+np.save(f"{d}/x2.npy", np.array([0.5, -2.0], np.float32))
 xs = np.zeros((3, 4), np.float32)
 xs[0, 1] = 1.5
 np.save(f"{d}/xs.npy", xs)

@@ -123,3 +123,50 @@ gs, go = np.load(t + "/o/s.npy"), np.load(t + "/o/os.npy")
 assert np.allclose(gs, s, rtol=1e-6, atol=1e-6), (gs, s)
 assert go.shape == want.shape and np.allclose(go, want, rtol=1e-6, atol=1e-6), (go, want)' "$T"
 }
+
+@test "ONNX Loop and Scan: a body initializer shadows the outer value of its name in the body only, read before or after" {
+    # outer k = 5 (read before the loop) and m = 3 (read only after it); the body's own k = 1 and m = 2
+    py '
+import onnx
+from onnx import helper as h, TensorProto as TP, numpy_helper as nh
+vi = h.make_tensor_value_info
+def arr(name, v):
+    return nh.from_array(np.array(v, np.float32), name)
+def save(nodes, name, ins, inits):
+    g = h.make_graph(nodes, name, ins, [vi("z", TP.FLOAT, [2])], initializer=inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    onnx.checker.check_model(m)
+    onnx.save(m, f"{sys.argv[1]}/{name}.onnx")
+own = [arr("k", [1, 1]), arr("m", [2, 2])]
+outer = [arr("k", [5, 5]), arr("m", [3, 3])]
+body = h.make_graph([h.make_node("Add", ["y_in", "k"], ["t1"]), h.make_node("Mul", ["t1", "m"], ["y_out"]),
+                     h.make_node("Identity", ["cond_in"], ["cond_out"])], "body",
+                    [vi("i", TP.INT64, []), vi("cond_in", TP.BOOL, []), vi("y_in", TP.FLOAT, [2])],
+                    [vi("cond_out", TP.BOOL, []), vi("y_out", TP.FLOAT, [2])], own)
+save([h.make_node("Mul", ["x", "k"], ["a"]), h.make_node("Loop", ["n", "", "a"], ["y"], body=body),
+      h.make_node("Add", ["y", "m"], ["z"])], "loopinit", [vi("x", TP.FLOAT, [2])],
+     outer + [nh.from_array(np.array(2, np.int64), "n")])
+body = h.make_graph([h.make_node("Add", ["s_in", "r"], ["t0"]), h.make_node("Add", ["t0", "k"], ["t1"]),
+                     h.make_node("Mul", ["t1", "m"], ["s_out"])], "body",
+                    [vi("s_in", TP.FLOAT, [2]), vi("r", TP.FLOAT, [2])], [vi("s_out", TP.FLOAT, [2])], own)
+save([h.make_node("Mul", ["x", "k"], ["a"]), h.make_node("Scan", ["a", "xs"], ["s"], body=body, num_scan_inputs=1),
+      h.make_node("Add", ["s", "m"], ["z"])], "scaninit", [vi("x", TP.FLOAT, [2]), vi("xs", TP.FLOAT, [3, 2])], outer)
+np.save(sys.argv[1] + "/x2.npy", np.array([0.5, -2.0], np.float32))
+np.save(sys.argv[1] + "/xs.npy", np.arange(6, dtype=np.float32).reshape(3, 2) - 2)' "$T"
+    run "$FTRUN" run "$T/loopinit.onnx" -i x="$T/x2.npy" -o "$T/ol" -q
+    [ "$status" -eq 0 ]
+    run "$FTRUN" run "$T/scaninit.onnx" -i x="$T/x2.npy" -i xs="$T/xs.npy" -o "$T/os" -q
+    [ "$status" -eq 0 ]
+    py '
+t = sys.argv[1]
+x, xs = np.load(t + "/x2.npy"), np.load(t + "/xs.npy")
+k, m, own_k, own_m = np.float32(5), np.float32(3), np.float32(1), np.float32(2)
+y = s = x * k
+for _ in range(2):
+    y = (y + own_k) * own_m
+for r in xs:
+    s = (s + r + own_k) * own_m
+gl, gs = np.load(t + "/ol/z.npy"), np.load(t + "/os/z.npy")
+assert np.array_equal(gl, y + m), (gl, y + m)
+assert np.array_equal(gs, s + m), (gs, s + m)' "$T"
+}

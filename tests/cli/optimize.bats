@@ -255,6 +255,10 @@ elif kind.startswith("attn"):  # softmax(q k^T * c + mask) v, q, k, v split from
         nodes += [h.make_node("Div", ["s", "c"], ["s1"]), h.make_node("Add", ["s1", "m"], ["s2"])]
         inits.append(nh.from_array(m, "m"))
         s = s / np.float64(np.float32(0.4)) + m
+    elif kind == "attn_plain":  # torch's q @ k.transpose(-2, -1) / sqrt(D), no mask
+        nodes += [h.make_node("Div", ["s", "sqrtd"], ["s2"])]
+        inits.append(C("sqrtd", np.sqrt(D)))
+        s = s / np.float64(np.float32(np.sqrt(D)))
     else:  # attn_bool, attn_nokeep: where(keep, s, -1e9), no scale
         nodes.append(h.make_node("Where", ["keep", "s", "big"], ["s2"]))
         inits.append(nh.from_array(keep, "keep"))
@@ -416,13 +420,49 @@ left_alone() {
 }
 
 @test "attention: softmax(q k^T scaled + mask) v becomes attention; the causal mask becomes causal = 1" {
-    for k in attn_causal attn_additive attn_bool; do
+    for k in attn_causal attn_additive attn_bool attn_plain; do
         fused $k "$(counts "attention 1")" "attn_out +attention "
         [[ ! "$output" =~ softmax\ \  ]]
+        # k^T was k transposed by [0, 1, 3, 2]: attention reads k, and no transpose is left to copy it
+        [[ "$output" =~ nodes:\ 2, ]]
+        [[ ! "$output" =~ transpose\ \  ]]
     done
-    # written out: scale 0.4 (or 1 / 0.4), the causal one without a mask input, k's transpose now makes k
-    written attn_causal 'n[-1]["op"] == "attention" and n[-1]["attrs"]["causal"] == 1 and len(n[-1]["inputs"]) == 3 and abs(n[-1]["attrs"]["scale"] - 0.4) < 1e-6 and [t["attrs"]["perm"] for t in n if t["op"] == "transpose"] == [[0, 1, 2, 3]]'
+    # written out: scale 0.4 (or 1 / 0.4, 1 / sqrt(6)), the causal one without a mask input, attention reading k
+    written attn_causal 'n[-1]["op"] == "attention" and n[-1]["attrs"]["causal"] == 1 and n[-1]["inputs"] == ["q", "k", "v"] and abs(n[-1]["attrs"]["scale"] - 0.4) < 1e-6 and not [t for t in n if t["op"] == "transpose"]'
     written attn_additive 'n[-1]["op"] == "attention" and len(n[-1]["inputs"]) == 4 and abs(n[-1]["attrs"]["scale"] - 2.5) < 1e-5'
+    written attn_plain '[t["op"] for t in n] == ["split", "attention"] and n[-1]["inputs"] == ["q", "k", "v"] and abs(n[-1]["attrs"]["scale"] - 6 ** -0.5) < 1e-6'
+}
+
+@test "attention: k^T made by another permutation keeps its transpose, which now makes k" {
+    # k [B,T,H,D] transposed by [0, 2, 3, 1] to [B,H,D,T]: attention reads k through a transpose by [0, 2, 1, 3]
+    "$PYTHON" - "$T" <<'EOF'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper as h, numpy_helper as nh
+rng = np.random.default_rng(3)
+q = rng.standard_normal((2, 3, 5, 4)).astype(np.float32)
+k = rng.standard_normal((2, 7, 3, 4)).astype(np.float32)
+v = rng.standard_normal((2, 3, 7, 4)).astype(np.float32)
+nodes = [h.make_node("Transpose", ["k"], ["kt"], perm=[0, 2, 3, 1]), h.make_node("MatMul", ["q", "kt"], ["s"]),
+         h.make_node("Mul", ["s", "c"], ["s2"]), h.make_node("Softmax", ["s2"], ["p"], axis=-1),
+         h.make_node("MatMul", ["p", "v"], ["y"], name="attn_out")]
+vi = lambda n, a: h.make_tensor_value_info(n, TensorProto.FLOAT, a.shape)
+g = h.make_graph(nodes, "attn_perm", [vi("q", q), vi("k", k), vi("v", v)],
+                 [h.make_tensor_value_info("y", TensorProto.FLOAT, None)], [nh.from_array(np.array(0.5, np.float32), "c")])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), sys.argv[1] + "/attn_perm.onnx")
+s = q.astype(np.float64) @ k.astype(np.float64).transpose(0, 2, 3, 1) * 0.5
+e = np.exp(s - s.max(-1, keepdims=True))
+for n, a in (("q", q), ("k", k), ("v", v)):
+    np.save(f"{sys.argv[1]}/{n}.npy", a)
+np.save(sys.argv[1] + "/want.npy", ((e / e.sum(-1, keepdims=True)) @ v.astype(np.float64)).astype(np.float32))
+EOF
+    run opt_line attn_perm
+    [ "$output" = "$(counts "attention 1")" ]
+    "$FTRUN" convert "$T/attn_perm.onnx" -o c.ftg -q
+    "$FTRUN" unpack c.ftg -o u -q
+    py 'n = json.load(open("u/graph.json"))["nodes"]; assert [t["op"] for t in n] == ["transpose", "attention"] and n[0]["attrs"]["perm"] == [0, 2, 1, 3], n'
+    "$FTRUN" "$T/attn_perm.onnx" -i q=q.npy -i k=k.npy -i v=v.npy -o o -q --expect want.npy --rtol 1e-4 --atol 1e-5
 }
 
 @test "attention: not when a row of the mask keeps no key or the scores are read outside the pattern" {
