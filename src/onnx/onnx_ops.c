@@ -248,7 +248,7 @@ static const onx_op_map MAPS[] = {
     {"Optional", 15, ox_map_optional}, {"OptionalHasElement", 15, ox_map_optional_has},
     {"OptionalGetElement", 15, ox_map_optional_get},
     /* loops unrolled at load (onnx_loop.c) */
-    {"Loop", 1, ox_map_loop}, {"Scan", 9, ox_map_scan}, {"SequenceMap", 17, ox_map_seq_map},
+    {"Loop", 1, ox_map_loop}, {"Scan", 8, ox_map_scan}, {"SequenceMap", 17, ox_map_seq_map},
     /* data-dependent output shapes */
     {"NonZero", 9, ox_map_non_zero}, {"Compress", 9, ox_map_compress}, {"Unique", 11, ox_map_unique},
     {"NonMaxSuppression", 10, ox_map_nms},
@@ -435,7 +435,7 @@ static const onx_op_status CATALOGUE[] = {
     {"RotaryEmbedding", 'm', "rotary_embedding"},
     {"Round", 'm', "round"},
     {"STFT", 'm', "stft (frame_step and frame_length known at load)"},
-    {"Scan", 'm', "unrolled at load (opset 9 on; its length known at load, at most 4096)"},
+    {"Scan", 'm', "unrolled at load (its length known at load, at most 4096; opset 8: a scan per batch entry, sequence_lens absent or full)"},
     {"Scatter", 'm', "scatter_elements (deprecated op)"},
     {"ScatterElements", 'm', "scatter_elements"},
     {"ScatterND", 'm', "scatter_nd"},
