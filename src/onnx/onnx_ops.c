@@ -216,7 +216,7 @@ static const onx_op_map MAPS[] = {
     {"QLinearConv", 10, ox_map_int_conv},
     /* losses */
     {"NegativeLogLikelihoodLoss", 12, ox_map_nll_loss}, {"SoftmaxCrossEntropyLoss", 12, ox_map_softmax_ce_loss},
-    {"STFT", 17, ox_map_stft},
+    {"STFT", 17, ox_map_stft}, {"MelWeightMatrix", 17, ox_map_mel_weight_matrix},
     /* shape and data movement */
     {"Identity", 1, ox_map_identity}, {"Dropout", 7, ox_map_dropout}, {"Reshape", 5, ox_map_reshape},
     {"Transpose", 1, ox_map_transpose}, {"Flatten", 1, ox_map_flatten}, {"Squeeze", 1, ox_map_squeeze},
@@ -386,7 +386,7 @@ static const onx_op_status CATALOGUE[] = {
     {"MaxUnpool", 'm', "max_unpool (output_shape known at load)"},
     {"Mean", 'm', "add chain + div"},
     {"MeanVarianceNormalization", 'm', "mean_variance_normalization"},
-    {"MelWeightMatrix", '-', "no ftrun op (mel filter bank)"},
+    {"MelWeightMatrix", 'm', "mel_weight_matrix (num_mel_bins and dft_length known at load)"},
     {"Min", 'm', "min"},
     {"Mish", 'm', "mish"},
     {"Mod", 'm', "mod"},
