@@ -18,8 +18,9 @@ PYTHON ?= /usr/bin/python3
 WARN := -Wall -Wextra -Werror -Wswitch-enum -Wshadow -Wno-unused-parameter -Wstrict-prototypes
 CFLAGS ?= -O2 -g
 # Flags the build always needs; CFLAGS (optimisation, sanitizers) may be set on the command line.
-FT_CFLAGS := -std=gnu11 $(WARN) -fopenmp -D_FILE_OFFSET_BITS=64 -MMD -MP
-LDLIBS := -lcjson -lprotobuf-c -ldnnl -lopenblas -lfftw3f_omp -lfftw3_omp -lfftw3f -lfftw3 -lz -lm -ldl -fopenmp
+FT_CFLAGS := -std=gnu11 $(WARN) -fopenmp -D_FILE_OFFSET_BITS=64 -MMD -MP -I/usr/include/openjpeg-2.5
+LDLIBS := -lcjson -lprotobuf-c -ldnnl -lopenblas -lfftw3f_omp -lfftw3_omp -lfftw3f -lfftw3 -lz -lm -ldl -fopenmp \
+	-ljpeg -lpng16 -lwebp -ltiff -lopenjp2 -lstb
 # The CUDA backend (a shared object loaded at run time) calls back into the
 # binary's graph functions, so the binary exports its symbols.
 FT_LDFLAGS := -rdynamic
@@ -70,6 +71,7 @@ $(BUILD)/src/cuda/%.o: src/cuda/%.cu
 
 # Debian packages the build and the tests need.
 DEB_PKGS := gcc libcjson-dev zlib1g-dev libdnnl-dev libopenblas-dev libfftw3-dev libprotobuf-c-dev protobuf-c-compiler libonnx-dev \
+	libjpeg62-turbo-dev libpng-dev libwebp-dev libtiff-dev libopenjp2-7-dev libstb-dev python3-pil \
 	bats python3-numpy python3-torch python3-torchvision python3-onnx libonnx-testdata xz-utils valgrind strace man-db
 deps:
 	@scripts/deps.sh $(DEB_PKGS)

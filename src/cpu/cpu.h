@@ -36,6 +36,7 @@
 #define CPU_EW_ANY CPU_ANY
 #define CPU_EQ (CPU_ANY | FT_DT_STR) /* equal: strings too (binary.c) */
 #define CPU_STR FT_DT_STR
+#define CPU_IMG FT_M(U8) /* image_decoder (graph/image_codec.c) */
 #define CPU_BOOL FT_DT_BOOL
 #define CPU_Q8 (FT_M(U8) | FT_M(I8))                           /* quantized operands */
 /* dequantize_linear's inputs: the integers and the low-precision dtypes but f8e8m0 */

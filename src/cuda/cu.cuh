@@ -53,6 +53,7 @@ extern "C" {
 #define CU_EW_ANY FT_DT_ANY
 #define CU_EQ FT_DT_ANY /* no strings on this backend (graph/str.h) */
 #define CU_STR 0
+#define CU_IMG 0 /* image_decoder: the CPU's alone (--fallback cpu) */
 #define CU_BYTES FT_DT_ALL /* data movement copies bytes: the low-precision dtypes too, never strings */
 #define CU_CAST FT_DT_ANY  /* no low-precision dtype (cu_cast refuses them as destinations) */
 #define CU_BOOL FT_DT_BOOL

@@ -301,6 +301,7 @@ typedef struct ft_datadep_params {
     int axis;   /* compress, unique: resolved against the input's rank; -1: over the flattened input */
     int sorted; /* unique */
     int center; /* non_max_suppression: center_point_box (boxes as centre, width, height) */
+    int pixel;  /* image_decoder: FT_PIX_* (graph/image_codec.h) */
 } ft_datadep_params;
 
 /* Shape arithmetic (infer_shapes.c): shape gives dims start .. end-1 of its

@@ -251,7 +251,7 @@ static const onx_op_map MAPS[] = {
     {"Loop", 1, ox_map_loop}, {"Scan", 8, ox_map_scan}, {"SequenceMap", 17, ox_map_seq_map},
     /* data-dependent output shapes */
     {"NonZero", 9, ox_map_non_zero}, {"Compress", 9, ox_map_compress}, {"Unique", 11, ox_map_unique},
-    {"NonMaxSuppression", 10, ox_map_nms},
+    {"NonMaxSuppression", 10, ox_map_nms}, {"ImageDecoder", 20, ox_map_image_decoder},
     /* strings (onnx_ops_text.c) */
     {"StringNormalizer", 10, ox_map_string_normalizer}, {"StringConcat", 20, ox_map_string_concat},
     {"RegexFullMatch", 20, ox_map_regex_full_match},
@@ -360,7 +360,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Hardmax", 'm', "hardmax (before opset 13: flatten + hardmax + reshape)"},
     {"Identity", 'm', "alias of its input"},
     {"If", 'm', "folded at load when its condition is known then; else both branches, guarded by it, and if_select"},
-    {"ImageDecoder", '-', "no ftrun op (image decoding)"},
+    {"ImageDecoder", 'm', "image_decoder (run-time output shape unless the image is known at load; CPU)"},
     {"InstanceNormalization", 'm', "instance_norm"},
     {"IsInf", 'm', "is_inf (and a sign test for detect_negative/detect_positive)"},
     {"IsNaN", 'm', "is_nan"},

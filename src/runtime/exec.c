@@ -289,8 +289,14 @@ static ft_status dyn_values(dyn_state *d, int k, const scratch *s, const ft_plan
             continue;
         int t = n->in[i];
         ft_tensor *x = &d->t[t];
-        size_t nb = ft_tensor_bytes(x);
-        if (ft_numel(&x->shape) > FT_MAX_VALUES || x->shape.rank > 1) {
+        size_t nb = ft_tensor_bytes(x), room = FT_MAX_VALUES * sizeof(int64_t);
+        if (ft_op_value_bytes(n->op) && nb > room) { /* read whole (an encoded image): room for this run's */
+            void *grown = ft_realloc(d->vals[t], nb);
+            if (!grown)
+                return ft_node_err(err, FT_ERUNTIME, &d->g, n, "out of memory reading input %d ('%s', %zu bytes)", i,
+                                   x->name, nb);
+            d->vals[t] = grown;
+        } else if (ft_numel(&x->shape) > FT_MAX_VALUES || x->shape.rank > 1) {
             char sb[FT_SHAPE_STR];
             st = ft_node_err(err, FT_EGRAPH, &d->g, n, "input %d ('%s') gives shape values but has shape %s; at most "
                              "%d values in a 1-D tensor are supported", i, x->name, ft_shape_str(&x->shape, sb),
@@ -298,7 +304,7 @@ static ft_status dyn_values(dyn_state *d, int k, const scratch *s, const ft_plan
             ft_err_prefix(err, "at run time");
             return st;
         }
-        if (!d->vals[t] && !(d->vals[t] = ft_malloc(FT_MAX_VALUES * sizeof(int64_t))))
+        if (!d->vals[t] && !(d->vals[t] = ft_malloc(room)))
             return ft_node_err(err, FT_ERUNTIME, &d->g, n, "out of memory reading input %d ('%s')", i, x->name);
         if (!synced && !(st = d->be->sync(d->ctx, err)))
             synced = 1;
