@@ -412,6 +412,53 @@ out:
 
 /* ------------------------------------------------------------- BMP, PNM */
 
+/* Little-endian field of k bytes at p + at. */
+static uint64_t le(const uint8_t *p, size_t at, int k)
+{
+    uint64_t v = 0;
+    for (int i = k - 1; i >= 0; i--)
+        v = v << 8 | p[at + (size_t)i];
+    return v;
+}
+
+/* PNM header field: the number after whitespace and comments at *at, or -1. */
+static int64_t pnm_field(const uint8_t *p, size_t n, size_t *at)
+{
+    while (*at < n && (p[*at] == ' ' || p[*at] == '\t' || p[*at] == '\r' || p[*at] == '\n' || p[*at] == '#'))
+        if (p[*at] == '#')
+            while (*at < n && p[*at] != '\n')
+                ++*at;
+        else
+            ++*at;
+    int64_t v = -1;
+    while (*at < n && p[*at] >= '0' && p[*at] <= '9' && v < ((int64_t)1 << 40))
+        v = (v < 0 ? 0 : v * 10) + (p[(*at)++] - '0');
+    return v;
+}
+
+/* The bytes an uncompressed BMP or a PNM of w x h pixels needs, against n
+ * (stb_image reads past the end as zeros): 0 when they are there. */
+static int stb_complete(const uint8_t *p, size_t n, int64_t w, int64_t h, char *why, size_t wn)
+{
+    uint64_t need = 0;
+    if (p[0] == 'B') {
+        if (n < 30)
+            return fail(why, wn, "BMP: the data ends inside the header");
+        uint64_t hs = le(p, 14, 4), bpp = hs == 12 ? le(p, 24, 2) : le(p, 28, 2);
+        uint64_t comp = hs >= 40 && n >= 34 ? le(p, 30, 4) : 0;
+        if (comp == 0 || comp == 3 || comp == 6) /* BI_RGB, BI_BITFIELDS, BI_ALPHABITFIELDS: rows of whole words */
+            need = le(p, 10, 4) + ((uint64_t)w * bpp + 31) / 32 * 4 * (uint64_t)h;
+    } else {
+        size_t at = 2;
+        int64_t pw = pnm_field(p, n, &at), ph = pnm_field(p, n, &at), mx = pnm_field(p, n, &at);
+        if (pw < 0 || ph < 0 || mx < 1 || at >= n)
+            return fail(why, wn, "PNM: the data ends inside the header or the header is malformed");
+        need = at + 1 + (uint64_t)w * (uint64_t)h * (p[1] == '6' ? 3 : 1) * (mx > 255 ? 2 : 1);
+    }
+    return need > n ? fail(why, wn, "%s: %zu bytes where the image needs %llu: the data is truncated",
+                           p[0] == 'B' ? "BMP" : "PNM", n, (unsigned long long)need) : 0;
+}
+
 static int read_stb(const uint8_t *p, size_t n, uint8_t *rgb, int64_t *h, int64_t *w, char *why, size_t wn)
 {
     const char *fmt = p[0] == 'B' ? "BMP" : "PNM";
@@ -422,7 +469,7 @@ static int read_stb(const uint8_t *p, size_t n, uint8_t *rgb, int64_t *h, int64_
         if (!stbi_info_from_memory(p, (int)n, &x, &y, &comp))
             return fail(why, wn, "%s: %s", fmt, stbi_failure_reason());
         *h = y, *w = x;
-        return 0;
+        return x > 0 && y > 0 ? stb_complete(p, n, x, y, why, wn) : 0;
     }
     unsigned char *d = stbi_load_from_memory(p, (int)n, &x, &y, &comp, 3);
     if (!d)

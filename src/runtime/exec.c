@@ -290,9 +290,9 @@ static ft_status dyn_values(dyn_state *d, int k, const scratch *s, const ft_plan
         int t = n->in[i];
         ft_tensor *x = &d->t[t];
         size_t nb = ft_tensor_bytes(x), room = FT_MAX_VALUES * sizeof(int64_t);
-        if (ft_op_value_bytes(n->op) && nb > room) { /* read whole (an encoded image): room for this run's */
-            void *grown = ft_realloc(d->vals[t], nb);
-            if (!grown)
+        if (ft_op_value_bytes(n->op)) { /* read whole (an encoded image): room for this run's */
+            void *grown = nb > room ? ft_realloc(d->vals[t], nb) : d->vals[t];
+            if (nb > room && !grown)
                 return ft_node_err(err, FT_ERUNTIME, &d->g, n, "out of memory reading input %d ('%s', %zu bytes)", i,
                                    x->name, nb);
             d->vals[t] = grown;
