@@ -285,6 +285,7 @@ ft_status cpu_stft(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
 /* loss.c: softmax_cross_entropy_loss, negative_log_likelihood_loss, the window functions */
 ft_status cpu_loss(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_window(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_random(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_mel_weight_matrix(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 /* attention.c: attention; norm_channels.c: batch_norm, instance_norm, group_norm */
 ft_status cpu_attention(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);

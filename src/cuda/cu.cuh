@@ -374,6 +374,7 @@ CU_KFN(cu_stft);
 /* loss.cu: softmax_cross_entropy_loss, negative_log_likelihood_loss, the window functions */
 CU_KFN(cu_loss);
 CU_KFN(cu_window);
+CU_KFN(cu_random);
 CU_KFN(cu_mel_weight_matrix);
 void cu_fft_cache_free(struct cu_fft_cache *c);
 /* attention.cu */

@@ -294,6 +294,14 @@ typedef struct ft_loss_params {
     int complex_in;       /* stft: the signal's last dim is 2 */
 } ft_loss_params;
 
+/* random_uniform_like (a, b = low, high), random_normal_like (mean, scale),
+ * bernoulli (infer_random.c): the output dtype and the generator's key. */
+typedef struct ft_random_params {
+    int odt; /* an ft_dtype */
+    double a, b;
+    uint64_t seed;
+} ft_random_params;
+
 /* One node's parameters; which member is meaningful follows its op's family. */
 /* The data-dependent ops (infer_dynamic.c): non_zero, compress, unique,
  * non_max_suppression. */
@@ -331,6 +339,7 @@ typedef union ft_params {
     ft_loss_params loss;
     ft_datadep_params dd;
     ft_shape_params shp;
+    ft_random_params rnd;
 } ft_params;
 
 #endif
