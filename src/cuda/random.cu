@@ -1,4 +1,4 @@
-/* CUDA random_uniform_like, random_normal_like and bernoulli: the CPU
+/* CUDA random_uniform_like, random_normal_like, bernoulli and multinomial: the CPU
  * reference's values (src/cpu/random.c): element i from Philox-4x32-10 with
  * counter i and the node's seed as key, the two 53-bit uniforms
  * u1 = ((w0 >> 5) 2^26 + (w1 >> 6)) / 2^53 and u2 (from w2, w3) in double,
@@ -92,9 +92,61 @@ static ft_status launch_out(ft_kctx *k, const ft_node *n, const ft_view *in, ft_
     return FT_OK;
 }
 
+/* multinomial: one thread per (row, sample), the rule of cpu/random.c. */
+template <class P, class I>
+__global__ void multinomial_kernel(const P *x, I *y, int64_t rows, int64_t cls, int64_t ns, uint64_t seed)
+{
+    for (int64_t i = cu_grid_start(); i < rows * ns; i += cu_grid_step()) {
+        const P *r = x + (i / ns) * cls;
+        double mx = -INFINITY, total = 0, acc = 0;
+        for (int64_t c = 0; c < cls; c++)
+            mx = cu_to_d(r[c]) > mx ? cu_to_d(r[c]) : mx;
+        for (int64_t c = 0; c < cls; c++)
+            total += exp(cu_to_d(r[c]) - mx);
+        uint32_t w[4];
+        philox4((uint64_t)i, seed, w);
+        double t = unit53(w[0], w[1]) * total;
+        int64_t c = 0;
+        for (; c < cls - 1; c++) {
+            acc += exp(cu_to_d(r[c]) - mx);
+            if (t < acc)
+                break;
+        }
+        y[i] = (I)c;
+    }
+}
+
+template <class P>
+static ft_status launch_multinomial(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    int64_t rows = in[0].shape.dims[0], cls = in[0].shape.dims[1], ns = out[0].shape.dims[1];
+    unsigned g = cu_grid(k->be, (uint64_t)(rows * ns));
+    cudaStream_t s = k->be->stream;
+    if (out[0].dtype == FT_I64)
+        multinomial_kernel<P, int64_t><<<g, CU_BLOCK, 0, s>>>((const P *)in[0].data, (int64_t *)out[0].data, rows, cls,
+                                                             ns, n->params.rnd.seed);
+    else
+        multinomial_kernel<P, int32_t><<<g, CU_BLOCK, 0, s>>>((const P *)in[0].data, (int32_t *)out[0].data, rows, cls,
+                                                             ns, n->params.rnd.seed);
+    CU_LAUNCHED(k, n);
+    return FT_OK;
+}
+
 CU_KFN(cu_random)
 {
     uint64_t cnt = ft_numel(&out[0].shape);
+    if (n->op == FT_OP_MULTINOMIAL && cnt) {
+        switch (in[0].dtype) {
+        case FT_F16: return launch_multinomial<__half>(k, n, in, out);
+        case FT_BF16: return launch_multinomial<__nv_bfloat16>(k, n, in, out);
+        case FT_F32: return launch_multinomial<float>(k, n, in, out);
+        case FT_F64: return launch_multinomial<double>(k, n, in, out);
+        case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
+        case FT_BOOL: FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT: break;
+        }
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cuda %s kernel",
+                           ft_dtype_name(in[0].dtype), ft_op_name(n->op));
+    }
     int op = n->op == FT_OP_RANDOM_UNIFORM_LIKE ? 0 : n->op == FT_OP_RANDOM_NORMAL_LIKE ? 1 : 2;
     if (cnt == 0)
         return FT_OK;

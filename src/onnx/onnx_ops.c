@@ -220,7 +220,7 @@ static const onx_op_map MAPS[] = {
     /* shape and data movement */
     /* random sampling (onnx_ops_random.c) */
     {"RandomUniformLike", 1, ox_map_random_like}, {"RandomNormalLike", 1, ox_map_random_like},
-    {"Bernoulli", 15, ox_map_random_like}, {"RandomUniform", 1, ox_map_random}, {"RandomNormal", 1, ox_map_random},
+    {"Bernoulli", 15, ox_map_random_like}, {"Multinomial", 7, ox_map_random_like}, {"RandomUniform", 1, ox_map_random}, {"RandomNormal", 1, ox_map_random},
     {"Identity", 1, ox_map_identity}, {"Dropout", 7, ox_map_dropout}, {"Reshape", 5, ox_map_reshape},
     {"Transpose", 1, ox_map_transpose}, {"Flatten", 1, ox_map_flatten}, {"Squeeze", 1, ox_map_squeeze},
     {"Unsqueeze", 1, ox_map_squeeze}, {"Expand", 8, ox_map_expand}, {"Tile", 6, ox_map_tile},
@@ -277,7 +277,6 @@ const onx_op_map *onx_find_map(const char *op_type, int opset)
 #define FOLD "folded at load time; needs its inputs known at load"
 #define SEQ "(sequences known at load)"
 #define OPT "(optionals known at load)"
-#define RAND "random sampling (no ftrun op)"
 
 /* Every default-domain operator up to opset 28, in alphabetical order. 'm'
  * entries are exactly the op types of MAPS. */
@@ -394,7 +393,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Mish", 'm', "mish"},
     {"Mod", 'm', "mod"},
     {"Mul", 'm', "mul (opsets 1-6: B reshaped for the broadcast and axis attributes)"},
-    {"Multinomial", '-', RAND},
+    {"Multinomial", 'm', "multinomial (ftrun's Philox numbers, not NumPy's)"},
     {"Neg", 'm', "neg"},
     {"NegativeLogLikelihoodLoss", 'm', "negative_log_likelihood_loss"},
     {"NonMaxSuppression", 'm', "non_max_suppression (run-time output shape)"},

@@ -1,7 +1,7 @@
 /* ONNX's random sampling ops on ftrun's Philox-4x32-10 numbers (the
  * generator of "init" value sources and dropout, man/ftrun-graph.5):
  * RandomUniformLike -> random_uniform_like, RandomNormalLike ->
- * random_normal_like, Bernoulli -> bernoulli; RandomUniform and RandomNormal,
+ * random_normal_like, Bernoulli -> bernoulli, Multinomial -> multinomial; RandomUniform and RandomNormal,
  * whose shape is an attribute, are constants made at load by the same rule
  * (graph.c ft_init_values), so every run and backend gives the same values.
  * ONNX's float seed is truncated to an integer (absent: 0). NumPy's
@@ -45,6 +45,7 @@ static ft_status dtype_attr(onx_ctx *c, const onx_node *n, ft_dtype def, ft_dtyp
 ft_status ox_map_random_like(onx_ctx *c, const onx_node *n)
 {
     ft_op op = !strcmp(n->op_type, "Bernoulli")           ? FT_OP_BERNOULLI
+               : !strcmp(n->op_type, "Multinomial")       ? FT_OP_MULTINOMIAL
                : !strcmp(n->op_type, "RandomUniformLike") ? FT_OP_RANDOM_UNIFORM_LIKE
                                                           : FT_OP_RANDOM_NORMAL_LIKE;
     int64_t seed;
@@ -52,7 +53,7 @@ ft_status ox_map_random_like(onx_ctx *c, const onx_node *n)
     if (seed_of(c, n, &seed))
         return onx_status(c);
     OX_TRY(ox_check_dtype(c, n, op, 0));
-    OX_TRY(dtype_attr(c, n, ox_dtype(c, n, 0), &dt));
+    OX_TRY(dtype_attr(c, n, op == FT_OP_MULTINOMIAL ? FT_I32 : ox_dtype(c, n, 0), &dt));
     ft_node *f = ox_emit1(c, n, op, onx_in(c, n, 0), ox_out(c, n, 0));
     OX_NEED(f);
     OX_TRY(onx_set_i(c, f, "seed", seed));
@@ -61,6 +62,8 @@ ft_status ox_map_random_like(onx_ctx *c, const onx_node *n)
         OX_TRY(onx_set_f(c, f, "low", onx_attr_f(n, "low", 0.0)));
         return onx_set_f(c, f, "high", onx_attr_f(n, "high", 1.0));
     }
+    if (op == FT_OP_MULTINOMIAL)
+        return onx_set_i(c, f, "sample_size", onx_attr_i(n, "sample_size", 1));
     if (op == FT_OP_RANDOM_NORMAL_LIKE) {
         OX_TRY(onx_set_f(c, f, "mean", onx_attr_f(n, "mean", 0.0)));
         return onx_set_f(c, f, "scale", onx_attr_f(n, "scale", 1.0));

@@ -1326,9 +1326,10 @@ def gen_dropout():
 
 
 def gen_random():
-    """random_uniform_like, random_normal_like and bernoulli: the same Philox numbers on
-    both backends (uniform and bernoulli exact; normal through libm's and CUDA's log,
-    sqrt and cos in double: elem)."""
+    """random_uniform_like, random_normal_like, bernoulli and multinomial: the same Philox
+    numbers on both backends (uniform, bernoulli and multinomial exact, unless CUDA's exp
+    moved a running sum across a draw, about 1e-16 a sample; normal through libm's and
+    CUDA's log, sqrt and cos in double: elem)."""
     for dt in FLOATS:
         for shape, seed in (([1023], 7), ([256, 1024], 2 ** 40 + 5), ([], 3), ([0, 4], 1)):
             single("random/random_uniform_like/%s/%s,seed=%d" % (dt, sh(shape), seed), "random_uniform_like",
@@ -1340,6 +1341,10 @@ def gen_random():
             for odt in (dt, "bool", "i32", "u8"):
                 single("random/bernoulli/%s/%s,seed=%d,%s" % (dt, sh(shape), seed, odt), "bernoulli",
                        lambda g, dt=dt, shape=shape: [g.x(dt, shape, 0.0, 1.0)], attrs={"dtype": odt, "seed": seed})
+        for B, C, ns, odt in ((4, 10, 1000, "i32"), (1, 1, 3, "i64"), (64, 300, 16, "i64"), (3, 5, 0, "i32")):
+            single("random/multinomial/%s/[%d,%d],samples=%d,%s" % (dt, B, C, ns, odt), "multinomial",
+                   lambda g, dt=dt, B=B, C=C: [g.x(dt, [B, C], -3.0, 3.0)],
+                   attrs={"dtype": odt, "sample_size": ns, "seed": 11})
 
 
 # ---------------------------------------------------------------- recurrent layers

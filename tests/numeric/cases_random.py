@@ -1,10 +1,11 @@
-"""Numeric cases of the random sampling ops: random_uniform_like, random_normal_like and
-bernoulli (ONNX RandomUniformLike, RandomNormalLike, Bernoulli).
+"""Numeric cases of the random sampling ops: random_uniform_like, random_normal_like,
+bernoulli and multinomial (ONNX RandomUniformLike, RandomNormalLike, Bernoulli, Multinomial).
 
 Oracle: philox.py, an independent NumPy implementation of the documented generator
 (Philox-4x32-10, counter = the element's flat index, key = the seed attribute, the
 53-bit uniforms u1 and u2 of "init"): uniform low + (high - low) u1, normal
-mean + scale sqrt(-2 ln(1 - u1)) cos(2 pi u2), bernoulli 1 where u1 < p. Each case also
+mean + scale sqrt(-2 ln(1 - u1)) cos(2 pi u2), bernoulli 1 where u1 < p, multinomial the
+first class whose running sum of exp(x - max) exceeds u1 times the row's sum. Each case also
 checks its oracle against the distribution it stands for (range, mean and variance
 within 6 standard errors, Bernoulli frequencies), so that a rule that were wrong in
 both places would still show. ONNX's reference draws from NumPy's generator, whose
@@ -111,6 +112,38 @@ def cases():
                 assert (v[pf == 0] == 0).all() and (v[pf == 1] == 1).all() and (v[np.isnan(pf)] == 0).all()
             return {"inputs": [("p", p, pdt)], "expect": {"y": as_dtype(v, odt).reshape(shape)}}
         c.append(Case(name, "bernoulli", attrs=attrs, build=build))
+
+    for xdt, B, C, ns, odt, seed in (("f32", 4, 5, 2000, "i32", 0), ("f64", 3, 1, 7, "i64", 9), ("f16", 2, 40, 500, None, 3),
+                                     ("bf16", 5, 3, 0, "i64", 1), ("f32", 2, 4, 300, "i64", -7)):
+        name = "multinomial %s[%d, %d] x%d -> %s seed %d" % (xdt, B, C, ns, odt or "i32", seed)
+        attrs = {"seed": seed, "sample_size": ns}
+        if odt:
+            attrs["dtype"] = odt
+
+        def build(xdt=xdt, B=B, C=C, ns=ns, odt=odt or "i32", seed=seed, name=name):
+            x = as_dtype(rng_for(name).normal(0, 2, (B, C)), xdt)
+            if C >= 4:
+                x[0, 1] = -np.inf  # a class of probability 0
+            xf = x.astype(np.float64)
+            u1, _ = philox.uniform_pairs(B * ns, seed % (1 << 64))
+            y = np.zeros((B, ns), np.int64)
+            for b in range(B):
+                e = np.exp(xf[b] - xf[b].max())
+                acc = np.cumsum(e)  # in order, as the kernels add
+                t = u1[b * ns:(b + 1) * ns] * acc[-1]
+                y[b] = np.minimum(np.searchsorted(acc[:-1], t, side="right"), C - 1)
+                if ns >= 300:  # the oracle itself: class frequencies near the softmax
+                    pr = e / e.sum()
+                    f = np.bincount(y[b], minlength=C) / ns
+                    assert (np.abs(f - pr) <= 6 * np.sqrt(pr * (1 - pr) / ns) + 1e-12).all(), (f, pr)
+                if C >= 4 and b == 0:
+                    assert not (y[b] == 1).any()
+            return {"inputs": [("x", x, xdt)], "expect": {"y": y.astype(NP[odt])}}
+        c.append(Case(name, "multinomial", attrs=attrs, build=build))
+    c.append(Case("multinomial of a 1-D input: exit 3", "multinomial", inputs=[("x", np.ones(3, np.float32))],
+                  exit_code=3, stderr_re=[r"\[batch, classes\]"]))
+    c.append(Case("multinomial dtype f32: exit 3", "multinomial", inputs=[("x", np.ones((2, 3), np.float32))],
+                  attrs={"dtype": "f32"}, exit_code=3, stderr_re=[r"i32 or i64"]))
 
     # one seed twice gives the same values, another seed others (the oracle says which)
     name = "random_uniform_like seeds 5, 5 and 6 in one graph"
