@@ -193,7 +193,7 @@ for r in rows:
     cpu = {x.strip(",()") for x in r[i+1:j]}
     rest = r[j+1:]
     has = {x.strip(",()") for x in (rest[:rest.index("(lacks")] if "(lacks" in rest else rest)} - {"-"}
-    if cpu == {"string"} or r[0] == "image_decoder":  # image_decoder: the CPU's alone (ftrun-graph(5))
+    if cpu == {"string"} or r[0] == "image_decoder":  # image_decoder: on the CPU only, ftrun-graph(5)
         assert not has, (r[0], "a string op or image_decoder on cuda")
         continue
     allowed = {"u16", "u32", "u64", "string"} | (low if r[0] in ("cast", "dequantize_linear") else set())
