@@ -3,10 +3,13 @@
 # PNM files written by Pillow and decoded by ftrun, against Pillow's own
 # decoding of the same bytes (RGB, BGR, Grayscale); the output's shape from
 # a constant image at load and from an -i image at run time; malformed and
-# truncated bytes refused with exit 3 naming the node and op, nothing written.
+# truncated bytes refused with exit 3 naming the node and op, nothing written;
+# on a CUDA device only with --fallback cpu.
 
 bats_require_minimum_version 1.5.0
 load helpers
+
+setup_file() { fake_device_build; }
 
 # $T/img_NAME.npy (the file's bytes as u8) and $T/want_NAME_{RGB,BGR,Grayscale}.npy
 # (Pillow's decoding) for each picture
@@ -153,4 +156,16 @@ onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 20)]), sys.argv[1] +
     run --separate-stderr "$FTRUN" run "$T/d.onnx" -i x="$T/img_jpeg.npy" -o "$T/od" -q
     [ "$status" -eq 0 ]
     py 'assert (np.load(sys.argv[1] + "/od/y.npy") == np.load(sys.argv[1] + "/want_jpeg_BGR.npy")).all()' "$T"
+}
+
+@test "image_decoder on a CUDA device (the stand-in, lacking it as the real backend does): exit 4, or --fallback cpu" {
+    make_images
+    decoder_graph g RGB
+    FAKE_MISSING_OP=image_decoder fake run --separate-stderr "$FTRUN" run "$T/g.json" -i img="$T/img_jpeg.npy" -d cuda -o "$T/o"
+    [ "$status" -eq 4 ]
+    [[ "$stderr" == *"the cuda backend does not implement op 'image_decoder' (--fallback cpu runs it on the cpu)"* ]]
+    FAKE_MISSING_OP=image_decoder fake run --separate-stderr "$FTRUN" run "$T/g.json" -i img="$T/img_jpeg.npy" -d cuda \
+        --fallback cpu -o "$T/f"
+    [ "$status" -eq 0 ]
+    py 'assert (np.load(sys.argv[1] + "/f/pix.npy") == np.load(sys.argv[1] + "/want_jpeg_RGB.npy")).all()' "$T"
 }
