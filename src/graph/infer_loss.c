@@ -1,6 +1,6 @@
 /* Shape and dtype inference of the losses (softmax_cross_entropy_loss,
  * negative_log_likelihood_loss), the window functions (hann_window,
- * hamming_window, blackman_window) and stft, with ONNX's semantics
+ * hamming_window, blackman_window), mel_weight_matrix and stft, with ONNX's semantics
  * (man/ftrun-graph.5, "Losses, windows and stft"). The typed parameters go
  * into node->params.loss (params.h); the kernels (cpu/loss.c, cpu/fft.c,
  * cuda/loss.cu, cuda/fft.cu) read those and the shapes only.
