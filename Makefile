@@ -18,8 +18,10 @@ PYTHON ?= /usr/bin/python3
 WARN := -Wall -Wextra -Werror -Wswitch-enum -Wshadow -Wno-unused-parameter -Wstrict-prototypes
 CFLAGS ?= -O2 -g
 # Flags the build always needs; CFLAGS (optimisation, sanitizers) may be set on the command line.
-FT_CFLAGS := -std=gnu11 $(WARN) -fopenmp -D_FILE_OFFSET_BITS=64 -MMD -MP
-LDLIBS := -lcjson -lprotobuf-c -ldnnl -lopenblas -lfftw3f_omp -lfftw3_omp -lfftw3f -lfftw3 -lz -lm -ldl -fopenmp
+FT_CFLAGS := -std=gnu11 $(WARN) -fopenmp -D_FILE_OFFSET_BITS=64 -MMD -MP -I/usr/include/openjpeg-2.5
+# image_decoder's readers (src/graph/image_codec.c)
+IMAGE_LIBS := -ljpeg -lpng16 -lwebp -ltiff -lopenjp2 -lstb
+LDLIBS := -lcjson -lprotobuf-c -ldnnl -lopenblas -lfftw3f_omp -lfftw3_omp -lfftw3f -lfftw3 -lz -lm -ldl -fopenmp $(IMAGE_LIBS)
 # The CUDA backend (a shared object loaded at run time) calls back into the
 # binary's graph functions, so the binary exports its symbols.
 FT_LDFLAGS := -rdynamic
@@ -70,6 +72,7 @@ $(BUILD)/src/cuda/%.o: src/cuda/%.cu
 
 # Debian packages the build and the tests need.
 DEB_PKGS := gcc libcjson-dev zlib1g-dev libdnnl-dev libopenblas-dev libfftw3-dev libprotobuf-c-dev protobuf-c-compiler libonnx-dev \
+	libjpeg62-turbo-dev libpng-dev libwebp-dev libtiff-dev libopenjp2-7-dev libstb-dev python3-pil \
 	bats python3-numpy python3-torch python3-torchvision python3-onnx libonnx-testdata xz-utils valgrind strace man-db
 deps:
 	@scripts/deps.sh $(DEB_PKGS)
@@ -198,7 +201,7 @@ FUZZ_BUILD := $(BUILD)/fuzz
 # source-based coverage.
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_FLAGS := -std=gnu11 -O1 -g -fopenmp -D_FILE_OFFSET_BITS=64 -MMD -MP -fno-omit-frame-pointer \
-	$(FUZZ_SAN) -I$(BUILD)/gen
+	$(FUZZ_SAN) -I$(BUILD)/gen -I/usr/include/openjpeg-2.5
 # The harnesses need the graph code (with the generated ONNX schema), the
 # pipeline and its planner and executor; fuzz_run also the CPU kernels and the
 # CLI's input binding, with the libraries those link.
@@ -224,7 +227,7 @@ $(FUZZ_BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(wildcard fuzz/*.h) $(FUZZ_OBJS)
-	$(FUZZ_LINK) -o $@ $< $(FUZZ_OBJS) -lcjson -lprotobuf-c -lz -lm
+	$(FUZZ_LINK) -o $@ $< $(FUZZ_OBJS) -lcjson -lprotobuf-c -lz -lm $(IMAGE_LIBS)
 
 $(FUZZ_BUILD)/fuzz_run: fuzz/fuzz_run.c $(wildcard fuzz/*.h) $(FUZZ_OBJS) $(FUZZ_RUN_OBJS)
 	$(FUZZ_LINK) -o $@ $< $(FUZZ_OBJS) $(FUZZ_RUN_OBJS) $(filter-out -fopenmp,$(LDLIBS))

@@ -2,7 +2,7 @@
 # Runs the libFuzzer harnesses built by `make fuzz-build` (see fuzz/README.md).
 #   fuzz/run.sh [HARNESS...]            fuzz each for FUZZ_SECONDS (default 60), one after another
 #   fuzz/run.sh --regress [HARNESS...]  run every file of fuzz/regress/H and fuzz/corpus/H once
-# Harnesses: json ftg npy npz onnx pb run (default: all). FUZZ_BUILD: where the binaries are
+# Harnesses: json ftg npy npz onnx pb image run (default: all). FUZZ_BUILD: where the binaries are
 # (default build/fuzz). Each run works in FUZZ_BUILD/work/H: corpus/ (a copy of
 # the seeds plus what the fuzzer adds; the committed corpora are never written)
 # and artifacts/ (crash-*, leak-*, timeout-*, oom-* inputs). Exits 1 if any
@@ -18,12 +18,13 @@ if [ "${1:-}" = --regress ]; then
     shift
 fi
 names=("$@")
-[ ${#names[@]} -eq 0 ] && names=(json ftg npy npz onnx pb run)
+[ ${#names[@]} -eq 0 ] && names=(json ftg npy npz onnx pb image run)
 
 max_len() {
     case $1 in
         json | ftg | onnx | run) echo 16384 ;;
         npy | pb) echo 4096 ;;
+        image) echo 8192 ;;
         npz) echo 8192 ;;
         *) echo 4096 ;;
     esac

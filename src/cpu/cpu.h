@@ -37,6 +37,7 @@
 #define CPU_EQ (CPU_ANY | FT_DT_STR) /* equal: strings too (binary.c) */
 #define CPU_STR FT_DT_STR
 #define CPU_ML (FT_DT_NUM | FT_DT_STR) /* runtime/ml.c; each op's inference narrows it */
+#define CPU_IMG FT_M(U8) /* image_decoder (graph/image_codec.c) */
 #define CPU_BOOL FT_DT_BOOL
 #define CPU_Q8 (FT_M(U8) | FT_M(I8))                           /* quantized operands */
 /* dequantize_linear's inputs: the integers and the low-precision dtypes but f8e8m0 */
@@ -285,6 +286,8 @@ ft_status cpu_stft(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
 /* loss.c: softmax_cross_entropy_loss, negative_log_likelihood_loss, the window functions */
 ft_status cpu_loss(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 ft_status cpu_window(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_random(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status cpu_mel_weight_matrix(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 /* attention.c: attention; norm_channels.c: batch_norm, instance_norm, group_norm */
 ft_status cpu_attention(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 /* rotary.c: rotary_embedding */

@@ -1,5 +1,5 @@
-/* CPU softmax_cross_entropy_loss, negative_log_likelihood_loss and the window
- * functions (hann_window, hamming_window, blackman_window), with ONNX's
+/* CPU softmax_cross_entropy_loss, negative_log_likelihood_loss, the window
+ * functions (hann_window, hamming_window, blackman_window) and mel_weight_matrix, with ONNX's
  * semantics (man/ftrun-graph.5; parameters from src/graph/infer_loss.c).
  *
  * Losses: x is [N, C, D] (D the product of the dims after C), target [N, D].
@@ -14,6 +14,7 @@
  * Runtime and PyTorch). Sums are taken in double.
  * f16/bf16 arrive widened to f32 (cpu_backend.c). */
 #include "cpu.h"
+#include "../graph/mel.h"
 
 #include <math.h>
 
@@ -122,6 +123,29 @@ ft_status cpu_window(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
         if (out[0].dtype == FT_F16 || out[0].dtype == FT_BF16)
             v = (double)(float)v;
         ft_store_f64(out[0].data, out[0].dtype, (size_t)j, v);
+    }
+    return FT_OK;
+}
+
+/* mel_weight_matrix: graph/mel.h's triangles, computed in double and stored
+ * in the output dtype (16-bit floats through f32). */
+ft_status cpu_mel_weight_matrix(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    (void)k;
+    int64_t rows = out[0].shape.dims[0], bins = out[0].shape.dims[1];
+    int64_t dft = ft_load_i64(in[1].data, in[1].dtype, 0), sr = ft_load_i64(in[2].data, in[2].dtype, 0);
+    double lo, step;
+    ft_mel_range(ft_load_f64(in[3].data, in[3].dtype, 0), ft_load_f64(in[4].data, in[4].dtype, 0), bins,
+                 in[3].dtype == FT_F64, &lo, &step);
+    for (int64_t i = 0; i < bins; i++) {
+        int64_t l = ft_mel_edge(i, lo, step, dft, sr), c = ft_mel_edge(i + 1, lo, step, dft, sr),
+                h = ft_mel_edge(i + 2, lo, step, dft, sr);
+        for (int64_t j = 0; j < rows; j++) {
+            double v = ft_mel_weight(j, l, c, h);
+            if (out[0].dtype == FT_F16 || out[0].dtype == FT_BF16)
+                v = (double)(float)v;
+            ft_store_f64(out[0].data, out[0].dtype, (size_t)(j * bins + i), v);
+        }
     }
     return FT_OK;
 }

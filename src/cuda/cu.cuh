@@ -54,6 +54,7 @@ extern "C" {
 #define CU_EQ FT_DT_ANY /* no strings on this backend (graph/str.h) */
 #define CU_STR 0
 #define CU_ML 0 /* the ai.onnx.ml ops run on the CPU (--fallback cpu) */
+#define CU_IMG 0 /* image_decoder: the CPU's alone (--fallback cpu) */
 #define CU_BYTES FT_DT_ALL /* data movement copies bytes: the low-precision dtypes too, never strings */
 #define CU_CAST FT_DT_ANY  /* no low-precision dtype (cu_cast refuses them as destinations) */
 #define CU_BOOL FT_DT_BOOL
@@ -374,6 +375,8 @@ CU_KFN(cu_stft);
 /* loss.cu: softmax_cross_entropy_loss, negative_log_likelihood_loss, the window functions */
 CU_KFN(cu_loss);
 CU_KFN(cu_window);
+CU_KFN(cu_random);
+CU_KFN(cu_mel_weight_matrix);
 void cu_fft_cache_free(struct cu_fft_cache *c);
 /* attention.cu */
 CU_KFN(cu_attention);

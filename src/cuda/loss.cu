@@ -1,5 +1,6 @@
-/* CUDA softmax_cross_entropy_loss, negative_log_likelihood_loss and the
- * window functions (hann_window, hamming_window, blackman_window): the
+/* CUDA softmax_cross_entropy_loss, negative_log_likelihood_loss, the
+ * window functions (hann_window, hamming_window, blackman_window) and
+ * mel_weight_matrix (graph/mel.h, one thread per element): the
  * semantics of the CPU reference (src/cpu/loss.c), parameters from
  * node->params.loss (src/graph/infer_loss.c).
  *
@@ -14,6 +15,7 @@
  *
  *   ft_status st = cu_loss(k, n, in, out);   // via the kernel table (runtime/kernels.def) */
 #include "cu.cuh"
+#include "../graph/mel.h"
 
 #include <math.h>
 
@@ -176,6 +178,59 @@ CU_KFN(cu_window)
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "output dtype %s is not supported by the cuda %s kernel",
                            ft_dtype_name(out[0].dtype), ft_op_name(n->op));
     }
+    CU_LAUNCHED(k, n);
+    return FT_OK;
+}
+
+/* A scalar input read on the device as a double: the integer sizes (i32,
+ * i64) and the float edges (f16, bf16, f32, f64). */
+static __device__ double mel_scalar(const void *p, int dt)
+{
+    switch (dt) {
+    case FT_I32: return (double)*(const int32_t *)p;
+    case FT_I64: return (double)*(const int64_t *)p;
+    case FT_F16: return cu_to_d(*(const __half *)p);
+    case FT_BF16: return cu_to_d(*(const __nv_bfloat16 *)p);
+    case FT_F64: return *(const double *)p;
+    default: return (double)*(const float *)p;
+    }
+}
+
+template <class T>
+__global__ void mel_kernel(T *y, int64_t rows, int64_t bins, const void *dftp, const void *srp, int idt, const void *lop,
+                           const void *hip, int fdt)
+{
+    int64_t dft = (int64_t)mel_scalar(dftp, idt), sr = (int64_t)mel_scalar(srp, idt);
+    double lo, step;
+    ft_mel_range(mel_scalar(lop, fdt), mel_scalar(hip, fdt), bins, fdt == FT_F64, &lo, &step);
+    for (int64_t e = cu_grid_start(); e < rows * bins; e += cu_grid_step()) {
+        int64_t j = e / bins, i = e % bins;
+        int64_t l = ft_mel_edge(i, lo, step, dft, sr), c = ft_mel_edge(i + 1, lo, step, dft, sr),
+                h = ft_mel_edge(i + 2, lo, step, dft, sr);
+        cu_st_d(y, e, ft_mel_weight(j, l, c, h));
+    }
+}
+
+CU_KFN(cu_mel_weight_matrix)
+{
+    int64_t rows = out[0].shape.dims[0], bins = out[0].shape.dims[1];
+    cudaStream_t s = k->be->stream;
+    unsigned g = cu_grid(k->be, (uint64_t)(rows * bins));
+    int idt = (int)in[1].dtype, fdt = (int)in[3].dtype;
+#define MEL_LAUNCH(T)                                                                                             \
+    mel_kernel<T><<<g, CU_BLOCK, 0, s>>>((T *)out[0].data, rows, bins, in[1].data, in[2].data, idt, in[3].data, \
+                                         in[4].data, fdt)
+    switch (out[0].dtype) {
+    case FT_F16: MEL_LAUNCH(__half); break;
+    case FT_BF16: MEL_LAUNCH(__nv_bfloat16); break;
+    case FT_F32: MEL_LAUNCH(float); break;
+    case FT_F64: MEL_LAUNCH(double); break;
+    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
+    case FT_BOOL: FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT:
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "output dtype %s is not supported by the cuda %s kernel",
+                           ft_dtype_name(out[0].dtype), ft_op_name(n->op));
+    }
+#undef MEL_LAUNCH
     CU_LAUNCHED(k, n);
     return FT_OK;
 }

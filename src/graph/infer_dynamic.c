@@ -1,5 +1,7 @@
 /* Inference of the data-dependent ops: non_zero, compress, unique,
- * non_max_suppression, and if_select when its branches' shapes differ. How many elements each gives depends on its input's
+ * non_max_suppression, and if_select when its branches' shapes differ; and of
+ * image_decoder, whose output's shape its input's bytes give (ops.h:
+ * ft_op_value_bytes). How many elements each gives depends on its input's
  * values, so each output is inferred at its bound (the most the op can give
  * for these input shapes); ft_node_infer marks the outputs dynamic
  * (FT_TF_DYNAMIC), the executor gives them memory for that bound at run time,
@@ -8,6 +10,7 @@
 #include <string.h>
 
 #include "graph.h"
+#include "image_codec.h"
 #include "infer_common.h"
 
 ft_status ft_infer_non_zero(ft_infer_ctx *c)
@@ -83,6 +86,28 @@ static int const_int(const ft_infer_ctx *c, int i, int64_t *v)
         return 0;
     *v = ((const int64_t *)t->value)[0];
     return 1;
+}
+
+/* image_decoder: [H, W, 3] (RGB, BGR) or [H, W, 1] (Grayscale), H and W
+ * from the image's header when its bytes are known (a constant at load; at
+ * run time, as the executor read them); [1, 1, C] stands in before that. */
+ft_status ft_infer_image_decoder(ft_infer_ctx *c)
+{
+    const char *pf = ft_attr(c->node, "pixel_format")->s;
+    int pix = !strcmp(pf, "RGB") ? FT_PIX_RGB : !strcmp(pf, "BGR") ? FT_PIX_BGR : !strcmp(pf, "Grayscale") ? FT_PIX_GRAY : -1;
+    if (pix < 0)
+        return ft_infer_fail(c, "attribute 'pixel_format' = '%s': expected \"RGB\", \"BGR\" or \"Grayscale\"", pf);
+    c->params->dd.pixel = pix;
+    const ft_tensor *t = &c->g->tensors[c->node->in[0]];
+    char sb[FT_SHAPE_STR], why[256];
+    if (t->shape.rank != 1)
+        return ft_infer_fail(c, "the encoded image '%s' has shape %s; expected a 1-D u8 tensor of its bytes",
+                             ft_infer_in_name(c, 0), ft_shape_str(&t->shape, sb));
+    ft_shape o = {.rank = 3, .dims = {1, 1, pix == FT_PIX_GRAY ? 1 : 3}};
+    if ((t->flags & FT_TF_VALUE) && t->value &&
+        ft_image_probe((const uint8_t *)t->value, (size_t)ft_numel(&t->shape), &o.dims[0], &o.dims[1], why, sizeof why))
+        return ft_infer_fail(c, "the encoded image '%s' cannot be read: %s", ft_infer_in_name(c, 0), why);
+    return ft_infer_set_out(c, 0, FT_U8, &o);
 }
 
 ft_status ft_infer_non_max_suppression(ft_infer_ctx *c)

@@ -1,6 +1,6 @@
 /* Shape and dtype inference of the losses (softmax_cross_entropy_loss,
  * negative_log_likelihood_loss), the window functions (hann_window,
- * hamming_window, blackman_window) and stft, with ONNX's semantics
+ * hamming_window, blackman_window), mel_weight_matrix and stft, with ONNX's semantics
  * (man/ftrun-graph.5, "Losses, windows and stft"). The typed parameters go
  * into node->params.loss (params.h); the kernels (cpu/loss.c, cpu/fft.c,
  * cuda/loss.cu, cuda/fft.cu) read those and the shapes only.
@@ -106,6 +106,59 @@ ft_status ft_infer_window(ft_infer_ctx *c)
     ft_shape o = {0};
     o.rank = 1;
     o.dims[0] = n;
+    return ft_infer_set_out(c, 0, odt, &o);
+}
+
+/* A scalar constant of input i (window sizes, mel_weight_matrix's sizes). */
+static ft_status const_scalar(ft_infer_ctx *c, int i, const char *what, int64_t *v)
+{
+    const ft_shape *s = &c->in[i]->shape;
+    const ft_tensor *t = &c->g->tensors[c->node->in[i]];
+    char b[FT_SHAPE_STR];
+    if (ft_numel(s) != 1 || s->rank > 1)
+        return ft_infer_fail(c, "%s '%s' %s must be a scalar", what, ft_infer_in_name(c, i), ft_shape_str(s, b));
+    if (!t->value)
+        return ft_infer_fail(c, "%s '%s' must be a constant (its value sets the output's shape)", what,
+                             ft_infer_in_name(c, i));
+    *v = c->in[i]->dtype == FT_I64 ? *(const int64_t *)t->value : (int64_t) * (const int32_t *)t->value;
+    return FT_OK;
+}
+
+/* num_mel_bins, dft_length (constants), sample_rate (their integer dtype),
+ * lower_edge_hertz, upper_edge_hertz (one float dtype), all scalars; output
+ * [dft_length / 2 + 1, num_mel_bins] in output_datatype. */
+ft_status ft_infer_mel_weight_matrix(ft_infer_ctx *c)
+{
+    const char *od = ft_attr(c->node, "output_datatype")->s;
+    ft_dtype odt, idt = c->in[0]->dtype, fdt = c->in[3]->dtype;
+    if (ft_dtype_parse(od, &odt) != 0 || !ft_dtype_in(odt, FT_DT_FLOAT))
+        return ft_infer_fail(c, "attribute 'output_datatype' = '%s': expected a float dtype (f16, bf16, f32, f64)", od);
+    c->params->loss.odt = (int)odt;
+    if (c->in[1]->dtype != idt || c->in[2]->dtype != idt)
+        return ft_infer_fail(c, "num_mel_bins, dft_length and sample_rate must share one dtype (%s, %s, %s)",
+                             ft_dtype_name(idt), ft_dtype_name(c->in[1]->dtype), ft_dtype_name(c->in[2]->dtype));
+    if (!ft_dtype_in(fdt, FT_DT_FLOAT) || c->in[4]->dtype != fdt)
+        return ft_infer_fail(c, "lower_edge_hertz and upper_edge_hertz must share one float dtype (%s, %s)",
+                             ft_dtype_name(fdt), ft_dtype_name(c->in[4]->dtype));
+    for (int i = 2; i < 5; i++) {
+        char b[FT_SHAPE_STR];
+        if (ft_numel(&c->in[i]->shape) != 1 || c->in[i]->shape.rank > 1)
+            return ft_infer_fail(c, "input %d '%s' %s must be a scalar", i, ft_infer_in_name(c, i),
+                                 ft_shape_str(&c->in[i]->shape, b));
+    }
+    int64_t bins, dft;
+    ft_status st = const_scalar(c, 0, "num_mel_bins", &bins);
+    if (!st)
+        st = const_scalar(c, 1, "dft_length", &dft);
+    if (st)
+        return st;
+    if (bins < 1 || dft < 1 || bins > ((int64_t)1 << 24) || dft > ((int64_t)1 << 30))
+        return ft_infer_fail(c, "num_mel_bins = %lld and dft_length = %lld: expected 1..2^24 and 1..2^30",
+                             (long long)bins, (long long)dft);
+    ft_shape o = {0};
+    o.rank = 2;
+    o.dims[0] = dft / 2 + 1;
+    o.dims[1] = bins;
     return ft_infer_set_out(c, 0, odt, &o);
 }
 

@@ -104,9 +104,12 @@ unsigned ft_op_value_inputs(ft_op op)
         [FT_OP_RESHAPE] = 1u << 1, [FT_OP_EXPAND] = 1u << 1, [FT_OP_TILE] = 1u << 1,
         [FT_OP_SLICE] = 0xfu << 1, [FT_OP_TOPK] = 1u << 1,   [FT_OP_RANGE] = 0x7u,
         [FT_OP_STRING_SPLIT] = 1u, /* its strings: how many pieces the longest split gives */
+        [FT_OP_IMAGE_DECODER] = 1u,
     };
     return (unsigned)op < FT_OP_COUNT ? slots[op] : 0;
 }
+
+int ft_op_value_bytes(ft_op op) { return op == FT_OP_IMAGE_DECODER || op == FT_OP_STRING_SPLIT; }
 
 const char *ft_op_name(ft_op op) { return (unsigned)op < FT_OP_COUNT ? table[op].info.name : "?"; }
 

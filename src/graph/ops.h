@@ -103,11 +103,15 @@ int ft_op_attr_index(ft_op op, const char *name);
 int ft_op_data_dependent(ft_op op);
 /* The input slots (bit i: input i) whose values give op's output shapes:
  * reshape's shape, expand's, tile's repeats, slice's starts/ends/axes/steps,
- * topk's k, range's start/limit/delta, string_split's strings (any shape:
- * read whole, not through ft_infer_ints). A node whose such input is not known
+ * topk's k, range's start/limit/delta, string_split's strings and image_decoder's
+ * bytes (any shape: read whole, not through ft_infer_ints). A node whose such input is not known
  * at load is dynamic (FT_TF_DYNAMIC outputs): the executor reads the values
  * at every run and infers the node again with them (runtime/exec.c). */
 unsigned ft_op_value_inputs(ft_op op);
+/* 1 for an op whose value input is read whole, whatever its size, rather
+ * than as a few shape values: image_decoder's encoded image (its header
+ * gives the output's shape). */
+int ft_op_value_bytes(ft_op op);
 
 /* "did you mean 'x', 'y'?" style suggestion of close names into buf ("" if none). */
 const char *ft_suggest(const char *name, const char *const *cands, int n, char *buf, size_t bufsz);

@@ -294,6 +294,14 @@ typedef struct ft_loss_params {
     int complex_in;       /* stft: the signal's last dim is 2 */
 } ft_loss_params;
 
+/* random_uniform_like (a, b = low, high), random_normal_like (mean, scale),
+ * bernoulli (infer_random.c): the output dtype and the generator's key. */
+typedef struct ft_random_params {
+    int odt; /* an ft_dtype */
+    double a, b;
+    uint64_t seed;
+} ft_random_params;
+
 /* One node's parameters; which member is meaningful follows its op's family. */
 /* The data-dependent ops (infer_dynamic.c): non_zero, compress, unique,
  * non_max_suppression. */
@@ -301,6 +309,7 @@ typedef struct ft_datadep_params {
     int axis;   /* compress, unique: resolved against the input's rank; -1: over the flattened input */
     int sorted; /* unique */
     int center; /* non_max_suppression: center_point_box (boxes as centre, width, height) */
+    int pixel;  /* image_decoder: FT_PIX_* (graph/image_codec.h) */
 } ft_datadep_params;
 
 /* Shape arithmetic (infer_shapes.c): shape gives dims start .. end-1 of its
@@ -330,6 +339,7 @@ typedef union ft_params {
     ft_loss_params loss;
     ft_datadep_params dd;
     ft_shape_params shp;
+    ft_random_params rnd;
 } ft_params;
 
 #endif

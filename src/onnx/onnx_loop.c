@@ -9,7 +9,7 @@
  * (onnx_seq.c). SequenceMap is its body imported once per element of its
  * input sequence (whose length is known at load), each output a sequence.
  *
- *   {"Loop", 1, ox_map_loop}, {"Scan", 9, ox_map_scan},  // rows of onnx_ops.c's table
+ *   {"Loop", 1, ox_map_loop}, {"Scan", 8, ox_map_scan},  // rows of onnx_ops.c's table
  *   {"SequenceMap", 17, ox_map_seq_map}
  */
 #include <stdio.h>
@@ -128,8 +128,10 @@ static ft_status import_copy(onx_ctx *c, const onx_node *n, const Onnx__GraphPro
     return st;
 }
 
-/* Output k of n: the values of list[0..count) stacked along axis (a new dim). */
-static ft_status stack(onx_ctx *c, const onx_node *n, int k, const int *list, int count, int64_t axis, int reverse)
+/* The values of list[0..count) stacked along axis (a new dim) into tensor
+ * out (output k of n, or a tensor of tag's). */
+static ft_status stack(onx_ctx *c, const onx_node *n, const char *tag, int k, const int *list, int count, int64_t axis,
+                       int reverse, int out)
 {
     if (count == 0)
         return onx_unsupported(c, n, "scan output %d of a loop that runs no iteration: its shape is not known", k);
@@ -138,8 +140,8 @@ static ft_status stack(onx_ctx *c, const onx_node *n, int k, const int *list, in
         return onx_oom(c);
     ft_status st = FT_OK;
     for (int i = 0; i < count && !st; i++) {
-        char sfx[64];
-        snprintf(sfx, sizeof sfx, "scan_output_%d_%d", k, i);
+        char sfx[96];
+        snprintf(sfx, sizeof sfx, "%sscan_output_%d_%d", tag, k, i);
         int t = onx_tmp(c, n, sfx);
         ft_node *f = t < 0 ? NULL : ox_emit1(c, n, FT_OP_UNSQUEEZE, list[reverse ? count - 1 - i : i], t);
         if (!f)
@@ -148,8 +150,7 @@ static ft_status stack(onx_ctx *c, const onx_node *n, int k, const int *list, in
             st = onx_set_ints(c, f, "axes", &axis, 1);
         parts[i] = t;
     }
-    int out = st ? -1 : ox_out(c, n, k);
-    ft_node *f = out < 0 ? NULL : onx_emit(c, n, FT_OP_CONCAT, parts, count, &out, 1);
+    ft_node *f = st ? NULL : onx_emit(c, n, FT_OP_CONCAT, parts, count, &out, 1);
     if (!st && !f)
         st = onx_status(c);
     if (!st)
@@ -275,8 +276,10 @@ ft_status ox_map_loop(onx_ctx *c, const onx_node *n)
         else if (n->pb->output[j] && *n->pb->output[j] && onx_seq_bind(c, n->pb->output[j], seq[2 + j]))
             st = onx_oom(c);
     }
-    for (int k = 0; k < nk && !st; k++)
-        st = stack(c, n, nv + k, scan[k], it, 0, 0);
+    for (int k = 0; k < nk && !st; k++) {
+        int t = it ? ox_out(c, n, nv + k) : 0;
+        st = t < 0 ? onx_status(c) : stack(c, n, "", nv + k, scan[k], it, 0, 0, t);
+    }
     free(cur);
     for (int k = 0; k < nk; k++)
         free(scan[k]);
@@ -292,59 +295,30 @@ static int64_t list_at(const onx_node *n, const char *name, int k, int64_t def)
     return k < cnt ? v[k] : def;
 }
 
-ft_status ox_map_scan(onx_ctx *c, const onx_node *n)
+/* The body run over the len positions of the scan inputs in[0..m) (input j
+ * sliced at axis[j], from the end where attribute dirs says so), the states
+ * st0[0..ns) updated to the final ones; scan output k's values in out[k][i].
+ * tag starts the names of the tensors it makes. */
+static ft_status scan_positions(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *body, const char *tag, int ns,
+                                int m, int nk, int *state, const int *in, const int *axis, const char *dirs, int64_t len,
+                                int **out)
 {
-    const Onnx__AttributeProto *ba = onx_attr(n, "body");
-    if (!ba || !ba->g)
-        return onx_error(c, n, FT_EGRAPH, "no body graph");
-    const Onnx__GraphProto *body = ba->g;
-    int m = (int)onx_attr_i(n, "num_scan_inputs", 0), ns = n->n_in - m, nk = n->n_out - ns;
-    if (m < 1 || ns < 0 || nk < 0 || (int)body->n_input != ns + m || (int)body->n_output != ns + nk)
-        return onx_error(c, n, FT_EGRAPH, "%d inputs, %d outputs and num_scan_inputs %d do not fit a body of %zu inputs "
-                         "and %zu outputs", n->n_in, n->n_out, m, body->n_input, body->n_output);
-    int64_t len = -1;
-    int axis[64];
-    if (m > 64)
-        return onx_unsupported(c, n, "more than 64 scan inputs");
-    for (int j = 0; j < m; j++) {
-        const ft_tensor *x = onx_in_tensor(c, n, ns + j);
-        if (!x)
-            return onx_error(c, n, FT_EGRAPH, "scan input %d is missing", j);
-        int64_t a = list_at(n, "scan_input_axes", j, 0);
-        if (ft_axis(a, x->shape.rank, &axis[j]))
-            return onx_error(c, n, FT_EGRAPH, "scan_input_axes[%d] = %lld is out of range for rank %d", j, (long long)a,
-                             x->shape.rank);
-        if (x->flags & FT_TF_DYNAMIC)
-            return onx_unsupported(c, n, "scan input %d has a shape known only at run time; ftrun unrolls a scan whose "
-                                   "length is known at load", j);
-        int64_t l = x->shape.dims[axis[j]];
-        if (len >= 0 && l != len)
-            return onx_error(c, n, FT_EGRAPH, "scan inputs of lengths %lld and %lld", (long long)len, (long long)l);
-        len = l;
-    }
-    if (len > ONX_UNROLL_MAX)
-        return onx_unsupported(c, n, "it scans %lld positions, more than the %d ftrun unrolls", (long long)len,
-                               ONX_UNROLL_MAX);
-    int *cur = ft_malloc((size_t)(ns + m + 1) * sizeof *cur), **scan = ft_calloc((size_t)nk + 1, sizeof *scan);
-    if (!cur || !scan) {
-        free(cur);
-        free(scan);
+    int *cur = ft_malloc((size_t)(ns + m + 1) * sizeof *cur), unsup0 = c->n_unsup;
+    if (!cur)
         return onx_oom(c);
-    }
     ft_status st = FT_OK;
-    int unsup0 = c->n_unsup;
     onx_scope sc = {0};
     for (int j = 0; j < ns; j++)
-        cur[j] = onx_in(c, n, j);
+        cur[j] = state[j];
     for (int64_t i = 0; i < len && !st; i++) {
         for (int j = 0; j < m && !st; j++) {
-            int64_t pos = list_at(n, "scan_input_directions", j, 0) ? len - 1 - i : i;
-            char sfx[64];
-            snprintf(sfx, sizeof sfx, "position_%lld_%d", (long long)i, j);
+            int64_t pos = list_at(n, dirs, j, 0) ? len - 1 - i : i;
+            char sfx[96];
+            snprintf(sfx, sizeof sfx, "%sposition_%lld_%d", tag, (long long)i, j);
             int ix = onx_const_new(c, n, sfx, FT_I64, &(ft_shape){0}, &pos);
-            snprintf(sfx, sizeof sfx, "scan_input_%d_%lld", j, (long long)i);
+            snprintf(sfx, sizeof sfx, "%sscan_input_%d_%lld", tag, j, (long long)i);
             int t = ix < 0 ? -1 : onx_tmp(c, n, sfx);
-            ft_node *f = t < 0 ? NULL : ox_emit2(c, n, FT_OP_GATHER, onx_in(c, n, ns + j), ix, t);
+            ft_node *f = t < 0 ? NULL : ox_emit2(c, n, FT_OP_GATHER, in[j], ix, t);
             if (!f)
                 st = onx_status(c);
             else
@@ -358,38 +332,211 @@ ft_status ox_map_scan(onx_ctx *c, const onx_node *n)
         for (int j = 0; j < ns && !st; j++)
             if ((cur[j] = body_out(c, n, body, j)) < 0)
                 st = onx_status(c);
-        for (int k = 0; k < nk && !st; k++) {
-            int t = body_out(c, n, body, ns + k);
-            int *grown = t < 0 ? NULL : ft_realloc(scan[k], (size_t)(i + 1) * sizeof **scan);
-            if (!grown)
-                st = t < 0 ? onx_status(c) : onx_oom(c);
-            else
-                (scan[k] = grown)[i] = t;
-        }
+        for (int k = 0; k < nk && !st; k++)
+            if ((out[k][i] = body_out(c, n, body, ns + k)) < 0)
+                st = onx_status(c);
         if (!st)
             st = onx_scope_leave(c, &sc);
     }
     if (!st)
         st = onx_scope_leave(c, &sc);
     onx_scope_free(&sc);
+    for (int j = 0; j < ns; j++)
+        state[j] = cur[j];
+    free(cur);
+    return st;
+}
+
+/* The scan inputs' length along their axes (all equal), or -1 with the
+ * error recorded. */
+static int64_t scan_length(onx_ctx *c, const onx_node *n, int first, int m, const char *axes, int *axis)
+{
+    int64_t len = -1;
+    if (m > 64) {
+        onx_unsupported(c, n, "more than 64 scan inputs");
+        return -1;
+    }
+    for (int j = 0; j < m; j++) {
+        const ft_tensor *x = onx_in_tensor(c, n, first + j);
+        if (!x) {
+            onx_error(c, n, FT_EGRAPH, "scan input %d is missing", j);
+            return -1;
+        }
+        int64_t a = axes ? list_at(n, axes, j, 0) : 1; /* opset 8: [batch, sequence, ...] */
+        if (ft_axis(a, x->shape.rank, &axis[j])) {
+            onx_error(c, n, FT_EGRAPH, "scan axis %lld of scan input %d is out of range for rank %d", (long long)a, j,
+                      x->shape.rank);
+            return -1;
+        }
+        if (x->flags & FT_TF_DYNAMIC) {
+            onx_unsupported(c, n, "scan input %d has a shape known only at run time; ftrun unrolls a scan whose "
+                            "length is known at load", j);
+            return -1;
+        }
+        int64_t l = x->shape.dims[axis[j]];
+        if (len >= 0 && l != len) {
+            onx_error(c, n, FT_EGRAPH, "scan inputs of lengths %lld and %lld", (long long)len, (long long)l);
+            return -1;
+        }
+        len = l;
+    }
+    if (len > ONX_UNROLL_MAX) {
+        onx_unsupported(c, n, "it scans %lld positions, more than the %d ftrun unrolls", (long long)len, ONX_UNROLL_MAX);
+        return -1;
+    }
+    return len;
+}
+
+/* Lists of nk x len tensor ids, out[k][i]. */
+static int **id_lists(int nk, int64_t len)
+{
+    int **out = ft_calloc((size_t)nk + 1, sizeof *out);
+    for (int k = 0; out && k < nk; k++)
+        if (!(out[k] = ft_malloc((size_t)(len + 1) * sizeof **out))) {
+            for (int i = 0; i < k; i++)
+                free(out[i]);
+            free(out);
+            return NULL;
+        }
+    return out;
+}
+
+static void free_lists(int **out, int nk)
+{
+    for (int k = 0; out && k < nk; k++)
+        free(out[k]);
+    free(out);
+}
+
+/* Scan at opset 8: every input and output with a leading batch axis, scan
+ * inputs [batch, sequence, ...], and input 0 the optional sequence_lens
+ * (taken when it is absent or every length is the full one, known at load).
+ * Each batch entry is a scan of its own (gather at the batch position), the
+ * results stacked along axis 0. */
+static ft_status map_scan8(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *body)
+{
+    int m = (int)onx_attr_i(n, "num_scan_inputs", 0), ns = n->n_in - 1 - m, nk = n->n_out - ns;
+    if (m < 1 || ns < 0 || nk < 0 || (int)body->n_input != ns + m || (int)body->n_output != ns + nk)
+        return onx_error(c, n, FT_EGRAPH, "%d inputs, %d outputs and num_scan_inputs %d do not fit a body of %zu inputs "
+                         "and %zu outputs", n->n_in, n->n_out, m, body->n_input, body->n_output);
+    int axis[64];
+    int64_t len = scan_length(c, n, 1 + ns, m, NULL, axis), batch = -1;
+    if (len < 0)
+        return onx_status(c);
+    for (int j = 1; j < n->n_in; j++) {
+        const ft_tensor *x = onx_in_tensor(c, n, j);
+        if (!x || x->shape.rank < 1 || (batch >= 0 && x->shape.dims[0] != batch))
+            return onx_error(c, n, FT_EGRAPH, "input %d has no batch axis of size %lld", j, (long long)batch);
+        batch = x->shape.dims[0];
+    }
+    if (batch < 1 || len < 1)
+        return onx_unsupported(c, n, "a batch of %lld sequences of %lld positions: its outputs' shapes are not known",
+                               (long long)batch, (long long)len);
+    if (batch * len > ONX_UNROLL_MAX)
+        return onx_unsupported(c, n, "%lld sequences of %lld positions, more than the %d steps ftrun unrolls",
+                               (long long)batch, (long long)len, ONX_UNROLL_MAX);
+    if (onx_in(c, n, 0) >= 0) {
+        ft_status st = FT_OK;
+        const ft_tensor *sl = onx_in_value(c, n, 0, &st);
+        if (st)
+            return st;
+        if (!sl)
+            return onx_unsupported(c, n, "sequence_lens (input 0) is computed at run time");
+        if ((int64_t)ft_numel(&sl->shape) != batch)
+            return onx_error(c, n, FT_EGRAPH, "sequence_lens has %lld entries for a batch of %lld",
+                             (long long)ft_numel(&sl->shape), (long long)batch);
+        for (int64_t b = 0; b < batch; b++)
+            if (ft_load_i64(sl->value, sl->dtype, b) != len)
+                return onx_unsupported(c, n, "sequence_lens[%lld] = %lld is shorter than the %lld positions given; "
+                                       "ftrun scans whole sequences", (long long)b,
+                                       (long long)ft_load_i64(sl->value, sl->dtype, b), (long long)len);
+    }
+    int *ids = ft_malloc((size_t)(2 * ns + m + 1) * (size_t)(batch + 1) * sizeof *ids), **out = id_lists(nk, len),
+        **per = id_lists(ns + nk, batch), unsup0 = c->n_unsup;
+    ft_status st = ids && out && per ? FT_OK : onx_oom(c);
+    int *state = ids, *in = ids + ns, *zero = ids + ns + m; /* zero[j] = 0: every sliced input's axis */
+    for (int j = 0; j < ns + m; j++)
+        zero[j] = 0;
+    for (int64_t b = 0; b < batch && !st; b++) {
+        char tag[48], sfx[96];
+        snprintf(tag, sizeof tag, "batch_%lld/", (long long)b);
+        snprintf(sfx, sizeof sfx, "%sindex", tag);
+        int ix = onx_const_new(c, n, sfx, FT_I64, &(ft_shape){0}, &b);
+        for (int j = 0; j < ns + m && !st; j++) {
+            snprintf(sfx, sizeof sfx, "%sinput_%d", tag, 1 + j);
+            int t = ix < 0 ? -1 : onx_tmp(c, n, sfx);
+            ft_node *f = t < 0 ? NULL : ox_emit2(c, n, FT_OP_GATHER, onx_in(c, n, 1 + j), ix, t);
+            st = f ? onx_set_i(c, f, "axis", 0) : onx_status(c);
+            (j < ns ? state : in - ns)[j] = t;
+        }
+        if (!st)
+            st = scan_positions(c, n, body, tag, ns, m, nk, state, in, zero, "directions", len, out);
+        if (st || c->n_unsup > unsup0)
+            break;
+        for (int j = 0; j < ns; j++)
+            per[j][b] = state[j];
+        for (int k = 0; k < nk && !st; k++) {
+            snprintf(sfx, sizeof sfx, "%sscan_output_%d", tag, k);
+            int t = onx_tmp(c, n, sfx);
+            st = t < 0 ? onx_status(c) : stack(c, n, tag, k, out[k], (int)len, 0, 0, t);
+            per[ns + k][b] = t;
+        }
+    }
+    if (!st && c->n_unsup > unsup0) {
+        c->unsup_flag = 1; /* the import reports what the body holds, and the node's outputs with it */
+        st = FT_EGRAPH;
+    }
+    for (int k = 0; k < ns + nk && !st; k++)
+        if (n->pb->output[k] && *n->pb->output[k]) {
+            int t = ox_out(c, n, k);
+            st = t < 0 ? onx_status(c) : stack(c, n, "", k, per[k], (int)batch, 0, 0, t);
+        }
+    free(ids);
+    free_lists(out, nk);
+    free_lists(per, ns + nk);
+    return st;
+}
+
+ft_status ox_map_scan(onx_ctx *c, const onx_node *n)
+{
+    const Onnx__AttributeProto *ba = onx_attr(n, "body");
+    if (!ba || !ba->g)
+        return onx_error(c, n, FT_EGRAPH, "no body graph");
+    const Onnx__GraphProto *body = ba->g;
+    if (n->opset < 9)
+        return map_scan8(c, n, body);
+    int m = (int)onx_attr_i(n, "num_scan_inputs", 0), ns = n->n_in - m, nk = n->n_out - ns;
+    if (m < 1 || ns < 0 || nk < 0 || (int)body->n_input != ns + m || (int)body->n_output != ns + nk)
+        return onx_error(c, n, FT_EGRAPH, "%d inputs, %d outputs and num_scan_inputs %d do not fit a body of %zu inputs "
+                         "and %zu outputs", n->n_in, n->n_out, m, body->n_input, body->n_output);
+    int axis[64];
+    int64_t len = scan_length(c, n, ns, m, "scan_input_axes", axis);
+    if (len < 0)
+        return onx_status(c);
+    int *ids = ft_malloc((size_t)(ns + m + 1) * sizeof *ids), **out = id_lists(nk, len), unsup0 = c->n_unsup;
+    ft_status st = ids && out ? FT_OK : onx_oom(c);
+    for (int j = 0; j < ns + m && !st; j++)
+        ids[j] = onx_in(c, n, j);
+    if (!st)
+        st = scan_positions(c, n, body, "", ns, m, nk, ids, ids + ns, axis, "scan_input_directions", len, out);
     if (!st && c->n_unsup > unsup0) {
         c->unsup_flag = 1; /* the import reports what the body holds, and the node's outputs with it */
         st = FT_EGRAPH;
     }
     for (int j = 0; j < ns && !st; j++)
-        st = onx_alias(c, n, j, cur[j]);
+        st = onx_alias(c, n, j, ids[j]);
     for (int k = 0; k < nk && !st; k++) {
         int64_t a = list_at(n, "scan_output_axes", k, 0);
-        int rank = len > 0 ? c->g->tensors[scan[k][0]].shape.rank + 1 : 0, ax = 0;
+        int rank = len > 0 ? c->g->tensors[out[k][0]].shape.rank + 1 : 0, ax = 0, t;
         if (len > 0 && ft_axis(a, rank, &ax))
             st = onx_error(c, n, FT_EGRAPH, "scan_output_axes[%d] = %lld is out of range for rank %d", k, (long long)a, rank);
+        else if ((t = len > 0 ? ox_out(c, n, ns + k) : 0) < 0)
+            st = onx_status(c);
         else
-            st = stack(c, n, ns + k, scan[k], (int)len, ax, list_at(n, "scan_output_directions", k, 0) != 0);
+            st = stack(c, n, "", ns + k, out[k], (int)len, ax, list_at(n, "scan_output_directions", k, 0) != 0, t);
     }
-    free(cur);
-    for (int k = 0; k < nk; k++)
-        free(scan[k]);
-    free(scan);
+    free(ids);
+    free_lists(out, nk);
     return st;
 }
 

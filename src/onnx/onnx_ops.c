@@ -216,8 +216,11 @@ static const onx_op_map MAPS[] = {
     {"QLinearConv", 10, ox_map_int_conv},
     /* losses */
     {"NegativeLogLikelihoodLoss", 12, ox_map_nll_loss}, {"SoftmaxCrossEntropyLoss", 12, ox_map_softmax_ce_loss},
-    {"STFT", 17, ox_map_stft},
+    {"STFT", 17, ox_map_stft}, {"MelWeightMatrix", 17, ox_map_mel_weight_matrix},
     /* shape and data movement */
+    /* random sampling (onnx_ops_random.c) */
+    {"RandomUniformLike", 1, ox_map_random_like}, {"RandomNormalLike", 1, ox_map_random_like},
+    {"Bernoulli", 15, ox_map_random_like}, {"Multinomial", 7, ox_map_random_like}, {"RandomUniform", 1, ox_map_random}, {"RandomNormal", 1, ox_map_random},
     {"Identity", 1, ox_map_identity}, {"Dropout", 7, ox_map_dropout}, {"Reshape", 5, ox_map_reshape},
     {"Transpose", 1, ox_map_transpose}, {"Flatten", 1, ox_map_flatten}, {"Squeeze", 1, ox_map_squeeze},
     {"Unsqueeze", 1, ox_map_squeeze}, {"Expand", 8, ox_map_expand}, {"Tile", 6, ox_map_tile},
@@ -248,10 +251,10 @@ static const onx_op_map MAPS[] = {
     {"Optional", 15, ox_map_optional}, {"OptionalHasElement", 15, ox_map_optional_has},
     {"OptionalGetElement", 15, ox_map_optional_get},
     /* loops unrolled at load (onnx_loop.c) */
-    {"Loop", 1, ox_map_loop}, {"Scan", 9, ox_map_scan}, {"SequenceMap", 17, ox_map_seq_map},
+    {"Loop", 1, ox_map_loop}, {"Scan", 8, ox_map_scan}, {"SequenceMap", 17, ox_map_seq_map},
     /* data-dependent output shapes */
     {"NonZero", 9, ox_map_non_zero}, {"Compress", 9, ox_map_compress}, {"Unique", 11, ox_map_unique},
-    {"NonMaxSuppression", 10, ox_map_nms},
+    {"NonMaxSuppression", 10, ox_map_nms}, {"ImageDecoder", 20, ox_map_image_decoder},
     /* strings (onnx_ops_text.c) */
     {"StringNormalizer", 10, ox_map_string_normalizer}, {"StringConcat", 20, ox_map_string_concat},
     {"RegexFullMatch", 20, ox_map_regex_full_match}, {"StringSplit", 20, ox_map_string_split},
@@ -278,7 +281,6 @@ const onx_op_map *onx_find_map(const char *op_type, int opset)
 #define FOLD "folded at load time; needs its inputs known at load"
 #define SEQ "(sequences known at load)"
 #define OPT "(optionals known at load)"
-#define RAND "random sampling (no ftrun op)"
 
 /* Every default-domain operator up to opset 28, in alphabetical order. 'm'
  * entries are exactly the op types of MAPS. */
@@ -299,7 +301,7 @@ static const onx_op_status CATALOGUE[] = {
                        "past/present key and value, nonpad_kv_seqlen, the QK output, sliding windows)"},
     {"AveragePool", 'm', "average_pool"},
     {"BatchNormalization", 'm', "batch_norm (opsets 1-6: is_test=1; training_mode=1 with its running mean and var)"},
-    {"Bernoulli", '-', RAND},
+    {"Bernoulli", 'm', "bernoulli (ftrun's Philox numbers, not NumPy's)"},
     {"BitCast", 'm', "bitcast"},
     {"BitShift", 'm', "bit_shift"},
     {"BitwiseAnd", 'm', "bitwise_and"},
@@ -364,7 +366,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Hardmax", 'm', "hardmax (before opset 13: flatten + hardmax + reshape)"},
     {"Identity", 'm', "alias of its input"},
     {"If", 'm', "folded at load when its condition is known then; else both branches, guarded by it, and if_select"},
-    {"ImageDecoder", '-', "no ftrun op (image decoding)"},
+    {"ImageDecoder", 'm', "image_decoder (run-time output shape unless the image is known at load; CPU)"},
     {"InstanceNormalization", 'm', "instance_norm"},
     {"IsInf", 'm', "is_inf (and a sign test for detect_negative/detect_positive)"},
     {"IsNaN", 'm', "is_nan"},
@@ -390,12 +392,12 @@ static const onx_op_status CATALOGUE[] = {
     {"MaxUnpool", 'm', "max_unpool (output_shape known at load)"},
     {"Mean", 'm', "add chain + div"},
     {"MeanVarianceNormalization", 'm', "mean_variance_normalization"},
-    {"MelWeightMatrix", '-', "no ftrun op (mel filter bank)"},
+    {"MelWeightMatrix", 'm', "mel_weight_matrix (num_mel_bins and dft_length known at load)"},
     {"Min", 'm', "min"},
     {"Mish", 'm', "mish"},
     {"Mod", 'm', "mod"},
     {"Mul", 'm', "mul (opsets 1-6: B reshaped for the broadcast and axis attributes)"},
-    {"Multinomial", '-', RAND},
+    {"Multinomial", 'm', "multinomial (ftrun's Philox numbers, not NumPy's)"},
     {"Neg", 'm', "neg"},
     {"NegativeLogLikelihoodLoss", 'm', "negative_log_likelihood_loss"},
     {"NonMaxSuppression", 'm', "non_max_suppression (run-time output shape)"},
@@ -414,10 +416,10 @@ static const onx_op_status CATALOGUE[] = {
     {"QuantizeLinear", 'm', "quantize_linear (block_size: expanded into div, round, add and quantize_linear)"},
     {"RMSNormalization", 'm', "rms_norm"},
     {"RNN", 'm', "rnn"},
-    {"RandomNormal", '-', RAND},
-    {"RandomNormalLike", '-', RAND},
-    {"RandomUniform", '-', RAND},
-    {"RandomUniformLike", '-', RAND},
+    {"RandomNormal", 'm', "a constant made at load (ftrun's Philox numbers, as random_normal_like)"},
+    {"RandomNormalLike", 'm', "random_normal_like (ftrun's Philox numbers, not NumPy's)"},
+    {"RandomUniform", 'm', "a constant made at load (ftrun's Philox numbers, as random_uniform_like)"},
+    {"RandomUniformLike", 'm', "random_uniform_like (ftrun's Philox numbers, not NumPy's)"},
     {"Range", 'f', FOLD},
     {"Reciprocal", 'm', "reciprocal"},
     {"ReduceL1", 'm', "reduce_l1"},
@@ -439,7 +441,7 @@ static const onx_op_status CATALOGUE[] = {
     {"RotaryEmbedding", 'm', "rotary_embedding"},
     {"Round", 'm', "round"},
     {"STFT", 'm', "stft (frame_step and frame_length known at load)"},
-    {"Scan", 'm', "unrolled at load (opset 9 on; its length known at load, at most 4096)"},
+    {"Scan", 'm', "unrolled at load (its length known at load, at most 4096; opset 8: a scan per batch entry, sequence_lens absent or full)"},
     {"Scatter", 'm', "scatter_elements (deprecated op)"},
     {"ScatterElements", 'm', "scatter_elements"},
     {"ScatterND", 'm', "scatter_nd"},

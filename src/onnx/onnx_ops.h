@@ -210,6 +210,10 @@ ft_status ox_map_lrn(onx_ctx *c, const onx_node *n);
 ft_status ox_map_lp_pool(onx_ctx *c, const onx_node *n);
 ft_status ox_map_grid_sample(onx_ctx *c, const onx_node *n);
 ft_status ox_map_window(onx_ctx *c, const onx_node *n);
+ft_status ox_map_random_like(onx_ctx *c, const onx_node *n);
+ft_status ox_map_random(onx_ctx *c, const onx_node *n);
+ft_status ox_map_image_decoder(onx_ctx *c, const onx_node *n);
+ft_status ox_map_mel_weight_matrix(onx_ctx *c, const onx_node *n);
 /* onnx_ops_legacy.c: from opset 1, the legacy attributes of opsets 1-6 read
  * there and the node handed on to the mapper above */
 ft_status ox_map_binary_v1(onx_ctx *c, const onx_node *n);

@@ -1,7 +1,7 @@
 /* The ONNX ops whose output shapes depend on their inputs' values: NonZero,
- * Compress, Unique and NonMaxSuppression, each one ftrun op of the same
- * meaning, whose outputs get their shapes at run time (graph.h:
- * FT_TF_DYNAMIC). What reads those outputs is inferred again at every run;
+ * Compress, Unique, NonMaxSuppression and ImageDecoder, each one ftrun op of
+ * the same meaning, whose outputs get their shapes at run time (graph.h:
+ * FT_TF_DYNAMIC) unless, for ImageDecoder, its image is known at load. What reads those outputs is inferred again at every run;
  * a Shape or Size of one is refused (onnx_fold.c). */
 #include "onnx_ops.h"
 #include "onnx.pb-c.h"
@@ -45,4 +45,12 @@ ft_status ox_map_nms(onx_ctx *c, const onx_node *n)
     ft_node *f = onx_emit(c, n, FT_OP_NON_MAX_SUPPRESSION, NULL, 0, NULL, 0);
     OX_NEED(f);
     return onx_set_i(c, f, "center_point_box", onx_attr_i(n, "center_point_box", 0));
+}
+
+ft_status ox_map_image_decoder(onx_ctx *c, const onx_node *n)
+{
+    OX_TRY(ox_check_dtype(c, n, FT_OP_IMAGE_DECODER, 0));
+    ft_node *f = ox_emit1(c, n, FT_OP_IMAGE_DECODER, onx_in(c, n, 0), ox_out(c, n, 0));
+    OX_NEED(f);
+    return onx_set_s(c, f, "pixel_format", onx_attr_s(c, n, "pixel_format", "RGB"));
 }

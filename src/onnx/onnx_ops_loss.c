@@ -2,7 +2,9 @@
  * -> negative_log_likelihood_loss, SoftmaxCrossEntropyLoss ->
  * softmax_cross_entropy_loss (with its optional log_prob output), STFT ->
  * stft (frame_step and frame_length, inputs in ONNX, become attributes and
- * must be known at load time). The window functions are in onnx_ops_nn.c.
+ * must be known at load time), MelWeightMatrix -> mel_weight_matrix (its
+ * num_mel_bins and dft_length, the output's shape, known at load). The window
+ * functions are in onnx_ops_nn.c.
  *
  *   ft_status st = ox_map_nll_loss(c, n);  // one negative_log_likelihood_loss node
  *
@@ -59,4 +61,28 @@ ft_status ox_map_stft(onx_ctx *c, const onx_node *n)
         OX_TRY(onx_set_i(c, f, "frame_length", len));
     }
     return FT_OK;
+}
+
+ft_status ox_map_mel_weight_matrix(onx_ctx *c, const onx_node *n)
+{
+    int64_t bins, dft;
+    OX_TRY(onx_const_int1(c, n, 0, "num_mel_bins", "it sets the output's shape", &bins));
+    OX_TRY(onx_const_int1(c, n, 1, "dft_length", "it sets the output's shape", &dft));
+    ft_dtype dt;
+    const char *tn;
+    int64_t ot = onx_attr_i(n, "output_datatype", 1);
+    if (ox_dtype_from_onnx(ot, &dt, &tn))
+        return onx_unsupported(c, n, "attribute output_datatype=%lld (%s): ftrun has no such dtype", (long long)ot, tn);
+    if (!ft_dtype_in(dt, FT_DT_FLOAT))
+        return onx_unsupported(c, n, "attribute output_datatype=%lld (%s): ftrun's mel_weight_matrix writes floats",
+                               (long long)ot, tn);
+    OX_TRY(ox_check_dtype(c, n, FT_OP_MEL_WEIGHT_MATRIX, 0));
+    int in[5];
+    for (int i = 0; i < 5; i++)
+        if ((in[i] = onx_in(c, n, i)) < 0)
+            return onx_error(c, n, FT_EGRAPH, "input %d is missing", i);
+    int out = ox_out(c, n, 0);
+    ft_node *f = out < 0 ? NULL : onx_emit(c, n, FT_OP_MEL_WEIGHT_MATRIX, in, 5, &out, 1);
+    OX_NEED(f);
+    return onx_set_s(c, f, "output_datatype", ft_dtype_name(dt));
 }

@@ -7,6 +7,7 @@
 #include "../common.h"
 #include "../graph/dtype_load.h"
 #include "../graph/graph.h"
+#include "../graph/image_codec.h"
 
 int64_t ft_dd_non_zero(const void *x, ft_dtype dt, const ft_shape *s, int64_t *out)
 {
@@ -340,8 +341,22 @@ static ft_status dd_if_select(ft_kctx *k, const ft_node *n, const ft_view *in, f
     return FT_OK;
 }
 
+/* image_decoder: the pixels of the image whose size inference read. */
+static ft_status dd_image_decoder(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+{
+    char why[256];
+    if (out[0].shape.rank != 3 ||
+        ft_image_decode((const uint8_t *)in[0].data, (size_t)ft_numel(&in[0].shape), n->params.dd.pixel,
+                        (uint8_t *)out[0].data, out[0].shape.dims[0], out[0].shape.dims[1], why, sizeof why))
+        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "the encoded image cannot be decoded: %s",
+                           out[0].shape.rank != 3 ? "internal error: no [H, W, C] output" : why);
+    return FT_OK;
+}
+
 ft_status ft_dd_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
+    if (n->op == FT_OP_IMAGE_DECODER)
+        return dd_image_decoder(k, n, in, out);
     if (n->op == FT_OP_STRING_NORMALIZER || n->op == FT_OP_STRING_CONCAT || n->op == FT_OP_REGEX_FULL_MATCH ||
         n->op == FT_OP_STRING_SPLIT)
         return ft_text_run(k, n, in, out);

@@ -302,11 +302,13 @@ static ft_status dyn_values(dyn_state *d, int k, const scratch *s, const ft_plan
             continue;
         int t = n->in[i];
         ft_tensor *x = &d->t[t];
-        size_t nb = ft_tensor_bytes(x);
-        if (x->dtype == FT_STRING) { /* string_split's strings: any shape, read whole */
-            free(d->vals[t]);
-            if (!(d->vals[t] = ft_malloc(nb ? nb : 1)))
-                return ft_node_err(err, FT_ERUNTIME, &d->g, n, "out of memory reading input %d ('%s')", i, x->name);
+        size_t nb = ft_tensor_bytes(x), room = FT_MAX_VALUES * sizeof(int64_t);
+        if (ft_op_value_bytes(n->op)) { /* read whole (string_split's strings, an encoded image): room for this run's */
+            void *grown = nb > room ? ft_realloc(d->vals[t], nb) : d->vals[t];
+            if (nb > room && !grown)
+                return ft_node_err(err, FT_ERUNTIME, &d->g, n, "out of memory reading input %d ('%s', %zu bytes)", i,
+                                   x->name, nb);
+            d->vals[t] = grown;
         } else if (ft_numel(&x->shape) > FT_MAX_VALUES || x->shape.rank > 1) {
             char sb[FT_SHAPE_STR];
             st = ft_node_err(err, FT_EGRAPH, &d->g, n, "input %d ('%s') gives shape values but has shape %s; at most "
@@ -315,7 +317,7 @@ static ft_status dyn_values(dyn_state *d, int k, const scratch *s, const ft_plan
             ft_err_prefix(err, "at run time");
             return st;
         }
-        if (!d->vals[t] && !(d->vals[t] = ft_malloc(FT_MAX_VALUES * sizeof(int64_t))))
+        if (!d->vals[t] && !(d->vals[t] = ft_malloc(room)))
             return ft_node_err(err, FT_ERUNTIME, &d->g, n, "out of memory reading input %d ('%s')", i, x->name);
         if (!synced && !(st = d->be->sync(d->ctx, err)))
             synced = 1;

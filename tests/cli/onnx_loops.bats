@@ -170,3 +170,43 @@ gl, gs = np.load(t + "/ol/z.npy"), np.load(t + "/os/z.npy")
 assert np.array_equal(gl, y + m), (gl, y + m)
 assert np.array_equal(gs, s + m), (gs, s + m)' "$T"
 }
+
+@test "ONNX Scan at opset 8: a batch of 2 running sums, one direction reversed, gives NumPy's values; short sequence_lens refused" {
+    py '
+import onnx
+from onnx import helper as h, TensorProto as TP
+body = h.make_graph([h.make_node("Add", ["s_in", "a"], ["s_out"]), h.make_node("Mul", ["s_out", "b"], ["o"])], "body",
+    [h.make_tensor_value_info(v, TP.FLOAT, [3]) for v in ("s_in", "a", "b")],
+    [h.make_tensor_value_info("s_out", TP.FLOAT, [3]), h.make_tensor_value_info("o", TP.FLOAT, [3])])
+for name, lens in (("scan8", None), ("short", [4, 3])):
+    ins = ["" if lens is None else "lens", "s0", "x", "y"]
+    scan = h.make_node("Scan", ins, ["s", "os"], body=body, num_scan_inputs=2, directions=[0, 1])
+    init = [] if lens is None else [h.make_tensor("lens", TP.INT32, [2], lens)]
+    g = h.make_graph([scan], name, [h.make_tensor_value_info("s0", TP.FLOAT, [2, 3]),
+        h.make_tensor_value_info("x", TP.FLOAT, [2, 4, 3]), h.make_tensor_value_info("y", TP.FLOAT, [2, 4, 3])],
+        [h.make_tensor_value_info("s", TP.FLOAT, [2, 3]), h.make_tensor_value_info("os", TP.FLOAT, [2, 4, 3])], init)
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 8)]), sys.argv[1] + "/" + name + ".onnx")
+rng = np.random.default_rng(8)
+for v, s in (("s0", (2, 3)), ("x", (2, 4, 3)), ("y", (2, 4, 3))):
+    np.save(sys.argv[1] + "/" + v + ".npy", rng.standard_normal(s).astype(np.float32))' "$T"
+    run "$FTRUN" run "$T/scan8.onnx" -i s0="$T/s0.npy" -i x="$T/x.npy" -i y="$T/y.npy" -o "$T/o" -q
+    [ "$status" -eq 0 ]
+    py '
+t = sys.argv[1]
+s0, x, y = np.load(t + "/s0.npy"), np.load(t + "/x.npy"), np.load(t + "/y.npy")
+ws, wo = [], []
+for b in range(2):
+    s, outs = s0[b], []
+    for i in range(4):
+        s = s + x[b, i]
+        outs.append(s * y[b, 3 - i])  # directions=[0, 1]: y from its last position
+    ws.append(s)
+    wo.append(np.stack(outs))
+gs, go = np.load(t + "/o/s.npy"), np.load(t + "/o/os.npy")
+assert gs.shape == (2, 3) and np.allclose(gs, np.stack(ws), rtol=1e-6, atol=1e-6), (gs, ws)
+assert go.shape == (2, 4, 3) and np.allclose(go, np.stack(wo), rtol=1e-6, atol=1e-6), (go, wo)' "$T"
+    run --separate-stderr "$FTRUN" run "$T/short.onnx" -i s0="$T/s0.npy" -i x="$T/x.npy" -i y="$T/y.npy" -o "$T/o2"
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"sequence_lens[1] = 3 is shorter than the 4 positions given"* ]]
+    [ ! -e "$T/o2" ]
+}

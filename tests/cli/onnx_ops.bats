@@ -9,7 +9,8 @@ load helpers
     [[ "$output" =~ Gemm\ +mapped\ +gemm ]]
     [[ "$output" =~ Shape\ +folded\ +folded\ at\ load\ time ]]
     [[ "$output" =~ NonZero\ +mapped\ +non_zero\ \(run-time\ output\ shape\) ]]
-    [[ "$output" =~ Bernoulli\ +missing\ +random\ sampling ]]
+    [[ "$output" =~ MaxRoiPool\ +missing\ +no\ ftrun\ op ]]
+    [[ "$output" =~ Bernoulli\ +mapped\ +bernoulli ]]
     [[ "$output" =~ ai\.onnx\.preview\.training\.Adam\ +mapped ]]
     rows=$(printf '%s\n' "$output" | grep -cE '^[A-Za-z0-9.]+ +(mapped|folded|missing) ')
     last=$(printf '%s\n' "$output" | tail -1)

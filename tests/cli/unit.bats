@@ -19,7 +19,8 @@ setup_file() {
     [ -n "${FTRUN_SANITIZED:-}" ] && san=(-fsanitize=address,undefined)
     cc -std=gnu11 -O1 -g "${san[@]}" -I"$ROOT/src" -I"$b/gen" -rdynamic -o "$BATS_FILE_TMPDIR/unit" "$TESTS_DIR/unit/unit.c" \
         "${objs[@]}" "$b/gen/onnx.pb-c.o" \
-        -lcjson -lprotobuf-c -ldnnl -lopenblas -lfftw3f_omp -lfftw3_omp -lfftw3f -lfftw3 -lz -lm -ldl -fopenmp
+        -lcjson -lprotobuf-c -ldnnl -lopenblas -lfftw3f_omp -lfftw3_omp -lfftw3f -lfftw3 -lz -lm -ldl -fopenmp \
+        -ljpeg -lpng16 -lwebp -ltiff -lopenjp2 -lstb
 }
 
 UNIT() { "$BATS_FILE_TMPDIR/unit" "$@"; }

@@ -1324,6 +1324,29 @@ def gen_dropout():
                    tol=EXACT if outs == "mask" else elem(dt))
 
 
+
+def gen_random():
+    """random_uniform_like, random_normal_like, bernoulli and multinomial: the same Philox
+    numbers on both backends (uniform, bernoulli and multinomial exact, unless CUDA's exp
+    moved a running sum across a draw, about 1e-16 a sample; normal through libm's and
+    CUDA's log, sqrt and cos in double: elem)."""
+    for dt in FLOATS:
+        for shape, seed in (([1023], 7), ([256, 1024], 2 ** 40 + 5), ([], 3), ([0, 4], 1)):
+            single("random/random_uniform_like/%s/%s,seed=%d" % (dt, sh(shape), seed), "random_uniform_like",
+                   lambda g, shape=shape: [g.x("f32", shape)], attrs={"dtype": dt, "low": -2.0, "high": 3.0,
+                                                                       "seed": seed}, tol=elem(dt))
+            single("random/random_normal_like/%s/%s,seed=%d" % (dt, sh(shape), seed), "random_normal_like",
+                   lambda g, shape=shape: [g.x("f32", shape)], attrs={"dtype": dt, "mean": 1.0, "scale": 2.0,
+                                                                       "seed": seed}, tol=elem(dt))
+            for odt in (dt, "bool", "i32", "u8"):
+                single("random/bernoulli/%s/%s,seed=%d,%s" % (dt, sh(shape), seed, odt), "bernoulli",
+                       lambda g, dt=dt, shape=shape: [g.x(dt, shape, 0.0, 1.0)], attrs={"dtype": odt, "seed": seed})
+        for B, C, ns, odt in ((4, 10, 1000, "i32"), (1, 1, 3, "i64"), (64, 300, 16, "i64"), (3, 5, 0, "i32")):
+            single("random/multinomial/%s/[%d,%d],samples=%d,%s" % (dt, B, C, ns, odt), "multinomial",
+                   lambda g, dt=dt, B=B, C=C: [g.x(dt, [B, C], -3.0, 3.0)],
+                   attrs={"dtype": odt, "sample_size": ns, "seed": 11})
+
+
 # ---------------------------------------------------------------- recurrent layers
 RNN_CFGS = [
     # op, T, B, I, H, direction, layout, seq_lens, init, extra attrs
@@ -1430,7 +1453,7 @@ def gen_big():
 
 GENERATORS = [gen_unary, gen_cast, gen_bitcast, gen_binary, gen_variadic, gen_compare, gen_bitwise, gen_reduce, gen_arg, gen_cumsum, gen_topk,
               gen_softmax, gen_norms, gen_matmul, gen_quant, gen_quant_conv, gen_movement, gen_conv, gen_pool, gen_resize, gen_image,
-              gen_fft, gen_attention, gen_dropout, gen_rnn, gen_chains, lambda: parity_index.gen_index(sys.modules[__name__]),
+              gen_fft, gen_attention, gen_dropout, gen_random, gen_rnn, gen_chains, lambda: parity_index.gen_index(sys.modules[__name__]),
               lambda: parity_loss.gen_loss(sys.modules[__name__]), lambda: parity_attn.gen_attn(sys.modules[__name__]),
               lambda: parity_geom.gen_geom(sys.modules[__name__]), lambda: parity_linalg.gen_linalg(sys.modules[__name__]),
               lambda: parity_extremes.gen_extremes(sys.modules[__name__]),

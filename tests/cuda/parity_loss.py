@@ -1,12 +1,13 @@
 """Parity cases of the losses, window functions and stft (family "loss"):
 softmax_cross_entropy_loss, negative_log_likelihood_loss, hann_window,
-hamming_window, blackman_window and stft, each run on the device and on the CPU by
-tests/cuda/parity.py, which calls gen_loss(parity) with itself as p.
+hamming_window, blackman_window, mel_weight_matrix and stft, each run on the
+device and on the CPU by tests/cuda/parity.py, which calls gen_loss(parity) with itself as p.
 
 Tolerances: the losses are computed in double on both backends (src/cpu/loss.c,
 src/cuda/loss.cu) but the log-sum-exp and the reductions add in different orders,
 so they use the accum class with K the classes (none) or the elements summed
-(sum, mean); the windows are one libm cos per value (elem); stft is an FFT of
+(sum, mean); the windows are one libm cos per value (elem); mel_weight_matrix is
+exact (the same double arithmetic, src/graph/mel.h, on both); stft is an FFT of
 frame_length (accum with K = frame_length, as fft's cases)."""
 import numpy as np
 
@@ -48,6 +49,14 @@ def gen_loss(p):
                 single("loss/%s/%s/size=%d,periodic=%d" % (op, dt, size, periodic), op,
                        lambda g, size=size: [g.arr("i64", np.array(size))],
                        attrs={"periodic": periodic, "output_datatype": dt}, tol=elem(dt))
+    for j, dt in enumerate(p.FLOATS):
+        for bins, dft, sr, lo, hi, idt, fdt in ((8, 16, 8192, 0, 4096, "i32", "f32"), (40, 1024, 16000, 20, 7600, "i64", dt),
+                                                (64, 64, 8000, 0, 4000, "i64", "f64")):
+            single("loss/mel_weight_matrix/%s/bins=%d,dft=%d,rate=%d,%g..%g,%s,%s" % (dt, bins, dft, sr, lo, hi, idt, fdt),
+                   "mel_weight_matrix",
+                   lambda g, bins=bins, dft=dft, sr=sr, lo=lo, hi=hi, idt=idt, fdt=fdt:
+                   [g.arr(idt, np.array(bins)), g.arr(idt, np.array(dft)), g.arr(idt, np.array(sr)),
+                    g.arr(fdt, np.array(lo)), g.arr(fdt, np.array(hi))], attrs={"output_datatype": dt})
     st = [([2, 130, 1], 16, 8, True, 1), ([3, 100, 2], 7, 3, False, 0), ([1, 4096, 1], 512, 128, True, 1),
           ([2, 64, 2], 64, 1, True, 1), ([0, 40, 1], 8, 4, False, 1), ([4, 33, 1], 33, 5, True, 0)]
     for j, dt in enumerate(p.FLOATS):

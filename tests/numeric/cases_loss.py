@@ -10,7 +10,10 @@ Oracles, in float64 NumPy from the exact input values:
   hann/hamming/blackman_window: ONNX's formulas (Hamming with 25/46 and 21/46),
         N = size (periodic) or size - 1 (symmetric; [1] for size 1);
   stft: frames x[b, f*step : f*step+n] times the window, numpy.fft.fft of each,
-        the first n//2+1 bins when onesided.
+        the first n//2+1 bins when onesided;
+  mel_weight_matrix: ONNX's MelWeightMatrix as its specification's loops write it
+        (mel edges in the edges' dtype, bin edges floor((dft_length + 1) * hz /
+        sample_rate), rising then falling triangles, a later write winning).
 PyTorch 1.13 cross-checks a few of them where present (cross_entropy, nll_loss,
 hann_window, stft), so an error shared by the NumPy formulas here would show.
 Tolerances: ftrun computes the losses in double from the inputs and rounds once, so
@@ -260,5 +263,57 @@ def stft_cases():
     return c
 
 
+def mel_ref(bins, dft, sr, lo, hi):
+    """lo, hi: NumPy scalars of the edges' dtype (their arithmetic stays in it)."""
+    edges = np.arange(bins + 2)
+    lm = 2595 * np.log10(1 + lo / lo.dtype.type(700))
+    hm = 2595 * np.log10(1 + hi / hi.dtype.type(700))
+    step = (hm - lm) / lo.dtype.type(bins + 2)
+    hz = 700 * (np.power(10.0, (edges * np.float64(step) + np.float64(lm)) / 2595) - 1)
+    edges = np.floor((dft + 1) * hz / sr).astype(np.int64)
+    w = np.zeros((dft // 2 + 1, bins))
+    for i in range(bins):
+        left, mid, right = edges[i], edges[i + 1], edges[i + 2]
+        if mid == left:
+            w[mid, i] = 1
+        else:
+            for j in range(left, mid + 1):
+                w[j, i] = (j - left) / (mid - left)
+        for j in range(mid, right):
+            w[j, i] = (right - j) / (right - mid)
+    return w
+
+
+def mel_cases():
+    c = []
+    cfgs = [(8, 16, 8192, 0, 4096, np.float32, np.int32, "f32", ()),
+            (20, 512, 16000, 0, 8000, np.float32, np.int64, "f32", ("sample_rate", "lower", "upper")),
+            (10, 256, 22050, 300, 5000, np.float64, np.int64, "f64", ()),
+            (16, 32, 8000, 0, 4000, np.float32, np.int32, "f32", ()),  # narrow triangles: left == mid
+            (4, 64, 8000, 100, 3900, np.float32, np.int32, "f16", ("lower",)),
+            (6, 100, 11025, 50, 5000, np.float64, np.int64, "bf16", ()),
+            (1, 1, 100, 0, 10, np.float32, np.int64, "f64", ())]
+    for bins, dft, sr, lo, hi, fdt, idt, odt, flag in cfgs:
+        v = mel_ref(bins, dft, sr, fdt(lo), fdt(hi))
+        assert v.shape == (dft // 2 + 1, bins) and v.max() <= 1 and v.min() >= 0
+        want = store(odt, v) if odt in ("f16", "bf16") else v.astype(np.float32 if odt == "f32" else np.float64)
+        ins = [("num_mel_bins", np.array(bins, idt)), ("dft_length", np.array(dft, idt)),
+               ("sample_rate", np.array(sr, idt)), ("lower", np.array(lo, fdt)), ("upper", np.array(hi, fdt))]
+        c.append(Case("mel_weight_matrix %d bins dft %d rate %d %g..%g Hz %s -> %s" %
+                      (bins, dft, sr, lo, hi, np.dtype(fdt).name, odt), "mel_weight_matrix", ins,
+                      {"output_datatype": odt}, expect={"y": want}, via_flag=flag))
+    ins = [("num_mel_bins", np.array(8, np.int64)), ("dft_length", np.array(16, np.int64)),
+           ("sample_rate", np.array(8000, np.int64)), ("lower", np.array(0, np.float32)),
+           ("upper", np.array(4000, np.float32))]
+    c.append(Case("mel_weight_matrix num_mel_bins given at run time: exit 3", "mel_weight_matrix", ins,
+                  via_flag=("num_mel_bins",), exit_code=3, stderr_re=[r"num_mel_bins", r"constant"]))
+    c.append(Case("mel_weight_matrix f64 upper edge with an f32 lower one: exit 3", "mel_weight_matrix",
+                  ins[:4] + [("upper", np.array(4000, np.float64))], via_flag=(), exit_code=3,
+                  stderr_re=[r"lower_edge_hertz and upper_edge_hertz"]))
+    c.append(Case("mel_weight_matrix output_datatype i32: exit 3", "mel_weight_matrix", ins,
+                  {"output_datatype": "i32"}, via_flag=(), exit_code=3, stderr_re=[r"output_datatype"]))
+    return c
+
+
 def cases():
-    return loss_cases() + window_cases() + stft_cases()
+    return loss_cases() + window_cases() + stft_cases() + mel_cases()
