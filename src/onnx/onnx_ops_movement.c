@@ -207,20 +207,23 @@ ft_status ox_map_pad(onx_ctx *c, const onx_node *n)
     if (strcmp(mode, "constant") != 0 && strcmp(mode, "reflect") != 0 && strcmp(mode, "edge") != 0 &&
         strcmp(mode, "wrap") != 0)
         return onx_unsupported(c, n, "attribute mode='%s' (ftrun's pad has constant, reflect, edge and wrap)", mode);
-    const int64_t *pads, *axes = NULL;
-    int np, na = -1;
+    const int64_t *pads = NULL, *axes = NULL;
+    int np = -1, na = -1;
     double value = onx_attr_f(n, "value", 0.0);
-    OX_TRY(ox_ints_param(c, n, "pads", 1, 11, "ftrun's pad takes the pads as an attribute", &pads, &np));
-    if (np < 0)
-        return onx_error(c, n, FT_EGRAPH, "pads are missing");
+    ft_node *f = NULL;
     if (n->opset >= 11) {
         OX_TRY(onx_const_float_or(c, n, 2, "ftrun's pad takes the value as an attribute", &value));
         if (n->opset >= 18)
             OX_TRY(onx_const_ints(c, n, 3, "ftrun's pad takes the axes as an attribute", &axes, &na));
+        OX_TRY(runtime_ints(c, n, FT_OP_PAD, 1, &f)); /* pads computed at run time: input 1 */
     }
-    ft_node *f = ox_emit1(c, n, FT_OP_PAD, onx_in(c, n, 0), ox_out(c, n, 0));
-    OX_NEED(f);
-    OX_TRY(onx_set_ints(c, f, "pads", pads, np));
+    if (!f) {
+        OX_TRY(ox_ints_param(c, n, "pads", 1, 11, "ftrun's pad takes the pads as an attribute", &pads, &np));
+        if (np < 0)
+            return onx_error(c, n, FT_EGRAPH, "pads are missing");
+        OX_NEED(f = ox_emit1(c, n, FT_OP_PAD, onx_in(c, n, 0), ox_out(c, n, 0)));
+        OX_TRY(onx_set_ints(c, f, "pads", pads, np));
+    }
     OX_TRY(onx_set_s(c, f, "mode", mode));
     OX_TRY(onx_set_f(c, f, "value", value));
     if (na >= 0)
@@ -257,10 +260,26 @@ ft_status ox_map_trilu(onx_ctx *c, const onx_node *n)
 }
 
 /* OneHot: one_hot(indices, values), the depth (input 1, any numeric dtype,
- * truncated as ONNX casts it to int64) read at load time. */
+ * truncated as ONNX casts it to int64) read at load time, or, computed at run
+ * time, one_hot's input 2 (cast to i64 first unless i64 or i32). */
 ft_status ox_map_one_hot(onx_ctx *c, const onx_node *n)
 {
     OX_TRY(ox_check_dtype(c, n, FT_OP_ONE_HOT, 0));
+    ft_status st;
+    int dt = onx_runtime_in(c, n, 1, &st);
+    OX_TRY(st);
+    if (dt >= 0) {
+        ft_dtype ddt = onx_in_tensor(c, n, 1)->dtype;
+        if (ddt != FT_I64 && ddt != FT_I32) {
+            int d64 = ox_tmp(c, n, "depth");
+            OX_NEED(d64 >= 0 && ox_cast(c, n, dt, FT_I64, d64));
+            dt = d64;
+        }
+        int in[3] = {onx_in(c, n, 0), onx_in(c, n, 2), dt}, out = ox_out(c, n, 0);
+        ft_node *f = out >= 0 ? onx_emit(c, n, FT_OP_ONE_HOT, in, 3, &out, 1) : NULL;
+        OX_NEED(f);
+        return onx_set_i(c, f, "axis", onx_attr_i(n, "axis", -1));
+    }
     const double *dv;
     int nd;
     OX_TRY(onx_const_floats(c, n, 1, "the depth fixes the output shape", &dv, &nd));

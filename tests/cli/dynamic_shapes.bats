@@ -111,3 +111,112 @@ np.save(sys.argv[1] + "/s.npy", np.array([3, 4]))' "$T"
 assert (np.load(sys.argv[1] + "/y.npy") == x).all()
 assert (np.load(sys.argv[1] + "/t.npy") == np.tile(x, (3, 4))).all()' "$T/o"
 }
+
+# pr.onnx: n as in rt.onnx, then Pad(d, [0, n, 0, 1], 2.5) (constant) and
+# Pad(d, [0, 0, n, 0]) (edge) of d [2, 3]; OneHot([0, 2, 1, -1], n + 1) with
+# depth i64 and OneHot(..., float(n) + 2) with depth f32 (cast by the
+# importer); Resize(r [1, 1, 2, 3], sizes [1, 1, n, n + 1]) nearest,
+# half_pixel, round_prefer_floor.
+pad_models() {
+    py '
+import onnx
+from onnx import helper as h, TensorProto as TP, numpy_helper as nh
+C = lambda name, a: h.make_node("Constant", [], [name], value=nh.from_array(np.array(a), name))
+nodes = [C("zero", np.float32(0)), C("one", np.array(1, np.int64)), C("ax0", np.array([0], np.int64)),
+         C("z1", np.array([0], np.int64)), C("o1", np.array([1], np.int64)), C("pv", np.float32(2.5)),
+         C("two", np.float32(2)), C("idx", np.array([0, 2, 1, -1], np.int64)),
+         C("ohv", np.array([0, 1], np.float32)), C("ones2", np.array([1, 1], np.int64)),
+         h.make_node("Greater", ["x", "zero"], ["m"]), h.make_node("NonZero", ["m"], ["nz"]),
+         h.make_node("Shape", ["nz"], ["nzs"]), h.make_node("Gather", ["nzs", "one"], ["n"], axis=0),
+         h.make_node("Unsqueeze", ["n", "ax0"], ["n1"]),
+         h.make_node("Concat", ["z1", "n1", "z1", "o1"], ["pads"], axis=0),
+         h.make_node("Pad", ["d", "pads", "pv"], ["pc"], mode="constant"),
+         h.make_node("Concat", ["z1", "z1", "n1", "z1"], ["pads2"], axis=0),
+         h.make_node("Pad", ["d", "pads2"], ["pe"], mode="edge"),
+         h.make_node("Add", ["n", "one"], ["depth"]),
+         h.make_node("OneHot", ["idx", "depth", "ohv"], ["oh"], axis=-1),
+         h.make_node("Cast", ["n"], ["nf"], to=TP.FLOAT), h.make_node("Add", ["nf", "two"], ["depthf"]),
+         h.make_node("OneHot", ["idx", "depthf", "ohv"], ["ohf"], axis=0),
+         h.make_node("Add", ["n1", "o1"], ["n1p"]),
+         h.make_node("Concat", ["ones2", "n1", "n1p"], ["sizes"], axis=0),
+         h.make_node("Resize", ["r", "", "", "sizes"], ["rs"], mode="nearest")]
+ins = [h.make_tensor_value_info("x", TP.FLOAT, [6]), h.make_tensor_value_info("d", TP.FLOAT, [2, 3]),
+       h.make_tensor_value_info("r", TP.FLOAT, [1, 1, 2, 3])]
+outs = [("pc", TP.FLOAT, [2, "a"]), ("pe", TP.FLOAT, ["b", 3]), ("oh", TP.FLOAT, [4, "c"]),
+        ("ohf", TP.FLOAT, ["e", 4]), ("rs", TP.FLOAT, [1, 1, "f", "g"])]
+g = h.make_graph(nodes, "rtpad", ins, [h.make_tensor_value_info(*o) for o in outs])
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.checker.check_model(m)
+onnx.save(m, sys.argv[1] + "/pr.onnx")
+for name, v in {"x3": [1, -2, 3, 0, 5, -1], "x0": [-1] * 6, "x1": [0, 0, 0, 0, 2, 0], "x6": [6, 2, 4, 1, 5, 3]}.items():
+    np.save(sys.argv[1] + "/" + name + ".npy", np.array(v, np.float32))
+np.save(sys.argv[1] + "/d.npy", np.arange(6, dtype=np.float32).reshape(2, 3) + 1)
+np.save(sys.argv[1] + "/r.npy", np.arange(6, dtype=np.float32).reshape(1, 1, 2, 3) * 10)' "$T"
+}
+
+# The expectations from NumPy: np.pad, comparisons with np.arange, and
+# nearest resizing written out (half_pixel: x = (i + 0.5) / scale - 0.5,
+# rounded half down, clamped to the axis).
+pad_check() {
+    py '
+x = np.load(sys.argv[1]); o = sys.argv[2]; T = sys.argv[3]
+d = np.load(T + "/d.npy"); r = np.load(T + "/r.npy")
+n = int((x > 0).sum())
+idx = np.array([0, 2, 1, -1])
+def one_hot(depth, axis):
+    k = np.where(idx < 0, idx + depth, idx)  # outside [0, depth): a row of off values
+    oh = (k[:, None] == np.arange(depth)[None, :]).astype(np.float32)
+    return oh if axis == -1 else oh.T
+def nearest(size, insize):
+    if size == 0:
+        return np.zeros(0, np.int64)
+    xo = (np.arange(size) + 0.5) * insize / size - 0.5
+    return np.clip(np.ceil(xo - 0.5), 0, insize - 1).astype(np.int64)
+rs = r[:, :, nearest(n, 2)][:, :, :, nearest(n + 1, 3)]
+want = {"pc": np.pad(d, ((0, 0), (n, 1)), constant_values=2.5), "pe": np.pad(d, ((0, n), (0, 0)), mode="edge"),
+        "oh": one_hot(n + 1, -1), "ohf": one_hot(n + 2, 0), "rs": rs}
+for name, w in want.items():
+    g = np.load(o + "/" + name + ".npy")
+    assert g.shape == w.shape and g.dtype == w.dtype and (g == w).all(), (name, g, w)' "$1" "$2" "$T"
+}
+
+@test "dynamic shapes: Pad's pads, OneHot's depth (i64 and f32) and Resize's sizes computed from data (counts 3, 0, 1, 6)" {
+    pad_models
+    for x in x3 x0 x1 x6; do
+        run "$FTRUN" run "$T/pr.onnx" -i x="$T/$x.npy" -i d="$T/d.npy" -i r="$T/r.npy" -o "$T/out_$x" -n 2 -q
+        [ "$status" -eq 0 ]
+        pad_check "$T/$x.npy" "$T/out_$x"
+    done
+    run "$FTRUN" info "$T/pr.onnx"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"pad (dynamic)"* ]]
+    [[ "$output" == *"one_hot (dynamic)"* ]]
+    [[ "$output" == *"resize (dynamic)"* ]]
+}
+
+@test "dynamic shapes: a JSON pad whose pads input is computed is inferred at every run; pads reflect cannot take is exit 3 at run time" {
+    cat > "$T/g.json" <<'JSON'
+{"ftrun": 1, "name": "pd",
+ "tensors": {"x": {"dtype": "f32", "shape": [2, 3]}, "p": {"dtype": "i64", "shape": [4]}},
+ "inputs": ["x", "p"], "outputs": ["y"],
+ "nodes": [
+  {"name": "c", "op": "identity", "inputs": ["p"], "outputs": ["p2"]},
+  {"name": "pad", "op": "pad", "inputs": ["x", "p2"], "outputs": ["y"], "attrs": {"mode": "reflect"}}]}
+JSON
+    py 'np.save(sys.argv[1] + "/x.npy", np.arange(6, dtype=np.float32).reshape(2, 3))
+np.save(sys.argv[1] + "/p.npy", np.array([1, 1, 0, -1]))
+np.save(sys.argv[1] + "/bad.npy", np.array([0, 3, 0, 0]))' "$T"
+    run "$FTRUN" run "$T/g.json" -i x="$T/x.npy" -i p="$T/p.npy" -o "$T/o" -q
+    [ "$status" -eq 0 ]
+    py 'x = np.arange(6, dtype=np.float32).reshape(2, 3)
+w = np.pad(x[:, :2], ((1, 0), (1, 0)), mode="reflect")
+g = np.load(sys.argv[1] + "/y.npy")
+assert g.shape == w.shape and (g == w).all(), (g, w)' "$T/o"
+    run "$FTRUN" run "$T/g.json" -i x="$T/x.npy" -i p="$T/bad.npy" -o "$T/bad" -q
+    [ "$status" -eq 3 ]
+    [[ "$output" == *"at run time"* ]]
+    [[ "$output" == *"'pad' (pad)"* ]]
+    [[ "$output" == *"pads (input 1) [0,3,0,0]: mode 'reflect'"* ]]
+    [ ! -e "$T/bad/y.npy" ]
+}
