@@ -98,6 +98,10 @@ typedef struct ft_graph {
      * (src/onnx/onnx_reader.c). */
     struct ft_out_group *groups;
     int n_groups;
+    /* 1 in the executor's working copy (runtime/exec.c) and --check-nodes'
+     * (cli/check.c): every shape is the one a run saw, none is a stand-in,
+     * and inference checks them all (ft_infer_standin). */
+    int run_shapes;
 } ft_graph;
 
 typedef enum { FT_GROUP_TENSOR, FT_GROUP_SEQUENCE, FT_GROUP_OPTIONAL } ft_group_kind;
