@@ -456,8 +456,13 @@ ft_status onx_alias(onx_ctx *c, const onx_node *n, int out_k, int src)
 ft_node *onx_emit(onx_ctx *c, const onx_node *n, ft_op op, const int *in, int n_in, const int *out, int n_out)
 {
     int ins[64], outs[64];
+    if ((!in && n->n_in > 64) || (!out && n->n_out > 64)) { /* ftrun's nodes take at most 64 (graph/validate.c) */
+        onx_unsupported(c, n, "%d %s (an ftrun node takes at most 64)", !in && n->n_in > 64 ? n->n_in : n->n_out,
+                        !in && n->n_in > 64 ? "inputs" : "outputs");
+        return NULL;
+    }
     if (!in) {
-        n_in = n->n_in < 64 ? n->n_in : 64;
+        n_in = n->n_in;
         for (int k = 0; k < n_in; k++)
             ins[k] = onx_in(c, n, k);
         while (n_in > 0 && ins[n_in - 1] < 0)
@@ -465,7 +470,7 @@ ft_node *onx_emit(onx_ctx *c, const onx_node *n, ft_op op, const int *in, int n_
         in = ins;
     }
     if (!out) {
-        n_out = n->n_out < 64 ? n->n_out : 64;
+        n_out = n->n_out;
         for (int k = 0; k < n_out; k++)
             if ((outs[k] = onx_out(c, n, k)) < 0 && c->last)
                 return NULL;

@@ -134,11 +134,38 @@ ft_status ox_map_tile(onx_ctx *c, const onx_node *n)
                     1, NULL);
 }
 
+/* op (concat, given attribute axis; or a variadic elementwise op, axis
+ * unused) of every input of n; more than 64 (an ftrun node's most) become op
+ * of ops of 64 at most. */
+ft_status ox_emit_chunked(onx_ctx *c, const onx_node *n, ft_op op, int64_t axis)
+{
+    int parts[64], n_parts = (n->n_in + 63) / 64;
+    if (n->n_in <= 64) {
+        ft_node *f = onx_emit(c, n, op, NULL, -1, NULL, -1);
+        OX_NEED(f);
+        return op == FT_OP_CONCAT ? onx_set_i(c, f, "axis", axis) : FT_OK;
+    }
+    if (n_parts > 64)
+        return onx_unsupported(c, n, "%d inputs (at most 64 x 64)", n->n_in);
+    for (int p = 0; p < n_parts; p++) {
+        int in[64], m = 0;
+        for (int k = p * 64; k < n->n_in && k < (p + 1) * 64; k++)
+            in[m++] = onx_in(c, n, k);
+        OX_NEED((parts[p] = ox_tmp(c, n, "part")) >= 0);
+        ft_node *f = onx_emit(c, n, op, in, m, &parts[p], 1);
+        OX_NEED(f);
+        if (op == FT_OP_CONCAT)
+            OX_TRY(onx_set_i(c, f, "axis", axis));
+    }
+    int out = ox_out(c, n, 0);
+    ft_node *f = out >= 0 ? onx_emit(c, n, op, parts, n_parts, &out, 1) : NULL;
+    OX_NEED(f);
+    return op == FT_OP_CONCAT ? onx_set_i(c, f, "axis", axis) : FT_OK;
+}
+
 ft_status ox_map_concat(onx_ctx *c, const onx_node *n)
 {
-    ft_node *f = onx_emit(c, n, FT_OP_CONCAT, NULL, -1, NULL, -1);
-    OX_NEED(f);
-    return onx_set_i(c, f, "axis", onx_attr_i(n, "axis", 0));
+    return ox_emit_chunked(c, n, FT_OP_CONCAT, onx_attr_i(n, "axis", 0));
 }
 
 ft_status ox_map_split(onx_ctx *c, const onx_node *n)
