@@ -457,8 +457,8 @@ ft_node *onx_emit(onx_ctx *c, const onx_node *n, ft_op op, const int *in, int n_
 {
     int ins[64], outs[64];
     if ((!in && n->n_in > 64) || (!out && n->n_out > 64)) { /* ftrun's nodes take at most 64 (graph/validate.c) */
-        onx_unsupported(c, n, "%d %s (an ftrun node takes at most 64)", !in && n->n_in > 64 ? n->n_in : n->n_out,
-                        !in && n->n_in > 64 ? "inputs" : "outputs");
+        c->last = onx_unsupported(c, n, "%d %s (an ftrun node takes at most 64)",
+                                  !in && n->n_in > 64 ? n->n_in : n->n_out, !in && n->n_in > 64 ? "inputs" : "outputs");
         return NULL;
     }
     if (!in) {
