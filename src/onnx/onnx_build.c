@@ -276,19 +276,36 @@ const ft_tensor *onx_value_of(onx_ctx *c, int ti, ft_status *st)
         return t;
     if (!c->opts || !c->opts->eval || t->producer < 0 || (t->flags & FT_TF_DYNAMIC))
         return NULL;
-    void *v = NULL;
-    if ((*st = onx_infer_pending(c)) || (*st = c->last = c->opts->eval(c->g, c->nodes, ti, &v, c->err)) ||
-        !v)
+    if ((*st = onx_infer_pending(c)))
+        return NULL;
+    if (c->cap_vcache < c->g->n_tensors) { /* one entry per tensor, the new ones empty */
+        int cap = c->g->n_tensors + c->g->n_tensors / 2 + 64;
+        void **vc = ft_realloc(c->vcache, (size_t)cap * sizeof *vc);
+        if (vc)
+            c->vcache = vc;
+        ft_tensor **cp = vc ? ft_realloc(c->vcopy, (size_t)cap * sizeof *cp) : NULL;
+        if (!cp) {
+            *st = onx_oom(c);
+            return NULL;
+        }
+        c->vcopy = cp;
+        memset(vc + c->cap_vcache, 0, (size_t)(cap - c->cap_vcache) * sizeof *vc);
+        memset(cp + c->cap_vcache, 0, (size_t)(cap - c->cap_vcache) * sizeof *cp);
+        c->cap_vcache = cap;
+    }
+    if (c->vcopy[ti])
+        return c->vcopy[ti];
+    if ((*st = c->last = c->opts->eval(c->g, c->nodes, ti, c->vcache, c->err)) || !c->vcache[ti])
         return NULL;
     /* a copy of the tensor holding the value: the tensor itself stays the
      * output of the nodes that compute it at run time */
     ft_tensor *copy = keep(c, ft_malloc(sizeof *copy));
-    if (!copy || !keep(c, v)) {
-        if (!copy)
-            free(v);
+    if (!copy) {
         *st = onx_oom(c);
         return NULL;
     }
+    void *v = c->vcache[ti];
+    c->vcopy[ti] = copy;
     *copy = *t;
     copy->value = v;
     copy->value_bytes = ft_tensor_bytes(t);

@@ -59,6 +59,11 @@ struct onx_ctx {
     int guard; /* 1 + the tensor guarding the nodes emitted now (a branch of a run-time If, onnx_if.c); 0: none */
     void **owned;
     int n_owned, cap_owned;
+    /* per tensor: its value computed at load (ft_load_opts.eval's cache,
+     * owned here) and the tensor holding it that onx_value_of gives */
+    void **vcache;
+    ft_tensor **vcopy;
+    int cap_vcache;
     unsup_rec *unsup;
     int n_unsup, cap_unsup, unsup_flag;
     ft_status last;

@@ -739,6 +739,10 @@ static ft_status load(const char *path, const unsigned char *buf, unsigned char 
     for (int i = 0; i < c->n_owned; i++)
         free(c->owned[i]);
     free(c->owned);
+    for (int i = 0; i < c->cap_vcache; i++)
+        free(c->vcache[i]);
+    free(c->vcache);
+    free(c->vcopy);
     for (int i = 0; i < c->n_unsup; i++) {
         free(c->unsup[i].key);
         free(c->unsup[i].text);
