@@ -334,10 +334,15 @@ ft_status ft_infer_concat(ft_infer_ctx *c)
         return st;
     c->params->move.axis = axis;
     ft_shape out = *s0;
+    int standin = ft_infer_standin(c);
     for (int i = 1; i < c->n_in; i++) {
         const ft_shape *si = &c->in[i]->shape;
         for (int d = 0; d < s0->rank; d++)
-            if (d != axis && si->dims[d] != s0->dims[d])
+            if (d != axis && si->dims[d] != s0->dims[d] && standin) {
+                /* stand-ins that disagree: the larger stands in, the run checks */
+                if (si->dims[d] > out.dims[d])
+                    out.dims[d] = si->dims[d];
+            } else if (d != axis && si->dims[d] != s0->dims[d])
                 return ft_infer_fail(c, "input %d ('%s') has shape %s but input 0 ('%s') has shape %s: they differ on "
                                      "axis %d, and only axis %d (the concat axis) may differ", i, ft_infer_in_name(c, i),
                                      ft_shape_str(si, ab), ft_infer_in_name(c, 0), ft_shape_str(s0, bb), d, axis);

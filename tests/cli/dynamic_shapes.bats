@@ -222,10 +222,11 @@ assert g.shape == w.shape and (g == w).all(), (g, w)' "$T/o"
 }
 
 # sa.onnx: c = Compress(x, x > 0) (stand-in [6]), n = Size(c), s =
-# Slice(Concat(x, x), 0, n) (stand-in [12]): y = c + s, whose stand-ins do
-# not broadcast at load but whose run-time shapes agree. bad2.onnx: Compress(x,
+# Slice(Concat(x, x), 0, n) (stand-in [12]): y = c + s and z = Concat of
+# [n, 1] views of both on axis 1, whose stand-ins do not broadcast (concat)
+# at load but whose run-time shapes agree. bad2.onnx: Compress(x,
 # x > 0) + Compress(x, x < 0), which agree only when the counts do.
-@test "dynamic shapes: stand-in shapes that do not broadcast at load are checked at run time (exit 3 only when the run's do not)" {
+@test "dynamic shapes: stand-in shapes that do not broadcast or concat at load are checked at run time (exit 3 only when the run's do not)" {
     py '
 import onnx
 from onnx import helper as h, TensorProto as TP, numpy_helper as nh
@@ -234,12 +235,14 @@ head = [C("zero", np.float32(0)), C("ax0", np.array([0], np.int64)), h.make_node
         h.make_node("Compress", ["x", "m"], ["c"], axis=0)]
 nodes = head + [h.make_node("Size", ["c"], ["n"]), h.make_node("Unsqueeze", ["n", "ax0"], ["n1"]),
                 h.make_node("Concat", ["x", "x"], ["xx"], axis=0), h.make_node("Slice", ["xx", "ax0", "n1"], ["s"]),
-                h.make_node("Add", ["c", "s"], ["y"])]
+                h.make_node("Add", ["c", "s"], ["y"]), C("ax1", np.array([1], np.int64)),
+                h.make_node("Unsqueeze", ["c", "ax1"], ["c2"]), h.make_node("Unsqueeze", ["s", "ax1"], ["s2"]),
+                h.make_node("Concat", ["c2", "s2"], ["z"], axis=1)]
 bad = head + [h.make_node("Less", ["x", "zero"], ["m2"]), h.make_node("Compress", ["x", "m2"], ["c2"], axis=0),
               h.make_node("Add", ["c", "c2"], ["y"])]
-for name, ns in (("sa", nodes), ("bad2", bad)):
+for name, ns, outs in (("sa", nodes, ["y", "z"]), ("bad2", bad, ["y"])):
     g = h.make_graph(ns, name, [h.make_tensor_value_info("x", TP.FLOAT, [6])],
-                     [h.make_tensor_value_info("y", TP.FLOAT, ["n"])])
+                     [h.make_tensor_value_info(o, TP.FLOAT, ["n"] if o == "y" else ["n", 2]) for o in outs])
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
     m.ir_version = 8
     onnx.checker.check_model(m)
@@ -249,9 +252,10 @@ np.save(sys.argv[1] + "/xe.npy", np.array([1, -2, 3, -4, 5, -1], np.float32))' "
     run "$FTRUN" run "$T/sa.onnx" -i x="$T/x.npy" -o "$T/o" -q
     [ "$status" -eq 0 ]
     py 'x = np.array([1, -2, 3, 0, 5, -1], np.float32); c = x[x > 0]
-w = c + np.concatenate([x, x])[:c.size]
-g = np.load(sys.argv[1] + "/y.npy")
-assert g.shape == w.shape and (g == w).all(), (g, w)' "$T/o"
+s = np.concatenate([x, x])[:c.size]
+for name, w in (("y", c + s), ("z", np.stack([c, s], 1))):
+    g = np.load(sys.argv[1] + "/" + name + ".npy")
+    assert g.shape == w.shape and (g == w).all(), (name, g, w)' "$T/o"
     run "$FTRUN" run "$T/bad2.onnx" -i x="$T/xe.npy" -o "$T/e" -q
     [ "$status" -eq 0 ]
     run "$FTRUN" run "$T/bad2.onnx" -i x="$T/x.npy" -o "$T/b" -q
