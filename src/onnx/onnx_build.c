@@ -35,12 +35,19 @@ int onx_add_tensor(onx_ctx *c, const char *want)
     char *name = ft_strdup(want);
     if (!name)
         return -1;
-    for (int k = 2; ft_strmap_get(g->tmap, name) >= 0; k++) {
+    /* a name taken: "name_k", k from where the last search for it stopped
+     * (a loop body unrolled n times names n tensors alike: no O(n^2) search) */
+    int k = ft_strmap_get(g->tmap, name) >= 0 ? ft_strmap_get(c->suffix, want) : 0;
+    for (k = k < 2 ? 2 : k; ft_strmap_get(g->tmap, name) >= 0; k++) {
         free(name);
         size_t n = strlen(want) + 24;
         if (!(name = ft_malloc(n)))
             return -1;
         snprintf(name, n, "%s_%d", want, k);
+    }
+    if (strcmp(name, want) != 0 && ft_strmap_put(c->suffix, want, k)) {
+        free(name);
+        return -1;
     }
     if (ft_grow(&g->tensors, &g->cap_tensors, g->n_tensors, sizeof *g->tensors, 64)) {
         free(name);

@@ -50,6 +50,7 @@ struct onx_ctx {
     struct ft_strmap *inits;    /* initializer name -> index into init */
     struct ft_strmap *poisoned; /* values an unsupported node would have made */
     struct ft_strmap *outnames; /* the graph's output names */
+    struct ft_strmap *suffix;   /* tensor name -> the next k to try for "name_k" when it is taken */
     struct ft_strmap *seqnames; /* sequence/optional value name -> index into seqs */
     onx_seq *seqs;
     int n_seqs, cap_seqs;

@@ -708,7 +708,8 @@ static ft_status load(const char *path, const unsigned char *buf, unsigned char 
     c->inits = ft_strmap_new();
     c->poisoned = ft_strmap_new();
     c->outnames = ft_strmap_new();
-    if (!st && (!c->names || !c->inits || !c->poisoned || !c->outnames))
+    c->suffix = ft_strmap_new();
+    if (!st && (!c->names || !c->inits || !c->poisoned || !c->outnames || !c->suffix))
         st = onx_oom(c);
     if (!st)
         st = import_model(c);
@@ -752,6 +753,7 @@ static ft_status load(const char *path, const unsigned char *buf, unsigned char 
     ft_strmap_free(c->inits);
     ft_strmap_free(c->poisoned);
     ft_strmap_free(c->outnames);
+    ft_strmap_free(c->suffix);
     onx_seq_free(c);
     if (c->model)
         onnx__model_proto__free_unpacked(c->model, &ft_pb_allocator);
