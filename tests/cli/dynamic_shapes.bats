@@ -264,3 +264,60 @@ for name, w in (("y", c + s), ("z", np.stack([c, s], 1))):
     [[ "$output" == *"[3]"*"[2]"*"do not broadcast"* ]]
     [ ! -e "$T/b/y.npy" ]
 }
+
+# nms.onnx: the boxes kept from a flat list (Compress of b [24] by keep),
+# reshaped at run time to [1, n, 4] (stand-in [24, 1, 1]) and [n, 4]
+# (stand-in [24, 1]); the first n scores as [1, 1, n]: NonMaxSuppression of
+# them (IoU 0.5), and the widths x2 - x0 from Split [1, 1, 1, 1] on axis 1.
+@test "dynamic shapes: NonMaxSuppression and Split of stand-ins whose box axis is not 4 at load run with the run's shapes" {
+    py '
+import onnx
+from onnx import helper as h, TensorProto as TP, numpy_helper as nh
+C = lambda name, a: h.make_node("Constant", [], [name], value=nh.from_array(np.array(a), name))
+nodes = [C("four", np.int64(4)), C("c1", np.array([1], np.int64)), C("c4", np.array([4], np.int64)),
+         C("z1", np.array([0], np.int64)), C("ax0", np.array([0], np.int64)), C("mx", np.array([10], np.int64)),
+         C("iou", np.array([0.5], np.float32)),
+         h.make_node("Compress", ["b", "keep"], ["bf"], axis=0), h.make_node("Size", ["bf"], ["nb"]),
+         h.make_node("Div", ["nb", "four"], ["k"]), h.make_node("Unsqueeze", ["k", "ax0"], ["k1"]),
+         h.make_node("Concat", ["c1", "k1", "c4"], ["s3"], axis=0), h.make_node("Reshape", ["bf", "s3"], ["boxes"]),
+         h.make_node("Slice", ["s", "z1", "k1"], ["sk"]), h.make_node("Concat", ["c1", "c1", "k1"], ["t3"], axis=0),
+         h.make_node("Reshape", ["sk", "t3"], ["scores"]),
+         h.make_node("NonMaxSuppression", ["boxes", "scores", "mx", "iou"], ["sel"]),
+         h.make_node("Concat", ["k1", "c4"], ["s2"], axis=0), h.make_node("Reshape", ["bf", "s2"], ["b2"]),
+         h.make_node("Split", ["b2", "ones4"], ["p0", "p1", "p2", "p3"], axis=1),
+         h.make_node("Sub", ["p3", "p1"], ["w"])]
+nodes.insert(0, C("ones4", np.array([1, 1, 1, 1], np.int64)))
+ins = [h.make_tensor_value_info("b", TP.FLOAT, [24]), h.make_tensor_value_info("keep", TP.BOOL, [24]),
+       h.make_tensor_value_info("s", TP.FLOAT, [6])]
+outs = [h.make_tensor_value_info("sel", TP.INT64, ["m", 3]), h.make_tensor_value_info("w", TP.FLOAT, ["n", 1])]
+g = h.make_graph(nodes, "nms", ins, outs)
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.checker.check_model(m)
+onnx.save(m, sys.argv[1] + "/nms.onnx")
+b = np.array([[0, 0, 10, 10], [9, 9, 19, 19], [1, 1, 11, 11], [50, 50, 60, 70], [0, 0, 10, 9], [30, 30, 31, 35]],
+             np.float32)
+np.save(sys.argv[1] + "/b.npy", b.ravel())
+np.save(sys.argv[1] + "/keep.npy", np.repeat(np.array([1, 1, 1, 0, 1, 1], bool), 4))
+np.save(sys.argv[1] + "/s.npy", np.array([0.9, 0.8, 0.85, 0.3, 0.95, 0.1], np.float32))' "$T"
+    run "$FTRUN" run "$T/nms.onnx" -i b="$T/b.npy" -i keep="$T/keep.npy" -i s="$T/s.npy" -o "$T/o" -q
+    [ "$status" -eq 0 ]
+    py '
+T = sys.argv[1]
+b = np.load(T + "/b.npy").reshape(-1, 4)[np.load(T + "/keep.npy")[::4]]
+s = np.load(T + "/s.npy")[:len(b)]
+def iou(p, q):  # ONNX boxes [y1, x1, y2, x2]
+    ih = min(p[2], q[2]) - max(p[0], q[0]); iw = min(p[3], q[3]) - max(p[1], q[1])
+    if ih <= 0 or iw <= 0: return 0.0
+    inter = ih * iw; a = (p[2] - p[0]) * (p[3] - p[1]); c = (q[2] - q[0]) * (q[3] - q[1])
+    return inter / (a + c - inter)
+kept = []
+for i in sorted(range(len(b)), key=lambda i: -s[i]):
+    if all(iou(b[j], b[i]) <= 0.5 for j in kept):
+        kept.append(i)
+want = np.array([[0, 0, i] for i in kept], np.int64)
+sel = np.load(T + "/o/sel.npy")
+assert sel.shape == want.shape and (sel == want).all(), (sel, want)
+w = np.load(T + "/o/w.npy")
+assert w.shape == (len(b), 1) and (w[:, 0] == b[:, 3] - b[:, 1]).all(), w' "$T"
+}
