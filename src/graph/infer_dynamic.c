@@ -94,7 +94,10 @@ ft_status ft_infer_non_max_suppression(ft_infer_ctx *c)
         /* stand-ins that disagree: the bound of the larger, the run checks */
         int64_t b = bx->dims[0] > sc->dims[0] ? bx->dims[0] : sc->dims[0];
         int64_t nb = bx->dims[1] > sc->dims[2] ? bx->dims[1] : sc->dims[2];
-        ft_shape o = {.rank = 2, .dims = {b * sc->dims[1] * nb, 3}};
+        ft_shape o = {.rank = 2, .dims = {0, 3}};
+        if (__builtin_mul_overflow(b, sc->dims[1], &o.dims[0]) || __builtin_mul_overflow(o.dims[0], nb, &o.dims[0]))
+            return ft_infer_fail(c, "the stand-ins of boxes %s and scores %s bound more selections than can be "
+                                 "counted", ft_shape_str(bx, b1), ft_shape_str(sc, b2));
         return ft_infer_set_out(c, 0, FT_I64, &o);
     }
     if (bx->rank != 3 || bx->dims[2] != 4)
