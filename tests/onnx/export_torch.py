@@ -53,6 +53,7 @@ MODELS = {
     "lstm_2layer_bidir": (13, False),
     "gru_2layer_bidir": (13, False),
     "ssdlite320_mobilenet_v3_large": (13, False),
+    "retinanet_resnet50_fpn": (13, True),
     "resnet50": (13, True),
     "vit_b_16": (13, True),
 }
@@ -126,22 +127,29 @@ def gpt_block_class():
 
 def detector(name, g):
     """A torchvision detector on one [3, 160, 160] image, giving (boxes, scores,
-    labels) of its 20 best detections. Random weights collapse to constant
-    features (every score 1/91), so the convolutions are drawn again with
-    He's variance (fan in), the classification layers' then scaled by 0.2, and
-    the norms randomised; images resize to 160 x 160 (fixed size), and each
-    class keeps at most 100 candidates."""
+    labels) of its 20 best detections, with the norms randomised.
+    ssdlite320's random weights collapse to constant features (every score
+    1/91), so its convolutions are drawn again with He's variance (fan in), the
+    classification layers' then scaled by 0.2; retinanet's classification and
+    box layers are scaled by 0.3 and 0.01 (scores far from 0 and 1, boxes
+    inside the image). Images resize to 160 x 160, and each class keeps at
+    most 100 candidates."""
     import torch
     import torchvision.models.detection as tvd
     m = getattr(tvd, name)(weights=None, weights_backbone=None)
     randomise_norms(m, g)
-    for mod in m.modules():
-        if isinstance(mod, torch.nn.Conv2d):
-            torch.nn.init.kaiming_normal_(mod.weight, mode="fan_in", nonlinearity="relu")
-    with torch.no_grad():  # logits of a spread that leaves the scores unsaturated (far from 1)
-        for seq in m.head.classification_head.module_list:
-            seq[-1].weight.mul_(0.2)
-    m.transform.fixed_size = (160, 160)
+    with torch.no_grad():
+        if name.startswith("ssdlite"):
+            for mod in m.modules():
+                if isinstance(mod, torch.nn.Conv2d):
+                    torch.nn.init.kaiming_normal_(mod.weight, mode="fan_in", nonlinearity="relu")
+            for seq in m.head.classification_head.module_list:
+                seq[-1].weight.mul_(0.2)
+            m.transform.fixed_size = (160, 160)
+        else:
+            m.head.classification_head.cls_logits.weight.mul_(0.3)
+            m.head.regression_head.bbox_reg.weight.mul_(0.01)
+            m.transform.min_size, m.transform.max_size = (160,), 160
     m.topk_candidates = 100
     m.detections_per_img = DETECTIONS
 
@@ -159,9 +167,10 @@ def detector(name, g):
 DETECTIONS = 20
 # a seed other than the name's where the name's gives detection scores too close
 # to order reproducibly (check_gaps)
-SEED_OFFSET = {"ssdlite320_mobilenet_v3_large": 3}
+SEED_OFFSET = {"ssdlite320_mobilenet_v3_large": 3, "retinanet_resnet50_fpn": 1}
 # models with several outputs: their names (the others give one output, "y")
-OUTPUTS = {"ssdlite320_mobilenet_v3_large": ["boxes", "scores", "labels"]}
+OUTPUTS = {"ssdlite320_mobilenet_v3_large": ["boxes", "scores", "labels"],
+           "retinanet_resnet50_fpn": ["boxes", "scores", "labels"]}
 
 
 def build(name):
@@ -196,7 +205,7 @@ def build(name):
             def forward(self, x):
                 return self.rnn(x)[0]
         return Recurrent(), [(3, 12, 16)], "x", None, 1e-4, 1e-5
-    if name == "ssdlite320_mobilenet_v3_large":
+    if name in ("ssdlite320_mobilenet_v3_large", "retinanet_resnet50_fpn"):
         # boxes in pixels through exp and clipping: float32 rounding of a few 1e-4 px
         return detector(name, g), [(3, 160, 160)], "image", None, 1e-3, 1e-4
     raise SystemExit("export_torch: unknown model %r (--list lists them)" % name)
