@@ -354,16 +354,24 @@ ft_status ft_infer_concat(ft_infer_ctx *c)
 
 ft_status ft_infer_split(ft_infer_ctx *c)
 {
-    const ft_attr_val *sp = ft_attr(c->node, "split"), *no = ft_attr(c->node, "num_outputs");
+    const ft_attr_val *sp, *no = ft_attr(c->node, "num_outputs");
     const ft_shape *in = &c->in[0]->shape;
     char lb[FT_LIST_STR], ib[FT_SHAPE_STR];
-    int axis, nout = c->n_out;
+    int axis, nout = c->n_out, have;
     ft_status st = int_axis(c, "axis", in->rank, &axis);
+    if (!st)
+        st = ft_infer_ints(c, "split", 1, &sp, &have); /* the attribute, or input 1's sizes */
     if (st)
         return st;
     c->params->move.axis = axis;
     int64_t dim = in->dims[axis];
     ft_shape out = *in;
+    if (!have) { /* sizes computed at run time: each output stands in as the whole input */
+        for (int i = 0; i < nout; i++)
+            if ((st = ft_infer_set_out(c, i, c->in[0]->dtype, in)))
+                return st;
+        return FT_OK;
+    }
     if (ft_list_given(sp) && no->present)
         return ft_infer_fail(c, "attributes 'split' %s and 'num_outputs' %lld are both given; give one of them",
                              ft_ints_str(sp, lb), (long long)no->i);

@@ -104,7 +104,7 @@ int ft_op_data_dependent(ft_op op);
 /* The input slots (bit i: input i) whose values give op's output shapes:
  * reshape's shape, expand's, tile's repeats, slice's starts/ends/axes/steps,
  * topk's k, range's start/limit/delta, pad's pads, resize's sizes, one_hot's
- * depth (input 2). A node whose such input is not known
+ * depth (input 2), split's sizes. A node whose such input is not known
  * at load is dynamic (FT_TF_DYNAMIC outputs): the executor reads the values
  * at every run and infers the node again with them (runtime/exec.c). */
 unsigned ft_op_value_inputs(ft_op op);

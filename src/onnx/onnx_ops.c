@@ -460,7 +460,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Softplus", 'm', "softplus"},
     {"Softsign", 'm', "softsign"},
     {"SpaceToDepth", 'm', "space_to_depth"},
-    {"Split", 'm', "split (sizes known at load)"},
+    {"Split", 'm', "split (sizes known at load or computed at run time)"},
     {"SplitToSequence", 'm', "split (+ squeeze for keepdims=0), split known at load " SEQ},
     {"Sqrt", 'm', "sqrt"},
     {"Squeeze", 'm', "squeeze (axes known at load)"},

@@ -171,14 +171,18 @@ ft_status ox_map_concat(onx_ctx *c, const onx_node *n)
 ft_status ox_map_split(onx_ctx *c, const onx_node *n)
 {
     const int64_t *sp = NULL;
-    int cnt;
-    OX_TRY(ox_ints_param(c, n, "split", 1, 13, "ftrun's split takes the sizes as an attribute", &sp, &cnt));
-    int x = onx_in(c, n, 0), out[256];
+    int cnt = -1;
+    ft_status st;
+    int rt = n->opset >= 13 ? onx_runtime_in(c, n, 1, &st) : (st = FT_OK, -1); /* sizes computed at run time */
+    OX_TRY(st);
+    if (rt < 0)
+        OX_TRY(ox_ints_param(c, n, "split", 1, 13, "ftrun's split takes the sizes as an attribute", &sp, &cnt));
+    int in[2] = {onx_in(c, n, 0), rt}, out[256];
     if (n->n_out > (int)FT_ARRAY_LEN(out))
         return onx_unsupported(c, n, "%d outputs (at most %d)", n->n_out, (int)FT_ARRAY_LEN(out));
     for (int k = 0; k < n->n_out; k++)
         OX_NEED((out[k] = ox_out(c, n, k)) >= 0);
-    ft_node *f = onx_emit(c, n, FT_OP_SPLIT, &x, 1, out, n->n_out);
+    ft_node *f = onx_emit(c, n, FT_OP_SPLIT, in, rt >= 0 ? 2 : 1, out, n->n_out);
     OX_NEED(f);
     OX_TRY(onx_set_i(c, f, "axis", onx_attr_i(n, "axis", 0)));
     if (cnt > 0)

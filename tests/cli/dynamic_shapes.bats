@@ -321,3 +321,38 @@ assert sel.shape == want.shape and (sel == want).all(), (sel, want)
 w = np.load(T + "/o/w.npy")
 assert w.shape == (len(b), 1) and (w[:, 0] == b[:, 3] - b[:, 1]).all(), w' "$T"
 }
+
+# sp.onnx: n as in rt.onnx; Split(d [8], sizes [n, 8 - n]) computed at run time.
+@test "dynamic shapes: Split's sizes computed from data (counts 3, 0, 1, 6)" {
+    py '
+import onnx
+from onnx import helper as h, TensorProto as TP, numpy_helper as nh
+C = lambda name, a: h.make_node("Constant", [], [name], value=nh.from_array(np.array(a), name))
+nodes = [C("zero", np.float32(0)), C("one", np.array(1, np.int64)), C("ax0", np.array([0], np.int64)),
+         C("c8", np.array([8], np.int64)),
+         h.make_node("Greater", ["x", "zero"], ["m"]), h.make_node("NonZero", ["m"], ["nz"]),
+         h.make_node("Shape", ["nz"], ["nzs"]), h.make_node("Gather", ["nzs", "one"], ["n"], axis=0),
+         h.make_node("Unsqueeze", ["n", "ax0"], ["n1"]), h.make_node("Sub", ["c8", "n1"], ["rest"]),
+         h.make_node("Concat", ["n1", "rest"], ["sizes"], axis=0),
+         h.make_node("Split", ["d", "sizes"], ["a", "b"], axis=0)]
+g = h.make_graph(nodes, "sp", [h.make_tensor_value_info("x", TP.FLOAT, [6]), h.make_tensor_value_info("d", TP.FLOAT, [8])],
+                 [h.make_tensor_value_info("a", TP.FLOAT, ["n"]), h.make_tensor_value_info("b", TP.FLOAT, ["r"])])
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.checker.check_model(m)
+onnx.save(m, sys.argv[1] + "/sp.onnx")
+for name, v in {"x3": [1, -2, 3, 0, 5, -1], "x0": [-1] * 6, "x1": [0, 0, 0, 0, 2, 0], "x6": [6, 2, 4, 1, 5, 3]}.items():
+    np.save(sys.argv[1] + "/" + name + ".npy", np.array(v, np.float32))
+np.save(sys.argv[1] + "/d.npy", np.arange(8, dtype=np.float32) * 1.5)' "$T"
+    run "$FTRUN" info "$T/sp.onnx"
+    [[ "$output" == *"split (dynamic)"* ]]
+    for x in x3 x0 x1 x6; do
+        run "$FTRUN" run "$T/sp.onnx" -i x="$T/$x.npy" -i d="$T/d.npy" -o "$T/out_$x" -n 2 -q
+        [ "$status" -eq 0 ]
+        py 'x = np.load(sys.argv[1]); o = sys.argv[2]; n = int((x > 0).sum())
+a, b = np.split(np.arange(8, dtype=np.float32) * 1.5, [n])
+for name, w in (("a", a), ("b", b)):
+    g = np.load(o + "/" + name + ".npy")
+    assert g.shape == w.shape and (g == w).all(), (name, g, w)' "$T/$x.npy" "$T/out_$x"
+    done
+}
