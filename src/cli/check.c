@@ -144,6 +144,7 @@ ft_status ft_check_nodes(const ft_graph *g, const ft_run_result *r, const ft_che
             wt[i].shape = r->tensor_shapes[i];
         wg.tensors = wt;
         wg.nodes = wn;
+        wg.run_shapes = 1;
     }
     if (!in || !out || !wt || !wn) {
         st = ft_err(err, FT_ERUNTIME, "out of memory for --check-nodes");

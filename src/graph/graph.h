@@ -98,6 +98,10 @@ typedef struct ft_graph {
      * (src/onnx/onnx_reader.c). */
     struct ft_out_group *groups;
     int n_groups;
+    /* 1 in the executor's working copy (runtime/exec.c) and --check-nodes'
+     * (cli/check.c): every shape is the one a run saw, none is a stand-in,
+     * and inference checks them all (ft_infer_standin). */
+    int run_shapes;
 } ft_graph;
 
 typedef enum { FT_GROUP_TENSOR, FT_GROUP_SEQUENCE, FT_GROUP_OPTIONAL } ft_group_kind;
@@ -157,10 +161,13 @@ typedef struct ft_load_opts {
     ft_unbound *unbound;   /* NULL: a dim nothing binds stops the load */
     /* Computes, at load, tensor t of g that a node produces (the importer's
      * nodes are nodes[0..]; g->nodes is not yet filled), from the values
-     * known then (constants, inputs given with -i): *value (ft_malloc'd, the
-     * caller's) and FT_OK; *value NULL when t depends on something not known
-     * at load. NULL: nothing is computed (pipeline/load.c sets its own). */
-    ft_status (*eval)(const struct ft_graph *g, struct ft_node *const *nodes, int t, void **value, ft_error *err);
+     * known then (constants, inputs given with -i). cache holds one entry per
+     * tensor of g: the values earlier calls computed (NULL: none), which this
+     * one reads instead of computing them again, and to which it adds every
+     * value it computes, t's included (ft_malloc'd; the caller frees them).
+     * FT_OK with cache[t] NULL when t depends on something not known at load.
+     * NULL: nothing is computed (pipeline/load.c sets its own). */
+    ft_status (*eval)(const struct ft_graph *g, struct ft_node *const *nodes, int t, void **cache, ft_error *err);
 } ft_load_opts;
 
 /* Load a graph file: a binary graph (.ftg), an ONNX model (onnx.h) or a JSON

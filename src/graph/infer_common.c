@@ -21,6 +21,16 @@ const char *ft_infer_in_name(const ft_infer_ctx *c, int i) { return c->g->tensor
 
 int ft_infer_has_in(const ft_infer_ctx *c, int slot) { return slot < c->n_in && c->node->in[slot] >= 0; }
 
+int ft_infer_standin(const ft_infer_ctx *c)
+{
+    if (c->g->run_shapes)
+        return 0;
+    for (int i = 0; i < c->n_in; i++)
+        if (c->node->in[i] >= 0 && (c->g->tensors[c->node->in[i]].flags & FT_TF_DYNAMIC))
+            return 1;
+    return 0;
+}
+
 ft_status ft_infer_ints(ft_infer_ctx *c, const char *name, int slot, const ft_attr_val **a, int *known)
 {
     *a = name ? ft_attr(c->node, name) : NULL;

@@ -31,6 +31,11 @@ ft_status ft_infer_same_dtype(ft_infer_ctx *c, int i, int ref, const char *what)
  * attribute and the caller infers a stand-in shape. Inputs of a dtype other
  * than i32 or i64, or of more than FT_MAX_VALUES values, are refused. */
 ft_status ft_infer_ints(ft_infer_ctx *c, const char *name, int slot, const ft_attr_val **a, int *known);
+/* 1 when the node is inferred at load and one of its inputs is dynamic: its
+ * shape is a stand-in (ft_node_infer), and a disagreement between stand-in
+ * dims (two that do not broadcast) is not an error yet: the node is inferred
+ * again at every run with the true shapes (ft_graph.run_shapes), strictly. */
+int ft_infer_standin(const ft_infer_ctx *c);
 /* 1 if the node has input slot (given, not omitted). */
 int ft_infer_has_in(const ft_infer_ctx *c, int slot);
 /* A 0/1 flag attribute: other values are refused so that a typo does not

@@ -114,6 +114,17 @@ ft_status ft_infer_non_max_suppression(ft_infer_ctx *c)
 {
     const ft_shape *bx = &c->in[0]->shape, *sc = &c->in[1]->shape;
     char b1[FT_SHAPE_STR], b2[FT_SHAPE_STR];
+    if (bx->rank == 3 && sc->rank == 3 && c->in[1]->dtype == c->in[0]->dtype && ft_infer_standin(c) &&
+        (bx->dims[2] != 4 || sc->dims[0] != bx->dims[0] || sc->dims[2] != bx->dims[1])) {
+        /* stand-ins that disagree: the bound of the larger, the run checks */
+        int64_t b = bx->dims[0] > sc->dims[0] ? bx->dims[0] : sc->dims[0];
+        int64_t nb = bx->dims[1] > sc->dims[2] ? bx->dims[1] : sc->dims[2];
+        ft_shape o = {.rank = 2, .dims = {0, 3}};
+        if (__builtin_mul_overflow(b, sc->dims[1], &o.dims[0]) || __builtin_mul_overflow(o.dims[0], nb, &o.dims[0]))
+            return ft_infer_fail(c, "the stand-ins of boxes %s and scores %s bound more selections than can be "
+                                 "counted", ft_shape_str(bx, b1), ft_shape_str(sc, b2));
+        return ft_infer_set_out(c, 0, FT_I64, &o);
+    }
     if (bx->rank != 3 || bx->dims[2] != 4)
         return ft_infer_fail(c, "boxes '%s' must have shape [batches, boxes, 4], got %s", ft_infer_in_name(c, 0),
                              ft_shape_str(bx, b1));

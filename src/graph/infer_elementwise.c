@@ -10,7 +10,16 @@ static ft_status bcast(ft_infer_ctx *c, int first, int last, ft_shape *out)
     *out = c->in[first]->shape;
     for (int i = first + 1; i <= last; i++) {
         ft_shape r;
-        if (ft_broadcast(out, &c->in[i]->shape, &r) != 0) {
+        if (ft_broadcast(out, &c->in[i]->shape, &r) != 0 && ft_infer_standin(c)) {
+            /* stand-ins that disagree: their larger dims stand in, the check waits for the run */
+            const ft_shape *b = &c->in[i]->shape;
+            r.rank = out->rank > b->rank ? out->rank : b->rank;
+            for (int d = 0; d < r.rank; d++) {
+                int da = d - (r.rank - out->rank), db = d - (r.rank - b->rank);
+                int64_t x = da >= 0 ? out->dims[da] : 1, y = db >= 0 ? b->dims[db] : 1;
+                r.dims[d] = x > y ? x : y;
+            }
+        } else if (ft_broadcast(out, &c->in[i]->shape, &r) != 0) {
             char a[FT_SHAPE_STR], b[FT_SHAPE_STR];
             if (i == first + 1)
                 return ft_infer_fail(c, "shapes %s ('%s') and %s ('%s') do not broadcast", ft_shape_str(out, a),

@@ -173,11 +173,21 @@ ft_status ft_infer_one_hot(ft_infer_ctx *c)
 {
     const ft_shape *q = &c->in[0]->shape, *v = &c->in[1]->shape;
     char qb[FT_SHAPE_STR], vb[FT_SHAPE_STR];
-    int64_t depth = ft_attr(c->node, "depth")->i, a = ft_attr(c->node, "axis")->i;
-    int axis, r = q->rank + 1;
+    int64_t a = ft_attr(c->node, "axis")->i;
+    int axis, r = q->rank + 1, have;
     if (ft_numel(v) != 2)
         return ft_infer_fail(c, "values '%s' have shape %s; expected two values [off, on]", ft_infer_in_name(c, 1),
                              ft_shape_str(v, vb));
+    const ft_attr_val *da; /* the attribute, or input 2's one value */
+    ft_status st = ft_infer_ints(c, "depth", 2, &da, &have);
+    if (st)
+        return st;
+    if (have && !da->present)
+        return ft_infer_fail(c, "attribute 'depth' is required (or input 2 giving it)");
+    if (have && ft_infer_has_in(c, 2) && da->n != 1)
+        return ft_infer_fail(c, "input 2 ('%s') gives %d values for depth; expected one", ft_infer_in_name(c, 2),
+                             da->n);
+    int64_t depth = have ? da->i : 1; /* computed at run time: depth 1 stands in */
     if (depth < 1)
         return ft_infer_fail(c, "attribute 'depth' is %lld; it must be >= 1", (long long)depth);
     if (r > FT_MAX_RANK)

@@ -334,10 +334,15 @@ ft_status ft_infer_concat(ft_infer_ctx *c)
         return st;
     c->params->move.axis = axis;
     ft_shape out = *s0;
+    int standin = ft_infer_standin(c);
     for (int i = 1; i < c->n_in; i++) {
         const ft_shape *si = &c->in[i]->shape;
         for (int d = 0; d < s0->rank; d++)
-            if (d != axis && si->dims[d] != s0->dims[d])
+            if (d != axis && si->dims[d] != s0->dims[d] && standin) {
+                /* stand-ins that disagree: the larger stands in, the run checks */
+                if (si->dims[d] > out.dims[d])
+                    out.dims[d] = si->dims[d];
+            } else if (d != axis && si->dims[d] != s0->dims[d])
                 return ft_infer_fail(c, "input %d ('%s') has shape %s but input 0 ('%s') has shape %s: they differ on "
                                      "axis %d, and only axis %d (the concat axis) may differ", i, ft_infer_in_name(c, i),
                                      ft_shape_str(si, ab), ft_infer_in_name(c, 0), ft_shape_str(s0, bb), d, axis);
@@ -349,16 +354,24 @@ ft_status ft_infer_concat(ft_infer_ctx *c)
 
 ft_status ft_infer_split(ft_infer_ctx *c)
 {
-    const ft_attr_val *sp = ft_attr(c->node, "split"), *no = ft_attr(c->node, "num_outputs");
+    const ft_attr_val *sp, *no = ft_attr(c->node, "num_outputs");
     const ft_shape *in = &c->in[0]->shape;
     char lb[FT_LIST_STR], ib[FT_SHAPE_STR];
-    int axis, nout = c->n_out;
+    int axis, nout = c->n_out, have;
     ft_status st = int_axis(c, "axis", in->rank, &axis);
+    if (!st)
+        st = ft_infer_ints(c, "split", 1, &sp, &have); /* the attribute, or input 1's sizes */
     if (st)
         return st;
     c->params->move.axis = axis;
     int64_t dim = in->dims[axis];
     ft_shape out = *in;
+    if (!have) { /* sizes computed at run time: each output stands in as the whole input */
+        for (int i = 0; i < nout; i++)
+            if ((st = ft_infer_set_out(c, i, c->in[0]->dtype, in)))
+                return st;
+        return FT_OK;
+    }
     if (ft_list_given(sp) && no->present)
         return ft_infer_fail(c, "attributes 'split' %s and 'num_outputs' %lld are both given; give one of them",
                              ft_ints_str(sp, lb), (long long)no->i);
@@ -374,7 +387,7 @@ ft_status ft_infer_split(ft_infer_ctx *c)
             if (__builtin_add_overflow(sum, sp->ints[i], &sum))
                 return ft_infer_fail(c, "attribute 'split' %s: the sizes overflow when added", ft_ints_str(sp, lb));
         }
-        if (sum != dim)
+        if (sum != dim && !ft_infer_standin(c)) /* a stand-in's axis: the run checks */
             return ft_infer_fail(c, "attribute 'split' %s sums to %lld but axis %d of input '%s' (shape %s) has size "
                                  "%lld", ft_ints_str(sp, lb), (long long)sum, axis, ft_infer_in_name(c, 0), ft_shape_str(in, ib),
                                  (long long)dim);
@@ -563,15 +576,21 @@ ft_status ft_infer_gather_elements(ft_infer_ctx *c)
 
 ft_status ft_infer_pad(ft_infer_ctx *c)
 {
-    const ft_attr_val *pa = ft_attr(c->node, "pads"), *aa = ft_attr(c->node, "axes");
+    const ft_attr_val *pa, *aa = ft_attr(c->node, "axes");
     const char *mode = ft_attr(c->node, "mode")->s;
     const ft_shape *in = &c->in[0]->shape;
     char lb[FT_LIST_STR], ib[FT_SHAPE_STR];
-    int r = in->rank, ax[FT_MAX_RANK], na;
+    int r = in->rank, ax[FT_MAX_RANK], na, have;
     int reflect = strcmp(mode, "reflect") == 0, edge = strcmp(mode, "edge") == 0, wrap = strcmp(mode, "wrap") == 0;
     if (!reflect && !edge && !wrap && strcmp(mode, "constant") != 0)
         return ft_infer_fail(c, "attribute 'mode': unknown mode '%s' (expected constant, reflect, edge or wrap)",
                              mode);
+    ft_status st = list_param(c, "pads", &pa, &have);
+    if (st)
+        return st;
+    if (!have) /* pads computed at run time: the input's shape stands in */
+        return stand_in(c, r, in);
+    const char *what = ft_infer_has_in(c, 1) ? "pads (input 1)" : "attribute 'pads'";
     if (ft_list_given(aa)) {
         ft_status s = list_axes(c, "axes", aa, r, "the input", ax);
         if (s)
@@ -583,34 +602,34 @@ ft_status ft_infer_pad(ft_infer_ctx *c)
             ax[i] = i;
     }
     if (pa->n != 2 * na)
-        return ft_infer_fail(c, "attribute 'pads' %s has %d values; expected %d (all begins, then all ends, for the "
-                             "%d %s of input '%s' of shape %s)", ft_ints_str(pa, lb), pa->n, 2 * na, na,
+        return ft_infer_fail(c, "%s %s has %d values; expected %d (all begins, then all ends, for the "
+                             "%d %s of input '%s' of shape %s)", what, ft_ints_str(pa, lb), pa->n, 2 * na, na,
                              ft_list_given(aa) ? "listed axes" : "axes", ft_infer_in_name(c, 0), ft_shape_str(in, ib));
     ft_shape out = *in;
     for (int i = 0; i < na; i++) {
         int64_t dim = in->dims[ax[i]], b = pa->ints[i], e = pa->ints[i + na], od;
         if (__builtin_add_overflow(dim, b, &od) || __builtin_add_overflow(od, e, &od))
-            return ft_infer_fail(c, "attribute 'pads' %s: pads %lld (begin) and %lld (end) on axis %d of size %lld "
-                                 "overflow the output size", ft_ints_str(pa, lb), (long long)b, (long long)e, ax[i],
+            return ft_infer_fail(c, "%s %s: pads %lld (begin) and %lld (end) on axis %d of size %lld "
+                                 "overflow the output size", what, ft_ints_str(pa, lb), (long long)b, (long long)e, ax[i],
                                  (long long)dim);
         if (b < -dim || e < -dim || od < 0)
-            return ft_infer_fail(c, "attribute 'pads' %s: pads %lld (begin) and %lld (end) on axis %d do not fit its "
-                                 "size %lld (negative pads may crop at most the whole axis)", ft_ints_str(pa, lb),
+            return ft_infer_fail(c, "%s %s: pads %lld (begin) and %lld (end) on axis %d do not fit its "
+                                 "size %lld (negative pads may crop at most the whole axis)", what, ft_ints_str(pa, lb),
                                  (long long)b, (long long)e, ax[i], (long long)dim);
         /* Negative pads crop first; reflect, edge and wrap then read the cropped input. */
         int64_t kept = dim + (b < 0 ? b : 0) + (e < 0 ? e : 0);
         if (kept < 0)
-            return ft_infer_fail(c, "attribute 'pads' %s: pads %lld (begin) and %lld (end) crop more than the size "
-                                 "%lld of axis %d", ft_ints_str(pa, lb), (long long)b, (long long)e, (long long)dim,
+            return ft_infer_fail(c, "%s %s: pads %lld (begin) and %lld (end) crop more than the size "
+                                 "%lld of axis %d", what, ft_ints_str(pa, lb), (long long)b, (long long)e, (long long)dim,
                                  ax[i]);
         if (reflect && (b >= kept || e >= kept) && (b > 0 || e > 0))
-            return ft_infer_fail(c, "attribute 'pads' %s: mode 'reflect' needs each pad smaller than the axis, but "
-                                 "axis %d has size %lld%s and pads %lld (begin) and %lld (end)", ft_ints_str(pa, lb),
+            return ft_infer_fail(c, "%s %s: mode 'reflect' needs each pad smaller than the axis, but "
+                                 "axis %d has size %lld%s and pads %lld (begin) and %lld (end)", what, ft_ints_str(pa, lb),
                                  ax[i], (long long)kept, kept != dim ? " after cropping" : "", (long long)b,
                                  (long long)e);
         if ((edge || wrap) && kept == 0 && (b > 0 || e > 0))
-            return ft_infer_fail(c, "attribute 'pads' %s: mode '%s' cannot pad axis %d: it is empty (size %lld%s)",
-                                 ft_ints_str(pa, lb), mode, ax[i], (long long)kept,
+            return ft_infer_fail(c, "%s %s: mode '%s' cannot pad axis %d: it is empty (size %lld%s)",
+                                 what, ft_ints_str(pa, lb), mode, ax[i], (long long)kept,
                                  kept != dim ? " after cropping" : "");
         out.dims[ax[i]] = od;
     }

@@ -256,9 +256,12 @@ ft_status ft_infer_resize(ft_infer_ctx *c)
 {
     const ft_node *n = c->node;
     const ft_shape *x = &c->in[0]->shape;
-    const ft_attr_val *sz = ft_attr(n, "sizes"), *sc = ft_attr(n, "scales");
+    const ft_attr_val *sz, *sc = ft_attr(n, "scales");
     char sb[FT_SHAPE_STR], lb[FT_LIST_STR], lb2[FT_LIST_STR];
-    ft_status st;
+    int have;
+    ft_status st = ft_infer_ints(c, "sizes", 1, &sz, &have); /* the attribute, or input 1's values */
+    if (st)
+        return st;
     ft_resize_params *rp = &c->params->resize;
     int mode;
     if ((st = one_of(c, "mode", RESIZE_MODES, (int)FT_ARRAY_LEN(RESIZE_MODES), &mode)) ||
@@ -297,6 +300,14 @@ ft_status ft_infer_resize(ft_infer_ctx *c)
             else
                 rp->roi_end[i - x->rank] = roi->floats[i];
         }
+    }
+    if (!have && sc->present)
+        return ft_infer_fail(c, "input 1 ('%s') gives the sizes and attribute 'scales' %s is given; give exactly one "
+                             "of them", ft_infer_in_name(c, 1), ft_floats_str(sc, lb2));
+    if (!have) { /* sizes computed at run time: the input's shape stands in */
+        if (x->rank == 0)
+            return ft_infer_fail(c, "input '%s' is a scalar; resize needs rank 1 or more", ft_infer_in_name(c, 0));
+        return ft_infer_set_out(c, 0, c->in[0]->dtype, x);
     }
     if (sz->present && sc->present)
         return ft_infer_fail(c, "attributes 'sizes' %s and 'scales' %s are both given; give exactly one of them",

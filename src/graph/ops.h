@@ -103,7 +103,8 @@ int ft_op_attr_index(ft_op op, const char *name);
 int ft_op_data_dependent(ft_op op);
 /* The input slots (bit i: input i) whose values give op's output shapes:
  * reshape's shape, expand's, tile's repeats, slice's starts/ends/axes/steps,
- * topk's k, range's start/limit/delta, string_split's strings and image_decoder's
+ * topk's k, range's start/limit/delta, pad's pads, resize's sizes, one_hot's
+ * depth (input 2), split's sizes; string_split's strings and image_decoder's
  * bytes (any shape: read whole, not through ft_infer_ints). A node whose such input is not known
  * at load is dynamic (FT_TF_DYNAMIC outputs): the executor reads the values
  * at every run and infers the node again with them (runtime/exec.c). */

@@ -35,12 +35,19 @@ int onx_add_tensor(onx_ctx *c, const char *want)
     char *name = ft_strdup(want);
     if (!name)
         return -1;
-    for (int k = 2; ft_strmap_get(g->tmap, name) >= 0; k++) {
+    /* a name taken: "name_k", k from where the last search for it stopped
+     * (a loop body unrolled n times names n tensors alike: no O(n^2) search) */
+    int k = ft_strmap_get(g->tmap, name) >= 0 ? ft_strmap_get(c->suffix, want) : 0;
+    for (k = k < 2 ? 2 : k; ft_strmap_get(g->tmap, name) >= 0; k++) {
         free(name);
         size_t n = strlen(want) + 24;
         if (!(name = ft_malloc(n)))
             return -1;
         snprintf(name, n, "%s_%d", want, k);
+    }
+    if (strcmp(name, want) != 0 && ft_strmap_put(c->suffix, want, k)) {
+        free(name);
+        return -1;
     }
     if (ft_grow(&g->tensors, &g->cap_tensors, g->n_tensors, sizeof *g->tensors, 64)) {
         free(name);
@@ -289,19 +296,36 @@ const ft_tensor *onx_value_of(onx_ctx *c, int ti, ft_status *st)
         return t;
     if (!c->opts || !c->opts->eval || t->producer < 0 || (t->flags & FT_TF_DYNAMIC))
         return NULL;
-    void *v = NULL;
-    if ((*st = onx_infer_pending(c)) || (*st = c->last = c->opts->eval(c->g, c->nodes, ti, &v, c->err)) ||
-        !v)
+    if ((*st = onx_infer_pending(c)))
+        return NULL;
+    if (c->cap_vcache < c->g->n_tensors) { /* one entry per tensor, the new ones empty */
+        int cap = c->g->n_tensors + c->g->n_tensors / 2 + 64;
+        void **vc = ft_realloc(c->vcache, (size_t)cap * sizeof *vc);
+        if (vc)
+            c->vcache = vc;
+        ft_tensor **cp = vc ? ft_realloc(c->vcopy, (size_t)cap * sizeof *cp) : NULL;
+        if (!cp) {
+            *st = onx_oom(c);
+            return NULL;
+        }
+        c->vcopy = cp;
+        memset(vc + c->cap_vcache, 0, (size_t)(cap - c->cap_vcache) * sizeof *vc);
+        memset(cp + c->cap_vcache, 0, (size_t)(cap - c->cap_vcache) * sizeof *cp);
+        c->cap_vcache = cap;
+    }
+    if (c->vcopy[ti])
+        return c->vcopy[ti];
+    if ((*st = c->last = c->opts->eval(c->g, c->nodes, ti, c->vcache, c->err)) || !c->vcache[ti])
         return NULL;
     /* a copy of the tensor holding the value: the tensor itself stays the
      * output of the nodes that compute it at run time */
     ft_tensor *copy = keep(c, ft_malloc(sizeof *copy));
-    if (!copy || !keep(c, v)) {
-        if (!copy)
-            free(v);
+    if (!copy) {
         *st = onx_oom(c);
         return NULL;
     }
+    void *v = c->vcache[ti];
+    c->vcopy[ti] = copy;
     *copy = *t;
     copy->value = v;
     copy->value_bytes = ft_tensor_bytes(t);
@@ -469,8 +493,13 @@ ft_status onx_alias(onx_ctx *c, const onx_node *n, int out_k, int src)
 ft_node *onx_emit(onx_ctx *c, const onx_node *n, ft_op op, const int *in, int n_in, const int *out, int n_out)
 {
     int ins[64], outs[64];
+    if ((!in && n->n_in > 64) || (!out && n->n_out > 64)) { /* ftrun's nodes take at most 64 (graph/validate.c) */
+        c->last = onx_unsupported(c, n, "%d %s (an ftrun node takes at most 64)",
+                                  !in && n->n_in > 64 ? n->n_in : n->n_out, !in && n->n_in > 64 ? "inputs" : "outputs");
+        return NULL;
+    }
     if (!in) {
-        n_in = n->n_in < 64 ? n->n_in : 64;
+        n_in = n->n_in;
         for (int k = 0; k < n_in; k++)
             ins[k] = onx_in(c, n, k);
         while (n_in > 0 && ins[n_in - 1] < 0)
@@ -478,7 +507,7 @@ ft_node *onx_emit(onx_ctx *c, const onx_node *n, ft_op op, const int *in, int n_
         in = ins;
     }
     if (!out) {
-        n_out = n->n_out < 64 ? n->n_out : 64;
+        n_out = n->n_out;
         for (int k = 0; k < n_out; k++)
             if ((outs[k] = onx_out(c, n, k)) < 0 && c->last)
                 return NULL;

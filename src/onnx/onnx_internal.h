@@ -50,6 +50,7 @@ struct onx_ctx {
     struct ft_strmap *inits;    /* initializer name -> index into init */
     struct ft_strmap *poisoned; /* values an unsupported node would have made */
     struct ft_strmap *outnames; /* the graph's output names */
+    struct ft_strmap *suffix;   /* tensor name -> the next k to try for "name_k" when it is taken */
     struct ft_strmap *seqnames; /* sequence/optional value name -> index into seqs */
     onx_seq *seqs;
     int n_seqs, cap_seqs;
@@ -60,6 +61,11 @@ struct onx_ctx {
     int guard; /* 1 + the tensor guarding the nodes emitted now (a branch of a run-time If, onnx_if.c); 0: none */
     void **owned;
     int n_owned, cap_owned;
+    /* per tensor: its value computed at load (ft_load_opts.eval's cache,
+     * owned here) and the tensor holding it that onx_value_of gives */
+    void **vcache;
+    ft_tensor **vcopy;
+    int cap_vcache;
     unsup_rec *unsup;
     int n_unsup, cap_unsup, unsup_flag;
     ft_status last;

@@ -39,6 +39,9 @@ int ox_dtype_from_onnx(int64_t onnx_type, ft_dtype *dt, const char **name);
 /* Emit one node of one or two inputs and one output (tensor indices). */
 ft_node *ox_emit1(onx_ctx *c, const onx_node *n, ft_op op, int in, int out);
 ft_node *ox_emit2(onx_ctx *c, const onx_node *n, ft_op op, int a, int b, int out);
+/* op of all of n's inputs into its output 0 (concat: with attribute axis);
+ * more than 64 inputs become op of ops of at most 64 (onnx_ops_movement.c). */
+ft_status ox_emit_chunked(onx_ctx *c, const onx_node *n, ft_op op, int64_t axis);
 /* A fresh intermediate, or -1 (onx_status has the failure). */
 static inline int ox_tmp(onx_ctx *c, const onx_node *n, const char *suffix) { return onx_tmp(c, n, suffix); }
 /* Output k of the ONNX node, or a fresh intermediate when the model leaves it

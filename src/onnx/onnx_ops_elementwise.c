@@ -94,8 +94,7 @@ ft_status ox_map_variadic(onx_ctx *c, const onx_node *n)
 {
     ft_op op;
     OX_TRY(find_op(c, n, BINARY, FT_ARRAY_LEN(BINARY), &op));
-    OX_NEED(onx_emit(c, n, op, NULL, -1, NULL, -1));
-    return FT_OK;
+    return ox_emit_chunked(c, n, op, -1);
 }
 
 /* Sum: x1 + x2 + ...; Mean: the same sum divided by the count. */

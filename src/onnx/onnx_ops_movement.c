@@ -134,24 +134,55 @@ ft_status ox_map_tile(onx_ctx *c, const onx_node *n)
                     1, NULL);
 }
 
+/* op (concat, given attribute axis; or a variadic elementwise op, axis
+ * unused) of every input of n; more than 64 (an ftrun node's most) become op
+ * of ops of 64 at most. */
+ft_status ox_emit_chunked(onx_ctx *c, const onx_node *n, ft_op op, int64_t axis)
+{
+    int parts[64], n_parts = (n->n_in + 63) / 64;
+    if (n->n_in <= 64) {
+        ft_node *f = onx_emit(c, n, op, NULL, -1, NULL, -1);
+        OX_NEED(f);
+        return op == FT_OP_CONCAT ? onx_set_i(c, f, "axis", axis) : FT_OK;
+    }
+    if (n_parts > 64)
+        return onx_unsupported(c, n, "%d inputs (at most 64 x 64)", n->n_in);
+    for (int p = 0; p < n_parts; p++) {
+        int in[64], m = 0;
+        for (int k = p * 64; k < n->n_in && k < (p + 1) * 64; k++)
+            in[m++] = onx_in(c, n, k);
+        OX_NEED((parts[p] = ox_tmp(c, n, "part")) >= 0);
+        ft_node *f = onx_emit(c, n, op, in, m, &parts[p], 1);
+        OX_NEED(f);
+        if (op == FT_OP_CONCAT)
+            OX_TRY(onx_set_i(c, f, "axis", axis));
+    }
+    int out = ox_out(c, n, 0);
+    ft_node *f = out >= 0 ? onx_emit(c, n, op, parts, n_parts, &out, 1) : NULL;
+    OX_NEED(f);
+    return op == FT_OP_CONCAT ? onx_set_i(c, f, "axis", axis) : FT_OK;
+}
+
 ft_status ox_map_concat(onx_ctx *c, const onx_node *n)
 {
-    ft_node *f = onx_emit(c, n, FT_OP_CONCAT, NULL, -1, NULL, -1);
-    OX_NEED(f);
-    return onx_set_i(c, f, "axis", onx_attr_i(n, "axis", 0));
+    return ox_emit_chunked(c, n, FT_OP_CONCAT, onx_attr_i(n, "axis", 0));
 }
 
 ft_status ox_map_split(onx_ctx *c, const onx_node *n)
 {
     const int64_t *sp = NULL;
-    int cnt;
-    OX_TRY(ox_ints_param(c, n, "split", 1, 13, "ftrun's split takes the sizes as an attribute", &sp, &cnt));
-    int x = onx_in(c, n, 0), out[256];
+    int cnt = -1;
+    ft_status st;
+    int rt = n->opset >= 13 ? onx_runtime_in(c, n, 1, &st) : (st = FT_OK, -1); /* sizes computed at run time */
+    OX_TRY(st);
+    if (rt < 0)
+        OX_TRY(ox_ints_param(c, n, "split", 1, 13, "ftrun's split takes the sizes as an attribute", &sp, &cnt));
+    int in[2] = {onx_in(c, n, 0), rt}, out[256];
     if (n->n_out > (int)FT_ARRAY_LEN(out))
         return onx_unsupported(c, n, "%d outputs (at most %d)", n->n_out, (int)FT_ARRAY_LEN(out));
     for (int k = 0; k < n->n_out; k++)
         OX_NEED((out[k] = ox_out(c, n, k)) >= 0);
-    ft_node *f = onx_emit(c, n, FT_OP_SPLIT, &x, 1, out, n->n_out);
+    ft_node *f = onx_emit(c, n, FT_OP_SPLIT, in, rt >= 0 ? 2 : 1, out, n->n_out);
     OX_NEED(f);
     OX_TRY(onx_set_i(c, f, "axis", onx_attr_i(n, "axis", 0)));
     if (cnt > 0)
@@ -207,20 +238,23 @@ ft_status ox_map_pad(onx_ctx *c, const onx_node *n)
     if (strcmp(mode, "constant") != 0 && strcmp(mode, "reflect") != 0 && strcmp(mode, "edge") != 0 &&
         strcmp(mode, "wrap") != 0)
         return onx_unsupported(c, n, "attribute mode='%s' (ftrun's pad has constant, reflect, edge and wrap)", mode);
-    const int64_t *pads, *axes = NULL;
-    int np, na = -1;
+    const int64_t *pads = NULL, *axes = NULL;
+    int np = -1, na = -1;
     double value = onx_attr_f(n, "value", 0.0);
-    OX_TRY(ox_ints_param(c, n, "pads", 1, 11, "ftrun's pad takes the pads as an attribute", &pads, &np));
-    if (np < 0)
-        return onx_error(c, n, FT_EGRAPH, "pads are missing");
+    ft_node *f = NULL;
     if (n->opset >= 11) {
         OX_TRY(onx_const_float_or(c, n, 2, "ftrun's pad takes the value as an attribute", &value));
         if (n->opset >= 18)
             OX_TRY(onx_const_ints(c, n, 3, "ftrun's pad takes the axes as an attribute", &axes, &na));
+        OX_TRY(runtime_ints(c, n, FT_OP_PAD, 1, &f)); /* pads computed at run time: input 1 */
     }
-    ft_node *f = ox_emit1(c, n, FT_OP_PAD, onx_in(c, n, 0), ox_out(c, n, 0));
-    OX_NEED(f);
-    OX_TRY(onx_set_ints(c, f, "pads", pads, np));
+    if (!f) {
+        OX_TRY(ox_ints_param(c, n, "pads", 1, 11, "ftrun's pad takes the pads as an attribute", &pads, &np));
+        if (np < 0)
+            return onx_error(c, n, FT_EGRAPH, "pads are missing");
+        OX_NEED(f = ox_emit1(c, n, FT_OP_PAD, onx_in(c, n, 0), ox_out(c, n, 0)));
+        OX_TRY(onx_set_ints(c, f, "pads", pads, np));
+    }
     OX_TRY(onx_set_s(c, f, "mode", mode));
     OX_TRY(onx_set_f(c, f, "value", value));
     if (na >= 0)
@@ -257,10 +291,26 @@ ft_status ox_map_trilu(onx_ctx *c, const onx_node *n)
 }
 
 /* OneHot: one_hot(indices, values), the depth (input 1, any numeric dtype,
- * truncated as ONNX casts it to int64) read at load time. */
+ * truncated as ONNX casts it to int64) read at load time, or, computed at run
+ * time, one_hot's input 2 (cast to i64 first unless i64 or i32). */
 ft_status ox_map_one_hot(onx_ctx *c, const onx_node *n)
 {
     OX_TRY(ox_check_dtype(c, n, FT_OP_ONE_HOT, 0));
+    ft_status st;
+    int dt = onx_runtime_in(c, n, 1, &st);
+    OX_TRY(st);
+    if (dt >= 0) {
+        ft_dtype ddt = onx_in_tensor(c, n, 1)->dtype;
+        if (ddt != FT_I64 && ddt != FT_I32) {
+            int d64 = ox_tmp(c, n, "depth");
+            OX_NEED(d64 >= 0 && ox_cast(c, n, dt, FT_I64, d64));
+            dt = d64;
+        }
+        int in[3] = {onx_in(c, n, 0), onx_in(c, n, 2), dt}, out = ox_out(c, n, 0);
+        ft_node *f = out >= 0 ? onx_emit(c, n, FT_OP_ONE_HOT, in, 3, &out, 1) : NULL;
+        OX_NEED(f);
+        return onx_set_i(c, f, "axis", onx_attr_i(n, "axis", -1));
+    }
     const double *dv;
     int nd;
     OX_TRY(onx_const_floats(c, n, 1, "the depth fixes the output shape", &dv, &nd));

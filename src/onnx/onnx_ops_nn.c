@@ -148,7 +148,7 @@ ft_status ox_map_resize(onx_ctx *c, const onx_node *n)
 
     const double *sc = NULL;
     const int64_t *sz = NULL, *axes = NULL;
-    int nsc = -1, nsz = -1, nax = onx_attr_ints(n, "axes", &axes);
+    int nsc = -1, nsz = -1, nax = onx_attr_ints(n, "axes", &axes), rt = -1;
     const float *fsc = NULL;
     double scbuf[FT_MAX_RANK];
     if (strcmp(n->op_type, "Upsample") == 0 && n->opset < 9) {
@@ -159,10 +159,19 @@ ft_status ox_map_resize(onx_ctx *c, const onx_node *n)
     } else {
         int k = legacy ? 1 : 2;
         OX_TRY(onx_const_floats(c, n, k, "ftrun's resize takes the scales as an attribute", &sc, &nsc));
-        if (!legacy && nsc <= 0 && onx_in(c, n, 3) >= 0)
-            OX_TRY(onx_const_ints(c, n, 3, "ftrun's resize takes the sizes as an attribute", &sz, &nsz));
+        if (!legacy && nsc <= 0 && onx_in(c, n, 3) >= 0) {
+            ft_status st;
+            rt = onx_runtime_in(c, n, 3, &st); /* sizes computed at run time: resize's input 1 */
+            OX_TRY(st);
+            if (rt < 0)
+                OX_TRY(onx_const_ints(c, n, 3, "ftrun's resize takes the sizes as an attribute", &sz, &nsz));
+        }
     }
-    int cnt = nsz > 0 ? nsz : nsc;
+    const char *pol = onx_attr_s(c, n, "keep_aspect_ratio_policy", "stretch");
+    int cnt = rt >= 0 ? rank : nsz > 0 ? nsz : nsc;
+    if (rt >= 0 && (nax >= 0 || strcmp(pol, "stretch") != 0))
+        return onx_unsupported(c, n, "sizes computed at run time with %s (ftrun's resize reads run-time sizes for "
+                               "every axis, stretched)", nax >= 0 ? "attribute axes" : "keep_aspect_ratio_policy");
     if (cnt <= 0)
         return onx_error(c, n, FT_EGRAPH, "neither scales nor sizes is given");
     int map[FT_MAX_RANK];
@@ -179,13 +188,15 @@ ft_status ox_map_resize(onx_ctx *c, const onx_node *n)
         for (int i = 0; i < nax; i++)
             OX_TRY(ox_axis(c, n, "axes value", axes[i], rank, &map[i]));
     }
-    ft_node *f = ox_emit1(c, n, FT_OP_RESIZE, onx_in(c, n, 0), ox_out(c, n, 0));
+    ft_node *f = rt >= 0 ? ox_emit2(c, n, FT_OP_RESIZE, onx_in(c, n, 0), rt, ox_out(c, n, 0))
+                         : ox_emit1(c, n, FT_OP_RESIZE, onx_in(c, n, 0), ox_out(c, n, 0));
     OX_NEED(f);
-    if (nsz > 0) {
+    if (rt >= 0) {
+        /* the sizes come with every run */
+    } else if (nsz > 0) {
         int64_t full[FT_MAX_RANK];
         for (int i = 0; i < rank; i++)
             full[i] = xs->dims[i];
-        const char *pol = onx_attr_s(c, n, "keep_aspect_ratio_policy", "stretch");
         if (strcmp(pol, "stretch") == 0) {
             for (int i = 0; i < cnt; i++)
                 full[map[i]] = sz[i];

@@ -754,7 +754,8 @@ static ft_status load(const char *path, const unsigned char *buf, unsigned char 
     c->inits = ft_strmap_new();
     c->poisoned = ft_strmap_new();
     c->outnames = ft_strmap_new();
-    if (!st && (!c->names || !c->inits || !c->poisoned || !c->outnames))
+    c->suffix = ft_strmap_new();
+    if (!st && (!c->names || !c->inits || !c->poisoned || !c->outnames || !c->suffix))
         st = onx_oom(c);
     if (!st)
         st = import_model(c);
@@ -785,6 +786,10 @@ static ft_status load(const char *path, const unsigned char *buf, unsigned char 
     for (int i = 0; i < c->n_owned; i++)
         free(c->owned[i]);
     free(c->owned);
+    for (int i = 0; i < c->cap_vcache; i++)
+        free(c->vcache[i]);
+    free(c->vcache);
+    free(c->vcopy);
     for (int i = 0; i < c->n_unsup; i++) {
         free(c->unsup[i].key);
         free(c->unsup[i].text);
@@ -795,6 +800,7 @@ static ft_status load(const char *path, const unsigned char *buf, unsigned char 
     free(c->init_t);
     ft_strmap_free(c->poisoned);
     ft_strmap_free(c->outnames);
+    ft_strmap_free(c->suffix);
     onx_seq_free(c);
     if (c->model)
         onnx__model_proto__free_unpacked(c->model, &ft_pb_allocator);

@@ -5,7 +5,10 @@
  * here, once, on the CPU backend's kernels (the one definition of each op),
  * from the values known at load; the model's nodes stay as they are. The
  * result holds for those -i values: another value given for the same input
- * is another load. */
+ * is another load. Every value computed is kept in the caller's cache, so
+ * that a later evaluation (the next iteration of a Loop whose condition the
+ * carried values give) runs only the nodes it adds: each node runs once per
+ * load. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +22,7 @@
 typedef struct {
     const ft_graph *g;
     ft_node *const *nodes;
+    void **cache;  /* per tensor: a value an earlier evaluation computed, or NULL */
     char *need;    /* per node: runs */
     void **buf;    /* per tensor: its value for the run (borrowed when it has one) */
     char *own;     /* per tensor: buf was allocated here */
@@ -38,8 +42,9 @@ static int collect(eval *e, int t)
         seen[t] = 1;
     }
     while (ok && n) {
-        const ft_tensor *x = &e->g->tensors[stack[--n]];
-        if (x->flags & FT_TF_VALUE)
+        int xi = stack[--n];
+        const ft_tensor *x = &e->g->tensors[xi];
+        if ((x->flags & FT_TF_VALUE) || e->cache[xi])
             continue;
         if (x->producer < 0 || (x->flags & FT_TF_DYNAMIC)) {
             ok = 0;
@@ -107,17 +112,16 @@ static ft_status run_nodes(eval *e, int n_nodes, ft_error *err)
     return st;
 }
 
-ft_status ft_load_eval(const ft_graph *g, ft_node *const *nodes, int t, void **value, ft_error *err)
+ft_status ft_load_eval(const ft_graph *g, ft_node *const *nodes, int t, void **cache, ft_error *err)
 {
-    *value = NULL;
     const ft_tensor *x = &g->tensors[t];
-    if (x->producer < 0)
+    if (x->producer < 0 || cache[t])
         return FT_OK;
     int n_nodes = 0; /* the importer's nodes so far: every producer is one of them */
     for (int i = 0; i < g->n_tensors; i++)
         if (g->tensors[i].producer >= n_nodes)
             n_nodes = g->tensors[i].producer + 1;
-    eval e = {g, nodes, ft_calloc((size_t)n_nodes + 1, 1), ft_calloc((size_t)g->n_tensors + 1, sizeof(void *)),
+    eval e = {g, nodes, cache, ft_calloc((size_t)n_nodes + 1, 1), ft_calloc((size_t)g->n_tensors + 1, sizeof(void *)),
               ft_calloc((size_t)g->n_tensors + 1, 1), 0, 0};
     ft_status st = FT_OK;
     if (!e.need || !e.buf || !e.own)
@@ -126,11 +130,14 @@ ft_status ft_load_eval(const ft_graph *g, ft_node *const *nodes, int t, void **v
         for (int i = 0; i < g->n_tensors; i++)
             if (g->tensors[i].flags & FT_TF_VALUE)
                 e.buf[i] = g->tensors[i].value;
+            else if (cache[i])
+                e.buf[i] = cache[i];
         st = run_nodes(&e, n_nodes, err);
-        if (!st) {
-            *value = e.buf[t];
-            e.own[t] = 0;
-        }
+        for (int i = 0; !st && i < g->n_tensors; i++)
+            if (e.own[i]) { /* the cache takes every value computed */
+                cache[i] = e.buf[i];
+                e.own[i] = 0;
+            }
     }
     for (int i = 0; e.buf && e.own && i < g->n_tensors; i++)
         if (e.own[i])

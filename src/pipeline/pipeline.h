@@ -92,7 +92,8 @@ ft_status ft_pipeline_run(ft_pipeline *p, const ft_exec_opts *eo, ft_run_result 
 void ft_pipeline_free(ft_pipeline *p);
 /* The load-time evaluator every load through ft_graph_load and
  * ft_graph_load_mem gets (ft_load_opts.eval; load_eval.c): the nodes that
- * compute tensor t run on the CPU backend from the values known at load. */
-ft_status ft_load_eval(const ft_graph *g, ft_node *const *nodes, int t, void **value, ft_error *err);
+ * compute tensor t run on the CPU backend from the values known at load and
+ * those cache holds from earlier calls, and cache keeps what they compute. */
+ft_status ft_load_eval(const ft_graph *g, ft_node *const *nodes, int t, void **cache, ft_error *err);
 
 #endif

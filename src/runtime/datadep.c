@@ -217,20 +217,19 @@ static void extent(const float *b, int center, float e[4])
     }
 }
 
-/* ONNX's rule: no overlap, or a box of no area, never suppresses. */
-static int suppresses(const float *a, const float *b, int center, float iou_th)
+/* ONNX's rule: no overlap, or a box of no area, never suppresses. p and q
+ * are extents (extent()), pa and qa their areas. */
+static int suppresses(const float *p, float pa, const float *q, float qa, float iou_th)
 {
-    float p[4], q[4];
-    extent(a, center, p);
-    extent(b, center, q);
     float ix0 = p[0] > q[0] ? p[0] : q[0], ix1 = p[2] < q[2] ? p[2] : q[2];
+    if (ix1 <= ix0)
+        return 0;
     float iy0 = p[1] > q[1] ? p[1] : q[1], iy1 = p[3] < q[3] ? p[3] : q[3];
-    if (ix1 <= ix0 || iy1 <= iy0)
+    if (iy1 <= iy0)
         return 0;
     float inter = (ix1 - ix0) * (iy1 - iy0);
-    float a1 = (p[2] - p[0]) * (p[3] - p[1]), a2 = (q[2] - q[0]) * (q[3] - q[1]);
-    float uni = a1 + a2 - inter;
-    if (inter <= 0 || a1 <= 0 || a2 <= 0 || uni <= 0)
+    float uni = pa + qa - inter;
+    if (inter <= 0 || pa <= 0 || qa <= 0 || uni <= 0)
         return 0;
     return inter / uni > iou_th;
 }
@@ -241,32 +240,47 @@ int64_t ft_dd_nms(const float *boxes, const float *scores, int64_t batches, int6
     int64_t m = nbox ? nbox : 1, total = 0;
     cand *c = (cand *)ft_malloc((size_t)m * sizeof *c);
     int64_t *taken = (int64_t *)ft_malloc((size_t)m * sizeof *taken);
-    if (!c || !taken) {
+    /* every box's extent and area, once per batch; the kept ones' in order */
+    float *ext = (float *)ft_malloc((size_t)m * 5 * sizeof *ext), *kept = (float *)ft_malloc((size_t)m * 5 * sizeof *kept);
+    if (!c || !taken || !ext || !kept) {
         free(c);
         free(taken);
+        free(ext);
+        free(kept);
         return -1;
     }
-    for (int64_t b = 0; b < batches && max_per > 0; b++)
+    for (int64_t b = 0; b < batches && max_per > 0; b++) {
+        const float *bx = boxes + b * nbox * 4;
+        for (int64_t i = 0; i < nbox; i++) {
+            float *e = ext + i * 5;
+            extent(bx + i * 4, center, e);
+            e[4] = (e[2] - e[0]) * (e[3] - e[1]);
+        }
         for (int64_t cl = 0; cl < classes; cl++) {
-            const float *sc = scores + (b * classes + cl) * nbox, *bx = boxes + b * nbox * 4;
+            const float *sc = scores + (b * classes + cl) * nbox;
             int64_t nc = 0, nt = 0;
             for (int64_t i = 0; i < nbox; i++)
                 if (!has_score || sc[i] > score_th)
                     c[nc++] = (cand){sc[i], i};
             qsort(c, (size_t)nc, sizeof *c, cand_cmp);
             for (int64_t i = 0; i < nc && nt < max_per; i++) {
+                const float *q = ext + c[i].box * 5;
                 int keep = 1;
                 for (int64_t j = 0; j < nt && keep; j++)
-                    keep = !suppresses(bx + taken[j] * 4, bx + c[i].box * 4, center, iou_th);
+                    keep = !suppresses(kept + j * 5, kept[j * 5 + 4], q, q[4], iou_th);
                 if (!keep)
                     continue;
+                memcpy(kept + nt * 5, q, 5 * sizeof *q);
                 taken[nt++] = c[i].box;
                 out[total * 3] = b, out[total * 3 + 1] = cl, out[total * 3 + 2] = c[i].box;
                 total++;
             }
         }
+    }
     free(c);
     free(taken);
+    free(ext);
+    free(kept);
     return total;
 }
 

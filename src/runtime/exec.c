@@ -153,6 +153,7 @@ static ft_status dyn_init(dyn_state *d, const ft_graph *g, const ft_backend *be,
     memcpy(d->nodes, g->nodes, (size_t)g->n_nodes * sizeof *d->nodes);
     d->g.tensors = d->t;
     d->g.nodes = d->nodes;
+    d->g.run_shapes = 1;
     for (int k = 0; k < g->n_nodes; k++) {
         const ft_node *n = &g->nodes[k];
         d->again[k] = (char)ft_node_dynamic(g, n);

@@ -111,3 +111,248 @@ np.save(sys.argv[1] + "/s.npy", np.array([3, 4]))' "$T"
 assert (np.load(sys.argv[1] + "/y.npy") == x).all()
 assert (np.load(sys.argv[1] + "/t.npy") == np.tile(x, (3, 4))).all()' "$T/o"
 }
+
+# pr.onnx: n as in rt.onnx, then Pad(d, [0, n, 0, 1], 2.5) (constant) and
+# Pad(d, [0, 0, n, 0]) (edge) of d [2, 3]; OneHot([0, 2, 1, -1], n + 1) with
+# depth i64 and OneHot(..., float(n) + 2) with depth f32 (cast by the
+# importer); Resize(r [1, 1, 2, 3], sizes [1, 1, n, n + 1]) nearest,
+# half_pixel, round_prefer_floor.
+pad_models() {
+    py '
+import onnx
+from onnx import helper as h, TensorProto as TP, numpy_helper as nh
+C = lambda name, a: h.make_node("Constant", [], [name], value=nh.from_array(np.array(a), name))
+nodes = [C("zero", np.float32(0)), C("one", np.array(1, np.int64)), C("ax0", np.array([0], np.int64)),
+         C("z1", np.array([0], np.int64)), C("o1", np.array([1], np.int64)), C("pv", np.float32(2.5)),
+         C("two", np.float32(2)), C("idx", np.array([0, 2, 1, -1], np.int64)),
+         C("ohv", np.array([0, 1], np.float32)), C("ones2", np.array([1, 1], np.int64)),
+         h.make_node("Greater", ["x", "zero"], ["m"]), h.make_node("NonZero", ["m"], ["nz"]),
+         h.make_node("Shape", ["nz"], ["nzs"]), h.make_node("Gather", ["nzs", "one"], ["n"], axis=0),
+         h.make_node("Unsqueeze", ["n", "ax0"], ["n1"]),
+         h.make_node("Concat", ["z1", "n1", "z1", "o1"], ["pads"], axis=0),
+         h.make_node("Pad", ["d", "pads", "pv"], ["pc"], mode="constant"),
+         h.make_node("Concat", ["z1", "z1", "n1", "z1"], ["pads2"], axis=0),
+         h.make_node("Pad", ["d", "pads2"], ["pe"], mode="edge"),
+         h.make_node("Add", ["n", "one"], ["depth"]),
+         h.make_node("OneHot", ["idx", "depth", "ohv"], ["oh"], axis=-1),
+         h.make_node("Cast", ["n"], ["nf"], to=TP.FLOAT), h.make_node("Add", ["nf", "two"], ["depthf"]),
+         h.make_node("OneHot", ["idx", "depthf", "ohv"], ["ohf"], axis=0),
+         h.make_node("Add", ["n1", "o1"], ["n1p"]),
+         h.make_node("Concat", ["ones2", "n1", "n1p"], ["sizes"], axis=0),
+         h.make_node("Resize", ["r", "", "", "sizes"], ["rs"], mode="nearest")]
+ins = [h.make_tensor_value_info("x", TP.FLOAT, [6]), h.make_tensor_value_info("d", TP.FLOAT, [2, 3]),
+       h.make_tensor_value_info("r", TP.FLOAT, [1, 1, 2, 3])]
+outs = [("pc", TP.FLOAT, [2, "a"]), ("pe", TP.FLOAT, ["b", 3]), ("oh", TP.FLOAT, [4, "c"]),
+        ("ohf", TP.FLOAT, ["e", 4]), ("rs", TP.FLOAT, [1, 1, "f", "g"])]
+g = h.make_graph(nodes, "rtpad", ins, [h.make_tensor_value_info(*o) for o in outs])
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.checker.check_model(m)
+onnx.save(m, sys.argv[1] + "/pr.onnx")
+for name, v in {"x3": [1, -2, 3, 0, 5, -1], "x0": [-1] * 6, "x1": [0, 0, 0, 0, 2, 0], "x6": [6, 2, 4, 1, 5, 3]}.items():
+    np.save(sys.argv[1] + "/" + name + ".npy", np.array(v, np.float32))
+np.save(sys.argv[1] + "/d.npy", np.arange(6, dtype=np.float32).reshape(2, 3) + 1)
+np.save(sys.argv[1] + "/r.npy", np.arange(6, dtype=np.float32).reshape(1, 1, 2, 3) * 10)' "$T"
+}
+
+# The expectations from NumPy: np.pad, comparisons with np.arange, and
+# nearest resizing written out (half_pixel: x = (i + 0.5) / scale - 0.5,
+# rounded half down, clamped to the axis).
+pad_check() {
+    py '
+x = np.load(sys.argv[1]); o = sys.argv[2]; T = sys.argv[3]
+d = np.load(T + "/d.npy"); r = np.load(T + "/r.npy")
+n = int((x > 0).sum())
+idx = np.array([0, 2, 1, -1])
+def one_hot(depth, axis):
+    k = np.where(idx < 0, idx + depth, idx)  # outside [0, depth): a row of off values
+    oh = (k[:, None] == np.arange(depth)[None, :]).astype(np.float32)
+    return oh if axis == -1 else oh.T
+def nearest(size, insize):
+    if size == 0:
+        return np.zeros(0, np.int64)
+    xo = (np.arange(size) + 0.5) * insize / size - 0.5
+    return np.clip(np.ceil(xo - 0.5), 0, insize - 1).astype(np.int64)
+rs = r[:, :, nearest(n, 2)][:, :, :, nearest(n + 1, 3)]
+want = {"pc": np.pad(d, ((0, 0), (n, 1)), constant_values=2.5), "pe": np.pad(d, ((0, n), (0, 0)), mode="edge"),
+        "oh": one_hot(n + 1, -1), "ohf": one_hot(n + 2, 0), "rs": rs}
+for name, w in want.items():
+    g = np.load(o + "/" + name + ".npy")
+    assert g.shape == w.shape and g.dtype == w.dtype and (g == w).all(), (name, g, w)' "$1" "$2" "$T"
+}
+
+@test "dynamic shapes: Pad's pads, OneHot's depth (i64 and f32) and Resize's sizes computed from data (counts 3, 0, 1, 6)" {
+    pad_models
+    for x in x3 x0 x1 x6; do
+        run "$FTRUN" run "$T/pr.onnx" -i x="$T/$x.npy" -i d="$T/d.npy" -i r="$T/r.npy" -o "$T/out_$x" -n 2 -q
+        [ "$status" -eq 0 ]
+        pad_check "$T/$x.npy" "$T/out_$x"
+    done
+    run "$FTRUN" info "$T/pr.onnx"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"pad (dynamic)"* ]]
+    [[ "$output" == *"one_hot (dynamic)"* ]]
+    [[ "$output" == *"resize (dynamic)"* ]]
+}
+
+@test "dynamic shapes: a JSON pad whose pads input is computed is inferred at every run; pads reflect cannot take is exit 3 at run time" {
+    cat > "$T/g.json" <<'JSON'
+{"ftrun": 1, "name": "pd",
+ "tensors": {"x": {"dtype": "f32", "shape": [2, 3]}, "p": {"dtype": "i64", "shape": [4]}},
+ "inputs": ["x", "p"], "outputs": ["y"],
+ "nodes": [
+  {"name": "c", "op": "identity", "inputs": ["p"], "outputs": ["p2"]},
+  {"name": "pad", "op": "pad", "inputs": ["x", "p2"], "outputs": ["y"], "attrs": {"mode": "reflect"}}]}
+JSON
+    py 'np.save(sys.argv[1] + "/x.npy", np.arange(6, dtype=np.float32).reshape(2, 3))
+np.save(sys.argv[1] + "/p.npy", np.array([1, 1, 0, -1]))
+np.save(sys.argv[1] + "/bad.npy", np.array([0, 3, 0, 0]))' "$T"
+    run "$FTRUN" run "$T/g.json" -i x="$T/x.npy" -i p="$T/p.npy" -o "$T/o" -q
+    [ "$status" -eq 0 ]
+    py 'x = np.arange(6, dtype=np.float32).reshape(2, 3)
+w = np.pad(x[:, :2], ((1, 0), (1, 0)), mode="reflect")
+g = np.load(sys.argv[1] + "/y.npy")
+assert g.shape == w.shape and (g == w).all(), (g, w)' "$T/o"
+    run "$FTRUN" run "$T/g.json" -i x="$T/x.npy" -i p="$T/bad.npy" -o "$T/bad" -q
+    [ "$status" -eq 3 ]
+    [[ "$output" == *"at run time"* ]]
+    [[ "$output" == *"'pad' (pad)"* ]]
+    [[ "$output" == *"pads (input 1) [0,3,0,0]: mode 'reflect'"* ]]
+    [ ! -e "$T/bad/y.npy" ]
+}
+
+# sa.onnx: c = Compress(x, x > 0) (stand-in [6]), n = Size(c), s =
+# Slice(Concat(x, x), 0, n) (stand-in [12]): y = c + s and z = Concat of
+# [n, 1] views of both on axis 1, whose stand-ins do not broadcast (concat)
+# at load but whose run-time shapes agree. bad2.onnx: Compress(x,
+# x > 0) + Compress(x, x < 0), which agree only when the counts do.
+@test "dynamic shapes: stand-in shapes that do not broadcast or concat at load are checked at run time (exit 3 only when the run's do not)" {
+    py '
+import onnx
+from onnx import helper as h, TensorProto as TP, numpy_helper as nh
+C = lambda name, a: h.make_node("Constant", [], [name], value=nh.from_array(np.array(a), name))
+head = [C("zero", np.float32(0)), C("ax0", np.array([0], np.int64)), h.make_node("Greater", ["x", "zero"], ["m"]),
+        h.make_node("Compress", ["x", "m"], ["c"], axis=0)]
+nodes = head + [h.make_node("Size", ["c"], ["n"]), h.make_node("Unsqueeze", ["n", "ax0"], ["n1"]),
+                h.make_node("Concat", ["x", "x"], ["xx"], axis=0), h.make_node("Slice", ["xx", "ax0", "n1"], ["s"]),
+                h.make_node("Add", ["c", "s"], ["y"]), C("ax1", np.array([1], np.int64)),
+                h.make_node("Unsqueeze", ["c", "ax1"], ["c2"]), h.make_node("Unsqueeze", ["s", "ax1"], ["s2"]),
+                h.make_node("Concat", ["c2", "s2"], ["z"], axis=1)]
+bad = head + [h.make_node("Less", ["x", "zero"], ["m2"]), h.make_node("Compress", ["x", "m2"], ["c2"], axis=0),
+              h.make_node("Add", ["c", "c2"], ["y"])]
+for name, ns, outs in (("sa", nodes, ["y", "z"]), ("bad2", bad, ["y"])):
+    g = h.make_graph(ns, name, [h.make_tensor_value_info("x", TP.FLOAT, [6])],
+                     [h.make_tensor_value_info(o, TP.FLOAT, ["n"] if o == "y" else ["n", 2]) for o in outs])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    onnx.save(m, sys.argv[1] + "/" + name + ".onnx")
+np.save(sys.argv[1] + "/x.npy", np.array([1, -2, 3, 0, 5, -1], np.float32))
+np.save(sys.argv[1] + "/xe.npy", np.array([1, -2, 3, -4, 5, -1], np.float32))' "$T"
+    run "$FTRUN" run "$T/sa.onnx" -i x="$T/x.npy" -o "$T/o" -q
+    [ "$status" -eq 0 ]
+    py 'x = np.array([1, -2, 3, 0, 5, -1], np.float32); c = x[x > 0]
+s = np.concatenate([x, x])[:c.size]
+for name, w in (("y", c + s), ("z", np.stack([c, s], 1))):
+    g = np.load(sys.argv[1] + "/" + name + ".npy")
+    assert g.shape == w.shape and (g == w).all(), (name, g, w)' "$T/o"
+    run "$FTRUN" run "$T/bad2.onnx" -i x="$T/xe.npy" -o "$T/e" -q
+    [ "$status" -eq 0 ]
+    run "$FTRUN" run "$T/bad2.onnx" -i x="$T/x.npy" -o "$T/b" -q
+    [ "$status" -eq 3 ]
+    [[ "$output" == *"at run time"* ]]
+    [[ "$output" == *"[3]"*"[2]"*"do not broadcast"* ]]
+    [ ! -e "$T/b/y.npy" ]
+}
+
+# nms.onnx: the boxes kept from a flat list (Compress of b [24] by keep),
+# reshaped at run time to [1, n, 4] (stand-in [24, 1, 1]) and [n, 4]
+# (stand-in [24, 1]); the first n scores as [1, 1, n]: NonMaxSuppression of
+# them (IoU 0.5), and the widths x2 - x0 from Split [1, 1, 1, 1] on axis 1.
+@test "dynamic shapes: NonMaxSuppression and Split of stand-ins whose box axis is not 4 at load run with the run's shapes" {
+    py '
+import onnx
+from onnx import helper as h, TensorProto as TP, numpy_helper as nh
+C = lambda name, a: h.make_node("Constant", [], [name], value=nh.from_array(np.array(a), name))
+nodes = [C("four", np.int64(4)), C("c1", np.array([1], np.int64)), C("c4", np.array([4], np.int64)),
+         C("z1", np.array([0], np.int64)), C("ax0", np.array([0], np.int64)), C("mx", np.array([10], np.int64)),
+         C("iou", np.array([0.5], np.float32)),
+         h.make_node("Compress", ["b", "keep"], ["bf"], axis=0), h.make_node("Size", ["bf"], ["nb"]),
+         h.make_node("Div", ["nb", "four"], ["k"]), h.make_node("Unsqueeze", ["k", "ax0"], ["k1"]),
+         h.make_node("Concat", ["c1", "k1", "c4"], ["s3"], axis=0), h.make_node("Reshape", ["bf", "s3"], ["boxes"]),
+         h.make_node("Slice", ["s", "z1", "k1"], ["sk"]), h.make_node("Concat", ["c1", "c1", "k1"], ["t3"], axis=0),
+         h.make_node("Reshape", ["sk", "t3"], ["scores"]),
+         h.make_node("NonMaxSuppression", ["boxes", "scores", "mx", "iou"], ["sel"]),
+         h.make_node("Concat", ["k1", "c4"], ["s2"], axis=0), h.make_node("Reshape", ["bf", "s2"], ["b2"]),
+         h.make_node("Split", ["b2", "ones4"], ["p0", "p1", "p2", "p3"], axis=1),
+         h.make_node("Sub", ["p3", "p1"], ["w"])]
+nodes.insert(0, C("ones4", np.array([1, 1, 1, 1], np.int64)))
+ins = [h.make_tensor_value_info("b", TP.FLOAT, [24]), h.make_tensor_value_info("keep", TP.BOOL, [24]),
+       h.make_tensor_value_info("s", TP.FLOAT, [6])]
+outs = [h.make_tensor_value_info("sel", TP.INT64, ["m", 3]), h.make_tensor_value_info("w", TP.FLOAT, ["n", 1])]
+g = h.make_graph(nodes, "nms", ins, outs)
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.checker.check_model(m)
+onnx.save(m, sys.argv[1] + "/nms.onnx")
+b = np.array([[0, 0, 10, 10], [9, 9, 19, 19], [1, 1, 11, 11], [50, 50, 60, 70], [0, 0, 10, 9], [30, 30, 31, 35]],
+             np.float32)
+np.save(sys.argv[1] + "/b.npy", b.ravel())
+np.save(sys.argv[1] + "/keep.npy", np.repeat(np.array([1, 1, 1, 0, 1, 1], bool), 4))
+np.save(sys.argv[1] + "/s.npy", np.array([0.9, 0.8, 0.85, 0.3, 0.95, 0.1], np.float32))' "$T"
+    run "$FTRUN" run "$T/nms.onnx" -i b="$T/b.npy" -i keep="$T/keep.npy" -i s="$T/s.npy" -o "$T/o" -q
+    [ "$status" -eq 0 ]
+    py '
+T = sys.argv[1]
+b = np.load(T + "/b.npy").reshape(-1, 4)[np.load(T + "/keep.npy")[::4]]
+s = np.load(T + "/s.npy")[:len(b)]
+def iou(p, q):  # ONNX boxes [y1, x1, y2, x2]
+    ih = min(p[2], q[2]) - max(p[0], q[0]); iw = min(p[3], q[3]) - max(p[1], q[1])
+    if ih <= 0 or iw <= 0: return 0.0
+    inter = ih * iw; a = (p[2] - p[0]) * (p[3] - p[1]); c = (q[2] - q[0]) * (q[3] - q[1])
+    return inter / (a + c - inter)
+kept = []
+for i in sorted(range(len(b)), key=lambda i: -s[i]):
+    if all(iou(b[j], b[i]) <= 0.5 for j in kept):
+        kept.append(i)
+want = np.array([[0, 0, i] for i in kept], np.int64)
+sel = np.load(T + "/o/sel.npy")
+assert sel.shape == want.shape and (sel == want).all(), (sel, want)
+w = np.load(T + "/o/w.npy")
+assert w.shape == (len(b), 1) and (w[:, 0] == b[:, 3] - b[:, 1]).all(), w' "$T"
+}
+
+# sp.onnx: n as in rt.onnx; Split(d [8], sizes [n, 8 - n]) computed at run time.
+@test "dynamic shapes: Split's sizes computed from data (counts 3, 0, 1, 6)" {
+    py '
+import onnx
+from onnx import helper as h, TensorProto as TP, numpy_helper as nh
+C = lambda name, a: h.make_node("Constant", [], [name], value=nh.from_array(np.array(a), name))
+nodes = [C("zero", np.float32(0)), C("one", np.array(1, np.int64)), C("ax0", np.array([0], np.int64)),
+         C("c8", np.array([8], np.int64)),
+         h.make_node("Greater", ["x", "zero"], ["m"]), h.make_node("NonZero", ["m"], ["nz"]),
+         h.make_node("Shape", ["nz"], ["nzs"]), h.make_node("Gather", ["nzs", "one"], ["n"], axis=0),
+         h.make_node("Unsqueeze", ["n", "ax0"], ["n1"]), h.make_node("Sub", ["c8", "n1"], ["rest"]),
+         h.make_node("Concat", ["n1", "rest"], ["sizes"], axis=0),
+         h.make_node("Split", ["d", "sizes"], ["a", "b"], axis=0)]
+g = h.make_graph(nodes, "sp", [h.make_tensor_value_info("x", TP.FLOAT, [6]), h.make_tensor_value_info("d", TP.FLOAT, [8])],
+                 [h.make_tensor_value_info("a", TP.FLOAT, ["n"]), h.make_tensor_value_info("b", TP.FLOAT, ["r"])])
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.checker.check_model(m)
+onnx.save(m, sys.argv[1] + "/sp.onnx")
+for name, v in {"x3": [1, -2, 3, 0, 5, -1], "x0": [-1] * 6, "x1": [0, 0, 0, 0, 2, 0], "x6": [6, 2, 4, 1, 5, 3]}.items():
+    np.save(sys.argv[1] + "/" + name + ".npy", np.array(v, np.float32))
+np.save(sys.argv[1] + "/d.npy", np.arange(8, dtype=np.float32) * 1.5)' "$T"
+    run "$FTRUN" info "$T/sp.onnx"
+    [[ "$output" == *"split (dynamic)"* ]]
+    for x in x3 x0 x1 x6; do
+        run "$FTRUN" run "$T/sp.onnx" -i x="$T/$x.npy" -i d="$T/d.npy" -o "$T/out_$x" -n 2 -q
+        [ "$status" -eq 0 ]
+        py 'x = np.load(sys.argv[1]); o = sys.argv[2]; n = int((x > 0).sum())
+a, b = np.split(np.arange(8, dtype=np.float32) * 1.5, [n])
+for name, w in (("a", a), ("b", b)):
+    g = np.load(o + "/" + name + ".npy")
+    assert g.shape == w.shape and (g == w).all(), (name, g, w)' "$T/$x.npy" "$T/out_$x"
+    done
+}

@@ -483,3 +483,32 @@ save(m, sys.argv[1])' "$T/r.onnx"
     status_is 0
     py 'assert np.array_equal(np.load(sys.argv[1]), np.arange(6, dtype=np.float32).reshape(3, 2))' "$T/o/y.npy"
 }
+
+@test "onnx: a Concat of 90 inputs and a Max of 70 keep them all (ops of ops of at most 64)" {
+    py '
+import onnx
+from onnx import helper as h, TensorProto as TP, numpy_helper as nh
+nodes, xs = [], []
+for k in range(90):
+    nodes += [h.make_node("Constant", [], ["c%d" % k], value=nh.from_array(np.full(2, k, np.float32))),
+              h.make_node("Add", ["x", "c%d" % k], ["x%d" % k])]
+    xs.append("x%d" % k)
+for name, tail, shape in (("cat", h.make_node("Concat", xs, ["y"], axis=0), [180]),
+                          ("max", h.make_node("Max", xs[:70], ["y"]), [2])):
+    g = h.make_graph(nodes + [tail], name, [h.make_tensor_value_info("x", TP.FLOAT, [2])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, shape)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, sys.argv[1] + "/" + name + ".onnx")
+np.save(sys.argv[1] + "/x.npy", np.array([0.5, -1], np.float32))' "$T"
+    run "$FTRUN" run "$T/cat.onnx" -i x="$T/x.npy" -o "$T/o" -q
+    [ "$status" -eq 0 ]
+    py 'x = np.array([0.5, -1], np.float32)
+w = np.concatenate([x + np.float32(k) for k in range(90)])
+g = np.load(sys.argv[1] + "/y.npy")
+assert g.shape == w.shape and (g == w).all(), (g, w)' "$T/o"
+    run "$FTRUN" run "$T/max.onnx" -i x="$T/x.npy" -o "$T/m" -q
+    [ "$status" -eq 0 ]
+    py 'g = np.load(sys.argv[1] + "/y.npy")
+assert (g == np.array([69.5, 68], np.float32)).all(), g' "$T/m"
+}

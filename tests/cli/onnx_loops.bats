@@ -210,3 +210,38 @@ assert go.shape == (2, 4, 3) and np.allclose(go, np.stack(wo), rtol=1e-6, atol=1
     [[ "$stderr" == *"sequence_lens[1] = 3 is shorter than the 4 positions given"* ]]
     [ ! -e "$T/o2" ]
 }
+
+# long.onnx: a Loop of at most 100000 trips whose condition its carried value
+# gives (v + 1 < N): N copies of its body, each condition computed at load
+# from the one before; y adds x at every iteration.
+@test "ONNX Loop: 4000 iterations whose condition the carried values give unroll in linear time (values computed once, names found once)" {
+    py '
+import onnx
+from onnx import helper as h, TensorProto as TP, numpy_helper as nh
+N = 4000
+C = lambda name, a: h.make_node("Constant", [], [name], value=nh.from_array(np.array(a), name))
+body = h.make_graph([C("one", np.int64(1)), C("lim", np.int64(N)), h.make_node("Add", ["v", "one"], ["v2"]),
+                     h.make_node("Less", ["v2", "lim"], ["c2"]), h.make_node("Add", ["acc", "x"], ["acc2"])], "body",
+                    [h.make_tensor_value_info("i", TP.INT64, []), h.make_tensor_value_info("c", TP.BOOL, []),
+                     h.make_tensor_value_info("v", TP.INT64, []), h.make_tensor_value_info("acc", TP.FLOAT, [2])],
+                    [h.make_tensor_value_info("c2", TP.BOOL, []), h.make_tensor_value_info("v2", TP.INT64, []),
+                     h.make_tensor_value_info("acc2", TP.FLOAT, [2])])
+g = h.make_graph([C("M", np.int64(100000)), C("t", np.bool_(True)), C("v0", np.int64(0)),
+                  h.make_node("Loop", ["M", "t", "v0", "x"], ["vN", "y"], body=body)], "long",
+                 [h.make_tensor_value_info("x", TP.FLOAT, [2])],
+                 [h.make_tensor_value_info("vN", TP.INT64, []), h.make_tensor_value_info("y", TP.FLOAT, [2])])
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.checker.check_model(m)
+onnx.save(m, sys.argv[1] + "/long.onnx")
+np.save(sys.argv[1] + "/x.npy", np.array([1, 2], np.float32))' "$T"
+    # quadratic, this took 13 s of CPU on a 2-core machine; linear, 0.1 s
+    run timeout 10 "$FTRUN" run "$T/long.onnx" -i x="$T/x.npy" -o "$T/o" -q -n 1
+    [ "$status" -eq 0 ]
+    py 'x = np.array([1, 2], np.float32); y = x.copy()
+for _ in range(4000):
+    y = y + x
+assert np.load(sys.argv[1] + "/vN.npy") == 4000
+g = np.load(sys.argv[1] + "/y.npy")
+assert (g == y).all(), (g, y)' "$T/o"
+}

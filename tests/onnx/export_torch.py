@@ -52,6 +52,8 @@ MODELS = {
     "gpt_block_opset17": (17, False),
     "lstm_2layer_bidir": (13, False),
     "gru_2layer_bidir": (13, False),
+    "ssdlite320_mobilenet_v3_large": (13, False),
+    "retinanet_resnet50_fpn": (13, True),
     "resnet50": (13, True),
     "vit_b_16": (13, True),
 }
@@ -123,11 +125,59 @@ def gpt_block_class():
     return GptBlock
 
 
+def detector(name, g):
+    """A torchvision detector on one [3, 160, 160] image, giving (boxes, scores,
+    labels) of its 20 best detections, with the norms randomised.
+    ssdlite320's random weights collapse to constant features (every score
+    1/91), so its convolutions are drawn again with He's variance (fan in), the
+    classification layers' then scaled by 0.2; retinanet's classification and
+    box layers are scaled by 0.3 and 0.01 (scores far from 0 and 1, boxes
+    inside the image). Images resize to 160 x 160, and each class keeps at
+    most 100 candidates."""
+    import torch
+    import torchvision.models.detection as tvd
+    m = getattr(tvd, name)(weights=None, weights_backbone=None)
+    randomise_norms(m, g)
+    with torch.no_grad():
+        if name.startswith("ssdlite"):
+            for mod in m.modules():
+                if isinstance(mod, torch.nn.Conv2d):
+                    torch.nn.init.kaiming_normal_(mod.weight, mode="fan_in", nonlinearity="relu")
+            for seq in m.head.classification_head.module_list:
+                seq[-1].weight.mul_(0.2)
+            m.transform.fixed_size = (160, 160)
+        else:
+            m.head.classification_head.cls_logits.weight.mul_(0.3)
+            m.head.regression_head.bbox_reg.weight.mul_(0.01)
+            m.transform.min_size, m.transform.max_size = (160,), 160
+    m.topk_candidates = 100
+    m.detections_per_img = DETECTIONS
+
+    class Detector(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.m = m
+
+        def forward(self, x):
+            r = self.m([x])[0]
+            return r["boxes"], r["scores"], r["labels"]
+    return Detector()
+
+
+DETECTIONS = 20
+# a seed other than the name's where the name's gives detection scores too close
+# to order reproducibly (check_gaps)
+SEED_OFFSET = {"ssdlite320_mobilenet_v3_large": 3, "retinanet_resnet50_fpn": 1}
+# models with several outputs: their names (the others give one output, "y")
+OUTPUTS = {"ssdlite320_mobilenet_v3_large": ["boxes", "scores", "labels"],
+           "retinanet_resnet50_fpn": ["boxes", "scores", "labels"]}
+
+
 def build(name):
     """(model, [input shapes per test data set], input name, dynamic_axes or None, rtol, atol)."""
     import torch
     import torchvision.models as tvm
-    seed = sum(ord(ch) for ch in name)
+    seed = sum(ord(ch) for ch in name) + SEED_OFFSET.get(name, 0)
     torch.manual_seed(seed)
     g = torch.Generator().manual_seed(seed + 1)
     img = [(1, 3, 224, 224)]
@@ -155,7 +205,28 @@ def build(name):
             def forward(self, x):
                 return self.rnn(x)[0]
         return Recurrent(), [(3, 12, 16)], "x", None, 1e-4, 1e-5
+    if name in ("ssdlite320_mobilenet_v3_large", "retinanet_resnet50_fpn"):
+        # boxes in pixels through exp and clipping: float32 rounding of a few 1e-4 px
+        return detector(name, g), [(3, 160, 160)], "image", None, 1e-3, 1e-4
     raise SystemExit("export_torch: unknown model %r (--list lists them)" % name)
+
+
+def check_gaps(name, model, x, scores):
+    """Detections come sorted by score: two scores closer than float32 can
+    tell apart may come in either order, the last kept and the first left out
+    included. Refuse such a model or input (choose another seed)."""
+    import torch
+    inner = model.m if hasattr(model, "m") else None
+    if inner is None:
+        return
+    inner.detections_per_img = DETECTIONS + 1
+    with torch.no_grad():
+        s = model(torch.from_numpy(x).double())[1].numpy()
+    inner.detections_per_img = DETECTIONS
+    gaps = -np.diff(s)
+    if gaps.size and gaps.min() < 5e-5:
+        raise SystemExit("export_torch: %s: two detection scores differ by %.3g only; their order is not "
+                         "reproducible" % (name, gaps.min()))
 
 
 def onnx_ops(path):
@@ -195,32 +266,48 @@ def export(name, outdir, key):
     x0 = torch.from_numpy(np.random.RandomState(7).standard_normal(shapes[0]).astype(np.float32))
     # Exported with gradients enabled: under no_grad, PyTorch's eval-mode
     # TransformerEncoderLayer takes its fused fast path, which has no ONNX export.
+    out_names = OUTPUTS.get(name, ["y"])
     torch.onnx.export(model, (x0,), os.path.join(tmp, "model.onnx"), opset_version=opset,
-                      input_names=[in_name], output_names=["y"], dynamic_axes=dyn,
+                      input_names=[in_name], output_names=out_names, dynamic_axes=dyn,
                       do_constant_folding=True)
     onnx.checker.check_model(os.path.join(tmp, "model.onnx"))
     t_export = time.time() - t0
     xs = [np.random.RandomState(7 + k).standard_normal(shape).astype(np.float32)
           for k, shape in enumerate(shapes)]
+    def outs(y):  # a model's outputs as a list of arrays
+        return [t.numpy() for t in y] if isinstance(y, tuple) else [y.numpy()]
     with torch.no_grad():
-        y32 = [model(torch.from_numpy(x)).numpy() for x in xs]
+        y32 = [outs(model(torch.from_numpy(x))) for x in xs]
         m64 = model.double()
-        ys = [m64(torch.from_numpy(x).double()).numpy() for x in xs]
-    scale = max(float(np.max(np.abs(y))) for y in ys)
+        ys = [outs(m64(torch.from_numpy(x).double())) for x in xs]
+    for x, y in zip(xs, ys):
+        if len(y) > 1:
+            check_gaps(name, m64, x, y[1])
+    scale = max(float(np.max(np.abs(o), initial=0)) for y in ys for o in y)
     atol *= max(1.0, scale)
     # rtol and atol as ftrun's float32 defaults, atol scaled by the largest
     # output magnitude (near-zero logits carry the rounding of large terms).
-    # PyTorch's own float32 run must stay within a tenth of them.
+    # PyTorch's own float32 run must stay within a tenth of them; integer
+    # outputs (a detector's labels) must be equal.
     for k, (x, y, y_32) in enumerate(zip(xs, ys, y32)):
-        worst = float(np.max(np.abs(y_32 - y) / (atol + rtol * np.abs(y))))
-        if worst > 0.1:
-            raise SystemExit("export_torch: %s: PyTorch float32 uses %.2f of the tolerance" % (name, worst))
+        for o, o32 in zip(y, y_32):
+            if o.shape != o32.shape:
+                raise SystemExit("export_torch: %s: PyTorch float32 gives shape %s, float64 %s" % (name, o32.shape, o.shape))
+            if o.dtype.kind in "iub":
+                if not (o == o32).all():
+                    raise SystemExit("export_torch: %s: PyTorch float32 and float64 give other integers" % name)
+                continue
+            worst = float(np.max(np.abs(o32 - o) / (atol + rtol * np.abs(o)), initial=0))
+            if worst > 0.1:
+                raise SystemExit("export_torch: %s: PyTorch float32 uses %.2f of the tolerance" % (name, worst))
         d = os.path.join(tmp, "test_data_set_%d" % k)
         os.makedirs(d)
         with open(os.path.join(d, "input_0.pb"), "wb") as f:
             f.write(numpy_helper.from_array(x, in_name).SerializeToString())
-        with open(os.path.join(d, "output_0.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(y.astype(np.float32), "y").SerializeToString())
+        for j, (o, oname) in enumerate(zip(y, out_names)):
+            o = o if o.dtype.kind in "iub" else o.astype(np.float32)
+            with open(os.path.join(d, "output_%d.pb" % j), "wb") as f:
+                f.write(numpy_helper.from_array(o, oname).SerializeToString())
     with open(os.path.join(tmp, "tolerance"), "w") as f:
         f.write("%g %g\n" % (rtol, atol))
     with open(os.path.join(tmp, "ops"), "w") as f:
