@@ -10,7 +10,7 @@
 
 #include "../io/npz.h"
 #include "inputs.h"
-#include "arrays.h"
+#include "../pipeline/arrays.h"
 
 #define MAX_DIM ((int64_t)1 << 40) /* no dim can be larger: FT_MAX_TENSOR_BYTES */
 static const char shape_origin[] = "--shape"; /* the origin of --shape bindings (dims.c prints it) */

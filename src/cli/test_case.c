@@ -23,7 +23,7 @@
 #include "report.h"
 #include "cliutil.h"
 #include "test_int.h"
-#include "arrays.h"
+#include "../pipeline/arrays.h"
 #include "expect.h"
 
 static int is_dir(const char *p)
