@@ -54,96 +54,95 @@ static int parse_dim(const char *s, int64_t *v)
     return 0;
 }
 
+/* Each option parser below has one way out: rc 0, or the status with msg
+ * set, and name (NULL when split refused) freed unless kept. */
+
 int ft_bind_dim_arg(ft_bindings *b, const char *arg, char *msg, size_t n)
 {
-    const char *val;
-    char *name;
-    int rc = split(arg, "--dim", "NAME=N", 0, &name, &val, msg, n);
-    if (rc)
+    const char *val = NULL;
+    char *name = NULL;
+    int64_t v = 0;
+    int rc = split(arg, "--dim", "NAME=N", 0, &name, &val, msg, n), i = 0;
+    if (!rc && parse_dim(val, &v))
+        rc = usage(msg, n, "option --dim %s: '%s' is not an integer in [0, %lld]", arg, val, (long long)MAX_DIM);
+    while (!rc && i < b->n_dims && strcmp(b->dims[i].name, name))
+        i++;
+    if (!rc && i < b->n_dims)
+        rc = usage(msg, n, "option --dim: '%s' is given twice (--dim %s=%lld and --dim %s)", name, name,
+                   (long long)b->dims[i].value, arg);
+    ft_dim_bind *nd = rc ? NULL : ft_realloc(b->dims, (size_t)(b->n_dims + 1) * sizeof *nd);
+    if (!rc && !nd)
+        rc = oom_msg(msg, n);
+    if (rc) {
+        free(name);
         return rc;
-    int64_t v;
-    if (parse_dim(val, &v)) {
-        free(name);
-        return usage(msg, n, "option --dim %s: '%s' is not an integer in [0, %lld]", arg, val, (long long)MAX_DIM);
-    }
-    for (int i = 0; i < b->n_dims; i++)
-        if (!strcmp(b->dims[i].name, name)) {
-            rc = usage(msg, n, "option --dim: '%s' is given twice (--dim %s=%lld and --dim %s)", name, name,
-                           (long long)b->dims[i].value, arg);
-            free(name);
-            return rc;
-        }
-    ft_dim_bind *nd = ft_realloc(b->dims, (size_t)(b->n_dims + 1) * sizeof *nd);
-    if (!nd) {
-        free(name);
-        return oom_msg(msg, n);
     }
     b->dims = nd;
     b->dims[b->n_dims++] = (ft_dim_bind){name, v};
     return 0;
 }
 
-int ft_bind_shape_arg(ft_bindings *b, const char *arg, char *msg, size_t n)
+/* The dims D0,D1,... of --shape arg into s: 0, or the usage status with msg set. */
+static int parse_shape(const char *arg, const char *val, ft_shape *s, char *msg, size_t n)
 {
-    const char *val;
-    char *name;
-    int rc = split(arg, "--shape", "INPUT=D0,D1,... (INPUT= for a scalar)", 0, &name, &val, msg, n);
-    if (rc)
-        return rc;
-    ft_shape s = {0};
     char buf[64];
     for (const char *p = val; *val;) {
         const char *c = strchr(p, ',');
         size_t len = c ? (size_t)(c - p) : strlen(p);
         int64_t v;
         snprintf(buf, sizeof buf, "%.*s", (int)(len < 63 ? len : 63), p);
-        if (s.rank == FT_MAX_RANK || len >= 63 || parse_dim(buf, &v)) {
-            free(name);
-            if (s.rank == FT_MAX_RANK)
-                return usage(msg, n, "option --shape %s: more than %d dims", arg, FT_MAX_RANK);
+        if (s->rank == FT_MAX_RANK)
+            return usage(msg, n, "option --shape %s: more than %d dims", arg, FT_MAX_RANK);
+        if (len >= 63 || parse_dim(buf, &v))
             return usage(msg, n, "option --shape %s: '%.*s' is not a dim (an integer in [0, %lld])", arg,
                          (int)(len < 63 ? len : 63), p, (long long)MAX_DIM);
-        }
-        s.dims[s.rank++] = v;
+        s->dims[s->rank++] = v;
         if (!c)
             break;
         p = c + 1;
     }
-    for (int i = 0; i < b->vals.n; i++)
-        if (!strcmp(b->vals.b[i].input, name)) {
-            rc = usage(msg, n, "option --shape: input '%s' is given twice", name);
-            free(name);
-            return rc;
-        }
+    return 0;
+}
+
+int ft_bind_shape_arg(ft_bindings *b, const char *arg, char *msg, size_t n)
+{
+    const char *val = NULL;
+    char *name = NULL;
+    ft_shape s = {0};
+    int rc = split(arg, "--shape", "INPUT=D0,D1,... (INPUT= for a scalar)", 0, &name, &val, msg, n), i = 0;
+    if (!rc)
+        rc = parse_shape(arg, val, &s, msg, n);
+    while (!rc && i < b->vals.n && strcmp(b->vals.b[i].input, name))
+        i++;
+    if (!rc && i < b->vals.n)
+        rc = usage(msg, n, "option --shape: input '%s' is given twice", name);
     ft_error err = {0};
-    rc = ft_values_add_shape(&b->vals, name, &s, "--shape", &err) ? oom_msg(msg, n) : 0;
-    free(name);
+    if (!rc && ft_values_add_shape(&b->vals, name, &s, "--shape", &err))
+        rc = oom_msg(msg, n);
+    free(name); /* the list keeps a copy */
     return rc;
 }
 
 int ft_bind_input_arg(ft_bindings *b, const char *arg, char *msg, size_t n)
 {
-    const char *file;
-    char *name;
-    int rc = split(arg, "--input", "NAME=FILE", 1, &name, &file, msg, n);
-    if (rc)
-        return rc;
-    for (int i = 0; i < b->n_in; i++)
-        if (!strcmp(b->in_name[i], name)) {
-            rc = usage(msg, n, "option --input: input '%s' is given twice (-i %s=%s and -i %s)", name, name, b->in_file[i], arg);
-            free(name);
-            return rc;
-        }
-    char **nn = ft_realloc(b->in_name, (size_t)(b->n_in + 1) * sizeof *nn);
+    const char *file = NULL;
+    char *name = NULL, *fcopy = NULL;
+    int rc = split(arg, "--input", "NAME=FILE", 1, &name, &file, msg, n), i = 0;
+    while (!rc && i < b->n_in && strcmp(b->in_name[i], name))
+        i++;
+    if (!rc && i < b->n_in)
+        rc = usage(msg, n, "option --input: input '%s' is given twice (-i %s=%s and -i %s)", name, name, b->in_file[i], arg);
+    char **nn = rc ? NULL : ft_realloc(b->in_name, (size_t)(b->n_in + 1) * sizeof *nn);
     if (nn)
         b->in_name = nn;
     char **nf = nn ? ft_realloc(b->in_file, (size_t)(b->n_in + 1) * sizeof *nf) : NULL;
     if (nf)
         b->in_file = nf;
-    char *fcopy = nf ? ft_strdup(file) : NULL;
-    if (!fcopy) {
+    if (!rc && !(fcopy = nf ? ft_strdup(file) : NULL))
+        rc = oom_msg(msg, n);
+    if (rc) {
         free(name);
-        return oom_msg(msg, n);
+        return rc;
     }
     b->in_name[b->n_in] = name;
     b->in_file[b->n_in++] = fcopy;
