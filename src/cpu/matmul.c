@@ -234,15 +234,12 @@ ft_status cpu_matmul(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
 
 static ft_status gemm_blas(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    ft_dtype dt = in[0].dtype;
     const ft_matmul_params *mp = &n->params.matmul;
-    int ta = mp->trans_a, tb = mp->trans_b;
-    double alpha = mp->alpha, beta = mp->beta;
-    const ft_shape *as = &in[0].shape, *bs = &in[1].shape;
-    int64_t M = ta ? as->dims[1] : as->dims[0], K = ta ? as->dims[0] : as->dims[1];
-    int64_t N = tb ? bs->dims[0] : bs->dims[1];
-    if (M == 0 || N == 0)
+    int64_t M, K, N;
+    if (!ft_gemm_mkn(mp, &in[0].shape, &in[1].shape, &M, &K, &N))
         return FT_OK;
+    ft_dtype dt = in[0].dtype;
+    double beta = mp->beta;
     int has_c = n->n_in > 2 && in[2].data;
     /* A bias row (c of [N] or [1, N], beta 1: the exports' Linear layers) is
      * added in the epilogue after the product, which saves writing y once
@@ -255,8 +252,7 @@ static ft_status gemm_blas(ft_kctx *k, const ft_node *n, const ft_view *in, ft_v
      * with beta=1. */
     if (has_c && !row_c) {
         int64_t st[2];
-        ft_shape os = {.rank = 2, .dims = {M, N}};
-        ft_broadcast_strides(&in[2].shape, &os, st);
+        ft_gemm_c_strides(&in[2].shape, M, N, st);
         int par = (uint64_t)M * (uint64_t)N >= CPU_PAR_MIN;
 #pragma omp parallel for num_threads(k->threads) if (par)
         for (int64_t i = 0; i < M; i++)
@@ -272,7 +268,8 @@ static ft_status gemm_blas(ft_kctx *k, const ft_node *n, const ft_view *in, ft_v
     }
     if (K > 0) {
         openblas_set_num_threads(k->threads);
-        int rc = gemm_one(dt, ta, tb, M, N, K, alpha, in[0].data, as->dims[1], in[1].data, bs->dims[1],
+        int rc = gemm_one(dt, mp->trans_a, mp->trans_b, M, N, K, mp->alpha, in[0].data, in[0].shape.dims[1], in[1].data,
+                          in[1].shape.dims[1],
                           has_c && !row_c ? 1.0 : 0.0, out[0].data, N);
         if (rc)
             return cpu_blas_error(k, n, rc);

@@ -128,8 +128,7 @@ static int product_of(const ft_node *n, const ft_view *in, mm_shape *p)
         if (mp->alpha != 1.0 || as->rank != 2 || bs->rank != 2)
             return 0;
         p->ta = mp->trans_a, p->tb = mp->trans_b;
-        p->M = p->ta ? as->dims[1] : as->dims[0], p->K = p->ta ? as->dims[0] : as->dims[1];
-        p->N = p->tb ? bs->dims[0] : bs->dims[1];
+        ft_gemm_mkn(mp, as, bs, &p->M, &p->K, &p->N);
         if (n->n_in > 2 && in[2].data) { /* only a bias row: matmul.c's row_c */
             const ft_shape *cs = &in[2].shape;
             if (mp->beta != 1.0 || cs->rank < 1 || cs->dims[cs->rank - 1] != p->N || (cs->rank == 2 && cs->dims[0] != 1) ||

@@ -419,15 +419,14 @@ static void gemm_fill_launch(const ft_backend_ctx *be, void *y, const void *c, u
 
 CU_KFN(cu_gemm)
 {
-    ft_dtype dt = in[0].dtype;
     const ft_matmul_params *mp = &n->params.matmul;
+    int64_t M, K, N;
+    if (!ft_gemm_mkn(mp, &in[0].shape, &in[1].shape, &M, &K, &N))
+        return FT_OK;
+    ft_dtype dt = in[0].dtype;
     int ta = mp->trans_a, tb = mp->trans_b;
     double alpha = mp->alpha, beta = mp->beta;
     const ft_shape *as = &in[0].shape, *bs = &in[1].shape;
-    int64_t M = ta ? as->dims[1] : as->dims[0], K = ta ? as->dims[0] : as->dims[1];
-    int64_t N = tb ? bs->dims[0] : bs->dims[1];
-    if (M == 0 || N == 0)
-        return FT_OK;
     cudaStream_t s = k->be->stream;
     int has_c = n->n_in > 2 && in[2].data;
     /* y starts as c and cuBLAS adds alpha*op(a)op(b) with beta. f32 and f64
@@ -439,8 +438,7 @@ CU_KFN(cu_gemm)
     if (has_c) {
         int scale = dt == FT_F32 || dt == FT_F64 || beta == 0.0 || K == 0;
         int64_t st[2];
-        ft_shape os = {2, {M, N}};
-        ft_broadcast_strides(&in[2].shape, &os, st);
+        ft_gemm_c_strides(&in[2].shape, M, N, st);
         uint64_t total = (uint64_t)M * (uint64_t)N;
         CU_DISPATCH_FLOAT(dt, T, gemm_fill_launch<T>(k->be, out[0].data, in[2].data, total, N, st, scale, beta));
         CU_LAUNCHED(k, n);

@@ -86,6 +86,14 @@ int ft_ein_gemm_worth(uint64_t BT, uint64_t M, uint64_t N, uint64_t K);
  * which changes nothing in the row-major layout. */
 void ft_matmul_mkn(const ft_shape *as, const ft_shape *bs, int64_t *M, int64_t *K, int64_t *N);
 
+/* gemm's matrix sizes: a is [M, K] ([K, M] with trans_a), b [K, N] ([N, K]
+ * with trans_b). Returns M * N (0: the output is empty). */
+uint64_t ft_gemm_mkn(const ft_matmul_params *mp, const ft_shape *as, const ft_shape *bs, int64_t *M, int64_t *K,
+                     int64_t *N);
+/* The strides (in elements; 0 along a broadcast dim) with which gemm's c of
+ * shape cs is read over the [M, N] output. */
+void ft_gemm_c_strides(const ft_shape *cs, int64_t M, int64_t N, int64_t *st);
+
 /* matmul's batch dims (all but the last two of a and of b, right-aligned,
  * broadcast NumPy style): bdims, and per operand each dim's stride in whole
  * matrices (0 along broadcast dims); *nbatch, *na and *nb get the matrix
