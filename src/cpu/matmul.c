@@ -159,7 +159,6 @@ void cpu_matmul_epilogue(ft_kctx *k, float *y, int64_t rows, int64_t N, const fl
 
 static ft_status matmul_blas(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    const ft_shape *as = &in[0].shape, *bs = &in[1].shape;
     ft_dtype dt = in[0].dtype;
     size_t es = ft_dtype_size(dt);
     uint64_t total = ft_numel(&out[0].shape);
@@ -167,26 +166,24 @@ static ft_status matmul_blas(ft_kctx *k, const ft_node *n, const ft_view *in, ft
         return FT_OK;
     const void *bias = n->n_in > 2 ? in[2].data : NULL;
     ft_mm_act act = n->params.matmul.act;
-    int64_t M, K, N;
-    ft_matmul_mkn(as, bs, &M, &K, &N);
+    ft_matmul_geom g;
+    ft_matmul_geom_of(&in[0].shape, &in[1].shape, &g);
+    const int64_t M = g.M, K = g.K, N = g.N;
     if (K == 0) {
         zero(out[0].data, total, es);
         epilogue_par(k, dt, out[0].data, (int64_t)(total / (uint64_t)N), N, bias, act);
         return FT_OK;
     }
-    int64_t bdims[FT_MAX_RANK], sa[FT_MAX_RANK], sb[FT_MAX_RANK], na, nb;
-    uint64_t nbatch;
-    int r = ft_matmul_batch(as, bs, bdims, sa, sb, &nbatch, &na, &nb);
     openblas_set_num_threads(k->threads);
     const char *A = in[0].data, *B = in[1].data;
     char *C = out[0].data;
     size_t amat = (size_t)(M * K) * es, bmat = (size_t)(K * N) * es, cmat = (size_t)(M * N) * es;
     /* b shared by every batch and a not broadcast: one tall product. */
-    if (nb == 1 && (uint64_t)na == nbatch) {
-        int rc = gemm_one(dt, 0, 0, (int64_t)nbatch * M, N, K, 1.0, A, K, B, N, 0.0, C, N);
+    if (g.tall) {
+        int rc = gemm_one(dt, 0, 0, (int64_t)g.nbatch * M, N, K, 1.0, A, K, B, N, 0.0, C, N);
         if (rc)
             return cpu_blas_error(k, n, rc);
-        epilogue_par(k, dt, C, (int64_t)nbatch * M, N, bias, act);
+        epilogue_par(k, dt, C, (int64_t)g.nbatch * M, N, bias, act);
         return FT_OK;
     }
     /* Small matrices, or many of them (attention heads: 64 products of
@@ -196,19 +193,19 @@ static ft_status matmul_blas(ft_kctx *k, const ft_node *n, const ft_view *in, ft
      * product, with a join per product, above them (inside the loop they run
      * on the calling thread). */
     uint64_t work = (uint64_t)M * (uint64_t)N * (uint64_t)K;
-    int par = k->threads > 1 && nbatch >= 2 && (work < (1u << 21) || nbatch >= 4 * (uint64_t)k->threads) &&
-              work * nbatch >= (1u << 18),
+    int par = k->threads > 1 && g.nbatch >= 2 && (work < (1u << 21) || g.nbatch >= 4 * (uint64_t)k->threads) &&
+              work * g.nbatch >= (1u << 18),
         brc = 0;
     if (par)
         openblas_set_num_threads(1);
 #pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
-    for (int64_t t = 0; t < (int64_t)nbatch; t++) {
+    for (int64_t t = 0; t < (int64_t)g.nbatch; t++) {
         int64_t rem = t, oa = 0, ob = 0;
-        for (int i = r - 1; i >= 0; i--) {
-            int64_t idx = rem % bdims[i];
-            rem /= bdims[i];
-            oa += idx * sa[i];
-            ob += idx * sb[i];
+        for (int i = g.r - 1; i >= 0; i--) {
+            int64_t idx = rem % g.bdims[i];
+            rem /= g.bdims[i];
+            oa += idx * g.sa[i];
+            ob += idx * g.sb[i];
         }
         int rc = gemm_one(dt, 0, 0, M, N, K, 1.0, A + (size_t)oa * amat, K, B + (size_t)ob * bmat, N, 0.0,
                           C + (size_t)t * cmat, N);

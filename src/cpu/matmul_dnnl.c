@@ -115,13 +115,11 @@ static int product_of(const ft_node *n, const ft_view *in, mm_shape *p)
     if (n->op == FT_OP_MATMUL) {
         if (as->rank < 2 || bs->rank < 2)
             return 0;
-        int64_t M, K, N, bdims[FT_MAX_RANK], sa[FT_MAX_RANK], sb[FT_MAX_RANK], na, nb;
-        uint64_t nbatch;
-        ft_matmul_mkn(as, bs, &M, &K, &N);
-        ft_matmul_batch(as, bs, bdims, sa, sb, &nbatch, &na, &nb);
-        if (nb != 1 || (uint64_t)na != nbatch)
+        ft_matmul_geom g;
+        ft_matmul_geom_of(as, bs, &g);
+        if (!g.tall)
             return 0;
-        p->M = (int64_t)nbatch * M, p->N = N, p->K = K;
+        p->M = (int64_t)g.nbatch * g.M, p->N = g.N, p->K = g.K;
         p->bias = n->n_in > 2 ? in[2].data : NULL;
     } else {
         const ft_matmul_params *mp = &n->params.matmul;

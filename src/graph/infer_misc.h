@@ -94,6 +94,19 @@ uint64_t ft_gemm_mkn(const ft_matmul_params *mp, const ft_shape *as, const ft_sh
  * shape cs is read over the [M, N] output. */
 void ft_gemm_c_strides(const ft_shape *cs, int64_t M, int64_t N, int64_t *st);
 
+/* matmul as a batch of [M, K] x [K, N] products (ft_matmul_mkn and
+ * ft_matmul_batch), as cpu/matmul.c and cuda/matmul.cu run it: r batch dims
+ * bdims with each operand's strides in whole matrices; tall when b is one
+ * matrix for every batch and a is not broadcast, so that the batch is one
+ * [nbatch * M, K] x [K, N] product. */
+typedef struct ft_matmul_geom {
+    int64_t M, K, N;
+    int r, tall;
+    int64_t bdims[FT_MAX_RANK], sa[FT_MAX_RANK], sb[FT_MAX_RANK];
+    uint64_t nbatch;
+} ft_matmul_geom;
+void ft_matmul_geom_of(const ft_shape *as, const ft_shape *bs, ft_matmul_geom *g);
+
 /* matmul's batch dims (all but the last two of a and of b, right-aligned,
  * broadcast NumPy style): bdims, and per operand each dim's stride in whole
  * matrices (0 along broadcast dims); *nbatch, *na and *nb get the matrix
