@@ -200,13 +200,8 @@ static ft_status matmul_blas(ft_kctx *k, const ft_node *n, const ft_view *in, ft
         openblas_set_num_threads(1);
 #pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
     for (int64_t t = 0; t < (int64_t)g.nbatch; t++) {
-        int64_t rem = t, oa = 0, ob = 0;
-        for (int i = g.r - 1; i >= 0; i--) {
-            int64_t idx = rem % g.bdims[i];
-            rem /= g.bdims[i];
-            oa += idx * g.sa[i];
-            ob += idx * g.sb[i];
-        }
+        int64_t oa, ob;
+        ft_matmul_batch_at(&g, t, &oa, &ob);
         int rc = gemm_one(dt, 0, 0, M, N, K, 1.0, A + (size_t)oa * amat, K, B + (size_t)ob * bmat, N, 0.0,
                           C + (size_t)t * cmat, N);
         if (rc) {

@@ -527,10 +527,9 @@ void ft_matmul_mkn(const ft_shape *as, const ft_shape *bs, int64_t *M, int64_t *
 
 void ft_matmul_geom_of(const ft_shape *as, const ft_shape *bs, ft_matmul_geom *g)
 {
-    int64_t na, nb;
     ft_matmul_mkn(as, bs, &g->M, &g->K, &g->N);
-    g->r = ft_matmul_batch(as, bs, g->bdims, g->sa, g->sb, &g->nbatch, &na, &nb);
-    g->tall = nb == 1 && (uint64_t)na == g->nbatch;
+    g->r = ft_matmul_batch(as, bs, g->bdims, g->sa, g->sb, &g->nbatch, &g->na, &g->nb);
+    g->tall = g->nb == 1 && (uint64_t)g->na == g->nbatch;
 }
 
 uint64_t ft_gemm_mkn(const ft_matmul_params *mp, const ft_shape *as, const ft_shape *bs, int64_t *M, int64_t *K,

@@ -104,8 +104,29 @@ typedef struct ft_matmul_geom {
     int r, tall;
     int64_t bdims[FT_MAX_RANK], sa[FT_MAX_RANK], sb[FT_MAX_RANK];
     uint64_t nbatch;
+    int64_t na, nb; /* the matrices of a and of b */
 } ft_matmul_geom;
 void ft_matmul_geom_of(const ft_shape *as, const ft_shape *bs, ft_matmul_geom *g);
+
+#ifdef __CUDACC__
+#define FT_MM_FN static __host__ __device__ inline
+#else
+#define FT_MM_FN static inline
+#endif
+/* Product t of the batch (0 .. nbatch-1): the matrices of a and of b it
+ * reads, *oa and *ob (the kernels of matmul and of the integer matmuls on
+ * both backends). */
+FT_MM_FN void ft_matmul_batch_at(const ft_matmul_geom *g, int64_t t, int64_t *oa, int64_t *ob)
+{
+    int64_t a = 0, b = 0;
+    for (int d = g->r - 1; d >= 0; d--) {
+        int64_t q = t % g->bdims[d];
+        t /= g->bdims[d];
+        a += q * g->sa[d];
+        b += q * g->sb[d];
+    }
+    *oa = a, *ob = b;
+}
 
 /* matmul's batch dims (all but the last two of a and of b, right-aligned,
  * broadcast NumPy style): bdims, and per operand each dim's stride in whole
