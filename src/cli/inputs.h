@@ -26,7 +26,7 @@
 
 #include "../graph/graph.h"
 #include "../io/npy.h"
-#include "../pipeline/values.h"
+#include "../pipeline/pipeline.h"
 
 typedef struct ft_bindings {
     ft_dim_bind *dims;

@@ -14,8 +14,9 @@
  *
  *   ft_values v = {0};
  *   if (ft_values_add_shape(&v, "x", &s, "--shape", &err) || ft_values_read(&v, "y", "y.npz", &err)) ...
- *   ft_pipeline_opts po = {.load = {.seed_override = -1}, .inputs = &v};   // pipeline.h
- *   if (ft_pipeline_load(&p, "m.onnx", &po, &err) || ft_values_apply(&v, p.g, &err)) ...
+ *   ft_load_opts o = {.seed_override = -1};
+ *   ft_values_load_opts(&v, &o);       // what ft_pipeline_opts.inputs does (pipeline.h)
+ *   if (ft_graph_load("m.onnx", &o, &g, &err) || ft_values_apply(&v, g, &err)) ...
  *   ft_values_free(&v);
  *
  * Ownership: the list owns its strings and arrays; ft_values_apply hands
