@@ -105,7 +105,7 @@ ft_tol cli_tol(const ft_cli *c, ft_dtype dt)
 ft_status cli_load_unbound(const ft_cli *c, int level, ft_unbound *u, ft_pipeline *p, ft_error *err)
 {
     ft_pipeline_opts po = {.load = {.seed_override = c->seed, .allow_external = c->allow_external, .unbound = u},
-                           .opt_level = level};
+                           .inputs = &c->bind->vals, .opt_level = level};
     memset(p, 0, sizeof *p);
     ft_status st = ft_bind_read_files(c->bind, err); /* their shapes bind dims */
     ft_bind_load_opts(c->bind, &po.load);

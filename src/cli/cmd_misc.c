@@ -11,7 +11,7 @@
 #include "cliutil.h"
 #include "report.h"
 #include "show.h"
-#include "arrays.h"
+#include "../pipeline/arrays.h"
 
 /* --json: a document on standard output, with the schema first (man/ftrun.1,
  * JSON OUTPUT); it consumes root. */

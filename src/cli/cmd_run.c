@@ -21,7 +21,7 @@
 #include "show.h"
 #include "expect.h"
 #include "tuning_file.h"
-#include "arrays.h"
+#include "../pipeline/arrays.h"
 
 /* Output file names must be distinct after sanitising. */
 static ft_status check_output_names(const ft_graph *g, ft_error *err)

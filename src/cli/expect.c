@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "../io/npz.h"
-#include "arrays.h"
+#include "../pipeline/arrays.h"
 #include "compare.h"
 
 /* Output j's expected value a, read from path with status st: converted to

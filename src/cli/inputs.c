@@ -8,12 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../io/npz.h"
 #include "inputs.h"
-#include "arrays.h"
 
 #define MAX_DIM ((int64_t)1 << 40) /* no dim can be larger: FT_MAX_TENSOR_BYTES */
-static const char shape_origin[] = "--shape"; /* the origin of --shape bindings (dims.c prints it) */
 
 static int usage(char *msg, size_t n, const char *fmt, ...) FT_PRINTF(3, 4);
 static int usage(char *msg, size_t n, const char *fmt, ...)
@@ -57,106 +54,95 @@ static int parse_dim(const char *s, int64_t *v)
     return 0;
 }
 
+/* Each option parser below has one way out: rc 0, or the status with msg
+ * set, and name (NULL when split refused) freed unless kept. */
+
 int ft_bind_dim_arg(ft_bindings *b, const char *arg, char *msg, size_t n)
 {
-    const char *val;
-    char *name;
-    int rc = split(arg, "--dim", "NAME=N", 0, &name, &val, msg, n);
-    if (rc)
+    const char *val = NULL;
+    char *name = NULL;
+    int64_t v = 0;
+    int rc = split(arg, "--dim", "NAME=N", 0, &name, &val, msg, n), i = 0;
+    if (!rc && parse_dim(val, &v))
+        rc = usage(msg, n, "option --dim %s: '%s' is not an integer in [0, %lld]", arg, val, (long long)MAX_DIM);
+    while (!rc && i < b->n_dims && strcmp(b->dims[i].name, name))
+        i++;
+    if (!rc && i < b->n_dims)
+        rc = usage(msg, n, "option --dim: '%s' is given twice (--dim %s=%lld and --dim %s)", name, name,
+                   (long long)b->dims[i].value, arg);
+    ft_dim_bind *nd = rc ? NULL : ft_realloc(b->dims, (size_t)(b->n_dims + 1) * sizeof *nd);
+    if (!rc && !nd)
+        rc = oom_msg(msg, n);
+    if (rc) {
+        free(name);
         return rc;
-    int64_t v;
-    if (parse_dim(val, &v)) {
-        free(name);
-        return usage(msg, n, "option --dim %s: '%s' is not an integer in [0, %lld]", arg, val, (long long)MAX_DIM);
-    }
-    for (int i = 0; i < b->n_dims; i++)
-        if (!strcmp(b->dims[i].name, name)) {
-            rc = usage(msg, n, "option --dim: '%s' is given twice (--dim %s=%lld and --dim %s)", name, name,
-                           (long long)b->dims[i].value, arg);
-            free(name);
-            return rc;
-        }
-    ft_dim_bind *nd = ft_realloc(b->dims, (size_t)(b->n_dims + 1) * sizeof *nd);
-    if (!nd) {
-        free(name);
-        return oom_msg(msg, n);
     }
     b->dims = nd;
     b->dims[b->n_dims++] = (ft_dim_bind){name, v};
     return 0;
 }
 
-static int add_shape(ft_bindings *b, char *input, const ft_shape *s, const char *origin)
+/* The dims D0,D1,... of --shape arg into s: 0, or the usage status with msg set. */
+static int parse_shape(const char *arg, const char *val, ft_shape *s, char *msg, size_t n)
 {
-    ft_shape_bind *ns = ft_realloc(b->shapes, (size_t)(b->n_shapes + 1) * sizeof *ns);
-    if (!ns)
-        return -1;
-    b->shapes = ns;
-    b->shapes[b->n_shapes++] = (ft_shape_bind){.input = input, .shape = *s, .origin = origin};
-    return 0;
-}
-
-int ft_bind_shape_arg(ft_bindings *b, const char *arg, char *msg, size_t n)
-{
-    const char *val;
-    char *name;
-    int rc = split(arg, "--shape", "INPUT=D0,D1,... (INPUT= for a scalar)", 0, &name, &val, msg, n);
-    if (rc)
-        return rc;
-    ft_shape s = {0};
     char buf[64];
     for (const char *p = val; *val;) {
         const char *c = strchr(p, ',');
         size_t len = c ? (size_t)(c - p) : strlen(p);
         int64_t v;
         snprintf(buf, sizeof buf, "%.*s", (int)(len < 63 ? len : 63), p);
-        if (s.rank == FT_MAX_RANK || len >= 63 || parse_dim(buf, &v)) {
-            free(name);
-            if (s.rank == FT_MAX_RANK)
-                return usage(msg, n, "option --shape %s: more than %d dims", arg, FT_MAX_RANK);
+        if (s->rank == FT_MAX_RANK)
+            return usage(msg, n, "option --shape %s: more than %d dims", arg, FT_MAX_RANK);
+        if (len >= 63 || parse_dim(buf, &v))
             return usage(msg, n, "option --shape %s: '%.*s' is not a dim (an integer in [0, %lld])", arg,
                          (int)(len < 63 ? len : 63), p, (long long)MAX_DIM);
-        }
-        s.dims[s.rank++] = v;
+        s->dims[s->rank++] = v;
         if (!c)
             break;
         p = c + 1;
     }
-    for (int i = 0; i < b->n_shapes; i++)
-        if (!strcmp(b->shapes[i].input, name)) {
-            free(name);
-            return usage(msg, n, "option --shape: input '%s' is given twice", b->shapes[i].input);
-        }
-    if (add_shape(b, name, &s, shape_origin)) {
-        free(name);
-        return oom_msg(msg, n);
-    }
     return 0;
+}
+
+int ft_bind_shape_arg(ft_bindings *b, const char *arg, char *msg, size_t n)
+{
+    const char *val = NULL;
+    char *name = NULL;
+    ft_shape s = {0};
+    int rc = split(arg, "--shape", "INPUT=D0,D1,... (INPUT= for a scalar)", 0, &name, &val, msg, n), i = 0;
+    if (!rc)
+        rc = parse_shape(arg, val, &s, msg, n);
+    while (!rc && i < b->vals.n && strcmp(b->vals.b[i].input, name))
+        i++;
+    if (!rc && i < b->vals.n)
+        rc = usage(msg, n, "option --shape: input '%s' is given twice", name);
+    ft_error err = {0};
+    if (!rc && ft_values_add_shape(&b->vals, name, &s, "--shape", &err))
+        rc = oom_msg(msg, n);
+    free(name); /* the list keeps a copy */
+    return rc;
 }
 
 int ft_bind_input_arg(ft_bindings *b, const char *arg, char *msg, size_t n)
 {
-    const char *file;
-    char *name;
-    int rc = split(arg, "--input", "NAME=FILE", 1, &name, &file, msg, n);
-    if (rc)
-        return rc;
-    for (int i = 0; i < b->n_in; i++)
-        if (!strcmp(b->in_name[i], name)) {
-            rc = usage(msg, n, "option --input: input '%s' is given twice (-i %s=%s and -i %s)", name, name, b->in_file[i], arg);
-            free(name);
-            return rc;
-        }
-    char **nn = ft_realloc(b->in_name, (size_t)(b->n_in + 1) * sizeof *nn);
+    const char *file = NULL;
+    char *name = NULL, *fcopy = NULL;
+    int rc = split(arg, "--input", "NAME=FILE", 1, &name, &file, msg, n), i = 0;
+    while (!rc && i < b->n_in && strcmp(b->in_name[i], name))
+        i++;
+    if (!rc && i < b->n_in)
+        rc = usage(msg, n, "option --input: input '%s' is given twice (-i %s=%s and -i %s)", name, name, b->in_file[i], arg);
+    char **nn = rc ? NULL : ft_realloc(b->in_name, (size_t)(b->n_in + 1) * sizeof *nn);
     if (nn)
         b->in_name = nn;
     char **nf = nn ? ft_realloc(b->in_file, (size_t)(b->n_in + 1) * sizeof *nf) : NULL;
     if (nf)
         b->in_file = nf;
-    char *fcopy = nf ? ft_strdup(file) : NULL;
-    if (!fcopy) {
+    if (!rc && !(fcopy = nf ? ft_strdup(file) : NULL))
+        rc = oom_msg(msg, n);
+    if (rc) {
         free(name);
-        return oom_msg(msg, n);
+        return rc;
     }
     b->in_name[b->n_in] = name;
     b->in_file[b->n_in++] = fcopy;
@@ -194,85 +180,17 @@ int ft_bind_range_arg(ft_bindings *b, const char *arg, char *msg, size_t n)
     return 0;
 }
 
-/* -i file i as a sequence when it is an .npz of 0.npy ... N-1.npy: its
- * bindings FT_BIND_SEQ, then FT_BIND_ELEM per tensor. */
-static ft_status read_seq(ft_bindings *b, int i, ft_error *err)
-{
-    ft_npy *a;
-    int count, is_seq;
-    ft_status st = ft_array_read_seq(b->in_file[i], &a, &count, &is_seq, err);
-    if (st) {
-        ft_err_prefix(err, "--input %s", b->in_name[i]);
-        return st;
-    }
-    if (!is_seq)
-        return FT_OK;
-    b->in_seq[i] = 1;
-    ft_npy *na = ft_realloc(b->seq_arr, (size_t)(b->n_seq_arr + count + 1) * sizeof *na);
-    ft_shape_bind *ns = na ? ft_realloc(b->shapes, (size_t)(b->n_shapes + count + 1) * sizeof *ns) : NULL;
-    if (na)
-        b->seq_arr = na;
-    if (ns)
-        b->shapes = ns;
-    if (!ns) {
-        for (int k = 0; k < count; k++)
-            ft_npy_clear(&a[k]);
-        free(a);
-        return ft_err(err, FT_ERUNTIME, "out of memory");
-    }
-    b->shapes[b->n_shapes++] = (ft_shape_bind){.input = b->in_name[i], .origin = b->in_file[i], .kind = FT_BIND_SEQ,
-                                               .count = count};
-    for (int k = 0; k < count; k++) {
-        ft_npy *e = &b->seq_arr[b->n_seq_arr++];
-        *e = a[k];
-        b->shapes[b->n_shapes++] = (ft_shape_bind){.input = b->in_name[i], .shape = e->shape, .origin = b->in_file[i],
-                                                   .dtype = e->dtype, .data = e->data, .nbytes = e->nbytes,
-                                                   .kind = FT_BIND_ELEM, .index = k};
-    }
-    free(a);
-    return FT_OK;
-}
-
 ft_status ft_bind_read_files(ft_bindings *b, ft_error *err)
 {
     if (b->read)
         return FT_OK;
-    b->in_arr = ft_calloc((size_t)(b->n_in ? b->n_in : 1), sizeof *b->in_arr);
-    if (!b->in_arr)
-        return ft_err(err, FT_ERUNTIME, "out of memory");
     b->read = 1;
-    if (!(b->in_seq = ft_calloc((size_t)(b->n_in ? b->n_in : 1), 1)))
-        return ft_err(err, FT_ERUNTIME, "out of memory");
     for (int i = 0; i < b->n_in; i++) {
-        ft_status st = read_seq(b, i, err);
-        if (st)
-            return st;
-        if (b->in_seq[i] && b->shapes[b->n_shapes - 1].kind == FT_BIND_SEQ && b->shapes[b->n_shapes - 1].count == 0) {
-            b->in_seq[i] = 2; /* an empty sequence: no tensor to read */
-            continue;
-        }
-        st = ft_array_read(b->in_file[i], b->in_name[i], &b->in_arr[i], err);
-        if (st && b->in_seq[i]) { /* several members: only a sequence */
-            b->in_seq[i] = 2;
-            err->code = FT_OK;
-            err->msg[0] = 0;
-            continue;
-        }
-        if (st && strstr(err->msg, ": no member ")) {
-            size_t l = strlen(err->msg);
-            snprintf(err->msg + l, sizeof err->msg - l, "; a sequence input takes members 0.npy ... N-1.npy");
-        }
+        ft_status st = ft_values_read(&b->vals, b->in_name[i], b->in_file[i], err);
         if (st) {
             ft_err_prefix(err, "--input %s", b->in_name[i]);
             return st;
         }
-        if (add_shape(b, b->in_name[i], &b->in_arr[i].shape, b->in_file[i]))
-            return ft_err(err, FT_ERUNTIME, "out of memory");
-        /* the values too: a loader may need them at load time (ONNX parameters given as inputs) */
-        ft_shape_bind *sb = &b->shapes[b->n_shapes - 1];
-        sb->dtype = b->in_arr[i].dtype;
-        sb->data = b->in_arr[i].data;
-        sb->nbytes = b->in_arr[i].nbytes;
     }
     return FT_OK;
 }
@@ -281,8 +199,6 @@ void ft_bind_load_opts(const ft_bindings *b, ft_load_opts *o)
 {
     o->dims = b->dims;
     o->n_dims = b->n_dims;
-    o->shapes = b->shapes;
-    o->n_shapes = b->n_shapes;
 }
 
 void ft_random_range(ft_dtype dt, double *lo, double *hi)
@@ -293,30 +209,9 @@ void ft_random_range(ft_dtype dt, double *lo, double *hi)
 
 ft_status ft_bind_apply(ft_bindings *b, ft_graph *g, int require, ft_error *err)
 {
-    for (int i = 0; i < b->n_in && b->read; i++) {
-        int t = ft_graph_find(g, b->in_name[i]);
-        if ((t < 0 || !(g->tensors[t].flags & FT_TF_INPUT)) && b->in_seq[i])
-            continue; /* a sequence or optional input: the loader gave its tensors their values */
-        if (t >= 0 && b->in_seq[i] == 2)
-            return ft_err(err, FT_EGRAPH, "--input %s: %s holds a sequence (members 0.npy ...), but '%s' is a tensor input",
-                          b->in_name[i], b->in_file[i], b->in_name[i]);
-        /* the loader has checked that each -i names an input and has its shape */
-        if (t < 0 || !(g->tensors[t].flags & FT_TF_INPUT))
-            return ft_err(err, FT_EGRAPH, "--input %s=%s: '%s' is not an input of %s", b->in_name[i], b->in_file[i],
-                          b->in_name[i], g->file);
-        ft_tensor *tt = &g->tensors[t];
-        ft_npy *arr = &b->in_arr[i];
-        char s1[FT_SHAPE_STR], s2[FT_SHAPE_STR];
-        if (ft_npy_to_dtype(arr, tt->dtype) != 0)
-            return ft_err(err, FT_EGRAPH, "--input %s: %s has dtype %s but input '%s' is declared %s", b->in_name[i],
-                          b->in_file[i], ft_dtype_name(arr->dtype), b->in_name[i], ft_dtype_name(tt->dtype));
-        if (!ft_shape_eq(&arr->shape, &tt->shape))
-            return ft_err(err, FT_EGRAPH, "--input %s: %s has shape %s but input '%s' is declared %s", b->in_name[i],
-                          b->in_file[i], ft_shape_str(&arr->shape, s1), b->in_name[i], ft_shape_str(&tt->shape, s2));
-        ft_tensor_set_value(tt, arr->data, arr->nbytes);
-        arr->data = NULL;
-        tt->source = "--input";
-    }
+    ft_status st = ft_values_apply(&b->vals, g, err);
+    if (st)
+        return st;
     /* input k (its place in the graph's "inputs") draws from seed + k */
     for (int i = 0; i < g->n_inputs && b->random; i++) {
         ft_tensor *t = &g->tensors[g->inputs[i]];
@@ -355,24 +250,13 @@ void ft_bindings_free(ft_bindings *b)
 {
     for (int i = 0; i < b->n_dims; i++)
         free((char *)b->dims[i].name);
-    /* the -i shape bindings share in_name; the --shape ones own their input */
-    for (int i = 0; i < b->n_shapes; i++)
-        if (b->shapes[i].origin == shape_origin)
-            free((char *)b->shapes[i].input);
     for (int i = 0; i < b->n_in; i++) {
         free(b->in_name[i]);
         free(b->in_file[i]);
-        if (b->in_arr)
-            ft_npy_clear(&b->in_arr[i]);
     }
     free(b->dims);
-    free(b->shapes);
+    ft_values_free(&b->vals);
     free(b->in_name);
     free(b->in_file);
-    free(b->in_arr);
-    free(b->in_seq);
-    for (int i = 0; i < b->n_seq_arr; i++)
-        ft_npy_clear(&b->seq_arr[i]);
-    free(b->seq_arr);
     memset(b, 0, sizeof *b);
 }

@@ -1,7 +1,7 @@
 /* NumPy-style printing of arrays (show.h). */
 #include "show.h"
 #include "../io/npz.h"
-#include "arrays.h"
+#include "../pipeline/arrays.h"
 #include "../graph/elem.h"
 #include "../graph/str.h"
 

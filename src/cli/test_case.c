@@ -23,7 +23,7 @@
 #include "report.h"
 #include "cliutil.h"
 #include "test_int.h"
-#include "arrays.h"
+#include "../pipeline/arrays.h"
 #include "expect.h"
 
 static int is_dir(const char *p)
@@ -189,10 +189,11 @@ static ft_status dataset_scan(const char *dir, dataset *d, int need_expected, ft
     return st;
 }
 
-/* An input file, read as the dtype and shape of input t (cleared on failure). */
-static ft_status read_input(const char *path, const ft_tensor *t, ft_npy *a, ft_error *err)
+/* An input file (its array as the import's bindings read it, else read
+ * now), as the dtype and shape of input t (cleared on failure). */
+static ft_status read_input(ft_values *v, const char *path, const ft_tensor *t, ft_npy *a, ft_error *err)
 {
-    ft_status st = ft_array_read(path, NULL, a, err);
+    ft_status st = ft_values_take(v, path, a) ? ft_array_read(path, NULL, a, err) : FT_OK;
     char s1[FT_SHAPE_STR], s2[FT_SHAPE_STR];
     if (st)
         return st;
@@ -211,7 +212,7 @@ static ft_status read_input(const char *path, const ft_tensor *t, ft_npy *a, ft_
  * its K-th graph input without an initializer (onames, read from the model);
  * otherwise the K-th graph input without a value of its own, or the K-th
  * input when the data set has one file per graph input. */
-static ft_status feed_inputs(ft_graph *g, const dataset *d, char **onames, ft_error *err)
+static ft_status feed_inputs(ft_graph *g, const dataset *d, char **onames, ft_values *v, ft_error *err)
 {
     int *free_in = ft_calloc((size_t)(g->n_inputs ? g->n_inputs : 1), sizeof *free_in), n_free = 0;
     if (!free_in)
@@ -242,7 +243,7 @@ static ft_status feed_inputs(ft_graph *g, const dataset *d, char **onames, ft_er
             ti = g->inputs[j];
         }
         ft_npy a;
-        if (!(st = read_input(path, &g->tensors[ti], &a, err))) {
+        if (!(st = read_input(v, path, &g->tensors[ti], &a, err))) {
             ft_tensor_set_value(&g->tensors[ti], a.data, a.nbytes);
             g->tensors[ti].source = "--input";
         }
@@ -254,54 +255,6 @@ static ft_status feed_inputs(ft_graph *g, const dataset *d, char **onames, ft_er
     return st;
 }
 
-/* One more binding (and the array it points into) for bind_inputs. */
-static ft_npy *more_bind(ft_shape_bind **binds, ft_npy **arrs, int *nb, int *cap)
-{
-    if (*nb == *cap) {
-        int nc = *cap ? *cap * 2 : 8;
-        ft_shape_bind *b = ft_realloc(*binds, (size_t)nc * sizeof *b);
-        if (b)
-            *binds = b;
-        ft_npy *a = b ? ft_realloc(*arrs, (size_t)nc * sizeof *a) : NULL;
-        if (!a)
-            return NULL;
-        *arrs = a;
-        *cap = nc;
-    }
-    memset(&(*arrs)[*nb], 0, sizeof **arrs);
-    memset(&(*binds)[*nb], 0, sizeof **binds);
-    return &(*arrs)[*nb];
-}
-
-/* A sequence or optional input's file (a SequenceProto or OptionalProto):
- * its length and tensors as FT_BIND_SEQ and FT_BIND_ELEM bindings. */
-static ft_status bind_values(const char *path, const char *name, int optional, ft_shape_bind **binds, ft_npy **arrs,
-                             int *nb, int *cap, ft_error *err)
-{
-    ft_npy *v = NULL;
-    int count = 0;
-    ft_status st = ft_array_read_values(path, optional, &v, &count, err);
-    if (st)
-        return st;
-    if (!more_bind(binds, arrs, nb, cap))
-        st = ft_err(err, FT_ERUNTIME, "out of memory");
-    else
-        (*binds)[(*nb)++] = (ft_shape_bind){.input = name, .origin = path, .kind = FT_BIND_SEQ, .count = count};
-    for (int i = 0; i < count; i++) {
-        ft_npy *a = st ? NULL : more_bind(binds, arrs, nb, cap);
-        if (!a) {
-            st = st ? st : ft_err(err, FT_ERUNTIME, "out of memory");
-            ft_npy_clear(&v[i]);
-            continue;
-        }
-        *a = v[i];
-        (*binds)[(*nb)++] = (ft_shape_bind){.input = name, .shape = a->shape, .origin = path, .dtype = a->dtype,
-                                            .data = a->data, .nbytes = a->nbytes, .kind = FT_BIND_ELEM, .index = i};
-    }
-    free(v);
-    return st;
-}
-
 /* For an ONNX model (onames: its inputs without an initializer, n >= 0;
  * kinds: tensor, sequence or optional, onnx_inputs.h), every input file
  * read before the import and given to it as a shape and value binding: the
@@ -309,15 +262,13 @@ static ft_status bind_values(const char *path, const char *name, int optional, f
  * starts, ...) at load time, and the length and tensors of a sequence or
  * optional input. Also used with the names of the inputs/NAME files of a
  * JSON or binary graph whose named dims need them (kinds NULL). */
-static ft_status bind_inputs(const dataset *d, char **onames, const int *kinds, int n, ft_shape_bind **binds, ft_npy **arrs,
-                             int *nb, ft_error *err)
+static ft_status bind_inputs(const dataset *d, char **onames, const int *kinds, int n, ft_values *v, ft_error *err)
 {
     if (n < 0)
         return FT_OK;
     if (d->n_pos_in > n)
         return ft_err(err, FT_EGRAPH, "%d input files (input_0 to input_%d) but the model has %d input%s without an initializer",
                       d->n_pos_in, d->n_pos_in - 1, n, n == 1 ? "" : "s");
-    int cap = *nb;
     for (int k = 0; k < d->n_pos_in + d->n_named_in; k++) {
         const char *path = k < d->n_pos_in ? d->pos_in[k] : d->named_in[k - d->n_pos_in], *name = NULL;
         int kind = 0;
@@ -337,19 +288,19 @@ static ft_status bind_inputs(const dataset *d, char **onames, const int *kinds, 
                 continue; /* feed_inputs names the file */
         }
         if (kind) { /* a sequence's or optional's file: an error in it is the case's failure */
-            ft_status st = bind_values(path, name, kind == 2, binds, arrs, nb, &cap, err);
+            ft_status st = ft_values_read_pb(v, name, path, kind == 2, err);
             if (st)
                 return st;
             continue;
         }
-        ft_npy *a = more_bind(binds, arrs, nb, &cap);
-        if (!a)
-            return ft_err(err, FT_ERUNTIME, "out of memory");
+        ft_npy a;
         ft_error e2 = {0};
-        if (ft_array_read(path, NULL, a, &e2))
+        if (ft_array_read(path, NULL, &a, &e2))
             continue; /* reported by feed_inputs, unless the model is refused first */
-        (*binds)[(*nb)++] = (ft_shape_bind){.input = name, .shape = a->shape, .origin = path, .dtype = a->dtype,
-                                            .data = a->data, .nbytes = a->nbytes};
+        if (ft_values_add_array(v, name, path, &a, err)) {
+            ft_npy_clear(&a);
+            return err->code;
+        }
     }
     return FT_OK;
 }
@@ -394,17 +345,15 @@ static char run_set(const ft_test_opts *o, ft_test_dev *dev, const char *model, 
     memset(&d, 0, sizeof d);
     char verdict = 'F';
     char **onames = NULL, **stems = NULL;
-    int n_onames = -1, n_binds = 0, n_stems = 0, *okinds = NULL;
-    ft_shape_bind *binds = NULL;
-    ft_npy *arrs = NULL;
+    int n_onames = -1, n_stems = 0, *okinds = NULL;
+    ft_values vals = {0};
     ft_load_opts lo = {.seed_override = -1};
     if (dataset_scan(setdir, &d, !save, &err) || ft_onnx_input_names(model, &onames, &okinds, &n_onames, &err) ||
-        bind_inputs(&d, onames, okinds, n_onames, &binds, &arrs, &n_binds, &err)) {
+        bind_inputs(&d, onames, okinds, n_onames, &vals, &err)) {
         snprintf(msg, msz, "%s%s", label, err.msg);
         goto out;
     }
-    lo.shapes = binds;
-    lo.n_shapes = n_binds;
+    ft_values_load_opts(&vals, &lo);
     ft_status st = ft_graph_load(model, &lo, &g, &err);
     if (st && n_onames < 0 && d.n_named_in && strstr(err.msg, "is not known")) {
         /* a graph with named dims: bind them from the shapes of inputs/NAME
@@ -425,9 +374,8 @@ static char run_set(const ft_test_opts *o, ft_test_dev *dev, const char *model, 
             }
         }
         ft_error e2 = {0};
-        if (!bind_inputs(&dn, stems, NULL, n_stems, &binds, &arrs, &n_binds, &e2)) {
-            lo.shapes = binds;
-            lo.n_shapes = n_binds;
+        if (!bind_inputs(&dn, stems, NULL, n_stems, &vals, &e2)) {
+            ft_values_load_opts(&vals, &lo);
             st = ft_graph_load(model, &lo, &g, &err);
         }
     }
@@ -444,7 +392,7 @@ static char run_set(const ft_test_opts *o, ft_test_dev *dev, const char *model, 
         snprintf(msg, msz, "%s", err.msg);
         goto out;
     }
-    if (feed_inputs(g, &d, onames, &err)) {
+    if (feed_inputs(g, &d, onames, &vals, &err)) {
         snprintf(msg, msz, "%s%s", label, err.msg);
         goto out;
     }
@@ -523,10 +471,7 @@ out:
     else
         ft_graph_free(g);
     dataset_free(&d);
-    for (int i = 0; i < n_binds; i++)
-        ft_npy_clear(&arrs[i]);
-    free(arrs);
-    free(binds);
+    ft_values_free(&vals);
     if (onames)
         ft_free_strs(onames, n_onames);
     free(okinds);

@@ -159,7 +159,6 @@ void cpu_matmul_epilogue(ft_kctx *k, float *y, int64_t rows, int64_t N, const fl
 
 static ft_status matmul_blas(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    const ft_shape *as = &in[0].shape, *bs = &in[1].shape;
     ft_dtype dt = in[0].dtype;
     size_t es = ft_dtype_size(dt);
     uint64_t total = ft_numel(&out[0].shape);
@@ -167,26 +166,24 @@ static ft_status matmul_blas(ft_kctx *k, const ft_node *n, const ft_view *in, ft
         return FT_OK;
     const void *bias = n->n_in > 2 ? in[2].data : NULL;
     ft_mm_act act = n->params.matmul.act;
-    int64_t M, K, N;
-    ft_matmul_mkn(as, bs, &M, &K, &N);
+    ft_matmul_geom g;
+    ft_matmul_geom_of(&in[0].shape, &in[1].shape, &g);
+    const int64_t M = g.M, K = g.K, N = g.N;
     if (K == 0) {
         zero(out[0].data, total, es);
         epilogue_par(k, dt, out[0].data, (int64_t)(total / (uint64_t)N), N, bias, act);
         return FT_OK;
     }
-    int64_t bdims[FT_MAX_RANK], sa[FT_MAX_RANK], sb[FT_MAX_RANK], na, nb;
-    uint64_t nbatch;
-    int r = ft_matmul_batch(as, bs, bdims, sa, sb, &nbatch, &na, &nb);
     openblas_set_num_threads(k->threads);
     const char *A = in[0].data, *B = in[1].data;
     char *C = out[0].data;
     size_t amat = (size_t)(M * K) * es, bmat = (size_t)(K * N) * es, cmat = (size_t)(M * N) * es;
     /* b shared by every batch and a not broadcast: one tall product. */
-    if (nb == 1 && (uint64_t)na == nbatch) {
-        int rc = gemm_one(dt, 0, 0, (int64_t)nbatch * M, N, K, 1.0, A, K, B, N, 0.0, C, N);
+    if (g.tall) {
+        int rc = gemm_one(dt, 0, 0, (int64_t)g.nbatch * M, N, K, 1.0, A, K, B, N, 0.0, C, N);
         if (rc)
             return cpu_blas_error(k, n, rc);
-        epilogue_par(k, dt, C, (int64_t)nbatch * M, N, bias, act);
+        epilogue_par(k, dt, C, (int64_t)g.nbatch * M, N, bias, act);
         return FT_OK;
     }
     /* Small matrices, or many of them (attention heads: 64 products of
@@ -196,20 +193,15 @@ static ft_status matmul_blas(ft_kctx *k, const ft_node *n, const ft_view *in, ft
      * product, with a join per product, above them (inside the loop they run
      * on the calling thread). */
     uint64_t work = (uint64_t)M * (uint64_t)N * (uint64_t)K;
-    int par = k->threads > 1 && nbatch >= 2 && (work < (1u << 21) || nbatch >= 4 * (uint64_t)k->threads) &&
-              work * nbatch >= (1u << 18),
+    int par = k->threads > 1 && g.nbatch >= 2 && (work < (1u << 21) || g.nbatch >= 4 * (uint64_t)k->threads) &&
+              work * g.nbatch >= (1u << 18),
         brc = 0;
     if (par)
         openblas_set_num_threads(1);
 #pragma omp parallel for num_threads(k->threads) schedule(static) if (par)
-    for (int64_t t = 0; t < (int64_t)nbatch; t++) {
-        int64_t rem = t, oa = 0, ob = 0;
-        for (int i = r - 1; i >= 0; i--) {
-            int64_t idx = rem % bdims[i];
-            rem /= bdims[i];
-            oa += idx * sa[i];
-            ob += idx * sb[i];
-        }
+    for (int64_t t = 0; t < (int64_t)g.nbatch; t++) {
+        int64_t oa, ob;
+        ft_matmul_batch_at(&g, t, &oa, &ob);
         int rc = gemm_one(dt, 0, 0, M, N, K, 1.0, A + (size_t)oa * amat, K, B + (size_t)ob * bmat, N, 0.0,
                           C + (size_t)t * cmat, N);
         if (rc) {
@@ -234,15 +226,12 @@ ft_status cpu_matmul(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
 
 static ft_status gemm_blas(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    ft_dtype dt = in[0].dtype;
     const ft_matmul_params *mp = &n->params.matmul;
-    int ta = mp->trans_a, tb = mp->trans_b;
-    double alpha = mp->alpha, beta = mp->beta;
-    const ft_shape *as = &in[0].shape, *bs = &in[1].shape;
-    int64_t M = ta ? as->dims[1] : as->dims[0], K = ta ? as->dims[0] : as->dims[1];
-    int64_t N = tb ? bs->dims[0] : bs->dims[1];
-    if (M == 0 || N == 0)
+    int64_t M, K, N;
+    if (!ft_gemm_mkn(mp, &in[0].shape, &in[1].shape, &M, &K, &N))
         return FT_OK;
+    ft_dtype dt = in[0].dtype;
+    double beta = mp->beta;
     int has_c = n->n_in > 2 && in[2].data;
     /* A bias row (c of [N] or [1, N], beta 1: the exports' Linear layers) is
      * added in the epilogue after the product, which saves writing y once
@@ -255,8 +244,7 @@ static ft_status gemm_blas(ft_kctx *k, const ft_node *n, const ft_view *in, ft_v
      * with beta=1. */
     if (has_c && !row_c) {
         int64_t st[2];
-        ft_shape os = {.rank = 2, .dims = {M, N}};
-        ft_broadcast_strides(&in[2].shape, &os, st);
+        ft_gemm_c_strides(&in[2].shape, M, N, st);
         int par = (uint64_t)M * (uint64_t)N >= CPU_PAR_MIN;
 #pragma omp parallel for num_threads(k->threads) if (par)
         for (int64_t i = 0; i < M; i++)
@@ -272,7 +260,8 @@ static ft_status gemm_blas(ft_kctx *k, const ft_node *n, const ft_view *in, ft_v
     }
     if (K > 0) {
         openblas_set_num_threads(k->threads);
-        int rc = gemm_one(dt, ta, tb, M, N, K, alpha, in[0].data, as->dims[1], in[1].data, bs->dims[1],
+        int rc = gemm_one(dt, mp->trans_a, mp->trans_b, M, N, K, mp->alpha, in[0].data, in[0].shape.dims[1], in[1].data,
+                          in[1].shape.dims[1],
                           has_c && !row_c ? 1.0 : 0.0, out[0].data, N);
         if (rc)
             return cpu_blas_error(k, n, rc);

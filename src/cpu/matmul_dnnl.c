@@ -115,21 +115,18 @@ static int product_of(const ft_node *n, const ft_view *in, mm_shape *p)
     if (n->op == FT_OP_MATMUL) {
         if (as->rank < 2 || bs->rank < 2)
             return 0;
-        int64_t M, K, N, bdims[FT_MAX_RANK], sa[FT_MAX_RANK], sb[FT_MAX_RANK], na, nb;
-        uint64_t nbatch;
-        ft_matmul_mkn(as, bs, &M, &K, &N);
-        ft_matmul_batch(as, bs, bdims, sa, sb, &nbatch, &na, &nb);
-        if (nb != 1 || (uint64_t)na != nbatch)
+        ft_matmul_geom g;
+        ft_matmul_geom_of(as, bs, &g);
+        if (!g.tall)
             return 0;
-        p->M = (int64_t)nbatch * M, p->N = N, p->K = K;
+        p->M = (int64_t)g.nbatch * g.M, p->N = g.N, p->K = g.K;
         p->bias = n->n_in > 2 ? in[2].data : NULL;
     } else {
         const ft_matmul_params *mp = &n->params.matmul;
         if (mp->alpha != 1.0 || as->rank != 2 || bs->rank != 2)
             return 0;
         p->ta = mp->trans_a, p->tb = mp->trans_b;
-        p->M = p->ta ? as->dims[1] : as->dims[0], p->K = p->ta ? as->dims[0] : as->dims[1];
-        p->N = p->tb ? bs->dims[0] : bs->dims[1];
+        ft_gemm_mkn(mp, as, bs, &p->M, &p->K, &p->N);
         if (n->n_in > 2 && in[2].data) { /* only a bias row: matmul.c's row_c */
             const ft_shape *cs = &in[2].shape;
             if (mp->beta != 1.0 || cs->rank < 1 || cs->dims[cs->rank - 1] != p->N || (cs->rank == 2 && cs->dims[0] != 1) ||

@@ -245,28 +245,24 @@ ft_status cpu_tile(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out
 
 ft_status cpu_concat(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    const int axis = n->params.move.axis;
     size_t es = ft_dtype_size(out->dtype);
     int64_t off = 0;
     for (int i = 0; i < n->n_in; i++) {
         ft_xfer x;
-        int64_t at = ft_xfer_part(&x, &in[i].shape, &out->shape, axis, off, 1);
+        int64_t at = ft_xfer_part(&x, &in[i].shape, &out->shape, n->params.move.axis, &off, 1);
         xfer_run(k, &x, (char *)out->data + at * (int64_t)es, in[i].data, es);
-        off += in[i].shape.dims[axis];
     }
     return FT_OK;
 }
 
 ft_status cpu_split(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    const int axis = n->params.move.axis;
     size_t es = ft_dtype_size(in[0].dtype);
     int64_t off = 0;
     for (int i = 0; i < n->n_out; i++) {
         ft_xfer x;
-        int64_t at = ft_xfer_part(&x, &out[i].shape, &in[0].shape, axis, off, 0);
+        int64_t at = ft_xfer_part(&x, &out[i].shape, &in[0].shape, n->params.move.axis, &off, 0);
         xfer_run(k, &x, out[i].data, (const char *)in[0].data + at * (int64_t)es, es);
-        off += out[i].shape.dims[axis];
     }
     return FT_OK;
 }

@@ -61,6 +61,19 @@ static ft_status tabs_make(ft_kctx *kc, const ft_node *n, const ft_pool_geom *g,
     const T *xp = x + p * g->in[0] * g->in[1] * g->in[2] + (fd * g->in[1] + fh) * g->in[2];                           \
     T *yp = y + r * g->out[2];
 
+/* Every cell v (of type T) of the window at xw of the current output: cd x ch x
+ * cw cells, dd, dh and dw apart (ROW_SETUP); a, b and c count them. The
+ * arguments after v are the body. */
+#define FOR_WINDOW(T, v, ...)                                                                                         \
+    for (int64_t a = 0; a < cd; a++)                                                                                  \
+        for (int64_t b = 0; b < ch; b++) {                                                                            \
+            const T *row_ = xw + a * dd + b * dh;                                                                     \
+            for (int64_t c = 0; c < cw; c++) {                                                                        \
+                T v = row_[c * dw];                                                                                   \
+                __VA_ARGS__                                                                                           \
+            }                                                                                                         \
+        }
+
 /* Max with NaN propagation for floats (a NaN anywhere in the window wins, as
  * in reduce_max); an empty window (all padding) gives -inf or the int minimum.
  * Branch-free: on random data a compare-and-branch mispredicts half the time. */
@@ -78,15 +91,7 @@ static ft_status tabs_make(ft_kctx *kc, const ft_node *n, const ft_pool_geom *g,
                 int64_t cw = t[2].cnt[ow];                                                                            \
                 T m = LOWEST;                                                                                         \
                 int nan = 0;                                                                                          \
-                for (int64_t a = 0; a < cd; a++)                                                                      \
-                    for (int64_t b = 0; b < ch; b++) {                                                                \
-                        const T *row = xw + a * dd + b * dh;                                                          \
-                        for (int64_t c = 0; c < cw; c++) {                                                            \
-                            T v = row[c * dw];                                                                        \
-                            m = v > m ? v : m;                                                                        \
-                            nan |= ISNAN(v);                                                                          \
-                        }                                                                                             \
-                    }                                                                                                 \
+                FOR_WINDOW(T, v, m = v > m ? v : m; nan |= ISNAN(v);)                                                 \
                 yp[ow] = nan ? NANV : m;                                                                              \
             }                                                                                                         \
         }                                                                                                             \
@@ -122,17 +127,10 @@ DEF_MAXPOOL(u8, uint8_t, 0, INAN, 0)
                 int64_t cw = t[2].cnt[ow], fw = t[2].first[ow], at = -1;                                              \
                 T m = LOWEST;                                                                                         \
                 int nan = 0;                                                                                          \
-                for (int64_t a = 0; a < cd; a++)                                                                      \
-                    for (int64_t b = 0; b < ch; b++) {                                                                \
-                        const T *row = xw + a * dd + b * dh;                                                          \
-                        for (int64_t c = 0; c < cw; c++) {                                                            \
-                            T v = row[c * dw];                                                                        \
-                            if (!nan && (v > m || ISNAN(v) || at < 0)) {                                              \
-                                m = v, nan = ISNAN(v);                                                                \
-                                at = (fd + a * g->d[0]) * sd + (fh + b * g->d[1]) * sh + (fw + c * g->d[2]) * sw;     \
-                            }                                                                                         \
-                        }                                                                                             \
-                    }                                                                                                 \
+                FOR_WINDOW(T, v, if (!nan && (v > m || ISNAN(v) || at < 0)) {                                         \
+                    m = v, nan = ISNAN(v);                                                                            \
+                    at = (fd + a * g->d[0]) * sd + (fh + b * g->d[1]) * sh + (fw + c * g->d[2]) * sw;                 \
+                })                                                                                                    \
                 yp[ow] = nan ? NANV : m;                                                                              \
                 ip[ow] = at < 0 ? -1 : base + at;                                                                     \
             }                                                                                                         \
@@ -328,12 +326,7 @@ static inline double lp_root(double s, int p) { return p == 1 ? s : p == 2 ? sqr
                 const T *xw = xp + t[2].first[ow];                                                                    \
                 int64_t cw = t[2].cnt[ow];                                                                            \
                 double sum = 0;                                                                                       \
-                for (int64_t a = 0; a < cd; a++)                                                                      \
-                    for (int64_t b = 0; b < ch; b++) {                                                                \
-                        const T *row = xw + a * dd + b * dh;                                                          \
-                        for (int64_t c = 0; c < cw; c++)                                                              \
-                            sum += TERM((double)row[c * dw], pw);                                                     \
-                    }                                                                                                 \
+                FOR_WINDOW(T, v, sum += TERM((double)v, pw);)                                                         \
                 double cnt = (double)cdh * (double)(incl ? t[2].cntpad[ow] : cw);                                     \
                 (void)cnt;                                                                                            \
                 yp[ow] = (T)(RESULT(sum, cnt, pw));                                                                   \

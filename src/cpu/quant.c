@@ -362,11 +362,10 @@ static ft_status int_matmul(ft_kctx *k, const ft_node *n, const ft_view *a, cons
     const ft_shape *as = &a->shape, *bs = &b->shape;
     if (ft_numel(&y->shape) == 0)
         return FT_OK;
-    int64_t M, K, N;
-    ft_matmul_mkn(as, bs, &M, &K, &N);
-    int64_t bdims[FT_MAX_RANK], sa[FT_MAX_RANK], sb[FT_MAX_RANK], na, nb;
-    uint64_t nbatch;
-    int r = ft_matmul_batch(as, bs, bdims, sa, sb, &nbatch, &na, &nb);
+    ft_matmul_geom g;
+    ft_matmul_geom_of(as, bs, &g);
+    const int64_t M = g.M, K = g.K, N = g.N, nb = g.nb;
+    const uint64_t nbatch = g.nbatch;
     int row_a = n->params.quant.row_a, col_b = n->params.quant.col_b;
     /* b - b_zp, transposed to [N, K], for each of b's matrices */
     int16_t *bt = malloc((size_t)(nb * N * K + 1) * sizeof *bt);
@@ -397,14 +396,9 @@ static ft_status int_matmul(ft_kctx *k, const ft_node *n, const ft_view *a, cons
         for (int64_t blk = 0; blk < blocks; blk++) {
             if (!ar || (rq && !accs))
                 continue;
-            int64_t t = blk / bpm, i0 = (blk % bpm) * QROWS, rem = t, oa = 0, ob = 0;
+            int64_t t = blk / bpm, i0 = (blk % bpm) * QROWS, oa, ob;
             int h = (int)(M - i0 < QROWS ? M - i0 : QROWS);
-            for (int d = r - 1; d >= 0; d--) {
-                int64_t idx = rem % bdims[d];
-                rem /= bdims[d];
-                oa += idx * sa[d];
-                ob += idx * sb[d];
-            }
+            ft_matmul_batch_at(&g, t, &oa, &ob);
             for (int q = 0; q < h; q++) {
                 int64_t z = za->data ? ft_ld_int(za->data, za->dtype, row_a ? i0 + q : 0) : 0;
                 widen(a->data, a->dtype, (oa * M + i0 + q) * K, 1, K, z, ar + q * K);

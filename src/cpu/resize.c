@@ -3,8 +3,9 @@
  * (onnx/reference/ops/op_resize.py). The inference in
  * src/graph/infer_pool.c has checked the attributes and fixed the output
  * shape; this file maps every output coordinate of every axis to its source
- * cells once, then gathers. With antialias (linear, cubic) each axis has
- * ft_resize_aa_width() taps per output coordinate (ft_resize_aa_axis). */
+ * cells once, then gathers. Cubic, and antialias (linear, cubic), read the
+ * taps of every output coordinate of every axis (ft_resize_taps_fill,
+ * infer_pool.h), as the CUDA kernel does (src/cuda/image.cu). */
 #include "cpu.h"
 #include "../graph/infer_pool.h"
 #include "../graph/sample.h"
@@ -105,42 +106,46 @@ static void map_axis(axis_map *m, const ft_resize_params *p, int d, double scale
 DEF_RESIZE(f32, float)
 DEF_RESIZE(f64, double)
 
-/* ---- cubic ------------------------------------------------------------------------- */
+/* ---- cubic and antialias ----------------------------------------------------------------- */
 
-/* Every output element sums the products of the taps of every axis (one tap
- * on the axes where its coordinate falls on a cell), the first axis
- * outermost. */
-#define DEF_CUBIC(S, T)                                                                                               \
-    static void cubic_##S(const T *x, T *y, const ft_shape *is, const ft_shape *os, ft_taps *const *tab, double ext, \
-                          int threads, int par)                                                                       \
+/* Every output element sums the products of the taps of every axis
+ * (ft_resize_taps, infer_pool.h), the first axis outermost; an axis without
+ * taps gives the extrapolation value. */
+#define DEF_TAPS(S, T)                                                                                                \
+    static void taps_##S(const T *x, T *y, const ft_shape *is, const ft_shape *os, const ft_resize_taps *tt,         \
+                         const void *block, double ext, int threads, int par)                                         \
     {                                                                                                                 \
         int r = is->rank;                                                                                             \
         int64_t ist[FT_MAX_RANK], total = (int64_t)ft_numel(os);                                                      \
         ft_strides(is, ist);                                                                                          \
+        const ft_tap_span *span;                                                                                      \
+        const int64_t *idx;                                                                                           \
+        const double *wt;                                                                                             \
+        ft_resize_taps_at(tt, block, &span, &idx, &wt);                                                               \
         _Pragma("omp parallel for num_threads(threads) schedule(static) if (par)")                                    \
         for (int64_t e = 0; e < total; e++) {                                                                         \
-            const ft_taps *t[FT_MAX_RANK];                                                                            \
-            int64_t rem = e;                                                                                          \
+            int64_t at[FT_MAX_RANK], nt[FT_MAX_RANK], rem = e;                                                        \
             int outside = 0;                                                                                          \
             for (int d = r - 1; d >= 0; d--) {                                                                        \
-                t[d] = &tab[d][rem % os->dims[d]];                                                                    \
-                outside |= t[d]->n == 0;                                                                              \
+                const ft_tap_span *sp = &span[tt->off[d] + rem % os->dims[d]];                                        \
+                at[d] = sp->at, nt[d] = sp->n;                                                                        \
+                outside |= sp->n == 0;                                                                                \
                 rem /= os->dims[d];                                                                                   \
             }                                                                                                         \
             if (outside) {                                                                                            \
                 y[e] = (T)ext;                                                                                        \
                 continue;                                                                                             \
             }                                                                                                         \
-            int k[FT_MAX_RANK] = {0};                                                                                 \
+            int64_t k[FT_MAX_RANK] = {0};                                                                             \
             double acc = 0;                                                                                           \
             for (;;) {                                                                                                \
                 int64_t off = 0;                                                                                      \
                 double w = 1;                                                                                         \
                 for (int d = 0; d < r; d++)                                                                           \
-                    off += t[d]->i[k[d]] * ist[d], w *= t[d]->w[k[d]];                                                \
+                    off += idx[at[d] + k[d]] * ist[d], w *= wt[at[d] + k[d]];                                         \
                 acc += w * (double)x[off];                                                                            \
                 int d = r - 1;                                                                                        \
-                while (d >= 0 && ++k[d] == t[d]->n)                                                                   \
+                while (d >= 0 && ++k[d] == nt[d])                                                                     \
                     k[d--] = 0;                                                                                       \
                 if (d < 0)                                                                                            \
                     break;                                                                                            \
@@ -149,93 +154,31 @@ DEF_RESIZE(f64, double)
         }                                                                                                             \
     }
 
-DEF_CUBIC(f32, float)
-DEF_CUBIC(f64, double)
+DEF_TAPS(f32, float)
+DEF_TAPS(f64, double)
 
-/* ---- antialias ------------------------------------------------------------------------- */
-
-/* The taps of every axis (ft_resize_aa_axis): n[d] per output coordinate. */
-typedef struct aa_tab {
-    int n[FT_MAX_RANK];
-    const int64_t *i[FT_MAX_RANK];
-    const double *w[FT_MAX_RANK];
-} aa_tab;
-
-/* Every output element sums the products of the taps of every axis, the
- * first axis outermost; an axis without taps gives the extrapolation value. */
-#define DEF_AA(S, T)                                                                                                  \
-    static void aa_##S(const T *x, T *y, const ft_shape *is, const ft_shape *os, const aa_tab *tb, double ext,       \
-                       int threads, int par)                                                                          \
-    {                                                                                                                 \
-        int r = is->rank;                                                                                             \
-        int64_t ist[FT_MAX_RANK], total = (int64_t)ft_numel(os);                                                      \
-        ft_strides(is, ist);                                                                                          \
-        _Pragma("omp parallel for num_threads(threads) schedule(static) if (par)")                                    \
-        for (int64_t e = 0; e < total; e++) {                                                                         \
-            int64_t at[FT_MAX_RANK], rem = e;                                                                         \
-            int outside = 0;                                                                                          \
-            for (int d = r - 1; d >= 0; d--) {                                                                        \
-                at[d] = rem % os->dims[d] * tb->n[d];                                                                 \
-                outside |= tb->i[d][at[d]] < 0;                                                                       \
-                rem /= os->dims[d];                                                                                   \
-            }                                                                                                         \
-            if (outside) {                                                                                            \
-                y[e] = (T)ext;                                                                                        \
-                continue;                                                                                             \
-            }                                                                                                         \
-            int k[FT_MAX_RANK] = {0};                                                                                 \
-            double acc = 0;                                                                                           \
-            for (;;) {                                                                                                \
-                int64_t off = 0;                                                                                      \
-                double w = 1;                                                                                         \
-                for (int d = 0; d < r; d++)                                                                           \
-                    off += tb->i[d][at[d] + k[d]] * ist[d], w *= tb->w[d][at[d] + k[d]];                              \
-                acc += w * (double)x[off];                                                                            \
-                int d = r - 1;                                                                                        \
-                while (d >= 0 && ++k[d] == tb->n[d])                                                                  \
-                    k[d--] = 0;                                                                                       \
-                if (d < 0)                                                                                            \
-                    break;                                                                                            \
-            }                                                                                                         \
-            y[e] = (T)acc;                                                                                            \
-        }                                                                                                             \
-    }
-
-DEF_AA(f32, float)
-DEF_AA(f64, double)
-
-static ft_status resize_aa(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+static ft_status resize_taps(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_shape *is = &in[0].shape, *os = &out[0].shape;
     const ft_resize_params *md = &n->params.resize;
-    aa_tab tb;
-    int64_t total = 0;
-    for (int d = 0; d < is->rank; d++) {
-        tb.n[d] = ft_resize_aa_width(md, ft_resize_scale(md, is, os, d));
-        total += os->dims[d] * tb.n[d];
-    }
-    char *buf = ft_malloc((size_t)total * (sizeof(int64_t) + sizeof(double)));
-    if (!buf)
+    ft_resize_taps tt;
+    ft_resize_taps_size(md, is, os, &tt);
+    void *block = ft_malloc(tt.bytes);
+    if (!block)
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the resize tables (%lld entries)",
-                           (long long)total);
-    int64_t *ib = (int64_t *)buf;
-    double *wb = (double *)(buf + (size_t)total * sizeof(int64_t));
-    for (int d = 0; d < is->rank; d++) {
-        ft_resize_aa_axis(md, d, ft_resize_scale(md, is, os, d), is->dims[d], os->dims[d], ib, wb);
-        tb.i[d] = ib, tb.w[d] = wb;
-        ib += os->dims[d] * tb.n[d], wb += os->dims[d] * tb.n[d];
-    }
-    int par = ft_numel(os) >= CPU_PAR_MIN / 16 && k->threads > 1;
+                           (long long)tt.n_tap);
+    ft_resize_taps_fill(md, is, os, &tt, block);
+    int par = ft_numel(os) >= (md->antialias ? CPU_PAR_MIN / 16 : CPU_PAR_MIN / 4) && k->threads > 1;
     if (in[0].dtype == FT_F64)
-        aa_f64(in[0].data, out[0].data, is, os, &tb, md->extrapolation, k->threads, par);
+        taps_f64(in[0].data, out[0].data, is, os, &tt, block, md->extrapolation, k->threads, par);
     else
-        aa_f32(in[0].data, out[0].data, is, os, &tb, md->extrapolation, k->threads, par);
-    free(buf);
+        taps_f32(in[0].data, out[0].data, is, os, &tt, block, md->extrapolation, k->threads, par);
+    free(block);
     return FT_OK;
 }
 
-/* One block holds the tables of every axis, os->dims[d] entries for axis d:
- * the cubic taps, or for nearest and linear lo, hi (int64) and w (double). */
+/* Nearest and linear: one block holds the tables of every axis, os->dims[d]
+ * entries for axis d: lo, hi (int64) and w (double). */
 ft_status cpu_resize(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_shape *is = &in[0].shape, *os = &out[0].shape;
@@ -246,45 +189,30 @@ ft_status cpu_resize(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *o
     int f64 = in[0].dtype == FT_F64;
     if (!f64 && in[0].dtype != FT_F32)
         return cpu_bad_dtype(k, n, in[0].dtype);
-    if (md->antialias)
-        return resize_aa(k, n, in, out);
+    if (md->antialias || md->cubic)
+        return resize_taps(k, n, in, out);
     int r = is->rank;
     int64_t total = 0;
     for (int d = 0; d < r; d++)
         total += os->dims[d];
-    size_t per = md->cubic ? sizeof(ft_taps) : 2 * sizeof(int64_t) + sizeof(double);
-    char *buf = ft_malloc((size_t)total * per);
+    char *buf = ft_malloc((size_t)total * (2 * sizeof(int64_t) + sizeof(double)));
     if (!buf)
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the resize tables (%lld entries)",
                            (long long)total);
-    if (md->cubic) {
-        ft_taps *tab[FT_MAX_RANK], *next = (ft_taps *)buf;
-        for (int d = 0; d < r; d++) {
-            tab[d] = next;
-            ft_resize_cubic_axis(md, d, ft_resize_scale(md, is, os, d), is->dims[d], os->dims[d], next);
-            next += os->dims[d];
-        }
-        int par = numel >= CPU_PAR_MIN / 4 && k->threads > 1;
-        if (f64)
-            cubic_f64(in[0].data, out[0].data, is, os, tab, md->extrapolation, k->threads, par);
-        else
-            cubic_f32(in[0].data, out[0].data, is, os, tab, md->extrapolation, k->threads, par);
-    } else {
-        axis_map m[FT_MAX_RANK];
-        int64_t *ib = (int64_t *)buf;
-        double *wb = (double *)(buf + (size_t)total * 2 * sizeof(int64_t));
-        for (int d = 0; d < r; d++) {
-            int64_t o = os->dims[d];
-            m[d].lo = ib, m[d].hi = ib + o, m[d].w = wb;
-            ib += 2 * o, wb += o;
-            map_axis(&m[d], md, d, ft_resize_scale(md, is, os, d), is->dims[d], o);
-        }
-        int par = numel >= CPU_PAR_MIN && k->threads > 1;
-        if (f64)
-            resize_f64(in[0].data, out[0].data, is, os, m, md->extrapolation, k->threads, par);
-        else
-            resize_f32(in[0].data, out[0].data, is, os, m, md->extrapolation, k->threads, par);
+    axis_map m[FT_MAX_RANK];
+    int64_t *ib = (int64_t *)buf;
+    double *wb = (double *)(buf + (size_t)total * 2 * sizeof(int64_t));
+    for (int d = 0; d < r; d++) {
+        int64_t o = os->dims[d];
+        m[d].lo = ib, m[d].hi = ib + o, m[d].w = wb;
+        ib += 2 * o, wb += o;
+        map_axis(&m[d], md, d, ft_resize_scale(md, is, os, d), is->dims[d], o);
     }
+    int par = numel >= CPU_PAR_MIN && k->threads > 1;
+    if (f64)
+        resize_f64(in[0].data, out[0].data, is, os, m, md->extrapolation, k->threads, par);
+    else
+        resize_f32(in[0].data, out[0].data, is, os, m, md->extrapolation, k->threads, par);
     free(buf);
     return FT_OK;
 }

@@ -1,8 +1,8 @@
 /* CUDA lrn, grid_sample, cubic and antialiased resize (floats), one thread per output
  * element (grid_sample: per output position, looping over the channels).
  * The semantic references are src/cpu/image.c and src/cpu/resize.c; the
- * cells and weights of grid_sample and cubic resize come from the same
- * functions (src/graph/sample.h), sums are taken in double in the CPU's
+ * cells and weights of grid_sample and of cubic and antialiased resize come
+ * from the same functions (src/graph/sample.h, ft_resize_taps_fill), sums are taken in double in the CPU's
  * order, and f16/bf16 results are rounded through f32 as the CPU's path
  * does. Results agree with the CPU within the accumulation tolerances (the
  * device may fuse multiply-adds). */
@@ -103,135 +103,37 @@ __global__ void __launch_bounds__(CU_BLOCK)
     }
 }
 
-/* ---- cubic resize ------------------------------------------------------------------------- */
+/* ---- cubic and antialiased resize ------------------------------------------------------------ */
 
-struct cubic_args {
+struct taps_args {
     int rank;
     int64_t total;
     int64_t od[FT_MAX_RANK], toff[FT_MAX_RANK], ist[FT_MAX_RANK];
     double ext; /* tf_crop_and_resize's extrapolation value */
 };
 
-template <class T>
-__global__ void __launch_bounds__(CU_BLOCK)
-    cubic_kernel(T *__restrict__ y, const T *__restrict__ x, const ft_taps *__restrict__ tab, cubic_args a)
-{
-    const int r = a.rank;
-    for (int64_t e = cu_grid_start(); e < a.total; e += cu_grid_step()) {
-        const ft_taps *t[FT_MAX_RANK];
-        int64_t rem = e;
-        bool outside = false;
-        for (int d = r - 1; d >= 0; d--) {
-            t[d] = &tab[a.toff[d] + rem % a.od[d]];
-            outside |= t[d]->n == 0;
-            rem /= a.od[d];
-        }
-        if (outside) {
-            store_d(y, e, a.ext);
-            continue;
-        }
-        int k[FT_MAX_RANK];
-        for (int d = 0; d < r; d++)
-            k[d] = 0;
-        double acc = 0;
-        for (;;) {
-            int64_t off = 0;
-            double w = 1;
-            for (int d = 0; d < r; d++)
-                off += t[d]->i[k[d]] * a.ist[d], w *= t[d]->w[k[d]];
-            acc += w * (double)cu_load(x, off);
-            int d = r - 1;
-            while (d >= 0 && ++k[d] == t[d]->n)
-                k[d--] = 0;
-            if (d < 0)
-                break;
-        }
-        store_d(y, e, acc);
-    }
-}
-
-template <class T>
-void cubic_launch(cudaStream_t s, unsigned grid, void *y, const void *x, const ft_taps *tab, const cubic_args &a)
-{
-    cubic_kernel<T><<<grid, CU_BLOCK, 0, s>>>((T *)y, (const T *)x, tab, a);
-}
-
-/* Tap table of every output coordinate of every axis, on the host (the
- * functions of sample.h, as on the CPU), then copied to the workspace. */
-ft_status cubic_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
-{
-    const ft_shape *is = &in[0].shape, *os = &out[0].shape;
-    const ft_resize_params *rp = &n->params.resize;
-    cubic_args a;
-    memset(&a, 0, sizeof a);
-    a.rank = is->rank;
-    a.total = (int64_t)ft_numel(os);
-    a.ext = rp->extrapolation;
-    int64_t total = 0;
-    ft_strides(is, a.ist);
-    for (int d = 0; d < is->rank; d++) {
-        a.od[d] = os->dims[d];
-        a.toff[d] = total;
-        total += os->dims[d];
-    }
-    ft_taps *host = (ft_taps *)ft_malloc((size_t)total * sizeof(ft_taps));
-    if (!host)
-        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the resize tables (%lld entries)",
-                           (long long)total);
-    for (int d = 0; d < is->rank; d++) {
-        double scale = ft_resize_scale(rp, is, os, d);
-        ft_resize_cubic_axis(rp, d, scale, is->dims[d], os->dims[d], &host[a.toff[d]]);
-    }
-    void *ws = NULL;
-    ft_status st = cu_workspace(k, n, (size_t)total * sizeof(ft_taps), &ws);
-    cudaStream_t s = k->be->stream;
-    if (!st) {
-        cudaError_t ce = cudaMemcpyAsync(ws, host, (size_t)total * sizeof(ft_taps), cudaMemcpyHostToDevice, s);
-        if (ce == cudaSuccess)
-            ce = cudaStreamSynchronize(s); /* the host table is freed below */
-        if (ce != cudaSuccess)
-            st = ft_node_err(k->err, FT_ERUNTIME, k->g, n, "cuda: copying the resize table: %s", cudaGetErrorString(ce));
-    }
-    free(host);
-    if (st)
-        return st;
-    unsigned grid = cu_grid(k->be, (uint64_t)a.total);
-    CU_DISPATCH_FLOAT(in[0].dtype, T, cubic_launch<T>(s, grid, out[0].data, in[0].data, (const ft_taps *)ws, a));
-    CU_LAUNCHED(k, n);
-    return FT_OK;
-}
-
-/* ---- antialiased resize (linear, cubic) ------------------------------------------------------ */
-
-struct aa_args {
-    int rank;
-    int64_t total;
-    int n[FT_MAX_RANK];
-    int64_t od[FT_MAX_RANK], toff[FT_MAX_RANK], ist[FT_MAX_RANK];
-    double ext;
-};
-
 /* Every output element sums the products of the taps of every axis
- * (ft_resize_aa_axis's tables: idx, then w, n[d] per output coordinate). */
+ * (ft_resize_taps, infer_pool.h), the first axis outermost, as on the CPU. */
 template <class T>
 __global__ void __launch_bounds__(CU_BLOCK)
-    aa_kernel(T *__restrict__ y, const T *__restrict__ x, const int64_t *__restrict__ idx, const double *__restrict__ wt,
-              aa_args a)
+    taps_kernel(T *__restrict__ y, const T *__restrict__ x, const ft_tap_span *__restrict__ span,
+                const int64_t *__restrict__ idx, const double *__restrict__ wt, taps_args a)
 {
     const int r = a.rank;
     for (int64_t e = cu_grid_start(); e < a.total; e += cu_grid_step()) {
-        int64_t at[FT_MAX_RANK], rem = e;
+        int64_t at[FT_MAX_RANK], nt[FT_MAX_RANK], rem = e;
         bool outside = false;
         for (int d = r - 1; d >= 0; d--) {
-            at[d] = a.toff[d] + rem % a.od[d] * a.n[d];
-            outside |= idx[at[d]] < 0;
+            const ft_tap_span *sp = &span[a.toff[d] + rem % a.od[d]];
+            at[d] = sp->at, nt[d] = sp->n;
+            outside |= sp->n == 0;
             rem /= a.od[d];
         }
         if (outside) {
             store_d(y, e, a.ext);
             continue;
         }
-        int k[FT_MAX_RANK];
+        int64_t k[FT_MAX_RANK];
         for (int d = 0; d < r; d++)
             k[d] = 0;
         double acc = 0;
@@ -242,7 +144,7 @@ __global__ void __launch_bounds__(CU_BLOCK)
                 off += idx[at[d] + k[d]] * a.ist[d], w *= wt[at[d] + k[d]];
             acc += w * (double)cu_load(x, off);
             int d = r - 1;
-            while (d >= 0 && ++k[d] == a.n[d])
+            while (d >= 0 && ++k[d] == nt[d])
                 k[d--] = 0;
             if (d < 0)
                 break;
@@ -252,44 +154,40 @@ __global__ void __launch_bounds__(CU_BLOCK)
 }
 
 template <class T>
-void aa_launch(cudaStream_t s, unsigned grid, void *y, const void *x, const int64_t *idx, const double *w, const aa_args &a)
+void taps_launch(cudaStream_t s, unsigned grid, void *y, const void *x, const ft_tap_span *span, const int64_t *idx,
+                 const double *w, const taps_args &a)
 {
-    aa_kernel<T><<<grid, CU_BLOCK, 0, s>>>((T *)y, (const T *)x, idx, w, a);
+    taps_kernel<T><<<grid, CU_BLOCK, 0, s>>>((T *)y, (const T *)x, span, idx, w, a);
 }
 
-/* The tap tables built on the host (as on the CPU), copied to the workspace. */
-ft_status aa_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+/* The tap tables built on the host (ft_resize_taps_fill, as on the CPU),
+ * copied to the workspace. */
+ft_status taps_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_shape *is = &in[0].shape, *os = &out[0].shape;
     const ft_resize_params *rp = &n->params.resize;
-    aa_args a;
+    taps_args a;
     memset(&a, 0, sizeof a);
     a.rank = is->rank;
     a.total = (int64_t)ft_numel(os);
     a.ext = rp->extrapolation;
-    int64_t total = 0;
+    ft_resize_taps tt;
+    ft_resize_taps_size(rp, is, os, &tt);
     ft_strides(is, a.ist);
     for (int d = 0; d < is->rank; d++) {
-        a.n[d] = ft_resize_aa_width(rp, ft_resize_scale(rp, is, os, d));
         a.od[d] = os->dims[d];
-        a.toff[d] = total;
-        total += os->dims[d] * a.n[d];
+        a.toff[d] = tt.off[d];
     }
-    size_t bytes = (size_t)total * (sizeof(int64_t) + sizeof(double));
-    char *host = (char *)ft_malloc(bytes);
+    void *host = ft_malloc(tt.bytes);
     if (!host)
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory for the resize tables (%lld entries)",
-                           (long long)total);
-    int64_t *hi = (int64_t *)host;
-    double *hw = (double *)(host + (size_t)total * sizeof(int64_t));
-    for (int d = 0; d < is->rank; d++)
-        ft_resize_aa_axis(rp, d, ft_resize_scale(rp, is, os, d), is->dims[d], os->dims[d], hi + a.toff[d],
-                          hw + a.toff[d]);
+                           (long long)tt.n_tap);
+    ft_resize_taps_fill(rp, is, os, &tt, host);
     void *ws = NULL;
-    ft_status st = cu_workspace(k, n, bytes, &ws);
+    ft_status st = cu_workspace(k, n, tt.bytes, &ws);
     cudaStream_t s = k->be->stream;
     if (!st) {
-        cudaError_t ce = cudaMemcpyAsync(ws, host, bytes, cudaMemcpyHostToDevice, s);
+        cudaError_t ce = cudaMemcpyAsync(ws, host, tt.bytes, cudaMemcpyHostToDevice, s);
         if (ce == cudaSuccess)
             ce = cudaStreamSynchronize(s); /* the host table is freed below */
         if (ce != cudaSuccess)
@@ -298,10 +196,12 @@ ft_status aa_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
     free(host);
     if (st)
         return st;
-    const int64_t *di = (const int64_t *)ws;
-    const double *dw = (const double *)((char *)ws + (size_t)total * sizeof(int64_t));
+    const ft_tap_span *span;
+    const int64_t *idx;
+    const double *w;
+    ft_resize_taps_at(&tt, ws, &span, &idx, &w);
     unsigned grid = cu_grid(k->be, (uint64_t)a.total);
-    CU_DISPATCH_FLOAT(in[0].dtype, T, aa_launch<T>(s, grid, out[0].data, in[0].data, di, dw, a));
+    CU_DISPATCH_FLOAT(in[0].dtype, T, taps_launch<T>(s, grid, out[0].data, in[0].data, span, idx, w, a));
     CU_LAUNCHED(k, n);
     return FT_OK;
 }
@@ -385,4 +285,4 @@ CU_KFN(cu_grid_sample)
     return FT_OK;
 }
 
-CU_KFN(cu_resize_cubic) { return n->params.resize.antialias ? aa_run(k, n, in, out) : cubic_run(k, n, in, out); }
+CU_KFN(cu_resize_cubic) { return taps_run(k, n, in, out); }

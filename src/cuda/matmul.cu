@@ -268,26 +268,23 @@ CU_KFN(cu_matmul)
 namespace {
 static ft_status mm_product(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    const ft_shape *as = &in[0].shape, *bs = &in[1].shape;
     ft_dtype dt = in[0].dtype;
     size_t es = ft_dtype_size(dt);
     uint64_t total = ft_numel(&out[0].shape);
     if (total == 0)
         return FT_OK;
-    int64_t M, K, N;
-    ft_matmul_mkn(as, bs, &M, &K, &N);
+    ft_matmul_geom g;
+    ft_matmul_geom_of(&in[0].shape, &in[1].shape, &g);
+    const int64_t M = g.M, K = g.K, N = g.N;
     if (K == 0) {
         CU_TRY(k, n, cudaMemsetAsync(out[0].data, 0, (size_t)total * es, k->be->stream));
         return FT_OK;
     }
-    int64_t bdims[FT_MAX_RANK], sa[FT_MAX_RANK], sb[FT_MAX_RANK], na, nb;
-    uint64_t nbatch;
-    int r = ft_matmul_batch(as, bs, bdims, sa, sb, &nbatch, &na, &nb);
     int64_t ast[3] = {K, 1, M * K}, bst[3] = {N, 1, K * N}, cst[3] = {N, 1, M * N};
     mm_call c;
     /* b shared by every batch and a not broadcast: one tall product. */
-    if (nb == 1 && (uint64_t)na == nbatch) {
-        int64_t rows = (int64_t)nbatch * M;
+    if (g.tall) {
+        int64_t rows = (int64_t)g.nbatch * M;
         if (!mm_plan(1, rows, N, K, in[0].data, ast, in[1].data, bst, out[0].data, cst, &c))
             return mm_layout_err(k, n, rows, N, K);
         return mm_exec(k, n, dt, dt, &c, 1.0, 0.0, 0);
@@ -296,24 +293,24 @@ static ft_status mm_product(ft_kctx *k, const ft_node *n, const ft_view *in, ft_
      * merged dim is a strided batch (stride 0 for a broadcast operand). */
     int nd = 0;
     int64_t md[FT_MAX_RANK], ma[FT_MAX_RANK], mb[FT_MAX_RANK];
-    for (int i = 0; i < r; i++) {
-        if (bdims[i] == 1)
+    for (int i = 0; i < g.r; i++) {
+        if (g.bdims[i] == 1)
             continue;
-        if (nd && ma[nd - 1] == sa[i] * bdims[i] && mb[nd - 1] == sb[i] * bdims[i]) {
-            md[nd - 1] *= bdims[i];
-            ma[nd - 1] = sa[i];
-            mb[nd - 1] = sb[i];
+        if (nd && ma[nd - 1] == g.sa[i] * g.bdims[i] && mb[nd - 1] == g.sb[i] * g.bdims[i]) {
+            md[nd - 1] *= g.bdims[i];
+            ma[nd - 1] = g.sa[i];
+            mb[nd - 1] = g.sb[i];
         } else {
-            md[nd] = bdims[i];
-            ma[nd] = sa[i];
-            mb[nd] = sb[i];
+            md[nd] = g.bdims[i];
+            ma[nd] = g.sa[i];
+            mb[nd] = g.sb[i];
             nd++;
         }
     }
     if (nd <= 1) {
         ast[2] = nd ? ma[0] * M * K : 0;
         bst[2] = nd ? mb[0] * K * N : 0;
-        if (!mm_plan((int64_t)nbatch, M, N, K, in[0].data, ast, in[1].data, bst, out[0].data, cst, &c))
+        if (!mm_plan((int64_t)g.nbatch, M, N, K, in[0].data, ast, in[1].data, bst, out[0].data, cst, &c))
             return mm_layout_err(k, n, M, N, K);
         return mm_exec(k, n, dt, dt, &c, 1.0, 0.0, 0);
     }
@@ -333,7 +330,7 @@ static ft_status mm_product(ft_kctx *k, const ft_node *n, const ft_view *in, ft_
                 big = i;
         }
         ast[2] = ma[big] * M * K, bst[2] = mb[big] * K * N, cst[2] = cm[big] * M * N;
-        for (uint64_t call = 0; call < nbatch / (uint64_t)md[big]; call++) {
+        for (uint64_t call = 0; call < g.nbatch / (uint64_t)md[big]; call++) {
             int64_t oa = 0, ob = 0, oc = 0;
             for (int i = 0; i < nd; i++)
                 if (i != big)
@@ -356,7 +353,7 @@ static ft_status mm_product(ft_kctx *k, const ft_node *n, const ft_view *in, ft_
         return FT_OK;
     }
     /* Each array on its own 256 bytes: cuBLAS also wants the arrays aligned. */
-    const size_t arr = ((size_t)nbatch * sizeof(void *) + 255) & ~(size_t)255;
+    const size_t arr = ((size_t)g.nbatch * sizeof(void *) + 255) & ~(size_t)255;
     void *ws;
     ft_status st = cu_workspace(k, n, 3 * arr, &ws);
     if (st)
@@ -375,10 +372,10 @@ static ft_status mm_product(ft_kctx *k, const ft_node *n, const ft_view *in, ft_
     p.b = (const char *)in[1].data;
     p.c = (char *)out[0].data;
     p.cmat = M * N * (int64_t)es;
-    p.batch = (int64_t)nbatch;
-    mm_ptrs<<<cu_grid(k->be, nbatch), CU_BLOCK, 0, k->be->stream>>>(p, pa, pb, pc);
+    p.batch = (int64_t)g.nbatch;
+    mm_ptrs<<<cu_grid(k->be, g.nbatch), CU_BLOCK, 0, k->be->stream>>>(p, pa, pb, pc);
     CU_LAUNCHED(k, n);
-    if (!mm_plan((int64_t)nbatch, M, N, K, pa, ast, pb, bst, pc, cst, &c))
+    if (!mm_plan((int64_t)g.nbatch, M, N, K, pa, ast, pb, bst, pc, cst, &c))
         return mm_layout_err(k, n, M, N, K);
     return mm_exec(k, n, dt, dt, &c, 1.0, 0.0, 1);
 }
@@ -419,15 +416,14 @@ static void gemm_fill_launch(const ft_backend_ctx *be, void *y, const void *c, u
 
 CU_KFN(cu_gemm)
 {
-    ft_dtype dt = in[0].dtype;
     const ft_matmul_params *mp = &n->params.matmul;
+    int64_t M, K, N;
+    if (!ft_gemm_mkn(mp, &in[0].shape, &in[1].shape, &M, &K, &N))
+        return FT_OK;
+    ft_dtype dt = in[0].dtype;
     int ta = mp->trans_a, tb = mp->trans_b;
     double alpha = mp->alpha, beta = mp->beta;
     const ft_shape *as = &in[0].shape, *bs = &in[1].shape;
-    int64_t M = ta ? as->dims[1] : as->dims[0], K = ta ? as->dims[0] : as->dims[1];
-    int64_t N = tb ? bs->dims[0] : bs->dims[1];
-    if (M == 0 || N == 0)
-        return FT_OK;
     cudaStream_t s = k->be->stream;
     int has_c = n->n_in > 2 && in[2].data;
     /* y starts as c and cuBLAS adds alpha*op(a)op(b) with beta. f32 and f64
@@ -439,8 +435,7 @@ CU_KFN(cu_gemm)
     if (has_c) {
         int scale = dt == FT_F32 || dt == FT_F64 || beta == 0.0 || K == 0;
         int64_t st[2];
-        ft_shape os = {2, {M, N}};
-        ft_broadcast_strides(&in[2].shape, &os, st);
+        ft_gemm_c_strides(&in[2].shape, M, N, st);
         uint64_t total = (uint64_t)M * (uint64_t)N;
         CU_DISPATCH_FLOAT(dt, T, gemm_fill_launch<T>(k->be, out[0].data, in[2].data, total, N, st, scale, beta));
         CU_LAUNCHED(k, n);

@@ -402,32 +402,28 @@ CU_KFN(cu_tile)
 
 CU_KFN(cu_concat)
 {
-    const int axis = n->params.move.axis;
     size_t es = ft_dtype_size(out->dtype);
     int64_t off = 0;
     for (int i = 0; i < n->n_in; i++) {
         ft_xfer x;
-        int64_t at = ft_xfer_part(&x, &in[i].shape, &out->shape, axis, off, 1);
+        int64_t at = ft_xfer_part(&x, &in[i].shape, &out->shape, n->params.move.axis, &off, 1);
         ft_status st = xfer_run(k, n, &x, (char *)out->data + at * (int64_t)es, in[i].data, es);
         if (st)
             return st;
-        off += in[i].shape.dims[axis];
     }
     return FT_OK;
 }
 
 CU_KFN(cu_split)
 {
-    const int axis = n->params.move.axis;
     size_t es = ft_dtype_size(in[0].dtype);
     int64_t off = 0;
     for (int i = 0; i < n->n_out; i++) {
         ft_xfer x;
-        int64_t at = ft_xfer_part(&x, &out[i].shape, &in[0].shape, axis, off, 0);
+        int64_t at = ft_xfer_part(&x, &out[i].shape, &in[0].shape, n->params.move.axis, &off, 0);
         ft_status st = xfer_run(k, n, &x, out[i].data, (const char *)in[0].data + at * (int64_t)es, es);
         if (st)
             return st;
-        off += out[i].shape.dims[axis];
     }
     return FT_OK;
 }

@@ -102,11 +102,9 @@ __global__ void k_dyn_quantize(const float *x, int64_t total, const float *scale
         y[i] = (uint8_t)ft_qsat(rintf(__fdiv_rn(x[i], s)), z, 0, 255);
 }
 
-/* matmul's batch broadcasting (ft_matmul_batch), by value. */
+/* matmul's batch of products (ft_matmul_geom_of), by value. */
 struct mm_batch {
-    int r;
-    int64_t bdims[FT_MAX_RANK], sa[FT_MAX_RANK], sb[FT_MAX_RANK];
-    int64_t M, K, N;
+    ft_matmul_geom g;
     int row_a, col_b;
 };
 
@@ -116,20 +114,15 @@ template <class A, class B>
 __global__ void k_int_mm(const A *a, const B *b, const A *za, const B *zb, int32_t *acc, int64_t total, mm_batch m)
 {
     for (int64_t idx = cu_grid_start(); idx < total; idx += cu_grid_step()) {
-        int64_t j = idx % m.N, rowi = idx / m.N, i = rowi % m.M, t = rowi / m.M;
-        int64_t rem = t, oa = 0, ob = 0;
-        for (int d = m.r - 1; d >= 0; d--) {
-            int64_t q = rem % m.bdims[d];
-            rem /= m.bdims[d];
-            oa += q * m.sa[d];
-            ob += q * m.sb[d];
-        }
+        const int64_t M = m.g.M, K = m.g.K, N = m.g.N;
+        int64_t j = idx % N, rowi = idx / N, i = rowi % M, t = rowi / M, oa, ob;
+        ft_matmul_batch_at(&m.g, t, &oa, &ob);
         int32_t z1 = za ? (int32_t)za[m.row_a ? i : 0] : 0, z2 = zb ? (int32_t)zb[m.col_b ? j : 0] : 0;
-        const A *ap = a + (oa * m.M + i) * m.K;
-        const B *bp = b + ob * m.K * m.N + j;
+        const A *ap = a + (oa * M + i) * K;
+        const B *bp = b + ob * K * N + j;
         uint32_t s = 0;
-        for (int64_t p = 0; p < m.K; p++)
-            s += (uint32_t)(((int32_t)ap[p] - z1) * ((int32_t)bp[p * m.N] - z2));
+        for (int64_t p = 0; p < K; p++)
+            s += (uint32_t)(((int32_t)ap[p] - z1) * ((int32_t)bp[p * N] - z2));
         acc[idx] = (int32_t)s;
     }
 }
@@ -225,23 +218,20 @@ ft_status int_mm(ft_kctx *k, const ft_node *n, const ft_view *a, const ft_view *
                  const ft_view *zb, int32_t *acc, int64_t total)
 {
     mm_batch m;
-    uint64_t nbatch;
-    int64_t na, nb;
-    ft_matmul_mkn(&a->shape, &b->shape, &m.M, &m.K, &m.N);
-    m.r = ft_matmul_batch(&a->shape, &b->shape, m.bdims, m.sa, m.sb, &nbatch, &na, &nb);
+    ft_matmul_geom_of(&a->shape, &b->shape, &m.g);
     m.row_a = n->params.quant.row_a, m.col_b = n->params.quant.col_b;
-    int64_t rows = (int64_t)nbatch * m.M;
-    if (a->dtype == FT_I8 && b->dtype == FT_I8 && !za->data && !zb->data && nb == 1 && (uint64_t)na == nbatch &&
-        m.K % 4 == 0 && m.N % 4 == 0 && m.K > 0 && rows <= INT_MAX && m.N <= INT_MAX && m.K <= INT_MAX) {
+    const int64_t K = m.g.K, N = m.g.N, rows = (int64_t)m.g.nbatch * m.g.M;
+    if (a->dtype == FT_I8 && b->dtype == FT_I8 && !za->data && !zb->data && m.g.tall && K % 4 == 0 && N % 4 == 0 &&
+        K > 0 && rows <= INT_MAX && N <= INT_MAX && K <= INT_MAX) {
         /* row-major acc[rows, N] = a[rows, K] b[K, N] is column-major acc^T = b^T a^T */
         const int32_t one = 1, zero = 0;
         cublasHandle_t h;
         ft_status hs = cu_blas(k, n, &h);
         if (hs)
             return hs;
-        cublasStatus_t s = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)m.N, (int)rows, (int)m.K, &one,
-                                        b->data, CUDA_R_8I, (int)m.N, a->data, CUDA_R_8I, (int)m.K, &zero, acc,
-                                        CUDA_R_32I, (int)m.N, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT);
+        cublasStatus_t s = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)N, (int)rows, (int)K, &one,
+                                        b->data, CUDA_R_8I, (int)N, a->data, CUDA_R_8I, (int)K, &zero, acc,
+                                        CUDA_R_32I, (int)N, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT);
         if (s == CUBLAS_STATUS_SUCCESS)
             return FT_OK;
         if (s != CUBLAS_STATUS_NOT_SUPPORTED && s != CUBLAS_STATUS_INVALID_VALUE)

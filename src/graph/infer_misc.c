@@ -525,6 +525,28 @@ void ft_matmul_mkn(const ft_shape *as, const ft_shape *bs, int64_t *M, int64_t *
     *N = bs->rank >= 2 ? bs->dims[bs->rank - 1] : 1;
 }
 
+void ft_matmul_geom_of(const ft_shape *as, const ft_shape *bs, ft_matmul_geom *g)
+{
+    ft_matmul_mkn(as, bs, &g->M, &g->K, &g->N);
+    g->r = ft_matmul_batch(as, bs, g->bdims, g->sa, g->sb, &g->nbatch, &g->na, &g->nb);
+    g->tall = g->nb == 1 && (uint64_t)g->na == g->nbatch;
+}
+
+uint64_t ft_gemm_mkn(const ft_matmul_params *mp, const ft_shape *as, const ft_shape *bs, int64_t *M, int64_t *K,
+                     int64_t *N)
+{
+    *M = mp->trans_a ? as->dims[1] : as->dims[0];
+    *K = mp->trans_a ? as->dims[0] : as->dims[1];
+    *N = mp->trans_b ? bs->dims[0] : bs->dims[1];
+    return (uint64_t)*M * (uint64_t)*N;
+}
+
+void ft_gemm_c_strides(const ft_shape *cs, int64_t M, int64_t N, int64_t *st)
+{
+    ft_shape os = {.rank = 2, .dims = {M, N}};
+    ft_broadcast_strides(cs, &os, st);
+}
+
 int ft_matmul_batch(const ft_shape *as, const ft_shape *bs, int64_t *bdims, int64_t *sa, int64_t *sb,
                     uint64_t *nbatch, int64_t *na, int64_t *nb)
 {

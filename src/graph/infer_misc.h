@@ -86,6 +86,48 @@ int ft_ein_gemm_worth(uint64_t BT, uint64_t M, uint64_t N, uint64_t K);
  * which changes nothing in the row-major layout. */
 void ft_matmul_mkn(const ft_shape *as, const ft_shape *bs, int64_t *M, int64_t *K, int64_t *N);
 
+/* gemm's matrix sizes: a is [M, K] ([K, M] with trans_a), b [K, N] ([N, K]
+ * with trans_b). Returns M * N (0: the output is empty). */
+uint64_t ft_gemm_mkn(const ft_matmul_params *mp, const ft_shape *as, const ft_shape *bs, int64_t *M, int64_t *K,
+                     int64_t *N);
+/* The strides (in elements; 0 along a broadcast dim) with which gemm's c of
+ * shape cs is read over the [M, N] output. */
+void ft_gemm_c_strides(const ft_shape *cs, int64_t M, int64_t N, int64_t *st);
+
+/* matmul as a batch of [M, K] x [K, N] products (ft_matmul_mkn and
+ * ft_matmul_batch), as cpu/matmul.c and cuda/matmul.cu run it: r batch dims
+ * bdims with each operand's strides in whole matrices; tall when b is one
+ * matrix for every batch and a is not broadcast, so that the batch is one
+ * [nbatch * M, K] x [K, N] product. */
+typedef struct ft_matmul_geom {
+    int64_t M, K, N;
+    int r, tall;
+    int64_t bdims[FT_MAX_RANK], sa[FT_MAX_RANK], sb[FT_MAX_RANK];
+    uint64_t nbatch;
+    int64_t na, nb; /* the matrices of a and of b */
+} ft_matmul_geom;
+void ft_matmul_geom_of(const ft_shape *as, const ft_shape *bs, ft_matmul_geom *g);
+
+#ifdef __CUDACC__
+#define FT_MM_FN static __host__ __device__ inline
+#else
+#define FT_MM_FN static inline
+#endif
+/* Product t of the batch (0 .. nbatch-1): the matrices of a and of b it
+ * reads, *oa and *ob (the kernels of matmul and of the integer matmuls on
+ * both backends). */
+FT_MM_FN void ft_matmul_batch_at(const ft_matmul_geom *g, int64_t t, int64_t *oa, int64_t *ob)
+{
+    int64_t a = 0, b = 0;
+    for (int d = g->r - 1; d >= 0; d--) {
+        int64_t q = t % g->bdims[d];
+        t /= g->bdims[d];
+        a += q * g->sa[d];
+        b += q * g->sb[d];
+    }
+    *oa = a, *ob = b;
+}
+
 /* matmul's batch dims (all but the last two of a and of b, right-aligned,
  * broadcast NumPy style): bdims, and per operand each dim's stride in whole
  * matrices (0 along broadcast dims); *nbatch, *na and *nb get the matrix

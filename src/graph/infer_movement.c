@@ -767,13 +767,15 @@ void ft_xfer_tile(ft_xfer *x, const ft_shape *in, const ft_shape *out)
     }
 }
 
-int64_t ft_xfer_part(ft_xfer *x, const ft_shape *part, const ft_shape *whole, int axis, int64_t off, int whole_is_dst)
+int64_t ft_xfer_part(ft_xfer *x, const ft_shape *part, const ft_shape *whole, int axis, int64_t *off, int whole_is_dst)
 {
-    int64_t ws[FT_MAX_RANK];
+    int64_t ws[FT_MAX_RANK], at;
     ft_strides(whole, ws);
     ft_xfer_init(x, part);
     memcpy(whole_is_dst ? x->ds : x->ss, ws, sizeof ws);
-    return off * ws[axis];
+    at = *off * ws[axis];
+    *off += part->dims[axis];
+    return at;
 }
 
 void ft_xfer_depth_space(ft_xfer *x, const ft_move_params *p, int to_space, const ft_shape *in, const ft_shape *out)

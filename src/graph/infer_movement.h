@@ -44,8 +44,9 @@ void ft_xfer_expand(ft_xfer *x, const ft_shape *in, const ft_shape *out);
 /* Tile of in into out. */
 void ft_xfer_tile(ft_xfer *x, const ft_shape *in, const ft_shape *out);
 /* One part of a concat (whole_is_dst 1) or split (0) along axis, starting at
- * index off of that axis; returns the element offset of the part in whole. */
-int64_t ft_xfer_part(ft_xfer *x, const ft_shape *part, const ft_shape *whole, int axis, int64_t off, int whole_is_dst);
+ * index *off of that axis (0 for the first part; advanced past this one);
+ * returns the element offset of the part in whole. */
+int64_t ft_xfer_part(ft_xfer *x, const ft_shape *part, const ft_shape *whole, int axis, int64_t *off, int whole_is_dst);
 /* Slice of in (first and step of p) into out; 0 if out is empty (nothing to
  * copy), else 1 with *base the element offset of the first source element. */
 /* ONNX Slice on one axis of size dim, step != 0: the number of elements and

@@ -452,15 +452,14 @@ double ft_resize_scale(const ft_resize_params *p, const ft_shape *is, const ft_s
     return p->has_scales ? p->scales[d] : (double)os->dims[d] / (double)is->dims[d];
 }
 
-/* Source coordinate of output coordinate x on an axis of `in` cells. scale is
- * the attribute's scale, or out/in when sizes were given; the reference
- * computes output_width = scale * in in floating point and uses it (not the
- * integer size) where a mode needs the output length. Same expression order
- * as the reference, so that ties of the nearest modes fall the same way. */
-int ft_resize_aa_width(const ft_resize_params *p, double scale)
+/* Taps per output coordinate of an axis: four for cubic, the widened
+ * filter's width with antialias. */
+static int64_t taps_width(const ft_resize_params *p, double scale)
 {
+    if (!p->antialias)
+        return 4;
     double s = scale < 1 ? scale : 1;
-    return -2 * (int)floor((p->cubic ? -2 : -1) / s);
+    return -2 * (int64_t)floor((p->cubic ? -2 : -1) / s);
 }
 
 /* The antialiasing filter at distance t (in output cells): the triangle of
@@ -476,39 +475,60 @@ static double aa_filter(const ft_resize_params *p, double t)
     return t < 2 ? ((a * t - 5 * a) * t + 8 * a) * t - 4 * a : 0;
 }
 
-void ft_resize_aa_axis(const ft_resize_params *p, int d, double scale, int64_t in, int64_t out, int64_t *idx, double *w)
+/* The n antialiased taps at source coordinate x (scale s, at most 1). */
+static void aa_taps(const ft_resize_params *p, double s, double x, int64_t in, int64_t n, int64_t *ii, double *ww)
 {
-    int n = ft_resize_aa_width(p, scale);
-    double s = scale < 1 ? scale : 1;
-    for (int64_t o = 0; o < out; o++) {
-        int64_t *ii = idx + o * n;
-        double *ww = w + o * n, x = ft_resize_src_coord(p, d, (double)o, scale, in, out), sum = 0;
-        if (ft_resize_outside(p, x, in)) {
-            ii[0] = -1;
-            continue;
-        }
-        /* the n cells nearest x, the lower ones first on a tie: from the
-         * cell left of x (x itself on a cell counts as right of it) */
-        int64_t first = (int64_t)ceil(x) - n / 2;
-        for (int k = 0; k < n; k++) {
-            int64_t i = first + k;
-            ww[k] = p->exclude_outside && (i < 0 || i >= in) ? 0 : aa_filter(p, s * ((double)i - x));
-            ii[k] = i < 0 ? 0 : i >= in ? in - 1 : i;
-            sum += ww[k];
-        }
-        for (int k = 0; k < n; k++)
-            ww[k] = sum != 0 ? ww[k] / sum : 0;
+    /* the n cells nearest x, the lower ones first on a tie: from the cell
+     * left of x (x itself on a cell counts as right of it) */
+    int64_t first = (int64_t)ceil(x) - n / 2;
+    double sum = 0;
+    for (int64_t k = 0; k < n; k++) {
+        int64_t i = first + k;
+        ww[k] = p->exclude_outside && (i < 0 || i >= in) ? 0 : aa_filter(p, s * ((double)i - x));
+        ii[k] = i < 0 ? 0 : i >= in ? in - 1 : i;
+        sum += ww[k];
     }
+    for (int64_t k = 0; k < n; k++)
+        ww[k] = sum != 0 ? ww[k] / sum : 0;
 }
 
-void ft_resize_cubic_axis(const ft_resize_params *p, int d, double scale, int64_t in, int64_t out, ft_taps *tab)
+void ft_resize_taps_size(const ft_resize_params *p, const ft_shape *is, const ft_shape *os, ft_resize_taps *t)
 {
-    for (int64_t o = 0; o < out; o++) {
-        double x = ft_resize_src_coord(p, d, (double)o, scale, in, out);
-        if (ft_resize_outside(p, x, in))
-            tab[o].n = 0;
-        else
-            ft_resize_cubic_taps(x, in, p->cubic_a, p->exclude_outside, &tab[o]);
+    t->n_span = t->n_tap = 0;
+    for (int d = 0; d < is->rank; d++) {
+        t->off[d] = t->n_span;
+        t->n_span += os->dims[d];
+        t->n_tap += os->dims[d] * taps_width(p, ft_resize_scale(p, is, os, d));
+    }
+    t->bytes = (size_t)t->n_span * sizeof(ft_tap_span) + (size_t)t->n_tap * (sizeof(int64_t) + sizeof(double));
+}
+
+void ft_resize_taps_fill(const ft_resize_params *p, const ft_shape *is, const ft_shape *os, const ft_resize_taps *t,
+                         void *block)
+{
+    ft_tap_span *span = block;
+    int64_t *idx = (int64_t *)(span + t->n_span), at = 0;
+    double *w = (double *)(idx + t->n_tap);
+    for (int d = 0; d < is->rank; d++) {
+        double scale = ft_resize_scale(p, is, os, d), s = scale < 1 ? scale : 1;
+        int64_t in = is->dims[d], out = os->dims[d], width = taps_width(p, scale);
+        for (int64_t o = 0; o < out; o++, at += width) {
+            ft_tap_span *sp = &span[t->off[d] + o];
+            double x = ft_resize_src_coord(p, d, (double)o, scale, in, out);
+            sp->at = at;
+            sp->n = ft_resize_outside(p, x, in) ? 0 : width;
+            if (!sp->n)
+                continue;
+            if (p->antialias) {
+                aa_taps(p, s, x, in, width, idx + at, w + at);
+                continue;
+            }
+            ft_taps c;
+            ft_resize_cubic_taps(x, in, p->cubic_a, p->exclude_outside, &c);
+            sp->n = c.n;
+            for (int k = 0; k < c.n; k++)
+                idx[at + k] = c.i[k], w[at + k] = c.w[k];
+        }
     }
 }
 
@@ -517,6 +537,11 @@ int ft_resize_outside(const ft_resize_params *p, double x, int64_t in)
     return p->ct == FT_RESIZE_CT_TF_CROP_AND_RESIZE && (x < 0 || x > (double)(in - 1));
 }
 
+/* Source coordinate of output coordinate x on an axis of `in` cells. scale is
+ * the attribute's scale, or out/in when sizes were given; the reference
+ * computes output_width = scale * in in floating point and uses it (not the
+ * integer size) where a mode needs the output length. Same expression order
+ * as the reference, so that ties of the nearest modes fall the same way. */
 double ft_resize_src_coord(const ft_resize_params *p, int d, double x, double scale, int64_t in, int64_t out)
 {
     double ow = scale * (double)in;

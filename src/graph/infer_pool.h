@@ -47,18 +47,44 @@ double ft_resize_src_coord(const ft_resize_params *p, int d, double x, double sc
 /* Whether source coordinate x of axis of `in` cells gives the extrapolation
  * value (tf_crop_and_resize: outside [0, in - 1]). */
 int ft_resize_outside(const ft_resize_params *p, double x, int64_t in);
-/* The cubic taps (sample.h) of every output coordinate of axis d into
- * tab[0..out-1]; n = 0 where tf_crop_and_resize extrapolates. */
-struct ft_taps;
-void ft_resize_cubic_axis(const ft_resize_params *p, int d, double scale, int64_t in, int64_t out, struct ft_taps *tab);
 /* Scale of axis d between input shape is and output shape os. */
-/* Antialiased resize (linear, cubic): the taps of every output coordinate of
- * one axis, ft_resize_aa_width() of them each (the filter widened by 1/scale
- * when scale < 1, as in the ONNX reference's *_coeffs_antialias), at
- * idx[o * width ...] (cells clamped to the edge) with normalized weights
- * w[o * width ...]; idx[o * width] = -1 where tf_crop_and_resize extrapolates. */
-int ft_resize_aa_width(const ft_resize_params *p, double scale);
-void ft_resize_aa_axis(const ft_resize_params *p, int d, double scale, int64_t in, int64_t out, int64_t *idx, double *w);
 double ft_resize_scale(const ft_resize_params *p, const ft_shape *is, const ft_shape *os, int d);
+
+/* The taps of resize's cubic and antialiased (linear or cubic) modes: for
+ * every output coordinate of every axis, the source cells (clamped to the
+ * edge) and their weights, computed once per run on the host and read by
+ * both backends' one kernel (src/cpu/resize.c, src/cuda/image.cu).
+ * Coordinate o of axis d has span[off[d] + o]: n taps (0 where
+ * tf_crop_and_resize extrapolates) at idx[at ...] and w[at ...]. Cubic
+ * without antialias: the cells floor(x)-1 .. floor(x)+2 (ft_resize_cubic_taps,
+ * sample.h; one cell when x falls on it); antialias: the filter widened by
+ * 1/scale when scale < 1, as in the ONNX reference's *_coeffs_antialias,
+ * with normalized weights. One block of `bytes` holds the spans, then idx,
+ * then w (ft_resize_taps_at):
+ *
+ *   ft_resize_taps t;
+ *   ft_resize_taps_size(p, is, os, &t);
+ *   void *block = malloc(t.bytes);
+ *   ft_resize_taps_fill(p, is, os, &t, block);
+ */
+typedef struct ft_tap_span {
+    int64_t at, n;
+} ft_tap_span;
+typedef struct ft_resize_taps {
+    int64_t off[FT_MAX_RANK]; /* axis d's first span */
+    int64_t n_span, n_tap;
+    size_t bytes;
+} ft_resize_taps;
+void ft_resize_taps_size(const ft_resize_params *p, const ft_shape *is, const ft_shape *os, ft_resize_taps *t);
+void ft_resize_taps_fill(const ft_resize_params *p, const ft_shape *is, const ft_shape *os, const ft_resize_taps *t,
+                         void *block);
+/* The spans, cells and weights of the block of t->bytes at base (a host or a device address). */
+static inline void ft_resize_taps_at(const ft_resize_taps *t, const void *base, const ft_tap_span **span,
+                                     const int64_t **idx, const double **w)
+{
+    *span = (const ft_tap_span *)base;
+    *idx = (const int64_t *)(*span + t->n_span);
+    *w = (const double *)(*idx + t->n_tap);
+}
 
 #endif

@@ -1,6 +1,6 @@
 /* NumPy .npz archives (zip files of NAME.npy members, stored or deflated).
  * Zip64 is refused. The "array file" helpers built on them, on .npy and on
- * ONNX tensor files are cli/arrays.h's.
+ * ONNX tensor files are pipeline/arrays.h's.
  *
  *   ft_npz z; if (ft_npz_open("out.npz", &z, &err)) ...;
  *   int i = ft_npz_find(&z, "y");  ft_npy a; ft_npz_read(&z, i, &a, &err); ft_npy_clear(&a);

@@ -9,7 +9,29 @@
  * evaluated when every input is known and the result is small, and otherwise
  * left to their mappers (onnx_ops*.c). Values are computed in int64 for
  * integer and bool dtypes and in double for floats, then stored in the
- * output's dtype. */
+ * output's dtype.
+ *
+ * Why this evaluator stays beside the one on the CPU kernels
+ * (src/pipeline/load_eval.c, which computes a parameter input from nodes
+ * already mapped):
+ *   - It runs on the ONNX node before any mapper: a folded node is never
+ *     mapped, its consumers see a constant, and the graph that is planned
+ *     holds no node for it. load_eval.c needs the nodes mapped and
+ *     inferred first (onnx_build.c), computes one value for one parameter,
+ *     and leaves those nodes in the graph.
+ *   - Shape and Size need only a tensor's shape, known at import while its
+ *     values are not (a graph input without -i, an activation): no kernel
+ *     can run on a value that does not exist, and load_eval.c gives no
+ *     value for such a tensor. The int64 index arithmetic exporters chain
+ *     after them (Gather, Unsqueeze, Concat, Slice, Add, Mul, Div, Equal,
+ *     Where, Cast, ...) must be folded node by node as it is met, so that
+ *     the Reshape, Expand, Slice, Pad or Range that reads it gets a static
+ *     parameter and a static output shape before planning.
+ *   - Sizes: only values of at most FOLD_MAX_ELEMS elements (onnx_fold_int.h)
+ *     are evaluated here, each in one loop; anything larger, any
+ *     low-precision float (cast's rounding is the kernels') and any op or
+ *     form that `evaluable` below does not list goes to its mapper, and from there, when a
+ *     parameter needs it at load, to load_eval.c's kernels. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

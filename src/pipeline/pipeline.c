@@ -24,11 +24,21 @@ static ft_status finish_load(ft_pipeline *p, const ft_pipeline_opts *o, double t
     return FT_OK;
 }
 
+/* The load's options: o->load with o->inputs as its shape bindings. */
+static ft_load_opts load_opts(const ft_pipeline_opts *o)
+{
+    ft_load_opts lo = o->load;
+    if (o->inputs)
+        ft_values_load_opts(o->inputs, &lo);
+    return lo;
+}
+
 ft_status ft_pipeline_load(ft_pipeline *p, const char *path, const ft_pipeline_opts *o, ft_error *err)
 {
     memset(p, 0, sizeof *p);
     double t0 = ft_now();
-    ft_status st = ft_graph_load(path, &o->load, &p->g, err);
+    ft_load_opts lo = load_opts(o);
+    ft_status st = ft_graph_load(path, &lo, &p->g, err);
     if (st) {
         p->failed = "read";
         return st;
@@ -42,7 +52,8 @@ ft_status ft_pipeline_load_mem(ft_pipeline *p, const char *name, const void *byt
 {
     memset(p, 0, sizeof *p);
     double t0 = ft_now();
-    ft_status st = ft_graph_load_mem(name, bytes, n, &o->load, &p->g, err);
+    ft_load_opts lo = load_opts(o);
+    ft_status st = ft_graph_load_mem(name, bytes, n, &lo, &p->g, err);
     if (st) {
         p->failed = "read";
         return st;

@@ -11,8 +11,11 @@
  *   ft_pipeline_plan                        every node implemented (ft_exec_check), memory planned
  *   ft_pipeline_open / _use                 the backend's context: opened here, or lent by the caller
  *   ft_pipeline_run                         inputs uploaded, nodes run (runtime/exec.c), outputs read back
- * Between load and plan a caller may give inputs their values (cli/inputs.c's
- * ft_bind_apply): the plan is made for the graph as it then is.
+ * What is known of the inputs before the load (--shape, the -i files, a data
+ * set's files) is one list (values.h) that the load reads (o->inputs: shapes
+ * that bind dims, values the ONNX importer computes with) and that gives the
+ * inputs their values between load and plan (ft_values_apply, called by
+ * cli/inputs.c's ft_bind_apply): the plan is made for the graph as it then is.
  *
  * Ownership: the pipeline owns its graph (unless adopted), its
  * plan and the contexts it opened; ft_pipeline_free releases them and leaves
@@ -41,9 +44,11 @@
 #include "../runtime/backend.h"
 #include "../runtime/exec.h"
 #include "../runtime/plan.h"
+#include "values.h"
 
 typedef struct ft_pipeline_opts {
-    ft_load_opts load; /* seed override, external files, bound dims and shapes */
+    ft_load_opts load; /* seed override, external files, bound dims */
+    const ft_values *inputs; /* the inputs' shapes and values (values.h) as the load's shape bindings; NULL: load's own */
     int opt_level;     /* the optimizer's level (0: the graph as read; FT_OPT_DEFAULT) */
     int unshared;      /* plan every tensor its own bytes (ft_plan_build_unshared): for keep_tensors */
 } ft_pipeline_opts;
