@@ -475,9 +475,16 @@ static const ft_backend cu_backend = {
     0,       /* host_memory: device memory, into which the constants are uploaded */
 };
 
-extern "C" __attribute__((visibility("default"))) const ft_backend *ftrun_cuda_backend(int abi)
+/* The op table this library was built with (runtime/backend.h). */
+static const char built_op_names[] =
+#define X FT_BACKEND_OP_NAMES_X
+#include "../graph/ops.def"
+#undef X
+    ;
+
+extern "C" __attribute__((visibility("default"))) const ft_backend *ftrun_cuda_backend(int abi, const char *op_names)
 {
-    if (abi != FT_BACKEND_ABI)
+    if (abi != FT_BACKEND_ABI || !op_names || strcmp(op_names, built_op_names) != 0)
         return NULL;
     for (int op = 0; op < FT_OP_COUNT; op++) {
         real_kernels[op] = kernel_of((ft_op)op);

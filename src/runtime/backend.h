@@ -101,8 +101,13 @@ typedef struct ft_device_info {
 } ft_device_info;
 
 /* Version of this interface; a backend shared object built against another
- * version is refused when loaded. */
-#define FT_BACKEND_ABI 5
+ * version, or against another op table, is refused when loaded: its entry
+ * point, ftrun_cuda_backend(FT_BACKEND_ABI, FT_BACKEND_OP_NAMES), compares
+ * both with what it was built with. */
+#define FT_BACKEND_ABI 6
+/* Every op's name in the table's order, each ended by a newline: one string
+ * literal made from ops.def, so that two builds of it compare with strcmp. */
+#define FT_BACKEND_OP_NAMES_X(e, name, mi, ma, mo, mao, dt, attrs, inf, fl) name "\n"
 
 typedef struct ft_backend {
     const char *name; /* "cpu", "cuda" */

@@ -153,11 +153,17 @@ const ft_backend *ft_cuda_backend_load(ft_error *err)
             else
                 snprintf(why, sizeof why, "the CUDA backend %s cannot be loaded: %s", path, e ? e : "unknown error");
         } else {
-            const ft_backend *(*entry)(int) = (const ft_backend *(*)(int))dlsym(h, "ftrun_cuda_backend");
-            const ft_backend *be = entry ? entry(FT_BACKEND_ABI) : NULL;
+            static const char op_names[] =
+#define X FT_BACKEND_OP_NAMES_X
+#include "../graph/ops.def"
+#undef X
+                ;
+            const ft_backend *(*entry)(int, const char *) =
+                (const ft_backend *(*)(int, const char *))dlsym(h, "ftrun_cuda_backend");
+            const ft_backend *be = entry ? entry(FT_BACKEND_ABI, op_names) : NULL;
             if (!be) {
-                snprintf(why, sizeof why, "the CUDA backend %s does not match this ftrun (interface version %d); rebuild it",
-                         path, FT_BACKEND_ABI);
+                snprintf(why, sizeof why, "the CUDA backend %s does not match this ftrun (interface version %d, %d ops); "
+                         "rebuild it", path, FT_BACKEND_ABI, (int)FT_OP_COUNT);
                 dlclose(h);
             } else {
                 cuda = be; /* stays loaded for the life of the process */

@@ -63,6 +63,11 @@ setup_file() { fake_device_build; }
         run --separate-stderr "$FTRUN" "$GRAPHS/mlp.json" -d cuda -o "$T/o"
     [ "$status" -eq 4 ]
     [[ "$stderr" == *"the CUDA backend $T/bad.so cannot be loaded:"* ]]
+    # an object built against another op table (one op more) is refused, not indexed with this one's ops
+    FAKE_OTHER_OPS=1 fake run --separate-stderr "$FTRUN" "$GRAPHS/mlp.json" -d cuda -o "$T/o"
+    [ "$status" -eq 4 ]
+    [[ "$stderr" == *"the CUDA backend $BATS_FILE_TMPDIR/fake_backend.so does not match this ftrun (interface version"*"rebuild it"* ]]
+    [ ! -e "$T/o" ]
 }
 
 @test "auto picks cuda:0 when a device and the backend are there; results equal the cpu's" {

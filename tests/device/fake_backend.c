@@ -201,9 +201,19 @@ static const ft_backend fake = {
     .prepare = fake_prepare,
 };
 
-__attribute__((visibility("default"))) const ft_backend *ftrun_cuda_backend(int abi)
+/* The op table this object was built with; FAKE_OTHER_OPS=1 stands for an
+ * object built against another one (an op added since). */
+static const char built_op_names[] =
+#define X FT_BACKEND_OP_NAMES_X
+#include "../../src/graph/ops.def"
+#undef X
+    "added_op\n";
+
+__attribute__((visibility("default"))) const ft_backend *ftrun_cuda_backend(int abi, const char *op_names)
 {
-    if (abi != FT_BACKEND_ABI)
+    const char *other = getenv("FAKE_OTHER_OPS");
+    size_t own = sizeof built_op_names - 1 - strlen("added_op\n") + (other && *other == '1' ? strlen("added_op\n") : 0);
+    if (abi != FT_BACKEND_ABI || !op_names || strlen(op_names) != own || strncmp(op_names, built_op_names, own) != 0)
         return NULL;
     const char *p = getenv("FAKE_PERTURB_OP"), *m = getenv("FAKE_MISSING_OP");
     ft_op op;
