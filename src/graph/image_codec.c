@@ -1,5 +1,6 @@
 /* The image readers of image_decoder (image_codec.h), one per format, each
  * asked for the size alone (rgb NULL) or for the pixels as 8-bit RGB. */
+#define _GNU_SOURCE /* strcasestr */
 #include "image_codec.h"
 
 #include <limits.h>
@@ -519,7 +520,30 @@ const char *ft_image_format(const uint8_t *p, size_t n)
     return f < 0 ? NULL : FORMATS[f].name;
 }
 
+/* -2 for a failure whose message is an allocation's (ftrun's own say "out
+ * of memory"; libjpeg's "Insufficient memory", libpng's and libtiff's "Out
+ * of memory"), else rc. */
+static int oom_or(int rc, const char *why)
+{
+    if (rc && (strcasestr(why, "out of memory") || strcasestr(why, "insufficient memory")))
+        return -2;
+    return rc;
+}
+
+static int probe(const uint8_t *p, size_t n, int64_t *h, int64_t *w, char *why, size_t why_n);
+static int decode(const uint8_t *p, size_t n, int pix, uint8_t *out, int64_t h, int64_t w, char *why, size_t why_n);
+
 int ft_image_probe(const uint8_t *p, size_t n, int64_t *h, int64_t *w, char *why, size_t why_n)
+{
+    return oom_or(probe(p, n, h, w, why, why_n), why);
+}
+
+int ft_image_decode(const uint8_t *p, size_t n, int pix, uint8_t *out, int64_t h, int64_t w, char *why, size_t why_n)
+{
+    return oom_or(decode(p, n, pix, out, h, w, why, why_n), why);
+}
+
+static int probe(const uint8_t *p, size_t n, int64_t *h, int64_t *w, char *why, size_t why_n)
 {
     int f = format_index(p, n);
     why[0] = 0;
@@ -537,12 +561,12 @@ int ft_image_probe(const uint8_t *p, size_t n, int64_t *h, int64_t *w, char *why
     return 0;
 }
 
-int ft_image_decode(const uint8_t *p, size_t n, int pix, uint8_t *out, int64_t h, int64_t w, char *why, size_t why_n)
+static int decode(const uint8_t *p, size_t n, int pix, uint8_t *out, int64_t h, int64_t w, char *why, size_t why_n)
 {
     int f = format_index(p, n);
     why[0] = 0;
     if (f < 0)
-        return ft_image_probe(p, n, &h, &w, why, why_n);
+        return probe(p, n, &h, &w, why, why_n);
     size_t np = (size_t)h * (size_t)w;
     uint8_t *rgb = pix == FT_PIX_GRAY ? malloc(np * 3) : out;
     if (!rgb)

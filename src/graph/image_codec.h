@@ -30,10 +30,12 @@ enum { FT_PIX_RGB = 0, FT_PIX_BGR = 1, FT_PIX_GRAY = 2 };
 /* The format's name ("JPEG", ...), or NULL when the first bytes are none of them. */
 const char *ft_image_format(const uint8_t *p, size_t n);
 /* The image's height and width; -1 with why filled when the bytes are not
- * an image ftrun reads. */
+ * an image ftrun reads, -2 when an allocation failed (ftrun's or an image
+ * library's: its message says "out of memory" or "insufficient memory"). */
 int ft_image_probe(const uint8_t *p, size_t n, int64_t *h, int64_t *w, char *why, size_t why_n);
 /* The pixels into out (h * w * (pix == FT_PIX_GRAY ? 1 : 3) bytes); h and w
- * are ft_image_probe's. -1 with why filled on a decoding error. */
+ * are ft_image_probe's. -1 with why filled on a decoding error, -2 when an
+ * allocation failed (as ft_image_probe). */
 int ft_image_decode(const uint8_t *p, size_t n, int pix, uint8_t *out, int64_t h, int64_t w, char *why, size_t why_n);
 
 #endif

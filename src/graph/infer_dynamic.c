@@ -104,8 +104,12 @@ ft_status ft_infer_image_decoder(ft_infer_ctx *c)
         return ft_infer_fail(c, "the encoded image '%s' has shape %s; expected a 1-D u8 tensor of its bytes",
                              ft_infer_in_name(c, 0), ft_shape_str(&t->shape, sb));
     ft_shape o = {.rank = 3, .dims = {1, 1, pix == FT_PIX_GRAY ? 1 : 3}};
-    if ((t->flags & FT_TF_VALUE) && t->value &&
-        ft_image_probe((const uint8_t *)t->value, (size_t)ft_numel(&t->shape), &o.dims[0], &o.dims[1], why, sizeof why))
+    int rc = (t->flags & FT_TF_VALUE) && t->value ?
+        ft_image_probe((const uint8_t *)t->value, (size_t)ft_numel(&t->shape), &o.dims[0], &o.dims[1], why, sizeof why) : 0;
+    if (rc == -2)
+        return ft_node_err(c->err, FT_ERUNTIME, c->g, c->node, "the encoded image '%s' cannot be read: %s",
+                           ft_infer_in_name(c, 0), why);
+    if (rc)
         return ft_infer_fail(c, "the encoded image '%s' cannot be read: %s", ft_infer_in_name(c, 0), why);
     return ft_infer_set_out(c, 0, FT_U8, &o);
 }

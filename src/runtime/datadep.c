@@ -359,11 +359,14 @@ static ft_status dd_if_select(ft_kctx *k, const ft_node *n, const ft_view *in, f
 static ft_status dd_image_decoder(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     char why[256];
-    if (out[0].shape.rank != 3 ||
-        ft_image_decode((const uint8_t *)in[0].data, (size_t)ft_numel(&in[0].shape), n->params.dd.pixel,
-                        (uint8_t *)out[0].data, out[0].shape.dims[0], out[0].shape.dims[1], why, sizeof why))
-        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "the encoded image cannot be decoded: %s",
-                           out[0].shape.rank != 3 ? "internal error: no [H, W, C] output" : why);
+    if (out[0].shape.rank != 3)
+        return ft_node_err(k->err, FT_EGRAPH, k->g, n, "the encoded image cannot be decoded: internal error: no "
+                           "[H, W, C] output");
+    int rc = ft_image_decode((const uint8_t *)in[0].data, (size_t)ft_numel(&in[0].shape), n->params.dd.pixel,
+                             (uint8_t *)out[0].data, out[0].shape.dims[0], out[0].shape.dims[1], why, sizeof why);
+    if (rc)
+        return ft_node_err(k->err, rc == -2 ? FT_ERUNTIME : FT_EGRAPH, k->g, n, "the encoded image cannot be decoded: %s",
+                           why);
     return FT_OK;
 }
 

@@ -82,6 +82,18 @@ count() {
     [ "$(printf '%s\n' "$output" | grep -Ec '^# run-onnx +(alloc|io) +[1-9][0-9]* calls')" -eq 2 ]
 }
 
+@test "fault: sweep: every allocation and I/O call of a model reading strings (.npy of unicode) and decoding a PNG" {
+    "$PYTHON" -c 'import PIL' 2>/dev/null || { echo "python3-pil is missing (make deps)" >&2; return 1; }
+    if [ -n "${FTRUN_SANITIZED:-}" ]; then leak=asan; else leak=none; fi
+    run env FTRUN="$FTRUN" FAULT_SHIM="$SHIM" FAULT_LEAK=$leak FAULT_WORK="$T/sweep" "$TESTS_DIR/fault/sweep.sh" run-text
+    if [ "$status" -ne 0 ]; then
+        printf '%s\n' "$output" | grep -E '^(FAIL|#|sweep)' | head -40
+        return 1
+    fi
+    has "# no problems"
+    [ "$(printf '%s\n' "$output" | grep -Ec '^# run-text +(alloc|io) +[1-9][0-9]* calls')" -eq 2 ]
+}
+
 @test "fault: sweep: every allocation and I/O call of a run with shapes known only at run time (--check-nodes, three runs)" {
     if [ -n "${FTRUN_SANITIZED:-}" ]; then leak=asan; else leak=none; fi
     run env FTRUN="$FTRUN" FAULT_SHIM="$SHIM" FAULT_LEAK=$leak FAULT_WORK="$T/sweep" "$TESTS_DIR/fault/sweep.sh" run-dyn

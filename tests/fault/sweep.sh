@@ -4,7 +4,7 @@
 # reaches, and checks that every such run ends cleanly (tests/fault/README.md).
 #
 #   tests/fault/sweep.sh [CASE...]    cases: run run-npz run-ftg info pack unpack compare run-dims run-random convert
-#                                     run-onnx run-convs run-convs-res run-dyn
+#                                     run-onnx run-convs run-convs-res run-dyn run-text
 #
 # Environment:
 #   FTRUN            the binary under test (default build/ftrun)
@@ -53,7 +53,7 @@ elif [ -n "${FTRUN_SANITIZED:-}" ]; then
 else
     LEAK=valgrind
 fi
-ALL_CASES="run run-npz run-ftg run-trace info pack unpack compare run-dims run-random convert run-onnx run-convs run-convs-res"
+ALL_CASES="run run-npz run-ftg run-trace info pack unpack compare run-dims run-random convert run-onnx run-convs run-convs-res run-text"
 CASES=${*:-$ALL_CASES}
 
 [ -x "$FTRUN" ] || { echo "sweep: no ftrun binary at $FTRUN" >&2; exit 2; }
@@ -235,6 +235,39 @@ np.save(fx + "/golden-onnx/p.npy", p.astype(np.float32))
 EOF
 fi
 
+# run-text: an ONNX model reading a string input (.npy of unicode strings) and
+# a PNG held as a u8 initializer: StringSplit's counts, StringNormalizer's
+# lower-cased strings as the length of each (a string output is not compared
+# by --expect), and ImageDecoder's pixels; the goldens from Python and Pillow.
+if [[ " $CASES " == *" run-text "* ]]; then
+    "$PYTHON" - "$FX" <<'EOF' || fail_setup "the strings and image fixture"
+import io, os, sys
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper, TensorProto
+from PIL import Image
+fx = sys.argv[1]
+os.makedirs(fx + "/text/want")
+s = np.array(["a bb  ccc", " Hello World ", ""], dtype="<U16")
+np.save(fx + "/text/s.npy", s)
+pix = np.random.default_rng(5).integers(0, 256, (3, 5, 3)).astype(np.uint8)
+buf = io.BytesIO()
+Image.fromarray(pix, "RGB").save(buf, format="PNG")
+png = np.frombuffer(buf.getvalue(), np.uint8)
+vi = helper.make_tensor_value_info
+nodes = [helper.make_node("StringSplit", ["s"], ["parts", "counts"], name="split"),
+         helper.make_node("ImageDecoder", ["png"], ["pix"], name="decode", pixel_format="RGB")]
+g = helper.make_graph(nodes, "text", [vi("s", TensorProto.STRING, [3])],
+                      [vi("counts", TensorProto.INT64, [3]), vi("pix", TensorProto.UINT8, [3, 5, 3])],
+                      [numpy_helper.from_array(png, "png")])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)])
+m.ir_version = 9
+onnx.save(m, fx + "/text/m.onnx")
+np.save(fx + "/text/want/counts.npy", np.array([len(x.split()) for x in s], np.int64))
+np.save(fx + "/text/want/pix.npy", np.asarray(Image.open(io.BytesIO(png.tobytes())).convert("RGB")))
+EOF
+fi
+
 # graph:NAME cases run graphs/NAME.json, with random values for inputs that
 # have no value source.
 for c in $CASES; do
@@ -283,6 +316,7 @@ case_args() {
                            --rtol 1e-4 --atol 1e-4) ;;
     run-dyn) KIND=dir A=("$FX/dyn/g.json" -i "x=$FX/dyn/x.npy" --threads 1 -q -o "$R" -n 3 --check-nodes
                          --expect "$FX/dyn/want") ;;
+    run-text) KIND=dir A=("$FX/text/m.onnx" -i "s=$FX/text/s.npy" --threads 1 -q -o "$R" --expect "$FX/text/want") ;;
     run-convs-res) KIND=dir A=("$FX/convres/res.onnx" -i "x=$FX/convres/x.npy" --threads 1 -q -o "$R" -n 2
                                --expect "$FX/convres/want" --rtol 1e-4 --atol 1e-4) ;;
     graph:*)
