@@ -262,6 +262,7 @@ static const onx_op_map MAPS[] = {
     /* other domains, named DOMAIN.OP */
     {"ai.onnx.preview.training.Adagrad", 1, ox_map_optimizer}, {"ai.onnx.preview.training.Adam", 1, ox_map_optimizer},
     {"ai.onnx.preview.training.Momentum", 1, ox_map_optimizer},
+    {"ai.onnx.preview.training.Gradient", 1, ox_map_gradient},
     {"ai.onnx.preview.FlexAttention", 1, ox_map_flex_attention},
     {"ai.onnx.ml.Binarizer", 1, ox_map_binarizer}, {"ai.onnx.ml.ArrayFeatureExtractor", 1, ox_map_array_feature_extractor},
     {"ai.onnx.ml.LabelEncoder", 2, ox_map_label_encoder}, {"ai.onnx.ml.TreeEnsemble", 5, ox_map_tree_ensemble},

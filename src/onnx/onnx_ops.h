@@ -101,6 +101,7 @@ ft_status ox_map_unique(onx_ctx *c, const onx_node *n);
 ft_status ox_map_nms(onx_ctx *c, const onx_node *n);
 /* ai.onnx.preview.training: Adagrad, Adam, Momentum (onnx_ops_training.c) */
 ft_status ox_map_optimizer(onx_ctx *c, const onx_node *n);
+ft_status ox_map_gradient(onx_ctx *c, const onx_node *n);
 /* ai.onnx.preview: FlexAttention, its score_mod and prob_mod graphs imported
  * (onnx_ops_flexattn.c) */
 ft_status ox_map_flex_attention(onx_ctx *c, const onx_node *n);

@@ -174,3 +174,11 @@ ft_status ox_map_optimizer(onx_ctx *c, const onx_node *n)
     }
     return FT_OK;
 }
+
+/* Gradient: refused with its reason, so that the report and the ONNX test
+ * lists say why rather than only that the domain's op is not mapped. */
+ft_status ox_map_gradient(onx_ctx *c, const onx_node *n)
+{
+    return onx_unsupported(c, n, "automatic differentiation of the graph (ftrun runs graphs forward; of this domain "
+                           "it runs the optimizers' update steps: Adagrad, Adam, Momentum)");
+}
