@@ -85,3 +85,12 @@ uint64_t ft_peak_rss_bytes(void)
     fclose(f);
     return (uint64_t)kb * 1024;
 }
+
+int ft_fmt_rc(int rc, char *buf, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, n, fmt, ap);
+    va_end(ap);
+    return rc;
+}

@@ -71,6 +71,12 @@ void ft_free_strs(char **v, int n);
  */
 int ft_grow(void *arrp, int *cap, int n, size_t size, int first);
 
+/* The message into buf (n bytes), then rc: the body of a module's small
+ * "say why into the caller's buffer and fail" helper, e.g.
+ *   #define fail(why, wn, ...) ft_fmt_rc(-1, why, wn, __VA_ARGS__)
+ */
+int ft_fmt_rc(int rc, char *buf, size_t n, const char *fmt, ...) FT_PRINTF(4, 5);
+
 /* Seconds on a monotonic clock. */
 double ft_now(void);
 

@@ -12,15 +12,7 @@
 
 #define MAX_DIM ((int64_t)1 << 40) /* no dim can be larger: FT_MAX_TENSOR_BYTES */
 
-static int usage(char *msg, size_t n, const char *fmt, ...) FT_PRINTF(3, 4);
-static int usage(char *msg, size_t n, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, n, fmt, ap);
-    va_end(ap);
-    return FT_EUSAGE;
-}
+#define usage(msg, n, ...) ft_fmt_rc(FT_EUSAGE, msg, n, __VA_ARGS__)
 
 static int oom_msg(char *msg, size_t n)
 {

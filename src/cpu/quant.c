@@ -73,27 +73,23 @@ static qplan plan_of(const ft_node *n, const ft_view *in)
  * clamping before rounding gives what rounding then saturating gives),
  * rounded half to even by adding and subtracting 1.5 * 2^23 (exact for
  * |v| < 2^22), plus zp. */
+FT_VINLINE int32_t q8_of(float x, float s, float zp, float vlo, float vhi)
+{
+    float v = x / s;
+    v = v != v ? 0.0f : v;
+    v = v < vlo ? vlo : v > vhi ? vhi : v;
+    return (int32_t)(((v + 12582912.0f) - 12582912.0f) + zp);
+}
+
 static FT_VCLONES void q8_from_f32(const float *restrict x, int64_t n, float s, float zp, float lo, float hi,
                                    uint8_t *restrict u8, int8_t *restrict i8)
 {
-    const float magic = 12582912.0f, vlo = lo - zp, vhi = hi - zp;
-    if (u8) {
-        for (int64_t i = 0; i < n; i++) {
-            float v = x[i] / s;
-            v = v != v ? 0.0f : v;
-            v = v < vlo ? vlo : v > vhi ? vhi : v;
-            v = (v + magic) - magic;
-            u8[i] = (uint8_t)(int32_t)(v + zp);
-        }
-    } else {
-        for (int64_t i = 0; i < n; i++) {
-            float v = x[i] / s;
-            v = v != v ? 0.0f : v;
-            v = v < vlo ? vlo : v > vhi ? vhi : v;
-            v = (v + magic) - magic;
-            i8[i] = (int8_t)(int32_t)(v + zp);
-        }
-    }
+    if (u8)
+        for (int64_t i = 0; i < n; i++)
+            u8[i] = (uint8_t)q8_of(x[i], s, zp, lo - zp, hi - zp);
+    else
+        for (int64_t i = 0; i < n; i++)
+            i8[i] = (int8_t)q8_of(x[i], s, zp, lo - zp, hi - zp);
 }
 
 static FT_VCLONES void f32_from_q8(const uint8_t *restrict u8, const int8_t *restrict i8, int64_t n, float zp, float s,

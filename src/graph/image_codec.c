@@ -23,15 +23,7 @@
  * (*h x *w x 3, the size checked again). */
 typedef int (*reader_fn)(const uint8_t *p, size_t n, uint8_t *rgb, int64_t *h, int64_t *w, char *why, size_t wn);
 
-static int fail(char *why, size_t wn, const char *fmt, ...) FT_PRINTF(3, 4);
-static int fail(char *why, size_t wn, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, wn, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+#define fail(why, wn, ...) ft_fmt_rc(-1, why, wn, __VA_ARGS__)
 
 /* The decoded size against the probed one. */
 static int same_size(const char *fmt, int64_t h, int64_t w, int64_t dh, int64_t dw, char *why, size_t wn)

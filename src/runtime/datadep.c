@@ -372,22 +372,26 @@ static ft_status dd_image_decoder(ft_kctx *k, const ft_node *n, const ft_view *i
 
 ft_status ft_dd_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
-    if (n->op == FT_OP_IMAGE_DECODER)
-        return dd_image_decoder(k, n, in, out);
-    if (n->op == FT_OP_STRING_NORMALIZER || n->op == FT_OP_STRING_CONCAT || n->op == FT_OP_REGEX_FULL_MATCH ||
-        n->op == FT_OP_STRING_SPLIT)
-        return ft_text_run(k, n, in, out);
-    if (n->op == FT_OP_TFIDF_VECTORIZER || n->op == FT_OP_LABEL_ENCODER || n->op == FT_OP_TREE_ENSEMBLE)
-        return ft_ml_run(k, n, in, out);
-    if (n->op == FT_OP_IF_SELECT)
-        return dd_if_select(k, n, in, out);
-    if (n->op == FT_OP_NON_ZERO)
-        return dd_non_zero(k, n, in, out);
-    if (n->op == FT_OP_COMPRESS)
-        return dd_compress(k, n, in, out);
-    if (n->op == FT_OP_UNIQUE)
-        return dd_unique(k, n, in, out);
-    if (n->op == FT_OP_NON_MAX_SUPPRESSION)
-        return dd_nms(k, n, in, out);
+    static const struct {
+        ft_op op;
+        ft_status (*fn)(ft_kctx *, const ft_node *, const ft_view *, ft_view *);
+    } run[] = {
+        {FT_OP_IF_SELECT, dd_if_select},
+        {FT_OP_NON_ZERO, dd_non_zero},
+        {FT_OP_COMPRESS, dd_compress},
+        {FT_OP_UNIQUE, dd_unique},
+        {FT_OP_NON_MAX_SUPPRESSION, dd_nms},
+        {FT_OP_IMAGE_DECODER, dd_image_decoder},
+        {FT_OP_STRING_SPLIT, ft_text_split},
+        {FT_OP_STRING_NORMALIZER, ft_text_normalizer},
+        {FT_OP_STRING_CONCAT, ft_text_concat},
+        {FT_OP_REGEX_FULL_MATCH, ft_text_full_match},
+        {FT_OP_TFIDF_VECTORIZER, ft_ml_tfidf},
+        {FT_OP_LABEL_ENCODER, ft_ml_label_encoder},
+        {FT_OP_TREE_ENSEMBLE, ft_ml_tree_ensemble},
+    };
+    for (size_t i = 0; i < sizeof run / sizeof *run; i++)
+        if (run[i].op == n->op)
+            return run[i].fn(k, n, in, out);
     return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "internal error: '%s' is not a data-dependent op", ft_op_name(n->op));
 }

@@ -61,12 +61,16 @@ int64_t ft_dd_nms(const float *boxes, const float *scores, int64_t batches, int6
  * written. FT_EGRAPH for bad data (compress: a true condition past the
  * axis), FT_ERUNTIME when out of memory. */
 ft_status ft_dd_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
-/* The string ops (runtime/text.c), which ft_dd_run hands on; host memory
- * only (the CUDA backend's kernel table gives them no dtype). */
-ft_status ft_text_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
-/* The text-feature and ai.onnx.ml ops (runtime/ml.c), which ft_dd_run hands
- * on; host memory only (the CUDA backend's kernel table gives them no dtype). */
-ft_status ft_ml_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+/* The string ops (runtime/text.c) and the text-feature and ai.onnx.ml ops
+ * (runtime/ml.c), which ft_dd_run hands on; host memory only (the CUDA
+ * backend's kernel table gives them no dtype). */
+ft_status ft_text_split(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status ft_text_normalizer(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status ft_text_concat(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status ft_text_full_match(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status ft_ml_tfidf(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status ft_ml_label_encoder(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
+ft_status ft_ml_tree_ensemble(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out);
 /* cast with a string source or destination (runtime/text_cast.c), for the
  * CPU's cast kernel: FT_EGRAPH naming the element for a string that is no
  * number. */

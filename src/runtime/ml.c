@@ -77,7 +77,7 @@ static int64_t find_gram(const gram *t, int64_t m, const uint64_t *pool, const u
     return lo < m && t[lo].n == n && !cmp_keys(pool + t[lo].at, q, n) ? t[lo].col : -1;
 }
 
-static ft_status tfidf(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+ft_status ft_ml_tfidf(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const int64_t lo = ft_attr(n, "min_gram_length")->i, hi = ft_attr(n, "max_gram_length")->i;
     const int64_t skips = ft_attr(n, "max_skip_count")->i;
@@ -171,7 +171,7 @@ static int cmp_keyed(const void *pa, const void *pb)
     return (a->at > b->at) - (a->at < b->at);
 }
 
-static ft_status label_encoder(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+ft_status ft_ml_label_encoder(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const int64_t nk = in[1].shape.dims[0], cnt = (int64_t)ft_numel(&in[0].shape);
     const size_t es = ft_dtype_size(out[0].dtype);
@@ -224,7 +224,7 @@ static int te_true(int64_t m, double x, double s, const double *set, int64_t ns)
     }
 }
 
-static ft_status tree_ensemble(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+ft_status ft_ml_tree_ensemble(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_attr_val *split = ft_attr(n, "nodes_splits"), *feat = ft_attr(n, "nodes_featureids");
     const ft_attr_val *mode = ft_attr(n, "nodes_modes"), *tn = ft_attr(n, "nodes_truenodeids");
@@ -281,15 +281,4 @@ static ft_status tree_ensemble(ft_kctx *k, const ft_node *n, const ft_view *in, 
     free(set_at);
     free(acc);
     return FT_OK;
-}
-
-ft_status ft_ml_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
-{
-    if (n->op == FT_OP_TREE_ENSEMBLE)
-        return tree_ensemble(k, n, in, out);
-    if (n->op == FT_OP_LABEL_ENCODER)
-        return label_encoder(k, n, in, out);
-    if (n->op == FT_OP_TFIDF_VECTORIZER)
-        return tfidf(k, n, in, out);
-    return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "internal error: '%s' is not an ai.onnx.ml op", ft_op_name(n->op));
 }

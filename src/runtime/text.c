@@ -40,7 +40,7 @@ static int same_nocase(const ft_str *a, const ft_str *b)
 
 /* The elements that are no stopword, case changed; one empty string when
  * none stays (the last dim of the output set to the count). */
-static ft_status normalizer(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+ft_status ft_text_normalizer(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const char *cs = ft_attr(n, "case")->s;
     const int change = strcmp(cs, "NONE") != 0, upper = !strcmp(cs, "UPPER");
@@ -101,7 +101,7 @@ static uint64_t bcast_at(const ft_shape *o, const ft_shape *s, uint64_t i)
     return off;
 }
 
-static ft_status concat(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+ft_status ft_text_concat(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_str *const *a = in[0].data, *const *b = in[1].data;
     const ft_str **y = out[0].data;
@@ -130,7 +130,7 @@ static ft_status concat(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view
     return FT_OK;
 }
 
-static ft_status full_match(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+ft_status ft_text_full_match(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const char *p = ft_attr(n, "pattern")->s;
     char *pat = malloc(strlen(p) * 12 + 8);
@@ -160,7 +160,7 @@ static ft_status full_match(ft_kctx *k, const ft_node *n, const ft_view *in, ft_
 
 /* Each element split (ft_str_split) into a row of the most pieces any gives,
  * padded with empty strings; the counts into out[1]. */
-static ft_status split(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
+ft_status ft_text_split(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     const ft_attr_val *dl = ft_attr(n, "delimiter"), *ms = ft_attr(n, "maxsplit");
     const ft_str *sep = NULL;
@@ -184,15 +184,4 @@ static ft_status split(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view 
             return oom(k, n);
     out[0].shape.dims[r] = most;
     return FT_OK;
-}
-
-ft_status ft_text_run(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
-{
-    if (n->op == FT_OP_STRING_SPLIT)
-        return split(k, n, in, out);
-    if (n->op == FT_OP_STRING_NORMALIZER)
-        return normalizer(k, n, in, out);
-    if (n->op == FT_OP_STRING_CONCAT)
-        return concat(k, n, in, out);
-    return full_match(k, n, in, out);
 }
