@@ -774,34 +774,12 @@ CU_KFN(cu_attention)
 
 /* ------------------------------------------------- dropout */
 
-/* Philox-4x32-10 exactly as ft_philox4x32 (src/graph/graph.c); only the
- * first two output words are needed. */
-__device__ __forceinline__ void philox_w01(uint64_t counter, uint64_t key, uint32_t &w0, uint32_t &w1)
-{
-    uint32_t c0 = (uint32_t)counter, c1 = (uint32_t)(counter >> 32), c2 = 0, c3 = 0;
-    uint32_t k0 = (uint32_t)key, k1 = (uint32_t)(key >> 32);
-#pragma unroll
-    for (int r = 0; r < 10; r++) {
-        uint32_t hi0 = __umulhi(0xD2511F53u, c0), lo0 = 0xD2511F53u * c0;
-        uint32_t hi1 = __umulhi(0xCD9E8D57u, c2), lo1 = 0xCD9E8D57u * c2;
-        uint32_t n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
-        c0 = n0;
-        c1 = lo1;
-        c2 = n2;
-        c3 = lo0;
-        k0 += 0x9E3779B9u;
-        k1 += 0xBB67AE85u;
-    }
-    w0 = c0;
-    w1 = c1;
-}
-
 /* Element i is kept iff ((w0 >> 5) * 2^26 + (w1 >> 6)) >= thr. */
 __device__ __forceinline__ bool dropout_keep(uint64_t i, uint64_t seed, uint64_t thr)
 {
-    uint32_t w0, w1;
-    philox_w01(i, seed, w0, w1);
-    uint64_t u53 = ((uint64_t)(w0 >> 5) << 26) | (uint64_t)(w1 >> 6);
+    uint32_t w[4]; /* Philox-4x32-10 (graph/philox.h): the first two words */
+    ft_philox4x32(i, seed, w);
+    uint64_t u53 = ((uint64_t)(w[0] >> 5) << 26) | (uint64_t)(w[1] >> 6);
     return u53 >= thr;
 }
 

@@ -157,6 +157,11 @@ template <class T> __global__ void window_kernel(T *y, int64_t size, double N, i
     }
 }
 
+template <class T> static void launch_window(unsigned g, cudaStream_t s, T *y, int64_t size, double N, int op)
+{
+    window_kernel<T><<<g, CU_BLOCK, 0, s>>>(y, size, N, op);
+}
+
 CU_KFN(cu_window)
 {
     (void)in;
@@ -166,18 +171,10 @@ CU_KFN(cu_window)
         return FT_OK;
     cudaStream_t s = k->be->stream;
     unsigned g = cu_grid(k->be, (uint64_t)size);
-    switch (out[0].dtype) {
-    case FT_F16: window_kernel<__half><<<g, CU_BLOCK, 0, s>>>((__half *)out[0].data, size, N, (int)n->op); break;
-    case FT_BF16:
-        window_kernel<__nv_bfloat16><<<g, CU_BLOCK, 0, s>>>((__nv_bfloat16 *)out[0].data, size, N, (int)n->op);
-        break;
-    case FT_F32: window_kernel<float><<<g, CU_BLOCK, 0, s>>>((float *)out[0].data, size, N, (int)n->op); break;
-    case FT_F64: window_kernel<double><<<g, CU_BLOCK, 0, s>>>((double *)out[0].data, size, N, (int)n->op); break;
-    case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
-    case FT_BOOL: FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT:
+    if (!ft_dtype_in(out[0].dtype, FT_DT_FLOAT))
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "output dtype %s is not supported by the cuda %s kernel",
                            ft_dtype_name(out[0].dtype), ft_op_name(n->op));
-    }
+    CU_DISPATCH_FLOAT(out[0].dtype, T, launch_window<T>(g, s, (T *)out[0].data, size, N, (int)n->op));
     CU_LAUNCHED(k, n);
     return FT_OK;
 }

@@ -8,27 +8,9 @@
  *
  *   ft_status st = cu_random(k, n, in, out);   // via the kernel table (runtime/kernels.def) */
 #include "cu.cuh"
+#include "../graph/philox.h"
 
 #include <math.h>
-
-/* Philox-4x32-10 as ft_philox4x32 (src/graph/graph.c), the four words. */
-static __device__ __forceinline__ void philox4(uint64_t counter, uint64_t key, uint32_t w[4])
-{
-    uint32_t c0 = (uint32_t)counter, c1 = (uint32_t)(counter >> 32), c2 = 0, c3 = 0;
-    uint32_t k0 = (uint32_t)key, k1 = (uint32_t)(key >> 32);
-#pragma unroll
-    for (int r = 0; r < 10; r++) {
-        uint32_t hi0 = __umulhi(0xD2511F53u, c0), lo0 = 0xD2511F53u * c0;
-        uint32_t hi1 = __umulhi(0xCD9E8D57u, c2), lo1 = 0xCD9E8D57u * c2;
-        c0 = hi1 ^ c1 ^ k0;
-        c1 = lo1;
-        c2 = hi0 ^ c3 ^ k1;
-        c3 = lo0;
-        k0 += 0x9E3779B9u;
-        k1 += 0xBB67AE85u;
-    }
-    w[0] = c0, w[1] = c1, w[2] = c2, w[3] = c3;
-}
 
 static __device__ __forceinline__ double unit53(uint32_t a, uint32_t b)
 {
@@ -52,7 +34,7 @@ __global__ void random_kernel(T *y, const P *p, uint64_t cnt, int op, double a, 
 {
     for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < cnt; i += (uint64_t)gridDim.x * blockDim.x) {
         uint32_t w[4];
-        philox4(i, seed, w);
+        ft_philox4x32(i, seed, w);
         double u1 = unit53(w[0], w[1]), v;
         if (op == 0)
             v = a + (b - a) * u1;
@@ -62,6 +44,13 @@ __global__ void random_kernel(T *y, const P *p, uint64_t cnt, int op, double a, 
             v = u1 < cu_to_d(p[i]) ? 1.0 : 0.0;
         store_v(y, i, v);
     }
+}
+
+/* bernoulli: y from the probabilities x, of storage type U. */
+template <class T, class U>
+static void launch_like(unsigned g, cudaStream_t s, T *y, const void *x, uint64_t cnt, int op, uint64_t seed)
+{
+    random_kernel<T, U><<<g, CU_BLOCK, 0, s>>>(y, (const U *)x, cnt, op, 0, 0, seed);
 }
 
 template <class T>
@@ -74,19 +63,11 @@ static ft_status launch_out(ft_kctx *k, const ft_node *n, const ft_view *in, ft_
     if (op < 2) {
         random_kernel<T, float><<<g, CU_BLOCK, 0, s>>>(y, NULL, cnt, op, p->a, p->b, p->seed);
     } else {
-        switch (in[0].dtype) {
-        case FT_F16: random_kernel<T, __half><<<g, CU_BLOCK, 0, s>>>(y, (const __half *)in[0].data, cnt, op, 0, 0, p->seed); break;
-        case FT_BF16:
-            random_kernel<T, __nv_bfloat16><<<g, CU_BLOCK, 0, s>>>(y, (const __nv_bfloat16 *)in[0].data, cnt, op, 0, 0,
-                                                                   p->seed);
-            break;
-        case FT_F32: random_kernel<T, float><<<g, CU_BLOCK, 0, s>>>(y, (const float *)in[0].data, cnt, op, 0, 0, p->seed); break;
-        case FT_F64: random_kernel<T, double><<<g, CU_BLOCK, 0, s>>>(y, (const double *)in[0].data, cnt, op, 0, 0, p->seed); break;
-        case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
-        case FT_BOOL: FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT:
+        if (!ft_dtype_in(in[0].dtype, FT_DT_FLOAT))
             return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "dtype %s is not supported by the cuda %s kernel",
                                ft_dtype_name(in[0].dtype), ft_op_name(n->op));
-        }
+        const void *x = in[0].data;
+        CU_DISPATCH_FLOAT(in[0].dtype, U, (launch_like<T, U>)(g, s, y, x, cnt, op, p->seed));
     }
     CU_LAUNCHED(k, n);
     return FT_OK;
@@ -104,7 +85,7 @@ __global__ void multinomial_kernel(const P *x, I *y, int64_t rows, int64_t cls, 
         for (int64_t c = 0; c < cls; c++)
             total += exp(cu_to_d(r[c]) - mx);
         uint32_t w[4];
-        philox4((uint64_t)i, seed, w);
+        ft_philox4x32((uint64_t)i, seed, w);
         double t = unit53(w[0], w[1]) * total;
         int64_t c = 0;
         for (; c < cls - 1; c++) {

@@ -235,8 +235,8 @@ const ft_attr_val *ft_attr(const ft_node *n, const char *name);
 ft_status ft_node_err(ft_error *err, ft_status code, const ft_graph *g, const ft_node *n, const char *fmt, ...)
     FT_PRINTF(5, 6);
 
-/* Counter-based generator used by "init" (Philox-4x32-10); see ftrun-graph(5). */
-void ft_philox4x32(uint64_t counter, uint64_t key, uint32_t out[4]);
+/* Counter-based generator used by "init" (Philox-4x32-10, graph/philox.h); see ftrun-graph(5). */
+#include "philox.h"
 /* Fill buf (numel elements of dt) from an init spec. kind: 0 fill, 1 arange,
  * 2 uniform, 3 normal, 4 uniform rounded down (floor: the integers of
  * [low, high) for --random-inputs). a/b: value / start,step / low,high / mean,std. */

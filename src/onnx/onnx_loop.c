@@ -172,6 +172,17 @@ static int known_int(onx_ctx *c, int t, int64_t *v, ft_status *st)
     return 1;
 }
 
+/* The node's "body" graph, or NULL with the error recorded (onx_status). */
+static const Onnx__GraphProto *body_of(onx_ctx *c, const onx_node *n)
+{
+    const Onnx__AttributeProto *ba = onx_attr(n, "body");
+    if (!ba || !ba->g) {
+        onx_error(c, n, FT_EGRAPH, "no body graph");
+        return NULL;
+    }
+    return ba->g;
+}
+
 /* Loop's input k (trip count, condition) into *v when given: known at load,
  * or the loop is refused as unsupported. */
 static ft_status loop_input(onx_ctx *c, const onx_node *n, int k, const char *what, int64_t *v)
@@ -186,10 +197,9 @@ static ft_status loop_input(onx_ctx *c, const onx_node *n, int k, const char *wh
 
 ft_status ox_map_loop(onx_ctx *c, const onx_node *n)
 {
-    const Onnx__AttributeProto *ba = onx_attr(n, "body");
-    if (!ba || !ba->g)
-        return onx_error(c, n, FT_EGRAPH, "no body graph");
-    const Onnx__GraphProto *body = ba->g;
+    const Onnx__GraphProto *body = body_of(c, n);
+    if (!body)
+        return onx_status(c);
     int nv = n->n_in - 2, nk = n->n_out - nv;
     if (nv < 0 || nk < 0 || (int)body->n_output != 1 + nv + nk)
         return onx_error(c, n, FT_EGRAPH, "%d inputs and %d outputs, with a body of %zu outputs: expected %d", n->n_in,
@@ -499,10 +509,9 @@ static ft_status map_scan8(onx_ctx *c, const onx_node *n, const Onnx__GraphProto
 
 ft_status ox_map_scan(onx_ctx *c, const onx_node *n)
 {
-    const Onnx__AttributeProto *ba = onx_attr(n, "body");
-    if (!ba || !ba->g)
-        return onx_error(c, n, FT_EGRAPH, "no body graph");
-    const Onnx__GraphProto *body = ba->g;
+    const Onnx__GraphProto *body = body_of(c, n);
+    if (!body)
+        return onx_status(c);
     if (n->opset < 9)
         return map_scan8(c, n, body);
     int m = (int)onx_attr_i(n, "num_scan_inputs", 0), ns = n->n_in - m, nk = n->n_out - ns;
@@ -555,10 +564,9 @@ static ft_dtype declared_elem(const Onnx__GraphProto *body, int k, ft_dtype def)
 
 ft_status ox_map_seq_map(onx_ctx *c, const onx_node *n)
 {
-    const Onnx__AttributeProto *ba = onx_attr(n, "body");
-    if (!ba || !ba->g)
-        return onx_error(c, n, FT_EGRAPH, "no body graph");
-    const Onnx__GraphProto *body = ba->g;
+    const Onnx__GraphProto *body = body_of(c, n);
+    if (!body)
+        return onx_status(c);
     if (n->n_in < 1 || n->n_out < 1 || (int)body->n_input != n->n_in || (int)body->n_output != n->n_out)
         return onx_error(c, n, FT_EGRAPH, "%d inputs and %d outputs do not fit a body of %zu inputs and %zu outputs",
                          n->n_in, n->n_out, body->n_input, body->n_output);
