@@ -172,6 +172,22 @@ static int known_int(onx_ctx *c, int t, int64_t *v, ft_status *st)
     return 1;
 }
 
+/* After a body's last import: the outer meanings of its names back
+ * (onx_scope_leave), the scope freed, and FT_EGRAPH with unsup_flag set when
+ * the body held something unsupported (the import reports what, and the
+ * node's outputs with it). */
+static ft_status body_end(onx_ctx *c, onx_scope *sc, ft_status st, int unsup0)
+{
+    if (!st)
+        st = onx_scope_leave(c, sc);
+    onx_scope_free(sc);
+    if (!st && c->n_unsup > unsup0) {
+        c->unsup_flag = 1;
+        st = FT_EGRAPH;
+    }
+    return st;
+}
+
 /* The node's "body" graph, or NULL with the error recorded (onx_status). */
 static const Onnx__GraphProto *body_of(onx_ctx *c, const onx_node *n)
 {
@@ -269,17 +285,7 @@ ft_status ox_map_loop(onx_ctx *c, const onx_node *n)
         if (!st)
             st = onx_scope_leave(c, &sc);
     }
-    if (!st)
-        st = onx_scope_leave(c, &sc);
-    onx_scope_free(&sc);
-    if (!st && c->n_unsup > unsup0) {
-        free(cur);
-        for (int k = 0; k < nk; k++)
-            free(scan[k]);
-        free(scan);
-        c->unsup_flag = 1; /* the import reports what the body holds, and the node's outputs with it */
-        return FT_EGRAPH;
-    }
+    st = body_end(c, &sc, st, unsup0);
     for (int j = 0; j < nv && !st; j++) {
         if (seq[2 + j] < 0)
             st = onx_alias(c, n, j, cur[2 + j]);
@@ -348,9 +354,7 @@ static ft_status scan_positions(onx_ctx *c, const onx_node *n, const Onnx__Graph
         if (!st)
             st = onx_scope_leave(c, &sc);
     }
-    if (!st)
-        st = onx_scope_leave(c, &sc);
-    onx_scope_free(&sc);
+    st = body_end(c, &sc, st, unsup0);
     for (int j = 0; j < ns; j++)
         state[j] = cur[j];
     free(cur);
@@ -606,13 +610,7 @@ ft_status ox_map_seq_map(onx_ctx *c, const onx_node *n)
         if (!st)
             st = onx_scope_leave(c, &sc);
     }
-    if (!st)
-        st = onx_scope_leave(c, &sc);
-    onx_scope_free(&sc);
-    if (!st && c->n_unsup > unsup0) {
-        c->unsup_flag = 1; /* the import reports what the body holds, and the node's outputs with it */
-        st = FT_EGRAPH;
-    }
+    st = body_end(c, &sc, st, unsup0);
     for (int k = 0; k < no && !st; k++) {
         ft_dtype dt = len ? c->g->tensors[out[k * len]].dtype : declared_elem(body, k, FT_F32);
         for (int i = 1; i < len && !st; i++)
