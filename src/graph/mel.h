@@ -13,8 +13,11 @@
  *     else 1 at j = c when l = c, else (j - l) / (c - l) where l <= j <= c,
  *     else 0.
  *
- *   double lo, st; ft_mel_range(lower, upper, bins, is_f64, &lo, &st);
- *   y[j][i] = ft_mel_weight(j, ft_mel_edge(i, ...), ft_mel_edge(i + 1, ...), ft_mel_edge(i + 2, ...));
+ *   double lo, st;
+ *   ft_mel_range(lower, upper, bins, is_f64, &lo, &st);
+ *   int64_t l = ft_mel_edge(i, lo, st, dft_length, rate), c = ft_mel_edge(i + 1, lo, st, dft_length, rate),
+ *           h = ft_mel_edge(i + 2, lo, st, dft_length, rate);
+ *   y[j * bins + i] = ft_mel_weight(j, l, c, h);
  */
 #ifndef FT_MEL_H
 #define FT_MEL_H
