@@ -54,23 +54,25 @@ MODELS = {m.name: m for m in [
           iterations=100),
     Model("gru_bidir", 13, (20, 1, 64),
           "nn.GRU 2 layers, bidirectional, 64 -> 128, batch 1, 20 steps (the output sequence)", iterations=100),
-    # The families of models measured beside ORT but not tuned for (heavier: fewer runs).
+    # The families of models measured beside ORT but not tuned for (heavier: fewer runs). Two warm-ups
+    # at least: ftrun's second run times its conv forms (several seconds on R3D-18), and a timed
+    # round that holds it measures the timing, not the model.
     Model("vit_b_16_6", 14, (1, 3, 224, 224), "torchvision vit_b_16 with its first 6 encoder blocks, batch 1, 224x224",
-          warmup=1, iterations=6),
-    Model("convnext_tiny", 13, (1, 3, 224, 224), "torchvision convnext_tiny, batch 1, 224x224", warmup=1, iterations=6),
+          warmup=2, iterations=6),
+    Model("convnext_tiny", 13, (1, 3, 224, 224), "torchvision convnext_tiny, batch 1, 224x224", warmup=2, iterations=6),
     Model("regnet_y_400mf", 13, (1, 3, 224, 224), "torchvision regnet_y_400mf, batch 1, 224x224"),
-    Model("maxvit_t", 16, (1, 3, 224, 224), "torchvision maxvit_t, batch 1, 224x224", warmup=1, iterations=6),
+    Model("maxvit_t", 16, (1, 3, 224, 224), "torchvision maxvit_t, batch 1, 224x224", warmup=2, iterations=6),
     Model("r3d_18", 13, (1, 3, 8, 112, 112), "torchvision r3d_18 (video), batch 1, 8 frames of 112x112",
-          warmup=1, iterations=6),
+          warmup=2, iterations=6),
     Model("deeplabv3_mobilenet_v3", 13, (1, 3, 224, 224),
-          "torchvision deeplabv3_mobilenet_v3_large (21 classes, no aux head), batch 1, 224x224", warmup=1,
+          "torchvision deeplabv3_mobilenet_v3_large (21 classes, no aux head), batch 1, 224x224", warmup=2,
           iterations=10),
     Model("transformer_decoder", 17, (1, 128, 512),
           "nn.TransformerDecoderLayer d_model 512, 8 heads, ffn 2048, causal self-attention, cross-attention "
           "to its own input, batch_first, batch 1, seq 128"),
     Model("wav2vec2_6", 14, (1, 16000),
           "torchaudio wav2vec2_base with its first 6 transformer blocks, batch 1, 1 s of 16 kHz audio",
-          warmup=1, iterations=10),
+          warmup=2, iterations=10),
     Model("conformer", 14, (1, 200, 80),
           "torchaudio Conformer: 80 features, 4 heads, ffn 512, 4 layers, kernel 31, batch 1, 200 frames"),
     Model("qdq_conv", 13, (1, 64, 56, 56),
