@@ -376,21 +376,27 @@ static ft_status fold_if(onx_ctx *c, const onx_node *n)
 static const struct {
     const char *op;
     kind k;
+    int sub; /* K_MOVE: a move_kind, K_INDEX: an index_kind */
 } evaluable[] = {
-    {"Neg", K_UNARY},        {"Abs", K_UNARY},         {"Floor", K_UNARY},        {"Ceil", K_UNARY},
-    {"Sqrt", K_UNARY},       {"Not", K_UNARY},         {"Add", K_BINARY},         {"Sub", K_BINARY},
-    {"Mul", K_BINARY},       {"Div", K_BINARY},        {"And", K_BINARY},         {"Or", K_BINARY},
-    {"Xor", K_BINARY},       {"Equal", K_CMP},         {"Less", K_CMP},           {"Greater", K_CMP},
-    {"LessOrEqual", K_CMP},  {"GreaterOrEqual", K_CMP}, {"Max", K_VARIADIC},      {"Min", K_VARIADIC},
-    {"Where", K_WHERE},      {"Cast", K_CAST},         {"Identity", K_IDENTITY},  {"Gather", K_GATHER},
-    {"Unsqueeze", K_UNSQUEEZE}, {"Squeeze", K_SQUEEZE}, {"Reshape", K_RESHAPE},   {"Flatten", K_FLATTEN},
-    {"Concat", K_CONCAT},    {"Slice", K_SLICE},       {"Expand", K_EXPAND},      {"Tile", K_TILE},
-    {"Transpose", K_TRANSPOSE}, {"ReduceProd", K_REDUCE}, {"ReduceSum", K_REDUCE}, {"ReduceMax", K_REDUCE},
-    {"ReduceMin", K_REDUCE},    {"Mod", K_BINARY},      {"Pow", K_BINARY},        {"BitShift", K_BINARY},
-    {"BitwiseAnd", K_BINARY}, {"BitwiseOr", K_BINARY},  {"BitwiseXor", K_BINARY}, {"BitwiseNot", K_UNARY},
-    {"Reciprocal", K_UNARY}, {"Exp", K_UNARY},          {"Log", K_UNARY},         {"Sign", K_UNARY},
-    {"Round", K_UNARY},      {"Relu", K_UNARY},         {"Sigmoid", K_UNARY},     {"Tanh", K_UNARY},
-    {"Sin", K_UNARY},        {"Cos", K_UNARY},          {"Erf", K_UNARY},         {"CastLike", K_CAST},
+    {"Neg", K_UNARY, 0},                 {"Abs", K_UNARY, 0},                 {"Floor", K_UNARY, 0},
+    {"Ceil", K_UNARY, 0},                {"Sqrt", K_UNARY, 0},                {"Not", K_UNARY, 0},
+    {"Add", K_BINARY, 0},                {"Sub", K_BINARY, 0},                {"Mul", K_BINARY, 0},
+    {"Div", K_BINARY, 0},                {"And", K_BINARY, 0},                {"Or", K_BINARY, 0},
+    {"Xor", K_BINARY, 0},                {"Equal", K_CMP, 0},                 {"Less", K_CMP, 0},
+    {"Greater", K_CMP, 0},               {"LessOrEqual", K_CMP, 0},           {"GreaterOrEqual", K_CMP, 0},
+    {"Max", K_VARIADIC, 0},              {"Min", K_VARIADIC, 0},              {"Where", K_WHERE, 0},
+    {"Cast", K_MOVE, M_CAST},            {"Identity", K_MOVE, M_IDENTITY},    {"Gather", K_INDEX, X_GATHER},
+    {"Unsqueeze", K_MOVE, M_UNSQUEEZE},  {"Squeeze", K_MOVE, M_SQUEEZE},      {"Reshape", K_MOVE, M_RESHAPE},
+    {"Flatten", K_MOVE, M_FLATTEN},      {"Concat", K_INDEX, X_CONCAT},       {"Slice", K_INDEX, X_SLICE},
+    {"Expand", K_INDEX, X_EXPAND},       {"Tile", K_INDEX, X_TILE},           {"Transpose", K_INDEX, X_TRANSPOSE},
+    {"ReduceProd", K_REDUCE, 0},         {"ReduceSum", K_REDUCE, 0},          {"ReduceMax", K_REDUCE, 0},
+    {"ReduceMin", K_REDUCE, 0},          {"Mod", K_BINARY, 0},                {"Pow", K_BINARY, 0},
+    {"BitShift", K_BINARY, 0},           {"BitwiseAnd", K_BINARY, 0},         {"BitwiseOr", K_BINARY, 0},
+    {"BitwiseXor", K_BINARY, 0},         {"BitwiseNot", K_UNARY, 0},          {"Reciprocal", K_UNARY, 0},
+    {"Exp", K_UNARY, 0},                 {"Log", K_UNARY, 0},                 {"Sign", K_UNARY, 0},
+    {"Round", K_UNARY, 0},               {"Relu", K_UNARY, 0},                {"Sigmoid", K_UNARY, 0},
+    {"Tanh", K_UNARY, 0},                {"Sin", K_UNARY, 0},                 {"Cos", K_UNARY, 0},
+    {"Erf", K_UNARY, 0},                 {"CastLike", K_MOVE, M_CAST},
 };
 
 /* The unary ops that take floating-point inputs only (ONNX's type constraints):
@@ -580,9 +586,9 @@ static int eval_broadcast(onx_ctx *c, const onx_node *n, kind k, val *in, int ni
 }
 
 /* The kinds that compute values (the others move elements, bits intact). */
-static int computes(kind k)
+static int computes(kind k, int sub)
 {
-    return k == K_UNARY || k == K_BINARY || k == K_CMP || k == K_VARIADIC || k == K_CAST || k == K_REDUCE;
+    return k == K_UNARY || k == K_BINARY || k == K_CMP || k == K_VARIADIC || k == K_REDUCE || (k == K_MOVE && sub == M_CAST);
 }
 
 int ft_onnx_fold(onx_ctx *c, const onx_node *n, ft_status *st)
@@ -626,9 +632,12 @@ int ft_onnx_fold(onx_ctx *c, const onx_node *n, ft_status *st)
         return *st ? -1 : 1;
     }
     kind k = K_NONE;
+    int sub = 0;
     for (size_t i = 0; i < FT_ARRAY_LEN(evaluable); i++)
-        if (!strcmp(op, evaluable[i].op))
+        if (!strcmp(op, evaluable[i].op)) {
             k = evaluable[i].k;
+            sub = evaluable[i].sub;
+        }
     /* only forms the mappers know (an older opset's signature may differ) */
     if (k == K_NONE || n->n_in < 1 || n->n_in > 16 || !onx_find_map(op, n->opset) || onx_legacy_broadcast(c, n))
         return 0;
@@ -642,7 +651,7 @@ int ft_onnx_fold(onx_ctx *c, const onx_node *n, ft_status *st)
         }
         /* graph inputs given with -i stay inputs here: only their mappers
          * and the fold-only ops read them as parameters */
-        if (k == K_CAST && i == 1) { /* CastLike reads only its second input's type */
+        if (k == K_MOVE && sub == M_CAST && i == 1) { /* CastLike reads only its second input's type */
             const ft_tensor *like = onx_in_tensor(c, n, 1);
             const ft_shape none_s = {.rank = 1, .dims = {0}};
             if (!like || ft_dtype_is_lowp(like->dtype))
@@ -655,7 +664,7 @@ int ft_onnx_fold(onx_ctx *c, const onx_node *n, ft_status *st)
         const ft_tensor *t = onx_in_const(c, n, i);
         if (!t || (t->flags & FT_TF_INPUT) || !shape_ok(&t->shape, FOLD_MAX_ELEMS))
             goto none;
-        if (t->dtype == FT_U64 && computes(k)) /* int64 holds its bits, not its value above INT64_MAX */
+        if (t->dtype == FT_U64 && computes(k, sub)) /* int64 holds its bits, not its value above INT64_MAX */
             goto none;
         if (ft_dtype_is_lowp(t->dtype)) /* the low-precision dtypes: left to the kernels (cast's rounding) */
             goto none;
@@ -700,21 +709,11 @@ int ft_onnx_fold(onx_ctx *c, const onx_node *n, ft_status *st)
         } else
             rc = nin == 2 ? eval_broadcast(c, n, k, in, 2, &out) : 1;
         break;
-    case K_CAST:
-    case K_IDENTITY:
-    case K_UNSQUEEZE:
-    case K_SQUEEZE:
-    case K_RESHAPE:
-    case K_FLATTEN:
-        rc = onx_eval_move(c, n, k, in, nin, &out);
+    case K_MOVE:
+        rc = onx_eval_move(c, n, (move_kind)sub, in, nin, &out);
         break;
-    case K_GATHER:
-    case K_CONCAT:
-    case K_SLICE:
-    case K_EXPAND:
-    case K_TILE:
-    case K_TRANSPOSE:
-        rc = onx_eval_index(c, n, k, in, nin, &out);
+    case K_INDEX:
+        rc = onx_eval_index(c, n, (index_kind)sub, in, nin, &out);
         break;
     case K_REDUCE:
         rc = onx_eval_reduce(c, n, in, &out);
@@ -736,7 +735,7 @@ int ft_onnx_fold(onx_ctx *c, const onx_node *n, ft_status *st)
                                                          : "an index is out of range in values known at load time");
         return -1;
     }
-    if (!rc && out.dt == FT_U64 && computes(k)) /* a u64 result above INT64_MAX would saturate */
+    if (!rc && out.dt == FT_U64 && computes(k, sub)) /* a u64 result above INT64_MAX would saturate */
         rc = 1;
     if (rc) { /* not foldable here (an unusual form, or too large): the mapper runs it */
         val_free(&out);

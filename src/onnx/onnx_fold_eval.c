@@ -44,14 +44,14 @@ static int axes_of(onx_ctx *c, const onx_node *n, int since, int k, int rank, in
 }
 
 /* Movement ops: out[e] = in[src(e)]. */
-int onx_eval_move(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, val *out)
+int onx_eval_move(onx_ctx *c, const onx_node *n, move_kind k, val *in, int nin, val *out)
 {
     ft_shape s = in[0].s, os = {0};
     int r = s.rank;
     int64_t ax[FT_MAX_RANK * 2];
     int nax = 0;
     switch (k) {
-    case K_CAST: { /* Cast's "to", or CastLike's second input's type */
+    case M_CAST: { /* Cast's "to", or CastLike's second input's type */
         ft_dtype dt = nin == 2 ? in[1].dt : FT_F32;
         if (nin != 2 && (!strcmp(n->op_type, "CastLike") || ft_onnx_dtype((int32_t)onx_attr_i(n, "to", 1), &dt)))
             return 1;
@@ -67,10 +67,10 @@ int onx_eval_move(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, val *
         }
         return 0;
     }
-    case K_IDENTITY:
+    case M_IDENTITY:
         os = s;
         break;
-    case K_UNSQUEEZE: {
+    case M_UNSQUEEZE: {
         int nr = r;
         if (axes_of(c, n, 13, 1, -1, ax, &nax) || nax < 0)
             return 1;
@@ -89,7 +89,7 @@ int onx_eval_move(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, val *
             os.dims[d] = mark[d] ? 1 : s.dims[j++];
         break;
     }
-    case K_SQUEEZE: {
+    case M_SQUEEZE: {
         if (axes_of(c, n, 13, 1, r, ax, &nax))
             return 1;
         int mark[FT_MAX_RANK] = {0};
@@ -103,7 +103,7 @@ int onx_eval_move(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, val *
         }
         break;
     }
-    case K_RESHAPE: {
+    case M_RESHAPE: {
         if (nin < 2 || in[1].n > FT_MAX_RANK)
             return 1;
         int neg = -1;
@@ -130,7 +130,7 @@ int onx_eval_move(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, val *
         }
         break; /* the count is checked below (a product of huge dims wraps around) */
     }
-    case K_FLATTEN: {
+    case M_FLATTEN: {
         int64_t a = onx_attr_i(n, "axis", 1);
         if (a < 0)
             a += r;
@@ -142,20 +142,6 @@ int onx_eval_move(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, val *
             os.dims[d < a ? 0 : 1] *= s.dims[d];
         break;
     }
-    case K_NONE:
-    case K_UNARY:
-    case K_BINARY:
-    case K_CMP:
-    case K_VARIADIC:
-    case K_WHERE:
-    case K_GATHER:
-    case K_CONCAT:
-    case K_SLICE:
-    case K_EXPAND:
-    case K_TILE:
-    case K_TRANSPOSE:
-    case K_REDUCE:
-        return 1;
     }
     /* a reshape-like op: same elements, new shape (a squeeze of an axis that
      * is not 1, say, changes the count: not folded, the node's inference says why) */
@@ -169,13 +155,13 @@ int onx_eval_move(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, val *
     return 0;
 }
 
-int onx_eval_index(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, val *out)
+int onx_eval_index(onx_ctx *c, const onx_node *n, index_kind k, val *in, int nin, val *out)
 {
     ft_shape s = in[0].s, os = s;
     int r = s.rank;
     int64_t co[FT_MAX_RANK], ic[FT_MAX_RANK], st[FT_MAX_RANK];
     ft_strides(&s, st);
-    if (k == K_GATHER) {
+    if (k == X_GATHER) {
         if (nin != 2)
             return 1;
         int64_t a = onx_attr_i(n, "axis", 0);
@@ -212,7 +198,7 @@ int onx_eval_index(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, val 
         }
         return 0;
     }
-    if (k == K_CONCAT) {
+    if (k == X_CONCAT) {
         int64_t a = onx_attr_i(n, "axis", 0);
         if (a < 0)
             a += r;
@@ -240,7 +226,7 @@ int onx_eval_index(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, val 
         }
         return 0;
     }
-    if (k == K_SLICE) {
+    if (k == X_SLICE) {
         int64_t start[FT_MAX_RANK], step[FT_MAX_RANK];
         for (int d = 0; d < r; d++)
             start[d] = 0, step[d] = 1;
@@ -292,13 +278,13 @@ int onx_eval_index(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, val 
         }
         return 0;
     }
-    if (k == K_EXPAND || k == K_TILE) {
+    if (k == X_EXPAND || k == X_TILE) {
         if (nin < 2 || in[1].n > FT_MAX_RANK)
             return 1;
         ft_shape t = {.rank = (int)in[1].n};
         for (int d = 0; d < t.rank; d++)
             t.dims[d] = geti(&in[1], (uint64_t)d);
-        if (k == K_EXPAND) {
+        if (k == X_EXPAND) {
             if (ft_broadcast(&s, &t, &os))
                 return 1;
         } else {
@@ -312,11 +298,11 @@ int onx_eval_index(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, val 
         if (!shape_ok(&os, FOLD_MAX_ELEMS) || val_alloc(out, in[0].dt, &os))
             return 1;
         int64_t bst[FT_MAX_RANK];
-        if (k == K_EXPAND)
+        if (k == X_EXPAND)
             ft_broadcast_strides(&s, &os, bst);
         for (uint64_t e = 0; e < out->n; e++) {
             unravel(e, &os, co);
-            if (k == K_EXPAND)
+            if (k == X_EXPAND)
                 copy_el(out, e, &in[0], ravel(co, bst, os.rank));
             else {
                 for (int d = 0; d < r; d++)
@@ -326,7 +312,7 @@ int onx_eval_index(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, val 
         }
         return 0;
     }
-    if (k == K_TRANSPOSE) {
+    if (k == X_TRANSPOSE) {
         int64_t perm[FT_MAX_RANK];
         const int64_t *pv;
         int np = onx_attr_ints(n, "perm", &pv);

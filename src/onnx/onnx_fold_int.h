@@ -21,8 +21,13 @@
 /* The largest result folded for an op that could also run as a node. */
 #define FOLD_MAX_ELEMS 65536
 
-typedef enum { K_NONE, K_UNARY, K_BINARY, K_CMP, K_VARIADIC, K_WHERE, K_CAST, K_IDENTITY, K_GATHER, K_UNSQUEEZE,
-               K_SQUEEZE, K_RESHAPE, K_FLATTEN, K_CONCAT, K_SLICE, K_EXPAND, K_TILE, K_TRANSPOSE, K_REDUCE } kind;
+/* What the folder does with an op (onnx_fold.c's table of evaluable ops):
+ * compute values elementwise or reduce them (onnx_fold.c), move elements with
+ * their bits intact (K_MOVE, onx_eval_move, by move_kind) or pick them by
+ * index (K_INDEX, onx_eval_index, by index_kind). */
+typedef enum { K_NONE, K_UNARY, K_BINARY, K_CMP, K_VARIADIC, K_WHERE, K_REDUCE, K_MOVE, K_INDEX } kind;
+typedef enum { M_CAST, M_IDENTITY, M_UNSQUEEZE, M_SQUEEZE, M_RESHAPE, M_FLATTEN } move_kind;
+typedef enum { X_GATHER, X_CONCAT, X_SLICE, X_EXPAND, X_TILE, X_TRANSPOSE } index_kind;
 
 /* ---- values ---- */
 
@@ -118,8 +123,8 @@ static inline int shape_ok(const ft_shape *s, uint64_t max)
 
 /* onnx_fold_eval.c: each returns 0 with out filled, or 1 when the op is left
  * to its mapper (a form not folded, a result too large), or -1 out of memory. */
-int onx_eval_move(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, val *out);
-int onx_eval_index(onx_ctx *c, const onx_node *n, kind k, val *in, int nin, val *out);
+int onx_eval_move(onx_ctx *c, const onx_node *n, move_kind k, val *in, int nin, val *out);
+int onx_eval_index(onx_ctx *c, const onx_node *n, index_kind k, val *in, int nin, val *out);
 int onx_eval_reduce(onx_ctx *c, const onx_node *n, val *in, val *out);
 
 #endif
