@@ -27,6 +27,7 @@ typedef struct {
     int has_pads, has_os;
     int auto_pad;                     /* 0 NOTSET, 1 SAME_UPPER, 2 SAME_LOWER, 3 VALID */
     int64_t group;
+    int64_t M;                        /* output channels (checked against the weight and the bias) */
 } geom;
 
 static const char *const AUTO_PAD[] = {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
@@ -59,9 +60,11 @@ static ft_status read_list(ft_infer_ctx *c, const char *name, int want, int64_t 
     return FT_OK;
 }
 
+static ft_status channels(ft_infer_ctx *c, int ib, geom *g);
+
 /* Checks shared by both ops: ranks, dtypes, the kernel, strides, dilations,
- * pads and auto_pad. */
-static ft_status common(ft_infer_ctx *c, geom *g)
+ * pads and auto_pad, then the channels and the bias at input ib. */
+static ft_status common(ft_infer_ctx *c, int ib, geom *g)
 {
     const ft_shape *x = &c->in[0]->shape, *w = &c->in[1]->shape;
     char sx[FT_SHAPE_STR], sw[FT_SHAPE_STR];
@@ -118,7 +121,7 @@ static ft_status common(ft_infer_ctx *c, geom *g)
     if (x->dims[1] % g->group != 0)
         return ft_infer_fail(c, "input '%s' %s has C=%lld channels, not divisible by group=%lld", ft_infer_in_name(c, 0),
                              ft_shape_str(x, sx), (long long)x->dims[1], (long long)g->group);
-    return FT_OK;
+    return channels(c, ib, g);
 }
 
 /* The optional bias, input ib (2 for conv and conv_transpose, 3 for deform_conv). */
@@ -135,6 +138,39 @@ static ft_status check_bias(ft_infer_ctx *c, int ib, int64_t m)
         return ft_infer_fail(c, "bias '%s' %s must have shape [%lld] (one value per output channel)", ft_infer_in_name(c, ib),
                              ft_shape_str(b, sb), (long long)m);
     return FT_OK;
+}
+
+/* The weight's channel dims against the input's C and group: conv's weight
+ * is [M, C/group, kernel...], conv_transpose's [C, M/group, kernel...]; M
+ * into g->M, then the bias at input ib. */
+static ft_status channels(ft_infer_ctx *c, int ib, geom *g)
+{
+    const ft_shape *x = &c->in[0]->shape, *w = &c->in[1]->shape;
+    char sx[FT_SHAPE_STR], sw[FT_SHAPE_STR];
+    int64_t group = g->group, C = x->dims[1];
+    if (c->node->op != FT_OP_CONV_TRANSPOSE) {
+        g->M = w->dims[0];
+        if (w->dims[1] != C / group)
+            return ft_infer_fail(c, "weight '%s' %s has %lld input channels per group (dim 1) but input '%s' %s with "
+                                 "group=%lld needs C/group = %lld", ft_infer_in_name(c, 1), ft_shape_str(w, sw),
+                                 (long long)w->dims[1], ft_infer_in_name(c, 0), ft_shape_str(x, sx), (long long)group,
+                                 (long long)(C / group));
+        if (g->M % group != 0)
+            return ft_infer_fail(c, "weight '%s' %s has M=%lld output channels (dim 0), not divisible by group=%lld",
+                                 ft_infer_in_name(c, 1), ft_shape_str(w, sw), (long long)g->M, (long long)group);
+        return check_bias(c, ib, g->M);
+    }
+    if (w->dims[0] != C)
+        return ft_infer_fail(c, "weight '%s' %s has %lld input channels (dim 0) but input '%s' %s has C=%lld: a "
+                             "conv_transpose weight is [C, M/group, kernel...]", ft_infer_in_name(c, 1),
+                             ft_shape_str(w, sw), (long long)w->dims[0], ft_infer_in_name(c, 0), ft_shape_str(x, sx),
+                             (long long)C);
+    uint64_t Mu;
+    if (ft_mul_overflow((uint64_t)w->dims[1], (uint64_t)group, &Mu) || Mu > (uint64_t)INT64_MAX / 2)
+        return ft_infer_fail(c, "M/group=%lld times group=%lld output channels is too large", (long long)w->dims[1],
+                             (long long)group);
+    g->M = (int64_t)Mu;
+    return check_bias(c, ib, g->M);
 }
 
 /* The result of both ops: its size checked, the checked attributes kept for
@@ -182,42 +218,58 @@ static ft_status conv_activation(ft_infer_ctx *c)
                          a ? a : "");
 }
 
-/* conv's checks and output shape, the bias at input ib. */
-static ft_status conv_forward(ft_infer_ctx *c, int ib)
+/* The output shape of conv and deform_conv (the bias at input ib) and of
+ * conv_transpose (bias at 2, output_padding and output_shape read here). */
+static ft_status conv_out(ft_infer_ctx *c, int ib)
 {
+    int tr = c->node->op == FT_OP_CONV_TRANSPOSE;
     geom g;
-    ft_status st = common(c, &g);
-    if (st)
+    ft_status st = common(c, ib, &g);
+    if (st || (tr && ((st = read_list(c, "output_padding", g.r, 0, g.op, NULL)) ||
+                      (st = read_list(c, "output_shape", g.r, 1, g.os, &g.has_os)))))
         return st;
-    const ft_shape *x = &c->in[0]->shape, *w = &c->in[1]->shape;
-    char sx[FT_SHAPE_STR], sw[FT_SHAPE_STR];
-    int64_t group = g.group, C = x->dims[1], M = w->dims[0];
-    if (w->dims[1] != C / group)
-        return ft_infer_fail(c, "weight '%s' %s has %lld input channels per group (dim 1) but input '%s' %s with "
-                             "group=%lld needs C/group = %lld", ft_infer_in_name(c, 1), ft_shape_str(w, sw),
-                             (long long)w->dims[1], ft_infer_in_name(c, 0), ft_shape_str(x, sx), (long long)group,
-                             (long long)(C / group));
-    if (M % group != 0)
-        return ft_infer_fail(c, "weight '%s' %s has M=%lld output channels (dim 0), not divisible by group=%lld",
-                             ft_infer_in_name(c, 1), ft_shape_str(w, sw), (long long)M, (long long)group);
-    if ((st = check_bias(c, ib, M)))
-        return st;
-    ft_shape o = {.rank = x->rank, .dims = {x->dims[0], M}};
+    const ft_shape *x = &c->in[0]->shape;
+    char sx[FT_SHAPE_STR];
+    ft_shape o = {.rank = x->rank, .dims = {x->dims[0], g.M}};
     for (int j = 0; j < g.r; j++) {
         int64_t in = x->dims[2 + j], ek = (g.k[j] - 1) * g.d[j] + 1, out;
-        if (g.auto_pad == 1 || g.auto_pad == 2)
-            out = ceil_div(in, g.s[j]);
+        if (!tr) {
+            if (g.auto_pad == 1 || g.auto_pad == 2)
+                out = ceil_div(in, g.s[j]);
+            else
+                out = (in + g.pb[j] + g.pe[j] - ek) >= 0 ? (in + g.pb[j] + g.pe[j] - ek) / g.s[j] + 1 : 0;
+            if (out < 1)
+                return ft_infer_fail(c, "output size along spatial dim %d would be %lld: input '%s' %s has size %lld "
+                                     "there, the kernel spans %lld (size %lld, dilation %lld), pads %lld+%lld, "
+                                     "stride %lld (auto_pad %s)", j, (long long)out, ft_infer_in_name(c, 0),
+                                     ft_shape_str(x, sx), (long long)in, (long long)ek, (long long)g.k[j],
+                                     (long long)g.d[j], (long long)g.pb[j], (long long)g.pe[j], (long long)g.s[j],
+                                     AUTO_PAD[g.auto_pad]);
+            o.dims[2 + j] = out;
+            continue;
+        }
+        if ((__int128)g.s[j] * (in > 0 ? in - 1 : 0) + g.op[j] + ek > SPAN)
+            return ft_infer_fail(c, "the output along spatial dim %d would span stride %lld * (%lld - 1) + "
+                                 "output_padding %lld + kernel span %lld elements, more than 2^60", j,
+                                 (long long)g.s[j], (long long)in, (long long)g.op[j], (long long)ek);
+        /* ONNX: output_shape (then pads are ignored and recomputed from it),
+         * else SAME_* gives in * stride, else the pads decide. */
+        if (g.has_os)
+            out = g.os[j];
+        else if (g.auto_pad == 1 || g.auto_pad == 2)
+            out = in * g.s[j];
         else
-            out = (in + g.pb[j] + g.pe[j] - ek) >= 0 ? (in + g.pb[j] + g.pe[j] - ek) / g.s[j] + 1 : 0;
+            out = g.s[j] * (in - 1) + g.op[j] + ek - g.pb[j] - g.pe[j];
         if (out < 1)
             return ft_infer_fail(c, "output size along spatial dim %d would be %lld: input '%s' %s has size %lld "
-                                 "there, the kernel spans %lld (size %lld, dilation %lld), pads %lld+%lld, stride "
-                                 "%lld (auto_pad %s)", j, (long long)out, ft_infer_in_name(c, 0), ft_shape_str(x, sx),
-                                 (long long)in, (long long)ek, (long long)g.k[j], (long long)g.d[j],
-                                 (long long)g.pb[j], (long long)g.pe[j], (long long)g.s[j], AUTO_PAD[g.auto_pad]);
+                                 "there, stride %lld, the kernel spans %lld (size %lld, dilation %lld), "
+                                 "output_padding %lld, pads %lld+%lld", j, (long long)out, ft_infer_in_name(c, 0),
+                                 ft_shape_str(x, sx), (long long)in, (long long)g.s[j], (long long)ek,
+                                 (long long)g.k[j], (long long)g.d[j], (long long)g.op[j], (long long)g.pb[j],
+                                 (long long)g.pe[j]);
         o.dims[2 + j] = out;
     }
-    if ((st = finish(c, &g, &o)))
+    if ((st = finish(c, &g, &o)) || tr)
         return st;
     return conv_activation(c);
 }
@@ -226,7 +278,7 @@ static ft_status conv_forward(ft_infer_ctx *c, int ib)
  * fused into it: the output's dtype and shape (no broadcasting). */
 ft_status ft_infer_conv(ft_infer_ctx *c)
 {
-    ft_status st = conv_forward(c, 2);
+    ft_status st = conv_out(c, 2);
     if (st || c->n_in <= 3 || !c->in[3])
         return st;
     char ss[FT_SHAPE_STR], so[FT_SHAPE_STR];
@@ -248,7 +300,7 @@ ft_status ft_infer_deform_conv(ft_infer_ctx *c)
     if (x->rank != 4)
         return ft_infer_fail(c, "deform_conv is 2-D: input '%s' must have rank 4 (N, C, H, W), got %s (rank %d)",
                              ft_infer_in_name(c, 0), ft_shape_str(x, sx), x->rank);
-    ft_status st = conv_forward(c, 3);
+    ft_status st = conv_out(c, 3);
     if (st)
         return st;
     const ft_shape *y = &c->out[0].shape;
@@ -277,55 +329,7 @@ ft_status ft_infer_deform_conv(ft_infer_ctx *c)
     return FT_OK;
 }
 
-ft_status ft_infer_conv_transpose(ft_infer_ctx *c)
-{
-    geom g;
-    ft_status st = common(c, &g);
-    if (st)
-        return st;
-    const ft_shape *x = &c->in[0]->shape, *w = &c->in[1]->shape;
-    char sx[FT_SHAPE_STR], sw[FT_SHAPE_STR];
-    int64_t group = g.group, C = x->dims[1];
-    if (w->dims[0] != C)
-        return ft_infer_fail(c, "weight '%s' %s has %lld input channels (dim 0) but input '%s' %s has C=%lld: a "
-                             "conv_transpose weight is [C, M/group, kernel...]", ft_infer_in_name(c, 1), ft_shape_str(w, sw),
-                             (long long)w->dims[0], ft_infer_in_name(c, 0), ft_shape_str(x, sx), (long long)C);
-    uint64_t Mu;
-    if (ft_mul_overflow((uint64_t)w->dims[1], (uint64_t)group, &Mu) || Mu > (uint64_t)INT64_MAX / 2)
-        return ft_infer_fail(c, "M/group=%lld times group=%lld output channels is too large", (long long)w->dims[1],
-                             (long long)group);
-    int64_t M = (int64_t)Mu;
-    if ((st = check_bias(c, 2, M)))
-        return st;
-    if ((st = read_list(c, "output_padding", g.r, 0, g.op, NULL)) ||
-        (st = read_list(c, "output_shape", g.r, 1, g.os, &g.has_os)))
-        return st;
-    ft_shape o = {.rank = x->rank, .dims = {x->dims[0], M}};
-    for (int j = 0; j < g.r; j++) {
-        int64_t in = x->dims[2 + j], ek = (g.k[j] - 1) * g.d[j] + 1, out;
-        if ((__int128)g.s[j] * (in > 0 ? in - 1 : 0) + g.op[j] + ek > SPAN)
-            return ft_infer_fail(c, "the output along spatial dim %d would span stride %lld * (%lld - 1) + "
-                                 "output_padding %lld + kernel span %lld elements, more than 2^60", j,
-                                 (long long)g.s[j], (long long)in, (long long)g.op[j], (long long)ek);
-        /* ONNX: output_shape (then pads are ignored and recomputed from it),
-         * else SAME_* gives in * stride, else the pads decide. */
-        if (g.has_os)
-            out = g.os[j];
-        else if (g.auto_pad == 1 || g.auto_pad == 2)
-            out = in * g.s[j];
-        else
-            out = g.s[j] * (in - 1) + g.op[j] + ek - g.pb[j] - g.pe[j];
-        if (out < 1)
-            return ft_infer_fail(c, "output size along spatial dim %d would be %lld: input '%s' %s has size %lld "
-                                 "there, stride %lld, the kernel spans %lld (size %lld, dilation %lld), "
-                                 "output_padding %lld, pads %lld+%lld", j, (long long)out, ft_infer_in_name(c, 0),
-                                 ft_shape_str(x, sx), (long long)in, (long long)g.s[j], (long long)ek,
-                                 (long long)g.k[j], (long long)g.d[j], (long long)g.op[j], (long long)g.pb[j],
-                                 (long long)g.pe[j]);
-        o.dims[2 + j] = out;
-    }
-    return finish(c, &g, &o);
-}
+ft_status ft_infer_conv_transpose(ft_infer_ctx *c) { return conv_out(c, 2); }
 
 /* ---- kernel-side geometry (infer_conv.h) ------------------------------------------ */
 
