@@ -43,11 +43,13 @@ typedef struct {
     int64_t in[3], out[3], k[3], s[3], d[3], pb[3]; /* spatial, padded to 3 dims */
     int64_t N, C, M, G, Cg, Mg;                     /* batch, channels in/out, groups, per group */
     int64_t NI, P, KK;                              /* input positions, output positions, kernel taps */
+    ft_dtype dt;                                    /* the input's dtype, */
+    size_t es;                                      /* and its element size */
 } cv_geom;
 
 /* The shared geometry with its spatial dims right-aligned into the 3 slots
  * of cv_geom, the leading ones of size 1 without padding. */
-static void geom_of(const ft_node *n, const ft_view *in, const ft_view *out, int transpose, cv_geom *g)
+static uint64_t geom_of(const ft_node *n, const ft_view *in, const ft_view *out, int transpose, cv_geom *g)
 {
     ft_conv_geom c;
     ft_conv_geom_of(&n->params.conv, &in[0].shape, &in[1].shape, &out[0].shape, in[0].dtype, transpose, &c);
@@ -62,6 +64,8 @@ static void geom_of(const ft_node *n, const ft_view *in, const ft_view *out, int
     }
     g->N = c.N, g->C = c.C, g->M = c.M, g->G = c.G, g->Cg = c.Cg, g->Mg = c.Mg;
     g->NI = c.NI, g->P = c.P, g->KK = c.KK;
+    g->dt = in[0].dtype, g->es = ft_dtype_size(in[0].dtype);
+    return ft_numel(&out[0].shape);
 }
 
 /* Grid-stride loop over [0, total), 64-bit. */
@@ -83,6 +87,16 @@ __device__ __forceinline__ void cv_split(const cv_geom &g, uint64_t p, int64_t *
     uint64_t q2 = cv_div(q, (uint64_t)g.out[1]);
     o[1] = (int64_t)(q - q2 * (uint64_t)g.out[1]);
     o[0] = (int64_t)q2;
+}
+
+/* Output element t (flat, row-major [N, M, spatial]): its image nb, its
+ * channel m and its spatial coordinates o. */
+__device__ __forceinline__ void cv_out_at(const cv_geom &g, uint64_t t, uint64_t *nb, int64_t *m, int64_t *o)
+{
+    uint64_t row = cv_div(t, (uint64_t)g.P);
+    *nb = cv_div(row, (uint64_t)g.M);
+    *m = (int64_t)(row - *nb * (uint64_t)g.M);
+    cv_split(g, t - row * (uint64_t)g.P, o);
 }
 
 /* Taps [lo, hi) of dim j whose input o*s + k*d - pb lies in [0, in). */
@@ -150,9 +164,10 @@ __global__ void __launch_bounds__(CU_BLOCK)
 {
     typedef typename cu_acc<T>::type A;
     CV_FOR (t, total) {
-        uint64_t row = cv_div(t, (uint64_t)g.P), nb = cv_div(row, (uint64_t)g.M);
-        int64_t m = (int64_t)(row - nb * (uint64_t)g.M), c = m / g.Mg, o[3], lo[3], hi[3];
-        cv_split(g, t - row * (uint64_t)g.P, o);
+        uint64_t nb;
+        int64_t m, o[3], lo[3], hi[3];
+        cv_out_at(g, t, &nb, &m, o);
+        const int64_t c = m / g.Mg;
         for (int j = 0; j < 3; j++)
             cv_taps(g, j, o[j], &lo[j], &hi[j]);
         const T *xp = x + ((int64_t)nb * g.C + c) * g.NI, *wp = w + m * g.KK;
@@ -209,9 +224,10 @@ __global__ void __launch_bounds__(CU_BLOCK)
 {
     typedef typename cu_acc<T>::type A;
     CV_FOR (t, total) {
-        uint64_t row = cv_div(t, (uint64_t)g.P), nb = cv_div(row, (uint64_t)g.M);
-        int64_t m = (int64_t)(row - nb * (uint64_t)g.M), gi = m / g.Mg, mg = m - gi * g.Mg, o[3];
-        cv_split(g, t - row * (uint64_t)g.P, o);
+        uint64_t nb;
+        int64_t m, o[3];
+        cv_out_at(g, t, &nb, &m, o);
+        const int64_t gi = m / g.Mg, mg = m - gi * g.Mg;
         A acc = bias ? (A)cu_load(bias, m) : (A)0;
         for (int64_t c = gi * g.Cg; c < (gi + 1) * g.Cg; c++) {
             const T *xp = x + ((int64_t)nb * g.C + c) * g.NI, *wp = w + (c * g.Mg + mg) * g.KK;
@@ -401,13 +417,11 @@ CU_KFN(cu_conv)
 static ft_status conv_sum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     cv_geom g;
-    geom_of(n, in, out, 0, &g);
-    ft_dtype dt = in[0].dtype;
-    const size_t es = ft_dtype_size(dt);
-    const void *bias = n->n_in > 2 ? in[2].data : NULL;
-    uint64_t total = ft_numel(&out[0].shape);
+    uint64_t total = geom_of(n, in, out, 0, &g);
     if (total == 0)
         return FT_OK;
+    const ft_dtype dt = g.dt;
+    const void *bias = n->n_in > 2 ? in[2].data : NULL;
     cudaStream_t s = k->be->stream;
     const int64_t Kc = g.Cg * g.KK, P = g.P;
 
@@ -422,7 +436,7 @@ static ft_status conv_sum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vi
         CU_DISPATCH_FLOAT(dt, T, bias_fill_launch<T>(k->be, bias, out[0].data, &g, total));
         CU_LAUNCHED(k, n);
     } else if (Kc == 0) {
-        CU_TRY(k, n, cudaMemsetAsync(out[0].data, 0, (size_t)total * es, s));
+        CU_TRY(k, n, cudaMemsetAsync(out[0].data, 0, (size_t)total * g.es, s));
     }
     if (Kc == 0)
         return FT_OK;
@@ -441,7 +455,7 @@ static ft_status conv_sum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vi
      * buffer is over the cap. */
     int64_t nt, pt;
     void *ws;
-    ft_status st = tile_workspace(k, n, (uint64_t)g.C * (uint64_t)g.KK * es, P, g.N, &nt, &pt, &ws);
+    ft_status st = tile_workspace(k, n, (uint64_t)g.C * (uint64_t)g.KK * g.es, P, g.N, &nt, &pt, &ws);
     if (st)
         return st;
     for (int64_t n0 = 0; n0 < g.N; n0 += nt) {
@@ -449,13 +463,13 @@ static ft_status conv_sum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vi
         for (int64_t p0 = 0; p0 < P; p0 += pt) {
             int64_t pc = P - p0 < pt ? P - p0 : pt;
             uint64_t cnt = (uint64_t)ntc * (uint64_t)g.C * (uint64_t)pc;
-            CU_ELEM_DISPATCH(es, E,
+            CU_ELEM_DISPATCH(g.es, E,
                        cv_im2col<E><<<cu_grid(k->be, cnt), CU_BLOCK, 0, s>>>((const E *)x, (E *)ws, g, n0,
                                                                                (uint64_t)p0, (uint64_t)pc, cnt));
             CU_LAUNCHED(k, n);
             /* col of image nl, group gi: rows (nl*C + gi*Cg)*KK.., row stride pc. */
             st = conv_products(k, n, dt, &g, in[1].data, (const char *)ws, pc, g.C * g.KK * pc, Kc * pc,
-                               y + (size_t)(n0 * g.M * P + p0) * es, ntc, pc, beta);
+                               y + (size_t)(n0 * g.M * P + p0) * g.es, ntc, pc, beta);
             if (st)
                 return st;
         }
@@ -468,13 +482,11 @@ static ft_status conv_sum(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vi
 CU_KFN(cu_conv_transpose)
 {
     cv_geom g;
-    geom_of(n, in, out, 1, &g);
-    ft_dtype dt = in[0].dtype;
-    const size_t es = ft_dtype_size(dt);
-    const void *bias = n->n_in > 2 ? in[2].data : NULL;
-    uint64_t total = ft_numel(&out[0].shape);
+    uint64_t total = geom_of(n, in, out, 1, &g);
     if (total == 0)
         return FT_OK;
+    const ft_dtype dt = g.dt;
+    const void *bias = n->n_in > 2 ? in[2].data : NULL;
     const int64_t NI = g.NI, KK = g.KK, Mg = g.Mg;
 
     if (g.Cg <= 1 || NI == 0) {
@@ -499,8 +511,8 @@ CU_KFN(cu_conv_transpose)
             int64_t mbt = Mg - m0 < mb ? Mg - m0 : mb, rows = mbt * KK;
             /* col[nl, gi] (rows x NI) = W[gi]^T (rows x Cg) @ x[n0+nl, gi] (Cg x NI),
              * W[gi] being [Cg, Mg*KK] of which the columns m0*KK.. are taken. */
-            st = grouped_products(k, n, dt, cdt, g.G, ntc, rows, NI, g.Cg, w + (size_t)(m0 * KK) * es, 1, Mg * KK,
-                                  g.Cg * Mg * KK, x + (size_t)(n0 * g.C * NI) * es, NI, g.C * NI, g.Cg * NI, 0.0, col,
+            st = grouped_products(k, n, dt, cdt, g.G, ntc, rows, NI, g.Cg, w + (size_t)(m0 * KK) * g.es, 1, Mg * KK,
+                                  g.Cg * Mg * KK, x + (size_t)(n0 * g.C * NI) * g.es, NI, g.C * NI, g.Cg * NI, 0.0, col,
                                   NI, g.G * rows * NI, rows * NI);
             if (st)
                 return st;

@@ -588,7 +588,8 @@ static int eval_broadcast(onx_ctx *c, const onx_node *n, kind k, val *in, int ni
 /* The kinds that compute values (the others move elements, bits intact). */
 static int computes(kind k, int sub)
 {
-    return k == K_UNARY || k == K_BINARY || k == K_CMP || k == K_VARIADIC || k == K_REDUCE || (k == K_MOVE && sub == M_CAST);
+    return k == K_UNARY || k == K_BINARY || k == K_CMP || k == K_VARIADIC || k == K_REDUCE ||
+           (k == K_MOVE && sub == M_CAST);
 }
 
 int ft_onnx_fold(onx_ctx *c, const onx_node *n, ft_status *st)
