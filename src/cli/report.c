@@ -89,6 +89,19 @@ char *ft_timing_json(const ft_graph *g, const ft_plan *p, const ft_run_result *r
         cJSON_AddNumberToObject(jm, "peak_rss_bytes", (double)rss);
     else
         cJSON_AddNullToObject(jm, "peak_rss_bytes");
+    /* each output's dtype and shape as the runs gave it (every run of one
+     * invocation reads the same inputs: a dynamic output's shape is that of
+     * every run), and whether the shape is known only at run time */
+    cJSON *jo = cJSON_AddObjectToObject(root, "outputs");
+    for (int i = 0; i < g->n_outputs && i < r->n_outputs; i++) {
+        const ft_tensor *t = &g->tensors[g->outputs[i]];
+        cJSON *o = cJSON_AddObjectToObject(jo, t->name);
+        cJSON_AddStringToObject(o, "dtype", ft_dtype_name(t->dtype));
+        cJSON *sh = cJSON_AddArrayToObject(o, "shape");
+        for (int d = 0; d < r->output_shapes[i].rank; d++)
+            cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)r->output_shapes[i].dims[d]));
+        cJSON_AddBoolToObject(o, "dynamic", (t->flags & FT_TF_DYNAMIC) != 0);
+    }
     ft_profile_json(root, g, p, r);
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
