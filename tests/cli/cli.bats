@@ -316,3 +316,23 @@ EOF
     status_is 4
     has "cuda:1" "not available"
 }
+
+@test "start: ftrun executes itself once more for GOMP_SPINCOUNT only where OpenMP threads may run a graph" {
+    command -v strace > /dev/null || skip "strace is not installed"
+    starts() { # the number of execve calls of one command line
+        env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY OPENBLAS_CORETYPE=Haswell \
+            strace -f -e trace=execve -o "$T/st.log" "$FTRUN" "$@" > /dev/null 2>&1
+        grep -c 'execve(' "$T/st.log"
+    }
+    [ "$(starts "$DATA/small.json" -q -o "$T/a" --threads 2)" -eq 2 ]
+    [ "$(starts run "$DATA/small.json" -q -o "$T/b")" -eq 2 ]
+    [ "$(starts "$DATA/small.json" -q -o "$T/c" --threads 1)" -eq 1 ]
+    [ "$(starts run "$DATA/small.json" -q -o "$T/d" --threads=1)" -eq 1 ]
+    [ "$(starts info "$DATA/small.json")" -eq 1 ]
+    [ "$(starts --version)" -eq 1 ]
+    # the user's own setting: never a second start for it
+    run env GOMP_SPINCOUNT=5 OPENBLAS_CORETYPE=Haswell strace -f -e trace=execve -o "$T/u.log" "$FTRUN" "$DATA/small.json" -q -o "$T/e"
+    [ "$status" -eq 0 ]
+    [ "$(grep -c 'execve(' "$T/u.log")" -eq 1 ]
+    for o in a b c d e; do [ -f "$T/$o/timing.json" ]; done
+}
