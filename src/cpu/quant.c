@@ -84,23 +84,30 @@ FT_VINLINE int32_t q8_of(float x, float s, float zp, float vlo, float vhi)
 static FT_VCLONES void q8_from_f32(const float *restrict x, int64_t n, float s, float zp, float lo, float hi,
                                    uint8_t *restrict u8, int8_t *restrict i8)
 {
-    if (u8)
+    /* omp simd: at -O2 GCC's cost model leaves these loops scalar */
+    if (u8) {
+#pragma omp simd
         for (int64_t i = 0; i < n; i++)
             u8[i] = (uint8_t)q8_of(x[i], s, zp, lo - zp, hi - zp);
-    else
+    } else {
+#pragma omp simd
         for (int64_t i = 0; i < n; i++)
             i8[i] = (int8_t)q8_of(x[i], s, zp, lo - zp, hi - zp);
+    }
 }
 
 static FT_VCLONES void f32_from_q8(const uint8_t *restrict u8, const int8_t *restrict i8, int64_t n, float zp, float s,
                                    float *restrict y)
 {
-    if (u8)
+    if (u8) {
+#pragma omp simd
         for (int64_t i = 0; i < n; i++)
             y[i] = ((float)u8[i] - zp) * s;
-    else
+    } else {
+#pragma omp simd
         for (int64_t i = 0; i < n; i++)
             y[i] = ((float)i8[i] - zp) * s;
+    }
 }
 
 ft_status cpu_quantize_linear(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
