@@ -1,5 +1,6 @@
 #include "infer_common.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,45 @@ ft_status ft_infer_ints(ft_infer_ctx *c, const char *name, int slot, const ft_at
     for (uint64_t k = 0; k < n; k++)
         v->ints[k] = ft_load_i64(t->value, t->dtype, k);
     v->i = n ? v->ints[0] : 0;
+    *a = v;
+    return FT_OK;
+}
+
+ft_status ft_infer_floats(ft_infer_ctx *c, const char *name, int slot, int finite, const ft_attr_val **a, int *known)
+{
+    *a = ft_attr(c->node, name);
+    *known = 1;
+    if (!ft_infer_has_in(c, slot))
+        return FT_OK;
+    const ft_tensor *t = &c->g->tensors[c->node->in[slot]];
+    char sb[FT_SHAPE_STR];
+    if (slot >= FT_MAX_VALUE_INPUTS || !(ft_op_value_inputs(c->node->op) & (1u << slot)))
+        return ft_infer_fail(c, "internal error: input %d does not give values", slot);
+    if (!ft_dtype_in(t->dtype, FT_DT_ALL) || t->shape.rank > 1)
+        return ft_infer_fail(c, "input %d ('%s') must be a 1-D or scalar numeric tensor, got %s %s", slot, t->name,
+                             ft_dtype_name(t->dtype), ft_shape_str(&t->shape, sb));
+    if ((*a)->given)
+        return ft_infer_fail(c, "attribute '%s' and input %d ('%s') both give %s; give one", name, slot, t->name, name);
+    uint64_t n = ft_numel(&t->shape);
+    if (n > FT_MAX_VALUES)
+        return ft_infer_fail(c, "input %d ('%s') of shape %s has %llu values; at most %d are supported", slot, t->name,
+                             ft_shape_str(&t->shape, sb), (unsigned long long)n, FT_MAX_VALUES);
+    if (!(t->flags & FT_TF_VALUE) || !t->value) {
+        *known = 0;
+        return FT_OK;
+    }
+    ft_attr_val *v = &c->vals[slot];
+    memset(v, 0, sizeof *v);
+    v->given = v->present = 1;
+    v->n = (int)n;
+    v->floats = c->val_floats[slot];
+    for (uint64_t k = 0; k < n; k++) {
+        v->floats[k] = ft_load_f64(t->value, t->dtype, k);
+        if (finite && !isfinite(v->floats[k]))
+            return ft_infer_fail(c, "input %d ('%s') gives %s: value %g at position %llu is not finite", slot, t->name,
+                                 name, v->floats[k], (unsigned long long)k);
+    }
+    v->f = n ? v->floats[0] : 0;
     *a = v;
     return FT_OK;
 }

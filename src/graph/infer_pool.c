@@ -256,12 +256,18 @@ ft_status ft_infer_resize(ft_infer_ctx *c)
 {
     const ft_node *n = c->node;
     const ft_shape *x = &c->in[0]->shape;
-    const ft_attr_val *sz, *sc = ft_attr(n, "scales");
+    const ft_attr_val *sz, *sc, *roi;
     char sb[FT_SHAPE_STR], lb[FT_LIST_STR], lb2[FT_LIST_STR];
-    int have;
-    ft_status st = ft_infer_ints(c, "sizes", 1, &sz, &have); /* the attribute, or input 1's values */
+    int have, have_sc, have_roi;
+    /* the attributes, or the values of inputs 1 (sizes), 2 (scales) and 3 (roi) */
+    ft_status st = ft_infer_ints(c, "sizes", 1, &sz, &have);
+    if (!st)
+        st = ft_infer_floats(c, "scales", 2, 0, &sc, &have_sc);
+    if (!st)
+        st = ft_infer_floats(c, "roi", 3, 1, &roi, &have_roi);
     if (st)
         return st;
+    const char *sc_what = ft_infer_has_in(c, 2) ? "scales (input 2)" : "attribute 'scales'";
     ft_resize_params *rp = &c->params->resize;
     int mode;
     if ((st = one_of(c, "mode", RESIZE_MODES, (int)FT_ARRAY_LEN(RESIZE_MODES), &mode)) ||
@@ -284,16 +290,16 @@ ft_status ft_infer_resize(ft_infer_ctx *c)
     if (!isfinite(rp->cubic_a))
         return ft_infer_fail(c, "attribute 'cubic_coeff_a' is %g; expected a finite value", rp->cubic_a);
     rp->extrapolation = ft_attr(n, "extrapolation_value")->f;
-    if (rp->ct == FT_RESIZE_CT_TF_CROP_AND_RESIZE) {
-        const ft_attr_val *roi = ft_attr(n, "roi");
+    if (rp->ct == FT_RESIZE_CT_TF_CROP_AND_RESIZE && have_roi) {
         if (!roi->present || roi->n != 2 * x->rank)
             return ft_infer_fail(c, "coordinate_transformation_mode 'tf_crop_and_resize' needs attribute 'roi' with %d "
-                                 "values (the start of every axis of input '%s' of shape %s, then the ends); %s%s",
+                                 "values (or input 3 giving them: the start of every axis of input '%s' of shape %s, "
+                                 "then the ends); %s%s",
                                  2 * x->rank, ft_infer_in_name(c, 0), ft_shape_str(x, sb),
                                  roi->present ? "got " : "it is not given", roi->present ? ft_floats_str(roi, lb) : "");
         for (int i = 0; i < roi->n; i++) {
             if (!isfinite(roi->floats[i]))
-                return ft_infer_fail(c, "attribute 'roi' %s: value %g at position %d is not finite",
+                return ft_infer_fail(c, "roi %s: value %g at position %d is not finite",
                                      ft_floats_str(roi, lb), roi->floats[i], i);
             if (i < x->rank)
                 rp->roi_start[i] = roi->floats[i];
@@ -301,10 +307,13 @@ ft_status ft_infer_resize(ft_infer_ctx *c)
                 rp->roi_end[i - x->rank] = roi->floats[i];
         }
     }
-    if (!have && sc->present)
-        return ft_infer_fail(c, "input 1 ('%s') gives the sizes and attribute 'scales' %s is given; give exactly one "
-                             "of them", ft_infer_in_name(c, 1), ft_floats_str(sc, lb2));
-    if (!have) { /* sizes computed at run time: the input's shape stands in */
+    if (!have && (sc->present || ft_infer_has_in(c, 2)))
+        return ft_infer_fail(c, "input 1 ('%s') gives the sizes and %s is given; give exactly one of them",
+                             ft_infer_in_name(c, 1), ft_infer_has_in(c, 2) ? "input 2 (scales)" : "attribute 'scales'");
+    if (!have_sc && sz->present)
+        return ft_infer_fail(c, "input 2 ('%s') gives the scales and %s is given; give exactly one of them",
+                             ft_infer_in_name(c, 2), ft_infer_has_in(c, 1) ? "input 1 (sizes)" : "attribute 'sizes'");
+    if (!have || !have_sc || !have_roi) { /* computed at run time: the input's shape stands in */
         if (x->rank == 0)
             return ft_infer_fail(c, "input '%s' is a scalar; resize needs rank 1 or more", ft_infer_in_name(c, 0));
         return ft_infer_set_out(c, 0, c->in[0]->dtype, x);
@@ -335,18 +344,18 @@ ft_status ft_infer_resize(ft_infer_ctx *c)
         }
     } else {
         if (sc->n != x->rank)
-            return ft_infer_fail(c, "attribute 'scales' %s has %d values; expected %d, one per axis of input '%s' of "
-                                 "shape %s", ft_floats_str(sc, lb), sc->n, x->rank, ft_infer_in_name(c, 0), ft_shape_str(x, sb));
+            return ft_infer_fail(c, "%s %s has %d values; expected %d, one per axis of input '%s' of shape %s", sc_what,
+                                 ft_floats_str(sc, lb), sc->n, x->rank, ft_infer_in_name(c, 0), ft_shape_str(x, sb));
         for (int i = 0; i < x->rank; i++) {
             double v = sc->floats[i];
             if (!(v > 0) || !isfinite(v))
-                return ft_infer_fail(c, "attribute 'scales' %s: scale %g of axis %d must be positive and finite",
+                return ft_infer_fail(c, "%s %s: scale %g of axis %d must be positive and finite", sc_what,
                                      ft_floats_str(sc, lb), v, i);
             /* ONNX: output size = floor(input size * scale). */
             double o = floor((double)x->dims[i] * v);
             if (o > (double)FT_MAX_TENSOR_BYTES)
-                return ft_infer_fail(c, "attribute 'scales' %s: axis %d of size %lld scaled by %g gives %g, too "
-                                     "large", ft_floats_str(sc, lb), i, (long long)x->dims[i], v, o);
+                return ft_infer_fail(c, "%s %s: axis %d of size %lld scaled by %g gives %g, too large", sc_what,
+                                     ft_floats_str(sc, lb), i, (long long)x->dims[i], v, o);
             out.dims[i] = (int64_t)o;
             rp->scales[i] = v;
         }
