@@ -173,21 +173,17 @@ ft_status ox_map_resize(onx_ctx *c, const onx_node *n)
         }
     }
     const char *pol = onx_attr_s(c, n, "keep_aspect_ratio_policy", "stretch");
-    int cnt = rt >= 0 || rts >= 0 ? rank : nsz > 0 ? nsz : nsc;
-    if (rt >= 0 && (nax >= 0 || strcmp(pol, "stretch") != 0))
-        return onx_unsupported(c, n, "sizes computed at run time with %s (ftrun's resize reads run-time sizes for "
-                               "every axis, stretched)", nax >= 0 ? "attribute axes" : "keep_aspect_ratio_policy");
-    if (rts >= 0 && nax >= 0)
-        return onx_unsupported(c, n, "scales computed at run time with attribute axes (ftrun's resize reads run-time "
-                               "scales for every axis)");
+    if (strcmp(pol, "stretch") != 0 && strcmp(pol, "not_larger") != 0 && strcmp(pol, "not_smaller") != 0)
+        return onx_unsupported(c, n, "attribute keep_aspect_ratio_policy='%s'", pol);
     if (strcmp(ctm, "tf_crop_and_resize") == 0) {
         ft_status st;
         rroi = onx_runtime_in(c, n, 1, &st); /* roi computed at run time: resize's input 3 */
         OX_TRY(st);
-        if (rroi >= 0 && nax >= 0)
-            return onx_unsupported(c, n, "roi computed at run time with attribute axes (ftrun's resize reads a "
-                                   "run-time roi for every axis)");
     }
+    /* with a value computed at run time the node keeps the axes and the
+     * policy, and its sizes, scales and roi list the axes named */
+    int on_node = (rt >= 0 || rts >= 0 || rroi >= 0) && nax >= 0;
+    int cnt = rt >= 0 || rts >= 0 ? (nax >= 0 ? nax : rank) : nsz > 0 ? nsz : nsc;
     if (cnt <= 0)
         return onx_error(c, n, FT_EGRAPH, "neither scales nor sizes is given");
     int map[FT_MAX_RANK];
@@ -209,8 +205,16 @@ ft_status ox_map_resize(onx_ctx *c, const onx_node *n)
         n_in--;
     ft_node *f = onx_emit(c, n, FT_OP_RESIZE, in, n_in, &out, 1);
     OX_NEED(f);
+    if (on_node)
+        OX_TRY(onx_set_ints(c, f, "axes", axes, nax));
+    if ((rt >= 0 || (on_node && nsz > 0)) && strcmp(pol, "stretch") != 0)
+        OX_TRY(onx_set_s(c, f, "keep_aspect_ratio_policy", pol));
     if (rt >= 0 || rts >= 0) {
         /* the sizes or the scales come with every run */
+    } else if (on_node && nsz > 0) {
+        OX_TRY(onx_set_ints(c, f, "sizes", sz, cnt));
+    } else if (on_node) {
+        OX_TRY(onx_set_floats(c, f, "scales", sc, cnt));
     } else if (nsz > 0) {
         int64_t full[FT_MAX_RANK];
         for (int i = 0; i < rank; i++)
@@ -218,7 +222,7 @@ ft_status ox_map_resize(onx_ctx *c, const onx_node *n)
         if (strcmp(pol, "stretch") == 0) {
             for (int i = 0; i < cnt; i++)
                 full[map[i]] = sz[i];
-        } else if (strcmp(pol, "not_larger") == 0 || strcmp(pol, "not_smaller") == 0) {
+        } else { /* not_larger, not_smaller */
             int larger = pol[4] == 's';
             double s = larger ? 0 : INFINITY;
             for (int i = 0; i < cnt; i++) {
@@ -227,8 +231,6 @@ ft_status ox_map_resize(onx_ctx *c, const onx_node *n)
             }
             for (int i = 0; i < cnt; i++)
                 full[map[i]] = (int64_t)floor(s * (double)xs->dims[map[i]] + 0.5);
-        } else {
-            return onx_unsupported(c, n, "attribute keep_aspect_ratio_policy='%s'", pol);
         }
         OX_TRY(onx_set_ints(c, f, "sizes", full, rank));
     } else {
@@ -254,7 +256,7 @@ ft_status ox_map_resize(onx_ctx *c, const onx_node *n)
             full[i] = 0, full[rank + i] = 1;
         for (int i = 0; i < per; i++)
             full[map[i]] = roi[i], full[rank + map[i]] = roi[per + i];
-        OX_TRY(onx_set_floats(c, f, "roi", full, 2 * rank));
+        OX_TRY(on_node ? onx_set_floats(c, f, "roi", roi, nroi) : onx_set_floats(c, f, "roi", full, 2 * rank));
     }
     if (strcmp(ctm, "tf_crop_and_resize") == 0)
         OX_TRY(onx_set_f(c, f, "extrapolation_value", onx_attr_f(n, "extrapolation_value", 0.0)));

@@ -9,8 +9,9 @@ Every run-time value follows from n, the count of the positive entries of x
 [6] (NonZero, Shape, Gather: known only at run time): the scales of the last
 two axes of r [1, 1, 4, 5] are (n + 1) / 2 and (n + 2) / 3 (n = 0: both
 shrink; 3 and 6: both grow, not by integers), the roi's starts and ends move
-with n, Pad's value is max(x) (f32) and n (i64), and opset 19's Pad pads axis
--1 - (n mod 2). The expectations come from NumPy: np.pad, and ONNX's
+with n, Pad's value is max(x) (f32) and n (i64), opset 19's Pad pads axis
+-1 - (n mod 2), and opset 19's Resize takes its scales, roi and sizes for the
+axes it names (sizes with keep_aspect_ratio_policy). The expectations come from NumPy: np.pad, and ONNX's
 reference resize (onnx/reference/ops/op_resize.py) as ported to NumPy in
 tests/numeric/cases_pool.py (resize_ref), with the scales and roi computed
 in float32 as the model computes them; never from ftrun's output.
@@ -119,8 +120,29 @@ def models(d):
                     h.make_node("Mod", ["n1", "two_i"], ["par"]), h.make_node("Sub", ["m1", "par"], ["axes"]),
                     C("pads2", np.array([2, 1], np.int64)), h.make_node("ReduceMax", ["x"], ["mx"], keepdims=0),
                     h.make_node("Pad", ["d", "pads2", "mx", "axes"], ["pa"], mode="constant"),
-                    h.make_node("Pad", ["d", "pads2", "", "axes"], ["pe"], mode="edge")]
-    save(nodes, [xin, rin, din], [("sym", TP.FLOAT), ("pa", TP.FLOAT), ("pe", TP.FLOAT)], 19, "p19.onnx")
+                    h.make_node("Pad", ["d", "pads2", "", "axes"], ["pe"], mode="edge"),
+                    # opset 18's axes: scales and roi for axes [3, 2], constant scales with a run-time roi
+                    # for axes [2, 3], and sizes [2n + 2, 99] and [1, n + 1] with the aspect ratio kept
+                    h.make_node("Concat", ["sw", "sh"], ["sc2"], axis=0),
+                    h.make_node("Concat", ["c01", "r0", "r2", "c09"], ["roi2"], axis=0),
+                    h.make_node("Concat", ["r0", "c01", "c09", "r2"], ["roi3"], axis=0),
+                    C("sc3", np.array([1.5, 0.75], np.float32)), C("two64", np.array([2], np.int64)),
+                    C("n99", np.array([99], np.int64)), C("one64", np.array([1], np.int64)),
+                    h.make_node("Mul", ["n1", "two64"], ["n2"]), h.make_node("Add", ["n2", "two64"], ["n22"]),
+                    h.make_node("Concat", ["n22", "n99"], ["sz2"], axis=0),
+                    h.make_node("Add", ["n1", "one64"], ["np1"]),
+                    h.make_node("Concat", ["one64", "np1"], ["sz3"], axis=0),
+                    h.make_node("Resize", ["r", "", "sc2"], ["ax_sc"], mode="linear", axes=[3, 2]),
+                    h.make_node("Resize", ["r", "roi2", "sc2"], ["ax_roi"], mode="linear", axes=[3, 2],
+                                coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=7.0),
+                    h.make_node("Resize", ["r", "roi3", "sc3"], ["ax_roi_c"], mode="cubic", axes=[2, 3],
+                                coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=7.0),
+                    h.make_node("Resize", ["r", "", "", "sz2"], ["ax_keep"], mode="linear", axes=[2, 3],
+                                keep_aspect_ratio_policy="not_larger"),
+                    h.make_node("Resize", ["r", "", "", "sz3"], ["ax_keep_s"], mode="nearest", axes=[-2, -1],
+                                keep_aspect_ratio_policy="not_smaller")]
+    save(nodes, [xin, rin, din], [(k, TP.FLOAT) for k in ("sym", "pa", "pe", "ax_sc", "ax_roi", "ax_roi_c", "ax_keep",
+                                                          "ax_keep_s")], 19, "p19.onnx")
 
     for name, v in XS.items():
         np.save(os.path.join(d, name + ".npy"), np.array(v, np.float32))
@@ -142,7 +164,7 @@ def expect(d, xname):
     sc = [float(s) for s in scales]
     shape = [int(np.floor(r.shape[i] * sc[i])) for i in range(4)]  # ONNX: floor(input size * scale)
 
-    def rs(mode, ct, nm, extra, roi_v=None):
+    def rs(mode, ct, nm, extra, roi_v=None, shape=shape, sc=sc):
         y, _ = resize_ref(r, shape, sc, mode, ct, nm or "round_prefer_floor", extra.get("cubic_coeff_a", -0.75),
                           extra.get("exclude_outside", 0), None if roi_v is None else [float(v) for v in roi_v],
                           extra.get("extrapolation_value", 0.0))
@@ -162,6 +184,18 @@ def expect(d, xname):
     pw[ax] = (2, 1)
     want["pa"] = np.pad(dd, pw, constant_values=x.max())
     want["pe"] = np.pad(dd, pw, mode="edge")
+    want["ax_sc"] = want["lin_hp"]
+    want["ax_roi"] = want["crop"]
+    sc3 = [1, 1, 1.5, 0.75]
+    want["ax_roi_c"] = rs("cubic", "tf_crop_and_resize", None, {"extrapolation_value": 7.0}, roi,
+                          [int(np.floor(r.shape[i] * sc3[i])) for i in range(4)], sc3)
+    # keep_aspect_ratio_policy (ONNX's reference): one scale, the least (not_larger) or the most (not_smaller)
+    # of size / input size over the axes; the sizes that scale gives rounded half up, the coordinates mapped
+    # with that scale
+    for name, sizes, pick, mode in (("ax_keep", [2 * n + 2, 99], min, "linear"),
+                                    ("ax_keep_s", [1, n + 1], max, "nearest")):
+        k = pick(sizes[0] / 4, sizes[1] / 5)
+        want[name] = rs(mode, "half_pixel", None, {}, None, [1, 1, int(k * 4 + 0.5), int(k * 5 + 0.5)], [1, 1, k, k])
     return want
 
 
@@ -169,7 +203,7 @@ def check(d, xname, out):
     bad = []
     for name, w in expect(d, xname).items():
         g = np.load(os.path.join(out, name + ".npy"))
-        exact = w.dtype != np.float32 or name.startswith(("nn", "u_nn", "crop_c", "p"))
+        exact = w.dtype != np.float32 or name.startswith(("nn", "u_nn", "crop_c", "p", "ax_keep_s"))
         ok = g.shape == w.shape and g.dtype == w.dtype and (
             (g == w).all() if exact else np.allclose(g, w, rtol=1e-5, atol=1e-5))
         if not ok:
