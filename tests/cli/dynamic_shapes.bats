@@ -380,7 +380,7 @@ for name, w in (("a", a), ("b", b)):
     [[ "$output" == *"resize (dynamic)"* ]]
 }
 
-@test "dynamic shapes: constant scales, value and axes stay attributes (the node is not dynamic)" {
+@test "dynamic shapes: constant scales, value and axes, or given with -i, stay attributes (the node is not dynamic)" {
     py '
 import onnx
 from onnx import helper as h, TensorProto as TP, numpy_helper as nh
@@ -398,6 +398,39 @@ onnx.save(m, sys.argv[1] + "/c.onnx")' "$T"
     [ "$status" -eq 0 ]
     [[ "$output" != *"(dynamic)"* ]]
     [[ "$output" == *"f32[1,1,6,3]"* ]]
+    # graph inputs given with -i are values known at load: the same attributes
+    py '
+import onnx
+from onnx import helper as h, TensorProto as TP
+V = h.make_tensor_value_info
+nodes = [h.make_node("Resize", ["r", "", "sc"], ["y"], mode="cubic", coordinate_transformation_mode="align_corners"),
+         h.make_node("Pad", ["d", "pads", "pv"], ["p"])]
+g = h.make_graph(nodes, "gi", [V("r", TP.FLOAT, [1, 1, 4, 6]), V("sc", TP.FLOAT, [4]), V("d", TP.FLOAT, [2, 3]),
+                               V("pads", TP.INT64, [4]), V("pv", TP.FLOAT, [])],
+                 [V("y", TP.FLOAT, [1, 1, "h", "w"]), V("p", TP.FLOAT, ["a", "b"])])
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.checker.check_model(m)
+onnx.save(m, sys.argv[1] + "/gi.onnx")
+np.save(sys.argv[1] + "/r.npy", np.random.default_rng(3).uniform(-1, 1, (1, 1, 4, 6)).astype(np.float32))
+np.save(sys.argv[1] + "/sc.npy", np.array([1, 1, 1.7, 0.6], np.float32))
+np.save(sys.argv[1] + "/d.npy", np.arange(6, dtype=np.float32).reshape(2, 3))
+np.save(sys.argv[1] + "/pads.npy", np.array([0, 2, 1, 0]))
+np.save(sys.argv[1] + "/pv.npy", np.float32(-3))' "$T"
+    run "$FTRUN" run "$T/gi.onnx" -i r="$T/r.npy" -i sc="$T/sc.npy" -i d="$T/d.npy" -i pads="$T/pads.npy" \
+        -i pv="$T/pv.npy" -o "$T/gi" -q
+    [ "$status" -eq 0 ]
+    "$PYTHON" -c "import sys; sys.path.insert(0, sys.argv[1] + '/numeric')
+import numpy as np
+from cases_pool import resize_ref
+T = sys.argv[2]
+r = np.load(T + '/r.npy'); sc = [float(v) for v in np.load(T + '/sc.npy')]
+w = resize_ref(r, [1, 1, 6, 3], sc, 'cubic', 'align_corners', 'round_prefer_floor')[0]
+g = np.load(T + '/gi/y.npy')
+assert g.shape == w.shape and np.allclose(g, w, rtol=1e-5, atol=1e-5), (g, w)
+w = np.pad(np.load(T + '/d.npy'), ((0, 1), (2, 0)), constant_values=-3)
+g = np.load(T + '/gi/p.npy')
+assert g.shape == w.shape and (g == w).all(), (g, w)" "$TESTS_DIR" "$T"
 }
 
 # The run-time values ftrun refuses, each exit 3 naming the node, the op and
