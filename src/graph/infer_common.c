@@ -1,5 +1,6 @@
 #include "infer_common.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,38 +32,73 @@ int ft_infer_standin(const ft_infer_ctx *c)
     return 0;
 }
 
-ft_status ft_infer_ints(ft_infer_ctx *c, const char *name, int slot, const ft_attr_val **a, int *known)
+/* The checks ft_infer_ints and ft_infer_floats share: *t the input (NULL
+ * when the node does not have it), *v the list to fill when its values are
+ * known now (NULL and *known 0 when they are not). */
+static ft_status value_input(ft_infer_ctx *c, const char *name, int slot, int ints, const ft_attr_val **a, int *known,
+                             const ft_tensor **t, ft_attr_val **v)
 {
     *a = name ? ft_attr(c->node, name) : NULL;
     *known = 1;
+    *t = NULL;
+    *v = NULL;
     if (!ft_infer_has_in(c, slot))
         return FT_OK;
-    const ft_tensor *t = &c->g->tensors[c->node->in[slot]];
+    const ft_tensor *x = &c->g->tensors[c->node->in[slot]];
     char sb[FT_SHAPE_STR];
     if (slot >= FT_MAX_VALUE_INPUTS || !(ft_op_value_inputs(c->node->op) & (1u << slot)))
         return ft_infer_fail(c, "internal error: input %d does not give values", slot);
-    if ((t->dtype != FT_I64 && t->dtype != FT_I32) || t->shape.rank > 1)
-        return ft_infer_fail(c, "input %d ('%s') must be a 1-D or scalar i64 or i32 tensor, got %s %s", slot, t->name,
-                             ft_dtype_name(t->dtype), ft_shape_str(&t->shape, sb));
+    if ((ints ? x->dtype != FT_I64 && x->dtype != FT_I32 : !ft_dtype_in(x->dtype, FT_DT_ALL)) || x->shape.rank > 1)
+        return ft_infer_fail(c, "input %d ('%s') must be a 1-D or scalar %s tensor, got %s %s", slot, x->name,
+                             ints ? "i64 or i32" : "numeric", ft_dtype_name(x->dtype), ft_shape_str(&x->shape, sb));
     if (name && (*a)->given)
-        return ft_infer_fail(c, "attribute '%s' and input %d ('%s') both give %s; give one", name, slot, t->name, name);
-    uint64_t n = ft_numel(&t->shape);
+        return ft_infer_fail(c, "attribute '%s' and input %d ('%s') both give %s; give one", name, slot, x->name, name);
+    uint64_t n = ft_numel(&x->shape);
     if (n > FT_MAX_VALUES)
-        return ft_infer_fail(c, "input %d ('%s') of shape %s has %llu values; at most %d are supported", slot, t->name,
-                             ft_shape_str(&t->shape, sb), (unsigned long long)n, FT_MAX_VALUES);
-    if (!(t->flags & FT_TF_VALUE) || !t->value) {
+        return ft_infer_fail(c, "input %d ('%s') of shape %s has %llu values; at most %d are supported", slot, x->name,
+                             ft_shape_str(&x->shape, sb), (unsigned long long)n, FT_MAX_VALUES);
+    *t = x;
+    if (!(x->flags & FT_TF_VALUE) || !x->value) {
         *known = 0;
         return FT_OK;
     }
-    ft_attr_val *v = &c->vals[slot];
-    memset(v, 0, sizeof *v);
-    v->given = v->present = 1;
-    v->n = (int)n;
+    *v = &c->vals[slot];
+    memset(*v, 0, sizeof **v);
+    (*v)->given = (*v)->present = 1;
+    (*v)->n = (int)n;
+    *a = *v;
+    return FT_OK;
+}
+
+ft_status ft_infer_ints(ft_infer_ctx *c, const char *name, int slot, const ft_attr_val **a, int *known)
+{
+    const ft_tensor *t;
+    ft_attr_val *v;
+    ft_status st = value_input(c, name, slot, 1, a, known, &t, &v);
+    if (st || !v)
+        return st;
     v->ints = c->val_ints[slot];
-    for (uint64_t k = 0; k < n; k++)
-        v->ints[k] = ft_load_i64(t->value, t->dtype, k);
-    v->i = n ? v->ints[0] : 0;
-    *a = v;
+    for (int k = 0; k < v->n; k++)
+        v->ints[k] = ft_load_i64(t->value, t->dtype, (size_t)k);
+    v->i = v->n ? v->ints[0] : 0;
+    return FT_OK;
+}
+
+ft_status ft_infer_floats(ft_infer_ctx *c, const char *name, int slot, int finite, const ft_attr_val **a, int *known)
+{
+    const ft_tensor *t;
+    ft_attr_val *v;
+    ft_status st = value_input(c, name, slot, 0, a, known, &t, &v);
+    if (st || !v)
+        return st;
+    v->floats = c->val_floats[slot];
+    for (int k = 0; k < v->n; k++) {
+        v->floats[k] = ft_load_f64(t->value, t->dtype, (size_t)k);
+        if (finite && !isfinite(v->floats[k]))
+            return ft_infer_fail(c, "input %d ('%s') gives %s: value %g at position %d is not finite", slot, t->name,
+                                 name, v->floats[k], k);
+    }
+    v->f = v->n ? v->floats[0] : 0;
     return FT_OK;
 }
 

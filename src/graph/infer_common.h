@@ -31,6 +31,11 @@ ft_status ft_infer_same_dtype(ft_infer_ctx *c, int i, int ref, const char *what)
  * attribute and the caller infers a stand-in shape. Inputs of a dtype other
  * than i32 or i64, or of more than FT_MAX_VALUES values, are refused. */
 ft_status ft_infer_ints(ft_infer_ctx *c, const char *name, int slot, const ft_attr_val **a, int *known);
+/* As ft_infer_ints for a float list attribute (F) or a float attribute (f):
+ * the input's values as doubles in (*a)->floats, the first also in (*a)->f.
+ * Any numeric dtype is taken; strings, and values that are not finite when
+ * finite is set, are refused. */
+ft_status ft_infer_floats(ft_infer_ctx *c, const char *name, int slot, int finite, const ft_attr_val **a, int *known);
 /* 1 when the node is inferred at load and one of its inputs is dynamic: its
  * shape is a stand-in (ft_node_infer), and a disagreement between stand-in
  * dims (two that do not broadcast) is not an error yet: the node is inferred

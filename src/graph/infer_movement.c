@@ -585,14 +585,26 @@ ft_status ft_infer_pad(ft_infer_ctx *c)
     if (!reflect && !edge && !wrap && strcmp(mode, "constant") != 0)
         return ft_infer_fail(c, "attribute 'mode': unknown mode '%s' (expected constant, reflect, edge or wrap)",
                              mode);
+    const ft_attr_val *va;
+    int have_v, have_a;
     ft_status st = list_param(c, "pads", &pa, &have);
+    if (!st) /* the constant value (input 2) and the axes (input 3) may come with every run */
+        st = ft_infer_floats(c, "value", 2, 0, &va, &have_v);
+    if (!st)
+        st = ft_infer_ints(c, "axes", 3, &aa, &have_a);
     if (st)
         return st;
-    if (!have) /* pads computed at run time: the input's shape stands in */
+    if (ft_infer_has_in(c, 2) && c->in[2]->dtype != c->in[0]->dtype)
+        return ft_infer_fail(c, "the value '%s' has dtype %s but input '%s' has %s", ft_infer_in_name(c, 2),
+                             ft_dtype_name(c->in[2]->dtype), ft_infer_in_name(c, 0), ft_dtype_name(c->in[0]->dtype));
+    if (have_v && ft_infer_has_in(c, 2) && va->n != 1)
+        return ft_infer_fail(c, "the value (input 2, '%s') holds %d values; expected one", ft_infer_in_name(c, 2),
+                             va->n);
+    if (!have || !have_a) /* pads or axes computed at run time: the input's shape stands in */
         return stand_in(c, r, in);
     const char *what = ft_infer_has_in(c, 1) ? "pads (input 1)" : "attribute 'pads'";
     if (ft_list_given(aa)) {
-        ft_status s = list_axes(c, "axes", aa, r, "the input", ax);
+        ft_status s = list_axes(c, ft_infer_has_in(c, 3) ? "axes (input 3)" : "axes", aa, r, "the input", ax);
         if (s)
             return s;
         na = aa->n;
@@ -635,7 +647,7 @@ ft_status ft_infer_pad(ft_infer_ctx *c)
     }
     ft_move_params *p = &c->params->move;
     p->pad_mode = reflect ? FT_PAD_REFLECT : edge ? FT_PAD_EDGE : wrap ? FT_PAD_WRAP : FT_PAD_CONSTANT;
-    p->pad_value = ft_attr(c->node, "value")->f;
+    p->pad_value = have_v ? va->f : 0; /* a run-time value not read yet: the node is inferred again first */
     for (int i = 0; i < na; i++) {
         p->pb[ax[i]] = pa->ints[i];
         p->pe[ax[i]] = pa->ints[i + na];

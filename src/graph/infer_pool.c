@@ -256,10 +256,15 @@ ft_status ft_infer_resize(ft_infer_ctx *c)
 {
     const ft_node *n = c->node;
     const ft_shape *x = &c->in[0]->shape;
-    const ft_attr_val *sz, *sc = ft_attr(n, "scales");
+    const ft_attr_val *sz, *sc, *roi;
     char sb[FT_SHAPE_STR], lb[FT_LIST_STR], lb2[FT_LIST_STR];
-    int have;
-    ft_status st = ft_infer_ints(c, "sizes", 1, &sz, &have); /* the attribute, or input 1's values */
+    int have, have_sc, have_roi;
+    /* the attributes, or the values of inputs 1 (sizes), 2 (scales) and 3 (roi) */
+    ft_status st = ft_infer_ints(c, "sizes", 1, &sz, &have);
+    if (!st)
+        st = ft_infer_floats(c, "scales", 2, 0, &sc, &have_sc);
+    if (!st)
+        st = ft_infer_floats(c, "roi", 3, 1, &roi, &have_roi);
     if (st)
         return st;
     ft_resize_params *rp = &c->params->resize;
@@ -284,71 +289,114 @@ ft_status ft_infer_resize(ft_infer_ctx *c)
     if (!isfinite(rp->cubic_a))
         return ft_infer_fail(c, "attribute 'cubic_coeff_a' is %g; expected a finite value", rp->cubic_a);
     rp->extrapolation = ft_attr(n, "extrapolation_value")->f;
-    if (rp->ct == FT_RESIZE_CT_TF_CROP_AND_RESIZE) {
-        const ft_attr_val *roi = ft_attr(n, "roi");
-        if (!roi->present || roi->n != 2 * x->rank)
+    if (x->rank == 0)
+        return ft_infer_fail(c, "input '%s' is a scalar; resize needs rank 1 or more", ft_infer_in_name(c, 0));
+    /* axes: the axes that sizes, scales and roi list (every axis when not given) */
+    const ft_attr_val *axa = ft_attr(n, "axes");
+    int ax[FT_MAX_RANK], nax = x->rank, seen[FT_MAX_RANK] = {0};
+    if (ft_list_given(axa)) {
+        if (axa->n > x->rank)
+            return ft_infer_fail(c, "attribute 'axes' %s has %d entries but input '%s' has rank %d",
+                                 ft_ints_str(axa, lb), axa->n, ft_infer_in_name(c, 0), x->rank);
+        for (int i = 0; i < axa->n; i++) {
+            if (ft_axis(axa->ints[i], x->rank, &ax[i]) != 0 || seen[ax[i]])
+                return ft_infer_fail(c, "attribute 'axes' %s: axis %lld is %s for input '%s' of rank %d",
+                                     ft_ints_str(axa, lb), (long long)axa->ints[i],
+                                     ft_axis(axa->ints[i], x->rank, &ax[i]) ? "out of range" : "repeated",
+                                     ft_infer_in_name(c, 0), x->rank);
+            seen[ax[i]] = 1;
+        }
+        nax = axa->n;
+    } else {
+        for (int i = 0; i < nax; i++)
+            ax[i] = i;
+    }
+    const char *per = ft_list_given(axa) ? "listed axis" : "axis";
+    if (rp->ct == FT_RESIZE_CT_TF_CROP_AND_RESIZE && have_roi) {
+        if (!roi->present || roi->n != 2 * nax)
             return ft_infer_fail(c, "coordinate_transformation_mode 'tf_crop_and_resize' needs attribute 'roi' with %d "
-                                 "values (the start of every axis of input '%s' of shape %s, then the ends); %s%s",
-                                 2 * x->rank, ft_infer_in_name(c, 0), ft_shape_str(x, sb),
+                                 "values (or input 3 giving them: the start of every %s of input '%s' of shape %s, "
+                                 "then the ends); %s%s", 2 * nax, per, ft_infer_in_name(c, 0), ft_shape_str(x, sb),
                                  roi->present ? "got " : "it is not given", roi->present ? ft_floats_str(roi, lb) : "");
+        for (int i = 0; i < x->rank; i++)
+            rp->roi_start[i] = 0, rp->roi_end[i] = 1;
         for (int i = 0; i < roi->n; i++) {
             if (!isfinite(roi->floats[i]))
-                return ft_infer_fail(c, "attribute 'roi' %s: value %g at position %d is not finite",
+                return ft_infer_fail(c, "roi %s: value %g at position %d is not finite",
                                      ft_floats_str(roi, lb), roi->floats[i], i);
-            if (i < x->rank)
-                rp->roi_start[i] = roi->floats[i];
+            if (i < nax)
+                rp->roi_start[ax[i]] = roi->floats[i];
             else
-                rp->roi_end[i - x->rank] = roi->floats[i];
+                rp->roi_end[ax[i - nax]] = roi->floats[i];
         }
     }
-    if (!have && sc->present)
-        return ft_infer_fail(c, "input 1 ('%s') gives the sizes and attribute 'scales' %s is given; give exactly one "
-                             "of them", ft_infer_in_name(c, 1), ft_floats_str(sc, lb2));
-    if (!have) { /* sizes computed at run time: the input's shape stands in */
-        if (x->rank == 0)
-            return ft_infer_fail(c, "input '%s' is a scalar; resize needs rank 1 or more", ft_infer_in_name(c, 0));
+    if (!have && (sc->present || ft_infer_has_in(c, 2)))
+        return ft_infer_fail(c, "input 1 ('%s') gives the sizes and %s is given; give exactly one of them",
+                             ft_infer_in_name(c, 1), ft_infer_has_in(c, 2) ? "input 2 (scales)" : "attribute 'scales'");
+    if (!have_sc && sz->present)
+        return ft_infer_fail(c, "input 2 ('%s') gives the scales and %s is given; give exactly one of them",
+                             ft_infer_in_name(c, 2), ft_infer_has_in(c, 1) ? "input 1 (sizes)" : "attribute 'sizes'");
+    if (!have || !have_sc || !have_roi) /* computed at run time: the input's shape stands in */
         return ft_infer_set_out(c, 0, c->in[0]->dtype, x);
-    }
     if (sz->present && sc->present)
         return ft_infer_fail(c, "attributes 'sizes' %s and 'scales' %s are both given; give exactly one of them",
                              ft_ints_str(sz, lb), ft_floats_str(sc, lb2));
     if (!sz->present && !sc->present)
         return ft_infer_fail(c, "give exactly one of the attributes 'sizes' (output shape) or 'scales' (one factor "
                              "per axis of input '%s' of shape %s)", ft_infer_in_name(c, 0), ft_shape_str(x, sb));
-    if (x->rank == 0)
-        return ft_infer_fail(c, "input '%s' is a scalar; resize needs rank 1 or more", ft_infer_in_name(c, 0));
     ft_shape out = *x;
+    const char *pol = ft_attr(n, "keep_aspect_ratio_policy")->s;
+    int keep = strcmp(pol, "not_larger") == 0 ? 1 : strcmp(pol, "not_smaller") == 0 ? 2 : 0;
+    if (!keep && strcmp(pol, "stretch") != 0)
+        return ft_infer_fail(c, "attribute 'keep_aspect_ratio_policy': unknown value '%s' (expected stretch, "
+                             "not_larger or not_smaller)", pol);
     if (sz->present) {
-        if (sz->n != x->rank)
-            return ft_infer_fail(c, "attribute 'sizes' %s has %d values; expected %d, one per axis of input '%s' of "
-                                 "shape %s", ft_ints_str(sz, lb), sz->n, x->rank, ft_infer_in_name(c, 0), ft_shape_str(x, sb));
-        for (int i = 0; i < x->rank; i++) {
-            int64_t v = sz->ints[i];
+        const char *sz_what = ft_infer_has_in(c, 1) ? "sizes (input 1)" : "attribute 'sizes'";
+        if (sz->n != nax)
+            return ft_infer_fail(c, "%s %s has %d values; expected %d, one per %s of input '%s' of shape %s", sz_what,
+                                 ft_ints_str(sz, lb), sz->n, nax, per, ft_infer_in_name(c, 0), ft_shape_str(x, sb));
+        double ks = keep == 1 ? INFINITY : 0;
+        for (int i = 0; i < nax; i++) {
+            int64_t v = sz->ints[i], d = x->dims[ax[i]];
             if (v < 0)
-                return ft_infer_fail(c, "attribute 'sizes' %s: size %lld of axis %d is negative", ft_ints_str(sz, lb),
-                                     (long long)v, i);
-            if (x->dims[i] == 0 && v > 0)
-                return ft_infer_fail(c, "attribute 'sizes' %s: axis %d of input '%s' of shape %s is empty and cannot "
-                                     "be resized to %lld", ft_ints_str(sz, lb), i, ft_infer_in_name(c, 0), ft_shape_str(x, sb),
-                                     (long long)v);
-            out.dims[i] = v;
+                return ft_infer_fail(c, "%s %s: size %lld of axis %d is negative", sz_what, ft_ints_str(sz, lb),
+                                     (long long)v, ax[i]);
+            if (d == 0 && v > 0)
+                return ft_infer_fail(c, "%s %s: axis %d of input '%s' of shape %s is empty and cannot be resized to "
+                                     "%lld", sz_what, ft_ints_str(sz, lb), ax[i], ft_infer_in_name(c, 0),
+                                     ft_shape_str(x, sb), (long long)v);
+            out.dims[ax[i]] = v;
+            if (keep && d > 0) /* one scale for the listed axes: the least (not_larger) or the most (not_smaller) */
+                ks = keep == 1 ? fmin(ks, (double)v / (double)d) : fmax(ks, (double)v / (double)d);
+        }
+        if (keep && isfinite(ks)) { /* the sizes rounded half up, and that one scale maps the coordinates (ONNX) */
+            for (int i = 0; i < x->rank; i++)
+                rp->scales[i] = 1;
+            for (int i = 0; i < nax; i++) {
+                out.dims[ax[i]] = (int64_t)floor(ks * (double)x->dims[ax[i]] + 0.5);
+                rp->scales[ax[i]] = ks;
+            }
+            rp->has_scales = 1;
         }
     } else {
-        if (sc->n != x->rank)
-            return ft_infer_fail(c, "attribute 'scales' %s has %d values; expected %d, one per axis of input '%s' of "
-                                 "shape %s", ft_floats_str(sc, lb), sc->n, x->rank, ft_infer_in_name(c, 0), ft_shape_str(x, sb));
-        for (int i = 0; i < x->rank; i++) {
+        const char *sc_what = ft_infer_has_in(c, 2) ? "scales (input 2)" : "attribute 'scales'";
+        if (sc->n != nax)
+            return ft_infer_fail(c, "%s %s has %d values; expected %d, one per %s of input '%s' of shape %s", sc_what,
+                                 ft_floats_str(sc, lb), sc->n, nax, per, ft_infer_in_name(c, 0), ft_shape_str(x, sb));
+        for (int i = 0; i < x->rank; i++)
+            rp->scales[i] = 1;
+        for (int i = 0; i < nax; i++) {
             double v = sc->floats[i];
             if (!(v > 0) || !isfinite(v))
-                return ft_infer_fail(c, "attribute 'scales' %s: scale %g of axis %d must be positive and finite",
-                                     ft_floats_str(sc, lb), v, i);
+                return ft_infer_fail(c, "%s %s: scale %g of axis %d must be positive and finite", sc_what,
+                                     ft_floats_str(sc, lb), v, ax[i]);
             /* ONNX: output size = floor(input size * scale). */
-            double o = floor((double)x->dims[i] * v);
+            double o = floor((double)x->dims[ax[i]] * v);
             if (o > (double)FT_MAX_TENSOR_BYTES)
-                return ft_infer_fail(c, "attribute 'scales' %s: axis %d of size %lld scaled by %g gives %g, too "
-                                     "large", ft_floats_str(sc, lb), i, (long long)x->dims[i], v, o);
-            out.dims[i] = (int64_t)o;
-            rp->scales[i] = v;
+                return ft_infer_fail(c, "%s %s: axis %d of size %lld scaled by %g gives %g, too large", sc_what,
+                                     ft_floats_str(sc, lb), ax[i], (long long)x->dims[ax[i]], v, o);
+            out.dims[ax[i]] = (int64_t)o;
+            rp->scales[ax[i]] = v;
         }
         rp->has_scales = 1;
     }

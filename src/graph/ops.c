@@ -105,7 +105,7 @@ unsigned ft_op_value_inputs(ft_op op)
         [FT_OP_SLICE] = 0xfu << 1, [FT_OP_TOPK] = 1u << 1,   [FT_OP_RANGE] = 0x7u,
         [FT_OP_STRING_SPLIT] = 1u, /* its strings: how many pieces the longest split gives */
         [FT_OP_IMAGE_DECODER] = 1u,
-        [FT_OP_PAD] = 1u << 1,     [FT_OP_RESIZE] = 1u << 1, [FT_OP_ONE_HOT] = 1u << 2,
+        [FT_OP_PAD] = 0x7u << 1,   [FT_OP_RESIZE] = 0x7u << 1, [FT_OP_ONE_HOT] = 1u << 2,
         [FT_OP_SPLIT] = 1u << 1,
     };
     return (unsigned)op < FT_OP_COUNT ? slots[op] : 0;

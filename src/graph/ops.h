@@ -71,9 +71,10 @@ typedef struct ft_infer_ctx {
     ft_tinfo *out;
     ft_error *err;
     ft_params *params; /* the node's, zeroed before inference */
-    /* ft_infer_ints's copies of the int lists that inputs give (infer_common.h) */
+    /* ft_infer_ints's and ft_infer_floats's copies of the lists that inputs give (infer_common.h) */
     ft_attr_val vals[FT_MAX_VALUE_INPUTS];
     int64_t val_ints[FT_MAX_VALUE_INPUTS][FT_MAX_VALUES];
+    double val_floats[FT_MAX_VALUE_INPUTS][FT_MAX_VALUES];
 } ft_infer_ctx;
 
 typedef ft_status (*ft_infer_fn)(ft_infer_ctx *c);

@@ -241,22 +241,33 @@ ft_status ox_map_pad(onx_ctx *c, const onx_node *n)
     const int64_t *pads = NULL, *axes = NULL;
     int np = -1, na = -1;
     double value = onx_attr_f(n, "value", 0.0);
+    /* inputs 1 (pads), 2 (value) and 3 (axes) computed at run time stay inputs: the node is dynamic */
+    int in[4] = {onx_in(c, n, 0), -1, -1, -1}, n_in = 1;
     ft_node *f = NULL;
     if (n->opset >= 11) {
-        OX_TRY(onx_const_float_or(c, n, 2, "ftrun's pad takes the value as an attribute", &value));
-        if (n->opset >= 18)
+        ft_status st;
+        for (int k = 1; k <= (n->opset >= 18 ? 3 : 2); k++) {
+            if ((in[k] = onx_runtime_in(c, n, k, &st)) >= 0)
+                n_in = k + 1;
+            OX_TRY(st);
+        }
+        if (in[2] < 0)
+            OX_TRY(onx_const_float_or(c, n, 2, "ftrun's pad takes the value as an attribute", &value));
+        if (in[3] < 0 && n->opset >= 18)
             OX_TRY(onx_const_ints(c, n, 3, "ftrun's pad takes the axes as an attribute", &axes, &na));
-        OX_TRY(runtime_ints(c, n, FT_OP_PAD, 1, &f)); /* pads computed at run time: input 1 */
     }
-    if (!f) {
+    if (in[1] < 0) {
         OX_TRY(ox_ints_param(c, n, "pads", 1, 11, "ftrun's pad takes the pads as an attribute", &pads, &np));
         if (np < 0)
             return onx_error(c, n, FT_EGRAPH, "pads are missing");
-        OX_NEED(f = ox_emit1(c, n, FT_OP_PAD, onx_in(c, n, 0), ox_out(c, n, 0)));
-        OX_TRY(onx_set_ints(c, f, "pads", pads, np));
     }
+    int out = ox_out(c, n, 0);
+    OX_NEED(f = onx_emit(c, n, FT_OP_PAD, in, n_in, &out, 1));
+    if (in[1] < 0)
+        OX_TRY(onx_set_ints(c, f, "pads", pads, np));
     OX_TRY(onx_set_s(c, f, "mode", mode));
-    OX_TRY(onx_set_f(c, f, "value", value));
+    if (in[2] < 0)
+        OX_TRY(onx_set_f(c, f, "value", value));
     if (na >= 0)
         OX_TRY(onx_set_ints(c, f, "axes", axes, na));
     return FT_OK;

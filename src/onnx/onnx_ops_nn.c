@@ -148,7 +148,7 @@ ft_status ox_map_resize(onx_ctx *c, const onx_node *n)
 
     const double *sc = NULL;
     const int64_t *sz = NULL, *axes = NULL;
-    int nsc = -1, nsz = -1, nax = onx_attr_ints(n, "axes", &axes), rt = -1;
+    int nsc = -1, nsz = -1, nax = onx_attr_ints(n, "axes", &axes), rt = -1, rts = -1, rroi = -1;
     const float *fsc = NULL;
     double scbuf[FT_MAX_RANK];
     if (strcmp(n->op_type, "Upsample") == 0 && n->opset < 9) {
@@ -158,20 +158,32 @@ ft_status ox_map_resize(onx_ctx *c, const onx_node *n)
         sc = scbuf;
     } else {
         int k = legacy ? 1 : 2;
-        OX_TRY(onx_const_floats(c, n, k, "ftrun's resize takes the scales as an attribute", &sc, &nsc));
+        ft_status st;
+        rts = onx_runtime_in(c, n, k, &st); /* scales computed at run time: resize's input 2 */
+        OX_TRY(st);
+        if (rts < 0)
+            OX_TRY(onx_const_floats(c, n, k, "ftrun's resize takes the scales as an attribute", &sc, &nsc));
         if (!legacy && nsc <= 0 && onx_in(c, n, 3) >= 0) {
-            ft_status st;
             rt = onx_runtime_in(c, n, 3, &st); /* sizes computed at run time: resize's input 1 */
             OX_TRY(st);
             if (rt < 0)
                 OX_TRY(onx_const_ints(c, n, 3, "ftrun's resize takes the sizes as an attribute", &sz, &nsz));
+            if (rt >= 0 || nsz > 0) /* the sizes given: the scales are empty */
+                rts = -1;
         }
     }
     const char *pol = onx_attr_s(c, n, "keep_aspect_ratio_policy", "stretch");
-    int cnt = rt >= 0 ? rank : nsz > 0 ? nsz : nsc;
-    if (rt >= 0 && (nax >= 0 || strcmp(pol, "stretch") != 0))
-        return onx_unsupported(c, n, "sizes computed at run time with %s (ftrun's resize reads run-time sizes for "
-                               "every axis, stretched)", nax >= 0 ? "attribute axes" : "keep_aspect_ratio_policy");
+    if (strcmp(pol, "stretch") != 0 && strcmp(pol, "not_larger") != 0 && strcmp(pol, "not_smaller") != 0)
+        return onx_unsupported(c, n, "attribute keep_aspect_ratio_policy='%s'", pol);
+    if (strcmp(ctm, "tf_crop_and_resize") == 0) {
+        ft_status st;
+        rroi = onx_runtime_in(c, n, 1, &st); /* roi computed at run time: resize's input 3 */
+        OX_TRY(st);
+    }
+    /* with a value computed at run time the node keeps the axes and the
+     * policy, and its sizes, scales and roi list the axes named */
+    int on_node = (rt >= 0 || rts >= 0 || rroi >= 0) && nax >= 0;
+    int cnt = rt >= 0 || rts >= 0 ? (nax >= 0 ? nax : rank) : nsz > 0 ? nsz : nsc;
     if (cnt <= 0)
         return onx_error(c, n, FT_EGRAPH, "neither scales nor sizes is given");
     int map[FT_MAX_RANK];
@@ -188,11 +200,21 @@ ft_status ox_map_resize(onx_ctx *c, const onx_node *n)
         for (int i = 0; i < nax; i++)
             OX_TRY(ox_axis(c, n, "axes value", axes[i], rank, &map[i]));
     }
-    ft_node *f = rt >= 0 ? ox_emit2(c, n, FT_OP_RESIZE, onx_in(c, n, 0), rt, ox_out(c, n, 0))
-                         : ox_emit1(c, n, FT_OP_RESIZE, onx_in(c, n, 0), ox_out(c, n, 0));
+    int in[4] = {onx_in(c, n, 0), rt, rts, rroi}, n_in = 4, out = ox_out(c, n, 0);
+    while (n_in > 1 && in[n_in - 1] < 0)
+        n_in--;
+    ft_node *f = onx_emit(c, n, FT_OP_RESIZE, in, n_in, &out, 1);
     OX_NEED(f);
-    if (rt >= 0) {
-        /* the sizes come with every run */
+    if (on_node)
+        OX_TRY(onx_set_ints(c, f, "axes", axes, nax));
+    if ((rt >= 0 || (on_node && nsz > 0)) && strcmp(pol, "stretch") != 0)
+        OX_TRY(onx_set_s(c, f, "keep_aspect_ratio_policy", pol));
+    if (rt >= 0 || rts >= 0) {
+        /* the sizes or the scales come with every run */
+    } else if (on_node && nsz > 0) {
+        OX_TRY(onx_set_ints(c, f, "sizes", sz, cnt));
+    } else if (on_node) {
+        OX_TRY(onx_set_floats(c, f, "scales", sc, cnt));
     } else if (nsz > 0) {
         int64_t full[FT_MAX_RANK];
         for (int i = 0; i < rank; i++)
@@ -200,7 +222,7 @@ ft_status ox_map_resize(onx_ctx *c, const onx_node *n)
         if (strcmp(pol, "stretch") == 0) {
             for (int i = 0; i < cnt; i++)
                 full[map[i]] = sz[i];
-        } else if (strcmp(pol, "not_larger") == 0 || strcmp(pol, "not_smaller") == 0) {
+        } else { /* not_larger, not_smaller */
             int larger = pol[4] == 's';
             double s = larger ? 0 : INFINITY;
             for (int i = 0; i < cnt; i++) {
@@ -209,8 +231,6 @@ ft_status ox_map_resize(onx_ctx *c, const onx_node *n)
             }
             for (int i = 0; i < cnt; i++)
                 full[map[i]] = (int64_t)floor(s * (double)xs->dims[map[i]] + 0.5);
-        } else {
-            return onx_unsupported(c, n, "attribute keep_aspect_ratio_policy='%s'", pol);
         }
         OX_TRY(onx_set_ints(c, f, "sizes", full, rank));
     } else {
@@ -223,7 +243,7 @@ ft_status ox_map_resize(onx_ctx *c, const onx_node *n)
     }
     OX_TRY(onx_set_s(c, f, "mode", mode));
     OX_TRY(onx_set_s(c, f, "coordinate_transformation_mode", ctm));
-    if (strcmp(ctm, "tf_crop_and_resize") == 0) {
+    if (strcmp(ctm, "tf_crop_and_resize") == 0 && rroi < 0) {
         const double *roi;
         int nroi;
         OX_TRY(onx_const_floats(c, n, 1, "ftrun's resize takes the roi as an attribute", &roi, &nroi));
@@ -236,9 +256,10 @@ ft_status ox_map_resize(onx_ctx *c, const onx_node *n)
             full[i] = 0, full[rank + i] = 1;
         for (int i = 0; i < per; i++)
             full[map[i]] = roi[i], full[rank + map[i]] = roi[per + i];
-        OX_TRY(onx_set_floats(c, f, "roi", full, 2 * rank));
-        OX_TRY(onx_set_f(c, f, "extrapolation_value", onx_attr_f(n, "extrapolation_value", 0.0)));
+        OX_TRY(on_node ? onx_set_floats(c, f, "roi", roi, nroi) : onx_set_floats(c, f, "roi", full, 2 * rank));
     }
+    if (strcmp(ctm, "tf_crop_and_resize") == 0)
+        OX_TRY(onx_set_f(c, f, "extrapolation_value", onx_attr_f(n, "extrapolation_value", 0.0)));
     OX_TRY(onx_set_f(c, f, "cubic_coeff_a", onx_attr_f(n, "cubic_coeff_a", -0.75)));
     OX_TRY(onx_set_i(c, f, "exclude_outside", onx_attr_i(n, "exclude_outside", 0)));
     OX_TRY(onx_set_i(c, f, "antialias", onx_attr_i(n, "antialias", 0)));

@@ -361,3 +361,148 @@ for name, w in (("a", a), ("b", b)):
     assert g.shape == w.shape and (g == w).all(), (name, g, w)' "$T/$x.npy" "$T/out_$x"
     done
 }
+
+# Resize's scales and tf_crop_and_resize's roi, Pad's value and (opset 19)
+# axes computed from data (counts 3, 0, 1, 6): nearest, linear and cubic
+# under several coordinate modes, growing and shrinking by factors that are
+# not integers; opsets 10, 13 and 19 (models and NumPy oracle:
+# dynamic_params.py).
+@test "dynamic shapes: Resize's scales and roi, Pad's value and axes computed from data match NumPy (counts 3, 0, 1, 6)" {
+    "$PYTHON" "$TESTS_DIR/cli/dynamic_params.py" models "$T"
+    for x in x3 x0 x1 x6; do
+        run "$FTRUN" run "$T/p13.onnx" -i x="$T/$x.npy" -i r="$T/r.npy" -i d="$T/d.npy" -i di="$T/di.npy" \
+            -o "$T/out_$x" -n 2 -q
+        [ "$status" -eq 0 ]
+        run "$FTRUN" run "$T/p10.onnx" -i x="$T/$x.npy" -i r="$T/r.npy" -o "$T/out_$x" -n 2 -q
+        [ "$status" -eq 0 ]
+        run "$FTRUN" run "$T/p19.onnx" -i x="$T/$x.npy" -i r="$T/r.npy" -i d="$T/d.npy" -o "$T/out_$x" -n 2 -q
+        [ "$status" -eq 0 ]
+        "$PYTHON" "$TESTS_DIR/cli/dynamic_params.py" check "$T" "$x" "$T/out_$x"
+    done
+    run "$FTRUN" info "$T/p19.onnx"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"pad (dynamic)"* ]]
+    [[ "$output" == *"resize (dynamic)"* ]]
+}
+
+@test "dynamic shapes: constant scales, value and axes, or given with -i, stay attributes (the node is not dynamic)" {
+    py '
+import onnx
+from onnx import helper as h, TensorProto as TP, numpy_helper as nh
+C = lambda name, a: h.make_node("Constant", [], [name], value=nh.from_array(np.array(a), name))
+nodes = [C("sc", np.array([1, 1, 1.5, 0.5], np.float32)), C("pads", np.array([1, 0, 0, 1], np.int64)),
+         C("pv", np.float32(3)), h.make_node("Resize", ["r", "", "sc"], ["y"], mode="linear"),
+         h.make_node("Pad", ["d", "pads", "pv"], ["p"])]
+g = h.make_graph(nodes, "c", [h.make_tensor_value_info("r", TP.FLOAT, [1, 1, 4, 6]),
+                              h.make_tensor_value_info("d", TP.FLOAT, [2, 3])],
+                 [h.make_tensor_value_info("y", TP.FLOAT, [1, 1, 6, 3]), h.make_tensor_value_info("p", TP.FLOAT, [3, 4])])
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.save(m, sys.argv[1] + "/c.onnx")' "$T"
+    run "$FTRUN" info "$T/c.onnx"
+    [ "$status" -eq 0 ]
+    [[ "$output" != *"(dynamic)"* ]]
+    [[ "$output" == *"f32[1,1,6,3]"* ]]
+    # graph inputs given with -i are values known at load: the same attributes
+    py '
+import onnx
+from onnx import helper as h, TensorProto as TP
+V = h.make_tensor_value_info
+nodes = [h.make_node("Resize", ["r", "", "sc"], ["y"], mode="cubic", coordinate_transformation_mode="align_corners"),
+         h.make_node("Pad", ["d", "pads", "pv"], ["p"])]
+g = h.make_graph(nodes, "gi", [V("r", TP.FLOAT, [1, 1, 4, 6]), V("sc", TP.FLOAT, [4]), V("d", TP.FLOAT, [2, 3]),
+                               V("pads", TP.INT64, [4]), V("pv", TP.FLOAT, [])],
+                 [V("y", TP.FLOAT, [1, 1, "h", "w"]), V("p", TP.FLOAT, ["a", "b"])])
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.checker.check_model(m)
+onnx.save(m, sys.argv[1] + "/gi.onnx")
+np.save(sys.argv[1] + "/r.npy", np.random.default_rng(3).uniform(-1, 1, (1, 1, 4, 6)).astype(np.float32))
+np.save(sys.argv[1] + "/sc.npy", np.array([1, 1, 1.7, 0.6], np.float32))
+np.save(sys.argv[1] + "/d.npy", np.arange(6, dtype=np.float32).reshape(2, 3))
+np.save(sys.argv[1] + "/pads.npy", np.array([0, 2, 1, 0]))
+np.save(sys.argv[1] + "/pv.npy", np.float32(-3))' "$T"
+    run "$FTRUN" run "$T/gi.onnx" -i r="$T/r.npy" -i sc="$T/sc.npy" -i d="$T/d.npy" -i pads="$T/pads.npy" \
+        -i pv="$T/pv.npy" -o "$T/gi" -q
+    [ "$status" -eq 0 ]
+    "$PYTHON" -c "import sys; sys.path.insert(0, sys.argv[1] + '/numeric')
+import numpy as np
+from cases_pool import resize_ref
+T = sys.argv[2]
+r = np.load(T + '/r.npy'); sc = [float(v) for v in np.load(T + '/sc.npy')]
+w = resize_ref(r, [1, 1, 6, 3], sc, 'cubic', 'align_corners', 'round_prefer_floor')[0]
+g = np.load(T + '/gi/y.npy')
+assert g.shape == w.shape and np.allclose(g, w, rtol=1e-5, atol=1e-5), (g, w)
+w = np.pad(np.load(T + '/d.npy'), ((0, 1), (2, 0)), constant_values=-3)
+g = np.load(T + '/gi/p.npy')
+assert g.shape == w.shape and (g == w).all(), (g, w)" "$TESTS_DIR" "$T"
+}
+
+# The run-time values ftrun refuses, each exit 3 naming the node, the op and
+# the values: a negative, NaN or huge scale; repeated or out-of-range axes.
+@test "dynamic shapes: run-time scales and axes that are invalid are exit 3 at run time naming node, op and values" {
+    cat > "$T/rs.json" <<'JSON'
+{"ftrun": 1, "name": "rs",
+ "tensors": {"x": {"dtype": "f32", "shape": [1, 1, 2, 3]}, "s": {"dtype": "f32", "shape": [4]}},
+ "inputs": ["x", "s"], "outputs": ["y"],
+ "nodes": [
+  {"name": "c", "op": "identity", "inputs": ["s"], "outputs": ["s2"]},
+  {"name": "rs", "op": "resize", "inputs": ["x", "", "s2"], "outputs": ["y"], "attrs": {"mode": "linear"}}]}
+JSON
+    cat > "$T/pd.json" <<'JSON'
+{"ftrun": 1, "name": "pd",
+ "tensors": {"x": {"dtype": "f32", "shape": [2, 3]}, "a": {"dtype": "i64", "shape": [2]},
+             "v": {"dtype": "f32", "shape": []}},
+ "inputs": ["x", "a", "v"], "outputs": ["y"],
+ "nodes": [
+  {"name": "c", "op": "identity", "inputs": ["a"], "outputs": ["a2"]},
+  {"name": "cv", "op": "identity", "inputs": ["v"], "outputs": ["v2"]},
+  {"name": "pd", "op": "pad", "inputs": ["x", "", "v2", "a2"], "outputs": ["y"], "attrs": {"pads": [1, 0, 2, 1]}}]}
+JSON
+    py 'T = sys.argv[1]
+np.save(T + "/x.npy", np.arange(6, dtype=np.float32).reshape(1, 1, 2, 3))
+np.save(T + "/xp.npy", np.arange(6, dtype=np.float32).reshape(2, 3))
+np.save(T + "/v.npy", np.float32(-4))
+for name, v in {"ok": [1, 1, 1.5, 2.5], "neg": [1, 1, -2, 2], "nan": [1, 1, np.nan, 1], "zero": [1, 1, 0, 1],
+                "big": [1, 1, 1e30, 1]}.items():
+    np.save(T + "/s_" + name + ".npy", np.array(v, np.float32))
+for name, v in {"ok": [1, 0], "neg": [-1, -2], "rep": [0, -2], "out": [0, 2]}.items():
+    np.save(T + "/a_" + name + ".npy", np.array(v, np.int64))' "$T"
+    run "$FTRUN" run "$T/rs.json" -i x="$T/x.npy" -i s="$T/s_ok.npy" -o "$T/o" -q
+    [ "$status" -eq 0 ]
+    "$PYTHON" -c "import sys; sys.path.insert(0, sys.argv[1] + '/numeric')
+import numpy as np
+from cases_pool import resize_ref
+x = np.arange(6, dtype=np.float32).reshape(1, 1, 2, 3)
+w = resize_ref(x, [1, 1, 3, 7], [1, 1, 1.5, 2.5], 'linear', 'half_pixel', 'round_prefer_floor')[0]
+g = np.load(sys.argv[2] + '/y.npy')
+assert g.shape == w.shape and np.allclose(g, w, rtol=1e-6, atol=1e-6), (g, w)" "$TESTS_DIR" "$T/o"
+    for bad in neg nan zero big; do
+        run "$FTRUN" run "$T/rs.json" -i x="$T/x.npy" -i s="$T/s_$bad.npy" -o "$T/b_$bad" -q
+        [ "$status" -eq 3 ]
+        [[ "$output" == *"at run time"* ]]
+        [[ "$output" == *"'rs' (resize)"* ]]
+        [[ "$output" == *"scales (input 2) ["* ]]
+        [ ! -e "$T/b_$bad/y.npy" ]
+    done
+    run "$FTRUN" run "$T/rs.json" -i x="$T/x.npy" -i s="$T/s_neg.npy" -o "$T/b" -q
+    [[ "$output" == *"[1,1,-2,2]: scale -2 of axis 2 must be positive and finite"* ]]
+    run "$FTRUN" run "$T/rs.json" -i x="$T/x.npy" -i s="$T/s_big.npy" -o "$T/b" -q
+    [[ "$output" == *"too large"* ]]
+    for a in ok neg; do
+        run "$FTRUN" run "$T/pd.json" -i x="$T/xp.npy" -i a="$T/a_$a.npy" -i v="$T/v.npy" -o "$T/p_$a" -q
+        [ "$status" -eq 0 ]
+        py 'x = np.arange(6, dtype=np.float32).reshape(2, 3)
+w = np.pad(x, ((0, 1), (1, 2)), constant_values=-4)
+g = np.load(sys.argv[1] + "/y.npy")
+assert g.shape == w.shape and (g == w).all(), (g, w)' "$T/p_$a"
+    done
+    run "$FTRUN" run "$T/pd.json" -i x="$T/xp.npy" -i a="$T/a_rep.npy" -i v="$T/v.npy" -o "$T/p_rep" -q
+    [ "$status" -eq 3 ]
+    [[ "$output" == *"'pd' (pad)"* ]]
+    [[ "$output" == *"[0,-2] names axis 0 more than once"* ]]
+    run "$FTRUN" run "$T/pd.json" -i x="$T/xp.npy" -i a="$T/a_out.npy" -i v="$T/v.npy" -o "$T/p_out" -q
+    [ "$status" -eq 3 ]
+    [[ "$output" == *"'pd' (pad)"* ]]
+    [[ "$output" == *"axis 2 is out of range"* ]]
+}
