@@ -32,16 +32,14 @@ int ft_infer_standin(const ft_infer_ctx *c)
     return 0;
 }
 
-/* The checks ft_infer_ints and ft_infer_floats share: *t the input (NULL
- * when the node does not have it), *v the list to fill when its values are
- * known now (NULL and *known 0 when they are not). */
-static ft_status value_input(ft_infer_ctx *c, const char *name, int slot, int ints, const ft_attr_val **a, int *known,
-                             const ft_tensor **t, ft_attr_val **v)
+/* ft_infer_ints (ints) and ft_infer_floats: the input at slot checked and,
+ * when its values are known now, read into the node's value list (floats
+ * that must be finite checked when finite), which *a then points at. */
+static ft_status value_input(ft_infer_ctx *c, const char *name, int slot, int ints, int finite, const ft_attr_val **a,
+                             int *known)
 {
     *a = name ? ft_attr(c->node, name) : NULL;
     *known = 1;
-    *t = NULL;
-    *v = NULL;
     if (!ft_infer_has_in(c, slot))
         return FT_OK;
     const ft_tensor *x = &c->g->tensors[c->node->in[slot]];
@@ -57,49 +55,41 @@ static ft_status value_input(ft_infer_ctx *c, const char *name, int slot, int in
     if (n > FT_MAX_VALUES)
         return ft_infer_fail(c, "input %d ('%s') of shape %s has %llu values; at most %d are supported", slot, x->name,
                              ft_shape_str(&x->shape, sb), (unsigned long long)n, FT_MAX_VALUES);
-    *t = x;
     if (!(x->flags & FT_TF_VALUE) || !x->value) {
         *known = 0;
         return FT_OK;
     }
-    *v = &c->vals[slot];
-    memset(*v, 0, sizeof **v);
-    (*v)->given = (*v)->present = 1;
-    (*v)->n = (int)n;
-    *a = *v;
+    ft_attr_val *v = &c->vals[slot];
+    memset(v, 0, sizeof *v);
+    v->given = v->present = 1;
+    v->n = (int)n;
+    *a = v;
+    if (ints) {
+        v->ints = c->val_ints[slot];
+        for (int k = 0; k < v->n; k++)
+            v->ints[k] = ft_load_i64(x->value, x->dtype, (size_t)k);
+        v->i = v->n ? v->ints[0] : 0;
+        return FT_OK;
+    }
+    v->floats = c->val_floats[slot];
+    for (int k = 0; k < v->n; k++) {
+        v->floats[k] = ft_load_f64(x->value, x->dtype, (size_t)k);
+        if (finite && !isfinite(v->floats[k]))
+            return ft_infer_fail(c, "input %d ('%s') gives %s: value %g at position %d is not finite", slot, x->name,
+                                 name, v->floats[k], k);
+    }
+    v->f = v->n ? v->floats[0] : 0;
     return FT_OK;
 }
 
 ft_status ft_infer_ints(ft_infer_ctx *c, const char *name, int slot, const ft_attr_val **a, int *known)
 {
-    const ft_tensor *t;
-    ft_attr_val *v;
-    ft_status st = value_input(c, name, slot, 1, a, known, &t, &v);
-    if (st || !v)
-        return st;
-    v->ints = c->val_ints[slot];
-    for (int k = 0; k < v->n; k++)
-        v->ints[k] = ft_load_i64(t->value, t->dtype, (size_t)k);
-    v->i = v->n ? v->ints[0] : 0;
-    return FT_OK;
+    return value_input(c, name, slot, 1, 0, a, known);
 }
 
 ft_status ft_infer_floats(ft_infer_ctx *c, const char *name, int slot, int finite, const ft_attr_val **a, int *known)
 {
-    const ft_tensor *t;
-    ft_attr_val *v;
-    ft_status st = value_input(c, name, slot, 0, a, known, &t, &v);
-    if (st || !v)
-        return st;
-    v->floats = c->val_floats[slot];
-    for (int k = 0; k < v->n; k++) {
-        v->floats[k] = ft_load_f64(t->value, t->dtype, (size_t)k);
-        if (finite && !isfinite(v->floats[k]))
-            return ft_infer_fail(c, "input %d ('%s') gives %s: value %g at position %d is not finite", slot, t->name,
-                                 name, v->floats[k], k);
-    }
-    v->f = v->n ? v->floats[0] : 0;
-    return FT_OK;
+    return value_input(c, name, slot, 0, finite, a, known);
 }
 
 ft_status ft_infer_same_dtype(ft_infer_ctx *c, int i, int ref, const char *what)
