@@ -180,10 +180,17 @@ void cpu_matmul_epilogue(ft_kctx *k, float *y, int64_t rows, int64_t N, const fl
  * when it ran the node (*st its status), 0 when the caller runs its own
  * path. Its per-node state: the CPU_DNNL_MATMUL cache (below). */
 int cpu_matmul_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, ft_status *st);
+/* qconv_dnnl.c: qlinear_conv's int32 sums of x times w (no zero points, no
+ * bias) on oneDNN's int8 convolution where they are exact (see there): 1 when
+ * it ran (*st its status; *acc the sums, channels last [N, spatial..., M],
+ * held by the node's cache entry until its next run), 0 when the caller runs
+ * its own loops. ys: the output's shape. */
+int cpu_qconv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, const ft_shape *ys, const int32_t **acc,
+                   ft_status *st);
 /* dnnl_cache.c: the per-node oneDNN state of conv_dnnl.c and matmul_dnnl.c,
  * a cache of each kind owned by the backend context (cpu_dnnl_cache_slot, in
  * cpu_backend.c), released by its close() through cpu_dnnl_cache_free. */
-enum { CPU_DNNL_CONV, CPU_DNNL_MATMUL, CPU_DNNL_RNN, CPU_DNNL_KINDS };
+enum { CPU_DNNL_CONV, CPU_DNNL_MATMUL, CPU_DNNL_RNN, CPU_DNNL_QCONV, CPU_DNNL_KINDS };
 struct cpu_dnnl_cache;
 struct cpu_dnnl_cache **cpu_dnnl_cache_slot(ft_backend_ctx *c, int kind);
 void cpu_dnnl_cache_free(struct cpu_dnnl_cache *c);

@@ -525,10 +525,84 @@ ft_status cpu_conv_integer(ft_kctx *k, const ft_node *n, const ft_view *in, ft_v
                     &out[0]);
 }
 
+/* One position's M channels of cpu_qconv_dnnl's channels-last sums: the bias
+ * b0 added in 32 bits with wrap-around as int_conv adds it, then ft_qsat's
+ * rounding, zero point and saturation, vectorised (the same values). */
+static FT_VCLONES void requant_row(const int32_t *restrict a, const uint32_t *restrict b0, const double *restrict mult,
+                                   int64_t M, double zp, double lo, double hi, int32_t *restrict q)
+{
+#pragma omp simd
+    for (int64_t m = 0; m < M; m++) {
+        double r = rint((double)(int32_t)(b0[m] + (uint32_t)a[m]) * mult[m]);
+        double v = (r != r ? 0.0 : r) + zp;
+        q[m] = (int32_t)(v <= lo ? lo : v >= hi ? hi : v);
+    }
+}
+
+/* The channels-last sums acc [N, P, M] of cpu_qconv_dnnl (cpu.h) with the
+ * bias, requantized into y [N, M, P] (u8 or i8). */
+static ft_status requant_last(ft_kctx *k, const ft_node *n, const int32_t *acc, const ft_view *bias, const requant *rq,
+                              int64_t N, int64_t M, int64_t P, ft_view *y)
+{
+    int vec = ft_numel(&rq->bs->shape) > 1;
+    uint32_t *b0 = ft_malloc((size_t)M * sizeof *b0 + 1);
+    double *mult = ft_malloc((size_t)M * sizeof *mult + 1);
+    if (!b0 || !mult) {
+        free(b0), free(mult);
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory requantizing the integer convolution");
+    }
+    for (int64_t m = 0; m < M; m++) {
+        b0[m] = bias->data ? (uint32_t)((const int32_t *)bias->data)[m] : 0;
+        mult[m] = qmult(rq, 0, vec ? m : 0);
+    }
+    /* blocks of QB positions: requantized channels-last, then written out one
+     * channel row of QB bytes at a time */
+    enum { QB = 64 };
+    int64_t nb = (P + QB - 1) / QB;
+    int par = k->threads > 1 && (uint64_t)(N * M * P) >= CPU_PAR_MIN, u8 = y->dtype == FT_U8;
+#pragma omp parallel num_threads(k->threads) if (par)
+    {
+        int32_t *q = malloc((size_t)(QB * M) * sizeof *q + 1);
+#pragma omp for schedule(static)
+        for (int64_t blk = 0; blk < N * nb; blk++) {
+            if (!q)
+                continue;
+            int64_t nn = blk / nb, p0 = blk % nb * QB, pc = P - p0 < QB ? P - p0 : QB;
+            for (int64_t j = 0; j < pc; j++)
+                requant_row(acc + (nn * P + p0 + j) * M, b0, mult, M, (double)rq->yzp, (double)rq->lo,
+                            (double)rq->hi, q + j * M);
+            char *yb = (char *)y->data + nn * M * P + p0;
+            for (int64_t m = 0; m < M; m++)
+                for (int64_t j = 0; j < pc; j++)
+                    yb[m * P + j] = u8 ? (char)(uint8_t)q[j * M + m] : (char)(int8_t)q[j * M + m];
+        }
+        if (!q)
+            par = -1;
+        free(q);
+    }
+    free(b0), free(mult);
+    if (par < 0)
+        return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory requantizing the integer convolution");
+    return FT_OK;
+}
+
 ft_status cpu_qlinear_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     requant rq;
     ft_view none = {0};
+    const ft_view *bias = n->n_in > 8 ? &in[8] : &none;
     qlinear_requant(in, out, &rq);
-    return int_conv(k, n, &in[0], &in[3], &in[2], &in[5], n->n_in > 8 ? &in[8] : &none, &rq, &out[0]);
+    /* a fused relu: max(q, y_zero_point), the quantized relu (the same as
+     * quantizing the relu of the real value, for a positive y_scale) */
+    if (n->params.conv.act == FT_CONV_ACT_RELU && rq.yzp > rq.lo)
+        rq.lo = rq.yzp;
+    const int32_t *acc;
+    ft_status st;
+    if (cpu_qconv_dnnl(k, n, in, &out[0].shape, &acc, &st)) {
+        if (st)
+            return st;
+        uint64_t P = ft_numel(&out[0].shape) / (uint64_t)(out[0].shape.dims[0] * out[0].shape.dims[1]);
+        return requant_last(k, n, acc, bias, &rq, out[0].shape.dims[0], out[0].shape.dims[1], (int64_t)P, &out[0]);
+    }
+    return int_conv(k, n, &in[0], &in[3], &in[2], &in[5], bias, &rq, &out[0]);
 }

@@ -137,10 +137,12 @@ struct rq_index {
 
 template <class S, class Q>
 __global__ void k_requant(const int32_t *acc, const S *as, const S *bs, const S *ys, const Q *yz, Q *y, int64_t total,
-                          rq_index ix, int64_t lo, int64_t hi)
+                          rq_index ix, int64_t lo, int64_t hi, int relu)
 {
     double ysv = cu_to_d(ys[0]);
     int64_t z = yz ? (int64_t)yz[0] : 0;
+    if (relu && z > lo) /* a fused relu: max(q, y_zero_point), the quantized relu */
+        lo = z;
     for (int64_t idx = cu_grid_start(); idx < total; idx += cu_grid_step()) {
         int64_t i = ix.row_a ? (idx / ix.rdiv) % ix.rmod : 0, j = ix.col_b ? (idx / ix.cdiv) % ix.cmod : 0;
         double m = in_s<S>(in_s<S>(cu_to_d(as[i]) * cu_to_d(bs[j])) / ysv);
@@ -293,7 +295,7 @@ void launch_dq(ft_kctx *k, const ft_view *in, ft_view *out, const void *zp, int6
 }
 
 template <class S>
-void launch_rq(ft_kctx *k, const ft_view *in, ft_view *out, const int32_t *acc, int64_t total, rq_index ix)
+void launch_rq(ft_kctx *k, const ft_view *in, ft_view *out, const int32_t *acc, int64_t total, rq_index ix, int relu)
 {
     int64_t lo, hi;
     ft_qrange(out[0].dtype, &lo, &hi);
@@ -301,21 +303,22 @@ void launch_rq(ft_kctx *k, const ft_view *in, ft_view *out, const int32_t *acc, 
     const S *as = (const S *)in[1].data, *bs = (const S *)in[4].data, *ys = (const S *)in[6].data;
     if (out[0].dtype == FT_U8)
         k_requant<S, uint8_t><<<g, CU_BLOCK, 0, k->be->stream>>>(acc, as, bs, ys, (const uint8_t *)in[7].data,
-                                                                 (uint8_t *)out[0].data, total, ix, lo, hi);
+                                                                 (uint8_t *)out[0].data, total, ix, lo, hi, relu);
     else
         k_requant<S, int8_t><<<g, CU_BLOCK, 0, k->be->stream>>>(acc, as, bs, ys, (const int8_t *)in[7].data,
-                                                                (int8_t *)out[0].data, total, ix, lo, hi);
+                                                                (int8_t *)out[0].data, total, ix, lo, hi, relu);
 }
 
-/* qlinear_matmul / qlinear_conv: the int32 products in acc requantized into out[0]. */
+/* qlinear_matmul / qlinear_conv: the int32 products in acc requantized into
+ * out[0], clamped below at the zero point when relu (qlinear_conv's fused relu). */
 ft_status requant(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out, const int32_t *acc, int64_t total,
-                  rq_index ix)
+                  rq_index ix, int relu)
 {
     switch (in[1].dtype) {
-    case FT_F32: launch_rq<float>(k, in, out, acc, total, ix); break;
-    case FT_F64: launch_rq<double>(k, in, out, acc, total, ix); break;
-    case FT_F16: launch_rq<__half>(k, in, out, acc, total, ix); break;
-    case FT_BF16: launch_rq<__nv_bfloat16>(k, in, out, acc, total, ix); break;
+    case FT_F32: launch_rq<float>(k, in, out, acc, total, ix, relu); break;
+    case FT_F64: launch_rq<double>(k, in, out, acc, total, ix, relu); break;
+    case FT_F16: launch_rq<__half>(k, in, out, acc, total, ix, relu); break;
+    case FT_BF16: launch_rq<__nv_bfloat16>(k, in, out, acc, total, ix, relu); break;
     case FT_I8: case FT_I16: case FT_I32: case FT_I64: case FT_U8: case FT_U16: case FT_U32: case FT_U64:
     case FT_BOOL: FT_CASE_LOWP: case FT_STRING: case FT_DTYPE_COUNT: break;
     }
@@ -423,7 +426,7 @@ ft_status cu_qlinear_matmul(ft_kctx *k, const ft_node *n, const ft_view *in, ft_
         return st;
     ft_matmul_mkn(&in[0].shape, &in[3].shape, &M, &K, &N);
     rq_index ix = {N, M, 1, N, n->params.quant.row_a, n->params.quant.col_b};
-    return requant(k, n, in, out, (const int32_t *)ws, total, ix);
+    return requant(k, n, in, out, (const int32_t *)ws, total, ix, 0);
 }
 
 ft_status cu_conv_integer(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
@@ -450,5 +453,5 @@ ft_status cu_qlinear_conv(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vi
                              (int32_t *)ws, total, &g)))
         return st;
     rq_index ix = {1, 1, g.P, g.M, 0, ft_numel(&in[4].shape) > 1};
-    return requant(k, n, in, out, (const int32_t *)ws, total, ix);
+    return requant(k, n, in, out, (const int32_t *)ws, total, ix, n->params.conv.act == FT_CONV_ACT_RELU);
 }

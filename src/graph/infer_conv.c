@@ -203,11 +203,13 @@ static ft_status conv_activation(ft_infer_ctx *c)
 {
     ft_conv_params *p = &c->params->conv;
     if (ft_op_attr_index(c->node->op, "activation") < 0)
-        return FT_OK; /* conv_integer, qlinear_conv: none */
+        return FT_OK; /* conv_integer: none */
     const char *a = ft_attr(c->node, "activation")->s;
     for (size_t i = 0; i < FT_ARRAY_LEN(CONV_ACT); i++)
         if (a && strcmp(a, CONV_ACT[i]) == 0) {
             p->act = (ft_conv_act)i;
+            if (ft_op_attr_index(c->node->op, "activation_min") < 0)
+                return FT_OK; /* qlinear_conv: none or relu (infer_quant.c) */
             p->act_lo = ft_attr(c->node, "activation_min")->f;
             p->act_hi = ft_attr(c->node, "activation_max")->f;
             if (p->act_lo > p->act_hi)

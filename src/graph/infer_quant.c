@@ -272,6 +272,9 @@ ft_status ft_infer_qlinear_conv(ft_infer_ctx *c)
                              ft_dtype_name(c->in[8]->dtype));
     if ((st = conv_shape(c, 3, 8)))
         return st;
+    if (c->params->conv.act != FT_CONV_ACT_NONE && c->params->conv.act != FT_CONV_ACT_RELU)
+        return ft_infer_fail(c, "attribute 'activation' = '%s': qlinear_conv takes none or relu",
+                             ft_attr(c->node, "activation")->s);
     if ((st = scale_shape(c, 1, 2, -1, "", &vec)) ||
         (st = scale_shape(c, 4, 5, c->in[3]->shape.dims[0], "the output channels of w", &vec)) ||
         (st = scale_shape(c, 6, 7, -1, "", &vec)))

@@ -621,6 +621,7 @@ static const struct {
     [FT_OPT_transpose] = {"transpose", 2, pass_transpose},
     [FT_OPT_conv_add] = {"conv_add", 2, pass_conv_add},
     [FT_OPT_conv_act] = {"conv_act", 2, pass_conv_act},
+    [FT_OPT_qdq_conv] = {"qdq_conv", 2, opt_qdq_conv},
     [FT_OPT_matmul_epi] = {"matmul_epi", 2, pass_matmul_epi},
     [FT_OPT_dead] = {"dead", 1, pass_dead_st},
 };

@@ -10,7 +10,9 @@
  *        optimize_forms.c), transpose, conv_add (an add of a conv's
  *        output and a tensor of its shape -> the conv's input 3), conv_act
  *        (relu, clip, silu or hard_swish after a conv -> the conv's
- *        "activation"), matmul_epi (add of a constant [N] after a matmul
+ *        "activation"), qdq_conv (a conv between dequantize_linear and
+ *        quantize_linear nodes -> qlinear_conv; optimize_quant.c),
+ *        matmul_epi (add of a constant [N] after a matmul
  *        -> its bias input; relu or gelu after a matmul or gemm -> its
  *        "activation"), then dead (the default)
  *
@@ -40,7 +42,7 @@
  * functions are in optimize.c's table of the same order). */
 #define FT_OPT_PASSES(X)                                                                                            \
     X(bn_fold, 2) X(silu, 2) X(hard_swish, 2) X(gelu, 2) X(layer_norm, 2) X(rms_norm, 2) X(softmax, 2) X(log_softmax, 2)              \
-    X(attention, 2) X(transpose, 2) X(conv_add, 2) X(conv_act, 2) X(matmul_epi, 2) X(dead, 1)
+    X(attention, 2) X(transpose, 2) X(conv_add, 2) X(conv_act, 2) X(qdq_conv, 2) X(matmul_epi, 2) X(dead, 1)
 
 typedef enum ft_opt_pass {
 #define FT_OPT_ENUM(name, level) FT_OPT_##name,

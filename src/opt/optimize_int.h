@@ -1,7 +1,7 @@
-/* What the optimizer's two files share (optimize.c: the driver, the helpers
+/* What the optimizer's files share (optimize.c: the driver, the helpers
  * below and the conv / matmul / transpose passes; optimize_forms.c: the
- * passes that recognise expanded forms). Not for use outside src/graph's
- * optimizer.
+ * passes that recognise expanded forms; optimize_quant.c: qdq_conv). Not
+ * for use outside src/graph's optimizer.
  *
  * Ownership: an opt borrows its graph, owns `dead` (one byte per node, set
  * when a pass removes the node; compact() in optimize.c drops them) and
@@ -62,5 +62,8 @@ ft_status opt_layer_norm(opt *o, int *count);
 ft_status opt_rms_norm(opt *o, int *count);
 ft_status opt_softmax(opt *o, int *count, int *log_count);
 ft_status opt_attention(opt *o, int *count);
+
+/* optimize_quant.c */
+ft_status opt_qdq_conv(opt *o, int *count);
 
 #endif

@@ -346,7 +346,7 @@ gated() {
     for k in gelu gelu_half_first gelu_tanh gelu_tanh_pow; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 1, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 1, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, qdq_conv 0, matmul_epi 0, dead 0" ]
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ gelu_out\ +gelu ]]
         [[ ! "$output" =~ (erf|tanh)\  ]]
@@ -358,7 +358,7 @@ gated() {
 @test "layer_norm: the opset-13 expansion with scale and bias becomes layer_norm" {
     mk layer_norm
     run opt_line layer_norm
-    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 1, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 1, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, qdq_conv 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/layer_norm.onnx"
     [[ "$output" =~ ln_out\ +layer_norm ]]
     [[ "$output" =~ nodes:\ 1, ]]
@@ -368,7 +368,7 @@ gated() {
 # counts "name N, ..." of the optimizer line: every count not named is 0
 counts() {
     local line="optimizer (-O2):" n
-    for n in bn_fold silu hard_swish gelu layer_norm rms_norm softmax log_softmax attention transpose conv_add conv_act matmul_epi dead; do
+    for n in bn_fold silu hard_swish gelu layer_norm rms_norm softmax log_softmax attention transpose conv_add conv_act qdq_conv matmul_epi dead; do
         local v=0 kv
         for kv in "$@"; do [ "${kv% *}" = $n ] && v=${kv#* }; done
         line="$line $n $v,"
@@ -495,7 +495,7 @@ with torch.no_grad():
     np.save("want.npy", m(x).numpy())
 EOF
     run "$FTRUN" info m.onnx
-    [[ "$output" =~ optimizer\ \(-O2\):\ bn_fold\ 0,\ silu\ 0,\ hard_swish\ 0,\ gelu\ 2,\ layer_norm\ 3,\ rms_norm\ 0,\ softmax\ 0,\ log_softmax\ 0,\ attention\ 0,\ transpose\ 0,\ conv_add\ 0,\ conv_act\ 0,\ matmul_epi\ 5,\ dead\ 0 ]]
+    [[ "$output" =~ optimizer\ \(-O2\):\ bn_fold\ 0,\ silu\ 0,\ hard_swish\ 0,\ gelu\ 2,\ layer_norm\ 3,\ rms_norm\ 0,\ softmax\ 0,\ log_softmax\ 0,\ attention\ 0,\ transpose\ 0,\ conv_add\ 0,\ conv_act\ 0,\ qdq_conv\ 0,\ matmul_epi\ 5,\ dead\ 0 ]]
     [[ ! "$output" =~ reduce_mean ]]
     "$FTRUN" m.onnx -i x=x.npy -o o2 -q --expect want.npy --rtol 1e-4 --atol 1e-4
     "$FTRUN" m.onnx -i x=x.npy -o o0 -q -O0 --expect want.npy --rtol 1e-4 --atol 1e-4
@@ -525,14 +525,14 @@ EOF
            {"name": "sum", "op": "add", "inputs": ["x", "w_t"], "outputs": ["y"]}]}
 EOF
     run "$FTRUN" info tc.json
-    [[ "$output" =~ optimizer\ \(-O2\):\ bn_fold\ 0,\ silu\ 0,\ hard_swish\ 0,\ gelu\ 0,\ layer_norm\ 0,\ rms_norm\ 0,\ softmax\ 0,\ log_softmax\ 0,\ attention\ 0,\ transpose\ 1,\ conv_add\ 0,\ conv_act\ 0,\ matmul_epi\ 0,\ dead\ 0 ]]
+    [[ "$output" =~ optimizer\ \(-O2\):\ bn_fold\ 0,\ silu\ 0,\ hard_swish\ 0,\ gelu\ 0,\ layer_norm\ 0,\ rms_norm\ 0,\ softmax\ 0,\ log_softmax\ 0,\ attention\ 0,\ transpose\ 1,\ conv_add\ 0,\ conv_act\ 0,\ qdq_conv\ 0,\ matmul_epi\ 0,\ dead\ 0 ]]
     [[ "$output" =~ nodes:\ 1, ]]
     npy want.npy 'np.load("x.npy") + np.load("w.npy").transpose(2, 0, 1)'
     "$FTRUN" tc.json -i x=x.npy -o o2 -q --expect want.npy --rtol 0 --atol 0
     "$FTRUN" tc.json -i x=x.npy -o o0 -q -O0 --expect want.npy --rtol 0 --atol 0
     mk gemm_transposed
     run opt_line gemm_transposed
-    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 1, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 1, conv_add 0, conv_act 0, qdq_conv 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/gemm_transposed.onnx"
     [[ "$output" =~ nodes:\ 1, ]]
     same gemm_transposed
@@ -543,11 +543,11 @@ EOF
         mk $k
         run opt_line $k
         if [ $k = conv_hardsigmoid_mul ]; then
-            [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 1, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, matmul_epi 0, dead 0" ]
+            [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 1, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, qdq_conv 0, matmul_epi 0, dead 0" ]
         elif [ $k = conv_silu ]; then
-            [ "$output" = "optimizer (-O2): bn_fold 0, silu 1, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, matmul_epi 0, dead 0" ]
+            [ "$output" = "optimizer (-O2): bn_fold 0, silu 1, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, qdq_conv 0, matmul_epi 0, dead 0" ]
         else
-            [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, matmul_epi 0, dead 0" ]
+            [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, qdq_conv 0, matmul_epi 0, dead 0" ]
         fi
         # one node, a conv named after the conv with the activation fused into it
         run "$FTRUN" info "$T/$k.onnx"
@@ -584,7 +584,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
 @test "conv_act: a conv whose output has another reader keeps its activation node" {
     mk conv_shared
     run opt_line conv_shared
-    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, qdq_conv 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/conv_shared.onnx"
     [[ "$output" =~ act\ +relu ]]
     "$FTRUN" "$T/conv_shared.onnx" -i x=x.npy -o o2 -q
@@ -593,7 +593,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
 
 @test "bn_fold: batch_norm after a conv goes into its weights and bias (with or without a bias); the relu then fuses" {
     for k in conv_bn conv_bn_nobias; do
-        one_conv $k "optimizer (-O2): bn_fold 1, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, matmul_epi 0, dead 0"
+        one_conv $k "optimizer (-O2): bn_fold 1, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, qdq_conv 0, matmul_epi 0, dead 0"
     done
     # written out (convert, pack), the folded graph keeps its folded weights
     # and no batch_norm, and runs to the same values at -O0
@@ -620,7 +620,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
     for k in conv_add_relu conv_add_swapped conv_add; do
         act=1
         [ $k = conv_add ] && act=0
-        one_conv $k "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 1, conv_act $act, matmul_epi 0, dead 0"
+        one_conv $k "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 1, conv_act $act, qdq_conv 0, matmul_epi 0, dead 0"
     done
     # the fused graph written out has the residual as the conv's input 3, bias kept
     "$FTRUN" convert "$T/conv_add_relu.onnx" -o c.ftg -q
@@ -634,7 +634,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
     for k in conv_add_shared conv_add_bcast; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, qdq_conv 0, matmul_epi 0, dead 0" ]
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ add\ +add ]]
         "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o2 -q
@@ -647,9 +647,9 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
         mk $k
         run opt_line $k
         case $k in
-        mm_bias_relu | mm_batched_bias_relu) want="gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 2," ;;
-        mm_bias_gelu) want="gelu 1, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 2," ;;
-        *) want="gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 1," ;;
+        mm_bias_relu | mm_batched_bias_relu) want="gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, qdq_conv 0, matmul_epi 2," ;;
+        mm_bias_gelu) want="gelu 1, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, qdq_conv 0, matmul_epi 2," ;;
+        *) want="gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, qdq_conv 0, matmul_epi 1," ;;
         esac
         [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, $want dead 0" ]
         # one node, the product, named after it with the ops fused into it
@@ -670,7 +670,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
 @test "matmul_epi: a product whose output has another reader keeps its add and activation" {
     mk mm_shared
     run opt_line mm_shared
-    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, matmul_epi 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, qdq_conv 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/mm_shared.onnx"
     [[ "$output" =~ nodes:\ 4, ]]
     "$FTRUN" "$T/mm_shared.onnx" -i x=x.npy -o o2 -q
@@ -765,4 +765,108 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
         printf '%s\n' "$section" | grep -Eq "^\.BR? (.*[ \"])?$p([ \"].*)?\$" ||
             { echo "ftrun(1) OPTIMIZER has no entry for $p" >&2; false; }
     done
+}
+
+# qdq KIND: $T/KIND.onnx, a QDQ conv block as ONNX Runtime's quantizer writes it
+# (x f32 -> Q/DQ u8 zero point 0 -> conv with DQ(i8 weights, per-channel
+# scales), f32 bias -> relu -> Q/DQ u8), $T/qx.npy, and two NumPy oracles:
+# want_int.npy, the integer semantics (exact sums, the bias rounded to
+# x_scale * w_scale), and want_f32.npy, the expanded form in float64.
+# KIND: qdq (7-bit weights), qdq_wide (a weight of 100), qdq_geom (stride 2,
+# pads, group 2, no bias, no relu).
+qdq() {
+    "$PYTHON" - "$1" "$T" <<'EOF2'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto as TP, helper as h, numpy_helper as nh
+kind, out = sys.argv[1], sys.argv[2]
+rng = np.random.default_rng(3)
+C, M, H = 8, 6, 9
+G = 2 if kind == "qdq_geom" else 1
+attrs = dict(strides=[2, 2], pads=[1, 0, 2, 1], group=2) if G == 2 else dict(pads=[1, 1, 1, 1])
+wq = rng.integers(-64, 65, (M, C // G, 3, 3)).astype(np.int8)
+if kind == "qdq_wide":
+    wq[0, 0, 0, 0] = 100
+ws = rng.uniform(0.002, 0.01, M).astype(np.float32)
+b = None if G == 2 else rng.uniform(-0.5, 0.5, M).astype(np.float32)
+xs, ys, yz = np.float32(0.02), np.float32(0.05), np.uint8(17)
+relu = G == 1
+inits = [nh.from_array(np.array(xs), "xs"), nh.from_array(np.uint8(0), "xz"), nh.from_array(wq, "wq"),
+         nh.from_array(ws, "ws"), nh.from_array(np.zeros(M, np.int8), "wz"), nh.from_array(np.array(ys), "ys"),
+         nh.from_array(np.array(yz), "yz")]
+nodes = [h.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]), h.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+         h.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["w"], axis=0)]
+cin = ["xd", "w"]
+if b is not None:
+    inits.append(nh.from_array(b, "b"))
+    cin.append("b")
+nodes.append(h.make_node("Conv", cin, ["c"], kernel_shape=[3, 3], **attrs))
+last = "c"
+if relu:
+    nodes.append(h.make_node("Relu", ["c"], ["r"]))
+    last = "r"
+nodes += [h.make_node("QuantizeLinear", [last, "ys", "yz"], ["yq"]), h.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
+x = rng.uniform(0, 255 * xs, (2, C, H, H)).astype(np.float32)
+g = h.make_graph(nodes, "qdq", [h.make_tensor_value_info("x", TP.FLOAT, list(x.shape))],
+                 [h.make_tensor_value_info("y", TP.FLOAT, None)], initializer=inits)
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.save(m, out + "/" + kind + ".onnx")
+np.save(out + "/qx.npy", x)
+
+def conv(xv, wv):  # float64 / int64 direct convolution, NCHW, ONNX pads [t, l, b, r]
+    p = attrs["pads"]
+    xp = np.pad(xv, ((0, 0), (0, 0), (p[0], p[2]), (p[1], p[3])))
+    s = attrs.get("strides", [1, 1])
+    oh, ow = (xp.shape[2] - 3) // s[0] + 1, (xp.shape[3] - 3) // s[1] + 1
+    y = np.zeros((xv.shape[0], M, oh, ow), xv.dtype)
+    cg, mg = C // G, M // G
+    for mo in range(M):
+        gi = mo // mg
+        for i in range(oh):
+            for j in range(ow):
+                patch = xp[:, gi * cg:(gi + 1) * cg, i * s[0]:i * s[0] + 3, j * s[1]:j * s[1] + 3]
+                y[:, mo, i, j] = (patch * wv[mo]).sum(axis=(1, 2, 3))
+    return y
+q = np.clip(np.rint(x.astype(np.float64) / xs), 0, 255)  # x's quantization, zero point 0
+acc = conv(q.astype(np.int64), wq.astype(np.int64))
+sw = (xs * ws).astype(np.float32).astype(np.float64)
+if b is not None:
+    acc = acc + np.rint(b.astype(np.float64) / sw).astype(np.int64).reshape(1, M, 1, 1)
+mult = ((xs * ws).astype(np.float32) / ys).astype(np.float32).astype(np.float64).reshape(1, M, 1, 1)
+qi = np.clip(np.rint(acc * mult) + int(yz), int(yz) if relu else 0, 255)
+np.save(out + "/want_int.npy", ((qi - int(yz)) * np.float64(ys)).astype(np.float32))
+f = conv(q * np.float64(xs), wq.astype(np.float64) * ws.astype(np.float64).reshape(M, 1, 1, 1))
+if b is not None:
+    f = f + b.astype(np.float64).reshape(1, M, 1, 1)
+if relu:
+    f = np.maximum(f, 0)
+qf = np.clip(np.rint(f / np.float64(ys)) + int(yz), 0, 255)
+np.save(out + "/want_f32.npy", ((qf - int(yz)) * np.float64(ys)).astype(np.float32))
+EOF2
+}
+
+@test "qdq_conv: ONNX Runtime's QDQ conv (7-bit weights, per-channel scales, bias, relu) becomes qlinear_conv with NumPy's integer values" {
+    for k in qdq qdq_geom; do
+        qdq $k
+        run opt_line $k
+        [ "$output" = "$(counts "conv_act $([ $k = qdq ] && echo 1 || echo 0)" "qdq_conv 1" "dead 2")" ]
+        run "$FTRUN" info "$T/$k.onnx"
+        [[ "$output" == *"qlinear_conv"* ]]
+        [[ "$output" == *"+quantize_linear"* ]]
+        for impl in auto loops; do
+            # exactly the integer semantics; within one quantum (y_scale) of the f32 expanded form
+            FTRUN_QCONV_IMPL=$impl "$FTRUN" "$T/$k.onnx" -i x="$T/qx.npy" -o "$T/o_${k}_$impl" -q --expect "$T/want_int.npy" --rtol 0 --atol 0
+            "$FTRUN" compare "$T/o_${k}_$impl/y.npy" "$T/want_f32.npy" --rtol 0 --atol 0.0501
+        done
+        "$FTRUN" "$T/$k.onnx" -i x="$T/qx.npy" -o "$T/o_${k}_O1" -q -O1 --expect "$T/want_f32.npy" --rtol 0 --atol 1e-6
+    done
+}
+
+@test "qdq_conv: not with a weight beyond 7 bits (oneDNN's pairs of products could saturate without VNNI)" {
+    qdq qdq_wide
+    run opt_line qdq_wide
+    [ "$output" = "$(counts "conv_act 1")" ]
+    "$FTRUN" "$T/qdq_wide.onnx" -i x="$T/qx.npy" -o "$T/o" -q --expect "$T/want_f32.npy" --rtol 0 --atol 1e-6
 }

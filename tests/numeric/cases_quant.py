@@ -167,6 +167,27 @@ def conv_cases():
                 c.append(Case("qlinear_conv %s scales %s per channel, bias" % (tag, np.dtype(sd).name),
                               "qlinear_conv", ins, attrs=attrs or None,
                               expect={"y": qlconv_ref(*vals[:8], attrs, vals[8])}))
+    # constant i8 weights with zero points 0 and x u8 with zero point 0: the
+    # CPU's int8 convolution (cpu/qconv_dnnl.c) where |w| <= 64, its loops for
+    # the case with a weight of 100; the fused relu is max(q, y_zero_point)
+    for xsh, wsh, attrs in geoms:
+        for act, wmax in (("relu", 64), ("none", 64), ("relu", 100)):
+            M = wsh[0]
+            w = rng.integers(-64, 65, wsh).astype(np.int8)
+            if wmax > 64:
+                w.reshape(-1)[0] = wmax
+            ins = [("x", rand(np.uint8, xsh)), ("xs", np.array(rng.uniform(0.005, 0.05), np.float32)),
+                   ("xz", np.array(0, np.uint8)), ("w", w), ("ws", rng.uniform(0.005, 0.05, M).astype(np.float32)),
+                   ("wz", np.zeros(M, np.int8)), ("ys", np.array(rng.uniform(0.05, 0.5), np.float32)),
+                   ("yz", np.array(rng.integers(20, 120), np.uint8)),
+                   ("b", rng.integers(-5000, 5000, M).astype(np.int32))]
+            vals = [v for _, v in ins]
+            want = qlconv_ref(*vals[:8], attrs, vals[8])
+            if act == "relu":
+                want = np.maximum(want, vals[7])
+            c.append(Case("qlinear_conv u8xi8 %s*%s %s constant weights within %d, activation %s" %
+                          (xsh, wsh, attrs, wmax, act), "qlinear_conv", ins, attrs=dict(attrs, activation=act),
+                          expect={"y": want}, graph_inputs=["x"], via_flag=("x",)))
     # ONNX's QLinearConv example (per tensor, no bias)
     x = np.array([[255, 174, 162, 25, 203, 168, 58], [15, 59, 237, 95, 129, 0, 64], [56, 242, 153, 221, 168, 12, 166],
                   [232, 178, 186, 195, 237, 162, 237], [188, 39, 124, 77, 80, 102, 43],
