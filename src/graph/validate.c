@@ -238,7 +238,10 @@ ft_status ft_node_infer(ft_graph *g, ft_node *n, ft_error *err)
             t->dtype = out[o].dtype;
             t->shape = out[o].shape;
         }
-        t->flags |= FT_TF_INFERRED | (dyn ? FT_TF_DYNAMIC : 0);
+        int odyn = dyn;
+        if (n->op == FT_OP_LOOP_END) /* the final carried values keep the state's shapes; the scan outputs grow */
+            odyn = o >= ft_loop_carried(n);
+        t->flags |= FT_TF_INFERRED | (odyn ? FT_TF_DYNAMIC : 0);
     }
     return FT_OK;
 }
