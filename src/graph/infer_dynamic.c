@@ -236,7 +236,7 @@ int ft_graph_dynamic_str(const ft_graph *g, char *buf, size_t n)
     len += (size_t)snprintf(buf, n, "%d tensor%s, after", count, count == 1 ? "" : "s");
     for (int k = 0; k < g->n_nodes && len < n; k++) {
         const ft_node *nd = &g->nodes[g->order ? g->order[k] : k];
-        if (!ft_node_data_dependent(g, nd))
+        if (!ft_node_data_dependent(g, nd) && !(nd->op == FT_OP_LOOP_END && nd->n_out > ft_loop_carried(nd)))
             continue;
         if (named == 4) {
             len += (size_t)snprintf(buf + len, n - len, ", ...");
@@ -355,8 +355,9 @@ int ft_graph_loops_str(const ft_graph *g, char *buf, size_t n)
             continue;
         }
         int nv = ft_loop_carried(nd);
+        int bp = g->tensors[nd->in[0]].producer;
         len += (size_t)snprintf(buf + len, n - len, "%s'%s' (%d body nodes, %d carried value%s, %d scan output%s)",
-                                count > 1 ? ", " : "", nd->name, begin >= 0 ? k - begin - 1 : 0, nv, nv == 1 ? "" : "s",
+                                count > 1 ? ", " : "", bp >= 0 ? g->nodes[bp].name : nd->name, begin >= 0 ? k - begin - 1 : 0, nv, nv == 1 ? "" : "s",
                                 nd->n_out - nv, nd->n_out - nv == 1 ? "" : "s");
     }
     return count;

@@ -431,11 +431,14 @@ static ft_status loop_begin(const ft_graph *g, const ft_plan *p, const ft_backen
     L->trips = m;
     L->it = ft_attr(n, "start")->i;
     L->count = 0;
-    int nv = n->n_in - 2;
-    if (c && L->it < L->trips) {
-        st = be->upload(kc->be, tensor_data(s, p, arena, d, n->out[0]), &L->it, sizeof L->it, kc->err);
-        if (!st)
-            st = be->upload(kc->be, tensor_data(s, p, arena, d, n->out[1]), &one, 1, kc->err);
+    int nv = n->n_in - 2, runs = c && L->it < L->trips;
+    uint8_t zero = 0; /* the condition the body reads: false only where no iteration ran (cli/check.c reads it) */
+    st = be->upload(kc->be, tensor_data(s, p, arena, d, n->out[0]), &L->it, sizeof L->it, kc->err);
+    if (!st)
+        st = be->upload(kc->be, tensor_data(s, p, arena, d, n->out[1]), runs ? &one : &zero, 1, kc->err);
+    if (st)
+        return st;
+    if (runs) {
         *next = k + 1;
         return st ? st : loop_copy(g, p, be, kc, arena, s, d, n->in + 2, n->out + 2, nv);
     }
