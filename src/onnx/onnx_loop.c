@@ -221,13 +221,39 @@ static ft_status loop_scalar(onx_ctx *c, const onx_node *n, int t, ft_dtype dt, 
     return FT_OK;
 }
 
+/* Carried value j of a run-time loop that is a list: taken when it starts
+ * empty and the body only appends to it (its output a SequenceInsert at the
+ * end of its input, which nothing else reads): what is appended becomes a
+ * scan value, *app its name. */
+static ft_status appended(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *body, int j, int seq, const char **app)
+{
+    const onx_seq *s0 = &c->seqs[seq];
+    const char *bi = nz(body->input[2 + j]->name), *bo = nz(body->output[1 + j]->name);
+    int readers = 0;
+    *app = NULL;
+    for (size_t i = 0; i < body->n_node; i++) {
+        const Onnx__NodeProto *np = body->node[i];
+        for (size_t k = 0; k < np->n_input; k++)
+            readers += np->input[k] && !strcmp(np->input[k], bi);
+        if (!strcmp(nz(np->op_type), "SequenceInsert") && np->n_output == 1 && !strcmp(nz(np->output[0]), bo) &&
+            np->n_input >= 2 && !strcmp(nz(np->input[0]), bi) && (np->n_input == 2 || !*nz(np->input[2])))
+            *app = nz(np->input[1]);
+    }
+    if (s0->optional || s0->stacked || s0->n || !*app || readers != 1)
+        return onx_unsupported(c, n, "carried value %d is a sequence; through a loop whose iterations are known only at "
+                               "run time ftrun carries tensors, and lists that start empty and that the body only "
+                               "appends to", j);
+    return FT_OK;
+}
+
 /* The loop from iteration `start` on, run at run time: its body imported
  * once between a loop_begin and a loop_end (ops.def), which the executor
  * runs again while the condition holds and the trip count is not reached
  * (runtime/exec.c). trips and cond: the trip count and condition tensors
- * (-1: none); cur[2..2+nv): the carried values; scan[q][0..start): the scan
- * values of the iterations unrolled before, stacked ahead of the run-time
- * ones. */
+ * (-1: none); cur[2..2+nv): the carried values (seq[2 + j] >= 0: a list,
+ * taken when the body only appends to it: appended); scan[q][0..start): the
+ * scan values of the iterations unrolled before, stacked ahead of the
+ * run-time ones. */
 static ft_status run_time_loop(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *body, int64_t start, int trips,
                                int cond, const int *cur, const int *seq, int **scan, int nv, int nk)
 {
@@ -237,39 +263,57 @@ static ft_status run_time_loop(onx_ctx *c, const onx_node *n, const Onnx__GraphP
     if (c->rtloop)
         return onx_unsupported(c, n, "its iterations are known only at run time, and it lies in the body of another "
                                "such loop; ftrun does not nest them");
-    for (int j = 0; j < nv; j++)
+    if (2 + 2 * nv + nk > 64)
+        return onx_unsupported(c, n, "%d carried values and %d scan outputs (ftrun takes up to 64 values in all)", nv, nk);
+    const char *app[64];
+    int nt = 0, na = 0;
+    ft_status st = FT_OK;
+    for (int j = 0; j < nv && !st; j++) {
+        app[j] = NULL;
         if (seq[2 + j] >= 0)
-            return onx_unsupported(c, n, "carried value %d is a sequence; ftrun carries tensors through a loop whose "
-                                   "iterations are known only at run time", j);
+            st = appended(c, n, body, j, seq[2 + j], &app[j]);
+        nt += seq[2 + j] < 0;
+    }
+    na = nv - nt;
     int64_t big = INT64_MAX;
     uint8_t one = 1;
-    if (trips < 0)
+    if (!st && trips < 0)
         trips = onx_const_new(c, n, "trip_count", FT_I64, &(ft_shape){0}, &big);
-    if (cond < 0)
+    if (!st && cond < 0)
         cond = onx_const_new(c, n, "condition", FT_BOOL, &(ft_shape){0}, &one);
-    ft_status st = trips < 0 || cond < 0 ? onx_status(c) : onx_infer_pending(c);
+    if (!st)
+        st = trips < 0 || cond < 0 ? onx_status(c) : onx_infer_pending(c);
     if (!st)
         st = loop_scalar(c, n, trips, FT_I64, "the trip count");
     if (!st)
         st = loop_scalar(c, n, cond, FT_BOOL, "the condition");
     for (int j = 0; j < nv && !st; j++)
-        if (c->g->tensors[cur[2 + j]].flags & FT_TF_DYNAMIC)
+        if (seq[2 + j] < 0 && (c->g->tensors[cur[2 + j]].flags & FT_TF_DYNAMIC))
             st = onx_unsupported(c, n, "carried value %d ('%s') has a shape known only at run time", j,
                                  c->g->tensors[cur[2 + j]].name);
     if (st)
         return st;
-    int nb = 2 + nv, ne = 2 + 2 * nv + nk, *ids = ft_malloc((size_t)(2 * nb + ne + nv + nk) * sizeof *ids);
+    int nb = 2 + nt, ns = nk + na, ne = 2 + 2 * nt + ns;
+    int *ids = ft_malloc((size_t)(2 * nb + ne + nt + ns + 2 * (2 + nv)) * sizeof *ids);
     if (!ids)
         return onx_oom(c);
-    int *bin = ids, *bout = ids + nb, *ein = ids + 2 * nb, *eout = ids + 2 * nb + ne;
+    int *bin = ids, *bout = ids + nb, *ein = bout + nb, *eout = ein + ne, *body_in = eout + nt + ns,
+        *body_seq = body_in + 2 + nv;
     bin[0] = trips, bin[1] = cond;
-    for (int j = 0; j < nb && !st; j++) {
+    for (int j = 0, t = 0; j < nb && !st; j++) {
         char sfx[64];
         snprintf(sfx, sizeof sfx, j == 0 ? "iteration" : j == 1 ? "condition_in" : "carried_%d", j - 2);
+        while (j >= 2 && seq[2 + t] >= 0)
+            t++;
         if (j >= 2)
-            bin[j] = cur[j];
+            bin[j] = cur[2 + t++];
         if ((bout[j] = onx_tmp(c, n, sfx)) < 0)
             st = onx_status(c);
+    }
+    body_in[0] = bout[0], body_in[1] = bout[1], body_seq[0] = body_seq[1] = -1;
+    for (int j = 0, t = 0; j < nv; j++) {
+        body_seq[2 + j] = seq[2 + j];
+        body_in[2 + j] = seq[2 + j] < 0 ? bout[2 + t++] : -1;
     }
     ft_node *f = st ? NULL : onx_emit(c, n, FT_OP_LOOP_BEGIN, bin, nb, bout, nb);
     if (!st)
@@ -280,44 +324,62 @@ static ft_status run_time_loop(onx_ctx *c, const onx_node *n, const Onnx__GraphP
     onx_scope sc = {0};
     c->rtloop = 1;
     if (!st)
-        st = import_copy(c, n, body, &sc, bout, NULL, nb);
+        st = import_copy(c, n, body, &sc, body_in, body_seq, 2 + nv);
     c->rtloop = 0;
     if (!st && c->n_unsup == unsup0) {
         ein[0] = bout[0];
-        for (int j = 0; j < nv; j++)
-            ein[2 + j] = bout[2 + j];
-        for (int j = 0; j < 1 + nv + nk && !st; j++) {
-            int t = j < 1 + nv && onx_seq_get(c, body->output[j]->name) ? -1 : body_out(c, n, body, j);
-            if (t < 0)
-                st = j >= 1 + nv || !onx_seq_get(c, body->output[j]->name) ? onx_status(c)
-                     : onx_unsupported(c, n, "body output %d is a sequence", j);
-            ein[j == 0 ? 1 : j <= nv ? 2 + nv + j - 1 : 2 + 2 * nv + (j - 1 - nv)] = t;
+        if ((ein[1] = body_out(c, n, body, 0)) < 0)
+            st = onx_status(c);
+        for (int j = 0, t = 0, a2 = 0; j < nv && !st; j++) {
+            int x = app[j] ? onx_resolve(c, app[j]) : body_out(c, n, body, 1 + j);
+            if (x < 0 || (!app[j] && onx_seq_get(c, body->output[1 + j]->name)) || (app[j] && onx_seq_get(c, app[j])))
+                st = x == -2 || (x == -1 && !app[j]) ? onx_status(c)
+                     : onx_unsupported(c, n, "body output %d is not a tensor where ftrun needs one", 1 + j);
+            else if (app[j])
+                ein[2 + 2 * nt + nk + a2++] = x;
+            else {
+                ein[2 + t] = bout[2 + t];
+                ein[2 + nt + t++] = x;
+            }
         }
-        for (int q = 0; q < nk && !st; q++)
+        for (int q = 0; q < nk && !st; q++) {
             if (onx_seq_get(c, body->output[1 + nv + q]->name))
                 st = onx_unsupported(c, n, "scan output %d is a sequence; ftrun stacks tensors only", q);
-        for (int j = 0; j < nv + nk && !st; j++) {
+            else if ((ein[2 + 2 * nt + q] = body_out(c, n, body, 1 + nv + q)) < 0)
+                st = onx_status(c);
+        }
+        for (int j = 0; j < nt + ns && !st; j++) {
             char sfx[64];
-            snprintf(sfx, sizeof sfx, j < nv ? "final_%d" : "scan_%d", j < nv ? j : j - nv);
+            snprintf(sfx, sizeof sfx, j < nt ? "final_%d" : "scan_%d", j < nt ? j : j - nt);
             if ((eout[j] = onx_tmp(c, n, sfx)) < 0)
                 st = onx_status(c);
         }
-        if (!st && !onx_emit(c, n, FT_OP_LOOP_END, ein, ne, eout, nv + nk))
+        if (!st && !onx_emit(c, n, FT_OP_LOOP_END, ein, ne, eout, nt + ns))
             st = onx_status(c);
     }
     st = body_end(c, &sc, st, unsup0);
     if (!st)
         st = onx_infer_pending(c);
-    for (int j = 0; j < nv && !st; j++)
-        st = onx_alias(c, n, j, eout[j]);
+    for (int j = 0, t = 0, a2 = 0; j < nv && !st; j++) {
+        if (!app[j]) {
+            st = onx_alias(c, n, j, eout[t++]);
+            continue;
+        }
+        int x = eout[nt + nk + a2++];
+        const char *name = n->pb->output[j];
+        if (name && *name && onx_seq_put(c, name, NULL, 0, c->g->tensors[x].dtype, 0))
+            st = onx_oom(c);
+        else if (name && *name)
+            c->seqs[c->n_seqs - 1].stacked = x + 1;
+    }
     for (int q = 0; q < nk && !st; q++) {
         if (!start) {
-            st = onx_alias(c, n, nv + q, eout[nv + q]);
+            st = onx_alias(c, n, nv + q, eout[nt + q]);
             continue;
         }
         char sfx[64];
         snprintf(sfx, sizeof sfx, "unrolled_scan_%d", q);
-        int pre = onx_tmp(c, n, sfx), t = pre < 0 ? -1 : ox_out(c, n, nv + q), parts[2] = {pre, eout[nv + q]};
+        int pre = onx_tmp(c, n, sfx), t = pre < 0 ? -1 : ox_out(c, n, nv + q), parts[2] = {pre, eout[nt + q]};
         st = t < 0 ? onx_status(c) : stack(c, n, "unrolled_", nv + q, scan[q], (int)start, 0, 0, pre);
         ft_node *cf = st ? NULL : onx_emit(c, n, FT_OP_CONCAT, parts, 2, &t, 1);
         if (!st)

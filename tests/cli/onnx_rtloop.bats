@@ -1,0 +1,168 @@
+#!/usr/bin/env bats
+# ONNX Loop whose iterations are known only at run time (src/onnx/onnx_loop.c,
+# runtime/exec.c): the body imported once between loop_begin and loop_end,
+# run again while the condition holds and the trip count allows. A model
+# converted without -i keeps the loop for run time. Models and expected
+# values (NumPy, and PyTorch for the torch.jit.script exports) from
+# tests/cli/onnx_rtloop_models.py.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup_file() {
+    "$PYTHON" "$TESTS_DIR/cli/onnx_rtloop_models.py" "$BATS_FILE_TMPDIR" 2>/dev/null
+}
+
+M=${BATS_FILE_TMPDIR:-}
+
+# conv NAME: the model converted to a binary graph with nothing given at load
+conv() {
+    run "$FTRUN" convert "$M/$1.onnx" -o "$T/$1.ftg" -q
+    [ "$status" -eq 0 ]
+}
+
+# runcase GRAPH MODEL TAG [ARGS...]: run GRAPH on case TAG's inputs into $T/o_TAG
+runcase() {
+    local g=$1 m=$2 tag=$3 f name args=()
+    shift 3
+    for f in "$M/$m.$tag".in.*.npy; do
+        f=${f##*/}
+        name=${f#"$m.$tag.in."}
+        args+=(-i "${name%.npy}=$M/$f")
+    done
+    rm -rf "$T/o_$tag"
+    run --separate-stderr "$FTRUN" run "$g" "${args[@]}" -o "$T/o_$tag" -q "$@"
+}
+
+# want MODEL TAG [RTOL]: every expected output of the case matches (shape and values)
+want() {
+    py '
+import glob, os
+m, tag, t, rtol = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+files = glob.glob(f"{m}.{tag}.want.*.npy")
+assert files
+for f in files:
+    name = f.split(".want.")[1][:-4]
+    w, g = np.load(f), np.load(f"{t}/o_{tag}/{name}.npy")
+    assert g.shape == w.shape and g.dtype == w.dtype, (name, g.shape, w.shape, g.dtype, w.dtype)
+    assert np.allclose(g, w, rtol=rtol, atol=rtol), (name, g, w)' "$M/$1" "$2" "$T" "${3:-1e-6}"
+}
+
+@test "run-time Loop: a trip count given at run time (0, 1, 5 and 7 trips, the body's condition ending one early) gives NumPy's values, -n 3" {
+    conv trips
+    for tag in t0_9 t1_9 t5_9 t7_3; do
+        runcase "$T/trips.ftg" trips $tag -n 3
+        [ "$status" -eq 0 ]
+        want trips $tag
+    done
+    py 'import numpy as np; assert np.load(sys.argv[1]).shape == (3, 2, 3)' "$T/o_t7_3/ys.npy"
+}
+
+@test "run-time Loop: a condition computed from the data, an outer-scope limit, two scan outputs; zero iterations give empty scans" {
+    conv cond
+    for tag in zero some more; do
+        runcase "$T/cond.ftg" cond $tag
+        [ "$status" -eq 0 ]
+        want cond $tag
+    done
+    py 'import numpy as np; assert np.load(sys.argv[1]).shape == (0, 4) and np.load(sys.argv[2]).shape == (0,)' \
+        "$T/o_zero/ys.npy" "$T/o_zero/ks.npy"
+}
+
+@test "run-time Loop: trip count and condition both at run time, carried values swapped each iteration" {
+    conv both
+    for tag in n4 stop off; do
+        runcase "$T/both.ftg" both $tag -n 2
+        [ "$status" -eq 0 ]
+        want both $tag
+    done
+}
+
+@test "run-time Loop: the .onnx run with -i unrolls at load and gives the same values as the run-time loop" {
+    runcase "$M/both.onnx" both stop
+    [ "$status" -eq 0 ]
+    want both stop
+    run "$FTRUN" info "$M/both.onnx" -i n="$M/both.stop.in.n.npy" -i c="$M/both.stop.in.c.npy" \
+        -i a0="$M/both.stop.in.a0.npy" -i b0="$M/both.stop.in.b0.npy" -i stop="$M/both.stop.in.stop.npy"
+    [ "$status" -eq 0 ]
+    [[ "$output" != *"loop_begin"* ]]
+}
+
+@test "run-time Loop: a loop that does not end stops at --loop-limit with exit 4 naming the loop; the default limit too" {
+    conv forever
+    runcase "$T/forever.ftg" forever go --loop-limit 50
+    [ "$status" -eq 4 ]
+    [[ "$stderr" == *"(loop_end): the run-time loop from 'Loop_0' goes on after 50 iterations, the most ftrun runs (--loop-limit)"* ]]
+    [ ! -e "$T/o_go" ]
+    runcase "$T/forever.ftg" forever go
+    [ "$status" -eq 4 ]
+    [[ "$stderr" == *"goes on after 1000000 iterations"* ]]
+    runcase "$T/forever.ftg" forever stop --loop-limit 1
+    [ "$status" -eq 0 ]
+    want forever stop
+    run --separate-stderr "$FTRUN" run "$T/forever.ftg" --loop-limit 0 --dry-run
+    [ "$status" -eq 2 ]
+}
+
+@test "run-time Loop: a body that changes a carried value's shape is a run-time error naming the node (exit 4)" {
+    conv reshape
+    runcase "$T/reshape.ftg" reshape same
+    [ "$status" -eq 0 ]
+    want reshape same
+    runcase "$T/reshape.ftg" reshape shrinks
+    [ "$status" -eq 4 ]
+    [[ "$stderr" == *"(loop_end): iteration 0 makes carried value 0 ("*"f32"* ]] || [[ "$stderr" == *"makes carried value 0"*"keeps its shape"* ]]
+}
+
+@test "run-time Loop: a loop known at load is still unrolled (no loop_begin)" {
+    run "$FTRUN" info "$M/known.onnx"
+    [ "$status" -eq 0 ]
+    [[ "$output" != *"loop_begin"* ]]
+    [[ "$output" != *"run-time loops"* ]]
+    runcase "$M/known.onnx" known k
+    [ "$status" -eq 0 ]
+    want known k
+}
+
+@test "run-time Loop: info and --dry-run say the graph has a run-time loop" {
+    conv cond
+    run "$FTRUN" info "$T/cond.ftg"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"run-time loops: 1, each body"*"'Loop_2' (5 body nodes, 1 carried value, 2 scan outputs)"* ]]
+    [[ "$output" == *"loop_begin"* && "$output" == *"loop_end"* ]]
+    runcase "$T/cond.ftg" cond some --dry-run
+    [ "$status" -eq 0 ]
+    run "$FTRUN" run "$T/cond.ftg" -i x="$M/cond.some.in.x.npy" -i limit="$M/cond.some.in.limit.npy" --dry-run
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"run-time loops: 1, their bodies run again while their condition holds: 'Loop_2'"* ]]
+}
+
+@test "run-time Loop: torch.jit.script while loop (a list appended each iteration, stacked) gives PyTorch's values" {
+    conv twhile
+    for tag in a b c; do
+        runcase "$T/twhile.ftg" twhile $tag
+        [ "$status" -eq 0 ]
+        want twhile $tag 1e-5
+    done
+    py '
+import numpy as np
+n = {np.load(f"{sys.argv[1]}/o_{t}/ys.npy").shape[0] for t in "abc"}
+assert len(n) == 3, n' "$T"
+}
+
+@test "run-time Loop: torch.jit.script for loop over range(n), n an input (0, 1 and 6 iterations), gives PyTorch's values" {
+    conv tfor
+    for tag in n0 n1 n6; do
+        runcase "$T/tfor.ftg" tfor $tag
+        [ "$status" -eq 0 ]
+        want tfor $tag 1e-5
+    done
+}
+
+@test "run-time Loop: --check-nodes recomputes the body's nodes, and passes (also when no iteration ran)" {
+    conv trips
+    for tag in t0_9 t5_9; do
+        runcase "$T/trips.ftg" trips $tag --check --check-nodes
+        [ "$status" -eq 0 ]
+    done
+}
