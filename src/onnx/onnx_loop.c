@@ -3,8 +3,10 @@
  * values; Scan: the length of its scan axis) becomes its body imported once
  * per iteration, the loop-carried values passed from one copy to the next,
  * the scan inputs sliced (gather of one position) and the scan outputs
- * stacked (unsqueeze, concat). A loop that needs its data to know when it
- * ends, or more than ONX_UNROLL_MAX iterations, is refused as unsupported.
+ * stacked (unsqueeze, concat). A Loop that needs its data to know when it
+ * ends runs at run time: its body imported once between a loop_begin and a
+ * loop_end (run_time_loop; the executor runs it again, runtime/exec.c). More
+ * than ONX_UNROLL_MAX iterations known at load is refused as unsupported.
  * A sequence (or optional) a Loop carries is its list of tensors at each step
  * (onnx_seq.c). SequenceMap is its body imported once per element of its
  * input sequence (whose length is known at load), each output a sequence.

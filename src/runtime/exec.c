@@ -613,7 +613,7 @@ static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend 
 
 /* The run-time loops of g (loop_begin .. loop_end) found in its order;
  * --cuda-graph refused with them (what a run records cannot jump back). */
-static ft_status loops_init(const ft_graph *g, const ft_exec_opts *o, scratch *s, ft_error *err)
+static ft_status loops_init(const ft_graph *g, const ft_backend *be, const ft_exec_opts *o, scratch *s, ft_error *err)
 {
     int nl = 0;
     for (int k = 0; k < g->n_nodes; k++)
@@ -640,7 +640,7 @@ static ft_status loops_init(const ft_graph *g, const ft_exec_opts *o, scratch *s
         if (bp < 0 || g->nodes[bp].op != FT_OP_LOOP_BEGIN || pos[bp] > k)
             st = ft_node_err(err, FT_EGRAPH, g, e, "input 0 ('%s') is not the iteration number of a loop_begin before it",
                              g->tensors[e->in[0]].name);
-        else if (o->cuda_graph)
+        else if (o->cuda_graph && be->capture)
             st = ft_node_err(err, FT_EUSAGE, g, e, "--cuda-graph does not take a graph with a loop whose iterations are "
                              "known only at run time (from '%s'); run without --cuda-graph", g->nodes[bp].name);
         else {
@@ -698,7 +698,7 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
                     g->file, ft_graph_guarded(g), gn->name, ft_op_name(gn->op), g->tensors[ft_node_guard(gn)].name);
         goto out;
     }
-    if ((st = loops_init(g, o, &s, err)))
+    if ((st = loops_init(g, be, o, &s, err)))
         goto out;
     if (p->n_dynamic) {
         const ft_node *dn = NULL; /* the first data-dependent node, for messages */

@@ -10,6 +10,7 @@ bats_require_minimum_version 1.5.0
 load helpers
 
 setup_file() {
+    fake_device_build
     "$PYTHON" "$TESTS_DIR/cli/onnx_rtloop_models.py" "$BATS_FILE_TMPDIR" 2>/dev/null
 }
 
@@ -166,4 +167,17 @@ assert len(n) == 3, n' "$T"
         runcase "$T/trips.ftg" trips $tag --check --check-nodes
         [ "$status" -eq 0 ]
     done
+}
+
+@test "run-time Loop: on a device (the fake backend) the loop runs with its values through the host; --cuda-graph refuses (exit 2)" {
+    conv cond
+    for tag in zero more; do
+        fake runcase "$T/cond.ftg" cond $tag -d cuda --check --check-nodes
+        [ "$status" -eq 0 ]
+        want cond $tag
+    done
+    fake runcase "$T/cond.ftg" cond more -d cuda --cuda-graph
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"(loop_end): --cuda-graph does not take a graph with a loop whose iterations are known only at run time (from 'Loop_2')"* ]]
+    [ ! -e "$T/o_more" ]
 }
