@@ -269,6 +269,7 @@ typedef struct {
     int run;
     double t0;
     int events;
+    size_t *cap; /* room in r->events: a run-time loop's body records once per iteration */
 } node_timer;
 
 /* no_sync: queue only, the caller synchronises (a run being recorded, or
@@ -604,6 +605,13 @@ static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend 
                 return st;
             if (tm->r->node_ms)
                 tm->r->node_ms[ni] += dms;
+            if (tm->events && tm->r->n_events == *tm->cap) {
+                ft_trace_event *ne = ft_realloc(tm->r->events, *tm->cap * 2 * sizeof *ne);
+                if (!ne)
+                    return ft_err(kc->err, FT_ERUNTIME, "out of memory recording the trace");
+                tm->r->events = ne;
+                *tm->cap *= 2;
+            }
             if (tm->events)
                 tm->r->events[tm->r->n_events++] = (ft_trace_event){ni, tm->run, (a - tm->t0) * 1e3, (b - tm->t0) * 1e3};
         }
@@ -784,7 +792,7 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
             r->events = ne;
             ev_cap = nc;
         }
-        node_timer tm = {r, it, timed_start, o->trace};
+        node_timer tm = {r, it, timed_start, o->trace, &ev_cap};
         double a = ft_now();
         if (dev_time && (st = be->mark(ctx, 0, err)))
             goto out;

@@ -181,3 +181,19 @@ assert len(n) == 3, n' "$T"
     [[ "$stderr" == *"(loop_end): --cuda-graph does not take a graph with a loop whose iterations are known only at run time (from 'Loop_2')"* ]]
     [ ! -e "$T/o_more" ]
 }
+
+@test "run-time Loop: the graph keeps loop_begin and loop_end through convert to JSON (and -O0), and runs the same" {
+    run "$FTRUN" convert "$M/both.onnx" -o "$T/both.json" -q
+    [ "$status" -eq 0 ]
+    py '
+d = json.load(open(sys.argv[1]))
+ops = [n["op"] for n in d["nodes"]]
+assert ops.count("loop_begin") == 1 and ops.count("loop_end") == 1, ops
+b, e = ops.index("loop_begin"), ops.index("loop_end")
+assert b < e and e - b > 2, ops' "$T/both.json"
+    for tag in n4 off; do
+        runcase "$T/both.json" both $tag -O0
+        [ "$status" -eq 0 ]
+        want both $tag
+    done
+}
