@@ -341,24 +341,28 @@ ft_status ft_infer_loop_end(ft_infer_ctx *c)
 
 int ft_graph_loops_str(const ft_graph *g, char *buf, size_t n)
 {
-    int count = 0, begin = -1;
+    int count = 0;
     size_t len = 0;
     buf[0] = 0;
-    for (int k = 0; k < g->n_nodes && len < n; k++) {
-        const ft_node *nd = &g->nodes[g->order ? g->order[k] : k];
-        if (nd->op == FT_OP_LOOP_BEGIN)
-            begin = k;
-        if (nd->op != FT_OP_LOOP_END)
+    for (int i = 0; i < g->n_nodes; i++) {
+        const ft_node *e = &g->nodes[i];
+        if (e->op != FT_OP_LOOP_END)
             continue;
-        if (count++ == 4) {
-            len += (size_t)snprintf(buf + len, n - len, ", ...");
+        if (++count > 4) {
+            if (count == 5 && len < n)
+                len += (size_t)snprintf(buf + len, n - len, ", ...");
             continue;
         }
-        int nv = ft_loop_carried(nd);
-        int bp = g->tensors[nd->in[0]].producer;
-        len += (size_t)snprintf(buf + len, n - len, "%s'%s' (%d body nodes, %d carried value%s, %d scan output%s)",
-                                count > 1 ? ", " : "", bp >= 0 ? g->nodes[bp].name : nd->name, begin >= 0 ? k - begin - 1 : 0, nv, nv == 1 ? "" : "s",
-                                nd->n_out - nv, nd->n_out - nv == 1 ? "" : "s");
+        /* the body: the nodes ordered between its loop_begin and it */
+        int bp = g->tensors[e->in[0]].producer, pb = -1, pe = -1, nv = ft_loop_carried(e), nk = e->n_out - nv;
+        for (int k = 0; g->order && k < g->n_nodes; k++) {
+            pb = g->order[k] == bp ? k : pb;
+            pe = g->order[k] == i ? k : pe;
+        }
+        if (len < n)
+            len += (size_t)snprintf(buf + len, n - len, "%s'%s' (%d body nodes, %d carried value%s, %d scan output%s)",
+                                    count > 1 ? ", " : "", bp >= 0 ? g->nodes[bp].name : e->name,
+                                    pb >= 0 && pe > pb ? pe - pb - 1 : 0, nv, nv == 1 ? "" : "s", nk, nk == 1 ? "" : "s");
     }
     return count;
 }
