@@ -197,3 +197,19 @@ assert b < e and e - b > 2, ops' "$T/both.json"
         want both $tag
     done
 }
+
+@test "run-time Loop: an If on the carried value inside the body takes its branch anew at each iteration" {
+    conv ifbody
+    runcase "$T/ifbody.ftg" ifbody n6 -n 2
+    [ "$status" -eq 0 ]
+    want ifbody n6
+}
+
+@test "run-time Loop: one nested in another's body, or in a run-time If's branch, is refused as unsupported (exit 3)" {
+    run --separate-stderr "$FTRUN" info "$M/nested.onnx"
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"its iterations are known only at run time, and it lies in the body of another such loop"* ]]
+    run --separate-stderr "$FTRUN" info "$M/inif.onnx"
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"its iterations are known only at run time, and it lies in a branch of an If decided at run time"* ]]
+}

@@ -13,6 +13,8 @@ cases CASE (inputs CASE.in.NAME.npy, expected CASE.want.NAME.npy):
   forever.onnx no trip count, the condition passed through: never ends (the limit)
   reshape.onnx a carried value that the body makes into another shape at run time
   known.onnx   trip count 3 from a constant: unrolled at load
+  ifbody.onnx  an If on the carried value inside the body (y * -0.5 when sum(y) > 0, else y + 3)
+  nested.onnx, inif.onnx  a run-time loop inside another, inside a run-time If's branch (refused)
   twhile.onnx  torch.jit.script while loop, exported by torch.onnx.export (opset 15):
                y = y * 1.5 + 0.25 and s += sum(y) while s < 4 * sum(|x|), the ys stacked
   tfor.onnx    torch.jit.script for loop over range(n), n an input (0 allowed)
@@ -147,6 +149,39 @@ body = h.make_graph([const("onef", F, 1.0), h.make_node("Add", ["y_in", "onef"],
 save([const("three", I, 3), h.make_node("Loop", ["three", "", "y0"], ["y"], body=body)], "known", [vi("y0", F, [2])],
      [vi("y", F, [2])])
 case("known", "k", {"y0": np.array([1, 2], f32)}, {"y": np.array([4, 5], f32)})
+
+# ifbody: an If on a condition computed from the carried value, inside the body (its guard read anew each iteration)
+then_g = h.make_graph([h.make_node("Mul", ["y_in", "mhalf"], ["ty"])], "then", [], [vi("ty", F, [2])])
+else_g = h.make_graph([h.make_node("Add", ["y_in", "threef"], ["ey"])], "else", [], [vi("ey", F, [2])])
+body = h.make_graph([const("zf", F, 0.0), const("threef", F, 3.0), const("mhalf", F, -0.5),
+                     h.make_node("ReduceSum", ["y_in"], ["s"], keepdims=0), h.make_node("Greater", ["s", "zf"], ["c"]),
+                     h.make_node("If", ["c"], ["y_out"], then_branch=then_g, else_branch=else_g),
+                     h.make_node("Identity", ["cond_in"], ["cond_out"])],
+                    "body", [vi("k", I, []), vi("cond_in", B, []), vi("y_in", F, [2])],
+                    [vi("cond_out", B, []), vi("y_out", F, [2]), vi("y_out", F, [2])])
+save([h.make_node("Loop", ["n", "", "y0"], ["y", "ys"], body=body)], "ifbody", [vi("n", I, []), vi("y0", F, [2])],
+     [vi("y", F, [2]), vi("ys", F, [None, 2])])
+y, ys = np.array([-3.0, 1.5], f32), []
+y0, taken = y.copy(), set()
+for k in range(6):
+    taken.add(bool(y.sum(dtype=f32) > 0))
+    y = (y * f32(-0.5) if y.sum(dtype=f32) > 0 else y + f32(3)).astype(f32)
+    ys.append(y)
+assert taken == {True, False}
+case("ifbody", "n6", {"n": np.array(6, np.int64), "y0": y0}, {"y": y, "ys": np.stack(ys)})
+
+# nested: a run-time loop in the body of another, and one in a branch of a run-time If: refused (unsupported)
+inner = h.make_graph([const("onef", F, 1.0), h.make_node("Add", ["z_in", "onef"], ["z_out"]),
+                      h.make_node("Identity", ["ci"], ["co"])],
+                     "inner", [vi("j", I, []), vi("ci", B, []), vi("z_in", F, [2])], [vi("co", B, []), vi("z_out", F, [2])])
+body = h.make_graph([h.make_node("Loop", ["m", "", "y_in"], ["y_out"], body=inner), h.make_node("Identity", ["cond_in"], ["cond_out"])],
+                    "body", [vi("k", I, []), vi("cond_in", B, []), vi("y_in", F, [2])], [vi("cond_out", B, []), vi("y_out", F, [2])])
+save([h.make_node("Loop", ["n", "", "y0"], ["y"], body=body)], "nested", [vi("n", I, []), vi("m", I, []), vi("y0", F, [2])],
+     [vi("y", F, [2])])
+then_g = h.make_graph([h.make_node("Loop", ["m", "", "y0"], ["ty"], body=inner)], "then", [], [vi("ty", F, [2])])
+else_g = h.make_graph([h.make_node("Identity", ["y0"], ["ey"])], "else", [], [vi("ey", F, [2])])
+save([h.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)], "inif",
+     [vi("c", B, []), vi("m", I, []), vi("y0", F, [2])], [vi("y", F, [2])])
 
 # torch.jit.script loops, exported with torch.onnx.export; PyTorch's outputs are the reference
 import torch
