@@ -651,9 +651,23 @@ static ft_status loops_init(const ft_graph *g, const ft_backend *be, const ft_ex
         else if (o->cuda_graph && be->capture)
             st = ft_node_err(err, FT_EUSAGE, g, e, "--cuda-graph does not take a graph with a loop whose iterations are "
                              "known only at run time (from '%s'); run without --cuda-graph", g->nodes[bp].name);
+        else if (s->loop_at[pos[bp]] >= 0)
+            st = ft_node_err(err, FT_EGRAPH, g, e, "its loop_begin '%s' already ends at another loop_end",
+                             g->nodes[bp].name);
         else {
             s->loops[l] = (struct loop_state){.begin = pos[bp], .end = k};
             s->loop_at[pos[bp]] = s->loop_at[k] = l++;
+        }
+    }
+    for (int k = 0; k < g->n_nodes && !st; k++) { /* each loop_begin has its end; loops nest, never overlap */
+        const ft_node *n = &g->nodes[g->order[k]];
+        if (n->op == FT_OP_LOOP_BEGIN && s->loop_at[k] < 0)
+            st = ft_node_err(err, FT_EGRAPH, g, n, "no loop_end reads its iteration number; a loop_begin needs one");
+        for (int a = 0; a < nl && !st && n->op == FT_OP_LOOP_END; a++) {
+            const struct loop_state *x = &s->loops[a], *y = &s->loops[s->loop_at[k]];
+            if (x->begin < y->begin && y->begin < x->end && x->end < y->end)
+                st = ft_node_err(err, FT_EGRAPH, g, n, "its loop overlaps the loop from '%s' without nesting in it",
+                                 g->nodes[g->order[x->begin]].name);
         }
     }
     free(pos);
