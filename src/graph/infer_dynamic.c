@@ -279,9 +279,9 @@ ft_status ft_infer_loop_begin(ft_infer_ctx *c)
     char sb[FT_SHAPE_STR];
     if (c->n_out != c->n_in)
         return ft_infer_fail(c, "%d inputs and %d outputs; loop_begin has one output per input", c->n_in, c->n_out);
-    if (ft_numel(&c->in[0]->shape) != 1)
+    if (!c->in[0] || ft_numel(&c->in[0]->shape) != 1)
         return ft_infer_fail(c, "the trip count '%s' must be one int64 value, got %s", ft_infer_in_name(c, 0),
-                             ft_shape_str(&c->in[0]->shape, sb));
+                             c->in[0] ? ft_shape_str(&c->in[0]->shape, sb) : "none");
     if (!c->in[1] || c->in[1]->dtype != FT_BOOL || ft_numel(&c->in[1]->shape) != 1)
         return ft_infer_fail(c, "the condition '%s' must be one bool value", ft_infer_in_name(c, 1));
     ft_status st = ft_infer_set_out(c, 0, FT_I64, &(ft_shape){0});

@@ -623,13 +623,15 @@ static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend 
  * --cuda-graph refused with them (what a run records cannot jump back). */
 static ft_status loops_init(const ft_graph *g, const ft_backend *be, const ft_exec_opts *o, scratch *s, ft_error *err)
 {
-    int nl = 0;
-    for (int k = 0; k < g->n_nodes; k++)
+    int nl = 0, nb = 0;
+    for (int k = 0; k < g->n_nodes; k++) {
         nl += g->nodes[k].op == FT_OP_LOOP_END;
-    if (!nl)
+        nb += g->nodes[k].op == FT_OP_LOOP_BEGIN;
+    }
+    if (!nl && !nb)
         return FT_OK;
     s->loop_at = ft_malloc((size_t)g->n_nodes * sizeof *s->loop_at);
-    s->loops = ft_calloc((size_t)nl, sizeof *s->loops);
+    s->loops = ft_calloc((size_t)nl + 1, sizeof *s->loops);
     int *pos = ft_malloc((size_t)g->n_nodes * sizeof *pos);
     if (!s->loop_at || !s->loops || !pos) {
         free(pos);

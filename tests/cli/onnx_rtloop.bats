@@ -213,3 +213,27 @@ assert b < e and e - b > 2, ops' "$T/both.json"
     [ "$status" -eq 3 ]
     [[ "$stderr" == *"its iterations are known only at run time, and it lies in a branch of an If decided at run time"* ]]
 }
+
+@test "run-time Loop: a JSON graph whose loop_end does not read its loop_begin's state in order, or lacks its loop_end, is refused (exit 3)" {
+    run "$FTRUN" convert "$M/both.onnx" -o "$T/both.json" -q
+    [ "$status" -eq 0 ]
+    py '
+d = json.load(open(sys.argv[1]))
+e = [n for n in d["nodes"] if n["op"] == "loop_end"][0]
+e["inputs"][2], e["inputs"][3] = e["inputs"][3], e["inputs"][2]
+json.dump(d, open(sys.argv[2], "w"))
+d = json.load(open(sys.argv[1]))
+b = [n for n in d["nodes"] if n["op"] == "loop_begin"][0]
+d["nodes"] = [n for n in d["nodes"] if n["op"] != "loop_end" and "Loop_0/scan_0" not in n["inputs"]]
+d.get("tensors", {}).pop("abs", None)
+for n in d["nodes"]:  # what read the loop_end reads its initial values instead
+    n["inputs"] = [b["inputs"][2 + int(i.split("_")[-1])] if i.startswith("Loop_0/final_") else i for i in n["inputs"]]
+d["outputs"] = [o for o in d["outputs"] if o != "abs"]
+json.dump(d, open(sys.argv[3], "w"))' "$T/both.json" "$T/swapped.json" "$T/noend.json"
+    run --separate-stderr "$FTRUN" info "$T/swapped.json"
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"(loop_end): input 0 and inputs 2..3 must be the iteration number and the 2 carried values of one loop_begin, in order"* ]]
+    runcase "$T/noend.json" both n4 -O0  # -O1 and up drop the loop_begin whose values nothing reads
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"(loop_begin): no loop_end reads its iteration number; a loop_begin needs one"* ]]
+}
