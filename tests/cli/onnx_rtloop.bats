@@ -237,3 +237,15 @@ json.dump(d, open(sys.argv[3], "w"))' "$T/both.json" "$T/swapped.json" "$T/noend
     [ "$status" -eq 3 ]
     [[ "$stderr" == *"(loop_begin): no loop_end reads its iteration number; a loop_begin needs one"* ]]
 }
+
+@test "run-time Loop: a value made before the loop and read last in the body keeps its bytes for every iteration" {
+    conv held
+    runcase "$T/held.ftg" held n4 -n 2
+    [ "$status" -eq 0 ]
+    want held n4
+    run "$FTRUN" convert "$M/held.onnx" -o "$T/held.json" -q -O0
+    [ "$status" -eq 0 ]
+    runcase "$T/held.json" held n4 -O0
+    [ "$status" -eq 0 ]
+    want held n4
+}

@@ -13,6 +13,7 @@ cases CASE (inputs CASE.in.NAME.npy, expected CASE.want.NAME.npy):
   forever.onnx no trip count, the condition passed through: never ends (the limit)
   reshape.onnx a carried value that the body makes into another shape at run time
   known.onnx   trip count 3 from a constant: unrolled at load
+  held.onnx    an intermediate made before the loop and read last in its body
   ifbody.onnx  an If on the carried value inside the body (y * -0.5 when sum(y) > 0, else y + 3)
   nested.onnx, inif.onnx  a run-time loop inside another, inside a run-time If's branch (refused)
   twhile.onnx  torch.jit.script while loop, exported by torch.onnx.export (opset 15):
@@ -169,6 +170,23 @@ for k in range(6):
     ys.append(y)
 assert taken == {True, False}
 case("ifbody", "n6", {"n": np.array(6, np.int64), "y0": y0}, {"y": y, "ys": np.stack(ys)})
+
+# held: w = x * 3 made before the loop, read last in the body; the body's own intermediates
+# after that read must not take w's bytes (the next iteration reads w again)
+body = h.make_graph([const("twof", F, 2.0), const("onef", F, 1.0), h.make_node("Add", ["y_in", "w"], ["y_out"]),
+                     h.make_node("Mul", ["y_out", "twof"], ["t"]), h.make_node("Add", ["t", "onef"], ["u"]),
+                     h.make_node("Neg", ["u"], ["v"]), h.make_node("Identity", ["cond_in"], ["cond_out"])],
+                    "body", [vi("k", I, []), vi("cond_in", B, []), vi("y_in", F, [64])],
+                    [vi("cond_out", B, []), vi("y_out", F, [64]), vi("v", F, [64])])
+save([const("threef", F, 3.0), h.make_node("Mul", ["x", "threef"], ["w"]),
+      h.make_node("Loop", ["n", "", "x"], ["y", "vs"], body=body)], "held",
+     [vi("n", I, []), vi("x", F, [64])], [vi("y", F, [64]), vi("vs", F, [None, 64])])
+x = rng.standard_normal(64).astype(f32)
+y, vs, w = x.copy(), [], (x * f32(3)).astype(f32)
+for k in range(4):
+    y = (y + w).astype(f32)
+    vs.append(-(y * f32(2) + f32(1)).astype(f32))
+case("held", "n4", {"n": np.array(4, np.int64), "x": x}, {"y": y, "vs": np.stack(vs)})
 
 # nested: a run-time loop in the body of another, and one in a branch of a run-time If: refused (unsupported)
 inner = h.make_graph([const("onef", F, 1.0), h.make_node("Add", ["z_in", "onef"], ["z_out"]),
