@@ -249,3 +249,10 @@ json.dump(d, open(sys.argv[3], "w"))' "$T/both.json" "$T/swapped.json" "$T/noend
     [ "$status" -eq 0 ]
     want held n4
 }
+
+@test "run-time Loop: a body node of run-time shape (Compress) is inferred again at every iteration" {
+    conv dynbody
+    runcase "$T/dynbody.ftg" dynbody n5 -n 2
+    [ "$status" -eq 0 ]
+    want dynbody n5
+}

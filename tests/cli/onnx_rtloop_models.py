@@ -13,6 +13,7 @@ cases CASE (inputs CASE.in.NAME.npy, expected CASE.want.NAME.npy):
   forever.onnx no trip count, the condition passed through: never ends (the limit)
   reshape.onnx a carried value that the body makes into another shape at run time
   known.onnx   trip count 3 from a constant: unrolled at load
+  dynbody.onnx a node of run-time shape in the body (Compress), its sum a scan output
   held.onnx    an intermediate made before the loop and read last in its body
   ifbody.onnx  an If on the carried value inside the body (y * -0.5 when sum(y) > 0, else y + 3)
   nested.onnx, inif.onnx  a run-time loop inside another, inside a run-time If's branch (refused)
@@ -187,6 +188,23 @@ for k in range(4):
     y = (y + w).astype(f32)
     vs.append(-(y * f32(2) + f32(1)).astype(f32))
 case("held", "n4", {"n": np.array(4, np.int64), "x": x}, {"y": y, "vs": np.stack(vs)})
+
+# dynbody: a node of run-time shape in the body (Compress keeps y's positive entries, fewer at each
+# iteration): its shape is inferred again at every iteration; the scan output stacks their sum
+body = h.make_graph([const("zf", F, 0.0), const("onef", F, 1.0), h.make_node("Greater", ["y_in", "zf"], ["pos"]),
+                     h.make_node("Compress", ["y_in", "pos"], ["kept"], axis=0),
+                     h.make_node("ReduceSum", ["kept"], ["s"], keepdims=0),
+                     h.make_node("Sub", ["y_in", "onef"], ["y_out"]), h.make_node("Identity", ["cond_in"], ["cond_out"])],
+                    "body", [vi("k", I, []), vi("cond_in", B, []), vi("y_in", F, [5])],
+                    [vi("cond_out", B, []), vi("y_out", F, [5]), vi("s", F, [])])
+save([h.make_node("Loop", ["n", "", "y0"], ["y", "ss"], body=body)], "dynbody", [vi("n", I, []), vi("y0", F, [5])],
+     [vi("y", F, [5]), vi("ss", F, [None])])
+y = np.array([0.5, 3.0, -1.0, 2.25, 4.5], f32)
+y0, ss = y.copy(), []
+for k in range(5):
+    ss.append(y[y > 0].sum(dtype=f32))
+    y = (y - f32(1)).astype(f32)
+case("dynbody", "n5", {"n": np.array(5, np.int64), "y0": y0}, {"y": y, "ss": np.array(ss, f32)})
 
 # nested: a run-time loop in the body of another, and one in a branch of a run-time If: refused (unsupported)
 inner = h.make_graph([const("onef", F, 1.0), h.make_node("Add", ["z_in", "onef"], ["z_out"]),
