@@ -87,6 +87,7 @@ void ft_usage(FILE *f, const ft_command *commands, int n_commands)
             "      --check-nodes       with --check: recompute every node on the CPU from the inputs the device\n"
             "                          saw and name the first node whose outputs differ\n"
             "      --fallback cpu      run ops the device lacks on the CPU, with a warning naming them\n"
+            "      --loop-limit N      the most iterations a loop known only at run time makes (default 1000000)\n"
             "      --cuda-graph        capture one run as a CUDA graph and replay it for the timed runs\n"
             "      --allow-tf32        let f32 matrix products use TF32 tensor cores\n"
             "                          (--cuda-graph and --allow-tf32 do nothing on the CPU; a warning says so)\n"
@@ -130,6 +131,7 @@ enum {
     OPT_FORMAT = 256, OPT_DURATION, OPT_EXPECT, OPT_RTOL, OPT_ATOL, OPT_SEED, OPT_THREADS, OPT_DRY_RUN,
     OPT_COMPRESS, OPT_PROFILE, OPT_TRACE, OPT_DEVICE_ONLY, OPT_EXTERNAL, OPT_CHECK, OPT_CHECK_NODES, OPT_FALLBACK,
     OPT_DIM, OPT_SHAPE, OPT_RANDOM, OPT_RANDOM_RANGE, OPT_ONNX, OPT_PRINT, OPT_JSON, OPT_TUNING,
+    OPT_LOOP_LIMIT,
 };
 
 static const struct option long_opts[] = {
@@ -168,6 +170,7 @@ static const struct option long_opts[] = {
     {"random-inputs", optional_argument, 0, OPT_RANDOM},
     {"random-range", required_argument, 0, OPT_RANDOM_RANGE},
     {"tuning-cache", required_argument, 0, OPT_TUNING},
+    {"loop-limit", required_argument, 0, OPT_LOOP_LIMIT},
     {0, 0, 0, 0},
 };
 
@@ -244,6 +247,11 @@ int ft_parse_args(int argc, char **argv, const ft_command *commands, int n_comma
             note_opt(c, OB_SEED, "--seed");
             break;
         }
+        case OPT_LOOP_LIMIT:
+            if (parse_long("--loop-limit", optarg, 1, LONG_MAX, &c->loop_limit))
+                return FT_EUSAGE;
+            note_opt(c, OB_LOOP, "--loop-limit");
+            break;
         case OPT_THREADS: if (parse_long("--threads", optarg, 1, 4096, &c->threads)) return FT_EUSAGE; note_opt(c, OB_THREADS, "--threads"); break;
         case OPT_DRY_RUN: c->dry_run = 1; note_opt(c, OB_DRYRUN, "--dry-run"); break;
         case OPT_COMPRESS: c->compress = 1; note_opt(c, OB_COMPRESS, "--compress"); break;

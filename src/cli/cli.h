@@ -50,6 +50,7 @@ typedef struct ft_cli {
     int opt_level; /* -O (optimize.h) */
     int json;      /* --json: info, ops, devices */
     const char *tuning_cache; /* --tuning-cache FILE (tuning_file.h) */
+    long loop_limit;          /* --loop-limit N (0: FT_LOOP_LIMIT, runtime/exec.h) */
     unsigned given;            /* OB_* bits of the options given */
     const char *given_name[32]; /* the spelling of each, for messages */
     int given_order[32], n_given;
@@ -62,7 +63,7 @@ enum {
     OB_SEED = 1u << 10, OB_THREADS = 1u << 11, OB_DRYRUN = 1u << 12, OB_COMPRESS = 1u << 13, OB_PROFILE = 1u << 14,
     OB_TRACE = 1u << 15, OB_DEVICE_ONLY = 1u << 16, OB_EXTERNAL = 1u << 17, OB_CHECK = 1u << 18, OB_FALLBACK = 1u << 19,
     OB_DIMS = 1u << 20, OB_RANDOM = 1u << 21, OB_ONNX = 1u << 22, OB_PRINT = 1u << 23, OB_OPT = 1u << 24,
-    OB_JSON = 1u << 25, OB_TUNING = 1u << 26,
+    OB_JSON = 1u << 25, OB_TUNING = 1u << 26, OB_LOOP = 1u << 27,
 };
 
 /* A row of the command table (main.c). */

@@ -214,6 +214,10 @@ int ft_cmd_run(const ft_cli *c)
         if (!c->quiet && ft_graph_guards_str(g, dyn, sizeof dyn))
             fprintf(stderr, "%s: %s: guarded nodes: %d, run only when their guard is true: %s\n", ft_prog, g->name,
                     ft_graph_guarded(g), dyn);
+        int nl = ft_graph_loops_str(g, dyn, sizeof dyn);
+        if (!c->quiet && nl)
+            fprintf(stderr, "%s: %s: run-time loops: %d, their bodies run again while their condition holds: %s\n",
+                    ft_prog, g->name, nl, dyn);
         if (!c->quiet)
             fprintf(stderr, "%s: %s: valid; %d nodes on %s; planned arena %llu bytes (unplanned %llu); nothing run (--dry-run)\n",
                     ft_prog, g->name, g->n_nodes, devname, (unsigned long long)plan.arena_bytes,
@@ -265,6 +269,7 @@ int ft_cmd_run(const ft_cli *c)
         .profile = c->profile,
         .trace = c->trace != NULL,
         .cuda_graph = c->cuda_graph,
+        .loop_limit = c->loop_limit,
     };
     if (ft_pipeline_run(&p, &eo, &res, &err)) {
         rc = cli_fail(&err);

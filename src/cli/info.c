@@ -163,6 +163,10 @@ void ft_info_text(FILE *f, const ft_info_view *v)
     if (ft_graph_guards_str(g, dyn, sizeof dyn))
         fprintf(f, "guarded nodes: %d, each run only when its guard is true (an ONNX If's branch), skipped otherwise: "
                 "%s\n", ft_graph_guarded(g), dyn);
+    int nl = ft_graph_loops_str(g, dyn, sizeof dyn);
+    if (nl)
+        fprintf(f, "run-time loops: %d, each body (the nodes between its loop_begin and loop_end) run again while "
+                "its condition holds and its trip count allows (an ONNX Loop known only at run time): %s\n", nl, dyn);
     if (v->g2) {
         fprintf(f, "unbound dims:");
         for (int k = 0; k < v->u1->n; k++)

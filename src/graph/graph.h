@@ -218,6 +218,12 @@ int ft_node_runtime_values(const ft_graph *g, const ft_node *n);
  * op (ft_op_data_dependent), or an if_select whose two branches' shapes
  * differ. */
 int ft_node_data_dependent(const ft_graph *g, const ft_node *n);
+/* A loop_end's number of carried values (its inputs: iteration number, next
+ * condition, the carried state, the next carried values, the scan values). */
+int ft_loop_carried(const ft_node *n);
+/* How many run-time loops g has (loop_begin nodes), and which, into buf:
+ * "'L' (7 body nodes, 2 carried values, 1 scan output)" (cut with "..."). */
+int ft_graph_loops_str(const ft_graph *g, char *buf, size_t n);
 /* How many nodes of g have a guard (ft_node_guard). */
 int ft_graph_guarded(const ft_graph *g);
 /* The same count, and which nodes run on which guard, into buf, in order:

@@ -236,7 +236,7 @@ int ft_graph_dynamic_str(const ft_graph *g, char *buf, size_t n)
     len += (size_t)snprintf(buf, n, "%d tensor%s, after", count, count == 1 ? "" : "s");
     for (int k = 0; k < g->n_nodes && len < n; k++) {
         const ft_node *nd = &g->nodes[g->order ? g->order[k] : k];
-        if (!ft_node_data_dependent(g, nd))
+        if (!ft_node_data_dependent(g, nd) && !(nd->op == FT_OP_LOOP_END && nd->n_out > ft_loop_carried(nd)))
             continue;
         if (named == 4) {
             len += (size_t)snprintf(buf + len, n - len, ", ...");
@@ -268,5 +268,101 @@ int ft_graph_guards_str(const ft_graph *g, char *buf, size_t n)
         snprintf(buf + len, n - len, " if '%s'", g->tensors[prev].name);
     if (len >= n && n > 4)
         memcpy(buf + n - 4, "...", 4);
+    return count;
+}
+
+/* loop_begin (trip count, condition, initial carried values): the iteration
+ * number (i64 scalar), the condition the body reads (bool scalar) and the
+ * carried state, each of its initial value's dtype and shape. */
+ft_status ft_infer_loop_begin(ft_infer_ctx *c)
+{
+    char sb[FT_SHAPE_STR];
+    if (c->n_out != c->n_in)
+        return ft_infer_fail(c, "%d inputs and %d outputs; loop_begin has one output per input", c->n_in, c->n_out);
+    if (!c->in[0] || ft_numel(&c->in[0]->shape) != 1)
+        return ft_infer_fail(c, "the trip count '%s' must be one int64 value, got %s", ft_infer_in_name(c, 0),
+                             c->in[0] ? ft_shape_str(&c->in[0]->shape, sb) : "none");
+    if (!c->in[1] || c->in[1]->dtype != FT_BOOL || ft_numel(&c->in[1]->shape) != 1)
+        return ft_infer_fail(c, "the condition '%s' must be one bool value", ft_infer_in_name(c, 1));
+    ft_status st = ft_infer_set_out(c, 0, FT_I64, &(ft_shape){0});
+    if (!st)
+        st = ft_infer_set_out(c, 1, FT_BOOL, &(ft_shape){0});
+    for (int j = 2; j < c->n_in && !st; j++) {
+        if (!c->in[j])
+            return ft_infer_fail(c, "carried value %d is missing", j - 2);
+        st = ft_infer_set_out(c, j, c->in[j]->dtype, &c->in[j]->shape);
+    }
+    return st;
+}
+
+int ft_loop_carried(const ft_node *n) { return n->n_in - n->n_out - 2; }
+
+/* loop_end (iteration number, next condition, carried state s, next carried
+ * values, scan values): the final carried values (the state's dtypes and
+ * shapes) and the scan outputs, [iterations, ...] known at run time (stand
+ * in: 1 iteration; ft_node_infer marks them dynamic). */
+ft_status ft_infer_loop_end(ft_infer_ctx *c)
+{
+    int nv = ft_loop_carried(c->node), nk = c->n_out - nv;
+    char s1[FT_SHAPE_STR], s2[FT_SHAPE_STR];
+    if (nv < 0 || nk < 0)
+        return ft_infer_fail(c, "%d inputs and %d outputs do not make a loop's carried and scan values", c->n_in,
+                             c->n_out);
+    if (!c->in[1] || c->in[1]->dtype != FT_BOOL || ft_numel(&c->in[1]->shape) != 1)
+        return ft_infer_fail(c, "the next condition '%s' must be one bool value", ft_infer_in_name(c, 1));
+    ft_status st = FT_OK;
+    for (int j = 0; j < nv && !st; j++) {
+        const ft_tinfo *s = c->in[2 + j], *x = c->in[2 + nv + j];
+        int xt = c->node->in[2 + nv + j];
+        int dyn = xt >= 0 && (c->g->tensors[xt].flags & FT_TF_DYNAMIC) && !c->g->run_shapes;
+        if (!s || !x)
+            return ft_infer_fail(c, "carried value %d is missing", j);
+        if (s->dtype != x->dtype || (!dyn && !ft_shape_eq(&s->shape, &x->shape)))
+            return ft_infer_fail(c, "the body makes carried value %d ('%s', %s %s) into %s %s ('%s'); a carried value "
+                                 "keeps its dtype and shape from one iteration to the next", j, ft_infer_in_name(c, 2 + j),
+                                 ft_dtype_name(s->dtype), ft_shape_str(&s->shape, s1), ft_dtype_name(x->dtype),
+                                 ft_shape_str(&x->shape, s2), ft_infer_in_name(c, 2 + nv + j));
+        st = ft_infer_set_out(c, j, s->dtype, &s->shape);
+    }
+    for (int k = 0; k < nk && !st; k++) {
+        const ft_tinfo *e = c->in[2 + 2 * nv + k];
+        if (!e)
+            return ft_infer_fail(c, "scan value %d is missing", k);
+        if (e->shape.rank >= FT_MAX_RANK)
+            return ft_infer_fail(c, "scan value %d has rank %d; stacked it would pass the most, %d", k, e->shape.rank,
+                                 FT_MAX_RANK);
+        ft_shape o = {.rank = e->shape.rank + 1, .dims = {1}};
+        for (int d = 0; d < e->shape.rank; d++)
+            o.dims[d + 1] = e->shape.dims[d];
+        st = ft_infer_set_out(c, nv + k, e->dtype, &o);
+    }
+    return st;
+}
+
+int ft_graph_loops_str(const ft_graph *g, char *buf, size_t n)
+{
+    int count = 0;
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const ft_node *e = &g->nodes[i];
+        if (e->op != FT_OP_LOOP_END)
+            continue;
+        if (++count > 4) {
+            if (count == 5 && len < n)
+                len += (size_t)snprintf(buf + len, n - len, ", ...");
+            continue;
+        }
+        /* the body: the nodes ordered between its loop_begin and it */
+        int bp = g->tensors[e->in[0]].producer, pb = -1, pe = -1, nv = ft_loop_carried(e), nk = e->n_out - nv;
+        for (int k = 0; g->order && k < g->n_nodes; k++) {
+            pb = g->order[k] == bp ? k : pb;
+            pe = g->order[k] == i ? k : pe;
+        }
+        if (len < n)
+            len += (size_t)snprintf(buf + len, n - len, "%s'%s' (%d body nodes, %d carried value%s, %d scan output%s)",
+                                    count > 1 ? ", " : "", bp >= 0 ? g->nodes[bp].name : e->name,
+                                    pb >= 0 && pe > pb ? pe - pb - 1 : 0, nv, nv == 1 ? "" : "s", nk, nk == 1 ? "" : "s");
+    }
     return count;
 }

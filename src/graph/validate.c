@@ -238,8 +238,26 @@ ft_status ft_node_infer(ft_graph *g, ft_node *n, ft_error *err)
             t->dtype = out[o].dtype;
             t->shape = out[o].shape;
         }
-        t->flags |= FT_TF_INFERRED | (dyn ? FT_TF_DYNAMIC : 0);
+        int odyn = dyn;
+        if (n->op == FT_OP_LOOP_END) /* the final carried values keep the state's shapes; the scan outputs grow */
+            odyn = o >= ft_loop_carried(n);
+        t->flags |= FT_TF_INFERRED | (odyn ? FT_TF_DYNAMIC : 0);
     }
+    return FT_OK;
+}
+
+/* A loop_end's input 0 and carried state are its loop_begin's outputs, in
+ * order (the executor copies the next values there: runtime/exec.c). */
+static ft_status loop_end_check(const ft_graph *g, const ft_node *e, ft_error *err)
+{
+    int nv = ft_loop_carried(e), it = e->in[0], bp = it >= 0 ? g->tensors[it].producer : -1;
+    const ft_node *b = bp >= 0 ? &g->nodes[bp] : NULL;
+    int ok = b && b->op == FT_OP_LOOP_BEGIN && b->n_out == 2 + nv && b->out[0] == it;
+    for (int j = 0; ok && j < nv; j++)
+        ok = e->in[2 + j] == b->out[2 + j];
+    if (!ok)
+        return ft_node_err(err, FT_EGRAPH, g, e, "input 0 and inputs 2..%d must be the iteration number and the %d "
+                           "carried values of one loop_begin, in order", 1 + nv, nv);
     return FT_OK;
 }
 
@@ -264,6 +282,8 @@ ft_status ft_graph_validate(ft_graph *g, ft_error *err)
                              ft_shape_str(&g->tensors[gt].shape, sb));
         if (!st)
             st = ft_node_infer(g, n, err);
+        if (!st && n->op == FT_OP_LOOP_END)
+            st = loop_end_check(g, n, err);
     }
     return st;
 }

@@ -32,6 +32,11 @@ typedef struct onx_seq {
     int n;        /* how many; an optional holds 0 (empty) or 1 */
     ft_dtype dt;  /* the element dtype */
     int optional; /* 1: an optional value, 0: a sequence */
+    /* 1 + a tensor: a sequence whose length is known only at run time (a
+     * list a run-time loop appends to, onnx_loop.c), its elements stacked
+     * along a new axis 0 in that tensor (n is 0); 0: none. Only
+     * ConcatFromSequence (axis 0, new_axis 1) and SequenceLength take it. */
+    int stacked;
 } onx_seq;
 
 typedef struct unsup_rec {
@@ -59,6 +64,7 @@ struct onx_ctx {
     ft_node **nodes;
     int n_nodes, cap_nodes, pending, emitted_here;
     int guard; /* 1 + the tensor guarding the nodes emitted now (a branch of a run-time If, onnx_if.c); 0: none */
+    int rtloop; /* importing the body of a loop run at run time (onnx_loop.c) */
     void **owned;
     int n_owned, cap_owned;
     /* per tensor: its value computed at load (ft_load_opts.eval's cache,

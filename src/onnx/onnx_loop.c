@@ -3,8 +3,10 @@
  * values; Scan: the length of its scan axis) becomes its body imported once
  * per iteration, the loop-carried values passed from one copy to the next,
  * the scan inputs sliced (gather of one position) and the scan outputs
- * stacked (unsqueeze, concat). A loop that needs its data to know when it
- * ends, or more than ONX_UNROLL_MAX iterations, is refused as unsupported.
+ * stacked (unsqueeze, concat). A Loop that needs its data to know when it
+ * ends runs at run time: its body imported once between a loop_begin and a
+ * loop_end (run_time_loop; the executor runs it again, runtime/exec.c). More
+ * than ONX_UNROLL_MAX iterations known at load is refused as unsupported.
  * A sequence (or optional) a Loop carries is its list of tensors at each step
  * (onnx_seq.c). SequenceMap is its body imported once per element of its
  * input sequence (whose length is known at load), each output a sequence.
@@ -199,16 +201,194 @@ static const Onnx__GraphProto *body_of(onx_ctx *c, const onx_node *n)
     return ba->g;
 }
 
-/* Loop's input k (trip count, condition) into *v when given: known at load,
- * or the loop is refused as unsupported. */
-static ft_status loop_input(onx_ctx *c, const onx_node *n, int k, const char *what, int64_t *v)
+/* Loop's input k (trip count, condition) into *v when given and known at
+ * load; *rt set when it is computed at run time. */
+static ft_status loop_input(onx_ctx *c, const onx_node *n, int k, int64_t *v, int *rt)
 {
     ft_status st = FT_OK;
     int known = onx_in(c, n, k) >= 0 ? known_int(c, onx_in(c, n, k), v, &st) : 1;
-    if (known < 0)
+    if (known == 0)
+        *rt = 1;
+    return known < 0 ? st : FT_OK;
+}
+
+/* Tensor t checked as a run-time loop's scalar of dtype dt (what names it). */
+static ft_status loop_scalar(onx_ctx *c, const onx_node *n, int t, ft_dtype dt, const char *what)
+{
+    const ft_tensor *x = &c->g->tensors[t];
+    char sb[FT_SHAPE_STR];
+    if (x->dtype != dt || ft_numel(&x->shape) != 1)
+        return onx_error(c, n, FT_EGRAPH, "%s ('%s') is %s %s; a Loop takes one %s value", what, x->name,
+                         ft_dtype_name(x->dtype), ft_shape_str(&x->shape, sb), ft_dtype_name(dt));
+    return FT_OK;
+}
+
+/* Carried value j of a run-time loop that is a list: taken when it starts
+ * empty and the body only appends to it (its output a SequenceInsert at the
+ * end of its input, which nothing else reads): what is appended becomes a
+ * scan value, *app its name. */
+static ft_status appended(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *body, int j, int seq, const char **app)
+{
+    const onx_seq *s0 = &c->seqs[seq];
+    const char *bi = nz(body->input[2 + j]->name), *bo = nz(body->output[1 + j]->name);
+    int readers = 0;
+    *app = NULL;
+    for (size_t i = 0; i < body->n_node; i++) {
+        const Onnx__NodeProto *np = body->node[i];
+        for (size_t k = 0; k < np->n_input; k++)
+            readers += np->input[k] && !strcmp(np->input[k], bi);
+        if (!strcmp(nz(np->op_type), "SequenceInsert") && np->n_output == 1 && !strcmp(nz(np->output[0]), bo) &&
+            np->n_input >= 2 && !strcmp(nz(np->input[0]), bi) && (np->n_input == 2 || !*nz(np->input[2])))
+            *app = nz(np->input[1]);
+    }
+    if (s0->optional || s0->stacked || s0->n || !*app || readers != 1)
+        return onx_unsupported(c, n, "carried value %d is a sequence; through a loop whose iterations are known only at "
+                               "run time ftrun carries tensors, and lists that start empty and that the body only "
+                               "appends to", j);
+    return FT_OK;
+}
+
+/* The loop from iteration `start` on, run at run time: its body imported
+ * once between a loop_begin and a loop_end (ops.def), which the executor
+ * runs again while the condition holds and the trip count is not reached
+ * (runtime/exec.c). trips and cond: the trip count and condition tensors
+ * (-1: none); cur[2..2+nv): the carried values (seq[2 + j] >= 0: a list,
+ * taken when the body only appends to it: appended); scan[q][0..start): the
+ * scan values of the iterations unrolled before, stacked ahead of the
+ * run-time ones. */
+static ft_status run_time_loop(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *body, int64_t start, int trips,
+                               int cond, const int *cur, const int *seq, int **scan, int nv, int nk)
+{
+    if (c->guard)
+        return onx_unsupported(c, n, "its iterations are known only at run time, and it lies in a branch of an If "
+                               "decided at run time; ftrun runs such a loop outside If branches");
+    if (c->rtloop)
+        return onx_unsupported(c, n, "its iterations are known only at run time, and it lies in the body of another "
+                               "such loop; ftrun does not nest them");
+    if (2 + 2 * nv + nk > 64)
+        return onx_unsupported(c, n, "%d carried values and %d scan outputs (ftrun takes up to 64 values in all)", nv, nk);
+    const char *app[64];
+    int nt = 0, na = 0;
+    ft_status st = FT_OK;
+    for (int j = 0; j < nv && !st; j++) {
+        app[j] = NULL;
+        if (seq[2 + j] >= 0)
+            st = appended(c, n, body, j, seq[2 + j], &app[j]);
+        nt += seq[2 + j] < 0;
+    }
+    na = nv - nt;
+    int64_t big = INT64_MAX;
+    uint8_t one = 1;
+    if (!st && trips < 0)
+        trips = onx_const_new(c, n, "trip_count", FT_I64, &(ft_shape){0}, &big);
+    if (!st && cond < 0)
+        cond = onx_const_new(c, n, "condition", FT_BOOL, &(ft_shape){0}, &one);
+    if (!st)
+        st = trips < 0 || cond < 0 ? onx_status(c) : onx_infer_pending(c);
+    if (!st)
+        st = loop_scalar(c, n, trips, FT_I64, "the trip count");
+    if (!st)
+        st = loop_scalar(c, n, cond, FT_BOOL, "the condition");
+    for (int j = 0; j < nv && !st; j++)
+        if (seq[2 + j] < 0 && (c->g->tensors[cur[2 + j]].flags & FT_TF_DYNAMIC))
+            st = onx_unsupported(c, n, "carried value %d ('%s') has a shape known only at run time", j,
+                                 c->g->tensors[cur[2 + j]].name);
+    if (st)
         return st;
-    return known ? FT_OK : onx_unsupported(c, n, "%s is computed at run time; ftrun unrolls a loop whose iterations "
-                                           "are known at load", what);
+    int nb = 2 + nt, ns = nk + na, ne = 2 + 2 * nt + ns;
+    int *ids = ft_malloc((size_t)(2 * nb + ne + nt + ns + 2 * (2 + nv)) * sizeof *ids);
+    if (!ids)
+        return onx_oom(c);
+    int *bin = ids, *bout = ids + nb, *ein = bout + nb, *eout = ein + ne, *body_in = eout + nt + ns,
+        *body_seq = body_in + 2 + nv;
+    bin[0] = trips, bin[1] = cond;
+    for (int j = 0, t = 0; j < nb && !st; j++) {
+        char sfx[64];
+        snprintf(sfx, sizeof sfx, j == 0 ? "iteration" : j == 1 ? "condition_in" : "carried_%d", j - 2);
+        while (j >= 2 && seq[2 + t] >= 0)
+            t++;
+        if (j >= 2)
+            bin[j] = cur[2 + t++];
+        if ((bout[j] = onx_tmp(c, n, sfx)) < 0)
+            st = onx_status(c);
+    }
+    body_in[0] = bout[0], body_in[1] = bout[1], body_seq[0] = body_seq[1] = -1;
+    for (int j = 0, t = 0; j < nv; j++) {
+        body_seq[2 + j] = seq[2 + j];
+        body_in[2 + j] = seq[2 + j] < 0 ? bout[2 + t++] : -1;
+    }
+    ft_node *f = st ? NULL : onx_emit(c, n, FT_OP_LOOP_BEGIN, bin, nb, bout, nb);
+    if (!st)
+        st = f ? onx_set_i(c, f, "start", start) : onx_status(c);
+    if (!st)
+        st = onx_infer_pending(c);
+    int unsup0 = c->n_unsup;
+    onx_scope sc = {0};
+    c->rtloop = 1;
+    if (!st)
+        st = import_copy(c, n, body, &sc, body_in, body_seq, 2 + nv);
+    c->rtloop = 0;
+    if (!st && c->n_unsup == unsup0) {
+        ein[0] = bout[0];
+        if ((ein[1] = body_out(c, n, body, 0)) < 0)
+            st = onx_status(c);
+        for (int j = 0, t = 0, a2 = 0; j < nv && !st; j++) {
+            int x = app[j] ? onx_resolve(c, app[j]) : body_out(c, n, body, 1 + j);
+            if (x < 0 || (!app[j] && onx_seq_get(c, body->output[1 + j]->name)) || (app[j] && onx_seq_get(c, app[j])))
+                st = x == -2 || (x == -1 && !app[j]) ? onx_status(c)
+                     : onx_unsupported(c, n, "body output %d is not a tensor where ftrun needs one", 1 + j);
+            else if (app[j])
+                ein[2 + 2 * nt + nk + a2++] = x;
+            else {
+                ein[2 + t] = bout[2 + t];
+                ein[2 + nt + t++] = x;
+            }
+        }
+        for (int q = 0; q < nk && !st; q++) {
+            if (onx_seq_get(c, body->output[1 + nv + q]->name))
+                st = onx_unsupported(c, n, "scan output %d is a sequence; ftrun stacks tensors only", q);
+            else if ((ein[2 + 2 * nt + q] = body_out(c, n, body, 1 + nv + q)) < 0)
+                st = onx_status(c);
+        }
+        for (int j = 0; j < nt + ns && !st; j++) {
+            char sfx[64];
+            snprintf(sfx, sizeof sfx, j < nt ? "final_%d" : "scan_%d", j < nt ? j : j - nt);
+            if ((eout[j] = onx_tmp(c, n, sfx)) < 0)
+                st = onx_status(c);
+        }
+        if (!st && !onx_emit(c, n, FT_OP_LOOP_END, ein, ne, eout, nt + ns))
+            st = onx_status(c);
+    }
+    st = body_end(c, &sc, st, unsup0);
+    if (!st)
+        st = onx_infer_pending(c);
+    for (int j = 0, t = 0, a2 = 0; j < nv && !st; j++) {
+        if (!app[j]) {
+            st = onx_alias(c, n, j, eout[t++]);
+            continue;
+        }
+        int x = eout[nt + nk + a2++];
+        const char *name = n->pb->output[j];
+        if (name && *name && onx_seq_put(c, name, NULL, 0, c->g->tensors[x].dtype, 0))
+            st = onx_oom(c);
+        else if (name && *name)
+            c->seqs[c->n_seqs - 1].stacked = x + 1;
+    }
+    for (int q = 0; q < nk && !st; q++) {
+        if (!start) {
+            st = onx_alias(c, n, nv + q, eout[nt + q]);
+            continue;
+        }
+        char sfx[64];
+        snprintf(sfx, sizeof sfx, "unrolled_scan_%d", q);
+        int pre = onx_tmp(c, n, sfx), t = pre < 0 ? -1 : ox_out(c, n, nv + q), parts[2] = {pre, eout[nt + q]};
+        st = t < 0 ? onx_status(c) : stack(c, n, "unrolled_", nv + q, scan[q], (int)start, 0, 0, pre);
+        ft_node *cf = st ? NULL : onx_emit(c, n, FT_OP_CONCAT, parts, 2, &t, 1);
+        if (!st)
+            st = cf ? onx_set_i(c, cf, "axis", 0) : onx_status(c);
+    }
+    free(ids);
+    return st;
 }
 
 ft_status ox_map_loop(onx_ctx *c, const onx_node *n)
@@ -221,9 +401,10 @@ ft_status ox_map_loop(onx_ctx *c, const onx_node *n)
         return onx_error(c, n, FT_EGRAPH, "%d inputs and %d outputs, with a body of %zu outputs: expected %d", n->n_in,
                          n->n_out, body->n_output, 1 + (nv < 0 ? 0 : nv) + (nk < 0 ? 0 : nk));
     int64_t trips = -1, cond = 1;
-    ft_status st = loop_input(c, n, 0, "its trip count (input 0)", &trips);
+    int rt = 0, tc = -1;
+    ft_status st = loop_input(c, n, 0, &trips, &rt);
     if (!st)
-        st = loop_input(c, n, 1, "its condition (input 1)", &cond);
+        st = loop_input(c, n, 1, &cond, &rt);
     if (st)
         return st;
     int *cur = ft_malloc((size_t)(nv + 2) * 2 * sizeof *cur), **scan = ft_calloc((size_t)nk + 1, sizeof *scan);
@@ -240,7 +421,7 @@ ft_status ox_map_loop(onx_ctx *c, const onx_node *n)
     }
     int it = 0, unsup0 = c->n_unsup;
     onx_scope sc = {0};
-    for (; cond && (trips < 0 || it < trips) && !st; it++) {
+    for (; !rt && cond && (trips < 0 || it < trips) && !st; it++) {
         if (it == ONX_UNROLL_MAX) {
             st = onx_unsupported(c, n, "it runs more than %d iterations, the most ftrun unrolls", ONX_UNROLL_MAX);
             break;
@@ -256,7 +437,7 @@ ft_status ox_map_loop(onx_ctx *c, const onx_node *n)
             break;
         if (c->n_unsup > unsup0) /* the body holds something unsupported: so does the node */
             break;
-        int tc = body_out(c, n, body, 0);
+        tc = body_out(c, n, body, 0);
         for (int j = 0; j < nv && tc >= 0; j++) {
             seq[2 + j] = onx_seq_index(c, body->output[1 + j]->name);
             if (seq[2 + j] < 0 && (cur[2 + j] = body_out(c, n, body, 1 + j)) < 0)
@@ -279,13 +460,26 @@ ft_status ox_map_loop(onx_ctx *c, const onx_node *n)
                 (scan[k] = grown)[it] = t;
         }
         int kn = st ? -1 : known_int(c, tc, &cond, &st);
-        if (kn == 0)
-            st = onx_unsupported(c, n, "its body's condition is computed at run time (from the data); ftrun unrolls a "
-                                 "loop whose iterations are known at load");
         if (!st)
             st = onx_scope_leave(c, &sc);
+        if (kn == 0) /* the body's condition is computed at run time: the iterations after this one run then */
+            rt = 2;
     }
     st = body_end(c, &sc, st, unsup0);
+    if (rt && !st) {
+        int trips_t = onx_in(c, n, 0), cond_t = rt == 2 ? tc : onx_in(c, n, 1);
+        if (trips_t >= 0 && rt == 2 && trips >= 0) /* known at load */
+            trips_t = -1;
+        if (trips_t < 0 && trips >= 0 && (trips_t = onx_const_new(c, n, "trip_count", FT_I64, &(ft_shape){0}, &trips)) < 0)
+            st = onx_status(c);
+        if (!st)
+            st = run_time_loop(c, n, body, it, trips_t, cond_t, cur, seq, scan, nv, nk);
+        free(cur);
+        for (int k = 0; k < nk; k++)
+            free(scan[k]);
+        free(scan);
+        return st;
+    }
     for (int j = 0; j < nv && !st; j++) {
         if (seq[2 + j] < 0)
             st = onx_alias(c, n, j, cur[2 + j]);

@@ -382,7 +382,7 @@ static const onx_op_status CATALOGUE[] = {
     {"Log", 'm', "log"},
     {"LogSoftmax", 'm', "log_softmax (before opset 13: flatten + log_softmax + reshape)"},
     {"Loop", 'm', "unrolled at load (trip count and conditions known at load, at most 4096 iterations; carried "
-                      "sequences are lists at load)"},
+                      "sequences are lists at load); else loop_begin, its body once, loop_end, run at run time"},
     {"LpNormalization", 'm', "lp_normalization"},
     {"LpPool", 'm', "lp_pool"},
     {"MatMul", 'm', "matmul"},

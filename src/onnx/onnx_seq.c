@@ -72,6 +72,7 @@ int onx_seq_put(onx_ctx *c, const char *name, const int *t, int n, ft_dtype dt, 
     s->n = n;
     s->dt = dt;
     s->optional = optional;
+    s->stacked = 0;
     if (ft_strmap_put(c->seqnames, name, c->n_seqs)) {
         free(s->t);
         return -1;
@@ -122,6 +123,10 @@ static ft_status seq_in(onx_ctx *c, const onx_node *n, int k, const char *verb, 
         return onx_error(c, n, FT_EGRAPH, "input %d (the sequence) is missing", k);
     if (!s || s->optional)
         return onx_error(c, n, FT_EGRAPH, "input %d ('%s') is not a sequence", k, name);
+    if (s->stacked)
+        return onx_unsupported(c, n, "input %d ('%s') is a sequence whose length is known only at run time (a run-time "
+                               "loop appends to it); ftrun takes it in ConcatFromSequence (axis 0, new_axis 1) and "
+                               "SequenceLength only", k, name);
     if (verb && s->n == 0)
         return onx_error(c, n, FT_EGRAPH, "%s an empty sequence", verb);
     *out = s;
@@ -266,7 +271,16 @@ ft_status ox_map_seq_at(onx_ctx *c, const onx_node *n)
 
 ft_status ox_map_seq_length(onx_ctx *c, const onx_node *n)
 {
-    const onx_seq *s;
+    const onx_seq *s = onx_seq_get(c, n->n_in ? n->pb->input[0] : NULL);
+    if (s && s->stacked) { /* its stacked tensor's dim 0, at run time */
+        int sh = onx_tmp(c, n, "shape"), z = sh < 0 ? -1 : onx_tmp(c, n, "dims"), o = z < 0 ? -1 : ox_out(c, n, 0);
+        int64_t zero = 0, one = 1;
+        ft_node *f = o < 0 ? NULL : ox_emit1(c, n, FT_OP_SHAPE, s->stacked - 1, z);
+        ft_status st = f ? onx_set_i(c, f, "end", one) : onx_status(c);
+        if (!st && !(f = ox_emit1(c, n, FT_OP_SQUEEZE, z, o)))
+            st = onx_status(c);
+        return st ? st : onx_set_ints(c, f, "axes", &zero, 1);
+    }
     OX_TRY(seq_in(c, n, 0, NULL, &s));
     return scalar_out(c, n, FT_I64, s->n);
 }
@@ -358,7 +372,14 @@ out:
 
 ft_status ox_map_concat_from_seq(onx_ctx *c, const onx_node *n)
 {
-    const onx_seq *s;
+    const onx_seq *s = onx_seq_get(c, n->n_in ? n->pb->input[0] : NULL);
+    if (s && s->stacked) {
+        if (onx_attr_i(n, "axis", -1) == 0 && onx_attr_i(n, "new_axis", 0) == 1)
+            return onx_alias(c, n, 0, s->stacked - 1); /* stacked already */
+        return onx_unsupported(c, n, "concatenates a sequence whose length is known only at run time with axis %lld "
+                               "and new_axis %lld; ftrun stacks it along a new axis 0 only",
+                               (long long)onx_attr_i(n, "axis", -1), (long long)onx_attr_i(n, "new_axis", 0));
+    }
     OX_TRY(seq_in(c, n, 0, "concatenates", &s));
     int len = s->n, *in = ft_malloc((size_t)len * sizeof *in);
     if (!in)

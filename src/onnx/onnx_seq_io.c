@@ -128,6 +128,9 @@ ft_status onx_seq_output(onx_ctx *c, const Onnx__ValueInfoProto *vi, int index)
 {
     const char *name = nz(vi->name);
     const onx_seq *s = onx_seq_get(c, name);
+    if (s->stacked)
+        return ft_err(c->err, FT_EGRAPH, "%s: output '%s' is a sequence whose length is known only at run time (a "
+                      "run-time loop appends to it); ftrun gives it stacked by a ConcatFromSequence only", c->file, name);
     int n = s->n, first = c->g->n_outputs, *t = ft_malloc((size_t)(n ? n : 1) * sizeof *t);
     if (!t)
         return onx_oom(c);

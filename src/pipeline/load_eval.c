@@ -46,7 +46,9 @@ static int collect(eval *e, int t)
         const ft_tensor *x = &e->g->tensors[xi];
         if ((x->flags & FT_TF_VALUE) || e->cache[xi])
             continue;
-        if (x->producer < 0 || (x->flags & FT_TF_DYNAMIC)) {
+        /* a run-time loop's values exist only while the executor runs it */
+        if (x->producer < 0 || (x->flags & FT_TF_DYNAMIC) || e->nodes[x->producer]->op == FT_OP_LOOP_BEGIN ||
+            e->nodes[x->producer]->op == FT_OP_LOOP_END) {
             ok = 0;
             break;
         }

@@ -91,6 +91,17 @@ typedef struct {
      * graph holds them, and the arena starts at offset skip. */
     uint64_t skip;
     const ft_tensor *consts;
+    /* A graph with run-time loops (loop_begin .. loop_end): per position in
+     * g->order, the loop whose begin or end node is there (-1: none); each
+     * loop's positions, and its iteration number and count this run; a host
+     * buffer the loop's values pass through. */
+    int *loop_at;
+    struct loop_state {
+        int begin, end;
+        int64_t trips, it, count;
+    } *loops;
+    void *stage;
+    size_t stage_cap;
 } scratch;
 
 static size_t view_bytes(const ft_view *v) { return (size_t)ft_numel(&v->shape) * ft_dtype_size(v->dtype); }
@@ -258,6 +269,7 @@ typedef struct {
     int run;
     double t0;
     int events;
+    size_t *cap; /* room in r->events: a run-time loop's body records once per iteration */
 } node_timer;
 
 /* no_sync: queue only, the caller synchronises (a run being recorded, or
@@ -331,17 +343,214 @@ static ft_status dyn_values(dyn_state *d, int k, const scratch *s, const ft_plan
     return st;
 }
 
+/* Room for nb bytes in s->stage. */
+static ft_status stage_room(scratch *s, size_t nb, ft_error *err)
+{
+    if (nb <= s->stage_cap)
+        return FT_OK;
+    void *grown = ft_realloc(s->stage, nb);
+    if (!grown)
+        return ft_err(err, FT_ERUNTIME, "out of memory for a run-time loop's values (%zu bytes)", nb);
+    s->stage = grown;
+    s->stage_cap = nb;
+    return FT_OK;
+}
+
+/* The values of tensors src[0..n) copied into dst[0..n) (where the two
+ * lists name the same tensor, nothing), all read before any is written:
+ * one may be another's source (a body that swaps two carried values). */
+static ft_status loop_copy(const ft_graph *g, const ft_plan *p, const ft_backend *be, ft_kctx *kc, char *arena,
+                           scratch *s, dyn_state *d, const int *src, const int *dst, int n)
+{
+    const ft_tensor *ts = d ? d->t : g->tensors;
+    size_t total = 0, at = 0;
+    for (int j = 0; j < n; j++)
+        total += src[j] == dst[j] ? 0 : ft_tensor_bytes(&ts[src[j]]);
+    ft_status st = total ? stage_room(s, total, kc->err) : FT_OK;
+    if (!st && total)
+        st = be->sync(kc->be, kc->err);
+    for (int j = 0; j < n && !st; j++) {
+        size_t nb = src[j] == dst[j] ? 0 : ft_tensor_bytes(&ts[src[j]]);
+        if (nb)
+            st = be->download(kc->be, (char *)s->stage + at, tensor_data(s, p, arena, d, src[j]), nb, kc->err);
+        at += nb;
+    }
+    at = 0;
+    for (int j = 0; j < n && !st; j++) {
+        size_t nb = src[j] == dst[j] ? 0 : ft_tensor_bytes(&ts[src[j]]);
+        if (nb)
+            st = be->upload(kc->be, tensor_data(s, p, arena, d, dst[j]), (char *)s->stage + at, nb, kc->err);
+        at += nb;
+    }
+    return st;
+}
+
+/* Scan output t of a run-time loop (dynamic: its buffer is d->buf[t]) with
+ * room for nb bytes, what it holds kept. */
+static ft_status scan_room(const ft_backend *be, ft_kctx *kc, scratch *s, dyn_state *d, int t, size_t keep, size_t nb)
+{
+    if (d->buf[t] && nb <= d->cap[t])
+        return FT_OK;
+    size_t want = nb < FT_ALIGN ? FT_ALIGN : nb * 2;
+    void *nbuf = NULL;
+    ft_status st = be->alloc(kc->be, want, &nbuf, kc->err);
+    if (!st && keep)
+        st = stage_room(s, keep, kc->err);
+    if (!st && keep && !(st = be->sync(kc->be, kc->err)) && !(st = be->download(kc->be, s->stage, d->buf[t], keep, kc->err)))
+        st = be->upload(kc->be, nbuf, s->stage, keep, kc->err);
+    if (st) {
+        if (nbuf)
+            be->release(kc->be, nbuf);
+        return st;
+    }
+    if (d->buf[t])
+        be->release(kc->be, d->buf[t]);
+    d->buf[t] = nbuf;
+    d->cap[t] = want;
+    return FT_OK;
+}
+
+/* loop_begin at position k: this run's trip count and condition read; the
+ * state set from the initial values and the body next (*next), or, when
+ * the loop makes no iteration, its final values the initial ones, its scan
+ * outputs empty, and the node after its loop_end next. */
+static ft_status loop_begin(const ft_graph *g, const ft_plan *p, const ft_backend *be, ft_kctx *kc, char *arena,
+                            scratch *s, dyn_state *d, int k, int *next)
+{
+    const ft_node *n = &g->nodes[g->order[k]];
+    struct loop_state *L = &s->loops[s->loop_at[k]];
+    const ft_node *e = &g->nodes[g->order[L->end]];
+    int64_t m = 0;
+    uint8_t c = 0, one = 1;
+    ft_status st = be->sync(kc->be, kc->err);
+    if (!st)
+        st = be->download(kc->be, &m, tensor_data(s, p, arena, d, n->in[0]), sizeof m, kc->err);
+    if (!st)
+        st = be->download(kc->be, &c, tensor_data(s, p, arena, d, n->in[1]), 1, kc->err);
+    if (st)
+        return st;
+    L->trips = m;
+    L->it = ft_attr(n, "start")->i;
+    L->count = 0;
+    int nv = n->n_in - 2, runs = c && L->it < L->trips;
+    uint8_t zero = 0; /* the condition the body reads: false only where no iteration ran (cli/check.c reads it) */
+    st = be->upload(kc->be, tensor_data(s, p, arena, d, n->out[0]), &L->it, sizeof L->it, kc->err);
+    if (!st)
+        st = be->upload(kc->be, tensor_data(s, p, arena, d, n->out[1]), runs ? &one : &zero, 1, kc->err);
+    if (st)
+        return st;
+    if (runs) {
+        *next = k + 1;
+        return st ? st : loop_copy(g, p, be, kc, arena, s, d, n->in + 2, n->out + 2, nv);
+    }
+    for (int o = nv; o < e->n_out && !st; o++) { /* no iteration: scan outputs of 0 entries */
+        d->t[e->out[o]].shape.dims[0] = 0;
+        st = scan_room(be, kc, s, d, e->out[o], 0, 0);
+    }
+    *next = L->end + 1;
+    return st ? st : loop_copy(g, p, be, kc, arena, s, d, n->in + 2, e->out, nv);
+}
+
+/* loop_end at position k: this iteration's scan values appended; then the
+ * body again (*next its first node: the next carried values become the
+ * state) while the condition holds and the trip count is not reached, or
+ * the final values written and the node after it next. */
+static ft_status loop_end(const ft_graph *g, const ft_plan *p, const ft_backend *be, ft_kctx *kc, char *arena,
+                          scratch *s, dyn_state *d, int k, int *next)
+{
+    const ft_node *e = &g->nodes[g->order[k]];
+    struct loop_state *L = &s->loops[s->loop_at[k]];
+    const ft_node *b = &g->nodes[g->order[L->begin]];
+    const ft_tensor *ts = d ? d->t : g->tensors;
+    int nv = ft_loop_carried(e), nk = e->n_out - nv;
+    char s1[FT_SHAPE_STR], s2[FT_SHAPE_STR];
+    ft_status st = FT_OK;
+    for (int j = 0; j < nv; j++) {
+        const ft_tensor *x = &ts[e->in[2 + nv + j]], *sj = &ts[e->in[2 + j]];
+        if (!ft_shape_eq(&x->shape, &sj->shape))
+            return ft_node_err(kc->err, FT_ERUNTIME, g, e, "iteration %lld makes carried value %d ('%s', %s) into %s "
+                               "('%s'); a carried value keeps its shape from one iteration to the next",
+                               (long long)L->it, j, sj->name, ft_shape_str(&sj->shape, s1), ft_shape_str(&x->shape, s2),
+                               x->name);
+    }
+    for (int q = 0; q < nk && !st; q++) {
+        int et = e->in[2 + 2 * nv + q], ot = e->out[nv + q];
+        ft_shape *os = &d->t[ot].shape;
+        const ft_shape *es = &ts[et].shape;
+        size_t eb = ft_tensor_bytes(&ts[et]);
+        int same = os->rank == es->rank + 1;
+        for (int i = 0; same && i < es->rank; i++)
+            same = os->dims[i + 1] == es->dims[i];
+        if (L->count && !same) {
+            ft_shape was = *os;
+            was.dims[0] = 0;
+            return ft_node_err(kc->err, FT_ERUNTIME, g, e, "scan value %d ('%s') has shape %s at iteration %lld and "
+                               "[*%s before; the values a scan output stacks keep their shape", q, ts[et].name,
+                               ft_shape_str(es, s1), (long long)L->it, ft_shape_str(&was, s2) + 2);
+        }
+        if (!L->count) {
+            os->rank = es->rank + 1;
+            for (int i = 0; i < es->rank; i++)
+                os->dims[i + 1] = es->dims[i];
+        }
+        size_t have = (size_t)L->count * eb;
+        st = scan_room(be, kc, s, d, ot, have, have + eb);
+        if (!st && eb && !(st = stage_room(s, eb, kc->err)) && !(st = be->sync(kc->be, kc->err)) &&
+            !(st = be->download(kc->be, s->stage, tensor_data(s, p, arena, d, et), eb, kc->err)))
+            st = be->upload(kc->be, (char *)d->buf[ot] + have, s->stage, eb, kc->err);
+        os->dims[0] = L->count + 1;
+    }
+    uint8_t c = 0;
+    if (!st && !(st = be->sync(kc->be, kc->err)))
+        st = be->download(kc->be, &c, tensor_data(s, p, arena, d, e->in[1]), 1, kc->err);
+    if (st)
+        return st;
+    L->count++;
+    L->it++;
+    if (!c || L->it >= L->trips) {
+        *next = k + 1;
+        return loop_copy(g, p, be, kc, arena, s, d, e->in + 2 + nv, e->out, nv);
+    }
+    int64_t limit = s->o->loop_limit > 0 ? s->o->loop_limit : FT_LOOP_LIMIT;
+    if (L->count >= limit)
+        return ft_node_err(kc->err, FT_ERUNTIME, g, e, "the run-time loop from '%s' goes on after %lld iterations, the "
+                           "most ftrun runs (--loop-limit)", b->name, (long long)L->count);
+    uint8_t one = 1;
+    st = loop_copy(g, p, be, kc, arena, s, d, e->in + 2 + nv, b->out + 2, nv);
+    if (!st)
+        st = be->upload(kc->be, tensor_data(s, p, arena, d, b->out[0]), &L->it, sizeof L->it, kc->err);
+    if (!st)
+        st = be->upload(kc->be, tensor_data(s, p, arena, d, b->out[1]), &one, 1, kc->err);
+    for (int q = L->begin + 1; s->guard && q < k; q++) { /* the body's guards are read again */
+        const ft_node *bn = &g->nodes[g->order[q]];
+        for (int o = 0; o < bn->n_out; o++)
+            s->guard[bn->out[o]] = -1;
+    }
+    *next = L->begin + 1;
+    return st;
+}
+
 static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend *be, ft_kctx *kc, char *arena, scratch *s,
                           node_timer *tm, int no_sync, dyn_state *d)
 {
     const ft_tensor *ts = d ? d->t : g->tensors;
     if (s->guard)
         memset(s->guard, -1, (size_t)g->n_tensors);
-    for (int k = 0; k < g->n_nodes; k++) {
+    for (int k = 0; k < g->n_nodes;) {
         if (ft_stop_signal)
             return interrupted(kc->err);
         int ni = g->order[k];
         const ft_node *n = &g->nodes[ni];
+        if (n->op == FT_OP_LOOP_BEGIN || n->op == FT_OP_LOOP_END) { /* the executor's own: a jump or a step on */
+            int next = k + 1;
+            ft_status st = n->op == FT_OP_LOOP_BEGIN ? loop_begin(g, p, be, kc, arena, s, d, k, &next)
+                                                     : loop_end(g, p, be, kc, arena, s, d, k, &next);
+            if (st)
+                return st;
+            k = next;
+            continue;
+        }
+        k++;
         int gt = ft_node_guard(n), on = 1;
         if (gt >= 0) { /* a branch not taken: skipped, its outputs not written */
             ft_status st = guard_on(be, kc, s, tensor_data(s, p, arena, d, gt), gt, &on);
@@ -396,11 +605,75 @@ static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend 
                 return st;
             if (tm->r->node_ms)
                 tm->r->node_ms[ni] += dms;
+            if (tm->events && tm->r->n_events == *tm->cap) {
+                ft_trace_event *ne = ft_realloc(tm->r->events, *tm->cap * 2 * sizeof *ne);
+                if (!ne)
+                    return ft_err(kc->err, FT_ERUNTIME, "out of memory recording the trace");
+                tm->r->events = ne;
+                *tm->cap *= 2;
+            }
             if (tm->events)
                 tm->r->events[tm->r->n_events++] = (ft_trace_event){ni, tm->run, (a - tm->t0) * 1e3, (b - tm->t0) * 1e3};
         }
     }
     return no_sync ? FT_OK : be->sync(kc->be, kc->err);
+}
+
+/* The run-time loops of g (loop_begin .. loop_end) found in its order;
+ * --cuda-graph refused with them (what a run records cannot jump back). */
+static ft_status loops_init(const ft_graph *g, const ft_backend *be, const ft_exec_opts *o, scratch *s, ft_error *err)
+{
+    int nl = 0, nb = 0;
+    for (int k = 0; k < g->n_nodes; k++) {
+        nl += g->nodes[k].op == FT_OP_LOOP_END;
+        nb += g->nodes[k].op == FT_OP_LOOP_BEGIN;
+    }
+    if (!nl && !nb)
+        return FT_OK;
+    s->loop_at = ft_malloc((size_t)g->n_nodes * sizeof *s->loop_at);
+    s->loops = ft_calloc((size_t)nl + 1, sizeof *s->loops);
+    int *pos = ft_malloc((size_t)g->n_nodes * sizeof *pos);
+    if (!s->loop_at || !s->loops || !pos) {
+        free(pos);
+        return ft_err(err, FT_ERUNTIME, "out of memory preparing the run-time loops");
+    }
+    for (int k = 0; k < g->n_nodes; k++) {
+        pos[g->order[k]] = k;
+        s->loop_at[k] = -1;
+    }
+    ft_status st = FT_OK;
+    for (int k = 0, l = 0; k < g->n_nodes && !st; k++) {
+        const ft_node *e = &g->nodes[g->order[k]];
+        if (e->op != FT_OP_LOOP_END)
+            continue;
+        int bp = g->tensors[e->in[0]].producer;
+        if (bp < 0 || g->nodes[bp].op != FT_OP_LOOP_BEGIN || pos[bp] > k)
+            st = ft_node_err(err, FT_EGRAPH, g, e, "input 0 ('%s') is not the iteration number of a loop_begin before it",
+                             g->tensors[e->in[0]].name);
+        else if (o->cuda_graph && be->capture)
+            st = ft_node_err(err, FT_EUSAGE, g, e, "--cuda-graph does not take a graph with a loop whose iterations are "
+                             "known only at run time (from '%s'); run without --cuda-graph", g->nodes[bp].name);
+        else if (s->loop_at[pos[bp]] >= 0)
+            st = ft_node_err(err, FT_EGRAPH, g, e, "its loop_begin '%s' already ends at another loop_end",
+                             g->nodes[bp].name);
+        else {
+            s->loops[l] = (struct loop_state){.begin = pos[bp], .end = k};
+            s->loop_at[pos[bp]] = s->loop_at[k] = l++;
+        }
+    }
+    for (int k = 0; k < g->n_nodes && !st; k++) { /* each loop_begin has its end; loops nest, never overlap */
+        const ft_node *n = &g->nodes[g->order[k]];
+        if (n->op == FT_OP_LOOP_BEGIN && s->loop_at[k] < 0)
+            st = ft_node_err(err, FT_EGRAPH, g, n, "no loop_end reads its iteration number; a loop_begin needs one");
+        for (int a = 0; a < nl && !st && n->op == FT_OP_LOOP_END; a++) {
+            const struct loop_state *x = &s->loops[a], *y = &s->loops[s->loop_at[k]];
+            if (x->begin < y->begin && y->begin < x->end && x->end < y->end)
+                st = ft_node_err(err, FT_EGRAPH, g, n, "its loop overlaps the loop from '%s' without nesting in it",
+                                 g->nodes[g->order[x->begin]].name);
+        }
+    }
+    free(pos);
+    return st;
 }
 
 static void progress(const ft_exec_opts *o, double start, double *last, int done, int total)
@@ -426,7 +699,7 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
     }
     scratch s = {ft_calloc((size_t)max_io, sizeof(ft_view)), ft_calloc((size_t)max_io, sizeof(ft_view)), max_io, o, {.max = o->threads},
                  ft_graph_guarded(g) ? ft_malloc((size_t)g->n_tensors + 1) : NULL, be->host_memory ? p->const_bytes : 0,
-                 g->tensors};
+                 g->tensors, NULL, NULL, NULL, 0};
     int cap = o->iterations > 0 ? o->iterations : 1;
     r->run_ms = ft_malloc((size_t)cap * sizeof(double));
     r->outputs = ft_calloc((size_t)g->n_outputs, sizeof(void *));
@@ -449,6 +722,8 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
                     g->file, ft_graph_guarded(g), gn->name, ft_op_name(gn->op), g->tensors[ft_node_guard(gn)].name);
         goto out;
     }
+    if ((st = loops_init(g, be, o, &s, err)))
+        goto out;
     if (p->n_dynamic) {
         const ft_node *dn = NULL; /* the first data-dependent node, for messages */
         for (int k = 0; k < g->n_nodes && !dn; k++)
@@ -533,7 +808,7 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
             r->events = ne;
             ev_cap = nc;
         }
-        node_timer tm = {r, it, timed_start, o->trace};
+        node_timer tm = {r, it, timed_start, o->trace, &ev_cap};
         double a = ft_now();
         if (dev_time && (st = be->mark(ctx, 0, err)))
             goto out;
@@ -609,6 +884,9 @@ out:
     free(s.in);
     free(s.out);
     free(s.guard);
+    free(s.loop_at);
+    free(s.loops);
+    free(s.stage);
     if (st)
         ft_run_result_free(r);
     return st;

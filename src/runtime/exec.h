@@ -36,7 +36,12 @@ typedef struct ft_exec_opts {
     const ft_backend *fallback;
     ft_backend_ctx *fallback_ctx;
     int keep_tensors;  /* copy every tensor to host memory after the last run (needs an unshared plan) */
+    int64_t loop_limit; /* the most iterations a run-time loop (loop_begin .. loop_end) makes in one run;
+                         * 0: FT_LOOP_LIMIT. More is an FT_ERUNTIME error naming the loop. */
 } ft_exec_opts;
+
+/* The default of ft_exec_opts.loop_limit (--loop-limit in ftrun(1)). */
+#define FT_LOOP_LIMIT 1000000
 
 /* One node execution in a timed run, in ms since the first timed run began. */
 typedef struct ft_trace_event {

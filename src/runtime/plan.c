@@ -101,6 +101,47 @@ int ft_plan_is_view(const ft_graph *g, const ft_plan *p, const ft_node *n)
            p->offset[n->in[0]] != FT_PLAN_DYNAMIC && ft_tensor_bytes(a) == ft_tensor_bytes(b);
 }
 
+/* A graph's run-time loops (loop_begin .. loop_end, runtime/exec.c) run
+ * their body again after loop_end: a tensor the body reads that was made
+ * before it (outside the loop, or loop_begin's state) is read again by the
+ * next iteration, so its block is kept to its loop's end. held[t]: the
+ * position in g->order of that end (-1: none); NULL when g has no loop. */
+static int *loop_holds(const ft_graph *g, int *oom)
+{
+    int any = 0;
+    for (int k = 0; k < g->n_nodes && !any; k++)
+        any = g->nodes[k].op == FT_OP_LOOP_BEGIN;
+    if (!any)
+        return NULL;
+    int *held = ft_malloc((size_t)g->n_tensors * sizeof *held + 1), *pos = ft_malloc((size_t)g->n_nodes * sizeof *pos + 1);
+    if (!held || !pos) {
+        free(held);
+        free(pos);
+        *oom = 1;
+        return NULL;
+    }
+    for (int i = 0; i < g->n_tensors; i++)
+        held[i] = -1;
+    for (int k = 0; k < g->n_nodes; k++)
+        pos[g->order[k]] = k;
+    for (int e = 0; e < g->n_nodes; e++) {
+        const ft_node *end = &g->nodes[g->order[e]];
+        int bp = end->op == FT_OP_LOOP_END ? g->tensors[end->in[0]].producer : -1;
+        if (bp < 0 || pos[bp] > e)
+            continue;
+        for (int k = pos[bp] + 1; k < e; k++) {
+            const ft_node *n = &g->nodes[g->order[k]];
+            for (int i = 0; i <= n->n_in; i++) {
+                int ti = i < n->n_in ? n->in[i] : ft_node_guard(n), pr = ti >= 0 ? g->tensors[ti].producer : -1;
+                if (pr >= 0 && pos[pr] <= pos[bp] && held[ti] < e)
+                    held[ti] = e;
+            }
+        }
+    }
+    free(pos);
+    return held;
+}
+
 ft_status ft_plan_build(const ft_graph *g, ft_plan *p, ft_error *err)
 {
     memset(p, 0, sizeof *p);
@@ -141,10 +182,10 @@ ft_status ft_plan_build(const ft_graph *g, ft_plan *p, ft_error *err)
             p->const_bytes = pers;
     }
     p->persistent_bytes = pers;
-    int oom = 0;
+    int oom = 0, *held = loop_holds(g, &oom);
     for (int k = 0; k < g->n_nodes && !oom; k++) {
         const ft_node *n = &g->nodes[g->order[k]];
-        int moved = view_of_last_read(g, n, left) ? n->in[0] : -1;
+        int moved = view_of_last_read(g, n, left) && !(held && held[n->in[0]] >= 0) ? n->in[0] : -1;
         for (int o = 0; o < n->n_out; o++) {
             const ft_tensor *t = &g->tensors[n->out[o]];
             if (t->flags & FT_TF_DYNAMIC)
@@ -159,7 +200,13 @@ ft_status ft_plan_build(const ft_graph *g, ft_plan *p, ft_error *err)
             if (ti < 0)
                 continue;
             const ft_tensor *t = &g->tensors[ti];
-            if (--left[ti] == 0 && !ft_plan_is_persistent(t) && ti != moved && !(t->flags & FT_TF_DYNAMIC))
+            if (--left[ti] == 0 && !ft_plan_is_persistent(t) && ti != moved && !(t->flags & FT_TF_DYNAMIC) &&
+                !(held && held[ti] >= k))
+                oom |= fl_free(&fl, p->offset[ti] - pers, align_up(ft_tensor_bytes(t)));
+        }
+        for (int ti = 0; held && n->op == FT_OP_LOOP_END && ti < g->n_tensors; ti++) { /* kept to here */
+            const ft_tensor *t = &g->tensors[ti];
+            if (held[ti] == k && left[ti] == 0 && !ft_plan_is_persistent(t) && !(t->flags & FT_TF_DYNAMIC))
                 oom |= fl_free(&fl, p->offset[ti] - pers, align_up(ft_tensor_bytes(t)));
         }
         for (int o = 0; o < n->n_out; o++) { /* outputs nobody reads */
@@ -172,6 +219,7 @@ ft_status ft_plan_build(const ft_graph *g, ft_plan *p, ft_error *err)
     p->arena_bytes = pers + fl.top;
     free(fl.b);
     free(left);
+    free(held);
     if (oom) {
         ft_plan_free(p);
         return ft_err(err, FT_ERUNTIME, "out of memory planning the tensor arena");

@@ -10,7 +10,10 @@
  * passes to the output of a reshape-like node that is that reader: plan.c). A
  * node's outputs are placed before its inputs are released, so no kernel ever
  * writes over its own input (a reshape-like node given its input's block
- * writes nothing). A dynamic tensor (graph.h: FT_TF_DYNAMIC) is not placed:
+ * writes nothing). In a graph with run-time loops (loop_begin .. loop_end,
+ * runtime/exec.c) a tensor the body reads that was made before the loop
+ * keeps its block to the loop's end, since the next iteration reads it
+ * again. A dynamic tensor (graph.h: FT_TF_DYNAMIC) is not placed:
  * its offset is FT_PLAN_DYNAMIC.
  *
  * Ownership: ft_plan_build fills a caller-owned ft_plan; ft_plan_free releases

@@ -2,8 +2,8 @@
 # ONNX Loop and Scan unrolled at load time (src/onnx/onnx_loop.c): a loop
 # whose iterations are known then (trip count and conditions from constants
 # and -i values; a scan's length) becomes one copy of its body per
-# iteration; a loop that needs its data to know when it ends is refused as
-# unsupported (exit status 3). Expectations from NumPy.
+# iteration; a Loop that needs its data to know when it ends runs at run
+# time (tests/cli/onnx_rtloop.bats). Expectations from NumPy.
 
 bats_require_minimum_version 1.5.0
 load helpers
@@ -66,11 +66,11 @@ assert gys.shape == (len(ys), 2, 3) and np.allclose(gys, np.stack(ys), rtol=1e-6
     done
 }
 
-@test "ONNX Loop: a trip count not known at load is refused as unsupported (exit 3), saying why" {
+@test "ONNX Loop: a trip count not known at load makes a run-time loop (loop_begin .. loop_end; tests/cli/onnx_rtloop.bats)" {
     loop_model
     run --separate-stderr "$FTRUN" info "$T/loop.onnx"
-    [ "$status" -eq 3 ]
-    [[ "$stderr" == *"(Loop, opset 13): its trip count (input 0) is computed at run time"* ]]
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"run-time loops: 1"*"'Loop_0' (6 body nodes, 1 carried value, 1 scan output)"* ]]
 }
 
 @test "ONNX Loop: more iterations than ftrun unrolls is refused as unsupported (exit 3)" {
