@@ -356,3 +356,37 @@ for name, w in (("a", a), ("b", b)):
     assert g.shape == w.shape and (g == w).all(), (name, g, w)' "$T/$x.npy" "$T/out_$x"
     done
 }
+
+# gm.onnx: a = ConstantOfShape([n, 4]) of 1.5, n the count of x > 0 (stand-in
+# [1, 1]): Gemm(a, W [4, 5], bias) and MatMul(a, W); bad: [n, 3] against W
+@test "dynamic shapes: gemm and matmul of a stand-in whose inner dim disagrees at load are checked at run time" {
+    py '
+import onnx
+from onnx import helper as h, TensorProto as TP, numpy_helper as nh
+c = lambda n, v, dt=np.int64: nh.from_array(np.array(v, dt), n)
+W = np.arange(20, dtype=np.float32).reshape(4, 5) / 10
+for name, inner in (("gm", 4), ("gmbad", 3)):
+    nodes = [h.make_node("Greater", ["x", "zero"], ["p"]), h.make_node("NonZero", ["p"], ["nz"]),
+             h.make_node("Shape", ["nz"], ["s"]), h.make_node("Slice", ["s", "b1", "e2"], ["k"]),
+             h.make_node("Concat", ["k", "inner"], ["shp"], axis=0),
+             h.make_node("ConstantOfShape", ["shp"], ["a"], value=nh.from_array(np.array([1.5], np.float32))),
+             h.make_node("Gemm", ["a", "W", "bias"], ["y"]), h.make_node("MatMul", ["a", "W"], ["z"])]
+    g = h.make_graph(nodes, name, [h.make_tensor_value_info("x", TP.FLOAT, [3, 4])],
+                     [h.make_tensor_value_info(o, TP.FLOAT, [None, 5]) for o in "yz"],
+                     [c("zero", 0.0, np.float32), c("b1", [1]), c("e2", [2]), c("inner", [inner]), nh.from_array(W, "W"),
+                      c("bias", [1, 2, 3, 4, 5], np.float32)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    onnx.checker.check_model(m)
+    onnx.save(m, sys.argv[1] + "/" + name + ".onnx")
+np.save(sys.argv[1] + "/x.npy", np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32))' "$T"
+    run "$FTRUN" run "$T/gm.onnx" -i x="$T/x.npy" -o "$T/o" -q
+    [ "$status" -eq 0 ]
+    py 'x = np.load(sys.argv[1] + "/x.npy"); W = np.arange(20, dtype=np.float32).reshape(4, 5) / 10
+a = np.full(((x > 0).sum(), 4), 1.5, np.float32)
+for name, w in (("y", a @ W + np.arange(1, 6, dtype=np.float32)), ("z", a @ W)):
+    g = np.load(sys.argv[1] + "/o/" + name + ".npy")
+    assert g.shape == w.shape and np.allclose(g, w, rtol=1e-6, atol=1e-6), (name, g, w)' "$T"
+    run "$FTRUN" run "$T/gmbad.onnx" -i x="$T/x.npy" -o "$T/b" -q
+    [ "$status" -eq 3 ]
+    [[ "$output" == *"at run time"*"inner dimensions do not agree"* ]]
+}
