@@ -218,8 +218,9 @@ int ft_node_dynamic(const ft_graph *g, const ft_node *n);
 /* The dims of output o of n (inferred, dynamic) whose sizes are fixed at load
  * (bit d: dim d; ft_tensor.fixed_dims): a dim is fixed only where a rule of
  * infer_dynamic.c proves it from the op and its inputs' fixed dims (a
- * non_zero's first dim is its input's rank; a gather's dims from constant
- * indices; elementwise ops, transpose, concat, shape and size); every other
+ * non_zero's first dim is its input's rank; a gather's from its indices'
+ * and data's; elementwise ops, transpose, concat, squeeze and unsqueeze
+ * with axes, shape and size carry them through); every other
  * dim of a dynamic output, and every dim of any other op's, is a stand-in. */
 unsigned ft_node_fixed_dims(const ft_graph *g, const ft_node *n, int o);
 /* The inputs of n (bit i: input i) whose values give its output shapes

@@ -302,6 +302,34 @@ static unsigned bcast_fixed(const ft_graph *g, const ft_node *n, int r)
     return m;
 }
 
+/* squeeze (unsq 0) and unsqueeze (1) of input dims f0 by the axes attribute:
+ * an added dim (1) is fixed, a kept one as it was; without axes (squeeze:
+ * every dim of size 1, which a stand-in may not be) nothing. */
+static unsigned axes_fixed(const ft_node *n, int r_in, int r_out, unsigned f0, int unsq)
+{
+    const ft_attr_val *a = ft_attr(n, "axes");
+    int rr = unsq ? r_out : r_in, j = 0;
+    unsigned mark = 0, m = 0;
+    if (!a->present || a->n <= 0 || r_out != (unsq ? r_in + a->n : r_in - a->n))
+        return 0;
+    for (int k = 0; k < a->n; k++) {
+        int64_t ax = a->ints[k] < 0 ? a->ints[k] + rr : a->ints[k];
+        if (ax < 0 || ax >= rr)
+            return 0;
+        mark |= 1u << ax;
+    }
+    for (int d = 0; d < rr; d++) {
+        if (mark & (1u << d)) {
+            m |= unsq ? 1u << d : 0;
+            continue;
+        }
+        if (f0 & (1u << (unsq ? j : d)))
+            m |= 1u << (unsq ? d : j);
+        j++;
+    }
+    return m;
+}
+
 unsigned ft_node_fixed_dims(const ft_graph *g, const ft_node *n, int o)
 {
     const ft_tensor *y = &g->tensors[n->out[o]];
@@ -327,6 +355,8 @@ unsigned ft_node_fixed_dims(const ft_graph *g, const ft_node *n, int o)
                 m |= 1u << d;
         return m;
     }
+    if ((n->op == FT_OP_SQUEEZE || n->op == FT_OP_UNSQUEEZE) && r0 >= 0)
+        return axes_fixed(n, r0, r, f0, n->op == FT_OP_UNSQUEEZE);
     if ((inf == ft_infer_unary || inf == ft_infer_unary_bool || inf == ft_infer_cast) && r == r0 && n->n_in == 1)
         return f0 & all;
     if (inf == ft_infer_binary || inf == ft_infer_compare || inf == ft_infer_variadic || inf == ft_infer_where ||
