@@ -2,11 +2,13 @@
  *
  * Ops that exist only to compute shapes or constants (Constant, Shape, Size,
  * ConstantOfShape, Range, If with a known condition; one known only at run
- * time is onnx_if.c's) are always evaluated
- * here, and EyeLike when its input is a small constant (otherwise it maps to
- * eye_like); the small integer and float ops exporters chain around them
- * (Gather, Concat, Unsqueeze, Slice, Cast, Add, Mul, Equal, Where, ...) are
- * evaluated when every input is known and the result is small, and otherwise
+ * time is onnx_if.c's; a Shape or Size of a tensor whose shape is known only
+ * at run time, unless it reads only dims fixed at load, is an op) are always
+ * evaluated here, and EyeLike when its input is a small constant (otherwise
+ * it maps to eye_like); the small integer and float ops exporters chain
+ * around them (Gather, Concat, Unsqueeze, Slice, Cast, Add, Mul, Equal,
+ * Where, ...) are evaluated when every input is known and the result is
+ * small (and a Gather of a run-time Shape at dims fixed at load), and otherwise
  * left to their mappers (onnx_ops*.c). Values are computed in int64 for
  * integer and bool dtypes and in double for floats, then stored in the
  * output's dtype.
