@@ -50,6 +50,11 @@ typedef struct ft_tensor {
     void *value;     /* host bytes (row-major, dtype-sized), owned; NULL if none */
     size_t value_bytes;
     const char *source; /* "data", "file", "init", "blob", "--input", or NULL (static string) */
+    /* A dynamic tensor (FT_TF_DYNAMIC): bit d set when dim d of the stand-in
+     * shape is proven to be the size every run gives (ft_node_fixed_dims),
+     * clear when it is a stand-in. Read only under FT_TF_DYNAMIC (the shape
+     * of any other tensor is known whole); set by ft_node_infer. */
+    unsigned fixed_dims;
     int borrowed;       /* value points into the graph's file mapping (read-only, not owned) */
 } ft_tensor;
 
@@ -210,6 +215,14 @@ int ft_graph_dynamic_str(const ft_graph *g, char *buf, size_t n);
  * a reader of a dynamic tensor, or a node whose shape-giving input
  * (ft_op_value_inputs) is computed at run time. */
 int ft_node_dynamic(const ft_graph *g, const ft_node *n);
+/* The dims of output o of n (inferred, dynamic) whose sizes are fixed at load
+ * (bit d: dim d; ft_tensor.fixed_dims): a dim is fixed only where a rule of
+ * infer_dynamic.c proves it from the op and its inputs' fixed dims (a
+ * non_zero's first dim is its input's rank; a gather's from its indices'
+ * and data's; elementwise ops, transpose, concat, squeeze and unsqueeze
+ * with axes, shape and size carry them through); every other
+ * dim of a dynamic output, and every dim of any other op's, is a stand-in. */
+unsigned ft_node_fixed_dims(const ft_graph *g, const ft_node *n, int o);
 /* The inputs of n (bit i: input i) whose values give its output shapes
  * (ft_op_value_inputs) and are computed at run time, not known at load: the
  * executor reads them at every run before inferring n again. 0: none. */

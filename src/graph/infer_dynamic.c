@@ -366,3 +366,97 @@ int ft_graph_loops_str(const ft_graph *g, char *buf, size_t n)
     }
     return count;
 }
+
+/* The fixed dims of input i of n: none when it is absent, all when its
+ * shape is known whole (not dynamic). */
+static unsigned in_fixed(const ft_graph *g, const ft_node *n, int i, int *rank)
+{
+    const ft_tensor *t = i < n->n_in && n->in[i] >= 0 ? &g->tensors[n->in[i]] : NULL;
+    *rank = t ? t->shape.rank : -1;
+    if (!t)
+        return 0;
+    return (t->flags & FT_TF_DYNAMIC) ? t->fixed_dims : (1u << t->shape.rank) - 1;
+}
+
+/* Broadcasting from the right over every input (concat: its inputs have one
+ * rank): an output dim is fixed when each input having it has it fixed. A
+ * fixed 1 meeting a stand-in is not fixed: the stand-in's size wins. */
+static unsigned bcast_fixed(const ft_graph *g, const ft_node *n, int r)
+{
+    unsigned m = (1u << r) - 1;
+    for (int i = 0; i < n->n_in; i++) {
+        int ri;
+        unsigned f = in_fixed(g, n, i, &ri);
+        if (ri < 0)
+            continue;
+        if (ri > r)
+            return 0;
+        for (int d = 0; d < ri; d++)
+            if (!(f & (1u << d)))
+                m &= ~(1u << (d + r - ri));
+    }
+    return m;
+}
+
+/* squeeze (unsq 0) and unsqueeze (1) of input dims f0 by the axes attribute:
+ * an added dim (1) is fixed, a kept one as it was; without axes (squeeze:
+ * every dim of size 1, which a stand-in may not be) nothing. */
+static unsigned axes_fixed(const ft_node *n, int r_in, int r_out, unsigned f0, int unsq)
+{
+    const ft_attr_val *a = ft_attr(n, "axes");
+    int rr = unsq ? r_out : r_in, j = 0;
+    unsigned mark = 0, m = 0;
+    if (!a->present || a->n <= 0 || r_out != (unsq ? r_in + a->n : r_in - a->n))
+        return 0;
+    for (int k = 0; k < a->n; k++) {
+        int64_t ax = a->ints[k] < 0 ? a->ints[k] + rr : a->ints[k];
+        if (ax < 0 || ax >= rr)
+            return 0;
+        mark |= 1u << ax;
+    }
+    for (int d = 0; d < rr; d++) {
+        if (mark & (1u << d)) {
+            m |= unsq ? 1u << d : 0;
+            continue;
+        }
+        if (f0 & (1u << (unsq ? j : d)))
+            m |= 1u << (unsq ? d : j);
+        j++;
+    }
+    return m;
+}
+
+unsigned ft_node_fixed_dims(const ft_graph *g, const ft_node *n, int o)
+{
+    const ft_tensor *y = &g->tensors[n->out[o]];
+    int r = y->shape.rank, r0, rq;
+    unsigned all = (1u << r) - 1, f0 = in_fixed(g, n, 0, &r0);
+    ft_infer_fn inf = ft_op_get(n->op)->infer;
+    if (n->op == FT_OP_SHAPE || n->op == FT_OP_SIZE) /* their lengths follow from the input's rank */
+        return all;
+    if (n->op == FT_OP_NON_ZERO) /* [rank, count] */
+        return r == 2 ? 1u : 0;
+    if (n->op == FT_OP_GATHER && r0 >= 1) { /* data[:axis] + indices' shape + data[axis+1:] */
+        unsigned fq = in_fixed(g, n, 1, &rq);
+        int a = n->params.move.axis;
+        if (rq < 0 || a < 0 || a >= r0 || r != r0 - 1 + rq)
+            return 0;
+        unsigned lo = f0 & ((1u << a) - 1), hi = f0 >> (a + 1);
+        return (lo | (fq << a) | (hi << (a + rq))) & all;
+    }
+    if (n->op == FT_OP_TRANSPOSE && r == r0) {
+        unsigned m = 0;
+        for (int d = 0; d < r; d++)
+            if (f0 & (1u << n->params.move.perm[d]))
+                m |= 1u << d;
+        return m;
+    }
+    if ((n->op == FT_OP_SQUEEZE || n->op == FT_OP_UNSQUEEZE) && r0 >= 0)
+        return axes_fixed(n, r0, r, f0, n->op == FT_OP_UNSQUEEZE);
+    if ((inf == ft_infer_unary || inf == ft_infer_unary_bool || inf == ft_infer_cast) && r == r0 && n->n_in == 1)
+        return f0 & all;
+    if (inf == ft_infer_binary || inf == ft_infer_compare || inf == ft_infer_variadic || inf == ft_infer_where ||
+        inf == ft_infer_concat)
+        return n->n_out == 1 ? bcast_fixed(g, n, r) : 0;
+    return 0;
+}

@@ -114,14 +114,16 @@ ft_status ft_infer_scatter_elements(ft_infer_ctx *c)
     if (ft_axis(a, d->rank, &axis) != 0)
         return ft_infer_fail(c, "attribute 'axis' is %lld, out of range for data '%s' of shape %s (valid: %d..%d)",
                              (long long)a, ft_infer_in_name(c, 0), ft_shape_str(d, db), -d->rank, d->rank - 1);
-    if (!ft_shape_eq(q, u))
+    /* stand-in shapes (a dynamic input): the ranks now, the dims at every run */
+    int standin = ft_infer_standin(c);
+    if (standin ? q->rank != u->rank : !ft_shape_eq(q, u))
         return ft_infer_fail(c, "updates '%s' of shape %s must have the shape of indices '%s' %s", ft_infer_in_name(c, 2),
                              ft_shape_str(u, ub), ft_infer_in_name(c, 1), ft_shape_str(q, qb));
     if (q->rank != d->rank)
         return ft_infer_fail(c, "indices '%s' of shape %s must have the rank of data '%s' of shape %s (%d, not %d)",
                              ft_infer_in_name(c, 1), ft_shape_str(q, qb), ft_infer_in_name(c, 0), ft_shape_str(d, db),
                              d->rank, q->rank);
-    for (int i = 0; i < d->rank; i++)
+    for (int i = 0; i < d->rank && !standin; i++)
         if (i != axis && q->dims[i] > d->dims[i])
             return ft_infer_fail(c, "indices '%s' of shape %s are larger than data '%s' of shape %s on axis %d (%lld > "
                                  "%lld); only axis %d (the scatter axis) may be larger", ft_infer_in_name(c, 1),

@@ -243,6 +243,9 @@ ft_status ft_node_infer(ft_graph *g, ft_node *n, ft_error *err)
             odyn = o >= ft_loop_carried(n);
         t->flags |= FT_TF_INFERRED | (odyn ? FT_TF_DYNAMIC : 0);
     }
+    /* after every output's shape is set: a rule may read the node's other outputs */
+    for (int o = 0; o < n->n_out; o++)
+        g->tensors[n->out[o]].fixed_dims = dyn ? ft_node_fixed_dims(g, n, o) : 0;
     return FT_OK;
 }
 

@@ -2,11 +2,13 @@
  *
  * Ops that exist only to compute shapes or constants (Constant, Shape, Size,
  * ConstantOfShape, Range, If with a known condition; one known only at run
- * time is onnx_if.c's) are always evaluated
- * here, and EyeLike when its input is a small constant (otherwise it maps to
- * eye_like); the small integer and float ops exporters chain around them
- * (Gather, Concat, Unsqueeze, Slice, Cast, Add, Mul, Equal, Where, ...) are
- * evaluated when every input is known and the result is small, and otherwise
+ * time is onnx_if.c's; a Shape or Size of a tensor whose shape is known only
+ * at run time, unless it reads only dims fixed at load, is an op) are always
+ * evaluated here, and EyeLike when its input is a small constant (otherwise
+ * it maps to eye_like); the small integer and float ops exporters chain
+ * around them (Gather, Concat, Unsqueeze, Slice, Cast, Add, Mul, Equal,
+ * Where, ...) are evaluated when every input is known and the result is
+ * small (and a Gather of a run-time Shape at dims fixed at load), and otherwise
  * left to their mappers (onnx_ops*.c). Values are computed in int64 for
  * integer and bool dtypes and in double for floats, then stored in the
  * output's dtype.
@@ -228,17 +230,80 @@ static ft_status runtime_shape(onx_ctx *c, const onx_node *n, int size)
     return st;
 }
 
+/* 1 when the dims of t that a Shape (start, end) or Size of it reads are
+ * all fixed at load (graph.h: ft_tensor.fixed_dims), though t's shape is
+ * known only at run time. */
+static int read_dims_fixed(const onx_node *n, const ft_tensor *t, int size)
+{
+    int r = t->shape.rank;
+    int64_t start = size ? 0 : onx_attr_i(n, "start", 0), end = size ? r : onx_attr_i(n, "end", r);
+    ft_shape_span(r, &start, &end);
+    for (int64_t d = start; d < end; d++)
+        if (!(t->fixed_dims & (1u << d)))
+            return 0;
+    return 1;
+}
+
+/* Gather at constant positions of a Shape that runs at run time (its input
+ * is dynamic), where every dim those positions name is fixed at load: the
+ * sizes, folded (1), as exporters test a dim before a Squeeze. 0: not this
+ * form, or a position names a stand-in dim (left to the gather op). */
+static int fold_shape_gather(onx_ctx *c, const onx_node *n, ft_status *st)
+{
+    *st = FT_OK;
+    if (n->n_in != 2 || onx_attr_i(n, "axis", 0) != 0 || (*st = onx_infer_pending(c)))
+        return *st ? -1 : 0;
+    const ft_tensor *sh = onx_in_tensor(c, n, 0), *ix = onx_in_const(c, n, 1);
+    if (!sh || !ix || sh->producer < 0 || (ix->flags & FT_TF_INPUT) || !shape_ok(&ix->shape, FOLD_MAX_ELEMS) ||
+        (ix->dtype != FT_I64 && ix->dtype != FT_I32))
+        return 0;
+    const ft_node *sn = c->nodes[sh->producer];
+    if (sn->op != FT_OP_SHAPE || sn->in[0] < 0 || sh->shape.rank != 1)
+        return 0;
+    const ft_tensor *x = &c->g->tensors[sn->in[0]];
+    if (!(x->flags & FT_TF_DYNAMIC))
+        return 0;
+    int64_t start = sn->params.shp.start, len = sh->shape.dims[0];
+    val q, v;
+    if (val_load(ix, &q)) {
+        *st = onx_error(c, n, FT_ERUNTIME, "out of memory");
+        return -1;
+    }
+    int ok = 1;
+    for (uint64_t k = 0; k < q.n && ok; k++) {
+        int64_t p = q.i[k] < 0 ? q.i[k] + len : q.i[k];
+        ok = p >= 0 && p < len && (x->fixed_dims & (1u << (start + p)));
+    }
+    if (ok && val_alloc(&v, FT_I64, &ix->shape)) {
+        val_free(&q);
+        *st = onx_error(c, n, FT_ERUNTIME, "out of memory");
+        return -1;
+    }
+    for (uint64_t k = 0; k < q.n && ok; k++)
+        v.i[k] = x->shape.dims[start + (q.i[k] < 0 ? q.i[k] + len : q.i[k])];
+    val_free(&q);
+    if (!ok)
+        return 0;
+    *st = emit_val(c, n, 0, &v);
+    if (!*st)
+        onx_note_fold(c, "Gather");
+    return *st ? -1 : 1;
+}
+
 /* Shape, Size, ConstantOfShape and Range whose results are known only at run
  * time, emitted as ops: 1, 0 when they are known at load (folded), -1 with
- * *st on failure. */
+ * *st on failure. A Shape or Size that reads only dims fixed at load is
+ * known then. */
 static int emit_runtime(onx_ctx *c, const onx_node *n, ft_status *st)
 {
     const char *op = n->op_type;
     int rt = -1;
     *st = FT_OK;
     if (!strcmp(op, "Shape") || !strcmp(op, "Size")) {
+        if ((*st = onx_infer_pending(c)))
+            return -1;
         const ft_tensor *t = onx_in_tensor(c, n, 0);
-        if (!t || !(t->flags & FT_TF_DYNAMIC))
+        if (!t || !(t->flags & FT_TF_DYNAMIC) || read_dims_fixed(n, t, op[1] == 'i'))
             return 0;
         *st = runtime_shape(c, n, op[1] == 'i');
     } else if (!strcmp(op, "ConstantOfShape")) {
@@ -603,6 +668,11 @@ int ft_onnx_fold(onx_ctx *c, const onx_node *n, ft_status *st)
             *st = onx_import_if(c, n);
             return *st ? -1 : 1;
         }
+    }
+    if (!strcmp(op, "Gather")) {
+        int r = fold_shape_gather(c, n, st);
+        if (r)
+            return r;
     }
     if (ft_onnx_fold_only(op)) {
         int r = emit_runtime(c, n, st);

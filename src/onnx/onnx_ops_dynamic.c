@@ -2,7 +2,9 @@
  * Compress, Unique, NonMaxSuppression and ImageDecoder, each one ftrun op of
  * the same meaning, whose outputs get their shapes at run time (graph.h:
  * FT_TF_DYNAMIC) unless, for ImageDecoder, its image is known at load. What reads those outputs is inferred again at every run;
- * a Shape or Size of one is refused (onnx_fold.c). */
+ * a Shape or Size of one is the shape or size op, read at run time, unless
+ * it reads only dims fixed at load (graph.h: ft_tensor.fixed_dims), when
+ * it is folded (onnx_fold.c). */
 #include "onnx_ops.h"
 #include "onnx.pb-c.h"
 

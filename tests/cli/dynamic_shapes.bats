@@ -506,3 +506,58 @@ assert g.shape == w.shape and (g == w).all(), (g, w)' "$T/p_$a"
     [[ "$output" == *"'pd' (pad)"* ]]
     [[ "$output" == *"axis 2 is out of range"* ]]
 }
+
+# gm.onnx: a = ConstantOfShape([n, 4]) of 1.5, n the count of x > 0 (stand-in
+# [1, 1]): Gemm(a, W [4, 5], bias) and MatMul(a, W); bad: [n, 3] against W.
+# se.onnx: ScatterElements (add) into ConstantOfShape([n, 4]) of 0.5 (stand-in
+# [1, 1]) of the kept x broadcast to [n, 4] (stand-in [6, 4]) at row 0
+@test "dynamic shapes: gemm, matmul and scatter_elements of stand-ins that disagree at load are checked at run time" {
+    py '
+import onnx
+from onnx import helper as h, TensorProto as TP, numpy_helper as nh
+c = lambda n, v, dt=np.int64: nh.from_array(np.array(v, dt), n)
+W = np.arange(20, dtype=np.float32).reshape(4, 5) / 10
+for name, inner in (("gm", 4), ("gmbad", 3)):
+    nodes = [h.make_node("Greater", ["x", "zero"], ["p"]), h.make_node("NonZero", ["p"], ["nz"]),
+             h.make_node("Shape", ["nz"], ["s"]), h.make_node("Slice", ["s", "b1", "e2"], ["k"]),
+             h.make_node("Concat", ["k", "inner"], ["shp"], axis=0),
+             h.make_node("ConstantOfShape", ["shp"], ["a"], value=nh.from_array(np.array([1.5], np.float32))),
+             h.make_node("Gemm", ["a", "W", "bias"], ["y"]), h.make_node("MatMul", ["a", "W"], ["z"])]
+    g = h.make_graph(nodes, name, [h.make_tensor_value_info("x", TP.FLOAT, [3, 4])],
+                     [h.make_tensor_value_info(o, TP.FLOAT, [None, 5]) for o in "yz"],
+                     [c("zero", 0.0, np.float32), c("b1", [1]), c("e2", [2]), c("inner", [inner]), nh.from_array(W, "W"),
+                      c("bias", [1, 2, 3, 4, 5], np.float32)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    onnx.checker.check_model(m)
+    onnx.save(m, sys.argv[1] + "/" + name + ".onnx")
+np.save(sys.argv[1] + "/x.npy", np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32))
+nodes = [h.make_node("Greater", ["x", "zero"], ["m"]), h.make_node("Compress", ["x", "m"], ["cx"], axis=0),
+         h.make_node("Unsqueeze", ["cx", "b1"], ["u"]), h.make_node("Expand", ["u", "s14"], ["upd"]),
+         h.make_node("Mul", ["upd", "zero"], ["z"]), h.make_node("Cast", ["z"], ["idx"], to=TP.INT64),
+         h.make_node("Shape", ["cx"], ["sc"]), h.make_node("Concat", ["sc", "inner"], ["shp"], axis=0),
+         h.make_node("ConstantOfShape", ["shp"], ["data"], value=nh.from_array(np.array([0.5], np.float32))),
+         h.make_node("ScatterElements", ["data", "idx", "upd"], ["y"], axis=0, reduction="add")]
+g = h.make_graph(nodes, "se", [h.make_tensor_value_info("x", TP.FLOAT, [6])], [h.make_tensor_value_info("y", TP.FLOAT, [None, 4])],
+                 [c("zero", 0.0, np.float32), c("b1", [1]), c("s14", [1, 4]), c("inner", [4])])
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 16)])
+onnx.checker.check_model(m)
+onnx.save(m, sys.argv[1] + "/se.onnx")
+np.save(sys.argv[1] + "/x6.npy", np.array([1, -2, 3, 0, 5, -1], np.float32))' "$T"
+    run "$FTRUN" run "$T/gm.onnx" -i x="$T/x.npy" -o "$T/o" -q
+    [ "$status" -eq 0 ]
+    py 'x = np.load(sys.argv[1] + "/x.npy"); W = np.arange(20, dtype=np.float32).reshape(4, 5) / 10
+a = np.full(((x > 0).sum(), 4), 1.5, np.float32)
+for name, w in (("y", a @ W + np.arange(1, 6, dtype=np.float32)), ("z", a @ W)):
+    g = np.load(sys.argv[1] + "/o/" + name + ".npy")
+    assert g.shape == w.shape and np.allclose(g, w, rtol=1e-6, atol=1e-6), (name, g, w)' "$T"
+    run "$FTRUN" run "$T/gmbad.onnx" -i x="$T/x.npy" -o "$T/b" -q
+    [ "$status" -eq 3 ]
+    [[ "$output" == *"at run time"*"inner dimensions do not agree"* ]]
+    run "$FTRUN" run "$T/se.onnx" -i x="$T/x6.npy" -o "$T/s" -q
+    [ "$status" -eq 0 ]
+    py 'x = np.load(sys.argv[1] + "/x6.npy"); kept = x[x > 0]
+want = np.full((kept.size, 4), 0.5, np.float32)
+np.add.at(want, (np.zeros((kept.size, 4), np.int64), np.tile(np.arange(4), (kept.size, 1))), np.repeat(kept[:, None], 4, 1))
+g = np.load(sys.argv[1] + "/s/y.npy")
+assert g.shape == want.shape and (g == want).all(), (g, want)' "$T"
+}

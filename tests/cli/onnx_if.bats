@@ -209,6 +209,30 @@ assert seen == {True, False}' "$M" "$T"
     [[ "$output" == *"guarded nodes: 2"*"'Mul_0' if 'c'; 'Sub_0' if 'If_3/else_guard'"* ]]
 }
 
+@test "onnx If: a size test on a NonZero result's dim fixed at load folds (branches of other ranks); on its count, not" {
+    for mdl in nzsq nzdim0; do
+        for x in xs x; do
+            runs "$M/$mdl.onnx" -i x="$M/$x.npy" -o "$T/${mdl}_$x"
+        done
+    done
+    py '
+import itertools
+# nzsq: shape(e)[-1] == 1 holds, e squeezed; nzdim0: -e when the count is 1, else e
+cols = {n: np.nonzero(np.load(f"{sys.argv[1]}/{n}.npy") > 0)[1].astype(np.float32) + np.float32(0.25) for n in ("xs", "x")}
+assert sorted(e.size == 1 for e in cols.values()) == [False, True]
+for (n, e), mdl in itertools.product(cols.items(), ("nzsq", "nzdim0")):
+    want = e if mdl == "nzsq" else -e[:, None] if e.size == 1 else e[:, None]
+    y = np.load(f"{sys.argv[2]}/{mdl}_{n}/y.npy")
+    assert y.shape == want.shape and np.array_equal(y, want), (mdl, n, y, want)' "$M" "$T"
+    run "$FTRUN" info "$M/nzsq.onnx"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"folded at load time ("*"If 1)"* ]]
+    [[ "$output" != *"guarded nodes"* ]]
+    run "$FTRUN" info "$M/nzdim0.onnx"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"guarded nodes: 1"*"'Neg_0' if 'c'"* ]]
+}
+
 @test "onnx If: info and --dry-run name the guarded nodes and their guards" {
     conv basic
     run "$FTRUN" info "$T/basic.ftg"

@@ -5,7 +5,8 @@ outer-scope values in both branches), fail.onnx (the then branch gathers an
 index given as input), nested.onnx (an If computed inside a branch), dyn.onnx
 (branches of different shapes), heavy.onnx (a matmul chain and an If in the
 taken branch), nzif.onnx (the condition from a NonZero, so not known at load
-even with -i), initsame.onnx, initshadow.onnx and initnested.onnx (branch
+even with -i), nzsq.onnx and nzdim0.onnx (a size test on a NonZero's
+result: of a dim fixed at load, folded, and of the count, at run time), initsame.onnx, initshadow.onnx and initnested.onnx (branch
 initializers of one name with other values), and the input files.
 """
 import sys, numpy as np, onnx
@@ -13,9 +14,9 @@ from onnx import helper as h, TensorProto as TP, numpy_helper as nh
 d = sys.argv[1]
 F, B, I = TP.FLOAT, TP.BOOL, TP.INT64
 vi = h.make_tensor_value_info
-def save(nodes, name, ins, outs, inits=()):
+def save(nodes, name, ins, outs, inits=(), opset=13):
     g = h.make_graph(nodes, name, ins, outs, initializer=list(inits))
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
     onnx.checker.check_model(m)
     onnx.save(m, f"{d}/{name}.onnx")
 w = nh.from_array(np.array([0.5, -1.0, 2.0, 1.5], np.float32), "w")
@@ -70,6 +71,32 @@ else_g = h.make_graph([h.make_node("Sub", ["x", "two"], ["ey"])], "else", [], [v
 save([h.make_node("NonZero", ["x"], ["nz"]), h.make_node("ReduceSum", ["nz"], ["s"], keepdims=0),
       h.make_node("Greater", ["s", "ten"], ["c"]), h.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)],
      "nzif", [vi("x", F, [3, 4])], [vi("y", F, [3, 4])], [ten, two])
+# nzsq: torchvision's squeeze guarded by a size test. e = float(NonZero(x > 0)^T[:, [1]]) + w1 (through an
+# unsqueeze and a squeeze of axis 0), [K, 1] with K
+# known at run time; c = shape(e)[-1] == 1 and shape(NonZero^T, start=1)[0] == 2 test dims fixed at load, so the
+# If folds and its branches may differ in rank: then squeeze(e, 1) [K], else e [K, 1]
+ci = lambda name, v: nh.from_array(np.array(v, np.int64), name)
+w1 = nh.from_array(np.array([0.25], np.float32), "w1")
+sq_then = h.make_graph([h.make_node("Squeeze", ["e", "ax1"], ["ty"])], "then", [], [vi("ty", F, [None])])
+sq_else = h.make_graph([h.make_node("Identity", ["e"], ["ey"])], "else", [], [vi("ey", F, [None, 1])])
+nz_e = [h.make_node("Greater", ["x", "zero"], ["p"]), h.make_node("NonZero", ["p"], ["nz"]),
+        h.make_node("Transpose", ["nz"], ["t"], perm=[1, 0]), h.make_node("Gather", ["t", "ax1"], ["col"], axis=1),
+        h.make_node("Unsqueeze", ["col", "ax0"], ["cu"]), h.make_node("Squeeze", ["cu", "ax0"], ["cs"]),
+        h.make_node("Cast", ["cs"], ["cf"], to=F), h.make_node("Add", ["cf", "w1"], ["e"]),
+        h.make_node("Shape", ["e"], ["se"])]
+save(nz_e + [h.make_node("Gather", ["se", "m1"], ["d1"]), h.make_node("Equal", ["d1", "i1"], ["c1"]),
+             h.make_node("Shape", ["t"], ["st1"], start=1), h.make_node("Gather", ["st1", "i0"], ["d2"]),
+             h.make_node("Equal", ["d2", "i2"], ["c2"]), h.make_node("And", ["c1", "c2"], ["c"]),
+             h.make_node("If", ["c"], ["y"], then_branch=sq_then, else_branch=sq_else)],
+     "nzsq", [vi("x", F, [3, 4])], [vi("y", F, [None])],
+     [zero, w1, ci("ax0", [0]), ci("ax1", [1]), ci("m1", -1), ci("i0", 0), ci("i1", 1), ci("i2", 2)], opset=15)
+# nzdim0: the same e, but c = shape(e)[0] == 1 tests the count K, known only at run time: not folded
+# (the stand-in is not the count); then -e, else e
+d0_then = h.make_graph([h.make_node("Neg", ["e"], ["ty"])], "then", [], [vi("ty", F, [None, 1])])
+d0_else = h.make_graph([h.make_node("Identity", ["e"], ["ey"])], "else", [], [vi("ey", F, [None, 1])])
+save(nz_e + [h.make_node("Gather", ["se", "i0"], ["d0"]), h.make_node("Equal", ["d0", "i1"], ["c"]),
+             h.make_node("If", ["c"], ["y"], then_branch=d0_then, else_branch=d0_else)],
+     "nzdim0", [vi("x", F, [3, 4])], [vi("y", F, [None, 1])], [zero, w1, ci("ax0", [0]), ci("ax1", [1]), ci("i0", 0), ci("i1", 1)])
 # initsame: both branches y = x + k, each with its own initializer k ([1, 1] and [100, 100])
 def arr(name, v): return nh.from_array(np.array(v, np.float32), name)
 then_g = h.make_graph([h.make_node("Add", ["x", "k"], ["ty"])], "then", [], [vi("ty", F, [2])], [arr("k", [1, 1])])
