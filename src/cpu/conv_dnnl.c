@@ -295,10 +295,7 @@ static dnnl_status_t make_pd(dnnl_engine_t eng, const ft_node *n, const ft_shape
     CPU_DNNL_TRY(dnnl_primitive_attr_set_post_ops(attr, po));
     CPU_DNNL_TRY(dnnl_primitive_desc_create(pd, &cd, attr, eng, NULL));
 fail:
-    if (po)
-        dnnl_post_ops_destroy(po);
-    if (attr)
-        dnnl_primitive_attr_destroy(attr);
+    cpu_dnnl_build_free(NULL, po, attr);
     return s;
 }
 

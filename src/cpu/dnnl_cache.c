@@ -122,3 +122,15 @@ ft_status cpu_dnnl_time(cpu_dnnl_pick *p, int form, double margin, int threads, 
         p->best = t, p->lead = form;
     return FT_OK;
 }
+
+void *cpu_dnnl_lookup(const ft_kctx *k, const cpu_dnnl_kind *kind, const ft_node *n, const ft_view *in,
+                      int need_engine, cpu_dnnl_cache **c, int *fresh)
+{
+    /* a new run (ft_kctx.run_id): a graph loaded after another may reuse its
+     * node and weight addresses, so nothing cached is kept */
+    *c = cpu_dnnl_cache_get(k->be, kind);
+    if (!*c || (need_engine && (*c)->broken))
+        return NULL;
+    cpu_dnnl_cache_begin(*c, k);
+    return cpu_dnnl_cache_entry(*c, k, n, in, fresh);
+}

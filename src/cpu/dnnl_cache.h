@@ -95,6 +95,13 @@ int cpu_dnnl_cache_begin(cpu_dnnl_cache *c, const ft_kctx *k);
  * memory. */
 void *cpu_dnnl_cache_entry(cpu_dnnl_cache *c, const ft_kctx *k, const ft_node *n, const ft_view *in, int *fresh);
 
+/* The three calls above in one: k's cache of `kind` (made on first use,
+ * emptied for a new graph or run id) into *c and the entry of node n from it
+ * (*fresh as cpu_dnnl_cache_entry); NULL when out of memory, or when
+ * need_engine and oneDNN could not make an engine here (c->broken). */
+void *cpu_dnnl_lookup(const ft_kctx *k, const cpu_dnnl_kind *kind, const ft_node *n, const ft_view *in,
+                      int need_engine, cpu_dnnl_cache **c, int *fresh);
+
 /* Runs form `form` of a node (run(arg, form)) 3 times and more, until 2 ms
  * went by (16 at most; once when its first run takes over ten times the
  * best so far), timing each on process CPU time on one thread and wall time

@@ -67,6 +67,33 @@ static inline void cpu_dnnl_destroy(const dnnl_primitive_t *p, size_t np, const 
             dnnl_memory_destroy(m[i]);
 }
 
+/* What building a primitive leaves to free: its descriptor, post-ops and
+ * attributes, those that are not NULL. */
+static inline void cpu_dnnl_build_free(dnnl_primitive_desc_t pd, dnnl_post_ops_t po, dnnl_primitive_attr_t attr)
+{
+    if (pd)
+        dnnl_primitive_desc_destroy(pd);
+    if (po)
+        dnnl_post_ops_destroy(po);
+    if (attr)
+        dnnl_primitive_attr_destroy(attr);
+}
+
+/* Runs primitive p on strm with the na arguments at a (which has room for
+ * one more: the scratchpad pad, when not NULL) and waits for it; a failed
+ * wait sets *what to say so. */
+static inline dnnl_status_t cpu_dnnl_exec_wait(dnnl_primitive_t p, dnnl_stream_t strm, dnnl_exec_arg_t *a, int na,
+                                               dnnl_memory_t pad, const char **what)
+{
+    if (pad)
+        a[na++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, pad};
+    dnnl_status_t s = dnnl_primitive_execute(p, strm, na, a);
+    if (s != dnnl_success)
+        return s;
+    *what = "waiting for the stream";
+    return dnnl_stream_wait(strm);
+}
+
 /* Runs reorder r from memory `from` to memory `to` on strm (no wait). */
 static inline dnnl_status_t cpu_dnnl_reorder_run(dnnl_stream_t strm, dnnl_primitive_t r, dnnl_memory_t from,
                                                  dnnl_memory_t to)

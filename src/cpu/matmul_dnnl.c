@@ -191,12 +191,7 @@ static void build(cpu_dnnl_cache *c, mm_entry *e, const mm_shape *p)
         CPU_DNNL_TRY(dnnl_memory_create(&e->m_pad, cpad, c->eng, e->pad_buf));
     e->ok = 1;
 fail:
-    if (pd)
-        dnnl_primitive_desc_destroy(pd);
-    if (po)
-        dnnl_post_ops_destroy(po);
-    if (attr)
-        dnnl_primitive_attr_destroy(attr);
+    cpu_dnnl_build_free(pd, po, attr);
     if (!e->ok)
         entry_free(e);
 }
@@ -224,12 +219,7 @@ static ft_status run(ft_kctx *k, cpu_dnnl_cache *c, mm_entry *e, const ft_node *
     int na = 3;
     if (p->bias)
         a[na++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->m_bias};
-    if (e->m_pad)
-        a[na++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->m_pad};
-    if ((s = dnnl_primitive_execute(e->mm, c->strm, na, a)))
-        goto fail;
-    what = "waiting for the stream";
-    if ((s = dnnl_stream_wait(c->strm)))
+    if ((s = cpu_dnnl_exec_wait(e->mm, c->strm, a, na, e->m_pad, &what)))
         goto fail;
     if (!e->relu)
         cpu_matmul_epilogue(k, out[0].data, p->M, p->N, NULL, p->act);
@@ -283,14 +273,9 @@ int cpu_matmul_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *ou
         return 0;
     if (!use_dnnl(k, n, &p))
         return 0;
-    cpu_dnnl_cache *c = cpu_dnnl_cache_get(k->be, &mm_kind);
-    if (!c || c->broken)
-        return 0;
-    /* a new run (ft_kctx.run_id): a graph loaded after another may reuse its
-     * node and weight addresses, so nothing cached is kept */
-    cpu_dnnl_cache_begin(c, k);
+    cpu_dnnl_cache *c;
     int fresh;
-    mm_entry *e = cpu_dnnl_cache_entry(c, k, n, in, &fresh);
+    mm_entry *e = cpu_dnnl_lookup(k, &mm_kind, n, in, 1, &c, &fresh);
     if (!e)
         return 0;
     if (fresh) {

@@ -128,10 +128,7 @@ static void build(cpu_dnnl_cache *c, qc_entry *e, const ft_node *n, const ft_vie
         CPU_DNNL_TRY(md_buffer(c->eng, cpad, &e->pad_buf, &e->m_pad));
     e->ok = 1;
 fail:
-    if (pd)
-        dnnl_primitive_desc_destroy(pd);
-    if (attr)
-        dnnl_primitive_attr_destroy(attr);
+    cpu_dnnl_build_free(pd, NULL, attr);
     if (!e->ok)
         entry_free(e);
 }
@@ -165,19 +162,14 @@ static int zero_points_zero(const ft_view *z)
 int cpu_qconv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, const ft_shape *ys, const int32_t **acc,
                    ft_status *st)
 {
-    if (in[0].dtype != FT_U8 || in[3].dtype != FT_I8 || !k->g || !k->be || ft_numel(ys) == 0 ||
-        ft_numel(&in[0].shape) == 0 || !cpu_input_is_const(k, n, 3) || !zero_points_zero(&in[2]) ||
-        !zero_points_zero(&in[5]))
-        return 0;
     const char *v = getenv("FTRUN_QCONV_IMPL");
-    if (v && strcmp(v, "loops") == 0)
-        return 0;
-    cpu_dnnl_cache *c = cpu_dnnl_cache_get(k->be, &qc_kind);
-    if (!c || c->broken)
-        return 0;
-    cpu_dnnl_cache_begin(c, k);
+    cpu_dnnl_cache *c;
     int fresh;
-    qc_entry *e = cpu_dnnl_cache_entry(c, k, n, in, &fresh);
+    qc_entry *e = NULL;
+    if (in[0].dtype == FT_U8 && in[3].dtype == FT_I8 && k->g && k->be && ft_numel(ys) && ft_numel(&in[0].shape) &&
+        cpu_input_is_const(k, n, 3) && zero_points_zero(&in[2]) && zero_points_zero(&in[5]) &&
+        !(v && strcmp(v, "loops") == 0))
+        e = cpu_dnnl_lookup(k, &qc_kind, n, in, 1, &c, &fresh);
     if (!e)
         return 0;
     if (fresh)
@@ -204,13 +196,7 @@ int cpu_qconv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, const ft_sha
         goto fail;
     what = "the convolution";
     dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, e->m_src}, {DNNL_ARG_WEIGHTS, e->m_w}, {DNNL_ARG_DST, e->m_dst}};
-    int na = 3;
-    if (e->m_pad)
-        a[na++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->m_pad};
-    if ((s = dnnl_primitive_execute(e->conv, c->strm, na, a)))
-        goto fail;
-    what = "waiting for the stream";
-    if ((s = dnnl_stream_wait(c->strm)))
+    if ((s = cpu_dnnl_exec_wait(e->conv, c->strm, a, 3, e->m_pad, &what)))
         goto fail;
     *acc = (const int32_t *)e->dst_buf;
     *st = FT_OK;

@@ -272,12 +272,9 @@ const float *cpu_rnn_f32_rt(ft_kctx *k, const ft_node *n, const ft_view *in, int
 {
     if (!cpu_input_is_const(k, n, 2))
         return NULL;
-    cpu_dnnl_cache *c = cpu_dnnl_cache_get(k->be, &rt_kind);
-    if (!c)
-        return NULL;
-    cpu_dnnl_cache_begin(c, k);
+    cpu_dnnl_cache *c;
     int fresh;
-    rt_entry *e = cpu_dnnl_cache_entry(c, k, n, in, &fresh);
+    rt_entry *e = cpu_dnnl_lookup(k, &rt_kind, n, in, 0, &c, &fresh);
     if (!e)
         return NULL;
     if (!e->rt) {
