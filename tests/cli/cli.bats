@@ -319,6 +319,7 @@ EOF
 
 @test "start: ftrun executes itself once more for GOMP_SPINCOUNT only where OpenMP threads may run a graph" {
     command -v strace > /dev/null || skip "strace is not installed"
+    export ASAN_OPTIONS=detect_leaks=0 # LeakSanitizer does not work under ptrace
     starts() { # the number of execve calls of one command line
         env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY OPENBLAS_CORETYPE=Haswell \
             strace -f -e trace=execve -o "$T/st.log" "$FTRUN" "$@" > /dev/null 2>&1
