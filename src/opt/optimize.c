@@ -305,6 +305,111 @@ static int absorb(opt *o, int k, int p, int extra)
     return 0;
 }
 
+/* --- conv_taps: the taps of a conv's kernel that read only padding, at every
+ * output position, are dropped: along each spatial dim the taps t whose input
+ * o*s - pb + t*d lies outside [0, in) for every output o (the outer taps of
+ * DeepLab's atrous convs with a dilation as large as the feature map). The
+ * weight, a constant only this conv reads, keeps taps [t0, t1]; the pads
+ * become pb - t0*d and what gives the same output size. Exact: a dropped tap
+ * added only zeros. Only with explicit pads (auto_pad NOTSET) and a shape
+ * known at load. Runs first, while every conv still has its own parameters
+ * (a fusion leaves the fused node's to the validation after the passes). --- */
+
+/* Whether tap t of dim j reads the input at some output position. */
+static int tap_live(const ft_conv_params *p, int j, int64_t in, int64_t out, int64_t t)
+{
+    for (int64_t o = 0; o < out; o++) {
+        int64_t i = o * p->s[j] - p->pb[j] + t * p->d[j];
+        if (i >= 0 && i < in)
+            return 1;
+    }
+    return 0;
+}
+
+/* Dim j's taps that read the input somewhere: [*t0, *t1]; 0 when they are
+ * not one run of taps or the new begin pad would be negative. */
+static int live_taps(const ft_conv_params *p, int j, int64_t in, int64_t out, int64_t k, int64_t *t0, int64_t *t1)
+{
+    *t0 = *t1 = -1;
+    for (int64_t t = 0; t < k; t++)
+        if (tap_live(p, j, in, out, t)) {
+            *t0 = *t0 < 0 ? t : *t0;
+            *t1 = t;
+        }
+    for (int64_t t = *t0 + 1; *t0 >= 0 && t < *t1; t++)
+        if (!tap_live(p, j, in, out, t))
+            return 0;
+    return *t0 >= 0 && p->pb[j] - *t0 * p->d[j] >= 0;
+}
+
+static ft_status pass_conv_taps(opt *o, int *count)
+{
+    ft_graph *g = o->g;
+    for (int c = 0; c < g->n_nodes; c++) {
+        ft_node *n = &g->nodes[c];
+        if (o->dead[c] || n->op != FT_OP_CONV || n->params.conv.auto_pad != FT_AUTO_PAD_NOTSET || n->n_in < 2)
+            continue;
+        int x = n->in[0], w = n->in[1], y = n->out[0];
+        if (x < 0 || w < 0 || !opt_is_const(o, w) || g->tensors[w].n_readers != 1 ||
+            ((g->tensors[x].flags | g->tensors[y].flags) & FT_TF_DYNAMIC))
+            continue;
+        const ft_conv_params *p = &n->params.conv;
+        ft_tensor *wt = &g->tensors[w];
+        const int r = p->r;
+        int64_t t0[FT_SP_MAX], t1[FT_SP_MAX], pads[2 * FT_SP_MAX];
+        int ok = r >= 1 && wt->shape.rank == r + 2, smaller = 0;
+        for (int j = 0; j < r && ok; j++) {
+            int64_t in = g->tensors[x].shape.dims[2 + j], out = g->tensors[y].shape.dims[2 + j],
+                    k = wt->shape.dims[2 + j];
+            ok = live_taps(p, j, in, out, k, &t0[j], &t1[j]);
+            if (!ok)
+                break;
+            int64_t kn = t1[j] - t0[j] + 1, ek = (kn - 1) * p->d[j] + 1;
+            pads[j] = p->pb[j] - t0[j] * p->d[j];
+            pads[r + j] = (out - 1) * p->s[j] + ek - in - pads[j];
+            ok = pads[r + j] >= 0 && (in + pads[j] + pads[r + j] - ek) / p->s[j] + 1 == out;
+            smaller |= kn < k;
+        }
+        if (!ok || !smaller)
+            continue;
+        /* the kept taps of each [M, C/group] kernel, row-major */
+        ft_shape ns = wt->shape;
+        for (int j = 0; j < r; j++)
+            ns.dims[2 + j] = t1[j] - t0[j] + 1;
+        const size_t es = ft_dtype_size(wt->dtype);
+        uint64_t nk = ft_numel(&ns), per_new = 1, per_old = 1;
+        for (int j = 0; j < r; j++)
+            per_new *= (uint64_t)ns.dims[2 + j], per_old *= (uint64_t)wt->shape.dims[2 + j];
+        char *nw = ft_malloc((size_t)nk * es + 1);
+        int64_t *pv = ft_malloc(sizeof(int64_t) * 2 * (size_t)r);
+        if (!nw || !pv) {
+            free(nw);
+            free(pv);
+            return opt_oom(o);
+        }
+        for (uint64_t e = 0; e < nk; e++) {
+            /* element e: kernel e / per_new, tap rem; its taps shifted by t0 in the old kernel */
+            uint64_t kern = e / per_new, rem = e % per_new, src = 0, mul = 1;
+            for (int j = r - 1; j >= 0; j--) {
+                int64_t dn = ns.dims[2 + j];
+                src += (uint64_t)((int64_t)(rem % (uint64_t)dn) + t0[j]) * mul;
+                rem /= (uint64_t)dn;
+                mul *= (uint64_t)wt->shape.dims[2 + j];
+            }
+            memcpy(nw + e * es, (const char *)wt->value + (kern * per_old + src) * es, es);
+        }
+        ft_tensor_set_value(wt, nw, (size_t)nk * es);
+        wt->shape = ns;
+        memcpy(pv, pads, sizeof(int64_t) * 2 * (size_t)r);
+        ft_attr_val *pa = opt_attr(n, "pads");
+        free(pa->ints);
+        pa->ints = pv;
+        pa->n = 2 * r;
+        ++*count;
+    }
+    return FT_OK;
+}
+
 static ft_status pass_conv_act(opt *o, int *count)
 {
     ft_graph *g = o->g;
@@ -609,6 +714,7 @@ static const struct {
     int level;
     ft_status (*fn)(opt *o, int *count);
 } passes[FT_OPT_N_PASSES] = {
+    [FT_OPT_conv_taps] = {"conv_taps", 2, pass_conv_taps},
     [FT_OPT_bn_fold] = {"bn_fold", 2, pass_bn_fold},
     [FT_OPT_silu] = {"silu", 2, opt_silu},
     [FT_OPT_hard_swish] = {"hard_swish", 2, opt_hard_swish},

@@ -4,7 +4,8 @@
  *
  *   -O0  nothing
  *   -O1  dead: nodes whose outputs nobody reads and that are no graph output
- *   -O2  bn_fold (batch_norm with constant parameters after a conv -> the
+ *   -O2  conv_taps (kernel taps that read only padding dropped from a
+ *        conv), bn_fold (batch_norm with constant parameters after a conv -> the
  *        conv's weights and bias), silu, hard_swish, gelu, layer_norm, rms_norm, softmax,
  *        log_softmax, attention (their expanded forms -> the op;
  *        optimize_forms.c), transpose, conv_add (an add of a conv's
@@ -41,7 +42,7 @@
  * info`'s summary line and --help's list of -O2 come from this table (the
  * functions are in optimize.c's table of the same order). */
 #define FT_OPT_PASSES(X)                                                                                            \
-    X(bn_fold, 2) X(silu, 2) X(hard_swish, 2) X(gelu, 2) X(layer_norm, 2) X(rms_norm, 2) X(softmax, 2) X(log_softmax, 2)              \
+    X(conv_taps, 2) X(bn_fold, 2) X(silu, 2) X(hard_swish, 2) X(gelu, 2) X(layer_norm, 2) X(rms_norm, 2) X(softmax, 2) X(log_softmax, 2)              \
     X(attention, 2) X(transpose, 2) X(conv_add, 2) X(conv_act, 2) X(qdq_conv, 2) X(matmul_epi, 2) X(dead, 1)
 
 typedef enum ft_opt_pass {

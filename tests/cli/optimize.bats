@@ -346,7 +346,7 @@ gated() {
     for k in gelu gelu_half_first gelu_tanh gelu_tanh_pow; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 1, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, qdq_conv 0, matmul_epi 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): conv_taps 0, bn_fold 0, silu 0, hard_swish 0, gelu 1, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, qdq_conv 0, matmul_epi 0, dead 0" ]
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ gelu_out\ +gelu ]]
         [[ ! "$output" =~ (erf|tanh)\  ]]
@@ -358,7 +358,7 @@ gated() {
 @test "layer_norm: the opset-13 expansion with scale and bias becomes layer_norm" {
     mk layer_norm
     run opt_line layer_norm
-    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 1, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, qdq_conv 0, matmul_epi 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): conv_taps 0, bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 1, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, qdq_conv 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/layer_norm.onnx"
     [[ "$output" =~ ln_out\ +layer_norm ]]
     [[ "$output" =~ nodes:\ 1, ]]
@@ -368,7 +368,7 @@ gated() {
 # counts "name N, ..." of the optimizer line: every count not named is 0
 counts() {
     local line="optimizer (-O2):" n
-    for n in bn_fold silu hard_swish gelu layer_norm rms_norm softmax log_softmax attention transpose conv_add conv_act qdq_conv matmul_epi dead; do
+    for n in conv_taps bn_fold silu hard_swish gelu layer_norm rms_norm softmax log_softmax attention transpose conv_add conv_act qdq_conv matmul_epi dead; do
         local v=0 kv
         for kv in "$@"; do [ "${kv% *}" = $n ] && v=${kv#* }; done
         line="$line $n $v,"
@@ -495,7 +495,7 @@ with torch.no_grad():
     np.save("want.npy", m(x).numpy())
 EOF
     run "$FTRUN" info m.onnx
-    [[ "$output" =~ optimizer\ \(-O2\):\ bn_fold\ 0,\ silu\ 0,\ hard_swish\ 0,\ gelu\ 2,\ layer_norm\ 3,\ rms_norm\ 0,\ softmax\ 0,\ log_softmax\ 0,\ attention\ 0,\ transpose\ 0,\ conv_add\ 0,\ conv_act\ 0,\ qdq_conv\ 0,\ matmul_epi\ 5,\ dead\ 0 ]]
+    [[ "$output" =~ optimizer\ \(-O2\):\ conv_taps\ 0,\ bn_fold\ 0,\ silu\ 0,\ hard_swish\ 0,\ gelu\ 2,\ layer_norm\ 3,\ rms_norm\ 0,\ softmax\ 0,\ log_softmax\ 0,\ attention\ 0,\ transpose\ 0,\ conv_add\ 0,\ conv_act\ 0,\ qdq_conv\ 0,\ matmul_epi\ 5,\ dead\ 0 ]]
     [[ ! "$output" =~ reduce_mean ]]
     "$FTRUN" m.onnx -i x=x.npy -o o2 -q --expect want.npy --rtol 1e-4 --atol 1e-4
     "$FTRUN" m.onnx -i x=x.npy -o o0 -q -O0 --expect want.npy --rtol 1e-4 --atol 1e-4
@@ -525,14 +525,14 @@ EOF
            {"name": "sum", "op": "add", "inputs": ["x", "w_t"], "outputs": ["y"]}]}
 EOF
     run "$FTRUN" info tc.json
-    [[ "$output" =~ optimizer\ \(-O2\):\ bn_fold\ 0,\ silu\ 0,\ hard_swish\ 0,\ gelu\ 0,\ layer_norm\ 0,\ rms_norm\ 0,\ softmax\ 0,\ log_softmax\ 0,\ attention\ 0,\ transpose\ 1,\ conv_add\ 0,\ conv_act\ 0,\ qdq_conv\ 0,\ matmul_epi\ 0,\ dead\ 0 ]]
+    [[ "$output" =~ optimizer\ \(-O2\):\ conv_taps\ 0,\ bn_fold\ 0,\ silu\ 0,\ hard_swish\ 0,\ gelu\ 0,\ layer_norm\ 0,\ rms_norm\ 0,\ softmax\ 0,\ log_softmax\ 0,\ attention\ 0,\ transpose\ 1,\ conv_add\ 0,\ conv_act\ 0,\ qdq_conv\ 0,\ matmul_epi\ 0,\ dead\ 0 ]]
     [[ "$output" =~ nodes:\ 1, ]]
     npy want.npy 'np.load("x.npy") + np.load("w.npy").transpose(2, 0, 1)'
     "$FTRUN" tc.json -i x=x.npy -o o2 -q --expect want.npy --rtol 0 --atol 0
     "$FTRUN" tc.json -i x=x.npy -o o0 -q -O0 --expect want.npy --rtol 0 --atol 0
     mk gemm_transposed
     run opt_line gemm_transposed
-    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 1, conv_add 0, conv_act 0, qdq_conv 0, matmul_epi 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): conv_taps 0, bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 1, conv_add 0, conv_act 0, qdq_conv 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/gemm_transposed.onnx"
     [[ "$output" =~ nodes:\ 1, ]]
     same gemm_transposed
@@ -543,11 +543,11 @@ EOF
         mk $k
         run opt_line $k
         if [ $k = conv_hardsigmoid_mul ]; then
-            [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 1, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, qdq_conv 0, matmul_epi 0, dead 0" ]
+            [ "$output" = "optimizer (-O2): conv_taps 0, bn_fold 0, silu 0, hard_swish 1, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, qdq_conv 0, matmul_epi 0, dead 0" ]
         elif [ $k = conv_silu ]; then
-            [ "$output" = "optimizer (-O2): bn_fold 0, silu 1, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, qdq_conv 0, matmul_epi 0, dead 0" ]
+            [ "$output" = "optimizer (-O2): conv_taps 0, bn_fold 0, silu 1, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, qdq_conv 0, matmul_epi 0, dead 0" ]
         else
-            [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, qdq_conv 0, matmul_epi 0, dead 0" ]
+            [ "$output" = "optimizer (-O2): conv_taps 0, bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, qdq_conv 0, matmul_epi 0, dead 0" ]
         fi
         # one node, a conv named after the conv with the activation fused into it
         run "$FTRUN" info "$T/$k.onnx"
@@ -584,7 +584,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
 @test "conv_act: a conv whose output has another reader keeps its activation node" {
     mk conv_shared
     run opt_line conv_shared
-    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, qdq_conv 0, matmul_epi 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): conv_taps 0, bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, qdq_conv 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/conv_shared.onnx"
     [[ "$output" =~ act\ +relu ]]
     "$FTRUN" "$T/conv_shared.onnx" -i x=x.npy -o o2 -q
@@ -593,7 +593,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
 
 @test "bn_fold: batch_norm after a conv goes into its weights and bias (with or without a bias); the relu then fuses" {
     for k in conv_bn conv_bn_nobias; do
-        one_conv $k "optimizer (-O2): bn_fold 1, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, qdq_conv 0, matmul_epi 0, dead 0"
+        one_conv $k "optimizer (-O2): conv_taps 0, bn_fold 1, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 1, qdq_conv 0, matmul_epi 0, dead 0"
     done
     # written out (convert, pack), the folded graph keeps its folded weights
     # and no batch_norm, and runs to the same values at -O0
@@ -620,7 +620,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
     for k in conv_add_relu conv_add_swapped conv_add; do
         act=1
         [ $k = conv_add ] && act=0
-        one_conv $k "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 1, conv_act $act, qdq_conv 0, matmul_epi 0, dead 0"
+        one_conv $k "optimizer (-O2): conv_taps 0, bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 1, conv_act $act, qdq_conv 0, matmul_epi 0, dead 0"
     done
     # the fused graph written out has the residual as the conv's input 3, bias kept
     "$FTRUN" convert "$T/conv_add_relu.onnx" -o c.ftg -q
@@ -634,7 +634,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
     for k in conv_add_shared conv_add_bcast; do
         mk $k
         run opt_line $k
-        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, qdq_conv 0, matmul_epi 0, dead 0" ]
+        [ "$output" = "optimizer (-O2): conv_taps 0, bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, qdq_conv 0, matmul_epi 0, dead 0" ]
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ add\ +add ]]
         "$FTRUN" "$T/$k.onnx" -i x=x.npy -o o2 -q
@@ -651,7 +651,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
         mm_bias_gelu) want="gelu 1, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, qdq_conv 0, matmul_epi 2," ;;
         *) want="gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, qdq_conv 0, matmul_epi 1," ;;
         esac
-        [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, $want dead 0" ]
+        [ "$output" = "optimizer (-O2): conv_taps 0, bn_fold 0, silu 0, hard_swish 0, $want dead 0" ]
         # one node, the product, named after it with the ops fused into it
         run "$FTRUN" info "$T/$k.onnx"
         [[ "$output" =~ nodes:\ 1, ]]
@@ -670,7 +670,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
 @test "matmul_epi: a product whose output has another reader keeps its add and activation" {
     mk mm_shared
     run opt_line mm_shared
-    [ "$output" = "optimizer (-O2): bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, qdq_conv 0, matmul_epi 0, dead 0" ]
+    [ "$output" = "optimizer (-O2): conv_taps 0, bn_fold 0, silu 0, hard_swish 0, gelu 0, layer_norm 0, rms_norm 0, softmax 0, log_softmax 0, attention 0, transpose 0, conv_add 0, conv_act 0, qdq_conv 0, matmul_epi 0, dead 0" ]
     run "$FTRUN" info "$T/mm_shared.onnx"
     [[ "$output" =~ nodes:\ 4, ]]
     "$FTRUN" "$T/mm_shared.onnx" -i x=x.npy -o o2 -q
@@ -754,7 +754,7 @@ for name, f in (("input_0", "x.npy"), ("output_0", "want.npy")):
     mk silu
     run opt_line silu 2
     [ "$status" -eq 0 ]
-    # "optimizer (-O2): bn_fold 0, silu 1, ..." -> the pass names
+    # "optimizer (-O2): conv_taps 0, bn_fold 0, silu 1, ..." -> the pass names
     names=$(printf '%s\n' "$output" | sed -E 's/^optimizer \(-O2\)://; s/ [0-9]+,?//g')
     [ "$(echo $names | wc -w)" -ge 13 ]
     help=$("$FTRUN" --help | sed -n '/^  -O LEVEL/,/^  *--allow-external/p')
@@ -869,4 +869,69 @@ EOF2
     run opt_line qdq_wide
     [ "$output" = "$(counts "conv_act 1")" ]
     "$FTRUN" "$T/qdq_wide.onnx" -i x="$T/qx.npy" -o "$T/o" -q --expect "$T/want_f32.npy" --rtol 0 --atol 1e-6
+}
+
+# taps KIND: $T/KIND.onnx, one conv whose outer taps read only padding (or
+# not), $T/tx.npy and $T/want_t.npy, NumPy's direct convolution (float64) with
+# the whole kernel. KIND: t2d (d 24 on 14x14: only the centre tap reads the
+# input), t2d_partial (d 6: every tap reads somewhere), t1d (1-D, stride 2,
+# pads 9 and 1, k 5 d 3: the first taps read only padding), tgroup (group 2,
+# d 8 on 7x5, with a bias).
+taps() {
+    "$PYTHON" - "$1" "$T" <<'EOF2'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto as TP, helper as h, numpy_helper as nh
+kind, out = sys.argv[1], sys.argv[2]
+rng = np.random.default_rng(5)
+cfg = {"t2d": ([1, 3, 14, 14], [4, 3, 3, 3], dict(dilations=[24, 24], pads=[24, 24, 24, 24]), 1),
+       "t2d_partial": ([1, 3, 14, 14], [4, 3, 3, 3], dict(dilations=[6, 6], pads=[6, 6, 6, 6]), 1),
+       "t1d": ([2, 2, 9], [3, 2, 5], dict(dilations=[3], pads=[9, 1], strides=[2]), 1),
+       "tgroup": ([1, 4, 7, 5], [6, 2, 3, 3], dict(dilations=[8, 8], pads=[8, 8, 8, 8], group=2), 2)}[kind]
+xs, ws, attrs, G = cfg
+x = rng.standard_normal(xs).astype(np.float32)
+w = rng.standard_normal(ws).astype(np.float32)
+b = rng.standard_normal(ws[0]).astype(np.float32) if kind == "tgroup" else None
+inits = [nh.from_array(w, "w")] + ([nh.from_array(b, "b")] if b is not None else [])
+node = h.make_node("Conv", ["x", "w"] + (["b"] if b is not None else []), ["y"], **attrs)
+g = h.make_graph([node], kind, [h.make_tensor_value_info("x", TP.FLOAT, xs)], [h.make_tensor_value_info("y", TP.FLOAT, None)],
+                 initializer=inits)
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.save(m, out + "/" + kind + ".onnx")
+np.save(out + "/tx.npy", x)
+r = len(xs) - 2
+d, s, p = attrs["dilations"], attrs.get("strides", [1] * r), attrs["pads"]
+xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0)] + [(p[j], p[r + j]) for j in range(r)])
+k = ws[2:]
+osz = [(xp.shape[2 + j] - ((k[j] - 1) * d[j] + 1)) // s[j] + 1 for j in range(r)]
+y = np.zeros([xs[0], ws[0]] + osz)
+cg, mg = xs[1] // G, ws[0] // G
+for idx in np.ndindex(*osz):
+    for t in np.ndindex(*k):
+        sl = tuple(idx[j] * s[j] + t[j] * d[j] for j in range(r))
+        for gi in range(G):
+            patch = xp[(slice(None), slice(gi * cg, (gi + 1) * cg)) + sl]  # [N, cg]
+            wt = w[(slice(gi * mg, (gi + 1) * mg), slice(None)) + t].astype(np.float64)  # [mg, cg]
+            y[(slice(None), slice(gi * mg, (gi + 1) * mg)) + idx] += patch @ wt.T
+if b is not None:
+    y += b.reshape([1, -1] + [1] * r)
+np.save(out + "/want_t.npy", y.astype(np.float32))
+EOF2
+}
+
+@test "conv_taps: kernel taps that read only padding are dropped (atrous convs, 1-D, grouped with a bias), same values as NumPy's whole kernel" {
+    for k in t2d t1d tgroup t2d_partial; do
+        taps $k
+        run opt_line $k
+        [ "$output" = "$(counts "conv_taps $([ $k = t2d_partial ] && echo 0 || echo 1)")" ]
+        for impl in native plain blocked; do
+            FTRUN_CONV_IMPL=$impl "$FTRUN" "$T/$k.onnx" -i x="$T/tx.npy" -o "$T/o_${k}_$impl" -q --expect "$T/want_t.npy" --rtol 1e-4 --atol 1e-5
+        done
+        "$FTRUN" "$T/$k.onnx" -i x="$T/tx.npy" -o "$T/o_${k}_O1" -q -O1 --expect "$T/want_t.npy" --rtol 1e-4 --atol 1e-5
+    done
+    # the centre tap alone: the conv counts a 1x1 kernel's flops (4 x 3 x 14 x 14 x 2)
+    run "$FTRUN" info "$T/t2d.onnx"
+    [[ "$output" =~ y\ f32\[1,4,14,14\]\ +4704\  ]]
 }
