@@ -98,8 +98,11 @@ char *ft_timing_json(const ft_graph *g, const ft_plan *p, const ft_run_result *r
         cJSON *o = cJSON_AddObjectToObject(jo, t->name);
         cJSON_AddStringToObject(o, "dtype", ft_dtype_name(t->dtype));
         cJSON *sh = cJSON_AddArrayToObject(o, "shape");
-        for (int d = 0; d < r->output_shapes[i].rank; d++)
-            cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)r->output_shapes[i].dims[d]));
+        for (int d = 0; d < r->output_shapes[i].rank; d++) {
+            cJSON *dim = cJSON_CreateNumber((double)r->output_shapes[i].dims[d]);
+            if (!cJSON_AddItemToArray(sh, dim)) /* out of memory: the count of ft_json_oom says so */
+                cJSON_Delete(dim);
+        }
         cJSON_AddBoolToObject(o, "dynamic", (t->flags & FT_TF_DYNAMIC) != 0);
     }
     ft_profile_json(root, g, p, r);
