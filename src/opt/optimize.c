@@ -327,19 +327,19 @@ static int tap_live(const ft_conv_params *p, int j, int64_t in, int64_t out, int
 }
 
 /* Dim j's taps that read the input somewhere: [*t0, *t1]; 0 when they are
- * not one run of taps or the new begin pad would be negative. */
+ * not one run of taps (a dead tap between live ones) or the new begin pad
+ * would be negative. */
 static int live_taps(const ft_conv_params *p, int j, int64_t in, int64_t out, int64_t k, int64_t *t0, int64_t *t1)
 {
+    int64_t live = 0;
     *t0 = *t1 = -1;
     for (int64_t t = 0; t < k; t++)
         if (tap_live(p, j, in, out, t)) {
             *t0 = *t0 < 0 ? t : *t0;
             *t1 = t;
+            live++;
         }
-    for (int64_t t = *t0 + 1; *t0 >= 0 && t < *t1; t++)
-        if (!tap_live(p, j, in, out, t))
-            return 0;
-    return *t0 >= 0 && p->pb[j] - *t0 * p->d[j] >= 0;
+    return live > 0 && live == *t1 - *t0 + 1 && p->pb[j] - *t0 * p->d[j] >= 0;
 }
 
 static ft_status pass_conv_taps(opt *o, int *count)

@@ -356,6 +356,12 @@ static ft_status stage_room(scratch *s, size_t nb, ft_error *err)
     return FT_OK;
 }
 
+/* The bytes loop_copy moves for pair j: none where both lists name one tensor. */
+static size_t moved_bytes(const ft_tensor *ts, const int *src, const int *dst, int j)
+{
+    return src[j] == dst[j] ? 0 : ft_tensor_bytes(&ts[src[j]]);
+}
+
 /* The values of tensors src[0..n) copied into dst[0..n) (where the two
  * lists name the same tensor, nothing), all read before any is written:
  * one may be another's source (a body that swaps two carried values). */
@@ -365,19 +371,19 @@ static ft_status loop_copy(const ft_graph *g, const ft_plan *p, const ft_backend
     const ft_tensor *ts = d ? d->t : g->tensors;
     size_t total = 0, at = 0;
     for (int j = 0; j < n; j++)
-        total += src[j] == dst[j] ? 0 : ft_tensor_bytes(&ts[src[j]]);
+        total += moved_bytes(ts, src, dst, j);
     ft_status st = total ? stage_room(s, total, kc->err) : FT_OK;
     if (!st && total)
         st = be->sync(kc->be, kc->err);
     for (int j = 0; j < n && !st; j++) {
-        size_t nb = src[j] == dst[j] ? 0 : ft_tensor_bytes(&ts[src[j]]);
+        size_t nb = moved_bytes(ts, src, dst, j);
         if (nb)
             st = be->download(kc->be, (char *)s->stage + at, tensor_data(s, p, arena, d, src[j]), nb, kc->err);
         at += nb;
     }
     at = 0;
     for (int j = 0; j < n && !st; j++) {
-        size_t nb = src[j] == dst[j] ? 0 : ft_tensor_bytes(&ts[src[j]]);
+        size_t nb = moved_bytes(ts, src, dst, j);
         if (nb)
             st = be->upload(kc->be, tensor_data(s, p, arena, d, dst[j]), (char *)s->stage + at, nb, kc->err);
         at += nb;
