@@ -6,7 +6,10 @@
  * stacked (unsqueeze, concat). A Loop that needs its data to know when it
  * ends runs at run time: its body imported once between a loop_begin and a
  * loop_end (run_time_loop; the executor runs it again, runtime/exec.c). More
- * than ONX_UNROLL_MAX iterations known at load is refused as unsupported.
+ * than ONX_UNROLL_MAX iterations known at load is refused as unsupported. A
+ * Scan whose length is known only at run time, or longer than that, runs as
+ * such a loop too: its trip count the length, its scan inputs gathered at the
+ * iteration's position inside the body (run_time_scan).
  * A sequence (or optional) a Loop carries is its list of tensors at each step
  * (onnx_seq.c). SequenceMap is its body imported once per element of its
  * input sequence (whose length is known at load), each output a sequence.
@@ -248,6 +251,39 @@ static ft_status appended(onx_ctx *c, const onx_node *n, const Onnx__GraphProto 
     return FT_OK;
 }
 
+/* Attribute `name` (a list), entry k, or def. */
+static int64_t list_at(const onx_node *n, const char *name, int k, int64_t def)
+{
+    const int64_t *v;
+    int cnt = onx_attr_ints(n, name, &v);
+    return k < cnt ? v[k] : def;
+}
+
+/* A Scan run as a run-time loop: m scan inputs in[j], each sliced at
+ * axis[j] at the iteration's position, or at last - position where attribute
+ * dirs says so (last: a tensor holding the length minus one). */
+typedef struct {
+    int m, last;
+    const int *in, *axis;
+    const char *dirs;
+} rt_scan;
+
+/* Scan input j's slice of this iteration (it: the iteration number). */
+static int scan_slice(onx_ctx *c, const onx_node *n, const rt_scan *sc, int j, int it)
+{
+    char sfx[64];
+    int pos = it;
+    if (list_at(n, sc->dirs, j, 0)) {
+        snprintf(sfx, sizeof sfx, "position_%d", j);
+        if ((pos = onx_tmp(c, n, sfx)) < 0 || !ox_emit2(c, n, FT_OP_SUB, sc->last, it, pos))
+            return -1;
+    }
+    snprintf(sfx, sizeof sfx, "scan_input_%d", j);
+    int t = onx_tmp(c, n, sfx);
+    ft_node *f = t < 0 ? NULL : ox_emit2(c, n, FT_OP_GATHER, sc->in[j], pos, t);
+    return f && !onx_set_i(c, f, "axis", sc->axis[j]) ? t : -1;
+}
+
 /* The loop from iteration `start` on, run at run time: its body imported
  * once between a loop_begin and a loop_end (ops.def), which the executor
  * runs again while the condition holds and the trip count is not reached
@@ -255,17 +291,22 @@ static ft_status appended(onx_ctx *c, const onx_node *n, const Onnx__GraphProto 
  * (-1: none); cur[2..2+nv): the carried values (seq[2 + j] >= 0: a list,
  * taken when the body only appends to it: appended); scan[q][0..start): the
  * scan values of the iterations unrolled before, stacked ahead of the
- * run-time ones. */
+ * run-time ones. scn: a Scan's inputs (NULL for a Loop), whose body takes
+ * the carried values then the slices and gives no condition; its scan
+ * outputs are left stacked along axis 0 in scan_out[0..nk) (NULL: each is
+ * the node's output). */
 static ft_status run_time_loop(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *body, int64_t start, int trips,
-                               int cond, const int *cur, const int *seq, int **scan, int nv, int nk)
+                               int cond, const int *cur, const int *seq, int **scan, int nv, int nk,
+                               const rt_scan *scn, int *scan_out)
 {
+    int bo = scn ? 0 : 1; /* body output 1 + j of a Loop is output j of a Scan's */
     if (c->guard)
         return onx_unsupported(c, n, "its iterations are known only at run time, and it lies in a branch of an If "
                                "decided at run time; ftrun runs such a loop outside If branches");
     if (c->rtloop)
         return onx_unsupported(c, n, "its iterations are known only at run time, and it lies in the body of another "
                                "such loop; ftrun does not nest them");
-    if (2 + 2 * nv + nk > 64)
+    if (2 + 2 * nv + nk > 64 || (scn && nv + scn->m > 64))
         return onx_unsupported(c, n, "%d carried values and %d scan outputs (ftrun takes up to 64 values in all)", nv, nk);
     const char *app[64];
     int nt = 0, na = 0;
@@ -296,11 +337,12 @@ static ft_status run_time_loop(onx_ctx *c, const onx_node *n, const Onnx__GraphP
     if (st)
         return st;
     int nb = 2 + nt, ns = nk + na, ne = 2 + 2 * nt + ns;
-    int *ids = ft_malloc((size_t)(2 * nb + ne + nt + ns + 2 * (2 + nv)) * sizeof *ids);
+    int nm = scn ? scn->m : 0;
+    int *ids = ft_malloc((size_t)(2 * nb + ne + nt + ns + 2 * (2 + nv + nm)) * sizeof *ids);
     if (!ids)
         return onx_oom(c);
     int *bin = ids, *bout = ids + nb, *ein = bout + nb, *eout = ein + ne, *body_in = eout + nt + ns,
-        *body_seq = body_in + 2 + nv;
+        *body_seq = body_in + 2 + nv + nm;
     bin[0] = trips, bin[1] = cond;
     for (int j = 0, t = 0; j < nb && !st; j++) {
         char sfx[64];
@@ -325,18 +367,27 @@ static ft_status run_time_loop(onx_ctx *c, const onx_node *n, const Onnx__GraphP
     int unsup0 = c->n_unsup;
     onx_scope sc = {0};
     c->rtloop = 1;
+    if (scn) { /* the body's inputs: the carried values, then this iteration's slices */
+        for (int j = 0; j < nv; j++)
+            body_in[j] = body_in[2 + j], body_seq[j] = -1;
+        for (int j = 0; j < nm && !st; j++)
+            if ((body_in[nv + j] = scan_slice(c, n, scn, j, bout[0])) < 0)
+                st = onx_status(c);
+        for (int j = 0; j < nm; j++)
+            body_seq[nv + j] = -1;
+    }
     if (!st)
-        st = import_copy(c, n, body, &sc, body_in, body_seq, 2 + nv);
+        st = import_copy(c, n, body, &sc, body_in, body_seq, scn ? nv + nm : 2 + nv);
     c->rtloop = 0;
     if (!st && c->n_unsup == unsup0) {
         ein[0] = bout[0];
-        if ((ein[1] = body_out(c, n, body, 0)) < 0)
+        if ((ein[1] = scn ? bout[1] : body_out(c, n, body, 0)) < 0)
             st = onx_status(c);
         for (int j = 0, t = 0, a2 = 0; j < nv && !st; j++) {
-            int x = app[j] ? onx_resolve(c, app[j]) : body_out(c, n, body, 1 + j);
-            if (x < 0 || (!app[j] && onx_seq_get(c, body->output[1 + j]->name)) || (app[j] && onx_seq_get(c, app[j])))
+            int x = app[j] ? onx_resolve(c, app[j]) : body_out(c, n, body, bo + j);
+            if (x < 0 || (!app[j] && onx_seq_get(c, body->output[bo + j]->name)) || (app[j] && onx_seq_get(c, app[j])))
                 st = x == -2 || (x == -1 && !app[j]) ? onx_status(c)
-                     : onx_unsupported(c, n, "body output %d is not a tensor where ftrun needs one", 1 + j);
+                     : onx_unsupported(c, n, "body output %d is not a tensor where ftrun needs one", bo + j);
             else if (app[j])
                 ein[2 + 2 * nt + nk + a2++] = x;
             else {
@@ -345,9 +396,9 @@ static ft_status run_time_loop(onx_ctx *c, const onx_node *n, const Onnx__GraphP
             }
         }
         for (int q = 0; q < nk && !st; q++) {
-            if (onx_seq_get(c, body->output[1 + nv + q]->name))
+            if (onx_seq_get(c, body->output[bo + nv + q]->name))
                 st = onx_unsupported(c, n, "scan output %d is a sequence; ftrun stacks tensors only", q);
-            else if ((ein[2 + 2 * nt + q] = body_out(c, n, body, 1 + nv + q)) < 0)
+            else if ((ein[2 + 2 * nt + q] = body_out(c, n, body, bo + nv + q)) < 0)
                 st = onx_status(c);
         }
         for (int j = 0; j < nt + ns && !st; j++) {
@@ -375,6 +426,10 @@ static ft_status run_time_loop(onx_ctx *c, const onx_node *n, const Onnx__GraphP
             c->seqs[c->n_seqs - 1].stacked = x + 1;
     }
     for (int q = 0; q < nk && !st; q++) {
+        if (scan_out) {
+            scan_out[q] = eout[nt + q];
+            continue;
+        }
         if (!start) {
             st = onx_alias(c, n, nv + q, eout[nt + q]);
             continue;
@@ -473,7 +528,7 @@ ft_status ox_map_loop(onx_ctx *c, const onx_node *n)
         if (trips_t < 0 && trips >= 0 && (trips_t = onx_const_new(c, n, "trip_count", FT_I64, &(ft_shape){0}, &trips)) < 0)
             st = onx_status(c);
         if (!st)
-            st = run_time_loop(c, n, body, it, trips_t, cond_t, cur, seq, scan, nv, nk);
+            st = run_time_loop(c, n, body, it, trips_t, cond_t, cur, seq, scan, nv, nk, NULL, NULL);
         free(cur);
         for (int k = 0; k < nk; k++)
             free(scan[k]);
@@ -495,14 +550,6 @@ ft_status ox_map_loop(onx_ctx *c, const onx_node *n)
         free(scan[k]);
     free(scan);
     return st;
-}
-
-/* Attribute `name` (a list), entry k, or def. */
-static int64_t list_at(const onx_node *n, const char *name, int k, int64_t def)
-{
-    const int64_t *v;
-    int cnt = onx_attr_ints(n, name, &v);
-    return k < cnt ? v[k] : def;
 }
 
 /* The body run over the len positions of the scan inputs in[0..m) (input j
@@ -556,9 +603,11 @@ static ft_status scan_positions(onx_ctx *c, const onx_node *n, const Onnx__Graph
 }
 
 /* The scan inputs' length along their axes (all equal), or -1 with the
- * error recorded. */
-static int64_t scan_length(onx_ctx *c, const onx_node *n, int first, int m, const char *axes, int *axis)
+ * error recorded; -2 (rt set) where it is known only at run time or is
+ * more than ftrun unrolls: the scan then runs at run time. */
+static int64_t scan_length(onx_ctx *c, const onx_node *n, int first, int m, const char *axes, int *axis, int rt)
 {
+    int later = 0;
     int64_t len = -1;
     if (m > 64) {
         onx_unsupported(c, n, "more than 64 scan inputs");
@@ -576,6 +625,10 @@ static int64_t scan_length(onx_ctx *c, const onx_node *n, int first, int m, cons
                       x->shape.rank);
             return -1;
         }
+        if ((x->flags & FT_TF_DYNAMIC) && rt) {
+            later = 1;
+            continue;
+        }
         if (x->flags & FT_TF_DYNAMIC) {
             onx_unsupported(c, n, "scan input %d has a shape known only at run time; ftrun unrolls a scan whose "
                             "length is known at load", j);
@@ -588,6 +641,8 @@ static int64_t scan_length(onx_ctx *c, const onx_node *n, int first, int m, cons
         }
         len = l;
     }
+    if (later || (len > ONX_UNROLL_MAX && rt))
+        return -2;
     if (len > ONX_UNROLL_MAX) {
         onx_unsupported(c, n, "it scans %lld positions, more than the %d ftrun unrolls", (long long)len, ONX_UNROLL_MAX);
         return -1;
@@ -628,7 +683,7 @@ static ft_status map_scan8(onx_ctx *c, const onx_node *n, const Onnx__GraphProto
         return onx_error(c, n, FT_EGRAPH, "%d inputs, %d outputs and num_scan_inputs %d do not fit a body of %zu inputs "
                          "and %zu outputs", n->n_in, n->n_out, m, body->n_input, body->n_output);
     int axis[64];
-    int64_t len = scan_length(c, n, 1 + ns, m, NULL, axis), batch = -1;
+    int64_t len = scan_length(c, n, 1 + ns, m, NULL, axis, 0), batch = -1;
     if (len < 0)
         return onx_status(c);
     for (int j = 1; j < n->n_in; j++) {
@@ -705,6 +760,65 @@ static ft_status map_scan8(onx_ctx *c, const onx_node *n, const Onnx__GraphProto
     return st;
 }
 
+/* A Scan whose length is known only at run time (or is more than ftrun
+ * unrolls): a run-time loop (run_time_loop) of as many iterations as scan
+ * input 0 has positions on its axis (Shape and Gather, read at run time);
+ * each scan output stacked along axis 0 by loop_end, then reversed (a Slice
+ * of step -1) and its new axis moved to scan_output_axes (a Transpose). */
+static ft_status run_time_scan(onx_ctx *c, const onx_node *n, const Onnx__GraphProto *body, int ns, int m, int nk,
+                               const int *axis)
+{
+    int in[64], cur[66], seq[66], scan_out[64], one_t, shp, trips, last;
+    int64_t one = 1, ax0 = axis[0];
+    if (ns + 2 > 66 || nk > 64)
+        return onx_unsupported(c, n, "%d carried values and %d scan outputs (ftrun takes up to 64 values in all)", ns, nk);
+    for (int j = 0; j < m; j++)
+        in[j] = onx_in(c, n, ns + j);
+    cur[0] = cur[1] = seq[0] = seq[1] = -1;
+    for (int j = 0; j < ns; j++) {
+        if (onx_seq_index(c, n->pb->input[j]) >= 0)
+            return onx_unsupported(c, n, "carried value %d is a sequence; ftrun carries tensors through a scan", j);
+        cur[2 + j] = onx_in(c, n, j), seq[2 + j] = -1;
+    }
+    ft_status st = FT_OK;
+    ft_node *f;
+    int ax = (shp = onx_tmp(c, n, "length_of")) < 0 ? -1 : onx_const_new(c, n, "length_axis", FT_I64, &(ft_shape){0}, &ax0);
+    if (ax < 0 || (trips = onx_tmp(c, n, "length")) < 0 || (one_t = onx_const_new(c, n, "one", FT_I64, &(ft_shape){0}, &one)) < 0 ||
+        (last = onx_tmp(c, n, "last_position")) < 0 || !ox_emit1(c, n, FT_OP_SHAPE, in[0], shp) ||
+        !(f = ox_emit2(c, n, FT_OP_GATHER, shp, ax, trips)) || (st = onx_set_i(c, f, "axis", 0)) ||
+        !ox_emit2(c, n, FT_OP_SUB, trips, one_t, last))
+        return st ? st : onx_status(c);
+    rt_scan scn = {m, last, in, axis, "scan_input_directions"};
+    st = run_time_loop(c, n, body, 0, trips, -1, cur, seq, NULL, ns, nk, &scn, scan_out);
+    for (int k = 0; k < nk && !st; k++) {
+        int t = scan_out[k], rank = c->g->tensors[t].shape.rank, a;
+        int64_t sa = list_at(n, "scan_output_axes", k, 0);
+        if (ft_axis(sa, rank, &a))
+            return onx_error(c, n, FT_EGRAPH, "scan_output_axes[%d] = %lld is out of range for rank %d", k, (long long)sa,
+                             rank);
+        if (list_at(n, "scan_output_directions", k, 0)) {
+            int64_t b = -1, e = INT64_MIN, z = 0;
+            int r = onx_tmp(c, n, "reversed");
+            if (r < 0 || !(f = ox_emit1(c, n, FT_OP_SLICE, t, r)) || (st = onx_set_ints(c, f, "starts", &b, 1)) ||
+                (st = onx_set_ints(c, f, "ends", &e, 1)) || (st = onx_set_ints(c, f, "axes", &z, 1)) ||
+                (st = onx_set_ints(c, f, "steps", &b, 1)))
+                return st ? st : onx_status(c);
+            t = r;
+        }
+        if (a) { /* [len, e0, e1, ...] -> [e0, .., len at a, ...] */
+            int64_t perm[FT_MAX_RANK];
+            for (int d = 0; d < rank; d++)
+                perm[d] = d < a ? d + 1 : d == a ? 0 : d;
+            int r = onx_tmp(c, n, "moved");
+            if (r < 0 || !(f = ox_emit1(c, n, FT_OP_TRANSPOSE, t, r)) || (st = onx_set_ints(c, f, "perm", perm, rank)))
+                return st ? st : onx_status(c);
+            t = r;
+        }
+        st = onx_alias(c, n, ns + k, t);
+    }
+    return st;
+}
+
 ft_status ox_map_scan(onx_ctx *c, const onx_node *n)
 {
     const Onnx__GraphProto *body = body_of(c, n);
@@ -717,7 +831,9 @@ ft_status ox_map_scan(onx_ctx *c, const onx_node *n)
         return onx_error(c, n, FT_EGRAPH, "%d inputs, %d outputs and num_scan_inputs %d do not fit a body of %zu inputs "
                          "and %zu outputs", n->n_in, n->n_out, m, body->n_input, body->n_output);
     int axis[64];
-    int64_t len = scan_length(c, n, ns, m, "scan_input_axes", axis);
+    int64_t len = scan_length(c, n, ns, m, "scan_input_axes", axis, 1);
+    if (len == -2)
+        return run_time_scan(c, n, body, ns, m, nk, axis);
     if (len < 0)
         return onx_status(c);
     int *ids = ft_malloc((size_t)(ns + m + 1) * sizeof *ids), **out = id_lists(nk, len), unsup0 = c->n_unsup;

@@ -442,7 +442,8 @@ static const onx_op_status CATALOGUE[] = {
     {"RotaryEmbedding", 'm', "rotary_embedding"},
     {"Round", 'm', "round"},
     {"STFT", 'm', "stft (frame_step and frame_length known at load)"},
-    {"Scan", 'm', "unrolled at load (its length known at load, at most 4096; opset 8: a scan per batch entry, sequence_lens absent or full)"},
+    {"Scan", 'm', "unrolled at load (its length known at load, at most 4096; opset 8: a scan per batch entry, sequence_lens "
+                      "absent or full); else loop_begin, slices, its body once, loop_end, run at run time"},
     {"Scatter", 'm', "scatter_elements (deprecated op)"},
     {"ScatterElements", 'm', "scatter_elements"},
     {"ScatterND", 'm', "scatter_nd"},

@@ -256,3 +256,33 @@ json.dump(d, open(sys.argv[3], "w"))' "$T/both.json" "$T/swapped.json" "$T/noend
     [ "$status" -eq 0 ]
     want dynbody n5
 }
+
+@test "run-time Scan: over a run-time number of rows (Compress: 0, 1, 4), a reversed scan input, a reversed scan output on axis 1, gives NumPy's values, -n 3" {
+    conv scandyn
+    for tag in m0 m1 m4; do
+        runcase "$T/scandyn.ftg" scandyn $tag -n 3
+        [ "$status" -eq 0 ]
+        want scandyn $tag 1e-5
+    done
+    py 'import numpy as np; assert np.load(sys.argv[1]).shape == (3, 0) and np.load(sys.argv[2]).shape == (3, 4)' \
+        "$T/o_m0/o2s.npy" "$T/o_m4/o2s.npy"
+    run "$FTRUN" info "$M/scandyn.onnx"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"run-time loops: 1"*"'Scan_"*"1 carried value, 2 scan outputs"* ]]
+}
+
+@test "run-time Scan: on a device (the fake backend) with --check-nodes, and from the .onnx directly, gives NumPy's values" {
+    for tag in m0 m4; do
+        fake runcase "$M/scandyn.onnx" scandyn $tag -d cuda --check --check-nodes
+        [ "$status" -eq 0 ]
+        want scandyn $tag 1e-5
+    done
+}
+
+@test "run-time Scan: 5000 positions known at load (more than ftrun unrolls) run as a run-time loop, NumPy's running sum" {
+    runcase "$M/scanlong.onnx" scanlong l
+    [ "$status" -eq 0 ]
+    want scanlong l 1e-5
+    run "$FTRUN" info "$M/scanlong.onnx"
+    [[ "$output" == *"run-time loops: 1"* ]]
+}

@@ -20,6 +20,11 @@ cases CASE (inputs CASE.in.NAME.npy, expected CASE.want.NAME.npy):
   twhile.onnx  torch.jit.script while loop, exported by torch.onnx.export (opset 15):
                y = y * 1.5 + 0.25 and s += sum(y) while s < 4 * sum(|x|), the ys stacked
   tfor.onnx    torch.jit.script for loop over range(n), n an input (0 allowed)
+  scandyn.onnx a Scan over the rows of x that sum above 0 (Compress: a length known only
+               at run time), state s += row; scan inputs forward and reversed, scan
+               outputs 2 * s (axis 0) and row - reversed row (reversed, on axis 1)
+  scanlong.onnx a Scan of 5000 positions known at load (more than ftrun unrolls):
+               a running sum
 """
 import sys
 import numpy as np
@@ -218,6 +223,48 @@ then_g = h.make_graph([h.make_node("Loop", ["m", "", "y0"], ["ty"], body=inner)]
 else_g = h.make_graph([h.make_node("Identity", ["y0"], ["ey"])], "else", [], [vi("ey", F, [2])])
 save([h.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)], "inif",
      [vi("c", B, []), vi("m", I, []), vi("y0", F, [2])], [vi("y", F, [2])])
+
+# scandyn: a Scan whose length is the count of x's rows summing above 0 (Compress), two scan inputs (the
+# second reversed), two scan outputs (the second reversed and on axis 1)
+body = h.make_graph([const("twof", F, 2.0), h.make_node("Add", ["s_in", "r"], ["s_out"]),
+                     h.make_node("Mul", ["s_out", "twof"], ["o1"]), h.make_node("Sub", ["r", "q"], ["o2"])],
+                    "body", [vi("s_in", F, [3]), vi("r", F, [3]), vi("q", F, [3])],
+                    [vi("s_out", F, [3]), vi("o1", F, [3]), vi("o2", F, [3])])
+save([const("zf", F, 0.0), h.make_node("Constant", [], ["one_axis"], value=h.make_tensor("ax_v", I, [1], [1])),
+      h.make_node("ReduceSum", ["x", "one_axis"], ["rs"], keepdims=0),
+      h.make_node("Greater", ["rs", "zf"], ["mask"]), h.make_node("Compress", ["x", "mask"], ["kept"], axis=0),
+      h.make_node("Scan", ["s0", "kept", "kept"], ["s", "o1s", "o2s"], body=body, num_scan_inputs=2,
+                  scan_input_directions=[0, 1], scan_output_directions=[0, 1], scan_output_axes=[0, 1])],
+     "scandyn", [vi("x", F, [6, 3]), vi("s0", F, [3])], [vi("s", F, [3]), vi("o1s", F, [None, 3]), vi("o2s", F, [3, None])])
+for tag, rows in (("m0", 0), ("m1", 1), ("m4", 4)):
+    x = rng.standard_normal((6, 3)).astype(f32)
+    x = np.where((np.arange(6) < rows)[:, None], np.abs(x) + f32(0.1), -np.abs(x) - f32(0.1)).astype(f32)
+    x = x[rng.permutation(6)]
+    s0 = rng.standard_normal(3).astype(f32)
+    kept = x[x.sum(axis=1, dtype=f32) > 0]
+    assert len(kept) == rows
+    s, o1, o2 = s0.copy(), [], []
+    for i in range(rows):
+        s = (s + kept[i]).astype(f32)
+        o1.append(s * f32(2))
+        o2.append(kept[i] - kept[rows - 1 - i])
+    case("scandyn", tag, {"x": x, "s0": s0},
+         {"s": s, "o1s": np.stack(o1) if rows else np.zeros((0, 3), f32),
+          "o2s": np.stack(o2[::-1], axis=1) if rows else np.zeros((3, 0), f32)})
+
+# scanlong: 5000 positions known at load, more than ftrun unrolls: a running sum over [5000, 2]
+body = h.make_graph([h.make_node("Add", ["a_in", "v"], ["a_out"]), h.make_node("Identity", ["a_out"], ["o"])],
+                    "body", [vi("a_in", F, [2]), vi("v", F, [2])], [vi("a_out", F, [2]), vi("o", F, [2])])
+save([h.make_node("Scan", ["a0", "x"], ["a", "run"], body=body, num_scan_inputs=1)], "scanlong",
+     [vi("a0", F, [2]), vi("x", F, [5000, 2])], [vi("a", F, [2]), vi("run", F, [5000, 2])])
+x = rng.standard_normal((5000, 2)).astype(f32)
+a0 = np.zeros(2, f32)
+run_ = np.empty_like(x)
+acc = a0.copy()
+for i in range(5000):
+    acc = (acc + x[i]).astype(f32)
+    run_[i] = acc
+case("scanlong", "l", {"a0": a0, "x": x}, {"a": acc, "run": run_})
 
 # torch.jit.script loops, exported with torch.onnx.export; PyTorch's outputs are the reference
 import torch
