@@ -38,6 +38,11 @@ enum {
      * follows from it downstream); the executor infers the true one at every
      * run (runtime/exec.c). Set by ft_node_infer. */
     FT_TF_DYNAMIC = 1 << 5,
+    /* A dynamic tensor whose rank, too, is known only at run time: an
+     * if_select of branches of different ranks, and what reads it. Its
+     * stand-in has the rank of the larger branch; no dim of it is fixed.
+     * Set by ft_node_infer. */
+    FT_TF_RANK_VARIES = 1 << 6,
 };
 
 typedef struct ft_tensor {

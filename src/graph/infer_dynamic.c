@@ -164,7 +164,10 @@ ft_status ft_infer_non_max_suppression(ft_infer_ctx *c)
 
 /* if_select: the value of the branch its condition chose (the other branch
  * did not run). Branches of equal shapes give that shape; otherwise the
- * output is sized at their larger dims and its shape decided at run time. */
+ * output is sized at their larger dims and its shape decided at run time;
+ * branches of different ranks give the shape of the one with more elements
+ * (the then branch on a tie) as the stand-in, rank and all decided at run
+ * time (FT_TF_RANK_VARIES). */
 ft_status ft_infer_if_select(ft_infer_ctx *c)
 {
     const ft_tinfo *a = c->in[1], *b = c->in[2];
@@ -172,10 +175,12 @@ ft_status ft_infer_if_select(ft_infer_ctx *c)
     if (c->in[0]->dtype != FT_BOOL || ft_numel(&c->in[0]->shape) != 1)
         return ft_infer_fail(c, "the condition '%s' must be one bool value, got %s %s", ft_infer_in_name(c, 0),
                              ft_dtype_name(c->in[0]->dtype), ft_shape_str(&c->in[0]->shape, s1));
-    if (a->dtype != b->dtype || a->shape.rank != b->shape.rank)
-        return ft_infer_fail(c, "the branches give %s %s ('%s') and %s %s ('%s'); ftrun needs the same dtype and rank",
+    if (a->dtype != b->dtype)
+        return ft_infer_fail(c, "the branches give %s %s ('%s') and %s %s ('%s'); ftrun needs the same dtype",
                              ft_dtype_name(a->dtype), ft_shape_str(&a->shape, s1), ft_infer_in_name(c, 1),
                              ft_dtype_name(b->dtype), ft_shape_str(&b->shape, s2), ft_infer_in_name(c, 2));
+    if (a->shape.rank != b->shape.rank)
+        return ft_infer_set_out(c, 0, a->dtype, ft_numel(&b->shape) > ft_numel(&a->shape) ? &b->shape : &a->shape);
     ft_shape o = a->shape;
     for (int d = 0; d < o.rank; d++)
         if (b->shape.dims[d] > o.dims[d])
@@ -373,7 +378,7 @@ static unsigned in_fixed(const ft_graph *g, const ft_node *n, int i, int *rank)
 {
     const ft_tensor *t = i < n->n_in && n->in[i] >= 0 ? &g->tensors[n->in[i]] : NULL;
     *rank = t ? t->shape.rank : -1;
-    if (!t)
+    if (!t || (t->flags & FT_TF_RANK_VARIES))
         return 0;
     return (t->flags & FT_TF_DYNAMIC) ? t->fixed_dims : (1u << t->shape.rank) - 1;
 }
@@ -430,10 +435,12 @@ unsigned ft_node_fixed_dims(const ft_graph *g, const ft_node *n, int o)
 {
     const ft_tensor *y = &g->tensors[n->out[o]];
     int r = y->shape.rank, r0, rq;
+    if (y->flags & FT_TF_RANK_VARIES)
+        return 0;
     unsigned all = (1u << r) - 1, f0 = in_fixed(g, n, 0, &r0);
     ft_infer_fn inf = ft_op_get(n->op)->infer;
     if (n->op == FT_OP_SHAPE || n->op == FT_OP_SIZE) /* their lengths follow from the input's rank */
-        return all;
+        return n->op == FT_OP_SHAPE && (g->tensors[n->in[0]].flags & FT_TF_RANK_VARIES) ? 0 : all;
     if (n->op == FT_OP_NON_ZERO) /* [rank, count] */
         return r == 2 ? 1u : 0;
     if (n->op == FT_OP_GATHER && r0 >= 1) { /* data[:axis] + indices' shape + data[axis+1:] */

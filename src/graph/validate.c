@@ -215,7 +215,11 @@ ft_status ft_node_infer(ft_graph *g, ft_node *n, ft_error *err)
         return st;
     /* a data-dependent op's outputs, and whatever reads a dynamic tensor, get
      * their shapes at run time: what is inferred here stands in for them */
-    int dyn = ft_node_dynamic(g, n);
+    int dyn = ft_node_dynamic(g, n), rv = 0;
+    for (int i = 0; i < n->n_in; i++)
+        rv |= n->in[i] >= 0 && (g->tensors[n->in[i]].flags & FT_TF_RANK_VARIES);
+    if (n->op == FT_OP_IF_SELECT)
+        rv |= g->tensors[n->in[1]].shape.rank != g->tensors[n->in[2]].shape.rank;
     for (int o = 0; o < n->n_out; o++) {
         ft_tensor *t = &g->tensors[n->out[o]];
         uint64_t numel, bytes;
@@ -226,7 +230,7 @@ ft_status ft_node_infer(ft_graph *g, ft_node *n, ft_error *err)
                                ft_shape_str(&out[o].shape, s1), (unsigned long long)FT_MAX_TENSOR_BYTES);
         if (t->flags & FT_TF_DECLARED) {
             /* -1: a named dim bound by nothing (json_reader.c resolve_dims) takes the inferred size */
-            int same = t->shape.rank == out[o].shape.rank;
+            int same = t->shape.rank == out[o].shape.rank || (dyn && rv); /* rv: the rank too is the run's */
             for (int d = 0; d < t->shape.rank && same && !dyn; d++) /* dynamic: the rank alone is known */
                 same = t->shape.dims[d] < 0 || t->shape.dims[d] == out[o].shape.dims[d];
             if (t->dtype != out[o].dtype || !same)
@@ -243,7 +247,7 @@ ft_status ft_node_infer(ft_graph *g, ft_node *n, ft_error *err)
             odyn = o >= ft_loop_carried(n);
         if (n->op == FT_OP_LOOP_BEGIN) /* a trip count known only at run time: the state keeps its shapes */
             odyn = o >= 2 && (g->tensors[n->in[o]].flags & FT_TF_DYNAMIC);
-        t->flags |= FT_TF_INFERRED | (odyn ? FT_TF_DYNAMIC : 0);
+        t->flags |= FT_TF_INFERRED | (odyn ? FT_TF_DYNAMIC : 0) | (odyn && rv ? FT_TF_RANK_VARIES : 0);
     }
     /* after every output's shape is set: a rule may read the node's other outputs */
     for (int o = 0; o < n->n_out; o++)
@@ -270,7 +274,7 @@ ft_status ft_graph_validate(ft_graph *g, ft_error *err)
 {
     for (int i = 0; i < g->n_tensors; i++) {
         g->tensors[i].n_readers = 0;
-        g->tensors[i].flags &= ~(unsigned)FT_TF_DYNAMIC;
+        g->tensors[i].flags &= ~(unsigned)(FT_TF_DYNAMIC | FT_TF_RANK_VARIES);
     }
     ft_status st = check_origins(g, err);
     if (!st)

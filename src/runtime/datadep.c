@@ -347,7 +347,7 @@ static ft_status dd_if_select(ft_kctx *k, const ft_node *n, const ft_view *in, f
 {
     const ft_view *v = &in[*(const uint8_t *)in[0].data ? 1 : 2];
     size_t nb = (size_t)ft_numel(&v->shape) * ft_dtype_size(v->dtype);
-    if (v->shape.rank != out[0].shape.rank || ft_numel(&v->shape) > ft_numel(&out[0].shape))
+    if (ft_numel(&v->shape) > ft_numel(&out[0].shape)) /* the ranks may differ (infer_dynamic.c) */
         return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "internal error: the branch's value is larger than the output");
     if (nb && v->data != out[0].data)
         memcpy(out[0].data, v->data, nb);

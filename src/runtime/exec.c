@@ -210,7 +210,8 @@ static ft_status dyn_record(dyn_state *d, int k, const ft_view *out, ft_error *e
     const ft_node *n = &d->nodes[k];
     for (int o = 0; o < n->n_out; o++) {
         ft_tensor *t = &d->t[n->out[o]];
-        if (out[o].shape.rank != t->shape.rank || ft_numel(&out[o].shape) > ft_numel(&t->shape))
+        if ((out[o].shape.rank != t->shape.rank && !(t->flags & FT_TF_RANK_VARIES)) ||
+            ft_numel(&out[o].shape) > ft_numel(&t->shape))
             return ft_node_err(err, FT_ERUNTIME, &d->g, n, "internal error: the kernel wrote more than the bound of "
                                "output '%s'", t->name);
         t->shape = out[o].shape;

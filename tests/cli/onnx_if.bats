@@ -320,13 +320,54 @@ refused() {
     refused '0,/"guard": "c"/s//"guard": 3/' "node 'bias' (add): \"guard\" must be the name of a bool tensor, got a number"
 }
 
-@test "if_select refuses branches of different ranks (exit 3); different dims give a run-time shape" {
+@test "if_select refuses branches of different dtypes (exit 3); different dims give a run-time shape, different ranks a run-time rank" {
     guard_graph
-    refused 's/"inputs": \["c", "r", "e"\]/"inputs": ["c", "r", "b"]/' \
-        "node 'pick' (if_select): the branches give f32 [2,4] ('r') and f32 [4] ('b'); ftrun needs the same dtype and rank"
+    refused 's/"inputs": \["c", "r", "e"\]/"inputs": ["c", "r", "c"]/' \
+        "node 'pick' (if_select): the branches give f32 [2,4] ('r') and bool [] ('c'); ftrun needs the same dtype"
+    sed 's/"inputs": \["c", "r", "e"\]/"inputs": ["c", "r", "b"]/' "$T/guard.json" > "$T/ranks.json"
+    py 'np.save(sys.argv[1], np.arange(6, dtype=np.float32).reshape(2, 3) - 2)' "$T/x.npy"
+    for c in f t f; do
+        run "$FTRUN" run "$T/ranks.json" -i c="$M/$c.npy" -i x="$T/x.npy" -o "$T/r_$c" -q -n 2
+        [ "$status" -eq 0 ]
+    done
+    py '
+t = sys.argv[1]
+x = np.load(f"{t}/x.npy"); w = (np.arange(12, dtype=np.float32) * 0.25).reshape(3, 4); b = np.array([1, -2, 3, -40], np.float32)
+g = np.load(f"{t}/r_t/y.npy")
+assert g.shape == (2, 4) and np.allclose(g, np.maximum(x @ w + b, 0), rtol=1e-6), g
+assert np.array_equal(np.load(f"{t}/r_f/y.npy"), b)' "$T"
     sed 's/"inputs": \["c", "r", "e"\]/"inputs": ["c", "r", "x"]/' "$T/guard.json" > "$T/dims.json"
     py 'np.save(sys.argv[1], np.arange(6, dtype=np.float32).reshape(2, 3))' "$T/x.npy"
     run "$FTRUN" run "$T/dims.json" -i c="$M/f.npy" -i x="$T/x.npy" -o "$T/o" -q
     [ "$status" -eq 0 ]
     py 'g = np.load(sys.argv[1]); assert g.shape == (2, 3) and np.array_equal(g, np.load(sys.argv[2]))' "$T/o/y.npy" "$T/x.npy"
+}
+
+@test "onnx If: torch.jit.script If on an input flag, branches of ranks 2 and 1 and ops after it, gives PyTorch's values both ways" {
+    conv tflag
+    for g in "$T/tflag.ftg" "$M/tflag.onnx"; do
+        for f in 0 1 0; do
+            fl=$([ $f = 1 ] && echo t || echo f)
+            rm -rf "$T/o"
+            run --separate-stderr "$FTRUN" run "$g" -i x="$M/x54.npy" -i flag="$M/$fl.npy" -o "$T/o" -q -n 2
+            [ "$status" -eq 0 ]
+            py '
+o, m, f = sys.argv[1:4]
+for k in "zs":
+    g, w = np.load(f"{o}/{k}.npy"), np.load(f"{m}/tflag.want{f}.{k}.npy")
+    assert g.shape == w.shape and g.dtype == w.dtype and np.allclose(g, w, rtol=1e-5, atol=1e-6), (k, g, w)' "$T/o" "$M" $f
+        done
+    done
+    run "$FTRUN" info "$T/tflag.ftg"
+    [[ "$output" == *"run-time shapes:"*"(if_select)"* ]]
+}
+
+@test "onnx If: branches of different ranks on a device (the fake backend) with --check-nodes" {
+    for f in t f; do
+        rm -rf "$T/o"
+        fake run --separate-stderr "$FTRUN" run "$M/tflag.onnx" -i x="$M/x54.npy" -i flag="$M/$f.npy" -o "$T/o" -q -d cuda --check --check-nodes
+        [ "$status" -eq 0 ]
+        py 'w = np.load(sys.argv[2]); g = np.load(sys.argv[1]); assert g.shape == w.shape and np.allclose(g, w, rtol=1e-5, atol=1e-6)' \
+            "$T/o/z.npy" "$M/tflag.want$([ $f = t ] && echo 1 || echo 0).z.npy"
+    done
 }

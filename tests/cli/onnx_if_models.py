@@ -7,7 +7,9 @@ index given as input), nested.onnx (an If computed inside a branch), dyn.onnx
 taken branch), nzif.onnx (the condition from a NonZero, so not known at load
 even with -i), nzsq.onnx and nzdim0.onnx (a size test on a NonZero's
 result: of a dim fixed at load, folded, and of the count, at run time), initsame.onnx, initshadow.onnx and initnested.onnx (branch
-initializers of one name with other values), and the input files.
+initializers of one name with other values), tflag.onnx (torch.jit.script:
+an If on an input flag, branches of ranks 2 and 1, ops after it; PyTorch's
+outputs tflag.want{0,1}.{y,z}.npy), and the input files.
 """
 import sys, numpy as np, onnx
 from onnx import helper as h, TensorProto as TP, numpy_helper as nh
@@ -131,3 +133,35 @@ np.save(f"{d}/xpos.npy", np.abs(rng.standard_normal((3, 4))).astype(np.float32) 
 np.save(f"{d}/x64.npy", rng.standard_normal((8, 64)).astype(np.float32))
 np.save(f"{d}/t.npy", np.array(True)); np.save(f"{d}/f.npy", np.array(False))
 np.save(f"{d}/idx.npy", np.array([7], np.int64)); np.save(f"{d}/idx1.npy", np.array([1], np.int64))
+
+# tflag: torch.jit.script, an If on an input flag; the then branch gives [5, 8], the else branch [3];
+# y * 2 + 1 and its sum follow the If. PyTorch's outputs are the reference.
+import torch
+
+
+class TFlag(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = torch.nn.Linear(4, 8)
+        self.l2 = torch.nn.Linear(4, 3)
+
+    def forward(self, x, flag):
+        if bool(flag):
+            y = torch.relu(self.l1(x))
+        else:
+            y = self.l2(x).sum(0)
+        z = y * 2.0 + 1.0
+        return z, z.sum()
+
+
+torch.manual_seed(5)
+with torch.no_grad():
+    m = torch.jit.script(TFlag())
+    torch.onnx.export(m, (torch.ones(5, 4), torch.tensor(True)), f"{d}/tflag.onnx", opset_version=15,
+                      input_names=["x", "flag"], output_names=["z", "s"])
+    xt = torch.from_numpy(rng.standard_normal((5, 4)).astype(np.float32))
+    np.save(f"{d}/x54.npy", xt.numpy())
+    for f in (0, 1):
+        z, s = m(xt, torch.tensor(bool(f)))
+        np.save(f"{d}/tflag.want{f}.z.npy", z.numpy())
+        np.save(f"{d}/tflag.want{f}.s.npy", s.numpy())
