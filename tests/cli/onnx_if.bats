@@ -371,3 +371,18 @@ for k in "zs":
             "$T/o/z.npy" "$M/tflag.want$([ $f = t ] && echo 1 || echo 0).z.npy"
     done
 }
+
+@test "onnx If: a voice-activity-detector shape (torch.jit.script: If on the sample rate between convs of other output lengths, an LSTM after) gives PyTorch's values" {
+    conv vad
+    for sr in 16000 8000 16000; do
+        rm -rf "$T/o"
+        run --separate-stderr "$FTRUN" run "$T/vad.ftg" -i x="$M/vad.x.npy" -i sr="$M/sr$sr.npy" -i h="$M/vad.h.npy" \
+            -i c="$M/vad.c.npy" -o "$T/o" -q -n 2
+        [ "$status" -eq 0 ]
+        py '
+o, m, sr = sys.argv[1:4]
+for k in ("p", "hn", "cn"):
+    g, w = np.load(f"{o}/{k}.npy"), np.load(f"{m}/vad.want{sr}.{k}.npy")
+    assert g.shape == w.shape and np.allclose(g, w, rtol=1e-5, atol=1e-6), (k, g, w)' "$T/o" "$M" $sr
+    done
+}

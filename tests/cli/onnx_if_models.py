@@ -9,7 +9,10 @@ even with -i), nzsq.onnx and nzdim0.onnx (a size test on a NonZero's
 result: of a dim fixed at load, folded, and of the count, at run time), initsame.onnx, initshadow.onnx and initnested.onnx (branch
 initializers of one name with other values), tflag.onnx (torch.jit.script:
 an If on an input flag, branches of ranks 2 and 1, ops after it; PyTorch's
-outputs tflag.want{0,1}.{y,z}.npy), and the input files.
+outputs tflag.want{0,1}.{y,z}.npy), vad.onnx (torch.jit.script, shaped like a
+voice-activity detector: an If on the sample rate picks one of two strided
+convs, whose output lengths differ, and an LSTM runs over the result;
+PyTorch's outputs vad.want{16000,8000}.{p,hn,cn}.npy), and the input files.
 """
 import sys, numpy as np, onnx
 from onnx import helper as h, TensorProto as TP, numpy_helper as nh
@@ -165,3 +168,37 @@ with torch.no_grad():
         z, s = m(xt, torch.tensor(bool(f)))
         np.save(f"{d}/tflag.want{f}.z.npy", z.numpy())
         np.save(f"{d}/tflag.want{f}.s.npy", s.numpy())
+
+
+# vad: an If on the sample rate (an input) between two strided convs of different output lengths
+# (63 or 127 steps), an LSTM over the steps with its state given, a linear and sigmoid on the last step
+class Vad(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c16 = torch.nn.Conv1d(1, 32, 16, stride=8)
+        self.c8 = torch.nn.Conv1d(1, 32, 8, stride=4)
+        self.lstm = torch.nn.LSTM(32, 64, batch_first=True)
+        self.out = torch.nn.Linear(64, 1)
+
+    def forward(self, x, sr, h, c):
+        if bool(sr == 16000):
+            f = torch.relu(self.c16(x.unsqueeze(1)))
+        else:
+            f = torch.relu(self.c8(x.unsqueeze(1)))
+        o, (h2, c2) = self.lstm(f.transpose(1, 2), (h, c))
+        return torch.sigmoid(self.out(o[:, -1])), h2, c2
+
+
+with torch.no_grad():
+    m = torch.jit.script(Vad())
+    z = torch.zeros(1, 1, 64)
+    torch.onnx.export(m, (torch.ones(1, 512), torch.tensor(16000), z, z), f"{d}/vad.onnx", opset_version=16,
+                      input_names=["x", "sr", "h", "c"], output_names=["p", "hn", "cn"])
+    ins = {"x": rng.standard_normal((1, 512)), "h": rng.standard_normal((1, 1, 64)), "c": rng.standard_normal((1, 1, 64))}
+    ins = {k: torch.from_numpy(v.astype(np.float32)) for k, v in ins.items()}
+    for k, v in ins.items():
+        np.save(f"{d}/vad.{k}.npy", v.numpy())
+    for sr in (16000, 8000):
+        np.save(f"{d}/sr{sr}.npy", np.array(sr, np.int64))
+        for k, v in zip(("p", "hn", "cn"), m(ins["x"], torch.tensor(sr), ins["h"], ins["c"])):
+            np.save(f"{d}/vad.want{sr}.{k}.npy", v.numpy())
