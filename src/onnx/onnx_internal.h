@@ -64,7 +64,6 @@ struct onx_ctx {
     ft_node **nodes;
     int n_nodes, cap_nodes, pending, emitted_here;
     int guard; /* 1 + the tensor guarding the nodes emitted now (a branch of a run-time If, onnx_if.c); 0: none */
-    int rtloop; /* importing the body of a loop run at run time (onnx_loop.c) */
     void **owned;
     int n_owned, cap_owned;
     /* per tensor: its value computed at load (ft_load_opts.eval's cache,

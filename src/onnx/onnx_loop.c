@@ -300,12 +300,6 @@ static ft_status run_time_loop(onx_ctx *c, const onx_node *n, const Onnx__GraphP
                                const rt_scan *scn, int *scan_out)
 {
     int bo = scn ? 0 : 1; /* body output 1 + j of a Loop is output j of a Scan's */
-    if (c->guard)
-        return onx_unsupported(c, n, "its iterations are known only at run time, and it lies in a branch of an If "
-                               "decided at run time; ftrun runs such a loop outside If branches");
-    if (c->rtloop)
-        return onx_unsupported(c, n, "its iterations are known only at run time, and it lies in the body of another "
-                               "such loop; ftrun does not nest them");
     if (2 + 2 * nv + nk > 64 || (scn && nv + scn->m > 64))
         return onx_unsupported(c, n, "%d carried values and %d scan outputs (ftrun takes up to 64 values in all)", nv, nk);
     const char *app[64];
@@ -366,7 +360,6 @@ static ft_status run_time_loop(onx_ctx *c, const onx_node *n, const Onnx__GraphP
         st = onx_infer_pending(c);
     int unsup0 = c->n_unsup;
     onx_scope sc = {0};
-    c->rtloop = 1;
     if (scn) { /* the body's inputs: the carried values, then this iteration's slices */
         for (int j = 0; j < nv; j++)
             body_in[j] = body_in[2 + j], body_seq[j] = -1;
@@ -378,7 +371,6 @@ static ft_status run_time_loop(onx_ctx *c, const onx_node *n, const Onnx__GraphP
     }
     if (!st)
         st = import_copy(c, n, body, &sc, body_in, body_seq, scn ? nv + nm : 2 + nv);
-    c->rtloop = 0;
     if (!st && c->n_unsup == unsup0) {
         ein[0] = bout[0];
         if ((ein[1] = scn ? bout[1] : body_out(c, n, body, 0)) < 0)

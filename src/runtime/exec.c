@@ -549,9 +549,16 @@ static ft_status run_once(const ft_graph *g, const ft_plan *p, const ft_backend 
         int ni = g->order[k];
         const ft_node *n = &g->nodes[ni];
         if (n->op == FT_OP_LOOP_BEGIN || n->op == FT_OP_LOOP_END) { /* the executor's own: a jump or a step on */
-            int next = k + 1;
-            ft_status st = n->op == FT_OP_LOOP_BEGIN ? loop_begin(g, p, be, kc, arena, s, d, k, &next)
-                                                     : loop_end(g, p, be, kc, arena, s, d, k, &next);
+            int next = k + 1, gt = ft_node_guard(n), on = 1;
+            ft_status st = gt >= 0 && n->op == FT_OP_LOOP_BEGIN
+                               ? guard_on(be, kc, s, tensor_data(s, p, arena, d, gt), gt, &on) : FT_OK;
+            if (!st && !on) { /* in a branch not taken: the whole loop is skipped */
+                k = s->loops[s->loop_at[k]].end + 1;
+                continue;
+            }
+            if (!st)
+                st = n->op == FT_OP_LOOP_BEGIN ? loop_begin(g, p, be, kc, arena, s, d, k, &next)
+                                               : loop_end(g, p, be, kc, arena, s, d, k, &next);
             if (st)
                 return st;
             k = next;

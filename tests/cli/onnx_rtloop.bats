@@ -205,13 +205,38 @@ assert b < e and e - b > 2, ops' "$T/both.json"
     want ifbody n6
 }
 
-@test "run-time Loop: one nested in another's body, or in a run-time If's branch, is refused as unsupported (exit 3)" {
-    run --separate-stderr "$FTRUN" info "$M/nested.onnx"
-    [ "$status" -eq 3 ]
-    [[ "$stderr" == *"its iterations are known only at run time, and it lies in the body of another such loop"* ]]
-    run --separate-stderr "$FTRUN" info "$M/inif.onnx"
-    [ "$status" -eq 3 ]
-    [[ "$stderr" == *"its iterations are known only at run time, and it lies in a branch of an If decided at run time"* ]]
+@test "run-time Loop: one nested in another's body (its trip count from the outer iteration, a scan output at each level) gives NumPy's values" {
+    conv nested
+    for tag in n3m4 n3m0 n0m2; do
+        runcase "$T/nested.ftg" nested $tag -n 2
+        [ "$status" -eq 0 ]
+        want nested $tag
+    done
+    conv nested2
+    for tag in n0 n1 n4; do
+        runcase "$T/nested2.ftg" nested2 $tag -n 2
+        [ "$status" -eq 0 ]
+        want nested2 $tag 1e-5
+    done
+    run "$FTRUN" info "$T/nested2.ftg"
+    [[ "$output" == *"run-time loops: 2"* ]]
+}
+
+@test "run-time Loop: one in a run-time If's branch runs when the branch is taken, and is skipped whole when not" {
+    conv inif
+    for tag in t f t; do
+        runcase "$T/inif.ftg" inif $tag -n 2
+        [ "$status" -eq 0 ]
+        want inif $tag
+    done
+    fake runcase "$T/inif.ftg" inif t -d cuda --check --check-nodes
+    [ "$status" -eq 0 ]
+    want inif t
+    # not taken, a loop of 10^12 iterations costs nothing
+    py 'np.save(sys.argv[1], np.array(10**12, np.int64))' "$T/big.npy"
+    run timeout 60 "$FTRUN" run "$T/inif.ftg" -i c="$M/inif.f.in.c.npy" -i m="$T/big.npy" -i y0="$M/inif.f.in.y0.npy" -o "$T/o_big" -q
+    [ "$status" -eq 0 ]
+    py 'assert np.array_equal(np.load(sys.argv[1]), np.load(sys.argv[2]))' "$T/o_big/y.npy" "$M/inif.f.want.y.npy"
 }
 
 @test "run-time Loop: a JSON graph whose loop_end does not read its loop_begin's state in order, or lacks its loop_end, is refused (exit 3)" {

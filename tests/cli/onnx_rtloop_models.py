@@ -16,7 +16,10 @@ cases CASE (inputs CASE.in.NAME.npy, expected CASE.want.NAME.npy):
   dynbody.onnx a node of run-time shape in the body (Compress), its sum a scan output
   held.onnx    an intermediate made before the loop and read last in its body
   ifbody.onnx  an If on the carried value inside the body (y * -0.5 when sum(y) > 0, else y + 3)
-  nested.onnx, inif.onnx  a run-time loop inside another, inside a run-time If's branch (refused)
+  nested.onnx  a run-time loop (m iterations of z + 1) inside another's body (n iterations)
+  inif.onnx    a run-time loop inside a run-time If's branch
+  nested2.onnx an inner loop of k + 1 iterations (k: the outer iteration number) with a scan
+               output, z = z * 0.5 + j; the outer body sums the inner scan (its scan output)
   twhile.onnx  torch.jit.script while loop, exported by torch.onnx.export (opset 15):
                y = y * 1.5 + 0.25 and s += sum(y) while s < 4 * sum(|x|), the ys stacked
   tfor.onnx    torch.jit.script for loop over range(n), n an input (0 allowed)
@@ -223,6 +226,36 @@ then_g = h.make_graph([h.make_node("Loop", ["m", "", "y0"], ["ty"], body=inner)]
 else_g = h.make_graph([h.make_node("Identity", ["y0"], ["ey"])], "else", [], [vi("ey", F, [2])])
 save([h.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)], "inif",
      [vi("c", B, []), vi("m", I, []), vi("y0", F, [2])], [vi("y", F, [2])])
+y0 = np.array([0.5, -1.0], f32)
+for n, m in ((3, 4), (3, 0), (0, 2)):
+    case("nested", f"n{n}m{m}", {"n": np.array(n, np.int64), "m": np.array(m, np.int64), "y0": y0},
+         {"y": (y0 + f32(n * m)).astype(f32)})
+for c in (True, False):
+    case("inif", "t" if c else "f", {"c": np.array(c), "m": np.array(4, np.int64), "y0": y0},
+         {"y": (y0 + f32(4)).astype(f32) if c else y0})
+
+# nested2: the inner loop's trip count is the outer iteration number + 1; its scan output summed by the outer body
+inner = h.make_graph([const("halff", F, 0.5), h.make_node("Cast", ["j"], ["jf"], to=F),
+                      h.make_node("Mul", ["z_in", "halff"], ["zh"]), h.make_node("Add", ["zh", "jf"], ["z_out"]),
+                      h.make_node("Identity", ["z_out"], ["zs_out"]), h.make_node("Identity", ["ci"], ["co"])],
+                     "inner", [vi("j", I, []), vi("ci", B, []), vi("z_in", F, [2])],
+                     [vi("co", B, []), vi("z_out", F, [2]), vi("zs_out", F, [2])])
+body = h.make_graph([const("one", I, 1), h.make_node("Add", ["k", "one"], ["k1"]),
+                     h.make_node("Loop", ["k1", "", "y_in"], ["y_out", "zs"], body=inner),
+                     h.make_node("ReduceSum", ["zs"], ["s"], keepdims=0), h.make_node("Identity", ["cond_in"], ["cond_out"])],
+                    "body", [vi("k", I, []), vi("cond_in", B, []), vi("y_in", F, [2])],
+                    [vi("cond_out", B, []), vi("y_out", F, [2]), vi("s", F, [])])
+save([h.make_node("Loop", ["n", "", "y0"], ["y", "ss"], body=body)], "nested2", [vi("n", I, []), vi("y0", F, [2])],
+     [vi("y", F, [2]), vi("ss", F, [None])])
+for n in (0, 1, 4):
+    y, ss = y0.copy(), []
+    for k in range(n):
+        zs = []
+        for j in range(k + 1):
+            y = (y * f32(0.5) + f32(j)).astype(f32)
+            zs.append(y)
+        ss.append(np.stack(zs).sum(dtype=f32))
+    case("nested2", f"n{n}", {"n": np.array(n, np.int64), "y0": y0}, {"y": y, "ss": np.array(ss, f32)})
 
 # scandyn: a Scan whose length is the count of x's rows summing above 0 (Compress), two scan inputs (the
 # second reversed), two scan outputs (the second reversed and on axis 1)
