@@ -239,6 +239,9 @@ int ft_node_data_dependent(const ft_graph *g, const ft_node *n);
 /* A loop_end's number of carried values (its inputs: iteration number, next
  * condition, the carried state, the next carried values, the scan values). */
 int ft_loop_carried(const ft_node *n);
+/* Whether carried value j of loop_begin n may change shape between iterations
+ * (its "vary" list). */
+int ft_loop_varies(const ft_node *n, int j);
 /* How many run-time loops g has (loop_begin nodes), and which, into buf:
  * "'L' (7 body nodes, 2 carried values, 1 scan output)" (cut with "..."). */
 int ft_graph_loops_str(const ft_graph *g, char *buf, size_t n);

@@ -289,6 +289,11 @@ ft_status ft_infer_loop_begin(ft_infer_ctx *c)
                              c->in[0] ? ft_shape_str(&c->in[0]->shape, sb) : "none");
     if (!c->in[1] || c->in[1]->dtype != FT_BOOL || ft_numel(&c->in[1]->shape) != 1)
         return ft_infer_fail(c, "the condition '%s' must be one bool value", ft_infer_in_name(c, 1));
+    const ft_attr_val *v = ft_attr(c->node, "vary");
+    for (int i = 0; v->present && i < v->n; i++)
+        if (v->ints[i] < 0 || v->ints[i] >= c->n_in - 2)
+            return ft_infer_fail(c, "vary[%d] = %lld names no carried value (it has %d)", i, (long long)v->ints[i],
+                                 c->n_in - 2);
     ft_status st = ft_infer_set_out(c, 0, FT_I64, &(ft_shape){0});
     if (!st)
         st = ft_infer_set_out(c, 1, FT_BOOL, &(ft_shape){0});
@@ -301,6 +306,15 @@ ft_status ft_infer_loop_begin(ft_infer_ctx *c)
 }
 
 int ft_loop_carried(const ft_node *n) { return n->n_in - n->n_out - 2; }
+
+int ft_loop_varies(const ft_node *n, int j)
+{
+    const ft_attr_val *v = ft_attr(n, "vary");
+    for (int i = 0; v->present && i < v->n; i++)
+        if (v->ints[i] == j)
+            return 1;
+    return 0;
+}
 
 /* loop_end (iteration number, next condition, carried state s, next carried
  * values, scan values): the final carried values (the state's dtypes and
@@ -319,7 +333,8 @@ ft_status ft_infer_loop_end(ft_infer_ctx *c)
     for (int j = 0; j < nv && !st; j++) {
         const ft_tinfo *s = c->in[2 + j], *x = c->in[2 + nv + j];
         int xt = c->node->in[2 + nv + j];
-        int dyn = xt >= 0 && (c->g->tensors[xt].flags & FT_TF_DYNAMIC) && !c->g->run_shapes;
+        int st_t = c->node->in[2 + j], dyn = (xt >= 0 && (c->g->tensors[xt].flags & FT_TF_DYNAMIC) && !c->g->run_shapes) ||
+                                               (st_t >= 0 && (c->g->tensors[st_t].flags & FT_TF_DYNAMIC));
         if (!s || !x)
             return ft_infer_fail(c, "carried value %d is missing", j);
         if (s->dtype != x->dtype || (!dyn && !ft_shape_eq(&s->shape, &x->shape)))

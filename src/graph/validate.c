@@ -244,9 +244,9 @@ ft_status ft_node_infer(ft_graph *g, ft_node *n, ft_error *err)
         }
         int odyn = dyn;
         if (n->op == FT_OP_LOOP_END) /* the final carried values keep the state's shapes; the scan outputs grow */
-            odyn = o >= ft_loop_carried(n);
-        if (n->op == FT_OP_LOOP_BEGIN) /* a trip count known only at run time: the state keeps its shapes */
-            odyn = o >= 2 && (g->tensors[n->in[o]].flags & FT_TF_DYNAMIC);
+            odyn = o >= ft_loop_carried(n) || (g->tensors[n->in[2 + o]].flags & FT_TF_DYNAMIC);
+        if (n->op == FT_OP_LOOP_BEGIN) /* the state is of run-time shape where its initial value or `vary` says */
+            odyn = o >= 2 && ((g->tensors[n->in[o]].flags & FT_TF_DYNAMIC) || ft_loop_varies(n, o - 2));
         t->flags |= FT_TF_INFERRED | (odyn ? FT_TF_DYNAMIC : 0) | (odyn && rv ? FT_TF_RANK_VARIES : 0);
     }
     /* after every output's shape is set: a rule may read the node's other outputs */

@@ -39,6 +39,18 @@ typedef struct onx_seq {
     int stacked;
 } onx_seq;
 
+/* The carried values of run-time loops found to change shape in their body
+ * (onnx_loop.c): per loop (its key: the node's name, else its first output's
+ * name), a bit per carried value. Kept across the imports of one model
+ * (onnx_reader.c's load), which imports it again when a bit is added. */
+typedef struct onx_vary {
+    char **key;
+    uint64_t *mask;
+    int n, cap;
+} onx_vary;
+enum { ONX_IMPORTS_MAX = 8 }; /* at most this many imports of one model */
+void onx_vary_free(onx_vary *v);
+
 typedef struct unsup_rec {
     char *key;   /* groups missing ops: "op NonZero (ai.onnx opset 13)"; NULL for one-off records */
     char *text;  /* the line (for a group: its node names) */
@@ -64,6 +76,8 @@ struct onx_ctx {
     ft_node **nodes;
     int n_nodes, cap_nodes, pending, emitted_here;
     int guard; /* 1 + the tensor guarding the nodes emitted now (a branch of a run-time If, onnx_if.c); 0: none */
+    onx_vary *vary; /* not owned */
+    int retry;      /* a carried value was added to vary: the model is to be imported again */
     void **owned;
     int n_owned, cap_owned;
     /* per tensor: its value computed at load (ft_load_opts.eval's cache,

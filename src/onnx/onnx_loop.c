@@ -284,6 +284,80 @@ static int scan_slice(onx_ctx *c, const onx_node *n, const rt_scan *sc, int j, i
     return f && !onx_set_i(c, f, "axis", sc->axis[j]) ? t : -1;
 }
 
+/* A run-time loop's key in c->vary: its node's name, else its first named output. */
+static const char *loop_key(const onx_node *n)
+{
+    if (n->pb->name && *n->pb->name)
+        return n->pb->name;
+    for (size_t k = 0; k < n->pb->n_output; k++)
+        if (n->pb->output[k] && *n->pb->output[k])
+            return n->pb->output[k];
+    return "";
+}
+
+/* The carried values of loop n found changing shape by an earlier import. */
+static uint64_t vary_mask(onx_ctx *c, const onx_node *n)
+{
+    const char *key = loop_key(n);
+    for (int i = 0; c->vary && i < c->vary->n; i++)
+        if (!strcmp(c->vary->key[i], key))
+            return c->vary->mask[i];
+    return 0;
+}
+
+/* Whether the body makes carried state s into x of another shape (or of one
+ * known only at run time) where s has a shape fixed at load. */
+static int changes(onx_ctx *c, int s, int x)
+{
+    const ft_tensor *ts = &c->g->tensors[s], *tx = &c->g->tensors[x];
+    return !(ts->flags & FT_TF_DYNAMIC) && ts->dtype == tx->dtype &&
+           ((tx->flags & FT_TF_DYNAMIC) || !ft_shape_eq(&ts->shape, &tx->shape));
+}
+
+/* Carried value j of loop n changes shape: noted in c->vary, and the import
+ * stops here, to be made again with that state of run-time shape
+ * (onnx_reader.c). x: what the body makes of it. */
+static ft_status vary_add(onx_ctx *c, const onx_node *n, int j, int x)
+{
+    onx_vary *v = c->vary;
+    const char *key = loop_key(n);
+    int i = 0;
+    while (v && i < v->n && strcmp(v->key[i], key))
+        i++;
+    if (!v || j >= 64 || (i < v->n && ((v->mask[i] >> j) & 1)))
+        return onx_unsupported(c, n, "carried value %d ('%s') changes shape in the body", j, c->g->tensors[x].name);
+    if (i == v->n) {
+        if (v->n == v->cap) {
+            int cap = v->cap ? 2 * v->cap : 4;
+            char **k2 = ft_realloc(v->key, (size_t)cap * sizeof *k2);
+            if (k2)
+                v->key = k2;
+            uint64_t *m2 = k2 ? ft_realloc(v->mask, (size_t)cap * sizeof *m2) : NULL;
+            if (!m2)
+                return onx_oom(c);
+            v->mask = m2;
+            v->cap = cap;
+        }
+        if (!(v->key[i] = ft_strdup(key)))
+            return onx_oom(c);
+        v->mask[i] = 0;
+        v->n++;
+    }
+    v->mask[i] |= (uint64_t)1 << j;
+    c->retry = 1;
+    return onx_error(c, n, FT_EGRAPH, "carried value %d ('%s') changes shape in the body; imported again with its "
+                     "state of run-time shape", j, c->g->tensors[x].name);
+}
+
+void onx_vary_free(onx_vary *v)
+{
+    for (int i = 0; i < v->n; i++)
+        free(v->key[i]);
+    free(v->key);
+    free(v->mask);
+    memset(v, 0, sizeof *v);
+}
+
 /* The loop from iteration `start` on, run at run time: its body imported
  * once between a loop_begin and a loop_end (ops.def), which the executor
  * runs again while the condition holds and the trip count is not reached
@@ -324,10 +398,17 @@ static ft_status run_time_loop(onx_ctx *c, const onx_node *n, const Onnx__GraphP
         st = loop_scalar(c, n, trips, FT_I64, "the trip count");
     if (!st)
         st = loop_scalar(c, n, cond, FT_BOOL, "the condition");
-    for (int j = 0; j < nv && !st; j++)
-        if (seq[2 + j] < 0 && (c->g->tensors[cur[2 + j]].flags & FT_TF_DYNAMIC))
-            st = onx_unsupported(c, n, "carried value %d ('%s') has a shape known only at run time", j,
-                                 c->g->tensors[cur[2 + j]].name);
+    /* the carried tensors (numbered as loop_begin's state) whose shape may change: an initial
+     * value of run-time shape, or one an earlier import found changing (vary_add) */
+    int64_t vary[64];
+    int nvary = 0;
+    uint64_t known = vary_mask(c, n);
+    for (int j = 0, t = 0; j < nv; j++)
+        if (seq[2 + j] < 0) {
+            if ((c->g->tensors[cur[2 + j]].flags & FT_TF_DYNAMIC) || ((known >> j) & 1))
+                vary[nvary++] = t;
+            t++;
+        }
     if (st)
         return st;
     int nb = 2 + nt, ns = nk + na, ne = 2 + 2 * nt + ns;
@@ -356,6 +437,8 @@ static ft_status run_time_loop(onx_ctx *c, const onx_node *n, const Onnx__GraphP
     ft_node *f = st ? NULL : onx_emit(c, n, FT_OP_LOOP_BEGIN, bin, nb, bout, nb);
     if (!st)
         st = f ? onx_set_i(c, f, "start", start) : onx_status(c);
+    if (!st && nvary)
+        st = onx_set_ints(c, f, "vary", vary, nvary);
     if (!st)
         st = onx_infer_pending(c);
     int unsup0 = c->n_unsup;
@@ -382,6 +465,8 @@ static ft_status run_time_loop(onx_ctx *c, const onx_node *n, const Onnx__GraphP
                      : onx_unsupported(c, n, "body output %d is not a tensor where ftrun needs one", bo + j);
             else if (app[j])
                 ein[2 + 2 * nt + nk + a2++] = x;
+            else if (changes(c, bout[2 + t], x))
+                st = vary_add(c, n, j, x);
             else {
                 ein[2 + t] = bout[2 + t];
                 ein[2 + nt + t++] = x;

@@ -723,11 +723,14 @@ ft_status ft_onnx_load_file(const char *path, const ft_load_opts *opts, ft_graph
  * every field out of it), else NULL: freed, or unmapped when mapped (a
  * read-only mapping of the file, whose decoded ranges onnx_split.c drops
  * as it goes). */
-static ft_status load(const char *path, const unsigned char *buf, unsigned char *owned, size_t len, int mapped,
-                      const ft_load_opts *opts, ft_graph **out, ft_error *err)
+/* One import of the model in buf (decoded here; *retry set when a run-time
+ * loop's carried value turned out to change shape: vary then says which,
+ * and the model is to be imported again). */
+static ft_status load_once(const char *path, const unsigned char *buf, size_t len, int mapped, const ft_load_opts *opts,
+                           onx_vary *vary, int *retry, ft_graph **out, ft_error *err)
 {
     *out = NULL;
-    onx_ctx cx = {.file = path, .opts = opts, .err = err}, *c = &cx;
+    onx_ctx cx = {.file = path, .opts = opts, .err = err, .vary = vary}, *c = &cx;
     ft_status st = new_graph(path, &c->g, err);
     if (!st) {
         /* protobuf-c answers NULL for a malformed file and for a failed
@@ -745,11 +748,6 @@ static ft_status load(const char *path, const unsigned char *buf, unsigned char 
             st = ft_err(err, FT_EGRAPH, "%s: not a valid ONNX model: the protobuf is %s", path, why);
         }
     }
-    if (mapped)
-        munmap(owned, len);
-    else
-        free(owned);
-    buf = owned = NULL;
     c->names = ft_strmap_new();
     c->inits = ft_strmap_new();
     c->poisoned = ft_strmap_new();
@@ -804,10 +802,32 @@ static ft_status load(const char *path, const unsigned char *buf, unsigned char 
     onx_seq_free(c);
     if (c->model)
         onnx__model_proto__free_unpacked(c->model, &ft_pb_allocator);
+    *retry = c->retry;
     if (st) {
         ft_graph_free(g);
         return st;
     }
     *out = g;
     return FT_OK;
+}
+
+/* The model imported (load_once), again where a run-time loop's carried
+ * value changes shape: the second import makes that state of run-time shape
+ * from the start, so that nothing in the body is folded from its first
+ * shape. The bytes stay until then (a mapping's decoded ranges are dropped,
+ * not unmapped: onnx_split.c). */
+static ft_status load(const char *path, const unsigned char *buf, unsigned char *owned, size_t len, int mapped,
+                      const ft_load_opts *opts, ft_graph **out, ft_error *err)
+{
+    onx_vary vary = {0};
+    int retry = 1;
+    ft_status st = FT_OK;
+    for (int round = 0; retry && round < ONX_IMPORTS_MAX; round++)
+        st = load_once(path, buf, len, mapped, opts, &vary, &retry, out, err);
+    if (mapped)
+        munmap(owned, len);
+    else
+        free(owned);
+    onx_vary_free(&vary);
+    return st;
 }

@@ -357,43 +357,9 @@ static ft_status stage_room(scratch *s, size_t nb, ft_error *err)
     return FT_OK;
 }
 
-/* The bytes loop_copy moves for pair j: none where both lists name one tensor. */
-static size_t moved_bytes(const ft_tensor *ts, const int *src, const int *dst, int j)
-{
-    return src[j] == dst[j] ? 0 : ft_tensor_bytes(&ts[src[j]]);
-}
-
-/* The values of tensors src[0..n) copied into dst[0..n) (where the two
- * lists name the same tensor, nothing), all read before any is written:
- * one may be another's source (a body that swaps two carried values). */
-static ft_status loop_copy(const ft_graph *g, const ft_plan *p, const ft_backend *be, ft_kctx *kc, char *arena,
-                           scratch *s, dyn_state *d, const int *src, const int *dst, int n)
-{
-    const ft_tensor *ts = d ? d->t : g->tensors;
-    size_t total = 0, at = 0;
-    for (int j = 0; j < n; j++)
-        total += moved_bytes(ts, src, dst, j);
-    ft_status st = total ? stage_room(s, total, kc->err) : FT_OK;
-    if (!st && total)
-        st = be->sync(kc->be, kc->err);
-    for (int j = 0; j < n && !st; j++) {
-        size_t nb = moved_bytes(ts, src, dst, j);
-        if (nb)
-            st = be->download(kc->be, (char *)s->stage + at, tensor_data(s, p, arena, d, src[j]), nb, kc->err);
-        at += nb;
-    }
-    at = 0;
-    for (int j = 0; j < n && !st; j++) {
-        size_t nb = moved_bytes(ts, src, dst, j);
-        if (nb)
-            st = be->upload(kc->be, tensor_data(s, p, arena, d, dst[j]), (char *)s->stage + at, nb, kc->err);
-        at += nb;
-    }
-    return st;
-}
-
-/* Scan output t of a run-time loop (dynamic: its buffer is d->buf[t]) with
- * room for nb bytes, what it holds kept. */
+/* A run-time loop's dynamic tensor t (a scan output, a state or final value
+ * of run-time shape: its buffer is d->buf[t]) with room for nb bytes, the
+ * first keep of what it holds kept. */
 static ft_status scan_room(const ft_backend *be, ft_kctx *kc, scratch *s, dyn_state *d, int t, size_t keep, size_t nb)
 {
     if (d->buf[t] && nb <= d->cap[t])
@@ -415,6 +381,58 @@ static ft_status scan_room(const ft_backend *be, ft_kctx *kc, scratch *s, dyn_st
     d->buf[t] = nbuf;
     d->cap[t] = want;
     return FT_OK;
+}
+
+/* The bytes loop_copy moves for pair j: none where both lists name one tensor. */
+static size_t moved_bytes(const ft_tensor *ts, const int *src, const int *dst, int j)
+{
+    return src[j] == dst[j] ? 0 : ft_tensor_bytes(&ts[src[j]]);
+}
+
+/* The values of tensors src[0..n) copied into dst[0..n) (where the two
+ * lists name the same tensor, nothing), all read before any is written:
+ * one may be another's source (a body that swaps two carried values). A
+ * dst of run-time shape (a carried value that changes shape) takes its
+ * src's shape, with room for it. */
+static ft_status loop_copy(const ft_graph *g, const ft_plan *p, const ft_backend *be, ft_kctx *kc, char *arena,
+                           scratch *s, dyn_state *d, const int *src, const int *dst, int n)
+{
+    const ft_tensor *ts = d ? d->t : g->tensors;
+    size_t total = 0, at = 0;
+    int resized = 0;
+    for (int j = 0; j < n; j++) {
+        total += moved_bytes(ts, src, dst, j);
+        resized |= src[j] != dst[j] && p->offset[dst[j]] == FT_PLAN_DYNAMIC;
+    }
+    /* the sources' shapes as they are now: a dst resized below may be another pair's src */
+    ft_shape *sh = resized ? ft_malloc((size_t)n * sizeof *sh) : NULL;
+    if (resized && !sh)
+        return ft_err(kc->err, FT_ERUNTIME, "out of memory for a run-time loop's shapes");
+    for (int j = 0; sh && j < n; j++)
+        sh[j] = ts[src[j]].shape;
+    ft_status st = total ? stage_room(s, total, kc->err) : FT_OK;
+    if (!st && total)
+        st = be->sync(kc->be, kc->err);
+    for (int j = 0; j < n && !st; j++) {
+        size_t nb = moved_bytes(ts, src, dst, j);
+        if (nb)
+            st = be->download(kc->be, (char *)s->stage + at, tensor_data(s, p, arena, d, src[j]), nb, kc->err);
+        at += nb;
+    }
+    at = 0;
+    for (int j = 0; j < n && !st; j++) {
+        size_t nb = src[j] == dst[j] ? 0
+                    : sh ? (size_t)ft_numel(&sh[j]) * ft_dtype_size(ts[src[j]].dtype) : moved_bytes(ts, src, dst, j);
+        if (sh && src[j] != dst[j] && p->offset[dst[j]] == FT_PLAN_DYNAMIC) {
+            d->t[dst[j]].shape = sh[j];
+            st = scan_room(be, kc, s, d, dst[j], 0, nb);
+        }
+        if (nb && !st)
+            st = be->upload(kc->be, tensor_data(s, p, arena, d, dst[j]), (char *)s->stage + at, nb, kc->err);
+        at += nb;
+    }
+    free(sh);
+    return st;
 }
 
 /* loop_begin at position k: this run's trip count and condition read; the
@@ -474,7 +492,7 @@ static ft_status loop_end(const ft_graph *g, const ft_plan *p, const ft_backend 
     ft_status st = FT_OK;
     for (int j = 0; j < nv; j++) {
         const ft_tensor *x = &ts[e->in[2 + nv + j]], *sj = &ts[e->in[2 + j]];
-        if (!ft_shape_eq(&x->shape, &sj->shape))
+        if (!ft_shape_eq(&x->shape, &sj->shape) && !(sj->flags & FT_TF_DYNAMIC)) /* dynamic: it may change */
             return ft_node_err(kc->err, FT_ERUNTIME, g, e, "iteration %lld makes carried value %d ('%s', %s) into %s "
                                "('%s'); a carried value keeps its shape from one iteration to the next",
                                (long long)L->it, j, sj->name, ft_shape_str(&sj->shape, s1), ft_shape_str(&x->shape, s2),

@@ -105,15 +105,62 @@ for f in files:
     [ "$status" -eq 2 ]
 }
 
-@test "run-time Loop: a body that changes a carried value's shape is a run-time error naming the node (exit 4)" {
+@test "run-time Loop: a body that changes a carried value's shape (Compress) carries the new shape; a JSON loop_begin without its vary is exit 4" {
     conv reshape
-    runcase "$T/reshape.ftg" reshape same
+    for tag in same shrinks; do
+        runcase "$T/reshape.ftg" reshape $tag -n 2
+        [ "$status" -eq 0 ]
+        want reshape $tag
+    done
+    run "$FTRUN" convert "$T/reshape.ftg" -o "$T/reshape.json" -q
     [ "$status" -eq 0 ]
-    want reshape same
-    runcase "$T/reshape.ftg" reshape shrinks
+    py '
+d = json.load(open(sys.argv[1]))
+b = [n for n in d["nodes"] if n["op"] == "loop_begin"][0]
+assert b["attrs"]["vary"] == [0], b
+del b["attrs"]["vary"]
+json.dump(d, open(sys.argv[2], "w"))' "$T/reshape.json" "$T/fixed.json"
+    runcase "$T/fixed.json" reshape shrinks
     [ "$status" -eq 4 ]
     [[ "$stderr" == *"node 'Loop_0/loop_end_1' (loop_end): iteration 0 makes carried value 0 ('Loop_0/carried_0', [3]) into [2] ('y_out'); a carried value keeps its shape"* ]]
     [ ! -e "$T/o_shrinks" ]
+    sed 's/"vary": \[0\]/"vary": [3]/' "$T/reshape.json" > "$T/bad.json"
+    run --separate-stderr "$FTRUN" info "$T/bad.json"
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"node 'Loop_0' (loop_begin): vary[0] = 3 names no carried value (it has 1)"* ]]
+}
+
+@test "run-time Loop: carried values of changing shapes swapped each iteration, one grown, give NumPy's values (0, 1, 5 iterations)" {
+    conv swapgrow
+    for tag in n0 n1 n5; do
+        runcase "$T/swapgrow.ftg" swapgrow $tag -n 2
+        [ "$status" -eq 0 ]
+        want swapgrow $tag
+    done
+    fake runcase "$T/swapgrow.ftg" swapgrow n5 -d cuda --check
+    [ "$status" -eq 0 ]
+    want swapgrow n5
+}
+
+@test "run-time Loop: torch.jit.script loop growing its value with torch.cat gives PyTorch's values" {
+    conv tgrow
+    for tag in n0 n1 n5; do
+        runcase "$T/tgrow.ftg" tgrow $tag -n 2
+        [ "$status" -eq 0 ]
+        want tgrow $tag 1e-5
+    done
+}
+
+@test "run-time Loop: torch.jit.script greedy decoder (tokens appended until n or token 0, attention of run-time length) gives PyTorch's tokens" {
+    conv tdec
+    for tag in n0 n1 n6 n30; do
+        runcase "$T/tdec.ftg" tdec $tag -n 2
+        [ "$status" -eq 0 ]
+        want tdec $tag
+    done
+    runcase "$M/tdec.onnx" tdec n6
+    [ "$status" -eq 0 ]
+    want tdec n6
 }
 
 @test "run-time Loop: a loop known at load is still unrolled (no loop_begin)" {

@@ -12,6 +12,7 @@ cases CASE (inputs CASE.in.NAME.npy, expected CASE.want.NAME.npy):
                each iteration (a, b) -> (b + 1, a), scan output of a + b
   forever.onnx no trip count, the condition passed through: never ends (the limit)
   reshape.onnx a carried value that the body makes into another shape at run time
+  swapgrow.onnx two carried values swapped each iteration, one grown by the iteration number
   known.onnx   trip count 3 from a constant: unrolled at load
   dynbody.onnx a node of run-time shape in the body (Compress), its sum a scan output
   held.onnx    an intermediate made before the loop and read last in its body
@@ -23,6 +24,9 @@ cases CASE (inputs CASE.in.NAME.npy, expected CASE.want.NAME.npy):
   twhile.onnx  torch.jit.script while loop, exported by torch.onnx.export (opset 15):
                y = y * 1.5 + 0.25 and s += sum(y) while s < 4 * sum(|x|), the ys stacked
   tfor.onnx    torch.jit.script for loop over range(n), n an input (0 allowed)
+  tgrow.onnx   torch.jit.script for loop that grows its carried value (torch.cat) each iteration
+  tdec.onnx    torch.jit.script greedy decoder: embedding + positions, causal attention of run-time
+               length, next token by argmax appended to the tokens until n tokens or token 0
   scandyn.onnx a Scan over the rows of x that sum above 0 (Compress: a length known only
                at run time), state s += row; scan inputs forward and reversed, scan
                outputs 2 * s (axis 0) and row - reversed row (reversed, on axis 1)
@@ -149,7 +153,23 @@ body = h.make_graph([const("zf", F, 0.0), h.make_node("Greater", ["y_in", "zf"],
 save([h.make_node("Loop", ["n", "", "y0"], ["y"], body=body)], "reshape", [vi("n", I, []), vi("y0", F, [3])],
      [vi("y", F, [None])])
 case("reshape", "same", {"n": np.array(3, np.int64), "y0": np.array([1, 2, 3], f32)}, {"y": np.array([1, 2, 3], f32)})
-case("reshape", "shrinks", {"n": np.array(3, np.int64), "y0": np.array([1, -2, 3], f32)}, {})
+case("reshape", "shrinks", {"n": np.array(3, np.int64), "y0": np.array([1, -2, 3], f32)}, {"y": np.array([1, 3], f32)})
+
+# swapgrow: two carried values of changing shapes swapped each iteration, one grown: (a, b) -> (b, [a..., k])
+body = h.make_graph([h.make_node("Cast", ["k"], ["kf"], to=F), h.make_node("Unsqueeze", ["kf", "zero_ax"], ["k1"]),
+                     h.make_node("Concat", ["a_in", "k1"], ["b_out"], axis=0), h.make_node("Identity", ["b_in"], ["a_out"]),
+                     h.make_node("Identity", ["cond_in"], ["cond_out"])],
+                    "body", [vi("k", I, []), vi("cond_in", B, []), vi("a_in", F, [None]), vi("b_in", F, [None])],
+                    [vi("cond_out", B, []), vi("a_out", F, [None]), vi("b_out", F, [None])])
+save([h.make_node("Constant", [], ["zero_ax"], value=h.make_tensor("za", I, [1], [0])),
+      h.make_node("Loop", ["n", "", "a0", "b0"], ["a", "b"], body=body)], "swapgrow",
+     [vi("n", I, []), vi("a0", F, [2]), vi("b0", F, [3])], [vi("a", F, [None]), vi("b", F, [None])])
+for n in (0, 1, 5):
+    a, b = np.array([0.5, 1.5], f32), np.array([-1, -2, -3], f32)
+    a0, b0 = a.copy(), b.copy()
+    for k in range(n):
+        a, b = b, np.concatenate([a, np.array([k], f32)])
+    case("swapgrow", f"n{n}", {"n": np.array(n, np.int64), "a0": a0, "b0": b0}, {"a": a, "b": b})
 
 # known: trip count from a constant: unrolled at load, as before
 body = h.make_graph([const("onef", F, 1.0), h.make_node("Add", ["y_in", "onef"], ["y_out"]),
@@ -342,3 +362,52 @@ with torch.no_grad():
     for n in (0, 1, 6):
         case("tfor", f"n{n}", {"x": xt.numpy(), "n": np.array(n, np.int64)},
              {"y": TFor()(xt, torch.tensor(n)).numpy()})
+
+
+class TGrow(torch.nn.Module):
+    def forward(self, x, n):
+        y = x
+        for i in range(int(n)):
+            y = torch.cat([y, y[:, -1:] * 0.5 + float(i)], dim=1)
+        return y
+
+
+class TDec(torch.nn.Module):
+    def __init__(self, v=20, dm=32):
+        super().__init__()
+        self.emb = torch.nn.Embedding(v, dm)
+        self.pos = torch.nn.Parameter(torch.randn(64, dm) * 0.1)
+        self.q, self.k, self.v = torch.nn.Linear(dm, dm), torch.nn.Linear(dm, dm), torch.nn.Linear(dm, dm)
+        self.ff = torch.nn.Linear(dm, v)
+
+    def step(self, tokens):
+        n = tokens.size(1)
+        h = self.emb(tokens) + self.pos[:n]
+        mask = torch.triu(torch.ones(n, n), diagonal=1) > 0
+        sc = (self.q(h) @ self.k(h).transpose(1, 2) / 5.65).masked_fill(mask, float("-inf"))
+        return self.ff(torch.softmax(sc, -1) @ self.v(h) + h)
+
+    def forward(self, tokens, n):
+        i = 0
+        going = True
+        while i < int(n) and going:
+            nxt = self.step(tokens)[:, -1].argmax(-1, keepdim=True)
+            tokens = torch.cat([tokens, nxt], dim=1)
+            going = not bool((nxt == 0).all())
+            i += 1
+        return tokens
+
+
+torch.manual_seed(3)
+with torch.no_grad():
+    torch.onnx.export(torch.jit.script(TGrow()), (torch.ones(2, 3), torch.tensor(2)), f"{d}/tgrow.onnx", opset_version=15,
+                      input_names=["x", "n"], output_names=["y"], dynamic_axes={"x": {1: "w"}})
+    xt = torch.from_numpy(rng.standard_normal((2, 3)).astype(f32))
+    for n in (0, 1, 5):
+        case("tgrow", f"n{n}", {"x": xt.numpy(), "n": np.array(n, np.int64)}, {"y": TGrow()(xt, torch.tensor(n)).numpy()})
+    dec = torch.jit.script(TDec().eval())
+    t0 = torch.tensor([[1, 5, 7]])
+    torch.onnx.export(dec, (t0, torch.tensor(4)), f"{d}/tdec.onnx", opset_version=15, input_names=["tokens", "n"],
+                      output_names=["out"], dynamic_axes={"tokens": {1: "length"}})
+    for n in (0, 1, 6, 30):
+        case("tdec", f"n{n}", {"tokens": t0.numpy(), "n": np.array(n, np.int64)}, {"out": dec(t0, torch.tensor(n)).numpy()})
