@@ -86,6 +86,22 @@ static void map_axis(axis_map *m, const ft_resize_params *p, int d, double scale
                     yr[o] = xr[ml->lo[o]];                                                                            \
                 continue;                                                                                             \
             }                                                                                                         \
+            /* one or two outer corners, all inside (bilinear over the last two axes): the loop below with \
+             * its corner loop unrolled, the same sums in the same order */                                       \
+            if (!outside && !ml->outside && nc <= 2) {                                                                \
+                const T *x0 = x + off[0], *x1 = x + off[nc - 1];                                                      \
+                double w0 = wt[0], w1 = nc == 2 ? wt[1] : 0;                                                          \
+                for (int64_t o = 0; o < olast; o++) {                                                                 \
+                    int64_t lo = ml->lo[o], hi = ml->hi[o];                                                           \
+                    double w = ml->w[o];                                                                              \
+                    double v0 = w == 0 ? (double)x0[lo] : (1 - w) * (double)x0[lo] + w * (double)x0[hi];              \
+                    double acc = 0 + w0 * v0;                                                                         \
+                    if (nc == 2)                                                                                      \
+                        acc += w1 * (w == 0 ? (double)x1[lo] : (1 - w) * (double)x1[lo] + w * (double)x1[hi]);        \
+                    yr[o] = (T)acc;                                                                                   \
+                }                                                                                                     \
+                continue;                                                                                             \
+            }                                                                                                         \
             for (int64_t o = 0; o < olast; o++) {                                                                     \
                 if (outside || ml->lo[o] < 0) {                                                                       \
                     yr[o] = (T)ext;                                                                                   \
