@@ -105,6 +105,17 @@ count() {
     [ "$(printf '%s\n' "$output" | grep -Ec '^# run-dyn +(alloc|io) +[1-9][0-9]* calls')" -eq 2 ]
 }
 
+@test "fault: sweep: every allocation and I/O call of an ONNX run-time loop whose carried value grows (imported twice), two runs" {
+    if [ -n "${FTRUN_SANITIZED:-}" ]; then leak=asan; else leak=none; fi
+    run env FTRUN="$FTRUN" FAULT_SHIM="$SHIM" FAULT_LEAK=$leak FAULT_WORK="$T/sweep" "$TESTS_DIR/fault/sweep.sh" run-loop
+    if [ "$status" -ne 0 ]; then
+        printf '%s\n' "$output" | grep -E '^(FAIL|#|sweep)' | head -40
+        return 1
+    fi
+    has "# no problems"
+    [ "$(printf '%s\n' "$output" | grep -Ec '^# run-loop +(alloc|io) +[1-9][0-9]* calls')" -eq 2 ]
+}
+
 @test "fault: sweep under valgrind: no leak or memory error when a call fails (a sample of the points)" {
     if [ -n "${FTRUN_SANITIZED:-}" ]; then
         skip "the sanitized binary is swept with ASan leak checks at every point"

@@ -4,7 +4,7 @@
 # reaches, and checks that every such run ends cleanly (tests/fault/README.md).
 #
 #   tests/fault/sweep.sh [CASE...]    cases: run run-npz run-ftg info pack unpack compare run-dims run-random convert
-#                                     run-onnx run-convs run-convs-res run-dyn run-text
+#                                     run-onnx run-convs run-convs-res run-dyn run-loop run-text
 #
 # Environment:
 #   FTRUN            the binary under test (default build/ftrun)
@@ -184,6 +184,41 @@ np.save(d + "/want/y.npy", u * u)
 EOF
 fi
 
+# run-loop: an ONNX Loop whose trip count is an input (run at run time), its
+# carried value grown by a Concat at each iteration (the importer imports the
+# model a second time with that state of run-time shape), a scan output;
+# two runs, --check-nodes
+if [[ " $CASES " == *" run-loop "* ]]; then
+    mkdir -p "$FX/loop/want" && "$PYTHON" - "$FX/loop" <<'EOF' || fail_setup "the run-time loop fixture"
+import sys
+import numpy as np
+import onnx
+from onnx import helper as h, TensorProto as TP
+d = sys.argv[1]
+F, B, I = TP.FLOAT, TP.BOOL, TP.INT64
+vi = h.make_tensor_value_info
+c = lambda name, dt, dims, v: h.make_node("Constant", [], [name], value=h.make_tensor(name + "_v", dt, dims, v))
+body = h.make_graph([c("half", F, [], [0.5]), c("st", I, [1], [-1]), c("en", I, [1], [2 ** 62]), c("ax", I, [1], [0]),
+                     h.make_node("Slice", ["y_in", "st", "en", "ax"], ["last"]), h.make_node("Mul", ["last", "half"], ["nx"]),
+                     h.make_node("Concat", ["y_in", "nx"], ["y_out"], axis=0),
+                     h.make_node("ReduceSum", ["y_out"], ["s"], keepdims=0), h.make_node("Identity", ["cond_in"], ["cond_out"])],
+                    "body", [vi("k", I, []), vi("cond_in", B, []), vi("y_in", F, [None])],
+                    [vi("cond_out", B, []), vi("y_out", F, [None]), vi("s", F, [])])
+g = h.make_graph([h.make_node("Loop", ["n", "", "y0"], ["y", "ss"], body=body)], "loop",
+                 [vi("n", I, []), vi("y0", F, [2])], [vi("y", F, [None]), vi("ss", F, [None])])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), d + "/m.onnx")
+y = np.array([1.0, 3.0], np.float32)
+np.save(d + "/y0.npy", y)
+np.save(d + "/n.npy", np.array(4, np.int64))
+ss = []
+for k in range(4):
+    y = np.concatenate([y, y[-1:] * np.float32(0.5)])
+    ss.append(y.sum(dtype=np.float32))
+np.save(d + "/want/y.npy", y)
+np.save(d + "/want/ss.npy", np.array(ss, np.float32))
+EOF
+fi
+
 # run-onnx: the same computation as an ONNX model (python3-onnx): w as external
 # data (m.onnx.data beside it), b in the typed float_data field, the rest in
 # raw_data or Constant nodes; the input as a TensorProto file; the goldens from
@@ -316,6 +351,8 @@ case_args() {
                            --rtol 1e-4 --atol 1e-4) ;;
     run-dyn) KIND=dir A=("$FX/dyn/g.json" -i "x=$FX/dyn/x.npy" --threads 1 -q -o "$R" -n 3 --check-nodes
                          --expect "$FX/dyn/want") ;;
+    run-loop) KIND=dir A=("$FX/loop/m.onnx" -i "n=$FX/loop/n.npy" -i "y0=$FX/loop/y0.npy" --threads 1 -q -o "$R" -n 2
+                          --check-nodes --expect "$FX/loop/want") ;;
     run-text) KIND=dir A=("$FX/text/m.onnx" -i "s=$FX/text/s.npy" --threads 1 -q -o "$R" --expect "$FX/text/want") ;;
     run-convs-res) KIND=dir A=("$FX/convres/res.onnx" -i "x=$FX/convres/x.npy" --threads 1 -q -o "$R" -n 2
                                --expect "$FX/convres/want" --rtol 1e-4 --atol 1e-4) ;;
