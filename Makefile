@@ -203,8 +203,9 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_FLAGS := -std=gnu11 -O1 -g -fopenmp -D_FILE_OFFSET_BITS=64 -MMD -MP -fno-omit-frame-pointer \
 	$(FUZZ_SAN) -I$(BUILD)/gen -I/usr/include/openjpeg-2.5
 # The harnesses need the graph code (with the generated ONNX schema), the
-# pipeline and its planner and executor; fuzz_run also the CPU kernels and the
-# CLI's input binding, with the libraries those link.
+# pipeline and its planner and executor, and the CPU kernels (the load
+# evaluates what it folds on the CPU backend: src/pipeline/load_eval.c) with
+# the libraries those link; fuzz_run also the CLI's input binding.
 FUZZ_PIPE_SRCS := $(wildcard src/pipeline/*.c) src/runtime/plan.c src/runtime/exec.c src/runtime/threads.c
 FUZZ_SRCS := $(wildcard src/*.c src/graph/*.c src/io/*.c src/onnx/*.c src/opt/*.c) $(FUZZ_PIPE_SRCS) $(BUILD)/gen/onnx.pb-c.c
 FUZZ_OBJS := $(FUZZ_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)
@@ -226,8 +227,8 @@ $(FUZZ_BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
-$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(wildcard fuzz/*.h) $(FUZZ_OBJS)
-	$(FUZZ_LINK) -o $@ $< $(FUZZ_OBJS) -lcjson -lprotobuf-c -lz -lm $(IMAGE_LIBS)
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(wildcard fuzz/*.h) $(FUZZ_OBJS) $(FUZZ_RUN_OBJS)
+	$(FUZZ_LINK) -o $@ $< $(FUZZ_OBJS) $(FUZZ_RUN_OBJS) $(filter-out -fopenmp,$(LDLIBS))
 
 $(FUZZ_BUILD)/fuzz_run: fuzz/fuzz_run.c $(wildcard fuzz/*.h) $(FUZZ_OBJS) $(FUZZ_RUN_OBJS)
 	$(FUZZ_LINK) -o $@ $< $(FUZZ_OBJS) $(FUZZ_RUN_OBJS) $(filter-out -fopenmp,$(LDLIBS))

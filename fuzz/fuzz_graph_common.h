@@ -33,12 +33,13 @@ static int fz_prepare(ft_pipeline *p, ft_graph *g)
 }
 
 /* Every tensor placed by plan p (persistent or produced by a node) lies
- * inside its arena. */
+ * inside its arena; a tensor of run-time shape (FT_PLAN_DYNAMIC) gets its
+ * memory while the graph runs, outside it. */
 static void fz_check_plan(const ft_graph *g, const ft_plan *p)
 {
     for (int t = 0; t < p->n_tensors && t < g->n_tensors; t++) {
         const ft_tensor *x = &g->tensors[t];
-        if ((ft_plan_is_persistent(x) || x->producer >= 0) &&
+        if ((ft_plan_is_persistent(x) || x->producer >= 0) && p->offset[t] != FT_PLAN_DYNAMIC &&
             (p->offset[t] > p->arena_bytes || ft_tensor_bytes(x) > p->arena_bytes - p->offset[t]))
             abort();
     }

@@ -58,7 +58,8 @@ ft_status onx_scope_enter(onx_ctx *c, onx_scope *s, const Onnx__GraphProto *gp)
         s->gp = gp;
         if (n && !(s->outer = ft_malloc(3 * n * sizeof *s->outer)))
             return onx_oom(c);
-        s->outer_seq = s->outer + n, s->own = s->outer + 2 * n;
+        if (n) /* none: no arrays (no arithmetic on NULL) */
+            s->outer_seq = s->outer + n, s->own = s->outer + 2 * n;
         for (size_t i = 0; i < n; i++)
             s->own[i] = -1;
     }
