@@ -404,7 +404,10 @@ static ft_status run_time_loop(onx_ctx *c, const onx_node *n, const Onnx__GraphP
     int64_t vary[64];
     int nvary = 0;
     uint64_t known = vary_mask(c, n);
-    for (int j = 0, t = 0; j < nv; j++)
+    for (int j = 0; j < nv && !st; j++)
+        if (seq[2 + j] < 0 && cur[2 + j] < 0)
+            st = onx_error(c, n, FT_EGRAPH, "carried value %d (input %d) is missing", j, 2 + j);
+    for (int j = 0, t = 0; j < nv && !st; j++)
         if (seq[2 + j] < 0) {
             if ((c->g->tensors[cur[2 + j]].flags & FT_TF_DYNAMIC) || ((known >> j) & 1))
                 vary[nvary++] = t;
