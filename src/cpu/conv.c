@@ -14,8 +14,13 @@
  * a row kernel instead that sums every tap of an output in registers,
  * vectorised over the output row (dw_plane).
  *
+ * A conv whose taps read padding at most positions (an atrous conv with a
+ * dilation near the map's size) runs tap by tap instead (conv_sparse): per
+ * tap one gemm over the output positions where it reads the input.
+ *
  * Pads and sizes come from graph/infer_conv.c, which the CUDA kernels share. */
 #include "cpu.h"
+#include "dnnl_cache.h"
 #include "vmath.h"
 #include "../graph/infer_conv.h"
 
@@ -585,6 +590,171 @@ static ft_status oom(ft_kctx *k, const ft_node *n, size_t bytes)
     return ft_node_err(k->err, FT_ERUNTIME, k->g, n, "out of memory allocating a %zu-byte convolution buffer", bytes);
 }
 
+/* ------------------------------------------------------------------ taps mostly in padding */
+
+/* Output positions, summed over the kernel taps, whose tap reads the input
+ * (not the padding): the multiply-adds a tap-by-tap form does, against
+ * KK * P for im2col (an atrous conv with a dilation near the map's size, as
+ * DeepLab's ASPP on a 14x14 map, reads padding at most taps). */
+static int64_t live_taps(const geom *g)
+{
+    int64_t live = 0;
+    for (int64_t kk = 0; kk < g->KK; kk++) {
+        int64_t rem = kk, r = 1;
+        for (int j = g->r - 1; j >= 0; j--) {
+            int64_t lo, hi;
+            out_range(g, j, rem % g->k[j], &lo, &hi);
+            rem /= g->k[j];
+            r *= hi - lo;
+        }
+        live += r;
+    }
+    return live;
+}
+
+/* Whether conv_sparse runs the node: one group, less than half the taps'
+ * positions live, buffers within 64 MiB. */
+static int sparse_fits(const geom *g)
+{
+    if (g->G != 1 || g->KK < 2 || (uint64_t)(g->Cg + g->Mg) * (uint64_t)g->P * g->es > (64u << 20))
+        return 0;
+    return 2 * live_taps(g) < g->KK * g->P;
+}
+
+#define DEF_SPARSE_MOVE(S, T)                                                                                         \
+    static void sparse_gather_##S(T *col, const T *x, const int64_t *ipos, int64_t R, int64_t C, int64_t NI)         \
+    {                                                                                                                 \
+        for (int64_t c = 0; c < C; c++)                                                                               \
+            for (int64_t q = 0; q < R; q++)                                                                           \
+                col[c * R + q] = x[c * NI + ipos[q]];                                                                 \
+    }                                                                                                                 \
+    static void sparse_add_##S(T *y, const T *tmp, const int64_t *opos, int64_t R, int64_t M, int64_t P)             \
+    {                                                                                                                 \
+        for (int64_t m = 0; m < M; m++)                                                                               \
+            for (int64_t q = 0; q < R; q++)                                                                           \
+                y[m * P + opos[q]] += tmp[m * R + q];                                                                 \
+    }                                                                                                                 \
+    static void sparse_pack_##S(T *wt, const T *w, int64_t kk, int64_t KK, int64_t n)                                \
+    {                                                                                                                 \
+        for (int64_t i = 0; i < n; i++)                                                                               \
+            wt[i] = w[i * KK + kk];                                                                                   \
+    }
+DEF_SPARSE_MOVE(f, float)
+DEF_SPARSE_MOVE(d, double)
+
+/* The weights of a node conv_sparse runs, one [M, C] block per tap, packed
+ * once per node and weights (the CPU_DNNL_SPARSE cache of dnnl_cache.h:
+ * rebuilt when the weights move, freed with the backend context). */
+typedef struct {
+    cpu_dnnl_key key;
+    void *wt; /* owned */
+} sparse_entry;
+
+static void sparse_drop(void *p)
+{
+    sparse_entry *e = p;
+    free(e->wt);
+    e->wt = NULL;
+}
+
+static const cpu_dnnl_kind sparse_kind = {CPU_DNNL_SPARSE, sizeof(cpu_dnnl_cache), sizeof(sparse_entry), sparse_drop,
+                                          NULL};
+
+/* Tap by tap (sparse_fits): y = bias, then for every kernel tap the output
+ * positions where it reads the input (a box per tap: out_range) get
+ * W[:, :, tap] @ x at those positions (gathered into a column block, one
+ * gemm per tap and batch entry); the residual sum and the activation last.
+ * The products skipped all read padding (zeros), so the sums are those of
+ * im2col's without their zero terms. */
+static ft_status conv_sparse(ft_kctx *k, const ft_node *n, const ft_view *in, const geom *g, const char *x, const char *w,
+                             const char *b, const char *sum, char *y)
+{
+    const size_t es = g->es;
+    const int64_t P = g->P, C = g->Cg, M = g->Mg;
+    int64_t rmax = 0, ist[MAX_SP], ost[MAX_SP];
+    plane_strides(g->in, g->r, ist);
+    plane_strides(g->out, g->r, ost);
+    for (int64_t kk = 0; kk < g->KK; kk++) {
+        int64_t rem = kk, r = 1;
+        for (int j = g->r - 1; j >= 0; j--) {
+            int64_t lo, hi;
+            out_range(g, j, rem % g->k[j], &lo, &hi);
+            rem /= g->k[j];
+            r *= hi - lo;
+        }
+        rmax = max64(rmax, r);
+    }
+    /* the packed weights: kept per node where the weights are a constant, else this run's */
+    cpu_dnnl_cache *cc;
+    int fresh = 0, keep = k->g && k->be && cpu_input_is_const(k, n, 1);
+    sparse_entry *e = keep ? cpu_dnnl_lookup(k, &sparse_kind, n, in, 0, &cc, &fresh) : NULL;
+    size_t wb = (size_t)(g->KK * M * C) * es;
+    char *wt = e ? e->wt : NULL, *own = NULL;
+    if (!wt) {
+        if (!(wt = own = ft_malloc(wb ? wb : 1)))
+            return oom(k, n, wb);
+        for (int64_t kk = 0; kk < g->KK; kk++)
+            if (es == 4)
+                sparse_pack_f((float *)wt + kk * M * C, (const float *)w, kk, g->KK, M * C);
+            else
+                sparse_pack_d((double *)wt + kk * M * C, (const double *)w, kk, g->KK, M * C);
+        if (e)
+            e->wt = own, own = NULL;
+    }
+    size_t nb = (size_t)((C + M) * rmax) * es + (size_t)(2 * rmax) * sizeof(int64_t);
+    char *buf = ft_malloc(nb ? nb : 1);
+    if (!buf) {
+        free(own);
+        return oom(k, n, nb);
+    }
+    int64_t *ipos = (int64_t *)buf, *opos = ipos + rmax; /* first: their alignment */
+    char *col = (char *)(opos + rmax), *tmp = col + (size_t)(C * rmax) * es;
+    for (int64_t t = 0; t < g->N * M; t++)
+        fill(g, y + (size_t)(t * P) * es, P, b ? b + (size_t)(t % M) * es : NULL);
+    for (int64_t kk = 0; kk < g->KK; kk++) {
+        int64_t lo[MAX_SP], hi[MAX_SP], kj[MAX_SP], rem = kk, R = 1;
+        for (int j = g->r - 1; j >= 0; j--) {
+            kj[j] = rem % g->k[j];
+            rem /= g->k[j];
+            out_range(g, j, kj[j], &lo[j], &hi[j]);
+            R *= hi[j] - lo[j];
+        }
+        if (R == 0)
+            continue;
+        for (int64_t q = 0; q < R; q++) { /* the box's positions, row-major */
+            int64_t at = q, ip = 0, op = 0;
+            for (int j = g->r - 1; j >= 0; j--) {
+                int64_t span = hi[j] - lo[j], o = lo[j] + at % span;
+                at /= span;
+                op += o * ost[j];
+                ip += (o * g->s[j] + kj[j] * g->d[j] - g->pb[j]) * ist[j];
+            }
+            ipos[q] = ip, opos[q] = op;
+        }
+        const char *wk = wt + (size_t)(kk * M * C) * es;
+        for (int64_t bn = 0; bn < g->N; bn++) {
+            const char *xb = x + (size_t)(bn * C * g->NI) * es;
+            char *yb = y + (size_t)(bn * M * P) * es;
+            if (es == 4)
+                sparse_gather_f((float *)col, (const float *)xb, ipos, R, C, g->NI);
+            else
+                sparse_gather_d((double *)col, (const double *)xb, ipos, R, C, g->NI);
+            gemm(g, 0, M, R, C, wk, C, col, R, tmp, R);
+            if (es == 4)
+                sparse_add_f((float *)yb, (const float *)tmp, opos, R, M, P);
+            else
+                sparse_add_d((double *)yb, (const double *)tmp, opos, R, M, P);
+        }
+    }
+    for (int64_t t = 0; t < g->N * M; t++) {
+        add_rows(g, y + (size_t)(t * P) * es, sum ? sum + (size_t)(t * P) * es : NULL, 1, P, P);
+        epilogue(g, &n->params.conv, y + (size_t)(t * P) * es, P);
+    }
+    free(buf);
+    free(own);
+    return FT_OK;
+}
+
 static ft_status conv_native(ft_kctx *k, const ft_node *n, const ft_view *in, ft_view *out)
 {
     geom g;
@@ -608,6 +778,9 @@ static ft_status conv_native(ft_kctx *k, const ft_node *n, const ft_view *in, ft
         return FT_OK;
     }
     uint64_t work = (uint64_t)g.N * (uint64_t)g.M * (uint64_t)P * (uint64_t)Kc;
+
+    if (sparse_fits(&g))
+        return conv_sparse(k, n, in, &g, x, w, b, sum, y);
 
     if (g.Cg == 1 && g.G > 1) {
         /* depthwise: one plane per task, summed directly (by rows of a

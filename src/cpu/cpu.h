@@ -190,7 +190,7 @@ int cpu_qconv_dnnl(ft_kctx *k, const ft_node *n, const ft_view *in, const ft_sha
 /* dnnl_cache.c: the per-node oneDNN state of conv_dnnl.c and matmul_dnnl.c,
  * a cache of each kind owned by the backend context (cpu_dnnl_cache_slot, in
  * cpu_backend.c), released by its close() through cpu_dnnl_cache_free. */
-enum { CPU_DNNL_CONV, CPU_DNNL_MATMUL, CPU_DNNL_RNN, CPU_DNNL_QCONV, CPU_DNNL_KINDS };
+enum { CPU_DNNL_CONV, CPU_DNNL_MATMUL, CPU_DNNL_RNN, CPU_DNNL_QCONV, CPU_DNNL_SPARSE, CPU_DNNL_KINDS };
 struct cpu_dnnl_cache;
 struct cpu_dnnl_cache **cpu_dnnl_cache_slot(ft_backend_ctx *c, int kind);
 void cpu_dnnl_cache_free(struct cpu_dnnl_cache *c);

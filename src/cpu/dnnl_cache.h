@@ -62,7 +62,7 @@ typedef struct cpu_dnnl_cache cpu_dnnl_cache;
  * be called again on a freed entry) and what frees the cache's own fields
  * (NULL: none; on a new graph or run id and when the cache is freed). */
 typedef struct cpu_dnnl_kind {
-    int slot; /* CPU_DNNL_CONV, CPU_DNNL_MATMUL, CPU_DNNL_RNN */
+    int slot; /* CPU_DNNL_CONV, CPU_DNNL_MATMUL, CPU_DNNL_RNN, CPU_DNNL_QCONV, CPU_DNNL_SPARSE */
     size_t size, esz;
     void (*drop)(void *entry);
     void (*forget)(cpu_dnnl_cache *c);

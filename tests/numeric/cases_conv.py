@@ -320,6 +320,14 @@ def conv_cases():
     c.append(conv_case((2, 1, 12, 12), (8, 1, 3, 3), pads=[1, 1, 1, 1], label=" one input channel"))
     c.append(conv_case((1, 2, 4, 4), (3, 2, 5, 5), pads=[2, 2, 2, 2], label=" kernel larger than input"))
     c.append(conv_case((1, 2, 6, 6), (3, 2, 3, 3), dil=[4, 4], pads=[4, 4, 4, 4], label=" taps mostly in padding"))
+    # most taps read padding at most positions: conv.c's tap-by-tap form (sparse_fits)
+    c.append(conv_case((2, 5, 6, 7), (4, 5, 3, 3), dil=[5, 5], pads=[5, 5, 5, 5], res=True, act="relu",
+                       label=" taps mostly in padding, sum, relu"))
+    c.append(conv_case((1, 3, 9, 9), (4, 3, 3, 3), strides=[2, 2], dil=[4, 4], pads=[4, 3, 4, 5],
+                       label=" taps mostly in padding, strided"))
+    c.append(conv_case((2, 3, 8), (5, 3, 3), dt="f64", dil=[7], pads=[7, 7], label=" taps mostly in padding"))
+    c.append(conv_case((1, 2, 4, 4, 4), (3, 2, 3, 3, 3), dil=[3, 3, 3], pads=[3, 3, 3, 3, 3, 3], bias=False,
+                       label=" taps mostly in padding"))
     c.append(conv_case((1, 2, 5, 5), (3, 2, 2, 2), strides=[7, 7], pads=[1, 1, 1, 1], label=" stride past input"))
     c.append(conv_case((2, 3, 8, 9), (5, 3, 3, 3), dt="f64", pads=[1, 2, 0, 1], strides=[1, 2]))
     c.append(conv_case((2, 6, 7, 7), (9, 2, 3, 3), dt="f64", group=3, dil=[2, 1]))
