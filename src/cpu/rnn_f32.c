@@ -116,6 +116,15 @@ static inline float clipf(float c, float x)
     return ft_vsel(x < -c, -c, ft_vsel(x > c, c, x));
 }
 
+/* clipf when on: a constant in the unit bodies below, each compiled with and
+ * without clip, so that without it (the usual case) the loops carry no
+ * compares and selects for it. */
+#define UNIT_BODY static inline __attribute__((always_inline)) void
+static inline __attribute__((always_inline)) float clipk(int on, float c, float x)
+{
+    return on ? clipf(c, x) : x;
+}
+
 /* What every thread reads. */
 typedef struct fdir {
     const ft_rnn_f32 *a;
@@ -141,8 +150,8 @@ static const float *xw_row(const fdir *f, int64_t t, int64_t b)
  * add the bias bx first, and g, a row of gt (gates Hp apart). */
 
 /* lstm, gate order i, o, f, c; peepholes pp [3H] (i, o, f), zero when absent. */
-FT_VCLONES static void lstm_units(const fdir *f, const float *x, const float *g, const float *hp, float *hn, float *c,
-                                  float *y, int64_t j0, int64_t j1)
+UNIT_BODY lstm_units_k(const fdir *f, const float *x, const float *g, const float *hp, float *hn, float *c, float *y,
+                       int64_t j0, int64_t j1, int on)
 {
     int64_t H = f->H, P = f->Hp;
     const float *bx = f->bx;
@@ -152,13 +161,13 @@ FT_VCLONES static void lstm_units(const fdir *f, const float *x, const float *g,
 #pragma omp simd
     for (int64_t j = j0; j < j1; j++) {
         float cp = c[j];
-        float i = ft_vsigmoidf(clipf(cl, (x[j] + bx[j]) + g[j] + pp[j] * cp));
-        float fg = ft_vsel(cif, 1 - i,
-                           ft_vsigmoidf(clipf(cl, (x[2 * H + j] + bx[2 * H + j]) + g[2 * P + j] + pp[2 * H + j] * cp)));
-        float cc = ft_vtanhf(clipf(cl, (x[3 * H + j] + bx[3 * H + j]) + g[3 * P + j]));
+        float i = ft_vsigmoidf(clipk(on, cl, (x[j] + bx[j]) + g[j] + pp[j] * cp));
+        float fx = (x[2 * H + j] + bx[2 * H + j]) + g[2 * P + j] + pp[2 * H + j] * cp;
+        float fg = ft_vsel(cif, 1 - i, ft_vsigmoidf(clipk(on, cl, fx)));
+        float cc = ft_vtanhf(clipk(on, cl, (x[3 * H + j] + bx[3 * H + j]) + g[3 * P + j]));
         float cn = fg * cp + i * cc;
-        float o = ft_vsigmoidf(clipf(cl, (x[H + j] + bx[H + j]) + g[P + j] + pp[H + j] * cn));
-        float v = o * ft_vtanhf(clipf(cl, cn));
+        float o = ft_vsigmoidf(clipk(on, cl, (x[H + j] + bx[H + j]) + g[P + j] + pp[H + j] * cn));
+        float v = o * ft_vtanhf(clipk(on, cl, cn));
         c[j] = cn;
         hn[j] = v;
         y[j] = v;
@@ -166,10 +175,19 @@ FT_VCLONES static void lstm_units(const fdir *f, const float *x, const float *g,
     (void)hp;
 }
 
+FT_VCLONES static void lstm_units(const fdir *f, const float *x, const float *g, const float *hp, float *hn, float *c,
+                                  float *y, int64_t j0, int64_t j1)
+{
+    if (f->a->clip < INFINITY)
+        lstm_units_k(f, x, g, hp, hn, c, y, j0, j1, 1);
+    else
+        lstm_units_k(f, x, g, hp, hn, c, y, j0, j1, 0);
+}
+
 /* gru, gate order z, r, h; g holds H R^T (linear_before_reset) or, for the h
  * gate, (r . H) Rh^T. */
-FT_VCLONES static void gru_units(const fdir *f, const float *x, const float *g, const float *hp, float *hn, float *y,
-                                 int64_t j0, int64_t j1)
+UNIT_BODY gru_units_k(const fdir *f, const float *x, const float *g, const float *hp, float *hn, float *y, int64_t j0,
+                      int64_t j1, int on)
 {
     int64_t H = f->H, P = f->Hp;
     int lbr = f->lbr;
@@ -177,39 +195,66 @@ FT_VCLONES static void gru_units(const fdir *f, const float *x, const float *g, 
     const float *rbh = f->rbh, *bx = f->bx;
 #pragma omp simd
     for (int64_t j = j0; j < j1; j++) {
-        float z = ft_vsigmoidf(clipf(cl, (x[j] + bx[j]) + g[j]));
+        float z = ft_vsigmoidf(clipk(on, cl, (x[j] + bx[j]) + g[j]));
         /* without linear_before_reset, g's h gate already holds (r . H) Rh^T and rbh is 0 */
-        float r = ft_vsel(lbr, ft_vsigmoidf(clipf(cl, (x[H + j] + bx[H + j]) + g[P + j])), 1.0f);
+        float r = ft_vsel(lbr, ft_vsigmoidf(clipk(on, cl, (x[H + j] + bx[H + j]) + g[P + j])), 1.0f);
         float hx = (x[2 * H + j] + bx[2 * H + j]) + r * (g[2 * P + j] + rbh[j]);
-        float v = (1 - z) * ft_vtanhf(clipf(cl, hx)) + z * hp[j];
+        float v = (1 - z) * ft_vtanhf(clipk(on, cl, hx)) + z * hp[j];
         hn[j] = v;
         y[j] = v;
     }
 }
 
+FT_VCLONES static void gru_units(const fdir *f, const float *x, const float *g, const float *hp, float *hn, float *y,
+                                 int64_t j0, int64_t j1)
+{
+    if (f->a->clip < INFINITY)
+        gru_units_k(f, x, g, hp, hn, y, j0, j1, 1);
+    else
+        gru_units_k(f, x, g, hp, hn, y, j0, j1, 0);
+}
+
 /* gru without linear_before_reset: rh[j] = r[j] * H[j]. */
-FT_VCLONES static void gru_reset(const fdir *f, const float *x, const float *g, const float *hp, float *rh, int64_t j0,
-                                 int64_t j1)
+UNIT_BODY gru_reset_k(const fdir *f, const float *x, const float *g, const float *hp, float *rh, int64_t j0, int64_t j1,
+                      int on)
 {
     int64_t H = f->H, P = f->Hp;
     float cl = f->a->clip;
     const float *bx = f->bx;
 #pragma omp simd
     for (int64_t j = j0; j < j1; j++)
-        rh[j] = ft_vsigmoidf(clipf(cl, (x[H + j] + bx[H + j]) + g[P + j])) * hp[j];
+        rh[j] = ft_vsigmoidf(clipk(on, cl, (x[H + j] + bx[H + j]) + g[P + j])) * hp[j];
 }
 
-FT_VCLONES static void rnn_units(const fdir *f, const float *x, const float *g, float *hn, float *y, int64_t j0,
+FT_VCLONES static void gru_reset(const fdir *f, const float *x, const float *g, const float *hp, float *rh, int64_t j0,
                                  int64_t j1)
+{
+    if (f->a->clip < INFINITY)
+        gru_reset_k(f, x, g, hp, rh, j0, j1, 1);
+    else
+        gru_reset_k(f, x, g, hp, rh, j0, j1, 0);
+}
+
+UNIT_BODY rnn_units_k(const fdir *f, const float *x, const float *g, float *hn, float *y, int64_t j0, int64_t j1,
+                      int on)
 {
     float cl = f->a->clip;
     const float *bx = f->bx;
 #pragma omp simd
     for (int64_t j = j0; j < j1; j++) {
-        float v = ft_vtanhf(clipf(cl, (x[j] + bx[j]) + g[j]));
+        float v = ft_vtanhf(clipk(on, cl, (x[j] + bx[j]) + g[j]));
         hn[j] = v;
         y[j] = v;
     }
+}
+
+FT_VCLONES static void rnn_units(const fdir *f, const float *x, const float *g, float *hn, float *y, int64_t j0,
+                                 int64_t j1)
+{
+    if (f->a->clip < INFINITY)
+        rnn_units_k(f, x, g, hn, y, j0, j1, 1);
+    else
+        rnn_units_k(f, x, g, hn, y, j0, j1, 0);
 }
 
 /* The steps of one direction, for the hidden units [j0, j1) of this thread
