@@ -4,19 +4,24 @@
  * activations) in double, and calls this one first.
  *
  * Per direction: one product projects the whole sequence, X W^T for every
- * (t, b) row at once, and the biases are added to it once. The recurrence
+ * (t, b) row at once (the gate loops add the biases to it). The recurrence
  * then runs step by step. A step's product H R^T is small (B rows), so it
  * does not go through a general matrix product, which would pack R again at
- * every step: R is transposed once per call into Rt [H, G*H], and each step
- * streams Rt once per 4 batch rows, accumulating 4 x 16 outputs in vector
- * registers (rec_prod). The gate arithmetic is f32 on vmath.h's vectorised
- * sigmoid and tanh.
+ * every step: R^T is packed once (per node while R is a constant) in panels
+ * of 16 units, each [H][16] contiguous (pack), and each step streams the
+ * panels front to back once per 4 batch rows, accumulating 4 x 16 outputs in
+ * vector registers (rec_prod). The gate arithmetic is f32 on vmath.h's
+ * vectorised sigmoid and tanh.
  *
- * Threads: the hidden units are split among the threads for the whole
- * sequence; each thread computes the gate columns of its units and their new
- * state, and the threads meet at a barrier once per step (twice for gru
- * without linear_before_reset, whose h gate needs all of r . H). The state is
- * double-buffered so that no thread writes what another still reads.
+ * Threads: with a batch of several rows, the rows are split among the
+ * threads for the whole sequence: a row's steps need no other row, so the
+ * threads never wait for each other (each streams the whole of R^T, from its
+ * own core's cache). Else the hidden units are split among the threads for
+ * the whole sequence; each thread computes the gate columns of its units and
+ * their new state, and the threads meet at a barrier once per step (twice
+ * for gru without linear_before_reset, whose h gate needs all of r . H). The
+ * state is double-buffered so that no thread writes what another still
+ * reads.
  *
  * sequence_lens as rnn.c: entry b runs its first len_b steps, its state is
  * kept past them, Y is zero there (the caller zeroes the outputs). */
@@ -257,11 +262,13 @@ FT_VCLONES static void rnn_units(const fdir *f, const float *x, const float *g, 
         rnn_units_k(f, x, g, hn, y, j0, j1, 0);
 }
 
-/* The steps of one direction, for the hidden units [j0, j1) of this thread
- * (j0 a multiple of 16, j1 too or H). */
-static void run_units(const fdir *f, int64_t j0, int64_t j1, int nth)
+/* The steps of one direction for the batch rows [b0, b1) and the hidden
+ * units [j0, j1) of this thread (j0 a multiple of 16, j1 too or H); nth > 1:
+ * the units are split among nth threads, which meet at a barrier. */
+static void run_units(const fdir *f, int64_t b0, int64_t b1, int64_t j0, int64_t j1, int nth)
 {
     int64_t B = f->B, H = f->H, GP = f->G * f->Hp, np = f->Hp / 16, p0 = j0 / 16, p1 = (j1 + 15) / 16;
+    int64_t nb = b1 - b0;
     int cur = 0;
     for (int64_t s = 0; s < f->maxlen; s++) {
         const float *hp = f->h[cur];
@@ -269,9 +276,9 @@ static void run_units(const fdir *f, int64_t j0, int64_t j1, int nth)
         /* the gates that take H R^T: all but gru's h gate without linear_before_reset */
         int64_t gp = f->op == 1 && !f->lbr ? 2 : f->G;
         for (int64_t q = 0; q < gp; q++)
-            rec_prod(B, q * np + p0, q * np + p1, H, hp, H, f->rp, f->gt, GP);
+            rec_prod(nb, q * np + p0, q * np + p1, H, hp + b0 * H, H, f->rp, f->gt + b0 * GP, GP);
         if (f->op == 1 && !f->lbr) {
-            for (int64_t b = 0; b < B; b++)
+            for (int64_t b = b0; b < b1; b++)
                 if (s < f->a->len[b])
                     gru_reset(f, xw_row(f, step_time(f, s, b), b), f->gt + b * GP, hp + b * H, f->rh + b * H, j0, j1);
                 else
@@ -279,9 +286,9 @@ static void run_units(const fdir *f, int64_t j0, int64_t j1, int nth)
             if (nth > 1) {
 #pragma omp barrier
             }
-            rec_prod(B, 2 * np + p0, 2 * np + p1, H, f->rh, H, f->rp, f->gt, GP);
+            rec_prod(nb, 2 * np + p0, 2 * np + p1, H, f->rh + b0 * H, H, f->rp, f->gt + b0 * GP, GP);
         }
-        for (int64_t b = 0; b < B; b++) {
+        for (int64_t b = b0; b < b1; b++) {
             if (s >= f->a->len[b]) {
                 memcpy(hn + b * H + j0, hp + b * H + j0, (size_t)(j1 - j0) * sizeof(float));
                 continue;
@@ -411,17 +418,25 @@ int cpu_rnn_f32_dir(const ft_node *n, const ft_rnn_f32 *a, float *work)
     f.gt = gt;
     f.pp = pp;
     f.rbh = rbh;
-    /* a thread per 16 hidden units at most, and only when a step has work for two */
-    int nth = a->threads;
-    if (nth > H / 16)
-        nth = (int)(H / 16);
-    if (nth < 1 || (double)B * (double)GH * (double)H < 65536.0)
+    /* Batch rows split among the threads: no barrier, each thread runs its
+     * rows' steps on its own; when the direction has work for two (the
+     * threads start once) and rows for every thread, or units too few to
+     * split. Else the units: a thread per 16 at most, and only when a step
+     * has work for two (the threads meet once or twice per step). */
+    int th = a->threads < 1 ? 1 : a->threads, nth = th > H / 16 ? (int)(H / 16) : th;
+    int units = nth > 1 && (double)B * (double)GH * (double)H >= 65536.0;
+    int rows = th > 1 && B > 1 && (double)T * (double)B * (double)GH * (double)H >= 1048576.0 && (B >= th || !units);
+    if (rows)
+        nth = B < th ? (int)B : th;
+    else if (!units)
         nth = 1;
 #pragma omp parallel num_threads(nth) if (nth > 1)
     {
         int t = omp_get_thread_num(), m = omp_get_num_threads();
-        int64_t j0 = H * t / m / 16 * 16, j1 = t == m - 1 ? H : H * (t + 1) / m / 16 * 16;
-        run_units(&f, j0, j1, m);
+        if (rows)
+            run_units(&f, B * t / m, B * (t + 1) / m, 0, H, 1);
+        else
+            run_units(&f, 0, B, H * t / m / 16 * 16, t == m - 1 ? H : H * (t + 1) / m / 16 * 16, m);
     }
     memcpy(a->hn, f.h[f.maxlen & 1], (size_t)(B * H) * sizeof(float));
     memcpy(a->cn, f.c, (size_t)(B * H) * sizeof(float));
