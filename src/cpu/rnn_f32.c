@@ -122,12 +122,41 @@ static inline float clipf(float c, float x)
 }
 
 /* clipf when on: a constant in the unit bodies below, each compiled with and
- * without clip, so that without it (the usual case) the loops carry no
- * compares and selects for it. */
+ * without clip (lstm: and peepholes and input_forget), so that without them
+ * (the usual case) the loops carry no compares and selects for them. */
 #define UNIT_BODY static inline __attribute__((always_inline)) void
 static inline __attribute__((always_inline)) float clipk(int on, float c, float x)
 {
     return on ? clipf(c, x) : x;
+}
+
+/* The activations of the gate loops: vmath.h's ft_vsigmoidf and ft_vtanhf
+ * with e^y for y <= 0 only (ft_vexpf_nonpos, fewer operations than
+ * ft_vexpf's clamps and split scaling). sigm(x) is ft_vsigmoidf(x) bit for
+ * bit for x >= -87.33; below, where sigmoid is under FLT_MIN, it is 0
+ * instead of a subnormal. tanhg takes |x| >= 0.625 as (1 - e) / (1 + e),
+ * e = e^-2|x| <= 0.29 (a few ulp, as ft_vtanhf's 1 - 2 / (e^2|x| + 1)). */
+static inline __attribute__((always_inline)) float sigm(float x)
+{
+    float ax = ft_vbits_f(ft_vfbits(x) & 0x7FFFFFFFu);
+    float e = ft_vexpf_nonpos(-ax);
+    return ft_vsel(x < 0, e, 1.0f) / (1.0f + e);
+}
+
+static inline __attribute__((always_inline)) float tanhg(float x)
+{
+    uint32_t sign = ft_vfbits(x) & 0x80000000u;
+    float ax = ft_vbits_f(ft_vfbits(x) & 0x7FFFFFFFu);
+    float z = ax * ax;
+    float p = -5.70498872745e-3f;
+    p = p * z + 2.06390887954e-2f;
+    p = p * z - 5.37397155531e-2f;
+    p = p * z + 1.33314422036e-1f;
+    p = p * z - 3.33332819422e-1f;
+    float small = p * z * ax + ax;
+    float e = ft_vexpf_nonpos(-2.0f * ax);
+    float big = (1.0f - e) / (1.0f + e);
+    return ft_vbits_f(ft_vfbits(ft_vsel(ax < 0.625f, small, big)) | sign);
 }
 
 /* What every thread reads. */
@@ -154,7 +183,8 @@ static const float *xw_row(const fdir *f, int64_t t, int64_t b)
 /* The gate units below take x, a row of X W^T (gates H apart), to which they
  * add the bias bx first, and g, a row of gt (gates Hp apart). */
 
-/* lstm, gate order i, o, f, c; peepholes pp [3H] (i, o, f), zero when absent. */
+/* lstm, gate order i, o, f, c; peepholes pp [3H] (i, o, f), zero when absent.
+ * Without on: no clip, no peepholes, no input_forget. */
 UNIT_BODY lstm_units_k(const fdir *f, const float *x, const float *g, const float *hp, float *hn, float *c, float *y,
                        int64_t j0, int64_t j1, int on)
 {
@@ -166,13 +196,20 @@ UNIT_BODY lstm_units_k(const fdir *f, const float *x, const float *g, const floa
 #pragma omp simd
     for (int64_t j = j0; j < j1; j++) {
         float cp = c[j];
-        float i = ft_vsigmoidf(clipk(on, cl, (x[j] + bx[j]) + g[j] + pp[j] * cp));
-        float fx = (x[2 * H + j] + bx[2 * H + j]) + g[2 * P + j] + pp[2 * H + j] * cp;
-        float fg = ft_vsel(cif, 1 - i, ft_vsigmoidf(clipk(on, cl, fx)));
-        float cc = ft_vtanhf(clipk(on, cl, (x[3 * H + j] + bx[3 * H + j]) + g[3 * P + j]));
+        float ix = (x[j] + bx[j]) + g[j], fx = (x[2 * H + j] + bx[2 * H + j]) + g[2 * P + j];
+        if (on) {
+            ix = clipf(cl, ix + pp[j] * cp);
+            fx = clipf(cl, fx + pp[2 * H + j] * cp);
+        }
+        float i = sigm(ix);
+        float fg = on ? ft_vsel(cif, 1 - i, sigm(fx)) : sigm(fx);
+        float cc = tanhg(clipk(on, cl, (x[3 * H + j] + bx[3 * H + j]) + g[3 * P + j]));
         float cn = fg * cp + i * cc;
-        float o = ft_vsigmoidf(clipk(on, cl, (x[H + j] + bx[H + j]) + g[P + j] + pp[H + j] * cn));
-        float v = o * ft_vtanhf(clipk(on, cl, cn));
+        float ox = (x[H + j] + bx[H + j]) + g[P + j];
+        if (on)
+            ox = clipf(cl, ox + pp[H + j] * cn);
+        float o = sigm(ox);
+        float v = o * tanhg(clipk(on, cl, cn));
         c[j] = cn;
         hn[j] = v;
         y[j] = v;
@@ -183,7 +220,7 @@ UNIT_BODY lstm_units_k(const fdir *f, const float *x, const float *g, const floa
 FT_VCLONES static void lstm_units(const fdir *f, const float *x, const float *g, const float *hp, float *hn, float *c,
                                   float *y, int64_t j0, int64_t j1)
 {
-    if (f->a->clip < INFINITY)
+    if (f->a->clip < INFINITY || f->a->peep || f->a->input_forget)
         lstm_units_k(f, x, g, hp, hn, c, y, j0, j1, 1);
     else
         lstm_units_k(f, x, g, hp, hn, c, y, j0, j1, 0);
@@ -200,11 +237,11 @@ UNIT_BODY gru_units_k(const fdir *f, const float *x, const float *g, const float
     const float *rbh = f->rbh, *bx = f->bx;
 #pragma omp simd
     for (int64_t j = j0; j < j1; j++) {
-        float z = ft_vsigmoidf(clipk(on, cl, (x[j] + bx[j]) + g[j]));
+        float z = sigm(clipk(on, cl, (x[j] + bx[j]) + g[j]));
         /* without linear_before_reset, g's h gate already holds (r . H) Rh^T and rbh is 0 */
-        float r = ft_vsel(lbr, ft_vsigmoidf(clipk(on, cl, (x[H + j] + bx[H + j]) + g[P + j])), 1.0f);
+        float r = ft_vsel(lbr, sigm(clipk(on, cl, (x[H + j] + bx[H + j]) + g[P + j])), 1.0f);
         float hx = (x[2 * H + j] + bx[2 * H + j]) + r * (g[2 * P + j] + rbh[j]);
-        float v = (1 - z) * ft_vtanhf(clipk(on, cl, hx)) + z * hp[j];
+        float v = (1 - z) * tanhg(clipk(on, cl, hx)) + z * hp[j];
         hn[j] = v;
         y[j] = v;
     }
@@ -228,7 +265,7 @@ UNIT_BODY gru_reset_k(const fdir *f, const float *x, const float *g, const float
     const float *bx = f->bx;
 #pragma omp simd
     for (int64_t j = j0; j < j1; j++)
-        rh[j] = ft_vsigmoidf(clipk(on, cl, (x[H + j] + bx[H + j]) + g[P + j])) * hp[j];
+        rh[j] = sigm(clipk(on, cl, (x[H + j] + bx[H + j]) + g[P + j])) * hp[j];
 }
 
 FT_VCLONES static void gru_reset(const fdir *f, const float *x, const float *g, const float *hp, float *rh, int64_t j0,
@@ -247,7 +284,7 @@ UNIT_BODY rnn_units_k(const fdir *f, const float *x, const float *g, float *hn, 
     const float *bx = f->bx;
 #pragma omp simd
     for (int64_t j = j0; j < j1; j++) {
-        float v = ft_vtanhf(clipk(on, cl, (x[j] + bx[j]) + g[j]));
+        float v = tanhg(clipk(on, cl, (x[j] + bx[j]) + g[j]));
         hn[j] = v;
         y[j] = v;
     }
