@@ -225,8 +225,8 @@ static int dir_f32(const ft_node *n, const ft_view *in, ft_view *out, const rnn_
     ft_rnn_f32 a = {.T = g->T, .B = B, .H = H, .G = g->G, .NI = g->NI, .D = g->D, .d = d, .threads = threads,
                     .rev = p->reverse || d == 1, .layout = p->layout, .input_forget = p->input_forget,
                     .linear_before_reset = p->linear_before_reset, .clip = p->has_clip ? (float)p->clip : INFINITY,
-                    .len = len, .x = in[0].data, .w = in[1].data, .r = in[2].data, .rp = rp ? rp + d * cpu_rnn_f32_rp_floats(g->G, H) : NULL,
-                    .bias = bx, .rbh = rbh, .h0 = h0, .c0 = c0,
+                    .len = len, .x = in[0].data, .w = in[1].data, .r = in[2].data,
+                    .rp = rp ? rp + d * cpu_rnn_f32_rp_floats(g->G, H) : NULL, .bias = bx, .rbh = rbh, .h0 = h0, .c0 = c0,
                     .peep = n->n_in > 7 && in[7].data ? (const float *)in[7].data + d * 3 * H : NULL,
                     .y = out[0].data, .hn = hn, .cn = cn};
     int rc = cpu_rnn_f32_dir(n, &a, work);
