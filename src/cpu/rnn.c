@@ -256,9 +256,11 @@ static ft_status run_f32(ft_kctx *k, const ft_node *n, const ft_view *in, ft_vie
     int side = g->D == 2 && k->threads >= 2, rc[2] = {0, 0};
     /* Not one loop under "omp parallel for if (side)": with side false that
      * is an inactive region, and the threaded steps and products inside it
-     * start nested teams; measured on a busy 2-core machine, the lstm model
-     * of bench/onnx_models.py at --threads 2 ran in 10-29 ms that way, in
-     * 0.5-0.7 ms with the regions at the top level. */
+     * start nested teams; measured on a busy 2-core machine (load 4-5), the
+     * lstm model of bench/onnx_models.py at --threads 2 ran in 10-29 ms that
+     * way, in 0.5-0.7 ms with the regions at the top level (when two other
+     * processes keep both cores busy, both take 20-44 ms: each region waits
+     * for a thread another process holds off its core). */
     if (side) {
 #pragma omp parallel for num_threads(2)
         for (int64_t d = 0; d < 2; d++)
