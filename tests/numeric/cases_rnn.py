@@ -196,13 +196,16 @@ def cases():
         add(op, "f32", "longer and wider", dims=(37, 5, 24, 40), direction="bidirectional", seq=[37, 1, 20, 36, 9],
             wscale=0.2)
         add(op, "f32", "threads 3 wide batch", dims=(6, 64, 16, 128), wscale=0.1)
-        # the f32 kernel's threaded forms (src/cpu/rnn_f32.c): the two directions side by side, and the
-        # hidden units split among threads at a barrier per step (100 units: a split off the 8-unit grid)
+        # the f32 kernel's threaded forms (src/cpu/rnn_f32.c): the two directions side by side, the batch
+        # rows split among threads, and (one batch row) the hidden units split among threads at a barrier
+        # per step (264 units: split at 128 on the 16-unit grid, the last panel of 16 half padding)
         add(op, "f32", "threads 2 bidirectional side by side", dims=(9, 5, 12, 100), direction="bidirectional",
             seq=[9, 4, 0, 7, 9], init=True, peep=op == "lstm", wscale=0.15)
-        add(op, "f32", "threads 2 units split, reverse, sequence_lens", dims=(9, 8, 12, 100), direction="reverse",
-            seq=[9, 4, 0, 7, 9, 1, 2, 8], init=True, wscale=0.15)
-    add("gru", "f32", "threads 2 units split, linear_before_reset, clip", dims=(7, 6, 10, 100), lbr=1, init=True,
+        add(op, "f32", "threads 2 batch rows split, reverse, sequence_lens", dims=(9, 8, 12, 128),
+            direction="reverse", seq=[9, 4, 0, 7, 9, 1, 2, 8], init=True, wscale=0.15)
+        add(op, "f32", "threads 2 units split, reverse, sequence_lens", dims=(9, 1, 12, 264), direction="reverse",
+            seq=[7], init=True, wscale=0.1)
+    add("gru", "f32", "threads 2 units split, linear_before_reset, clip", dims=(7, 1, 10, 264), lbr=1, init=True,
         clip=0.9, wscale=0.3)
     add("lstm", "f32", "peepholes, input_forget", peep=True, input_forget=1, init=True)
     add("lstm", "f64", "layout 1 reverse, peepholes, clip", layout=1, direction="reverse", peep=True, init=True,
