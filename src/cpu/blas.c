@@ -12,8 +12,30 @@
  *   16x16x16 0.2 vs 0.7 us, 32x32x64 0.9 vs 1.2 us, 4x256x256 7.6 vs 11.6 us,
  *   256x4x256 15 vs 37 us.
  * Hence OpenBLAS below 8 rows or columns and below 65536 multiply-adds, where
- * it takes the sizes (int); oneDNN everywhere else. Vectors (one row or one
- * column) go to cpu_sgemv's own loops, which stream the matrix once: on the
+ * it takes the sizes (int); oneDNN everywhere else, with one exception.
+ *
+ * On an AMD EPYC (Zen 3, AVX2, no AVX-512: oneDNN's AVX2 kernels, OpenBLAS's
+ * Zen ones), one thread, dnnl_sgemm slows down on large products whose B
+ * rows are a multiple of 512 or 1024 floats apart (GFLOP/s, dnnl_sgemm vs
+ * OpenBLAS, best of 20-40 calls): B not transposed 128x3072x768 44 vs 87,
+ * 128x2048x512 46 vs 88, 128x512x512 57 vs 76, 197x3072x768 42 vs 71; B
+ * transposed 256x4096x1024 77 vs 86, 256x1024x4096 82 vs 89, 256x1024x1024
+ * 80 vs 85. Elsewhere OpenBLAS is level or ahead with B not transposed
+ * (197x768x3072 83 vs 86, 128x768x768 82 vs 88, 197x2304x768 73 vs 75)
+ * and behind with B transposed and other row strides (197x768x768 90 vs 86,
+ * 128x768x768 89 vs 85, 128x512x512 94 vs 87), and behind below 2^25
+ * multiply-adds (256x256x256 94 vs 89, 128x128x64 with B^T 82 vs 61). In
+ * whole runs (per-node times, best of 6 alternating runs): the ONNX
+ * transformer_decoder 16.0 -> 14.7 ms, gpt_block 23.5 -> 22.9 ms
+ * (mlp.0: 8.4 -> 7.6 ms), the ONNX mlp (two B^T gemms) 55.9 -> 50.6 ms (fastest
+ * of 4 alternating runs of 20).
+ * So where oneDNN has no AVX-512 code, a single-threaded product of at least
+ * 2^25 multiply-adds with A not transposed and B either not transposed or
+ * with rows 1024 floats apart goes to OpenBLAS (large_on_openblas). On two
+ * threads dnnl_sgemm scaled better than OpenBLAS's own threads on the same
+ * (busy) machine (128x768x3072: 145 vs 88 GFLOP/s), so it keeps them.
+ *
+ * Vectors (one row or one column) go to cpu_sgemv's own loops, which stream the matrix once: on the
  * classifier's 1x1280 @ (1000x1280)^T they run at 25-26 GB/s on one thread,
  * as OpenBLAS's sgemv (the memory's pace) and against oneDNN's 14-25 GB/s,
  * and split the outputs over threads (OpenBLAS's threaded sgemv measured
@@ -36,6 +58,19 @@ void openblas_set_num_threads(int);
 static int fits_int(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc)
 {
     return m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && lda <= INT_MAX && ldb <= INT_MAX && ldc <= INT_MAX;
+}
+
+/* The large products that OpenBLAS runs faster than dnnl_sgemm where
+ * oneDNN has no AVX-512 code, on one thread (see the top): A not
+ * transposed, at least 2^25 multiply-adds, and B either not transposed or
+ * with rows a multiple of 1024 floats apart. */
+static int large_on_openblas(int ta, int tb, int64_t m, int64_t n, int64_t k, int64_t ldb)
+{
+    if (ta || (double)m * (double)n * (double)k < 33554432.0 || (tb && ldb % 1024 != 0))
+        return 0;
+    if (omp_in_parallel() || omp_get_max_threads() != 1)
+        return 0;
+    return (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) != dnnl_cpu_isa_avx512_core;
 }
 
 int cpu_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
@@ -62,6 +97,12 @@ int cpu_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, cons
     if ((small < 8 || (double)m * (double)n * (double)k < 65536.0) && fits_int(m, n, k, lda, ldb, ldc)) {
         cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
                     (int)k, alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+        return 0;
+    }
+    if (large_on_openblas(ta, tb, m, n, k, ldb) && fits_int(m, n, k, lda, ldb, ldc)) {
+        openblas_set_num_threads(1);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, a,
+                    (int)lda, b, (int)ldb, beta, c, (int)ldc);
         return 0;
     }
     return (int)dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
