@@ -35,15 +35,17 @@
  * threads dnnl_sgemm scaled better than OpenBLAS's own threads on the same
  * (busy) machine (128x768x3072: 145 vs 88 GFLOP/s), so it keeps them.
  *
- * Vectors (one row or one column) go to cpu_sgemv's own loops, which stream the matrix once: on the
- * classifier's 1x1280 @ (1000x1280)^T they run at 25-26 GB/s on one thread,
- * as OpenBLAS's sgemv (the memory's pace) and against oneDNN's 14-25 GB/s,
- * and split the outputs over threads (OpenBLAS's threaded sgemv measured
- * slower on two threads).
+ * Vectors (one row or one column) go to cpu_sgemv's own loops, which stream
+ * the matrix once: on the classifier's 1x1280 @ (1000x1280)^T they run at
+ * 25-26 GB/s on one thread, as OpenBLAS's sgemv (the memory's pace) and
+ * against oneDNN's 14-25 GB/s, and split the outputs over threads
+ * (OpenBLAS's threaded sgemv measured slower on two threads).
  *
- * Threads: oneDNN and OpenBLAS built with OpenMP follow omp_set_num_threads
- * (cpu_backend.c sets it per run); called inside a parallel region they run
- * on the calling thread. */
+ * Threads: oneDNN follows omp_set_num_threads (cpu_backend.c sets it per
+ * run); called inside a parallel region it runs on the calling thread.
+ * OpenBLAS (Debian's pthread build) keeps its own thread count, which the
+ * callers set per node (matmul.c, conv.c, einsum.c) for the small products;
+ * the large ones run with it set to one (large_on_openblas). */
 #include "cpu.h"
 
 #include <cblas.h>
