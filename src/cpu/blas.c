@@ -21,19 +21,23 @@
  * 128x2048x512 46 vs 88, 128x512x512 57 vs 76, 197x3072x768 42 vs 71; B
  * transposed 256x4096x1024 77 vs 86, 256x1024x4096 82 vs 89, 256x1024x1024
  * 80 vs 85. Elsewhere OpenBLAS is level or ahead with B not transposed
- * (197x768x3072 83 vs 86, 128x768x768 82 vs 88, 197x2304x768 73 vs 75)
- * and behind with B transposed and other row strides (197x768x768 90 vs 86,
- * 128x768x768 89 vs 85, 128x512x512 94 vs 87), and behind below 2^25
+ * when its rows are a multiple of 256 floats apart (197x768x3072 83 vs 86,
+ * 128x768x768 82 vs 88, 197x2304x768 73 vs 75), and behind on the shapes of
+ * convolutions as im2col products, whose B rows are the output pixels
+ * (64x3136x576 91 vs 80, 128x784x1152 80 vs 74, 64x12544x147 68 vs 58),
+ * with B transposed and other row strides (197x768x768 90 vs 86,
+ * 128x768x768 89 vs 85, 128x512x512 94 vs 87), and below 2^25
  * multiply-adds (256x256x256 94 vs 89, 128x128x64 with B^T 82 vs 61). In
  * whole runs (per-node times, best of 6 alternating runs): the ONNX
  * transformer_decoder 16.0 -> 14.7 ms, gpt_block 23.5 -> 22.9 ms
  * (mlp.0: 8.4 -> 7.6 ms), the ONNX mlp (two B^T gemms) 55.9 -> 50.6 ms (fastest
  * of 4 alternating runs of 20).
  * So where oneDNN has no AVX-512 code, a single-threaded product of at least
- * 2^25 multiply-adds with A not transposed and B either not transposed or
- * with rows 1024 floats apart goes to OpenBLAS (large_on_openblas). On two
- * threads dnnl_sgemm scaled better than OpenBLAS's own threads on the same
- * (busy) machine (128x768x3072: 145 vs 88 GFLOP/s), so it keeps them.
+ * 2^25 multiply-adds with A not transposed and B's rows a multiple of 256
+ * floats apart (1024 when B is transposed) goes to OpenBLAS
+ * (large_on_openblas). On two threads dnnl_sgemm scaled better than
+ * OpenBLAS's own threads on the same (busy) machine (128x768x3072: 145 vs
+ * 88 GFLOP/s), so it keeps them.
  *
  * Vectors (one row or one column) go to cpu_sgemv's own loops, which stream
  * the matrix once: on the classifier's 1x1280 @ (1000x1280)^T they run at
@@ -64,11 +68,11 @@ static int fits_int(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, i
 
 /* The large products that OpenBLAS runs faster than dnnl_sgemm where
  * oneDNN has no AVX-512 code, on one thread (see the top): A not
- * transposed, at least 2^25 multiply-adds, and B either not transposed or
- * with rows a multiple of 1024 floats apart. */
+ * transposed, at least 2^25 multiply-adds, and B's rows a multiple of 256
+ * floats apart (1024 when B is transposed). */
 static int large_on_openblas(int ta, int tb, int64_t m, int64_t n, int64_t k, int64_t ldb)
 {
-    if (ta || (double)m * (double)n * (double)k < 33554432.0 || (tb && ldb % 1024 != 0))
+    if (ta || (double)m * (double)n * (double)k < 33554432.0 || ldb % (tb ? 1024 : 256) != 0)
         return 0;
     if (omp_in_parallel() || omp_get_max_threads() != 1)
         return 0;
