@@ -35,9 +35,20 @@
  * So where oneDNN has no AVX-512 code, a single-threaded product of at least
  * 2^25 multiply-adds with A not transposed and B's rows a multiple of 256
  * floats apart (1024 when B is transposed) goes to OpenBLAS
- * (large_on_openblas). On two threads dnnl_sgemm scaled better than
- * OpenBLAS's own threads on the same (busy) machine (128x768x3072: 145 vs
- * 88 GFLOP/s), so it keeps them.
+ * (large_on_openblas).
+ *
+ * On two threads OpenBLAS's own threads scaled worse than dnnl_sgemm on the
+ * same (busy) machine (128x768x3072: 88 vs 145 GFLOP/s), and whole runs of
+ * gpt_block with them were slower (21-26 vs 14-15 ms). Each OpenMP thread
+ * running OpenBLAS on its own block of C's columns instead measured ahead
+ * of dnnl_sgemm where B's rows are a multiple of 1024 floats apart
+ * (GFLOP/s, best of 15 calls, two passes, load average about 4):
+ * 128x3072x768 166 and 76 vs 91 and 39, 256x4096x1024 (B^T) 145 and 158 vs
+ * 126 and 138, level at 128x768x3072 (153 and 71 vs 150 and 76), and
+ * behind elsewhere (128x2304x768 165 vs 176); the ONNX mlp's two gemms, per-node best of 6 runs of 6 at
+ * that load, 63 and 61 -> 53 and 51 ms. So on more threads the rows must be
+ * a multiple of 1024 floats apart, and each thread gets at least 256
+ * columns.
  *
  * Vectors (one row or one column) go to cpu_sgemv's own loops, which stream
  * the matrix once: on the classifier's 1x1280 @ (1000x1280)^T they run at
@@ -58,8 +69,9 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <string.h>
 
-/* Declared by OpenBLAS's cblas.h; repeated because other cblas headers lack it. */
+/* Declared by OpenBLAS's cblas.h; repeated because other cblas headers lack them. */
 void openblas_set_num_threads(int);
+int openblas_get_num_threads(void);
 
 static int fits_int(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc)
 {
@@ -67,16 +79,19 @@ static int fits_int(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, i
 }
 
 /* The large products that OpenBLAS runs faster than dnnl_sgemm where
- * oneDNN has no AVX-512 code, on one thread (see the top): A not
+ * oneDNN has no AVX-512 code (see the top), outside parallel regions: A not
  * transposed, at least 2^25 multiply-adds, and B's rows a multiple of 256
- * floats apart (1024 when B is transposed). */
+ * floats apart on one thread (1024 when B is transposed), of 1024 on more,
+ * with at least 256 columns of C for each thread. The number of threads to
+ * split C's columns over, or 0 for dnnl_sgemm. */
 static int large_on_openblas(int ta, int tb, int64_t m, int64_t n, int64_t k, int64_t ldb)
 {
-    if (ta || (double)m * (double)n * (double)k < 33554432.0 || ldb % (tb ? 1024 : 256) != 0)
+    if (ta || (double)m * (double)n * (double)k < 33554432.0 || omp_in_parallel())
         return 0;
-    if (omp_in_parallel() || omp_get_max_threads() != 1)
+    int nt = omp_get_max_threads();
+    if (nt < 1 || ldb % (tb || nt > 1 ? 1024 : 256) != 0 || n < 256 * (int64_t)nt)
         return 0;
-    return (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) != dnnl_cpu_isa_avx512_core;
+    return (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) != dnnl_cpu_isa_avx512_core ? nt : 0;
 }
 
 int cpu_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
@@ -105,10 +120,21 @@ int cpu_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, cons
                     (int)k, alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
         return 0;
     }
-    if (large_on_openblas(ta, tb, m, n, k, ldb) && fits_int(m, n, k, lda, ldb, ldc)) {
+    int nt = large_on_openblas(ta, tb, m, n, k, ldb);
+    if (nt && fits_int(m, n, k, lda, ldb, ldc)) {
+        /* each thread a block of C's columns (a multiple of 64, so no two
+         * write one cache line), OpenBLAS on the calling thread */
+        int saved = openblas_get_num_threads();
         openblas_set_num_threads(1);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, a,
-                    (int)lda, b, (int)ldb, beta, c, (int)ldc);
+        int64_t per = ((n + nt - 1) / nt + 63) / 64 * 64;
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+        for (int t = 0; t < nt; t++) {
+            int64_t j0 = t * per, j1 = j0 + per < n ? j0 + per : n;
+            if (j0 < j1)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)(j1 - j0), (int)k,
+                            alpha, a, (int)lda, b + (tb ? j0 * ldb : j0), (int)ldb, beta, c + j0, (int)ldc);
+        }
+        openblas_set_num_threads(saved);
         return 0;
     }
     return (int)dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);

@@ -127,7 +127,9 @@ def cases():
             (64, 300, 64, 0, 0, (64,), "gelu", 2, True),
             # 2^25 multiply-adds on one thread, B^T with rows 1024 floats apart (blas.c: OpenBLAS
             # where oneDNN has no AVX-512), and with A transposed (oneDNN)
-            (128, 1024, 256, 0, 1, (256,), "relu", 1, True), (256, 1024, 128, 1, 1, (1, 128), "none", 1, True)):
+            (128, 1024, 256, 0, 1, (256,), "relu", 1, True), (256, 1024, 128, 1, 1, (1, 128), "none", 1, True),
+            # ... on two threads, C's columns split in blocks of 512 and 488 (blas.c)
+            (128, 1024, 1000, 0, 1, (1000,), "gelu", 2, True)):
         name = "gemm f32 impl M=%d K=%d N=%d trans_a=%d trans_b=%d c=%s activation=%s threads=%d b=%s" % (
             m, k, n, ta, tb, list(crow) if crow else "none", act, th, "constant" if const else "input")
         c.append(gemm_case(name, m, k, n, ta, tb, crow, act, th, const))
