@@ -12,16 +12,55 @@
  *   16x16x16 0.2 vs 0.7 us, 32x32x64 0.9 vs 1.2 us, 4x256x256 7.6 vs 11.6 us,
  *   256x4x256 15 vs 37 us.
  * Hence OpenBLAS below 8 rows or columns and below 65536 multiply-adds, where
- * it takes the sizes (int); oneDNN everywhere else. Vectors (one row or one
- * column) go to cpu_sgemv's own loops, which stream the matrix once: on the
- * classifier's 1x1280 @ (1000x1280)^T they run at 25-26 GB/s on one thread,
- * as OpenBLAS's sgemv (the memory's pace) and against oneDNN's 14-25 GB/s,
- * and split the outputs over threads (OpenBLAS's threaded sgemv measured
- * slower on two threads).
+ * it takes the sizes (int); oneDNN everywhere else, with one exception.
  *
- * Threads: oneDNN and OpenBLAS built with OpenMP follow omp_set_num_threads
- * (cpu_backend.c sets it per run); called inside a parallel region they run
- * on the calling thread. */
+ * On an AMD EPYC (Zen 3, AVX2, no AVX-512: oneDNN's AVX2 kernels, OpenBLAS's
+ * Zen ones), one thread, dnnl_sgemm slows down on large products whose B
+ * rows are a multiple of 512 or 1024 floats apart (GFLOP/s, dnnl_sgemm vs
+ * OpenBLAS, best of 20-40 calls): B not transposed 128x3072x768 44 vs 87,
+ * 128x2048x512 46 vs 88, 128x512x512 57 vs 76, 197x3072x768 42 vs 71; B
+ * transposed 256x4096x1024 77 vs 86, 256x1024x4096 82 vs 89, 256x1024x1024
+ * 80 vs 85. Elsewhere OpenBLAS is level or ahead with B not transposed
+ * when its rows are a multiple of 256 floats apart (197x768x3072 83 vs 86,
+ * 128x768x768 82 vs 88, 197x2304x768 73 vs 75), and behind on the shapes of
+ * convolutions as im2col products, whose B rows are the output pixels
+ * (64x3136x576 91 vs 80, 128x784x1152 80 vs 74, 64x12544x147 68 vs 58),
+ * with B transposed and other row strides (197x768x768 90 vs 86,
+ * 128x768x768 89 vs 85, 128x512x512 94 vs 87), and below 2^25
+ * multiply-adds (256x256x256 94 vs 89, 128x128x64 with B^T 82 vs 61). In
+ * whole runs (per-node times, best of 6 alternating runs): the ONNX
+ * transformer_decoder 16.0 -> 14.7 ms, gpt_block 23.5 -> 22.9 ms
+ * (mlp.0: 8.4 -> 7.6 ms), the ONNX mlp (two B^T gemms) 55.9 -> 50.6 ms (fastest
+ * of 4 alternating runs of 20).
+ * So where oneDNN has no AVX-512 code, a single-threaded product of at least
+ * 2^25 multiply-adds with A not transposed and B's rows a multiple of 256
+ * floats apart (1024 when B is transposed) goes to OpenBLAS
+ * (large_on_openblas).
+ *
+ * On two threads OpenBLAS's own threads scaled worse than dnnl_sgemm on the
+ * same (busy) machine (128x768x3072: 88 vs 145 GFLOP/s), and whole runs of
+ * gpt_block with them were slower (21-26 vs 14-15 ms). Each OpenMP thread
+ * running OpenBLAS on its own block of C's columns instead measured ahead
+ * of dnnl_sgemm where B's rows are a multiple of 1024 floats apart
+ * (GFLOP/s, best of 15 calls, two passes, load average about 4):
+ * 128x3072x768 166 and 76 vs 91 and 39, 256x4096x1024 (B^T) 145 and 158 vs
+ * 126 and 138, level at 128x768x3072 (153 and 71 vs 150 and 76), and
+ * behind elsewhere (128x2304x768 165 vs 176); the ONNX mlp's two gemms, per-node best of 6 runs of 6 at
+ * that load, 63 and 61 -> 53 and 51 ms. So on more threads the rows must be
+ * a multiple of 1024 floats apart, and each thread gets at least 256
+ * columns.
+ *
+ * Vectors (one row or one column) go to cpu_sgemv's own loops, which stream
+ * the matrix once: on the classifier's 1x1280 @ (1000x1280)^T they run at
+ * 25-26 GB/s on one thread, as OpenBLAS's sgemv (the memory's pace) and
+ * against oneDNN's 14-25 GB/s, and split the outputs over threads
+ * (OpenBLAS's threaded sgemv measured slower on two threads).
+ *
+ * Threads: oneDNN follows omp_set_num_threads (cpu_backend.c sets it per
+ * run); called inside a parallel region it runs on the calling thread.
+ * OpenBLAS (Debian's pthread build) keeps its own thread count, which the
+ * callers set per node (matmul.c, conv.c, einsum.c) for the small products;
+ * the large ones run with it set to one (large_on_openblas). */
 #include "cpu.h"
 
 #include <cblas.h>
@@ -30,12 +69,29 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <string.h>
 
-/* Declared by OpenBLAS's cblas.h; repeated because other cblas headers lack it. */
+/* Declared by OpenBLAS's cblas.h; repeated because other cblas headers lack them. */
 void openblas_set_num_threads(int);
+int openblas_get_num_threads(void);
 
 static int fits_int(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc)
 {
     return m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && lda <= INT_MAX && ldb <= INT_MAX && ldc <= INT_MAX;
+}
+
+/* The large products that OpenBLAS runs faster than dnnl_sgemm where
+ * oneDNN has no AVX-512 code (see the top), outside parallel regions: A not
+ * transposed, at least 2^25 multiply-adds, and B's rows a multiple of 256
+ * floats apart on one thread (1024 when B is transposed), of 1024 on more,
+ * with at least 256 columns of C for each thread. The number of threads to
+ * split C's columns over, or 0 for dnnl_sgemm. */
+static int large_on_openblas(int ta, int tb, int64_t m, int64_t n, int64_t k, int64_t ldb)
+{
+    if (ta || (double)m * (double)n * (double)k < 33554432.0 || omp_in_parallel())
+        return 0;
+    int nt = omp_get_max_threads();
+    if (nt < 1 || ldb % (tb || nt > 1 ? 1024 : 256) != 0 || n < 256 * (int64_t)nt)
+        return 0;
+    return (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) != dnnl_cpu_isa_avx512_core ? nt : 0;
 }
 
 int cpu_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
@@ -62,6 +118,23 @@ int cpu_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, cons
     if ((small < 8 || (double)m * (double)n * (double)k < 65536.0) && fits_int(m, n, k, lda, ldb, ldc)) {
         cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
                     (int)k, alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+        return 0;
+    }
+    int nt = large_on_openblas(ta, tb, m, n, k, ldb);
+    if (nt && fits_int(m, n, k, lda, ldb, ldc)) {
+        /* each thread a block of C's columns (a multiple of 64, so no two
+         * write one cache line), OpenBLAS on the calling thread */
+        int saved = openblas_get_num_threads();
+        openblas_set_num_threads(1);
+        int64_t per = ((n + nt - 1) / nt + 63) / 64 * 64;
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+        for (int t = 0; t < nt; t++) {
+            int64_t j0 = t * per, j1 = j0 + per < n ? j0 + per : n;
+            if (j0 < j1)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)(j1 - j0), (int)k,
+                            alpha, a, (int)lda, b + (tb ? j0 * ldb : j0), (int)ldb, beta, c + j0, (int)ldc);
+        }
+        openblas_set_num_threads(saved);
         return 0;
     }
     return (int)dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);

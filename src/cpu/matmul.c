@@ -1,5 +1,6 @@
 /* Matrix products on the CPU: matmul (numpy.matmul semantics with batch
- * broadcasting) and gemm; f32 through cpu_sgemm (blas.c: oneDNN), f64
+ * broadcasting) and gemm; f32 through cpu_sgemm (blas.c: oneDNN, or OpenBLAS for
+ * some large shapes), f64
  * through OpenBLAS's cblas. The optimizer's fused epilogue (params.h
  * ft_mm_act: matmul's bias, then relu or gelu) runs on each product's output
  * right after it is computed, while it is still in cache.

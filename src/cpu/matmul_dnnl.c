@@ -8,7 +8,7 @@
  * Small products (under 2^18 multiply-adds, or a side under 8) and the
  * batched ones (attention heads) keep matmul.c's path (cpu_sgemm).
  *
- * Why: cpu_sgemm (blas.c, dnnl_sgemm) packs B on every call. The primitive
+ * Why: cpu_sgemm (blas.c: dnnl_sgemm, or OpenBLAS) packs B on every call. The primitive
  * is built with weights in the layout oneDNN prefers (format `any`); when B
  * is a constant of the graph it is reordered into that layout once, on the
  * node's first run, and reused from then on. The bias and a relu activation

@@ -4,7 +4,8 @@ or a graph input read in place), bias and activation, at odd sizes, one and
 two threads; NaN and infinities through relu (ftrun's relu passes NaN, oneDNN's
 relu post-op would not); the shapes the primitive leaves to matmul.c
 (batches of b, broadcast or not, one product per thread; empty tensors;
-K = 0). tests/run.sh runs every "matmul" and "gemm" case again with
+K = 0); large products on one thread (cpu/blas.c may run them on OpenBLAS).
+tests/run.sh runs every "matmul" and "gemm" case again with
 FTRUN_MATMUL_IMPL=blas and =dnnl (ftrun(1)). The expectations are NumPy's, in
 float64; the tolerance is the epilogue cases' of cases_reduce.py."""
 import math
@@ -96,7 +97,9 @@ def cases():
             ((2, 3, 67, 128), (128, 200), False, "relu", 1, False), ((4, 50, 128), (1, 128, 200), True, "gelu_tanh", 1,
                                                                        True),
             ((256, 1024), (1024, 512), True, "relu", 2, True), ((9, 2000), (2000, 33), True, "none", 1, True),
-            ((129, 64), (64, 8), True, "relu", 2, True)):
+            ((129, 64), (64, 8), True, "relu", 2, True),
+            # at least 2^25 multiply-adds on one thread: OpenBLAS where oneDNN has no AVX-512 (blas.c)
+            ((2, 64, 512), (512, 1024), True, "gelu", 1, True)):
         name = "matmul f32 impl %s@%s%s activation=%s threads=%d b=%s" % (
             list(sa), list(sb), " + bias" if bias else "", act, th, "constant" if const else "input")
         c.append(matmul_case(name, sa, sb, bias, act, th, const))
@@ -121,7 +124,12 @@ def cases():
     for m, k, n, ta, tb, crow, act, th, const in (
             (150, 200, 90, 1, 1, (1, 90), "relu", 1, True), (150, 200, 90, 0, 1, (90,), "gelu_tanh", 2, False),
             (256, 1024, 512, 0, 1, (512,), "relu", 2, True), (257, 300, 131, 1, 0, None, "none", 1, True),
-            (64, 300, 64, 0, 0, (64,), "gelu", 2, True)):
+            (64, 300, 64, 0, 0, (64,), "gelu", 2, True),
+            # 2^25 multiply-adds on one thread, B^T with rows 1024 floats apart (blas.c: OpenBLAS
+            # where oneDNN has no AVX-512), and with A transposed (oneDNN)
+            (128, 1024, 256, 0, 1, (256,), "relu", 1, True), (256, 1024, 128, 1, 1, (1, 128), "none", 1, True),
+            # ... on two threads, C's columns split in blocks of 512 and 488 (blas.c)
+            (128, 1024, 1000, 0, 1, (1000,), "gelu", 2, True)):
         name = "gemm f32 impl M=%d K=%d N=%d trans_a=%d trans_b=%d c=%s activation=%s threads=%d b=%s" % (
             m, k, n, ta, tb, list(crow) if crow else "none", act, th, "constant" if const else "input")
         c.append(gemm_case(name, m, k, n, ta, tb, crow, act, th, const))
