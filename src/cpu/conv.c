@@ -596,19 +596,25 @@ static ft_status oom(ft_kctx *k, const ft_node *n, size_t bytes)
  * (not the padding): the multiply-adds a tap-by-tap form does, against
  * KK * P for im2col (an atrous conv with a dilation near the map's size, as
  * DeepLab's ASPP on a 14x14 map, reads padding at most taps). */
+/* Tap kk's box of output positions that read the input (out_range per
+ * dim): its kernel index kj, bounds lo, hi per dim, and its size. */
+static int64_t tap_box(const geom *g, int64_t kk, int64_t *kj, int64_t *lo, int64_t *hi)
+{
+    int64_t rem = kk, r = 1;
+    for (int j = g->r - 1; j >= 0; j--) {
+        kj[j] = rem % g->k[j];
+        rem /= g->k[j];
+        out_range(g, j, kj[j], &lo[j], &hi[j]);
+        r *= hi[j] - lo[j];
+    }
+    return r;
+}
+
 static int64_t live_taps(const geom *g)
 {
-    int64_t live = 0;
-    for (int64_t kk = 0; kk < g->KK; kk++) {
-        int64_t rem = kk, r = 1;
-        for (int j = g->r - 1; j >= 0; j--) {
-            int64_t lo, hi;
-            out_range(g, j, rem % g->k[j], &lo, &hi);
-            rem /= g->k[j];
-            r *= hi - lo;
-        }
-        live += r;
-    }
+    int64_t live = 0, kj[MAX_SP], lo[MAX_SP], hi[MAX_SP];
+    for (int64_t kk = 0; kk < g->KK; kk++)
+        live += tap_box(g, kk, kj, lo, hi);
     return live;
 }
 
@@ -671,19 +677,11 @@ static ft_status conv_sparse(ft_kctx *k, const ft_node *n, const ft_view *in, co
 {
     const size_t es = g->es;
     const int64_t P = g->P, C = g->Cg, M = g->Mg;
-    int64_t rmax = 0, ist[MAX_SP], ost[MAX_SP];
+    int64_t rmax = 0, ist[MAX_SP], ost[MAX_SP], lo[MAX_SP], hi[MAX_SP], kj[MAX_SP];
     plane_strides(g->in, g->r, ist);
     plane_strides(g->out, g->r, ost);
-    for (int64_t kk = 0; kk < g->KK; kk++) {
-        int64_t rem = kk, r = 1;
-        for (int j = g->r - 1; j >= 0; j--) {
-            int64_t lo, hi;
-            out_range(g, j, rem % g->k[j], &lo, &hi);
-            rem /= g->k[j];
-            r *= hi - lo;
-        }
-        rmax = max64(rmax, r);
-    }
+    for (int64_t kk = 0; kk < g->KK; kk++)
+        rmax = max64(rmax, tap_box(g, kk, kj, lo, hi));
     /* the packed weights: kept per node where the weights are a constant, else this run's */
     cpu_dnnl_cache *cc;
     int fresh = 0, keep = k->g && k->be && cpu_input_is_const(k, n, 1);
@@ -712,13 +710,7 @@ static ft_status conv_sparse(ft_kctx *k, const ft_node *n, const ft_view *in, co
     for (int64_t t = 0; t < g->N * M; t++)
         fill(g, y + (size_t)(t * P) * es, P, b ? b + (size_t)(t % M) * es : NULL);
     for (int64_t kk = 0; kk < g->KK; kk++) {
-        int64_t lo[MAX_SP], hi[MAX_SP], kj[MAX_SP], rem = kk, R = 1;
-        for (int j = g->r - 1; j >= 0; j--) {
-            kj[j] = rem % g->k[j];
-            rem /= g->k[j];
-            out_range(g, j, kj[j], &lo[j], &hi[j]);
-            R *= hi[j] - lo[j];
-        }
+        int64_t R = tap_box(g, kk, kj, lo, hi);
         if (R == 0)
             continue;
         for (int64_t q = 0; q < R; q++) { /* the box's positions, row-major */

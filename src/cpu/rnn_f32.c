@@ -147,13 +147,7 @@ static inline __attribute__((always_inline)) float tanhg(float x)
 {
     uint32_t sign = ft_vfbits(x) & 0x80000000u;
     float ax = ft_vbits_f(ft_vfbits(x) & 0x7FFFFFFFu);
-    float z = ax * ax;
-    float p = -5.70498872745e-3f;
-    p = p * z + 2.06390887954e-2f;
-    p = p * z - 5.37397155531e-2f;
-    p = p * z + 1.33314422036e-1f;
-    p = p * z - 3.33332819422e-1f;
-    float small = p * z * ax + ax;
+    float small = ft_vtanh_small(ax);
     float e = ft_vexpf_nonpos(-2.0f * ax);
     float big = (1.0f - e) / (1.0f + e);
     return ft_vbits_f(ft_vfbits(ft_vsel(ax < 0.625f, small, big)) | sign);

@@ -133,20 +133,26 @@ FT_VINLINE float ft_vsiluf(float x)
     return num / (1.0f + e);
 }
 
-/* tanh: |x| < 0.625 by Cephes' tanhf polynomial (x + x^3 P(x^2)); above, as
- * 1 - 2 / (e^{2|x|} + 1), e^{2|x|} = inf giving 1; both on |x|, the sign of x
- * put back on the bits (so -0 stays -0). */
-FT_VINLINE float ft_vtanhf(float x)
+/* tanh of ax = |x| < 0.625 by Cephes' tanhf polynomial (x + x^3 P(x^2)). */
+FT_VINLINE float ft_vtanh_small(float ax)
 {
-    uint32_t sign = ft_vfbits(x) & 0x80000000u;
-    float ax = ft_vbits_f(ft_vfbits(x) & 0x7FFFFFFFu);
     float z = ax * ax;
     float p = -5.70498872745e-3f;
     p = p * z + 2.06390887954e-2f;
     p = p * z - 5.37397155531e-2f;
     p = p * z + 1.33314422036e-1f;
     p = p * z - 3.33332819422e-1f;
-    float small = p * z * ax + ax;
+    return p * z * ax + ax;
+}
+
+/* tanh: |x| < 0.625 by ft_vtanh_small; above, as 1 - 2 / (e^{2|x|} + 1),
+ * e^{2|x|} = inf giving 1; both on |x|, the sign of x put back on the bits
+ * (so -0 stays -0). */
+FT_VINLINE float ft_vtanhf(float x)
+{
+    uint32_t sign = ft_vfbits(x) & 0x80000000u;
+    float ax = ft_vbits_f(ft_vfbits(x) & 0x7FFFFFFFu);
+    float small = ft_vtanh_small(ax);
     float big = 1.0f - 2.0f / (ft_vexpf(2.0f * ax) + 1.0f);
     return ft_vbits_f(ft_vfbits(ft_vsel(ax < 0.625f, small, big)) | sign);
 }
