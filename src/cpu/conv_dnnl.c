@@ -134,7 +134,8 @@ typedef struct variant {
     dnnl_primitive_t r_w;                       /* user weights -> the conv's */
     dnnl_memory_t u_src, u_dst, u_sum, u_w;     /* the graph's tensors (handles set per run) */
     dnnl_memory_t m_src, m_dst, m_w, m_b, m_pad;
-    void *src_buf, *dst_buf, *w_buf, *pad_buf; /* owned */
+    void *w_buf;                               /* owned */
+    size_t src_sz, dst_sz, pad_sz; /* reordered src and dst, scratchpad: in work buffers 0-2 (cpu_dnnl_work) */
     int w_ready;
     int cp_src, cp_sum; /* 1 + the blocked copy (conv_layout.h) it reads as input 0 / as the sum; 0: none */
     int bin;            /* the sum is a binary add post-op reading u_sum (no copy into dst) */
@@ -176,10 +177,7 @@ static void variant_free(variant *v)
     dnnl_primitive_t prims[] = {v->conv, v->r_src, v->r_dst, v->r_sum, v->r_w};
     dnnl_memory_t mems[] = {v->u_src, v->u_dst, v->u_sum, v->u_w, v->m_src, v->m_dst, v->m_w, v->m_b, v->m_pad};
     cpu_dnnl_destroy(prims, FT_ARRAY_LEN(prims), mems, FT_ARRAY_LEN(mems));
-    free(v->src_buf);
-    free(v->dst_buf);
     free(v->w_buf);
-    free(v->pad_buf);
     memset(v, 0, sizeof *v);
 }
 
@@ -374,24 +372,24 @@ static int build(conv_cache *c, const ft_node *n, const ft_view *in, const ft_vi
         CPU_DNNL_TRY(cpu_dnnl_reorder(c->base.eng, usum, cy, &v->r_sum));
     CPU_DNNL_TRY(cpu_dnnl_reorder(c->base.eng, &d.w, cw, &v->r_w));
     s = dnnl_out_of_memory;
-    if ((v->r_src && !(v->src_buf = cpu_md_alloc(cx))) || (v->r_dst && !(v->dst_buf = cpu_md_alloc(cy))) ||
-        (v->r_w && !(v->w_buf = cpu_md_alloc(cw))))
+    if (v->r_w && !(v->w_buf = cpu_md_alloc(cw)))
         goto fail;
     size_t padsz = cpad ? dnnl_memory_desc_get_size(cpad) : 0;
-    if (padsz && !(v->pad_buf = cpu_md_alloc(cpad)))
-        goto fail;
+    v->src_sz = v->r_src ? dnnl_memory_desc_get_size(cx) : 0;
+    v->dst_sz = v->r_dst ? dnnl_memory_desc_get_size(cy) : 0;
+    v->pad_sz = padsz;
     CPU_DNNL_TRY(dnnl_memory_create(&v->u_src, ux, c->base.eng, DNNL_MEMORY_NONE));
     CPU_DNNL_TRY(dnnl_memory_create(&v->u_dst, uy, c->base.eng, DNNL_MEMORY_NONE));
     CPU_DNNL_TRY(dnnl_memory_create(&v->u_w, &d.w, c->base.eng, DNNL_MEMORY_NONE));
     if (has_sum)
         CPU_DNNL_TRY(dnnl_memory_create(&v->u_sum, usum, c->base.eng, DNNL_MEMORY_NONE));
-    CPU_DNNL_TRY(dnnl_memory_create(&v->m_src, cx, c->base.eng, v->r_src ? v->src_buf : DNNL_MEMORY_NONE));
-    CPU_DNNL_TRY(dnnl_memory_create(&v->m_dst, cy, c->base.eng, v->r_dst ? v->dst_buf : DNNL_MEMORY_NONE));
+    CPU_DNNL_TRY(dnnl_memory_create(&v->m_src, cx, c->base.eng, DNNL_MEMORY_NONE));
+    CPU_DNNL_TRY(dnnl_memory_create(&v->m_dst, cy, c->base.eng, DNNL_MEMORY_NONE));
     CPU_DNNL_TRY(dnnl_memory_create(&v->m_w, cw, c->base.eng, v->r_w ? v->w_buf : DNNL_MEMORY_NONE));
     if (has_b)
         CPU_DNNL_TRY(dnnl_memory_create(&v->m_b, &d.b, c->base.eng, DNNL_MEMORY_NONE));
     if (padsz)
-        CPU_DNNL_TRY(dnnl_memory_create(&v->m_pad, cpad, c->base.eng, v->pad_buf));
+        CPU_DNNL_TRY(dnnl_memory_create(&v->m_pad, cpad, c->base.eng, DNNL_MEMORY_NONE));
     dnnl_primitive_desc_destroy(pd);
     v->cp_src = cps + 1, v->cp_sum = cpm + 1;
     v->ok = 1;
@@ -486,7 +484,19 @@ static ft_status run_variant(ft_kctx *k, conv_cache *c, entry *e, variant *v, co
         goto fail;
     if (has_sum && v->cp_sum && (s = fresh_copy(c, k->threads, v->cp_sum - 1, &in[3], &sum)))
         goto fail;
+    what = "a work buffer";
+    void *wsrc = v->src_sz ? cpu_dnnl_work(&c->base, 0, v->src_sz) : NULL,
+         *wdst = v->dst_sz ? cpu_dnnl_work(&c->base, 1, v->dst_sz) : NULL,
+         *wpad = v->pad_sz ? cpu_dnnl_work(&c->base, 2, v->pad_sz) : NULL;
+    if ((v->src_sz && !wsrc) || (v->dst_sz && !wdst) || (v->pad_sz && !wpad)) {
+        s = dnnl_out_of_memory;
+        goto fail;
+    }
     what = "setting a buffer";
+    if ((v->r_src && (s = dnnl_memory_set_data_handle(v->m_src, wsrc))) ||
+        (v->r_dst && (s = dnnl_memory_set_data_handle(v->m_dst, wdst))) ||
+        (v->m_pad && (s = dnnl_memory_set_data_handle(v->m_pad, wpad))))
+        goto fail;
     if ((s = dnnl_memory_set_data_handle(v->u_src, x)) || (s = dnnl_memory_set_data_handle(v->u_dst, out[0].data)) ||
         (s = dnnl_memory_set_data_handle(v->u_w, in[1].data)) ||
         (has_sum && (s = dnnl_memory_set_data_handle(v->u_sum, sum))) ||
@@ -508,7 +518,7 @@ static ft_status run_variant(ft_kctx *k, conv_cache *c, entry *e, variant *v, co
             if ((s = cpu_dnnl_reorder_run(c->base.strm, v->r_sum, v->u_sum, v->m_dst)))
                 goto fail;
         } else { /* the sum already in the conv's dst layout */
-            copy_floats(v->r_dst ? v->dst_buf : out[0].data, sum, ft_numel(&out[0].shape), k->threads);
+            copy_floats(v->r_dst ? wdst : out[0].data, sum, ft_numel(&out[0].shape), k->threads);
         }
     }
     what = "the convolution";

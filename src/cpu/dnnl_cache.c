@@ -17,15 +17,32 @@ cpu_dnnl_cache *cpu_dnnl_cache_get(ft_backend_ctx *be, const cpu_dnnl_kind *kind
     return c;
 }
 
-/* Frees every entry's state and the kind's own fields (the array stays). */
+/* Frees every entry's state, the work buffers and the kind's own fields
+ * (the array stays). */
 static void forget(cpu_dnnl_cache *c)
 {
     if (c->kind->drop)
         for (int i = 0; i < c->n; i++)
             c->kind->drop(c->e + (size_t)i * c->kind->esz);
     c->n = 0;
+    for (int j = 0; j < CPU_DNNL_WORK; j++) {
+        free(c->work[j]);
+        c->work[j] = NULL, c->work_cap[j] = 0;
+    }
     if (c->kind->forget)
         c->kind->forget(c);
+}
+
+void *cpu_dnnl_work(cpu_dnnl_cache *c, int j, size_t nb)
+{
+    if (nb > c->work_cap[j]) {
+        void *p = NULL;
+        if (posix_memalign(&p, 64, nb) != 0)
+            return NULL;
+        free(c->work[j]);
+        c->work[j] = p, c->work_cap[j] = nb;
+    }
+    return c->work[j];
 }
 
 int cpu_dnnl_cache_begin(cpu_dnnl_cache *c, const ft_kctx *k)

@@ -10,11 +10,11 @@
  *
  * Ownership: the backend context owns each kind's cache (cpu_dnnl_cache_slot
  * in cpu_backend.c; made by cpu_dnnl_cache_get on first use) and frees it on
- * close() with cpu_dnnl_cache_free. The cache owns its engine, its stream and
- * its entries; an entry owns what its kind's drop() frees, and the kind's
- * own fields what its forget() frees. An entry's address holds until the
- * next cpu_dnnl_cache_entry or cpu_dnnl_cache_begin on its cache (the array
- * may move).
+ * close() with cpu_dnnl_cache_free. The cache owns its engine, its stream,
+ * its work buffers and its entries; an entry owns what its kind's drop()
+ * frees, and the kind's own fields what its forget() frees. An entry's
+ * address holds until the next cpu_dnnl_cache_entry or cpu_dnnl_cache_begin
+ * on its cache (the array may move).
  *
  *   static const cpu_dnnl_kind kind = {CPU_DNNL_MATMUL, sizeof(cpu_dnnl_cache), sizeof(cpu_dnnl_key), NULL, NULL};
  *   cpu_dnnl_cache *c = cpu_dnnl_cache_get(k->be, &kind);
@@ -34,6 +34,8 @@
 /* At most this many forms of a node are timed (conv_dnnl.c: plain, blocked,
  * blocked-add and conv.c's loops). */
 #define CPU_DNNL_FORMS 4
+/* Work buffers per cache (cpu_dnnl_work). */
+#define CPU_DNNL_WORK 3
 
 /* The timed pick of a node's form: choice is -1 until the pick. */
 typedef struct cpu_dnnl_pick {
@@ -77,7 +79,17 @@ struct cpu_dnnl_cache {
     uint64_t run_id;
     char *e;           /* n entries of kind->esz bytes */
     int n, cap;
+    /* Work buffers for what a node needs only while it runs (a reordered
+     * src or dst, a scratchpad): shared by the kind's nodes, which run one
+     * at a time, and grown to the largest (cpu_dnnl_work). Owned. */
+    void *work[CPU_DNNL_WORK];
+    size_t work_cap[CPU_DNNL_WORK];
 };
+
+/* Work buffer j (below CPU_DNNL_WORK) of c with room for nb bytes, 64-byte
+ * aligned, its contents not kept; NULL when out of memory. Valid until the
+ * next call for j or until the cache forgets its entries. */
+void *cpu_dnnl_work(cpu_dnnl_cache *c, int j, size_t nb);
 
 /* The cache of `kind` in be, made (engine and stream opened) on first use;
  * NULL when out of memory. */
