@@ -200,6 +200,8 @@ FT_VCLONES static void maxpool_rows(const ft_pool_geom *g, const float *x, float
                                           : B <= STAGE ? stage + q * B + j0 : one;
                     if (B - j0 >= LANES)
                         window_max(xc + j0, yp, cd, ch, cw, sd, sh, sw, LANES);
+                    else if (B - j0 == 8) /* AVX2's nChw8c: one vector, its width a constant */
+                        window_max(xc + j0, yp, cd, ch, cw, sd, sh, sw, 8);
                     else
                         window_max(xc + j0, yp, cd, ch, cw, sd, sh, sw, (int)(B - j0));
                     for (int64_t j = 0; yp == one && j < LANES && j0 + j < B; j++)
