@@ -21,7 +21,17 @@ CFLAGS ?= -O2 -g
 FT_CFLAGS := -std=gnu11 $(WARN) -fopenmp -D_FILE_OFFSET_BITS=64 -MMD -MP -I/usr/include/openjpeg-2.5
 # image_decoder's readers (src/graph/image_codec.c)
 IMAGE_LIBS := -ljpeg -lpng16 -lwebp -ltiff -lopenjp2 -lstb
-LDLIBS := -lcjson -lprotobuf-c -ldnnl -lopenblas -lfftw3f_omp -lfftw3_omp -lfftw3f -lfftw3 -lz -lm -ldl -fopenmp $(IMAGE_LIBS)
+# OpenBLAS's OpenMP build (Debian's libopenblas-openmp-dev), linked by its own
+# folder: its threads are libgomp's, the pool ftrun's loops and oneDNN use. The
+# pthread build that the libopenblas.so alternative names by default keeps a
+# pool of its own whose idle threads spin (sched_yield) for about 0.1 s after
+# the library loads and after each threaded call, holding a core that an
+# OpenMP thread then waits for (the first run of MobileNetV2 at 2 threads on 2
+# cores: 22-25 ms, or 106-117 ms in one start out of three).
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+OPENBLAS_LIB := /usr/lib/$(MULTIARCH)/openblas-openmp
+FT_CFLAGS += -I/usr/include/$(MULTIARCH)/openblas-openmp
+LDLIBS := -lcjson -lprotobuf-c -ldnnl -L$(OPENBLAS_LIB) -Wl,-rpath,$(OPENBLAS_LIB) -lopenblas -lfftw3f_omp -lfftw3_omp -lfftw3f -lfftw3 -lz -lm -ldl -fopenmp $(IMAGE_LIBS)
 # The CUDA backend (a shared object loaded at run time) calls back into the
 # binary's graph functions, so the binary exports its symbols.
 FT_LDFLAGS := -rdynamic
@@ -71,7 +81,7 @@ $(BUILD)/src/cuda/%.o: src/cuda/%.cu
 -include $(CUDA_OBJS:.o=.d)
 
 # Debian packages the build and the tests need.
-DEB_PKGS := gcc libcjson-dev zlib1g-dev libdnnl-dev libopenblas-dev libfftw3-dev libprotobuf-c-dev protobuf-c-compiler libonnx-dev \
+DEB_PKGS := gcc libcjson-dev zlib1g-dev libdnnl-dev libopenblas-openmp-dev libfftw3-dev libprotobuf-c-dev protobuf-c-compiler libonnx-dev \
 	libjpeg62-turbo-dev libpng-dev libwebp-dev libtiff-dev libopenjp2-7-dev libstb-dev python3-pil \
 	bats python3-numpy python3-torch python3-torchvision python3-onnx libonnx-testdata xz-utils valgrind strace man-db
 deps:

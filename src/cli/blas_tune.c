@@ -5,8 +5,8 @@
  * not chosen a core with OPENBLAS_CORETYPE, ftrun sets it.
  *
  * libgomp also reads its settings when it loads: by default an idle OpenMP
- * thread spins for a long while after each parallel loop, fighting OpenBLAS's
- * own threads and any other process for the cores (the transformer example
+ * thread spins for a long while after each parallel loop, fighting any other
+ * process for the cores (the transformer example
  * ran 2x slower on 2 busy cores). Unless the user set OMP_WAIT_POLICY or
  * GOMP_SPINCOUNT, ftrun sets a shorter spin (GOMP_SPINCOUNT=100000). Not
  * shorter still: at 10000 the threads slept between the short parallel loops

@@ -58,8 +58,10 @@
  *
  * Threads: oneDNN follows omp_set_num_threads (cpu_backend.c sets it per
  * run); called inside a parallel region it runs on the calling thread.
- * OpenBLAS (Debian's pthread build) keeps its own thread count, which the
- * callers set per node (matmul.c, conv.c, einsum.c) for the small products;
+ * OpenBLAS (Debian's OpenMP build, the Makefile's OPENBLAS_LIB) runs on
+ * libgomp's threads too, and its openblas_set_num_threads is
+ * omp_set_num_threads: the callers set it per node (matmul.c, conv.c,
+ * einsum.c) for the small products and set it back to the run's count;
  * the large ones run with it set to one (large_on_openblas). */
 #include "cpu.h"
 
@@ -69,9 +71,8 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <string.h>
 
-/* Declared by OpenBLAS's cblas.h; repeated because other cblas headers lack them. */
+/* Declared by OpenBLAS's cblas.h; repeated because other cblas headers lack it. */
 void openblas_set_num_threads(int);
-int openblas_get_num_threads(void);
 
 static int fits_int(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc)
 {
@@ -124,7 +125,6 @@ int cpu_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, cons
     if (nt && fits_int(m, n, k, lda, ldb, ldc)) {
         /* each thread a block of C's columns (a multiple of 64, so no two
          * write one cache line), OpenBLAS on the calling thread */
-        int saved = openblas_get_num_threads();
         openblas_set_num_threads(1);
         int64_t per = ((n + nt - 1) / nt + 63) / 64 * 64;
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
@@ -134,7 +134,7 @@ int cpu_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, cons
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)(j1 - j0), (int)k,
                             alpha, a, (int)lda, b + (tb ? j0 * ldb : j0), (int)ldb, beta, c + j0, (int)ldc);
         }
-        openblas_set_num_threads(saved);
+        openblas_set_num_threads(nt); /* omp_get_max_threads() when large_on_openblas read it */
         return 0;
     }
     return (int)dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
