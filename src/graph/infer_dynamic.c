@@ -179,8 +179,10 @@ ft_status ft_infer_if_select(ft_infer_ctx *c)
         return ft_infer_fail(c, "the branches give %s %s ('%s') and %s %s ('%s'); ftrun needs the same dtype",
                              ft_dtype_name(a->dtype), ft_shape_str(&a->shape, s1), ft_infer_in_name(c, 1),
                              ft_dtype_name(b->dtype), ft_shape_str(&b->shape, s2), ft_infer_in_name(c, 2));
-    if (a->shape.rank != b->shape.rank)
+    if (a->shape.rank != b->shape.rank) {
+        c->rank_varies = 1;
         return ft_infer_set_out(c, 0, a->dtype, ft_numel(&b->shape) > ft_numel(&a->shape) ? &b->shape : &a->shape);
+    }
     ft_shape o = a->shape;
     for (int d = 0; d < o.rank; d++)
         if (b->shape.dims[d] > o.dims[d])

@@ -71,6 +71,9 @@ typedef struct ft_infer_ctx {
     ft_tinfo *out;
     ft_error *err;
     ft_params *params; /* the node's, zeroed before inference */
+    /* set by an infer function whose outputs' rank is decided at run time
+     * (if_select of branches of different ranks): they are FT_TF_RANK_VARIES */
+    int rank_varies;
     /* ft_infer_ints's and ft_infer_floats's copies of the lists that inputs give (infer_common.h) */
     ft_attr_val vals[FT_MAX_VALUE_INPUTS];
     int64_t val_ints[FT_MAX_VALUE_INPUTS][FT_MAX_VALUES];

@@ -215,11 +215,9 @@ ft_status ft_node_infer(ft_graph *g, ft_node *n, ft_error *err)
         return st;
     /* a data-dependent op's outputs, and whatever reads a dynamic tensor, get
      * their shapes at run time: what is inferred here stands in for them */
-    int dyn = ft_node_dynamic(g, n), rv = 0;
+    int dyn = ft_node_dynamic(g, n), rv = c.rank_varies;
     for (int i = 0; i < n->n_in; i++)
         rv |= n->in[i] >= 0 && (g->tensors[n->in[i]].flags & FT_TF_RANK_VARIES);
-    if (n->op == FT_OP_IF_SELECT)
-        rv |= g->tensors[n->in[1]].shape.rank != g->tensors[n->in[2]].shape.rank;
     for (int o = 0; o < n->n_out; o++) {
         ft_tensor *t = &g->tensors[n->out[o]];
         uint64_t numel, bytes;

@@ -383,55 +383,52 @@ static ft_status scan_room(const ft_backend *be, ft_kctx *kc, scratch *s, dyn_st
     return FT_OK;
 }
 
-/* The bytes loop_copy moves for pair j: none where both lists name one tensor. */
-static size_t moved_bytes(const ft_tensor *ts, const int *src, const int *dst, int j)
-{
-    return src[j] == dst[j] ? 0 : ft_tensor_bytes(&ts[src[j]]);
-}
+/* One pair of loop_copy: the bytes it moves (none where both lists name
+ * one tensor) and its source's shape when read. */
+typedef struct pair_move {
+    size_t nb;
+    ft_shape shape;
+} pair_move;
 
 /* The values of tensors src[0..n) copied into dst[0..n) (where the two
  * lists name the same tensor, nothing), all read before any is written:
  * one may be another's source (a body that swaps two carried values). A
  * dst of run-time shape (a carried value that changes shape) takes its
- * src's shape, with room for it. */
+ * src's shape, as it was read, with room for it. */
 static ft_status loop_copy(const ft_graph *g, const ft_plan *p, const ft_backend *be, ft_kctx *kc, char *arena,
                            scratch *s, dyn_state *d, const int *src, const int *dst, int n)
 {
     const ft_tensor *ts = d ? d->t : g->tensors;
+    pair_move local[8], *pm = n <= 8 ? local : ft_malloc((size_t)n * sizeof *pm);
+    if (!pm)
+        return ft_err(kc->err, FT_ERUNTIME, "out of memory for a run-time loop's %d carried values", n);
     size_t total = 0, at = 0;
-    int resized = 0;
     for (int j = 0; j < n; j++) {
-        total += moved_bytes(ts, src, dst, j);
-        resized |= src[j] != dst[j] && p->offset[dst[j]] == FT_PLAN_DYNAMIC;
+        pm[j].nb = src[j] == dst[j] ? 0 : ft_tensor_bytes(&ts[src[j]]);
+        pm[j].shape = ts[src[j]].shape;
+        total += pm[j].nb;
     }
-    /* the sources' shapes as they are now: a dst resized below may be another pair's src */
-    ft_shape *sh = resized ? ft_malloc((size_t)n * sizeof *sh) : NULL;
-    if (resized && !sh)
-        return ft_err(kc->err, FT_ERUNTIME, "out of memory for a run-time loop's shapes");
-    for (int j = 0; sh && j < n; j++)
-        sh[j] = ts[src[j]].shape;
     ft_status st = total ? stage_room(s, total, kc->err) : FT_OK;
     if (!st && total)
         st = be->sync(kc->be, kc->err);
     for (int j = 0; j < n && !st; j++) {
-        size_t nb = moved_bytes(ts, src, dst, j);
-        if (nb)
-            st = be->download(kc->be, (char *)s->stage + at, tensor_data(s, p, arena, d, src[j]), nb, kc->err);
-        at += nb;
+        if (pm[j].nb)
+            st = be->download(kc->be, (char *)s->stage + at, tensor_data(s, p, arena, d, src[j]), pm[j].nb, kc->err);
+        at += pm[j].nb;
     }
     at = 0;
     for (int j = 0; j < n && !st; j++) {
-        size_t nb = src[j] == dst[j] ? 0
-                    : sh ? (size_t)ft_numel(&sh[j]) * ft_dtype_size(ts[src[j]].dtype) : moved_bytes(ts, src, dst, j);
-        if (sh && src[j] != dst[j] && p->offset[dst[j]] == FT_PLAN_DYNAMIC) {
-            d->t[dst[j]].shape = sh[j];
-            st = scan_room(be, kc, s, d, dst[j], 0, nb);
+        /* a dst resized here may be a later pair's src: its shape was read above */
+        if (src[j] != dst[j] && p->offset[dst[j]] == FT_PLAN_DYNAMIC) {
+            d->t[dst[j]].shape = pm[j].shape;
+            st = scan_room(be, kc, s, d, dst[j], 0, pm[j].nb);
         }
-        if (nb && !st)
-            st = be->upload(kc->be, tensor_data(s, p, arena, d, dst[j]), (char *)s->stage + at, nb, kc->err);
-        at += nb;
+        if (pm[j].nb && !st)
+            st = be->upload(kc->be, tensor_data(s, p, arena, d, dst[j]), (char *)s->stage + at, pm[j].nb, kc->err);
+        at += pm[j].nb;
     }
-    free(sh);
+    if (pm != local)
+        free(pm);
     return st;
 }
 
