@@ -83,7 +83,8 @@ $(BUILD)/src/cuda/%.o: src/cuda/%.cu
 # Debian packages the build and the tests need.
 DEB_PKGS := gcc libcjson-dev zlib1g-dev libdnnl-dev libopenblas-openmp-dev libfftw3-dev libprotobuf-c-dev protobuf-c-compiler libonnx-dev \
 	libjpeg62-turbo-dev libpng-dev libwebp-dev libtiff-dev libopenjp2-7-dev libstb-dev python3-pil \
-	bats python3-numpy python3-torch python3-torchvision python3-onnx libonnx-testdata xz-utils valgrind strace man-db
+	bats python3-numpy python3-torch python3-torchvision python3-onnx libonnx-testdata xz-utils valgrind strace man-db \
+	clang libclang-rt-14-dev
 deps:
 	@scripts/deps.sh $(DEB_PKGS)
 
