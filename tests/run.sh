@@ -29,7 +29,7 @@ for impl in native plain blocked blocked-add; do
         "$here"/numeric/test_ops.py 2>&1 | tee -a "$log" || status=1
 done
 echo "# numeric matmul / gemm tests in each CPU form of the f32 product (FTRUN_MATMUL_IMPL, ftrun(1))"
-for impl in blas dnnl; do
+for impl in blas dnnl conv; do
     "${cpu_env[@]}" FTRUN_MATMUL_IMPL=$impl FTNUM_ONLY='^(matmul|gemm) ' FTNUM_TAG="$impl: " "$PYTHON" \
         "$here"/numeric/test_ops.py 2>&1 | tee -a "$log" || status=1
 done

@@ -270,11 +270,17 @@ int ft_cmd_run(const ft_cli *c)
         .trace = c->trace != NULL,
         .cuda_graph = c->cuda_graph,
         .loop_limit = c->loop_limit,
+        /* the packed copies of constants replace them (ft_pipeline_run),
+         * unless --check's reference run reads the graph after this one */
+        .release_values = !c->check && !c->check_nodes,
     };
     if (ft_pipeline_run(&p, &eo, &res, &err)) {
         rc = cli_fail(&err);
         goto out;
     }
+    if (c->verbose && p.n_released)
+        fprintf(stderr, "%s: %d constant%s (%.1f MB) freed after the kernels packed them into copies of their own\n",
+                ft_prog, p.n_released, p.n_released == 1 ? "" : "s", (double)p.released_bytes / 1e6);
     if (ft_mkdirs(dir, &err)) {
         rc = cli_fail(&err);
         goto out;

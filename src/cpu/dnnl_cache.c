@@ -80,7 +80,7 @@ void *cpu_dnnl_cache_entry(cpu_dnnl_cache *c, const ft_kctx *k, const ft_node *n
         if (x->node == n && x->threads == k->threads)
             e = x;
     }
-    if (e && e->w == in[1].data && ft_shape_eq(&e->xs, &in[0].shape))
+    if (e && (e->w == in[1].data || (e->w_released && !in[1].data)) && ft_shape_eq(&e->xs, &in[0].shape))
         return e;
     if (e) {
         if (c->kind->drop)

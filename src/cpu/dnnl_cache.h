@@ -54,6 +54,9 @@ typedef struct cpu_dnnl_key {
     ft_shape xs;
     int threads;
     int w_const; /* input 1 is a constant of the graph (cpu_input_is_const) */
+    /* the entry's copy replaced input 1's value (ft_kctx.release): the entry
+     * is the node's while input 1's data is NULL */
+    int w_released;
     cpu_dnnl_pick pick;
 } cpu_dnnl_key;
 

@@ -4,6 +4,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* Validates and optimizes the graph just loaded into p; on failure p is freed. */
 static ft_status finish_load(ft_pipeline *p, const ft_pipeline_opts *o, double t0, ft_error *err)
@@ -119,6 +121,37 @@ void ft_pipeline_use(ft_pipeline *p, ft_backend_ctx *ctx)
     p->own_ctx = 0;
 }
 
+/* ft_exec_opts.release for a pipeline that owns its graph: constant t's value
+ * freed (or, in the file's mapping, its whole pages handed back) when its
+ * one reader is the kernel offering it and it is no graph output. */
+static int release_value(void *owner, int t)
+{
+    ft_pipeline *p = owner;
+    ft_graph *g = p->g;
+    if (t < 0 || t >= g->n_tensors)
+        return 0;
+    ft_tensor *x = &g->tensors[t];
+    if (!x->value || x->producer >= 0 || !(x->flags & FT_TF_VALUE) || (x->flags & FT_TF_INPUT) || x->n_readers != 1)
+        return 0;
+    for (int i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] == t)
+            return 0;
+    size_t bytes = ft_tensor_bytes(x);
+    if (x->borrowed) {
+        uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), a = (uintptr_t)x->value, e = a + bytes;
+        uintptr_t a0 = (a + page - 1) / page * page, e0 = e / page * page;
+        if (e0 > a0)
+            (void)madvise((void *)a0, e0 - a0, MADV_DONTNEED);
+    } else {
+        free(x->value);
+    }
+    x->value = NULL;
+    x->value_bytes = 0;
+    p->n_released++;
+    p->released_bytes += bytes;
+    return 1;
+}
+
 ft_status ft_pipeline_run(ft_pipeline *p, const ft_exec_opts *eo, ft_run_result *r, ft_error *err)
 {
     if (!p->planned || !p->ctx)
@@ -128,6 +161,8 @@ ft_status ft_pipeline_run(ft_pipeline *p, const ft_exec_opts *eo, ft_run_result 
     o.fallback = p->fallback;
     o.fallback_ctx = p->fallback_ctx;
     o.keep_tensors = o.keep_tensors || p->unshared;
+    if (o.release_values && p->own_graph)
+        o.release = release_value, o.release_owner = p;
     ft_status st = ft_exec_run(p->g, &p->plan, p->be, p->ctx, &o, r, err);
     if (st)
         p->failed = "run";

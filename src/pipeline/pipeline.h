@@ -64,6 +64,10 @@ typedef struct ft_pipeline {
     ft_backend_ctx *ctx, *fallback_ctx;
     int own_ctx;          /* ctx was opened here (ft_pipeline_open), not lent (ft_pipeline_use) */
     double load_ms, plan_ms;
+    /* Constants whose values the run's kernels gave up (ft_exec_opts.release_values):
+     * how many and their bytes. */
+    int n_released;
+    uint64_t released_bytes;
     /* After a failure, the step that refused: "read", "validate",
      * "optimize", "plan", "open" or "run" (NULL while none has). */
     const char *failed;
@@ -91,7 +95,13 @@ ft_status ft_pipeline_plan(ft_pipeline *p, const ft_backend *be, const ft_backen
 ft_status ft_pipeline_open(ft_pipeline *p, const ft_backend_opts *bo, ft_error *err);
 /* Runs with a context the caller opened and keeps (a worker's device). */
 void ft_pipeline_use(ft_pipeline *p, ft_backend_ctx *ctx);
-/* One ft_exec_run of the planned graph; eo's fallback fields are the pipeline's. */
+/* One ft_exec_run of the planned graph; eo's fallback fields are the
+ * pipeline's. With eo->release_values and a graph the pipeline owns, a
+ * kernel that holds its own copy of a constant (ft_kctx.release) has the
+ * value freed when no other node reads it and it is no graph output (a
+ * value in a file mapping is handed back to the kernel, MADV_DONTNEED):
+ * its value is then NULL, so the graph must not be run or read again for
+ * such values after this call (not for --check's reference run). */
 ft_status ft_pipeline_run(ft_pipeline *p, const ft_exec_opts *eo, ft_run_result *r, ft_error *err);
 /* Releases what the pipeline owns; p is then empty (ft_pipeline_free twice is safe). */
 void ft_pipeline_free(ft_pipeline *p);

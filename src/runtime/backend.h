@@ -65,6 +65,15 @@ typedef struct ft_kctx {
      * backend caches per node is keyed by node address, and a graph loaded
      * after another may reuse its addresses. */
     uint64_t run_id;
+    /* NULL, or: a kernel that has made a copy of its own of constant tensor
+     * t (the CPU's packed matmul weights) and will never read t's value
+     * again in this run may offer it, release(release_owner, t); 1 when the
+     * graph's owner freed the value (no other node reads it, it is no graph
+     * output): the kernel then gets NULL for t's data on later executions.
+     * Set only for a graph that nothing reads after the run
+     * (ft_exec_opts.release_values; private_layouts). */
+    int (*release)(void *release_owner, int t);
+    void *release_owner;
 } ft_kctx;
 
 /* A kernel: reads in[0..node->n_in-1], writes out[0..node->n_out-1].
@@ -104,7 +113,7 @@ typedef struct ft_device_info {
  * version, or against another op table, is refused when loaded: its entry
  * point, ftrun_cuda_backend(FT_BACKEND_ABI, FT_BACKEND_OP_NAMES), compares
  * both with what it was built with. */
-#define FT_BACKEND_ABI 6
+#define FT_BACKEND_ABI 7
 /* Every op's name in the table's order, each ended by a newline: one string
  * literal made from ops.def, so that two builds of it compare with strcmp. */
 #define FT_BACKEND_OP_NAMES_X(e, name, mi, ma, mo, mao, dt, attrs, inf, fl) name "\n"

@@ -785,6 +785,7 @@ ft_status ft_exec_run(const ft_graph *g, const ft_plan *p, const ft_backend *be,
     /* a dynamic graph keeps every tensor in its plain layout: a layout of a
      * backend's own is decided for the shapes known before the first run */
     ft_kctx kc = {ctx, d ? &d->g : g, o->threads > 0 ? o->threads : 1, err, .private_layouts = !o->keep_tensors && !d,
+                  .release = !o->keep_tensors && !d ? o->release : NULL, .release_owner = o->release_owner,
                   .run_id = ft_exec_new_run_id()};
     /* what the backends decide for the whole graph, before any node runs */
     ft_kctx fk = {o->fallback_ctx, g, kc.threads, err, .private_layouts = 0, .run_id = kc.run_id};

@@ -38,6 +38,15 @@ typedef struct ft_exec_opts {
     int keep_tensors;  /* copy every tensor to host memory after the last run (needs an unshared plan) */
     int64_t loop_limit; /* the most iterations a run-time loop (loop_begin .. loop_end) makes in one run;
                          * 0: FT_LOOP_LIMIT. More is an FT_ERUNTIME error naming the loop. */
+    /* Non-NULL: kernels may give up constants they hold a copy of
+     * (ft_kctx.release), through this function of the graph's owner, which
+     * frees the value and answers 1, or answers 0 and keeps it. Passed to
+     * the kernels only when nothing reads intermediates but the graph's own
+     * nodes (ft_kctx.private_layouts). The caller must not need the values
+     * after the run (ft_pipeline_run sets it for release_values). */
+    int (*release)(void *owner, int t);
+    void *release_owner;
+    int release_values; /* ft_pipeline_run: a pipeline that owns its graph sets release (above) */
 } ft_exec_opts;
 
 /* The default of ft_exec_opts.loop_limit (--loop-limit in ftrun(1)). */

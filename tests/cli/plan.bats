@@ -199,3 +199,70 @@ o = np.load(sys.argv[1])
 v = np.exp(-np.exp(-np.exp(np.float32(-0.5))))
 assert o.shape == (256, 256) and np.allclose(o, v, rtol=1e-6), (o[0, 0], v)' "$T/o/out.npy"
 }
+
+# Three products with constant weights: w1 read by fc1 alone (packed, then
+# freed), w2 read by fc2 and fc3 (kept), w4 also a graph output (kept); a
+# relu over a NaN in x must stay NaN (ftrun's relu passes it).
+packed_graph() {
+    npy w1.npy 'np.random.default_rng(1).standard_normal((64, 96)).astype(np.float32)'
+    npy b1.npy 'np.random.default_rng(2).standard_normal(96).astype(np.float32)'
+    npy w2.npy 'np.random.default_rng(3).standard_normal((96, 96)).astype(np.float32) / 8'
+    npy w4.npy 'np.random.default_rng(4).standard_normal((96, 32)).astype(np.float32) / 8'
+    py 'x = np.random.default_rng(5).standard_normal((128, 64)).astype(np.float32); x[3, 5] = np.nan; np.save("x.npy", x)'
+    graph packed.json <<'EOF2'
+{"ftrun": 1, "name": "packed",
+ "tensors": {"x": {"dtype": "f32", "shape": [128, 64]},
+             "w1": {"dtype": "f32", "shape": [64, 96], "file": "w1.npy"},
+             "b1": {"dtype": "f32", "shape": [96], "file": "b1.npy"},
+             "w2": {"dtype": "f32", "shape": [96, 96], "file": "w2.npy"},
+             "w4": {"dtype": "f32", "shape": [96, 32], "file": "w4.npy"}},
+ "inputs": ["x"], "outputs": ["y", "w4"],
+ "nodes": [{"name": "fc1", "op": "matmul", "inputs": ["x", "w1", "b1"], "outputs": ["h1"], "attrs": {"activation": "relu"}},
+           {"name": "fc2", "op": "matmul", "inputs": ["h1", "w2"], "outputs": ["h2"]},
+           {"name": "fc3", "op": "matmul", "inputs": ["h2", "w2"], "outputs": ["h3"]},
+           {"name": "fc4", "op": "matmul", "inputs": ["h3", "w4"], "outputs": ["y"]}]}
+EOF2
+}
+
+# the NumPy result of packed_graph's y (float64), compared with ftrun's in $1
+packed_check() {
+    py 'ld = lambda f: np.load(f).astype(np.float64)
+x, w1, b1, w2, w4 = (ld(f + ".npy") for f in ("x", "w1", "b1", "w2", "w4"))
+s = x @ w1 + b1
+h1 = np.where(np.isnan(s), s, np.maximum(s, 0))
+want = h1 @ w2 @ w2 @ w4
+got = np.load(sys.argv[1] + "/y.npy")
+assert np.isnan(got[3]).all() and not np.isnan(np.delete(got, 3, 0)).any(), "the NaN row"
+ok = ~np.isnan(want)
+err = np.abs(got[ok] - want[ok]).max() / np.abs(want[ok]).max()
+assert err < 1e-5, err
+assert np.array_equal(np.load(sys.argv[1] + "/w4.npy"), np.load("w4.npy"))' "$1"
+}
+
+@test "run: a constant whose one reader packed it (the 1x1 convolution form of matmul) is freed; shared ones and outputs are kept; the results hold over several runs" {
+    packed_graph
+    FTRUN_MATMUL_IMPL=conv run "$FTRUN" "$T/packed.json" -i x=x.npy -w 2 -n 3 -v -o "$T/o"
+    status_is 0
+    has "1 constant (0.0 MB) freed after the kernels packed them into copies of their own"
+    packed_check "$T/o"
+    # as a binary graph, whose values are read in place from the file's mapping
+    run "$FTRUN" pack "$T/packed.json" -o "$T/packed.ftg"
+    status_is 0
+    FTRUN_MATMUL_IMPL=conv run "$FTRUN" "$T/packed.ftg" -i x=x.npy -w 1 -n 2 -v -o "$T/b"
+    status_is 0
+    has "1 constant (0.0 MB) freed"
+    packed_check "$T/b"
+}
+
+@test "run: nothing is freed for --check (its reference run reads the graph after the run), nor on the BLAS path" {
+    packed_graph
+    FTRUN_MATMUL_IMPL=conv run "$FTRUN" "$T/packed.json" -i x=x.npy -w 1 -n 2 -v --check -o "$T/o"
+    status_is 0
+    lacks "freed after"
+    has "match the cpu reference"
+    packed_check "$T/o"
+    FTRUN_MATMUL_IMPL=blas run "$FTRUN" "$T/packed.json" -i x=x.npy -w 1 -n 2 -v -o "$T/p"
+    status_is 0
+    lacks "freed after"
+    packed_check "$T/p"
+}

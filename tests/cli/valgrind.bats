@@ -150,7 +150,7 @@ a = [np.load(sys.argv[1] + "/o_%s/y3.npy" % i) for i in ("auto", "native", "plai
 assert all(np.allclose(a[0], b, rtol=1e-5, atol=1e-6) for b in a[1:])' "$T"
 }
 
-@test "valgrind: f32 products through oneDNN's matmul primitive and through the BLAS" {
+@test "valgrind: f32 products through oneDNN's matmul primitive, its 1x1 convolution (a packed constant freed) and the BLAS" {
     # matmul_dnnl.c: a constant b packed once (two runs), a bias with relu as
     # post-ops, a gemm with b transposed, a computed b read in place
     graph mmd.json >/dev/null <<'EOF2'
@@ -168,7 +168,7 @@ assert all(np.allclose(a[0], b, rtol=1e-5, atol=1e-6) for b in a[1:])' "$T"
             "attrs": {"trans_b": 1, "activation": "gelu"}},
            {"name": "fc3", "op": "matmul", "inputs": ["a3", "y2"], "outputs": ["y3"]}]}
 EOF2
-    for impl in blas dnnl; do
+    for impl in blas dnnl conv; do
         FTRUN_MATMUL_IMPL=$impl run vg "$FTRUN" "$T/mmd.json" --threads 1 -w 0 -n 2 -q -o "$T/o_$impl"
         if [ "$status" -ne 0 ]; then
             echo "FTRUN_MATMUL_IMPL=$impl: exit $status"
@@ -177,8 +177,8 @@ EOF2
         fi
     done
     py 'import sys
-a, b = (np.load(sys.argv[1] + "/o_%s/y3.npy" % i) for i in ("blas", "dnnl"))
-assert a.shape == (100, 48) and np.allclose(a, b, rtol=1e-4, atol=1e-4)' "$T"
+a, b, c = (np.load(sys.argv[1] + "/o_%s/y3.npy" % i) for i in ("blas", "dnnl", "conv"))
+assert a.shape == (100, 48) and np.allclose(a, b, rtol=1e-4, atol=1e-4) and np.allclose(a, c, rtol=1e-4, atol=1e-4)' "$T"
 }
 
 @test "valgrind: error paths exit with their code and leak nothing" {
